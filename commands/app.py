@@ -1,0 +1,41 @@
+"""The offctl command line."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from offctl import __version__
+
+from .inspect import inspect_command
+
+app = typer.Typer(
+    name="offctl",
+    help="Inspect and repair the consumer offsets of Apache Storm Kafka spouts.",
+    no_args_is_help=True,
+    # Tracebacks with locals could print credentials: never show them.
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"offctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[Optional[bool], typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
+) -> None:
+    """Inspect and repair the consumer offsets of Apache Storm Kafka spouts."""
+
+
+app.command("inspect")(inspect_command)
+
+
+def main() -> None:
+    app()

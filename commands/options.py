@@ -1,0 +1,78 @@
+"""Options every command shares, each also read from the environment (spec section 3)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Iterator, Optional
+
+import typer
+from rich.console import Console
+
+from offctl.config import Connection, parse_kafka_config
+from offctl.errors import OffctlError
+
+# Names can contain brackets: no markup. Rich honours NO_COLOR by itself.
+err_console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+
+CONNECTION = "Connection"
+
+Zk = Annotated[Optional[str], typer.Option(
+    "--zk", metavar="HOSTS", envvar="OFFCTL_ZK", rich_help_panel=CONNECTION,
+    help="ZooKeeper connect string, host:port[,host:port][/chroot].")]
+ZkRoot = Annotated[Optional[list[str]], typer.Option(
+    "--zk-root", metavar="PATH", envvar="OFFCTL_ZK_ROOT", rich_help_panel=CONNECTION,
+    help="spoutConfig.zkRoot of old spouts (repeatable; no default, as in storm-kafka).")]
+BootstrapServers = Annotated[Optional[str], typer.Option(
+    "--bootstrap-servers", metavar="HOSTS", envvar="OFFCTL_BOOTSTRAP_SERVERS", rich_help_panel=CONNECTION,
+    help="Kafka bootstrap servers, host:port[,host:port].")]
+StormRoot = Annotated[str, typer.Option(
+    "--storm-root", metavar="PATH", envvar="OFFCTL_STORM_ROOT", rich_help_panel=CONNECTION,
+    help="storm.zookeeper.root, where Storm lists running topologies.")]
+Timeout = Annotated[float, typer.Option(
+    "--timeout", metavar="SECONDS", envvar="OFFCTL_TIMEOUT", min=0.1, rich_help_panel=CONNECTION,
+    help="Seconds to wait for a server to connect or answer before giving up (exit 3).")]
+ZkAuth = Annotated[Optional[str], typer.Option(
+    "--zk-auth", metavar="USER:PASSWORD", envvar="OFFCTL_ZK_AUTH", rich_help_panel=CONNECTION, show_default=False,
+    help="ZooKeeper digest credentials user:password (never printed).")]
+KafkaConfig = Annotated[Optional[list[str]], typer.Option(
+    "--kafka-config", metavar="KEY=VALUE", envvar="OFFCTL_KAFKA_CONFIG", rich_help_panel=CONNECTION, show_default=False,
+    help="librdkafka setting KEY=VALUE, e.g. security.protocol=SASL_SSL (repeatable; never printed).")]
+KafkaConfigFile = Annotated[Optional[Path], typer.Option(
+    "--kafka-config-file", metavar="FILE", envvar="OFFCTL_KAFKA_CONFIG_FILE", rich_help_panel=CONNECTION,
+    help="Properties file of librdkafka settings (KEY=VALUE lines), e.g. SASL/SSL client settings.")]
+
+
+def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str | None, storm_root: str,
+               timeout: float, zk_auth: str | None, kafka_config: list[str] | None,
+               kafka_config_file: Path | None) -> Connection:
+    return Connection(zk=zk or None, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers or None,
+                      storm_root=storm_root, timeout=timeout, zk_auth=zk_auth or None,
+                      kafka_config=parse_kafka_config(kafka_config or (), kafka_config_file))
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Turn offctl errors into one line on stderr and the documented exit code."""
+    try:
+        yield
+    except OffctlError as exc:
+        err_console.print(f"offctl: {exc}")
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        err_console.print("offctl: interrupted")
+        raise typer.Exit(130) from None

@@ -1,0 +1,3 @@
+from offctl.commands.app import main
+
+main()

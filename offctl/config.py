@@ -1,0 +1,48 @@
+"""Connection settings shared by every command. Secrets never appear in repr or messages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from offctl.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Connection:
+    zk: str | None = None
+    zk_roots: tuple[str, ...] = ()
+    bootstrap_servers: str | None = None
+    storm_root: str = "/storm"
+    timeout: float = 10.0
+    zk_auth: str | None = field(default=None, repr=False)
+    kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str]:
+    """librdkafka settings from a Java-style properties file, then KEY=VALUE pairs (which win)."""
+    config: dict[str, str] = {}
+    lines: list[tuple[str, str]] = []
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--kafka-config-file {file}: cannot read it ({type(exc).__name__})") from None
+        lines += [(f"{file}:{n}", line.strip()) for n, line in enumerate(text.splitlines(), 1)
+                  if line.strip() and not line.strip().startswith(("#", "!"))]
+    lines += [("--kafka-config", pair) for pair in pairs]
+    for where, line in lines:
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            # Say where, never what: the line may hold a password.
+            raise UsageError(f"{where}: expected KEY=VALUE")
+        config[key.strip()] = value.strip()
+    return config
+
+
+def normalize_root(root: str) -> str:
+    """A zkRoot as storm-kafka builds paths from it: absolute, no trailing slash ('/' stays '/')."""
+    if not root.startswith("/"):
+        raise UsageError(f"--zk-root {root!r} must be an absolute ZooKeeper path, like /kafka-spouts")
+    return root.rstrip("/") or "/"

@@ -1,0 +1,125 @@
+"""`offctl inspect` as a library call: read both stores into a Snapshot, then analyze it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+from offctl.analyze import analyze
+from offctl.config import Connection, normalize_root
+from offctl.errors import UsageError
+from offctl.model import Cluster, GroupState, KafkaCommit, Report, Snapshot, Thresholds, ZkNode
+from offctl.storm import parse_zk_node
+
+
+class SpoutStore(Protocol):
+    """What offctl needs from ZooKeeper."""
+
+    def spout_ids(self, root: str) -> list[str] | None: ...
+    def read_partitions(self, root: str, spout_ids: Sequence[str]) -> list[ZkNode]: ...
+    def running_topologies(self, storm_root: str) -> frozenset[str] | None: ...
+
+
+class LogStore(Protocol):
+    """What offctl needs from Kafka. `notes` collects partial read failures."""
+
+    notes: list[str]
+
+    def cluster(self, topics: Iterable[str]) -> Cluster: ...
+    def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]: ...
+    def group_states(self, groups: Iterable[str]) -> list[GroupState]: ...
+
+
+@dataclass(frozen=True)
+class Selection:
+    spouts: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    topic: str | None = None
+
+
+def validate(conn: Connection, selection: Selection) -> None:
+    """Refuse command lines that cannot inspect anything, before connecting anywhere."""
+    if not conn.zk and not conn.bootstrap_servers:
+        raise UsageError("nothing to inspect: give --zk with --zk-root, and/or --bootstrap-servers with --group")
+    if (conn.zk_roots or selection.spouts) and not conn.zk:
+        raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
+    if selection.spouts and not conn.zk_roots:
+        raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
+    if selection.groups and not conn.bootstrap_servers:
+        raise UsageError("--group needs --bootstrap-servers")
+    if not conn.zk_roots and not selection.groups:
+        raise UsageError("nothing to inspect: give --zk-root (old spouts) and/or --group (new spouts)")
+    for spout in selection.spouts:
+        if not spout or "/" in spout:
+            raise UsageError(f"--spout {spout!r} is not a spout id (a single ZooKeeper node name)")
+
+
+@contextmanager
+def open_stores(conn: Connection) -> Iterator[tuple[SpoutStore | None, LogStore | None]]:
+    """Connect to the stores the connection names; adapters are imported only when used."""
+    with ExitStack() as stack:
+        zk = kafka = None
+        if conn.zk:
+            from offctl.zookeeper import ZkStore
+
+            zk = stack.enter_context(ZkStore(conn.zk, auth=conn.zk_auth, timeout=conn.timeout))
+        if conn.bootstrap_servers:
+            from offctl.kafka import KafkaStore
+
+            kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout)
+        yield zk, kafka
+
+
+def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str],
+                  selection: Selection, storm_root: str, now_ms: int) -> Snapshot:
+    notes: list[str] = []
+    nodes: list[ZkNode] = []
+    running = None
+    if zk is not None:
+        for root in roots:
+            ids = zk.spout_ids(root)
+            if ids is None:
+                notes.append(f"zkRoot {root} does not exist")
+                continue
+            wanted = list(selection.spouts) or ids
+            read = zk.read_partitions(root, wanted)
+            found = {n.spout_id for n in read}
+            notes += [f"spout id '{s}' has no partition records under {root}" for s in selection.spouts
+                      if s not in found]
+            nodes += read
+        running = zk.running_topologies(storm_root)
+        if running is None:
+            notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
+                         f"(set --storm-root)")
+    commits: list[KafkaCommit] = []
+    groups: list[GroupState] = []
+    cluster = None
+    incomplete: list[str] = []
+    if kafka is not None:
+        commits = kafka.group_commits(selection.groups)
+        groups = kafka.group_states(selection.groups)
+        with_commits = {c.group for c in commits}
+        notes += [f"group '{g}' has no committed offsets" for g in selection.groups if g not in with_commits]
+        topics = {c.topic for c in commits}
+        topics |= {r.topic for r in map(parse_zk_node, nodes) if r.topic}
+        topics |= {n.folder_topic for n in nodes if n.folder_topic}
+        if selection.topic:
+            topics.add(selection.topic)
+        cluster = kafka.cluster(topics)
+        incomplete = list(kafka.notes)
+    return Snapshot(captured_ms=now_ms, zk_nodes=tuple(nodes), commits=tuple(commits), groups=tuple(groups),
+                    cluster=cluster, running=running, notes=tuple(notes), incomplete=tuple(incomplete))
+
+
+def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
+            now_ms: int | None = None) -> Report:
+    """Read every selected spout and group, join with log offsets, and report rows and findings."""
+    validate(conn, selection)
+    roots = [normalize_root(r) for r in conn.zk_roots]
+    with open_stores(conn) as (zk, kafka):
+        snapshot = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
+                                 now_ms if now_ms is not None else int(time.time() * 1000))
+    return analyze(snapshot, thresholds)

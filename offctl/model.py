@@ -1,0 +1,185 @@
+"""Core data: what the stores gave us, and what offctl concludes from it.
+
+Everything here is a frozen dataclass of plain values, so it can be built in tests from literals,
+pickled to Spark executors and saved as a snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+
+ZOOKEEPER = "zookeeper"
+KAFKA = "kafka"
+
+
+class Severity(IntEnum):
+    """Finding severity; the order is what `--fail-on` compares."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.upper()]
+
+
+# --- What the stores return ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ZkNode:
+    """One storm-kafka partition node, exactly as read from ZooKeeper."""
+
+    zk_root: str
+    spout_id: str
+    path: str
+    node_partition: int  # N of the node name partition_N
+    folder_topic: str | None  # the <topic>/ folder in the wildcard layout, else None
+    data: bytes
+    version: int
+    mtime_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaCommit:
+    """One committed offset of a Kafka consumer group, with its raw commit metadata."""
+
+    group: str
+    topic: str
+    partition: int
+    offset: int
+    metadata: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupState:
+    group: str
+    state: str
+    members: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionLog:
+    """Log offsets and leader of one topic partition; None where the broker did not say."""
+
+    log_start: int | None
+    log_end: int | None
+    leader: str | None = None  # "host:port" of the current leader
+
+
+# topic -> partition -> log. None as a whole means Kafka was not consulted.
+Cluster = Mapping[str, Mapping[int, PartitionLog]]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything one inspection read, with its capture time."""
+
+    captured_ms: int
+    zk_nodes: tuple[ZkNode, ...] = ()
+    commits: tuple[KafkaCommit, ...] = ()
+    groups: tuple[GroupState, ...] = ()
+    cluster: Cluster | None = None
+    running: frozenset[str] | None = None  # storm ids under Storm's root; None = unknown
+    notes: tuple[str, ...] = ()  # what was selected but not found, for stderr
+    incomplete: tuple[str, ...] = ()  # what could not be read: the report is partial (exit 3)
+
+
+# --- What offctl concludes ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerKey:
+    """A spout id under one zkRoot, or a Kafka consumer group."""
+
+    store: str
+    consumer: str
+    zk_root: str | None = None
+
+    def __str__(self) -> str:
+        if self.store == ZOOKEEPER:
+            return f"{self.zk_root.rstrip('/')}/{self.consumer}" if self.zk_root else self.consumer
+        return f"group {self.consumer}"
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetRecord:
+    """A committed offset in store-neutral form; `malformed` says why it could not be parsed."""
+
+    key: ConsumerKey
+    partition: int
+    topic: str | None
+    committed: int | None
+    topology_id: str | None = None
+    topology_name: str | None = None
+    path: str | None = None
+    modified_ms: int | None = None
+    version: int | None = None
+    broker: str | None = None  # "host:port" recorded by storm-kafka
+    folder_topic: str | None = None
+    has_storm_metadata: bool = True
+    malformed: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    key: ConsumerKey
+    topic: str | None
+    partition: int | None
+    path: str | None
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRow:
+    record: OffsetRecord
+    log_start: int | None
+    log_end: int | None
+    lag: int | None
+    status: Severity | None  # worst finding on this partition, None when healthy
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerSummary:
+    key: ConsumerKey
+    topics: tuple[str, ...]
+    partitions: int
+    total_lag: int
+    max_lag: int | None
+    worst: Severity | None
+    finding_codes: tuple[str, ...]
+    group_state: str | None = None  # Kafka groups: empty, stable, ... (storm-kafka-client looks empty)
+    members: int | None = None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What the user told us to expect and to warn about."""
+
+    expected_topic: str | None = None
+    max_offset_behind: int | None = None
+    lag_threshold: int | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    captured_ms: int
+    rows: tuple[PartitionRow, ...]
+    findings: tuple[Finding, ...]
+    consumers: tuple[ConsumerSummary, ...]
+    notes: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = ()
+    checks_skipped: tuple[str, ...] = ()
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)

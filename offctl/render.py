@@ -1,0 +1,217 @@
+"""The one renderer: a rich table for people, JSON or CSV for machines, all from the same Report.
+
+stdout gets data only; notes, skipped checks and partial-read warnings go to stderr.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import IO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from offctl.findings import CATALOGUE
+from offctl.model import ConsumerKey, ConsumerSummary, Finding, PartitionRow, Report, Severity
+
+PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
+                    "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker")
+
+
+def iso_ms(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _key_fields(key: ConsumerKey) -> dict:
+    return {"store": key.store, "consumer": key.consumer, "zk_root": key.zk_root}
+
+
+def partition_dict(row: PartitionRow) -> dict:
+    r = row.record
+    return {
+        **_key_fields(r.key),
+        "topic": r.topic, "partition": r.partition, "committed": r.committed,
+        "log_start": row.log_start, "log_end": row.log_end, "lag": row.lag,
+        "status": row.status.label if row.status else "ok",
+        "topology_id": r.topology_id, "topology_name": r.topology_name, "path": r.path,
+        "version": r.version, "modified": iso_ms(r.modified_ms), "broker": r.broker,
+    }
+
+
+def finding_dict(f: Finding) -> dict:
+    return {"code": f.code, "severity": f.severity.label, **_key_fields(f.key), "topic": f.topic,
+            "partition": f.partition, "path": f.path, "message": f.message, "hint": f.hint}
+
+
+def consumer_dict(c: ConsumerSummary) -> dict:
+    return {**_key_fields(c.key), "topics": list(c.topics), "partitions": c.partitions,
+            "total_lag": c.total_lag, "max_lag": c.max_lag, "status": c.worst.label if c.worst else "ok",
+            "finding_codes": list(c.finding_codes), "group_state": c.group_state, "members": c.members}
+
+
+def summary_dict(report: Report) -> dict:
+    by_severity = {s.label: 0 for s in sorted(Severity, reverse=True)}
+    by_code: dict[str, int] = defaultdict(int)
+    for f in report.findings:
+        by_severity[f.severity.label] += 1
+        by_code[f.code] += 1
+    worst = report.worst()
+    return {
+        "consumers": len(report.consumers),
+        "partitions": len(report.rows),
+        "total_lag": sum(c.total_lag for c in report.consumers),
+        "findings": by_severity,
+        "by_code": dict(sorted(by_code.items())),
+        "status": worst.label if worst else "ok",
+    }
+
+
+def report_document(report: Report) -> dict:
+    """The `--output json` document (spec section 3); keys are snake_case and stable."""
+    return {
+        "captured_at": iso_ms(report.captured_ms),
+        "partitions": [partition_dict(r) for r in report.rows],
+        "findings": [finding_dict(f) for f in report.findings],
+        "consumers": [consumer_dict(c) for c in report.consumers],
+        "summary": summary_dict(report),
+        "notes": list(report.notes),
+        "incomplete": list(report.incomplete),
+        "checks_skipped": list(report.checks_skipped),
+    }
+
+
+def write_json(report: Report, out: IO[str]) -> None:
+    json.dump(report_document(report), out, separators=(",", ":"))
+    out.write("\n")
+
+
+def write_csv(report: Report, out: IO[str]) -> None:
+    """One line per consumer-partition, with the codes of its findings."""
+    codes: dict[tuple, list[str]] = defaultdict(list)
+    for f in report.findings:
+        if f.partition is not None:
+            codes[(f.key, f.topic, f.partition)].append(f.code)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow((*PARTITION_FIELDS, "findings"))
+    for row in report.rows:
+        d = partition_dict(row)
+        found = codes.get((row.record.key, row.record.topic, row.record.partition), [])
+        writer.writerow((*("" if d[k] is None else d[k] for k in PARTITION_FIELDS), ";".join(found)))
+
+
+# --- tables for people ------------------------------------------------------------------------------
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _status(severity: Severity | None) -> tuple[str, str]:
+    return (severity.label, _STYLE[severity]) if severity else ("ok", "green")
+
+
+def ranges(numbers: Iterable[int]) -> str:
+    """0,1,2,3,5,7,8 -> '0-3,5,7-8'."""
+    out: list[str] = []
+    nums = sorted(set(numbers))
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def write_table(report: Report, console: Console, *, per_partition: bool = False) -> None:
+    consumers = Table(title="Consumers", title_justify="left")
+    consumers.add_column("Consumer", overflow="fold")
+    consumers.add_column("Topics", overflow="fold")
+    for col in ("Partitions", "Total lag", "Max lag"):
+        consumers.add_column(col, justify="right")
+    consumers.add_column("Status")
+    per_consumer = Counter(f.key for f in report.findings)
+    for c in report.consumers:
+        label, style = _status(c.worst)
+        n = per_consumer[c.key]
+        consumers.add_row(str(c.key), ",".join(c.topics), _n(c.partitions), _n(c.total_lag), _n(c.max_lag),
+                          Text(f"{label} ({n})" if n else label, style=style))
+    console.print(consumers)
+
+    if per_partition and report.rows:
+        parts = Table(title="Partitions", title_justify="left")
+        parts.add_column("Consumer", overflow="fold")
+        parts.add_column("Topic", overflow="fold")
+        for col in ("Partition", "Committed", "Log start", "Log end", "Lag"):
+            parts.add_column(col, justify="right")
+        parts.add_column("Status")
+        for row in report.rows:
+            r = row.record
+            label, style = _status(row.status)
+            parts.add_row(str(r.key), r.topic or "?", str(r.partition), _n(r.committed), _n(row.log_start),
+                          _n(row.log_end), _n(row.lag), Text(label, style=style))
+        console.print(parts)
+
+    if report.findings:
+        _write_findings(report.findings, console)
+    s = summary_dict(report)
+    counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
+    console.print(f"{s['consumers']} consumers, {s['partitions']:,} partitions, total lag {s['total_lag']:,}; "
+                  f"findings: {counts}")
+
+
+def _write_findings(findings: Iterable[Finding], console: Console) -> None:
+    """Findings grouped by severity, code, consumer and topic, so 10,000 partitions stay readable."""
+    groups: dict[tuple, list[Finding]] = defaultdict(list)
+    for f in findings:
+        groups[(-f.severity, f.code, str(f.key), f.topic or "")].append(f)
+    console.print("Findings", style="italic")
+    for (_, code, consumer, topic), group in sorted(groups.items()):
+        first = group[0]
+        partitions = [f.partition for f in group if f.partition is not None]
+        where = f"{topic} [{ranges(partitions)}]" if partitions else topic
+        head = Text("  ")
+        head.append(f"{first.severity.label.upper():<8}", style=_STYLE[first.severity])
+        head.append(f" {code}  {consumer}" + (f"  {where}" if where else ""))
+        console.print(head, soft_wrap=True)
+        more = f" (+{len(group) - 1} more like it)" if len(group) > 1 else ""
+        console.print(f"           {first.message}{more}", soft_wrap=True)
+    console.print("What to do", style="italic")
+    for code in sorted({code for _, code, _, _ in groups}, key=lambda c: (-CATALOGUE[c].severity, c)):
+        console.print(f"  {code}: {CATALOGUE[code].hint}", soft_wrap=True)
+
+
+def table_console(out: IO[str]) -> Console:
+    """A console for tables: the terminal's width, or 160 columns when piped into a file or a pager."""
+    probe = Console(file=out)
+    return Console(file=out, markup=False, highlight=False, width=None if probe.is_terminal else 160)
+
+
+def write_report(report: Report, fmt: str, out: IO[str], console: Console | None = None, *,
+                 per_partition: bool = False) -> None:
+    if fmt == "json":
+        write_json(report, out)
+    elif fmt == "csv":
+        write_csv(report, out)
+    else:
+        write_table(report, console or table_console(out), per_partition=per_partition)
+
+
+def write_notes(report: Report, err: Console) -> None:
+    """What the reader of stdout should know but must not parse: to stderr."""
+    for note in report.notes:
+        err.print(f"warning: {note}")
+    for skipped in report.checks_skipped:
+        err.print(f"note: not checked: {skipped}")
+    for problem in report.incomplete:
+        err.print(f"error: {problem}")

@@ -1,0 +1,161 @@
+"""`offctl inspect` end to end: real ZooKeeper, the real broker, the real CLI, parsed JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import storm_record
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+RUNNING_ID = "orders-topology-7-1700000000"
+
+
+@pytest.fixture
+def fleet(zk, kafka, broker, names):
+    """A topic with data, a Storm root, and spouts with one of each problem."""
+    topic = names("orders")
+    kafka.create_topic(topic, 4)
+    for partition, count in {0: 5, 1: 3, 2: 1, 3: 2}.items():
+        kafka.produce(topic, partition, count)
+    storm_root = names.root + "-storm"
+    zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
+    leader = broker.address
+
+    def put(spout, partition, data, folder=None):
+        base = f"{names.root}/{spout}" + (f"/{folder}" if folder else "")
+        zk.create(f"{base}/partition_{partition}", data, makepath=True)
+
+    # healthy: running topology, current leader, every partition in range
+    for partition, offset in {0: 3, 1: 3, 2: 1, 3: 2}.items():
+        put("healthy", partition, storm_record(topic, partition, offset, topology_id=RUNNING_ID, broker=leader))
+    # broken: one problem per partition, partition 3 missing
+    put("broken", 0, storm_record(topic, 0, 9, topology_id=RUNNING_ID, broker=leader))
+    put("broken", 1, storm_record(topic, 1, 0, topology_id=RUNNING_ID, broker=leader))
+    put("broken", 2, b"\xff\xfe not json")
+    put("broken", 7, storm_record(topic, 7, 4, topology_id=RUNNING_ID, broker=leader))
+    # shared: two topologies on one spout id, one writing another topic, an old broker
+    put("shared", 0, storm_record(topic, 0, 1, topology_id="alpha-1-1600000000", broker=leader))
+    put("shared", 1, storm_record(topic, 1, 1, topology_id="beta-2-1600000001", broker=leader))
+    put("shared", 2, storm_record(names("payments"), 2, 1, topology_id="alpha-1-1600000000", broker=leader))
+    put("shared", 3, storm_record(topic, 3, 1, topology_id="alpha-1-1600000000", broker="oldhost:9092"))
+    # wildcard layout: <id>/<topic>/partition_N
+    put("wild", 0, storm_record(topic, 0, 5, topology_id=RUNNING_ID, broker=leader), folder=topic)
+    put("wild", 1, storm_record(names("other"), 1, 1, topology_id=RUNNING_ID, broker=leader), folder=topic)
+    # a storm-kafka-client group (Tansu drops commit metadata, so these commits read as foreign)
+    group = names("group")
+    kafka.commit(group, topic, {0: 2, 1: 3})
+    return {"topic": topic, "root": names.root, "storm_root": storm_root, "group": group, "leader": leader}
+
+
+def _args(zk_server, broker, fleet, *extra):
+    return ("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--bootstrap-servers",
+            broker.address, "--storm-root", fleet["storm_root"], "--group", fleet["group"], "--output", "json",
+            *extra)
+
+
+def _codes(doc, consumer):
+    return sorted((f["code"], f["topic"], f["partition"]) for f in doc["findings"] if f["consumer"] == consumer)
+
+
+def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, fleet):
+    result = cli(*_args(zk_server, broker, fleet, "--lag-threshold", "2", "--max-offset-behind", "1"))
+    assert result.exit_code == 1, result.stderr
+    doc = result.json()
+    topic = fleet["topic"]
+
+    rows = {(r["consumer"], r["partition"]): r for r in doc["partitions"] if r["consumer"] == "healthy"}
+    assert {p: (r["committed"], r["log_start"], r["log_end"], r["lag"]) for (_, p), r in rows.items()} == {
+        0: (3, 0, 5, 2), 1: (3, 0, 3, 0), 2: (1, 0, 1, 0), 3: (2, 0, 2, 0)}
+    assert rows[("healthy", 0)]["zk_root"] == fleet["root"]
+    assert rows[("healthy", 0)]["path"] == f"{fleet['root']}/healthy/partition_0"
+    assert rows[("healthy", 0)]["topology_name"] == "orders-topology"
+    assert _codes(doc, "healthy") == [("HIGH_LAG", topic, 0), ("LAG_BEYOND_MAX_OFFSET_BEHIND", topic, 0)]
+
+    assert _codes(doc, "broken") == sorted([
+        ("OFFSET_ABOVE_LOG_END", topic, 0), ("IGNORED_ZERO_OFFSET", topic, 1), ("MALFORMED_RECORD", None, 2),
+        ("UNKNOWN_PARTITION", topic, 7), ("MISSING_PARTITION", topic, 3)])
+    # the unreadable record has no topic to show; it still counts as present, so partition 2 is not missing
+    above = next(f for f in doc["findings"] if f["code"] == "OFFSET_ABOVE_LOG_END")
+    assert "committed 9 > log end 5" in above["message"] and above["severity"] == "error"
+
+    shared = _codes(doc, "shared")
+    assert ("ID_COLLISION", None, None) in shared
+    assert ("TOPIC_MISMATCH", fleet["topic"].replace("orders", "payments"), 2) in shared
+    assert ("UNKNOWN_TOPIC", fleet["topic"].replace("orders", "payments"), 2) in shared
+    assert ("STALE_BROKER", topic, 3) in shared
+    stale = [f for f in doc["findings"] if f["code"] == "STALE_TOPOLOGY" and f["consumer"] == "shared"]
+    assert sorted(f["message"].split(" committed by topology id ")[1].split(",")[0] for f in stale) == [
+        "alpha-1-1600000000", "beta-2-1600000001"]
+
+    assert ("TOPIC_MISMATCH", fleet["topic"].replace("orders", "other"), 1) in _codes(doc, "wild")
+
+    group = _codes(doc, fleet["group"])
+    assert group == sorted([("FOREIGN_COMMIT", topic, 0), ("FOREIGN_COMMIT", topic, 1),
+                            ("HIGH_LAG", topic, 0), ("LAG_BEYOND_MAX_OFFSET_BEHIND", topic, 0),
+                            ("MISSING_PARTITION", topic, 2), ("MISSING_PARTITION", topic, 3)])
+    group_rows = [r for r in doc["partitions"] if r["consumer"] == fleet["group"]]
+    assert [(r["store"], r["partition"], r["committed"], r["lag"]) for r in group_rows] == [
+        ("kafka", 0, 2, 3), ("kafka", 1, 3, 0)]
+
+    assert doc["summary"]["findings"]["error"] == sum(f["severity"] == "error" for f in doc["findings"])
+    assert doc["summary"]["partitions"] == len(doc["partitions"])
+
+
+def test_healthy_spout_exits_zero_and_fail_on_escalates(cli, zk_server, broker, fleet):
+    base = ("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--spout", "healthy",
+            "--bootstrap-servers", broker.address, "--storm-root", fleet["storm_root"], "--output", "json")
+    assert cli(*base).exit_code == 0
+    assert cli(*base, "--lag-threshold", "2").exit_code == 0  # HIGH_LAG is a warning
+    assert cli(*base, "--lag-threshold", "2", "--fail-on", "warning").exit_code == 1
+    assert cli(*base, "--lag-threshold", "3", "--fail-on", "warning").exit_code == 0  # lag 2 < 3
+
+
+def test_table_and_csv_outputs(cli, zk_server, broker, fleet):
+    args = list(_args(zk_server, broker, fleet))
+    table = cli(*args[:-2], "--output", "table", "--per-partition")
+    assert table.exit_code == 1
+    assert "OFFSET_ABOVE_LOG_END" in table.stdout and "Consumers" in table.stdout
+    csv_out = cli(*args[:-2], "--output", "csv")
+    lines = csv_out.stdout.splitlines()
+    assert lines[0].startswith("store,consumer,zk_root,topic,partition,committed")
+    assert any(",broken," in line and "OFFSET_ABOVE_LOG_END" in line for line in lines)
+
+
+def test_env_variables_replace_flags(cli, zk_server, broker, fleet):
+    env = {"OFFCTL_ZK": zk_server.address, "OFFCTL_ZK_ROOT": fleet["root"],
+           "OFFCTL_BOOTSTRAP_SERVERS": broker.address, "OFFCTL_STORM_ROOT": fleet["storm_root"]}
+    result = cli("inspect", "--spout", "healthy", "--output", "json", env=env)
+    assert result.exit_code == 0, result.stderr
+    assert {r["consumer"] for r in result.json()["partitions"]} == {"healthy"}
+
+
+def test_zookeeper_only_skips_log_checks_and_says_so(cli, zk_server, fleet):
+    result = cli("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--spout", "broken",
+                 "--storm-root", fleet["storm_root"], "--output", "json")
+    doc = result.json()
+    assert {f["code"] for f in doc["findings"]} == {"MALFORMED_RECORD", "IGNORED_ZERO_OFFSET"}
+    assert all(r["log_end"] is None and r["lag"] is None for r in doc["partitions"])
+    assert "no --bootstrap-servers" in result.stderr
+    assert result.exit_code == 1
+
+
+def test_unknown_spout_and_root_are_warned_on_stderr(cli, zk_server, fleet):
+    result = cli("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--zk-root", "/nope",
+                 "--spout", "typo", "--output", "json")
+    assert result.exit_code == 0
+    assert result.json()["partitions"] == []
+    assert "spout id 'typo' has no partition records" in result.stderr
+    assert "zkRoot /nope does not exist" in result.stderr
+
+
+def test_real_entry_point_pipes_json(zk_server, broker, fleet):
+    """The installed console script, as a runbook calls it: JSON on stdout, nothing else."""
+    proc = subprocess.run([sys.executable, "-m", "offctl", *_args(zk_server, broker, fleet)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["summary"]["status"] == "error"
