@@ -251,16 +251,12 @@ def _stale_topologies(out: _Collector, valid: Iterable[tuple[int, OffsetRecord]]
                         f"which is not running; {now}")
 
 
-def records_of(snapshot: Snapshot, thresholds: Thresholds) -> dict[ConsumerKey, list[OffsetRecord]]:
+def parse_snapshot(snapshot: Snapshot) -> dict[ConsumerKey, list[OffsetRecord]]:
     """Parse a snapshot's raw reads, grouped per consumer in the order they were read."""
     grouped: dict[ConsumerKey, list[OffsetRecord]] = {}
-    for node in snapshot.zk_nodes:
-        record = parse_zk_node(node)
+    for record in map(parse_zk_node, snapshot.zk_nodes):
         grouped.setdefault(record.key, []).append(record)
-    for commit in snapshot.commits:
-        if thresholds.expected_topic and commit.topic != thresholds.expected_topic:
-            continue  # --topic narrows a group to one topic; groups may read several
-        record = parse_commit(commit)
+    for record in map(parse_commit, snapshot.commits):
         grouped.setdefault(record.key, []).append(record)
     return grouped
 
@@ -281,14 +277,17 @@ def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence
     )
 
 
-def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds()) -> Report:
-    """Turn one snapshot into the report every output format renders."""
+def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
+            records: dict[ConsumerKey, list[OffsetRecord]] | None = None) -> Report:
+    """Turn one snapshot into the report every output format renders.
+
+    `records` is parse_snapshot(snapshot), for a caller that parsed while it was reading."""
     rows: list[PartitionRow] = []
     findings: list[Finding] = []
     consumers: list[ConsumerSummary] = []
     states = {g.group: g for g in snapshot.groups}
-    for key, records in records_of(snapshot, thresholds).items():
-        r, f = analyze_consumer(records, snapshot.cluster, snapshot.running, thresholds)
+    for key, consumer_records in (records if records is not None else parse_snapshot(snapshot)).items():
+        r, f = analyze_consumer(consumer_records, snapshot.cluster, snapshot.running, thresholds)
         rows.extend(r)
         findings.extend(f)
         consumers.append(summarize(key, r, f, states.get(key.consumer) if key.store != ZOOKEEPER else None))

@@ -11,15 +11,16 @@ from typing import Protocol
 from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import UsageError
-from offctl.model import Cluster, GroupState, KafkaCommit, Report, Snapshot, Thresholds, ZkNode
-from offctl.storm import parse_zk_node
+from offctl.model import (Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord, Report, Snapshot,
+                          Thresholds, ZkNode)
+from offctl.storm import parse_commit, parse_zk_node
 
 
 class SpoutStore(Protocol):
     """What offctl needs from ZooKeeper."""
 
     def spout_ids(self, root: str) -> list[str] | None: ...
-    def read_partitions(self, root: str, spout_ids: Sequence[str]) -> list[ZkNode]: ...
+    def read_partitions(self, root: str, spout_ids: Sequence[str]) -> Iterable[ZkNode]: ...
     def running_topologies(self, storm_root: str) -> frozenset[str] | None: ...
 
 
@@ -28,7 +29,8 @@ class LogStore(Protocol):
 
     notes: list[str]
 
-    def cluster(self, topics: Iterable[str]) -> Cluster: ...
+    def request_logs(self, topics: Iterable[str]) -> None: ...
+    def logs(self) -> Cluster: ...
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]: ...
     def group_states(self, groups: Iterable[str]) -> list[GroupState]: ...
 
@@ -62,56 +64,71 @@ def open_stores(conn: Connection) -> Iterator[tuple[SpoutStore | None, LogStore 
     """Connect to the stores the connection names; adapters are imported only when used."""
     with ExitStack() as stack:
         zk = kafka = None
-        if conn.zk:
-            from offctl.zookeeper import ZkStore
-
-            zk = stack.enter_context(ZkStore(conn.zk, auth=conn.zk_auth, timeout=conn.timeout))
         if conn.bootstrap_servers:
             from offctl.kafka import KafkaStore
 
             kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout)
+            kafka.prefetch()  # metadata travels while ZooKeeper connects
+        if conn.zk:
+            from offctl.zookeeper import ZkStore
+
+            zk = stack.enter_context(ZkStore(conn.zk, auth=conn.zk_auth, timeout=conn.timeout))
         yield zk, kafka
 
 
-def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str],
-                  selection: Selection, storm_root: str, now_ms: int) -> Snapshot:
+def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str], selection: Selection,
+                  storm_root: str, now_ms: int) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
+    """Read everything selected; return it raw, and parsed per consumer.
+
+    Nodes are parsed as they arrive and log offsets are requested as each topic turns up, so the broker
+    answers while ZooKeeper is still being read and parsed.
+    """
     notes: list[str] = []
+    commits: list[KafkaCommit] = []
+    groups: list[GroupState] = []
+    if kafka is not None:
+        commits = [c for c in kafka.group_commits(selection.groups)
+                   if not selection.topic or c.topic == selection.topic]  # --topic narrows groups
+        groups = kafka.group_states(selection.groups)
+        with_commits = {c.group for c in commits}
+        notes += [f"group '{g}' has no committed offsets" + (f" on {selection.topic}" if selection.topic else "")
+                  for g in selection.groups if g not in with_commits]
+        kafka.request_logs(([selection.topic] if selection.topic else []) + [c.topic for c in commits])
+
+    records: dict[ConsumerKey, list[OffsetRecord]] = {}
     nodes: list[ZkNode] = []
     running = None
     if zk is not None:
+        asked: set[str | None] = set()
         for root in roots:
             ids = zk.spout_ids(root)
             if ids is None:
                 notes.append(f"zkRoot {root} does not exist")
                 continue
-            wanted = list(selection.spouts) or ids
-            read = zk.read_partitions(root, wanted)
-            found = {n.spout_id for n in read}
+            found: set[str] = set()
+            for node in zk.read_partitions(root, list(selection.spouts) or ids):
+                nodes.append(node)
+                found.add(node.spout_id)
+                record = parse_zk_node(node)
+                records.setdefault(record.key, []).append(record)
+                for topic in (record.topic, node.folder_topic):
+                    if kafka is not None and topic not in asked:
+                        asked.add(topic)
+                        if topic:
+                            kafka.request_logs([topic])
             notes += [f"spout id '{s}' has no partition records under {root}" for s in selection.spouts
                       if s not in found]
-            nodes += read
         running = zk.running_topologies(storm_root)
         if running is None:
             notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
                          f"(set --storm-root)")
-    commits: list[KafkaCommit] = []
-    groups: list[GroupState] = []
-    cluster = None
-    incomplete: list[str] = []
-    if kafka is not None:
-        commits = kafka.group_commits(selection.groups)
-        groups = kafka.group_states(selection.groups)
-        with_commits = {c.group for c in commits}
-        notes += [f"group '{g}' has no committed offsets" for g in selection.groups if g not in with_commits]
-        topics = {c.topic for c in commits}
-        topics |= {r.topic for r in map(parse_zk_node, nodes) if r.topic}
-        topics |= {n.folder_topic for n in nodes if n.folder_topic}
-        if selection.topic:
-            topics.add(selection.topic)
-        cluster = kafka.cluster(topics)
-        incomplete = list(kafka.notes)
-    return Snapshot(captured_ms=now_ms, zk_nodes=tuple(nodes), commits=tuple(commits), groups=tuple(groups),
-                    cluster=cluster, running=running, notes=tuple(notes), incomplete=tuple(incomplete))
+    for record in map(parse_commit, commits):
+        records.setdefault(record.key, []).append(record)
+    cluster = kafka.logs() if kafka is not None else None
+    snapshot = Snapshot(captured_ms=now_ms, zk_nodes=tuple(nodes), commits=tuple(commits), groups=tuple(groups),
+                        cluster=cluster, running=running, notes=tuple(notes),
+                        incomplete=tuple(kafka.notes) if kafka is not None else ())
+    return snapshot, records
 
 
 def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
@@ -120,6 +137,6 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
     validate(conn, selection)
     roots = [normalize_root(r) for r in conn.zk_roots]
     with open_stores(conn) as (zk, kafka):
-        snapshot = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
-                                 now_ms if now_ms is not None else int(time.time() * 1000))
-    return analyze(snapshot, thresholds)
+        snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
+                                          now_ms if now_ms is not None else int(time.time() * 1000))
+    return analyze(snapshot, thresholds, records)

@@ -88,7 +88,8 @@ def report_document(report: Report) -> dict:
 
 
 def write_json(report: Report, out: IO[str]) -> None:
-    json.dump(report_document(report), out, separators=(",", ":"))
+    # dumps, not dump: only the one-shot encoder is the C one, several times faster on 10,000 rows.
+    out.write(json.dumps(report_document(report), separators=(",", ":")))
     out.write("\n")
 
 

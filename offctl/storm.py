@@ -46,11 +46,16 @@ def _load_json_object(data: bytes) -> tuple[dict | None, str | None]:
     return value, None
 
 
+def _is_str_or_none(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
 def _check_zk_fields(doc: dict, node: ZkNode) -> str | None:
-    missing = [k for k in ("offset", "topic", "partition") if k not in doc]
-    if missing:
-        return "record lacks " + ", ".join(missing)
-    offset, topic, partition = doc["offset"], doc["topic"], doc["partition"]
+    """Why a parsed record cannot be used, or None."""
+    try:
+        offset, topic, partition = doc["offset"], doc["topic"], doc["partition"]
+    except KeyError:
+        return "record lacks " + ", ".join(k for k in ("offset", "topic", "partition") if k not in doc)
     if not _is_int(offset) or not _LONG_MIN <= offset <= _LONG_MAX:
         return f"offset is {json.dumps(offset)[:40]}, not a 64-bit integer"
     if not isinstance(topic, str) or not topic:
@@ -60,17 +65,12 @@ def _check_zk_fields(doc: dict, node: ZkNode) -> str | None:
     if partition != node.node_partition:
         return f"record says partition {partition} but sits in node partition_{node.node_partition}"
     topology = doc.get("topology")
-    if topology is not None and not (
-        isinstance(topology, dict)
-        and all(isinstance(topology.get(k), (str, type(None))) for k in ("id", "name"))
-    ):
+    if topology is not None and not (isinstance(topology, dict) and _is_str_or_none(topology.get("id"))
+                                     and _is_str_or_none(topology.get("name"))):
         return "topology is not an object with string id and name"
     broker = doc.get("broker")
-    if broker is not None and not (
-        isinstance(broker, dict)
-        and isinstance(broker.get("host"), (str, type(None)))
-        and (broker.get("port") is None or _is_int(broker.get("port")))
-    ):
+    if broker is not None and not (isinstance(broker, dict) and _is_str_or_none(broker.get("host"))
+                                   and (broker.get("port") is None or _is_int(broker.get("port")))):
         return "broker is not an object with a string host and integer port"
     return None
 
@@ -78,33 +78,25 @@ def _check_zk_fields(doc: dict, node: ZkNode) -> str | None:
 def parse_zk_node(node: ZkNode) -> OffsetRecord:
     """Turn a storm-kafka partition node into an OffsetRecord, malformed or not."""
     key = ConsumerKey(ZOOKEEPER, node.spout_id, node.zk_root)
-    base = dict(
-        key=key,
-        partition=node.node_partition,
-        path=node.path,
-        modified_ms=node.mtime_ms,
-        version=node.version,
-        folder_topic=node.folder_topic,
-    )
     doc, reason = _load_json_object(node.data)
-    if doc is not None:
+    if reason is None:
         reason = _check_zk_fields(doc, node)
     if reason is not None:
-        topic = doc.get("topic") if doc is not None and isinstance(doc.get("topic"), str) else None
-        return OffsetRecord(topic=topic or node.folder_topic, committed=None, malformed=reason, **base)
-
+        topic = doc.get("topic") if doc is not None else None
+        return OffsetRecord(key, node.node_partition, topic if isinstance(topic, str) and topic else node.folder_topic,
+                            None, path=node.path, modified_ms=node.mtime_ms, version=node.version,
+                            folder_topic=node.folder_topic, malformed=reason)
     topology = doc.get("topology") or {}
     broker = doc.get("broker") or {}
-    broker_addr = None
-    if broker.get("host"):
-        broker_addr = f"{broker['host']}:{broker['port']}" if broker.get("port") is not None else broker["host"]
+    host, port = broker.get("host"), broker.get("port")
+    topology_id = topology.get("id")
     return OffsetRecord(
-        topic=doc["topic"],
-        committed=doc["offset"],
-        topology_id=topology.get("id"),
-        topology_name=topology.get("name") or parse_storm_id(topology.get("id")),
-        broker=broker_addr,
-        **base,
+        key, node.node_partition, doc["topic"], doc["offset"],
+        topology_id=topology_id,
+        topology_name=topology.get("name") or parse_storm_id(topology_id),
+        path=node.path, modified_ms=node.mtime_ms, version=node.version,
+        broker=(f"{host}:{port}" if port is not None else host) if host else None,
+        folder_topic=node.folder_topic,
     )
 
 

@@ -1,7 +1,9 @@
 """ZooKeeper adapter (kazoo): storm-kafka partition nodes and Storm's running topologies.
 
-Reads are pipelined through kazoo's async API: up to WINDOW requests are in flight at once, so a root
-with thousands of partition nodes costs a few round trips of latency, not thousands.
+Node data is read with ZooKeeper's multiRead (3.6+): one request carries up to BATCH getData operations,
+and several such requests are in flight at once. A server without multiRead (3.4, 3.5) answers
+UNIMPLEMENTED and the reads fall back to kazoo's async getData, pipelined WINDOW requests deep. Either way
+a root with thousands of partition nodes costs a few round trips of latency, not thousands.
 """
 
 from __future__ import annotations
@@ -9,29 +11,75 @@ from __future__ import annotations
 import logging
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
+    EXCEPTIONS,
     AuthFailedError,
-    ConnectionClosedError,
-    ConnectionLoss,
     KazooException,
     NoAuthError,
     NoNodeError,
-    SessionExpiredError,
 )
+from kazoo.exceptions import UnimplementedError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.serialization import (
+    GetData,
+    MultiHeader,
+    ZnodeStat,
+    int_struct,
+    multiheader_struct,
+    read_buffer,
+    stat_struct,
+)
 
 from offctl.errors import StoreUnavailable
 from offctl.model import ZkNode
 
-WINDOW = 2000
+WINDOW = 2000  # single requests in flight
+BATCH = 256  # getData operations per multiRead request
 _PARTITION = re.compile(r"partition_(\d{1,9})")
 
 _log = logging.getLogger("offctl.zookeeper")
 _log.addHandler(logging.NullHandler())
 _log.propagate = False  # kazoo's reconnect chatter must not reach stderr through the root logger
+
+
+class _MultiRead(tuple):
+    """ZooKeeper's multiRead request (opcode 22) of getData operations.
+
+    kazoo sends any request object with `type`, `serialize()` and `deserialize()` through its connection,
+    as it does its own Transaction. Unlike a multi, each operation succeeds or fails on its own: a result
+    is (data, ZnodeStat) or the exception of that one operation (NoNodeError for a deleted node).
+    """
+
+    type = 22
+
+    def serialize(self) -> bytearray:
+        b = bytearray()
+        for path in self:
+            b.extend(multiheader_struct.pack(GetData.type, False, -1))
+            b.extend(GetData(path, None).serialize())
+        b.extend(multiheader_struct.pack(-1, True, -1))
+        return b
+
+    @classmethod
+    def deserialize(cls, buffer, offset):
+        results = []
+        header, offset = MultiHeader.deserialize(buffer, offset)
+        while not header.done:
+            if header.type == GetData.type:
+                data, offset = read_buffer(buffer, offset)
+                results.append((data, ZnodeStat._make(stat_struct.unpack_from(buffer, offset))))
+                offset += stat_struct.size
+            elif header.type == -1:
+                err = int_struct.unpack_from(buffer, offset)[0]
+                offset += int_struct.size
+                results.append(EXCEPTIONS.get(err, KazooException)())
+            else:
+                raise ValueError(f"unexpected multiRead result type {header.type}")
+            header, offset = MultiHeader.deserialize(buffer, offset)
+        return results
 
 
 def join(parent: str, child: str) -> str:
@@ -41,9 +89,11 @@ def join(parent: str, child: str) -> str:
 class ZkStore:
     """A connected, read-mostly view of one ZooKeeper ensemble."""
 
-    def __init__(self, hosts: str, *, auth: str | None = None, timeout: float = 10.0) -> None:
+    def __init__(self, hosts: str, *, auth: str | None = None, timeout: float = 10.0,
+                 multi_read: bool = True) -> None:
         self.hosts = hosts
         self.timeout = timeout
+        self.multi_read = multi_read  # turned off for good when the server answers UNIMPLEMENTED
         auth_data = [("digest", auth)] if auth else None
         self.client = KazooClient(hosts=hosts, timeout=max(timeout, 4.0), auth_data=auth_data,
                                   logger=_log, connection_retry={"max_tries": 1, "max_delay": 1})
@@ -71,41 +121,71 @@ class ZkStore:
 
     # --- pipelined reads ------------------------------------------------------------------------
 
-    def _pipeline(self, paths: Iterable[str], start: Callable[[str], object]) -> dict[str, object]:
-        """Run start(path) for every path with at most WINDOW in flight; missing nodes are left out."""
-        results: dict[str, object] = {}
+    def _pipeline(self, paths: Iterable, start: Callable, window: int = WINDOW) -> Iterator[tuple[object, object]]:
+        """Yield (path, result) of start(path) in order, with at most `window` requests in flight.
+
+        Nodes deleted between listing and reading are skipped: they are gone, not an error.
+        """
         pending: deque = deque()
-        it = iter(paths)
-
-        def drain_one() -> None:
-            path, ar = pending.popleft()
-            try:
-                results[path] = ar.get(timeout=self.timeout)
-            except NoNodeError:
-                pass  # deleted between listing and reading: it is gone, not an error
-            except NoAuthError:
-                raise StoreUnavailable(f"ZooKeeper at {self.hosts}: not allowed to read {path} "
-                                       f"(ACL; pass digest credentials with --zk-auth)") from None
-            except KazooTimeoutError:
-                raise StoreUnavailable(f"ZooKeeper at {self.hosts} did not answer a read of {path} "
-                                       f"within {self.timeout:g}s") from None
-            except (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooException) as exc:
-                raise StoreUnavailable(f"ZooKeeper at {self.hosts}: lost the connection reading {path} "
-                                       f"({type(exc).__name__})") from None
-
-        for path in it:
+        for path in paths:
             pending.append((path, start(path)))
-            if len(pending) >= WINDOW:
-                drain_one()
+            if len(pending) >= window:
+                yield from self._settle(*pending.popleft())
         while pending:
-            drain_one()
-        return results
+            yield from self._settle(*pending.popleft())
+
+    def _settle(self, path: str, ar) -> Iterator[tuple[str, object]]:
+        try:
+            yield path, ar.get(timeout=self.timeout)
+        except NoNodeError:
+            return  # deleted between listing and reading: it is gone, not an error
+        except UnimplementedError:
+            raise  # the caller falls back from multiRead
+        except (KazooException, KazooTimeoutError) as exc:
+            raise self._error(path, exc) from None
+
+    def _error(self, path: str, exc: Exception) -> StoreUnavailable:
+        if isinstance(exc, NoAuthError):
+            return StoreUnavailable(f"ZooKeeper at {self.hosts}: not allowed to read {path} "
+                                    f"(ACL; pass digest credentials with --zk-auth)")
+        if isinstance(exc, KazooTimeoutError):
+            return StoreUnavailable(f"ZooKeeper at {self.hosts} did not answer a read of {path} "
+                                    f"within {self.timeout:g}s")
+        return StoreUnavailable(f"ZooKeeper at {self.hosts}: lost the connection reading {path} "
+                                f"({type(exc).__name__})")
+
+    def _read_data(self, paths: list[str]) -> Iterator[tuple[str, tuple[bytes, ZnodeStat]]]:
+        """(path, (data, stat)) of every existing node, in order: multiRead batches, or single gets."""
+        if self.multi_read and paths:
+            batches = [paths[i:i + BATCH] for i in range(0, len(paths), BATCH)]
+            try:
+                for batch, results in self._multi_read_batches(batches):
+                    for path, result in zip(batch, results, strict=True):
+                        if isinstance(result, NoNodeError):
+                            continue
+                        if isinstance(result, Exception):
+                            raise self._error(path, result)
+                        yield path, result
+                return
+            except UnimplementedError:
+                # Only the first batch can say so, before anything was yielded.
+                self.multi_read = False  # ZooKeeper before 3.6: fall back to single reads
+        yield from self._pipeline(paths, self.client.get_async)
+
+    def _multi_read_batches(self, batches: list[list[str]]) -> Iterator[tuple[list[str], list]]:
+        chroot = self.client.chroot or ""
+
+        def send(index: int):
+            ar = self.client.handler.async_result()
+            self.client._call(_MultiRead(chroot + p for p in batches[index]), ar)
+            return ar
+
+        window = max(1, WINDOW // BATCH)
+        for index, (_, results) in enumerate(self._pipeline(range(len(batches)), send, window=window)):
+            yield batches[index], results
 
     def children(self, paths: Sequence[str]) -> dict[str, list[str]]:
-        return self._pipeline(paths, self.client.get_children_async)  # type: ignore[return-value]
-
-    def data(self, paths: Sequence[str]) -> dict[str, tuple[bytes, object]]:
-        return self._pipeline(paths, self.client.get_async)  # type: ignore[return-value]
+        return dict(self._pipeline(paths, self.client.get_children_async))  # type: ignore[arg-type]
 
     # --- what offctl asks --------------------------------------------------------------------------
 
@@ -114,35 +194,30 @@ class ZkStore:
         listed = self.children([root])
         return sorted(listed[root]) if root in listed else None
 
-    def read_partitions(self, root: str, spout_ids: Sequence[str]) -> list[ZkNode]:
-        """Every partition node of the given spout ids, flat and `<topic>/` layouts alike."""
-        # (path, spout id, folder topic, partition) of every node to read
-        targets: list[tuple[str, str, str | None, int]] = []
-        folders: list[tuple[str, str, str]] = []
+    def read_partitions(self, root: str, spout_ids: Sequence[str]) -> Iterator[ZkNode]:
+        """Every partition node of the given spout ids, flat and `<topic>/` layouts alike, as they arrive."""
+        # (spout id, folder topic, partition) of every node to read, by path
+        targets: dict[str, tuple[str, str | None, int]] = {}
+        folders: dict[str, tuple[str, str]] = {}
         spout_paths = {join(root, sid): sid for sid in spout_ids}
         for spout_path, kids in self.children(list(spout_paths)).items():
             sid = spout_paths[spout_path]
             for kid in kids:
                 m = _PARTITION.fullmatch(kid)
                 if m:
-                    targets.append((join(spout_path, kid), sid, None, int(m.group(1))))
+                    targets[join(spout_path, kid)] = (sid, None, int(m.group(1)))
                 else:
-                    folders.append((join(spout_path, kid), sid, kid))
-        folder_kids = self.children([path for path, _, _ in folders])
-        for path, sid, topic in folders:
-            for kid in folder_kids.get(path, ()):
+                    folders[join(spout_path, kid)] = (sid, kid)
+        for path, kids in self.children(list(folders)).items():
+            sid, topic = folders[path]
+            for kid in kids:
                 m = _PARTITION.fullmatch(kid)
                 if m:
-                    targets.append((join(path, kid), sid, topic, int(m.group(1))))
-        read = self.data([t[0] for t in targets])
-        nodes = []
-        for path, sid, topic, partition in targets:
-            if path in read:
-                data, stat = read[path]
-                nodes.append(ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition,
-                                    folder_topic=topic, data=data or b"", version=stat.version,
-                                    mtime_ms=stat.mtime))
-        return nodes
+                    targets[join(path, kid)] = (sid, topic, int(m.group(1)))
+        for path, (data, stat) in self._read_data(list(targets)):
+            sid, topic, partition = targets[path]
+            yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
+                         data=data or b"", version=stat.version, mtime_ms=stat.mtime)
 
     def running_topologies(self, storm_root: str) -> frozenset[str] | None:
         """Storm ids under `<storm root>/storms`, or None when that node does not exist."""

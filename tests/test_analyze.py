@@ -166,12 +166,6 @@ def test_collision_message_counts_partitions():
     assert f.path == "/r/s"
 
 
-def test_topic_filter_narrows_groups_only():
-    commits = [commit(0, 150), commit(0, 5, topic="other")]
-    report = run((), commits, cl={**cluster(1), **cluster(1, topic="other")}, th=Thresholds(expected_topic=T))
-    assert [(r.record.topic, r.record.partition) for r in report.rows] == [(T, 0)]
-
-
 def test_consumers_are_kept_apart_by_root_and_store():
     a = rec(0, 150)
     b = ZkNode("/other", "s", "/other/s/partition_0", 0, None, a.data, 0, 0)

@@ -1,0 +1,88 @@
+"""Reading orchestration over in-memory stores that satisfy the core's Protocols (no servers)."""
+
+from __future__ import annotations
+
+import json
+
+from offctl.analyze import analyze, parse_snapshot
+from offctl.inspect import Selection, read_snapshot
+from offctl.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
+
+
+class MemoryZk:
+    def __init__(self, nodes: list[ZkNode], running=frozenset()):
+        self.nodes, self.running = nodes, running
+
+    def spout_ids(self, root):
+        ids = sorted({n.spout_id for n in self.nodes if n.zk_root == root})
+        return ids or None
+
+    def read_partitions(self, root, spout_ids):
+        return iter([n for n in self.nodes if n.zk_root == root and n.spout_id in spout_ids])
+
+    def running_topologies(self, storm_root):
+        return self.running
+
+
+class MemoryKafka:
+    def __init__(self, commits: list[KafkaCommit], logs: dict):
+        self.commits, self.all_logs, self.notes = commits, logs, []
+        self.requested: list[str] = []
+
+    def group_commits(self, groups):
+        return [c for c in self.commits if c.group in groups]
+
+    def group_states(self, groups):
+        return [GroupState(g, "empty", 0) for g in groups]
+
+    def request_logs(self, topics):
+        self.requested += [t for t in topics if t in self.all_logs and t not in self.requested]
+
+    def logs(self):
+        return {t: self.all_logs[t] for t in self.requested}
+
+
+def node(spout: str, topic: str, partition: int, offset: int, root: str = "/r") -> ZkNode:
+    data = json.dumps({"topic": topic, "partition": partition, "offset": offset}).encode()
+    return ZkNode(root, spout, f"{root}/{spout}/partition_{partition}", partition, None, data, 0, 0)
+
+
+LOGS = {t: {0: PartitionLog(0, 10), 1: PartitionLog(0, 10)} for t in ("orders", "other")}
+
+
+def test_topic_narrows_groups_but_not_zookeeper_records():
+    zk = MemoryZk([node("s", "orders", 0, 5), node("s", "other", 1, 5)])
+    kafka = MemoryKafka([KafkaCommit("g", "orders", 0, 5, None), KafkaCommit("g", "other", 0, 5, None)], LOGS)
+    snapshot, records = read_snapshot(zk, kafka, ["/r"], Selection(groups=("g",), topic="orders"), "/storm", 0)
+    assert [(c.topic, c.partition) for c in snapshot.commits] == [("orders", 0)]
+    assert len(snapshot.zk_nodes) == 2  # a record of another topic is a finding, not filtered out
+    report = analyze(snapshot, Thresholds(expected_topic="orders"), records)
+    assert ("TOPIC_MISMATCH", "other", 1) in {(f.code, f.topic, f.partition) for f in report.findings}
+
+
+def test_logs_are_asked_only_for_topics_records_name():
+    zk = MemoryZk([node("s", "orders", 0, 5)])
+    kafka = MemoryKafka([], LOGS)
+    snapshot, _ = read_snapshot(zk, kafka, ["/r"], Selection(), "/storm", 0)
+    assert kafka.requested == ["orders"] and set(snapshot.cluster) == {"orders"}
+
+
+def test_records_parsed_while_reading_equal_a_fresh_parse():
+    zk = MemoryZk([node("a", "orders", 0, 5), node("b", "orders", 1, 7, root="/q"), node("a", "other", 1, 3)])
+    kafka = MemoryKafka([KafkaCommit("g", "orders", 1, 2, None)], LOGS)
+    snapshot, records = read_snapshot(zk, kafka, ["/r", "/q"], Selection(groups=("g",)), "/storm", 0)
+    assert records == parse_snapshot(snapshot)
+    assert analyze(snapshot, Thresholds(), records) == analyze(snapshot, Thresholds())
+
+
+def test_missing_selections_become_notes():
+    zk = MemoryZk([node("a", "orders", 0, 5)], running=None)
+    kafka = MemoryKafka([], LOGS)
+    snapshot, _ = read_snapshot(zk, kafka, ["/r", "/nope"], Selection(spouts=("a", "typo"), groups=("g",)),
+                                "/storm", 0)
+    assert snapshot.notes == (
+        "group 'g' has no committed offsets",
+        "spout id 'typo' has no partition records under /r",
+        "zkRoot /nope does not exist",
+        "Storm's root /storm has no storms/ node: STALE_TOPOLOGY not checked (set --storm-root)",
+    )
