@@ -44,16 +44,15 @@ class Selection:
 
 def validate(conn: Connection, selection: Selection) -> None:
     """Refuse command lines that cannot inspect anything, before connecting anywhere."""
-    if not conn.zk and not conn.bootstrap_servers:
-        raise UsageError("nothing to inspect: give --zk with --zk-root, and/or --bootstrap-servers with --group")
     if (conn.zk_roots or selection.spouts) and not conn.zk:
         raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
-    if selection.spouts and not conn.zk_roots:
-        raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
     if selection.groups and not conn.bootstrap_servers:
         raise UsageError("--group needs --bootstrap-servers")
+    if selection.spouts and not conn.zk_roots:
+        raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
     if not conn.zk_roots and not selection.groups:
-        raise UsageError("nothing to inspect: give --zk-root (old spouts) and/or --group (new spouts)")
+        raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group "
+                         "(new spouts, with --bootstrap-servers)")
     for spout in selection.spouts:
         if not spout or "/" in spout:
             raise UsageError(f"--spout {spout!r} is not a spout id (a single ZooKeeper node name)")

@@ -43,14 +43,15 @@ class KafkaStore:
         settings = {
             **(config or {}),
             "bootstrap.servers": bootstrap_servers,
-            "socket.connection.setup.timeout.ms": int(timeout * 1000),
+            "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),  # librdkafka's minimum
             "logger": _log,
         }
         try:
             self.admin = AdminClient(settings)
         except (KafkaException, ValueError, TypeError) as exc:
             # librdkafka names the bad property, never its value; keep it that way.
-            raise UsageError(f"Kafka client settings: {exc}") from None
+            err = _kafka_error(exc)
+            raise UsageError(f"Kafka client settings: {(err.str() if err else str(exc)).strip()}") from None
         self.notes: list[str] = []  # partial read failures, reported with exit 3
         self._leaders: dict[str, dict[int, str | None]] | None = None
         self._metadata_future: Future | None = None

@@ -1,0 +1,101 @@
+"""The ZooKeeper adapter against a real server: layouts, multiRead and its fallback, chroot, ACLs."""
+
+from __future__ import annotations
+
+import pytest
+from kazoo.exceptions import UnimplementedError
+from kazoo.security import make_digest_acl
+
+from offctl.errors import StoreUnavailable
+from offctl.zookeeper import BATCH, ZkStore
+from tests.conftest import storm_record
+
+pytestmark = pytest.mark.zookeeper
+
+
+def _seed(zk, root: str, n: int) -> None:
+    tx = zk.transaction()
+    zk.ensure_path(f"{root}/a/orders")
+    for p in range(n):
+        tx.create(f"{root}/a/partition_{p}", storm_record("orders", p, p + 1))
+    tx.create(f"{root}/a/orders/partition_0", storm_record("orders", 0, 9))
+    tx.create(f"{root}/a/orders/not-a-partition", b"x")
+    tx.create(f"{root}/a/partition_x", b"ignored: not partition_<N>")
+    tx.commit()
+
+
+def _read(store: ZkStore, root: str) -> list[tuple]:
+    ids = store.spout_ids(root)
+    return [(n.spout_id, n.folder_topic, n.node_partition, n.data, n.version)
+            for n in store.read_partitions(root, ids)]
+
+
+def test_reads_both_layouts_in_batches(zk, zk_server, names):
+    n = BATCH * 2 + 7  # several multiRead requests, the last one partial
+    _seed(zk, names.root, n)
+    with ZkStore(zk_server.address) as store:
+        nodes = _read(store, names.root)
+        assert store.multi_read  # ZooKeeper 3.8 has multiRead
+    flat = [x for x in nodes if x[1] is None]
+    assert sorted(x[2] for x in flat) == list(range(n))
+    assert all(x[3] == storm_record("orders", x[2], x[2] + 1) for x in flat)
+    assert [x for x in nodes if x[1] == "orders"] == [("a", "orders", 0, storm_record("orders", 0, 9), 0)]
+
+
+def test_single_reads_give_the_same_nodes(zk, zk_server, names):
+    _seed(zk, names.root, 40)
+    with ZkStore(zk_server.address) as batched, ZkStore(zk_server.address, multi_read=False) as single:
+        assert _read(batched, names.root) == _read(single, names.root)
+
+
+def test_falls_back_when_the_server_has_no_multiread(zk, zk_server, names, monkeypatch):
+    """ZooKeeper before 3.6 answers UNIMPLEMENTED to multiRead; offctl then reads node by node."""
+    _seed(zk, names.root, 10)
+    with ZkStore(zk_server.address) as store:
+        def unimplemented(batches):
+            raise UnimplementedError()
+            yield  # a generator, like the real one
+
+        monkeypatch.setattr(store, "_multi_read_batches", unimplemented)
+        assert len(_read(store, names.root)) == 11
+        assert store.multi_read is False
+
+
+def test_nodes_deleted_after_listing_are_skipped(zk, zk_server, names):
+    _seed(zk, names.root, 3)
+    paths = [f"{names.root}/a/partition_0", f"{names.root}/a/gone", f"{names.root}/a/partition_2"]
+    for multi in (True, False):
+        with ZkStore(zk_server.address, multi_read=multi) as store:
+            assert [p for p, _ in store._read_data(paths)] == [paths[0], paths[2]]
+
+
+def test_chroot_in_the_connect_string(zk, zk_server, names):
+    _seed(zk, f"{names.root}/inner", 5)
+    with ZkStore(f"{zk_server.address}{names.root}") as store:
+        nodes = _read(store, "/inner")
+    assert len(nodes) == 6
+
+
+def test_acl_denied_read_is_store_unavailable_and_auth_fixes_it(zk, zk_server, names):
+    acl = make_digest_acl("storm", "s3cret", all=True)
+    zk.ensure_path(f"{names.root}/locked")
+    zk.create(f"{names.root}/locked/partition_0", storm_record("orders", 0, 1), acl=[acl])
+    for multi in (True, False):
+        with ZkStore(zk_server.address, multi_read=multi) as store:
+            with pytest.raises(StoreUnavailable, match="not allowed to read .*--zk-auth"):
+                _read(store, names.root)
+    with ZkStore(zk_server.address, auth="storm:s3cret") as store:
+        assert len(_read(store, names.root)) == 1
+
+
+def test_running_topologies(zk, zk_server, names):
+    zk.create(f"{names.root}/storms/wc-1-1700000000", b"", makepath=True)
+    with ZkStore(zk_server.address) as store:
+        assert store.running_topologies(names.root) == frozenset({"wc-1-1700000000"})
+        assert store.running_topologies(names.root + "/nope") is None
+
+
+def test_unreachable_server_is_store_unavailable():
+    with pytest.raises(StoreUnavailable, match=r"ZooKeeper at 127\.0\.0\.1:1 did not answer within 0\.5s"):
+        with ZkStore("127.0.0.1:1", timeout=0.5):
+            pass
