@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from offctl.inspect import Selection, inspect
-from offctl.model import Severity, Thresholds
+from offctl.inspect import Selection, exit_code, inspect
+from offctl.model import Thresholds
 from offctl.render import write_notes, write_report
 
 from .options import (BootstrapServers, FailOn, KafkaConfig, KafkaConfigFile, OutputFormat, StormRoot, Timeout,
@@ -50,8 +50,4 @@ def inspect_command(
                          Thresholds(topic, max_offset_behind, lag_threshold))
     write_report(report, output.value, sys.stdout, per_partition=per_partition)
     write_notes(report, err_console)
-    if report.incomplete:
-        raise typer.Exit(3)
-    worst = report.worst()
-    if fail_on is not FailOn.never and worst is not None and worst >= Severity.parse(fail_on.value):
-        raise typer.Exit(1)
+    raise typer.Exit(exit_code(report, fail_on.value))

@@ -23,8 +23,8 @@ CATALOGUE: dict[str, Code] = {
         Code("MALFORMED_RECORD", _E,
              "node data is not JSON, lacks offset/topic/partition, has wrong types, or `partition` "
              "disagrees with the node name",
-             "The spout cannot use this record and will start from startOffsetTime; reset the partition "
-             "with `offctl reset` or delete the node once the topology is stopped."),
+             "The spout cannot use this record and will start from startOffsetTime; with the topology "
+             "stopped, rewrite the partition's offset or delete the node."),
         Code("TOPIC_MISMATCH", _E,
              "a record's topic differs from the expected topic, from its `<topic>/` folder, or from the "
              "topic most records of the same spout id name",
@@ -39,7 +39,7 @@ CATALOGUE: dict[str, Code] = {
              "committed < log start offset: the messages in between are gone",
              "Retention deleted messages the spout had not processed; on its next fetch the spout jumps "
              "and drops its failed tuples. Decide between earliest (keep what is left) and a replay "
-             "source, then `offctl reset --to earliest`."),
+             "source, then reset the offset with the topology stopped."),
         Code("OFFSET_ABOVE_LOG_END", _E,
              "committed > log end offset: topic recreated, truncated, or unclean leader election",
              "The spout will jump on its next fetch (to earliest or latest, by version). If the topic "
@@ -64,7 +64,7 @@ CATALOGUE: dict[str, Code] = {
         Code("FOREIGN_COMMIT", _W,
              "a Kafka commit has no Storm metadata or names another topology than the rest of the group",
              "Spouts with the EARLIEST or LATEST first-poll strategy ignore this commit; UNCOMMITTED_* "
-             "honour it. Rewrite it with Storm metadata (`offctl reset --topology-id`) if it should count."),
+             "honour it. Rewrite it with Storm metadata naming the topology if it should count."),
         Code("LAG_BEYOND_MAX_OFFSET_BEHIND", _W,
              "lag > the maxOffsetBehind the user gave",
              "On restart the spout jumps to startOffsetTime and failed tuples this far behind are not "

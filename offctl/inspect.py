@@ -11,8 +11,8 @@ from typing import Protocol
 from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import UsageError
-from offctl.model import (Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord, Report, Snapshot,
-                          Thresholds, ZkNode)
+from offctl.model import (Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord, Report, Severity,
+                          Snapshot, Thresholds, ZkNode)
 from offctl.storm import parse_commit, parse_zk_node
 
 
@@ -128,6 +128,17 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                         cluster=cluster, running=running, notes=tuple(notes),
                         incomplete=tuple(kafka.notes) if kafka is not None else ())
     return snapshot, records
+
+
+def exit_code(report: Report, fail_on: str) -> int:
+    """3 when part of a store could not be read (the report is partial), else 1 when a finding is at or
+    above `fail_on` (error, warning, info; never: no finding fails), else 0."""
+    if report.incomplete:
+        return 3
+    worst = report.worst()
+    if fail_on != "never" and worst is not None and worst >= Severity.parse(fail_on):
+        return 1
+    return 0
 
 
 def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,

@@ -29,24 +29,24 @@ def _unavailable(what: str, exc: Exception):
     pytest.fail(f"{what} could not start: {exc} (set OFFCTL_ALLOW_SKIP=1 to skip instead)", pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def zk_server(tmp_path_factory):
+def _serve(what: str, start):
+    """Start a server for the whole session and stop it by pid at the end."""
     try:
-        server = servers.start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
+        server = start()
     except OffctlError as exc:
-        _unavailable("ZooKeeper", exc)
+        _unavailable(what, exc)
     yield server
     servers.stop(server.pid)
+
+
+@pytest.fixture(scope="session")
+def zk_server(tmp_path_factory):
+    yield from _serve("ZooKeeper", lambda: servers.start_zookeeper(tmp_path_factory.mktemp("zookeeper")))
 
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
-    try:
-        server = servers.start_broker(tmp_path_factory.mktemp("broker"))
-    except OffctlError as exc:
-        _unavailable("Kafka broker", exc)
-    yield server
-    servers.stop(server.pid)
+    yield from _serve("Kafka broker", lambda: servers.start_broker(tmp_path_factory.mktemp("broker")))
 
 
 @pytest.fixture(scope="session")

@@ -102,6 +102,10 @@ def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, flee
     assert [(r["store"], r["partition"], r["committed"], r["lag"]) for r in group_rows] == [
         ("kafka", 0, 2, 3), ("kafka", 1, 3, 0)]
 
+    (group_summary,) = [c for c in doc["consumers"] if c["consumer"] == fleet["group"]]
+    # storm-kafka-client assigns partitions itself: its group shows no members even while it runs
+    assert (group_summary["store"], group_summary["group_state"], group_summary["members"]) == ("kafka", "empty", 0)
+
     assert doc["summary"]["findings"]["error"] == sum(f["severity"] == "error" for f in doc["findings"])
     assert doc["summary"]["partitions"] == len(doc["partitions"])
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from offctl.analyze import analyze, parse_snapshot
-from offctl.inspect import Selection, read_snapshot
+from offctl.inspect import Selection, exit_code, read_snapshot
 from offctl.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
 
 
@@ -86,3 +88,27 @@ def test_missing_selections_become_notes():
         "zkRoot /nope does not exist",
         "Storm's root /storm has no storms/ node: STALE_TOPOLOGY not checked (set --storm-root)",
     )
+
+
+def _report(offsets: list[int], incomplete: tuple[str, ...] = ()):
+    nodes = [node("s", "orders", p, o) for p, o in enumerate(offsets)]
+    logs = {"orders": {p: PartitionLog(5, 10) for p in range(len(offsets))}}
+    snapshot, records = read_snapshot(MemoryZk(nodes, running=frozenset()), MemoryKafka([], logs), ["/r"],
+                                      Selection(), "/storm", 0)
+    from dataclasses import replace
+
+    return analyze(replace(snapshot, incomplete=incomplete), Thresholds(lag_threshold=5), records)
+
+
+@pytest.mark.parametrize("offsets, incomplete, fail_on, code", [
+    ([5, 10], (), "error", 0),       # lag 5 >= 5: a warning only
+    ([5, 10], (), "warning", 1),
+    ([5, 10], (), "info", 1),
+    ([6, 10], (), "warning", 0),     # lag 4: healthy
+    ([4, 10], (), "error", 1),       # below log start: an error
+    ([4, 10], (), "never", 0),
+    ([6, 10], ("could not read the log end offset of orders/1",), "error", 3),  # partial beats healthy
+    ([4, 10], ("could not read the log end offset of orders/1",), "never", 3),  # and beats findings
+])
+def test_exit_code(offsets, incomplete, fail_on, code):
+    assert exit_code(_report(offsets, incomplete), fail_on) == code

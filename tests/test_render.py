@@ -1,0 +1,84 @@
+"""The renderer: one Report, three formats; the table stays readable at 10,000 partitions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from offctl.analyze import analyze
+from offctl.model import PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.render import ranges, write_report
+
+
+def fleet_report(spouts: int, partitions: int):
+    nodes = []
+    for s in range(spouts):
+        for p in range(partitions):
+            # every spout is far behind on every partition, and one per spout is out of range
+            offset = 500 if p else 5
+            data = json.dumps({"topic": f"t{s}", "partition": p, "offset": offset,
+                               "topology": {"id": "wc-1-1", "name": "wc"}}).encode()
+            nodes.append(ZkNode("/r", f"spout-[{s}]", f"/r/spout-[{s}]/partition_{p}", p, None, data, 0, 0))
+    cluster = {f"t{s}": {p: PartitionLog(100, 1000) for p in range(partitions)} for s in range(spouts)}
+    snapshot = Snapshot(0, tuple(nodes), cluster=cluster, running=frozenset({"wc-1-1"}))
+    return analyze(snapshot, Thresholds(lag_threshold=100))
+
+
+def render(report, fmt, **kw) -> str:
+    out = io.StringIO()
+    write_report(report, fmt, out, Console(file=out, width=120, markup=False, highlight=False), **kw)
+    return out.getvalue()
+
+
+def test_table_groups_findings_so_10000_partitions_stay_readable():
+    report = fleet_report(100, 100)
+    assert len(report.findings) == 10_000
+    text = render(report, "table")
+    lines = text.splitlines()
+    # one row per consumer, two lines per (code, consumer) group, one hint per code: not 10,000 lines
+    assert len(lines) < 100 * 2 + 100 * 2 * 2 + 20
+    assert "HIGH_LAG  /r/spout-[7]  t7 [1-99]" in text
+    assert "(+98 more like it)" in text
+    assert "OFFSET_BELOW_LOG_START  /r/spout-[7]  t7 [0]" in text
+    assert "100 consumers, 10,000 partitions, total lag 4,950,000; findings: 100 error, 9900 warning, 0 info" in text
+
+
+def test_per_partition_table_lists_every_partition():
+    text = render(fleet_report(2, 3), "table", per_partition=True)
+    partitions_table = text.split("\nPartitions", 1)[1].split("\nFindings", 1)[0]
+    assert sum(1 for line in partitions_table.splitlines() if "/r/spout-[" in line) == 6
+
+
+def test_json_and_csv_carry_the_same_rows():
+    report = fleet_report(3, 4)
+    doc = json.loads(render(report, "json"))
+    rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
+    assert len(rows) == len(doc["partitions"]) == 12
+    for row, obj in zip(rows, doc["partitions"]):
+        assert (row["consumer"], int(row["partition"]), int(row["committed"]), row["lag"]) == (
+            obj["consumer"], obj["partition"], obj["committed"], "" if obj["lag"] is None else str(obj["lag"]))
+    assert rows[0]["findings"] == "OFFSET_BELOW_LOG_START" and rows[1]["findings"] == "HIGH_LAG"
+
+
+def test_names_with_brackets_are_not_markup():
+    assert "spout-[0]" in render(fleet_report(1, 2), "table")
+
+
+@pytest.mark.parametrize("numbers, text", [
+    ([], ""), ([3], "3"), ([0, 1, 2, 3, 5, 7, 8], "0-3,5,7-8"), ([5, 1, 2, 2], "1-2,5"),
+])
+def test_ranges(numbers, text):
+    assert ranges(numbers) == text
+
+
+def test_findings_reference_is_generated_from_the_catalogue():
+    from pathlib import Path
+
+    from offctl.reference import findings_markdown
+
+    page = Path(__file__).parent.parent / "docs" / "findings.md"
+    assert page.read_text() == findings_markdown(), "regenerate: python -m offctl.reference > docs/findings.md"
