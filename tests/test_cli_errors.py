@@ -131,3 +131,45 @@ def test_json_schema_is_stable():
     assert (zk_row["store"], zk_row["consumer"], zk_row["zk_root"], zk_row["modified"]) == (
         "zookeeper", "s", "/r", "2023-11-14T22:13:20.000Z")
     assert (kafka_row["store"], kafka_row["consumer"], kafka_row["zk_root"]) == ("kafka", "g", None)
+
+
+@pytest.fixture
+def black_hole():
+    """A server that accepts connections and never answers, like a hung process behind a live port."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted = []
+    stop = threading.Event()
+
+    def accept():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in accepted:
+        conn.close()
+    listener.close()
+
+
+@pytest.mark.parametrize("store", ["zookeeper", "kafka"])
+def test_hung_server_exits_3_instead_of_hanging(black_hole, store):
+    args = (["--zk", black_hole, "--zk-root", "/r"] if store == "zookeeper"
+            else ["--bootstrap-servers", black_hole, "--group", "g"])
+    # The subprocess timeout only turns a hang into a failure; it asserts nothing about speed.
+    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", *args, "--timeout", "1"],
+                          capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 3, proc.stderr
+    assert black_hole in proc.stderr and "did not answer" in proc.stderr
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
