@@ -1,14 +1,15 @@
 """Kafka adapter (confluent-kafka AdminClient): topic metadata, log offsets, group commits and state.
 
-Log start and end offsets for all partitions go out as one batched ListOffsets call each (librdkafka
-splits them per leader); group offsets go out for all groups at once and are awaited together.
+Log start and end offsets go out in ListOffsets calls of REQUEST_PARTITIONS partitions as topics are
+asked for, all in flight at once, and are collected by logs(); group offsets go out for all groups at
+once and are awaited together.
 """
 
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -149,11 +150,6 @@ class KafkaStore:
                     for p, leader in sorted(leaders[topic].items())}
             for topic in sorted(self._requested)
         }
-
-    def cluster(self, topics: Iterable[str]) -> Cluster:
-        """request_logs() and logs() in one call."""
-        self.request_logs(topics)
-        return self.logs()
 
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]:
         """Committed offsets with their metadata, for each group (one request per group, all in flight)."""

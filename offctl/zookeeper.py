@@ -20,8 +20,8 @@ from kazoo.exceptions import (
     KazooException,
     NoAuthError,
     NoNodeError,
+    UnimplementedError,
 )
-from kazoo.exceptions import UnimplementedError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.serialization import (
     GetData,
