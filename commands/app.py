@@ -9,6 +9,7 @@ import typer
 from offctl import __version__
 
 from .inspect import inspect_command
+from .reset import migrate_command, reset_command, restore_command
 
 app = typer.Typer(
     name="offctl",
@@ -35,6 +36,9 @@ def _root(
 
 
 app.command("inspect")(inspect_command)
+app.command("reset")(reset_command)
+app.command("restore")(restore_command)
+app.command("migrate")(migrate_command)
 
 
 def main() -> None:

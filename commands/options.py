@@ -76,3 +76,47 @@ def reported_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("offctl: interrupted")
         raise typer.Exit(130) from None
+
+
+# --- options of the commands that write (reset, restore, migrate) -------------------------------------------
+
+SAFETY = "Safety"
+
+
+class PlanOutput(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class Guard(str, Enum):
+    running_topology = "running-topology"
+    recent_write = "recent-write"
+    active_group = "active-group"
+
+
+Execute = Annotated[bool, typer.Option(
+    "--execute", rich_help_panel=SAFETY, help="Apply the plan. Without it nothing is written (dry run).")]
+Yes = Annotated[bool, typer.Option(
+    "--yes", "-y", rich_help_panel=SAFETY, help="With --execute: do not ask for confirmation.")]
+QuietPeriod = Annotated[float, typer.Option(
+    "--quiet-period", metavar="SECONDS", min=0, rich_help_panel=SAFETY,
+    help="Refuse (recent-write) when a ZooKeeper record was written this recently.")]
+Force = Annotated[Optional[list[Guard]], typer.Option(
+    "--force", metavar="GUARD", rich_help_panel=SAFETY, show_default=False,
+    help="Override one guard (repeatable): running-topology, recent-write, active-group.")]
+BackupDir = Annotated[Optional[Path], typer.Option(
+    "--backup-dir", metavar="DIR", envvar="OFFCTL_BACKUP_DIR", rich_help_panel=SAFETY, show_default=False,
+    help="Where before-images are written [default: ~/.local/state/offctl/backups].")]
+AuditLog = Annotated[Optional[Path], typer.Option(
+    "--audit-log", metavar="FILE", envvar="OFFCTL_AUDIT_LOG", rich_help_panel=SAFETY, show_default=False,
+    help="JSON-lines log of every change [default: ~/.local/state/offctl/audit.log].")]
+PlanFormat = Annotated[PlanOutput, typer.Option("--output", "-o", help="Output format.")]
+
+
+def safety(execute: bool, quiet_period: float, force: list[Guard] | None, backup_dir: Path | None,
+           audit_log: Path | None):
+    from offctl.reset import Safety
+
+    defaults = Safety()
+    return Safety(execute=execute, force=frozenset(g.value for g in force or ()), quiet_period_s=quiet_period,
+                  backup_dir=backup_dir or defaults.backup_dir, audit_log=audit_log or defaults.audit_log)

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from offctl.errors import StoreUnavailable, UsageError
+from offctl.errors import StoreUnavailable, UsageError, WriteConflict
 from offctl.model import Cluster, GroupState, KafkaCommit, PartitionLog
 
 _log = logging.getLogger("offctl.kafka")
@@ -185,3 +185,46 @@ class KafkaStore:
             states.append(GroupState(group, desc.state.name.lower() if desc.state else "unknown",
                                      len(desc.members)))
         return states
+
+    def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]:
+        """The first offset whose timestamp is at or after `at_ms`, per partition; None where no message is
+        that late (the caller then uses the log end, as kafka-consumer-groups does)."""
+        tps = [TopicPartition(t, p) for t, p in partitions]
+        found: dict[tuple[str, int], int | None] = {}
+        for i in range(0, len(tps), REQUEST_PARTITIONS):
+            try:
+                futures = self.admin.list_offsets({tp: OffsetSpec.for_timestamp(at_ms)
+                                                   for tp in tps[i:i + REQUEST_PARTITIONS]},
+                                                  request_timeout=self.timeout)
+            except KafkaException as exc:
+                raise self._unavailable("an offsets-for-time request", exc) from None
+            for tp, future in futures.items():
+                offset = self._wait(future, f"an offsets-for-time request for {tp.topic}/{tp.partition}").offset
+                found[(tp.topic, tp.partition)] = offset if offset >= 0 else None
+        return found
+
+    def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> None:
+        """Commit (topic, partition, offset, metadata) for a group in one request.
+
+        Raises WriteConflict when the broker refuses (for instance a group with active members) or
+        refuses some partitions, naming them; StoreUnavailable when it cannot be reached.
+        """
+        tps = [TopicPartition(t, p, o, m) if m is not None else TopicPartition(t, p, o) for t, p, o, m in offsets]
+        what = f"a commit to group {group}"
+        try:
+            futures = self.admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)],
+                                                              request_timeout=self.timeout)
+            result = futures[group].result(timeout=self.timeout + 5)
+        except TimeoutError:
+            raise WriteConflict(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
+                                f"{self.timeout:g}s; it may or may not have been applied") from None
+        except KafkaException as exc:
+            err = _kafka_error(exc)
+            if err is not None and err.code() in _UNREACHABLE:
+                raise self._unavailable(what, exc) from None
+            raise WriteConflict(f"Kafka refused {what}: {err.str() if err else exc}") from None
+        refused = [f"{tp.topic}/{tp.partition} ({tp.error.str()})" for tp in result.topic_partitions
+                   if tp.error is not None]
+        if refused:
+            raise WriteConflict(f"Kafka refused part of {what}: {', '.join(refused[:10])}"
+                                + (f" and {len(refused) - 10} more" if len(refused) > 10 else ""))

@@ -216,3 +216,102 @@ def write_notes(report: Report, err: Console) -> None:
         err.print(f"note: not checked: {skipped}")
     for problem in report.incomplete:
         err.print(f"error: {problem}")
+
+
+# --- plans of reset, restore and migrate ----------------------------------------------------------------------
+
+
+def outcome_document(outcome) -> dict:
+    """The `--output json` document of reset, restore and migrate (one shape for all three)."""
+    from offctl.plan import SKIP, UNCHANGED, WRITE, change_dict
+
+    plan = outcome.plan
+    actions = Counter(c.action for c in plan.changes)
+    return {
+        "operation": plan.operation,
+        **_key_fields(plan.key),
+        "from": str(plan.source) if plan.source else None,
+        "target": plan.target,
+        "captured_at": iso_ms(plan.captured_ms),
+        "mode": "execute" if outcome.executed or outcome.declined else "dry-run",
+        "executed": outcome.executed,
+        "declined": outcome.declined,
+        "changes": [change_dict(c) for c in plan.changes],
+        "guards": [{"guard": g.guard, "status": g.status, "message": g.message} for g in plan.guards],
+        "warnings": list(plan.warnings),
+        "summary": {"write": actions[WRITE], "unchanged": actions[UNCHANGED], "skip": actions[SKIP]},
+        "backup": str(outcome.backup) if outcome.backup else None,
+        "verified": outcome.verified,
+        "problems": list(outcome.problems),
+        "audit_log": str(outcome.audit_log) if outcome.audit_log else None,
+    }
+
+
+_ACTION_STYLE = {"write": "bold", "unchanged": "dim", "skip": "yellow"}
+_GUARD_STYLE = {"pass": "green", "refused": "bold red", "overridden": "yellow", "not-applicable": "dim"}
+
+
+def write_plan_table(outcome, console: Console) -> None:
+    """The plan for people: one row per partition, then the guards, then what happened."""
+    plan = outcome.plan
+    where = f" from {plan.source}" if plan.source else ""
+    console.print(f"{plan.operation} {plan.key}{where} -> {plan.target}", style="bold")
+    table = Table(title_justify="left")
+    table.add_column("Topic", overflow="fold")
+    for col in ("Partition", "Before", "After", "Delta"):
+        table.add_column(col, justify="right")
+    table.add_column("Action")
+    table.add_column("Why", overflow="fold")
+    for c in plan.changes:
+        delta = "-" if c.delta is None else f"{c.delta:+,}"
+        table.add_row(c.topic or "?", str(c.partition), _n(c.before), _n(c.after), delta,
+                      Text(c.action, style=_ACTION_STYLE[c.action]), "; ".join(c.reasons))
+    console.print(table)
+    for g in plan.guards:
+        line = Text("  guard ")
+        line.append(f"{g.guard:<17}", style="bold")
+        line.append(f"{g.status:<15}", style=_GUARD_STYLE[g.status])
+        line.append(g.message)
+        console.print(line, soft_wrap=True)
+    for w in plan.warnings:
+        console.print(f"  warning: {w}", style="yellow", soft_wrap=True)
+
+
+def outcome_lines(outcome) -> list[str]:
+    """What happened, in words: after the plan (table) or on stderr (json)."""
+    plan = outcome.plan
+    n = len(plan.writes)
+    if plan.refused:
+        return [f"nothing was written: {len(plan.refused)} guard(s) refused"]
+    if outcome.declined:
+        return ["not confirmed: nothing was written"]
+    if not n:
+        return ["nothing to change: every selected partition is already there or skipped"]
+    if not outcome.executed:
+        return [f"dry run: {n} partition(s) would change; nothing was written. Add --execute to apply"]
+    lines = [f"wrote {n} partition(s) of {plan.key}", f"backup: {outcome.backup}",
+             f"undo with: offctl restore {outcome.backup}"]
+    if outcome.audit_log:
+        lines.append(f"audit log: {outcome.audit_log}")
+    return lines + ([] if outcome.problems else ["verified: read back as planned"])
+
+
+def outcome_errors(outcome) -> list[str]:
+    """What went wrong, for stderr whatever the output format."""
+    return ([f"refused by {g.guard}: {g.message}" for g in outcome.plan.refused]
+            + [f"verification failed: {p}" for p in outcome.problems[:10]]
+            + ([f"verification failed on {len(outcome.problems) - 10} more partition(s)"]
+               if len(outcome.problems) > 10 else [])
+            + list(outcome.notes))
+
+
+def write_outcome(outcome, fmt: str, out: IO[str], err: Console) -> None:
+    if fmt == "json":
+        out.write(json.dumps(outcome_document(outcome), separators=(",", ":")) + "\n")
+        for line in outcome_lines(outcome):
+            err.print(line)
+        return
+    console = table_console(out)
+    write_plan_table(outcome, console)
+    for line in outcome_lines(outcome):
+        console.print(line, soft_wrap=True)

@@ -17,9 +17,11 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import (
     EXCEPTIONS,
     AuthFailedError,
+    BadVersionError,
     KazooException,
     NoAuthError,
     NoNodeError,
+    RolledBackError,
     UnimplementedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
@@ -33,10 +35,12 @@ from kazoo.protocol.serialization import (
     stat_struct,
 )
 
-from offctl.errors import StoreUnavailable
+from offctl.errors import StoreUnavailable, WriteConflict
 from offctl.model import ZkNode
 
 WINDOW = 2000  # single requests in flight
+# A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.
+MAX_MULTI_BYTES = 900 * 1024
 BATCH = 256  # getData operations per multiRead request
 _PARTITION = re.compile(r"partition_(\d{1,9})")
 
@@ -224,3 +228,47 @@ class ZkStore:
         path = join(storm_root, "storms")
         listed = self.children([path])
         return frozenset(listed[path]) if path in listed else None
+
+    # --- writes --------------------------------------------------------------------------------------
+
+    def read_data(self, paths: Sequence[str]) -> dict[str, bytes]:
+        """Current data of each existing node (for verification after a write)."""
+        return {path: data or b"" for path, (data, _) in self._read_data(list(paths))}
+
+    def write_versioned(self, changes: Sequence[tuple[str, bytes, int]]) -> None:
+        """Set every (path, data, version) in one multi-op: all of them, or none if any node's version moved.
+
+        Raises WriteConflict naming the nodes that changed since they were read, or when the outcome is
+        unknown because the connection broke during the request.
+        """
+        size = sum(len(p) + len(d) + 32 for p, d, _ in changes)
+        if size > MAX_MULTI_BYTES:
+            raise WriteConflict(f"{len(changes)} nodes ({size:,} bytes) do not fit one atomic ZooKeeper request "
+                                f"(about {MAX_MULTI_BYTES:,} bytes); nothing was written. Narrow the reset with "
+                                f"--partitions")
+        transaction = self.client.transaction()
+        for path, data, version in changes:
+            transaction.set_data(path, data, version)
+        try:
+            results = transaction.commit_async().get(timeout=self.timeout)
+        except NoAuthError:
+            raise WriteConflict(f"ZooKeeper at {self.hosts}: not allowed to write {changes[0][0]} (ACL; pass "
+                                f"credentials with --zk-auth); nothing was written") from None
+        except (KazooException, KazooTimeoutError) as exc:
+            raise WriteConflict(f"ZooKeeper at {self.hosts}: the connection broke during the write "
+                                f"({type(exc).__name__}); it may or may not have been applied") from None
+        failed = [(path, version, r) for (path, _, version), r in zip(changes, results, strict=True)
+                  if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+        if not failed:
+            return
+        why = []
+        for path, version, error in failed:
+            if isinstance(error, BadVersionError):
+                why.append(f"{path} changed since it was read (version {version} then)")
+            elif isinstance(error, NoNodeError):
+                why.append(f"{path} was deleted since it was read")
+            elif isinstance(error, NoAuthError):
+                why.append(f"{path} may not be written with these credentials (ACL; --zk-auth)")
+            else:
+                why.append(f"{path}: {type(error).__name__}")
+        raise WriteConflict("nothing was written: " + "; ".join(why))

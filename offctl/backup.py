@@ -1,0 +1,264 @@
+"""Files of the safe rewrite: backups (exact before-images), the audit log, and offset files for
+`--from-file` (an offctl plan or backup, or a kafka-consumer-groups CSV export).
+
+A backup is JSON: ZooKeeper nodes keep their exact bytes (base64) and version, Kafka commits their offset
+and metadata. It is written to a temporary name, flushed and fsynced, then renamed, before any store is
+touched; `offctl restore` reads it back through the same planner and writer.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import csv
+import getpass
+import json
+import os
+import re
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from offctl.errors import UsageError, WriteConflict
+from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, ZkNode
+from offctl.plan import Change, Plan, change_dict
+from offctl.storm import parse_zk_node
+
+FORMAT = 1
+
+
+def state_dir() -> Path:
+    """Where backups and the audit log live by default: $XDG_STATE_HOME/offctl or ~/.local/state/offctl."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "offctl"
+
+
+def _iso(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
+
+
+def _key_fields(key: ConsumerKey) -> dict:
+    return {"store": key.store, "consumer": key.consumer, "zk_root": key.zk_root}
+
+
+def backup_document(plan: Plan, created_ms: int) -> dict:
+    """The before-image of every partition the plan writes."""
+    doc = {"offctl_backup": FORMAT, "created_at": _iso(created_ms), "created_ms": created_ms,
+           "operation": plan.operation, "target": plan.target, **_key_fields(plan.key)}
+    if plan.key.store == ZOOKEEPER:
+        doc["zookeeper"] = [{"path": c.path, "topic": c.topic, "partition": c.partition, "offset": c.before,
+                             "version": c.version, "data_base64": base64.b64encode(c.before_data).decode()}
+                            for c in plan.writes]
+    else:
+        doc["kafka"] = [{"topic": c.topic, "partition": c.partition,
+                         "offset": c.before if c.had_commit else None,
+                         "metadata": c.before_metadata if c.had_commit else None} for c in plan.writes]
+    return doc
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_backup(plan: Plan, directory: Path, now_ms: int) -> Path:
+    """Write the plan's before-image, flushed to disk; return its path. Fails before any store is touched."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", plan.key.consumer)[:80]
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now_ms / 1000)) + f"{now_ms % 1000:03d}Z"
+    body = json.dumps(backup_document(plan, now_ms), indent=1).encode() + b"\n"
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for n in range(1000):
+            path = directory / f"{stamp}-{plan.operation}-{plan.key.store}-{slug}{f'-{n}' if n else ''}.json"
+            if not path.exists():
+                break
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "xb") as f:
+            f.write(body)
+            f.flush()
+            os.fsync(f.fileno())
+        os.rename(tmp, path)
+        _fsync_dir(directory)
+    except OSError as exc:
+        raise WriteConflict(f"could not write the backup to {directory} ({exc.strerror or exc}); nothing was "
+                            f"changed. Choose another place with --backup-dir") from None
+    return path
+
+
+@dataclass(frozen=True)
+class Backup:
+    key: ConsumerKey
+    operation: str
+    created_ms: int
+    path: Path
+    nodes: tuple[ZkNode, ...] = ()  # ZooKeeper: exact bytes as they were
+    commits: tuple[KafkaCommit | tuple[str, int], ...] = ()  # Kafka; (topic, partition) had no commit
+
+
+def _bad(path: Path, why: str) -> UsageError:
+    return UsageError(f"{path} is not a usable offctl backup: {why}")
+
+
+def _read_json(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path} ({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def parse_backup(doc: dict, path: Path) -> Backup:
+    if doc.get("offctl_backup") != FORMAT:
+        raise _bad(path, f"unknown format {doc.get('offctl_backup')!r}")
+    store, consumer, root = doc.get("store"), doc.get("consumer"), doc.get("zk_root")
+    if store not in (ZOOKEEPER, KAFKA) or not isinstance(consumer, str) or not consumer:
+        raise _bad(path, "no store and consumer")
+    if store == ZOOKEEPER and not (isinstance(root, str) and root.startswith("/")):
+        raise _bad(path, "no zk_root")
+    key = ConsumerKey(store, consumer, root if store == ZOOKEEPER else None)
+    created = doc.get("created_ms") if isinstance(doc.get("created_ms"), int) else 0
+    try:
+        if store == ZOOKEEPER:
+            nodes = tuple(_saved_node(e, key) for e in doc["zookeeper"])
+            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes)
+        commits = tuple(_saved_commit(e, consumer) for e in doc["kafka"])
+        return Backup(key, str(doc.get("operation")), created, path, commits=commits)
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise _bad(path, f"an entry is damaged ({type(exc).__name__}: {exc})") from None
+
+
+def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
+    path, partition = e["path"], e["partition"]
+    prefix = key.zk_root.rstrip("/") + "/" + key.consumer + "/"
+    rest = path[len(prefix):].split("/") if isinstance(path, str) and path.startswith(prefix) else []
+    if not 1 <= len(rest) <= 2 or rest[-1] != f"partition_{partition}" or not isinstance(partition, int):
+        raise ValueError(f"path {path!r} is not a partition node of {key}")
+    return ZkNode(key.zk_root, key.consumer, path, partition, rest[0] if len(rest) == 2 else None,
+                  base64.b64decode(e["data_base64"], validate=True), int(e["version"]), 0)
+
+
+def _saved_commit(e: dict, group: str) -> KafkaCommit | tuple[str, int]:
+    topic, partition, offset, metadata = e["topic"], e["partition"], e["offset"], e.get("metadata")
+    if not isinstance(topic, str) or not isinstance(partition, int):
+        raise ValueError("topic or partition of the wrong type")
+    if offset is None:
+        return (topic, partition)
+    if not isinstance(offset, int) or offset < 0 or not (metadata is None or isinstance(metadata, str)):
+        raise ValueError(f"offset {offset!r} or metadata of the wrong type")
+    return KafkaCommit(group, topic, partition, offset, metadata)
+
+
+def load_backup(path: Path) -> Backup:
+    doc = _read_json(path)
+    if not isinstance(doc, dict):
+        raise _bad(path, "not a JSON object")
+    return parse_backup(doc, path)
+
+
+# --- offsets for --from-file -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OffsetsFile:
+    key: ConsumerKey | None  # whom the file is about, when it says
+    offsets: dict[tuple[str, int], int]
+    kind: str  # plan | backup | csv
+
+
+def load_offsets_file(path: Path) -> OffsetsFile:
+    """Explicit target offsets from an offctl plan (`reset --output json`), an offctl backup, or a CSV as
+    kafka-consumer-groups --export writes it (topic,partition,offset or group,topic,partition,offset)."""
+    doc = _read_json(path)
+    if isinstance(doc, dict) and "offctl_backup" in doc:
+        backup = parse_backup(doc, path)
+        if backup.nodes:
+            offsets = {}
+            for node in backup.nodes:
+                record = parse_zk_node(node)
+                if record.committed is not None and record.topic:
+                    offsets[(record.topic, node.node_partition)] = record.committed
+        else:
+            offsets = {(c.topic, c.partition): c.offset for c in backup.commits if isinstance(c, KafkaCommit)}
+        return OffsetsFile(backup.key, offsets, "backup")
+    if isinstance(doc, dict) and isinstance(doc.get("changes"), list):
+        return _plan_offsets(doc, path)
+    return _csv_offsets(path)
+
+
+def _plan_offsets(doc: dict, path: Path) -> OffsetsFile:
+    store, consumer = doc.get("store"), doc.get("consumer")
+    if store not in (ZOOKEEPER, KAFKA) or not isinstance(consumer, str):
+        raise UsageError(f"{path}: a plan file names its store and consumer")
+    key = ConsumerKey(store, consumer, doc.get("zk_root") if store == ZOOKEEPER else None)
+    offsets = {}
+    for c in doc["changes"]:
+        if not isinstance(c, dict):
+            raise UsageError(f"{path}: a change is not an object")
+        if c.get("action") == "write":
+            t, p, after = c.get("topic"), c.get("partition"), c.get("after")
+            if not (isinstance(t, str) and isinstance(p, int) and isinstance(after, int) and after >= 0):
+                raise UsageError(f"{path}: a change lacks topic, partition or after")
+            offsets[(t, p)] = after
+    return OffsetsFile(key, offsets, "plan")
+
+
+def _csv_offsets(path: Path) -> OffsetsFile:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = [[cell.strip() for cell in row] for row in csv.reader(f) if any(cell.strip() for cell in row)]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"cannot read {path} as CSV ({type(exc).__name__})") from None
+    if rows and not rows[0][-1].lstrip("-").isdigit():
+        rows = rows[1:]  # a header line
+    if not rows:
+        raise UsageError(f"{path}: no offsets in it (expected an offctl plan or backup, or CSV lines "
+                         f"topic,partition,offset)")
+    groups, offsets = set(), {}
+    for n, row in enumerate(rows, 1):
+        if len(row) not in (3, 4) or not row[-2].isdigit() or not row[-1].isdigit():
+            raise UsageError(f"{path} line {n}: expected topic,partition,offset or group,topic,partition,offset "
+                             f"with whole numbers")
+        if len(row) == 4:
+            groups.add(row[0])
+        offsets[(row[-3], int(row[-2]))] = int(row[-1])
+    if len(groups) > 1:
+        raise UsageError(f"{path} holds offsets of {len(groups)} groups ({', '.join(sorted(groups))}): reset one "
+                         f"group at a time")
+    return OffsetsFile(ConsumerKey(KAFKA, groups.pop()) if groups else None, offsets, "csv")
+
+
+# --- the audit log -------------------------------------------------------------------------------------------
+
+
+def who() -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid {os.getuid()}"
+    sudo = os.environ.get("SUDO_USER")
+    return f"{sudo} (as {user})" if sudo and sudo != user else user
+
+
+def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int, where: str) -> list[str]:
+    base = {"time": _iso(now_ms), "who": who(), "host": socket.gethostname(), "operation": plan.operation,
+            "target": plan.target, **_key_fields(plan.key), "server": where, "backup": str(backup)}
+    if plan.source is not None:
+        base["from"] = str(plan.source)
+    return [json.dumps({**base, **{k: v for k, v in change_dict(c).items() if k not in ("action", "reasons")}})
+            for c in written]
+
+
+def append_audit(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))
+        f.flush()
+        os.fsync(f.fileno())

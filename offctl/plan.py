@@ -1,0 +1,606 @@
+"""The safe-rewrite planner (spec section 4), pure: what a reset, restore or migrate would write, and
+whether the guards allow it. Nothing here talks to a server.
+
+A Plan holds one Change per partition: the committed offset before, the offset after, and why (clamped
+to the log range, partition unknown, target 0 ignored by old spouts). For ZooKeeper a change also holds
+the node's bytes and version as read and the bytes to write, where only the value of `offset` differs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+
+from offctl.errors import UsageError
+from offctl.model import KAFKA, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
+from offctl.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
+
+TARGETS = ("earliest", "latest", "offset", "time", "shift")
+GUARDS = ("running-topology", "recent-write", "active-group")
+
+WRITE, UNCHANGED, SKIP = "write", "unchanged", "skip"
+
+
+# --- targets ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to move each partition: `--to` with its value, or explicit offsets from a file."""
+
+    kind: str  # earliest | latest | offset | time | shift | file
+    offset: int | None = None
+    at_ms: int | None = None
+    by: int | None = None
+    offsets: Mapping[tuple[str, int], int] | None = None  # kind "file": (topic, partition) -> offset
+    source: str | None = None  # kind "file": where the offsets came from
+
+    def describe(self) -> str:
+        if self.kind == "offset":
+            return f"offset {self.offset}"
+        if self.kind == "time":
+            return f"time {_iso(self.at_ms)}"
+        if self.kind == "shift":
+            return f"shift {self.by:+d}"
+        if self.kind == "file":
+            return f"offsets from {self.source}"
+        return self.kind
+
+
+def make_target(to: str | None, offset: int | None, at: str | None, by: int | None) -> Target:
+    """Check `--to` and its value flags together; every mistake is a UsageError naming the flags."""
+    given = {"--offset": offset is not None, "--at": at is not None, "--by": by is not None}
+    needs = {"offset": "--offset", "time": "--at", "shift": "--by"}
+    if to is None:
+        raise UsageError("say where to move the offsets: --to earliest|latest|offset|time|shift, or --from-file")
+    if to not in TARGETS:
+        raise UsageError(f"--to {to!r}: expected one of {', '.join(TARGETS)}")
+    for flag, present in given.items():
+        if present and needs.get(to) != flag:
+            owner = next(k for k, v in needs.items() if v == flag)
+            raise UsageError(f"{flag} goes with --to {owner}, not --to {to}")
+    if to in needs and not given[needs[to]]:
+        raise UsageError(f"--to {to} needs {needs[to]}")
+    if to == "offset" and offset < 0:
+        raise UsageError(f"--offset {offset}: an offset is 0 or more")
+    if to == "shift" and by == 0:
+        raise UsageError("--by 0 would change nothing")
+    return Target(to, offset=offset, at_ms=parse_time(at) if to == "time" else None, by=by)
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds, or ISO-8601 with a zone (2026-11-01T03:00:00Z, ...+02:00) -> epoch ms."""
+    text = text.strip()
+    if re.fullmatch(r"\d{1,15}", text):
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--at {text!r}: expected ISO-8601 with a zone (2026-11-01T03:00:00Z) or epoch "
+                         f"milliseconds") from None
+    if moment.tzinfo is None:
+        raise UsageError(f"--at {text!r} has no zone: add Z or an offset like +02:00, so the time is not "
+                         f"read in this machine's zone by mistake")
+    return int(moment.timestamp() * 1000)
+
+
+def parse_partitions(text: str | None) -> frozenset[int] | None:
+    """'0,3,5' or '0-3,7' -> {0,1,2,3,7}; None means every partition."""
+    if text is None:
+        return None
+    found: set[int] = set()
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?", part)
+        if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+            raise UsageError(f"--partitions {text!r}: expected partition numbers like 0,3,5 or 0-7")
+        found.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return frozenset(found)
+
+
+def _iso(ms: int | None) -> str:
+    if ms is None:
+        return "?"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z")
+
+
+# --- rewriting only the offset of a storm-kafka node ----------------------------------------------------
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _top_level(text: str) -> tuple[list[tuple[int, int]], int] | None:
+    """Spans of the values of every top-level "offset" key, and the index of the closing brace."""
+    i = _WS.match(text, 0).end()
+    if text[i:i + 1] != "{":
+        return None
+    i = _WS.match(text, i + 1).end()
+    spans: list[tuple[int, int]] = []
+    if text[i:i + 1] == "}":
+        return spans, i
+    while True:
+        if text[i:i + 1] != '"':
+            return None
+        key, i = json.decoder.scanstring(text, i + 1)
+        i = _WS.match(text, i).end()
+        if text[i:i + 1] != ":":
+            return None
+        start = _WS.match(text, i + 1).end()
+        _, end = _DECODER.raw_decode(text, start)
+        if key == "offset":
+            spans.append((start, end))
+        i = _WS.match(text, end).end()
+        if text[i:i + 1] == ",":
+            i = _WS.match(text, i + 1).end()
+        elif text[i:i + 1] == "}":
+            return spans, i
+        else:
+            return None
+
+
+def rewrite_offset(data: bytes, offset: int) -> bytes | None:
+    """The node's bytes with only the value of "offset" replaced (added when absent), or None when the
+    data is not a UTF-8 JSON object. Every other byte (keys, their order, spacing, escapes) stays."""
+    try:
+        text = data.decode("utf-8")
+        found = _top_level(text)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if found is None or text[found[1] + 1:].strip(" \t\n\r"):
+        return None
+    spans, close = found
+    value = str(offset)
+    if not spans:
+        head = text[:close].rstrip(" \t\n\r")
+        sep = "" if head.endswith("{") else ","
+        return (head + f'{sep}"offset":{value}' + text[len(head):]).encode("utf-8")
+    for start, end in reversed(spans):  # every duplicate: Storm's parser keeps the last, json.loads too
+        text = text[:start] + value + text[end:]
+    return text.encode("utf-8")
+
+
+# --- plans ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One partition of a plan. `after` is None when the partition is skipped; `reasons` say why."""
+
+    topic: str | None
+    partition: int
+    before: int | None
+    after: int | None
+    reasons: tuple[str, ...] = ()
+    path: str | None = None  # ZooKeeper node
+    version: int | None = None  # its version when read
+    before_data: bytes | None = None
+    after_data: bytes | None = None
+    before_metadata: str | None = None  # Kafka commit metadata
+    after_metadata: str | None = None
+    had_commit: bool = True  # Kafka: False when the partition had no commit before
+
+    @property
+    def action(self) -> str:
+        if self.after is None and self.after_data is None:
+            return SKIP
+        if self.path is not None:
+            return UNCHANGED if self.after_data == self.before_data else WRITE
+        if self.had_commit and self.after == self.before and self.after_metadata == self.before_metadata:
+            return UNCHANGED
+        return WRITE
+
+    @property
+    def delta(self) -> int | None:
+        return None if self.before is None or self.after is None else self.after - self.before
+
+
+@dataclass(frozen=True)
+class GuardCheck:
+    guard: str
+    status: str  # pass | refused | overridden | not-applicable
+    message: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    operation: str  # reset | restore | migrate
+    key: ConsumerKey  # the consumer written to
+    target: str  # what the operator asked for, in words
+    changes: tuple[Change, ...]
+    captured_ms: int
+    source: ConsumerKey | None = None  # migrate: the spout read from
+    warnings: tuple[str, ...] = ()
+    guards: tuple[GuardCheck, ...] = ()
+
+    @property
+    def writes(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.action == WRITE)
+
+    @property
+    def refused(self) -> tuple[GuardCheck, ...]:
+        return tuple(g for g in self.guards if g.status == "refused")
+
+
+def _clamp(wanted: int, log: PartitionLog) -> tuple[int, tuple[str, ...]]:
+    if log.log_start is not None and wanted < log.log_start:
+        return log.log_start, (f"target {wanted} is below the log start {log.log_start}: clamped",)
+    if log.log_end is not None and wanted > log.log_end:
+        return log.log_end, (f"target {wanted} is past the log end {log.log_end}: clamped",)
+    return wanted, ()
+
+
+def target_offset(target: Target, topic: str, partition: int, before: int | None, log: PartitionLog,
+                  time_offsets: Mapping[tuple[str, int], int | None]) -> tuple[int | None, tuple[str, ...]]:
+    """The offset a partition moves to, clamped to [log start, log end], with the reasons; None to skip."""
+    kind = target.kind
+    if kind == "earliest":
+        wanted, why = log.log_start, ()
+    elif kind == "latest":
+        wanted, why = log.log_end, ()
+    elif kind == "offset":
+        wanted, why = target.offset, ()
+    elif kind == "shift":
+        if before is None:
+            return None, ("no valid committed offset to shift from",)
+        wanted, why = before + target.by, ()
+    elif kind == "time":
+        found = time_offsets.get((topic, partition))
+        if found is None:
+            wanted, why = log.log_end, (f"no message at or after {_iso(target.at_ms)}: log end, as "
+                                        f"kafka-consumer-groups does",)
+        else:
+            wanted, why = found, ()
+    elif kind == "file":
+        if (topic, partition) not in target.offsets:
+            return None, (f"not in {target.source}",)
+        wanted, why = target.offsets[(topic, partition)], ()
+    else:
+        raise ValueError(f"unknown target {kind}")
+    if wanted is None:
+        return None, ("the broker did not give this partition's log offsets",)
+    after, clamped = _clamp(wanted, log)
+    return after, why + clamped
+
+
+def _log_of(cluster: Cluster, topic: str | None, partition: int) -> tuple[PartitionLog | None, str | None]:
+    if not topic:
+        return None, "the record names no topic"
+    if topic not in cluster:
+        return None, f"topic {topic} does not exist"
+    if partition not in cluster[topic]:
+        return None, f"partition {partition} does not exist in {topic} ({len(cluster[topic])} partitions)"
+    return cluster[topic][partition], None
+
+
+ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and starts from startOffsetTime "
+                "instead")
+
+
+def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, target: Target, *,
+                   topic: str | None = None, partitions: frozenset[int] | None = None,
+                   time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
+                   operation: str = "reset", captured_ms: int = 0) -> Plan:
+    """Move the selected partition nodes of one spout: only the value of `offset` changes in each."""
+    changes: list[Change] = []
+    seen: set[int] = set()
+    for node in sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition)):
+        record = parse_zk_node(node)
+        if (topic and record.topic != topic) or (partitions is not None and node.node_partition not in partitions):
+            continue
+        seen.add(node.node_partition)
+        base = Change(record.topic, node.node_partition, record.committed, None, path=node.path,
+                      version=node.version, before_data=node.data)
+        why: tuple[str, ...] = (f"record is malformed ({record.malformed}); only its offset is rewritten",) \
+            if record.malformed else ()
+        log, missing = _log_of(cluster, record.topic, node.node_partition)
+        if log is None:
+            changes.append(replace(base, reasons=why + (missing,)))
+            continue
+        after, reasons = target_offset(target, record.topic, node.node_partition, record.committed, log,
+                                       time_offsets)
+        if after is None:
+            changes.append(replace(base, reasons=why + reasons))
+            continue
+        data = rewrite_offset(node.data, after)
+        if data is None:
+            changes.append(replace(base, reasons=why + ("node data is not a JSON object: fix or delete it by "
+                                                        "hand",)))
+            continue
+        if after <= 0:
+            reasons += (ZERO_IGNORED.format(after=after),)
+        changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
+    for p in sorted((partitions or frozenset()) - seen):
+        changes.append(Change(topic, p, None, None,
+                              reasons=("no record for this partition: offctl changes existing storm-kafka "
+                                       "records only",)))
+    return Plan(operation, key, target.describe(), tuple(changes), captured_ms,
+                warnings=_warnings(changes))
+
+
+def group_topology_id(commits: Iterable[KafkaCommit]) -> str | None:
+    """The one topology id a group's Storm metadata names, or None when none or several."""
+    ids = {m.topology_id for m in map(lambda c: parse_commit_metadata(c.metadata), commits) if m}
+    return ids.pop() if len(ids) == 1 else None
+
+
+def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, target: Target, *,
+               topic: str | None = None, partitions: frozenset[int] | None = None,
+               topology_id: str | None = None,
+               time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
+               captured_ms: int = 0) -> Plan:
+    """Move a group's commits. With --topic every partition of the topic is planned (as kafka-consumer-
+    groups does); without it, the partitions the group has commits on. Each commit keeps its Storm
+    metadata, or gets the metadata of --topology-id so that the spout honours it."""
+    commits = [c for c in commits if c.group == group]
+    current = {(c.topic, c.partition): c for c in commits}
+    group_id = group_topology_id(commits)
+    if topic:
+        scope = [(topic, p) for p in sorted(cluster.get(topic, {}))] or \
+            sorted(tp for tp in current if tp[0] == topic)
+    else:
+        scope = sorted(current)
+    scope = [tp for tp in scope if partitions is None or tp[1] in partitions]
+    changes: list[Change] = []
+    for t, p in scope:
+        commit = current.get((t, p))
+        before = commit.offset if commit else None
+        before_meta = commit.metadata if commit else None
+        base = Change(t, p, before, None, before_metadata=before_meta, had_commit=commit is not None)
+        log, missing = _log_of(cluster, t, p)
+        if log is None:
+            changes.append(replace(base, reasons=(missing,)))
+            continue
+        after, reasons = target_offset(target, t, p, before, log, time_offsets)
+        if after is None:
+            changes.append(replace(base, reasons=reasons))
+            continue
+        meta, why = _storm_metadata(before_meta, topology_id, group_id)
+        if meta is None:
+            changes.append(replace(base, reasons=reasons + (why,)))
+            continue
+        if commit is None:
+            reasons += ("no commit before: a new commit is written",)
+        changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons + ((why,) if why else ())))
+    covered = {p for _, p in scope}
+    for p in sorted((partitions or frozenset()) - covered):
+        changes.append(Change(topic, p, None, None, had_commit=False,
+                              reasons=("partition not found: name its topic with --topic" if not topic
+                                       else f"partition {p} does not exist in {topic}",)))
+    return Plan("reset", ConsumerKey(KAFKA, group), target.describe(), tuple(changes), captured_ms,
+                warnings=_warnings(changes))
+
+
+def _storm_metadata(before: str | None, topology_id: str | None, group_id: str | None) -> tuple[str | None, str]:
+    """Metadata for a commit offctl writes, and a reason when it is new or missing."""
+    if topology_id:
+        meta = parse_commit_metadata(before)
+        if meta and meta.topology_id == topology_id:
+            return before, ""
+        return commit_metadata_json(topology_id), f"Storm metadata for {topology_id} written"
+    if parse_commit_metadata(before):
+        return before, ""
+    if group_id:
+        return commit_metadata_json(group_id), f"Storm metadata of the group's topology {group_id} written"
+    return None, ("no Storm metadata to keep: pass --topology-id, or the spout ignores the commit "
+                  "(FOREIGN_COMMIT)")
+
+
+def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commits: Iterable[KafkaCommit],
+                 cluster: Cluster, topology_id: str, *, topic: str | None = None,
+                 partitions: frozenset[int] | None = None, captured_ms: int = 0) -> Plan:
+    """Copy a storm-kafka spout's ZooKeeper offsets into the Kafka group of its storm-kafka-client
+    successor, with Storm metadata for `topology_id`, so the new spout starts where the old one stopped."""
+    current = {(c.topic, c.partition): c for c in commits if c.group == group}
+    meta = commit_metadata_json(topology_id)
+    changes: list[Change] = []
+    seen: set[int] = set()
+    for node in sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition)):
+        record = parse_zk_node(node)
+        if (topic and record.topic != topic) or (partitions is not None and node.node_partition not in partitions):
+            continue
+        seen.add(node.node_partition)
+        commit = current.get((record.topic, record.partition))
+        base = Change(record.topic, node.node_partition, commit.offset if commit else None, None,
+                      before_metadata=commit.metadata if commit else None, had_commit=commit is not None)
+        if record.malformed:
+            changes.append(replace(base, reasons=(f"ZooKeeper record {node.path} is malformed "
+                                                  f"({record.malformed}): not migrated",)))
+            continue
+        if record.committed <= 0:
+            changes.append(replace(base, reasons=(f"ZooKeeper offset {record.committed}: the old spout would "
+                                                  f"start from startOffsetTime, so there is no position to "
+                                                  f"migrate",)))
+            continue
+        log, missing = _log_of(cluster, record.topic, record.partition)
+        if log is None:
+            changes.append(replace(base, reasons=(missing,)))
+            continue
+        after, reasons = _clamp(record.committed, log)
+        reasons = (f"from {node.path}",) + reasons
+        if commit is not None and commit.offset != after:
+            reasons += (f"replaces the group's commit {commit.offset}",)
+        changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons))
+    for p in sorted((partitions or frozenset()) - seen):
+        changes.append(Change(topic, p, None, None, had_commit=False,
+                              reasons=("no ZooKeeper record for this partition",)))
+    return Plan("migrate", ConsumerKey(KAFKA, group), f"offsets of {spout}", tuple(changes), captured_ms,
+                source=spout, warnings=_warnings(changes))
+
+
+def _range_note(offset: int | None, log: PartitionLog | None) -> tuple[str, ...]:
+    if offset is None or log is None or log.log_start is None or log.log_end is None:
+        return ()
+    if not log.log_start <= offset <= log.log_end:
+        return (f"offset {offset} is outside today's log range [{log.log_start}, {log.log_end}]: restored as it "
+                f"was, not clamped",)
+    return ()
+
+
+def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: Iterable[ZkNode],
+                           cluster: Cluster | None, *, source: str, captured_ms: int = 0) -> Plan:
+    """Put each saved node's exact bytes back, checked against the version read now."""
+    now = {n.path: n for n in current}
+    changes = []
+    for old in saved:
+        record = parse_zk_node(old)
+        node = now.get(old.path)
+        if node is None:
+            changes.append(Change(record.topic, old.node_partition, None, None, path=old.path,
+                                  reasons=("the node no longer exists; offctl does not recreate nodes",)))
+            continue
+        log = _log_of(cluster, record.topic, old.node_partition)[0] if cluster is not None else None
+        changes.append(Change(record.topic, old.node_partition, parse_zk_node(node).committed,
+                              record.committed, reasons=_range_note(record.committed, log), path=old.path,
+                              version=node.version, before_data=node.data, after_data=old.data))
+    return Plan("restore", key, f"backup {source}", tuple(changes), captured_ms, warnings=_warnings(changes))
+
+
+def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]], current: Iterable[KafkaCommit],
+                       cluster: Cluster | None, *, source: str, captured_ms: int = 0) -> Plan:
+    """Put each saved commit (offset and metadata) back. `saved` holds (topic, partition) for partitions
+    that had no commit before: Kafka's admin API cannot delete one commit, so those are reported."""
+    now = {(c.topic, c.partition): c for c in current if c.group == group}
+    changes = []
+    for old in saved:
+        if isinstance(old, tuple):
+            c = now.get(old)
+            changes.append(Change(old[0], old[1], c.offset if c else None, None, had_commit=c is not None,
+                                  before_metadata=c.metadata if c else None,
+                                  reasons=("had no commit before; Kafka's admin API cannot remove a single "
+                                           "partition's commit, so it stays",)))
+            continue
+        c = now.get((old.topic, old.partition))
+        log = _log_of(cluster, old.topic, old.partition)[0] if cluster is not None else None
+        changes.append(Change(old.topic, old.partition, c.offset if c else None, old.offset,
+                              reasons=_range_note(old.offset, log), before_metadata=c.metadata if c else None,
+                              after_metadata=old.metadata, had_commit=c is not None))
+    return Plan("restore", ConsumerKey(KAFKA, group), f"backup {source}", tuple(changes), captured_ms,
+                warnings=_warnings(changes))
+
+
+def _warnings(changes: Iterable[Change]) -> tuple[str, ...]:
+    """Plan-level warnings: what the operator must read before executing."""
+    out = []
+    zero = [c for c in changes if c.path and c.action == WRITE and c.after is not None and c.after <= 0]
+    if zero:
+        out.append(f"{len(zero)} partition(s) would get offset <= 0, which storm-kafka ignores: the spout "
+                   f"starts them from its startOffsetTime instead (see 'why')")
+    clamped = [c for c in changes if any("clamped" in r for r in c.reasons)]
+    if clamped:
+        out.append(f"{len(clamped)} partition(s) clamped to the log range")
+    skipped = [c for c in changes if c.action == SKIP]
+    if skipped:
+        out.append(f"{len(skipped)} partition(s) skipped (see 'why')")
+    return tuple(out)
+
+
+# --- guards ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuardFacts:
+    """What the guards look at, read together with the plan."""
+
+    topology_ids: frozenset[str]  # topologies that own or will own the consumer
+    running: frozenset[str] | None  # storm ids under Storm's root; None = could not tell
+    running_unknown_why: str = ""
+    zk_modified_ms: Mapping[str, int] = field(default_factory=dict)  # path -> mtime, ZooKeeper only
+    groups: tuple[GroupState, ...] = ()  # Kafka groups written to
+    now_ms: int = 0
+    quiet_period_s: float = 10.0
+
+
+def check_guards(facts: GuardFacts, force: Iterable[str]) -> tuple[GuardCheck, ...]:
+    forced = set(force)
+    checks = (_running(facts), _recent(facts), _active(facts))
+
+    def verdict(guard: str, refused: str | None, ok: str) -> GuardCheck:
+        if refused is None:
+            return GuardCheck(guard, "pass" if ok else "not-applicable", ok or "not applicable")
+        if guard in forced:
+            return GuardCheck(guard, "overridden", f"{refused} (overridden by --force {guard})")
+        return GuardCheck(guard, "refused", f"{refused}; --force {guard} overrides")
+
+    return tuple(verdict(g, refused, ok) for g, (refused, ok) in zip(GUARDS, checks, strict=True))
+
+
+def _name(storm_id: str) -> str:
+    return parse_storm_id(storm_id) or storm_id
+
+
+def _running(f: GuardFacts) -> tuple[str | None, str]:
+    if f.running is None:
+        return f"cannot tell whether the owning topology runs: {f.running_unknown_why}", ""
+    if not f.topology_ids:
+        return None, "the records name no topology"
+    names = {_name(t) for t in f.topology_ids}
+    live = sorted(r for r in f.running if r in f.topology_ids or _name(r) in names)
+    if live:
+        return (f"topology {', '.join(live)} is running (listed under Storm's root) and would overwrite the "
+                f"change within seconds: kill it, or deactivate it and wait for its last commit"), ""
+    return None, f"no running topology named {', '.join(sorted(names))}"
+
+
+def _recent(f: GuardFacts) -> tuple[str | None, str]:
+    if not f.zk_modified_ms:
+        return None, ""
+    path, mtime = max(f.zk_modified_ms.items(), key=lambda kv: kv[1])
+    age = (f.now_ms - mtime) / 1000
+    if age < f.quiet_period_s:
+        return (f"{path} was written {max(age, 0):.1f}s ago, within the quiet period of {f.quiet_period_s:g}s: "
+                f"something is still committing"), ""
+    return None, f"last write {age:.0f}s ago ({path})"
+
+
+def _active(f: GuardFacts) -> tuple[str | None, str]:
+    if not f.groups:
+        return None, ""
+    busy = [g for g in f.groups if g.members > 0]
+    if busy:
+        return ", ".join(f"group {g.group} has {g.members} member(s) ({g.state})" for g in busy), ""
+    return None, ", ".join(f"group {g.group} has no members ({g.state})" for g in f.groups)
+
+
+def with_guards(plan: Plan, facts: GuardFacts, force: Iterable[str]) -> Plan:
+    return replace(plan, guards=check_guards(facts, force))
+
+
+# --- verification ---------------------------------------------------------------------------------------
+
+
+def verify_zookeeper(plan: Plan, read_back: Mapping[str, bytes | None]) -> list[str]:
+    """Problems found reading the written nodes back: each must hold exactly the planned bytes."""
+    return [f"{c.path} holds {_show(read_back.get(c.path))} instead of the planned offset {c.after}"
+            for c in plan.writes if read_back.get(c.path) != c.after_data]
+
+
+def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str | None]]) -> list[str]:
+    """Problems found reading the group's commits back: planned offset and Storm metadata on each."""
+    problems = []
+    for c in plan.writes:
+        got = read_back.get((c.topic, c.partition))
+        if got is None:
+            problems.append(f"{c.topic}/{c.partition} has no commit after writing {c.after}")
+        elif got[0] != c.after:
+            problems.append(f"{c.topic}/{c.partition} is at {got[0]}, not the planned {c.after}")
+        elif got[1] != c.after_metadata:
+            problems.append(f"{c.topic}/{c.partition}: the broker kept metadata {got[1]!r}, not the Storm "
+                            f"metadata written; the spout will ignore this commit")
+    return problems
+
+
+def _show(data: bytes | None) -> str:
+    if data is None:
+        return "nothing (node gone)"
+    text = data.decode("utf-8", "replace")
+    return repr(text if len(text) <= 120 else text[:117] + "...")
+
+
+def change_dict(c: Change) -> dict:
+    """The JSON form of a change, shared by the renderer and the audit log."""
+    return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
+            "delta": c.delta, "action": c.action, "reasons": list(c.reasons)}

@@ -1,0 +1,130 @@
+"""Backup files, offset files for --from-file, and the audit log, with plain data on a temporary disk."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
+from offctl.errors import UsageError, WriteConflict
+from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
+from offctl.plan import Target, plan_kafka, plan_zookeeper
+from offctl.storm import commit_metadata_json
+
+SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
+CLUSTER = {"t": {0: PartitionLog(0, 100), 1: PartitionLog(0, 100)}, "u": {0: PartitionLog(0, 100)}}
+ODD = b'{"offset":50, "topic":"t","partition":0,"weird":"\\u00e9\\/"}'  # bytes json.dumps would not give back
+
+
+def zk_plan():
+    nodes = [ZkNode("/spouts", "orders", "/spouts/orders/partition_0", 0, None, ODD, 4, 1),
+             ZkNode("/spouts", "orders", "/spouts/orders/u/partition_0", 0, "u",
+                    b'{"offset":7,"topic":"u","partition":0}', 9, 1)]
+    return plan_zookeeper(SPOUT, nodes, CLUSTER, Target("offset", offset=20))
+
+
+def test_zookeeper_backup_round_trips_exact_bytes_and_versions(tmp_path):
+    path = write_backup(zk_plan(), tmp_path / "b", 1_700_000_000_123)
+    assert path.name == "20231114T221320123Z-reset-zookeeper-orders.json"
+    backup = load_backup(path)
+    assert backup.key == SPOUT and backup.operation == "reset"
+    assert [(n.path, n.data, n.version, n.folder_topic) for n in backup.nodes] == [
+        ("/spouts/orders/partition_0", ODD, 4, None), ("/spouts/orders/u/partition_0",
+                                                        b'{"offset":7,"topic":"u","partition":0}', 9, "u")]
+    assert not list(tmp_path.glob("b/*.tmp"))
+
+
+def test_backups_never_overwrite_each_other(tmp_path):
+    first = write_backup(zk_plan(), tmp_path, 5)
+    second = write_backup(zk_plan(), tmp_path, 5)
+    assert first != second and first.exists() and second.exists()
+
+
+def test_kafka_backup_keeps_offset_metadata_and_partitions_without_commit(tmp_path):
+    meta = commit_metadata_json("orders-1-1700000000")
+    plan = plan_kafka("g", [KafkaCommit("g", "t", 0, 50, meta)], CLUSTER, Target("earliest"), topic="t")
+    backup = load_backup(write_backup(plan, tmp_path, 1))
+    assert backup.key == ConsumerKey(KAFKA, "g")
+    assert backup.commits == (KafkaCommit("g", "t", 0, 50, meta), ("t", 1))
+
+
+def test_unwritable_backup_dir_is_a_write_failure_before_anything_is_changed(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(WriteConflict, match="nothing was changed"):
+        write_backup(zk_plan(), blocker / "sub", 1)
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"offctl_backup": 99}, "unknown format"),
+    ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders"}, "no zk_root"),
+    ({"offctl_backup": 1, "store": "kafka", "consumer": "g", "kafka": [{"topic": "t"}]}, "damaged"),
+    ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
+      "zookeeper": [{"path": "/elsewhere/partition_0", "partition": 0, "version": 1, "data_base64": ""}]}, "damaged"),
+    ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
+      "zookeeper": [{"path": "/spouts/orders/partition_0", "partition": 0, "version": 1,
+                     "data_base64": "%%%"}]}, "damaged"),
+])
+def test_damaged_backups_are_usage_errors(tmp_path, doc, message):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match=message):
+        load_backup(path)
+
+
+def test_missing_or_non_json_backup(tmp_path):
+    with pytest.raises(UsageError, match="cannot read"):
+        load_backup(tmp_path / "nope.json")
+    (tmp_path / "x.json").write_text("{")
+    with pytest.raises(UsageError, match="not a JSON object"):
+        load_backup(tmp_path / "x.json")
+
+
+# --- --from-file ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, key, offsets", [
+    ("t,0,5\nt,1,6\n", None, {("t", 0): 5, ("t", 1): 6}),
+    ("topic,partition,offset\nt,0,5\n\n", None, {("t", 0): 5}),
+    ("g,t,0,5\ng,t,1,6\n", ConsumerKey(KAFKA, "g"), {("t", 0): 5, ("t", 1): 6}),
+])
+def test_kafka_consumer_groups_csv(tmp_path, text, key, offsets):
+    path = tmp_path / "o.csv"
+    path.write_text(text)
+    loaded = load_offsets_file(path)
+    assert (loaded.key, loaded.offsets, loaded.kind) == (key, offsets, "csv")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("t,0\n", "line 1"), ("t,x,5\n", "line 1"), ("t,0,-5\n", "line 1"), ("", "no offsets"),
+    ("g,t,0,5\nh,t,0,5\n", "2 groups"),
+])
+def test_bad_csv(tmp_path, text, message):
+    path = tmp_path / "o.csv"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        load_offsets_file(path)
+
+
+def test_plan_and_backup_files_give_offsets(tmp_path):
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps({"store": "kafka", "consumer": "g", "changes": [
+        {"topic": "t", "partition": 0, "after": 9, "action": "write"},
+        {"topic": "t", "partition": 1, "after": None, "action": "skip"}]}))
+    loaded = load_offsets_file(plan_file)
+    assert (loaded.key, loaded.offsets, loaded.kind) == (ConsumerKey(KAFKA, "g"), {("t", 0): 9}, "plan")
+    backup = load_offsets_file(write_backup(zk_plan(), tmp_path / "b", 1))
+    assert (backup.key, backup.offsets) == (SPOUT, {("t", 0): 50, ("u", 0): 7})
+
+
+def test_audit_log_appends_one_json_line_per_change(tmp_path):
+    plan = zk_plan()
+    log = tmp_path / "state" / "audit.log"
+    append_audit(log, audit_lines(plan, plan.writes, tmp_path / "b.json", 0, "zookeeper z:1"))
+    append_audit(log, audit_lines(plan, plan.writes[:1], tmp_path / "c.json", 0, "zookeeper z:1"))
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["path"], e["before"], e["after"], e["backup"][-6:]) for e in lines] == [
+        ("/spouts/orders/partition_0", 50, 20, "b.json"), ("/spouts/orders/u/partition_0", 7, 20, "b.json"),
+        ("/spouts/orders/partition_0", 50, 20, "c.json")]
+    assert {"time", "who", "host", "server", "operation", "target"} <= set(lines[0])

@@ -1,0 +1,336 @@
+"""The safe-rewrite planner with plain data: targets, offset rewriting, plans, guards, verification.
+
+Time-based resets are covered here only: the test broker has no offset-for-timestamp lookup.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from offctl.errors import UsageError
+from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
+from offctl.plan import (SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
+                         parse_time, plan_kafka, plan_migrate, plan_restore_kafka, plan_restore_zookeeper,
+                         plan_zookeeper, rewrite_offset, target_offset, verify_kafka, verify_zookeeper)
+from offctl.storm import commit_metadata_json
+
+SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
+META = commit_metadata_json("orders-1-1700000000")
+
+
+def node(partition: int, data: bytes | str, *, version: int = 3, mtime: int = 1_000, folder: str | None = None) -> ZkNode:
+    data = data.encode() if isinstance(data, str) else data
+    base = "/spouts/orders" + (f"/{folder}" if folder else "")
+    return ZkNode("/spouts", "orders", f"{base}/partition_{partition}", partition, folder, data, version, mtime)
+
+
+def storm(partition: int, offset: int, topic: str = "t") -> str:
+    # storm-kafka (json-simple) writes compactly and escapes '/' as '\/'
+    return ('{"topology":{"id":"orders-1-1700000000","name":"orders"},"offset":%d,"partition":%d,'
+            '"broker":{"host":"k1","port":9092},"topic":"%s","x-extra":"a\\/b"}' % (offset, partition, topic))
+
+
+CLUSTER = {"t": {0: PartitionLog(10, 100), 1: PartitionLog(10, 100), 2: PartitionLog(0, 5)}}
+
+
+# --- rewriting only the offset ---------------------------------------------------------------------------
+
+
+def test_rewrite_changes_only_the_offset_bytes():
+    before = storm(0, 42)
+    after = rewrite_offset(before.encode(), 7)
+    assert after.decode() == before.replace('"offset":42', '"offset":7')
+    assert list(json.loads(after)) == list(json.loads(before))  # key order kept
+
+
+@pytest.mark.parametrize("data, expected", [
+    ('{ "offset" : 42 , "topic":"t"}', '{ "offset" : 7 , "topic":"t"}'),  # spacing kept
+    ('{"offset":1,"offset":2}', '{"offset":7,"offset":7}'),  # every duplicate
+    ('{"topic":"t","nested":{"offset":1},"offset":"bad"}', '{"topic":"t","nested":{"offset":1},"offset":7}'),
+    ('{"topic":"t"}', '{"topic":"t","offset":7}'),  # added when missing
+    ('{}', '{"offset":7}'),
+    ('{"topic":"t\\u00e9","offset":1.5e3}\n', '{"topic":"t\\u00e9","offset":7}\n'),
+])
+def test_rewrite_cases(data, expected):
+    assert rewrite_offset(data.encode(), 7) == expected.encode()
+
+
+@pytest.mark.parametrize("data", [b"[1,2]", b"not json", b'{"offset":1} trailing', b"\xff\xfe", b'{"a":', b""])
+def test_rewrite_refuses_what_is_not_a_json_object(data):
+    assert rewrite_offset(data, 7) is None
+
+
+# --- targets and flags --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    ((None, None, None, None), "--to"),
+    (("offset", None, None, None), "--to offset needs --offset"),
+    (("time", None, None, None), "--to time needs --at"),
+    (("shift", None, None, None), "--to shift needs --by"),
+    (("earliest", 5, None, None), "--offset goes with --to offset"),
+    (("offset", 5, None, 3), "--by goes with --to shift"),
+    (("latest", None, "2026-01-01T00:00:00Z", None), "--at goes with --to time"),
+    (("offset", -1, None, None), "0 or more"),
+    (("shift", None, None, 0), "--by 0"),
+    (("time", None, "2026-01-01T00:00:00", None), "no zone"),
+    (("time", None, "yesterday", None), "ISO-8601"),
+    (("sideways", None, None, None), "expected one of"),
+])
+def test_bad_targets_are_usage_errors(args, message):
+    with pytest.raises(UsageError, match=message):
+        make_target(*args)
+
+
+def test_parse_time_accepts_zones_and_epoch_ms():
+    assert parse_time("1700000000000") == 1_700_000_000_000
+    assert parse_time("2023-11-14T22:13:20Z") == 1_700_000_000_000
+    assert parse_time("2023-11-15T00:13:20+02:00") == 1_700_000_000_000
+
+
+@pytest.mark.parametrize("text, expected", [("0,3,5", {0, 3, 5}), ("0-3,7", {0, 1, 2, 3, 7}), (" 2 ", {2}), (None, None)])
+def test_parse_partitions(text, expected):
+    assert parse_partitions(text) == (frozenset(expected) if expected is not None else None)
+
+
+@pytest.mark.parametrize("text", ["", "a", "1,,2", "3-1", "-1", "1.5"])
+def test_bad_partitions(text):
+    with pytest.raises(UsageError, match="--partitions"):
+        parse_partitions(text)
+
+
+LOG = PartitionLog(10, 100)
+
+
+@pytest.mark.parametrize("target, before, expected, why", [
+    (Target("earliest"), 50, 10, None),
+    (Target("latest"), 50, 100, None),
+    (Target("offset", offset=40), 50, 40, None),
+    (Target("offset", offset=5), 50, 10, "below the log start 10: clamped"),
+    (Target("offset", offset=500), 50, 100, "past the log end 100: clamped"),
+    (Target("shift", by=-5), 50, 45, None),
+    (Target("shift", by=-500), 50, 10, "clamped"),
+    (Target("shift", by=5), None, None, "no valid committed offset"),
+    (Target("time", at_ms=1), 50, 33, None),  # found by the broker's lookup
+    (Target("file", offsets={("t", 0): 60}, source="f.csv"), 50, 60, None),
+])
+def test_target_offset(target, before, expected, why):
+    after, reasons = target_offset(target, "t", 0, before, LOG, {("t", 0): 33})
+    assert after == expected
+    assert (why is None and reasons == ()) or any(why in r for r in reasons)
+
+
+def test_time_without_a_message_that_late_falls_back_to_log_end():
+    after, reasons = target_offset(Target("time", at_ms=1), "t", 1, 50, LOG, {("t", 0): 33, ("t", 1): None})
+    assert after == 100 and "log end" in reasons[0]
+
+
+def test_time_reset_plans_from_the_lookup_per_partition():
+    nodes = [node(0, storm(0, 50)), node(1, storm(1, 60))]
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("time", at_ms=1_700_000_000_000),
+                          time_offsets={("t", 0): 20, ("t", 1): None})
+    assert [(c.partition, c.after) for c in plan.changes] == [(0, 20), (1, 100)]
+
+
+def test_file_target_skips_partitions_not_in_the_file():
+    after, reasons = target_offset(Target("file", offsets={}, source="x.csv"), "t", 0, 50, LOG, {})
+    assert after is None and reasons == ("not in x.csv",)
+
+
+# --- ZooKeeper plans ----------------------------------------------------------------------------------------
+
+
+def test_zookeeper_plan_rewrites_bytes_and_flags_zero():
+    nodes = [node(0, storm(0, 50)), node(1, storm(1, 10)), node(2, storm(2, 3))]
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("earliest"))
+    by = {c.partition: c for c in plan.changes}
+    assert by[0].action == WRITE and by[0].after == 10 and by[0].delta == -40
+    assert by[0].after_data == storm(0, 10).encode() and by[0].version == 3
+    assert by[1].action == UNCHANGED
+    assert by[2].after == 0 and any("ignores a stored offset <= 0" in r for r in by[2].reasons)
+    assert any("offset <= 0" in w for w in plan.warnings)
+
+
+def test_zookeeper_plan_skips_unknown_topics_and_partitions_and_missing_records():
+    nodes = [node(0, storm(0, 50, topic="gone")), node(7, storm(7, 5))]
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), partitions=frozenset({0, 7, 9}))
+    assert [(c.partition, c.action) for c in plan.changes] == [(0, SKIP), (7, SKIP), (9, SKIP)]
+    assert "topic gone does not exist" in plan.changes[0].reasons
+    assert "partition 7 does not exist in t" in plan.changes[1].reasons[0]
+    assert "no record for this partition" in plan.changes[2].reasons[0]
+
+
+def test_zookeeper_plan_narrows_by_topic_and_partitions():
+    nodes = [node(0, storm(0, 50)), node(1, storm(1, 50)), node(0, storm(0, 9, topic="u"), folder="u")]
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), topic="t", partitions=frozenset({1}))
+    assert [(c.topic, c.partition) for c in plan.changes] == [("t", 1)]
+
+
+def test_malformed_record_gets_only_its_offset_rewritten_or_is_skipped():
+    bad_offset = '{"topic":"t","partition":0,"offset":"x"}'
+    plan = plan_zookeeper(SPOUT, [node(0, bad_offset), node(1, b"\x00garbage")], CLUSTER, Target("offset", offset=20))
+    fixed, garbage = plan.changes
+    assert fixed.action == WRITE and fixed.after_data == b'{"topic":"t","partition":0,"offset":20}'
+    assert "malformed" in fixed.reasons[0]
+    assert garbage.action == SKIP  # no topic to bound the target by
+
+
+def test_shift_of_a_malformed_record_is_skipped():
+    plan = plan_zookeeper(SPOUT, [node(0, '{"topic":"t","partition":0}')], CLUSTER, Target("shift", by=1))
+    assert plan.changes[0].action == SKIP and "no valid committed offset" in plan.changes[0].reasons[-1]
+
+
+# --- Kafka plans --------------------------------------------------------------------------------------------
+
+
+def commit(p: int, offset: int, meta: str | None = META, topic: str = "t") -> KafkaCommit:
+    return KafkaCommit("g", topic, p, offset, meta)
+
+
+def test_kafka_plan_keeps_storm_metadata():
+    plan = plan_kafka("g", [commit(0, 50), commit(1, 50)], CLUSTER, Target("earliest"))
+    assert [(c.after, c.after_metadata) for c in plan.changes] == [(10, META), (10, META)]
+
+
+def test_kafka_plan_writes_metadata_for_topology_id():
+    plan = plan_kafka("g", [commit(0, 50, None)], CLUSTER, Target("latest"), topology_id="orders-2-1700000001")
+    (c,) = plan.changes
+    assert json.loads(c.after_metadata)["topologyId"] == "orders-2-1700000001" and c.action == WRITE
+
+
+def test_kafka_plan_uses_the_groups_topology_for_commits_without_metadata():
+    plan = plan_kafka("g", [commit(0, 50), commit(1, 50, None)], CLUSTER, Target("latest"))
+    assert plan.changes[1].after_metadata == META
+
+
+def test_kafka_plan_without_any_storm_metadata_needs_topology_id():
+    plan = plan_kafka("g", [commit(0, 50, None)], CLUSTER, Target("latest"))
+    assert plan.changes[0].action == SKIP and "--topology-id" in plan.changes[0].reasons[-1]
+
+
+def test_kafka_plan_with_topic_covers_every_partition_of_it():
+    plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"), topic="t")
+    assert [(c.partition, c.before, c.after, c.action) for c in plan.changes] == [
+        (0, 50, 10, WRITE), (1, None, 10, WRITE), (2, None, 0, WRITE)]
+    assert not plan.changes[1].had_commit and "no commit before: a new commit is written" in plan.changes[1].reasons
+
+
+def test_kafka_unchanged_needs_same_offset_and_metadata():
+    same = plan_kafka("g", [commit(0, 10)], CLUSTER, Target("earliest"))
+    new_meta = plan_kafka("g", [commit(0, 10)], CLUSTER, Target("earliest"), topology_id="orders-3-1700000002")
+    assert same.changes[0].action == UNCHANGED and new_meta.changes[0].action == WRITE
+
+
+# --- migrate ---------------------------------------------------------------------------------------------------
+
+
+def test_migrate_copies_positions_with_metadata_and_skips_what_has_none():
+    nodes = [node(0, storm(0, 50)), node(1, storm(1, 0)), node(2, storm(2, 9)), node(3, "nope")]
+    plan = plan_migrate(SPOUT, nodes, "g2", [KafkaCommit("g2", "t", 0, 70, None)], CLUSTER, "orders-5-1700000005")
+    by = {c.partition: c for c in plan.changes}
+    assert (by[0].before, by[0].after, by[0].action) == (70, 50, WRITE)
+    assert json.loads(by[0].after_metadata)["topologyId"] == "orders-5-1700000005"
+    assert by[1].action == SKIP and "startOffsetTime" in by[1].reasons[0]
+    assert by[2].after == 5 and any("clamped" in r for r in by[2].reasons)
+    assert by[3].action == SKIP and "malformed" in by[3].reasons[0]
+    assert plan.key == ConsumerKey(KAFKA, "g2") and plan.source == SPOUT
+
+
+# --- restore ---------------------------------------------------------------------------------------------------
+
+
+def test_restore_zookeeper_puts_exact_bytes_back_against_the_current_version():
+    saved = [node(0, storm(0, 50), version=3), node(1, storm(1, 60), version=3)]
+    current = [node(0, storm(0, 10), version=4)]
+    plan = plan_restore_zookeeper(SPOUT, saved, current, CLUSTER, source="b.json")
+    again, gone = plan.changes
+    assert again.action == WRITE and again.after_data == storm(0, 50).encode() and again.version == 4
+    assert gone.action == SKIP and "no longer exists" in gone.reasons[0]
+
+
+def test_restore_zookeeper_notes_offsets_now_out_of_range_without_clamping():
+    plan = plan_restore_zookeeper(SPOUT, [node(0, storm(0, 5))], [node(0, storm(0, 10))], CLUSTER, source="b")
+    assert plan.changes[0].after == 5 and "not clamped" in plan.changes[0].reasons[0]
+
+
+def test_restore_kafka_restores_offset_and_metadata_and_reports_new_commits():
+    plan = plan_restore_kafka("g", [commit(0, 50, None), ("t", 1)], [commit(0, 10), commit(1, 10)], CLUSTER,
+                              source="b")
+    back, new = plan.changes
+    assert (back.after, back.after_metadata, back.action) == (50, None, WRITE)
+    assert new.action == SKIP and "cannot remove" in new.reasons[0]
+
+
+# --- guards ----------------------------------------------------------------------------------------------------
+
+
+def facts(**kw) -> GuardFacts:
+    base = dict(topology_ids=frozenset({"orders-1-1700000000"}), running=frozenset(), now_ms=100_000)
+    return GuardFacts(**{**base, **kw})
+
+
+def statuses(checks) -> dict[str, str]:
+    return {c.guard: c.status for c in checks}
+
+
+def test_guards_pass_when_nothing_runs_and_all_is_quiet():
+    checks = check_guards(facts(zk_modified_ms={"/a": 50_000}, groups=(GroupState("g", "empty", 0),)), ())
+    assert statuses(checks) == {"running-topology": "pass", "recent-write": "pass", "active-group": "pass"}
+
+
+@pytest.mark.parametrize("running", [{"orders-1-1700000000"}, {"orders-2-1700009999"}])
+def test_running_topology_refuses_by_id_or_by_name_after_a_redeploy(running):
+    (check, *_) = check_guards(facts(running=frozenset(running)), ())
+    assert check.status == "refused" and "orders-" in check.message and "--force running-topology" in check.message
+
+
+def test_running_topology_refuses_when_storm_root_cannot_be_read():
+    (check, *_) = check_guards(facts(running=None, running_unknown_why="no --zk given"), ())
+    assert check.status == "refused" and "no --zk given" in check.message
+
+
+def test_other_topologies_running_do_not_refuse():
+    (check, *_) = check_guards(facts(running=frozenset({"billing-1-1700000000"})), ())
+    assert check.status == "pass"
+
+
+def test_recent_write_refuses_within_the_quiet_period():
+    checks = check_guards(facts(zk_modified_ms={"/a": 95_000, "/b": 10_000}, quiet_period_s=10), ())
+    assert statuses(checks)["recent-write"] == "refused" and "/a was written 5.0s ago" in checks[1].message
+    quiet = check_guards(facts(zk_modified_ms={"/a": 95_000}, quiet_period_s=4), ())
+    assert statuses(quiet)["recent-write"] == "pass"
+
+
+def test_active_group_refuses_groups_with_members():
+    checks = check_guards(facts(groups=(GroupState("g", "stable", 2),)), ())
+    assert statuses(checks)["active-group"] == "refused" and "2 member(s)" in checks[2].message
+
+
+def test_force_overrides_only_the_named_guard():
+    checks = check_guards(facts(running=frozenset({"orders-1-1700000000"}), zk_modified_ms={"/a": 99_999}),
+                          {"recent-write"})
+    assert statuses(checks) == {"running-topology": "refused", "recent-write": "overridden",
+                                "active-group": "not-applicable"}
+    assert "overridden by --force recent-write" in checks[1].message
+
+
+# --- verification ------------------------------------------------------------------------------------------------
+
+
+def test_verify_zookeeper():
+    plan = plan_zookeeper(SPOUT, [node(0, storm(0, 50)), node(1, storm(1, 50))], CLUSTER, Target("earliest"))
+    good = {c.path: c.after_data for c in plan.changes}
+    assert verify_zookeeper(plan, good) == []
+    moved = {**good, "/spouts/orders/partition_1": storm(1, 77).encode()}
+    assert "partition_1 holds" in verify_zookeeper(plan, moved)[0]
+    assert "node gone" in verify_zookeeper(plan, {})[0]
+
+
+def test_verify_kafka_checks_offset_and_metadata():
+    plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"))
+    assert verify_kafka(plan, {("t", 0): (10, META)}) == []
+    assert "not the planned 10" in verify_kafka(plan, {("t", 0): (11, META)})[0]
+    assert "the spout will ignore" in verify_kafka(plan, {("t", 0): (10, None)})[0]
+    assert "no commit" in verify_kafka(plan, {})[0]
