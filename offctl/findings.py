@@ -23,27 +23,30 @@ CATALOGUE: dict[str, Code] = {
         Code("MALFORMED_RECORD", _E,
              "node data is not JSON, lacks offset/topic/partition, has wrong types, or `partition` "
              "disagrees with the node name",
-             "The spout cannot use this record and will start from startOffsetTime; with the topology "
-             "stopped, rewrite the partition's offset or delete the node."),
+             "The spout cannot use this record and will start from startOffsetTime. With the topology "
+             "stopped, `offctl reset --spout ID --partitions N --to offset --offset X` rewrites only its "
+             "offset, if the data is a JSON object; otherwise delete the node."),
         Code("TOPIC_MISMATCH", _E,
              "a record's topic differs from the expected topic, from its `<topic>/` folder, or from the "
              "topic most records of the same spout id name",
              "storm-kafka never checks the stored topic: the offset is applied to the wrong topic. Check "
-             "which topologies use this spoutConfig.id, then reset the partition for the right topic."),
+             "which topologies use this spoutConfig.id, then `offctl reset --spout ID --topic T` the "
+             "partitions of the right topic."),
         Code("ID_COLLISION", _E,
              "records under one spout id name more than one topology, or one Kafka group carries "
              "commits from more than one topology name",
              "Two topologies overwrite each other's progress. Give each its own spoutConfig.id "
-             "(or group.id), then reset the offsets of the one that moved."),
+             "(or group.id), then `offctl reset` (or `offctl restore` a backup of) the one that moved."),
         Code("OFFSET_BELOW_LOG_START", _E,
              "committed < log start offset: the messages in between are gone",
              "Retention deleted messages the spout had not processed; on its next fetch the spout jumps "
              "and drops its failed tuples. Decide between earliest (keep what is left) and a replay "
-             "source, then reset the offset with the topology stopped."),
+             "source, then, with the topology stopped, `offctl reset ... --to earliest`."),
         Code("OFFSET_ABOVE_LOG_END", _E,
              "committed > log end offset: topic recreated, truncated, or unclean leader election",
              "The spout will jump on its next fetch (to earliest or latest, by version). If the topic "
-             "was recreated, reset to earliest to read the new topic from its start."),
+             "was recreated, `offctl reset ... --to earliest` (topology stopped) to read the new topic "
+             "from its start."),
         Code("UNKNOWN_TOPIC", _E,
              "the record's topic does not exist",
              "The topic was deleted or renamed. Stop the topology or point it at the right topic; "
@@ -59,12 +62,13 @@ CATALOGUE: dict[str, Code] = {
              "assignment."),
         Code("IGNORED_ZERO_OFFSET", _W,
              "a ZooKeeper record holds offset <= 0: the spout replaces it with startOffsetTime",
-             "storm-kafka never honours a stored 0. To replay from the start use a reset to earliest "
-             "when the log starts above 0, or the spout's startOffsetTime."),
+             "storm-kafka never honours a stored 0. To replay from the start use `offctl reset --to "
+             "earliest` when the log starts above 0, or the spout's startOffsetTime."),
         Code("FOREIGN_COMMIT", _W,
              "a Kafka commit has no Storm metadata or names another topology than the rest of the group",
              "Spouts with the EARLIEST or LATEST first-poll strategy ignore this commit; UNCOMMITTED_* "
-             "honour it. Rewrite it with Storm metadata naming the topology if it should count."),
+             "honour it. If it should count, `offctl reset --group G --to shift --by 0 --topology-id "
+             "STORM_ID` rewrites only its metadata."),
         Code("LAG_BEYOND_MAX_OFFSET_BEHIND", _W,
              "lag > the maxOffsetBehind the user gave",
              "On restart the spout jumps to startOffsetTime and failed tuples this far behind are not "

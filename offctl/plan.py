@@ -20,6 +20,9 @@ from offctl.storm import commit_metadata_json, parse_commit_metadata, parse_stor
 
 TARGETS = ("earliest", "latest", "offset", "time", "shift")
 GUARDS = ("running-topology", "recent-write", "active-group")
+# Kafka accepts offset changes only for Empty or Dead groups; these states mean members are joined.
+ACTIVE_GROUP_STATES = frozenset({"stable", "preparing_rebalance", "completing_rebalance", "assigning",
+                                 "reconciling"})
 
 WRITE, UNCHANGED, SKIP = "write", "unchanged", "skip"
 
@@ -66,8 +69,6 @@ def make_target(to: str | None, offset: int | None, at: str | None, by: int | No
         raise UsageError(f"--to {to} needs {needs[to]}")
     if to == "offset" and offset < 0:
         raise UsageError(f"--offset {offset}: an offset is 0 or more")
-    if to == "shift" and by == 0:
-        raise UsageError("--by 0 would change nothing")
     return Target(to, offset=offset, at_ms=parse_time(at) if to == "time" else None, by=by)
 
 
@@ -559,9 +560,10 @@ def _recent(f: GuardFacts) -> tuple[str | None, str]:
 def _active(f: GuardFacts) -> tuple[str | None, str]:
     if not f.groups:
         return None, ""
-    busy = [g for g in f.groups if g.members > 0]
+    busy = [g for g in f.groups if g.members > 0 or g.state in ACTIVE_GROUP_STATES]
     if busy:
-        return ", ".join(f"group {g.group} has {g.members} member(s) ({g.state})" for g in busy), ""
+        return ", ".join(f"group {g.group} has {g.members or 'active'} member(s) (state {g.state}): a consumer "
+                         f"using subscribe() would overwrite the commit" for g in busy), ""
     return None, ", ".join(f"group {g.group} has no members ({g.state})" for g in f.groups)
 
 

@@ -156,8 +156,8 @@ def cli():
 
     runner = CliRunner()
 
-    def run(*args: str, env: dict | None = None) -> Result:
-        result = runner.invoke(app, list(args), env=env, catch_exceptions=False)
+    def run(*args: str, env: dict | None = None, input=None) -> Result:
+        result = runner.invoke(app, list(args), env=env, input=input, catch_exceptions=False)
         return Result(result.exit_code, result.stdout, result.stderr)
 
     return run

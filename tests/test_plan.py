@@ -74,7 +74,6 @@ def test_rewrite_refuses_what_is_not_a_json_object(data):
     (("offset", 5, None, 3), "--by goes with --to shift"),
     (("latest", None, "2026-01-01T00:00:00Z", None), "--at goes with --to time"),
     (("offset", -1, None, None), "0 or more"),
-    (("shift", None, None, 0), "--by 0"),
     (("time", None, "2026-01-01T00:00:00", None), "no zone"),
     (("time", None, "yesterday", None), "ISO-8601"),
     (("sideways", None, None, None), "expected one of"),
@@ -334,3 +333,15 @@ def test_verify_kafka_checks_offset_and_metadata():
     assert "not the planned 10" in verify_kafka(plan, {("t", 0): (11, META)})[0]
     assert "the spout will ignore" in verify_kafka(plan, {("t", 0): (10, None)})[0]
     assert "no commit" in verify_kafka(plan, {})[0]
+
+
+def test_active_group_refuses_a_joined_group_even_when_members_are_not_listed():
+    (_, _, check) = check_guards(facts(groups=(GroupState("g", "completing_rebalance", 0),)), ())
+    assert check.status == "refused" and "completing_rebalance" in check.message
+
+
+def test_shift_by_zero_with_a_topology_id_rewrites_only_the_metadata():
+    plan = plan_kafka("g", [commit(0, 50, None), commit(1, 60, None)], CLUSTER, make_target("shift", None, None, 0),
+                      topology_id="orders-1-1700000000")
+    assert [(c.before, c.after, c.after_metadata, c.action) for c in plan.changes] == [
+        (50, 50, META, WRITE), (60, 60, META, WRITE)]

@@ -1,0 +1,326 @@
+"""reset, restore and migrate end to end: the real CLI against the real ZooKeeper and broker.
+
+The test broker (Tansu) drops commit metadata, so a Kafka write there fails verification (exit 5, "the
+spout will ignore this commit"), which is the truth about that broker. The Kafka tests check the offsets
+either way and expect exit 0 only when the broker kept the metadata, as Apache Kafka does.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import storm_record
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+TOPOLOGY = "orders-topology-1-1700000000"  # storm_record's default
+
+
+@pytest.fixture
+def answer_yes_after(monkeypatch):
+    """Answer the confirmation prompt with yes, after running `action`: a change made while the operator
+    reads the plan, between planning and writing."""
+    asked = []
+
+    def install(action):
+        def confirm(question, **kw):
+            asked.append(question)
+            action()
+            return True
+
+        monkeypatch.setattr("offctl.commands.reset.typer.confirm", confirm)
+        return asked
+
+    return install
+
+
+@pytest.fixture
+def fleet(zk, kafka, names, zk_server, broker, tmp_path):
+    """A topic with 3 partitions of 10 messages, a spout at 4,5,6, an empty Storm root, and the flags."""
+    topic = names("orders")
+    kafka.create_topic(topic, 3)
+    for p in range(3):
+        kafka.produce(topic, p, 10)
+    root = names.root + "/spouts"
+    for p in range(3):
+        zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, 4 + p), makepath=True)
+    zk.ensure_path(names.root + "/storm/storms")
+
+    class Fleet:
+        pass
+
+    f = Fleet()
+    f.topic, f.root, f.storm_root = topic, root, names.root + "/storm"
+    f.backups, f.audit = tmp_path / "backups", tmp_path / "audit.log"
+    f.conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+              "--storm-root", f.storm_root]
+    f.safe = ["--backup-dir", str(f.backups), "--audit-log", str(f.audit)]
+    f.spout = [*f.conn, *f.safe, "--spout", "orders"]
+    f.path = lambda p: f"{root}/orders/partition_{p}"
+    f.state = lambda: {p: zk.get(f.path(p)) for p in range(3)}
+    return f
+
+
+def nodes(state) -> dict:
+    return {p: (data, stat.version) for p, (data, stat) in state.items()}
+
+
+def offset_of(data: bytes) -> int:
+    return json.loads(data)["offset"]
+
+
+def test_dry_run_prints_the_plan_and_changes_nothing(cli, fleet):
+    before = nodes(fleet.state())
+    result = cli("reset", *fleet.spout, "--to", "earliest", "--quiet-period", "0", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert doc["mode"] == "dry-run" and not doc["executed"] and doc["backup"] is None
+    assert [(c["partition"], c["before"], c["after"], c["action"]) for c in doc["changes"]] == [
+        (0, 4, 0, "write"), (1, 5, 0, "write"), (2, 6, 0, "write")]
+    assert any("ignores a stored offset <= 0" in r for r in doc["changes"][0]["reasons"])
+    assert "dry run" in result.stderr
+    assert nodes(fleet.state()) == before and not fleet.backups.exists() and not fleet.audit.exists()
+
+
+def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_the_bytes_back(cli, fleet, zk):
+    odd = b'{"offset":4,  "topic":"%s","partition":0,"extra":{"k":[1,2]},"topology":{"id":"%s"}}' % (
+        fleet.topic.encode(), TOPOLOGY.encode())
+    zk.set(fleet.path(0), odd)
+    zk.create(fleet.root + "/other/partition_0", storm_record(fleet.topic, 0, 9), makepath=True)
+    before = nodes(fleet.state())
+    result = cli("reset", *fleet.spout, "--to", "offset", "--offset", "3", "--partitions", "0,1",
+                 "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0}
+    after = nodes(fleet.state())
+    assert after[0] == (odd.replace(b'"offset":4', b'"offset":3'), before[0][1] + 1)
+    assert after[1][0] == before[1][0].replace(b'"offset": 5', b'"offset": 3') and offset_of(after[1][0]) == 3
+    assert after[2] == before[2]  # not selected
+    assert zk.get(fleet.root + "/other/partition_0")[0] == storm_record(fleet.topic, 0, 9)
+    audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert [(a["path"], a["before"], a["after"], a["backup"]) for a in audit] == [
+        (fleet.path(0), 4, 3, doc["backup"]), (fleet.path(1), 5, 3, doc["backup"])]
+
+    restored = cli("restore", doc["backup"], *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes",
+                   "-o", "json")
+    assert restored.exit_code == 0, restored.stderr
+    assert restored.json()["operation"] == "restore" and restored.json()["verified"]
+    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+
+
+def test_table_output_names_the_backup_and_how_to_undo(cli, fleet):
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "backup: " in result.stdout and "undo with: offctl restore " in result.stdout
+    assert "verified" in result.stdout
+    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
+
+
+def test_running_topology_refuses_and_force_overrides(cli, fleet, zk):
+    zk.create(f"{fleet.storm_root}/storms/orders-topology-4-1700000400")  # redeployed: new id, same name
+    before = nodes(fleet.state())
+    refused = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    assert refused.exit_code == 4
+    assert "running-topology" in refused.stderr and "orders-topology-4-1700000400 is running" in refused.stderr
+    assert nodes(fleet.state()) == before and not fleet.backups.exists()
+    forced = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes",
+                 "--force", "running-topology", "-o", "json")
+    assert forced.exit_code == 0, forced.stderr
+    guard = {g["guard"]: g for g in forced.json()["guards"]}["running-topology"]
+    assert guard["status"] == "overridden" and "overridden by --force running-topology" in guard["message"]
+
+
+def test_dry_run_reports_a_refusal_with_exit_4(cli, fleet, zk):
+    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
+    assert result.exit_code == 4 and result.json()["mode"] == "dry-run"
+
+
+def test_unknown_storm_root_refuses(cli, fleet):
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--storm-root", "/no-storm-here")
+    assert result.exit_code == 4 and "cannot tell whether the owning topology runs" in result.stderr
+
+
+def test_recent_write_refuses_within_the_quiet_period(cli, fleet):
+    before = nodes(fleet.state())
+    result = cli("reset", *fleet.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600")
+    assert result.exit_code == 4 and "recent-write" in result.stderr and "quiet period" in result.stderr
+    assert nodes(fleet.state()) == before
+    forced = cli("reset", *fleet.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600",
+                 "--force", "recent-write")
+    assert forced.exit_code == 0, forced.stderr
+
+
+def test_a_node_changed_between_plan_and_write_aborts_the_whole_spout(cli, fleet, zk, answer_yes_after):
+    before = nodes(fleet.state())
+    moved = storm_record(fleet.topic, 1, 8)
+    asked = answer_yes_after(lambda: zk.set(fleet.path(1), moved))  # the spout commits while we are asked
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute")
+    assert asked and result.exit_code == 5, result.stderr
+    assert f"{fleet.path(1)} changed since it was read" in result.stderr and "nothing was written" in result.stderr
+    after = nodes(fleet.state())
+    assert after[0] == before[0] and after[2] == before[2]
+    assert after[1][0] == moved
+    assert not fleet.audit.exists()
+
+
+def test_declining_the_prompt_writes_nothing(cli, fleet):
+    before = nodes(fleet.state())
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", input="n\n")
+    assert result.exit_code == 4 and "not confirmed" in result.stdout
+    assert "Write 3 partition(s)" in result.stderr  # the plan and question went to stderr
+    assert nodes(fleet.state()) == before and not fleet.backups.exists()
+
+
+def test_from_file_plan_replays_a_saved_dry_run(cli, fleet, tmp_path):
+    plan = cli("reset", *fleet.spout, "--to", "shift", "--by", "-2", "--quiet-period", "0", "-o", "json")
+    saved = tmp_path / "plan.json"
+    saved.write_text(plan.stdout)
+    result = cli("reset", *fleet.conn, *fleet.safe, "--from-file", str(saved), "--quiet-period", "0", "--execute",
+                 "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert [offset_of(d) for d, _ in fleet.state().values()] == [2, 3, 4]
+
+
+# --- Kafka groups -------------------------------------------------------------------------------------------
+
+
+def commits(kafka, group: str) -> dict:
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    result = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
+    return {(tp.topic, tp.partition): (tp.offset, tp.metadata or None) for tp in result.topic_partitions
+            if tp.offset >= 0}
+
+
+def expect_written(result, kept: dict, offsets: dict) -> None:
+    """Offsets must be as planned; exit 0 when the broker kept the Storm metadata, else 5 saying so."""
+    assert {tp: o for tp, (o, _) in kept.items() if tp in offsets} == offsets
+    if all(meta for _, meta in kept.values()):
+        assert result.exit_code == 0, result.stderr
+    else:
+        assert result.exit_code == 5 and "the spout will ignore this commit" in result.stderr
+
+
+def test_kafka_group_reset_and_restore(cli, fleet, kafka, names):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 7, 1: 8})
+    base = [*fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY]
+    dry = cli("reset", *base, "--to", "earliest", "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    assert [(c["partition"], c["before"], c["after"]) for c in dry.json()["changes"]] == [(0, 7, 0), (1, 8, 0)]
+    assert commits(kafka, group) == {(fleet.topic, 0): (7, None), (fleet.topic, 1): (8, None)}
+
+    done = cli("reset", *base, "--to", "earliest", "--execute", "--yes", "-o", "json")
+    expect_written(done, commits(kafka, group), {(fleet.topic, 0): 0, (fleet.topic, 1): 0})
+    assert json.loads(fleet.backups.joinpath(done.json()["backup"]).read_text())["kafka"] == [
+        {"topic": fleet.topic, "partition": 0, "offset": 7, "metadata": None},
+        {"topic": fleet.topic, "partition": 1, "offset": 8, "metadata": None}]
+
+    back = cli("restore", done.json()["backup"], *fleet.conn, *fleet.safe, "--execute", "--yes")
+    assert back.exit_code == 0, back.stderr
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 7, (fleet.topic, 1): 8}
+
+
+def test_kafka_reset_from_kafka_consumer_groups_csv(cli, fleet, kafka, names, tmp_path):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 1, 1: 1, 2: 1})
+    csv_file = tmp_path / "reset.csv"
+    csv_file.write_text(f"{group},{fleet.topic},0,6\n{group},{fleet.topic},2,99\n")
+    result = cli("reset", *fleet.conn, *fleet.safe, "--from-file", str(csv_file), "--topology-id", TOPOLOGY,
+                 "--execute", "--yes", "-o", "json")
+    changes = {c["partition"]: c for c in result.json()["changes"]}
+    assert changes[2]["after"] == 10 and "clamped" in changes[2]["reasons"][0]
+    assert changes[1]["action"] == "skip"
+    expect_written(result, commits(kafka, group), {(fleet.topic, 0): 6, (fleet.topic, 1): 1, (fleet.topic, 2): 10})
+
+
+def test_kafka_commit_moved_between_plan_and_write_aborts(cli, fleet, kafka, names, answer_yes_after):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 2, 1: 2})
+    asked = answer_yes_after(lambda: kafka.commit(group, fleet.topic, {1: 5}))
+    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to", "latest",
+                 "--execute")
+    assert asked and result.exit_code == 5 and "changed since it was read" in result.stderr
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 2, (fleet.topic, 1): 5}
+
+
+def test_active_group_refuses_while_a_consumer_is_joined(cli, fleet, kafka, names, broker):
+    import time
+
+    from confluent_kafka import Consumer
+
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 1})
+    consumer = Consumer({"bootstrap.servers": broker.address, "group.id": group, "session.timeout.ms": 10000,
+                         "enable.auto.commit": False})
+    try:
+        consumer.subscribe([fleet.topic])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            consumer.poll(0.2)
+            state = kafka.admin.describe_consumer_groups([group])[group].result(30).state.name.lower()
+            if state not in ("empty", "dead", "unknown"):
+                break
+        result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to",
+                     "latest", "--execute", "--yes")
+    finally:
+        consumer.close()
+    assert result.exit_code == 4 and "active-group" in result.stderr
+    assert commits(kafka, group)[(fleet.topic, 0)][0] == 1
+
+
+def test_migrate_copies_zookeeper_offsets_into_the_group(cli, fleet, kafka, names):
+    group = names("group")
+    base = [*fleet.spout, "--group", group, "--topology-id", "orders-new-2-1700000500", "--quiet-period", "0"]
+    dry = cli("migrate", *base, "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    assert [(c["partition"], c["before"], c["after"]) for c in dry.json()["changes"]] == [
+        (0, None, 4), (1, None, 5), (2, None, 6)]
+    assert commits(kafka, group) == {}
+    done = cli("migrate", *base, "--execute", "--yes", "-o", "json")
+    expect_written(done, commits(kafka, group), {(fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6})
+    assert done.json()["from"] == f"{fleet.root}/orders"
+
+
+# --- usage errors -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["reset", "--spout", "s", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2", "--to", "offset"],
+     "--to offset needs --offset"),
+    (["reset", "--group", "g", "--bootstrap-servers", "h:2", "--to", "earliest", "--offset", "5"],
+     "--offset goes with --to offset"),
+    (["reset", "--spout", "s", "--group", "g", "--to", "earliest"], "exactly one of --spout"),
+    (["reset", "--to", "earliest"], "exactly one of --spout"),
+    (["reset", "--spout", "s", "--to", "latest"], "needs --zk"),
+    (["reset", "--spout", "s", "--zk", "h:1", "--zk-root", "/a", "--zk-root", "/b", "--to", "latest"],
+     "exactly one --zk-root"),
+    (["reset", "--group", "g", "--to", "latest"], "needs --bootstrap-servers"),
+    (["reset", "--group", "g", "--to", "time", "--at", "yesterday"], "ISO-8601"),
+    (["reset", "--group", "g", "--to", "latest", "--partitions", "3-1"], "--partitions"),
+    (["reset", "--spout", "s", "--to", "latest", "--topology-id", "x-1-2"], "--topology-id is for Kafka"),
+    (["reset", "--group", "g", "--from-file", "/nonexistent/plan.csv"], "cannot read"),
+    (["reset", "--group", "g", "--from-file", "/nonexistent/plan.csv", "--to", "latest"], "either --to or --from-file"),
+    (["reset", "--group", "g", "--to", "latest", "--force", "everything"], "everything"),
+    (["restore", "/nonexistent/backup.json"], "cannot read"),
+    (["migrate", "--spout", "s", "--group", "g", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2"],
+     "--topology-id"),
+])
+def test_bad_flags_exit_2_with_a_clear_message(cli, args, message):
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_unreachable_zookeeper_exits_3_and_writes_nothing(cli, tmp_path, broker):
+    from offctl.servers import free_port
+
+    result = cli("reset", "--zk", f"127.0.0.1:{free_port()}", "--zk-root", "/r", "--spout", "s",
+                 "--bootstrap-servers", broker.address, "--to", "latest", "--timeout", "1", "--execute", "--yes",
+                 "--backup-dir", str(tmp_path / "b"))
+    assert result.exit_code == 3 and "ZooKeeper" in result.stderr
+    assert not (tmp_path / "b").exists()
