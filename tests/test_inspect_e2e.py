@@ -163,3 +163,17 @@ def test_real_entry_point_pipes_json(zk_server, broker, fleet):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["summary"]["status"] == "error"
+
+
+def test_offsets_for_times_answers_every_partition_within_the_log(kafka, broker, names):
+    """The adapter's timestamp lookup runs against the broker. Tansu has no timestamp index, so the values
+    are only checked to be positions in the log (or None); the rule itself is tested in test_plan.py."""
+    from offctl.kafka import KafkaStore
+
+    topic = names("t")
+    kafka.create_topic(topic, 2)
+    kafka.produce(topic, 0, 3)
+    store = KafkaStore(broker.address)
+    found = store.offsets_for_times([(topic, 0), (topic, 1)], 1_700_000_000_000)
+    assert set(found) == {(topic, 0), (topic, 1)}
+    assert all(v is None or 0 <= v <= 3 for v in found.values())

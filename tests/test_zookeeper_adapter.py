@@ -99,3 +99,33 @@ def test_unreachable_server_is_store_unavailable():
     with pytest.raises(StoreUnavailable, match=r"ZooKeeper at 127\.0\.0\.1:1 did not answer within 0\.5s"):
         with ZkStore("127.0.0.1:1", timeout=0.5):
             pass
+
+
+def test_versioned_write_is_all_or_nothing(zk, zk_server, names):
+    from offctl.errors import WriteConflict
+
+    paths = [f"{names.root}/s/partition_{p}" for p in range(3)]
+    for p, path in enumerate(paths):
+        zk.create(path, b"v0-%d" % p, makepath=True)
+    with ZkStore(zk_server.address) as store:
+        store.write_versioned([(path, b"v1", 0) for path in paths])
+        assert store.read_data(paths) == {path: b"v1" for path in paths}
+        zk.set(paths[2], b"someone else")  # version 2 now
+        with pytest.raises(WriteConflict, match=f"{paths[2]} changed since it was read"):
+            store.write_versioned([(path, b"v2", 1) for path in paths])
+        assert store.read_data(paths) == {paths[0]: b"v1", paths[1]: b"v1", paths[2]: b"someone else"}
+        zk.delete(paths[1])
+        with pytest.raises(WriteConflict, match=f"{paths[1]} was deleted"):
+            store.write_versioned([(paths[0], b"v3", 1), (paths[1], b"v3", 1)])
+        assert store.read_data(paths) == {paths[0]: b"v1", paths[2]: b"someone else"}
+
+
+def test_versioned_write_too_large_for_one_request_writes_nothing(zk, zk_server, names):
+    from offctl.errors import WriteConflict
+
+    path = f"{names.root}/big/partition_0"
+    zk.create(path, b"old", makepath=True)
+    with ZkStore(zk_server.address) as store:
+        with pytest.raises(WriteConflict, match="--partitions"):
+            store.write_versioned([(path, b"x" * 500_000, 0), (path, b"y" * 500_000, 0)])
+    assert zk.get(path)[0] == b"old"
