@@ -10,6 +10,7 @@ from offctl import __version__
 
 from .inspect import inspect_command
 from .reset import migrate_command, reset_command, restore_command
+from .sandbox import app as sandbox_app
 
 app = typer.Typer(
     name="offctl",
@@ -39,6 +40,7 @@ app.command("inspect")(inspect_command)
 app.command("reset")(reset_command)
 app.command("restore")(restore_command)
 app.command("migrate")(migrate_command)
+app.add_typer(sandbox_app)
 
 
 def main() -> None:

@@ -47,6 +47,17 @@ KafkaConfigFile = Annotated[Optional[Path], typer.Option(
 def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str | None, storm_root: str,
                timeout: float, zk_auth: str | None, kafka_config: list[str] | None,
                kafka_config_file: Path | None) -> Connection:
+    """The connection the flags and environment name; with none of --zk, --zk-root and --bootstrap-servers,
+    the running sandbox (`offctl sandbox up`), said on stderr."""
+    if not (zk or zk_root or bootstrap_servers):
+        from offctl.sandbox import active
+
+        sandbox = active()
+        if sandbox is not None:
+            err_console.print(f"offctl: using the sandbox (ZooKeeper {sandbox.zk}, Kafka {sandbox.broker}, "
+                              f"zkRoot {sandbox.zk_root}); see `offctl sandbox status`")
+            zk, zk_root, bootstrap_servers = sandbox.zk, [sandbox.zk_root], sandbox.broker
+            storm_root = sandbox.storm_root if storm_root == "/storm" else storm_root
     return Connection(zk=zk or None, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers or None,
                       storm_root=storm_root, timeout=timeout, zk_auth=zk_auth or None,
                       kafka_config=parse_kafka_config(kafka_config or (), kafka_config_file))

@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -21,6 +22,10 @@ from offctl import servers
 from offctl.errors import OffctlError
 
 ALLOW_SKIP = os.environ.get("OFFCTL_ALLOW_SKIP") == "1"
+
+# Backups, audit logs and the sandbox state go to a directory of this run, never the user's: a sandbox the
+# developer has running must not answer the tests' commands.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="offctl-test-state-")
 
 
 def _unavailable(what: str, exc: Exception):

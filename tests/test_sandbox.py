@@ -1,0 +1,58 @@
+"""offctl sandbox end to end: its own ZooKeeper and broker, started, seeded, used and stopped by pid."""
+
+from __future__ import annotations
+
+import pytest
+
+from offctl import sandbox, servers
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+EXPECTED = {"MALFORMED_RECORD", "TOPIC_MISMATCH", "ID_COLLISION", "OFFSET_ABOVE_LOG_END", "UNKNOWN_TOPIC",
+            "UNKNOWN_PARTITION", "MISSING_PARTITION", "IGNORED_ZERO_OFFSET", "FOREIGN_COMMIT", "HIGH_LAG",
+            "STALE_TOPOLOGY", "STALE_BROKER"}
+
+
+def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert cli("sandbox", "status").exit_code == 3
+    assert cli("sandbox", "seed").exit_code == 3
+    started = cli("sandbox", "up")
+    try:
+        assert started.exit_code == 0, started.stderr
+        state = sandbox.load()
+        assert state is not None and all(state.running.values())
+        again = cli("sandbox", "up")
+        assert "already running" in again.stdout and sandbox.load() == state
+
+        seeded = cli("sandbox", "seed")
+        assert seeded.exit_code == 0, seeded.stderr
+        assert cli("sandbox", "seed").exit_code == 0  # seeding twice is fine
+
+        report = cli("inspect", "--lag-threshold", "5", "--group", "clicks-client", "--group", "payments-tool",
+                     "-o", "json")
+        assert report.exit_code == 1 and "using the sandbox" in report.stderr
+        doc = report.json()
+        assert {f["code"] for f in doc["findings"]} == EXPECTED
+        healthy = {c["consumer"] for c in doc["consumers"] if c["status"] == "ok"}
+        assert healthy == {"orders-etl", "wildcard-spout"}
+
+        # a reset against the sandbox, with no connection flags: orders-etl's topology runs, so it is refused
+        refused = cli("reset", "--spout", "orders-etl", "--to", "latest", "--quiet-period", "0")
+        assert refused.exit_code == 4 and "orders-etl-3-1763700000 is running" in refused.stderr
+        fixed = cli("reset", "--spout", "legacy-clicks", "--to", "earliest", "--quiet-period", "0", "--execute",
+                    "--yes", "-o", "json")
+        assert fixed.exit_code == 0, fixed.stderr
+        assert [c["after"] for c in fixed.json()["changes"]] == [0, 0]
+    finally:
+        stopped = cli("sandbox", "down")
+    assert stopped.exit_code == 0 and "stopped" in stopped.stdout
+    assert not servers.is_running(state.zk_pid) and not servers.is_running(state.broker_pid)
+    assert sandbox.load() is None and cli("sandbox", "status").exit_code == 3
+
+
+def test_fleet_names_every_finding_it_seeds():
+    nodes, commits, shows = sandbox.fleet("127.0.0.1:9092")
+    assert all(path.startswith(sandbox.ROOT + "/") for path in nodes)
+    described = " ".join(shows)
+    assert all(code in described for code in EXPECTED | {"OFFSET_BELOW_LOG_START"})
