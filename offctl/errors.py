@@ -31,3 +31,19 @@ class WriteConflict(OffctlError):
     """A write conflicted with a concurrent change or failed verification (exit 5)."""
 
     exit_code = 5
+
+
+# Every exit code of every command (spec section 3), with when it happens; docs/exit-codes.md is made from it.
+EXIT_CODES: dict[int, str] = {
+    0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified",
+    1: "`inspect`: findings at or above `--fail-on` (default `error`)",
+    2: "usage error: a wrong flag, value or combination, a file that cannot be read or is not what it should "
+       "be; nothing was written",
+    3: "a store could not be reached or read, also when only part of it could be read (the report is "
+       "partial); `sandbox status`: no sandbox running",
+    4: "refused by a safety guard (running-topology, recent-write, active-group), also a dry run whose "
+       "execution would be refused, and a declined confirmation; nothing was written",
+    5: "a write conflicted (a node or commit changed since it was read: nothing was written), failed, or "
+       "failed verification after writing; also when the backup could not be written (nothing was written)",
+    130: "interrupted (Ctrl-C)",
+}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from offctl.analyze import __doc__ as RULES
+from offctl.errors import EXIT_CODES
 from offctl.findings import CATALOGUE
 
 
@@ -37,5 +38,37 @@ def findings_markdown() -> str:
     return "\n".join(lines)
 
 
+def exit_codes_markdown() -> str:
+    """docs/exit-codes.md: what each exit code means, for scripts and runbooks."""
+    lines = [
+        "# Exit codes",
+        "",
+        "Generated from `offctl/errors.py` by `python -m offctl.reference exit-codes`; a test fails when this",
+        "page and the code disagree. Every command uses the same codes; the message is on stderr, data on stdout.",
+        "",
+        "| code | meaning |",
+        "|---|---|",
+        *(f"| {code} | {meaning} |" for code, meaning in EXIT_CODES.items()),
+        "",
+        "In a script, branch on the code, not on the text of the message:",
+        "",
+        "```sh",
+        "offctl inspect --zk \"$ZK\" --zk-root /kafka-spouts --output json > report.json",
+        "case $? in",
+        "  0) echo healthy ;;",
+        "  1) jq '.findings[] | select(.severity == \"error\")' report.json ;;",
+        "  3) echo 'a store could not be read: the report is partial or missing' >&2 ;;",
+        "  *) exit 1 ;;",
+        "esac",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+PAGES = {"findings": findings_markdown, "exit-codes": exit_codes_markdown}
+
 if __name__ == "__main__":
-    print(findings_markdown(), end="")
+    import sys
+
+    print(PAGES[sys.argv[1] if len(sys.argv) > 1 else "findings"](), end="")

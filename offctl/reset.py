@@ -67,6 +67,7 @@ class ResetRequest:
     target: Target | None = None
     from_file: Path | None = None
     topology_id: str | None = None
+    zk_root: str | None = None  # from a --from-file plan or backup; else the one --zk-root
 
 
 def _now() -> int:
@@ -139,7 +140,7 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
             if key.store == ZOOKEEPER:
                 if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
                     raise UsageError(f"{request.from_file} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
-                request = replace(request, spout=key.consumer)
+                request = replace(request, spout=key.consumer, zk_root=key.zk_root)
             else:
                 request = replace(request, group=key.consumer)
         if not loaded.offsets:
@@ -161,8 +162,8 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
     request, target = _resolve_request(conn, request)
     zk_spout = request.spout is not None
     if zk_spout:
-        _need(conn, zk=True, root=True, kafka=True, why="reset --spout")
-        roots = [normalize_root(conn.zk_roots[0])]
+        _need(conn, zk=True, root=request.zk_root is None, kafka=True, why="reset --spout")
+        roots = [request.zk_root or normalize_root(conn.zk_roots[0])]
         key = ConsumerKey(ZOOKEEPER, request.spout, roots[0])
         selection = Selection(spouts=(request.spout,), topic=request.topic)
     else:

@@ -75,10 +75,18 @@ def test_ranges(numbers, text):
     assert ranges(numbers) == text
 
 
-def test_findings_reference_is_generated_from_the_catalogue():
+@pytest.mark.parametrize("name", ["findings", "exit-codes"])
+def test_reference_pages_are_generated_from_the_code(name):
     from pathlib import Path
 
-    from offctl.reference import findings_markdown
+    from offctl.reference import PAGES
 
-    page = Path(__file__).parent.parent / "docs" / "findings.md"
-    assert page.read_text() == findings_markdown(), "regenerate: python -m offctl.reference > docs/findings.md"
+    page = Path(__file__).parent.parent / "docs" / f"{name}.md"
+    assert page.read_text() == PAGES[name](), f"regenerate: python -m offctl.reference {name} > docs/{name}.md"
+
+
+def test_every_exit_code_an_error_carries_is_documented():
+    from offctl import errors, servers
+
+    classes = [errors.OffctlError, *errors.OffctlError.__subclasses__(), servers.MissingPrerequisite]
+    assert {c.exit_code for c in classes} <= set(errors.EXIT_CODES)
