@@ -173,3 +173,15 @@ def test_hung_server_exits_3_instead_of_hanging(black_hole, store):
     assert proc.returncode == 3, proc.stderr
     assert black_hole in proc.stderr and "did not answer" in proc.stderr
     assert proc.stdout == "" and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["reset"], ["restore"], ["migrate"], ["sandbox", "up"],
+                                     ["sandbox", "seed"], ["sandbox", "status"], ["sandbox", "down"]])
+def test_every_command_has_help_with_an_example(cli, command):
+    result = cli(*command, "--help")
+    assert result.exit_code == 0 and "Example:" in result.stdout and "offctl " in result.stdout
+
+
+def test_shell_completion_is_offered(cli):
+    result = cli("--show-completion", "bash")
+    assert result.exit_code == 0 and "complete" in result.stdout.lower()
