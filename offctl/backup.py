@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from offctl.errors import UsageError, WriteConflict
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, ZkNode
+from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, ZkNode, iso_ms
 from offctl.plan import Change, Plan, change_dict
 from offctl.storm import parse_zk_node
 
@@ -35,18 +35,10 @@ def state_dir() -> Path:
     return Path(base) / "offctl"
 
 
-def _iso(ms: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
-
-
-def _key_fields(key: ConsumerKey) -> dict:
-    return {"store": key.store, "consumer": key.consumer, "zk_root": key.zk_root}
-
-
 def backup_document(plan: Plan, created_ms: int) -> dict:
     """The before-image of every partition the plan writes."""
-    doc = {"offctl_backup": FORMAT, "created_at": _iso(created_ms), "created_ms": created_ms,
-           "operation": plan.operation, "target": plan.target, **_key_fields(plan.key)}
+    doc = {"offctl_backup": FORMAT, "created_at": iso_ms(created_ms), "created_ms": created_ms,
+           "operation": plan.operation, "target": plan.target, **plan.key.fields()}
     if plan.key.store == ZOOKEEPER:
         doc["zookeeper"] = [{"path": c.path, "topic": c.topic, "partition": c.partition, "offset": c.before,
                              "version": c.version, "data_base64": base64.b64encode(c.before_data).decode()}
@@ -248,8 +240,8 @@ def who() -> str:
 
 
 def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int, where: str) -> list[str]:
-    base = {"time": _iso(now_ms), "who": who(), "host": socket.gethostname(), "operation": plan.operation,
-            "target": plan.target, **_key_fields(plan.key), "server": where, "backup": str(backup)}
+    base = {"time": iso_ms(now_ms), "who": who(), "host": socket.gethostname(), "operation": plan.operation,
+            "target": plan.target, **plan.key.fields(), "server": where, "backup": str(backup)}
     if plan.source is not None:
         base["from"] = str(plan.source)
     return [json.dumps({**base, **{k: v for k, v in change_dict(c).items() if k not in ("action", "reasons")}})

@@ -54,8 +54,12 @@ def validate(conn: Connection, selection: Selection) -> None:
         raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group "
                          "(new spouts, with --bootstrap-servers)")
     for spout in selection.spouts:
-        if not spout or "/" in spout:
-            raise UsageError(f"--spout {spout!r} is not a spout id (a single ZooKeeper node name)")
+        check_spout_id(spout)
+
+
+def check_spout_id(spout: str) -> None:
+    if not spout or "/" in spout:
+        raise UsageError(f"--spout {spout!r} is not a spout id (a single ZooKeeper node name)")
 
 
 @contextmanager

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from enum import IntEnum
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
+
+
+def iso_ms(ms: int | None) -> str | None:
+    """Epoch milliseconds as ISO-8601 UTC with milliseconds, 2026-11-22T03:15:00.123Z."""
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Severity(IntEnum):
@@ -102,6 +110,10 @@ class ConsumerKey:
     store: str
     consumer: str
     zk_root: str | None = None
+
+    def fields(self) -> dict:
+        """store, consumer and zk_root, as every JSON document and file of offctl names a consumer."""
+        return {"store": self.store, "consumer": self.consumer, "zk_root": self.zk_root}
 
     def __str__(self) -> str:
         if self.store == ZOOKEEPER:

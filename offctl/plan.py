@@ -12,10 +12,11 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 
 from offctl.errors import UsageError
-from offctl.model import KAFKA, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
+from offctl.model import (KAFKA, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
+                          PartitionLog, ZkNode, iso_ms)
 from offctl.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
 
 TARGETS = ("earliest", "latest", "offset", "time", "shift")
@@ -45,7 +46,7 @@ class Target:
         if self.kind == "offset":
             return f"offset {self.offset}"
         if self.kind == "time":
-            return f"time {_iso(self.at_ms)}"
+            return f"time {iso_ms(self.at_ms)}"
         if self.kind == "shift":
             return f"shift {self.by:+d}"
         if self.kind == "file":
@@ -99,13 +100,6 @@ def parse_partitions(text: str | None) -> frozenset[int] | None:
             raise UsageError(f"--partitions {text!r}: expected partition numbers like 0,3,5 or 0-7")
         found.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
     return frozenset(found)
-
-
-def _iso(ms: int | None) -> str:
-    if ms is None:
-        return "?"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z")
 
 
 # --- rewriting only the offset of a storm-kafka node ----------------------------------------------------
@@ -251,7 +245,7 @@ def target_offset(target: Target, topic: str, partition: int, before: int | None
     elif kind == "time":
         found = time_offsets.get((topic, partition))
         if found is None:
-            wanted, why = log.log_end, (f"no message at or after {_iso(target.at_ms)}: log end, as "
+            wanted, why = log.log_end, (f"no message at or after {iso_ms(target.at_ms)}: log end, as "
                                         f"kafka-consumer-groups does",)
         else:
             wanted, why = found, ()
@@ -277,6 +271,28 @@ def _log_of(cluster: Cluster, topic: str | None, partition: int) -> tuple[Partit
     return cluster[topic][partition], None
 
 
+def _selected(nodes: Iterable[ZkNode], topic: str | None,
+              partitions: frozenset[int] | None) -> list[tuple[ZkNode, OffsetRecord]]:
+    """The spout's nodes on `topic` and in `partitions` (None: all), parsed, in topic-folder and partition order."""
+    picked = []
+    for node in sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition)):
+        record = parse_zk_node(node)
+        if (not topic or record.topic == topic) and (partitions is None or node.node_partition in partitions):
+            picked.append((node, record))
+    return picked
+
+
+def _unseen(partitions: frozenset[int] | None, picked: list[tuple[ZkNode, OffsetRecord]]) -> list[int]:
+    """Partitions asked for with --partitions that have no node."""
+    return sorted((partitions or frozenset()) - {node.node_partition for node, _ in picked})
+
+
+def _kafka_change(topic: str | None, partition: int, commit: KafkaCommit | None, **kw) -> Change:
+    """A Kafka change whose before is the partition's current commit (or none)."""
+    return Change(topic, partition, commit.offset if commit else None, None, had_commit=commit is not None,
+                  before_metadata=commit.metadata if commit else None, **kw)
+
+
 ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and starts from startOffsetTime "
                 "instead")
 
@@ -284,15 +300,11 @@ ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and st
 def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, target: Target, *,
                    topic: str | None = None, partitions: frozenset[int] | None = None,
                    time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
-                   operation: str = "reset", captured_ms: int = 0) -> Plan:
+                   captured_ms: int = 0) -> Plan:
     """Move the selected partition nodes of one spout: only the value of `offset` changes in each."""
     changes: list[Change] = []
-    seen: set[int] = set()
-    for node in sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition)):
-        record = parse_zk_node(node)
-        if (topic and record.topic != topic) or (partitions is not None and node.node_partition not in partitions):
-            continue
-        seen.add(node.node_partition)
+    picked = _selected(nodes, topic, partitions)
+    for node, record in picked:
         base = Change(record.topic, node.node_partition, record.committed, None, path=node.path,
                       version=node.version, before_data=node.data)
         why: tuple[str, ...] = (f"record is malformed ({record.malformed}); only its offset is rewritten",) \
@@ -314,17 +326,17 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
         if after <= 0:
             reasons += (ZERO_IGNORED.format(after=after),)
         changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
-    for p in sorted((partitions or frozenset()) - seen):
+    for p in _unseen(partitions, picked):
         changes.append(Change(topic, p, None, None,
                               reasons=("no record for this partition: offctl changes existing storm-kafka "
                                        "records only",)))
-    return Plan(operation, key, target.describe(), tuple(changes), captured_ms,
+    return Plan("reset", key, target.describe(), tuple(changes), captured_ms,
                 warnings=_warnings(changes))
 
 
 def group_topology_id(commits: Iterable[KafkaCommit]) -> str | None:
     """The one topology id a group's Storm metadata names, or None when none or several."""
-    ids = {m.topology_id for m in map(lambda c: parse_commit_metadata(c.metadata), commits) if m}
+    ids = {m.topology_id for m in (parse_commit_metadata(c.metadata) for c in commits) if m}
     return ids.pop() if len(ids) == 1 else None
 
 
@@ -348,18 +360,16 @@ def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, tar
     changes: list[Change] = []
     for t, p in scope:
         commit = current.get((t, p))
-        before = commit.offset if commit else None
-        before_meta = commit.metadata if commit else None
-        base = Change(t, p, before, None, before_metadata=before_meta, had_commit=commit is not None)
+        base = _kafka_change(t, p, commit)
         log, missing = _log_of(cluster, t, p)
         if log is None:
             changes.append(replace(base, reasons=(missing,)))
             continue
-        after, reasons = target_offset(target, t, p, before, log, time_offsets)
+        after, reasons = target_offset(target, t, p, base.before, log, time_offsets)
         if after is None:
             changes.append(replace(base, reasons=reasons))
             continue
-        meta, why = _storm_metadata(before_meta, topology_id, group_id)
+        meta, why = _storm_metadata(base.before_metadata, topology_id, group_id)
         if meta is None:
             changes.append(replace(base, reasons=reasons + (why,)))
             continue
@@ -398,15 +408,9 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
     current = {(c.topic, c.partition): c for c in commits if c.group == group}
     meta = commit_metadata_json(topology_id)
     changes: list[Change] = []
-    seen: set[int] = set()
-    for node in sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition)):
-        record = parse_zk_node(node)
-        if (topic and record.topic != topic) or (partitions is not None and node.node_partition not in partitions):
-            continue
-        seen.add(node.node_partition)
-        commit = current.get((record.topic, record.partition))
-        base = Change(record.topic, node.node_partition, commit.offset if commit else None, None,
-                      before_metadata=commit.metadata if commit else None, had_commit=commit is not None)
+    picked = _selected(nodes, topic, partitions)
+    for node, record in picked:
+        base = _kafka_change(record.topic, node.node_partition, current.get((record.topic, record.partition)))
         if record.malformed:
             changes.append(replace(base, reasons=(f"ZooKeeper record {node.path} is malformed "
                                                   f"({record.malformed}): not migrated",)))
@@ -422,10 +426,10 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
             continue
         after, reasons = _clamp(record.committed, log)
         reasons = (f"from {node.path}",) + reasons
-        if commit is not None and commit.offset != after:
-            reasons += (f"replaces the group's commit {commit.offset}",)
+        if base.had_commit and base.before != after:
+            reasons += (f"replaces the group's commit {base.before}",)
         changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons))
-    for p in sorted((partitions or frozenset()) - seen):
+    for p in _unseen(partitions, picked):
         changes.append(Change(topic, p, None, None, had_commit=False,
                               reasons=("no ZooKeeper record for this partition",)))
     return Plan("migrate", ConsumerKey(KAFKA, group), f"offsets of {spout}", tuple(changes), captured_ms,
@@ -468,17 +472,14 @@ def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]
     changes = []
     for old in saved:
         if isinstance(old, tuple):
-            c = now.get(old)
-            changes.append(Change(old[0], old[1], c.offset if c else None, None, had_commit=c is not None,
-                                  before_metadata=c.metadata if c else None,
-                                  reasons=("had no commit before; Kafka's admin API cannot remove a single "
-                                           "partition's commit, so it stays",)))
+            changes.append(_kafka_change(*old, now.get(old),
+                                         reasons=("had no commit before; Kafka's admin API cannot remove a "
+                                                  "single partition's commit, so it stays",)))
             continue
-        c = now.get((old.topic, old.partition))
         log = _log_of(cluster, old.topic, old.partition)[0] if cluster is not None else None
-        changes.append(Change(old.topic, old.partition, c.offset if c else None, old.offset,
-                              reasons=_range_note(old.offset, log), before_metadata=c.metadata if c else None,
-                              after_metadata=old.metadata, had_commit=c is not None))
+        changes.append(replace(_kafka_change(old.topic, old.partition, now.get((old.topic, old.partition))),
+                               after=old.offset, after_metadata=old.metadata,
+                               reasons=_range_note(old.offset, log)))
     return Plan("restore", ConsumerKey(KAFKA, group), f"backup {source}", tuple(changes), captured_ms,
                 warnings=_warnings(changes))
 

@@ -9,7 +9,6 @@ import csv
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from typing import IO
 
 from rich.console import Console
@@ -17,26 +16,17 @@ from rich.table import Table
 from rich.text import Text
 
 from offctl.findings import CATALOGUE
-from offctl.model import ConsumerKey, ConsumerSummary, Finding, PartitionRow, Report, Severity
+from offctl.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, iso_ms
+from offctl.plan import SKIP, UNCHANGED, WRITE, change_dict
 
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker")
 
 
-def iso_ms(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _key_fields(key: ConsumerKey) -> dict:
-    return {"store": key.store, "consumer": key.consumer, "zk_root": key.zk_root}
-
-
 def partition_dict(row: PartitionRow) -> dict:
     r = row.record
     return {
-        **_key_fields(r.key),
+        **r.key.fields(),
         "topic": r.topic, "partition": r.partition, "committed": r.committed,
         "log_start": row.log_start, "log_end": row.log_end, "lag": row.lag,
         "status": row.status.label if row.status else "ok",
@@ -46,12 +36,12 @@ def partition_dict(row: PartitionRow) -> dict:
 
 
 def finding_dict(f: Finding) -> dict:
-    return {"code": f.code, "severity": f.severity.label, **_key_fields(f.key), "topic": f.topic,
+    return {"code": f.code, "severity": f.severity.label, **f.key.fields(), "topic": f.topic,
             "partition": f.partition, "path": f.path, "message": f.message, "hint": f.hint}
 
 
 def consumer_dict(c: ConsumerSummary) -> dict:
-    return {**_key_fields(c.key), "topics": list(c.topics), "partitions": c.partitions,
+    return {**c.key.fields(), "topics": list(c.topics), "partitions": c.partitions,
             "total_lag": c.total_lag, "max_lag": c.max_lag, "status": c.worst.label if c.worst else "ok",
             "finding_codes": list(c.finding_codes), "group_state": c.group_state, "members": c.members}
 
@@ -223,13 +213,11 @@ def write_notes(report: Report, err: Console) -> None:
 
 def outcome_document(outcome) -> dict:
     """The `--output json` document of reset, restore and migrate (one shape for all three)."""
-    from offctl.plan import SKIP, UNCHANGED, WRITE, change_dict
-
     plan = outcome.plan
     actions = Counter(c.action for c in plan.changes)
     return {
         "operation": plan.operation,
-        **_key_fields(plan.key),
+        **plan.key.fields(),
         "from": str(plan.source) if plan.source else None,
         "target": plan.target,
         "captured_at": iso_ms(plan.captured_ms),

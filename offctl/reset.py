@@ -17,11 +17,11 @@ from typing import Protocol
 from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
 from offctl.config import Connection, normalize_root
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
-from offctl.inspect import LogStore, Selection, SpoutStore, open_stores, read_snapshot
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, Snapshot
+from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
+from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
 from offctl.plan import (GuardFacts, Plan, Target, plan_kafka, plan_migrate, plan_restore_kafka,
                          plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper, with_guards)
-from offctl.storm import parse_commit_metadata, parse_zk_node
+from offctl.storm import parse_commit, parse_zk_node
 
 
 @dataclass(frozen=True)
@@ -84,17 +84,19 @@ def _need(conn: Connection, *, zk: bool = False, kafka: bool = False, root: bool
 
 
 def _check_consumer(spout: str | None, group: str | None) -> None:
-    for value, flag in ((spout, "--spout"), (group, "--group")):
-        if value is not None and (not value or (flag == "--spout" and "/" in value)):
-            raise UsageError(f"{flag} {value!r} is not a valid {'spout id' if flag == '--spout' else 'group id'}")
+    if spout is not None:
+        check_spout_id(spout)
+    if group is not None and not group:
+        raise UsageError("--group '' is not a group id")
 
 
 def _read(zk: SpoutStore | None, kafka: LogStore | None, roots: list[str], selection: Selection,
-          storm_root: str) -> Snapshot:
-    snapshot, _ = read_snapshot(zk, kafka, roots, selection, storm_root, _now())
+          storm_root: str) -> tuple[Snapshot, list[OffsetRecord]]:
+    """The consumer's current state, raw and parsed; StoreUnavailable unless all of it could be read."""
+    snapshot, records = read_snapshot(zk, kafka, roots, selection, storm_root, _now())
     if snapshot.incomplete:
         raise StoreUnavailable("could not read everything a safe plan needs: " + "; ".join(snapshot.incomplete))
-    return snapshot
+    return snapshot, [r for rs in records.values() for r in rs]
 
 
 def _facts(snapshot: Snapshot, conn: Connection, safety: Safety, *, topology_ids: set[str],
@@ -113,12 +115,9 @@ def _facts(snapshot: Snapshot, conn: Connection, safety: Safety, *, topology_ids
         now_ms=_now(), quiet_period_s=safety.quiet_period_s)
 
 
-def _commit_topologies(commits: tuple[KafkaCommit, ...] | list) -> set[str]:
-    return {m.topology_id for m in (parse_commit_metadata(c.metadata) for c in commits) if m}
-
-
-def _node_topologies(snapshot: Snapshot) -> set[str]:
-    return {parse_zk_node(n).topology_id for n in snapshot.zk_nodes} - {None}
+def _topologies(records: Iterable[OffsetRecord]) -> set[str]:
+    """Storm ids named by records (ZooKeeper) or commit metadata (Kafka)."""
+    return {r.topology_id for r in records if r.topology_id}
 
 
 # --- reset ---------------------------------------------------------------------------------------------------
@@ -171,7 +170,7 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
         roots, key = [], ConsumerKey(KAFKA, request.group)
         selection = Selection(groups=(request.group,), topic=request.topic)
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot = _read(zk, kafka, roots, selection, conn.storm_root)
+        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root)
         cluster = snapshot.cluster or {}
         time_offsets = {}
         if target.kind == "time":
@@ -183,7 +182,7 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
             plan = plan_zookeeper(key, snapshot.zk_nodes, cluster, target, topic=request.topic,
                                   partitions=request.partitions, time_offsets=time_offsets,
                                   captured_ms=snapshot.captured_ms)
-            facts = _facts(snapshot, conn, safety, topology_ids=_node_topologies(snapshot), zk_paths=True, groups=())
+            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
         else:
             if not snapshot.commits and not (request.topic and request.topic in cluster):
                 raise UsageError(f"group '{request.group}' has no commits"
@@ -192,7 +191,7 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
             plan = plan_kafka(request.group, snapshot.commits, cluster, target, topic=request.topic,
                               partitions=request.partitions, topology_id=request.topology_id,
                               time_offsets=time_offsets, captured_ms=snapshot.captured_ms)
-            topologies = _commit_topologies(snapshot.commits) | {request.topology_id}
+            topologies = _topologies(records) | {request.topology_id}
             facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=False, groups=(request.group,))
         if not plan.changes:
             raise UsageError(f"nothing matches: {key} has no records"
@@ -218,19 +217,19 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm) -> O
         _need(conn, kafka=True, why=f"restoring {key}")
         roots, selection = [], Selection(groups=(key.consumer,))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot = _read(zk, kafka, roots, selection, conn.storm_root)
+        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root)
         if key.store == ZOOKEEPER:
             plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),
                                           captured_ms=snapshot.captured_ms)
-            saved = {parse_zk_node(n).topology_id for n in backup.nodes}
-            facts = _facts(snapshot, conn, safety, topology_ids=_node_topologies(snapshot) | saved, zk_paths=True,
+            saved = _topologies(map(parse_zk_node, backup.nodes))
+            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True,
                            groups=())
         else:
             plan = plan_restore_kafka(key.consumer, backup.commits, snapshot.commits, snapshot.cluster,
                                       source=str(path), captured_ms=snapshot.captured_ms)
-            saved = _commit_topologies([c for c in backup.commits if isinstance(c, KafkaCommit)])
-            facts = _facts(snapshot, conn, safety, topology_ids=_commit_topologies(snapshot.commits) | saved,
-                           zk_paths=False, groups=(key.consumer,))
+            saved = _topologies(parse_commit(c) for c in backup.commits if isinstance(c, KafkaCommit))
+            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=False,
+                           groups=(key.consumer,))
         plan = with_guards(plan, facts, safety.force)
         return _execute(plan, zk, kafka, conn, safety, confirm)
 
@@ -249,12 +248,12 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
     root = normalize_root(conn.zk_roots[0])
     source = ConsumerKey(ZOOKEEPER, spout, root)
     with open_stores(replace(conn, zk_roots=(root,))) as (zk, kafka):
-        snapshot = _read(zk, kafka, [root], Selection(spouts=(spout,), groups=(group,)), conn.storm_root)
+        snapshot, records = _read(zk, kafka, [root], Selection(spouts=(spout,), groups=(group,)), conn.storm_root)
         if not snapshot.zk_nodes:
             raise UsageError(f"spout id '{spout}' has no partition records under {root}")
         plan = plan_migrate(source, snapshot.zk_nodes, group, snapshot.commits, snapshot.cluster or {}, topology_id,
                             topic=topic, partitions=partitions, captured_ms=snapshot.captured_ms)
-        topologies = _node_topologies(snapshot) | _commit_topologies(snapshot.commits) | {topology_id}
+        topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
         return _execute(plan, zk, kafka, conn, safety, confirm)
