@@ -30,30 +30,34 @@ from offctl import servers
 ROOT = "/bench"
 
 
-def seed(zk: KazooClient, bootstrap: str, spouts: int, partitions: int) -> None:
+def seed(zk: KazooClient, bootstrap: str, spouts: int, partitions: int, first: int = 0) -> None:
+    """Spouts first..spouts-1 under ROOT, each on its own topic of `partitions` partitions with one message in
+    each, committed at the log end: a healthy fleet."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    topics = [f"bench-topic-{s}" for s in range(spouts)]
-    for future in admin.create_topics([NewTopic(t, partitions, 1) for t in topics]).values():
-        future.result(timeout=120)
+    topics = [f"bench-topic-{s}" for s in range(first, spouts)]
+    for i in range(0, len(topics), 100):
+        for future in admin.create_topics([NewTopic(t, partitions, 1) for t in topics[i:i + 100]]).values():
+            future.result(timeout=300)
     # One record per partition: a produce request then holds single-record batches, which Tansu's
     # high watermark gets right.
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
     for topic in topics:
         for p in range(partitions):
             producer.produce(topic, b"m", partition=p)
-    producer.flush(120)
+        producer.poll(0)
+    producer.flush(300)
     host, port = bootstrap.rsplit(":", 1)
     zk.ensure_path("/storm/storms/bench-1-1700000000")
     pending = []
-    for s in range(spouts):
+    for s in range(first, spouts):
         zk.ensure_path(f"{ROOT}/spout-{s}")
         for p in range(partitions):
             data = json.dumps({"topology": {"id": "bench-1-1700000000", "name": "bench"}, "offset": 1,
                                "partition": p, "broker": {"host": host, "port": int(port)},
-                               "topic": topics[s]}).encode()
+                               "topic": f"bench-topic-{s}"}).encode()
             pending.append(zk.create_async(f"{ROOT}/spout-{s}/partition_{p}", data))
             if len(pending) >= 2000:
                 for ar in pending:

@@ -8,6 +8,7 @@ import typer
 
 from offctl import __version__
 
+from .audit import audit_command
 from .inspect import inspect_command
 from .reset import migrate_command, reset_command, restore_command
 from .sandbox import app as sandbox_app
@@ -40,6 +41,7 @@ app.command("inspect")(inspect_command)
 app.command("reset")(reset_command)
 app.command("restore")(restore_command)
 app.command("migrate")(migrate_command)
+app.command("audit")(audit_command)
 app.add_typer(sandbox_app)
 
 

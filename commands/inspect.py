@@ -11,25 +11,16 @@ from offctl.inspect import Selection, exit_code, inspect
 from offctl.model import Thresholds
 from offctl.render import write_notes, write_report
 
-from .options import (BootstrapServers, FailOn, KafkaConfig, KafkaConfigFile, OutputFormat, StormRoot, Timeout,
-                      Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors)
+from .options import (BootstrapServers, ExpectedTopic, FailOn, FailOnOption, Groups, KafkaConfig, KafkaConfigFile,
+                      LagThreshold, MaxOffsetBehind, OutputFormat, Spouts, StormRoot, Timeout, Zk, ZkAuth, ZkRoot,
+                      connection, err_console, reported_errors)
 
 
 def inspect_command(
-    spout: Annotated[Optional[list[str]], typer.Option(
-        "--spout", metavar="ID", help="spoutConfig.id to inspect (repeatable; default: every id under each --zk-root).")] = None,
-    group: Annotated[Optional[list[str]], typer.Option(
-        "--group", metavar="GROUP", help="Kafka consumer group (group.id) of a storm-kafka-client spout (repeatable).")] = None,
-    topic: Annotated[Optional[str], typer.Option(
-        "--topic", metavar="TOPIC", help="Topic the spouts should read: other topics in ZooKeeper records are TOPIC_MISMATCH; "
-                        "narrows groups to this topic.")] = None,
-    max_offset_behind: Annotated[Optional[int], typer.Option(
-        "--max-offset-behind", metavar="N", min=0, help="The spouts' maxOffsetBehind: lag above it is reported.")] = None,
-    lag_threshold: Annotated[Optional[int], typer.Option(
-        "--lag-threshold", metavar="N", min=0, help="Report HIGH_LAG for lag at or above this.")] = None,
+    spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
+    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.table,
-    fail_on: Annotated[FailOn, typer.Option(
-        "--fail-on", help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
+    fail_on: FailOnOption = FailOn.error,
     per_partition: Annotated[bool, typer.Option(
         "--per-partition", help="Table output: list every partition, not just consumers and findings.")] = False,
     zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,

@@ -131,3 +131,37 @@ def safety(execute: bool, quiet_period: float, force: list[Guard] | None, backup
     defaults = Safety()
     return Safety(execute=execute, force=frozenset(g.value for g in force or ()), quiet_period_s=quiet_period,
                   backup_dir=backup_dir or defaults.backup_dir, audit_log=audit_log or defaults.audit_log)
+
+
+def confirm_plans(yes: bool, plans) -> bool:
+    """Show the plans on stderr and ask once whether to write them; no answer (end of input) is no."""
+    if yes:
+        return True
+    from offctl.render import write_plan_table
+    from offctl.reset import Outcome
+
+    for plan in plans:
+        write_plan_table(Outcome(plan), err_console)
+    n = sum(len(p.writes) for p in plans)
+    what = f"{plans[0].key}" if len(plans) == 1 else f"{len(plans)} consumers"
+    try:
+        return typer.confirm(f"Write {n} partition(s) of {what}?", default=False, err=True)
+    except typer.Abort:
+        err_console.print("")
+        return False
+
+
+# --- the selectors of inspect and audit ------------------------------------------------------------------------
+
+Spouts = Annotated[Optional[list[str]], typer.Option(
+    "--spout", metavar="ID", help="spoutConfig.id (repeatable; default: every id under each --zk-root).")]
+Groups = Annotated[Optional[list[str]], typer.Option(
+    "--group", metavar="GROUP", help="Kafka consumer group (group.id) of a storm-kafka-client spout (repeatable).")]
+ExpectedTopic = Annotated[Optional[str], typer.Option(
+    "--topic", metavar="TOPIC", help="Topic the spouts should read: other topics in ZooKeeper records are "
+                                     "TOPIC_MISMATCH; narrows groups to this topic.")]
+MaxOffsetBehind = Annotated[Optional[int], typer.Option(
+    "--max-offset-behind", metavar="N", min=0, help="The spouts' maxOffsetBehind: lag above it is reported.")]
+LagThreshold = Annotated[Optional[int], typer.Option(
+    "--lag-threshold", metavar="N", min=0, help="Report HIGH_LAG for lag at or above this.")]
+FailOnOption = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")]

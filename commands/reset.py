@@ -9,13 +9,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from offctl.plan import Plan, make_target, parse_partitions
-from offctl.render import outcome_errors, write_outcome, write_plan_table
+from offctl.plan import make_target, parse_partitions
+from offctl.render import outcome_errors, write_outcome
 from offctl.reset import Outcome, ResetRequest, migrate, outcome_exit_code, reset, restore
 
 from .options import (AuditLog, BackupDir, BootstrapServers, Execute, Force, KafkaConfig, KafkaConfigFile,
                       PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, Yes, Zk, ZkAuth, ZkRoot, connection,
-                      err_console, reported_errors, safety)
+                      confirm_plans, err_console, reported_errors, safety)
 
 
 class To(str, Enum):
@@ -27,17 +27,7 @@ class To(str, Enum):
 
 
 def _confirm(yes: bool):
-    def confirm(plan: Plan) -> bool:
-        if yes:
-            return True
-        write_plan_table(Outcome(plan), err_console)
-        try:
-            return typer.confirm(f"Write {len(plan.writes)} partition(s) of {plan.key}?", default=False, err=True)
-        except typer.Abort:  # end of input: no answer is no
-            err_console.print("")
-            return False
-
-    return confirm
+    return lambda plan: confirm_plans(yes, [plan])
 
 
 def _finish(outcome: Outcome, output: PlanOutput) -> None:

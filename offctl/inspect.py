@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Protocol
@@ -63,15 +63,19 @@ def check_spout_id(spout: str) -> None:
 
 
 @contextmanager
-def open_stores(conn: Connection) -> Iterator[tuple[SpoutStore | None, LogStore | None]]:
-    """Connect to the stores the connection names; adapters are imported only when used."""
+def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[SpoutStore | None, LogStore | None]]:
+    """Connect to the stores the connection names; adapters are imported only when used.
+
+    `targeted`: Kafka metadata of the topics asked for only (an audit task), not of the whole cluster."""
     with ExitStack() as stack:
         zk = kafka = None
         if conn.bootstrap_servers:
             from offctl.kafka import KafkaStore
 
-            kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout)
-            kafka.prefetch()  # metadata travels while ZooKeeper connects
+            kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout,
+                               targeted=targeted)
+            if not targeted:
+                kafka.prefetch()  # metadata travels while ZooKeeper connects
         if conn.zk:
             from offctl.zookeeper import ZkStore
 
@@ -80,11 +84,13 @@ def open_stores(conn: Connection) -> Iterator[tuple[SpoutStore | None, LogStore 
 
 
 def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str], selection: Selection,
-                  storm_root: str, now_ms: int) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
+                  storm_root: str, now_ms: int, *, spouts_by_root: Mapping[str, Sequence[str]] | None = None
+                  ) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
     """Read everything selected; return it raw, and parsed per consumer.
 
     Nodes are parsed as they arrive and log offsets are requested as each topic turns up, so the broker
-    answers while ZooKeeper is still being read and parsed.
+    answers while ZooKeeper is still being read and parsed. `spouts_by_root` names the spout ids to read
+    under each root, already listed (an audit task's share); without it each root is listed here.
     """
     notes: list[str] = []
     commits: list[KafkaCommit] = []
@@ -104,12 +110,16 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
     if zk is not None:
         asked: set[str | None] = set()
         for root in roots:
-            ids = zk.spout_ids(root)
-            if ids is None:
-                notes.append(f"zkRoot {root} does not exist")
-                continue
+            if spouts_by_root is None:
+                ids = zk.spout_ids(root)
+                if ids is None:
+                    notes.append(f"zkRoot {root} does not exist")
+                    continue
+                wanted = list(selection.spouts) or ids
+            else:
+                wanted = list(spouts_by_root.get(root, ()))
             found: set[str] = set()
-            for node in zk.read_partitions(root, list(selection.spouts) or ids):
+            for node in zk.read_partitions(root, wanted):
                 nodes.append(node)
                 found.add(node.spout_id)
                 record = parse_zk_node(node)
@@ -120,7 +130,7 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                         if topic:
                             kafka.request_logs([topic])
             notes += [f"spout id '{s}' has no partition records under {root}" for s in selection.spouts
-                      if s not in found]
+                      if s in wanted and s not in found]
         running = zk.running_topologies(storm_root)
         if running is None:
             notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
@@ -137,9 +147,13 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
 def exit_code(report: Report, fail_on: str) -> int:
     """3 when part of a store could not be read (the report is partial), else 1 when a finding is at or
     above `fail_on` (error, warning, info; never: no finding fails), else 0."""
-    if report.incomplete:
+    return findings_exit_code(bool(report.incomplete), report.worst(), fail_on)
+
+
+def findings_exit_code(incomplete: bool, worst: Severity | None, fail_on: str) -> int:
+    """inspect's and audit's exit code: 3 for a partial read, 1 for a finding at or above fail_on, else 0."""
+    if incomplete:
         return 3
-    worst = report.worst()
     if fail_on != "never" and worst is not None and worst >= Severity.parse(fail_on):
         return 1
     return 0

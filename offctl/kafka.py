@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
@@ -25,6 +25,7 @@ _log.propagate = False  # librdkafka's connection chatter must not reach stderr
 # (measured with confluent-kafka 2.16: 1,000 partitions 15 ms, 10,000 partitions 600 ms), so many
 # calls of a few hundred partitions, all in flight at once, beat one large call.
 REQUEST_PARTITIONS = 500
+DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
 
 _UNREACHABLE = {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
                 KafkaError._RESOLVE, KafkaError._MSG_TIMED_OUT}
@@ -38,8 +39,11 @@ def _kafka_error(exc: BaseException) -> KafkaError | None:
 
 class KafkaStore:
     def __init__(self, bootstrap_servers: str, *, config: Mapping[str, str] | None = None,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = 10.0, targeted: bool = False) -> None:
+        """`targeted`: describe only the topics asked for (an audit task), instead of reading the whole
+        cluster's metadata once (inspect, which overlaps that read with ZooKeeper's)."""
         self.bootstrap_servers = bootstrap_servers
+        self.targeted = targeted
         self.timeout = timeout
         settings = {
             **(config or {}),
@@ -57,6 +61,7 @@ class KafkaStore:
         self._leaders: dict[str, dict[int, str | None]] | None = None
         self._metadata_future: Future | None = None
         self._requested: set[str] = set()
+        self._undescribed: set[str] = set()
         self._unsent: list[TopicPartition] = []
         self._pending: list[tuple[str, dict]] = []
 
@@ -100,6 +105,43 @@ class KafkaStore:
             }
         return self._leaders
 
+    def _describe(self, names: list[str]) -> dict[str, dict[int, str | None]]:
+        """Partitions and leaders of just these topics; topics that do not exist are left out."""
+        leaders: dict[str, dict[int, str | None]] = {}
+        if not names:
+            return leaders
+        try:
+            futures = self.admin.describe_topics(TopicCollection(names), request_timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unavailable("a describe-topics request", exc) from None
+        for name, future in futures.items():
+            try:
+                desc = future.result(timeout=self.timeout + 5)
+            except KafkaException as exc:
+                err = _kafka_error(exc)
+                if err is not None and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    continue
+                raise self._unavailable(f"a describe request for topic {name}", exc) from None
+            except TimeoutError:
+                raise StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not describe topic {name} "
+                                       f"within {self.timeout:g}s") from None
+            leaders[name] = {p.id: f"{p.leader.host}:{p.leader.port}" if p.leader else None
+                             for p in desc.partitions}
+        return leaders
+
+    def _flush_undescribed(self) -> None:
+        names, self._undescribed = sorted(self._undescribed), set()
+        found = self._describe(names)
+        self._leaders = {**(self._leaders or {}), **found}
+        self._queue(found)
+
+    def _queue(self, leaders: Mapping[str, Mapping[int, str | None]]) -> None:
+        for topic, partitions in leaders.items():
+            self._unsent += [TopicPartition(topic, p) for p in partitions]
+        while len(self._unsent) >= REQUEST_PARTITIONS:
+            self._send(self._unsent[:REQUEST_PARTITIONS])
+            del self._unsent[:REQUEST_PARTITIONS]
+
     def request_logs(self, topics: Iterable[str]) -> None:
         """Ask for log start and end offsets of these topics' partitions; logs() collects the answers.
 
@@ -107,14 +149,17 @@ class KafkaStore:
         the broker answers while other reads go on. Topics that do not exist are left to the core
         (UNKNOWN_TOPIC).
         """
+        if self.targeted:
+            new = {t for t in topics if t and t not in self._requested}
+            self._undescribed |= new
+            self._requested |= new
+            if len(self._undescribed) >= DESCRIBE_TOPICS:
+                self._flush_undescribed()
+            return
         leaders = self._metadata()
-        for topic in topics:
-            if topic in leaders and topic not in self._requested:
-                self._requested.add(topic)
-                self._unsent += [TopicPartition(topic, p) for p in leaders[topic]]
-        while len(self._unsent) >= REQUEST_PARTITIONS:
-            self._send(self._unsent[:REQUEST_PARTITIONS])
-            del self._unsent[:REQUEST_PARTITIONS]
+        new = {t: leaders[t] for t in topics if t in leaders and t not in self._requested}
+        self._requested.update(new)
+        self._queue(new)
 
     def _send(self, tps: list[TopicPartition]) -> None:
         for spec, what in ((OffsetSpec.earliest(), "log start"), (OffsetSpec.latest(), "log end")):
@@ -126,6 +171,8 @@ class KafkaStore:
 
     def logs(self) -> Cluster:
         """Partitions, leaders and log offsets of every existing topic asked for, once all have answered."""
+        if self._undescribed:
+            self._flush_undescribed()
         if self._unsent:
             self._send(self._unsent)
             self._unsent = []
@@ -144,11 +191,11 @@ class KafkaStore:
             shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
             self.notes.append(f"could not read the {what} offset of {shown}: {reason}")
         start, end = offsets["log start"], offsets["log end"]
-        leaders = self._metadata()
+        leaders = (self._leaders or {}) if self.targeted else self._metadata()
         return {
             topic: {p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader)
                     for p, leader in sorted(leaders[topic].items())}
-            for topic in sorted(self._requested)
+            for topic in sorted(self._requested) if topic in leaders
         }
 
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]:

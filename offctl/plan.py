@@ -35,12 +35,13 @@ WRITE, UNCHANGED, SKIP = "write", "unchanged", "skip"
 class Target:
     """Where to move each partition: `--to` with its value, or explicit offsets from a file."""
 
-    kind: str  # earliest | latest | offset | time | shift | file
+    kind: str  # earliest | latest | offset | time | shift | file | repair
     offset: int | None = None
     at_ms: int | None = None
     by: int | None = None
     offsets: Mapping[tuple[str, int], int] | None = None  # kind "file": (topic, partition) -> offset
-    source: str | None = None  # kind "file": where the offsets came from
+    source: str | None = None  # kind "file": where the offsets came from; "repair": what is repaired
+    repair: frozenset[tuple[str, int]] | None = None  # kind "repair": partitions found out of range
 
     def describe(self) -> str:
         if self.kind == "offset":
@@ -51,6 +52,8 @@ class Target:
             return f"shift {self.by:+d}"
         if self.kind == "file":
             return f"offsets from {self.source}"
+        if self.kind == "repair":
+            return f"log start of partitions out of range ({self.source})"
         return self.kind
 
 
@@ -253,6 +256,16 @@ def target_offset(target: Target, topic: str, partition: int, before: int | None
         if (topic, partition) not in target.offsets:
             return None, (f"not in {target.source}",)
         wanted, why = target.offsets[(topic, partition)], ()
+    elif kind == "repair":
+        # Only what is still out of range when the plan is made: a spout may have moved since the audit.
+        if (topic, partition) not in target.repair:
+            return None, ("not found out of range by the audit",)
+        if before is not None and log.log_start is not None and log.log_end is not None \
+                and log.log_start <= before <= log.log_end:
+            return None, (f"back in range [{log.log_start}, {log.log_end}] since the audit: left alone",)
+        # The log start for both: below it the messages are gone; above the log end the topic was
+        # recreated or truncated, and its messages from the start were never read. No loss either way.
+        wanted, why = log.log_start, ("out of range: moved to the log start",)
     else:
         raise ValueError(f"unknown target {kind}")
     if wanted is None:

@@ -66,7 +66,21 @@ def exit_codes_markdown() -> str:
     return "\n".join(lines)
 
 
-PAGES = {"findings": findings_markdown, "exit-codes": exit_codes_markdown}
+def audit_files_markdown() -> str:
+    from offctl.audit import FILES
+
+    lines = ["# Files of `offctl audit --out DIR`", "",
+             "Generated from `offctl/audit.py` by `python -m offctl.reference audit-files`; a test fails when this page and the code disagree.",
+             "", "Each is a directory `DIR/<name>/` in the `--format` chosen (parquet, json lines, or csv with a "
+             "header), plus `DIR/summary.json`, written last. The same columns in every format.", ""]
+    for name, (what, columns) in FILES.items():
+        lines += [f"## {name}", "", what + ".", "", "| column | type | meaning |", "|---|---|---|"]
+        lines += [f"| `{c}` | {t} | {d} |" for c, t, d in columns]
+        lines.append("")
+    return "\n".join(lines)
+
+
+PAGES = {"findings": findings_markdown, "exit-codes": exit_codes_markdown, "audit-files": audit_files_markdown}
 
 if __name__ == "__main__":
     import sys

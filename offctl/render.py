@@ -303,3 +303,95 @@ def write_outcome(outcome, fmt: str, out: IO[str], err: Console) -> None:
     write_plan_table(outcome, console)
     for line in outcome_lines(outcome):
         console.print(line, soft_wrap=True)
+
+
+# --- offctl audit ---------------------------------------------------------------------------------------------
+
+
+def write_json_stream(head: dict, sections: dict[str, Iterable[dict]], tail: dict, out: IO[str]) -> None:
+    """One JSON document whose big lists are written as their rows arrive (an audit's are in Spark)."""
+    def dumps(value) -> str:
+        return json.dumps(value, separators=(",", ":"))
+
+    out.write(dumps(head)[:-1])
+    for name, rows in sections.items():
+        out.write(f',"{name}":[')
+        batch: list[str] = []
+        first = True
+        for row in rows:
+            batch.append(dumps(row))
+            if len(batch) >= 1000:
+                out.write(("" if first else ",") + ",".join(batch))
+                batch, first = [], False
+        if batch:
+            out.write(("" if first else ",") + ",".join(batch))
+        out.write("]")
+    for key, value in tail.items():
+        out.write(f",{dumps(key)}:{dumps(value)}")
+    out.write("}\n")
+
+
+def consumer_label(d: dict) -> str:
+    """A consumer dict named as ConsumerKey names it."""
+    if d["store"] == "zookeeper":
+        return f"{(d['zk_root'] or '').rstrip('/')}/{d['consumer']}"
+    return f"group {d['consumer']}"
+
+
+def write_audit_summary(result, console: Console, *, startup_s: float | None = None) -> None:
+    """The audit for people, on stderr: totals, findings by code, worst consumers, lag by topic, history."""
+    s = result.summary()
+    counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
+    console.print(f"audit of {s['consumers']:,} consumers, {s['partitions']:,} partitions, captured "
+                  f"{iso_ms(result.captured_ms)}: total lag {s['total_lag']:,}; findings: {counts}", style="bold")
+    if s["by_code"]:
+        codes = Table(title="Findings by code", title_justify="left")
+        codes.add_column("Code")
+        codes.add_column("Severity")
+        codes.add_column("Count", justify="right")
+        for code, n in sorted(s["by_code"].items(), key=lambda kv: (-CATALOGUE[kv[0]].severity, -kv[1], kv[0])):
+            sev = CATALOGUE[code].severity
+            codes.add_row(code, Text(sev.label, style=_STYLE[sev]), f"{n:,}")
+        console.print(codes)
+    if result.worst:
+        worst = Table(title=f"Worst consumers (top {len(result.worst)})", title_justify="left")
+        worst.add_column("Consumer", overflow="fold")
+        worst.add_column("Topics", overflow="fold")
+        for col in ("Partitions", "Total lag", "Max lag"):
+            worst.add_column(col, justify="right")
+        worst.add_column("Status")
+        worst.add_column("Findings", overflow="fold")
+        for c in result.worst:
+            sev = Severity.parse(c["status"]) if c["status"] != "ok" else None
+            label, style = _status(sev)
+            worst.add_row(consumer_label(c), ",".join(c["topics"]), _n(c["partitions"]), _n(c["total_lag"]),
+                          _n(c["max_lag"]), Text(label, style=style), ",".join(c["finding_codes"]))
+        console.print(worst)
+    if result.top_topics and any(t["total_lag"] for t in result.top_topics):
+        topics = Table(title="Lag by topic (top)", title_justify="left")
+        topics.add_column("Topic", overflow="fold")
+        for col in ("Consumers", "Partitions", "Total lag", "Max lag"):
+            topics.add_column(col, justify="right")
+        for t in result.top_topics:
+            topics.add_row(t["topic"] or "?", _n(t["consumers"]), _n(t["partitions"]), _n(t["total_lag"]),
+                           _n(t["max_lag"]))
+        console.print(topics)
+    if result.history is not None:
+        console.print(f"history over {result.snapshots_used} snapshots: "
+                      + ", ".join(f"{k.upper()} {v:,}" for k, v in result.history.items()), soft_wrap=True)
+    else:
+        console.print("history: none yet (save snapshots with --save-snapshot DIR; statuses need two)",
+                      style="dim", soft_wrap=True)
+    if result.snapshot:
+        console.print(f"snapshot saved: {result.snapshot}", soft_wrap=True)
+    if result.written:
+        console.print(f"files written: {', '.join(result.written)}", soft_wrap=True)
+    times = ([f"Spark start-up {startup_s:.1f}s"] if startup_s is not None else []) + \
+        [f"{k} {v:.1f}s" for k, v in result.timings.items()]
+    console.print("timings: " + ", ".join(times), style="dim", soft_wrap=True)
+    for note in result.tally.notes:
+        console.print(f"warning: {note}", soft_wrap=True)
+    for skipped in result.tally.checks_skipped:
+        console.print(f"note: not checked: {skipped}", soft_wrap=True)
+    for problem in result.tally.incomplete:
+        console.print(f"error: {problem}", soft_wrap=True)

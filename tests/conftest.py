@@ -55,6 +55,19 @@ def broker(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def spark():
+    """Spark in local mode, started once: `offctl audit` in the tests uses it rather than its own."""
+    from offctl import spark as adapter
+
+    try:
+        session, _ = adapter.start("local[2]", {"spark.sql.shuffle.partitions": "4"})
+    except OffctlError as exc:
+        _unavailable("Spark", exc)
+    yield session
+    adapter.stop(session)
+
+
+@pytest.fixture(scope="session")
 def zk(zk_server):
     from kazoo.client import KazooClient
 

@@ -75,7 +75,7 @@ def test_ranges(numbers, text):
     assert ranges(numbers) == text
 
 
-@pytest.mark.parametrize("name", ["findings", "exit-codes"])
+@pytest.mark.parametrize("name", ["findings", "exit-codes", "audit-files"])
 def test_reference_pages_are_generated_from_the_code(name):
     from pathlib import Path
 

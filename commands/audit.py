@@ -1,0 +1,127 @@
+"""offctl audit: inspect at fleet scale in Spark, with files, snapshots, history and repair."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from offctl.audit import AuditSettings, audit, exit_code
+from offctl.config import Connection
+from offctl.inspect import Selection
+from offctl.model import Thresholds
+from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary, write_json_stream,
+                           write_plan_table)
+
+from .options import (AuditLog, BackupDir, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, Force, Groups,
+                      KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind, QuietPeriod, Spouts, StormRoot,
+                      Timeout, Yes, Zk, ZkAuth, ZkRoot, confirm_plans, connection, err_console, reported_errors,
+                      safety)
+
+SPARK = "Spark"
+FILES = "Files, snapshots and history"
+REPAIR = "Repair"
+
+
+class AuditOutput(str, Enum):
+    summary = "summary"
+    json = "json"
+
+
+class FileFormat(str, Enum):
+    parquet = "parquet"
+    json = "json"
+    csv = "csv"
+
+
+@contextmanager
+def _progress(description: str) -> Iterator:
+    """A progress bar of Spark tasks on stderr, when stderr is a terminal."""
+    if not err_console.is_terminal:
+        yield lambda done, total: None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tasks"),
+                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def audit_command(
+    spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
+    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None,
+    output: Annotated[AuditOutput, typer.Option(
+        "--output", "-o", help="summary: the summary on stderr only; json: also inspect's JSON document on stdout.")] = AuditOutput.summary,
+    fail_on: FailOnOption = FailOn.error,
+    top: Annotated[int, typer.Option("--top", metavar="N", min=1, help="Consumers and topics in the summary.")] = 10,
+    out: Annotated[Optional[str], typer.Option(
+        "--out", metavar="DIR", rich_help_panel=FILES,
+        help="Write partitions, findings, consumers, topics, topologies and summary.json here (local path or "
+             "hdfs://, s3a://...).")] = None,
+    file_format: Annotated[FileFormat, typer.Option("--format", rich_help_panel=FILES, help="Format of --out files.")] = FileFormat.parquet,
+    save_snapshot: Annotated[Optional[str], typer.Option(
+        "--save-snapshot", metavar="DIR", rich_help_panel=FILES,
+        help="Save what was read as a new snapshot under DIR; earlier snapshots there give each partition a "
+             "history status and a time lag.")] = None,
+    from_snapshots: Annotated[Optional[str], typer.Option(
+        "--from-snapshots", metavar="DIR", rich_help_panel=FILES,
+        help="Audit the newest snapshot under DIR, with history from the others, reading no server.")] = None,
+    window: Annotated[int, typer.Option(
+        "--window", metavar="N", rich_help_panel=FILES, help="Snapshots per partition history, newest first.")] = 10,
+    master: Annotated[Optional[str], typer.Option(
+        "--master", metavar="URL", envvar="OFFCTL_SPARK_MASTER", rich_help_panel=SPARK,
+        help="Spark master [default: spark-submit's, else local[*]].")] = None,
+    spark_conf: Annotated[Optional[list[str]], typer.Option(
+        "--spark-conf", metavar="KEY=VALUE", rich_help_panel=SPARK, help="Spark setting (repeatable).")] = None,
+    repair: Annotated[Optional[list[str]], typer.Option(
+        "--repair", metavar="WHAT", rich_help_panel=REPAIR,
+        help="Plan moving these findings' partitions to the log start: out-of-range (both codes), "
+             "OFFSET_BELOW_LOG_START or OFFSET_ABOVE_LOG_END (repeatable).")] = None,
+    execute: Annotated[bool, typer.Option(
+        "--execute", rich_help_panel=REPAIR, help="Apply the repair. Without it nothing is written (dry run).")] = False,
+    yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None, backup_dir: BackupDir = None,
+    audit_log: AuditLog = None,
+    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
+    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
+    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
+) -> None:
+    """Audit a whole fleet in Spark: lag, findings, history, files; repair out-of-range offsets.
+
+    \b
+    Example:
+      offctl audit --zk zk1:2181 --zk-root /kafka-spouts --bootstrap-servers k1:9092 \\
+        --group orders-spout --out /data/offctl/audit --save-snapshot /data/offctl/snapshots
+    """
+    with reported_errors():
+        if from_snapshots:
+            # A snapshot audit reads no server: not the flags', not the sandbox's.
+            conn = Connection(zk=zk, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers)
+        else:
+            conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
+                              kafka_config_file)
+        settings = AuditSettings(
+            selection=Selection(tuple(spout or ()), tuple(group or ()), topic),
+            thresholds=Thresholds(topic, max_offset_behind, lag_threshold), out=out, file_format=file_format.value,
+            save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, top=top,
+            master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
+            safety=safety(execute, quiet_period, force, backup_dir, audit_log))
+        with audit(conn, settings, track=_progress, confirm_all=lambda plans: confirm_plans(yes, plans)) as done:
+            outcomes = [o for o, _ in done.repairs]
+            if output is AuditOutput.json:
+                head, sections, tail = done.result.document_parts()
+                if settings.repair:
+                    tail["repair"] = [outcome_document(o) for o in outcomes]
+                write_json_stream(head, sections, tail, sys.stdout)
+            if not err_console.is_terminal:
+                err_console.width = 160  # tables in a log file: wide enough to read
+            write_audit_summary(done.result, err_console, startup_s=done.startup_s)
+    for outcome in outcomes:
+        write_plan_table(outcome, err_console)
+        for line in outcome_lines(outcome) + [f"offctl: {e}" for e in outcome_errors(outcome)]:
+            err_console.print(line, soft_wrap=True)
+    raise typer.Exit(exit_code(done.result.tally, fail_on.value, [c for _, c in done.repairs]))
+

@@ -1,0 +1,474 @@
+"""`offctl audit`, the parts that do not need Spark: chunks of work, what a task does, summaries, repair.
+
+The driver lists the spout ids under each zkRoot and takes the --group list (cheap), and cuts them into
+chunks. Each Spark task reads one chunk with its own ZooKeeper and Kafka clients (`read_chunk`: inspect's
+read_snapshot, asking Kafka about the chunk's own topics only) and analyzes it with inspect's `analyze`,
+so every rule has one implementation. A chunk's reads are a Snapshot: saved as they are, they can be
+analyzed again later with no servers, and several saved snapshots give each partition a history.
+offctl/spark.py runs these functions in Spark; nothing here imports pyspark.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from offctl.analyze import analyze
+from offctl.config import Connection
+from offctl.errors import OffctlError, UsageError
+from offctl.history import STATUSES, Observation, evaluate
+from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
+from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
+from offctl.render import consumer_dict, finding_dict, partition_dict
+
+MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
+TASKS_PER_CORE = 4
+
+# --repair values: the finding codes whose safe target is unambiguous (the log start), and a name for both.
+REPAIRABLE = ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END")
+REPAIR_CHOICES = {"out-of-range": REPAIRABLE, **{code: (code,) for code in REPAIRABLE}}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """The consumers one Spark task reads: spout ids under one zkRoot, or Kafka groups."""
+
+    index: int
+    zk_root: str | None = None
+    spout_ids: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        def some(names: Sequence[str]) -> str:
+            return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+        if self.spout_ids:
+            return f"spout ids {some(self.spout_ids)} under {self.zk_root}"
+        return f"groups {some(self.groups)}"
+
+
+def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[str], parallelism: int) -> list[Chunk]:
+    """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each."""
+    total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups)
+    size = max(1, min(MAX_CHUNK, math.ceil(total / max(1, parallelism * TASKS_PER_CORE))))
+    chunks: list[Chunk] = []
+    for root, ids in spouts_by_root.items():
+        for i in range(0, len(ids), size):
+            chunks.append(Chunk(len(chunks), zk_root=root, spout_ids=tuple(ids[i:i + size])))
+    for i in range(0, len(groups), size):
+        chunks.append(Chunk(len(chunks), groups=tuple(groups[i:i + size])))
+    return chunks
+
+
+def read_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int) -> Snapshot:
+    """Read one chunk with clients of its own (runs in a Spark task). A store that cannot be reached makes
+    the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
+    roots = [chunk.zk_root] if chunk.zk_root else []
+    try:
+        with open_stores(conn, targeted=True) as (zk, kafka):
+            snapshot, _ = read_snapshot(zk, kafka, roots, replace(selection, groups=chunk.groups),
+                                        conn.storm_root, now_ms, spouts_by_root={r: chunk.spout_ids for r in roots})
+            return snapshot
+    except OffctlError as exc:
+        return Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
+
+
+# --- what each task hands back ----------------------------------------------------------------------------
+
+
+def partition_key(d: Mapping) -> tuple:
+    """A consumer-partition, as the history of several snapshots is joined on."""
+    return d["store"], d["consumer"], d["zk_root"], d["topic"], d["partition"]
+
+
+def partition_rows(report: Report) -> Iterator[dict]:
+    """partition_dict of every row, with the codes of the findings on that partition."""
+    codes: dict[tuple, list[str]] = {}
+    for f in report.findings:
+        if f.partition is not None:
+            codes.setdefault((f.key, f.topic, f.partition), []).append(f.code)
+    for row in report.rows:
+        r = row.record
+        yield {**partition_dict(row), "findings": codes.get((r.key, r.topic, r.partition), []),
+               "captured_ms": report.captured_ms, "modified_ms": r.modified_ms}
+
+
+def observation(row: Mapping) -> Observation:
+    return Observation(row["captured_ms"], row["committed"], row["log_start"], row["log_end"], row["modified_ms"])
+
+
+def observations(snapshot: Snapshot) -> Iterator[tuple[tuple, Observation]]:
+    """What one saved snapshot says of each partition, for history."""
+    for row in partition_rows(analyze(snapshot)):
+        if row["topic"] is not None and row["committed"] is not None:
+            yield partition_key(row), observation(row)
+
+
+def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int) -> dict:
+    """The row with history_status and time_lag_s from its earlier observations and itself."""
+    obs = [*earlier, observation(row)] if row["committed"] is not None else []
+    tid = row["topology_id"]
+    is_running = (tid in running) if running is not None and tid else None
+    h = evaluate(obs, running=is_running, window=window) if obs else None
+    return {**row, "history_status": h.status if h else None, "time_lag_s": h.time_lag_s if h else None}
+
+
+def without_history(row: dict) -> dict:
+    return {**row, "history_status": None, "time_lag_s": None}
+
+
+# --- totals ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """The counts of an audit, added up over chunks (small: it travels to the driver)."""
+
+    consumers: int = 0
+    partitions: int = 0
+    total_lag: int = 0
+    by_severity: Counter = field(default_factory=Counter)
+    by_code: Counter = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
+    checks_skipped: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, report: Report) -> Tally:
+        return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
+                   Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
+                   list(report.notes), list(report.incomplete), list(report.checks_skipped))
+
+    def __add__(self, other: Tally) -> Tally:
+        def merged(a: list[str], b: list[str]) -> list[str]:
+            return a + [x for x in b if x not in a]  # the same note from every chunk is said once
+
+        return Tally(self.consumers + other.consumers, self.partitions + other.partitions,
+                     self.total_lag + other.total_lag, self.by_severity + other.by_severity,
+                     self.by_code + other.by_code, merged(self.notes, other.notes),
+                     merged(self.incomplete, other.incomplete), merged(self.checks_skipped, other.checks_skipped))
+
+    def worst(self) -> Severity | None:
+        return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
+
+    def summary(self) -> dict:
+        """inspect's summary block (render.summary_dict), from the tally."""
+        worst = self.worst()
+        return {
+            "consumers": self.consumers,
+            "partitions": self.partitions,
+            "total_lag": self.total_lag,
+            "findings": {s.label: self.by_severity.get(s.label, 0) for s in sorted(Severity, reverse=True)},
+            "by_code": dict(sorted(self.by_code.items())),
+            "status": worst.label if worst else "ok",
+        }
+
+
+def chunk_outputs(report: Report) -> tuple[Tally, list[dict], list[dict], list[dict]]:
+    """A task's analyzed chunk: its tally, partition rows, findings and consumers, as plain dicts."""
+    return (Tally.of(report), list(partition_rows(report)), [finding_dict(f) for f in report.findings],
+            [consumer_dict(c) for c in report.consumers])
+
+
+def worst_first(consumer: Mapping) -> tuple:
+    """Sort key of consumers, worst first: by status, then total lag."""
+    rank = {"error": 3, "warning": 2, "info": 1, "ok": 0}
+    return -rank[consumer["status"]], -consumer["total_lag"], consumer["consumer"]
+
+
+def lag_totals(rows: Iterable[Mapping], by: str) -> dict:
+    """Lag per `by` (topic or topology_name) of some partition rows: partitions, total and max lag,
+    consumers. Partial totals of chunks add up with `add_totals`."""
+    out: dict = {}
+    for row in rows:
+        t = out.setdefault(row[by], {"partitions": 0, "total_lag": 0, "max_lag": None, "consumers": set()})
+        t["partitions"] += 1
+        t["consumers"].add((row["store"], row["consumer"], row["zk_root"]))
+        if row["lag"] is not None:
+            t["total_lag"] += row["lag"]
+            t["max_lag"] = row["lag"] if t["max_lag"] is None else max(t["max_lag"], row["lag"])
+    return out
+
+
+def add_totals(a: dict, b: dict) -> dict:
+    lags = [x for x in (a["max_lag"], b["max_lag"]) if x is not None]
+    return {"partitions": a["partitions"] + b["partitions"], "total_lag": a["total_lag"] + b["total_lag"],
+            "max_lag": max(lags) if lags else None, "consumers": a["consumers"] | b["consumers"]}
+
+
+def totals_dict(name: str, value: str | None, t: Mapping) -> dict:
+    return {name: value, "consumers": len(t["consumers"]), "partitions": t["partitions"],
+            "total_lag": t["total_lag"], "max_lag": t["max_lag"]}
+
+
+def history_counts(statuses: Iterable[str | None]) -> dict:
+    counts = Counter(s for s in statuses if s)
+    return {s.lower(): counts.get(s, 0) for s in STATUSES}
+
+
+# --- repair ----------------------------------------------------------------------------------------------
+
+
+def repair_codes(choices: Iterable[str]) -> frozenset[str]:
+    codes: set[str] = set()
+    for choice in choices:
+        if choice not in REPAIR_CHOICES:
+            raise UsageError(f"--repair {choice!r}: offctl repairs only where the safe target is unambiguous: "
+                             f"{', '.join(REPAIR_CHOICES)}. Fix other findings with `offctl reset`")
+        codes.update(REPAIR_CHOICES[choice])
+    return frozenset(codes)
+
+
+@dataclass(frozen=True)
+class Repair:
+    """The partitions of one consumer an audit found out of range."""
+
+    key: ConsumerKey
+    partitions: frozenset[tuple[str, int]]
+    codes: frozenset[str]
+
+
+def repairs(findings: Iterable[Mapping], codes: frozenset[str]) -> list[Repair]:
+    """Group the findings to repair by consumer (finding dicts as the audit wrote them)."""
+    found: dict[ConsumerKey, tuple[set, set]] = {}
+    for f in findings:
+        if f["code"] in codes and f["topic"] is not None and f["partition"] is not None:
+            key = ConsumerKey(f["store"], f["consumer"], f["zk_root"])
+            parts, seen = found.setdefault(key, (set(), set()))
+            parts.add((f["topic"], f["partition"]))
+            seen.add(f["code"])
+    return [Repair(key, frozenset(parts), frozenset(seen))
+            for key, (parts, seen) in sorted(found.items(), key=lambda kv: (kv[0].store, str(kv[0])))]
+
+
+def repair_request(repair: Repair):
+    """The reset request that moves one consumer's out-of-range partitions to the log start."""
+    from offctl.plan import Target
+    from offctl.reset import ResetRequest
+
+    topics = {t for t, _ in repair.partitions}
+    target = Target("repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes)))
+    common = dict(topic=topics.pop() if len(topics) == 1 else None,
+                  partitions=frozenset(p for _, p in repair.partitions), target=target)
+    if repair.key.store == ZOOKEEPER:
+        return ResetRequest(spout=repair.key.consumer, zk_root=repair.key.zk_root, **common)
+    assert repair.key.store == KAFKA
+    return ResetRequest(group=repair.key.consumer, **common)
+
+
+def exit_code(tally: Tally, fail_on: str, repair_codes: Iterable[int] = ()) -> int:
+    """5 when a repair conflicted or failed verification, 4 when one was refused or declined, else
+    inspect's: 3 when part of a store could not be read, 1 on findings at or above `fail_on`, 0."""
+    codes = set(repair_codes)
+    for code in (5, 4):
+        if code in codes:
+            return code
+    return findings_exit_code(bool(tally.incomplete), tally.worst(), fail_on)
+
+
+def check_options(*, live: bool, from_snapshots: str | None, save_snapshot: str | None, repair: frozenset[str],
+                  execute: bool, window: int) -> None:
+    """Refuse combinations that cannot work, before Spark starts."""
+    if from_snapshots and live:
+        raise UsageError("--from-snapshots audits saved snapshots with no servers: drop --zk, --zk-root, "
+                         "--bootstrap-servers and --group, or drop --from-snapshots")
+    if from_snapshots and save_snapshot:
+        raise UsageError("--save-snapshot saves what a live audit read; with --from-snapshots nothing is read")
+    if repair and from_snapshots:
+        raise UsageError("--repair needs the live stores: it re-reads and rewrites them")
+    if execute and not repair:
+        raise UsageError("--execute applies a repair: give --repair out-of-range")
+    if window < 2:
+        raise UsageError(f"--window {window}: history needs at least 2 snapshots")
+
+
+# --- the files an audit writes (--out DIR); docs/audit-files.md is made from these -------------------------
+
+FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
+    "partitions": ("one row per consumer-partition", (
+        ("store", "string", "zookeeper (storm-kafka) or kafka (storm-kafka-client)"),
+        ("consumer", "string", "the spout id (zookeeper) or the group id (kafka)"),
+        ("zk_root", "string", "the spout's zkRoot; null for kafka"),
+        ("topic", "string", "the topic the record names"),
+        ("partition", "long", "the partition"),
+        ("committed", "long", "the committed offset"),
+        ("log_start", "long", "the partition's log start offset"),
+        ("log_end", "long", "the partition's log end offset (high watermark)"),
+        ("lag", "long", "log_end - committed, for a committed offset inside the log range"),
+        ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
+        ("topology_id", "string", "the storm id that wrote the offset"),
+        ("topology_name", "string", "its topology name"),
+        ("path", "string", "the ZooKeeper node (zookeeper)"),
+        ("version", "long", "the node's version (zookeeper)"),
+        ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper)"),
+        ("broker", "string", "host:port the record names (zookeeper)"),
+        ("findings", "string", "codes of the findings on this partition, ';'-separated"),
+        ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
+        ("time_lag_s", "double", "estimated seconds since the message at the committed offset was written"),
+        ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
+    )),
+    "findings": ("one row per finding", (
+        ("code", "string", "the finding code (docs/findings.md)"),
+        ("severity", "string", "error, warning or info"),
+        ("store", "string", "zookeeper or kafka"),
+        ("consumer", "string", "spout id or group id"),
+        ("zk_root", "string", "zkRoot (zookeeper)"),
+        ("topic", "string", "topic, when the finding is about one"),
+        ("partition", "long", "partition, when the finding is about one"),
+        ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
+        ("message", "string", "what is wrong, with the numbers"),
+        ("hint", "string", "what to do"),
+    )),
+    "consumers": ("one row per spout id or group", (
+        ("store", "string", "zookeeper or kafka"),
+        ("consumer", "string", "spout id or group id"),
+        ("zk_root", "string", "zkRoot (zookeeper)"),
+        ("topics", "string", "topics of its records, ','-separated"),
+        ("partitions", "long", "partitions with a record"),
+        ("total_lag", "long", "sum of the partitions' lag"),
+        ("max_lag", "long", "largest partition lag"),
+        ("status", "string", "ok, info, warning or error: its worst finding"),
+        ("finding_codes", "string", "codes of its findings, ','-separated"),
+        ("group_state", "string", "the Kafka group's state (kafka)"),
+        ("members", "long", "the Kafka group's members (kafka)"),
+    )),
+    "topics": ("lag per topic, over every consumer reading it", (
+        ("topic", "string", "the topic"),
+        ("consumers", "long", "consumers with records on it"),
+        ("partitions", "long", "consumer-partitions"),
+        ("total_lag", "long", "sum of their lag"),
+        ("max_lag", "long", "largest partition lag"),
+    )),
+    "topologies": ("lag per topology name, over its consumers", (
+        ("topology_name", "string", "the topology name the records name (null: none)"),
+        ("consumers", "long", "consumers with records of it"),
+        ("partitions", "long", "consumer-partitions"),
+        ("total_lag", "long", "sum of their lag"),
+        ("max_lag", "long", "largest partition lag"),
+    )),
+}
+
+
+def flat(name: str, row: Mapping) -> tuple:
+    """A row as the file `name` stores it: its columns in order, lists joined into strings."""
+    sep = {"findings": ";", "topics": ",", "finding_codes": ","}
+    return tuple(sep[c].join(row[c]) if c in sep and isinstance(row[c], list) else row[c]
+                 for c, _, _ in FILES[name][1])
+
+
+
+# --- repair through reset's safe writer ---------------------------------------------------------------------
+
+
+def _writes(plan) -> list[tuple]:
+    return [(c.path, c.topic, c.partition, c.before, c.after) for c in plan.writes]
+
+
+def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -> list[tuple[object, int]]:
+    """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
+    for all, then each consumer through reset's safe writer, written only if its plan is still the one shown.
+    Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others."""
+    from offctl.reset import outcome_exit_code, reset
+
+    dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plan: False) for r in items]
+    if not safety.execute:
+        return [(o, outcome_exit_code(o)) for o in dry]
+    runnable = {i for i, o in enumerate(dry) if not o.plan.refused and o.plan.writes}
+    if runnable and not confirm_all([dry[i].plan for i in sorted(runnable)]):
+        return [(replace(o, declined=True), 4) if i in runnable else (o, outcome_exit_code(o))
+                for i, o in enumerate(dry)]
+    done = []
+    for i, (item, shown) in enumerate(zip(items, dry)):
+        if i not in runnable:
+            done.append((shown, outcome_exit_code(shown)))
+            continue
+        try:
+            outcome = reset(conn, repair_request(item), safety, lambda plan, want=_writes(shown.plan): _writes(plan) == want)
+        except OffctlError as exc:
+            done.append((replace(shown, problems=(str(exc),)), exc.exit_code))
+            continue
+        if outcome.declined:
+            outcome = replace(outcome, declined=False, problems=(
+                f"{outcome.plan.key} changed between the plan shown and the write: nothing was written for it; "
+                f"run the audit again",))
+            done.append((outcome, 5))
+            continue
+        done.append((outcome, outcome_exit_code(outcome)))
+    return done
+
+
+# --- the whole audit ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    selection: Selection = Selection()
+    thresholds: Thresholds = Thresholds()
+    out: str | None = None
+    file_format: str = "parquet"
+    save_snapshot: str | None = None
+    from_snapshots: str | None = None
+    window: int = 10
+    top: int = 10
+    master: str | None = None
+    spark_conf: tuple[str, ...] = ()
+    repair: tuple[str, ...] = ()
+    safety: object = None  # reset.Safety; None: dry run with the defaults
+
+
+@dataclass
+class Audited:
+    result: object  # spark.AuditResult
+    repairs: list  # (reset.Outcome, exit code) per consumer repaired
+    startup_s: float | None  # Spark start-up, when offctl started Spark
+
+
+def parse_spark_conf(pairs: Iterable[str]) -> dict[str, str]:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--spark-conf {pair.split('=')[0]!r}...: expected KEY=VALUE")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+@contextmanager
+def audit(conn: Connection, settings: AuditSettings, *, track=None,
+          confirm_all: Callable[[list], bool] = lambda plans: False) -> Iterator[Audited]:
+    """Check the command line, start Spark (or use spark-submit's), run the audit and any repair; Spark stays
+    up inside the block so the caller can stream the rows, and stops after it if offctl started it."""
+    from offctl import spark
+    from offctl.reset import Safety
+
+    codes = repair_codes(settings.repair)
+    sel = settings.selection
+    live = bool(conn.zk or conn.zk_roots or conn.bootstrap_servers or sel.spouts or sel.groups)
+    safety = settings.safety or Safety()
+    check_options(live=live, from_snapshots=settings.from_snapshots, save_snapshot=settings.save_snapshot,
+                  repair=codes, execute=safety.execute, window=settings.window)
+    if not settings.from_snapshots:
+        validate(conn, sel)
+    if codes and not (conn.bootstrap_servers and (conn.zk or not conn.zk_roots)):
+        raise UsageError("--repair needs --bootstrap-servers (log offsets bound every target)")
+    conf = parse_spark_conf(settings.spark_conf)
+    started = time.perf_counter()
+    session, owned = spark.start(settings.master, conf)
+    startup = time.perf_counter() - started if owned else None
+    try:
+        options = spark.AuditOptions(out=settings.out, format=settings.file_format,
+                                     save_snapshot=settings.save_snapshot, from_snapshots=settings.from_snapshots,
+                                     window=settings.window, top=settings.top)
+        result = spark.run(session, conn, sel, settings.thresholds, options, track or spark.no_track)
+        done: list = []
+        if codes:
+            found = result.findings.filter(lambda f: f["code"] in codes).collect()
+            done = repair_all(conn, repairs(found, codes), safety, confirm_all)
+        yield Audited(result, done, startup)
+    finally:
+        if owned:
+            spark.stop(session)

@@ -1,0 +1,121 @@
+"""Partition status over time, in the manner of Burrow's evaluator, and an estimated time lag. Pure.
+
+An Observation is what one snapshot saw of one consumer-partition: its committed offset, the log range
+and when it was captured. `evaluate` looks at a window of them (oldest first) and applies these rules in
+order; the first that matches gives the status:
+
+ 1. (no status)  fewer than two observations with a lag: nothing to compare.
+ 2. STOP / STALL the latest lag is > 0 and the committed offset has not moved for longer than the window
+                 in which it last moved (Burrow: now - last commit > last commit - first commit). Storm
+                 spouts write an offset only when it moves, so a commit time cannot tell a dead spout from
+                 a stuck one as Burrow does; Storm's root can: STALL when the topology that wrote the
+                 offset is running (alive and stuck, e.g. on a poison message), STOP when it is not or
+                 when offctl cannot tell.
+ 3. OK           the lag was 0 in at least one observation (the spout caught up within the window).
+ 4. REWIND       the committed offset went back between two observations (a reset, or a replay).
+ 5. WARN         the offset moves but the lag grew in every interval: the spout is falling behind.
+ 6. OK           otherwise.
+
+Time lag: how long ago the message at the committed offset reached the log, in seconds. The log end's
+growth between snapshots tells when the log end passed the committed offset (interpolated linearly
+between the two snapshots around it, or extrapolated at the window's average rate when it passed before
+the first); the time lag is the latest capture time minus that moment. 0 when the lag is 0; none when
+the log did not grow in the window (no rate to go by).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+OK, WARN, STALL, STOP, REWIND = "OK", "WARN", "STALL", "STOP", "REWIND"
+STATUSES = (OK, WARN, STALL, STOP, REWIND)
+DEFAULT_WINDOW = 10  # observations per partition, as Burrow's default intervals
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    captured_ms: int
+    committed: int | None
+    log_start: int | None
+    log_end: int | None
+    modified_ms: int | None = None  # ZooKeeper mtime of the record: when the spout last wrote it
+
+    @property
+    def lag(self) -> int | None:
+        """log end - committed for an offset inside the log range, as inspect computes it; else None."""
+        if self.committed is None or self.log_start is None or self.log_end is None:
+            return None
+        if not self.log_start <= self.committed <= self.log_end:
+            return None
+        return self.log_end - self.committed
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    status: str | None
+    time_lag_s: float | None
+    observations: int  # how many observations with a lag the status was computed from
+
+
+def _last_move_ms(window: Sequence[Observation]) -> int:
+    """When the committed offset last changed: the record's mtime when ZooKeeper gave one, else the capture
+    time of the first observation that saw the current offset (Kafka has no commit time to read)."""
+    latest = window[-1]
+    if latest.modified_ms is not None:
+        return latest.modified_ms
+    moved = window[0].captured_ms
+    for prev, cur in zip(window, window[1:]):
+        if cur.committed != prev.committed:
+            moved = cur.captured_ms
+    return moved
+
+
+def status(window: Sequence[Observation], *, running: bool | None) -> str | None:
+    """Rules 1-6 of the module docstring over observations with a lag, oldest first. `running`: whether the
+    topology that wrote the latest offset is running (None: cannot tell)."""
+    if len(window) < 2:
+        return None
+    first, latest = window[0], window[-1]
+    last_move = _last_move_ms(window)
+    if latest.lag > 0 and latest.captured_ms - last_move > last_move - first.captured_ms:
+        return STALL if running else STOP
+    if any(o.lag == 0 for o in window):
+        return OK
+    if any(cur.committed < prev.committed for prev, cur in zip(window, window[1:])):
+        return REWIND
+    if all(cur.lag > prev.lag for prev, cur in zip(window, window[1:])):
+        return WARN
+    return OK
+
+
+def time_lag_s(window: Sequence[Observation]) -> float | None:
+    """Seconds since the message at the latest committed offset reached the log; see the module docstring."""
+    latest = window[-1] if window else None
+    if latest is None or latest.lag is None:
+        return None
+    if latest.lag == 0:
+        return 0.0
+    committed, now = latest.committed, latest.captured_ms
+    points = [(o.captured_ms, o.log_end) for o in window if o.log_end is not None]
+    for (t0, e0), (t1, e1) in zip(points, points[1:]):
+        if e0 <= committed < e1:
+            passed = t0 + (committed - e0) * (t1 - t0) / (e1 - e0)
+            return round(max(now - passed, 0) / 1000, 3)
+    (t_first, e_first), (t_last, e_last) = points[0], points[-1]
+    if committed < e_first and t_last > t_first and e_last > e_first:
+        rate = (e_last - e_first) / (t_last - t_first)  # messages per millisecond
+        passed = t_first - (e_first - committed) / rate
+        return round((now - passed) / 1000, 3)
+    return None
+
+
+def evaluate(observations: Sequence[Observation], *, running: bool | None,
+             window: int = DEFAULT_WINDOW) -> History:
+    """Status and time lag of one partition from its observations (any order; the newest `window` count)."""
+    ordered = sorted(observations, key=lambda o: o.captured_ms)[-window:]
+    with_lag = [o for o in ordered if o.lag is not None]
+    # The latest observation must have a lag: a partition out of range now has a finding, not a trend.
+    if not ordered or ordered[-1].lag is None:
+        return History(None, None, len(with_lag))
+    return History(status(with_lag, running=running), time_lag_s(ordered), len(with_lag))

@@ -1,0 +1,249 @@
+"""offctl audit end to end: Spark local mode against the real ZooKeeper and broker of the fixtures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from offctl.audit import FILES
+from tests.conftest import storm_record
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
+
+HISTORY_KEYS = ("findings", "history_status", "time_lag_s")
+
+
+@pytest.fixture
+def fleet(zk, zk_server, kafka, names):
+    """A small fleet with healthy spouts and problems: (connection flags, what was seeded)."""
+    t1, t2 = names("t1"), names("t2")
+    kafka.create_topic(t1, 3)
+    kafka.create_topic(t2, 2)
+    for p in range(3):
+        kafka.produce(t1, p, 10)
+    for p in range(2):
+        kafka.produce(t2, p, 4)
+    root, storm = names.root + "/spouts", names.root + "/storm"
+    running = "etl-1-1763700000"
+    zk.create(f"{storm}/storms/{running}", makepath=True)
+    for p in range(3):
+        zk.create(f"{root}/healthy/partition_{p}", storm_record(t1, p, 10, topology_id=running), makepath=True)
+    # out of range on 0 (above the log end), lagging on 1, partition 2 missing; its topology is stopped
+    zk.create(f"{root}/broken/partition_0", storm_record(t1, 0, 50, topology_id="old-1-1700000000"), makepath=True)
+    zk.create(f"{root}/broken/partition_1", storm_record(t1, 1, 3, topology_id="old-1-1700000000"), makepath=True)
+    zk.create(f"{root}/mixed/partition_0", b"{not json", makepath=True)
+    zk.create(f"{root}/mixed/partition_1", storm_record(t2, 1, 2, topology_id=running), makepath=True)
+    group = names("group")
+    kafka.commit(group, t2, {0: 1, 1: 4})  # no Storm metadata: FOREIGN_COMMIT
+    flags = ["--zk", zk_server.address, "--zk-root", root,
+             "--bootstrap-servers", kafka.bootstrap, "--storm-root", storm, "--group", group]
+    return flags, {"root": root, "t1": t1, "t2": t2, "group": group, "storm": storm}
+
+
+def _sorted(rows, drop=()):
+    return sorted(json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True) for r in rows)
+
+
+def test_findings_identical_to_inspect(cli, spark, fleet):
+    flags, _ = fleet
+    inspected = cli("inspect", *flags, "--lag-threshold", "5", "-o", "json")
+    audited = cli("audit", *flags, "--lag-threshold", "5", "-o", "json")
+    assert inspected.exit_code == audited.exit_code == 1, audited.stderr
+    i, a = inspected.json(), audited.json()
+    assert _sorted(a["findings"]) == _sorted(i["findings"])
+    assert _sorted(a["partitions"], HISTORY_KEYS) == _sorted(i["partitions"])
+    assert _sorted(a["consumers"]) == _sorted(i["consumers"])
+    assert {k: a["summary"][k] for k in i["summary"]} == i["summary"]
+    codes = {f["code"] for f in a["findings"]}
+    assert {"OFFSET_ABOVE_LOG_END", "MALFORMED_RECORD", "MISSING_PARTITION", "FOREIGN_COMMIT", "HIGH_LAG",
+            "STALE_TOPOLOGY"} <= codes
+    # lag totals per topic and topology, over every consumer
+    t1 = next(t for t in a["topics"] if t["topic"] == fleet[1]["t1"])
+    assert t1["total_lag"] == 7 and t1["partitions"] == 5 and t1["consumers"] == 2
+    # the summary on stderr names the worst consumers and the counts by code
+    assert "Worst consumers" in audited.stderr and "OFFSET_ABOVE_LOG_END" in audited.stderr
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_output_files_read_back_with_the_documented_schema(cli, spark, fleet, tmp_path, fmt):
+    flags, seeded = fleet
+    out = tmp_path / "audit"
+    result = cli("audit", *flags, "--out", str(out), "--format", fmt, "--fail-on", "never")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["format"] == fmt and summary["summary"]["partitions"] == 9
+    from offctl.spark import _schema
+
+    for name, (_, columns) in FILES.items():
+        names = [c for c, _, _ in columns]
+        if fmt == "parquet":  # parquet carries its own schema: it must be the documented one
+            df = spark.read.parquet(str(out / name))
+            types = {"string": "string", "long": "bigint", "double": "double"}
+            assert df.columns == names and [t for _, t in df.dtypes] == [types[t] for _, t, _ in columns], name
+        elif fmt == "csv":
+            [header] = {f.read_text().splitlines()[0] for f in (out / name).glob("part-*.csv")}
+            assert header.split(",") == names, name
+        else:
+            keys = {k for f in (out / name).glob("part-*.json") for line in f.read_text().splitlines()
+                    for k in json.loads(line)}
+            assert keys <= set(names), name  # JSON lines leave out null values
+    schema = _schema((c, t) for c, t, _ in FILES["partitions"][1])
+    reader = spark.read.schema(schema).format(fmt).option("header", True)
+    rows = {(r["consumer"], r["partition"]): r for r in reader.load(str(out / "partitions")).collect()}
+    broken = rows[("broken", 0)]
+    assert "OFFSET_ABOVE_LOG_END" in broken["findings"] and broken["status"] == "error"
+    assert rows[("broken", 1)]["lag"] == 7 and rows[("broken", 1)]["log_end"] == 10
+
+
+def test_repair_moves_out_of_range_offsets_with_backup_and_versioned_writes(cli, spark, fleet, zk, tmp_path):
+    flags, seeded = fleet
+    path = f"{seeded['root']}/broken/partition_0"
+    before, stat = zk.get(path)
+    common = [*flags, "--repair", "out-of-range", "--quiet-period", "0", "--backup-dir", str(tmp_path / "b"),
+              "--audit-log", str(tmp_path / "audit.log"), "-o", "json", "--fail-on", "never"]
+
+    dry = cli("audit", *common)
+    assert dry.exit_code == 0, dry.stderr
+    [plan] = dry.json()["repair"]
+    assert plan["mode"] == "dry-run" and plan["consumer"] == "broken"
+    assert [(c["partition"], c["before"], c["after"], c["action"]) for c in plan["changes"]] == [(0, 50, 0, "write")]
+    assert zk.get(path)[0] == before  # a dry run writes nothing
+
+    done = cli("audit", *common, "--execute", "--yes")
+    assert done.exit_code == 0, done.stderr
+    [applied] = done.json()["repair"]
+    assert applied["executed"] and applied["verified"] and Path(applied["backup"]).is_file()
+    data, after_stat = zk.get(path)
+    assert json.loads(data)["offset"] == 0 and after_stat.version == stat.version + 1
+    # only the offset changed, byte for byte elsewhere
+    assert data == before.replace(b'"offset": 50', b'"offset": 0')
+    assert json.loads((tmp_path / "audit.log").read_text().splitlines()[0])["after"] == 0
+    # the lagging partition 1 was in range and is untouched
+    assert json.loads(zk.get(f"{seeded['root']}/broken/partition_1")[0])["offset"] == 3
+
+    again = cli("audit", *flags, "-o", "json", "--fail-on", "never")
+    assert "OFFSET_ABOVE_LOG_END" not in {f["code"] for f in again.json()["findings"]}
+
+
+def test_repair_refused_while_the_topology_runs(cli, spark, fleet, zk):
+    flags, seeded = fleet
+    zk.create(f"{seeded['storm']}/storms/old-2-1763800000", makepath=True)  # 'old' was redeployed
+    refused = cli("audit", *flags, "--repair", "out-of-range", "--quiet-period", "0", "--execute", "--yes",
+                  "-o", "json")
+    assert refused.exit_code == 4, refused.stderr
+    [plan] = refused.json()["repair"]
+    assert not plan["executed"] and plan["guards"][0]["status"] == "refused"
+    assert json.loads(zk.get(f"{seeded['root']}/broken/partition_0")[0])["offset"] == 50
+
+
+def test_snapshot_only_audit(cli, spark, fleet, zk, tmp_path):
+    flags, seeded = fleet
+    snaps = tmp_path / "snapshots"
+    live = cli("audit", *flags, "--save-snapshot", str(snaps), "-o", "json")
+    assert live.exit_code == 1, live.stderr
+    [saved] = list(snaps.iterdir())
+    assert saved.name.startswith("snapshot-") and (saved / "snapshot.json").is_file()
+    zk.delete(seeded["root"], recursive=True)  # the servers' state is gone; the snapshot holds it
+
+    offline = cli("audit", "--from-snapshots", str(snaps), "-o", "json")
+    assert offline.exit_code == 1, offline.stderr
+    a, b = live.json(), offline.json()
+    assert _sorted(b["findings"]) == _sorted(a["findings"])
+    assert _sorted(b["partitions"]) == _sorted(a["partitions"])
+    assert b["captured_at"] == a["captured_at"]
+    assert any("no servers read" in n for n in b["notes"])
+
+
+def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path):
+    from offctl import spark as adapter
+    from offctl.model import PartitionLog, Snapshot, ZkNode, iso_ms
+
+    running = frozenset({"live-1-1763700000"})
+    minute = 60_000
+    t0 = 1_800_000_000_000
+
+    def node(spout, offset, topology, mtime):
+        return ZkNode("/h", spout, f"/h/{spout}/partition_0", 0, None,
+                      storm_record("ht", 0, offset, topology_id=topology), 1, mtime)
+
+    # (spout, topology) -> committed offset at each of four snapshots, the log end growing 10 a minute
+    plan = {
+        ("keeps-up", "live-1-1763700000"): [10, 20, 30, 40],  # at the log end: OK
+        ("stuck", "live-1-1763700000"): [5, 5, 5, 5],  # alive but not moving: STALL
+        ("dead", "gone-1-1700000000"): [5, 5, 5, 5],  # its topology is not running: STOP
+        ("replayed", "live-1-1763700000"): [9, 2, 12, 16],  # went back: REWIND
+        ("slipping", "live-1-1763700000"): [9, 15, 20, 24],  # moving, lag 1, 5, 10, 16: WARN
+    }
+    snaps = tmp_path / "snaps"
+    files = adapter.Files(spark)
+    for i in range(4):
+        at = t0 + i * minute
+        log_end = 10 * (i + 1)
+        nodes = []
+        for (spout, topology), offsets in plan.items():
+            # a spout writes its node when its offset moves; mtime says when
+            moved = max((j for j in range(i + 1) if j == 0 or offsets[j] != offsets[j - 1]), default=0)
+            nodes.append(node(spout, offsets[i], topology, t0 - 10 * minute if moved == 0 else t0 + moved * minute))
+        snap = Snapshot(captured_ms=at, zk_nodes=tuple(nodes), cluster={"ht": {0: PartitionLog(0, log_end)}},
+                        running=running)
+        meta = {"format": adapter.SNAPSHOT_FORMAT, "version": adapter.SNAPSHOT_VERSION, "captured_ms": at,
+                "captured_at": iso_ms(at), "running": sorted(running)}
+        adapter.save_snapshot(spark, files, spark.sparkContext.parallelize([(0, snap)], 1), str(snaps), meta)
+
+    result = cli("audit", "--from-snapshots", str(snaps), "-o", "json", "--fail-on", "never")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    status = {p["consumer"]: (p["history_status"], p["time_lag_s"]) for p in doc["partitions"]}
+    assert {k: s for k, (s, _) in status.items()} == {
+        "keeps-up": "OK", "stuck": "STALL", "dead": "STOP", "replayed": "REWIND", "slipping": "WARN"}
+    # log end 40 at the last snapshot, growing 10 a minute: offset 5 passed 3.5 minutes before it
+    assert status["stuck"][1] == pytest.approx(210.0)
+    assert status["keeps-up"][1] == 0.0
+    assert doc["summary"]["history"] == {"ok": 1, "warn": 1, "stall": 1, "stop": 1, "rewind": 1}
+    assert doc["summary"]["snapshots"] == 4
+    # a window of two sees only the last two snapshots: 'replayed' moved forward in both
+    short = cli("audit", "--from-snapshots", str(snaps), "--window", "2", "-o", "json", "--fail-on", "never")
+    assert {p["consumer"]: p["history_status"] for p in short.json()["partitions"]}["replayed"] != "REWIND"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--execute"], "--execute applies a repair"),
+    (["--repair", "HIGH_LAG"], "safe target is unambiguous"),
+    (["--window", "1"], "--window 1"),
+    (["--from-snapshots", "x", "--zk", "127.0.0.1:1"], "--from-snapshots audits saved snapshots"),
+    (["--spark-conf", "novalue"], "expected KEY=VALUE"),
+])
+def test_usage_errors_before_spark_starts(cli, args, message):
+    result = cli("audit", "--group", "g", "--bootstrap-servers", "127.0.0.1:1", *args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_unreachable_zookeeper_exits_3(cli, spark):
+    result = cli("audit", "--zk", "127.0.0.1:1", "--zk-root", "/x", "--timeout", "1")
+    assert result.exit_code == 3 and "ZooKeeper" in result.stderr
+
+
+def test_missing_snapshot_directory_is_a_usage_error(cli, spark, tmp_path):
+    result = cli("audit", "--from-snapshots", str(tmp_path / "none"))
+    assert result.exit_code == 2 and "no complete snapshot" in result.stderr
+
+
+def test_spark_submit_runs_the_audit(fleet, tmp_path):
+    """The README's spark-submit line, on a local master. spark-submit merges the Python driver's stderr into
+    its stdout, so the machine-readable result is the --out files."""
+    flags, _ = fleet
+    import offctl.spark_submit as entry
+    from pyspark.find_spark_home import _find_spark_home
+
+    submit = Path(_find_spark_home()) / "bin" / "spark-submit"
+    proc = subprocess.run([str(submit), "--master", "local[1]", "--conf", f"spark.pyspark.python={sys.executable}",
+                           entry.__file__, *flags, "--out", str(tmp_path / "out"), "--fail-on", "never"],
+                          capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "PYSPARK_PYTHON": sys.executable})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["summary"]["partitions"] == 9
+    assert "Worst consumers" in proc.stdout
