@@ -43,12 +43,15 @@ def seed(zk: KazooClient, bootstrap: str, spouts: int, partitions: int, first: i
             future.result(timeout=300)
     # One record per partition: a produce request then holds single-record batches, which Tansu's
     # high watermark gets right.
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
-    for topic in topics:
-        for p in range(partitions):
-            producer.produce(topic, b"m", partition=p)
-        producer.poll(0)
-    producer.flush(300)
+    # A producer per 50 topics: librdkafka's broker thread walks every partition it has produced to, which
+    # at 100,000 partitions makes one long-lived producer crawl.
+    for i in range(0, len(topics), 50):
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
+        for topic in topics[i:i + 50]:
+            for p in range(partitions):
+                producer.produce(topic, b"m", partition=p)
+            producer.poll(0)
+        producer.flush(300)
     host, port = bootstrap.rsplit(":", 1)
     zk.ensure_path("/storm/storms/bench-1-1700000000")
     pending = []

@@ -33,16 +33,24 @@ class WriteConflict(OffctlError):
     exit_code = 5
 
 
+class SparkUnavailable(OffctlError):
+    """Spark could not start, or a Spark job of the audit failed (exit 3)."""
+
+    exit_code = 3
+
+
 # Every exit code of every command (spec section 3), with when it happens; docs/exit-codes.md is made from it.
 EXIT_CODES: dict[int, str] = {
     0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified",
-    1: "`inspect`: findings at or above `--fail-on` (default `error`)",
+    1: "`inspect`, `audit`: findings at or above `--fail-on` (default `error`)",
     2: "usage error: a wrong flag, value or combination, a file that cannot be read or is not what it should "
        "be; nothing was written",
     3: "a store could not be reached or read, also when only part of it could be read (the report is "
-       "partial); `sandbox status`: no sandbox running",
+       "partial); `audit`: also when Spark could not start or one of its jobs failed; `sandbox status`: no "
+       "sandbox running",
     4: "refused by a safety guard (running-topology, recent-write, active-group), also a dry run whose "
-       "execution would be refused, and a declined confirmation; nothing was written",
+       "execution would be refused, and a declined confirmation; nothing was written (`audit --repair`: for "
+       "that consumer)",
     5: "a write conflicted (a node or commit changed since it was read: nothing was written), failed, or "
        "failed verification after writing; also when the backup could not be written (nothing was written)",
     130: "interrupted (Ctrl-C)",

@@ -23,7 +23,7 @@ from offctl.audit import (FILES, Chunk, Tally, add_totals, chunk_outputs, flat, 
                           worst_first)
 from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
-from offctl.errors import OffctlError, UsageError
+from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores
 from offctl.model import GroupState, KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode, iso_ms
 
@@ -33,12 +33,6 @@ Track = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]
 SNAPSHOT_PREFIX = "snapshot-"
 SNAPSHOT_FORMAT = "offctl-snapshot"
 SNAPSHOT_VERSION = 1
-
-
-class SparkUnavailable(OffctlError):
-    """Spark could not start or a Spark job failed (exit 3)."""
-
-    exit_code = 3
 
 
 @contextmanager
@@ -101,19 +95,23 @@ def _job(sc, name: str, track: Track) -> Iterator[None]:
     sc.setJobGroup(group, name)
     done = threading.Event()
     with track(name) as update:
+        tracker = sc.statusTracker()
+
+        def report() -> None:
+            finished = total = 0
+            for job_id in tracker.getJobIdsForGroup(group):
+                job = tracker.getJobInfo(job_id)
+                for stage_id in job.stageIds if job else ():
+                    stage = tracker.getStageInfo(stage_id)
+                    if stage:
+                        finished += stage.numCompletedTasks
+                        total += stage.numTasks
+            if total:
+                update(finished, total)
+
         def poll() -> None:
-            tracker = sc.statusTracker()
             while not done.wait(0.25):
-                finished = total = 0
-                for job_id in tracker.getJobIdsForGroup(group):
-                    job = tracker.getJobInfo(job_id)
-                    for stage_id in job.stageIds if job else ():
-                        stage = tracker.getStageInfo(stage_id)
-                        if stage:
-                            finished += stage.numCompletedTasks
-                            total += stage.numTasks
-                if total:
-                    update(finished, total)
+                report()
 
         poller = threading.Thread(target=poll, name="offctl-progress", daemon=True)
         poller.start()
@@ -126,6 +124,7 @@ def _job(sc, name: str, track: Track) -> Iterator[None]:
         finally:
             done.set()
             poller.join()
+        report()  # the bar ends full, however short the jobs were
 
 
 def _spark_error(exc: Exception) -> str:
@@ -440,6 +439,7 @@ def run(spark, conn: Connection, selection: Selection, thresholds: Thresholds, o
               .map(lambda kv: totals_dict("topic", *kv)).persist())
     topologies = (rows.mapPartitions(lambda it: lag_totals(it, "topology_name").items()).reduceByKey(add_totals)
                   .map(lambda kv: totals_dict("topology_name", *kv)).persist())
+    clock = time.perf_counter() if not earlier else clock
     with _job(sc, "adding up lag per topic and topology" + (" and history" if earlier else ""), track):
         worst = consumers.takeOrdered(options.top, key=worst_first)
         top_topics = topics.takeOrdered(options.top, key=lambda t: (-t["total_lag"], t["topic"] or ""))
@@ -448,8 +448,7 @@ def run(spark, conn: Connection, selection: Selection, thresholds: Thresholds, o
             for status, n in rows.map(lambda r: r["history_status"]).countByValue().items():
                 if status:
                     history[status.lower()] = n
-    if earlier:
-        timings["history"] = time.perf_counter() - clock
+    timings["history and totals" if earlier else "totals"] = time.perf_counter() - clock
 
     result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
                          snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,

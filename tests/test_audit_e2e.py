@@ -247,3 +247,25 @@ def test_spark_submit_runs_the_audit(fleet, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["summary"]["partitions"] == 9
     assert "Worst consumers" in proc.stdout
+
+
+def test_progress_reports_tasks_of_each_phase(spark, fleet, zk_server, kafka):
+    from contextlib import contextmanager
+
+    from offctl.audit import AuditSettings, audit
+    from offctl.config import Connection
+
+    seen: dict[str, tuple[int, int]] = {}
+
+    @contextmanager
+    def track(phase):
+        yield lambda done, total: seen.__setitem__(phase, (done, total))
+
+    flags, seeded = fleet
+    conn = Connection(zk=zk_server.address, zk_roots=(seeded["root"],), bootstrap_servers=kafka.bootstrap,
+                      storm_root=seeded["storm"])
+    with audit(conn, AuditSettings(), track=track) as done:
+        assert (done.result.tally.consumers, done.result.tally.partitions) == (3, 7)  # the spouts; no group given
+    reading = seen["reading ZooKeeper and Kafka"]
+    assert reading[0] == reading[1] > 0  # every task of the read finished, and the bar says so
+    assert "analyzing" in seen
