@@ -6,14 +6,14 @@ import pytest
 
 from offctl import sandbox, servers
 
-pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
 EXPECTED = {"MALFORMED_RECORD", "TOPIC_MISMATCH", "ID_COLLISION", "OFFSET_ABOVE_LOG_END", "UNKNOWN_TOPIC",
             "UNKNOWN_PARTITION", "MISSING_PARTITION", "IGNORED_ZERO_OFFSET", "FOREIGN_COMMIT", "HIGH_LAG",
             "STALE_TOPOLOGY", "STALE_BROKER"}
 
 
-def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, tmp_path, monkeypatch):
+def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert cli("sandbox", "status").exit_code == 3
     assert cli("sandbox", "seed").exit_code == 3
@@ -36,6 +36,12 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, tmp_path, monkeypa
         assert {f["code"] for f in doc["findings"]} == EXPECTED
         healthy = {c["consumer"] for c in doc["consumers"] if c["status"] == "ok"}
         assert healthy == {"orders-etl", "wildcard-spout"}
+
+        # the README's first command ends with the Spark audit of the sandbox: inspect's findings, a summary
+        audited = cli("audit", "--lag-threshold", "5", "--group", "clicks-client", "--group", "payments-tool",
+                      "-o", "json")
+        assert audited.exit_code == 1 and "Worst consumers" in audited.stderr
+        assert {f["code"] for f in audited.json()["findings"]} == EXPECTED
 
         # a reset against the sandbox, with no connection flags: orders-etl's topology runs, so it is refused
         refused = cli("reset", "--spout", "orders-etl", "--to", "latest", "--quiet-period", "0")
