@@ -23,7 +23,9 @@ from offctl.errors import OffctlError, UsageError
 from offctl.history import STATUSES, Observation, evaluate
 from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
+from offctl.plan import Target
 from offctl.render import consumer_dict, finding_dict, partition_dict
+from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
 
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
 TASKS_PER_CORE = 4
@@ -205,8 +207,8 @@ def totals_dict(name: str, value: str | None, t: Mapping) -> dict:
             "total_lag": t["total_lag"], "max_lag": t["max_lag"]}
 
 
-def history_counts(statuses: Iterable[str | None]) -> dict:
-    counts = Counter(s for s in statuses if s)
+def history_counts(counts: Mapping[str | None, int]) -> dict:
+    """Partitions per history status (none: no history), every status named."""
     return {s.lower(): counts.get(s, 0) for s in STATUSES}
 
 
@@ -245,11 +247,8 @@ def repairs(findings: Iterable[Mapping], codes: frozenset[str]) -> list[Repair]:
             for key, (parts, seen) in sorted(found.items(), key=lambda kv: (kv[0].store, str(kv[0])))]
 
 
-def repair_request(repair: Repair):
+def repair_request(repair: Repair) -> ResetRequest:
     """The reset request that moves one consumer's out-of-range partitions to the log start."""
-    from offctl.plan import Target
-    from offctl.reset import ResetRequest
-
     topics = {t for t, _ in repair.partitions}
     target = Target("repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes)))
     common = dict(topic=topics.pop() if len(topics) == 1 else None,
@@ -372,8 +371,6 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
     for all, then each consumer through reset's safe writer, written only if its plan is still the one shown.
     Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others."""
-    from offctl.reset import outcome_exit_code, reset
-
     dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plan: False) for r in items]
     if not safety.execute:
         return [(o, outcome_exit_code(o)) for o in dry]
@@ -417,7 +414,7 @@ class AuditSettings:
     master: str | None = None
     spark_conf: tuple[str, ...] = ()
     repair: tuple[str, ...] = ()
-    safety: object = None  # reset.Safety; None: dry run with the defaults
+    safety: Safety | None = None  # None: dry run with the defaults
 
 
 @dataclass
@@ -442,8 +439,7 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
           confirm_all: Callable[[list], bool] = lambda plans: False) -> Iterator[Audited]:
     """Check the command line, start Spark (or use spark-submit's), run the audit and any repair; Spark stays
     up inside the block so the caller can stream the rows, and stops after it if offctl started it."""
-    from offctl import spark
-    from offctl.reset import Safety
+    from offctl import spark  # imports this module: only when an audit runs
 
     codes = repair_codes(settings.repair)
     sel = settings.selection
@@ -453,17 +449,14 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
                   repair=codes, execute=safety.execute, window=settings.window)
     if not settings.from_snapshots:
         validate(conn, sel)
-    if codes and not (conn.bootstrap_servers and (conn.zk or not conn.zk_roots)):
+    if codes and not conn.bootstrap_servers:
         raise UsageError("--repair needs --bootstrap-servers (log offsets bound every target)")
     conf = parse_spark_conf(settings.spark_conf)
     started = time.perf_counter()
     session, owned = spark.start(settings.master, conf)
     startup = time.perf_counter() - started if owned else None
     try:
-        options = spark.AuditOptions(out=settings.out, format=settings.file_format,
-                                     save_snapshot=settings.save_snapshot, from_snapshots=settings.from_snapshots,
-                                     window=settings.window, top=settings.top)
-        result = spark.run(session, conn, sel, settings.thresholds, options, track or spark.no_track)
+        result = spark.run(session, conn, settings, track or spark.no_track)
         done: list = []
         if codes:
             found = result.findings.filter(lambda f: f["code"] in codes).collect()

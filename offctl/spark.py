@@ -18,14 +18,14 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 
-from offctl.audit import (FILES, Chunk, Tally, add_totals, chunk_outputs, flat, lag_totals, observations,
-                          partition_key, plan_chunks, read_chunk, totals_dict, with_history, without_history,
-                          worst_first)
+from offctl.audit import (FILES, AuditSettings, Tally, add_totals, chunk_outputs, flat, history_counts, lag_totals,
+                          observations, partition_key, plan_chunks, read_chunk, totals_dict, with_history,
+                          without_history, worst_first)
 from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores
-from offctl.model import GroupState, KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode, iso_ms
+from offctl.model import GroupState, KafkaCommit, PartitionLog, Snapshot, ZkNode, iso_ms
 
 # update(done, total) of a progress bar, within a context that shows it
 Track = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]
@@ -294,16 +294,6 @@ def load_snapshot(spark, files: Files, path: str):
 
 
 @dataclass
-class AuditOptions:
-    out: str | None = None
-    format: str = "parquet"
-    save_snapshot: str | None = None
-    from_snapshots: str | None = None
-    window: int = 10
-    top: int = 10
-
-
-@dataclass
 class AuditResult:
     """What an audit found: totals on the driver, rows still in Spark to stream or write."""
 
@@ -356,21 +346,21 @@ def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, l
     return spouts, notes
 
 
-def run(spark, conn: Connection, selection: Selection, thresholds: Thresholds, options: AuditOptions,
-        track: Track = no_track) -> AuditResult:
+def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_track) -> AuditResult:
     """Read (or load) a fleet's offsets, analyze them, add history, write files and snapshot; the result keeps
     its rows in Spark for the caller to stream."""
     from pyspark import StorageLevel
 
     sc = spark.sparkContext
     files = Files(spark)
+    selection, thresholds, window = settings.selection, settings.thresholds, settings.window
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     earlier: list[str] = []
-    if options.from_snapshots:
-        saved = list_snapshots(files, options.from_snapshots)
+    if settings.from_snapshots:
+        saved = list_snapshots(files, settings.from_snapshots)
         if not saved:
-            raise UsageError(f"--from-snapshots {options.from_snapshots}: no complete snapshot there")
+            raise UsageError(f"--from-snapshots {settings.from_snapshots}: no complete snapshot there")
         *earlier, latest = saved
         meta, reads = load_snapshot(spark, files, latest)
         captured_ms, running = meta["captured_ms"], meta.get("running")
@@ -380,20 +370,18 @@ def run(spark, conn: Connection, selection: Selection, thresholds: Thresholds, o
         spouts, driver_notes = _list_consumers(conn, selection)
         chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism)
         captured_ms = int(time.time() * 1000)
-        read_conn, read_selection = conn, selection
         reads = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
-                 .map(lambda ic: (ic[0], read_chunk(read_conn, read_selection, ic[1], int(time.time() * 1000)))))
+                 .map(lambda ic: (ic[0], read_chunk(conn, selection, ic[1], int(time.time() * 1000)))))
         running = None
-        if options.save_snapshot:
-            earlier = list_snapshots(files, options.save_snapshot)
+        if settings.save_snapshot:
+            earlier = list_snapshots(files, settings.save_snapshot)
     reads = reads.persist(StorageLevel.MEMORY_AND_DISK)
-    with _job(sc, "reading ZooKeeper and Kafka" if not options.from_snapshots else "loading the snapshot", track):
+    with _job(sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track):
         reads.count()
     timings["read"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    limits = thresholds
-    analyzed = reads.map(lambda kv: chunk_outputs(analyze(kv[1], limits))).persist(StorageLevel.MEMORY_AND_DISK)
+    analyzed = reads.map(lambda kv: chunk_outputs(analyze(kv[1], thresholds))).persist(StorageLevel.MEMORY_AND_DISK)
     with _job(sc, "analyzing", track):
         tally = analyzed.map(lambda o: o[0]).fold(Tally(), lambda a, b: a + b)
         if running is None:
@@ -405,7 +393,7 @@ def run(spark, conn: Connection, selection: Selection, thresholds: Thresholds, o
 
     clock = time.perf_counter()
     snapshot_path = None
-    if options.save_snapshot:
+    if settings.save_snapshot:
         meta = {"format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION, "captured_ms": captured_ms,
                 "captured_at": iso_ms(captured_ms), "zk": conn.zk, "zk_roots": list(conn.zk_roots),
                 "bootstrap_servers": conn.bootstrap_servers, "storm_root": conn.storm_root,
@@ -413,23 +401,22 @@ def run(spark, conn: Connection, selection: Selection, thresholds: Thresholds, o
                 "running": sorted(running) if running is not None else None,
                 "partitions": tally.partitions}
         with _job(sc, "saving the snapshot", track):
-            snapshot_path = save_snapshot(spark, files, reads, options.save_snapshot, meta)
+            snapshot_path = save_snapshot(spark, files, reads, settings.save_snapshot, meta)
         timings["snapshot"] = time.perf_counter() - clock
 
-    earlier = earlier[-(options.window - 1):]
+    clock = time.perf_counter()
+    earlier = earlier[-(window - 1):]
     rows = analyzed.flatMap(lambda o: o[1])
     history = None
     if earlier:
-        clock = time.perf_counter()
         past = None
         for path in earlier:
             _, snap = load_snapshot(spark, files, path)
             obs = snap.flatMap(lambda kv: observations(kv[1]))
             past = obs if past is None else past.union(obs)
-        window, live = options.window, running
         rows = (rows.map(lambda r: (partition_key(r), r))
                 .leftOuterJoin(past.groupByKey())
-                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), live, window)))
+                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window)))
     else:
         rows = rows.map(without_history)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
@@ -439,24 +426,20 @@ def run(spark, conn: Connection, selection: Selection, thresholds: Thresholds, o
               .map(lambda kv: totals_dict("topic", *kv)).persist())
     topologies = (rows.mapPartitions(lambda it: lag_totals(it, "topology_name").items()).reduceByKey(add_totals)
                   .map(lambda kv: totals_dict("topology_name", *kv)).persist())
-    clock = time.perf_counter() if not earlier else clock
     with _job(sc, "adding up lag per topic and topology" + (" and history" if earlier else ""), track):
-        worst = consumers.takeOrdered(options.top, key=worst_first)
-        top_topics = topics.takeOrdered(options.top, key=lambda t: (-t["total_lag"], t["topic"] or ""))
+        worst = consumers.takeOrdered(settings.top, key=worst_first)
+        top_topics = topics.takeOrdered(settings.top, key=lambda t: (-t["total_lag"], t["topic"] or ""))
         if earlier:
-            history = {s.lower(): 0 for s in ("OK", "WARN", "STALL", "STOP", "REWIND")}
-            for status, n in rows.map(lambda r: r["history_status"]).countByValue().items():
-                if status:
-                    history[status.lower()] = n
+            history = history_counts(rows.map(lambda r: r["history_status"]).countByValue())
     timings["history and totals" if earlier else "totals"] = time.perf_counter() - clock
 
     result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
                          snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,
                          topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings)
-    if options.out:
+    if settings.out:
         clock = time.perf_counter()
-        with _job(sc, f"writing {options.format} files to {options.out}", track):
-            result.written = write_files(spark, files, result, options.out, options.format)
+        with _job(sc, f"writing {settings.file_format} files to {settings.out}", track):
+            result.written = write_files(spark, files, result, settings.out, settings.file_format)
         timings["write"] = time.perf_counter() - clock
     return result
 
@@ -481,5 +464,3 @@ def write_files(spark, files: Files, result: AuditResult, out: str, fmt: str) ->
     files.write_text(join(out, "summary.json"), json.dumps(summary, indent=1) + "\n")
     return written + [join(out, "summary.json")]
 
-
-__all__ = ["AuditOptions", "AuditResult", "Chunk", "SparkUnavailable", "run", "start", "stop"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -243,7 +244,7 @@ def test_spark_submit_runs_the_audit(fleet, tmp_path):
     proc = subprocess.run([str(submit), "--master", "local[1]", "--conf", f"spark.pyspark.python={sys.executable}",
                            entry.__file__, *flags, "--out", str(tmp_path / "out"), "--fail-on", "never"],
                           capture_output=True, text=True, timeout=600,
-                          env={**__import__("os").environ, "PYSPARK_PYTHON": sys.executable})
+                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["summary"]["partitions"] == 9
     assert "Worst consumers" in proc.stdout
