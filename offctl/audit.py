@@ -141,9 +141,12 @@ class Tally:
 
     @classmethod
     def of(cls, report: Report) -> Tally:
+        # A chunk that could not be read has no Kafka or Storm data because it failed, not because those
+        # were not asked for: its failure is in `incomplete`, and it skipped no check.
+        failed = bool(report.incomplete) and not report.rows
         return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
                    Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
-                   list(report.notes), list(report.incomplete), list(report.checks_skipped))
+                   list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped))
 
     def __add__(self, other: Tally) -> Tally:
         def merged(a: list[str], b: list[str]) -> list[str]:

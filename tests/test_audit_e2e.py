@@ -270,3 +270,11 @@ def test_progress_reports_tasks_of_each_phase(spark, fleet, zk_server, kafka):
     reading = seen["reading ZooKeeper and Kafka"]
     assert reading[0] == reading[1] > 0  # every task of the read finished, and the bar says so
     assert "analyzing" in seen
+
+
+def test_unreachable_broker_makes_the_audit_partial(cli, spark):
+    result = cli("audit", "--group", "g", "--bootstrap-servers", "127.0.0.1:1", "--timeout", "1", "-o", "json")
+    assert result.exit_code == 3, result.stderr
+    doc = result.json()
+    assert doc["incomplete"] and "could not read groups g" in doc["incomplete"][0]
+    assert doc["checks_skipped"] == []  # the broker was given; it failed, which `incomplete` says
