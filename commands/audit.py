@@ -14,14 +14,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from offctl.audit import AuditSettings, audit, exit_code
 from offctl.config import Connection
 from offctl.inspect import Selection
-from offctl.model import Thresholds
 from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary, write_json_stream,
                            write_plan_table)
 
-from .options import (AuditLog, BackupDir, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, Force, Groups,
-                      KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind, QuietPeriod, Spouts, StormRoot,
-                      Timeout, Yes, Zk, ZkAuth, ZkRoot, confirm_plans, connection, err_console, reported_errors,
-                      safety)
+from .options import (AllGroups, AuditLog, BackupDir, BootstrapServers, ExpectedTopic, FailOn, FailOnOption,
+                      FirstPollOption, FirstPollStrategy, Force, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile,
+                      LagThreshold, MaxOffsetBehind, NoOutOfRangeReset, QuietPeriod, Spouts, StartOffset,
+                      StaticPartitions, StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout, Yes, Zk, ZkAuth,
+                      ZkRoot, confirm_plans, connection, err_console, reported_errors, safety, spout_thresholds)
 
 SPARK = "Spark"
 FILES = "Files, snapshots and history"
@@ -53,7 +53,12 @@ def _progress(description: str) -> Iterator:
 
 def audit_command(
     spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
-    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None,
+    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
+    storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
+    ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
+    storm_kafka_client_release: StormKafkaClientRelease = "2.8.8",
+    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
+    static_partitions: StaticPartitions = None,
     output: Annotated[AuditOutput, typer.Option(
         "--output", "-o", help="summary: the summary on stderr only; json: also inspect's JSON document on stdout.")] = AuditOutput.summary,
     fail_on: FailOnOption = FailOn.error,
@@ -104,8 +109,11 @@ def audit_command(
             conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                               kafka_config_file)
         settings = AuditSettings(
-            selection=Selection(tuple(spout or ()), tuple(group or ()), topic),
-            thresholds=Thresholds(topic, max_offset_behind, lag_threshold), out=out, file_format=file_format.value,
+            selection=Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups),
+            thresholds=spout_thresholds(
+                             topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
+                             ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
+                             first_poll_offset_strategy, static_partitions), out=out, file_format=file_format.value,
             save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, top=top,
             master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
             safety=safety(execute, quiet_period, force, backup_dir, audit_log))

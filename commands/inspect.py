@@ -8,17 +8,23 @@ from typing import Annotated, Optional
 import typer
 
 from offctl.inspect import Selection, exit_code, inspect
-from offctl.model import Thresholds
 from offctl.render import write_notes, write_report
 
-from .options import (BootstrapServers, ExpectedTopic, FailOn, FailOnOption, Groups, KafkaConfig, KafkaConfigFile,
-                      LagThreshold, MaxOffsetBehind, OutputFormat, Spouts, StormRoot, Timeout, Zk, ZkAuth, ZkRoot,
-                      connection, err_console, reported_errors)
+from .options import (AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, FirstPollOption,
+                      FirstPollStrategy, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold,
+                      MaxOffsetBehind, NoOutOfRangeReset, OutputFormat, Spouts, StartOffset, StaticPartitions,
+                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout, Zk, ZkAuth, ZkRoot, connection,
+                      err_console, reported_errors, spout_thresholds)
 
 
 def inspect_command(
     spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
-    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None,
+    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
+    storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
+    ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
+    storm_kafka_client_release: StormKafkaClientRelease = "2.8.8",
+    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
+    static_partitions: StaticPartitions = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.table,
     fail_on: FailOnOption = FailOn.error,
     per_partition: Annotated[bool, typer.Option(
@@ -37,8 +43,11 @@ def inspect_command(
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
-        report = inspect(conn, Selection(tuple(spout or ()), tuple(group or ()), topic),
-                         Thresholds(topic, max_offset_behind, lag_threshold))
+        report = inspect(conn, Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups),
+                         spout_thresholds(
+                             topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
+                             ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
+                             first_poll_offset_strategy, static_partitions))
     write_report(report, output.value, sys.stdout, per_partition=per_partition)
     write_notes(report, err_console)
     raise typer.Exit(exit_code(report, fail_on.value))

@@ -161,7 +161,89 @@ ExpectedTopic = Annotated[Optional[str], typer.Option(
     "--topic", metavar="TOPIC", help="Topic the spouts should read: other topics in ZooKeeper records are "
                                      "TOPIC_MISMATCH; narrows groups to this topic.")]
 MaxOffsetBehind = Annotated[Optional[int], typer.Option(
-    "--max-offset-behind", metavar="N", min=0, help="The spouts' maxOffsetBehind: lag above it is reported.")]
+    "--max-offset-behind", metavar="N", min=0, rich_help_panel="Spout settings",
+    help="The old spouts' maxOffsetBehind [default: the release's: 100000 in 0.9.0-0.9.2, else Long.MAX_VALUE].")]
 LagThreshold = Annotated[Optional[int], typer.Option(
     "--lag-threshold", metavar="N", min=0, help="Report HIGH_LAG for lag at or above this.")]
 FailOnOption = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")]
+
+
+# --- what the user says of the spouts (offctl/behaviour.py): the findings say what such a spout will do ------
+
+SPOUTS = "Spout settings"
+
+
+class StartOffsetTime(str, Enum):
+    earliest = "earliest"
+    latest = "latest"
+
+
+class FirstPollStrategy(str, Enum):
+    EARLIEST = "EARLIEST"
+    LATEST = "LATEST"
+    UNCOMMITTED_EARLIEST = "UNCOMMITTED_EARLIEST"
+    UNCOMMITTED_LATEST = "UNCOMMITTED_LATEST"
+
+
+StormKafkaRelease = Annotated[str, typer.Option(
+    "--storm-kafka-release", metavar="VERSION", envvar="OFFCTL_STORM_KAFKA_RELEASE", rich_help_panel=SPOUTS,
+    help="storm-kafka release of the old spouts (0.9.x to 1.2.x): start-up and out-of-range rules differ.")]
+StartOffset = Annotated[str, typer.Option(
+    "--start-offset-time", metavar="earliest|latest|EPOCH_MS", rich_help_panel=SPOUTS,
+    help="spoutConfig.startOffsetTime of the old spouts.")]
+IgnoreZkOffsets = Annotated[bool, typer.Option(
+    "--ignore-zk-offsets", "--force-from-start", rich_help_panel=SPOUTS,
+    help="The old spouts set ignoreZkOffsets (forceFromStart before 0.10).")]
+NoOutOfRangeReset = Annotated[bool, typer.Option(
+    "--no-out-of-range-reset", rich_help_panel=SPOUTS,
+    help="The old spouts set useStartOffsetTimeIfOffsetOutOfRange=false.")]
+StormKafkaClientRelease = Annotated[str, typer.Option(
+    "--storm-kafka-client-release", metavar="VERSION", envvar="OFFCTL_STORM_KAFKA_CLIENT_RELEASE",
+    rich_help_panel=SPOUTS, help="storm-kafka-client release of the new spouts (1.0.0 to 2.x).")]
+FirstPollOption = Annotated[FirstPollStrategy, typer.Option(
+    "--first-poll-offset-strategy", rich_help_panel=SPOUTS,
+    help="The new spouts' FirstPollOffsetStrategy.")]
+StaticPartitions = Annotated[Optional[list[str]], typer.Option(
+    "--static-partitions", metavar="ID=LIST", rich_help_panel=SPOUTS, show_default=False,
+    help="Spout ID reads only these partitions (StaticHosts), e.g. orders=0-3,7 (repeatable).")]
+AllGroups = Annotated[bool, typer.Option(
+    "--all-groups", help="Also every consumer group whose commits carry Storm metadata (any release).")]
+
+
+def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_behind: int | None,
+                     storm_kafka_release: str, start_offset_time: str, ignore_zk_offsets: bool,
+                     no_out_of_range_reset: bool, client_release: str, first_poll: FirstPollStrategy,
+                     static_partitions: list[str] | None):
+    """The Thresholds (topic, lag threshold, spout profile, static partitions) the flags describe."""
+    from offctl.behaviour import (EARLIEST_TIME, LATEST_TIME, FirstPoll, SpoutProfile, StormKafka,
+                                  StormKafkaClient)
+    from offctl.errors import UsageError
+    from offctl.model import Thresholds
+    from offctl.plan import parse_partitions
+
+    try:
+        line = StormKafka.of_version(storm_kafka_release)
+    except ValueError as exc:
+        raise UsageError(f"--storm-kafka-release: {exc}") from None
+    try:
+        client = StormKafkaClient.of_version(client_release)
+    except ValueError as exc:
+        raise UsageError(f"--storm-kafka-client-release: {exc}") from None
+    times = {"earliest": EARLIEST_TIME, "latest": LATEST_TIME}
+    if start_offset_time in times:
+        at = times[start_offset_time]
+    elif start_offset_time.isdigit() and len(start_offset_time) <= 15:
+        at = int(start_offset_time)
+    else:
+        raise UsageError(f"--start-offset-time {start_offset_time!r}: expected earliest, latest or epoch "
+                         f"milliseconds")
+    static: dict[str, frozenset[int]] = {}
+    for spec in static_partitions or ():
+        spout, sep, listed = spec.rpartition("=")
+        if not sep or not spout:
+            raise UsageError(f"--static-partitions {spec!r}: expected SPOUT_ID=PARTITIONS, e.g. orders=0-3,7")
+        static[spout] = parse_partitions(listed, "--static-partitions")
+    profile = SpoutProfile(storm_kafka=line, start_offset_time=at, ignore_zk_offsets=ignore_zk_offsets,
+                           max_offset_behind=max_offset_behind, out_of_range_reset=not no_out_of_range_reset,
+                           client=client, first_poll=FirstPoll(first_poll.value))
+    return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static)

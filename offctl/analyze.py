@@ -1,26 +1,40 @@
 """Detection rules: records + log offsets -> per-partition rows and findings.
 
 `analyze_consumer` is the one implementation of every rule; `analyze` applies it to a snapshot, and the
-Spark audit applies it per consumer on the executors. Rules run in this order for each consumer:
+Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
+source release by release (offctl/behaviour.py, which cites each file and tag).
+Rules run in this order for each consumer:
 
- 1. MALFORMED_RECORD    the record could not be parsed; no other rule looks at it
- 2. TOPIC_MISMATCH      record topic != expected topic (user's, folder's, or the spout's majority)
- 3. ID_COLLISION        one spout id / group names more than one topology name
- 4. FOREIGN_COMMIT      Kafka commit without Storm metadata, or from another topology id than the rest
- 5. UNKNOWN_TOPIC / UNKNOWN_PARTITION          (needs Kafka)
- 6. IGNORED_ZERO_OFFSET a ZooKeeper record <= 0; it has no position, so 7 and 8 are skipped
- 7. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); only in-range offsets get a lag
- 8. LAG_BEYOND_MAX_OFFSET_BEHIND, HIGH_LAG     (needs a lag and the user's thresholds)
- 9. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
-10. MISSING_PARTITION   topic partitions without a record (needs Kafka)
-11. STALE_TOPOLOGY      the writing topology id is not running (needs Storm's root)
+ 1. AMBIGUOUS_SPOUT_ID  <root>/a/b/partition_N: spout id 'a/b', or id 'a' reading topic 'b'? (layouts)
+ 2. MALFORMED_RECORD    the spout cannot read topology.id and offset: it starts as with no record
+ 3. INCONSISTENT_RECORD fields Storm does not read disagree with where the record sits, or are missing
+ 4. TOPIC_MISMATCH      the topic a record names is not the topic it is applied to (user's --topic,
+                        its <topic>/ folder, or the topic most records of the spout name); a tie is
+                        reported as a tie, and its records get no lag
+ 5. ID_COLLISION        one spout id / group names more than one topology name
+ 6. FOREIGN_COMMIT      Kafka commit without Storm metadata, or from another topology id than the rest
+    LEGACY_COMMIT_METADATA  Kafka commit in storm-kafka-client's pre-1.1.2 format
+ 7. UNKNOWN_TOPIC / UNKNOWN_PARTITION       of the partition the offset applies to (needs Kafka)
+    UNREAD_PARTITION    a record of a partition the spout does not read (--static-partitions)
+ 8. IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (so no lag)
+ 9. LAG_BEYOND_MAX_OFFSET_BEHIND  the start-up offset is more than maxOffsetBehind ahead of the stored one
+10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); only offsets the spout resumes from,
+                        within the log, get a lag
+11. HIGH_LAG            (needs a lag and the user's threshold)
+12. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
+13. MISSING_PARTITION   partitions the spout reads without a record (needs Kafka)
+14. STALE_TOPOLOGY      the writing topology id is not running (needs Storm's root)
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
+from offctl.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, client_start, configured_start,
+                              ignored_start, out_of_range)
 from offctl.findings import finding
 from offctl.model import (
     ZOOKEEPER,
@@ -36,33 +50,72 @@ from offctl.model import (
     Severity,
     Snapshot,
     Thresholds,
+    ranges,
 )
 from offctl.storm import parse_commit, parse_storm_id, parse_zk_node
 
-
-def _partition_path(key: ConsumerKey, topic_folder: str | None, partition: int) -> str | None:
-    if key.store != ZOOKEEPER:
-        return None
-    base = f"{key.zk_root.rstrip('/')}/{key.consumer}"
-    return f"{base}/{topic_folder}/partition_{partition}" if topic_folder else f"{base}/partition_{partition}"
+# Kafka's legal topic names (kafka.common.Topic): a path segment that is not one cannot be a topic folder.
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 def _consumer_path(key: ConsumerKey) -> str | None:
     return f"{key.zk_root.rstrip('/')}/{key.consumer}" if key.store == ZOOKEEPER else None
 
 
-def _majority(counts: Counter, tie_break: dict) -> str:
-    """The most common value; ties go to the highest tie_break (most recent write)."""
-    return max(counts, key=lambda v: (counts[v], tie_break.get(v, 0), v))
+def _partition_path(key: ConsumerKey, topic_folder: str | None, partition: int) -> str | None:
+    base = _consumer_path(key)
+    if base is None:
+        return None
+    return f"{base}/{topic_folder}/partition_{partition}" if topic_folder else f"{base}/partition_{partition}"
 
 
-def _counted(counts: Counter) -> str:
-    return ", ".join(f"{name} ({n} partition{'s' if n != 1 else ''})" for name, n in counts.most_common())
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _counted(counts: Counter, word: str = "partition") -> str:
+    return ", ".join(f"{name} ({_plural(n, word)})" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _storm_id_epoch(storm_id: str) -> int:
     tail = storm_id.rsplit("-", 1)[-1]
     return int(tail) if parse_storm_id(storm_id) else 0
+
+
+# --- layouts: which spout id a directory of partition nodes belongs to -----------------------------------
+
+
+def resolve_layouts(grouped: Mapping[ConsumerKey, list[OffsetRecord]]) -> dict[ConsumerKey, list[OffsetRecord]]:
+    """Decide, per directory of partition nodes, between the two layouts storm-kafka writes.
+
+    committedPath is zkRoot + "/" + id + "/" + Partition.getId(), and getId() is "partition_N" or, for
+    wildcard topics, topic + "/partition_N" (Partition.java, v1.2.4). Ids may contain '/', so
+    <root>/a/b/partition_N is id 'a/b', or id 'a' reading topic 'b'. The adapter reads it the wildcard
+    way; the records decide: every topic they name is 'b' -> wildcard; they name topics and never 'b', or
+    'b' is no legal topic name -> id 'a/b'. Records that name no topic leave it ambiguous (rule 1).
+    Records are ordered by folder, partition and path, so the same nodes give the same report."""
+    out: dict[ConsumerKey, list[OffsetRecord]] = defaultdict(list)
+    for key, records in grouped.items():
+        if key.store != ZOOKEEPER:
+            out[key].extend(records)
+            continue
+        by_folder: dict[str | None, list[OffsetRecord]] = defaultdict(list)
+        for r in records:
+            by_folder[r.folder_topic].append(r)
+        for folder, rs in by_folder.items():
+            named = {r.topic for r in rs if r.topic}
+            if folder is None or (named and folder in named):
+                out[key].extend(rs)
+            elif not _TOPIC_NAME.fullmatch(folder) or named:
+                flat = replace(key, consumer=f"{key.consumer}/{folder}")
+                out[flat].extend(replace(r, key=flat, folder_topic=None) for r in rs)
+            else:
+                out[key].extend(replace(r, layout_ambiguous=True) for r in rs)
+    return {k: sorted(rs, key=lambda r: (r.folder_topic or "", r.topic or "", r.partition, r.path or ""))
+            for k, rs in sorted(out.items(), key=lambda kv: (kv[0].store != ZOOKEEPER, kv[0].zk_root or "", kv[0].consumer))}
+
+
+# --- the rules ---------------------------------------------------------------------------------------------
 
 
 class _Collector:
@@ -71,41 +124,54 @@ class _Collector:
     def __init__(self, key: ConsumerKey) -> None:
         self.key = key
         self.findings: list[Finding] = []
-        self.by_record: dict[int, Severity] = {}
+        self.by_record: dict[int, list[Finding]] = defaultdict(list)
 
-    def on_record(self, index: int, record: OffsetRecord, code: str, message: str, **kw) -> None:
-        f = finding(code, self.key, message, topic=record.topic, partition=record.partition,
-                    path=record.path, **kw)
+    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str, **kw) -> None:
+        f = finding(code, self.key, message, topic=topic, partition=record.partition, path=record.path, **kw)
         self.findings.append(f)
-        self.by_record[index] = max(self.by_record.get(index, f.severity), f.severity)
+        self.by_record[index].append(f)
 
     def on_consumer(self, code: str, message: str, **kw) -> None:
         kw.setdefault("path", _consumer_path(self.key))
         self.findings.append(finding(code, self.key, message, **kw))
 
 
-def _expected_topics(records: Sequence[OffsetRecord], thresholds: Thresholds) -> tuple[dict[int, tuple[str, str]], str | None]:
-    """Per record index: (expected topic, why). Also the flat-layout consensus topic, if any."""
-    expected: dict[int, tuple[str, str]] = {}
-    flat = [(i, r) for i, r in enumerate(records) if r.malformed is None and r.folder_topic is None]
-    consensus = None
-    if records and records[0].key.store == ZOOKEEPER:
+def _applied_topics(records: Sequence[OffsetRecord], thresholds: Thresholds
+                    ) -> tuple[dict[int, tuple[str, str]], Counter | None]:
+    """Per record index: (the topic its offset is applied to, why). Also the counts of a tie, if the
+    records of a flat layout name several topics equally often and no --topic decides."""
+    applied: dict[int, tuple[str, str]] = {}
+    tie = None
+    flat = [(i, r) for i, r in enumerate(records) if r.folder_topic is None]
+    if records[0].key.store != ZOOKEEPER:
+        return {i: (r.topic, "") for i, r in enumerate(records)}, None
+    if flat:
         if thresholds.expected_topic:
-            consensus, why = thresholds.expected_topic, f"the expected topic is '{thresholds.expected_topic}'"
-        elif flat:
-            counts = Counter(r.topic for _, r in flat)
-            latest: dict[str, int] = defaultdict(int)
-            for _, r in flat:
-                latest[r.topic] = max(latest[r.topic], r.modified_ms or 0)
-            consensus = _majority(counts, latest)
-            why = f"{counts[consensus]} of {len(flat)} records of this spout name '{consensus}'"
-        for i, _ in flat:
-            if consensus:
-                expected[i] = (consensus, why)
+            topic, why = thresholds.expected_topic, f"--topic is '{thresholds.expected_topic}'"
+        else:
+            counts = Counter(r.topic for _, r in flat if r.topic)
+            top = counts.most_common(2)
+            if not top:
+                topic, why = None, ""
+            elif len(top) == 2 and top[0][1] == top[1][1]:
+                topic, why, tie = None, "", counts
+            else:
+                topic = top[0][0]
+                why = f"{counts[topic]} of {sum(counts.values())} records of this spout name '{topic}'"
+        if topic:
+            applied.update((i, (topic, why)) for i, _ in flat)
     for i, r in enumerate(records):
-        if r.malformed is None and r.folder_topic is not None:
-            expected[i] = (r.folder_topic, f"it sits in the folder '{r.folder_topic}/'")
-    return expected, consensus
+        if r.folder_topic is not None:
+            applied[i] = (r.folder_topic, f"it sits in the folder '{r.folder_topic}/'")
+    return applied, tie
+
+
+def applied_topics(records: Sequence[OffsetRecord], expected_topic: str | None = None) -> list[str | None]:
+    """For each record of one spout, the topic its offset is applied to (None: a tie, or no topic named)."""
+    if not records:
+        return []
+    applied, _ = _applied_topics(records, Thresholds(expected_topic=expected_topic))
+    return [applied[i][0] if i in applied else None for i in range(len(records))]
 
 
 def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
@@ -115,144 +181,223 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     if not records:
         return [], []
     key = records[0].key
+    zk = key.store == ZOOKEEPER
+    profile = thresholds.spout
     out = _Collector(key)
+    applied, tie = _applied_topics(records, thresholds)
+    topic_of = {i: applied[i][0] for i in applied}
     valid = [(i, r) for i, r in enumerate(records) if r.malformed is None]
 
-    # 1. MALFORMED_RECORD
+    # 1. AMBIGUOUS_SPOUT_ID
+    folders = sorted({r.folder_topic for r in records if r.layout_ambiguous})
+    for folder in folders:
+        base = _consumer_path(key)
+        out.on_consumer("AMBIGUOUS_SPOUT_ID",
+                        f"{base}/{folder}/partition_N is spout id '{key.consumer}' reading topic '{folder}' "
+                        f"(shown so), or spout id '{key.consumer}/{folder}'; its records name no topic",
+                        path=f"{base}/{folder}")
+
+    # 2. MALFORMED_RECORD, 3. INCONSISTENT_RECORD
     for i, r in enumerate(records):
+        topic = topic_of.get(i)
         if r.malformed is not None:
-            out.on_record(i, r, "MALFORMED_RECORD", f"{r.path or f'partition {r.partition}'}: {r.malformed}")
+            where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
+            start = _start_text(profile, topic, r.partition, cluster) if zk else "its first-poll strategy"
+            out.on_record(i, r, topic, "MALFORMED_RECORD",
+                          f"{r.path or where}: {r.malformed}; the spout cannot use it and starts {where} from "
+                          f"{start}")
+        elif r.inconsistent:
+            applies = f"; the spout applies offset {r.committed} to {topic}/{r.partition}" if topic else ""
+            out.on_record(i, r, topic, "INCONSISTENT_RECORD",
+                          f"{r.path}: {'; '.join(r.inconsistent)}{applies}")
 
-    # 2. TOPIC_MISMATCH
-    expected, consensus = _expected_topics(records, thresholds)
-    for i, r in valid:
-        want = expected.get(i)
-        if want and r.topic != want[0]:
-            out.on_record(i, r, "TOPIC_MISMATCH",
-                          f"record names topic '{r.topic}' but {want[1]}: a spout reading '{want[0]}' "
-                          f"applies offset {r.committed} to {want[0]}/{r.partition}")
+    # 4. TOPIC_MISMATCH
+    if tie:
+        out.on_consumer("TOPIC_MISMATCH",
+                        f"records of spout id '{key.consumer}' name {len(tie)} topics equally often: "
+                        f"{_counted(tie, 'record')}; offctl cannot tell which topic the spout reads, so these "
+                        f"records get no lag, range or missing-partition check (give --topic)")
+    if zk:
+        for i, r in valid:
+            if i in applied and r.topic and r.topic != topic_of[i]:
+                t = topic_of[i]
+                out.on_record(i, r, t, "TOPIC_MISMATCH",
+                              f"record names topic '{r.topic}' but {applied[i][1]}: the spout applies offset "
+                              f"{r.committed} to {t}/{r.partition}")
 
-    # 3. ID_COLLISION
+    # 5. ID_COLLISION
     names = Counter(r.topology_name for _, r in valid if r.topology_name)
     if len(names) > 1:
-        what = f"spout id '{key.consumer}'" if key.store == ZOOKEEPER else f"group '{key.consumer}'"
+        what = f"spout id '{key.consumer}'" if zk else f"group '{key.consumer}'"
         out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
 
-    # 4. FOREIGN_COMMIT
-    if key.store != ZOOKEEPER:
-        ids = Counter(r.topology_id for _, r in valid if r.has_storm_metadata)
-        owner = _majority(ids, {t: _storm_id_epoch(t) for t in ids}) if ids else None
+    # 6. FOREIGN_COMMIT, LEGACY_COMMIT_METADATA
+    positions: dict[int, Position | None] = {}
+    if not zk:
+        ids = Counter(r.topology_id for _, r in valid if r.topology_id)
+        owner = max(ids, key=lambda t: (ids[t], _storm_id_epoch(t), t)) if ids else None
         for i, r in valid:
-            if not r.has_storm_metadata:
-                out.on_record(i, r, "FOREIGN_COMMIT",
-                              f"commit {r.committed} on {r.topic}/{r.partition} has no Storm metadata "
-                              f"(written by a tool or another client)")
+            # No Storm JSON metadata: CommitMetadataManager's read fails, so never "this topology's".
+            ours = False if not r.topology_id else (None if running is None else r.topology_id in running)
+            position, does = client_start(profile, r.committed, r.legacy_metadata, ours, None, None)
+            positions[i] = position
+            where = f"{r.topic}/{r.partition}"
+            if r.legacy_metadata:
+                out.on_record(i, r, r.topic, "LEGACY_COMMIT_METADATA",
+                              f"commit {r.committed} on {where} was written by storm-kafka-client "
+                              f"{LEGACY_RELEASES}: {does}")
+            elif not r.has_storm_metadata:
+                out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
+                              f"commit {r.committed} on {where} has no Storm metadata (written by a tool or "
+                              f"another client): {'the spout uses it, ' if position else ''}{does}")
             elif len(ids) > 1 and r.topology_id != owner:
-                out.on_record(i, r, "FOREIGN_COMMIT",
-                              f"commit {r.committed} on {r.topic}/{r.partition} was written by topology "
-                              f"id {r.topology_id}; {ids[owner]} other partitions by {owner}")
+                out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
+                              f"commit {r.committed} on {where} was written by topology id {r.topology_id}; "
+                              f"{_plural(ids[owner], 'other partition')} by {owner}")
 
-    # 5-9, per record
+    # 7-12, per record the spout uses
     lags: dict[int, int] = {}
     logs: dict[int, PartitionLog] = {}
+    static = thresholds.static_partitions.get(key.consumer) if zk else None
+    mob = profile.effective_max_offset_behind
     for i, r in valid:
-        where = f"{r.topic}/{r.partition}"
+        topic = topic_of.get(i)
+        if topic is None:
+            continue  # a tie: where the offset applies is unknown
+        where = f"{topic}/{r.partition}"
+        if static is not None and r.partition not in static:
+            out.on_record(i, r, topic, "UNREAD_PARTITION",
+                          f"{where} has a record, but the spout reads only partitions {ranges(static)} "
+                          f"(--static-partitions): StaticCoordinator never reads it")
+            continue
         plog = None
         if cluster is not None:
-            partitions = cluster.get(r.topic)
+            partitions = cluster.get(topic)
             if partitions is None:
-                out.on_record(i, r, "UNKNOWN_TOPIC", f"topic '{r.topic}' does not exist (offset {r.committed} "
-                                                     f"for partition {r.partition})")
+                out.on_record(i, r, topic, "UNKNOWN_TOPIC", f"topic '{topic}' does not exist (offset {r.committed} "
+                                                            f"for partition {r.partition})")
                 continue
             plog = partitions.get(r.partition)
             if plog is None:
-                out.on_record(i, r, "UNKNOWN_PARTITION",
+                out.on_record(i, r, topic, "UNKNOWN_PARTITION",
                               f"{where} does not exist: the topic has {len(partitions)} partitions")
                 continue
             logs[i] = plog
-        if key.store == ZOOKEEPER and r.committed <= 0:
-            out.on_record(i, r, "IGNORED_ZERO_OFFSET",
-                          f"{where} stores offset {r.committed}; the spout ignores it and starts from "
-                          f"startOffsetTime")
-        elif plog is not None and plog.log_start is not None and plog.log_end is not None:
-            if r.committed < plog.log_start:
-                out.on_record(i, r, "OFFSET_BELOW_LOG_START",
-                              f"{where} committed {r.committed} < log start {plog.log_start}: "
-                              f"{plog.log_start - r.committed} messages were deleted before they were processed")
-            elif r.committed > plog.log_end:
-                out.on_record(i, r, "OFFSET_ABOVE_LOG_END",
-                              f"{where} committed {r.committed} > log end {plog.log_end} "
-                              f"(by {r.committed - plog.log_end})")
-            else:
-                lag = lags[i] = plog.log_end - r.committed
-                mob = thresholds.max_offset_behind
-                if mob is not None and lag > mob:
-                    out.on_record(i, r, "LAG_BEYOND_MAX_OFFSET_BEHIND",
-                                  f"{where} lag {lag} > maxOffsetBehind {mob}")
-                if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
-                    out.on_record(i, r, "HIGH_LAG", f"{where} lag {lag} >= threshold {thresholds.lag_threshold}")
-        if (key.store == ZOOKEEPER and plog is not None and plog.leader and r.broker
-                and r.broker.lower() != plog.leader.lower()):
-            out.on_record(i, r, "STALE_BROKER", f"{where} record names broker {r.broker}; the leader is {plog.leader}")
+        start, end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
+        if zk and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
+            continue  # the next deployment ignores it (rule 14 says so): no position to judge
+        if zk and r.committed <= 0:
+            out.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
+                          f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
+                          f"starts from {configured_start(profile, start, end).text()}")
+            continue
+        if zk and mob != LONG_MAX:
+            current = configured_start(profile, start, end)
+            if current.offset is not None and current.offset - r.committed > mob:
+                out.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
+                              f"{where} committed {r.committed} is {current.offset - r.committed} behind "
+                              f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
+                              f"from {current.offset}")
+        if not zk:
+            if positions.get(i) is None:
+                continue  # the spout does not use this commit (rule 6 says where it starts instead)
+            position = positions[i].offset
+        else:
+            position = r.committed
+        if start is None or end is None:
+            continue
+        if position < start:
+            jump = out_of_range(profile, "below", position, start, end) if zk else _kafka_reset()
+            out.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
+                          f"{where} resumes at {position} < log start {start}: {start - position} messages were "
+                          f"deleted before they were processed; {jump}")
+        elif position > end:
+            jump = out_of_range(profile, "above", position, start, end) if zk else _kafka_reset()
+            out.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
+                          f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
+        else:
+            lag = lags[i] = end - position
+            if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
+                out.on_record(i, r, topic, "HIGH_LAG", f"{where} lag {lag} >= threshold {thresholds.lag_threshold}")
+        if zk and plog is not None and plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
+            out.on_record(i, r, topic, "STALE_BROKER",
+                          f"{where} record names broker {r.broker}; the leader is {plog.leader}")
 
-    # 10. MISSING_PARTITION
+    # 13. MISSING_PARTITION
     if cluster is not None:
-        _missing_partitions(out, records, cluster, consensus)
+        _missing_partitions(out, records, topic_of, cluster, static, profile)
 
-    # 11. STALE_TOPOLOGY
+    # 14. STALE_TOPOLOGY
     if running is not None:
-        _stale_topologies(out, valid, running)
+        _stale_topologies(out, valid, running, profile if zk else None)
 
     rows = [
         PartitionRow(record=r, log_start=logs[i].log_start if i in logs else None,
                      log_end=logs[i].log_end if i in logs else None, lag=lags.get(i),
-                     status=out.by_record.get(i))
+                     status=max((f.severity for f in out.by_record.get(i, ())), default=None),
+                     topic=topic_of.get(i), codes=tuple(f.code for f in out.by_record.get(i, ())))
         for i, r in enumerate(records)
     ]
     return rows, out.findings
 
 
-def _missing_partitions(out: _Collector, records: Sequence[OffsetRecord], cluster: Cluster,
-                        consensus: str | None) -> None:
+def _kafka_reset() -> str:
+    return ("the consumer's auto.offset.reset decides where it goes: 'earliest' unless set otherwise under "
+            "AT_LEAST_ONCE (KafkaSpoutConfig, v2.8.8)")
+
+
+def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluster: Cluster | None) -> str:
+    plog = (cluster.get(topic) or {}).get(partition) if cluster is not None and topic else None
+    return configured_start(profile, plog.log_start if plog else None, plog.log_end if plog else None).text()
+
+
+def _missing_partitions(out: _Collector, records: Sequence[OffsetRecord], topic_of: Mapping[int, str],
+                        cluster: Cluster, static: frozenset[int] | None, profile: SpoutProfile) -> None:
     present: dict[tuple[str, str | None], set[int]] = defaultdict(set)
-    for r in records:
-        if r.folder_topic is not None:
-            present[(r.folder_topic, r.folder_topic)].add(r.partition)
-        elif out.key.store == ZOOKEEPER:
-            if consensus:
-                present[(consensus, None)].add(r.partition)
-        elif r.topic is not None:
-            present[(r.topic, None)].add(r.partition)
+    for i, r in enumerate(records):
+        if i in topic_of:
+            present[(topic_of[i], r.folder_topic)].add(r.partition)
     for (topic, folder), have in present.items():
         partitions = cluster.get(topic)
         if partitions is None:
             continue
-        for p in sorted(set(partitions) - have):
+        wanted = set(partitions) if static is None else set(partitions) & static
+        for p in sorted(wanted - have):
+            plog = partitions[p]
+            start = configured_start(profile, plog.log_start, plog.log_end).text() if out.key.store == ZOOKEEPER \
+                else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
+            declared = " (--static-partitions)" if static is not None else ""
             out.on_consumer("MISSING_PARTITION",
-                            f"{topic}/{p} has no committed offset ({len(have)} of {len(partitions)} "
-                            f"partitions have one)",
+                            f"{topic}/{p} has no committed offset ({len(have & wanted)} of {len(wanted)} partitions "
+                            f"the spout reads{declared} have one): it starts from {start}",
                             topic=topic, partition=p, path=_partition_path(out.key, folder, p))
 
 
-def _stale_topologies(out: _Collector, valid: Iterable[tuple[int, OffsetRecord]], running: frozenset[str]) -> None:
+def _stale_topologies(out: _Collector, valid: Iterable[tuple[int, OffsetRecord]], running: frozenset[str],
+                      profile: SpoutProfile | None) -> None:
     by_id = Counter(r.topology_id for _, r in valid if r.topology_id)
     running_by_name: dict[str, list[str]] = defaultdict(list)
     for storm_id in running:
         running_by_name[parse_storm_id(storm_id) or storm_id].append(storm_id)
-    for topology_id, n in by_id.most_common():
+    for topology_id, n in sorted(by_id.items(), key=lambda kv: (-kv[1], kv[0])):
         if topology_id in running:
             continue
         name = parse_storm_id(topology_id) or topology_id
         others = sorted(running_by_name.get(name, []))
         now = (f"topology '{name}' is running as {', '.join(others)}" if others
                else f"no topology named '{name}' is running")
+        ignored = ""
+        if profile is not None and profile.ignore_zk_offsets:
+            force = "forceFromStart" if profile.storm_kafka.before_0_10 else "ignoreZkOffsets"
+            ignored = (f"; with {force} the next deployment ignores these offsets and starts from "
+                       f"{ignored_start(profile, None, None).label} (PartitionManager, {profile.storm_kafka.tag})")
         out.on_consumer("STALE_TOPOLOGY",
-                        f"{n} partition{'s' if n != 1 else ''} committed by topology id {topology_id}, "
-                        f"which is not running; {now}")
+                        f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not "
+                        f"running; {now}{ignored}")
 
 
 def parse_snapshot(snapshot: Snapshot) -> dict[ConsumerKey, list[OffsetRecord]]:
-    """Parse a snapshot's raw reads, grouped per consumer in the order they were read."""
+    """Parse a snapshot's raw reads, grouped per consumer."""
     grouped: dict[ConsumerKey, list[OffsetRecord]] = {}
     for record in map(parse_zk_node, snapshot.zk_nodes):
         grouped.setdefault(record.key, []).append(record)
@@ -266,7 +411,7 @@ def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence
     lags = [row.lag for row in rows if row.lag is not None]
     return ConsumerSummary(
         key=key,
-        topics=tuple(sorted({row.record.topic for row in rows if row.record.topic})),
+        topics=tuple(sorted({row.topic for row in rows if row.topic})),
         partitions=len(rows),
         total_lag=sum(lags),
         max_lag=max(lags, default=None),
@@ -274,6 +419,8 @@ def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence
         finding_codes=tuple(sorted({f.code for f in findings})),
         group_state=state.state if state else None,
         members=state.members if state else None,
+        by_severity=tuple(sum(1 for f in findings if f.severity == s) for s in (Severity.ERROR, Severity.WARNING,
+                                                                                 Severity.INFO)),
     )
 
 
@@ -286,11 +433,14 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
     findings: list[Finding] = []
     consumers: list[ConsumerSummary] = []
     states = {g.group: g for g in snapshot.groups}
-    for key, consumer_records in (records if records is not None else parse_snapshot(snapshot)).items():
+    grouped = resolve_layouts(records if records is not None else parse_snapshot(snapshot))
+    for key, consumer_records in grouped.items():
         r, f = analyze_consumer(consumer_records, snapshot.cluster, snapshot.running, thresholds)
         rows.extend(r)
         findings.extend(f)
         consumers.append(summarize(key, r, f, states.get(key.consumer) if key.store != ZOOKEEPER else None))
+    for missing in snapshot.missing:
+        findings.append(finding("CONSUMER_NOT_FOUND", missing.key, missing.message, path=_consumer_path(missing.key)))
     skipped = []
     if snapshot.cluster is None:
         skipped.append("log offsets, lag and range checks (no --bootstrap-servers)")
@@ -298,4 +448,5 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
         skipped.append("STALE_TOPOLOGY (Storm's root was not readable)")
     return Report(captured_ms=snapshot.captured_ms, rows=tuple(rows), findings=tuple(findings),
                   consumers=tuple(consumers), notes=snapshot.notes,
-                  incomplete=snapshot.incomplete, checks_skipped=tuple(skipped))
+                  incomplete=snapshot.incomplete, checks_skipped=tuple(skipped),
+                  spout_settings=thresholds.spout.describe())

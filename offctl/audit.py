@@ -43,6 +43,7 @@ class Chunk:
     zk_root: str | None = None
     spout_ids: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    listed_groups: tuple[str, ...] = ()  # from --all-groups: kept only when their commits carry Storm metadata
 
     def describe(self) -> str:
         def some(names: Sequence[str]) -> str:
@@ -50,12 +51,13 @@ class Chunk:
 
         if self.spout_ids:
             return f"spout ids {some(self.spout_ids)} under {self.zk_root}"
-        return f"groups {some(self.groups)}"
+        return f"groups {some(self.groups + self.listed_groups)}"
 
 
-def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[str], parallelism: int) -> list[Chunk]:
+def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[str], parallelism: int,
+                listed_groups: Sequence[str] = ()) -> list[Chunk]:
     """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each."""
-    total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups)
+    total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups) + len(listed_groups)
     size = max(1, min(MAX_CHUNK, math.ceil(total / max(1, parallelism * TASKS_PER_CORE))))
     chunks: list[Chunk] = []
     for root, ids in spouts_by_root.items():
@@ -63,6 +65,8 @@ def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[st
             chunks.append(Chunk(len(chunks), zk_root=root, spout_ids=tuple(ids[i:i + size])))
     for i in range(0, len(groups), size):
         chunks.append(Chunk(len(chunks), groups=tuple(groups[i:i + size])))
+    for i in range(0, len(listed_groups), size):
+        chunks.append(Chunk(len(chunks), listed_groups=tuple(listed_groups[i:i + size])))
     return chunks
 
 
@@ -72,7 +76,8 @@ def read_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int
     roots = [chunk.zk_root] if chunk.zk_root else []
     try:
         with open_stores(conn, targeted=True) as (zk, kafka):
-            snapshot, _ = read_snapshot(zk, kafka, roots, replace(selection, groups=chunk.groups),
+            chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups)
+            snapshot, _ = read_snapshot(zk, kafka, roots, chunk_selection,
                                         conn.storm_root, now_ms, spouts_by_root={r: chunk.spout_ids for r in roots})
             return snapshot
     except OffctlError as exc:
@@ -89,14 +94,9 @@ def partition_key(d: Mapping) -> tuple:
 
 def partition_rows(report: Report) -> Iterator[dict]:
     """partition_dict of every row, with the codes of the findings on that partition."""
-    codes: dict[tuple, list[str]] = {}
-    for f in report.findings:
-        if f.partition is not None:
-            codes.setdefault((f.key, f.topic, f.partition), []).append(f.code)
     for row in report.rows:
-        r = row.record
-        yield {**partition_dict(row), "findings": codes.get((r.key, r.topic, r.partition), []),
-               "captured_ms": report.captured_ms, "modified_ms": r.modified_ms}
+        yield {**partition_dict(row), "findings": list(row.codes), "captured_ms": report.captured_ms,
+               "modified_ms": row.record.modified_ms}
 
 
 def observation(row: Mapping) -> Observation:
@@ -295,12 +295,12 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("store", "string", "zookeeper (storm-kafka) or kafka (storm-kafka-client)"),
         ("consumer", "string", "the spout id (zookeeper) or the group id (kafka)"),
         ("zk_root", "string", "the spout's zkRoot; null for kafka"),
-        ("topic", "string", "the topic the record names"),
+        ("topic", "string", "the topic the offset is applied to (null when offctl cannot tell: a tie of topics)"),
         ("partition", "long", "the partition"),
         ("committed", "long", "the committed offset"),
         ("log_start", "long", "the partition's log start offset"),
         ("log_end", "long", "the partition's log end offset (high watermark)"),
-        ("lag", "long", "log_end - committed, for a committed offset inside the log range"),
+        ("lag", "long", "log_end - the offset the spout resumes from, when it uses the stored one and it is inside the log range"),
         ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
         ("topology_id", "string", "the storm id that wrote the offset"),
         ("topology_name", "string", "its topology name"),
@@ -308,6 +308,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("version", "long", "the node's version (zookeeper)"),
         ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper)"),
         ("broker", "string", "host:port the record names (zookeeper)"),
+        ("record_topic", "string", "the topic the record itself names (zookeeper; may differ from topic)"),
+        ("used", "boolean", "false when the spout cannot use the record (MALFORMED_RECORD)"),
         ("findings", "string", "codes of the findings on this partition, ';'-separated"),
         ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
         ("time_lag_s", "double", "estimated seconds since the message at the committed offset was written"),

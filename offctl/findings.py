@@ -21,62 +21,95 @@ CATALOGUE: dict[str, Code] = {
     c.code: c
     for c in (
         Code("MALFORMED_RECORD", _E,
-             "node data is not JSON, lacks offset/topic/partition, has wrong types, or `partition` "
-             "disagrees with the node name",
-             "The spout cannot use this record and will start from startOffsetTime. With the topology "
-             "stopped, `offctl reset --spout ID --partitions N --to offset --offset X` rewrites only its "
-             "offset, if the data is a JSON object; otherwise delete the node."),
+             "the spout cannot use the record: PartitionManager cannot read a string `topology.id` and an "
+             "integer `offset` from it as json-simple parses it (not JSON, not an object, no topology object, "
+             "no offset, an offset that is not a long); it starts that partition as if it had no record",
+             "The message says where the spout starts instead (storm-kafka 0.9.x: the log end unless "
+             "forceFromStart; 0.10 on: startOffsetTime). If that is wrong, with the topology stopped, `offctl "
+             "reset --spout ID --partitions N --to offset --offset X` rewrites the record's offset (a JSON "
+             "object), or delete the node."),
+        Code("INCONSISTENT_RECORD", _W,
+             "a usable record says what Storm would not write, in fields the spout does not read: `partition` "
+             "differs from the node name or is missing, no `topic`, a malformed `broker` or `topology.name`, "
+             "bytes that are not UTF-8",
+             "The spout uses the offset for the partition its node stands for, and overwrites the record on "
+             "its next commit. A record no spout rewrites was written by a tool: check who wrote it."),
+        Code("AMBIGUOUS_SPOUT_ID", _W,
+             "`<root>/a/b/partition_N` can be spout id `a` reading topic `b` (wildcard layout) or spout id "
+             "`a/b`, and its records name no topic to tell",
+             "Shown as spout `a`, topic `b`. If the id is `a/b`, inspect it with `--spout a/b`."),
         Code("TOPIC_MISMATCH", _E,
-             "a record's topic differs from the expected topic, from its `<topic>/` folder, or from the "
-             "topic most records of the same spout id name",
-             "storm-kafka never checks the stored topic: the offset is applied to the wrong topic. Check "
-             "which topologies use this spoutConfig.id, then `offctl reset --spout ID --topic T` the "
-             "partitions of the right topic."),
+             "a record names another topic than the one its offset is applied to: the user's `--topic`, its "
+             "`<topic>/` folder, or the topic most records of the spout id name; or the records name several "
+             "topics equally often (a tie, reported as one finding)",
+             "storm-kafka never checks the stored topic: the offset is applied to the partition of the topic "
+             "the spout reads, and lag is computed there. Check which topologies use this spoutConfig.id, "
+             "then `offctl reset --spout ID --topic T` the partitions of the right topic. For a tie, give "
+             "`--topic`."),
         Code("ID_COLLISION", _E,
              "records under one spout id name more than one topology, or one Kafka group carries "
              "commits from more than one topology name",
              "Two topologies overwrite each other's progress. Give each its own spoutConfig.id "
              "(or group.id), then `offctl reset` (or `offctl restore` a backup of) the one that moved."),
         Code("OFFSET_BELOW_LOG_START", _E,
-             "committed < log start offset: the messages in between are gone",
-             "Retention deleted messages the spout had not processed; on its next fetch the spout jumps "
-             "and drops its failed tuples. Decide between earliest (keep what is left) and a replay "
-             "source, then, with the topology stopped, `offctl reset ... --to earliest`."),
+             "the offset the spout resumes from is below the log start: the messages in between are gone",
+             "Retention deleted messages the spout had not processed; the message says where the spout goes "
+             "next under the release given (`--storm-kafka-release`). Decide between earliest (keep what is "
+             "left) and a replay source, then, with the topology stopped, `offctl reset ... --to earliest`."),
         Code("OFFSET_ABOVE_LOG_END", _E,
-             "committed > log end offset: topic recreated, truncated, or unclean leader election",
-             "The spout will jump on its next fetch (to earliest or latest, by version). If the topic "
-             "was recreated, `offctl reset ... --to earliest` (topology stopped) to read the new topic "
-             "from its start."),
+             "the offset the spout resumes from is above the log end: topic recreated, truncated, or unclean "
+             "leader election",
+             "storm-kafka 1.x emits nothing from the partition until the log end reaches the stored offset "
+             "(0.9.3-0.9.7 jump to the log end, 0.10 to the log start); the message says which. If the topic "
+             "was recreated, `offctl reset ... --to earliest` (topology stopped) to read it from its start."),
         Code("UNKNOWN_TOPIC", _E,
-             "the record's topic does not exist",
+             "the topic the offset is applied to does not exist",
              "The topic was deleted or renamed. Stop the topology or point it at the right topic; "
              "delete the stale records once nothing uses them."),
         Code("UNKNOWN_PARTITION", _W,
-             "the record's partition does not exist in the topic",
+             "the partition the offset is applied to does not exist in the topic",
              "The topic has fewer partitions than when this was committed (it was recreated); the "
              "record is unused and can be removed once the topology is stopped."),
+        Code("UNREAD_PARTITION", _I,
+             "a record of a partition the spout does not read (outside the `--static-partitions` declared for "
+             "it)",
+             "A spout on StaticHosts reads only its configured partitions; this record is not used. Harmless, "
+             "unless the declaration is wrong."),
         Code("MISSING_PARTITION", _W,
-             "a partition of the topic has no committed record for a consumer that has others",
-             "The spout will start this partition at startOffsetTime (or has not yet committed a new "
-             "partition). Expected right after partitions were added; otherwise check the spout's "
-             "assignment."),
+             "a partition the spout reads has no committed offset: every partition of its topic, or those "
+             "declared with `--static-partitions`",
+             "The spout will start this partition where the message says (or has not yet committed a new "
+             "partition). Expected right after partitions were added. A spout on StaticHosts reads only its "
+             "configured partitions: declare them with `--static-partitions ID=LIST`."),
         Code("IGNORED_ZERO_OFFSET", _W,
-             "a ZooKeeper record holds offset <= 0: the spout replaces it with startOffsetTime",
-             "storm-kafka never honours a stored 0. To replay from the start use `offctl reset --to "
-             "earliest` when the log starts above 0, or the spout's startOffsetTime."),
+             "a ZooKeeper record holds offset <= 0: PartitionManager replaces it at start-up",
+             "storm-kafka never honours a stored 0 (`committed <= 0` in PartitionManager, every release). To "
+             "replay from the start use `offctl reset --to earliest` when the log starts above 0, or the "
+             "spout's startOffsetTime."),
         Code("FOREIGN_COMMIT", _W,
              "a Kafka commit has no Storm metadata or names another topology than the rest of the group",
-             "Spouts with the EARLIEST or LATEST first-poll strategy ignore this commit; UNCOMMITTED_* "
-             "honour it. If it should count, `offctl reset --group G --to shift --by 0 --topology-id "
-             "STORM_ID` rewrites only its metadata."),
+             "UNCOMMITTED_* first-poll strategies (the default) resume from any commit; EARLIEST and LATEST "
+             "ignore one that is not their topology's. If it should count, `offctl reset --group G --to shift "
+             "--by 0 --topology-id STORM_ID` rewrites only its metadata."),
+        Code("LEGACY_COMMIT_METADATA", _I,
+             "a Kafka commit written by storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 "
+             "(`{topic-partition=..., thread='...'}`): it holds the last offset processed, not the next",
+             "Those releases resume at committed + 1; later ones do not recognise the metadata and, with "
+             "UNCOMMITTED_*, resume at the committed offset (processing it again). Nothing to do unless "
+             "upgrading with EARLIEST or LATEST, which ignore it."),
         Code("LAG_BEYOND_MAX_OFFSET_BEHIND", _W,
-             "lag > the maxOffsetBehind the user gave",
-             "On restart the spout jumps to startOffsetTime and failed tuples this far behind are not "
+             "the offset PartitionManager compares with at start-up (the log end in 0.9.x unless "
+             "forceFromStart; startOffsetTime from 0.10) is more than maxOffsetBehind ahead of the stored one",
+             "On restart the spout skips to that offset; while it runs, failed tuples this far behind are not "
              "retried. Scale the topology or raise maxOffsetBehind before restarting it."),
         Code("HIGH_LAG", _W,
              "lag >= the threshold the user gave",
              "The spout is falling behind: check the topology's capacity, failed tuples and "
              "max.spout.pending."),
+        Code("CONSUMER_NOT_FOUND", _E,
+             "a `--spout` or `--group` named on the command line has no records",
+             "Check the name (and --zk-root): a typo in a runbook reads nothing. A spout that never "
+             "committed has no records either."),
         Code("STALE_TOPOLOGY", _I,
              "the record's topology id is not running (needs Storm's root)",
              "Offsets of a stopped topology: harmless if it is gone for good, otherwise the next "

@@ -11,9 +11,9 @@ from typing import Protocol
 from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import UsageError
-from offctl.model import (Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord, Report, Severity,
-                          Snapshot, Thresholds, ZkNode)
-from offctl.storm import parse_commit, parse_zk_node
+from offctl.model import (KAFKA, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Missing, OffsetRecord,
+                          Report, Severity, Snapshot, Thresholds, ZkNode)
+from offctl.storm import parse_commit, parse_zk_node, storm_groups
 
 
 class SpoutStore(Protocol):
@@ -31,6 +31,7 @@ class LogStore(Protocol):
 
     def request_logs(self, topics: Iterable[str]) -> None: ...
     def logs(self) -> Cluster: ...
+    def list_groups(self) -> list[str]: ...
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]: ...
     def group_states(self, groups: Iterable[str]) -> list[GroupState]: ...
 
@@ -40,26 +41,30 @@ class Selection:
     spouts: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     topic: str | None = None
+    all_groups: bool = False  # every group whose commits carry Storm metadata, besides those named
+    listed_groups: tuple[str, ...] | None = None  # --all-groups' listing, already made (an audit task's share)
 
 
 def validate(conn: Connection, selection: Selection) -> None:
     """Refuse command lines that cannot inspect anything, before connecting anywhere."""
     if (conn.zk_roots or selection.spouts) and not conn.zk:
         raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
-    if selection.groups and not conn.bootstrap_servers:
-        raise UsageError("--group needs --bootstrap-servers")
+    if (selection.groups or selection.all_groups) and not conn.bootstrap_servers:
+        raise UsageError(f"{'--group' if selection.groups else '--all-groups'} needs --bootstrap-servers")
     if selection.spouts and not conn.zk_roots:
         raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
-    if not conn.zk_roots and not selection.groups:
-        raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group "
-                         "(new spouts, with --bootstrap-servers)")
+    if not conn.zk_roots and not selection.groups and not selection.all_groups:
+        raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
+                         "--all-groups (new spouts, with --bootstrap-servers)")
     for spout in selection.spouts:
         check_spout_id(spout)
 
 
 def check_spout_id(spout: str) -> None:
-    if not spout or "/" in spout:
-        raise UsageError(f"--spout {spout!r} is not a spout id (a single ZooKeeper node name)")
+    """A spoutConfig.id as it can stand in committedPath: ZooKeeper path segments, '/' between them (ids
+    may contain '/': committedPath is zkRoot + "/" + id + "/" + partition id)."""
+    if not spout or any(seg in ("", ".", "..") for seg in spout.split("/")):
+        raise UsageError(f"--spout {spout!r} is not a spout id (ZooKeeper node names, '/' between them)")
 
 
 @contextmanager
@@ -93,15 +98,28 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
     under each root, already listed (an audit task's share); without it each root is listed here.
     """
     notes: list[str] = []
+    missing: list[Missing] = []
     commits: list[KafkaCommit] = []
     groups: list[GroupState] = []
     if kafka is not None:
-        commits = [c for c in kafka.group_commits(selection.groups)
+        named = list(dict.fromkeys(selection.groups))
+        if selection.listed_groups is not None:
+            listed = [g for g in selection.listed_groups if g not in named]
+        else:
+            listed = [g for g in kafka.list_groups() if g not in named] if selection.all_groups else []
+        commits = [c for c in kafka.group_commits(named + listed)
                    if not selection.topic or c.topic == selection.topic]  # --topic narrows groups
-        groups = kafka.group_states(selection.groups)
+        keep = set(named) | storm_groups(commits)
+        commits = [c for c in commits if c.group in keep]
+        if listed:
+            kept = len(keep - set(named))
+            notes.append(f"--all-groups: {kept} of {len(listed)} other group{'s' if len(listed) != 1 else ''} "
+                         f"carry Storm commit metadata and are included")
+        groups = kafka.group_states(sorted(keep))
         with_commits = {c.group for c in commits}
-        notes += [f"group '{g}' has no committed offsets" + (f" on {selection.topic}" if selection.topic else "")
-                  for g in selection.groups if g not in with_commits]
+        missing += [Missing(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets"
+                            + (f" on {selection.topic}" if selection.topic else ""))
+                    for g in named if g not in with_commits]
         kafka.request_logs(([selection.topic] if selection.topic else []) + [c.topic for c in commits])
 
     records: dict[ConsumerKey, list[OffsetRecord]] = {}
@@ -114,6 +132,8 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                 ids = zk.spout_ids(root)
                 if ids is None:
                     notes.append(f"zkRoot {root} does not exist")
+                    missing += [Missing(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}': zkRoot {root} does not "
+                                                                            f"exist") for s in selection.spouts]
                     continue
                 wanted = list(selection.spouts) or ids
             else:
@@ -129,8 +149,8 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                         asked.add(topic)
                         if topic:
                             kafka.request_logs([topic])
-            notes += [f"spout id '{s}' has no partition records under {root}" for s in selection.spouts
-                      if s in wanted and s not in found]
+            missing += [Missing(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records under {root}")
+                        for s in selection.spouts if s in wanted and not any(f == s or f.startswith(s + "/") for f in found)]
         running = zk.running_topologies(storm_root)
         if running is None:
             notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
@@ -139,7 +159,7 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
         records.setdefault(record.key, []).append(record)
     cluster = kafka.logs() if kafka is not None else None
     snapshot = Snapshot(captured_ms=now_ms, zk_nodes=tuple(nodes), commits=tuple(commits), groups=tuple(groups),
-                        cluster=cluster, running=running, notes=tuple(notes),
+                        cluster=cluster, running=running, notes=tuple(notes), missing=tuple(missing),
                         incomplete=tuple(kafka.notes) if kafka is not None else ())
     return snapshot, records
 

@@ -198,6 +198,17 @@ class KafkaStore:
             for topic in sorted(self._requested) if topic in leaders
         }
 
+    def list_groups(self) -> list[str]:
+        """Every consumer group the cluster knows (ListGroups), sorted."""
+        try:
+            future = self.admin.list_consumer_groups(request_timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unavailable("a list-groups request", exc) from None
+        result = self._wait(future, "a list-groups request")
+        for error in result.errors or ():
+            self.notes.append(f"listing consumer groups: {error.str() if hasattr(error, 'str') else error}")
+        return sorted({g.group_id for g in result.valid})
+
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]:
         """Committed offsets with their metadata, for each group (one request per group, all in flight)."""
         futures = {}

@@ -6,10 +6,12 @@ pickled to Spark executors and saved as a snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import IntEnum
+
+from offctl.behaviour import SpoutProfile
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
@@ -20,6 +22,20 @@ def iso_ms(ms: int | None) -> str | None:
     if ms is None:
         return None
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def ranges(numbers: Iterable[int]) -> str:
+    """0,1,2,3,5,7,8 -> '0-3,5,7-8'."""
+    out: list[str] = []
+    nums = sorted(set(numbers))
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(out)
 
 
 class Severity(IntEnum):
@@ -96,8 +112,17 @@ class Snapshot:
     groups: tuple[GroupState, ...] = ()
     cluster: Cluster | None = None
     running: frozenset[str] | None = None  # storm ids under Storm's root; None = unknown
-    notes: tuple[str, ...] = ()  # what was selected but not found, for stderr
+    notes: tuple[str, ...] = ()  # for stderr
     incomplete: tuple[str, ...] = ()  # what could not be read: the report is partial (exit 3)
+    missing: tuple[Missing, ...] = ()  # consumers named on the command line that do not exist
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A --spout or --group the user named that the store does not have (a CONSUMER_NOT_FOUND finding)."""
+
+    key: ConsumerKey
+    message: str
 
 
 # --- What offctl concludes ------------------------------------------------------------------------
@@ -137,7 +162,10 @@ class OffsetRecord:
     broker: str | None = None  # "host:port" recorded by storm-kafka
     folder_topic: str | None = None
     has_storm_metadata: bool = True
-    malformed: str | None = None
+    legacy_metadata: bool = False  # storm-kafka-client before 1.1.2: the commit is the last processed offset
+    malformed: str | None = None  # why the spout cannot use the record (it starts as if there were none)
+    inconsistent: tuple[str, ...] = ()  # what the record says that Storm does not write but tolerates
+    layout_ambiguous: bool = False  # <root>/a/b/partition_N read as id 'a', topic 'b', with nothing to confirm it
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +187,8 @@ class PartitionRow:
     log_end: int | None
     lag: int | None
     status: Severity | None  # worst finding on this partition, None when healthy
+    topic: str | None = None  # the topic the offset is applied to (None: cannot tell); record.topic is what it names
+    codes: tuple[str, ...] = ()  # codes of the findings on this partition
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,15 +202,17 @@ class ConsumerSummary:
     finding_codes: tuple[str, ...]
     group_state: str | None = None  # Kafka groups: empty, stable, ... (storm-kafka-client looks empty)
     members: int | None = None
+    by_severity: tuple[int, int, int] = (0, 0, 0)  # findings: errors, warnings, infos
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    """What the user told us to expect and to warn about."""
+    """What the user told us of the spouts (their topic, release and settings) and what to warn about."""
 
     expected_topic: str | None = None
-    max_offset_behind: int | None = None
     lag_threshold: int | None = None
+    spout: SpoutProfile = SpoutProfile()
+    static_partitions: Mapping[str, frozenset[int]] = field(default_factory=dict)  # spout id -> partitions read
 
 
 @dataclass(frozen=True)
@@ -192,6 +224,7 @@ class Report:
     notes: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = ()
     checks_skipped: tuple[str, ...] = ()
+    spout_settings: str = ""  # the spout settings the findings assume (SpoutProfile.describe)
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

@@ -17,6 +17,7 @@ from datetime import datetime
 from offctl.errors import UsageError
 from offctl.model import (KAFKA, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
                           PartitionLog, ZkNode, iso_ms)
+from offctl.analyze import applied_topics
 from offctl.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
 
 TARGETS = ("earliest", "latest", "offset", "time", "shift")
@@ -92,7 +93,7 @@ def parse_time(text: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def parse_partitions(text: str | None) -> frozenset[int] | None:
+def parse_partitions(text: str | None, option: str = "--partitions") -> frozenset[int] | None:
     """'0,3,5' or '0-3,7' -> {0,1,2,3,7}; None means every partition."""
     if text is None:
         return None
@@ -100,7 +101,7 @@ def parse_partitions(text: str | None) -> frozenset[int] | None:
     for part in text.split(","):
         m = re.fullmatch(r"\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?", part)
         if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
-            raise UsageError(f"--partitions {text!r}: expected partition numbers like 0,3,5 or 0-7")
+            raise UsageError(f"{option} {text!r}: expected partition numbers like 0,3,5 or 0-7")
         found.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
     return frozenset(found)
 
@@ -285,19 +286,19 @@ def _log_of(cluster: Cluster, topic: str | None, partition: int) -> tuple[Partit
 
 
 def _selected(nodes: Iterable[ZkNode], topic: str | None,
-              partitions: frozenset[int] | None) -> list[tuple[ZkNode, OffsetRecord]]:
-    """The spout's nodes on `topic` and in `partitions` (None: all), parsed, in topic-folder and partition order."""
-    picked = []
-    for node in sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition)):
-        record = parse_zk_node(node)
-        if (not topic or record.topic == topic) and (partitions is None or node.node_partition in partitions):
-            picked.append((node, record))
-    return picked
+              partitions: frozenset[int] | None) -> list[tuple[ZkNode, OffsetRecord, str | None]]:
+    """The spout's nodes whose offsets apply to `topic` and in `partitions` (None: all), parsed, with the
+    topic each applies to (analyze.applied_topics: its folder, --topic, or the spout's majority topic), in
+    topic-folder and partition order."""
+    ordered = sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition))
+    records = [parse_zk_node(n) for n in ordered]
+    return [(node, record, applied) for node, record, applied in zip(ordered, records, applied_topics(records, topic))
+            if (not topic or applied == topic) and (partitions is None or node.node_partition in partitions)]
 
 
-def _unseen(partitions: frozenset[int] | None, picked: list[tuple[ZkNode, OffsetRecord]]) -> list[int]:
+def _unseen(partitions: frozenset[int] | None, picked: list[tuple[ZkNode, OffsetRecord, str | None]]) -> list[int]:
     """Partitions asked for with --partitions that have no node."""
-    return sorted((partitions or frozenset()) - {node.node_partition for node, _ in picked})
+    return sorted((partitions or frozenset()) - {node.node_partition for node, _, _ in picked})
 
 
 def _kafka_change(topic: str | None, partition: int, commit: KafkaCommit | None, **kw) -> Change:
@@ -306,6 +307,8 @@ def _kafka_change(topic: str | None, partition: int, commit: KafkaCommit | None,
                   before_metadata=commit.metadata if commit else None, **kw)
 
 
+UNKNOWN_TOPIC = ("offctl cannot tell which topic this spout reads (its records name several topics equally "
+                 "often, or none): give --topic")
 ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and starts from startOffsetTime "
                 "instead")
 
@@ -317,16 +320,19 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
     """Move the selected partition nodes of one spout: only the value of `offset` changes in each."""
     changes: list[Change] = []
     picked = _selected(nodes, topic, partitions)
-    for node, record in picked:
-        base = Change(record.topic, node.node_partition, record.committed, None, path=node.path,
+    for node, record, applied in picked:
+        base = Change(applied, node.node_partition, record.committed, None, path=node.path,
                       version=node.version, before_data=node.data)
-        why: tuple[str, ...] = (f"record is malformed ({record.malformed}); only its offset is rewritten",) \
-            if record.malformed else ()
-        log, missing = _log_of(cluster, record.topic, node.node_partition)
+        why: tuple[str, ...] = (f"the spout cannot use this record ({record.malformed}); only its offset is "
+                                f"rewritten",) if record.malformed else ()
+        if applied is None:
+            changes.append(replace(base, reasons=why + (UNKNOWN_TOPIC,)))
+            continue
+        log, missing = _log_of(cluster, applied, node.node_partition)
         if log is None:
             changes.append(replace(base, reasons=why + (missing,)))
             continue
-        after, reasons = target_offset(target, record.topic, node.node_partition, record.committed, log,
+        after, reasons = target_offset(target, applied, node.node_partition, record.committed, log,
                                        time_offsets)
         if after is None:
             changes.append(replace(base, reasons=why + reasons))
@@ -422,8 +428,11 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
     meta = commit_metadata_json(topology_id)
     changes: list[Change] = []
     picked = _selected(nodes, topic, partitions)
-    for node, record in picked:
-        base = _kafka_change(record.topic, node.node_partition, current.get((record.topic, record.partition)))
+    for node, record, applied in picked:
+        base = _kafka_change(applied, node.node_partition, current.get((applied, record.partition)))
+        if applied is None:
+            changes.append(replace(base, reasons=(UNKNOWN_TOPIC,)))
+            continue
         if record.malformed:
             changes.append(replace(base, reasons=(f"ZooKeeper record {node.path} is malformed "
                                                   f"({record.malformed}): not migrated",)))
@@ -433,7 +442,7 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
                                                   f"start from startOffsetTime, so there is no position to "
                                                   f"migrate",)))
             continue
-        log, missing = _log_of(cluster, record.topic, record.partition)
+        log, missing = _log_of(cluster, applied, record.partition)
         if log is None:
             changes.append(replace(base, reasons=(missing,)))
             continue

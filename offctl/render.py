@@ -16,22 +16,26 @@ from rich.table import Table
 from rich.text import Text
 
 from offctl.findings import CATALOGUE
-from offctl.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, iso_ms
+from offctl.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, iso_ms, ranges
 from offctl.plan import SKIP, UNCHANGED, WRITE, change_dict
 
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
-                    "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker")
+                    "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
+                    "record_topic", "used")
 
 
 def partition_dict(row: PartitionRow) -> dict:
+    """`topic` is the topic the offset is applied to (null when offctl cannot tell: a tie), `record_topic`
+    the one the record names; `used` whether the spout can use the stored offset at all."""
     r = row.record
     return {
         **r.key.fields(),
-        "topic": r.topic, "partition": r.partition, "committed": r.committed,
+        "topic": row.topic, "partition": r.partition, "committed": r.committed,
         "log_start": row.log_start, "log_end": row.log_end, "lag": row.lag,
         "status": row.status.label if row.status else "ok",
         "topology_id": r.topology_id, "topology_name": r.topology_name, "path": r.path,
         "version": r.version, "modified": iso_ms(r.modified_ms), "broker": r.broker,
+        "record_topic": r.topic, "used": r.malformed is None,
     }
 
 
@@ -43,7 +47,9 @@ def finding_dict(f: Finding) -> dict:
 def consumer_dict(c: ConsumerSummary) -> dict:
     return {**c.key.fields(), "topics": list(c.topics), "partitions": c.partitions,
             "total_lag": c.total_lag, "max_lag": c.max_lag, "status": c.worst.label if c.worst else "ok",
-            "finding_codes": list(c.finding_codes), "group_state": c.group_state, "members": c.members}
+            "finding_codes": list(c.finding_codes),
+            "findings": dict(zip(("error", "warning", "info"), c.by_severity)),
+            "group_state": c.group_state, "members": c.members}
 
 
 def summary_dict(report: Report) -> dict:
@@ -74,6 +80,7 @@ def report_document(report: Report) -> dict:
         "notes": list(report.notes),
         "incomplete": list(report.incomplete),
         "checks_skipped": list(report.checks_skipped),
+        "spout_settings": report.spout_settings,
     }
 
 
@@ -85,16 +92,11 @@ def write_json(report: Report, out: IO[str]) -> None:
 
 def write_csv(report: Report, out: IO[str]) -> None:
     """One line per consumer-partition, with the codes of its findings."""
-    codes: dict[tuple, list[str]] = defaultdict(list)
-    for f in report.findings:
-        if f.partition is not None:
-            codes[(f.key, f.topic, f.partition)].append(f.code)
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow((*PARTITION_FIELDS, "findings"))
     for row in report.rows:
         d = partition_dict(row)
-        found = codes.get((row.record.key, row.record.topic, row.record.partition), [])
-        writer.writerow((*("" if d[k] is None else d[k] for k in PARTITION_FIELDS), ";".join(found)))
+        writer.writerow((*("" if d[k] is None else d[k] for k in PARTITION_FIELDS), ";".join(row.codes)))
 
 
 # --- tables for people ------------------------------------------------------------------------------
@@ -104,20 +106,6 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO:
 
 def _status(severity: Severity | None) -> tuple[str, str]:
     return (severity.label, _STYLE[severity]) if severity else ("ok", "green")
-
-
-def ranges(numbers: Iterable[int]) -> str:
-    """0,1,2,3,5,7,8 -> '0-3,5,7-8'."""
-    out: list[str] = []
-    nums = sorted(set(numbers))
-    i = 0
-    while i < len(nums):
-        j = i
-        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
-            j += 1
-        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
-        i = j + 1
-    return ",".join(out)
 
 
 def _n(value: int | None) -> str:
@@ -131,10 +119,10 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
     for col in ("Partitions", "Total lag", "Max lag"):
         consumers.add_column(col, justify="right")
     consumers.add_column("Status")
-    per_consumer = Counter(f.key for f in report.findings)
     for c in report.consumers:
         label, style = _status(c.worst)
-        n = per_consumer[c.key]
+        # the count is of findings of the worst severity only, so "error (2)" means two errors
+        n = dict(zip((Severity.ERROR, Severity.WARNING, Severity.INFO), c.by_severity)).get(c.worst, 0)
         consumers.add_row(str(c.key), ",".join(c.topics), _n(c.partitions), _n(c.total_lag), _n(c.max_lag),
                           Text(f"{label} ({n})" if n else label, style=style))
     console.print(consumers)
@@ -149,7 +137,7 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         for row in report.rows:
             r = row.record
             label, style = _status(row.status)
-            parts.add_row(str(r.key), r.topic or "?", str(r.partition), _n(r.committed), _n(row.log_start),
+            parts.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), _n(row.log_start),
                           _n(row.log_end), _n(row.lag), Text(label, style=style))
         console.print(parts)
 

@@ -104,10 +104,11 @@ TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30)}  # partitio
 
 
 def _record(topic: str, partition: int, offset: int, topology: str, broker: str) -> bytes:
+    """As PartitionManager.commit writes it (v1.2.4): ImmutableMap order, json-simple's bytes."""
     host, port = broker.rsplit(":", 1)
     return json.dumps({"topology": {"id": topology, "name": topology.rsplit("-", 2)[0]}, "offset": offset,
                        "partition": partition, "broker": {"host": host, "port": int(port)},
-                       "topic": topic}).encode()
+                       "topic": topic}, separators=(",", ":")).replace("/", "\\/").encode()
 
 
 def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int], tuple[int, str | None]]], list[str]]:
@@ -127,8 +128,8 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
     spout("shared-id", "payments", {1: 5}, "audit-2-1763600500")
     nodes[f"{ROOT}/broken-spout/partition_0"] = b"{not json"
     nodes[f"{ROOT}/broken-spout/partition_1"] = _record("orders", 3, 4, orders, broker)  # says 3, sits in 1
-    spout("ghost-spout", "deleted-topic", {0: 7}, "ghost-1-1700000000")
-    spout("ghost-spout", "orders", {9: 7}, "ghost-1-1700000000")
+    spout("ghost-spout", "deleted-topic", {0: 7, 1: 7}, "ghost-1-1700000000")
+    spout("shrunk-spout", "orders", {0: 20, 1: 20, 2: 20, 3: 20, 9: 7}, orders)  # orders had 10 partitions
     spout("wildcard-spout", "orders", {0: 20, 1: 20, 2: 20, 3: 20}, orders, folder=True)
     meta = json.dumps({"topologyId": RUNNING[2], "taskId": 4, "threadName": "Thread-12-kafka-spout"},
                       separators=(",", ":"))
@@ -142,8 +143,10 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
         "/sandbox/spouts/legacy-clicks    OFFSET_ABOVE_LOG_END, IGNORED_ZERO_OFFSET, MISSING_PARTITION, "
         "STALE_TOPOLOGY, STALE_BROKER",
         "/sandbox/spouts/shared-id        ID_COLLISION, TOPIC_MISMATCH",
-        "/sandbox/spouts/broken-spout     MALFORMED_RECORD (not JSON; partition disagrees with node name)",
-        "/sandbox/spouts/ghost-spout      UNKNOWN_TOPIC, UNKNOWN_PARTITION",
+        "/sandbox/spouts/broken-spout     MALFORMED_RECORD (not JSON), INCONSISTENT_RECORD (partition field "
+        "disagrees with the node name; Storm uses the record)",
+        "/sandbox/spouts/ghost-spout      UNKNOWN_TOPIC",
+        "/sandbox/spouts/shrunk-spout     UNKNOWN_PARTITION",
         "/sandbox/spouts/wildcard-spout   healthy, <topic>/partition_N layout",
         "group clicks-client              Storm metadata (this broker drops it: FOREIGN_COMMIT here)",
         "group payments-tool              FOREIGN_COMMIT (no Storm metadata)",

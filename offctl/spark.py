@@ -25,7 +25,7 @@ from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores
-from offctl.model import GroupState, KafkaCommit, PartitionLog, Snapshot, ZkNode, iso_ms
+from offctl.model import ConsumerKey, GroupState, KafkaCommit, Missing, PartitionLog, Snapshot, ZkNode, iso_ms
 
 # update(done, total) of a progress bar, within a context that shows it
 Track = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]
@@ -196,7 +196,7 @@ def join(directory: str, name: str) -> str:
 # What a snapshot stores of each chunk's Snapshot, table by table (Spark SQL types).
 SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "chunks": (("chunk", "long"), ("captured_ms", "long"), ("kafka", "boolean"), ("running", "array<string>"),
-               ("notes", "array<string>"), ("incomplete", "array<string>")),
+               ("notes", "array<string>"), ("incomplete", "array<string>"), ("missing", "array<string>")),
     "nodes": (("chunk", "long"), ("zk_root", "string"), ("spout_id", "string"), ("path", "string"),
               ("node_partition", "long"), ("folder_topic", "string"), ("data", "binary"), ("version", "long"),
               ("mtime_ms", "long")),
@@ -219,7 +219,8 @@ def _schema(columns: Iterable[tuple[str, str]]):
 def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
     if table == "chunks":
         return [(chunk, s.captured_ms, s.cluster is not None, sorted(s.running) if s.running is not None else None,
-                 list(s.notes), list(s.incomplete))]
+                 list(s.notes), list(s.incomplete),
+                 [json.dumps([m.key.store, m.key.consumer, m.key.zk_root, m.message]) for m in s.missing])]
     if table == "nodes":
         return [(chunk, n.zk_root, n.spout_id, n.path, n.node_partition, n.folder_topic, bytearray(n.data),
                  n.version, n.mtime_ms) for n in s.zk_nodes]
@@ -251,7 +252,9 @@ def _snapshot_of(parts) -> Snapshot:
         groups=tuple(GroupState(r["group"], r["state"], r["members"]) for r in groups),
         cluster=cluster,
         running=frozenset(head["running"]) if head["running"] is not None else None,
-        notes=tuple(head["notes"]), incomplete=tuple(head["incomplete"]))
+        notes=tuple(head["notes"]), incomplete=tuple(head["incomplete"]),
+        missing=tuple(Missing(ConsumerKey(store, consumer, root), message)
+                      for store, consumer, root, message in map(json.loads, head["missing"] or ())))
 
 
 def save_snapshot(spark, files: Files, reads, directory: str, meta: dict) -> str:
@@ -311,6 +314,7 @@ class AuditResult:
     written: list[str] = field(default_factory=list)
     snapshot: str | None = None
     timings: dict = field(default_factory=dict)
+    spout_settings: str = ""  # the settings the findings assume (SpoutProfile.describe)
 
     def document_parts(self) -> tuple[dict, dict[str, Iterable[dict]], dict]:
         """inspect's JSON document, in parts to stream: head, sections of rows, tail."""
@@ -323,19 +327,26 @@ class AuditResult:
                     "consumers": self.consumers.toLocalIterator(), "topics": self.topics.toLocalIterator(),
                     "topologies": self.topologies.toLocalIterator()}
         tail = {"summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
-                "checks_skipped": self.tally.checks_skipped}
+                "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings}
         return head, sections, tail
 
     def summary(self) -> dict:
         return {**self.tally.summary(), "history": self.history, "snapshots": self.snapshots_used}
 
 
-def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, list[str]], list[str]]:
-    """spout ids per zkRoot (the driver's one cheap read: the roots' children), and notes."""
+def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """spout ids per zkRoot (the driver's one cheap read: the roots' children), the groups --all-groups
+    lists besides those named, and notes."""
     spouts: dict[str, list[str]] = {}
     notes: list[str] = []
+    listed: list[str] = []
+    if selection.all_groups and conn.bootstrap_servers:
+        with open_stores(Connection(bootstrap_servers=conn.bootstrap_servers, kafka_config=conn.kafka_config,
+                                    timeout=conn.timeout), targeted=True) as (_, kafka):
+            listed = [g for g in kafka.list_groups() if g not in selection.groups]
+            notes += kafka.notes
     if not conn.zk:
-        return spouts, notes
+        return spouts, listed, notes
     with open_stores(Connection(zk=conn.zk, zk_auth=conn.zk_auth, timeout=conn.timeout)) as (zk, _):
         for root in dict.fromkeys(normalize_root(r) for r in conn.zk_roots):
             ids = zk.spout_ids(root)
@@ -343,7 +354,7 @@ def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, l
                 notes.append(f"zkRoot {root} does not exist")
             else:
                 spouts[root] = list(selection.spouts) or ids
-    return spouts, notes
+    return spouts, listed, notes
 
 
 def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_track) -> AuditResult:
@@ -367,8 +378,8 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
         running = frozenset(running) if running is not None else None
         driver_notes = [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"]
     else:
-        spouts, driver_notes = _list_consumers(conn, selection)
-        chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism)
+        spouts, listed, driver_notes = _list_consumers(conn, selection)
+        chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed)
         captured_ms = int(time.time() * 1000)
         reads = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
                  .map(lambda ic: (ic[0], read_chunk(conn, selection, ic[1], int(time.time() * 1000)))))
@@ -435,7 +446,8 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
 
     result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
                          snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,
-                         topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings)
+                         topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings,
+                         spout_settings=thresholds.spout.describe())
     if settings.out:
         clock = time.perf_counter()
         with _job(sc, f"writing {settings.file_format} files to {settings.out}", track):

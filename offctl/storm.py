@@ -4,8 +4,10 @@ storm ids. Nothing here raises on bad input; bad input becomes a `malformed` rea
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from offctl.behaviour import LEGACY_METADATA
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, ZkNode
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
@@ -29,74 +31,121 @@ def parse_storm_id(storm_id: str | None) -> str | None:
     return None
 
 
-def _load_json_object(data: bytes) -> tuple[dict | None, str | None]:
+class _Rejected(ValueError):
+    pass
+
+
+def _reject_constant(name: str):
+    raise _Rejected(f"{name} is not JSON")  # json-simple's lexer has no NaN or Infinity
+
+
+def _long(text: str) -> int:
+    value = int(text)
+    if not _LONG_MIN <= value <= _LONG_MAX:
+        # json-simple's Yylex does Long.valueOf on every integer token: NumberFormatException fails the parse.
+        raise _Rejected(f"integer {text[:24]}{'...' if len(text) > 24 else ''} does not fit a Java long")
+    return value
+
+
+def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
+    """(value, why it could not be parsed, whether the bytes were valid UTF-8), as ZkState.readJSON reads
+    a node: `new String(bytes, "UTF-8")` (invalid bytes become U+FFFD) then JSONValue.parse."""
     if len(data) > MAX_NODE_BYTES:
-        return None, f"node data is {len(data)} bytes, more than a partition record can be"
+        return None, f"node data is {len(data)} bytes, more than a partition record can be", True
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"node data is not UTF-8 (byte {exc.start})"
+        text, utf8 = data.decode("utf-8"), True
+    except UnicodeDecodeError:
+        text, utf8 = data.decode("utf-8", errors="replace"), False
     try:
-        value = json.loads(text)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_long), None, utf8
+    except _Rejected as exc:
+        return None, f"node data is not JSON as Storm parses it ({exc})", utf8
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and Python's limit on huge integer literals.
-        return None, f"node data is not JSON ({str(exc).splitlines()[0][:80]})"
-    if not isinstance(value, dict):
-        return None, f"node data is JSON {type(value).__name__}, not an object"
-    return value, None
+        return None, f"node data is not JSON ({str(exc).splitlines()[0][:80]})", utf8
 
 
 def _is_str_or_none(value: object) -> bool:
     return value is None or isinstance(value, str)
 
 
-def _check_zk_fields(doc: dict, node: ZkNode) -> str | None:
-    """Why a parsed record cannot be used, or None."""
-    try:
-        offset, topic, partition = doc["offset"], doc["topic"], doc["partition"]
-    except KeyError:
-        return "record lacks " + ", ".join(k for k in ("offset", "topic", "partition") if k not in doc)
-    if not _is_int(offset) or not _LONG_MIN <= offset <= _LONG_MAX:
-        return f"offset is {json.dumps(offset)[:40]}, not a 64-bit integer"
-    if not isinstance(topic, str) or not topic:
-        return f"topic is {json.dumps(topic)[:40]}, not a topic name"
-    if not _is_int(partition):
-        return f"partition is {json.dumps(partition)[:40]}, not an integer"
-    if partition != node.node_partition:
-        return f"record says partition {partition} but sits in node partition_{node.node_partition}"
+def _why_unusable(doc: object) -> str | None:
+    """Why PartitionManager cannot take topology.id and offset from a parsed record, or None.
+
+    PartitionManager (v0.9.2-incubating to v1.2.4): `jsonTopologyId = (String) ((Map) json.get("topology"))
+    .get("id"); jsonOffset = (Long) json.get("offset");` inside a catch-all; either left null means "failed
+    to parse JSON?" and the partition starts as if it had no record."""
+    if doc is None:
+        return "node data is JSON null"
+    if not isinstance(doc, dict):
+        return f"node data is JSON {type(doc).__name__}, not an object"
     topology = doc.get("topology")
-    if topology is not None and not (isinstance(topology, dict) and _is_str_or_none(topology.get("id"))
-                                     and _is_str_or_none(topology.get("name"))):
-        return "topology is not an object with string id and name"
-    broker = doc.get("broker")
-    if broker is not None and not (isinstance(broker, dict) and _is_str_or_none(broker.get("host"))
-                                   and (broker.get("port") is None or _is_int(broker.get("port")))):
-        return "broker is not an object with a string host and integer port"
+    if not isinstance(topology, dict):
+        return "record has no topology object" if topology is None else "topology is not an object"
+    if not isinstance(topology.get("id"), str):
+        return "topology.id is missing" if topology.get("id") is None else "topology.id is not a string"
+    offset = doc.get("offset")
+    if offset is None:
+        return "record has no offset"
+    if not _is_int(offset):
+        return f"offset is {json.dumps(offset)[:40]}, not an integer"
     return None
 
 
+def _inconsistencies(doc: dict, node: ZkNode, utf8: bool) -> tuple[str, ...]:
+    """What a usable record says that is not as Storm writes it, and that Storm does not read."""
+    found = []
+    partition, topic = doc.get("partition"), doc.get("topic")
+    if "partition" not in doc:
+        found.append("no partition field")
+    elif not _is_int(partition):
+        found.append(f"partition is {json.dumps(partition)[:40]}, not an integer")
+    elif partition != node.node_partition:
+        found.append(f"partition field says {partition}, the node is partition_{node.node_partition}")
+    if "topic" not in doc:
+        found.append("no topic field")
+    elif not isinstance(topic, str) or not topic:
+        found.append(f"topic is {json.dumps(topic)[:40]}, not a topic name")
+    if not isinstance(doc["topology"].get("name"), str):
+        found.append("topology.name is not a string")
+    broker = doc.get("broker")
+    if broker is not None and not (isinstance(broker, dict) and _is_str_or_none(broker.get("host"))
+                                   and (broker.get("port") is None or _is_int(broker.get("port")))):
+        found.append("broker is not an object with a string host and integer port")
+    if not utf8:
+        found.append("node data is not valid UTF-8 (Storm reads the bad bytes as U+FFFD)")
+    return tuple(found)
+
+
 def parse_zk_node(node: ZkNode) -> OffsetRecord:
-    """Turn a storm-kafka partition node into an OffsetRecord, malformed or not."""
+    """Turn a storm-kafka partition node into an OffsetRecord, as PartitionManager reads it.
+
+    `malformed` says why the spout cannot use the record (it then starts as with no record);
+    `inconsistent` lists what it tolerates."""
     key = ConsumerKey(ZOOKEEPER, node.spout_id, node.zk_root)
-    doc, reason = _load_json_object(node.data)
+    doc, reason, utf8 = load_json_simple(node.data)
     if reason is None:
-        reason = _check_zk_fields(doc, node)
+        reason = _why_unusable(doc)
+    named = doc.get("topic") if isinstance(doc, dict) else None
+    topic = named if isinstance(named, str) and named else None
     if reason is not None:
-        topic = doc.get("topic") if doc is not None else None
-        return OffsetRecord(key, node.node_partition, topic if isinstance(topic, str) and topic else node.folder_topic,
-                            None, path=node.path, modified_ms=node.mtime_ms, version=node.version,
-                            folder_topic=node.folder_topic, malformed=reason)
-    topology = doc.get("topology") or {}
-    broker = doc.get("broker") or {}
+        # The stored number is shown (and rewritten by reset) even though the spout does not use it.
+        offset = doc.get("offset") if isinstance(doc, dict) else None
+        return OffsetRecord(key, node.node_partition, topic, offset if _is_int(offset) else None, path=node.path,
+                            modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
+                            malformed=reason)
+    topology = doc["topology"]
+    broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
     host, port = broker.get("host"), broker.get("port")
-    topology_id = topology.get("id")
+    topology_id = topology["id"]
+    name = topology.get("name")
     return OffsetRecord(
-        key, node.node_partition, doc["topic"], doc["offset"],
+        key, node.node_partition, topic, doc["offset"],
         topology_id=topology_id,
-        topology_name=topology.get("name") or parse_storm_id(topology_id),
+        topology_name=name if isinstance(name, str) and name else parse_storm_id(topology_id),
         path=node.path, modified_ms=node.mtime_ms, version=node.version,
-        broker=(f"{host}:{port}" if port is not None else host) if host else None,
-        folder_topic=node.folder_topic,
+        broker=(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
+        folder_topic=node.folder_topic, inconsistent=_inconsistencies(doc, node, utf8),
     )
 
 
@@ -109,15 +158,24 @@ class CommitMetadata:
     thread_name: str | None
 
 
+_METADATA_KEYS = {"topologyId", "taskId", "threadName"}
+
+
 def parse_commit_metadata(metadata: str | None) -> CommitMetadata | None:
-    """Return Storm's commit metadata, or None when it is absent or not Storm's."""
+    """Storm's commit metadata as CommitMetadataManager reads it, or None when the spout would not.
+
+    CommitMetadataManager.isOffsetCommittedByThisTopology (v1.1.2 to v2.8.8) reads it with a default
+    Jackson ObjectMapper into CommitMetadata(topologyId, taskId, threadName): an unknown key fails the read
+    (FAIL_ON_UNKNOWN_PROPERTIES), and a failed read means "not this topology's commit"."""
     if not metadata:
         return None
     try:
         doc = json.loads(metadata)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("topologyId"), str) or not doc["topologyId"]:
+    if not isinstance(doc, dict) or set(doc) - _METADATA_KEYS:
+        return None
+    if not isinstance(doc.get("topologyId"), str) or not doc["topologyId"]:
         return None
     task_id = doc.get("taskId")
     thread = doc.get("threadName")
@@ -126,6 +184,12 @@ def parse_commit_metadata(metadata: str | None) -> CommitMetadata | None:
         task_id=task_id if _is_int(task_id) else None,
         thread_name=thread if isinstance(thread, str) else None,
     )
+
+
+def is_legacy_metadata(metadata: str | None) -> bool:
+    """Metadata written by storm-kafka-client before CommitMetadataManager (KafkaSpoutMessageId.getMetadata,
+    v1.0.0 to v1.0.5 and v1.1.0 to v1.1.1): {topic-partition=orders-0, offset=41, numFails=0, thread='...'}."""
+    return bool(metadata) and LEGACY_METADATA.fullmatch(metadata) is not None
 
 
 def commit_metadata_json(topology_id: str, task_id: int = -1, thread_name: str = "offctl") -> str:
@@ -137,6 +201,7 @@ def commit_metadata_json(topology_id: str, task_id: int = -1, thread_name: str =
 def parse_commit(commit: KafkaCommit) -> OffsetRecord:
     meta = parse_commit_metadata(commit.metadata)
     topology_id = meta.topology_id if meta else None
+    legacy = meta is None and is_legacy_metadata(commit.metadata)
     return OffsetRecord(
         key=ConsumerKey(KAFKA, commit.group),
         partition=commit.partition,
@@ -144,5 +209,11 @@ def parse_commit(commit: KafkaCommit) -> OffsetRecord:
         committed=commit.offset,
         topology_id=topology_id,
         topology_name=parse_storm_id(topology_id) or topology_id,
-        has_storm_metadata=meta is not None,
+        has_storm_metadata=meta is not None or legacy,
+        legacy_metadata=legacy,
     )
+
+
+def storm_groups(commits: Iterable[KafkaCommit]) -> set[str]:
+    """The groups whose commits carry Storm metadata of any release (for --all-groups)."""
+    return {c.group for c in commits if parse_commit_metadata(c.metadata) or is_legacy_metadata(c.metadata)}

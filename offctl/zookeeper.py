@@ -42,7 +42,12 @@ WINDOW = 2000  # single requests in flight
 # A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.
 MAX_MULTI_BYTES = 900 * 1024
 BATCH = 256  # getData operations per multiRead request
-_PARTITION = re.compile(r"partition_(\d{1,9})")
+# Partition.getId() writes "partition_" + an int (Partition.java, v1.2.4): no sign, no leading zero.
+_PARTITION = re.compile(r"partition_(0|[1-9][0-9]{0,9})")
+_INT_MAX = 2**31 - 1
+# Levels of folders below a listed spout id that are searched for partition nodes: ids may contain '/'
+# (committedPath is zkRoot + "/" + id + "/" + partition id), and a wildcard spout adds a topic folder.
+MAX_DEPTH = 4
 
 _log = logging.getLogger("offctl.zookeeper")
 _log.addHandler(logging.NullHandler())
@@ -199,25 +204,27 @@ class ZkStore:
         return sorted(listed[root]) if root in listed else None
 
     def read_partitions(self, root: str, spout_ids: Sequence[str]) -> Iterator[ZkNode]:
-        """Every partition node of the given spout ids, flat and `<topic>/` layouts alike, as they arrive."""
-        # (spout id, folder topic, partition) of every node to read, by path
-        targets: dict[str, tuple[str, str | None, int]] = {}
-        folders: dict[str, tuple[str, str]] = {}
-        spout_paths = {join(root, sid): sid for sid in spout_ids}
-        for spout_path, kids in self.children(list(spout_paths)).items():
-            sid = spout_paths[spout_path]
-            for kid in kids:
-                m = _PARTITION.fullmatch(kid)
-                if m:
-                    targets[join(spout_path, kid)] = (sid, None, int(m.group(1)))
-                else:
-                    folders[join(spout_path, kid)] = (sid, kid)
-        for path, kids in self.children(list(folders)).items():
-            sid, topic = folders[path]
-            for kid in kids:
-                m = _PARTITION.fullmatch(kid)
-                if m:
-                    targets[join(path, kid)] = (sid, topic, int(m.group(1)))
+        """Every partition node below the given spout ids, as they arrive.
+
+        A node <root>/<id>/<f1>/.../<fk>/partition_N is returned as spout id "<id>/<f1>/.../<fk-1>" with
+        folder topic <fk> (the wildcard reading); the core decides from the records whether <fk> is a topic
+        or part of the id (analyze.resolve_layouts)."""
+        targets: dict[str, tuple[str, str | None, int]] = {}  # path -> (spout id, folder topic, partition)
+        level = {join(root, sid): (sid, ()) for sid in spout_ids}
+        for depth in range(MAX_DEPTH + 1):
+            below: dict[str, tuple[str, tuple[str, ...]]] = {}
+            for path, kids in self.children(list(level)).items():
+                sid, folders = level[path]
+                for kid in kids:
+                    m = _PARTITION.fullmatch(kid)
+                    if m and int(m.group(1)) <= _INT_MAX:
+                        spout = "/".join((sid, *folders[:-1]))
+                        targets[join(path, kid)] = (spout, folders[-1] if folders else None, int(m.group(1)))
+                    elif depth < MAX_DEPTH:
+                        below[join(path, kid)] = (sid, (*folders, kid))
+            if not below:
+                break
+            level = below
         for path, (data, stat) in self._read_data(list(targets)):
             sid, topic, partition = targets[path]
             yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,

@@ -126,13 +126,15 @@ class KafkaHelper:
 
 def storm_record(topic: str, partition: int, offset: int, *, topology_id: str = "orders-topology-1-1700000000",
                  topology_name: str | None = None, broker: str = "127.0.0.1:9092") -> bytes:
-    """A node as storm-kafka's PartitionManager.commit() writes it."""
+    """A node byte for byte as storm-kafka's PartitionManager.commit() writes it in every release
+    (v0.9.2-incubating to v1.2.4): ImmutableMap key order, json-simple's JSONValue.toJSONString (no spaces,
+    '/' escaped as '\\/')."""
     host, port = broker.rsplit(":", 1)
     return json.dumps({
         "topology": {"id": topology_id, "name": topology_name or topology_id.rsplit("-", 2)[0]},
         "offset": offset, "partition": partition,
         "broker": {"host": host, "port": int(port)}, "topic": topic,
-    }).encode()
+    }, separators=(",", ":")).replace("/", "\\/").encode()
 
 
 _counter = itertools.count()

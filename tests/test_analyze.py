@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from offctl.analyze import analyze
-from offctl.model import KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
+from offctl.model import ConsumerKey, KafkaCommit, Missing, PartitionLog, Snapshot, Thresholds, ZkNode
 
 T = "orders"
 LEADER = "kafka1:9092"
@@ -18,12 +20,17 @@ def rec(partition: int, offset, *, topic: str = T, topology_id: str = RUNNING, b
         name: str | None = None, spout: str = "s", folder: str | None = None, mtime: int = 1000,
         raw: bytes | None = None) -> ZkNode:
     host, port = broker.split(":")
+    # Byte for byte as PartitionManager.commit writes it (every release, v0.9.2-incubating to v1.2.4):
+    # ImmutableMap order, json-simple's JSONValue.toJSONString (no spaces, '/' escaped).
     data = raw if raw is not None else json.dumps({
         "topology": {"id": topology_id, "name": name or topology_id.rsplit("-", 2)[0]},
         "offset": offset, "partition": partition, "broker": {"host": host, "port": int(port)}, "topic": topic,
-    }).encode()
+    }, separators=(",", ":")).replace("/", "\\/").encode()
     path = f"/r/{spout}/" + (f"{folder}/" if folder else "") + f"partition_{partition}"
     return ZkNode("/r", spout, path, partition, folder, data, 0, mtime)
+
+
+LEGACY = "{topic-partition=orders-0, offset=150, numFails=0, thread='Thread-11-kafka-spout-executor[3 3]'}"
 
 
 def meta(topology_id: str) -> str:
@@ -67,10 +74,23 @@ CASES = [
      [("HIGH_LAG", T, 0)]),
     ("lag threshold zero flags lag zero", [rec(0, 200), rec(1, 200)], [], cluster(),
      Thresholds(lag_threshold=0), [("HIGH_LAG", T, 0), ("HIGH_LAG", T, 1)]),
-    ("lag equal to maxOffsetBehind is fine, one more is not", [rec(0, 150), rec(1, 149)], [], cluster(),
-     Thresholds(max_offset_behind=50), [("LAG_BEYOND_MAX_OFFSET_BEHIND", T, 1)]),
+    ("PartitionManager.java@v0.9.6: maxOffsetBehind compares with the log end (LatestTime)",
+     [rec(0, 150), rec(1, 149)], [], cluster(), Thresholds(spout=SpoutProfile(StormKafka.V0_9_3, max_offset_behind=50)),
+     [("LAG_BEYOND_MAX_OFFSET_BEHIND", T, 1)]),
+    ("PartitionManager.java@v1.2.4: maxOffsetBehind compares with startOffsetTime (earliest): lag alone never trips it",
+     [rec(0, 150), rec(1, 101)], [], cluster(), Thresholds(spout=SpoutProfile(max_offset_behind=50)), []),
+    ("PartitionManager.java@v1.2.4: startOffsetTime latest makes maxOffsetBehind compare with the log end",
+     [rec(0, 150), rec(1, 149)], [], cluster(),
+     Thresholds(spout=SpoutProfile(start_offset_time=LATEST_TIME, max_offset_behind=50)),
+     [("LAG_BEYOND_MAX_OFFSET_BEHIND", T, 1)]),
+    ("KafkaConfig.java@v0.9.2-incubating: maxOffsetBehind defaults to 100000",
+     [rec(0, 100_000), rec(1, 99_999)], [], cluster(start=0, end=200_000),
+     Thresholds(spout=SpoutProfile(StormKafka.V0_9_0)), [("LAG_BEYOND_MAX_OFFSET_BEHIND", T, 1)]),
+    ("KafkaConfig.java@v0.9.6: maxOffsetBehind defaults to Long.MAX_VALUE",
+     [rec(0, 100_000), rec(1, 1)], [], cluster(start=0, end=200_000),
+     Thresholds(spout=SpoutProfile(StormKafka.V0_9_3)), []),
     ("no lag rules for out of range", [rec(0, 5), rec(1, 200)], [], cluster(),
-     Thresholds(lag_threshold=1, max_offset_behind=1), [("OFFSET_BELOW_LOG_START", T, 0)]),
+     Thresholds(lag_threshold=1), [("OFFSET_BELOW_LOG_START", T, 0)]),
     ("unknown topic", [rec(0, 150, topic="gone"), rec(1, 150, topic="gone")], [], cluster(), Thresholds(),
      [("UNKNOWN_TOPIC", "gone", 0), ("UNKNOWN_TOPIC", "gone", 1)]),
     ("unknown partition", [rec(0, 150), rec(1, 150), rec(5, 150)], [], cluster(), Thresholds(),
@@ -80,19 +100,29 @@ CASES = [
     ("missing partition of a group", [], [commit(1, 150)], cluster(2), Thresholds(),
      [("MISSING_PARTITION", T, 0)]),
     ("malformed record still counts as present", [rec(0, 150), rec(1, 0, raw=b"{")], [], cluster(),
-     Thresholds(), [("MALFORMED_RECORD", None, 1)]),
+     Thresholds(), [("MALFORMED_RECORD", T, 1)]),
+    ("PartitionManager.java@v1.2.4: no topology object, the spout cannot use it",
+     [rec(0, 150), rec(1, 0, raw=b'{"offset":150,"partition":1,"topic":"orders"}')], [], cluster(), Thresholds(),
+     [("MALFORMED_RECORD", T, 1)]),
+    ("PartitionManager.java@v1.2.4: no topic field, still used: only topology.id and offset are read",
+     [rec(0, 150), rec(1, 0, raw=b'{"topology":{"id":"orders-topo-3-1700000000","name":"orders-topo"},"offset":150}')],
+     [], cluster(), Thresholds(), [("INCONSISTENT_RECORD", T, 1)]),
+    ("PartitionManager.java@v1.2.4: partition field is not read, the node name decides",
+     [rec(0, 150), rec(1, 150, raw=rec(3, 150).data)], [], cluster(), Thresholds(), [("INCONSISTENT_RECORD", T, 1)]),
     ("no kafka: no range, unknown or missing checks", [rec(0, 5), rec(7, 1)], [], None, Thresholds(), []),
     ("log offsets unreadable: no range check", [rec(0, 5), rec(1, 5)], [],
      {T: {0: PartitionLog(None, None), 1: PartitionLog(None, None)}}, Thresholds(), []),
     ("expected topic given by the user", [rec(0, 150), rec(1, 150, topic="payments")], [],
      {**cluster(), **cluster(topic="payments")}, Thresholds(expected_topic="payments"),
-     [("TOPIC_MISMATCH", T, 0)]),  # the wrong record still sits on payments/0: not missing
-    ("majority topic", [rec(0, 150), rec(1, 150), rec(2, 150, topic="payments")], [],
-     {**cluster(3), **cluster(3, topic="payments")}, Thresholds(), [("TOPIC_MISMATCH", "payments", 2)]),
-    ("tie goes to the most recent writer", [rec(0, 150, mtime=5), rec(1, 150, topic="payments", mtime=9)], [],
-     {**cluster(), **cluster(topic="payments")}, Thresholds(), [("TOPIC_MISMATCH", T, 0)]),
-    ("folder topic", [rec(0, 150, folder=T), rec(1, 150, topic="payments", folder=T)], [],
-     {**cluster(), **cluster(topic="payments")}, Thresholds(), [("TOPIC_MISMATCH", "payments", 1)]),
+     [("TOPIC_MISMATCH", "payments", 0)]),  # applied to payments/0, where it sits: not missing
+    ("majority topic: the stray record is applied to the majority's partition",
+     [rec(0, 150), rec(1, 150), rec(2, 150, topic="payments")], [],
+     {**cluster(3), **cluster(3, topic="payments")}, Thresholds(), [("TOPIC_MISMATCH", T, 2)]),
+    ("a one-against-one tie is a tie, whatever the mtimes",
+     [rec(0, 150, mtime=5), rec(1, 150, topic="payments", mtime=9)], [],
+     {**cluster(), **cluster(topic="payments")}, Thresholds(), [("TOPIC_MISMATCH", None, None)]),
+    ("Partition.java@v1.2.4 getId: folder topic", [rec(0, 150, folder=T), rec(1, 150, topic="payments", folder=T)], [],
+     {**cluster(), **cluster(topic="payments")}, Thresholds(), [("TOPIC_MISMATCH", T, 1)]),
     ("two topologies on one spout id",
      [rec(0, 150, topology_id="a-1-1"), rec(1, 150, topology_id="b-1-1")], [], cluster(), Thresholds(),
      [("ID_COLLISION", None, None), ("STALE_TOPOLOGY", None, None), ("STALE_TOPOLOGY", None, None)]),
@@ -107,6 +137,8 @@ CASES = [
      [("FOREIGN_COMMIT", T, 0), ("STALE_TOPOLOGY", None, None)]),
     ("commit without storm metadata", [], [commit(0, 150, None), commit(1, 150)], cluster(), Thresholds(),
      [("FOREIGN_COMMIT", T, 0)]),
+    ("KafkaSpoutMessageId.java@v1.1.1: legacy metadata is Storm's own",
+     [], [commit(0, 150, LEGACY), commit(1, 150)], cluster(), Thresholds(), [("LEGACY_COMMIT_METADATA", T, 0)]),
     ("commit with unparsable metadata", [], [commit(0, 150, "{oops"), commit(1, 150)], cluster(), Thresholds(),
      [("FOREIGN_COMMIT", T, 0)]),
     ("commit of an older deployment of the same topology", [],
@@ -137,7 +169,8 @@ def test_lag_is_none_for_an_ignored_zero():
 def test_messages_carry_the_numbers():
     report = run([rec(0, 90), rec(1, 150)], cl=cluster())
     (f,) = report.findings
-    assert f.message == "orders/0 committed 90 < log start 100: 10 messages were deleted before they were processed"
+    assert f.message == ("orders/0 resumes at 90 < log start 100: 10 messages were deleted before they were "
+                         "processed; the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v1.2.4)")
     assert f.severity.label == "error" and f.hint and f.path == "/r/s/partition_0"
 
 
@@ -181,3 +214,163 @@ def test_summary_and_worst():
     assert consumer.finding_codes == ("HIGH_LAG", "OFFSET_BELOW_LOG_START")
     assert report.worst().label == "error"
     assert [r.status.label if r.status else None for r in report.rows] == ["error", "warning"]
+
+
+# --- where an offset applies, and determinism ---------------------------------------------------------------
+
+
+def test_a_mismatched_record_gets_the_lag_of_the_partition_it_is_applied_to():
+    report = run([rec(0, 150), rec(1, 150), rec(2, 150, topic="payments")],
+                 cl={**cluster(3), **cluster(3, start=0, end=1000, topic="payments")})
+    row = report.rows[2]
+    assert (row.topic, row.record.topic, row.log_end, row.lag) == (T, "payments", 200, 50)
+
+
+def test_a_tie_is_reported_as_a_tie_with_no_lag():
+    report = run([rec(0, 150), rec(1, 150), rec(2, 150, topic="payments"), rec(3, 150, topic="payments")],
+                 cl={**cluster(4), **cluster(4, topic="payments")})
+    (f,) = report.findings
+    assert f.message.startswith("records of spout id 's' name 2 topics equally often: orders (2 records), "
+                                "payments (2 records)")
+    assert [(r.topic, r.lag) for r in report.rows] == [(None, None)] * 4
+
+
+def test_same_bytes_give_the_same_findings_whatever_the_mtimes_and_order():
+    """A reset followed by a restore of the very same bytes changes only versions and mtimes."""
+    nodes = [rec(0, 150, mtime=5), rec(1, 150, topic="payments", mtime=9), rec(2, 0, mtime=1)]
+    cl = {**cluster(3), **cluster(3, topic="payments")}
+    first = run(nodes, cl=cl)
+    restored = [replace(n, mtime_ms=n.mtime_ms + 10_000 * (3 - i), version=n.version + 2) for i, n in enumerate(nodes)]
+    for again in (restored, list(reversed(restored)), [restored[1], restored[2], restored[0]]):
+        second = run(again, cl=cl)
+        assert [(f.code, f.topic, f.partition, f.message) for f in second.findings] == \
+            [(f.code, f.topic, f.partition, f.message) for f in first.findings]
+        assert [(r.topic, r.record.partition, r.lag) for r in second.rows] == \
+            [(r.topic, r.record.partition, r.lag) for r in first.rows]
+
+
+# --- what each storm-kafka release does at start-up and out of range --------------------------------------
+
+LINES = {"0.9.0": StormKafka.V0_9_0, "0.9.3": StormKafka.V0_9_3, "0.10": StormKafka.V0_10, "1.0": StormKafka.V1_0,
+         "1.1": StormKafka.V1_X}
+
+
+@pytest.mark.parametrize("line, committed, says", [
+    # below the log start (100); above the log end (200)
+    ("0.9.0", 90, "the spout refetches from startOffsetTime, the log start (100) (KafkaUtils.fetchMessages, v0.9.2-incubating)"),
+    ("0.9.0", 250, "emits nothing from this partition until the log end reaches 250"),
+    ("0.9.3", 90, "the spout jumps to the log end (LatestTime: forceFromStart is false) (200) (PartitionManager.fill, v0.9.6)"),
+    ("0.9.3", 250, "the spout jumps to the log end (LatestTime: forceFromStart is false) (200) (PartitionManager.fill, v0.9.6)"),
+    ("0.10", 90, "the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v0.10.2)"),
+    ("0.10", 250, "the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v0.10.2)"),
+    ("1.0", 90, "the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v1.0.7)"),
+    ("1.0", 250, "the spout emits nothing from this partition until the log end reaches 250; the 50 messages that "
+                 "arrive before then are never emitted (PartitionManager.fill, v1.0.7)"),
+    ("1.1", 90, "the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v1.2.4)"),
+    ("1.1", 250, "(PartitionManager.fill, v1.2.4)"),
+], ids=lambda v: str(v))
+def test_out_of_range_by_release(line, committed, says):
+    report = run([rec(0, committed), rec(1, 150)], cl=cluster(),
+                 th=Thresholds(spout=SpoutProfile(LINES[line])))
+    (f,) = report.findings
+    assert f.code == ("OFFSET_BELOW_LOG_START" if committed < 100 else "OFFSET_ABOVE_LOG_END")
+    assert says in f.message
+    assert report.rows[0].lag is None
+
+
+def test_out_of_range_without_use_start_offset_time():
+    report = run([rec(0, 90), rec(1, 150)], cl=cluster(), th=Thresholds(spout=SpoutProfile(out_of_range_reset=False)))
+    assert "FailedFetchException" in report.findings[0].message
+
+
+@pytest.mark.parametrize("profile, start", [
+    (SpoutProfile(StormKafka.V0_9_3), "the log end (LatestTime: forceFromStart is false) (200)"),  # KafkaUtils.java@v0.9.6
+    (SpoutProfile(StormKafka.V0_9_3, ignore_zk_offsets=True), "startOffsetTime, the log start (100)"),
+    (SpoutProfile(StormKafka.V0_10), "startOffsetTime, the log start (100)"),  # KafkaUtils.java@v0.10.0
+    (SpoutProfile(start_offset_time=LATEST_TIME), "startOffsetTime, the log end (200)"),
+    (SpoutProfile(start_offset_time=1_700_000_000_000), "the offset at startOffsetTime 1700000000000"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_zero_and_unusable_records_start_where_the_release_says(profile, start):
+    report = run([rec(0, 0), rec(1, 0, raw=b"junk"), rec(2, 150)], cl=cluster(3), th=Thresholds(spout=profile))
+    zero, junk = sorted(report.findings, key=lambda f: f.code != "IGNORED_ZERO_OFFSET")
+    assert zero.code == "IGNORED_ZERO_OFFSET" and zero.message.endswith(f"starts from {start}")
+    assert junk.code == "MALFORMED_RECORD" and junk.message.endswith(f"starts orders/1 from {start}")
+
+
+def test_ignore_zk_offsets_and_a_stopped_topology():
+    """PartitionManager.java@v1.2.4: ignoreZkOffsets and another topology id -> startOffsetTime."""
+    report = run([rec(0, 150, topology_id="orders-topo-2-1600000000"), rec(1, 150, topology_id="orders-topo-2-1600000000")],
+                 cl=cluster(), th=Thresholds(spout=SpoutProfile(ignore_zk_offsets=True)))
+    (f,) = report.findings
+    assert f.code == "STALE_TOPOLOGY" and "with ignoreZkOffsets the next deployment ignores these offsets" in f.message
+    assert [r.lag for r in report.rows] == [None, None]
+
+
+# --- storm-kafka-client: metadata and first-poll strategies -------------------------------------------------
+
+
+@pytest.mark.parametrize("client, strategy, metadata, lag, says", [
+    # KafkaSpout.doSeek v2.8.8: UNCOMMITTED_* resume from any commit
+    (StormKafkaClient.CURRENT, FirstPoll.UNCOMMITTED_EARLIEST, None, 50, "the spout uses it, resumed from"),
+    # EARLIEST ignores a commit that is not this topology's
+    (StormKafkaClient.CURRENT, FirstPoll.EARLIEST, None, None, "EARLIEST ignores a commit"),
+    (StormKafkaClient.CURRENT, FirstPoll.LATEST, meta("other-1-1"), None, None),
+    (StormKafkaClient.CURRENT, FirstPoll.EARLIEST, meta(RUNNING), 50, None),
+    (StormKafkaClient.CURRENT, FirstPoll.UNCOMMITTED_EARLIEST, LEGACY, 50, "offset 150 is processed again"),
+    # KafkaSpout.doSeek v1.1.1: seek(committed + 1), EARLIEST/LATEST ignore every commit
+    (StormKafkaClient.LEGACY, FirstPoll.UNCOMMITTED_EARLIEST, LEGACY, 49, "resumes at committed + 1 = 151"),
+    (StormKafkaClient.LEGACY, FirstPoll.LATEST, LEGACY, None, "LATEST ignores every commit"),
+], ids=lambda v: str(v)[:40])
+def test_client_start(client, strategy, metadata, lag, says):
+    report = run([], [commit(0, 150, metadata)], cl=cluster(1),
+                 th=Thresholds(spout=SpoutProfile(client=client, first_poll=strategy)))
+    assert report.rows[0].lag == lag
+    if says:
+        assert any(says in f.message for f in report.findings), [f.message for f in report.findings]
+
+
+# --- static partitions, missing consumers ---------------------------------------------------------------
+
+
+def test_static_partitions():
+    """StaticCoordinator reads only the configured partitions; storm-kafka-monitor asks about those alone."""
+    report = run([rec(0, 150), rec(3, 150)], cl=cluster(4),
+                 th=Thresholds(static_partitions={"s": frozenset({0, 1})}))
+    assert codes(report) == [("MISSING_PARTITION", T, 1), ("UNREAD_PARTITION", T, 3)]
+    assert "partitions the spout reads (--static-partitions)" in report.findings[-1].message \
+        or any("(--static-partitions)" in f.message for f in report.findings)
+    assert report.rows[1].lag is None
+
+
+def test_missing_consumers_are_error_findings():
+    key = ConsumerKey("kafka", "typo")
+    report = analyze(Snapshot(0, missing=(Missing(key, "group 'typo' has no committed offsets"),)))
+    (f,) = report.findings
+    assert (f.code, f.severity.label, f.message) == ("CONSUMER_NOT_FOUND", "error", "group 'typo' has no committed offsets")
+
+
+# --- spout ids with '/' -------------------------------------------------------------------------------------
+
+
+def slash(spout: str, folder: str, topic: str | None, partition: int = 0) -> ZkNode:
+    body = {"topology": {"id": RUNNING, "name": "orders-topo"}, "offset": 150, "partition": partition}
+    if topic:
+        body["topic"] = topic
+    return ZkNode("/r", spout, f"/r/{spout}/{folder}/partition_{partition}", partition, folder,
+                  json.dumps(body).encode(), 0, 0)
+
+
+@pytest.mark.parametrize("nodes, consumers, ambiguous", [
+    # the records name the folder: wildcard layout, id 'team' reading topic 'orders'
+    ([slash("team", "orders", "orders")], ["team"], False),
+    # the records name another topic: the folder is part of the id (committedPath: zkRoot/id/partition_N)
+    ([slash("team", "ingest", "orders")], ["team/ingest"], False),
+    # not a legal topic name: part of the id
+    ([slash("team", "in gest", None)], ["team/in gest"], False),
+    # nothing to tell: shown as the wildcard reading, and said
+    ([slash("team", "ingest", None)], ["team"], True),
+], ids=["wildcard", "id with slash", "illegal topic name", "ambiguous"])
+def test_spout_ids_with_slashes(nodes, consumers, ambiguous):
+    report = run(nodes, cl={**cluster(1), **cluster(1, topic="ingest")})
+    assert [c.key.consumer for c in report.consumers] == consumers
+    assert ("AMBIGUOUS_SPOUT_ID" in [f.code for f in report.findings]) == ambiguous

@@ -19,7 +19,13 @@ from tests.conftest import storm_record
     (("--zk", "h:1", "--spout", "s"), "--spout needs --zk-root"),
     (("--group", "g"), "--group needs --bootstrap-servers"),
     (("--zk", "h:1", "--zk-root", "relative"), "must be an absolute ZooKeeper path"),
-    (("--zk", "h:1", "--zk-root", "/r", "--spout", "a/b"), "is not a spout id"),
+    (("--zk", "h:1", "--zk-root", "/r", "--spout", "a//b"), "is not a spout id"),  # ids may hold "/", not "//"
+    (("--zk", "h:1", "--zk-root", "/r", "--spout", "../b"), "is not a spout id"),
+    (("--bootstrap-servers", "h:1", "--storm-kafka-release", "0.8.2"), "storm-kafka 0.8.2 does not exist"),
+    (("--bootstrap-servers", "h:1", "--group", "g", "--start-offset-time", "yesterday"), "expected earliest, latest"),
+    (("--bootstrap-servers", "h:1", "--group", "g", "--static-partitions", "0-3"), "expected SPOUT_ID=PARTITIONS"),
+    (("--bootstrap-servers", "h:1", "--group", "g", "--static-partitions", "s=x"), "--static-partitions 'x'"),
+    (("--all-groups",), "--all-groups needs --bootstrap-servers"),
     (("--bootstrap-servers", "h:1", "--group", "g", "--kafka-config", "no-equals-sign"), "expected KEY=VALUE"),
     (("--bootstrap-servers", "h:1", "--group", "g", "--kafka-config", "no.such.property=1"),
      "No such configuration property"),
@@ -80,7 +86,8 @@ def test_unreachable_kafka_exits_3_naming_it(cli):
     b'{"offset": 1, "topic": "t", "partition": 0}' + b" " * 500_000,
     b"",
     b'{"offset": {"nested": [' + b"[" * 5000 + b"]" * 5000 + b"]}}",
-    '{"offset": 1, "topic": "t\u00e9\u2603", "partition": 0}'.encode(),
+    '{"topology": {"id": "t-1-1", "name": "t"}, "offset": 1, "topic": "t\u00e9\u2603", "partition": 0}'.encode(),
+    b'{"offset": 1, "topic": "t", "partition": 0}',  # no topology object: PartitionManager cannot use it
     b'{"offset": 12345678901234567890123, "topic": "t", "partition": 0}',
 ])
 def test_odd_node_data_is_a_finding_not_a_crash(cli, zk, zk_server, names, data):
@@ -90,9 +97,9 @@ def test_odd_node_data_is_a_finding_not_a_crash(cli, zk, zk_server, names, data)
     doc = result.json()
     by_partition = {r["partition"]: r for r in doc["partitions"]}
     assert by_partition[1]["committed"] == 5
-    if data.startswith('{"offset": 1, "topic": "t\u00e9'.encode()):
+    if data.startswith(b'{"topology"'):
         assert result.exit_code in (0, 1)  # a valid record with a non-ASCII topic name: parsed
-        assert by_partition[0]["topic"] == "t\u00e9\u2603"
+        assert by_partition[0]["record_topic"] == "t\u00e9\u2603" and by_partition[0]["used"] is True
     else:
         assert result.exit_code == 1
         assert [f["code"] for f in doc["findings"] if f["partition"] == 0] == ["MALFORMED_RECORD"]

@@ -63,7 +63,9 @@ def _codes(doc, consumer):
 
 
 def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, fleet):
-    result = cli(*_args(zk_server, broker, fleet, "--lag-threshold", "2", "--max-offset-behind", "1"))
+    # storm-kafka 0.9.3-0.9.7 compares maxOffsetBehind with the log end (KafkaUtils.getOffset, v0.9.6)
+    result = cli(*_args(zk_server, broker, fleet, "--lag-threshold", "2", "--max-offset-behind", "1",
+                        "--storm-kafka-release", "0.9.6"))
     assert result.exit_code == 1, result.stderr
     doc = result.json()
     topic = fleet["topic"]
@@ -77,27 +79,34 @@ def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, flee
     assert _codes(doc, "healthy") == [("HIGH_LAG", topic, 0), ("LAG_BEYOND_MAX_OFFSET_BEHIND", topic, 0)]
 
     assert _codes(doc, "broken") == sorted([
-        ("OFFSET_ABOVE_LOG_END", topic, 0), ("IGNORED_ZERO_OFFSET", topic, 1), ("MALFORMED_RECORD", None, 2),
+        ("OFFSET_ABOVE_LOG_END", topic, 0), ("IGNORED_ZERO_OFFSET", topic, 1), ("MALFORMED_RECORD", topic, 2),
         ("UNKNOWN_PARTITION", topic, 7), ("MISSING_PARTITION", topic, 3)])
-    # the unreadable record has no topic to show; it still counts as present, so partition 2 is not missing
+    # the unreadable record applies to the spout's topic; it still counts as present, so partition 2 is not missing
     above = next(f for f in doc["findings"] if f["code"] == "OFFSET_ABOVE_LOG_END")
-    assert "committed 9 > log end 5" in above["message"] and above["severity"] == "error"
+    assert "resumes at 9 > log end 5 (by 4); the spout jumps to the log end" in above["message"]
+    assert above["severity"] == "error"
+    malformed = next(f for f in doc["findings"] if f["code"] == "MALFORMED_RECORD")
+    assert malformed["message"].endswith(f"the spout cannot use it and starts {topic}/2 from the log end "
+                                         f"(LatestTime: forceFromStart is false) (1)")
 
     shared = _codes(doc, "shared")
     assert ("ID_COLLISION", None, None) in shared
-    assert ("TOPIC_MISMATCH", fleet["topic"].replace("orders", "payments"), 2) in shared
-    assert ("UNKNOWN_TOPIC", fleet["topic"].replace("orders", "payments"), 2) in shared
+    # the stray record names payments, but PartitionManager applies it to the spout's topic, where it sits
+    assert ("TOPIC_MISMATCH", topic, 2) in shared
+    shared_rows = {r["partition"]: r for r in doc["partitions"] if r["consumer"] == "shared"}
+    assert (shared_rows[2]["topic"], shared_rows[2]["record_topic"], shared_rows[2]["lag"]) == (
+        topic, fleet["topic"].replace("orders", "payments"), 0)
     assert ("STALE_BROKER", topic, 3) in shared
     stale = [f for f in doc["findings"] if f["code"] == "STALE_TOPOLOGY" and f["consumer"] == "shared"]
     assert sorted(f["message"].split(" committed by topology id ")[1].split(",")[0] for f in stale) == [
         "alpha-1-1600000000", "beta-2-1600000001"]
 
-    assert ("TOPIC_MISMATCH", fleet["topic"].replace("orders", "other"), 1) in _codes(doc, "wild")
+    assert ("TOPIC_MISMATCH", topic, 1) in _codes(doc, "wild")
 
     group = _codes(doc, fleet["group"])
+    # maxOffsetBehind is storm-kafka's: storm-kafka-client has none
     assert group == sorted([("FOREIGN_COMMIT", topic, 0), ("FOREIGN_COMMIT", topic, 1),
-                            ("HIGH_LAG", topic, 0), ("LAG_BEYOND_MAX_OFFSET_BEHIND", topic, 0),
-                            ("MISSING_PARTITION", topic, 2), ("MISSING_PARTITION", topic, 3)])
+                            ("HIGH_LAG", topic, 0), ("MISSING_PARTITION", topic, 2), ("MISSING_PARTITION", topic, 3)])
     group_rows = [r for r in doc["partitions"] if r["consumer"] == fleet["group"]]
     assert [(r["store"], r["partition"], r["committed"], r["lag"]) for r in group_rows] == [
         ("kafka", 0, 2, 3), ("kafka", 1, 3, 0)]
@@ -148,12 +157,15 @@ def test_zookeeper_only_skips_log_checks_and_says_so(cli, zk_server, fleet):
     assert result.exit_code == 1
 
 
-def test_unknown_spout_and_root_are_warned_on_stderr(cli, zk_server, fleet):
+def test_a_named_spout_that_does_not_exist_is_an_error_finding(cli, zk_server, fleet):
     result = cli("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--zk-root", "/nope",
                  "--spout", "typo", "--output", "json")
-    assert result.exit_code == 0
-    assert result.json()["partitions"] == []
-    assert "spout id 'typo' has no partition records" in result.stderr
+    assert result.exit_code == 1  # --fail-on error catches a typo in a runbook
+    doc = result.json()
+    assert doc["partitions"] == []
+    assert [(f["code"], f["zk_root"], f["message"]) for f in doc["findings"]] == [
+        ("CONSUMER_NOT_FOUND", fleet["root"], f"spout id 'typo' has no partition records under {fleet['root']}"),
+        ("CONSUMER_NOT_FOUND", "/nope", "spout id 'typo': zkRoot /nope does not exist")]
     assert "zkRoot /nope does not exist" in result.stderr
 
 

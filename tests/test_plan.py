@@ -153,12 +153,24 @@ def test_zookeeper_plan_rewrites_bytes_and_flags_zero():
 
 
 def test_zookeeper_plan_skips_unknown_topics_and_partitions_and_missing_records():
-    nodes = [node(0, storm(0, 50, topic="gone")), node(7, storm(7, 5))]
-    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), partitions=frozenset({0, 7, 9}))
-    assert [(c.partition, c.action) for c in plan.changes] == [(0, SKIP), (7, SKIP), (9, SKIP)]
-    assert "topic gone does not exist" in plan.changes[0].reasons
-    assert "partition 7 does not exist in t" in plan.changes[1].reasons[0]
-    assert "no record for this partition" in plan.changes[2].reasons[0]
+    gone = plan_zookeeper(SPOUT, [node(0, storm(0, 50, topic="gone"))], CLUSTER, Target("latest"))
+    assert [(c.partition, c.action) for c in gone.changes] == [(0, SKIP)]
+    assert "topic gone does not exist" in gone.changes[0].reasons
+    nodes = [node(0, storm(0, 50)), node(7, storm(7, 5))]
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), partitions=frozenset({7, 9}))
+    assert [(c.partition, c.action) for c in plan.changes] == [(7, SKIP), (9, SKIP)]
+    assert "partition 7 does not exist in t" in plan.changes[0].reasons[0]
+    assert "no record for this partition" in plan.changes[1].reasons[0]
+
+
+def test_zookeeper_plan_applies_offsets_to_the_spouts_topic_and_refuses_a_tie():
+    """PartitionManager applies a record to the spout's topic, whatever topic the record names."""
+    nodes = [node(0, storm(0, 50)), node(1, storm(1, 50)), node(2, storm(2, 50, topic="u"))]
+    plan = plan_zookeeper(SPOUT, nodes, {**CLUSTER, "t": {p: PartitionLog(0, 100) for p in range(3)}},
+                          Target("latest"))
+    assert [(c.topic, c.partition, c.after) for c in plan.changes] == [("t", 0, 100), ("t", 1, 100), ("t", 2, 100)]
+    tie = plan_zookeeper(SPOUT, nodes[1:], CLUSTER, Target("latest"))
+    assert [c.action for c in tie.changes] == [SKIP, SKIP] and "give --topic" in tie.changes[0].reasons[-1]
 
 
 def test_zookeeper_plan_narrows_by_topic_and_partitions():
@@ -172,7 +184,7 @@ def test_malformed_record_gets_only_its_offset_rewritten_or_is_skipped():
     plan = plan_zookeeper(SPOUT, [node(0, bad_offset), node(1, b"\x00garbage")], CLUSTER, Target("offset", offset=20))
     fixed, garbage = plan.changes
     assert fixed.action == WRITE and fixed.after_data == b'{"topic":"t","partition":0,"offset":20}'
-    assert "malformed" in fixed.reasons[0]
+    assert "the spout cannot use this record" in fixed.reasons[0]
     assert garbage.action == SKIP  # no topic to bound the target by
 
 

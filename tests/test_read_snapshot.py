@@ -31,6 +31,9 @@ class MemoryKafka:
         self.commits, self.all_logs, self.notes = commits, logs, []
         self.requested: list[str] = []
 
+    def list_groups(self):
+        return sorted({c.group for c in self.commits})
+
     def group_commits(self, groups):
         return [c for c in self.commits if c.group in groups]
 
@@ -45,7 +48,8 @@ class MemoryKafka:
 
 
 def node(spout: str, topic: str, partition: int, offset: int, root: str = "/r") -> ZkNode:
-    data = json.dumps({"topic": topic, "partition": partition, "offset": offset}).encode()
+    data = json.dumps({"topology": {"id": "t-1-1", "name": "t"}, "offset": offset, "partition": partition,
+                       "topic": topic}).encode()
     return ZkNode(root, spout, f"{root}/{spout}/partition_{partition}", partition, None, data, 0, 0)
 
 
@@ -59,7 +63,8 @@ def test_topic_narrows_groups_but_not_zookeeper_records():
     assert [(c.topic, c.partition) for c in snapshot.commits] == [("orders", 0)]
     assert len(snapshot.zk_nodes) == 2  # a record of another topic is a finding, not filtered out
     report = analyze(snapshot, Thresholds(expected_topic="orders"), records)
-    assert ("TOPIC_MISMATCH", "other", 1) in {(f.code, f.topic, f.partition) for f in report.findings}
+    # the record names 'other' but is applied to orders/1, where it sits (PartitionManager reads no topic)
+    assert ("TOPIC_MISMATCH", "orders", 1) in {(f.code, f.topic, f.partition) for f in report.findings}
 
 
 def test_logs_are_asked_only_for_topics_records_name():
@@ -77,17 +82,38 @@ def test_records_parsed_while_reading_equal_a_fresh_parse():
     assert analyze(snapshot, Thresholds(), records) == analyze(snapshot, Thresholds())
 
 
-def test_missing_selections_become_notes():
+def test_missing_selections_become_findings():
     zk = MemoryZk([node("a", "orders", 0, 5)], running=None)
     kafka = MemoryKafka([], LOGS)
     snapshot, _ = read_snapshot(zk, kafka, ["/r", "/nope"], Selection(spouts=("a", "typo"), groups=("g",)),
                                 "/storm", 0)
     assert snapshot.notes == (
-        "group 'g' has no committed offsets",
-        "spout id 'typo' has no partition records under /r",
         "zkRoot /nope does not exist",
         "Storm's root /storm has no storms/ node: STALE_TOPOLOGY not checked (set --storm-root)",
     )
+    assert [(m.key.consumer, m.key.zk_root, m.message) for m in snapshot.missing] == [
+        ("g", None, "group 'g' has no committed offsets"),
+        ("typo", "/r", "spout id 'typo' has no partition records under /r"),
+        ("a", "/nope", "spout id 'a': zkRoot /nope does not exist"),
+        ("typo", "/nope", "spout id 'typo': zkRoot /nope does not exist"),
+    ]
+    report = analyze(snapshot)
+    assert [f.code for f in report.findings if f.code == "CONSUMER_NOT_FOUND"] == ["CONSUMER_NOT_FOUND"] * 4
+    assert exit_code(report, "error") == 1
+
+
+STORM = '{"topologyId":"t-1-1700000000","taskId":1,"threadName":"x"}'
+LEGACY_META = "{topic-partition=orders-0, offset=4, numFails=0, thread='t'}"
+
+
+def test_all_groups_keeps_the_groups_storm_wrote_and_those_named():
+    commits = [KafkaCommit("storm", "orders", 0, 5, STORM), KafkaCommit("old-storm", "orders", 0, 5, LEGACY_META),
+               KafkaCommit("app", "orders", 0, 5, None), KafkaCommit("named-app", "orders", 1, 5, "")]
+    kafka = MemoryKafka(commits, LOGS)
+    snapshot, records = read_snapshot(None, kafka, [], Selection(groups=("named-app",), all_groups=True), "/storm", 0)
+    assert sorted({c.group for c in snapshot.commits}) == ["named-app", "old-storm", "storm"]
+    assert snapshot.notes == ("--all-groups: 2 of 3 other groups carry Storm commit metadata and are included",)
+    assert snapshot.missing == ()
 
 
 def _report(offsets: list[int], incomplete: tuple[str, ...] = ()):

@@ -97,7 +97,7 @@ def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_th
     assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0}
     after = nodes(fleet.state())
     assert after[0] == (odd.replace(b'"offset":4', b'"offset":3'), before[0][1] + 1)
-    assert after[1][0] == before[1][0].replace(b'"offset": 5', b'"offset": 3') and offset_of(after[1][0]) == 3
+    assert after[1][0] == before[1][0].replace(b'"offset":5', b'"offset":3') and offset_of(after[1][0]) == 3
     assert after[2] == before[2]  # not selected
     assert zk.get(fleet.root + "/other/partition_0")[0] == storm_record(fleet.topic, 0, 9)
     audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]

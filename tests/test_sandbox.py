@@ -10,7 +10,7 @@ pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
 EXPECTED = {"MALFORMED_RECORD", "TOPIC_MISMATCH", "ID_COLLISION", "OFFSET_ABOVE_LOG_END", "UNKNOWN_TOPIC",
             "UNKNOWN_PARTITION", "MISSING_PARTITION", "IGNORED_ZERO_OFFSET", "FOREIGN_COMMIT", "HIGH_LAG",
-            "STALE_TOPOLOGY", "STALE_BROKER"}
+            "STALE_TOPOLOGY", "STALE_BROKER", "INCONSISTENT_RECORD"}
 
 
 def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, monkeypatch):

@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from offctl.model import ZkNode
+from offctl.model import KafkaCommit, ZkNode
 from offctl.storm import (
     MAX_NODE_BYTES,
     commit_metadata_json,
+    parse_commit,
     parse_commit_metadata,
     parse_storm_id,
     parse_zk_node,
@@ -37,50 +38,84 @@ def test_parses_partition_manager_record():
         "/root/spout/partition_1", 3, 1000, "spout", "/root")
 
 
+# What PartitionManager's constructor reads, v0.9.2-incubating to v1.2.4 (identical in every release):
+#   jsonTopologyId = (String) ((Map) json.get("topology")).get("id"); jsonOffset = (Long) json.get("offset");
+# inside catch (Throwable); either one null -> "failed to parse JSON?" -> start as with no record.
+PM = "PartitionManager.java@v1.2.4"
+
+
 def test_key_order_and_unknown_keys_do_not_matter():
-    data = json.dumps({"topic": "words", "extra": [1, 2], "partition": 1, "offset": 7}).encode()
+    data = json.dumps({"extra": [1, 2], "offset": 7, "topology": {"id": "wc-1-1", "name": "wc"}, "topic": "words",
+                       "partition": 1}).encode()
     r = parse_zk_node(node(data))
-    assert r.malformed is None and r.committed == 7 and r.topology_id is None and r.broker is None
+    assert r.malformed is None and r.committed == 7 and r.topology_id == "wc-1-1" and r.inconsistent == ()
 
 
 def test_topology_name_falls_back_to_the_storm_id():
     r = parse_zk_node(node(doc(topology={"id": "my-topo-12-1700000000"})))
     assert r.topology_name == "my-topo"
+    assert r.inconsistent == ("topology.name is not a string",)
 
 
+# Records the spout cannot use (malformed): it starts the partition as with no record.
 @pytest.mark.parametrize("data, reason", [
-    (b"\xff\xfe\x00", "not UTF-8"),
     (b"", "not JSON"),
     (b"{offset: 1}", "not JSON"),
-    (b"[1, 2]", "JSON list, not an object"),
+    (b"[1, 2]", "JSON list, not an object"),  # ZkState.readJSON's (Map) cast fails
     (b"42", "JSON int, not an object"),
-    (b"null", "JSON NoneType, not an object"),
-    (doc(offset=...), "lacks offset"),
-    (doc(topic=..., partition=...), "lacks topic, partition"),
-    (doc(offset="42"), 'offset is "42"'),
+    (b"null", "JSON null"),  # JSONValue.parse -> null -> "No partition information found"
+    (doc(offset=...), "no offset"),
+    (doc(offset=None), "no offset"),
+    (doc(offset="42"), 'offset is "42", not an integer'),  # (Long) cast of a String
     (doc(offset=True), "offset is true"),
-    (doc(offset=4.5), "offset is 4.5"),
-    (doc(offset=2**63), "not a 64-bit integer"),
-    (doc(offset=None), "offset is null"),
-    (doc(topic=""), "not a topic name"),
-    (doc(topic=7), "topic is 7"),
-    (doc(partition="1"), 'partition is "1"'),
-    (doc(partition=2), "record says partition 2 but sits in node partition_1"),
+    (doc(offset=4.5), "offset is 4.5"),  # json-simple parses 4.5 as Double: (Long) cast fails
+    (b'{"topology":{"id":"wc-1-1","name":"wc"},"offset":9223372036854775808}', "does not fit a Java long"),
+    (b'{"topology":{"id":"wc-1-1","name":"wc"},"offset":NaN}', "NaN is not JSON"),  # no NaN in json-simple
+    (b'{"topology":{"id":"wc-1-1","name":"wc"},"offset":Infinity}', "Infinity is not JSON"),
+    (doc(topology=...), "no topology object"),  # NPE on json.get("topology").get("id")
     (doc(topology="wc"), "topology is not an object"),
-    (doc(topology={"id": 5}), "topology is not an object"),
-    (doc(broker={"host": "h", "port": "9092"}), "broker is not an object"),
+    (doc(topology={"name": "wc"}), "topology.id is missing"),
+    (doc(topology={"id": 5, "name": "wc"}), "topology.id is not a string"),
     (b"[" * 30_000 + b"]" * 30_000, "not JSON"),  # under the size cap, deeper than the recursion limit
     (b'{"offset": ' + b"9" * 5000 + b"}", "not JSON"),  # longer than Python's integer literal limit
     (b" " * (MAX_NODE_BYTES + 1), "more than a partition record can be"),
-])
-def test_malformed_records_never_raise(data, reason):
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_records_the_spout_cannot_use(data, reason):
     r = parse_zk_node(node(data))
-    assert r.committed is None
+    assert r.committed in (None, 42)  # a readable number is kept for display and rewrite, never used
     assert reason in r.malformed
 
 
-def test_malformed_record_keeps_the_folder_topic():
-    assert parse_zk_node(node(b"junk", folder="words")).topic == "words"
+# Records the spout uses although they are not as Storm writes them (INCONSISTENT_RECORD, not malformed).
+@pytest.mark.parametrize("data, said", [
+    (doc(topic=..., partition=...), ("no partition field", "no topic field")),
+    (doc(topic=""), ('topic is "", not a topic name',)),
+    (doc(topic=7), ("topic is 7, not a topic name",)),
+    (doc(partition="1"), ('partition is "1", not an integer',)),
+    (doc(partition=2), ("partition field says 2, the node is partition_1",)),
+    (doc(broker={"host": "h", "port": "9092"}), ("broker is not an object with a string host and integer port",)),
+    (doc(topology={"id": "wc-3-1700000000", "name": "w\udc80c"}).replace(b"\\udc80", b"\xff"),
+     ("node data is not valid UTF-8 (Storm reads the bad bytes as U+FFFD)",)),
+], ids=lambda v: v[0] if isinstance(v, tuple) else None)
+def test_records_storm_uses_but_does_not_write(data, said):
+    r = parse_zk_node(node(data))
+    assert r.malformed is None and r.committed == 42
+    assert r.inconsistent == said
+
+
+def test_unusable_record_keeps_the_folder_and_its_topic():
+    r = parse_zk_node(node(b"junk", folder="words"))
+    assert (r.topic, r.folder_topic, r.malformed is not None) == (None, "words", True)
+
+
+def test_json_simple_bytes_of_every_release_parse_alike():
+    """json-simple writes '/' as '\\/' (JSONValue.escape) and no spaces; PartitionManager.commit's
+    ImmutableMap order is topology, offset, partition, broker, topic in every release."""
+    data = (b'{"topology":{"id":"a\\/b-1-1700000000","name":"a\\/b"},"offset":5,"partition":1,'
+            b'"broker":{"host":"k1","port":9092},"topic":"t.v1"}')
+    r = parse_zk_node(node(data))
+    assert (r.topology_id, r.topology_name, r.committed, r.topic, r.inconsistent) == (
+        "a/b-1-1700000000", "a/b", 5, "t.v1", ())
 
 
 @pytest.mark.parametrize("storm_id, name", [
@@ -96,10 +131,14 @@ def test_parse_storm_id(storm_id, name):
     assert parse_storm_id(storm_id) == name
 
 
+# CommitMetadataManager.isOffsetCommittedByThisTopology (v1.1.2 to v2.8.8): Jackson into CommitMetadata,
+# an unknown property fails the read.
 @pytest.mark.parametrize("metadata, topology_id, task_id", [
     ('{"topologyId":"wc-1-1700000000","taskId":4,"threadName":"Thread-7"}', "wc-1-1700000000", 4),
     ('{"topologyId":"wc-1-1700000000"}', "wc-1-1700000000", None),
     ('{"topologyId":"wc-1-1700000000","taskId":"4"}', "wc-1-1700000000", None),
+    ('{"topologyId":"wc-1-1700000000","taskId":4,"threadName":"t","extra":1}', None, None),
+    ("{topic-partition=orders-0, offset=41, numFails=0, thread='Thread-11-spout-executor[3 3]'}", None, None),
     ("", None, None),
     (None, None, None),
     ("not json", None, None),
@@ -116,3 +155,17 @@ def test_parse_commit_metadata(metadata, topology_id, task_id):
 def test_commit_metadata_round_trips():
     meta = parse_commit_metadata(commit_metadata_json("wc-1-1700000000", 3, "t"))
     assert (meta.topology_id, meta.task_id, meta.thread_name) == ("wc-1-1700000000", 3, "t")
+
+
+@pytest.mark.parametrize("metadata, legacy", [
+    # KafkaSpoutMessageId.getMetadata, v1.0.0 to v1.0.5 and v1.1.0 to v1.1.1 (TopicPartition.toString is topic-partition)
+    ("{topic-partition=orders-0, offset=41, numFails=0, thread='Thread-11-kafka-spout-executor[3 3]'}", True),
+    ("{topic-partition=my-topic-12, offset=0, numFails=2, thread='main'}", True),
+    ('{"topologyId":"wc-1-1700000000","taskId":4,"threadName":"Thread-7"}', False),
+    ("{topic-partition=orders-0, offset=41}", False),
+    ("", False),
+    (None, False),
+])
+def test_legacy_commit_metadata(metadata, legacy):
+    r = parse_commit(KafkaCommit("g", "orders", 0, 41, metadata))
+    assert (r.legacy_metadata, r.has_storm_metadata) == (legacy, legacy or parse_commit_metadata(metadata) is not None)

@@ -1,0 +1,254 @@
+"""What a spout does with what is stored, release by release. Pure: no server, no clock.
+
+Every rule cites the Storm source it follows (apache/storm, at the release tag named). Paths are under
+external/storm-kafka/src/jvm/storm/kafka/ before 1.0 and .../org/apache/storm/kafka/ from 1.0 on, and
+under external/storm-kafka-client/src/main/java/org/apache/storm/kafka/spout/ for storm-kafka-client.
+
+storm-kafka, PartitionManager's constructor (identical read in v0.9.2-incubating through v1.2.4):
+  1. The record is read with json-simple; only `topology.id` (a string) and `offset` (a long) are taken.
+     A record that cannot be read that way counts as no record ("failed to parse JSON?").
+  2. No usable record: start at `current`, the offset KafkaUtils.getOffset(consumer, topic, partition,
+     spoutConfig) gives: LatestTime unless forceFromStart, else startOffsetTime (v0.9.x KafkaUtils.java);
+     startOffsetTime always (v0.10.0 on).
+  3. ignoreZkOffsets (0.9.x: forceFromStart) and the record's topology.id is not the running one: start at
+     the offset at startOffsetTime.
+  4. Otherwise the stored offset, unless `current - committed > maxOffsetBehind || committed <= 0`: then
+     `current`.
+  5. On the first fetch an offset outside [log start, log end] gets OFFSET_OUT_OF_RANGE. With
+     useStartOffsetTimeIfOffsetOutOfRange (default true) PartitionManager.fill() moves, differently by
+     release (OUT_OF_RANGE below); without it KafkaUtils.fetchMessages throws FailedFetchException on every
+     fetch and the partition emits nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+LONG_MAX = 2**63 - 1
+EARLIEST_TIME, LATEST_TIME = -2, -1  # kafka.api.OffsetRequest.EarliestTime() / LatestTime()
+
+
+def _release(text: str, library: str, example: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a release number such as 1.2.4, 0.9.2-incubating or 1.0."""
+    m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:[.-][\w.-]{0,40})?", text.strip())
+    if not m:
+        raise ValueError(f"{text[:40]!r} is not a {library} release like {example}")
+    return int(m[1]), int(m[2]), int(m[3] or 0)
+
+
+class StormKafka(str, Enum):
+    """storm-kafka release lines whose start-up and out-of-range rules differ."""
+
+    V0_9_0 = "0.9.0"  # 0.9.0.1 to 0.9.2-incubating
+    V0_9_3 = "0.9.3"  # 0.9.3 to 0.9.7
+    V0_10 = "0.10"  # 0.10.0 to 0.10.2
+    V1_0 = "1.0"  # 1.0.0 to 1.0.7
+    V1_X = "1.1"  # 1.1.0 to 1.2.4, the latest storm-kafka
+
+    @property
+    def releases(self) -> str:
+        return {"0.9.0": "0.9.0.1-0.9.2", "0.9.3": "0.9.3-0.9.7", "0.10": "0.10.0-0.10.2", "1.0": "1.0.0-1.0.7",
+                "1.1": "1.1.0-1.2.4"}[self.value]
+
+    @property
+    def tag(self) -> str:
+        """The release tag whose source the rules of this line are read from."""
+        return {"0.9.0": "v0.9.2-incubating", "0.9.3": "v0.9.6", "0.10": "v0.10.2", "1.0": "v1.0.7",
+                "1.1": "v1.2.4"}[self.value]
+
+    @property
+    def before_0_10(self) -> bool:
+        return self in (StormKafka.V0_9_0, StormKafka.V0_9_3)
+
+    @classmethod
+    def of_version(cls, text: str) -> StormKafka:
+        """The line of a release number: 0.9.2, 0.9.6, 0.10.1, 1.0.3, 1.2.4 (or a line name itself)."""
+        major, minor, patch = _release(text, "storm-kafka", "1.2.4")
+        if (major, minor) == (0, 9):
+            return cls.V0_9_0 if patch <= 2 else cls.V0_9_3
+        if (major, minor) == (0, 10):
+            return cls.V0_10
+        if (major, minor) == (1, 0):
+            return cls.V1_0
+        if major == 1 and minor in (1, 2):
+            return cls.V1_X
+        raise ValueError(f"storm-kafka {text} does not exist: its releases are 0.9.x to 1.2.x")
+
+
+class FirstPoll(str, Enum):
+    """storm-kafka-client's FirstPollOffsetStrategy (default UNCOMMITTED_EARLIEST in every release)."""
+
+    EARLIEST = "EARLIEST"
+    LATEST = "LATEST"
+    UNCOMMITTED_EARLIEST = "UNCOMMITTED_EARLIEST"
+    UNCOMMITTED_LATEST = "UNCOMMITTED_LATEST"
+
+    @property
+    def uncommitted(self) -> bool:
+        return self in (FirstPoll.UNCOMMITTED_EARLIEST, FirstPoll.UNCOMMITTED_LATEST)
+
+    @property
+    def edge(self) -> str:
+        return "log start" if self in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST) else "log end"
+
+
+class StormKafkaClient(str, Enum):
+    """storm-kafka-client lines: before CommitMetadataManager (commits hold the last processed offset and
+    the spout seeks to committed + 1), and from it on (commits hold the next offset, metadata is JSON)."""
+
+    LEGACY = "legacy"  # 1.0.0-1.0.5, 1.1.0-1.1.1: KafkaSpout.doSeek, KafkaSpoutMessageId.getMetadata
+    CURRENT = "current"  # 1.0.6+, 1.1.2+, 1.2.x, 2.x: internal/CommitMetadataManager.java
+
+    @classmethod
+    def of_version(cls, text: str) -> StormKafkaClient:
+        major, minor, patch = _release(text, "storm-kafka-client", "2.8.8")
+        if major not in (1, 2):
+            raise ValueError(f"storm-kafka-client {text} does not exist: its releases are 1.0.0 to 2.x")
+        if (major, minor) == (1, 0) and patch <= 5 or (major, minor) == (1, 1) and patch <= 1:
+            return cls.LEGACY
+        return cls.CURRENT
+
+
+@dataclass(frozen=True)
+class SpoutProfile:
+    """What the user says of the spouts read (defaults: the latest releases, as configured by default)."""
+
+    storm_kafka: StormKafka = StormKafka.V1_X
+    start_offset_time: int = EARLIEST_TIME  # -2 earliest, -1 latest, else epoch ms
+    ignore_zk_offsets: bool = False  # forceFromStart before 0.10
+    max_offset_behind: int | None = None  # None: the release's default
+    out_of_range_reset: bool = True  # useStartOffsetTimeIfOffsetOutOfRange
+    client: StormKafkaClient = StormKafkaClient.CURRENT
+    first_poll: FirstPoll = FirstPoll.UNCOMMITTED_EARLIEST
+
+    @property
+    def effective_max_offset_behind(self) -> int:
+        """maxOffsetBehind: 100000 by default in 0.9.0-0.9.2, Long.MAX_VALUE from 0.9.3 (KafkaConfig.java)."""
+        if self.max_offset_behind is not None:
+            return self.max_offset_behind
+        return 100_000 if self.storm_kafka is StormKafka.V0_9_0 else LONG_MAX
+
+    def start_time_label(self) -> str:
+        if self.start_offset_time == EARLIEST_TIME:
+            return "startOffsetTime (earliest)"
+        if self.start_offset_time == LATEST_TIME:
+            return "startOffsetTime (latest)"
+        return f"startOffsetTime ({self.start_offset_time})"
+
+    def describe(self) -> str:
+        """One line for notes and docs: the settings the findings assume."""
+        force = "forceFromStart" if self.storm_kafka.before_0_10 else "ignoreZkOffsets"
+        mob = self.effective_max_offset_behind
+        return (f"storm-kafka {self.storm_kafka.releases}, {self.start_time_label()}, {force}="
+                f"{str(self.ignore_zk_offsets).lower()}, maxOffsetBehind={'Long.MAX_VALUE' if mob == LONG_MAX else mob}, "
+                f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
+                f"{'1.0.0-1.0.5/1.1.0-1.1.1' if self.client is StormKafkaClient.LEGACY else '1.0.6+/1.1.2+'}, "
+                f"firstPollOffsetStrategy={self.first_poll.value}")
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """An offset the spout starts from, as offctl can name it: `offset` None when it cannot be computed
+    here (a timestamp startOffsetTime: the broker's time index decides)."""
+
+    offset: int | None
+    label: str  # "the log end", "startOffsetTime (earliest)", ...
+
+    def text(self) -> str:
+        return f"{self.label} ({self.offset})" if self.offset is not None else self.label
+
+
+def _at_time(profile: SpoutProfile, log_start: int | None, log_end: int | None) -> Position:
+    if profile.start_offset_time == EARLIEST_TIME:
+        return Position(log_start, "startOffsetTime, the log start")
+    if profile.start_offset_time == LATEST_TIME:
+        return Position(log_end, "startOffsetTime, the log end")
+    return Position(None, f"the offset at startOffsetTime {profile.start_offset_time}")
+
+
+def configured_start(profile: SpoutProfile, log_start: int | None, log_end: int | None) -> Position:
+    """`current`: where PartitionManager starts without a usable record, and what maxOffsetBehind and the
+    `committed <= 0` check compare with. v0.9.x KafkaUtils.getOffset(..., KafkaConfig): LatestTime unless
+    forceFromStart; v0.10.0 on: startOffsetTime."""
+    if profile.storm_kafka.before_0_10 and not profile.ignore_zk_offsets:
+        return Position(log_end, "the log end (LatestTime: forceFromStart is false)")
+    return _at_time(profile, log_start, log_end)
+
+
+def ignored_start(profile: SpoutProfile, log_start: int | None, log_end: int | None) -> Position:
+    """Where ignoreZkOffsets (forceFromStart) sends a record of another topology id: startOffsetTime."""
+    return _at_time(profile, log_start, log_end)
+
+
+# How PartitionManager.fill() leaves an offset outside the log, with useStartOffsetTimeIfOffsetOutOfRange,
+# per line and side ("below" the log start, "above" the log end). `stuck`: _emittedToOffset does not move,
+# every fetch is out of range again, and the partition emits nothing until the log end reaches the offset.
+def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: int, log_end: int) -> str:
+    line = profile.storm_kafka
+    cite = f"PartitionManager.fill, {line.tag}"
+    if not profile.out_of_range_reset:
+        stays = ("emits nothing until the log end reaches it" if side == "above"
+                 else "never emits from it again: those messages are gone")
+        return (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, "
+                f"KafkaUtils.fetchMessages, {line.tag}) and the partition {stays}")
+    stuck = (f"the spout emits nothing from this partition until the log end reaches {committed}; the "
+             f"{committed - log_end} messages that arrive before then are never emitted")
+    if line is StormKafka.V0_9_0:
+        # KafkaUtils.fetchMessages retries at startOffsetTime; fill() then skips messages below the stored offset.
+        if side == "above":
+            return f"{stuck} (the retry at startOffsetTime returns only offsets below {committed}, which fill skips; {cite})"
+        start = _at_time(profile, log_start, log_end)
+        return f"the spout refetches from {start.text()} (KafkaUtils.fetchMessages, {line.tag})"
+    if line is StormKafka.V0_9_3:
+        return f"the spout jumps to {configured_start(profile, log_start, log_end).text()} ({cite})"
+    if line is StormKafka.V0_10:
+        return f"the spout jumps to the log start ({log_start}; EarliestTime, {cite})"
+    if side == "below":
+        return f"the spout jumps to the log start ({log_start}; EarliestTime, {cite})"
+    # 1.0.x moves to EarliestTime, 1.1+ to LatestTime: both below the stored offset, and fill() only moves
+    # _emittedToOffset forward (`if (offset > _emittedToOffset)`).
+    return f"{stuck} ({cite})"
+
+
+# --- storm-kafka-client commit metadata -----------------------------------------------------------------
+
+# KafkaSpoutMessageId.getMetadata (v1.0.0 to v1.0.5, v1.1.0, v1.1.1):
+#   "{topic-partition=" + topicPart + ", offset=" + offset + ", numFails=" + numFails + ", thread='" + name + "'}"
+LEGACY_METADATA = re.compile(r"\{topic-partition=(?P<tp>.*), offset=(?P<offset>-?\d+), numFails=(?P<fails>\d+), "
+                             r"thread='(?P<thread>.*)'\}", re.DOTALL)
+LEGACY_RELEASES = "1.0.0-1.0.5 or 1.1.0-1.1.1"
+
+
+def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool | None,
+                 log_start: int | None, log_end: int | None) -> tuple[Position | None, str]:
+    """Where a storm-kafka-client spout resumes a partition with this commit, and why.
+
+    `legacy`: the commit carries pre-1.1.2 metadata (it holds the last processed offset). `ours`: the
+    commit's topologyId is running (None: unknown, or no Storm metadata). None as position: the spout does
+    not use the commit.
+    Legacy line (KafkaSpout.doSeek, v1.1.1): EARLIEST/LATEST seek to the beginning/end whenever a commit
+    exists; UNCOMMITTED_* seek to committed + 1.
+    Current line (KafkaSpout.doSeek, v1.2.4 and v2.8.8): a commit whose metadata names the running
+    topology is resumed from; any other is ignored by EARLIEST/LATEST and resumed from by UNCOMMITTED_*.
+    """
+    strategy = profile.first_poll
+    if profile.client is StormKafkaClient.LEGACY:
+        if not strategy.uncommitted:
+            return None, (f"storm-kafka-client {LEGACY_RELEASES} with {strategy.value} ignores every commit and "
+                          f"starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)")
+        return Position(committed + 1, "committed + 1"), (
+            f"storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 = {committed + 1} "
+            f"(KafkaSpout.doSeek, v1.1.1)")
+    if ours is not False or strategy.uncommitted:
+        note = ""
+        if ours is None and not strategy.uncommitted:
+            note = "; only while the topology that wrote it is the one running"
+        if legacy:
+            note = (f"; this commit holds the last offset a {LEGACY_RELEASES} spout processed, so offset "
+                    f"{committed} is processed again")
+        return Position(committed, "committed"), f"resumed from (KafkaSpout.doSeek, v2.8.8){note}"
+    return None, (f"{strategy.value} ignores a commit that is not this topology's and starts at the "
+                  f"{strategy.edge} (KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, "
+                  f"v2.8.8)")

@@ -1,0 +1,86 @@
+"""docs/contract.md is the contract: its option tables and JSON keys must be what the code has."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from offctl.analyze import analyze
+from offctl.commands.app import app
+from offctl.findings import CATALOGUE
+from offctl.model import KafkaCommit, PartitionLog, Snapshot
+from offctl.render import report_document
+from tests.conftest import storm_record
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+CONTRACT = (DOCS / "contract.md").read_text()
+
+
+def _section(heading: str) -> str:
+    start = CONTRACT.index(heading)
+    end = CONTRACT.find("\n#", start + len(heading))
+    return CONTRACT[start:end if end >= 0 else None]
+
+
+def _table_keys(text: str) -> set[str]:
+    """The backticked names in the first column of a markdown table (`a`, `b` splits into both)."""
+    keys: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            keys |= set(re.findall(r"`([^`]+)`", line.split("|")[1]))
+    return keys
+
+
+def _options(command: str) -> set[str]:
+    click_command = typer.main.get_command(app).commands[command]
+    return {name for p in click_command.params for name in p.opts if name.startswith("--")}
+
+
+@pytest.mark.parametrize("command", ["inspect", "audit"])
+def test_every_documented_option_exists_and_every_reporting_option_is_documented(command):
+    documented = set()
+    for heading in ("### Connection", "### Selection and reporting", "### Spout settings"):
+        documented |= _table_keys(_section(heading))
+    options = _options(command)
+    # inspect-only options are documented with the command that has them
+    assert documented - options <= {"--per-partition"} if command == "audit" else documented <= options
+    shared = {o for o in options if o in _options("inspect") and o in _options("audit")} - {"--help", "--output"}
+    assert shared - documented - {"--force-from-start"} <= set(), shared - documented
+    assert "--force-from-start" in _section("### Spout settings")
+
+
+def _document() -> dict:
+    nodes = __import__("offctl.model", fromlist=["ZkNode"]).ZkNode
+    snapshot = Snapshot(0, zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),
+                        commits=(KafkaCommit("g", "t", 0, 5, None),), cluster={"t": {0: PartitionLog(0, 9)}},
+                        running=frozenset())
+    return json.loads(json.dumps(report_document(analyze(snapshot))))
+
+
+def test_json_keys_are_the_documented_ones():
+    doc = _document()
+    section = _section("## The JSON document")
+    assert set(doc["partitions"][0]) == _table_keys(section)
+    for name in ("findings", "consumers", "summary"):
+        listed = re.search(rf"`{name}`[^:]*:(.*?)\n\n", section, re.S).group(1)
+        keys = set(re.findall(r"`([a-z_]+)`", re.sub(r"\([^)]*\)", "", listed)))
+        item = doc[name][0] if isinstance(doc[name], list) else doc[name]
+        assert set(item) == keys, name
+    beside = re.search(r"Beside them:(.*?)(?:\n\n|$)", section, re.S).group(1)
+    beside = re.sub(r"\([^)]*\)", "", beside)
+    assert set(doc) - {"partitions", "findings", "consumers", "summary"} == set(re.findall(r"`([a-z_]+)`", beside))
+
+
+def test_the_findings_page_lists_every_code_and_the_contract_links_it():
+    findings_page = (DOCS / "findings.md").read_text()
+    assert all(f"`{code}`" in findings_page for code in CATALOGUE)
+    assert "[findings.md](findings.md)" in CONTRACT and "[storm.md](storm.md)" in CONTRACT
+
+
+def test_readme_points_at_the_contract_in_docs():
+    readme = (DOCS.parent / "README.md").read_text()
+    assert "docs/contract.md" in readme and "shared/spec" not in readme
