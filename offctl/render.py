@@ -108,6 +108,10 @@ def _status(severity: Severity | None) -> tuple[str, str]:
     return (severity.label, _STYLE[severity]) if severity else ("ok", "green")
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def _n(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
@@ -145,8 +149,11 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         _write_findings(report.findings, console)
     s = summary_dict(report)
     counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
-    console.print(f"{s['consumers']} consumers, {s['partitions']:,} partitions, total lag {s['total_lag']:,}; "
-                  f"findings: {counts}")
+    console.print(f"{_plural(s['consumers'], 'consumer')}, {_plural(s['partitions'], 'partition')}, total lag "
+                  f"{s['total_lag']:,}; findings: {counts}")
+    if report.spout_settings:
+        console.print(f"Findings assume {report.spout_settings} (see --storm-kafka-release and the other spout "
+                      f"settings)", style="dim")
 
 
 def _write_findings(findings: Iterable[Finding], console: Console) -> None:

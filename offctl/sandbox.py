@@ -124,7 +124,7 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
     spout("orders-etl", "orders", {0: 18, 1: 19, 2: 20, 3: 17}, orders)  # healthy, small lag
     spout("payments-spout", "payments", {0: 10, 1: 2}, payments)  # partition 1 lags by 8
     spout("legacy-clicks", "clicks", {0: 500, 1: 0}, "legacy-clicks-1-1700000000", at="old-broker:9092")
-    spout("shared-id", "orders", {0: 5}, "reports-1-1763600000")
+    spout("shared-id", "orders", {0: 5, 2: 5}, "reports-1-1763600000")
     spout("shared-id", "payments", {1: 5}, "audit-2-1763600500")
     nodes[f"{ROOT}/broken-spout/partition_0"] = b"{not json"
     nodes[f"{ROOT}/broken-spout/partition_1"] = _record("orders", 3, 4, orders, broker)  # says 3, sits in 1

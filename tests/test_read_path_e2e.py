@@ -1,0 +1,181 @@
+"""What each release's spout does with what is stored, end to end: records seeded byte for byte as the named
+Storm release writes them into the real ZooKeeper, groups on the real broker, read through the real CLI.
+
+Case ids and comments name the Storm source file and tag each expectation follows (docs/storm.md)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import storm_record
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+RUNNING_ID = "orders-topology-7-1700000000"
+
+
+@pytest.fixture
+def world(zk, kafka, broker, names):
+    topic = names("orders")
+    kafka.create_topic(topic, 4)
+    for partition in range(4):
+        kafka.produce(topic, partition, 5)  # log end 5 everywhere, log start 0 (Tansu cannot delete records)
+    storm_root = names.root + "-storm"
+    zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
+
+    def put(path: str, data: bytes) -> None:
+        zk.create(f"{names.root}/{path}", data, makepath=True)
+
+    def record(partition: int, offset: int, **kw) -> bytes:
+        return storm_record(kw.pop("topic", topic), partition, offset, topology_id=RUNNING_ID, broker=broker.address,
+                            **kw)
+
+    return {"topic": topic, "root": names.root, "storm_root": storm_root, "put": put, "record": record,
+            "broker": broker.address, "names": names}
+
+
+def inspect(cli, zk_server, world, *extra):
+    result = cli("inspect", "--zk", zk_server.address, "--zk-root", world["root"], "--bootstrap-servers",
+                 world["broker"], "--storm-root", world["storm_root"], "--output", "json", *extra)
+    assert result.exit_code in (0, 1), result.stderr
+    return result.json()
+
+
+def rows_of(doc, consumer):
+    return {r["partition"]: r for r in doc["partitions"] if r["consumer"] == consumer}
+
+
+def findings_of(doc, consumer):
+    return sorted((f["code"], f["topic"], f["partition"]) for f in doc["findings"] if f["consumer"] == consumer)
+
+
+# (case id naming the source, records under <root>/<spout>/, extra flags, expected per partition
+#  (used, lag), expected findings)
+CASES = [
+    ("PartitionManager.commit@v1.2.4 as written: used",
+     lambda w: {0: w["record"](0, 3), 1: w["record"](1, 5)}, (), {0: (True, 2), 1: (True, 0)}, []),
+    ("PartitionManager.commit@v0.9.2-incubating (same bytes) under 0.9.2 defaults: maxOffsetBehind 100000",
+     lambda w: {0: w["record"](0, 3), 1: w["record"](1, 5)}, ("--storm-kafka-release", "0.9.2"),
+     {0: (True, 2), 1: (True, 0)}, []),
+    ("PartitionManager@v1.2.4: no topology object -> unusable, starts from startOffsetTime",
+     lambda w: {0: b'{"offset":3,"partition":0,"topic":"%s"}' % w["topic"].encode(), 1: w["record"](1, 5)}, (),
+     {0: (False, None), 1: (True, 0)}, [("MALFORMED_RECORD", 0)]),
+    ("PartitionManager@v1.2.4: no topic, partition field disagrees -> used for the node's partition",
+     lambda w: {0: b'{"topology":{"id":"%s","name":"orders-topology"},"offset":3,"partition":3}' % RUNNING_ID.encode(),
+                1: w["record"](1, 5)}, (), {0: (True, 2), 1: (True, 0)}, [("INCONSISTENT_RECORD", 0)]),
+    ("json-simple@v1.2.4: NaN is not JSON to Storm",
+     lambda w: {0: b'{"topology":{"id":"%s","name":"x"},"offset":NaN}' % RUNNING_ID.encode(), 1: w["record"](1, 5)},
+     (), {0: (False, None), 1: (True, 0)}, [("MALFORMED_RECORD", 0)]),
+    ("PartitionManager.fill@v1.2.4: above the log end the spout waits",
+     lambda w: {0: w["record"](0, 9), 1: w["record"](1, 5)}, (), {0: (True, None), 1: (True, 0)},
+     [("OFFSET_ABOVE_LOG_END", 0)]),
+    ("PartitionManager@v1.2.4: a stored 0 is replaced",
+     lambda w: {0: w["record"](0, 0), 1: w["record"](1, 5)}, (), {0: (True, None), 1: (True, 0)},
+     [("IGNORED_ZERO_OFFSET", 0)]),
+    ("StaticCoordinator@v1.2.4: only the declared partitions are read",
+     lambda w: {0: w["record"](0, 3), 3: w["record"](3, 5)}, ("--static-partitions", "{spout}=0-1"),
+     {0: (True, 2), 3: (True, None)}, [("MISSING_PARTITION", 1), ("UNREAD_PARTITION", 3)]),
+]
+
+
+@pytest.mark.parametrize("name, records, extra, rows, findings", CASES, ids=[c[0] for c in CASES])
+def test_each_release_record_is_read_as_storm_reads_it(cli, zk_server, world, name, records, extra, rows, findings):
+    spout = world["names"]("spout")
+    for partition, data in records(world).items():
+        world["put"](f"{spout}/partition_{partition}", data)
+    doc = inspect(cli, zk_server, world, "--spout", spout, *(e.format(spout=spout) for e in extra))
+    got = rows_of(doc, spout)
+    assert {p: (r["used"], r["lag"]) for p, r in got.items()} == rows
+    codes = [(c, p) for c, _, p in findings_of(doc, spout)]
+    # partitions the spout has no record of are MISSING_PARTITION unless the case declared static partitions
+    if "--static-partitions" not in extra:
+        codes = [(c, p) for c, p in codes if c != "MISSING_PARTITION"]
+    assert codes == sorted(findings)
+
+
+def test_out_of_range_message_follows_the_release_given(cli, zk_server, world):
+    spout = world["names"]("spout")
+    world["put"](f"{spout}/partition_0", world["record"](0, 9))
+    old = inspect(cli, zk_server, world, "--spout", spout, "--storm-kafka-release", "0.9.6")
+    new = inspect(cli, zk_server, world, "--spout", spout)
+    (old_f,) = [f for f in old["findings"] if f["code"] == "OFFSET_ABOVE_LOG_END"]
+    (new_f,) = [f for f in new["findings"] if f["code"] == "OFFSET_ABOVE_LOG_END"]
+    assert "the spout jumps to the log end" in old_f["message"] and "v0.9.6" in old_f["message"]
+    assert "emits nothing from this partition until the log end reaches 9" in new_f["message"]
+    assert "storm-kafka 0.9.3-0.9.7" in old["spout_settings"] and "storm-kafka 1.1.0-1.2.4" in new["spout_settings"]
+
+
+def test_a_record_of_another_topic_gets_the_lag_of_the_partition_it_is_applied_to(cli, zk_server, world, kafka):
+    spout, other = world["names"]("spout"), world["names"]("payments")
+    kafka.create_topic(other, 4)
+    world["put"](f"{spout}/partition_0", world["record"](0, 3))
+    world["put"](f"{spout}/partition_1", world["record"](1, 4))
+    world["put"](f"{spout}/partition_2", world["record"](2, 1, topic=other))  # payments' log end is 0
+    doc = inspect(cli, zk_server, world, "--spout", spout)
+    row = rows_of(doc, spout)[2]
+    assert (row["topic"], row["record_topic"], row["log_end"], row["lag"]) == (world["topic"], other, 5, 4)
+    assert ("TOPIC_MISMATCH", world["topic"], 2) in findings_of(doc, spout)
+
+
+def test_a_tie_is_the_same_report_after_rewriting_the_same_bytes(cli, zk_server, world, zk):
+    """A reset and a restore of the very same bytes change only versions and mtimes."""
+    spout, other = world["names"]("spout"), world["names"]("payments")
+    a, b = world["record"](0, 3), world["record"](1, 3, topic=other)
+    world["put"](f"{spout}/partition_0", a)
+    world["put"](f"{spout}/partition_1", b)
+    first = inspect(cli, zk_server, world, "--spout", spout)
+    zk.set(f"{world['root']}/{spout}/partition_0", a)  # newest write now on the other side of the tie
+    second = inspect(cli, zk_server, world, "--spout", spout)
+    assert first["findings"] == second["findings"]
+    (tie,) = [f for f in first["findings"] if f["code"] == "TOPIC_MISMATCH"]
+    assert "2 topics equally often" in tie["message"] and tie["partition"] is None
+
+
+def test_spout_ids_with_slashes_and_the_wildcard_layout(cli, zk_server, world):
+    """committedPath = zkRoot + "/" + id + "/" + Partition.getId() (PartitionManager, Partition.java@v1.2.4)."""
+    team = world["names"]("team")
+    topic = world["topic"]
+    world["put"](f"{team}/ingest/partition_0", world["record"](0, 3))  # id '<team>/ingest', records name the topic
+    world["put"](f"{team}/ingest/partition_1", world["record"](1, 3))
+    world["put"](f"{team}/{topic}/partition_0", world["record"](0, 4))  # wildcard: id '<team>', folder = topic
+    world["put"](f"{team}/deep/er/partition_0", world["record"](0, 2))  # id '<team>/deep/er'
+    world["put"](f"{team}/quiet/partition_0", b'{"topology":{"id":"%s","name":"x"},"offset":2}' % RUNNING_ID.encode())
+    doc = inspect(cli, zk_server, world)
+    consumers = {c["consumer"] for c in doc["consumers"] if c["consumer"].startswith(team)}
+    assert consumers == {f"{team}/ingest", team, f"{team}/deep/er"}
+    assert rows_of(doc, f"{team}/ingest")[0]["lag"] == 2
+    ambiguous = [f for f in doc["findings"] if f["code"] == "AMBIGUOUS_SPOUT_ID"]
+    assert [f["path"] for f in ambiguous] == [f"{world['root']}/{team}/quiet"]
+    named = inspect(cli, zk_server, world, "--spout", f"{team}/quiet")  # the user says which
+    assert [c["consumer"] for c in named["consumers"]] == [f"{team}/quiet"]
+    assert not [f for f in named["findings"] if f["code"] in ("AMBIGUOUS_SPOUT_ID", "CONSUMER_NOT_FOUND")]
+
+
+def test_all_groups_lists_the_cluster_and_keeps_named_and_storm_groups(cli, world, kafka):
+    """The test broker (Tansu) drops commit metadata, so no listed group shows Storm metadata here; that
+    a group with Storm metadata of either release is kept is covered on plain data
+    (test_read_snapshot.py::test_all_groups_keeps_the_groups_storm_wrote_and_those_named)."""
+    names = world["names"]
+    storm, plain, named = names("storm-group"), names("plain-group"), names("named-group")
+    kafka.commit(storm, world["topic"], {0: 2}, metadata='{"topologyId":"%s","taskId":1,"threadName":"t"}' % RUNNING_ID)
+    kafka.commit(plain, world["topic"], {0: 2})
+    kafka.commit(named, world["topic"], {1: 2})
+    result = cli("inspect", "--bootstrap-servers", world["broker"], "--all-groups", "--group", named,
+                 "--output", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    doc = result.json()
+    groups = {c["consumer"] for c in doc["consumers"]}
+    assert named in groups and plain not in groups
+    note = next(n for n in doc["notes"] if n.startswith("--all-groups:"))
+    kept, listed = map(int, re.match(r"--all-groups: (\d+) of (\d+) other groups", note).groups())
+    assert kept == len(groups - {named}) and listed >= 2  # every group the cluster has, named ones aside
+
+
+def test_a_named_group_or_spout_that_does_not_exist_fails_the_run(cli, zk_server, world):
+    typo = world["names"]("typo")
+    result = cli("inspect", "--zk", zk_server.address, "--zk-root", world["root"], "--spout", typo,
+                 "--bootstrap-servers", world["broker"], "--group", typo, "--output", "json")
+    assert result.exit_code == 1
+    assert sorted(f["code"] for f in result.json()["findings"]) == ["CONSUMER_NOT_FOUND"] * 2
