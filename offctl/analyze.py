@@ -331,13 +331,14 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     if running is not None:
         _stale_topologies(out, valid, running, profile if zk else None)
 
-    rows = [
-        PartitionRow(record=r, log_start=logs[i].log_start if i in logs else None,
-                     log_end=logs[i].log_end if i in logs else None, lag=lags.get(i),
-                     status=max((f.severity for f in out.by_record.get(i, ())), default=None),
-                     topic=topic_of.get(i), codes=tuple(f.code for f in out.by_record.get(i, ())))
-        for i, r in enumerate(records)
-    ]
+    rows = []
+    for i, r in enumerate(records):
+        found = out.by_record.get(i)
+        plog = logs.get(i)
+        rows.append(PartitionRow(record=r, log_start=plog.log_start if plog else None,
+                                 log_end=plog.log_end if plog else None, lag=lags.get(i),
+                                 status=max(f.severity for f in found) if found else None,
+                                 topic=topic_of.get(i), codes=tuple(f.code for f in found) if found else ()))
     return rows, out.findings
 
 

@@ -4,6 +4,7 @@ storm ids. Nothing here raises on bad input; bad input becomes a `malformed` rea
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -39,12 +40,19 @@ def _reject_constant(name: str):
     raise _Rejected(f"{name} is not JSON")  # json-simple's lexer has no NaN or Infinity
 
 
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+
+
 def _long(text: str) -> int:
     value = int(text)
     if not _LONG_MIN <= value <= _LONG_MAX:
         # json-simple's Yylex does Long.valueOf on every integer token: NumberFormatException fails the parse.
         raise _Rejected(f"integer {text[:24]}{'...' if len(text) > 24 else ''} does not fit a Java long")
     return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_LONG_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_long)
 
 
 def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
@@ -57,7 +65,8 @@ def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
     except UnicodeDecodeError:
         text, utf8 = data.decode("utf-8", errors="replace"), False
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_long), None, utf8
+        # Only an integer of 19 digits or more can leave the long range: check those (rare) one by one.
+        return (_LONG_DECODER if _LONG_DIGITS.search(text) else _DECODER).decode(text), None, utf8
     except _Rejected as exc:
         return None, f"node data is not JSON as Storm parses it ({exc})", utf8
     except (ValueError, RecursionError) as exc:

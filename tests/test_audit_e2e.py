@@ -69,17 +69,20 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     assert "Worst consumers" in audited.stderr and "OFFSET_ABOVE_LOG_END" in audited.stderr
 
 
-def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark, fleet, names):
+def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark, fleet, names, tmp_path):
     """The audit's tasks apply inspect's read path: --all-groups (listed on the driver, read in tasks), a
     named group that does not exist (CONSUMER_NOT_FOUND) and release-specific rules give the same report."""
     flags, seeded = fleet
     extra = ["--all-groups", "--group", names("typo"), "--storm-kafka-release", "0.9.6", "--max-offset-behind", "2"]
     inspected = cli("inspect", *flags, *extra, "-o", "json")
-    audited = cli("audit", *flags, *extra, "-o", "json")
+    audited = cli("audit", *flags, *extra, "-o", "json", "--save-snapshot", str(tmp_path / "snaps"))
     assert inspected.exit_code == audited.exit_code == 1, audited.stderr
     i, a = inspected.json(), audited.json()
     assert _sorted(a["findings"]) == _sorted(i["findings"])
     assert _sorted(a["consumers"]) == _sorted(i["consumers"])
+    # the snapshot keeps the consumers that were named and not found
+    offline = cli("audit", "--from-snapshots", str(tmp_path / "snaps"), *extra[-4:], "-o", "json")
+    assert _sorted(offline.json()["findings"]) == _sorted(a["findings"]), offline.stderr
     codes = {f["code"] for f in a["findings"]}
     assert {"CONSUMER_NOT_FOUND", "LAG_BEYOND_MAX_OFFSET_BEHIND"} <= codes
     assert a["spout_settings"] == i["spout_settings"] and "0.9.3-0.9.7" in a["spout_settings"]
