@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 from typing import Annotated, Optional
 
 import typer
+from typer.exceptions import TyperException
+
+from offctl.errors import OffctlError
+from offctl.inputs import check_utf8, redact
 
 from offctl import __version__
 
 from .audit import audit_command
+from .options import err_console
 from .inspect import inspect_command
 from .reset import migrate_command, reset_command, restore_command
 from .sandbox import app as sandbox_app
@@ -45,5 +53,52 @@ app.command("audit")(audit_command)
 app.add_typer(sandbox_app)
 
 
+def _option_of(argv: list[str], i: int) -> str:
+    arg = argv[i]
+    if arg.startswith("--") and "=" in arg:
+        return arg.split("=", 1)[0]
+    if i > 0 and argv[i - 1].startswith("-"):
+        return argv[i - 1]
+    return "an argument"
+
+
+def _boundary_checks(argv: list[str]) -> None:
+    """Values that are not valid UTF-8, on the command line or in OFFCTL_* variables, are refused before
+    anything uses them, naming where they are and never what they are."""
+    values: dict[str, list[str]] = {}
+    for i, arg in enumerate(argv):
+        values.setdefault(_option_of(argv, i), []).append(arg)
+    values.update({name: [value] for name, value in os.environ.items() if name.startswith("OFFCTL_")})
+    check_utf8(values)
+
+
+def _usage_message(exc: TyperException, argv: list[str]) -> str:
+    """Click's message without any value the user typed: a value in the wrong place may be a secret."""
+    message = re.sub(r"Got unexpected extra argument(?:s|\(s\))? \((.*)\)",
+                     lambda m: "got unexpected extra argument(s), not shown (a value may be a secret); a value "
+                               "with spaces needs quotes, and every option needs its own flag", exc.format_message())
+    message = message.replace("Value error, ", "")  # pydantic's prefix on Typer's choice errors
+    ctx = getattr(exc, "ctx", None)
+    words = set(ctx.command_path.split()) if ctx else set()
+    for value in sorted({a for a in argv if not a.startswith("-") and len(a) >= 3} - words, key=len, reverse=True):
+        message = message.replace(value, "***")
+    return message
+
+
 def main() -> None:
-    app()
+    argv = sys.argv[1:]
+    try:
+        _boundary_checks(argv)
+        code = app(standalone_mode=False)
+    except OffctlError as exc:
+        err_console.print(f"offctl: {redact(str(exc))}")
+        code = exc.exit_code
+    except TyperException as exc:  # Click's usage errors (exit 2) and the like, raised outside standalone mode
+        ctx = getattr(exc, "ctx", None)
+        hint = f"\nTry '{ctx.command_path} --help' for help." if ctx else ""
+        err_console.print(f"offctl: {redact(_usage_message(exc, argv))}{hint}")
+        code = exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("offctl: interrupted")
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from offctl.config import Connection, parse_kafka_config
 from offctl.errors import OffctlError
+from offctl.inputs import check_timeout, check_zk_hosts, redact, secret
 
 # Names can contain brackets: no markup. Rich honours NO_COLOR by itself.
 err_console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
@@ -58,6 +59,12 @@ def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str
                               f"zkRoot {sandbox.zk_root}); see `offctl sandbox status`")
             zk, zk_root, bootstrap_servers = sandbox.zk, [sandbox.zk_root], sandbox.broker
             storm_root = sandbox.storm_root if storm_root == "/storm" else storm_root
+    if zk_auth:
+        secret(zk_auth)
+        secret(zk_auth.partition(":")[2])
+    if zk:
+        check_zk_hosts(zk)
+    check_timeout(timeout)
     return Connection(zk=zk or None, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers or None,
                       storm_root=storm_root, timeout=timeout, zk_auth=zk_auth or None,
                       kafka_config=parse_kafka_config(kafka_config or (), kafka_config_file))
@@ -82,7 +89,7 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except OffctlError as exc:
-        err_console.print(f"offctl: {exc}")
+        err_console.print(f"offctl: {redact(str(exc))}")
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         err_console.print("offctl: interrupted")

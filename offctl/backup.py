@@ -12,6 +12,7 @@ import base64
 import binascii
 import csv
 import getpass
+import io
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from offctl.errors import UsageError, WriteConflict
+from offctl.inputs import read_text
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, ZkNode, iso_ms
 from offctl.plan import Change, Plan, change_dict
 from offctl.storm import parse_zk_node
@@ -97,10 +99,7 @@ def _bad(path: Path, why: str) -> UsageError:
 
 
 def _read_json(path: Path) -> object:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path} ({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+    text = read_text(path, "file")
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
@@ -203,10 +202,11 @@ def _plan_offsets(doc: dict, path: Path) -> OffsetsFile:
 
 
 def _csv_offsets(path: Path) -> OffsetsFile:
+    text = read_text(path, "file")
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = [[cell.strip() for cell in row] for row in csv.reader(f) if any(cell.strip() for cell in row)]
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        rows = [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text, newline=""))
+                if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
         raise UsageError(f"cannot read {path} as CSV ({type(exc).__name__})") from None
     if rows and not rows[0][-1].lstrip("-").isdigit():
         rows = rows[1:]  # a header line

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from offctl.errors import UsageError
+from offctl.inputs import MAX_CONFIG_BYTES, read_text, secret
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,7 @@ def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str
     config: dict[str, str] = {}
     lines: list[tuple[str, str]] = []
     if file is not None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--kafka-config-file {file}: cannot read it ({type(exc).__name__})") from None
+        text = read_text(file, "--kafka-config-file", MAX_CONFIG_BYTES)
         lines += [(f"{file}:{n}", line.strip()) for n, line in enumerate(text.splitlines(), 1)
                   if line.strip() and not line.strip().startswith(("#", "!"))]
     lines += [("--kafka-config", pair) for pair in pairs]
@@ -37,7 +35,8 @@ def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str
         if not sep or not key.strip():
             # Say where, never what: the line may hold a password.
             raise UsageError(f"{where}: expected KEY=VALUE")
-        config[key.strip()] = value.strip()
+        # Any setting may hold a password: no message may repeat one (inputs.redact).
+        config[key.strip()] = secret(value.strip())
     return config
 
 

@@ -58,6 +58,9 @@ def validate(conn: Connection, selection: Selection) -> None:
                          "--all-groups (new spouts, with --bootstrap-servers)")
     for spout in selection.spouts:
         check_spout_id(spout)
+    for group in selection.groups:
+        if not group.strip():
+            raise UsageError("--group needs a group id, not an empty string")
 
 
 def check_spout_id(spout: str) -> None:

@@ -77,20 +77,32 @@ def make_target(to: str | None, offset: int | None, at: str | None, by: int | No
     return Target(to, offset=offset, at_ms=parse_time(at) if to == "time" else None, by=by)
 
 
+MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last time Python and Java can both name
+MAX_PARTITIONS = 100_000  # Kafka's own guidance stops far below this per topic
+
+
 def parse_time(text: str) -> int:
     """Epoch milliseconds, or ISO-8601 with a zone (2026-11-01T03:00:00Z, ...+02:00) -> epoch ms."""
     text = text.strip()
     if re.fullmatch(r"\d{1,15}", text):
-        return int(text)
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"--at {text!r}: expected ISO-8601 with a zone (2026-11-01T03:00:00Z) or epoch "
-                         f"milliseconds") from None
-    if moment.tzinfo is None:
-        raise UsageError(f"--at {text!r} has no zone: add Z or an offset like +02:00, so the time is not "
-                         f"read in this machine's zone by mistake")
-    return int(moment.timestamp() * 1000)
+        at_ms = int(text)
+    else:
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise UsageError(f"--at {text[:40]!r}: expected ISO-8601 with a zone (2026-11-01T03:00:00Z) or epoch "
+                             f"milliseconds") from None
+        if moment.tzinfo is None:
+            raise UsageError(f"--at {text!r} has no zone: add Z or an offset like +02:00, so the time is not "
+                             f"read in this machine's zone by mistake")
+        try:
+            at_ms = int(moment.timestamp() * 1000)
+        except (OverflowError, ValueError):
+            at_ms = -1
+    # Kafka reads a negative time as "latest" (-1) or "earliest" (-2): never send one by mistake.
+    if not 0 <= at_ms <= MAX_EPOCH_MS:
+        raise UsageError(f"--at {text[:40]!r}: a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z")
+    return at_ms
 
 
 def parse_partitions(text: str | None, option: str = "--partitions") -> frozenset[int] | None:
@@ -101,8 +113,12 @@ def parse_partitions(text: str | None, option: str = "--partitions") -> frozense
     for part in text.split(","):
         m = re.fullmatch(r"\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?", part)
         if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
-            raise UsageError(f"{option} {text!r}: expected partition numbers like 0,3,5 or 0-7")
-        found.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+            raise UsageError(f"{option} {text[:40]!r}: expected partition numbers like 0,3,5 or 0-7")
+        first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+        if last - first + 1 + len(found) > MAX_PARTITIONS:
+            raise UsageError(f"{option} {text[:40]!r}: more than {MAX_PARTITIONS:,} partitions, more than a "
+                             f"topic has")
+        found.update(range(first, last + 1))
     return frozenset(found)
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from offctl.behaviour import LEGACY_METADATA
+from offctl.inputs import printable
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, ZkNode
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
@@ -136,7 +137,8 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
     if reason is None:
         reason = _why_unusable(doc)
     named = doc.get("topic") if isinstance(doc, dict) else None
-    topic = named if isinstance(named, str) and named else None
+    # Names go to every output: a lone surrogate (a "\ud800" escape) is written out, never printed raw.
+    topic = printable(named) if isinstance(named, str) and named else None
     if reason is not None:
         # The stored number is shown (and rewritten by reset) even though the spout does not use it.
         offset = doc.get("offset") if isinstance(doc, dict) else None
@@ -146,14 +148,14 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
     topology = doc["topology"]
     broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
     host, port = broker.get("host"), broker.get("port")
-    topology_id = topology["id"]
+    topology_id = printable(topology["id"])
     name = topology.get("name")
     return OffsetRecord(
         key, node.node_partition, topic, doc["offset"],
         topology_id=topology_id,
-        topology_name=name if isinstance(name, str) and name else parse_storm_id(topology_id),
+        topology_name=printable(name) if isinstance(name, str) and name else parse_storm_id(topology_id),
         path=node.path, modified_ms=node.mtime_ms, version=node.version,
-        broker=(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
+        broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
         folder_topic=node.folder_topic, inconsistent=_inconsistencies(doc, node, utf8),
     )
 
@@ -209,7 +211,7 @@ def commit_metadata_json(topology_id: str, task_id: int = -1, thread_name: str =
 
 def parse_commit(commit: KafkaCommit) -> OffsetRecord:
     meta = parse_commit_metadata(commit.metadata)
-    topology_id = meta.topology_id if meta else None
+    topology_id = printable(meta.topology_id) if meta else None
     legacy = meta is None and is_legacy_metadata(commit.metadata)
     return OffsetRecord(
         key=ConsumerKey(KAFKA, commit.group),

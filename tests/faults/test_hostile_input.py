@@ -1,0 +1,188 @@
+"""Hostile input never crashes offctl, never prints a secret: property tests over node bytes, commit metadata,
+files and command-line values (hypothesis). Each example ends in a finding, or in a clear message with the
+documented exit code. The number of examples per property is EXAMPLES (set OFFCTL_FAULT_EXAMPLES)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from offctl.analyze import analyze
+from offctl.errors import UsageError
+from offctl.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
+from offctl.render import write_report
+from offctl.storm import parse_commit, parse_zk_node
+
+EXAMPLES = int(os.environ.get("OFFCTL_FAULT_EXAMPLES", "300"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+# --- node data ------------------------------------------------------------------------------------------
+
+# names with lone surrogates (what a "\ud800" escape in stored JSON decodes to) as well as ordinary text
+names = st.one_of(st.text(max_size=12), st.builds(
+    lambda a, s, b: a + s + b, st.text(max_size=4),
+    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, categories=["Cs"]), st.text(max_size=4)))
+json_scalars = st.one_of(
+    st.none(), st.booleans(), names,
+    st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=False, allow_infinity=False))
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
+KEYS = ("topology", "offset", "partition", "topic", "broker", "name", "id", "host", "port")
+records = st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=5), json_values | st.fixed_dictionaries(
+    {"id": json_scalars, "name": json_scalars}), max_size=6)
+
+
+@st.composite
+def node_bytes(draw) -> bytes:
+    kind = draw(st.sampled_from(["raw", "json", "mangled"]))
+    if kind == "raw":
+        return draw(st.binary(max_size=200))
+    text = json.dumps(draw(records), ensure_ascii=draw(st.booleans()))
+    if kind == "mangled":  # what json-simple and Python disagree on, and hand edits
+        cut = draw(st.integers(0, len(text)))
+        text = text[:cut] + draw(st.sampled_from(["NaN", "Infinity", "-Infinity", "01", '"\\ud800"', "\f", ",",
+                                                  "9" * 25, "\\", '"', "}", "\x00"])) + text[cut:]
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _render_all(report) -> None:
+    for fmt in ("json", "csv", "table"):
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", newline="")
+        write_report(report, fmt, out)  # strict UTF-8: a raw surrogate in any name would raise here
+        out.flush()
+        if fmt == "json":
+            text = out.buffer.getvalue().decode("utf-8")
+            doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON output"))
+            assert not any(SURROGATE.search(s) for s in _strings(doc)), "a lone surrogate in the JSON document"
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+@SETTINGS
+@given(st.lists(node_bytes(), min_size=1, max_size=4))
+def test_any_node_data_ends_in_a_row_and_maybe_a_finding(datas):
+    nodes = tuple(ZkNode("/r", "s", f"/r/s/partition_{p}", p, None, d, 0, 0) for p, d in enumerate(datas))
+    for node in nodes:
+        r = parse_zk_node(node)
+        if r.malformed is None:
+            assert isinstance(r.committed, int) and -(2**63) <= r.committed < 2**63
+    cluster = {"t": {p: PartitionLog(0, 10, "h:1") for p in range(4)}}
+    report = analyze(Snapshot(0, nodes, cluster=cluster, running=frozenset()))
+    assert len(report.rows) == len(nodes)
+    for row in report.rows:
+        if row.record.malformed is not None:
+            assert row.lag is None and "MALFORMED_RECORD" in row.codes
+    _render_all(report)
+
+
+@SETTINGS
+@given(st.text(max_size=120) | st.sampled_from([
+    "{topic-partition=t-0, offset=1, numFails=0, thread='x'}", '{"topologyId":"a-1-1","taskId":1,"threadName":"t"}',
+    '{"topologyId":"\\ud800","taskId":1}', '{"topologyId":null}', "null", "[]"]))
+def test_any_commit_metadata_is_classified(metadata):
+    record = parse_commit(KafkaCommit("g", "t", 0, 5, metadata))
+    assert record.committed == 5
+    assert not (record.legacy_metadata and record.topology_id)
+    report = analyze(Snapshot(0, commits=(KafkaCommit("g", "t", 0, 5, metadata),), cluster={"t": {0: PartitionLog(0, 9)}},
+                              running=frozenset()))
+    _render_all(report)
+
+
+# --- files the user gives -------------------------------------------------------------------------------
+
+file_texts = st.one_of(
+    st.binary(max_size=300),
+    st.builds(lambda d: json.dumps(d).encode(), st.dictionaries(
+        st.sampled_from(["format", "version", "store", "consumer", "zk_root", "operation", "zookeeper", "kafka",
+                         "changes", "created_at", "sha256"]), json_values, max_size=8)),
+    st.builds(lambda rows: "\n".join(",".join(map(str, r)) for r in rows).encode(),
+              st.lists(st.lists(st.one_of(st.text(max_size=6), st.integers(-5, 2**64)), max_size=5), max_size=4)))
+
+
+@SETTINGS
+@given(file_texts)
+def test_any_plan_backup_or_csv_file_is_read_or_refused_with_exit_2(data):
+    from offctl.backup import load_backup, load_offsets_file
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        f.write(data)
+        f.flush()
+        for load in (load_backup, load_offsets_file):
+            try:
+                load(Path(f.name))
+            except UsageError:
+                pass
+
+
+# --- command-line values -------------------------------------------------------------------------------------
+
+SECRET = "s3cr3t-Pa55"
+
+
+def run_main(argv: list[str]) -> tuple[int, str, str]:
+    from offctl.commands import app as app_module
+
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.argv
+    sys.argv = ["offctl", *argv]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                app_module.main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv = old
+    return code, out.getvalue(), err.getvalue()
+
+
+hostile = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["inf", "-inf", "nan", "1e308", "0", "-1", "", " ", "h:99999", "[::1", ":2181", "a//b", "..",
+                     "0-1000000000", "99999-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "1969-12-31T00:00:00Z",
+                     "/dev/zero", "x=", "=x", "s=0-3", "0.8.2", "9.9.9", "\udcff\udcfe", "p\udcffq"]))
+OPTIONS = ["--timeout", "--zk", "--zk-root", "--spout", "--group", "--topic", "--storm-root", "--partitions", "--at",
+           "--offset", "--by", "--storm-kafka-release", "--start-offset-time", "--static-partitions",
+           "--storm-kafka-client-release", "--lag-threshold", "--from-file", "--kafka-config-file", "--output"]
+
+
+@settings(max_examples=max(50, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["inspect", "reset"]), st.lists(st.tuples(st.sampled_from(OPTIONS), hostile), max_size=3),
+       st.sampled_from([["--zk-auth", f"user:{SECRET}"], ["--kafka-config", f"sasl.password={SECRET}"],
+                        ["--kafka-config", f"security.protocol={SECRET}"], ["--zk-auth", "user", SECRET],
+                        ["--kafka-config", "sasl.password", SECRET], []]))
+def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, secret_args):
+    argv = [command, "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1",
+            "--timeout", "0.2"]
+    argv += ["--spout", "s", "--to", "latest"] if command == "reset" else ["--group", "g"]
+    for option, value in pairs:
+        argv += [option, value]
+    argv += secret_args
+    code, out, err = run_main(argv)
+    assert code in (0, 1, 2, 3, 4, 5), (argv, code, err)
+    assert "Traceback" not in err
+    assert SECRET not in out and SECRET not in err, (argv, err)
+    if code:
+        assert err.startswith("offctl: "), err
