@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from typing import Annotated, Optional
 
@@ -85,8 +86,13 @@ def _usage_message(exc: TyperException, argv: list[str]) -> str:
     return message
 
 
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends offctl the way Ctrl-C does: what was under way is reported
+
+
 def main() -> None:
     argv = sys.argv[1:]
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         _boundary_checks(argv)
         code = app(standalone_mode=False)

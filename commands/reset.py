@@ -13,7 +13,7 @@ from offctl.plan import make_target, parse_partitions
 from offctl.render import outcome_errors, write_outcome
 from offctl.reset import Outcome, ResetRequest, migrate, outcome_exit_code, reset, restore
 
-from .options import (AuditLog, BackupDir, BootstrapServers, Execute, Force, KafkaConfig, KafkaConfigFile,
+from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Execute, Force, KafkaConfig, KafkaConfigFile,
                       PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, Yes, Zk, ZkAuth, ZkRoot, connection,
                       confirm_plans, err_console, reported_errors, safety)
 
@@ -89,6 +89,10 @@ def reset_command(
 
 def restore_command(
     backup: Annotated[Path, typer.Argument(metavar="BACKUP", help="A backup file printed by reset, restore or migrate.")],
+    hand_made: Annotated[bool, typer.Option(
+        "--hand-made", rich_help_panel=SAFETY,
+        help="BACKUP was made or edited by hand: restore it without its checksum. Only records the spout can "
+             "use, with offsets inside today's log, are written.")] = False,
     execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
     backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
     zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
@@ -107,7 +111,8 @@ def restore_command(
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
-        outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), _confirm(yes))
+        outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), _confirm(yes),
+                          hand_made=hand_made)
     _finish(outcome, output)
 
 

@@ -12,6 +12,7 @@ import base64
 import binascii
 import csv
 import getpass
+import hashlib
 import io
 import json
 import os
@@ -28,7 +29,14 @@ from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, ZkNode, iso
 from offctl.plan import Change, Plan, change_dict
 from offctl.storm import parse_zk_node
 
-FORMAT = 1
+FORMAT = 2  # 2 adds "sha256"; format 1 (no checksum) is restored only as a hand-made file
+HAND_MADE_FLAG = "--hand-made"
+
+
+def digest(doc: dict) -> str:
+    """The backup's checksum: SHA-256 over its canonical JSON, every key but "sha256" itself."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def state_dir() -> Path:
@@ -49,6 +57,7 @@ def backup_document(plan: Plan, created_ms: int) -> dict:
         doc["kafka"] = [{"topic": c.topic, "partition": c.partition,
                          "offset": c.before if c.had_commit else None,
                          "metadata": c.before_metadata if c.had_commit else None} for c in plan.writes]
+    doc["sha256"] = digest(doc)
     return doc
 
 
@@ -65,6 +74,7 @@ def write_backup(plan: Plan, directory: Path, now_ms: int) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", plan.key.consumer)[:80]
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now_ms / 1000)) + f"{now_ms % 1000:03d}Z"
     body = json.dumps(backup_document(plan, now_ms), indent=1).encode() + b"\n"
+    tmp: Path | None = None
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         for n in range(1000):
@@ -72,13 +82,16 @@ def write_backup(plan: Plan, directory: Path, now_ms: int) -> Path:
             if not path.exists():
                 break
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "xb") as f:
+        # Readable by its owner only: it holds the exact node data, which may name hosts and topologies.
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
             f.write(body)
             f.flush()
             os.fsync(f.fileno())
         os.rename(tmp, path)
         _fsync_dir(directory)
     except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)  # a backup that failed half-way leaves nothing behind
         raise WriteConflict(f"could not write the backup to {directory} ({exc.strerror or exc}); nothing was "
                             f"changed. Choose another place with --backup-dir") from None
     return path
@@ -106,9 +119,20 @@ def _read_json(path: Path) -> object:
         return None
 
 
-def parse_backup(doc: dict, path: Path) -> Backup:
-    if doc.get("offctl_backup") != FORMAT:
-        raise _bad(path, f"unknown format {doc.get('offctl_backup')!r}")
+def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
+    """A backup, refused unless its checksum holds: it is offctl's own artefact, and a changed one must not be
+    written back. `hand_made`: a file made or edited on purpose; no checksum is asked for (the planner's
+    checks still apply)."""
+    fmt = doc.get("offctl_backup")
+    if fmt not in (1, FORMAT) or isinstance(fmt, bool):
+        raise _bad(path, f"unknown format {str(fmt)[:20]!r}")
+    if not hand_made:
+        if fmt == 1:
+            raise _bad(path, f"it has no checksum (written by an older offctl): check it by hand, then pass "
+                             f"{HAND_MADE_FLAG}")
+        if doc.get("sha256") != digest(doc):
+            raise _bad(path, f"it fails its checksum: it was changed or damaged after offctl wrote it. Restore a "
+                             f"file made or edited on purpose with {HAND_MADE_FLAG}")
     store, consumer, root = doc.get("store"), doc.get("consumer"), doc.get("zk_root")
     if store not in (ZOOKEEPER, KAFKA) or not isinstance(consumer, str) or not consumer:
         raise _bad(path, "no store and consumer")
@@ -132,26 +156,33 @@ def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
     rest = path[len(prefix):].split("/") if isinstance(path, str) and path.startswith(prefix) else []
     if not 1 <= len(rest) <= 2 or rest[-1] != f"partition_{partition}" or not isinstance(partition, int):
         raise ValueError(f"path {path!r} is not a partition node of {key}")
+    version = e["version"]
+    if not _is_int(version) or version < 0:
+        raise ValueError(f"version {str(version)[:20]!r} is not a node version")
     return ZkNode(key.zk_root, key.consumer, path, partition, rest[0] if len(rest) == 2 else None,
-                  base64.b64decode(e["data_base64"], validate=True), int(e["version"]), 0)
+                  base64.b64decode(e["data_base64"], validate=True), version, 0)
 
 
 def _saved_commit(e: dict, group: str) -> KafkaCommit | tuple[str, int]:
     topic, partition, offset, metadata = e["topic"], e["partition"], e["offset"], e.get("metadata")
-    if not isinstance(topic, str) or not isinstance(partition, int):
+    if not isinstance(topic, str) or not _is_int(partition) or partition < 0:
         raise ValueError("topic or partition of the wrong type")
     if offset is None:
         return (topic, partition)
-    if not isinstance(offset, int) or offset < 0 or not (metadata is None or isinstance(metadata, str)):
+    if not _is_int(offset) or offset < 0 or not (metadata is None or isinstance(metadata, str)):
         raise ValueError(f"offset {offset!r} or metadata of the wrong type")
     return KafkaCommit(group, topic, partition, offset, metadata)
 
 
-def load_backup(path: Path) -> Backup:
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def load_backup(path: Path, *, hand_made: bool = False) -> Backup:
     doc = _read_json(path)
     if not isinstance(doc, dict):
         raise _bad(path, "not a JSON object")
-    return parse_backup(doc, path)
+    return parse_backup(doc, path, hand_made=hand_made)
 
 
 # --- offsets for --from-file -------------------------------------------------------------------------------
@@ -239,9 +270,15 @@ def who() -> str:
     return f"{sudo} (as {user})" if sudo and sudo != user else user
 
 
-def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int, where: str) -> list[str]:
-    base = {"time": iso_ms(now_ms), "who": who(), "host": socket.gethostname(), "operation": plan.operation,
-            "target": plan.target, **plan.key.fields(), "server": where, "backup": str(backup)}
+def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int, where: str, *,
+                phase: str = "done", outcome: str | None = None) -> list[str]:
+    """One JSON line per change. `phase`: "intent" before the first write, then "done" (with `outcome`:
+    verified, or what verification found) or "failed" (with what is known of the outcome)."""
+    base = {"time": iso_ms(now_ms), "who": who(), "host": socket.gethostname(), "phase": phase,
+            "operation": plan.operation, "target": plan.target, **plan.key.fields(), "server": where,
+            "backup": str(backup)}
+    if outcome is not None:
+        base["outcome"] = outcome
     if plan.source is not None:
         base["from"] = str(plan.source)
     return [json.dumps({**base, **{k: v for k, v in change_dict(c).items() if k not in ("action", "reasons")}})
@@ -249,8 +286,10 @@ def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int
 
 
 def append_audit(path: Path, lines: list[str]) -> None:
+    """Append and fsync; the file is readable by its owner only (it names servers, users and offsets)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(path, "a", encoding="utf-8") as f:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
         f.write("".join(line + "\n" for line in lines))
         f.flush()
         os.fsync(f.fileno())

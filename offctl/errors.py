@@ -33,6 +33,12 @@ class WriteConflict(OffctlError):
     exit_code = 5
 
 
+class Interrupted(OffctlError):
+    """Ctrl-C or SIGTERM; raised where offctl has something to say about what was under way (exit 130)."""
+
+    exit_code = 130
+
+
 class SparkUnavailable(OffctlError):
     """Spark could not start, or a Spark job of the audit failed (exit 3)."""
 

@@ -483,9 +483,23 @@ def _range_note(offset: int | None, log: PartitionLog | None) -> tuple[str, ...]
     return ()
 
 
+HAND_MADE_OUT_OF_RANGE = "a hand-made file's offset {offset} is outside today's log range [{start}, {end}]: not written"
+
+
+def _hand_made_range(offset: int | None, log: PartitionLog | None) -> str | None:
+    """Why a hand-made restore must not write this offset (outside the log, or no log to check), or None."""
+    if offset is None or log is None or log.log_start is None or log.log_end is None:
+        return "a hand-made file's offset cannot be checked against the log: not written"
+    if not log.log_start <= offset <= log.log_end:
+        return HAND_MADE_OUT_OF_RANGE.format(offset=offset, start=log.log_start, end=log.log_end)
+    return None
+
+
 def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: Iterable[ZkNode],
-                           cluster: Cluster | None, *, source: str, captured_ms: int = 0) -> Plan:
-    """Put each saved node's exact bytes back, checked against the version read now."""
+                           cluster: Cluster | None, *, source: str, captured_ms: int = 0,
+                           hand_made: bool = False) -> Plan:
+    """Put each saved node's exact bytes back, checked against the version read now. From a `hand_made`
+    file, only bytes the spout can use, with an offset inside today's log, are written."""
     now = {n.path: n for n in current}
     changes = []
     for old in saved:
@@ -496,6 +510,13 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
                                   reasons=("the node no longer exists; offctl does not recreate nodes",)))
             continue
         log = _log_of(cluster, record.topic, old.node_partition)[0] if cluster is not None else None
+        if hand_made:
+            refused = (f"a hand-made file's bytes the spout cannot use ({record.malformed}): not written"
+                       if record.malformed else _hand_made_range(record.committed, log))
+            if refused:
+                changes.append(Change(record.topic, old.node_partition, parse_zk_node(node).committed, None,
+                                      path=old.path, reasons=(refused,)))
+                continue
         changes.append(Change(record.topic, old.node_partition, parse_zk_node(node).committed,
                               record.committed, reasons=_range_note(record.committed, log), path=old.path,
                               version=node.version, before_data=node.data, after_data=old.data))
@@ -503,7 +524,7 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
 
 
 def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]], current: Iterable[KafkaCommit],
-                       cluster: Cluster | None, *, source: str, captured_ms: int = 0) -> Plan:
+                       cluster: Cluster | None, *, source: str, captured_ms: int = 0, hand_made: bool = False) -> Plan:
     """Put each saved commit (offset and metadata) back. `saved` holds (topic, partition) for partitions
     that had no commit before: Kafka's admin API cannot delete one commit, so those are reported."""
     now = {(c.topic, c.partition): c for c in current if c.group == group}
@@ -515,8 +536,12 @@ def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]
                                                   "single partition's commit, so it stays",)))
             continue
         log = _log_of(cluster, old.topic, old.partition)[0] if cluster is not None else None
-        changes.append(replace(_kafka_change(old.topic, old.partition, now.get((old.topic, old.partition))),
-                               after=old.offset, after_metadata=old.metadata,
+        base = _kafka_change(old.topic, old.partition, now.get((old.topic, old.partition)))
+        refused = _hand_made_range(old.offset, log) if hand_made else None
+        if refused:
+            changes.append(replace(base, reasons=(refused,)))
+            continue
+        changes.append(replace(base, after=old.offset, after_metadata=old.metadata,
                                reasons=_range_note(old.offset, log)))
     return Plan("restore", ConsumerKey(KAFKA, group), f"backup {source}", tuple(changes), captured_ms,
                 warnings=_warnings(changes))

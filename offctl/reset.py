@@ -16,7 +16,7 @@ from typing import Protocol
 
 from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
 from offctl.config import Connection, normalize_root
-from offctl.errors import StoreUnavailable, UsageError, WriteConflict
+from offctl.errors import Interrupted, StoreUnavailable, UsageError, WriteConflict
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
 from offctl.plan import (GuardFacts, Plan, Target, plan_kafka, plan_migrate, plan_restore_kafka,
@@ -204,9 +204,10 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
 # --- restore -------------------------------------------------------------------------------------------------
 
 
-def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm) -> Outcome:
-    """Put a backup's before-image back, byte for byte, through the same guards and writer."""
-    backup = load_backup(path)
+def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, hand_made: bool = False) -> Outcome:
+    """Put a backup's before-image back, byte for byte, through the same guards and writer. A backup must
+    pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
+    backup = load_backup(path, hand_made=hand_made)
     key = backup.key
     if key.store == ZOOKEEPER:
         _need(conn, zk=True, why=f"restoring {key}")
@@ -220,13 +221,13 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm) -> O
         snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root)
         if key.store == ZOOKEEPER:
             plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),
-                                          captured_ms=snapshot.captured_ms)
+                                          captured_ms=snapshot.captured_ms, hand_made=hand_made)
             saved = _topologies(map(parse_zk_node, backup.nodes))
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True,
                            groups=())
         else:
             plan = plan_restore_kafka(key.consumer, backup.commits, snapshot.commits, snapshot.cluster,
-                                      source=str(path), captured_ms=snapshot.captured_ms)
+                                      source=str(path), captured_ms=snapshot.captured_ms, hand_made=hand_made)
             saved = _topologies(parse_commit(c) for c in backup.commits if isinstance(c, KafkaCommit))
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=False,
                            groups=(key.consumer,))
@@ -269,24 +270,51 @@ def _execute(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: 
     if not confirm(plan):
         return Outcome(plan, declined=True)
     backup = write_backup(plan, safety.backup_dir, _now())
+    server = f"zookeeper {conn.zk}" if plan.key.store == ZOOKEEPER else f"kafka {conn.bootstrap_servers}"
+    trail = f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
+    try:  # the intent is on disk before the first write, or nothing is written
+        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, phase="intent"))
+    except OSError as exc:
+        raise WriteConflict(f"could not write the audit log {safety.audit_log} ({exc.strerror or exc}); nothing "
+                            f"was changed. Choose another with --audit-log") from None
+
+    def failed(outcome: str) -> None:
+        try:
+            append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, phase="failed",
+                                                       outcome=outcome))
+        except OSError:
+            pass  # the intent line is there; the message below says the rest
+
+    written = False
     try:
         if plan.key.store == ZOOKEEPER:
             zk.write_versioned([(c.path, c.after_data, c.version) for c in plan.writes])
+            written = True
             problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
-            server = f"zookeeper {conn.zk}"
         else:
             problems = _write_kafka(plan, kafka)
-            server = f"kafka {conn.bootstrap_servers}"
-    except WriteConflict as exc:
-        raise WriteConflict(f"{exc}. The before-image is in {backup}") from None
+    except WriteConflict as exc:  # its message says whether anything was written
+        failed(str(exc))
+        raise WriteConflict(f"{exc}. {trail}") from None
+    except StoreUnavailable as exc:
+        known = ("the write was applied, but reading it back failed" if written else
+                 "the write may or may not have been applied")
+        failed(f"{known}: {exc}")
+        raise WriteConflict(f"{known}: {exc}. {trail}; check with offctl inspect") from None
+    except KeyboardInterrupt:
+        known = ("interrupted after the write was applied, before it was verified" if written else
+                 "interrupted during the write: it may or may not have been applied")
+        failed(known)
+        raise Interrupted(f"{known}. {trail}; check with offctl inspect") from None
     notes: tuple[str, ...] = ()
     try:
-        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server))
+        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server,
+                                                   outcome="verified" if not problems else "; ".join(problems)))
         audit = safety.audit_log
     except OSError as exc:
         audit = None
-        notes = (f"the change was made but could not be appended to the audit log {safety.audit_log} "
-                 f"({exc.strerror or exc})",)
+        notes = (f"the change was made but its outcome could not be appended to the audit log {safety.audit_log} "
+                 f"({exc.strerror or exc}); its intent is there",)
     return Outcome(plan, executed=True, backup=backup, verified=not problems, problems=tuple(problems),
                    audit_log=audit, notes=notes)
 

@@ -130,20 +130,21 @@ class ZkStore:
 
     # --- pipelined reads ------------------------------------------------------------------------
 
-    def _pipeline(self, paths: Iterable, start: Callable, window: int = WINDOW) -> Iterator[tuple[object, object]]:
+    def _pipeline(self, paths: Iterable, start: Callable, window: int = WINDOW,
+                  name: Callable[[object], str] = str) -> Iterator[tuple[object, object]]:
         """Yield (path, result) of start(path) in order, with at most `window` requests in flight.
 
-        Nodes deleted between listing and reading are skipped: they are gone, not an error.
-        """
+        Nodes deleted between listing and reading are skipped: they are gone, not an error. `name` says in
+        messages what a request read."""
         pending: deque = deque()
         for path in paths:
             pending.append((path, start(path)))
             if len(pending) >= window:
-                yield from self._settle(*pending.popleft())
+                yield from self._settle(*pending.popleft(), name)
         while pending:
-            yield from self._settle(*pending.popleft())
+            yield from self._settle(*pending.popleft(), name)
 
-    def _settle(self, path: str, ar) -> Iterator[tuple[str, object]]:
+    def _settle(self, path, ar, name: Callable[[object], str] = str) -> Iterator[tuple[object, object]]:
         try:
             yield path, ar.get(timeout=self.timeout)
         except NoNodeError:
@@ -151,7 +152,7 @@ class ZkStore:
         except UnimplementedError:
             raise  # the caller falls back from multiRead
         except (KazooException, KazooTimeoutError) as exc:
-            raise self._error(path, exc) from None
+            raise self._error(name(path), exc) from None
 
     def _error(self, path: str, exc: Exception) -> StoreUnavailable:
         if isinstance(exc, NoAuthError):
@@ -189,8 +190,12 @@ class ZkStore:
             self.client._call(_MultiRead(chroot + p for p in batches[index]), ar)
             return ar
 
+        def what(index: int) -> str:
+            batch = batches[index]
+            return batch[0] + (f" and {len(batch) - 1} more nodes" if len(batch) > 1 else "")
+
         window = max(1, WINDOW // BATCH)
-        for index, (_, results) in enumerate(self._pipeline(range(len(batches)), send, window=window)):
+        for index, (_, results) in enumerate(self._pipeline(range(len(batches)), send, window=window, name=what)):
             yield batches[index], results
 
     def children(self, paths: Sequence[str]) -> dict[str, list[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -56,8 +57,17 @@ def test_unwritable_backup_dir_is_a_write_failure_before_anything_is_changed(tmp
         write_backup(zk_plan(), blocker / "sub", 1)
 
 
+def _signed(doc: dict) -> dict:
+    from offctl.backup import digest
+
+    return {**doc, "sha256": digest(doc)}
+
+
 @pytest.mark.parametrize("doc, message", [
     ({"offctl_backup": 99}, "unknown format"),
+    (_signed({"offctl_backup": 2, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
+              "zookeeper": [{"path": "/spouts/orders/partition_0", "partition": 0, "version": "1",
+                             "data_base64": ""}]}), "version '1' is not a node version"),
     ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders"}, "no zk_root"),
     ({"offctl_backup": 1, "store": "kafka", "consumer": "g", "kafka": [{"topic": "t"}]}, "damaged"),
     ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
@@ -70,7 +80,31 @@ def test_damaged_backups_are_usage_errors(tmp_path, doc, message):
     path = tmp_path / "b.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(UsageError, match=message):
+        load_backup(path, hand_made=True)
+    with pytest.raises(UsageError):  # and without --hand-made, the checksum (or format) refuses it first
         load_backup(path)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["zookeeper"][0].update(version=d["zookeeper"][0]["version"] + 1),
+    lambda d: d["zookeeper"][0].update(data_base64="eyJvZmZzZXQiOjk5OX0="),  # {"offset":999}
+    lambda d: d.update(consumer="other"),
+    lambda d: d.pop("sha256"),
+    lambda d: d.update(offctl_backup=1),
+], ids=["version", "bytes", "consumer", "no checksum", "older format"])
+def test_an_edited_backup_fails_its_checksum_and_names_the_file(tmp_path, edit):
+    path = write_backup(zk_plan(), tmp_path, 5)
+    assert load_backup(path).nodes  # as written: the checksum holds
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc, indent=1))
+    with pytest.raises(UsageError, match=f"{re.escape(str(path))} is not a usable offctl backup: .*--hand-made"):
+        load_backup(path)
+    if doc.get("consumer") == "orders":
+        load_backup(path, hand_made=True)  # a file edited on purpose is read (the planner checks it)
+    else:
+        with pytest.raises(UsageError, match="is not a partition node of"):  # paths of another spout
+            load_backup(path, hand_made=True)
 
 
 def test_missing_or_non_json_backup(tmp_path):

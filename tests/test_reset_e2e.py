@@ -7,7 +7,9 @@ either way and expect exit 0 only when the broker kept the metadata, as Apache K
 
 from __future__ import annotations
 
+import base64
 import json
+from pathlib import Path
 
 import pytest
 
@@ -101,8 +103,13 @@ def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_th
     assert after[2] == before[2]  # not selected
     assert zk.get(fleet.root + "/other/partition_0")[0] == storm_record(fleet.topic, 0, 9)
     audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
-    assert [(a["path"], a["before"], a["after"], a["backup"]) for a in audit] == [
-        (fleet.path(0), 4, 3, doc["backup"]), (fleet.path(1), 5, 3, doc["backup"])]
+    # the intent is logged before the first write, the outcome after it
+    assert [(a["phase"], a["path"], a["before"], a["after"], a["backup"], a.get("outcome")) for a in audit] == [
+        ("intent", fleet.path(0), 4, 3, doc["backup"], None), ("intent", fleet.path(1), 5, 3, doc["backup"], None),
+        ("done", fleet.path(0), 4, 3, doc["backup"], "verified"), ("done", fleet.path(1), 5, 3, doc["backup"],
+                                                                    "verified")]
+    assert oct(fleet.audit.stat().st_mode & 0o777) == "0o600"
+    assert oct(Path(doc["backup"]).stat().st_mode & 0o777) == "0o600"
 
     restored = cli("restore", doc["backup"], *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes",
                    "-o", "json")
@@ -164,7 +171,10 @@ def test_a_node_changed_between_plan_and_write_aborts_the_whole_spout(cli, fleet
     after = nodes(fleet.state())
     assert after[0] == before[0] and after[2] == before[2]
     assert after[1][0] == moved
-    assert not fleet.audit.exists()
+    # the audit log has the intent and what came of it: nothing written
+    lines = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert [a["phase"] for a in lines] == ["intent"] * 3 + ["failed"] * 3
+    assert "nothing was written" in lines[-1]["outcome"]
 
 
 def test_declining_the_prompt_writes_nothing(cli, fleet):
@@ -325,3 +335,76 @@ def test_unreachable_zookeeper_exits_3_and_writes_nothing(cli, tmp_path, broker)
                  "--backup-dir", str(tmp_path / "b"))
     assert result.exit_code == 3 and "ZooKeeper" in result.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_an_edited_backup_is_refused_and_a_hand_made_one_is_checked(cli, fleet):
+    """A backup is offctl's own artefact: restore writes it back only while its checksum holds."""
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    path = done.json()["backup"]
+    doc = json.loads(open(path).read())
+    saved = {e["partition"]: e for e in doc["zookeeper"]}
+    saved[0]["data_base64"] = base64.b64encode(b"\x00garbage").decode()  # bytes no spout can use
+    saved[1]["data_base64"] = base64.b64encode(storm_record(fleet.topic, 1, 99)).decode()  # beyond the log end
+    saved[2]["data_base64"] = base64.b64encode(storm_record(fleet.topic, 2, 3)).decode()  # a fine record
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    before = nodes(fleet.state())
+    refused = cli("restore", path, *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes")
+    assert refused.exit_code == 2
+    assert f"{path} is not a usable offctl backup: it fails its checksum" in refused.stderr
+    assert nodes(fleet.state()) == before  # nothing written
+
+    hand = cli("restore", path, "--hand-made", *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes",
+               "-o", "json")
+    assert hand.exit_code == 0, hand.stderr
+    actions = {c["partition"]: (c["action"], c["reasons"]) for c in hand.json()["changes"]}
+    assert actions[0][0] == "skip" and "cannot use" in actions[0][1][0]
+    assert actions[1][0] == "skip" and "outside today's log range" in actions[1][1][0]
+    assert actions[2][0] == "write"
+    after = nodes(fleet.state())
+    assert (after[0], after[1]) == (before[0], before[1]) and offset_of(after[2][0]) == 3
+
+
+def test_an_audit_log_that_cannot_be_written_stops_the_write(cli, fleet, tmp_path):
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("")
+    before = nodes(fleet.state())
+    result = cli("reset", *fleet.conn, "--backup-dir", str(fleet.backups), "--audit-log", str(blocked / "audit.log"),
+                 "--spout", "orders", "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    assert result.exit_code == 5
+    assert "could not write the audit log" in result.stderr and "nothing was changed" in result.stderr
+    assert nodes(fleet.state()) == before
+
+
+def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet, monkeypatch):
+    """The write is applied, then ZooKeeper stops answering the read-back: the message, exit code and audit log
+    say what landed, with the backup path."""
+    from offctl.errors import StoreUnavailable
+    from offctl.zookeeper import ZkStore
+
+    def broken(self, paths):
+        raise StoreUnavailable("ZooKeeper at z did not answer a read of /x within 1s")
+
+    monkeypatch.setattr(ZkStore, "read_data", broken)
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    assert result.exit_code == 5
+    assert "the write was applied, but reading it back failed" in result.stderr
+    assert "The before-image is in " in result.stderr and str(fleet.audit) in result.stderr
+    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
+    phases = [json.loads(line)["phase"] for line in fleet.audit.read_text().splitlines()]
+    assert phases == ["intent"] * 3 + ["failed"] * 3
+
+
+def test_ctrl_c_after_the_write_leaves_a_trace(cli, fleet, monkeypatch):
+    from offctl.zookeeper import ZkStore
+
+    def interrupted(self, paths):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ZkStore, "read_data", interrupted)
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    assert result.exit_code == 130
+    assert "interrupted after the write was applied" in result.stderr and "The before-image is in" in result.stderr
+    failed = [json.loads(line) for line in fleet.audit.read_text().splitlines()][-1]
+    assert failed["phase"] == "failed" and failed["outcome"].startswith("interrupted after the write")
