@@ -24,6 +24,7 @@ Rules run in this order for each consumer:
 12. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
 13. MISSING_PARTITION   partitions the spout reads without a record (needs Kafka)
 14. STALE_TOPOLOGY      the writing topology id is not running (needs Storm's root)
+15. CONSUMER_NOT_FOUND, UNREAD_NODE  what the read found: a named spout or group absent, nodes no spout reads
 """
 
 from __future__ import annotations
@@ -440,8 +441,8 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
         rows.extend(r)
         findings.extend(f)
         consumers.append(summarize(key, r, f, states.get(key.consumer) if key.store != ZOOKEEPER else None))
-    for missing in snapshot.missing:
-        findings.append(finding("CONSUMER_NOT_FOUND", missing.key, missing.message, path=_consumer_path(missing.key)))
+    for noted in snapshot.read_findings:
+        findings.append(finding(noted.code, noted.key, noted.message, path=noted.path or _consumer_path(noted.key)))
     skipped = []
     if snapshot.cluster is None:
         skipped.append("log offsets, lag and range checks (no --bootstrap-servers)")

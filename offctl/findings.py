@@ -70,6 +70,11 @@ CATALOGUE: dict[str, Code] = {
              "the partition the offset is applied to does not exist in the topic",
              "The topic has fewer partitions than when this was committed (it was recreated); the "
              "record is unused and can be removed once the topology is stopped."),
+        Code("UNREAD_NODE", _W,
+             "a node below a spout id that storm-kafka never reads: not named `partition_N` (N a plain int up to "
+             "2147483647, as Partition.getId() writes it), e.g. `partition_01`, or deeper than offctl looks",
+             "Written by a tool or by hand: the spout ignores it. Check what wrote it; delete it once nothing "
+             "needs it."),
         Code("UNREAD_PARTITION", _I,
              "a record of a partition the spout does not read (outside the `--static-partitions` declared for "
              "it)",

@@ -11,7 +11,7 @@ from typing import Protocol
 from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import UsageError
-from offctl.model import (KAFKA, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Missing, OffsetRecord,
+from offctl.model import (KAFKA, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, ReadFinding, OffsetRecord,
                           Report, Severity, Snapshot, Thresholds, ZkNode)
 from offctl.storm import parse_commit, parse_zk_node, storm_groups
 
@@ -21,6 +21,7 @@ class SpoutStore(Protocol):
 
     def spout_ids(self, root: str) -> list[str] | None: ...
     def read_partitions(self, root: str, spout_ids: Sequence[str]) -> Iterable[ZkNode]: ...
+    # read_partitions may also note nodes storm-kafka never reads, as (spout id, path, why), in `unread`
     def running_topologies(self, storm_root: str) -> frozenset[str] | None: ...
 
 
@@ -101,7 +102,7 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
     under each root, already listed (an audit task's share); without it each root is listed here.
     """
     notes: list[str] = []
-    missing: list[Missing] = []
+    read_findings: list[ReadFinding] = []
     commits: list[KafkaCommit] = []
     groups: list[GroupState] = []
     if kafka is not None:
@@ -120,7 +121,7 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                          f"carry Storm commit metadata and are included")
         groups = kafka.group_states(sorted(keep))
         with_commits = {c.group for c in commits}
-        missing += [Missing(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets"
+        read_findings += [ReadFinding(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets"
                             + (f" on {selection.topic}" if selection.topic else ""))
                     for g in named if g not in with_commits]
         kafka.request_logs(([selection.topic] if selection.topic else []) + [c.topic for c in commits])
@@ -135,13 +136,14 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                 ids = zk.spout_ids(root)
                 if ids is None:
                     notes.append(f"zkRoot {root} does not exist")
-                    missing += [Missing(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}': zkRoot {root} does not "
+                    read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}': zkRoot {root} does not "
                                                                             f"exist") for s in selection.spouts]
                     continue
                 wanted = list(selection.spouts) or ids
             else:
                 wanted = list(spouts_by_root.get(root, ()))
             found: set[str] = set()
+            unread_before = len(getattr(zk, "unread", ()))
             for node in zk.read_partitions(root, wanted):
                 nodes.append(node)
                 found.add(node.spout_id)
@@ -152,7 +154,9 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                         asked.add(topic)
                         if topic:
                             kafka.request_logs([topic])
-            missing += [Missing(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records under {root}")
+            read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, sid, root), f"{path}: {why}", "UNREAD_NODE", path)
+                              for sid, path, why in getattr(zk, "unread", ())[unread_before:]]
+            read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records under {root}")
                         for s in selection.spouts if s in wanted and not any(f == s or f.startswith(s + "/") for f in found)]
         running = zk.running_topologies(storm_root)
         if running is None:
@@ -162,7 +166,7 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
         records.setdefault(record.key, []).append(record)
     cluster = kafka.logs() if kafka is not None else None
     snapshot = Snapshot(captured_ms=now_ms, zk_nodes=tuple(nodes), commits=tuple(commits), groups=tuple(groups),
-                        cluster=cluster, running=running, notes=tuple(notes), missing=tuple(missing),
+                        cluster=cluster, running=running, notes=tuple(notes), read_findings=tuple(read_findings),
                         incomplete=tuple(kafka.notes) if kafka is not None else ())
     return snapshot, records
 

@@ -73,13 +73,19 @@ class KafkaStore:
         detail = err.str() if err is not None else (str(exc) or type(exc).__name__)
         return StoreUnavailable(f"Kafka at {self.bootstrap_servers}: {what} failed: {detail}")
 
-    def _wait(self, future, what: str):
+    def _wait(self, future, what: str, *, isolate: bool = False):
+        """The future's result. `isolate`: when the broker answered with a refusal of this one request (not a
+        transport failure or time-out), note it (the read is partial) and return None instead of failing all."""
         try:
             return future.result(timeout=self.timeout + 5)
         except TimeoutError:
             raise StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
                                    f"{self.timeout:g}s") from None
         except KafkaException as exc:
+            err = _kafka_error(exc)
+            if isolate and err is not None and err.code() not in _UNREACHABLE:
+                self.notes.append(f"{what} was refused: {err.str()}")
+                return None
             raise self._unavailable(what, exc) from None
 
     def prefetch(self) -> None:
@@ -121,7 +127,12 @@ class KafkaStore:
                 err = _kafka_error(exc)
                 if err is not None and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                     continue
-                raise self._unavailable(f"a describe request for topic {name}", exc) from None
+                if err is None or err.code() in _UNREACHABLE:
+                    raise self._unavailable(f"a describe request for topic {name}", exc) from None
+                # One topic the broker refuses (an invalid name, no authorization) must not sink the others:
+                # it is left out, so its records are UNKNOWN_TOPIC, and the read is partial.
+                self.notes.append(f"topic {name!r}: the broker refused to describe it ({err.str()})")
+                continue
             except TimeoutError:
                 raise StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not describe topic {name} "
                                        f"within {self.timeout:g}s") from None
@@ -220,7 +231,10 @@ class KafkaStore:
                 raise self._unavailable(f"a request for the offsets of group {group}", exc) from None
         commits = []
         for group, future in futures.items():
-            result = self._wait(future, f"a request for the offsets of group {group}")
+            # A group the broker refuses (an invalid id, no authorization) is noted; the others are read.
+            result = self._wait(future, f"a request for the offsets of group {group}", isolate=True)
+            if result is None:
+                continue
             for tp in result.topic_partitions:
                 if tp.error is not None:
                     self.notes.append(f"group {group}: could not read {tp.topic}/{tp.partition}: {tp.error.str()}")

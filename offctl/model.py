@@ -114,15 +114,18 @@ class Snapshot:
     running: frozenset[str] | None = None  # storm ids under Storm's root; None = unknown
     notes: tuple[str, ...] = ()  # for stderr
     incomplete: tuple[str, ...] = ()  # what could not be read: the report is partial (exit 3)
-    missing: tuple[Missing, ...] = ()  # consumers named on the command line that do not exist
+    read_findings: tuple[ReadFinding, ...] = ()  # what the read itself found: named consumers absent, nodes not read
 
 
 @dataclass(frozen=True, slots=True)
-class Missing:
-    """A --spout or --group the user named that the store does not have (a CONSUMER_NOT_FOUND finding)."""
+class ReadFinding:
+    """A finding the read itself establishes: a --spout or --group the user named that the store does not
+    have (CONSUMER_NOT_FOUND), a node below a spout that storm-kafka never reads (UNREAD_NODE)."""
 
     key: ConsumerKey
     message: str
+    code: str = "CONSUMER_NOT_FOUND"
+    path: str | None = None
 
 
 # --- What offctl concludes ------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores
-from offctl.model import ConsumerKey, GroupState, KafkaCommit, Missing, PartitionLog, Snapshot, ZkNode, iso_ms
+from offctl.model import ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode, iso_ms
 
 # update(done, total) of a progress bar, within a context that shows it
 Track = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]
@@ -196,7 +196,7 @@ def join(directory: str, name: str) -> str:
 # What a snapshot stores of each chunk's Snapshot, table by table (Spark SQL types).
 SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "chunks": (("chunk", "long"), ("captured_ms", "long"), ("kafka", "boolean"), ("running", "array<string>"),
-               ("notes", "array<string>"), ("incomplete", "array<string>"), ("missing", "array<string>")),
+               ("notes", "array<string>"), ("incomplete", "array<string>"), ("read_findings", "array<string>")),
     "nodes": (("chunk", "long"), ("zk_root", "string"), ("spout_id", "string"), ("path", "string"),
               ("node_partition", "long"), ("folder_topic", "string"), ("data", "binary"), ("version", "long"),
               ("mtime_ms", "long")),
@@ -220,7 +220,8 @@ def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
     if table == "chunks":
         return [(chunk, s.captured_ms, s.cluster is not None, sorted(s.running) if s.running is not None else None,
                  list(s.notes), list(s.incomplete),
-                 [json.dumps([m.key.store, m.key.consumer, m.key.zk_root, m.message]) for m in s.missing])]
+                 [json.dumps([m.key.store, m.key.consumer, m.key.zk_root, m.message, m.code, m.path])
+                  for m in s.read_findings])]
     if table == "nodes":
         return [(chunk, n.zk_root, n.spout_id, n.path, n.node_partition, n.folder_topic, bytearray(n.data),
                  n.version, n.mtime_ms) for n in s.zk_nodes]
@@ -253,8 +254,8 @@ def _snapshot_of(parts) -> Snapshot:
         cluster=cluster,
         running=frozenset(head["running"]) if head["running"] is not None else None,
         notes=tuple(head["notes"]), incomplete=tuple(head["incomplete"]),
-        missing=tuple(Missing(ConsumerKey(store, consumer, root), message)
-                      for store, consumer, root, message in map(json.loads, head["missing"] or ())))
+        read_findings=tuple(ReadFinding(ConsumerKey(store, consumer, root), *rest)
+                            for store, consumer, root, *rest in map(json.loads, head["read_findings"] or ())))
 
 
 def save_snapshot(spark, files: Files, reads, directory: str, meta: dict) -> str:

@@ -103,6 +103,7 @@ class ZkStore:
         self.hosts = hosts
         self.timeout = timeout
         self.multi_read = multi_read  # turned off for good when the server answers UNIMPLEMENTED
+        self.unread: list[tuple[str, str, str]] = []  # (spout id, path, why): nodes storm-kafka never reads
         auth_data = [("digest", auth)] if auth else None
         self.client = KazooClient(hosts=hosts, timeout=max(timeout, 4.0), auth_data=auth_data,
                                   logger=_log, connection_retry={"max_tries": 1, "max_delay": 1})
@@ -220,6 +221,10 @@ class ZkStore:
             below: dict[str, tuple[str, tuple[str, ...]]] = {}
             for path, kids in self.children(list(level)).items():
                 sid, folders = level[path]
+                if not kids and folders:
+                    self.unread.append((sid, path, "not a partition node storm-kafka reads: Partition.getId() "
+                                                   "names them partition_N, N a plain int, and the spout ignores "
+                                                   "this one"))
                 for kid in kids:
                     m = _PARTITION.fullmatch(kid)
                     if m and int(m.group(1)) <= _INT_MAX:
@@ -227,6 +232,9 @@ class ZkStore:
                         targets[join(path, kid)] = (spout, folders[-1] if folders else None, int(m.group(1)))
                     elif depth < MAX_DEPTH:
                         below[join(path, kid)] = (sid, (*folders, kid))
+                    else:
+                        self.unread.append((sid, join(path, kid), f"more than {MAX_DEPTH} levels below the spout "
+                                                                  f"id: offctl does not read it"))
             if not below:
                 break
             level = below

@@ -9,7 +9,7 @@ import pytest
 
 from offctl.analyze import analyze
 from offctl.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
-from offctl.model import ConsumerKey, KafkaCommit, Missing, PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.model import ConsumerKey, KafkaCommit, ReadFinding, PartitionLog, Snapshot, Thresholds, ZkNode
 
 T = "orders"
 LEADER = "kafka1:9092"
@@ -344,7 +344,7 @@ def test_static_partitions():
 
 def test_missing_consumers_are_error_findings():
     key = ConsumerKey("kafka", "typo")
-    report = analyze(Snapshot(0, missing=(Missing(key, "group 'typo' has no committed offsets"),)))
+    report = analyze(Snapshot(0, read_findings=(ReadFinding(key, "group 'typo' has no committed offsets"),)))
     (f,) = report.findings
     assert (f.code, f.severity.label, f.message) == ("CONSUMER_NOT_FOUND", "error", "group 'typo' has no committed offsets")
 

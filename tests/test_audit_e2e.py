@@ -88,6 +88,23 @@ def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark
     assert a["spout_settings"] == i["spout_settings"] and "0.9.3-0.9.7" in a["spout_settings"]
 
 
+def test_a_topic_the_broker_refuses_does_not_sink_the_other_spouts_of_its_task(cli, spark, fleet, zk):
+    """One spout names a topic the broker rejects (Invalid topic); its neighbours in the same Spark task are
+    still reported, and the refusal makes the report partial (exit 3)."""
+    flags, seeded = fleet
+    for p in range(2):
+        zk.create(f"{seeded['root']}/invalid/partition_{p}", storm_record("bad topic!", p, 1), makepath=True)
+    for i in range(10):  # 15 consumers on 2 cores: chunks of 2, so 'invalid' shares its task with 'mixed'
+        zk.create(f"{seeded['root']}/z{i}/partition_0", storm_record(seeded["t1"], 0, 10), makepath=True)
+    result = cli("audit", *flags, "-o", "json")
+    assert result.exit_code == 3, result.stderr
+    doc = result.json()
+    consumers = {c["consumer"] for c in doc["consumers"]}
+    assert {"healthy", "broken", "mixed", "invalid"} <= consumers
+    assert any("bad topic!" in n and "refused" in n for n in doc["incomplete"])
+    assert {f["code"] for f in doc["findings"] if f["consumer"] == "invalid"} >= {"UNKNOWN_TOPIC"}
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
 def test_output_files_read_back_with_the_documented_schema(cli, spark, fleet, tmp_path, fmt):
     flags, seeded = fleet

@@ -179,3 +179,15 @@ def test_a_named_group_or_spout_that_does_not_exist_fails_the_run(cli, zk_server
                  "--bootstrap-servers", world["broker"], "--group", typo, "--output", "json")
     assert result.exit_code == 1
     assert sorted(f["code"] for f in result.json()["findings"]) == ["CONSUMER_NOT_FOUND"] * 2
+
+
+def test_every_node_under_a_spout_is_read_or_reported(cli, zk_server, world):
+    """Partition.getId() writes "partition_" + an int (Partition.java@v1.2.4): other names are never read."""
+    spout = world["names"]("spout")
+    world["put"](f"{spout}/partition_1", world["record"](1, 3))
+    for odd in ("partition_01", "partition_2147483648", "partition_-1", "junk"):
+        world["put"](f"{spout}/{odd}", world["record"](1, 4))
+    doc = inspect(cli, zk_server, world, "--spout", spout)
+    assert [r["partition"] for r in doc["partitions"]] == [1]  # partition_01 is not read as partition 1
+    unread = sorted(f["path"].rsplit("/", 1)[1] for f in doc["findings"] if f["code"] == "UNREAD_NODE")
+    assert unread == ["junk", "partition_-1", "partition_01", "partition_2147483648"]

@@ -91,7 +91,7 @@ def test_missing_selections_become_findings():
         "zkRoot /nope does not exist",
         "Storm's root /storm has no storms/ node: STALE_TOPOLOGY not checked (set --storm-root)",
     )
-    assert [(m.key.consumer, m.key.zk_root, m.message) for m in snapshot.missing] == [
+    assert [(m.key.consumer, m.key.zk_root, m.message) for m in snapshot.read_findings] == [
         ("g", None, "group 'g' has no committed offsets"),
         ("typo", "/r", "spout id 'typo' has no partition records under /r"),
         ("a", "/nope", "spout id 'a': zkRoot /nope does not exist"),
@@ -113,7 +113,7 @@ def test_all_groups_keeps_the_groups_storm_wrote_and_those_named():
     snapshot, records = read_snapshot(None, kafka, [], Selection(groups=("named-app",), all_groups=True), "/storm", 0)
     assert sorted({c.group for c in snapshot.commits}) == ["named-app", "old-storm", "storm"]
     assert snapshot.notes == ("--all-groups: 2 of 3 other groups carry Storm commit metadata and are included",)
-    assert snapshot.missing == ()
+    assert snapshot.read_findings == ()
 
 
 def _report(offsets: list[int], incomplete: tuple[str, ...] = ()):
