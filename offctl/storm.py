@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from offctl.behaviour import LEGACY_METADATA
+from offctl import jsonsimple
 from offctl.inputs import printable
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, ZkNode
 
@@ -70,9 +71,14 @@ def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
         return (_LONG_DECODER if _LONG_DIGITS.search(text) else _DECODER).decode(text), None, utf8
     except _Rejected as exc:
         return None, f"node data is not JSON as Storm parses it ({exc})", utf8
+    except (ValueError, RecursionError):
+        pass
+    # What strict JSON refuses, json-simple may still read (leading zeros, skipped commas, raw control
+    # characters in strings): read it as json-simple does.
+    try:
+        return jsonsimple.loads(text), None, utf8
     except (ValueError, RecursionError) as exc:
-        # ValueError covers JSONDecodeError and Python's limit on huge integer literals.
-        return None, f"node data is not JSON ({str(exc).splitlines()[0][:80]})", utf8
+        return None, f"node data is not JSON as Storm parses it ({str(exc)[:80]})", utf8
 
 
 def _is_str_or_none(value: object) -> bool:

@@ -76,7 +76,7 @@ def test_topology_name_falls_back_to_the_storm_id():
     (doc(topology="wc"), "topology is not an object"),
     (doc(topology={"name": "wc"}), "topology.id is missing"),
     (doc(topology={"id": 5, "name": "wc"}), "topology.id is not a string"),
-    (b"[" * 30_000 + b"]" * 30_000, "not JSON"),  # under the size cap, deeper than the recursion limit
+    (b"[" * 30_000 + b"]" * 30_000, "JSON list, not an object"),  # json-simple reads any depth
     (b'{"offset": ' + b"9" * 5000 + b"}", "not JSON"),  # longer than Python's integer literal limit
     (b" " * (MAX_NODE_BYTES + 1), "more than a partition record can be"),
 ], ids=lambda v: v if isinstance(v, str) else None)
@@ -169,3 +169,27 @@ def test_commit_metadata_round_trips():
 def test_legacy_commit_metadata(metadata, legacy):
     r = parse_commit(KafkaCommit("g", "orders", 0, 41, metadata))
     assert (r.legacy_metadata, r.has_storm_metadata) == (legacy, legacy or parse_commit_metadata(metadata) is not None)
+
+
+# json-simple 1.1 (doc/json.lex and JSONParser.parse, the version storm's pom pins) reads more than strict JSON:
+# PartitionManager uses such records, so offctl must too (offctl/jsonsimple.py).
+T = b'"topology":{"id":"wc-1-1","name":"wc"}'
+
+
+@pytest.mark.parametrize("data, committed", [
+    (b'{' + T + b',"offset":0042,"partition":1,"topic":"t"}', 42),  # INT is -?[0-9]+: leading zeros
+    (b'{' + T + b',,"offset":7,,"partition":1,"topic":"t",}', 7),  # commas are skipped in objects
+    (b'{' + T + b' "offset" 7 "partition":1 "topic":"t"}', 7),  # no commas or colons needed
+    (b'{' + T + b',"offset"::7,"partition":1,"topic":"t\nx"}', 7),  # repeated colons; a raw newline in a string
+    (b'{' + T + b',"offset":7,"partition":[1,,2],"topic":"t"}', 7),  # commas skipped in arrays
+    (b'[' * 3000 + b']' * 3000, None),  # deep nesting: json-simple's parser has no recursion limit
+    (b'{' + T + b',"offset":7.}', None),  # "7." is INT then an unreadable "."
+    (b'{' + T + b',"offset":7}x', None),  # nothing may follow the value
+    (b'{' + T + b',"offset":7,:}', None),  # a colon where a key belongs
+    (b'{' + T + b',"offset":"\\x"}', None),  # an escape json-simple does not know
+], ids=lambda v: v.decode("utf-8", "replace")[40:80] if isinstance(v, bytes) else None)
+def test_json_simple_reads_what_strict_json_refuses(data, committed):
+    r = parse_zk_node(node(data))
+    assert r.committed == committed if committed is not None else r.malformed is not None
+    if committed is not None:
+        assert r.malformed is None

@@ -186,3 +186,16 @@ def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, 
     assert SECRET not in out and SECRET not in err, (argv, err)
     if code:
         assert err.startswith("offctl: "), err
+
+
+@SETTINGS
+@given(st.recursive(st.one_of(st.none(), st.booleans(), names, st.integers(-(2**63), 2**63 - 1),
+                              st.floats(allow_nan=False, allow_infinity=False)),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
+                    max_leaves=10), st.booleans())
+def test_the_json_simple_reader_agrees_with_strict_json_where_both_read(value, ascii_only):
+    """offctl/jsonsimple.py reads every strict JSON text to the same value Python's json does."""
+    from offctl import jsonsimple
+
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert jsonsimple.loads(text) == json.loads(text)
