@@ -49,8 +49,9 @@ class SparkUnavailable(OffctlError):
 EXIT_CODES: dict[int, str] = {
     0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified",
     1: "`inspect`, `audit`: findings at or above `--fail-on` (default `error`)",
-    2: "usage error: a wrong flag, value or combination, a file that cannot be read or is not what it should "
-       "be; nothing was written",
+    2: "usage error: a wrong flag, value or combination (also a value that is not UTF-8, out of range, or a file "
+       "larger than such a file can be), a file that cannot be read or is not what it should be, a backup that "
+       "fails its checksum; nothing was written",
     3: "a store could not be reached or read, also when only part of it could be read (the report is "
        "partial); `audit`: also when Spark could not start or one of its jobs failed; `sandbox status`: no "
        "sandbox running",
@@ -58,6 +59,8 @@ EXIT_CODES: dict[int, str] = {
        "execution would be refused, and a declined confirmation; nothing was written (`audit --repair`: for "
        "that consumer)",
     5: "a write conflicted (a node or commit changed since it was read: nothing was written), failed, or "
-       "failed verification after writing; also when the backup could not be written (nothing was written)",
-    130: "interrupted (Ctrl-C)",
+       "failed verification after writing, also when it landed but could not be read back; also when the backup "
+       "or the audit log could not be written (nothing was written). The message names the backup",
+    130: "interrupted (Ctrl-C or SIGTERM); during a write, the message says what may have landed and names the "
+         "backup, and the audit log records it",
 }

@@ -291,4 +291,5 @@ class ZkStore:
                 why.append(f"{path} may not be written with these credentials (ACL; --zk-auth)")
             else:
                 why.append(f"{path}: {type(error).__name__}")
-        raise WriteConflict("nothing was written: " + "; ".join(why))
+        shown = "; ".join(why[:10]) + (f"; and {len(why) - 10} more nodes" if len(why) > 10 else "")
+        raise WriteConflict("nothing was written: " + shown)

@@ -1,0 +1,329 @@
+"""Real faults, caused for real against real servers: ZooKeeper paused and killed in the middle of a reset of a
+2,000-partition spout, a writer racing a forced reset, two resets racing, SIGINT and SIGTERM during a write,
+black-hole servers, a backup directory that cannot be written. Each asserts: all or nothing per spout, the
+backup exists before the first write, a bounded time, the documented exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from offctl import servers
+from tests.conftest import storm_record
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+PARTITIONS = 2000
+TIMEOUT = "3"
+
+
+@pytest.fixture
+def own_zk(tmp_path):
+    """A ZooKeeper of this test alone, so that it can be paused and killed (and started again on its data)."""
+    data = tmp_path / "zk"
+    server = servers.start_zookeeper(data)
+    state = {"server": server}
+    yield data, state
+    servers.stop(state["server"].pid)
+
+
+def _client(address: str) -> KazooClient:
+    client = KazooClient(hosts=address, timeout=10)
+    client.start(timeout=30)
+    return client
+
+
+@pytest.fixture
+def big_spout(own_zk, kafka, names, broker, tmp_path):
+    """A spout of 2,000 partitions at offset 5, on a topic of 2,000 empty partitions (log end 0)."""
+    data, state = own_zk
+    topic = names("big")
+    kafka.create_topic(topic, PARTITIONS)
+    zk = _client(state["server"].address)
+    root = "/faults/spouts"
+    tx = zk.transaction()
+    for p in range(PARTITIONS):
+        tx.create(f"{root}/big/partition_{p}", storm_record(topic, p, 5))
+    zk.ensure_path(f"{root}/big")
+    assert all(r is True or isinstance(r, str) for r in tx.commit())
+    zk.ensure_path("/faults/storm/storms")
+    zk.stop()
+    zk.close()
+    backups, audit = tmp_path / "backups", tmp_path / "audit.log"
+    argv = [sys.executable, "-m", "offctl", "reset", "--zk", state["server"].address, "--zk-root", root,
+            "--spout", "big", "--bootstrap-servers", broker.address, "--storm-root", "/faults/storm",
+            "--to", "latest", "--quiet-period", "0", "--timeout", TIMEOUT, "--execute",
+            "--backup-dir", str(backups), "--audit-log", str(audit)]
+    return {"argv": argv, "root": root, "state": state, "data": data, "backups": backups, "audit": audit}
+
+
+def _offsets(address: str, root: str) -> list[int]:
+    zk = _client(address)
+    try:
+        return [json.loads(zk.get(f"{root}/big/partition_{p}")[0])["offset"] for p in range(PARTITIONS)]
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def _at_the_prompt(argv: list[str]) -> subprocess.Popen:
+    """Start the reset and return once it has read everything, planned and asks to write (stderr)."""
+    # stdout (the plan and result of 2,000 partitions) is not read: it must not fill a pipe
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen = b""
+    deadline = time.monotonic() + 120
+    while b"Write 2000 partition(s)" not in seen:
+        chunk = proc.stderr.read1(65536)
+        assert chunk and time.monotonic() < deadline, seen.decode(errors="replace")[-2000:]
+        seen += chunk
+    return proc
+
+
+def _answer_yes(proc: subprocess.Popen, limit: float) -> tuple[int, str, float]:
+    started = time.monotonic()
+    proc.stdin.write(b"y\n")
+    proc.stdin.close()
+    return _finish(proc, limit) + (time.monotonic() - started,)
+
+
+def _finish(proc: subprocess.Popen, limit: float) -> tuple[int, str]:
+    """Wait for the process (what is left on stderr after the prompt is a few lines) and read its stderr."""
+    try:
+        proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    return proc.returncode, proc.stderr.read().decode(errors="replace")
+
+
+def _restart(fixture) -> None:
+    state = fixture["state"]
+    servers.stop(state["server"].pid)
+    state["server"] = servers.start_zookeeper(fixture["data"], port=state["server"].port)
+
+
+def _backup_written(fixture) -> Path:
+    (backup,) = fixture["backups"].glob("*.json")
+    doc = json.loads(backup.read_text())
+    assert len(doc["zookeeper"]) == PARTITIONS
+    assert not list(fixture["backups"].glob("*.tmp"))
+    return backup
+
+
+def test_zookeeper_killed_between_plan_and_write(big_spout):
+    proc = _at_the_prompt(big_spout["argv"])
+    os.kill(big_spout["state"]["server"].pid, signal.SIGKILL)
+    code, err, took = _answer_yes(proc, 60)
+    assert code in (3, 5), err
+    assert took < 30
+    assert "Traceback" not in err and "before-image" in err
+    _backup_written(big_spout)
+    _restart(big_spout)
+    assert set(_offsets(big_spout["state"]["server"].address, big_spout["root"])) == {5}  # nothing written
+    phases = [json.loads(line)["phase"] for line in big_spout["audit"].read_text().splitlines()]
+    assert phases[:PARTITIONS] == ["intent"] * PARTITIONS and set(phases[PARTITIONS:]) == {"failed"}
+
+
+def test_zookeeper_paused_during_the_write_is_all_or_nothing(big_spout):
+    proc = _at_the_prompt(big_spout["argv"])
+    pid = big_spout["state"]["server"].pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        code, err, took = _answer_yes(proc, 60)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert code in (3, 5), err
+    assert took < 30 and "Traceback" not in err
+    assert "may or may not have been applied" in err or "nothing was written" in err
+    _backup_written(big_spout)
+    time.sleep(1)
+    offsets = set(_offsets(big_spout["state"]["server"].address, big_spout["root"]))
+    assert offsets in ({5}, {0})  # one multi-op: every node or none
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_write_is_reported_with_the_backup(big_spout, sig):
+    proc = _at_the_prompt(big_spout["argv"])
+    pid = big_spout["state"]["server"].pid
+    os.kill(pid, signal.SIGSTOP)  # the write hangs on ZooKeeper: the signal lands during it
+    try:
+        proc.stdin.write(b"y\n")
+        proc.stdin.close()
+        time.sleep(1.0)
+        proc.send_signal(sig)
+        code, err = _finish(proc, 60)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert code == 130, err
+    assert "interrupted during the write: it may or may not have been applied" in err and "before-image" in err
+    backup = _backup_written(big_spout)
+    assert str(backup) in err
+    last = json.loads(big_spout["audit"].read_text().splitlines()[-1])
+    assert last["phase"] == "failed" and last["outcome"].startswith("interrupted")
+    time.sleep(1)
+    assert set(_offsets(big_spout["state"]["server"].address, big_spout["root"])) in ({5}, {0})
+
+
+def test_an_unversioned_writer_racing_a_forced_reset(big_spout):
+    """The spout keeps committing (setData without a version) while a reset runs: the reset writes all of
+    its nodes or none of them."""
+    address = big_spout["state"]["server"].address
+    proc = _at_the_prompt(big_spout["argv"] + ["--force", "recent-write"])
+    stop = threading.Event()
+
+    def writer():
+        zk = _client(address)
+        p = 0
+        while not stop.is_set():
+            zk.set(f"{big_spout['root']}/big/partition_{p % PARTITIONS}", storm_record("x", p % PARTITIONS, 7))
+            p += 1
+        zk.stop()
+        zk.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    time.sleep(0.5)
+    try:
+        code, err, _ = _answer_yes(proc, 60)
+    finally:
+        stop.set()
+        thread.join()
+    assert code == 5, err  # the writer moved nodes after they were read
+    assert "changed since it was read" in err and "nothing was written" in err
+    assert len(err) < 10_000  # at most ten nodes are named, however many moved
+    assert 0 not in _offsets(address, big_spout["root"])  # not one node got the reset's offset
+
+
+def test_two_resets_racing(big_spout):
+    first = _at_the_prompt(big_spout["argv"])
+    second = _at_the_prompt(big_spout["argv"][:-4] + ["--to", "offset", "--offset", "0", *big_spout["argv"][-4:]])
+    results = []
+    threads = [threading.Thread(target=lambda p=p: results.append(_answer_yes(p, 60))) for p in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 5], results  # both planned from the same versions: one multi-op wins, one conflicts
+    assert set(_offsets(big_spout["state"]["server"].address, big_spout["root"])) == {0}
+
+
+def _black_hole() -> tuple[socket.socket, int]:
+    """A listener that accepts connections and never answers."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    held = []
+    threading.Thread(target=lambda: [held.append(sock.accept()) for _ in range(64)], daemon=True).start()
+    return sock, sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("store", ["zookeeper", "kafka"])
+def test_black_hole_servers_end_in_exit_3_within_the_timeout(store):
+    sock, port = _black_hole()
+    try:
+        args = (["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"] if store == "zookeeper"
+                else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"])
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", *args, "--timeout", "2"],
+                              capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - started
+    finally:
+        sock.close()
+    assert proc.returncode == 3, proc.stderr
+    assert "did not answer" in proc.stderr and "Traceback" not in proc.stderr
+    assert took < 30
+
+
+def test_a_backup_directory_that_cannot_be_written(big_spout, tmp_path):
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    argv = [a if a != str(big_spout["backups"]) else str(blocked / "backups") for a in big_spout["argv"]]
+    proc = subprocess.run(argv + ["--yes"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 5, proc.stderr
+    assert "could not write the backup" in proc.stderr and "nothing was changed" in proc.stderr
+    assert set(_offsets(big_spout["state"]["server"].address, big_spout["root"])) == {5}
+    assert not big_spout["audit"].exists()
+
+
+def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
+    """A broker that dies while inspect reads: exit 3 (the report is partial or missing), in bounded time."""
+    broker = servers.start_broker(tmp_path / "broker")
+    try:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": broker.address})
+        for f in admin.create_topics([NewTopic("t", 8, 1)]).values():
+            f.result(30)
+        for p in range(8):
+            zk.create(f"{names.root}/s/partition_{p}", storm_record("t", p, 0), makepath=True)
+        proc = subprocess.Popen([sys.executable, "-m", "offctl", "inspect", "--zk", zk_server.address, "--zk-root",
+                                 names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
+                                 "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        os.kill(broker.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        servers.stop(broker.pid)
+    assert proc.returncode in (0, 3), err  # 0 only if every answer came before the kill
+    assert "Traceback" not in err
+    if proc.returncode == 3:
+        assert "Kafka at" in err or json.loads(out)["incomplete"]
+
+
+@pytest.mark.spark
+def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
+    """The audit runs in Spark (its own process here); its broker dies while it runs: exit 3, bounded, no
+    traceback, and the failed reads named."""
+    broker = servers.start_broker(tmp_path / "broker")
+    try:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": broker.address})
+        for f in admin.create_topics([NewTopic("t", 4, 1)]).values():
+            f.result(30)
+        for s in range(6):
+            zk.create(f"{names.root}/s{s}/partition_0", storm_record("t", 0, 0), makepath=True)
+        started = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "offctl", "audit", "--zk", zk_server.address, "--zk-root",
+                                 names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
+                                 "--master", "local[2]"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        os.kill(broker.pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+        took = time.monotonic() - started
+    finally:
+        servers.stop(broker.pid)
+    assert proc.returncode == 3, err[-3000:]
+    assert "Traceback" not in err and took < 240
+    assert "Kafka at" in err or "could not read" in err
+
+
+def test_a_backup_that_fails_half_way_leaves_no_tmp_file(tmp_path, monkeypatch):
+    from offctl import backup as backup_module
+    from offctl.errors import WriteConflict
+    from offctl.model import ZOOKEEPER, ConsumerKey, ZkNode
+    from offctl.plan import Target, plan_zookeeper
+    from offctl.model import PartitionLog
+
+    node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0)
+    plan = plan_zookeeper(ConsumerKey(ZOOKEEPER, "s", "/r"), [node], {"t": {0: PartitionLog(0, 9)}},
+                          Target("offset", offset=2))
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(backup_module.os, "fsync", disk_full)
+    with pytest.raises(WriteConflict, match="No space left on device"):
+        backup_module.write_backup(plan, tmp_path / "b", 1)
+    assert list((tmp_path / "b").iterdir()) == []
