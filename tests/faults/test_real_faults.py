@@ -5,6 +5,7 @@ backup exists before the first write, a bounded time, the documented exit code."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -256,25 +257,33 @@ def test_a_backup_directory_that_cannot_be_written(big_spout, tmp_path):
     assert not big_spout["audit"].exists()
 
 
-def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
-    """A broker that dies while inspect reads: exit 3 (the report is partial or missing), in bounded time."""
+@contextlib.contextmanager
+def _own_broker(tmp_path, zk, names, spout_partitions: dict[str, int]):
+    """A broker of this test alone (so that it can be killed), topic "t", and spouts with records on it."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
     broker = servers.start_broker(tmp_path / "broker")
     try:
-        from confluent_kafka.admin import AdminClient, NewTopic
-
         admin = AdminClient({"bootstrap.servers": broker.address})
-        for f in admin.create_topics([NewTopic("t", 8, 1)]).values():
+        for f in admin.create_topics([NewTopic("t", max(spout_partitions.values()), 1)]).values():
             f.result(30)
-        for p in range(8):
-            zk.create(f"{names.root}/s/partition_{p}", storm_record("t", p, 0), makepath=True)
+        for spout, n in spout_partitions.items():
+            for p in range(n):
+                zk.create(f"{names.root}/{spout}/partition_{p}", storm_record("t", p, 0), makepath=True)
+        yield broker
+    finally:
+        servers.stop(broker.pid)
+
+
+def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
+    """A broker that dies while inspect reads: exit 3 (the report is partial or missing), in bounded time."""
+    with _own_broker(tmp_path, zk, names, {"s": 8}) as broker:
         proc = subprocess.Popen([sys.executable, "-m", "offctl", "inspect", "--zk", zk_server.address, "--zk-root",
                                  names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
                                  "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
         os.kill(broker.pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=60)
-    finally:
-        servers.stop(broker.pid)
     assert proc.returncode in (0, 3), err  # 0 only if every answer came before the kill
     assert "Traceback" not in err
     if proc.returncode == 3:
@@ -285,15 +294,7 @@ def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
 def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
     """The audit runs in Spark (its own process here); its broker dies while it runs: exit 3, bounded, no
     traceback, and the failed reads named."""
-    broker = servers.start_broker(tmp_path / "broker")
-    try:
-        from confluent_kafka.admin import AdminClient, NewTopic
-
-        admin = AdminClient({"bootstrap.servers": broker.address})
-        for f in admin.create_topics([NewTopic("t", 4, 1)]).values():
-            f.result(30)
-        for s in range(6):
-            zk.create(f"{names.root}/s{s}/partition_0", storm_record("t", 0, 0), makepath=True)
+    with _own_broker(tmp_path, zk, names, {f"s{i}": 1 for i in range(6)}) as broker:
         started = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "offctl", "audit", "--zk", zk_server.address, "--zk-root",
                                  names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
@@ -302,8 +303,6 @@ def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
         os.kill(broker.pid, signal.SIGKILL)
         _, err = proc.communicate(timeout=300)
         took = time.monotonic() - started
-    finally:
-        servers.stop(broker.pid)
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err and took < 240
     assert "Kafka at" in err or "could not read" in err
