@@ -22,6 +22,7 @@ from offctl.errors import UsageError
 from offctl.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
 from offctl.render import write_report
 from offctl.storm import parse_commit, parse_zk_node
+from tests.faults.conftest import counted
 
 EXAMPLES = int(os.environ.get("OFFCTL_FAULT_EXAMPLES", "300"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -81,6 +82,7 @@ def _strings(value):
 
 @SETTINGS
 @given(st.lists(node_bytes(), min_size=1, max_size=4))
+@counted
 def test_any_node_data_ends_in_a_row_and_maybe_a_finding(datas):
     nodes = tuple(ZkNode("/r", "s", f"/r/s/partition_{p}", p, None, d, 0, 0) for p, d in enumerate(datas))
     for node in nodes:
@@ -100,6 +102,7 @@ def test_any_node_data_ends_in_a_row_and_maybe_a_finding(datas):
 @given(st.text(max_size=120) | st.sampled_from([
     "{topic-partition=t-0, offset=1, numFails=0, thread='x'}", '{"topologyId":"a-1-1","taskId":1,"threadName":"t"}',
     '{"topologyId":"\\ud800","taskId":1}', '{"topologyId":null}', "null", "[]"]))
+@counted
 def test_any_commit_metadata_is_classified(metadata):
     record = parse_commit(KafkaCommit("g", "t", 0, 5, metadata))
     assert record.committed == 5
@@ -122,6 +125,7 @@ file_texts = st.one_of(
 
 @SETTINGS
 @given(file_texts)
+@counted
 def test_any_plan_backup_or_csv_file_is_read_or_refused_with_exit_2(data):
     from offctl.backup import load_backup, load_offsets_file
 
@@ -173,6 +177,7 @@ OPTIONS = ["--timeout", "--zk", "--zk-root", "--spout", "--group", "--topic", "-
        st.sampled_from([["--zk-auth", f"user:{SECRET}"], ["--kafka-config", f"sasl.password={SECRET}"],
                         ["--kafka-config", f"security.protocol={SECRET}"], ["--zk-auth", "user", SECRET],
                         ["--kafka-config", "sasl.password", SECRET], []]))
+@counted
 def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, secret_args):
     argv = [command, "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1",
             "--timeout", "0.2"]
@@ -193,6 +198,7 @@ def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, 
                               st.floats(allow_nan=False, allow_infinity=False)),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
                     max_leaves=10), st.booleans())
+@counted
 def test_the_json_simple_reader_agrees_with_strict_json_where_both_read(value, ascii_only):
     """offctl/jsonsimple.py reads every strict JSON text to the same value Python's json does."""
     from offctl import jsonsimple
