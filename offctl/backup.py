@@ -11,12 +11,15 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
+import errno
+import fcntl
 import getpass
 import hashlib
 import io
 import json
 import os
 import re
+import secrets
 import socket
 import time
 from collections.abc import Iterable
@@ -70,27 +73,37 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def write_backup(plan: Plan, directory: Path, now_ms: int) -> Path:
-    """Write the plan's before-image, flushed to disk; return its path. Fails before any store is touched."""
+    """Write the plan's before-image, flushed to disk; return its path. Fails before any store is touched.
+
+    Two offctl runs may back up at the same millisecond: each writes a temporary file of its own, then links
+    it to the first free name (a link never replaces a file), so neither overwrites or removes the other's."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", plan.key.consumer)[:80]
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now_ms / 1000)) + f"{now_ms % 1000:03d}Z"
     body = json.dumps(backup_document(plan, now_ms), indent=1).encode() + b"\n"
-    tmp: Path | None = None
+    tmp = directory / f".{stamp}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    created = False
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for n in range(1000):
-            path = directory / f"{stamp}-{plan.operation}-{plan.key.store}-{slug}{f'-{n}' if n else ''}.json"
-            if not path.exists():
-                break
-        tmp = path.with_name(path.name + ".tmp")
         # Readable by its owner only: it holds the exact node data, which may name hosts and topologies.
         with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+            created = True
             f.write(body)
             f.flush()
             os.fsync(f.fileno())
-        os.rename(tmp, path)
+        for n in range(1000):
+            path = directory / f"{stamp}-{plan.operation}-{plan.key.store}-{slug}{f'-{n}' if n else ''}.json"
+            try:
+                os.link(tmp, path)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise OSError(errno.EEXIST, "no free backup name")
+        os.unlink(tmp)
+        created = False
         _fsync_dir(directory)
     except OSError as exc:
-        if tmp is not None:
+        if created:
             tmp.unlink(missing_ok=True)  # a backup that failed half-way leaves nothing behind
         raise WriteConflict(f"could not write the backup to {directory} ({exc.strerror or exc}); nothing was "
                             f"changed. Choose another place with --backup-dir") from None
@@ -290,6 +303,7 @@ def append_audit(path: Path, lines: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with os.fdopen(fd, "a", encoding="utf-8") as f:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # two runs appending at once must not interleave their lines
         f.write("".join(line + "\n" for line in lines))
         f.flush()
         os.fsync(f.fileno())
