@@ -17,6 +17,7 @@ elif __name__ == "__main__":  # spark-submit .../offctl/spark_submit.py
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
 
-    from offctl.commands.app import app
+    from offctl.commands.app import main
 
-    app(["audit", *sys.argv[1:]], prog_name="offctl audit")
+    sys.argv = ["offctl", "audit", *sys.argv[1:]]  # through main(): the same boundary checks as `offctl audit`
+    main()
