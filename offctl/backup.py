@@ -22,8 +22,8 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from offctl.errors import UsageError, WriteConflict
@@ -53,8 +53,10 @@ def backup_document(plan: Plan, created_ms: int) -> dict:
     doc = {"offctl_backup": FORMAT, "created_at": iso_ms(created_ms), "created_ms": created_ms,
            "operation": plan.operation, "target": plan.target, **plan.key.fields()}
     if plan.key.store == ZOOKEEPER:
+        # "written_base64": the bytes offctl is about to write, so that its undo recognises them as its own
         doc["zookeeper"] = [{"path": c.path, "topic": c.topic, "partition": c.partition, "offset": c.before,
-                             "version": c.version, "data_base64": base64.b64encode(c.before_data).decode()}
+                             "version": c.version, "data_base64": base64.b64encode(c.before_data).decode(),
+                             "written_base64": base64.b64encode(c.after_data).decode()}
                             for c in plan.writes]
     else:
         doc["kafka"] = [{"topic": c.topic, "partition": c.partition,
@@ -118,6 +120,12 @@ class Backup:
     path: Path
     nodes: tuple[ZkNode, ...] = ()  # ZooKeeper: exact bytes as they were
     commits: tuple[KafkaCommit | tuple[str, int], ...] = ()  # Kafka; (topic, partition) had no commit
+    written: Mapping[str, tuple[bytes, int]] = field(default_factory=dict)  # path -> (bytes, version) offctl wrote
+
+    def own_writes(self, current: Iterable[ZkNode]) -> frozenset[str]:
+        """Paths that still hold exactly what the operation this backup was made for wrote: the version one
+        above the saved one and the bytes it wrote. Nothing else has written them since."""
+        return frozenset(n.path for n in current if self.written.get(n.path) == (n.data, n.version))
 
 
 def _bad(path: Path, why: str) -> UsageError:
@@ -156,7 +164,11 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
     try:
         if store == ZOOKEEPER:
             nodes = tuple(_saved_node(e, key) for e in doc["zookeeper"])
-            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes)
+            # A hand-made file's claim of what offctl wrote is not trusted: it could lift the recent-write guard.
+            written = {} if hand_made else {
+                n.path: (base64.b64decode(e["written_base64"], validate=True), n.version + 1)
+                for n, e in zip(nodes, doc["zookeeper"]) if isinstance(e.get("written_base64"), str)}
+            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes, written=written)
         commits = tuple(_saved_commit(e, consumer) for e in doc["kafka"])
         return Backup(key, str(doc.get("operation")), created, path, commits=commits)
     except (KeyError, TypeError, ValueError, binascii.Error) as exc:

@@ -227,6 +227,7 @@ def outcome_document(outcome) -> dict:
         "verified": outcome.verified,
         "problems": list(outcome.problems),
         "audit_log": str(outcome.audit_log) if outcome.audit_log else None,
+        "undo": outcome.undo,
     }
 
 
@@ -273,7 +274,7 @@ def outcome_lines(outcome) -> list[str]:
     if not outcome.executed:
         return [f"dry run: {n} partition(s) would change; nothing was written. Add --execute to apply"]
     lines = [f"wrote {n} partition(s) of {plan.key}", f"backup: {outcome.backup}",
-             f"undo with: offctl restore {outcome.backup}"]
+             f"undo with: {outcome.undo or f'offctl restore {outcome.backup} --execute'}"]
     if outcome.audit_log:
         lines.append(f"audit log: {outcome.audit_log}")
     return lines + ([] if outcome.problems else ["verified: read back as planned"])

@@ -8,6 +8,7 @@ per group in Kafka, after checking nothing moved), reads back to verify, and app
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,27 @@ class Outcome:
     problems: tuple[str, ...] = ()  # what verification found
     audit_log: Path | None = None
     notes: tuple[str, ...] = ()
+    undo: str | None = None  # the command that puts the before-image back, to paste as it is
+
+
+def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> str:
+    """`offctl restore BACKUP --execute` with the flags the write needed: its servers, the guards it had to
+    force (a topology still running is still running), and its backup directory and audit log."""
+    parts = ["offctl", "restore", str(backup), "--execute"]
+    if plan.key.store == ZOOKEEPER and conn.zk:
+        parts += ["--zk", conn.zk]
+    if conn.bootstrap_servers:
+        parts += ["--bootstrap-servers", conn.bootstrap_servers]
+    if conn.storm_root != "/storm":
+        parts += ["--storm-root", conn.storm_root]
+    defaults = Safety()
+    if safety.backup_dir != defaults.backup_dir:
+        parts += ["--backup-dir", str(safety.backup_dir)]
+    if safety.audit_log != defaults.audit_log:
+        parts += ["--audit-log", str(safety.audit_log)]
+    for guard in sorted(g.guard for g in plan.guards if g.status == "overridden"):
+        parts += ["--force", guard]
+    return shlex.join(parts)
 
 
 Confirm = Callable[[Plan], bool]
@@ -225,6 +247,9 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
             saved = _topologies(map(parse_zk_node, backup.nodes))
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True,
                            groups=())
+            # offctl's own write, still untouched, is no sign that something else is committing
+            own = backup.own_writes(snapshot.zk_nodes)
+            facts = replace(facts, zk_modified_ms={p: m for p, m in facts.zk_modified_ms.items() if p not in own})
         else:
             plan = plan_restore_kafka(key.consumer, backup.commits, snapshot.commits, snapshot.cluster,
                                       source=str(path), captured_ms=snapshot.captured_ms, hand_made=hand_made)
@@ -316,7 +341,7 @@ def _execute(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: 
         notes = (f"the change was made but its outcome could not be appended to the audit log {safety.audit_log} "
                  f"({exc.strerror or exc}); its intent is there",)
     return Outcome(plan, executed=True, backup=backup, verified=not problems, problems=tuple(problems),
-                   audit_log=audit, notes=notes)
+                   audit_log=audit, notes=notes, undo=undo_command(plan, backup, conn, safety))
 
 
 def _write_kafka(plan: Plan, kafka: LogWriter) -> list[str]:

@@ -8,6 +8,7 @@ either way and expect exit 0 only when the broker kept the metadata, as Apache K
 from __future__ import annotations
 
 import base64
+import shlex
 import json
 from pathlib import Path
 
@@ -408,3 +409,27 @@ def test_ctrl_c_after_the_write_leaves_a_trace(cli, fleet, monkeypatch):
     assert "interrupted after the write was applied" in result.stderr and "The before-image is in" in result.stderr
     failed = [json.loads(line) for line in fleet.audit.read_text().splitlines()][-1]
     assert failed["phase"] == "failed" and failed["outcome"].startswith("interrupted after the write")
+
+
+def test_the_printed_undo_works_as_printed_right_after_the_reset(cli, fleet, zk):
+    """No --quiet-period 0 and no --force recent-write: offctl's own write, still untouched, is not a sign of
+    something committing. A running topology forced for the reset is forced in the undo line too."""
+    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")  # the spout's topology is running
+    before = nodes(fleet.state())
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--force", "running-topology",
+               "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    undo = done.json()["undo"]
+    assert undo.startswith("offctl restore ") and "--execute" in undo and "--force running-topology" in undo
+    argv = shlex.split(undo)[1:] + ["--yes"]  # --yes: the test has no terminal to answer the prompt
+    undone = cli(*argv)
+    assert undone.exit_code == 0, undone.stderr
+    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+
+
+def test_the_undo_still_waits_when_something_else_wrote_after_offctl(cli, fleet, zk):
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    zk.set(fleet.path(1), storm_record(fleet.topic, 1, 9))  # the spout committed since
+    again = cli(*shlex.split(done.json()["undo"])[1:], "--yes")
+    assert again.exit_code == 4 and "recent-write" in again.stderr
