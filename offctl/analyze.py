@@ -240,7 +240,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         for i, r in valid:
             # No Storm JSON metadata: CommitMetadataManager's read fails, so never "this topology's".
             ours = False if not r.topology_id else (None if running is None else r.topology_id in running)
-            position, does = client_start(profile, r.committed, r.legacy_metadata, ours, None, None)
+            position, does = client_start(profile, r.committed, r.legacy_metadata, ours)
             positions[i] = position
             where = f"{r.topic}/{r.partition}"
             if r.legacy_metadata:
@@ -365,8 +365,7 @@ def _missing_partitions(out: _Collector, records: Sequence[OffsetRecord], topic_
             continue
         wanted = set(partitions) if static is None else set(partitions) & static
         for p in sorted(wanted - have):
-            plog = partitions[p]
-            start = configured_start(profile, plog.log_start, plog.log_end).text() if out.key.store == ZOOKEEPER \
+            start = _start_text(profile, topic, p, cluster) if out.key.store == ZOOKEEPER \
                 else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
             out.on_consumer("MISSING_PARTITION",

@@ -221,8 +221,8 @@ LEGACY_METADATA = re.compile(r"\{topic-partition=(?P<tp>.*), offset=(?P<offset>-
 LEGACY_RELEASES = "1.0.0-1.0.5 or 1.1.0-1.1.1"
 
 
-def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool | None,
-                 log_start: int | None, log_end: int | None) -> tuple[Position | None, str]:
+def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool | None
+                 ) -> tuple[Position | None, str]:
     """Where a storm-kafka-client spout resumes a partition with this commit, and why.
 
     `legacy`: the commit carries pre-1.1.2 metadata (it holds the last processed offset). `ours`: the
