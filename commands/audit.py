@@ -52,6 +52,7 @@ def _progress(description: str) -> Iterator:
 
 
 def audit_command(
+    ctx: typer.Context,
     spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
@@ -107,7 +108,7 @@ def audit_command(
             conn = Connection(zk=zk, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers)
         else:
             conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                              kafka_config_file)
+                              kafka_config_file, ctx)
         settings = AuditSettings(
             selection=Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups),
             thresholds=spout_thresholds(

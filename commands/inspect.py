@@ -18,6 +18,7 @@ from .options import (AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOn
 
 
 def inspect_command(
+    ctx: typer.Context,
     spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
@@ -42,7 +43,7 @@ def inspect_command(
     """
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, ctx)
         report = inspect(conn, Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups),
                          spout_thresholds(
                              topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
@@ -47,17 +48,20 @@ KafkaConfigFile = Annotated[Optional[Path], typer.Option(
 
 def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str | None, storm_root: str,
                timeout: float, zk_auth: str | None, kafka_config: list[str] | None,
-               kafka_config_file: Path | None) -> Connection:
-    """The connection the flags and environment name; with none of --zk, --zk-root and --bootstrap-servers,
-    the running sandbox (`offctl sandbox up`), said on stderr."""
-    if not (zk or zk_root or bootstrap_servers):
+               kafka_config_file: Path | None, ctx: typer.Context | None = None) -> Connection:
+    """The connection the flags and environment name; with neither --zk nor --bootstrap-servers, the
+    running sandbox (`offctl sandbox up`), said on stderr (its zkRoot unless --zk-root is given). `ctx`
+    tells whether --zk-root was on the command line (Connection.default_roots)."""
+    from_line = ctx is not None and getattr(ctx.get_parameter_source("zk_root"), "name", "") == "COMMANDLINE"
+    if not (zk or bootstrap_servers):
         from offctl.sandbox import active
 
         sandbox = active()
         if sandbox is not None:
+            zk, bootstrap_servers = sandbox.zk, sandbox.broker
+            zk_root = zk_root or [sandbox.zk_root]
             err_console.print(f"offctl: using the sandbox (ZooKeeper {sandbox.zk}, Kafka {sandbox.broker}, "
-                              f"zkRoot {sandbox.zk_root}); see `offctl sandbox status`")
-            zk, zk_root, bootstrap_servers = sandbox.zk, [sandbox.zk_root], sandbox.broker
+                              f"zkRoot {', '.join(zk_root)}); see `offctl sandbox status`")
             storm_root = sandbox.storm_root if storm_root == "/storm" else storm_root
     if zk_auth:
         secret(zk_auth)
@@ -67,7 +71,8 @@ def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str
     check_timeout(timeout)
     return Connection(zk=zk or None, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers or None,
                       storm_root=storm_root, timeout=timeout, zk_auth=zk_auth or None,
-                      kafka_config=parse_kafka_config(kafka_config or (), kafka_config_file))
+                      kafka_config=parse_kafka_config(kafka_config or (), kafka_config_file),
+                      default_roots=not from_line)
 
 
 class OutputFormat(str, Enum):
@@ -140,15 +145,33 @@ def safety(execute: bool, quiet_period: float, force: list[Guard] | None, backup
                   backup_dir=backup_dir or defaults.backup_dir, audit_log=audit_log or defaults.audit_log)
 
 
-def confirm_plans(yes: bool, plans) -> bool:
-    """Show the plans on stderr and ask once whether to write them; no answer (end of input) is no."""
+class Confirmation:
+    """Shows the plans once and asks once whether to write them; no answer (end of input) is no.
+
+    With table output the plans go to stdout, where the result then follows without repeating them
+    (`shown`); otherwise to stderr, so stdout stays one clean document."""
+
+    def __init__(self, yes: bool, output: str = "json") -> None:
+        self.yes, self.output, self.shown = yes, output, False
+
+    def __call__(self, plans) -> bool:
+        if self.yes:
+            return True
+        from offctl.render import table_console
+
+        self.shown = self.output == "table"
+        return confirm_plans(False, plans, table_console(sys.stdout) if self.shown else err_console)
+
+
+def confirm_plans(yes: bool, plans, console=None) -> bool:
+    """Show the plans (on stderr unless `console` says where) and ask once whether to write them."""
     if yes:
         return True
     from offctl.render import write_plan_table
     from offctl.reset import Outcome
 
     for plan in plans:
-        write_plan_table(Outcome(plan), err_console)
+        write_plan_table(Outcome(plan), console or err_console)
     n = sum(len(p.writes) for p in plans)
     what = f"{plans[0].key}" if len(plans) == 1 else f"{len(plans)} consumers"
     try:

@@ -3,41 +3,46 @@
 from __future__ import annotations
 
 import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from offctl.plan import make_target, parse_partitions
-from offctl.render import outcome_errors, write_outcome
-from offctl.reset import Outcome, ResetRequest, migrate, outcome_exit_code, reset, restore
+from offctl.plan import Scope, make_target, parse_partitions, parse_topics
+from offctl.render import outcome_errors, write_outcome, write_outcomes
+from offctl.reset import Outcome, ResetRequest, migrate, outcome_exit_code, outcomes_exit_code, reset, restore
 
-from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Execute, Force, KafkaConfig, KafkaConfigFile,
-                      PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, Yes, Zk, ZkAuth, ZkRoot, connection,
-                      confirm_plans, err_console, reported_errors, safety)
+from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
+                      KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, Yes, Zk, ZkAuth, ZkRoot,
+                      connection, err_console, reported_errors, safety)
 
 
 class To(str, Enum):
     earliest = "earliest"
     latest = "latest"
+    current = "current"
     offset = "offset"
     time = "time"
     shift = "shift"
 
 
-def _confirm(yes: bool):
-    return lambda plan: confirm_plans(yes, [plan])
-
-
-def _finish(outcome: Outcome, output: PlanOutput) -> None:
-    write_outcome(outcome, output.value, sys.stdout, err_console)
-    for line in outcome_errors(outcome):
-        err_console.print(f"offctl: {line}")
-    raise typer.Exit(outcome_exit_code(outcome))
+def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, *, many: bool = False) -> None:
+    if many:
+        write_outcomes(outcomes, output.value, sys.stdout, err_console, plan_shown=confirm.shown)
+    else:
+        write_outcome(outcomes[0], output.value, sys.stdout, err_console, plan_shown=confirm.shown)
+    for outcome in outcomes:
+        for line in outcome_errors(outcome):
+            err_console.print(f"offctl: {line}")
+    raise typer.Exit(outcomes_exit_code(outcomes) if many else outcome_exit_code(outcomes[0]))
 
 
 Topic = Annotated[Optional[str], typer.Option("--topic", metavar="TOPIC", help="Only this topic's partitions.")]
+Topics = Annotated[Optional[list[str]], typer.Option(
+    "--topic", metavar="TOPIC[:PARTITIONS]",
+    help="Only this topic, or these of its partitions: orders, orders:0-3,7 (repeatable).")]
 Partitions = Annotated[Optional[str], typer.Option(
     "--partitions", metavar="LIST", help="Only these partitions: 0,3,5 or 0-7.")]
 TopologyId = Annotated[Optional[str], typer.Option(
@@ -48,9 +53,16 @@ TopologyId = Annotated[Optional[str], typer.Option(
 
 def reset_command(
     spout: Annotated[Optional[str], typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")] = None,
-    group: Annotated[Optional[str], typer.Option("--group", metavar="GROUP", help="group.id of a storm-kafka-client spout.")] = None,
-    topic: Topic = None, partitions: Partitions = None,
-    to: Annotated[Optional[To], typer.Option("--to", help="Where to move the offsets.")] = None,
+    group: Annotated[Optional[list[str]], typer.Option(
+        "--group", metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
+    all_groups: Annotated[bool, typer.Option(
+        "--all-groups", help="Every group whose commits carry Storm metadata.")] = False,
+    topic: Topics = None, partitions: Partitions = None,
+    to: Annotated[Optional[To], typer.Option(
+        "--to", help="Where to move the offsets (current: the commit as it is; the log end where there is none).")] = None,
+    by_duration: Annotated[Optional[str], typer.Option(
+        "--by-duration", metavar="DURATION",
+        help="To the first offset at or after now minus an ISO-8601 duration: PT30M, PT6H, P1DT12H.")] = None,
     offset: Annotated[Optional[int], typer.Option("--offset", metavar="N", help="With --to offset.")] = None,
     at: Annotated[Optional[str], typer.Option(
         "--at", metavar="TIME", help="With --to time: ISO-8601 with a zone, or epoch milliseconds.")] = None,
@@ -59,13 +71,17 @@ def reset_command(
         "--from-file", metavar="FILE",
         help="Offsets from an offctl plan (reset --output json) or backup, or a kafka-consumer-groups CSV export.")] = None,
     topology_id: TopologyId = None,
+    no_storm_metadata: Annotated[bool, typer.Option(
+        "--no-storm-metadata",
+        help="Kafka groups: commit partitions that have no Storm metadata without it (a spout whose first-poll "
+             "strategy is UNCOMMITTED_* honours any commit); commits that have it keep it.")] = False,
     execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
     backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
     zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
     kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
 ) -> None:
-    """Move a spout's or group's offsets: plan (dry run), then --execute with backup and checks.
+    """Move a spout's or groups' offsets: plan (dry run), then --execute with backup and checks.
 
     Guards refuse (exit 4) while the owning topology runs, while records were written within
     --quiet-period, or while the group has members; --force GUARD overrides one.
@@ -75,16 +91,20 @@ def reset_command(
       offctl reset --zk zk1:2181 --zk-root /kafka-spouts --spout orders \\
         --bootstrap-servers k1:9092 --to earliest            # preview
       offctl reset ... --to earliest --execute               # apply; prints the backup
+      offctl reset ... --group a --group b --topic orders:0-3 --by-duration PT30M
     """
+    confirm = Confirmation(yes, output.value)
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
-        asked = to is not None or offset is not None or at is not None or by is not None
-        target = make_target(to.value if to else None, offset, at, by) if asked or from_file is None else None
-        request = ResetRequest(spout=spout, group=group, topic=topic, partitions=parse_partitions(partitions),
-                               target=target, from_file=from_file, topology_id=topology_id)
-        outcome = reset(conn, request, safety(execute, quiet_period, force, backup_dir, audit_log), _confirm(yes))
-    _finish(outcome, output)
+        asked = any(v is not None for v in (to, offset, at, by, by_duration))
+        target = (make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
+                  if asked or from_file is None else None)
+        request = ResetRequest(spout=spout, groups=tuple(group or ()), all_groups=all_groups,
+                               scope=Scope(parse_topics(topic), parse_partitions(partitions)), target=target,
+                               from_file=from_file, topology_id=topology_id, plain=no_storm_metadata)
+        outcomes = reset(conn, request, safety(execute, quiet_period, force, backup_dir, audit_log), confirm)
+    _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 
 
 def restore_command(
@@ -108,12 +128,13 @@ def restore_command(
       offctl restore ~/.local/state/offctl/backups/20261122T031500123Z-reset-zookeeper-orders.json \\
         --zk zk1:2181 --bootstrap-servers k1:9092 --execute
     """
+    confirm = Confirmation(yes, output.value)
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
-        outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), _confirm(yes),
+        outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
                           hand_made=hand_made)
-    _finish(outcome, output)
+    _finish([outcome], output, confirm)
 
 
 def migrate_command(
@@ -135,9 +156,11 @@ def migrate_command(
       offctl migrate --zk zk1:2181 --zk-root /kafka-spouts --spout orders \\
         --bootstrap-servers k1:9092 --group orders-spout --topology-id orders-7-1763780000
     """
+    confirm = Confirmation(yes, output.value)
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
-        outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir, audit_log),
-                          _confirm(yes), topic=topic, partitions=parse_partitions(partitions))
-    _finish(outcome, output)
+        scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
+        outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir,
+                                                                        audit_log), confirm, scope=scope)
+    _finish([outcome], output, confirm)

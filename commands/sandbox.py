@@ -53,7 +53,7 @@ def seed_command() -> None:
     typer.echo(f"seeded {sandbox.zk_root} and groups clicks-client, payments-tool:")
     for line in shows:
         typer.echo(f"  {line}")
-    typer.echo("next: offctl inspect --lag-threshold 5 --group clicks-client --group payments-tool")
+    typer.echo("next: offctl inspect --lag-threshold 5 --zk-root /sandbox/spouts --group clicks-client --group payments-tool")
 
 
 @app.command("status")

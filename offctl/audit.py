@@ -23,7 +23,7 @@ from offctl.errors import OffctlError, UsageError
 from offctl.history import STATUSES, Observation, evaluate
 from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
-from offctl.plan import Target
+from offctl.plan import Scope, Target
 from offctl.render import consumer_dict, finding_dict, partition_dict
 from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
 
@@ -252,14 +252,15 @@ def repairs(findings: Iterable[Mapping], codes: frozenset[str]) -> list[Repair]:
 
 def repair_request(repair: Repair) -> ResetRequest:
     """The reset request that moves one consumer's out-of-range partitions to the log start."""
-    topics = {t for t, _ in repair.partitions}
+    topics: dict[str, set[int]] = {}
+    for t, p in repair.partitions:
+        topics.setdefault(t, set()).add(p)
     target = Target("repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes)))
-    common = dict(topic=topics.pop() if len(topics) == 1 else None,
-                  partitions=frozenset(p for _, p in repair.partitions), target=target)
+    common = dict(scope=Scope({t: frozenset(ps) for t, ps in sorted(topics.items())}), target=target)
     if repair.key.store == ZOOKEEPER:
         return ResetRequest(spout=repair.key.consumer, zk_root=repair.key.zk_root, **common)
     assert repair.key.store == KAFKA
-    return ResetRequest(group=repair.key.consumer, **common)
+    return ResetRequest(groups=(repair.key.consumer,), **common)
 
 
 def exit_code(tally: Tally, fail_on: str, repair_codes: Iterable[int] = ()) -> int:
@@ -376,7 +377,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
     for all, then each consumer through reset's safe writer, written only if its plan is still the one shown.
     Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others."""
-    dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plan: False) for r in items]
+    dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plans: False)[0] for r in items]
     if not safety.execute:
         return [(o, outcome_exit_code(o)) for o in dry]
     runnable = {i for i, o in enumerate(dry) if not o.plan.refused and o.plan.writes}
@@ -389,7 +390,8 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -
             done.append((shown, outcome_exit_code(shown)))
             continue
         try:
-            outcome = reset(conn, repair_request(item), safety, lambda plan, want=_writes(shown.plan): _writes(plan) == want)
+            outcome = reset(conn, repair_request(item), safety,
+                            lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want)[0]
         except OffctlError as exc:
             done.append((replace(shown, problems=(str(exc),)), exc.exit_code))
             continue

@@ -215,9 +215,14 @@ def load_backup(path: Path, *, hand_made: bool = False) -> Backup:
 
 @dataclass(frozen=True)
 class OffsetsFile:
-    key: ConsumerKey | None  # whom the file is about, when it says
+    key: ConsumerKey | None  # whom the file is about, when it says (one consumer)
     offsets: dict[tuple[str, int], int]
     kind: str  # plan | backup | csv
+    by_group: dict[str, dict[tuple[str, int], int]] | None = None  # a CSV with a group column: each group's rows
+
+    def for_group(self, group: str) -> dict[tuple[str, int], int] | None:
+        """The rows of `group` in a file with a group column (None when it has none)."""
+        return None if self.by_group is None else self.by_group.get(group, {})
 
 
 def load_offsets_file(path: Path) -> OffsetsFile:
@@ -269,18 +274,18 @@ def _csv_offsets(path: Path) -> OffsetsFile:
     if not rows:
         raise UsageError(f"{path}: no offsets in it (expected an offctl plan or backup, or CSV lines "
                          f"topic,partition,offset)")
-    groups, offsets = set(), {}
+    if len({len(row) for row in rows}) > 1:
+        raise UsageError(f"{path}: some lines have a group column and some do not")
+    by_group: dict[str, dict[tuple[str, int], int]] = {}
     for n, row in enumerate(rows, 1):
         if len(row) not in (3, 4) or not row[-2].isdigit() or not row[-1].isdigit():
             raise UsageError(f"{path} line {n}: expected topic,partition,offset or group,topic,partition,offset "
                              f"with whole numbers")
-        if len(row) == 4:
-            groups.add(row[0])
-        offsets[(row[-3], int(row[-2]))] = int(row[-1])
-    if len(groups) > 1:
-        raise UsageError(f"{path} holds offsets of {len(groups)} groups ({', '.join(sorted(groups))}): reset one "
-                         f"group at a time")
-    return OffsetsFile(ConsumerKey(KAFKA, groups.pop()) if groups else None, offsets, "csv")
+        by_group.setdefault(row[0] if len(row) == 4 else "", {})[(row[-3], int(row[-2]))] = int(row[-1])
+    if "" in by_group:
+        return OffsetsFile(None, by_group[""], "csv")
+    key = ConsumerKey(KAFKA, next(iter(by_group))) if len(by_group) == 1 else None
+    return OffsetsFile(key, next(iter(by_group.values())) if key else {}, "csv", by_group=by_group)
 
 
 # --- the audit log -------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ class Connection:
     timeout: float = 10.0
     zk_auth: str | None = field(default=None, repr=False)
     kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
+    default_roots: bool = False  # zk_roots came from the environment or the sandbox, not the command line
 
 
 def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str]:

@@ -44,6 +44,7 @@ class Selection:
     topic: str | None = None
     all_groups: bool = False  # every group whose commits carry Storm metadata, besides those named
     listed_groups: tuple[str, ...] | None = None  # --all-groups' listing, already made (an audit task's share)
+    log_topics: tuple[str, ...] = ()  # topics whose log offsets to read besides the consumers' (reset scopes)
 
 
 def validate(conn: Connection, selection: Selection) -> None:
@@ -62,6 +63,14 @@ def validate(conn: Connection, selection: Selection) -> None:
     for group in selection.groups:
         if not group.strip():
             raise UsageError("--group needs a group id, not an empty string")
+
+
+def spout_roots(conn: Connection, selection: Selection) -> list[str]:
+    """The zkRoots to list spouts under. Naming groups and no spout asks for those groups only, unless
+    --zk-root was given on the command line: the roots of the environment or the sandbox are not listed."""
+    if selection.groups and not selection.spouts and conn.default_roots:
+        return []
+    return list(dict.fromkeys(normalize_root(r) for r in conn.zk_roots))
 
 
 def check_spout_id(spout: str) -> None:
@@ -124,7 +133,8 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
         read_findings += [ReadFinding(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets"
                             + (f" on {selection.topic}" if selection.topic else ""))
                     for g in named if g not in with_commits]
-        kafka.request_logs(([selection.topic] if selection.topic else []) + [c.topic for c in commits])
+        kafka.request_logs(([selection.topic] if selection.topic else []) + list(selection.log_topics)
+                           + [c.topic for c in commits])
 
     records: dict[ConsumerKey, list[OffsetRecord]] = {}
     nodes: list[ZkNode] = []
@@ -190,7 +200,7 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
             now_ms: int | None = None) -> Report:
     """Read every selected spout and group, join with log offsets, and report rows and findings."""
     validate(conn, selection)
-    roots = [normalize_root(r) for r in conn.zk_roots]
+    roots = spout_roots(conn, selection)
     with open_stores(conn) as (zk, kafka):
         snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
                                           now_ms if now_ms is not None else int(time.time() * 1000))

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from offctl.errors import UsageError
 from offctl.model import (KAFKA, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
@@ -20,7 +20,7 @@ from offctl.model import (KAFKA, Cluster, ConsumerKey, GroupState, KafkaCommit, 
 from offctl.analyze import applied_topics
 from offctl.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
 
-TARGETS = ("earliest", "latest", "offset", "time", "shift")
+TARGETS = ("earliest", "latest", "current", "offset", "time", "shift")
 GUARDS = ("running-topology", "recent-write", "active-group")
 # Kafka accepts offset changes only for Empty or Dead groups; these states mean members are joined.
 ACTIVE_GROUP_STATES = frozenset({"stable", "preparing_rebalance", "completing_rebalance", "assigning",
@@ -36,19 +36,19 @@ WRITE, UNCHANGED, SKIP = "write", "unchanged", "skip"
 class Target:
     """Where to move each partition: `--to` with its value, or explicit offsets from a file."""
 
-    kind: str  # earliest | latest | offset | time | shift | file | repair
+    kind: str  # earliest | latest | current | offset | time | shift | file | repair
     offset: int | None = None
     at_ms: int | None = None
     by: int | None = None
     offsets: Mapping[tuple[str, int], int] | None = None  # kind "file": (topic, partition) -> offset
-    source: str | None = None  # kind "file": where the offsets came from; "repair": what is repaired
+    source: str | None = None  # "file": where the offsets came from; "repair": what; "time": a --by-duration
     repair: frozenset[tuple[str, int]] | None = None  # kind "repair": partitions found out of range
 
     def describe(self) -> str:
         if self.kind == "offset":
             return f"offset {self.offset}"
         if self.kind == "time":
-            return f"time {iso_ms(self.at_ms)}"
+            return f"time {iso_ms(self.at_ms)}" + (f" ({self.source} before now)" if self.source else "")
         if self.kind == "shift":
             return f"shift {self.by:+d}"
         if self.kind == "file":
@@ -58,12 +58,24 @@ class Target:
         return self.kind
 
 
-def make_target(to: str | None, offset: int | None, at: str | None, by: int | None) -> Target:
-    """Check `--to` and its value flags together; every mistake is a UsageError naming the flags."""
+def make_target(to: str | None, offset: int | None, at: str | None, by: int | None,
+                duration: str | None = None, now_ms: int = 0) -> Target:
+    """Check `--to` and its value flags together; every mistake is a UsageError naming the flags.
+    `--by-duration D` is `--to time` at now minus D, as kafka-consumer-groups --by-duration."""
+    if duration is not None:
+        if to not in (None, "time") or any(v is not None for v in (offset, at, by)):
+            raise UsageError("--by-duration is a target of its own (--to time at now minus the duration): drop "
+                             "the other --to, --offset, --at or --by")
+        back = parse_duration(duration)
+        at_ms = now_ms - back
+        if at_ms < 0:
+            raise UsageError(f"--by-duration {duration[:40]!r} reaches back before 1970")
+        return Target("time", at_ms=at_ms, source=duration.strip().upper())
     given = {"--offset": offset is not None, "--at": at is not None, "--by": by is not None}
     needs = {"offset": "--offset", "time": "--at", "shift": "--by"}
     if to is None:
-        raise UsageError("say where to move the offsets: --to earliest|latest|offset|time|shift, or --from-file")
+        raise UsageError("say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
+                         "--by-duration, or --from-file")
     if to not in TARGETS:
         raise UsageError(f"--to {to!r}: expected one of {', '.join(TARGETS)}")
     for flag, present in given.items():
@@ -75,6 +87,27 @@ def make_target(to: str | None, offset: int | None, at: str | None, by: int | No
     if to == "offset" and offset < 0:
         raise UsageError(f"--offset {offset}: an offset is 0 or more")
     return Target(to, offset=offset, at_ms=parse_time(at) if to == "time" else None, by=by)
+
+
+def parse_duration(text: str) -> int:
+    """An ISO-8601 duration as kafka-consumer-groups --by-duration takes it (Java's Duration.parse: days,
+    hours, minutes, seconds; case-insensitive) -> milliseconds, more than zero."""
+    import isodate
+
+    cleaned = text.strip().upper()
+    try:
+        parsed = isodate.parse_duration(cleaned) if cleaned.lstrip("+-").startswith("P") else None
+    except (isodate.ISO8601Error, ValueError, OverflowError):
+        parsed = None
+    if parsed is None:
+        raise UsageError(f"--by-duration {text[:40]!r}: expected an ISO-8601 duration like PT30M, PT6H or P1DT12H")
+    if not isinstance(parsed, timedelta):
+        raise UsageError(f"--by-duration {text[:40]!r}: years and months have no fixed length; use days (P30D), "
+                         f"as kafka-consumer-groups does")
+    ms = int(parsed.total_seconds() * 1000)
+    if ms <= 0:
+        raise UsageError(f"--by-duration {text[:40]!r}: a duration back from now is more than zero")
+    return ms
 
 
 MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last time Python and Java can both name
@@ -120,6 +153,71 @@ def parse_partitions(text: str | None, option: str = "--partitions") -> frozense
                              f"topic has")
         found.update(range(first, last + 1))
     return frozenset(found)
+
+
+TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's legal topic names (Topic.validate)
+
+
+def parse_topics(values: Iterable[str] | None) -> dict[str, frozenset[int] | None]:
+    """Repeated --topic: TOPIC, or TOPIC:PARTITIONS as kafka-consumer-groups takes it (orders:0-3,7).
+    ':' is not legal in a topic name, so it always starts the partitions. {topic: partitions, None = all}."""
+    topics: dict[str, frozenset[int] | None] = {}
+    for value in values or ():
+        name, sep, listed = value.partition(":")
+        name = name.strip()
+        if not TOPIC_NAME.fullmatch(name):
+            raise UsageError(f"--topic {value[:60]!r}: a topic name is 1-249 of a-z A-Z 0-9 . _ -, optionally "
+                             f"followed by :PARTITIONS (orders:0-3,7)")
+        parts = parse_partitions(listed, f"--topic {name}:") if sep else None
+        if name in topics:  # given twice: the union; "all" wins
+            parts = None if parts is None or topics[name] is None else topics[name] | parts
+        topics[name] = parts
+    return topics
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which partitions a reset touches: the --topic scopes (none: every topic the consumer has) and
+    --partitions, which applies to topics named without their own partition list."""
+
+    topics: Mapping[str, frozenset[int] | None] = field(default_factory=dict)
+    partitions: frozenset[int] | None = None
+
+    @property
+    def one_topic(self) -> str | None:
+        return next(iter(self.topics)) if len(self.topics) == 1 else None
+
+    def partitions_of(self, topic: str | None) -> frozenset[int] | None:
+        own = self.topics.get(topic) if topic is not None else None
+        return own if own is not None else self.partitions
+
+    def includes(self, topic: str | None, partition: int) -> bool:
+        if self.topics and topic not in self.topics:
+            return False
+        wanted = self.partitions_of(topic)
+        return wanted is None or partition in wanted
+
+    def describe(self) -> str:
+        parts = [t if p is None else f"{t}:{ranges(p)}" for t, p in self.topics.items()]
+        if self.partitions is not None:
+            parts.append(f"partitions {ranges(self.partitions)}")
+        return ", ".join(parts)
+
+
+def ranges(numbers: Iterable[int]) -> str:
+    """{0,1,2,3,7} -> '0-3,7'."""
+    out: list[str] = []
+    run: list[int] = []
+    for n in sorted(numbers):
+        if run and n == run[-1] + 1:
+            run.append(n)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [n]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
 
 
 # --- rewriting only the offset of a storm-kafka node ----------------------------------------------------
@@ -240,11 +338,14 @@ class Plan:
         return tuple(g for g in self.guards if g.status == "refused")
 
 
+CLAMPED = ": clamped"  # the end of the reason of every change the planner clamped, and of no other
+
+
 def _clamp(wanted: int, log: PartitionLog) -> tuple[int, tuple[str, ...]]:
     if log.log_start is not None and wanted < log.log_start:
-        return log.log_start, (f"target {wanted} is below the log start {log.log_start}: clamped",)
+        return log.log_start, (f"target {wanted} is below the log start {log.log_start}{CLAMPED}",)
     if log.log_end is not None and wanted > log.log_end:
-        return log.log_end, (f"target {wanted} is past the log end {log.log_end}: clamped",)
+        return log.log_end, (f"target {wanted} is past the log end {log.log_end}{CLAMPED}",)
     return wanted, ()
 
 
@@ -256,6 +357,15 @@ def target_offset(target: Target, topic: str, partition: int, before: int | None
         wanted, why = log.log_start, ()
     elif kind == "latest":
         wanted, why = log.log_end, ()
+    elif kind == "current":
+        # ConsumerGroupCommand.resetToCurrent: the committed offset as it is (no range check), and the log
+        # end where there is no commit.
+        if before is None:
+            if log.log_end is None:
+                return None, ("the broker did not give this partition's log offsets",)
+            return log.log_end, ("no commit: the log end, as kafka-consumer-groups --to-current does",)
+        outside = _range_note(before, log, "kept as it is, as kafka-consumer-groups --to-current does")
+        return before, outside
     elif kind == "offset":
         wanted, why = target.offset, ()
     elif kind == "shift":
@@ -301,20 +411,49 @@ def _log_of(cluster: Cluster, topic: str | None, partition: int) -> tuple[Partit
     return cluster[topic][partition], None
 
 
-def _selected(nodes: Iterable[ZkNode], topic: str | None,
-              partitions: frozenset[int] | None) -> list[tuple[ZkNode, OffsetRecord, str | None]]:
-    """The spout's nodes whose offsets apply to `topic` and in `partitions` (None: all), parsed, with the
-    topic each applies to (analyze.applied_topics: its folder, --topic, or the spout's majority topic), in
-    topic-folder and partition order."""
+def _selected(nodes: Iterable[ZkNode], scope: Scope) -> list[tuple[ZkNode, OffsetRecord, str | None]]:
+    """The spout's nodes in `scope`, parsed, with the topic each applies to (analyze.applied_topics: its
+    folder, the one --topic, or the spout's majority topic), in topic-folder and partition order."""
     ordered = sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition))
     records = [parse_zk_node(n) for n in ordered]
-    return [(node, record, applied) for node, record, applied in zip(ordered, records, applied_topics(records, topic))
-            if (not topic or applied == topic) and (partitions is None or node.node_partition in partitions)]
+    applied = applied_topics(records, scope.one_topic)
+    return [(node, record, t) for node, record, t in zip(ordered, records, applied)
+            if scope.includes(t, node.node_partition)]
 
 
-def _unseen(partitions: frozenset[int] | None, picked: list[tuple[ZkNode, OffsetRecord, str | None]]) -> list[int]:
-    """Partitions asked for with --partitions that have no node."""
-    return sorted((partitions or frozenset()) - {node.node_partition for node, _, _ in picked})
+def _asked_without_node(scope: Scope, picked: list[tuple[ZkNode, OffsetRecord, str | None]],
+                        cluster: Cluster) -> tuple[list[tuple[str | None, int]], list[str]]:
+    """Partitions named with --topic T:LIST or --partitions that have no node: those the topic has, as
+    (topic, partition) rows, and one line per topic for those it does not have."""
+    applied = {t for _, _, t in picked}
+    asked: dict[str | None, frozenset[int]] = {}
+    for t in scope.topics or ([applied.pop()] if len(applied) == 1 else [None]):
+        if scope.partitions_of(t) is not None:
+            asked[t] = scope.partitions_of(t)
+    rows, lines = [], []
+    for t, wanted in asked.items():
+        missing = sorted(wanted - {node.node_partition for node, _, a in picked if a == t or t is None})
+        have = cluster.get(t) if t else None
+        gone = [p for p in missing if have is not None and p not in have]
+        if gone:
+            lines.append(_absent_line(t, gone, have))
+        rows += [(t, p) for p in missing if p not in gone]
+    return rows, lines
+
+
+def _absent_line(topic: str, gone: Iterable[int], have: Mapping) -> str:
+    return f"{topic} has no partition {ranges(gone)} (it has {len(have)}): left out"
+
+
+def _file_rows_left(target: Target, planned: set[tuple[str | None, int]], scope: Scope,
+                    reason: str) -> list[Change]:
+    """Rows of an offsets file that no change covers: each still appears in the plan, with why."""
+    if target.kind != "file":
+        return []
+    return [Change(t, p, None, None, had_commit=False,
+                   reasons=(f"in {target.source}, outside the --topic/--partitions scope",) if not scope.includes(t, p)
+                   else (reason,))
+            for (t, p) in sorted(target.offsets) if (t, p) not in planned]
 
 
 def _kafka_change(topic: str | None, partition: int, commit: KafkaCommit | None, **kw) -> Change:
@@ -327,15 +466,16 @@ UNKNOWN_TOPIC = ("offctl cannot tell which topic this spout reads (its records n
                  "often, or none): give --topic")
 ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and starts from startOffsetTime "
                 "instead")
+NO_NODE = "no record for this partition: offctl changes existing storm-kafka records only"
 
 
 def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, target: Target, *,
-                   topic: str | None = None, partitions: frozenset[int] | None = None,
+                   scope: Scope = Scope(),
                    time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
                    captured_ms: int = 0) -> Plan:
     """Move the selected partition nodes of one spout: only the value of `offset` changes in each."""
     changes: list[Change] = []
-    picked = _selected(nodes, topic, partitions)
+    picked = _selected(nodes, scope)
     for node, record, applied in picked:
         base = Change(applied, node.node_partition, record.committed, None, path=node.path,
                       version=node.version, before_data=node.data)
@@ -343,6 +483,9 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
                                 f"rewritten",) if record.malformed else ()
         if applied is None:
             changes.append(replace(base, reasons=why + (UNKNOWN_TOPIC,)))
+            continue
+        if target.kind == "current" and record.committed is None:
+            changes.append(replace(base, reasons=why + ("no offset the spout uses, so none to keep",)))
             continue
         log, missing = _log_of(cluster, applied, node.node_partition)
         if log is None:
@@ -361,12 +504,11 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
         if after <= 0:
             reasons += (ZERO_IGNORED.format(after=after),)
         changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
-    for p in _unseen(partitions, picked):
-        changes.append(Change(topic, p, None, None,
-                              reasons=("no record for this partition: offctl changes existing storm-kafka "
-                                       "records only",)))
+    rows, lines = _asked_without_node(scope, picked, cluster)
+    changes += [Change(t, p, None, None, reasons=(NO_NODE,)) for t, p in rows]
+    changes += _file_rows_left(target, {(c.topic, c.partition) for c in changes}, scope, NO_NODE)
     return Plan("reset", key, target.describe(), tuple(changes), captured_ms,
-                warnings=_warnings(changes))
+                warnings=tuple(lines) + _warnings(changes))
 
 
 def group_topology_id(commits: Iterable[KafkaCommit]) -> str | None:
@@ -375,25 +517,51 @@ def group_topology_id(commits: Iterable[KafkaCommit]) -> str | None:
     return ids.pop() if len(ids) == 1 else None
 
 
+def _kafka_scope(scope: Scope, current: Mapping[tuple[str, int], KafkaCommit], cluster: Cluster,
+                 target: Target) -> tuple[list[tuple[str, int]], list[str]]:
+    """The partitions a group's plan covers, and one line per part of the scope that names nothing.
+    A named topic covers all of its partitions, as kafka-consumer-groups --topic does; no --topic covers
+    the partitions the group has commits on. The rows of an offsets file are covered too, so a partition
+    with no commit yet is planned."""
+    lines = []
+    if scope.topics:
+        tps: set[tuple[str, int]] = set()
+        for t in scope.topics:
+            have = cluster.get(t)
+            ours = {tp for tp in current if tp[0] == t}
+            if not have and not ours:
+                lines.append(f"topic {t} does not exist and the group has no commits on it: left out")
+                continue
+            tps |= {(t, p) for p in (have or {})} | ours
+            wanted = scope.partitions_of(t)
+            gone = sorted((wanted or frozenset()) - {p for topic, p in tps if topic == t})
+            if gone:
+                lines.append(_absent_line(t, gone, have or {}))
+    else:
+        tps = set(current)
+        gone = sorted((scope.partitions or frozenset()) - {p for _, p in tps}
+                      - {p for _, p in (target.offsets or {}) if target.kind == "file"})
+        if gone:
+            lines.append(f"the group has no commit on partition {ranges(gone)} of any topic: left out (name the "
+                         f"topic with --topic TOPIC:PARTITIONS to commit them)")
+    if target.kind == "file":
+        tps |= set(target.offsets)
+    return sorted(tp for tp in tps if scope.includes(*tp)), lines
+
+
 def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, target: Target, *,
-               topic: str | None = None, partitions: frozenset[int] | None = None,
-               topology_id: str | None = None,
+               scope: Scope = Scope(), topology_id: str | None = None, plain: bool = False,
                time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
                captured_ms: int = 0) -> Plan:
-    """Move a group's commits. With --topic every partition of the topic is planned (as kafka-consumer-
-    groups does); without it, the partitions the group has commits on. Each commit keeps its Storm
-    metadata, or gets the metadata of --topology-id so that the spout honours it."""
+    """Move a group's commits (see _kafka_scope for which). Each commit keeps its Storm metadata, or gets
+    the metadata of --topology-id (or of the group's one topology) so the spout honours it; with `plain`,
+    a commit that has none is written without it (--no-storm-metadata)."""
     commits = [c for c in commits if c.group == group]
     current = {(c.topic, c.partition): c for c in commits}
     group_id = group_topology_id(commits)
-    if topic:
-        scope = [(topic, p) for p in sorted(cluster.get(topic, {}))] or \
-            sorted(tp for tp in current if tp[0] == topic)
-    else:
-        scope = sorted(current)
-    scope = [tp for tp in scope if partitions is None or tp[1] in partitions]
+    tps, lines = _kafka_scope(scope, current, cluster, target)
     changes: list[Change] = []
-    for t, p in scope:
+    for t, p in tps:
         commit = current.get((t, p))
         base = _kafka_change(t, p, commit)
         log, missing = _log_of(cluster, t, p)
@@ -404,48 +572,50 @@ def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, tar
         if after is None:
             changes.append(replace(base, reasons=reasons))
             continue
-        meta, why = _storm_metadata(base.before_metadata, topology_id, group_id)
-        if meta is None:
+        ok, meta, why = _storm_metadata(base.before_metadata, topology_id, group_id, plain)
+        if not ok:
             changes.append(replace(base, reasons=reasons + (why,)))
             continue
         if commit is None:
             reasons += ("no commit before: a new commit is written",)
         changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons + ((why,) if why else ())))
-    covered = {p for _, p in scope}
-    for p in sorted((partitions or frozenset()) - covered):
-        changes.append(Change(topic, p, None, None, had_commit=False,
-                              reasons=("partition not found: name its topic with --topic" if not topic
-                                       else f"partition {p} does not exist in {topic}",)))
+    changes += _file_rows_left(target, {(c.topic, c.partition) for c in changes}, scope, "not planned")
     return Plan("reset", ConsumerKey(KAFKA, group), target.describe(), tuple(changes), captured_ms,
-                warnings=_warnings(changes))
+                warnings=tuple(lines) + _warnings(changes))
 
 
-def _storm_metadata(before: str | None, topology_id: str | None, group_id: str | None) -> tuple[str | None, str]:
-    """Metadata for a commit offctl writes, and a reason when it is new or missing."""
+PLAIN = ("no Storm metadata (--no-storm-metadata): only a spout whose first-poll strategy is UNCOMMITTED_EARLIEST "
+         "or UNCOMMITTED_LATEST honours this commit")
+
+
+def _storm_metadata(before: str | None, topology_id: str | None, group_id: str | None,
+                    plain: bool = False) -> tuple[bool, str | None, str]:
+    """Whether to write, the metadata of a commit offctl writes, and a reason when it is new or missing."""
     if topology_id:
         meta = parse_commit_metadata(before)
         if meta and meta.topology_id == topology_id:
-            return before, ""
-        return commit_metadata_json(topology_id), f"Storm metadata for {topology_id} written"
+            return True, before, ""
+        return True, commit_metadata_json(topology_id), f"Storm metadata for {topology_id} written"
     if parse_commit_metadata(before):
-        return before, ""
+        return True, before, ""
+    if plain:
+        return True, None, PLAIN
     if group_id:
-        return commit_metadata_json(group_id), f"Storm metadata of the group's topology {group_id} written"
-    return None, ("no Storm metadata to keep: pass --topology-id, or the spout ignores the commit "
-                  "(FOREIGN_COMMIT)")
+        return True, commit_metadata_json(group_id), f"Storm metadata of the group's topology {group_id} written"
+    return False, None, ("no Storm metadata to keep: pass --topology-id, or --no-storm-metadata for a spout that "
+                         "honours any commit; else the spout ignores the commit (FOREIGN_COMMIT)")
 
 
 def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commits: Iterable[KafkaCommit],
-                 cluster: Cluster, topology_id: str, *, topic: str | None = None,
-                 partitions: frozenset[int] | None = None, captured_ms: int = 0) -> Plan:
+                 cluster: Cluster, topology_id: str, *, scope: Scope = Scope(), captured_ms: int = 0) -> Plan:
     """Copy a storm-kafka spout's ZooKeeper offsets into the Kafka group of its storm-kafka-client
     successor, with Storm metadata for `topology_id`, so the new spout starts where the old one stopped."""
     current = {(c.topic, c.partition): c for c in commits if c.group == group}
     meta = commit_metadata_json(topology_id)
     changes: list[Change] = []
-    picked = _selected(nodes, topic, partitions)
+    picked = _selected(nodes, scope)
     for node, record, applied in picked:
-        base = _kafka_change(applied, node.node_partition, current.get((applied, record.partition)))
+        base = _kafka_change(applied, node.node_partition, current.get((applied, node.node_partition)))
         if applied is None:
             changes.append(replace(base, reasons=(UNKNOWN_TOPIC,)))
             continue
@@ -467,19 +637,22 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
         if base.had_commit and base.before != after:
             reasons += (f"replaces the group's commit {base.before}",)
         changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons))
-    for p in _unseen(partitions, picked):
-        changes.append(Change(topic, p, None, None, had_commit=False,
-                              reasons=("no ZooKeeper record for this partition",)))
+    rows, lines = _asked_without_node(scope, picked, cluster)
+    changes += [Change(t, p, None, None, had_commit=False, reasons=("no ZooKeeper record for this partition",))
+                for t, p in rows]
     return Plan("migrate", ConsumerKey(KAFKA, group), f"offsets of {spout}", tuple(changes), captured_ms,
-                source=spout, warnings=_warnings(changes))
+                source=spout, warnings=tuple(lines) + _warnings(changes))
 
 
-def _range_note(offset: int | None, log: PartitionLog | None) -> tuple[str, ...]:
+OUTSIDE = "outside today's log range"
+
+
+def _range_note(offset: int | None, log: PartitionLog | None,
+                kept: str = "restored as it was (a restore never clamps)") -> tuple[str, ...]:
     if offset is None or log is None or log.log_start is None or log.log_end is None:
         return ()
     if not log.log_start <= offset <= log.log_end:
-        return (f"offset {offset} is outside today's log range [{log.log_start}, {log.log_end}]: restored as it "
-                f"was, not clamped",)
+        return (f"offset {offset} is {OUTSIDE} [{log.log_start}, {log.log_end}]: {kept}",)
     return ()
 
 
@@ -554,9 +727,13 @@ def _warnings(changes: Iterable[Change]) -> tuple[str, ...]:
     if zero:
         out.append(f"{len(zero)} partition(s) would get offset <= 0, which storm-kafka ignores: the spout "
                    f"starts them from its startOffsetTime instead (see 'why')")
-    clamped = [c for c in changes if any("clamped" in r for r in c.reasons)]
+    clamped = [c for c in changes if any(r.endswith(CLAMPED) for r in c.reasons)]
     if clamped:
         out.append(f"{len(clamped)} partition(s) clamped to the log range")
+    outside = [c for c in changes if c.action == WRITE and any(OUTSIDE in r for r in c.reasons)]
+    if outside:
+        out.append(f"{len(outside)} partition(s) written with an offset outside today's log range, not clamped "
+                   f"(see 'why')")
     skipped = [c for c in changes if c.action == SKIP]
     if skipped:
         out.append(f"{len(skipped)} partition(s) skipped (see 'why')")

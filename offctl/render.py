@@ -228,6 +228,38 @@ def outcome_document(outcome) -> dict:
         "problems": list(outcome.problems),
         "audit_log": str(outcome.audit_log) if outcome.audit_log else None,
         "undo": outcome.undo,
+        "result": outcome_result(outcome),
+        "error": outcome.error,
+    }
+
+
+def outcome_result(outcome) -> str:
+    """One word for what happened to a consumer: written, verification-failed, failed, refused, declined,
+    unchanged (nothing to write) or dry-run."""
+    if outcome.error:
+        return "failed"
+    if outcome.executed:
+        return "written" if outcome.verified else "verification-failed"
+    if outcome.plan.refused:
+        return "refused"
+    if outcome.declined:
+        return "declined"
+    return "dry-run" if outcome.plan.writes else "unchanged"
+
+
+def outcomes_document(outcomes) -> dict:
+    """The `--output json` document of a reset over several consumers: each consumer's document, and who
+    ended how."""
+    by: dict[str, list[str]] = {}
+    for o in outcomes:
+        by.setdefault(outcome_result(o), []).append(o.plan.key.consumer)
+    first = outcomes[0] if outcomes else None
+    return {
+        "operation": first.plan.operation if first else "reset",
+        "target": first.plan.target if first else None,
+        "mode": "execute" if any(o.executed or o.declined or o.error for o in outcomes) else "dry-run",
+        "consumers": [outcome_document(o) for o in outcomes],
+        "results": by,
     }
 
 
@@ -265,6 +297,8 @@ def outcome_lines(outcome) -> list[str]:
     """What happened, in words: after the plan (table) or on stderr (json)."""
     plan = outcome.plan
     n = len(plan.writes)
+    if outcome.error:
+        return [outcome.error]
     if plan.refused:
         return [f"nothing was written: {len(plan.refused)} guard(s) refused"]
     if outcome.declined:
@@ -282,23 +316,43 @@ def outcome_lines(outcome) -> list[str]:
 
 def outcome_errors(outcome) -> list[str]:
     """What went wrong, for stderr whatever the output format."""
-    return ([f"refused by {g.guard}: {g.message}" for g in outcome.plan.refused]
+    return ([f"{outcome.plan.key}: {outcome.error}"] if outcome.error else []) + (
+            [f"refused by {g.guard}: {g.message}" for g in outcome.plan.refused]
             + [f"verification failed: {p}" for p in outcome.problems[:10]]
             + ([f"verification failed on {len(outcome.problems) - 10} more partition(s)"]
                if len(outcome.problems) > 10 else [])
             + list(outcome.notes))
 
 
-def write_outcome(outcome, fmt: str, out: IO[str], err: Console) -> None:
+def write_outcome(outcome, fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False) -> None:
+    """One consumer's plan and result. `plan_shown`: the confirmation already printed the plan on `out`."""
     if fmt == "json":
         out.write(json.dumps(outcome_document(outcome), separators=(",", ":")) + "\n")
         for line in outcome_lines(outcome):
             err.print(line)
         return
     console = table_console(out)
-    write_plan_table(outcome, console)
+    if not plan_shown:
+        write_plan_table(outcome, console)
     for line in outcome_lines(outcome):
         console.print(line, soft_wrap=True)
+
+
+def write_outcomes(outcomes, fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False) -> None:
+    """Several consumers' plans and results, then one line per result saying which consumers."""
+    doc = outcomes_document(outcomes)
+    if fmt == "json":
+        out.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        console = err
+    else:
+        console = table_console(out)
+        for outcome in outcomes:
+            if not plan_shown:
+                write_plan_table(outcome, console)
+            for line in outcome_lines(outcome):
+                console.print(f"{outcome.plan.key}: {line}", soft_wrap=True)
+    for result, names in doc["results"].items():
+        console.print(f"{result}: {_plural(len(names), 'consumer')} ({', '.join(names)})", soft_wrap=True)
 
 
 # --- offctl audit ---------------------------------------------------------------------------------------------

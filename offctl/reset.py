@@ -17,12 +17,12 @@ from typing import Protocol
 
 from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
 from offctl.config import Connection, normalize_root
-from offctl.errors import Interrupted, StoreUnavailable, UsageError, WriteConflict
+from offctl.errors import Interrupted, OffctlError, StoreUnavailable, UsageError, WriteConflict
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
-from offctl.plan import (GuardFacts, Plan, Target, plan_kafka, plan_migrate, plan_restore_kafka,
+from offctl.plan import (GuardFacts, Plan, Scope, Target, plan_kafka, plan_migrate, plan_restore_kafka,
                          plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper, with_guards)
-from offctl.storm import parse_commit, parse_zk_node
+from offctl.storm import parse_commit, parse_zk_node, storm_groups
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,8 @@ class Outcome:
     audit_log: Path | None = None
     notes: tuple[str, ...] = ()
     undo: str | None = None  # the command that puts the before-image back, to paste as it is
+    error: str | None = None  # in a run over several consumers: why this one was not (fully) written
+    error_code: int = 0  # and the exit code that error carries
 
 
 def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> str:
@@ -67,7 +69,7 @@ def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> 
     return shlex.join(parts)
 
 
-Confirm = Callable[[Plan], bool]
+Confirm = Callable[[Sequence[Plan]], bool]  # shows the plans and asks once whether to write them all
 
 
 class SpoutWriter(SpoutStore, Protocol):
@@ -83,13 +85,19 @@ class LogWriter(LogStore, Protocol):
 @dataclass(frozen=True)
 class ResetRequest:
     spout: str | None = None
-    group: str | None = None
-    topic: str | None = None
-    partitions: frozenset[int] | None = None
+    groups: tuple[str, ...] = ()
+    all_groups: bool = False  # every group with Storm commit metadata (storm.storm_groups)
+    scope: Scope = Scope()
     target: Target | None = None
     from_file: Path | None = None
     topology_id: str | None = None
+    plain: bool = False  # --no-storm-metadata
     zk_root: str | None = None  # from a --from-file plan or backup; else the one --zk-root
+
+    @property
+    def many(self) -> bool:
+        """Several consumers asked for: the result is one document per consumer."""
+        return self.all_groups or len(self.groups) > 1
 
 
 def _now() -> int:
@@ -145,52 +153,69 @@ def _topologies(records: Iterable[OffsetRecord]) -> set[str]:
 # --- reset ---------------------------------------------------------------------------------------------------
 
 
-def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequest, Target]:
-    """Check the command line and turn --from-file into explicit targets; UsageError on any mistake."""
+def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequest, Target, dict | None]:
+    """Check the command line and turn --from-file into explicit targets; UsageError on any mistake.
+    The third value holds each group's rows of a CSV with a group column."""
     if request.from_file is not None and request.target is not None:
-        raise UsageError("give either --to or --from-file, not both")
-    target = request.target
+        raise UsageError("give either --to or --from-file, not both (--by-duration is a --to)")
+    target, by_group = request.target, None
     if request.from_file is not None:
         loaded = load_offsets_file(request.from_file)
         key = loaded.key
         if key is not None:
             chosen = (ConsumerKey(ZOOKEEPER, request.spout, key.zk_root) if request.spout else
-                      ConsumerKey(KAFKA, request.group) if request.group else None)
-            if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer):
+                      ConsumerKey(KAFKA, request.groups[0]) if len(request.groups) == 1 else None)
+            if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer) \
+                    and loaded.by_group is None:
                 raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for {chosen}")
             if key.store == ZOOKEEPER:
+                if request.groups or request.all_groups:
+                    raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for a Kafka group")
                 if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
                     raise UsageError(f"{request.from_file} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
                 request = replace(request, spout=key.consumer, zk_root=key.zk_root)
-            else:
-                request = replace(request, group=key.consumer)
-        if not loaded.offsets:
+            elif not request.groups and not request.all_groups and not request.spout:
+                request = replace(request, groups=(key.consumer,))
+        if loaded.by_group is not None:
+            if request.spout:
+                raise UsageError(f"{request.from_file} holds Kafka groups' offsets (a group column), not a spout's")
+            by_group = loaded.by_group
+            if not request.groups and not request.all_groups:  # the file names its groups
+                request = replace(request, groups=tuple(sorted(by_group)))
+        elif not loaded.offsets:
             raise UsageError(f"{request.from_file} holds no offsets to apply")
         target = Target("file", offsets=loaded.offsets, source=str(request.from_file))
     if target is None:
-        raise UsageError("say where to move the offsets: --to earliest|latest|offset|time|shift, or --from-file")
-    if (request.spout is None) == (request.group is None):
-        raise UsageError("reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper) or --group "
-                         "(a storm-kafka-client group in Kafka)")
-    _check_consumer(request.spout, request.group)
-    if request.spout is not None and request.topology_id is not None:
-        raise UsageError("--topology-id is for Kafka groups: a ZooKeeper record keeps its own topology")
-    return request, target
+        raise UsageError("say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
+                         "--by-duration, or --from-file")
+    if (request.spout is None) == (not request.groups and not request.all_groups):
+        raise UsageError("reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper) or "
+                         "--group/--all-groups (storm-kafka-client groups in Kafka)")
+    _check_consumer(request.spout, None)
+    for group in request.groups:
+        _check_consumer(None, group)
+    if request.spout is not None and (request.topology_id is not None or request.plain):
+        raise UsageError(f"{'--topology-id' if request.topology_id is not None else '--no-storm-metadata'} is for "
+                         f"Kafka groups: a ZooKeeper record keeps its own topology")
+    if request.topology_id is not None and request.plain:
+        raise UsageError("--topology-id writes Storm metadata and --no-storm-metadata writes none: give one")
+    return request, target, by_group
 
 
-def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm) -> Outcome:
-    """Plan (and with safety.execute, apply) a reset of one spout or group."""
-    request, target = _resolve_request(conn, request)
-    zk_spout = request.spout is not None
-    if zk_spout:
+def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm) -> list[Outcome]:
+    """Plan (and with safety.execute, apply) a reset of one spout, or of one or more groups: each consumer
+    atomic on its own, one confirmation for all of them."""
+    request, target, by_group = _resolve_request(conn, request)
+    scope = request.scope
+    if request.spout is not None:
         _need(conn, zk=True, root=request.zk_root is None, kafka=True, why="reset --spout")
         roots = [request.zk_root or normalize_root(conn.zk_roots[0])]
-        key = ConsumerKey(ZOOKEEPER, request.spout, roots[0])
-        selection = Selection(spouts=(request.spout,), topic=request.topic)
+        selection = Selection(spouts=(request.spout,), log_topics=tuple(scope.topics))
     else:
-        _need(conn, kafka=True, why="reset --group")
-        roots, key = [], ConsumerKey(KAFKA, request.group)
-        selection = Selection(groups=(request.group,), topic=request.topic)
+        _need(conn, kafka=True, why="reset --group" if request.groups else "reset --all-groups")
+        roots = []
+        selection = Selection(groups=request.groups, all_groups=request.all_groups,
+                              log_topics=tuple(scope.topics) + tuple({t for t, _ in target.offsets or {}}))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
         snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root)
         cluster = snapshot.cluster or {}
@@ -198,29 +223,54 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
         if target.kind == "time":
             wanted = {(t, p) for t in cluster for p in cluster[t]}
             time_offsets = kafka.offsets_for_times(sorted(wanted), target.at_ms)
-        if zk_spout:
+        if request.spout is not None:
+            key = ConsumerKey(ZOOKEEPER, request.spout, roots[0])
             if not snapshot.zk_nodes:
                 raise UsageError(f"spout id '{request.spout}' has no partition records under {roots[0]}")
-            plan = plan_zookeeper(key, snapshot.zk_nodes, cluster, target, topic=request.topic,
-                                  partitions=request.partitions, time_offsets=time_offsets,
+            plan = plan_zookeeper(key, snapshot.zk_nodes, cluster, target, scope=scope, time_offsets=time_offsets,
                                   captured_ms=snapshot.captured_ms)
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
+            plans = [_nonempty(with_guards(plan, facts, safety.force), request)]
         else:
-            if not snapshot.commits and not (request.topic and request.topic in cluster):
-                raise UsageError(f"group '{request.group}' has no commits"
-                                 + (f" on {request.topic}, and that topic does not exist" if request.topic else
-                                    ": name the topic with --topic to commit offsets for it"))
-            plan = plan_kafka(request.group, snapshot.commits, cluster, target, topic=request.topic,
-                              partitions=request.partitions, topology_id=request.topology_id,
-                              time_offsets=time_offsets, captured_ms=snapshot.captured_ms)
-            topologies = _topologies(records) | {request.topology_id}
-            facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=False, groups=(request.group,))
-        if not plan.changes:
-            raise UsageError(f"nothing matches: {key} has no records"
-                             + (f" on topic {request.topic}" if request.topic else "")
-                             + (" in the given --partitions" if request.partitions is not None else ""))
-        plan = with_guards(plan, facts, safety.force)
-        return _execute(plan, zk, kafka, conn, safety, confirm)
+            groups = list(dict.fromkeys(request.groups))
+            if request.all_groups:
+                groups += sorted(storm_groups(snapshot.commits) - set(groups))
+                if not groups:
+                    raise UsageError("--all-groups: no group on the cluster carries Storm commit metadata")
+            plans = []
+            for group in groups:
+                own = target
+                if by_group is not None:
+                    rows = by_group.get(group)
+                    own = replace(target, offsets=rows or {},
+                                  source=f"{target.source} (its rows for group {group})")
+                plan = plan_kafka(group, snapshot.commits, cluster, own, scope=scope, topology_id=request.topology_id,
+                                  plain=request.plain, time_offsets=time_offsets, captured_ms=snapshot.captured_ms)
+                if by_group is not None:
+                    others = sum(len(rows) for g, rows in by_group.items() if g != group)
+                    extra = ((f"{request.from_file} has no rows for group {group}: nothing planned for it",)
+                             if not by_group.get(group) else ())
+                    if others and not request.many:
+                        extra += (f"{others} row(s) of {request.from_file} are for other groups: not applied to "
+                                  f"{group}",)
+                    plan = replace(plan, warnings=extra + plan.warnings)
+                group_records = [r for r in records if r.key == ConsumerKey(KAFKA, group)]
+                facts = _facts(snapshot, conn, safety, topology_ids=_topologies(group_records) | {request.topology_id},
+                               zk_paths=False, groups=(group,))
+                plan = with_guards(plan, facts, safety.force)
+                plans.append(plan if request.many else _nonempty(plan, request))
+        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many)
+
+
+def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
+    """A single consumer's plan that covers nothing is a usage error, with the plan's lines as the reason."""
+    if plan.changes:
+        return plan
+    scope = request.scope.describe()
+    raise UsageError(f"nothing matches: {plan.key} has no " + ("records" if plan.key.store == ZOOKEEPER else "commits")
+                     + (f" in {scope}" if scope else "")
+                     + (f" ({'; '.join(plan.warnings)})" if plan.warnings else
+                        "" if plan.key.store == ZOOKEEPER else ": name the topic with --topic to commit offsets for it"))
 
 
 # --- restore -------------------------------------------------------------------------------------------------
@@ -264,7 +314,7 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
 
 
 def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: Safety, confirm: Confirm, *,
-            topic: str | None = None, partitions: frozenset[int] | None = None) -> Outcome:
+            scope: Scope = Scope()) -> Outcome:
     """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata."""
     _check_consumer(spout, group)
     if not topology_id:
@@ -278,7 +328,7 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         if not snapshot.zk_nodes:
             raise UsageError(f"spout id '{spout}' has no partition records under {root}")
         plan = plan_migrate(source, snapshot.zk_nodes, group, snapshot.commits, snapshot.cluster or {}, topology_id,
-                            topic=topic, partitions=partitions, captured_ms=snapshot.captured_ms)
+                            scope=scope, captured_ms=snapshot.captured_ms)
         topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
@@ -290,10 +340,40 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
 
 def _execute(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
              confirm: Confirm) -> Outcome:
-    if not safety.execute or plan.refused or not plan.writes:
-        return Outcome(plan)
-    if not confirm(plan):
-        return Outcome(plan, declined=True)
+    return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False)[0]
+
+
+def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection,
+                 safety: Safety, confirm: Confirm, *, many: bool) -> list[Outcome]:
+    """One confirmation for every plan that can be written, then each through the safe writer. With `many`,
+    a consumer whose write fails is reported with its error and the ones after it are not written; with one
+    consumer the error is raised."""
+    runnable = {i for i, p in enumerate(plans) if safety.execute and not p.refused and p.writes}
+    if not runnable:
+        return [Outcome(p) for p in plans]
+    if not confirm([plans[i] for i in sorted(runnable)]):
+        return [Outcome(p, declined=i in runnable) for i, p in enumerate(plans)]
+    outcomes: list[Outcome] = []
+    failed: OffctlError | None = None
+    failed_on = None
+    for i, plan in enumerate(plans):
+        if i not in runnable:
+            outcomes.append(Outcome(plan))
+        elif failed is not None:
+            outcomes.append(Outcome(plan, error=f"not written: stopped after the failure on {failed_on}",
+                                    error_code=failed.exit_code))
+        else:
+            try:
+                outcomes.append(_write(plan, zk, kafka, conn, safety))
+            except OffctlError as exc:
+                if not many:
+                    raise
+                failed, failed_on = exc, plan.key
+                outcomes.append(Outcome(plan, error=str(exc), error_code=exc.exit_code))
+    return outcomes
+
+
+def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety) -> Outcome:
     backup = write_backup(plan, safety.backup_dir, _now())
     server = f"zookeeper {conn.zk}" if plan.key.store == ZOOKEEPER else f"kafka {conn.bootstrap_servers}"
     trail = f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
@@ -363,9 +443,21 @@ def _write_kafka(plan: Plan, kafka: LogWriter) -> list[str]:
 
 
 def outcome_exit_code(outcome: Outcome) -> int:
-    """4 when a guard refused or the prompt was declined, 5 when verification failed, else 0."""
+    """The error's code when the write failed, 4 when a guard refused or the prompt was declined, 5 when
+    verification failed, else 0."""
+    if outcome.error_code:
+        return outcome.error_code
     if outcome.plan.refused or outcome.declined:
         return 4
     if outcome.verified is False:
         return 5
     return 0
+
+
+EXIT_PRIORITY = (130, 5, 3, 4)  # what an SRE must see first: interrupted, then a failed write, unread, refused
+
+
+def outcomes_exit_code(outcomes: Iterable[Outcome]) -> int:
+    """The exit code of a run over several consumers: the most urgent of theirs."""
+    codes = {outcome_exit_code(o) for o in outcomes}
+    return next((c for c in EXIT_PRIORITY if c in codes), max(codes, default=0))

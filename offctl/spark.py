@@ -22,9 +22,9 @@ from offctl.audit import (FILES, AuditSettings, Tally, add_totals, chunk_outputs
                           observations, partition_key, plan_chunks, read_chunk, totals_dict, with_history,
                           without_history, worst_first)
 from offctl.analyze import analyze
-from offctl.config import Connection, normalize_root
+from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
-from offctl.inspect import Selection, open_stores
+from offctl.inspect import Selection, open_stores, spout_roots
 from offctl.model import ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode, iso_ms
 
 # update(done, total) of a progress bar, within a context that shows it
@@ -349,7 +349,7 @@ def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, l
     if not conn.zk:
         return spouts, listed, notes
     with open_stores(Connection(zk=conn.zk, zk_auth=conn.zk_auth, timeout=conn.timeout)) as (zk, _):
-        for root in dict.fromkeys(normalize_root(r) for r in conn.zk_roots):
+        for root in spout_roots(conn, selection):
             ids = zk.spout_ids(root)
             if ids is None:
                 notes.append(f"zkRoot {root} does not exist")

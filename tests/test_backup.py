@@ -10,7 +10,7 @@ import pytest
 from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
 from offctl.errors import UsageError, WriteConflict
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
-from offctl.plan import Target, plan_kafka, plan_zookeeper
+from offctl.plan import Scope, Target, plan_kafka, plan_zookeeper
 from offctl.storm import commit_metadata_json
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
@@ -44,7 +44,7 @@ def test_backups_never_overwrite_each_other(tmp_path):
 
 def test_kafka_backup_keeps_offset_metadata_and_partitions_without_commit(tmp_path):
     meta = commit_metadata_json("orders-1-1700000000")
-    plan = plan_kafka("g", [KafkaCommit("g", "t", 0, 50, meta)], CLUSTER, Target("earliest"), topic="t")
+    plan = plan_kafka("g", [KafkaCommit("g", "t", 0, 50, meta)], CLUSTER, Target("earliest"), scope=Scope({"t": None}))
     backup = load_backup(write_backup(plan, tmp_path, 1))
     assert backup.key == ConsumerKey(KAFKA, "g")
     assert backup.commits == (KafkaCommit("g", "t", 0, 50, meta), ("t", 1))
@@ -132,7 +132,7 @@ def test_kafka_consumer_groups_csv(tmp_path, text, key, offsets):
 
 @pytest.mark.parametrize("text, message", [
     ("t,0\n", "line 1"), ("t,x,5\n", "line 1"), ("t,0,-5\n", "line 1"), ("", "no offsets"),
-    ("g,t,0,5\nh,t,0,5\n", "2 groups"),
+    ("t,0,5\ng,t,0,5\n", "some lines have a group column"),
 ])
 def test_bad_csv(tmp_path, text, message):
     path = tmp_path / "o.csv"
@@ -162,3 +162,15 @@ def test_audit_log_appends_one_json_line_per_change(tmp_path):
         ("/spouts/orders/partition_0", 50, 20, "b.json"), ("/spouts/orders/u/partition_0", 7, 20, "b.json"),
         ("/spouts/orders/partition_0", 50, 20, "c.json")]
     assert {"time", "who", "host", "server", "operation", "target"} <= set(lines[0])
+
+
+def test_a_multi_group_csv_keeps_each_groups_rows(tmp_path):
+    """kafka-consumer-groups --export with several --group writes group,topic,partition,offset."""
+    path = tmp_path / "o.csv"
+    path.write_text("g,t,0,5\nh,t,0,7\nh,u,1,9\n")
+    loaded = load_offsets_file(path)
+    assert loaded.key is None and loaded.offsets == {}
+    assert loaded.for_group("h") == {("t", 0): 7, ("u", 1): 9} and loaded.for_group("x") == {}
+    path.write_text("group,topic,partition,offset\ng,t,0,5\n")
+    one = load_offsets_file(path)
+    assert one.key.consumer == "g" and one.offsets == {("t", 0): 5} and one.for_group("g") == {("t", 0): 5}

@@ -11,7 +11,7 @@ import pytest
 
 from offctl.errors import UsageError
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
-from offctl.plan import (SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
+from offctl.plan import (Scope, parse_duration, parse_topics, SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
                          parse_time, plan_kafka, plan_migrate, plan_restore_kafka, plan_restore_zookeeper,
                          plan_zookeeper, rewrite_offset, target_offset, verify_kafka, verify_zookeeper)
 from offctl.storm import commit_metadata_json
@@ -157,10 +157,12 @@ def test_zookeeper_plan_skips_unknown_topics_and_partitions_and_missing_records(
     assert [(c.partition, c.action) for c in gone.changes] == [(0, SKIP)]
     assert "topic gone does not exist" in gone.changes[0].reasons
     nodes = [node(0, storm(0, 50)), node(7, storm(7, 5))]
-    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), partitions=frozenset({7, 9}))
-    assert [(c.partition, c.action) for c in plan.changes] == [(7, SKIP), (9, SKIP)]
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), scope=Scope(partitions=frozenset({1, 7, 9, 10})))
+    assert [(c.partition, c.action) for c in plan.changes] == [(7, SKIP), (1, SKIP)]
     assert "partition 7 does not exist in t" in plan.changes[0].reasons[0]
     assert "no record for this partition" in plan.changes[1].reasons[0]
+    # partitions the topic does not have: one line, not a row each
+    assert plan.warnings[0] == "t has no partition 9-10 (it has 3): left out"
 
 
 def test_zookeeper_plan_applies_offsets_to_the_spouts_topic_and_refuses_a_tie():
@@ -175,7 +177,7 @@ def test_zookeeper_plan_applies_offsets_to_the_spouts_topic_and_refuses_a_tie():
 
 def test_zookeeper_plan_narrows_by_topic_and_partitions():
     nodes = [node(0, storm(0, 50)), node(1, storm(1, 50)), node(0, storm(0, 9, topic="u"), folder="u")]
-    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), topic="t", partitions=frozenset({1}))
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), scope=Scope({"t": None}, frozenset({1})))
     assert [(c.topic, c.partition) for c in plan.changes] == [("t", 1)]
 
 
@@ -222,7 +224,7 @@ def test_kafka_plan_without_any_storm_metadata_needs_topology_id():
 
 
 def test_kafka_plan_with_topic_covers_every_partition_of_it():
-    plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"), topic="t")
+    plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"), scope=Scope({"t": None}))
     assert [(c.partition, c.before, c.after, c.action) for c in plan.changes] == [
         (0, 50, 10, WRITE), (1, None, 10, WRITE), (2, None, 0, WRITE)]
     assert not plan.changes[1].had_commit and "no commit before: a new commit is written" in plan.changes[1].reasons
@@ -263,7 +265,11 @@ def test_restore_zookeeper_puts_exact_bytes_back_against_the_current_version():
 
 def test_restore_zookeeper_notes_offsets_now_out_of_range_without_clamping():
     plan = plan_restore_zookeeper(SPOUT, [node(0, storm(0, 5))], [node(0, storm(0, 10))], CLUSTER, source="b")
-    assert plan.changes[0].after == 5 and "not clamped" in plan.changes[0].reasons[0]
+    assert plan.changes[0].after == 5 and "a restore never clamps" in plan.changes[0].reasons[0]
+    # the row and the footer agree: nothing was clamped, one offset is written outside the log range
+    assert not any("clamped to the log range" in w for w in plan.warnings)
+    assert plan.warnings == ("1 partition(s) written with an offset outside today's log range, not clamped (see "
+                             "'why')",)
 
 
 def test_restore_kafka_restores_offset_and_metadata_and_reports_new_commits():
@@ -357,3 +363,112 @@ def test_shift_by_zero_with_a_topology_id_rewrites_only_the_metadata():
                       topology_id="orders-1-1700000000")
     assert [(c.before, c.after, c.after_metadata, c.action) for c in plan.changes] == [
         (50, 50, META, WRITE), (60, 60, META, WRITE)]
+
+
+# --- parity with kafka-consumer-groups (ConsumerGroupCommand / OffsetsUtils, apache/kafka trunk) ----------------
+
+
+@pytest.mark.parametrize("before, log, expected, why", [
+    ("committed", PartitionLog(10, 100), 50, None),  # OffsetsUtils.resetToCurrent: the commit as it is
+    ("none", PartitionLog(10, 100), 100, "the log end"),  # no commit: getLogEndOffsets
+    ("below", PartitionLog(60, 100), 50, "kept as it is"),  # no range check, as Kafka
+])
+def test_to_current(before, log, expected, why):
+    committed = {"committed": 50, "none": None, "below": 50}[before]
+    after, reasons = target_offset(Target("current"), "t", 0, committed, log, {})
+    assert after == expected
+    assert (why is None and reasons == ()) or any(why in r for r in reasons)
+
+
+def test_to_current_plans_uncommitted_partitions_of_a_named_topic_at_the_log_end():
+    plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("current"), scope=Scope({"t": None}))
+    assert [(c.partition, c.after, c.action) for c in plan.changes] == [(0, 50, UNCHANGED), (1, 100, WRITE),
+                                                                          (2, 5, WRITE)]
+
+
+@pytest.mark.parametrize("text, ms", [
+    ("PT30M", 1_800_000), ("pt30m", 1_800_000), ("P1DT12H", 129_600_000), ("PT0.5S", 500), (" PT6H ", 21_600_000),
+])
+def test_parse_duration_as_javas_duration_parse(text, ms):
+    assert parse_duration(text) == ms
+
+
+@pytest.mark.parametrize("text, message", [
+    ("30m", "ISO-8601 duration"), ("P", "ISO-8601 duration"), ("P1M", "years and months"),
+    ("P1Y", "years and months"), ("PT0S", "more than zero"), ("-PT1H", "more than zero"), ("PT", "more than zero"),
+])
+def test_bad_durations(text, message):
+    with pytest.raises(UsageError, match=message):
+        parse_duration(text)
+
+
+def test_by_duration_is_a_time_target_back_from_now():
+    target = make_target(None, None, None, None, "PT30M", now_ms=1_800_000 + 5)
+    assert (target.kind, target.at_ms) == ("time", 5) and target.describe().endswith("(PT30M before now)")
+    with pytest.raises(UsageError, match="a target of its own"):
+        make_target("earliest", None, None, None, "PT30M", now_ms=10**12)
+    with pytest.raises(UsageError, match="before 1970"):
+        make_target(None, None, None, None, "P20000D", now_ms=10**12)
+
+
+@pytest.mark.parametrize("values, expected", [
+    (["orders"], {"orders": None}),
+    (["orders:0-3,7"], {"orders": frozenset({0, 1, 2, 3, 7})}),
+    (["orders:1", "orders:2", "pay.ments_x-1"], {"orders": frozenset({1, 2}), "pay.ments_x-1": None}),
+    (["orders:1", "orders"], {"orders": None}),  # the whole topic wins
+])
+def test_parse_topics(values, expected):
+    assert parse_topics(values) == expected
+
+
+@pytest.mark.parametrize("value", ["", "a b", "orders:", "orders:x", "o/r", "x" * 250, ":1"])
+def test_bad_topics(value):
+    with pytest.raises(UsageError, match="--topic"):
+        parse_topics([value])
+
+
+def test_kafka_plan_over_several_topic_scopes_says_in_one_line_what_does_not_exist():
+    cluster = {**CLUSTER, "u": {0: PartitionLog(0, 9)}}
+    commits = [commit(0, 50), commit(0, 3, topic="u")]
+    plan = plan_kafka("g", commits, cluster, Target("earliest"),
+                      scope=Scope({"t": frozenset({1, 5, 6, 7}), "u": None, "gone": None}))
+    assert [(c.topic, c.partition) for c in plan.changes] == [("t", 1), ("u", 0)]
+    assert plan.warnings[:2] == ("t has no partition 5-7 (it has 3): left out",
+                                 "topic gone does not exist and the group has no commits on it: left out")
+
+
+def test_kafka_plan_with_partitions_the_group_has_no_commit_on():
+    plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"), scope=Scope(partitions=frozenset({0, 4})))
+    assert [(c.partition, c.action) for c in plan.changes] == [(0, WRITE)]
+    assert "no commit on partition 4 of any topic" in plan.warnings[0]
+
+
+def test_a_file_row_for_a_partition_with_no_commit_is_planned_and_every_row_appears():
+    """Before: a row without a commit was dropped with no word when no --topic was given."""
+    cluster = {**CLUSTER, "u": {0: PartitionLog(0, 9)}}
+    offsets = {("t", 0): 20, ("t", 1): 30, ("u", 0): 4, ("t", 9): 1, ("gone", 0): 1}
+    target = Target("file", offsets=offsets, source="x.csv")
+    plan = plan_kafka("g", [commit(0, 50)], cluster, target)
+    rows = {(c.topic, c.partition): c for c in plan.changes}
+    assert set(rows) == set(offsets)
+    assert rows[("t", 1)].action == WRITE and rows[("t", 1)].after == 30 and not rows[("t", 1)].had_commit
+    assert rows[("t", 9)].action == SKIP and "does not exist" in rows[("t", 9)].reasons[0]
+    assert rows[("gone", 0)].action == SKIP and "topic gone does not exist" in rows[("gone", 0)].reasons[0]
+    narrowed = plan_kafka("g", [commit(0, 50)], cluster, target, scope=Scope({"u": None}))
+    outside = [c for c in narrowed.changes if c.topic != "u"]
+    assert len(outside) == 4 and all("outside the --topic/--partitions scope" in c.reasons[0] for c in outside)
+
+
+def test_a_zookeeper_file_row_without_a_node_appears_as_skipped():
+    target = Target("file", offsets={("t", 0): 20, ("t", 2): 3}, source="x.csv")
+    plan = plan_zookeeper(SPOUT, [node(0, storm(0, 50))], CLUSTER, target)
+    assert [(c.partition, c.action) for c in plan.changes] == [(0, WRITE), (2, SKIP)]
+    assert "offctl changes existing storm-kafka records only" in plan.changes[1].reasons[0]
+
+
+def test_no_storm_metadata_commits_plainly_only_where_there_is_none():
+    """KafkaSpout.doSeek (storm-kafka-client v2.8.8): UNCOMMITTED_* strategies honour any commit."""
+    plan = plan_kafka("g", [commit(0, 50, None), commit(1, 50)], CLUSTER, Target("earliest"), plain=True)
+    plain, storm_meta = plan.changes
+    assert plain.action == WRITE and plain.after_metadata is None and "UNCOMMITTED_EARLIEST" in plain.reasons[-1]
+    assert storm_meta.after_metadata == META

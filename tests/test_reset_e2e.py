@@ -8,8 +8,12 @@ either way and expect exit 0 only when the broker kept the metadata, as Apache K
 from __future__ import annotations
 
 import base64
-import shlex
 import json
+import shlex
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -182,8 +186,18 @@ def test_declining_the_prompt_writes_nothing(cli, fleet):
     before = nodes(fleet.state())
     result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", input="n\n")
     assert result.exit_code == 4 and "not confirmed" in result.stdout
-    assert "Write 3 partition(s)" in result.stderr  # the plan and question went to stderr
+    assert "Write 3 partition(s)" in result.stderr  # the question goes to stderr
+    assert result.stdout.count("-> latest") == 1 and "-> latest" not in result.stderr  # the plan once, on stdout
     assert nodes(fleet.state()) == before and not fleet.backups.exists()
+
+
+def test_a_confirmed_json_run_keeps_stdout_one_document(fleet):
+    """A real process (CliRunner echoes the typed answer into stdout; a terminal does not)."""
+    proc = subprocess.run([sys.executable, "-m", "offctl", "reset", *fleet.spout, "--to", "latest", "--quiet-period",
+                           "0", "--execute", "-o", "json"], input="y\n", capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["executed"]  # stdout is the document and nothing else
+    assert proc.stderr.count("-> latest") == 1  # the plan was shown once, on stderr, with the question
 
 
 def test_from_file_plan_replays_a_saved_dry_run(cli, fleet, tmp_path):
@@ -260,27 +274,32 @@ def test_kafka_commit_moved_between_plan_and_write_aborts(cli, fleet, kafka, nam
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 2, (fleet.topic, 1): 5}
 
 
-def test_active_group_refuses_while_a_consumer_is_joined(cli, fleet, kafka, names, broker):
-    import time
-
+@contextmanager
+def joined(kafka, broker, group: str, topic: str):
+    """A consumer of `group` subscribed to `topic`, until the group shows it as a member."""
     from confluent_kafka import Consumer
 
-    group = names("group")
-    kafka.commit(group, fleet.topic, {0: 1})
     consumer = Consumer({"bootstrap.servers": broker.address, "group.id": group, "session.timeout.ms": 10000,
                          "enable.auto.commit": False})
     try:
-        consumer.subscribe([fleet.topic])
+        consumer.subscribe([topic])
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             consumer.poll(0.2)
             state = kafka.admin.describe_consumer_groups([group])[group].result(30).state.name.lower()
             if state not in ("empty", "dead", "unknown"):
                 break
-        result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to",
-                     "latest", "--execute", "--yes")
+        yield consumer
     finally:
         consumer.close()
+
+
+def test_active_group_refuses_while_a_consumer_is_joined(cli, fleet, kafka, names, broker):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 1})
+    with joined(kafka, broker, group, fleet.topic):
+        result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to",
+                     "latest", "--execute", "--yes")
     assert result.exit_code == 4 and "active-group" in result.stderr
     assert commits(kafka, group)[(fleet.topic, 0)][0] == 1
 
@@ -433,3 +452,74 @@ def test_the_undo_still_waits_when_something_else_wrote_after_offctl(cli, fleet,
     zk.set(fleet.path(1), storm_record(fleet.topic, 1, 9))  # the spout committed since
     again = cli(*shlex.split(done.json()["undo"])[1:], "--yes")
     assert again.exit_code == 4 and "recent-write" in again.stderr
+
+
+# --- parity with kafka-consumer-groups: several groups, scopes, --to current, files (issue 13) ---------------
+
+
+def test_several_groups_each_atomic_and_the_result_says_who_was_written(cli, fleet, kafka, names, broker):
+    """Two groups written with --no-storm-metadata (their commits carry none, like this broker's), a third
+    refused by active-group: the other two are still written, and the result names each."""
+    a, b, busy = names("ga"), names("gb"), names("gbusy")
+    for g in (a, b, busy):
+        kafka.commit(g, fleet.topic, {0: 2, 1: 3})
+    with joined(kafka, broker, busy, fleet.topic):
+        result = cli("reset", *fleet.conn, *fleet.safe, "--group", a, "--group", b, "--group", busy,
+                     "--topic", f"{fleet.topic}:1-2,7", "--to", "current", "--no-storm-metadata",
+                     "--execute", "--yes", "-o", "json")
+    doc = result.json()
+    assert result.exit_code == 4, result.stderr  # one consumer refused
+    assert doc["results"] == {"written": [a, b], "refused": [busy]}
+    for one in doc["consumers"][:2]:
+        # --to current: partition 1 keeps its commit, partition 2 (no commit) gets the log end, as Kafka does
+        assert [(c["partition"], c["after"], c["action"]) for c in one["changes"]] == [(1, 3, "unchanged"),
+                                                                                        (2, 10, "write")]
+        assert one["warnings"][0] == f"{fleet.topic} has no partition 7 (it has 3): left out"
+        assert one["undo"].startswith("offctl restore ")
+    for g in (a, b):
+        assert {tp[1]: o for tp, (o, _) in commits(kafka, g).items()} == {0: 2, 1: 3, 2: 10}
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, busy).items()} == {0: 2, 1: 3}
+    assert "refused by active-group" in result.stderr
+
+
+def test_a_multi_group_export_applies_each_groups_rows(cli, fleet, kafka, names, tmp_path):
+    """kafka-consumer-groups --export of several groups: --group G takes G's rows; a row for a partition
+    with no commit yet is planned; no --group applies every group of the file."""
+    a, b = names("ga"), names("gb")
+    kafka.commit(a, fleet.topic, {0: 1})
+    kafka.commit(b, fleet.topic, {0: 1})
+    export = tmp_path / "export.csv"
+    export.write_text(f"GROUP,TOPIC,PARTITION,OFFSET\n{a},{fleet.topic},0,5\n{a},{fleet.topic},2,6\n"
+                      f"{b},{fleet.topic},1,7\n")
+    one = cli("reset", *fleet.conn, *fleet.safe, "--group", a, "--from-file", str(export), "--no-storm-metadata",
+              "-o", "json")
+    assert one.exit_code == 0, one.stderr
+    doc = one.json()
+    assert [(c["partition"], c["before"], c["after"], c["action"]) for c in doc["changes"]] == [
+        (0, 1, 5, "write"), (2, None, 6, "write")]
+    assert any("1 row(s)" in w and "other groups" in w for w in doc["warnings"])
+    both = cli("reset", *fleet.conn, *fleet.safe, "--from-file", str(export), "--no-storm-metadata", "--execute",
+               "--yes", "-o", "json")
+    assert both.exit_code == 0, both.stderr
+    assert both.json()["results"] == {"written": sorted([a, b])}
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, a).items()} == {0: 5, 2: 6}
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, b).items()} == {0: 1, 1: 7}
+
+
+def test_by_duration_plans_a_time_target(cli, fleet, kafka, names):
+    """This broker has no timestamp lookup, so the offsets it gives are not checked here; the lookup and its
+    fallback are tested on plain data (test_plan.py)."""
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 5})
+    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--by-duration", "PT30M",
+                 "--no-storm-metadata", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["target"].endswith("(PT30M before now)")
+    bad = cli("reset", *fleet.conn, "--group", group, "--by-duration", "P1M")
+    assert bad.exit_code == 2 and "years and months" in bad.stderr
+
+
+def test_all_groups_without_storm_metadata_anywhere_is_a_clear_usage_error(cli, fleet, kafka, names):
+    kafka.commit(names("group"), fleet.topic, {0: 5})  # this broker drops metadata: no Storm group exists
+    result = cli("reset", *fleet.conn, "--all-groups", "--to", "latest")
+    assert result.exit_code == 2 and "no group on the cluster carries Storm commit metadata" in result.stderr

@@ -29,8 +29,8 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         assert seeded.exit_code == 0, seeded.stderr
         assert cli("sandbox", "seed").exit_code == 0  # seeding twice is fine
 
-        report = cli("inspect", "--lag-threshold", "5", "--group", "clicks-client", "--group", "payments-tool",
-                     "-o", "json")
+        report = cli("inspect", "--lag-threshold", "5", "--zk-root", sandbox.ROOT, "--group", "clicks-client",
+                     "--group", "payments-tool", "-o", "json")
         assert report.exit_code == 1 and "using the sandbox" in report.stderr
         doc = report.json()
         assert {f["code"] for f in doc["findings"]} == EXPECTED
@@ -38,8 +38,11 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         assert healthy == {"orders-etl", "wildcard-spout"}
 
         # the README's first command ends with the Spark audit of the sandbox: inspect's findings, a summary
-        audited = cli("audit", "--lag-threshold", "5", "--group", "clicks-client", "--group", "payments-tool",
-                      "-o", "json")
+        audited = cli("audit", "--lag-threshold", "5", "--zk-root", sandbox.ROOT, "--group", "clicks-client",
+                      "--group", "payments-tool", "-o", "json")
+        # a named group alone shows that group, not every spout of the sandbox's root as well
+        alone = cli("inspect", "--group", "payments-tool", "-o", "json")
+        assert {c["consumer"] for c in alone.json()["consumers"]} == {"payments-tool"}
         assert audited.exit_code == 1 and "Worst consumers" in audited.stderr
         assert {f["code"] for f in audited.json()["findings"]} == EXPECTED
 
