@@ -19,7 +19,7 @@ from offctl import __version__
 from .audit import audit_command
 from .options import err_console
 from .inspect import inspect_command
-from .reset import migrate_command, reset_command, restore_command
+from .reset import delete_command, migrate_command, reset_command, restore_command
 from .sandbox import app as sandbox_app
 
 app = typer.Typer(
@@ -50,6 +50,7 @@ app.command("inspect")(inspect_command)
 app.command("reset")(reset_command)
 app.command("restore")(restore_command)
 app.command("migrate")(migrate_command)
+app.command("delete")(delete_command)
 app.command("audit")(audit_command)
 app.add_typer(sandbox_app)
 

@@ -1,4 +1,4 @@
-"""offctl reset, restore and migrate: the commands that write, all through the same safe writer."""
+"""offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import typer
 
 from offctl.plan import Scope, make_target, parse_partitions, parse_topics
 from offctl.render import outcome_errors, write_outcome, write_outcomes
-from offctl.reset import Outcome, ResetRequest, migrate, outcome_exit_code, outcomes_exit_code, reset, restore
+from offctl.reset import (Outcome, ResetRequest, delete, migrate, outcome_exit_code, outcomes_exit_code, reset,
+                          restore)
 
 from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
                       KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, Yes, Zk, ZkAuth, ZkRoot,
@@ -163,4 +164,39 @@ def migrate_command(
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir,
                                                                         audit_log), confirm, scope=scope)
+    _finish([outcome], output, confirm)
+
+
+def delete_command(
+    spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")],
+    topic: Topics = None, partitions: Partitions = None,
+    record_topic: Annotated[Optional[str], typer.Option(
+        "--record-topic", metavar="TOPIC", help="Only records that name this topic (TOPIC_MISMATCH shows them).")] = None,
+    written_by: Annotated[Optional[str], typer.Option(
+        "--written-by", metavar="TOPOLOGY", help="Only records written by this topology (name or storm id).")] = None,
+    all_records: Annotated[bool, typer.Option("--all-records", help="Every record of the spout.")] = False,
+    execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
+    backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
+    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
+    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
+    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
+) -> None:
+    """Delete a storm-kafka spout's stale partition records: plan, guards, backup, one multi-op.
+
+    The spout then starts those partitions as its start-up rules say (startOffsetTime from 0.10 on).
+    `offctl restore BACKUP` creates them again, byte for byte.
+
+    \b
+    Example:
+      offctl delete --zk zk1:2181 --zk-root /kafka-spouts --spout shared-id --record-topic payments
+    """
+    confirm = Confirmation(yes, output.value)
+    with reported_errors():
+        conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
+                          kafka_config_file)
+        if record_topic is not None:
+            parse_topics([record_topic])
+        outcome = delete(conn, spout, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
+                         scope=Scope(parse_topics(topic), parse_partitions(partitions)), record_topic=record_topic,
+                         written_by=written_by, every=all_records)
     _finish([outcome], output, confirm)

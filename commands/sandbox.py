@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from enum import Enum
+from typing import Annotated
+
 import typer
 
 from offctl import sandbox as sb
@@ -18,6 +21,11 @@ def _describe(s: sb.Sandbox) -> None:
     typer.echo(f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}")
     typer.echo(f"zkRoot     {s.zk_root}  (Storm's root {s.storm_root}){'' if s.seeded else '  not seeded yet'}")
     typer.echo(f"state      {s.directory}")
+    for name, ids in sorted((s.stopped or {}).items()):
+        typer.echo(f"stopped    {name} ({', '.join(ids)}): `offctl sandbox topology start {name}`")
+    typer.echo("broker limits (what they change in what offctl and the runbooks show here):")
+    for limit in sb.LIMITS:
+        typer.echo(f"  - {limit}")
 
 
 @app.command("up")
@@ -83,3 +91,29 @@ def down_command() -> None:
     with reported_errors():
         sandbox = sb.down()
     typer.echo("sandbox stopped" if sandbox else "no sandbox was running")
+
+
+class TopologyAction(str, Enum):
+    stop = "stop"
+    start = "start"
+
+
+@app.command("topology")
+def topology_command(
+    action: Annotated[TopologyAction, typer.Argument(help="stop (as `storm kill` would) or start it again.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Topology name (or storm id), e.g. orders-etl.")],
+) -> None:
+    """Stop or start a sandbox topology: its entry under the sandbox's Storm root, which the running-topology
+    guard reads. Rehearses a runbook's "stop the topology" step without --force.
+
+    \b
+    Example:
+      offctl sandbox topology stop orders-etl && offctl reset --spout orders-etl --to earliest
+    """
+    with reported_errors():
+        sandbox = sb.active()
+        if sandbox is None:
+            err_console.print("offctl: no sandbox is running: start it with `offctl sandbox up`")
+            raise typer.Exit(3)
+        ids = sb.topology(sandbox, action.value, name)
+    typer.echo(f"{'stopped' if action == TopologyAction.stop else 'started'} {name} ({', '.join(ids)})")

@@ -29,7 +29,7 @@ from pathlib import Path
 from offctl.errors import UsageError, WriteConflict
 from offctl.inputs import read_text
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, ZkNode, iso_ms
-from offctl.plan import Change, Plan, change_dict
+from offctl.plan import CREATE, Change, Plan, change_dict
 from offctl.storm import parse_zk_node
 
 FORMAT = 2  # 2 adds "sha256"; format 1 (no checksum) is restored only as a hand-made file
@@ -54,9 +54,11 @@ def backup_document(plan: Plan, created_ms: int) -> dict:
            "operation": plan.operation, "target": plan.target, **plan.key.fields()}
     if plan.key.store == ZOOKEEPER:
         # "written_base64": the bytes offctl is about to write, so that its undo recognises them as its own
+        # a node the plan creates did not exist: "absent", and its undo deletes it again
         doc["zookeeper"] = [{"path": c.path, "topic": c.topic, "partition": c.partition, "offset": c.before,
-                             "version": c.version, "data_base64": base64.b64encode(c.before_data).decode(),
-                             "written_base64": base64.b64encode(c.after_data).decode()}
+                             "version": None if c.before_data is None else c.version,
+                             "data_base64": _b64(c.before_data), "written_base64": _b64(c.after_data),
+                             **({"absent": True} if c.before_data is None else {})}
                             for c in plan.writes]
     else:
         doc["kafka"] = [{"topic": c.topic, "partition": c.partition,
@@ -64,6 +66,10 @@ def backup_document(plan: Plan, created_ms: int) -> dict:
                          "metadata": c.before_metadata if c.had_commit else None} for c in plan.writes]
     doc["sha256"] = digest(doc)
     return doc
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -121,6 +127,7 @@ class Backup:
     nodes: tuple[ZkNode, ...] = ()  # ZooKeeper: exact bytes as they were
     commits: tuple[KafkaCommit | tuple[str, int], ...] = ()  # Kafka; (topic, partition) had no commit
     written: Mapping[str, tuple[bytes, int]] = field(default_factory=dict)  # path -> (bytes, version) offctl wrote
+    absent: tuple[str, ...] = ()  # ZooKeeper nodes that did not exist before (the operation created them)
 
     def own_writes(self, current: Iterable[ZkNode]) -> frozenset[str]:
         """Paths that still hold exactly what the operation this backup was made for wrote: the version one
@@ -163,24 +170,34 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
     created = doc.get("created_ms") if isinstance(doc.get("created_ms"), int) else 0
     try:
         if store == ZOOKEEPER:
-            nodes = tuple(_saved_node(e, key) for e in doc["zookeeper"])
+            entries = [e for e in doc["zookeeper"] if e.get("absent") is not True]
+            absent = [e for e in doc["zookeeper"] if e.get("absent") is True]
+            nodes = tuple(_saved_node(e, key) for e in entries)
+            gone = tuple(_saved_path(e, key)[0] for e in absent)
             # A hand-made file's claim of what offctl wrote is not trusted: it could lift the recent-write guard.
+            # A node offctl created has version 0; one it set has the saved version + 1.
             written = {} if hand_made else {
-                n.path: (base64.b64decode(e["written_base64"], validate=True), n.version + 1)
-                for n, e in zip(nodes, doc["zookeeper"]) if isinstance(e.get("written_base64"), str)}
-            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes, written=written)
+                p: (base64.b64decode(e["written_base64"], validate=True), v)
+                for p, v, e in [(n.path, n.version + 1, e) for n, e in zip(nodes, entries)]
+                + [(p, 0, e) for p, e in zip(gone, absent)] if isinstance(e.get("written_base64"), str)}
+            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes, written=written, absent=gone)
         commits = tuple(_saved_commit(e, consumer) for e in doc["kafka"])
         return Backup(key, str(doc.get("operation")), created, path, commits=commits)
     except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise _bad(path, f"an entry is damaged ({type(exc).__name__}: {exc})") from None
 
 
-def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
+def _saved_path(e: dict, key: ConsumerKey) -> tuple[str, int, list[str]]:
     path, partition = e["path"], e["partition"]
     prefix = key.zk_root.rstrip("/") + "/" + key.consumer + "/"
     rest = path[len(prefix):].split("/") if isinstance(path, str) and path.startswith(prefix) else []
     if not 1 <= len(rest) <= 2 or rest[-1] != f"partition_{partition}" or not isinstance(partition, int):
         raise ValueError(f"path {path!r} is not a partition node of {key}")
+    return path, partition, rest
+
+
+def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
+    path, partition, rest = _saved_path(e, key)
     version = e["version"]
     if not _is_int(version) or version < 0:
         raise ValueError(f"version {str(version)[:20]!r} is not a node version")
@@ -311,8 +328,19 @@ def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int
         base["outcome"] = outcome
     if plan.source is not None:
         base["from"] = str(plan.source)
-    return [json.dumps({**base, **{k: v for k, v in change_dict(c).items() if k not in ("action", "reasons")}})
+    return [json.dumps({**base, **{k: v for k, v in change_dict(c).items() if k != "reasons"}, **_versions(c)})
             for c in written]
+
+
+def _versions(c: Change) -> dict:
+    """ZooKeeper: the node's version as read, and the version offctl's write gives it (None: deleted), so
+    the log, like the backup, says what offctl wrote and at which version."""
+    if c.path is None:
+        return {}
+    if c.delete:
+        return {"version_read": c.version, "version_written": None}
+    created = c.version == CREATE
+    return {"version_read": None if created else c.version, "version_written": 0 if created else c.version + 1}
 
 
 def append_audit(path: Path, lines: list[str]) -> None:

@@ -26,7 +26,8 @@ GUARDS = ("running-topology", "recent-write", "active-group")
 ACTIVE_GROUP_STATES = frozenset({"stable", "preparing_rebalance", "completing_rebalance", "assigning",
                                  "reconciling"})
 
-WRITE, UNCHANGED, SKIP = "write", "unchanged", "skip"
+WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"
+CREATE = -1  # the version of a change that creates its node: the multi-op fails if the node exists
 
 
 # --- targets ------------------------------------------------------------------------------------------
@@ -295,9 +296,12 @@ class Change:
     before_metadata: str | None = None  # Kafka commit metadata
     after_metadata: str | None = None
     had_commit: bool = True  # Kafka: False when the partition had no commit before
+    delete: bool = False  # ZooKeeper: the node is deleted (offctl delete)
 
     @property
     def action(self) -> str:
+        if self.delete:
+            return DELETE
         if self.after is None and self.after_data is None:
             return SKIP
         if self.path is not None:
@@ -331,7 +335,7 @@ class Plan:
 
     @property
     def writes(self) -> tuple[Change, ...]:
-        return tuple(c for c in self.changes if c.action == WRITE)
+        return tuple(c for c in self.changes if c.action in (WRITE, DELETE))
 
     @property
     def refused(self) -> tuple[GuardCheck, ...]:
@@ -606,6 +610,30 @@ def _storm_metadata(before: str | None, topology_id: str | None, group_id: str |
                          "honours any commit; else the spout ignores the commit (FOREIGN_COMMIT)")
 
 
+def plan_delete(key: ConsumerKey, nodes: Iterable[ZkNode], *, scope: Scope = Scope(),
+                record_topic: str | None = None, written_by: str | None = None, captured_ms: int = 0) -> Plan:
+    """Delete the spout's partition nodes that match every selector given: in `scope` (by the topic each
+    offset applies to), naming `record_topic`, written by topology `written_by` (name or storm id). The
+    spout then finds no offset for those partitions and starts them as its start-up rules say."""
+    changes = []
+    for node, record, applied in _selected(nodes, scope):
+        if record_topic is not None and record.topic != record_topic:
+            continue
+        if written_by is not None and written_by not in (record.topology_id, record.topology_name):
+            continue
+        changes.append(Change(applied, node.node_partition, record.committed, None, path=node.path,
+                              version=node.version, before_data=node.data, delete=True, reasons=(DELETED,)))
+    what = ", ".join(x for x in (scope.describe(), record_topic and f"records naming topic {record_topic}",
+                                 written_by and f"written by {written_by}") if x) or "every record"
+    return Plan("delete", key, f"delete {what}", tuple(changes), captured_ms)
+
+
+# PartitionManager (storm-kafka v1.2.4): no record -> "No partition information found, using configuration to
+# determine offset": startOffsetTime (0.10 on), the log end in 0.9.x (see docs/storm.md).
+DELETED = ("deleted: the spout finds no offset for this partition and starts it as its start-up rules say "
+           "(startOffsetTime from 0.10 on; see docs/storm.md)")
+
+
 def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commits: Iterable[KafkaCommit],
                  cluster: Cluster, topology_id: str, *, scope: Scope = Scope(), captured_ms: int = 0) -> Plan:
     """Copy a storm-kafka spout's ZooKeeper offsets into the Kafka group of its storm-kafka-client
@@ -670,19 +698,30 @@ def _hand_made_range(offset: int | None, log: PartitionLog | None) -> str | None
 
 def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: Iterable[ZkNode],
                            cluster: Cluster | None, *, source: str, captured_ms: int = 0,
-                           hand_made: bool = False) -> Plan:
-    """Put each saved node's exact bytes back, checked against the version read now. From a `hand_made`
-    file, only bytes the spout can use, with an offset inside today's log, are written."""
+                           hand_made: bool = False, absent: Iterable[str] = ()) -> Plan:
+    """Put each saved node's exact bytes back, checked against the version read now (a node deleted since
+    is created again); delete the `absent` nodes, which did not exist before. From a `hand_made` file, only
+    bytes the spout can use, with an offset inside today's log, are written."""
     now = {n.path: n for n in current}
     changes = []
+    for path in absent:
+        node = now.get(path)
+        if node is None:
+            continue  # gone already, as before
+        record = parse_zk_node(node)
+        changes.append(Change(record.topic, node.node_partition, record.committed, None, path=path,
+                              version=node.version, before_data=node.data, delete=True,
+                              reasons=("did not exist before: deleted again",)))
     for old in saved:
         record = parse_zk_node(old)
         node = now.get(old.path)
-        if node is None:
-            changes.append(Change(record.topic, old.node_partition, None, None, path=old.path,
-                                  reasons=("the node no longer exists; offctl does not recreate nodes",)))
-            continue
         log = _log_of(cluster, record.topic, old.node_partition)[0] if cluster is not None else None
+        if node is None:  # deleted since (offctl delete, or by hand): created again with its saved bytes
+            refused = _hand_made_range(record.committed, log) if hand_made else None
+            changes.append(Change(record.topic, old.node_partition, None, None if refused else record.committed,
+                                  reasons=(refused,) if refused else ("the node no longer exists: created again",),
+                                  path=old.path, version=CREATE, after_data=None if refused else old.data))
+            continue
         if hand_made:
             refused = (f"a hand-made file's bytes the spout cannot use ({record.malformed}): not written"
                        if record.malformed else _hand_made_range(record.committed, log))
@@ -816,8 +855,10 @@ def with_guards(plan: Plan, facts: GuardFacts, force: Iterable[str]) -> Plan:
 
 
 def verify_zookeeper(plan: Plan, read_back: Mapping[str, bytes | None]) -> list[str]:
-    """Problems found reading the written nodes back: each must hold exactly the planned bytes."""
-    return [f"{c.path} holds {_show(read_back.get(c.path))} instead of the planned offset {c.after}"
+    """Problems found reading the written nodes back: each must hold exactly the planned bytes, and each
+    deleted node must be gone."""
+    return [f"{c.path} still exists after its deletion" if c.delete else
+            f"{c.path} holds {_show(read_back.get(c.path))} instead of the planned offset {c.after}"
             for c in plan.writes if read_back.get(c.path) != c.after_data]
 
 

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from offctl.findings import CATALOGUE
 from offctl.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, iso_ms, ranges
-from offctl.plan import SKIP, UNCHANGED, WRITE, change_dict
+from offctl.plan import DELETE, SKIP, UNCHANGED, WRITE, change_dict
 
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
@@ -222,7 +222,8 @@ def outcome_document(outcome) -> dict:
         "changes": [change_dict(c) for c in plan.changes],
         "guards": [{"guard": g.guard, "status": g.status, "message": g.message} for g in plan.guards],
         "warnings": list(plan.warnings),
-        "summary": {"write": actions[WRITE], "unchanged": actions[UNCHANGED], "skip": actions[SKIP]},
+        "summary": {"write": actions[WRITE], "unchanged": actions[UNCHANGED], "skip": actions[SKIP],
+                    "delete": actions[DELETE]},
         "backup": str(outcome.backup) if outcome.backup else None,
         "verified": outcome.verified,
         "problems": list(outcome.problems),
@@ -263,7 +264,7 @@ def outcomes_document(outcomes) -> dict:
     }
 
 
-_ACTION_STYLE = {"write": "bold", "unchanged": "dim", "skip": "yellow"}
+_ACTION_STYLE = {"write": "bold", "unchanged": "dim", "skip": "yellow", "delete": "bold red"}
 _GUARD_STYLE = {"pass": "green", "refused": "bold red", "overridden": "yellow", "not-applicable": "dim"}
 
 
@@ -307,7 +308,8 @@ def outcome_lines(outcome) -> list[str]:
         return ["nothing to change: every selected partition is already there or skipped"]
     if not outcome.executed:
         return [f"dry run: {n} partition(s) would change; nothing was written. Add --execute to apply"]
-    lines = [f"wrote {n} partition(s) of {plan.key}", f"backup: {outcome.backup}",
+    done = f"deleted {n} record(s)" if plan.operation == "delete" else f"wrote {n} partition(s)"
+    lines = [f"{done} of {plan.key}", f"backup: {outcome.backup}",
              f"undo with: {outcome.undo or f'offctl restore {outcome.backup} --execute'}"]
     if outcome.audit_log:
         lines.append(f"audit log: {outcome.audit_log}")

@@ -20,7 +20,7 @@ from offctl.config import Connection, normalize_root
 from offctl.errors import Interrupted, OffctlError, StoreUnavailable, UsageError, WriteConflict
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
-from offctl.plan import (GuardFacts, Plan, Scope, Target, plan_kafka, plan_migrate, plan_restore_kafka,
+from offctl.plan import (GuardFacts, Plan, Scope, Target, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
                          plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper, with_guards)
 from offctl.storm import parse_commit, parse_zk_node, storm_groups
 
@@ -51,7 +51,8 @@ class Outcome:
 
 def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> str:
     """`offctl restore BACKUP --execute` with the flags the write needed: its servers, the guards it had to
-    force (a topology still running is still running), and its backup directory and audit log."""
+    force (a topology still running is still running), and its backup directory and audit log. Not a
+    --quiet-period the write relaxed: the undo checks for a live committer again, not counting offctl's own write."""
     parts = ["offctl", "restore", str(backup), "--execute"]
     if plan.key.store == ZOOKEEPER and conn.zk:
         parts += ["--zk", conn.zk]
@@ -293,7 +294,8 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root)
         if key.store == ZOOKEEPER:
             plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),
-                                          captured_ms=snapshot.captured_ms, hand_made=hand_made)
+                                          captured_ms=snapshot.captured_ms, hand_made=hand_made,
+                                          absent=() if hand_made else backup.absent)
             saved = _topologies(map(parse_zk_node, backup.nodes))
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True,
                            groups=())
@@ -333,6 +335,35 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
         return _execute(plan, zk, kafka, conn, safety, confirm)
+
+
+# --- delete --------------------------------------------------------------------------------------------------
+
+
+def delete(conn: Connection, spout: str, safety: Safety, confirm: Confirm, *, scope: Scope = Scope(),
+           record_topic: str | None = None, written_by: str | None = None, every: bool = False) -> Outcome:
+    """Delete some of a storm-kafka spout's partition records (stale ones, left by another topology) through
+    the same guards, backup, versioned multi-op and audit log; `offctl restore` creates them again."""
+    check_spout_id(spout)
+    chosen = scope.topics or scope.partitions is not None or record_topic is not None or written_by is not None
+    if not chosen and not every:
+        raise UsageError("say which records to delete: --topic, --partitions, --record-topic or --written-by "
+                         "(all of them must match), or --all-records")
+    if chosen and every:
+        raise UsageError("--all-records deletes every record of the spout: drop the other selectors")
+    _need(conn, zk=True, root=True, why="delete")
+    root = normalize_root(conn.zk_roots[0])
+    key = ConsumerKey(ZOOKEEPER, spout, root)
+    with open_stores(replace(conn, zk_roots=(root,), bootstrap_servers=None)) as (zk, kafka):
+        snapshot, records = _read(zk, None, [root], Selection(spouts=(spout,)), conn.storm_root)
+        if not snapshot.zk_nodes:
+            raise UsageError(f"spout id '{spout}' has no partition records under {root}")
+        plan = plan_delete(key, snapshot.zk_nodes, scope=scope, record_topic=record_topic, written_by=written_by,
+                           captured_ms=snapshot.captured_ms)
+        if not plan.changes:
+            raise UsageError(f"nothing matches: no record of {key} is {plan.target.removeprefix('delete ')}")
+        facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
+        return _execute(with_guards(plan, facts, safety.force), zk, kafka, conn, safety, confirm)
 
 
 # --- the safe writer ---------------------------------------------------------------------------------------

