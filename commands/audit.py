@@ -18,10 +18,11 @@ from offctl.render import (outcome_document, outcome_errors, outcome_lines, writ
                            write_plan_table)
 
 from .options import (AllGroups, AuditLog, BackupDir, BootstrapServers, ExpectedTopic, FailOn, FailOnOption,
-                      FirstPollOption, FirstPollStrategy, Force, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile,
-                      LagThreshold, MaxOffsetBehind, NoOutOfRangeReset, QuietPeriod, Spouts, StartOffset,
-                      StaticPartitions, StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout, Yes, Zk, ZkAuth,
-                      ZkRoot, confirm_plans, connection, err_console, reported_errors, safety, spout_thresholds)
+                      FirstPollOption, FirstPollStrategy, Force, Groups, IgnoreZkOffsets, KafkaConfig,
+                      KafkaConfigFile, LagThreshold, MaxOffsetBehind, NoOutOfRangeReset, QuietPeriod, Spouts,
+                      StartOffset, StaticPartitions, StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout,
+                      TridentRoot, Tridents, Yes, Zk, ZkAuth, ZkRoot, confirm_plans, connection, err_console,
+                      reported_errors, safety, spout_thresholds)
 
 SPARK = "Spark"
 FILES = "Files, snapshots and history"
@@ -53,7 +54,7 @@ def _progress(description: str) -> Iterator:
 
 def audit_command(
     ctx: typer.Context,
-    spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
+    spout: Spouts = None, group: Groups = None, trident: Tridents = None, topic: ExpectedTopic = None,
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
     ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
@@ -91,7 +92,8 @@ def audit_command(
         "--execute", rich_help_panel=REPAIR, help="Apply the repair. Without it nothing is written (dry run).")] = False,
     yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None, backup_dir: BackupDir = None,
     audit_log: AuditLog = None,
-    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
+    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
+    bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
     kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
 ) -> None:
@@ -108,9 +110,10 @@ def audit_command(
             conn = Connection(zk=zk, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers)
         else:
             conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                              kafka_config_file, ctx)
+                              kafka_config_file, ctx, trident_root)
         settings = AuditSettings(
-            selection=Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups),
+            selection=Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups,
+                                   tridents=tuple(trident or ())),
             thresholds=spout_thresholds(
                              topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
                              ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,

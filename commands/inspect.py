@@ -13,13 +13,13 @@ from offctl.render import write_notes, write_report
 from .options import (AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, FirstPollOption,
                       FirstPollStrategy, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold,
                       MaxOffsetBehind, NoOutOfRangeReset, OutputFormat, Spouts, StartOffset, StaticPartitions,
-                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout, Zk, ZkAuth, ZkRoot, connection,
-                      err_console, reported_errors, spout_thresholds)
+                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout, TridentRoot, Tridents, Zk,
+                      ZkAuth, ZkRoot, connection, err_console, reported_errors, spout_thresholds)
 
 
 def inspect_command(
     ctx: typer.Context,
-    spout: Spouts = None, group: Groups = None, topic: ExpectedTopic = None,
+    spout: Spouts = None, group: Groups = None, trident: Tridents = None, topic: ExpectedTopic = None,
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
     ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
@@ -30,7 +30,8 @@ def inspect_command(
     fail_on: FailOnOption = FailOn.error,
     per_partition: Annotated[bool, typer.Option(
         "--per-partition", help="Table output: list every partition, not just consumers and findings.")] = False,
-    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
+    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
+    bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
     kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
 ) -> None:
@@ -38,13 +39,14 @@ def inspect_command(
 
     \b
     Example:
-      offctl inspect --zk zk1:2181 --zk-root /kafka-spouts \\
+      offctl inspect --zk zk1:2181 --zk-root /kafka-spouts --trident-root /transactional \\
         --bootstrap-servers k1:9092 --group orders-spout --output json
     """
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, ctx)
-        report = inspect(conn, Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups),
+                          kafka_config_file, ctx, trident_root)
+        report = inspect(conn, Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups,
+                                   tridents=tuple(trident or ())),
                          spout_thresholds(
                              topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
                              ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,

@@ -29,6 +29,9 @@ ZkRoot = Annotated[Optional[list[str]], typer.Option(
 BootstrapServers = Annotated[Optional[str], typer.Option(
     "--bootstrap-servers", metavar="HOSTS", envvar="OFFCTL_BOOTSTRAP_SERVERS", rich_help_panel=CONNECTION,
     help="Kafka bootstrap servers, host:port[,host:port].")]
+TridentRoot = Annotated[Optional[list[str]], typer.Option(
+    "--trident-root", metavar="PATH", envvar="OFFCTL_TRIDENT_ROOT", rich_help_panel=CONNECTION,
+    help="transactional.zookeeper.root where Trident spouts keep their state, e.g. /transactional (repeatable).")]
 StormRoot = Annotated[str, typer.Option(
     "--storm-root", metavar="PATH", envvar="OFFCTL_STORM_ROOT", rich_help_panel=CONNECTION,
     help="storm.zookeeper.root, where Storm lists running topologies.")]
@@ -48,20 +51,24 @@ KafkaConfigFile = Annotated[Optional[Path], typer.Option(
 
 def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str | None, storm_root: str,
                timeout: float, zk_auth: str | None, kafka_config: list[str] | None,
-               kafka_config_file: Path | None, ctx: typer.Context | None = None) -> Connection:
+               kafka_config_file: Path | None, ctx: typer.Context | None = None,
+               trident_root: list[str] | None = None) -> Connection:
     """The connection the flags and environment name; with neither --zk nor --bootstrap-servers, the
     running sandbox (`offctl sandbox up`), said on stderr (its zkRoot unless --zk-root is given). `ctx`
     tells whether --zk-root was on the command line (Connection.default_roots)."""
-    from_line = ctx is not None and getattr(ctx.get_parameter_source("zk_root"), "name", "") == "COMMANDLINE"
+    from_line = ctx is not None and any(getattr(ctx.get_parameter_source(p), "name", "") == "COMMANDLINE"
+                                        for p in ("zk_root", "trident_root") if p in ctx.params)
     if not (zk or bootstrap_servers):
         from offctl.sandbox import active
 
         sandbox = active()
         if sandbox is not None:
             zk, bootstrap_servers = sandbox.zk, sandbox.broker
-            zk_root = zk_root or [sandbox.zk_root]
+            if not (zk_root or trident_root):
+                zk_root, trident_root = [sandbox.zk_root], [sandbox.trident_root]
             err_console.print(f"offctl: using the sandbox (ZooKeeper {sandbox.zk}, Kafka {sandbox.broker}, "
-                              f"zkRoot {', '.join(zk_root)}); see `offctl sandbox status`")
+                              f"zkRoot {', '.join(zk_root or ['-'])}, Trident root {', '.join(trident_root or ['-'])}); "
+                              f"see `offctl sandbox status`")
             storm_root = sandbox.storm_root if storm_root == "/storm" else storm_root
     if zk_auth:
         secret(zk_auth)
@@ -72,7 +79,7 @@ def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str
     return Connection(zk=zk or None, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers or None,
                       storm_root=storm_root, timeout=timeout, zk_auth=zk_auth or None,
                       kafka_config=parse_kafka_config(kafka_config or (), kafka_config_file),
-                      default_roots=not from_line)
+                      default_roots=not from_line, trident_roots=tuple(trident_root or ()))
 
 
 class OutputFormat(str, Enum):
@@ -187,6 +194,9 @@ Spouts = Annotated[Optional[list[str]], typer.Option(
     "--spout", metavar="ID", help="spoutConfig.id (repeatable; default: every id under each --zk-root).")]
 Groups = Annotated[Optional[list[str]], typer.Option(
     "--group", metavar="GROUP", help="Kafka consumer group (group.id) of a storm-kafka-client spout (repeatable).")]
+Tridents = Annotated[Optional[list[str]], typer.Option(
+    "--trident", metavar="TXSTATEID",
+    help="Trident spout state (its stream's txStateId) under --trident-root (repeatable; default: every one).")]
 ExpectedTopic = Annotated[Optional[str], typer.Option(
     "--topic", metavar="TOPIC", help="Topic the spouts should read: other topics in ZooKeeper records are "
                                      "TOPIC_MISMATCH; narrows groups to this topic.")]
@@ -257,6 +267,7 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
         raise UsageError(f"--storm-kafka-release: {exc}") from None
     try:
         client = StormKafkaClient.of_version(client_release)
+        major = StormKafkaClient.major_of(client_release)
     except ValueError as exc:
         raise UsageError(f"--storm-kafka-client-release: {exc}") from None
     times = {"earliest": EARLIEST_TIME, "latest": LATEST_TIME}
@@ -275,5 +286,5 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
         static[spout] = parse_partitions(listed, "--static-partitions")
     profile = SpoutProfile(storm_kafka=line, start_offset_time=at, ignore_zk_offsets=ignore_zk_offsets,
                            max_offset_behind=max_offset_behind, out_of_range_reset=not no_out_of_range_reset,
-                           client=client, first_poll=FirstPoll(first_poll.value))
+                           client=client, first_poll=FirstPoll(first_poll.value), client_major=major)
     return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static)

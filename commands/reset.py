@@ -16,8 +16,8 @@ from offctl.reset import (Outcome, ResetRequest, delete, migrate, outcome_exit_c
                           restore)
 
 from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
-                      KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, Yes, Zk, ZkAuth, ZkRoot,
-                      connection, err_console, reported_errors, safety)
+                      KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, TridentRoot, Yes, Zk,
+                      ZkAuth, ZkRoot, connection, err_console, reported_errors, safety)
 
 
 class To(str, Enum):
@@ -58,6 +58,9 @@ def reset_command(
         "--group", metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
     all_groups: Annotated[bool, typer.Option(
         "--all-groups", help="Every group whose commits carry Storm metadata.")] = False,
+    trident: Annotated[Optional[str], typer.Option(
+        "--trident", metavar="TXSTATEID",
+        help="A Trident spout's txStateId (the stream name), under the one --trident-root.")] = None,
     topic: Topics = None, partitions: Partitions = None,
     to: Annotated[Optional[To], typer.Option(
         "--to", help="Where to move the offsets (current: the commit as it is; the log end where there is none).")] = None,
@@ -78,7 +81,8 @@ def reset_command(
              "strategy is UNCOMMITTED_* honours any commit); commits that have it keep it.")] = False,
     execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
     backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
-    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
+    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
+    bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
     kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
 ) -> None:
@@ -97,13 +101,14 @@ def reset_command(
     confirm = Confirmation(yes, output.value)
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, trident_root=trident_root)
         asked = any(v is not None for v in (to, offset, at, by, by_duration))
         target = (make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
                   if asked or from_file is None else None)
         request = ResetRequest(spout=spout, groups=tuple(group or ()), all_groups=all_groups,
                                scope=Scope(parse_topics(topic), parse_partitions(partitions)), target=target,
-                               from_file=from_file, topology_id=topology_id, plain=no_storm_metadata)
+                               from_file=from_file, topology_id=topology_id, plain=no_storm_metadata,
+                               trident=trident)
         outcomes = reset(conn, request, safety(execute, quiet_period, force, backup_dir, audit_log), confirm)
     _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 

@@ -3,6 +3,7 @@
 `analyze_consumer` is the one implementation of every rule; `analyze` applies it to a snapshot, and the
 Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
 source release by release (offctl/behaviour.py, which cites each file and tag).
+A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
 Rules run in this order for each consumer:
 
  1. AMBIGUOUS_SPOUT_ID  <root>/a/b/partition_N: spout id 'a/b', or id 'a' reading topic 'b'? (layouts)
@@ -16,7 +17,8 @@ Rules run in this order for each consumer:
     LEGACY_COMMIT_METADATA  Kafka commit in storm-kafka-client's pre-1.1.2 format
  7. UNKNOWN_TOPIC / UNKNOWN_PARTITION       of the partition the offset applies to (needs Kafka)
     UNREAD_PARTITION    a record of a partition the spout does not read (--static-partitions)
- 8. IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (so no lag)
+ 8. IGNORED_TRIDENT_STATE  a storm-kafka-client Trident state EARLIEST/LATEST ignores (so no lag)
+    IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (so no lag)
  9. LAG_BEYOND_MAX_OFFSET_BEHIND  the start-up offset is more than maxOffsetBehind ahead of the stored one
 10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); only offsets the spout resumes from,
                         within the log, get a lag
@@ -35,9 +37,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from offctl.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, client_start, configured_start,
-                              ignored_start, out_of_range)
+                              ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
 from offctl.findings import finding
 from offctl.model import (
+    KAFKA,
+    STORM_KAFKA,
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
     ZOOKEEPER,
     Cluster,
     ConsumerKey,
@@ -144,7 +150,7 @@ def _applied_topics(records: Sequence[OffsetRecord], thresholds: Thresholds
     applied: dict[int, tuple[str, str]] = {}
     tie = None
     flat = [(i, r) for i, r in enumerate(records) if r.folder_topic is None]
-    if records[0].key.store != ZOOKEEPER:
+    if not _storm_kafka(records[0]):  # Kafka groups and storm-kafka-client Trident: the partition names its topic
         return {i: (r.topic, "") for i, r in enumerate(records)}, None
     if flat:
         if thresholds.expected_topic:
@@ -167,6 +173,11 @@ def _applied_topics(records: Sequence[OffsetRecord], thresholds: Thresholds
     return applied, tie
 
 
+def _storm_kafka(record: OffsetRecord) -> bool:
+    """A storm-kafka record (ZooKeeper spout or Trident state): its offset applies to the spout's topic."""
+    return record.key.store == ZOOKEEPER or record.trident == STORM_KAFKA
+
+
 def applied_topics(records: Sequence[OffsetRecord], expected_topic: str | None = None) -> list[str | None]:
     """For each record of one spout, the topic its offset is applied to (None: a tie, or no topic named)."""
     if not records:
@@ -183,6 +194,8 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         return [], []
     key = records[0].key
     zk = key.store == ZOOKEEPER
+    trident = key.store == TRIDENT
+    old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
     profile = thresholds.spout
     out = _Collector(key)
     applied, tie = _applied_topics(records, thresholds)
@@ -203,10 +216,9 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         topic = topic_of.get(i)
         if r.malformed is not None:
             where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
-            start = _start_text(profile, topic, r.partition, cluster) if zk else "its first-poll strategy"
-            out.on_record(i, r, topic, "MALFORMED_RECORD",
-                          f"{r.path or where}: {r.malformed}; the spout cannot use it and starts {where} from "
-                          f"{start}")
+            start = _start_text(profile, topic, r.partition, cluster) if old else "its first-poll strategy"
+            then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start}"
+            out.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
         elif r.inconsistent:
             applies = f"; the spout applies offset {r.committed} to {topic}/{r.partition}" if topic else ""
             out.on_record(i, r, topic, "INCONSISTENT_RECORD",
@@ -218,7 +230,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                         f"records of spout id '{key.consumer}' name {len(tie)} topics equally often: "
                         f"{_counted(tie, 'record')}; offctl cannot tell which topic the spout reads, so these "
                         f"records get no lag, range or missing-partition check (give --topic)")
-    if zk:
+    if old:
         for i, r in valid:
             if i in applied and r.topic and r.topic != topic_of[i]:
                 t = topic_of[i]
@@ -229,12 +241,13 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     # 5. ID_COLLISION
     names = Counter(r.topology_name for _, r in valid if r.topology_name)
     if len(names) > 1:
-        what = f"spout id '{key.consumer}'" if zk else f"group '{key.consumer}'"
+        what = (f"spout id '{key.consumer}'" if zk else f"Trident state '{key.consumer}'" if trident
+                else f"group '{key.consumer}'")
         out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
 
     # 6. FOREIGN_COMMIT, LEGACY_COMMIT_METADATA
     positions: dict[int, Position | None] = {}
-    if not zk:
+    if key.store == KAFKA:
         ids = Counter(r.topology_id for _, r in valid if r.topology_id)
         owner = max(ids, key=lambda t: (ids[t], _storm_id_epoch(t), t)) if ids else None
         for i, r in valid:
@@ -285,8 +298,15 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                 continue
             logs[i] = plog
         start, end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
-        if zk and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
+        if old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
             continue  # the next deployment ignores it (rule 14 says so): no position to judge
+        if r.trident == STORM_KAFKA_CLIENT:
+            ignored = trident_first_poll(profile, r.topology_id, running)
+            if ignored:
+                out.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
+                              f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
+                              f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}")
+                continue
         if zk and r.committed <= 0:
             out.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
                           f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
@@ -299,7 +319,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                               f"{where} committed {r.committed} is {current.offset - r.committed} behind "
                               f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
                               f"from {current.offset}")
-        if not zk:
+        if key.store == KAFKA:
             if positions.get(i) is None:
                 continue  # the spout does not use this commit (rule 6 says where it starts instead)
             position = positions[i].offset
@@ -308,19 +328,19 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         if start is None or end is None:
             continue
         if position < start:
-            jump = out_of_range(profile, "below", position, start, end) if zk else _kafka_reset()
+            jump = _jump(profile, r, "below", position, start, end)
             out.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
                           f"{where} resumes at {position} < log start {start}: {start - position} messages were "
                           f"deleted before they were processed; {jump}")
         elif position > end:
-            jump = out_of_range(profile, "above", position, start, end) if zk else _kafka_reset()
+            jump = _jump(profile, r, "above", position, start, end)
             out.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
                           f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
         else:
             lag = lags[i] = end - position
             if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
                 out.on_record(i, r, topic, "HIGH_LAG", f"{where} lag {lag} >= threshold {thresholds.lag_threshold}")
-        if zk and plog is not None and plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
+        if old and plog is not None and plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
             out.on_record(i, r, topic, "STALE_BROKER",
                           f"{where} record names broker {r.broker}; the leader is {plog.leader}")
 
@@ -330,7 +350,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
 
     # 14. STALE_TOPOLOGY
     if running is not None:
-        _stale_topologies(out, valid, running, profile if zk else None)
+        _stale_topologies(out, valid, running, profile if old else None)
 
     rows = []
     for i, r in enumerate(records):
@@ -341,6 +361,14 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                                  status=max(f.severity for f in found) if found else None,
                                  topic=topic_of.get(i), codes=tuple(f.code for f in found) if found else ()))
     return rows, out.findings
+
+
+def _jump(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int, end: int) -> str:
+    if r.key.store == ZOOKEEPER:
+        return out_of_range(profile, side, position, start, end)
+    if r.trident == STORM_KAFKA:
+        return trident_out_of_range(profile)
+    return _kafka_reset()
 
 
 def _kafka_reset() -> str:
@@ -365,7 +393,7 @@ def _missing_partitions(out: _Collector, records: Sequence[OffsetRecord], topic_
             continue
         wanted = set(partitions) if static is None else set(partitions) & static
         for p in sorted(wanted - have):
-            start = _start_text(profile, topic, p, cluster) if out.key.store == ZOOKEEPER \
+            start = _start_text(profile, topic, p, cluster) if _storm_kafka(records[0]) \
                 else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
             out.on_consumer("MISSING_PARTITION",

@@ -44,6 +44,7 @@ class Chunk:
     spout_ids: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     listed_groups: tuple[str, ...] = ()  # from --all-groups: kept only when their commits carry Storm metadata
+    trident_root: str | None = None  # every Trident Kafka spout state under this transactional root
 
     def describe(self) -> str:
         def some(names: Sequence[str]) -> str:
@@ -51,12 +52,15 @@ class Chunk:
 
         if self.spout_ids:
             return f"spout ids {some(self.spout_ids)} under {self.zk_root}"
+        if self.trident_root:
+            return f"Trident spouts under {self.trident_root}"
         return f"groups {some(self.groups + self.listed_groups)}"
 
 
 def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[str], parallelism: int,
-                listed_groups: Sequence[str] = ()) -> list[Chunk]:
-    """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each."""
+                listed_groups: Sequence[str] = (), trident_roots: Sequence[str] = ()) -> list[Chunk]:
+    """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each;
+    one chunk per Trident root."""
     total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups) + len(listed_groups)
     size = max(1, min(MAX_CHUNK, math.ceil(total / max(1, parallelism * TASKS_PER_CORE))))
     chunks: list[Chunk] = []
@@ -67,6 +71,8 @@ def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[st
         chunks.append(Chunk(len(chunks), groups=tuple(groups[i:i + size])))
     for i in range(0, len(listed_groups), size):
         chunks.append(Chunk(len(chunks), listed_groups=tuple(listed_groups[i:i + size])))
+    for root in trident_roots:
+        chunks.append(Chunk(len(chunks), trident_root=root))
     return chunks
 
 
@@ -78,7 +84,8 @@ def read_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int
         with open_stores(conn, targeted=True) as (zk, kafka):
             chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups)
             snapshot, _ = read_snapshot(zk, kafka, roots, chunk_selection,
-                                        conn.storm_root, now_ms, spouts_by_root={r: chunk.spout_ids for r in roots})
+                                        conn.storm_root, now_ms, spouts_by_root={r: chunk.spout_ids for r in roots},
+                                        trident_roots=[chunk.trident_root] if chunk.trident_root else ())
             return snapshot
     except OffctlError as exc:
         return Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
@@ -293,9 +300,9 @@ def check_options(*, live: bool, from_snapshots: str | None, save_snapshot: str 
 
 FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
     "partitions": ("one row per consumer-partition", (
-        ("store", "string", "zookeeper (storm-kafka) or kafka (storm-kafka-client)"),
-        ("consumer", "string", "the spout id (zookeeper) or the group id (kafka)"),
-        ("zk_root", "string", "the spout's zkRoot; null for kafka"),
+        ("store", "string", "zookeeper (storm-kafka), kafka (storm-kafka-client) or trident (a Trident spout's state)"),
+        ("consumer", "string", "the spout id (zookeeper), the group id (kafka) or the txStateId (trident)"),
+        ("zk_root", "string", "the spout's zkRoot, or the Trident root; null for kafka"),
         ("topic", "string", "the topic the offset is applied to (null when offctl cannot tell: a tie of topics)"),
         ("partition", "long", "the partition"),
         ("committed", "long", "the committed offset"),
@@ -319,9 +326,9 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
     "findings": ("one row per finding", (
         ("code", "string", "the finding code (docs/findings.md)"),
         ("severity", "string", "error, warning or info"),
-        ("store", "string", "zookeeper or kafka"),
-        ("consumer", "string", "spout id or group id"),
-        ("zk_root", "string", "zkRoot (zookeeper)"),
+        ("store", "string", "zookeeper, kafka or trident"),
+        ("consumer", "string", "spout id, group id or txStateId"),
+        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
         ("topic", "string", "topic, when the finding is about one"),
         ("partition", "long", "partition, when the finding is about one"),
         ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
@@ -329,9 +336,9 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("hint", "string", "what to do"),
     )),
     "consumers": ("one row per spout id or group", (
-        ("store", "string", "zookeeper or kafka"),
-        ("consumer", "string", "spout id or group id"),
-        ("zk_root", "string", "zkRoot (zookeeper)"),
+        ("store", "string", "zookeeper, kafka or trident"),
+        ("consumer", "string", "spout id, group id or txStateId"),
+        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
         ("topics", "string", "topics of its records, ','-separated"),
         ("partitions", "long", "partitions with a record"),
         ("total_lag", "long", "sum of the partitions' lag"),

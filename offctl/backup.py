@@ -28,7 +28,8 @@ from pathlib import Path
 
 from offctl.errors import UsageError, WriteConflict
 from offctl.inputs import read_text
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, ZkNode, iso_ms
+from offctl.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey,
+                          KafkaCommit, ZkNode, iso_ms)
 from offctl.plan import CREATE, Change, Plan, change_dict
 from offctl.storm import parse_zk_node
 
@@ -52,7 +53,7 @@ def backup_document(plan: Plan, created_ms: int) -> dict:
     """The before-image of every partition the plan writes."""
     doc = {"offctl_backup": FORMAT, "created_at": iso_ms(created_ms), "created_ms": created_ms,
            "operation": plan.operation, "target": plan.target, **plan.key.fields()}
-    if plan.key.store == ZOOKEEPER:
+    if plan.key.store in ZK_STORES:
         # "written_base64": the bytes offctl is about to write, so that its undo recognises them as its own
         # a node the plan creates did not exist: "absent", and its undo deletes it again
         doc["zookeeper"] = [{"path": c.path, "topic": c.topic, "partition": c.partition, "offset": c.before,
@@ -162,14 +163,14 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
             raise _bad(path, f"it fails its checksum: it was changed or damaged after offctl wrote it. Restore a "
                              f"file made or edited on purpose with {HAND_MADE_FLAG}")
     store, consumer, root = doc.get("store"), doc.get("consumer"), doc.get("zk_root")
-    if store not in (ZOOKEEPER, KAFKA) or not isinstance(consumer, str) or not consumer:
+    if store not in (ZOOKEEPER, KAFKA, TRIDENT) or not isinstance(consumer, str) or not consumer:
         raise _bad(path, "no store and consumer")
-    if store == ZOOKEEPER and not (isinstance(root, str) and root.startswith("/")):
+    if store in ZK_STORES and not (isinstance(root, str) and root.startswith("/")):
         raise _bad(path, "no zk_root")
-    key = ConsumerKey(store, consumer, root if store == ZOOKEEPER else None)
+    key = ConsumerKey(store, consumer, root if store in ZK_STORES else None)
     created = doc.get("created_ms") if isinstance(doc.get("created_ms"), int) else 0
     try:
-        if store == ZOOKEEPER:
+        if store in ZK_STORES:
             entries = [e for e in doc["zookeeper"] if e.get("absent") is not True]
             absent = [e for e in doc["zookeeper"] if e.get("absent") is True]
             nodes = tuple(_saved_node(e, key) for e in entries)
@@ -188,12 +189,23 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
 
 
 def _saved_path(e: dict, key: ConsumerKey) -> tuple[str, int, list[str]]:
+    """The saved node's path, partition and the path segments below the consumer, checked to be one of
+    its partition nodes (Trident: <root>/<txStateId>/user/<partition id>/<txid>)."""
     path, partition = e["path"], e["partition"]
-    prefix = key.zk_root.rstrip("/") + "/" + key.consumer + "/"
+    prefix = key.zk_root.rstrip("/") + "/" + key.consumer + ("/user/" if key.store == TRIDENT else "/")
     rest = path[len(prefix):].split("/") if isinstance(path, str) and path.startswith(prefix) else []
-    if not 1 <= len(rest) <= 2 or rest[-1] != f"partition_{partition}" or not isinstance(partition, int):
+    if not isinstance(partition, int) or not _partition_node(key, rest, partition):
         raise ValueError(f"path {path!r} is not a partition node of {key}")
     return path, partition, rest
+
+
+def _partition_node(key: ConsumerKey, rest: list[str], partition: int) -> bool:
+    if key.store != TRIDENT:
+        return 1 <= len(rest) <= 2 and rest[-1] == f"partition_{partition}"
+    if len(rest) < 2 or not rest[-1].isdigit():
+        return False
+    ids = rest[:-1]
+    return (ids[-1] == f"partition_{partition}" and len(ids) <= 2) or (len(ids) == 1 and ids[0].endswith(f"@{partition}"))
 
 
 def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
@@ -201,8 +213,13 @@ def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
     version = e["version"]
     if not _is_int(version) or version < 0:
         raise ValueError(f"version {str(version)[:20]!r} is not a node version")
-    return ZkNode(key.zk_root, key.consumer, path, partition, rest[0] if len(rest) == 2 else None,
-                  base64.b64decode(e["data_base64"], validate=True), version, 0)
+    data = base64.b64decode(e["data_base64"], validate=True)
+    if key.store == TRIDENT:
+        client = "@" in rest[0]
+        folder = rest[0].rsplit("@", 1)[0] if client else (rest[0] if len(rest) == 3 else None)
+        return ZkNode(key.zk_root, key.consumer, path, partition, folder, data, version, 0,
+                      trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA, txid=int(rest[-1]), txids=1)
+    return ZkNode(key.zk_root, key.consumer, path, partition, rest[0] if len(rest) == 2 else None, data, version, 0)
 
 
 def _saved_commit(e: dict, group: str) -> KafkaCommit | tuple[str, int]:
@@ -264,9 +281,9 @@ def load_offsets_file(path: Path) -> OffsetsFile:
 
 def _plan_offsets(doc: dict, path: Path) -> OffsetsFile:
     store, consumer = doc.get("store"), doc.get("consumer")
-    if store not in (ZOOKEEPER, KAFKA) or not isinstance(consumer, str):
+    if store not in (ZOOKEEPER, KAFKA, TRIDENT) or not isinstance(consumer, str):
         raise UsageError(f"{path}: a plan file names its store and consumer")
-    key = ConsumerKey(store, consumer, doc.get("zk_root") if store == ZOOKEEPER else None)
+    key = ConsumerKey(store, consumer, doc.get("zk_root") if store in ZK_STORES else None)
     offsets = {}
     for c in doc["changes"]:
         if not isinstance(c, dict):

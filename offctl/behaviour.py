@@ -110,6 +110,10 @@ class StormKafkaClient(str, Enum):
             return cls.LEGACY
         return cls.CURRENT
 
+    @staticmethod
+    def major_of(text: str) -> int:
+        return _release(text, "storm-kafka-client", "2.8.8")[0]
+
 
 @dataclass(frozen=True)
 class SpoutProfile:
@@ -122,6 +126,7 @@ class SpoutProfile:
     out_of_range_reset: bool = True  # useStartOffsetTimeIfOffsetOutOfRange
     client: StormKafkaClient = StormKafkaClient.CURRENT
     first_poll: FirstPoll = FirstPoll.UNCOMMITTED_EARLIEST
+    client_major: int = 2  # storm-kafka-client 1.x or 2.x: their Trident emitters treat EARLIEST/LATEST apart
 
     @property
     def effective_max_offset_behind(self) -> int:
@@ -210,6 +215,38 @@ def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: in
     # 1.0.x moves to EarliestTime, 1.1+ to LatestTime: both below the stored offset, and fill() only moves
     # _emittedToOffset forward (`if (offset > _emittedToOffset)`).
     return f"{stuck} ({cite})"
+
+
+def trident_out_of_range(profile: SpoutProfile) -> str:
+    """What TridentKafkaEmitter does with a state outside the log (doEmitNewPartitionBatch, per line)."""
+    line = profile.storm_kafka
+    cite = f"TridentKafkaEmitter, {line.tag}"
+    if not profile.out_of_range_reset:
+        return (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException) and each "
+                f"batch of this partition is empty: the spout never moves past it ({cite})")
+    if line is StormKafka.V0_9_0:
+        return f"KafkaUtils.fetchMessages refetches from startOffsetTime ({cite})"
+    if line is StormKafka.V0_9_3:
+        return (f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch: every "
+                f"batch of this partition fails and is retried ({cite})")
+    return f"the emitter moves to the log start (EarliestTime, on TopicOffsetOutOfRangeException; {cite})"
+
+
+def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: frozenset[str] | None) -> str | None:
+    """When a storm-kafka-client Trident spout with EARLIEST or LATEST ignores its stored state on the first
+    poll of a partition (KafkaTridentSpoutEmitter.seek), or None when it uses it. 1.x (v1.2.4): on every
+    start of the executor. 2.x (v2.8.8): when the meta's topologyId is not the running topology's, that is
+    on a new deployment (isFirstPollSinceTopologyWasDeployed)."""
+    if profile.first_poll.uncommitted:
+        return None
+    if profile.client_major < 2:
+        return "on every start of its executor (KafkaTridentSpoutEmitter.seek, v1.2.4)"
+    if topology_id is None:
+        return "on its next start: the state names no topologyId (KafkaTridentSpoutEmitter.seek, v2.8.8)"
+    if running is not None and topology_id not in running:
+        return (f"on the next deployment: topology {topology_id} that wrote it is not running "
+                f"(KafkaTridentSpoutEmitter.seek, v2.8.8)")
+    return None
 
 
 # --- storm-kafka-client commit metadata -----------------------------------------------------------------

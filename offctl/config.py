@@ -20,6 +20,7 @@ class Connection:
     zk_auth: str | None = field(default=None, repr=False)
     kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
     default_roots: bool = False  # zk_roots came from the environment or the sandbox, not the command line
+    trident_roots: tuple[str, ...] = ()  # Storm's transactional roots to read Trident Kafka spouts under
 
 
 def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str]:

@@ -96,6 +96,12 @@ CATALOGUE: dict[str, Code] = {
              "UNCOMMITTED_* first-poll strategies (the default) resume from any commit; EARLIEST and LATEST "
              "ignore one that is not their topology's. If it should count, `offctl reset --group G --to shift "
              "--by 0 --topology-id STORM_ID` rewrites only its metadata."),
+        Code("IGNORED_TRIDENT_STATE", _W,
+             "a storm-kafka-client Trident spout with firstPollOffsetStrategy EARLIEST or LATEST ignores its "
+             "stored state: on every executor start (1.x), or on a new deployment (2.x: the state's topologyId "
+             "is not the running topology's)",
+             "The spout starts the partition from the log start (EARLIEST) or end (LATEST) and the stored position "
+             "is lost. To resume from the state, use UNCOMMITTED_EARLIEST or UNCOMMITTED_LATEST."),
         Code("LEGACY_COMMIT_METADATA", _I,
              "a Kafka commit written by storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 "
              "(`{topic-partition=..., thread='...'}`): it holds the last offset processed, not the next",

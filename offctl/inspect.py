@@ -11,7 +11,7 @@ from typing import Protocol
 from offctl.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import UsageError
-from offctl.model import (KAFKA, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, ReadFinding, OffsetRecord,
+from offctl.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, ReadFinding, OffsetRecord,
                           Report, Severity, Snapshot, Thresholds, ZkNode)
 from offctl.storm import parse_commit, parse_zk_node, storm_groups
 
@@ -23,6 +23,8 @@ class SpoutStore(Protocol):
     def read_partitions(self, root: str, spout_ids: Sequence[str]) -> Iterable[ZkNode]: ...
     # read_partitions may also note nodes storm-kafka never reads, as (spout id, path, why), in `unread`
     def running_topologies(self, storm_root: str) -> frozenset[str] | None: ...
+    def read_trident(self, root: str) -> Iterable[ZkNode]: ...
+    # read_trident notes the txStateIds it leaves out in `trident_notes`
 
 
 class LogStore(Protocol):
@@ -45,6 +47,7 @@ class Selection:
     all_groups: bool = False  # every group whose commits carry Storm metadata, besides those named
     listed_groups: tuple[str, ...] | None = None  # --all-groups' listing, already made (an audit task's share)
     log_topics: tuple[str, ...] = ()  # topics whose log offsets to read besides the consumers' (reset scopes)
+    tridents: tuple[str, ...] = ()  # Trident txStateIds to show (none: every one under each --trident-root)
 
 
 def validate(conn: Connection, selection: Selection) -> None:
@@ -53,9 +56,13 @@ def validate(conn: Connection, selection: Selection) -> None:
         raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
     if (selection.groups or selection.all_groups) and not conn.bootstrap_servers:
         raise UsageError(f"{'--group' if selection.groups else '--all-groups'} needs --bootstrap-servers")
+    if selection.tridents and not conn.trident_roots:
+        raise UsageError("--trident needs --trident-root (Storm's transactional.zookeeper.root)")
     if selection.spouts and not conn.zk_roots:
         raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
-    if not conn.zk_roots and not selection.groups and not selection.all_groups:
+    if conn.trident_roots and not conn.zk:
+        raise UsageError("--trident-root needs --zk (the ZooKeeper connect string of Storm's transactional state)")
+    if not conn.zk_roots and not conn.trident_roots and not selection.groups and not selection.all_groups:
         raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
                          "--all-groups (new spouts, with --bootstrap-servers)")
     for spout in selection.spouts:
@@ -68,9 +75,17 @@ def validate(conn: Connection, selection: Selection) -> None:
 def spout_roots(conn: Connection, selection: Selection) -> list[str]:
     """The zkRoots to list spouts under. Naming groups and no spout asks for those groups only, unless
     --zk-root was given on the command line: the roots of the environment or the sandbox are not listed."""
-    if selection.groups and not selection.spouts and conn.default_roots:
+    if (selection.groups or selection.tridents) and not selection.spouts and conn.default_roots:
         return []
     return list(dict.fromkeys(normalize_root(r) for r in conn.zk_roots))
+
+
+def trident_list(conn: Connection, selection: Selection) -> list[str]:
+    """The transactional roots to read Trident spouts under: not those of the environment or the sandbox when
+    groups or spouts are named."""
+    if (selection.groups or selection.spouts) and not selection.tridents and conn.default_roots:
+        return []
+    return list(dict.fromkeys(normalize_root(r) for r in conn.trident_roots))
 
 
 def check_spout_id(spout: str) -> None:
@@ -102,8 +117,8 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
 
 
 def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str], selection: Selection,
-                  storm_root: str, now_ms: int, *, spouts_by_root: Mapping[str, Sequence[str]] | None = None
-                  ) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
+                  storm_root: str, now_ms: int, *, spouts_by_root: Mapping[str, Sequence[str]] | None = None,
+                  trident_roots: Sequence[str] = ()) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
     """Read everything selected; return it raw, and parsed per consumer.
 
     Nodes are parsed as they arrive and log offsets are requested as each topic turns up, so the broker
@@ -168,6 +183,23 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                               for sid, path, why in getattr(zk, "unread", ())[unread_before:]]
             read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records under {root}")
                         for s in selection.spouts if s in wanted and not any(f == s or f.startswith(s + "/") for f in found)]
+        seen: set[str] = set()
+        for root in trident_roots:
+            for node in zk.read_trident(root):
+                if selection.tridents and node.spout_id not in selection.tridents:
+                    continue
+                seen.add(node.spout_id)
+                nodes.append(node)
+                record = parse_zk_node(node)
+                records.setdefault(record.key, []).append(record)
+                for topic in (record.topic, node.folder_topic):
+                    if kafka is not None and topic and topic not in asked:
+                        asked.add(topic)
+                        kafka.request_logs([topic])
+        notes += [n for n in zk.trident_notes if not selection.tridents] if trident_roots else []
+        read_findings += [ReadFinding(ConsumerKey(TRIDENT, t, ", ".join(trident_roots)),
+                                      f"no Trident Kafka spout state '{t}' under {', '.join(trident_roots)}")
+                          for t in selection.tridents if t not in seen and trident_roots]
         running = zk.running_topologies(storm_root)
         if running is None:
             notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
@@ -203,5 +235,6 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
     roots = spout_roots(conn, selection)
     with open_stores(conn) as (zk, kafka):
         snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
-                                          now_ms if now_ms is not None else int(time.time() * 1000))
+                                          now_ms if now_ms is not None else int(time.time() * 1000),
+                                          trident_roots=trident_list(conn, selection))
     return analyze(snapshot, thresholds, records)

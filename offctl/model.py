@@ -15,6 +15,9 @@ from offctl.behaviour import SpoutProfile
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
+TRIDENT = "trident"  # a Trident Kafka spout's state under Storm's transactional root
+STORM_KAFKA, STORM_KAFKA_CLIENT = "storm-kafka", "storm-kafka-client"  # which library wrote a Trident state
+ZK_STORES = frozenset({ZOOKEEPER, TRIDENT})  # consumers whose offsets are ZooKeeper nodes
 
 
 def iso_ms(ms: int | None) -> str | None:
@@ -69,6 +72,11 @@ class ZkNode:
     data: bytes
     version: int
     mtime_ms: int
+    # Trident (spout_id is the txStateId, path the node of the highest txid): which library wrote it, the
+    # txid, and how many txids the partition holds
+    trident: str | None = None
+    txid: int | None = None
+    txids: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +154,8 @@ class ConsumerKey:
     def __str__(self) -> str:
         if self.store == ZOOKEEPER:
             return f"{self.zk_root.rstrip('/')}/{self.consumer}" if self.zk_root else self.consumer
+        if self.store == TRIDENT:
+            return f"trident {self.zk_root.rstrip('/')}/{self.consumer}"
         return f"group {self.consumer}"
 
 
@@ -169,6 +179,9 @@ class OffsetRecord:
     malformed: str | None = None  # why the spout cannot use the record (it starts as if there were none)
     inconsistent: tuple[str, ...] = ()  # what the record says that Storm does not write but tolerates
     layout_ambiguous: bool = False  # <root>/a/b/partition_N read as id 'a', topic 'b', with nothing to confirm it
+    trident: str | None = None  # Trident state: storm-kafka or storm-kafka-client wrote it (committed: where it resumes)
+    txid: int | None = None  # Trident: the transaction whose state it resumes from
+    stuck: bool = False  # Trident: the emitter throws on this state, so every batch of the partition fails
 
 
 @dataclass(frozen=True, slots=True)

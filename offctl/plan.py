@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from offctl.errors import UsageError
-from offctl.model import (KAFKA, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
+from offctl.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
                           PartitionLog, ZkNode, iso_ms)
 from offctl.analyze import applied_topics
 from offctl.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
@@ -227,13 +227,15 @@ _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
-def _top_level(text: str) -> tuple[list[tuple[int, int]], int] | None:
-    """Spans of the values of every top-level "offset" key, and the index of the closing brace."""
+def _top_level(text: str, keys: Iterable[str] = ("offset",)) -> tuple[list[tuple[int, int, str]], int] | None:
+    """Spans of the values of every top-level key in `keys` (start, end, key), and the index of the closing
+    brace."""
+    keys = set(keys)
     i = _WS.match(text, 0).end()
     if text[i:i + 1] != "{":
         return None
     i = _WS.match(text, i + 1).end()
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, str]] = []
     if text[i:i + 1] == "}":
         return spans, i
     while True:
@@ -245,8 +247,8 @@ def _top_level(text: str) -> tuple[list[tuple[int, int]], int] | None:
             return None
         start = _WS.match(text, i + 1).end()
         _, end = _DECODER.raw_decode(text, start)
-        if key == "offset":
-            spans.append((start, end))
+        if key in keys:
+            spans.append((start, end, key))
         i = _WS.match(text, end).end()
         if text[i:i + 1] == ",":
             i = _WS.match(text, i + 1).end()
@@ -259,22 +261,40 @@ def _top_level(text: str) -> tuple[list[tuple[int, int]], int] | None:
 def rewrite_offset(data: bytes, offset: int) -> bytes | None:
     """The node's bytes with only the value of "offset" replaced (added when absent), or None when the
     data is not a UTF-8 JSON object. Every other byte (keys, their order, spacing, escapes) stays."""
+    return rewrite_fields(data, {"offset": offset})
+
+
+def rewrite_fields(data: bytes, values: Mapping[str, int]) -> bytes | None:
+    """The node's bytes with only the values of these top-level keys replaced (each added when absent), or
+    None when the data is not a UTF-8 JSON object."""
     try:
         text = data.decode("utf-8")
-        found = _top_level(text)
+        found = _top_level(text, values)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     if found is None or text[found[1] + 1:].strip(" \t\n\r"):
         return None
     spans, close = found
-    value = str(offset)
-    if not spans:
+    missing = [k for k in values if k not in {key for _, _, key in spans}]
+    if missing:
         head = text[:close].rstrip(" \t\n\r")
-        sep = "" if head.endswith("{") else ","
-        return (head + f'{sep}"offset":{value}' + text[len(head):]).encode("utf-8")
-    for start, end in reversed(spans):  # every duplicate: Storm's parser keeps the last, json.loads too
-        text = text[:start] + value + text[end:]
+        added = ",".join(f'"{k}":{values[k]}' for k in missing)
+        text = head + ("" if head.endswith("{") else ",") + added + text[len(head):]
+    for start, end, key in reversed(spans):  # every duplicate: Storm's parser keeps the last, json.loads too
+        text = text[:start] + str(values[key]) + text[end:]
     return text.encode("utf-8")
+
+
+def rewrite_node(node: ZkNode, offset: int) -> bytes | None:
+    """A node that makes its spout resume at `offset`. storm-kafka: `offset`. Trident storm-kafka: the
+    batch [offset, nextOffset) made empty at the target (TridentKafkaEmitter resumes at nextOffset).
+    Trident storm-kafka-client: lastOffset = target - 1 (KafkaTridentSpoutEmitter seeks lastOffset + 1) and
+    firstOffset = target, an empty batch, so a transactional re-emit emits nothing either."""
+    if node.trident == STORM_KAFKA:
+        return rewrite_fields(node.data, {"offset": offset, "nextOffset": offset})
+    if node.trident == STORM_KAFKA_CLIENT:
+        return rewrite_fields(node.data, {"firstOffset": offset, "lastOffset": offset - 1})
+    return rewrite_offset(node.data, offset)
 
 
 # --- plans ----------------------------------------------------------------------------------------------
@@ -500,13 +520,15 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
         if after is None:
             changes.append(replace(base, reasons=why + reasons))
             continue
-        data = rewrite_offset(node.data, after)
+        data = rewrite_node(node, after)
         if data is None:
             changes.append(replace(base, reasons=why + ("node data is not a JSON object: fix or delete it by "
                                                         "hand",)))
             continue
-        if after <= 0:
+        if after <= 0 and not node.trident:
             reasons += (ZERO_IGNORED.format(after=after),)
+        elif node.trident and parse_zk_node(replace(node, data=data)).malformed:
+            reasons += ("the state stays unusable after the rewrite (see its finding): fix or delete it by hand",)
         changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
     rows, lines = _asked_without_node(scope, picked, cluster)
     changes += [Change(t, p, None, None, reasons=(NO_NODE,)) for t, p in rows]
@@ -703,6 +725,7 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
     is created again); delete the `absent` nodes, which did not exist before. From a `hand_made` file, only
     bytes the spout can use, with an offset inside today's log, are written."""
     now = {n.path: n for n in current}
+    now_dirs = {n.path.rsplit("/", 1)[0]: n for n in now.values() if n.trident}
     changes = []
     for path in absent:
         node = now.get(path)
@@ -716,6 +739,12 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
         record = parse_zk_node(old)
         node = now.get(old.path)
         log = _log_of(cluster, record.topic, old.node_partition)[0] if cluster is not None else None
+        newer = now_dirs.get(old.path.rsplit("/", 1)[0]) if old.trident else None
+        if node is None and newer is not None:  # Trident: the spout committed a newer txid since
+            changes.append(Change(record.topic, old.node_partition, parse_zk_node(newer).committed, None,
+                                  path=old.path, reasons=(f"the spout has written {newer.path} since, and resumes "
+                                                          f"from it: reset the partition instead",)))
+            continue
         if node is None:  # deleted since (offctl delete, or by hand): created again with its saved bytes
             refused = _hand_made_range(record.committed, log) if hand_made else None
             changes.append(Change(record.topic, old.node_partition, None, None if refused else record.committed,
@@ -762,7 +791,7 @@ def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]
 def _warnings(changes: Iterable[Change]) -> tuple[str, ...]:
     """Plan-level warnings: what the operator must read before executing."""
     out = []
-    zero = [c for c in changes if c.path and c.action == WRITE and c.after is not None and c.after <= 0]
+    zero = [c for c in changes if c.action == WRITE and any("ignores a stored offset <= 0" in r for r in c.reasons)]
     if zero:
         out.append(f"{len(zero)} partition(s) would get offset <= 0, which storm-kafka ignores: the spout "
                    f"starts them from its startOffsetTime instead (see 'why')")

@@ -19,7 +19,7 @@ from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_f
 from offctl.config import Connection, normalize_root
 from offctl.errors import Interrupted, OffctlError, StoreUnavailable, UsageError, WriteConflict
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
+from offctl.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
 from offctl.plan import (GuardFacts, Plan, Scope, Target, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
                          plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper, with_guards)
 from offctl.storm import parse_commit, parse_zk_node, storm_groups
@@ -54,7 +54,7 @@ def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> 
     force (a topology still running is still running), and its backup directory and audit log. Not a
     --quiet-period the write relaxed: the undo checks for a live committer again, not counting offctl's own write."""
     parts = ["offctl", "restore", str(backup), "--execute"]
-    if plan.key.store == ZOOKEEPER and conn.zk:
+    if plan.key.store in ZK_STORES and conn.zk:
         parts += ["--zk", conn.zk]
     if conn.bootstrap_servers:
         parts += ["--bootstrap-servers", conn.bootstrap_servers]
@@ -94,6 +94,7 @@ class ResetRequest:
     topology_id: str | None = None
     plain: bool = False  # --no-storm-metadata
     zk_root: str | None = None  # from a --from-file plan or backup; else the one --zk-root
+    trident: str | None = None  # a Trident spout's txStateId (under the one --trident-root)
 
     @property
     def many(self) -> bool:
@@ -122,9 +123,14 @@ def _check_consumer(spout: str | None, group: str | None) -> None:
 
 
 def _read(zk: SpoutStore | None, kafka: LogStore | None, roots: list[str], selection: Selection,
-          storm_root: str) -> tuple[Snapshot, list[OffsetRecord]]:
-    """The consumer's current state, raw and parsed; StoreUnavailable unless all of it could be read."""
-    snapshot, records = read_snapshot(zk, kafka, roots, selection, storm_root, _now())
+          storm_root: str, trident: ConsumerKey | None = None) -> tuple[Snapshot, list[OffsetRecord]]:
+    """The consumer's current state, raw and parsed; StoreUnavailable unless all of it could be read.
+    `trident`: the Trident spout to read (its root's states are listed, its own kept)."""
+    snapshot, records = read_snapshot(zk, kafka, roots, selection, storm_root, _now(),
+                                      trident_roots=[trident.zk_root] if trident else ())
+    if trident is not None:
+        snapshot = replace(snapshot, zk_nodes=tuple(n for n in snapshot.zk_nodes if n.spout_id == trident.consumer))
+        records = {k: v for k, v in records.items() if k == trident}
     if snapshot.incomplete:
         raise StoreUnavailable("could not read everything a safe plan needs: " + "; ".join(snapshot.incomplete))
     return snapshot, [r for rs in records.values() for r in rs]
@@ -165,17 +171,22 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
         key = loaded.key
         if key is not None:
             chosen = (ConsumerKey(ZOOKEEPER, request.spout, key.zk_root) if request.spout else
+                      ConsumerKey(TRIDENT, request.trident, key.zk_root) if request.trident else
                       ConsumerKey(KAFKA, request.groups[0]) if len(request.groups) == 1 else None)
             if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer) \
                     and loaded.by_group is None:
                 raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for {chosen}")
-            if key.store == ZOOKEEPER:
+            if key.store == TRIDENT:
+                if request.groups or request.all_groups or request.spout:
+                    raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}")
+                request = replace(request, trident=key.consumer, zk_root=key.zk_root)
+            elif key.store == ZOOKEEPER:
                 if request.groups or request.all_groups:
                     raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for a Kafka group")
                 if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
                     raise UsageError(f"{request.from_file} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
                 request = replace(request, spout=key.consumer, zk_root=key.zk_root)
-            elif not request.groups and not request.all_groups and not request.spout:
+            elif not request.groups and not request.all_groups and not request.spout and not request.trident:
                 request = replace(request, groups=(key.consumer,))
         if loaded.by_group is not None:
             if request.spout:
@@ -189,13 +200,16 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
     if target is None:
         raise UsageError("say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
                          "--by-duration, or --from-file")
-    if (request.spout is None) == (not request.groups and not request.all_groups):
-        raise UsageError("reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper) or "
-                         "--group/--all-groups (storm-kafka-client groups in Kafka)")
+    if [request.spout is not None, request.trident is not None, bool(request.groups or request.all_groups)
+        ].count(True) != 1:
+        raise UsageError("reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper), --trident (a "
+                         "Trident spout's txStateId) or --group/--all-groups (storm-kafka-client groups in Kafka)")
+    if request.trident is not None:
+        check_spout_id(request.trident)
     _check_consumer(request.spout, None)
     for group in request.groups:
         _check_consumer(None, group)
-    if request.spout is not None and (request.topology_id is not None or request.plain):
+    if (request.spout or request.trident) is not None and (request.topology_id is not None or request.plain):
         raise UsageError(f"{'--topology-id' if request.topology_id is not None else '--no-storm-metadata'} is for "
                          f"Kafka groups: a ZooKeeper record keeps its own topology")
     if request.topology_id is not None and request.plain:
@@ -208,7 +222,14 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
     atomic on its own, one confirmation for all of them."""
     request, target, by_group = _resolve_request(conn, request)
     scope = request.scope
-    if request.spout is not None:
+    trident = None
+    if request.trident is not None:
+        _need(conn, zk=True, kafka=True, why="reset --trident")
+        if request.zk_root is None and len(conn.trident_roots) != 1:
+            raise UsageError(f"reset --trident needs exactly one --trident-root (got {len(conn.trident_roots)})")
+        trident = ConsumerKey(TRIDENT, request.trident, request.zk_root or normalize_root(conn.trident_roots[0]))
+        roots, selection = [], Selection(log_topics=tuple(scope.topics))
+    elif request.spout is not None:
         _need(conn, zk=True, root=request.zk_root is None, kafka=True, why="reset --spout")
         roots = [request.zk_root or normalize_root(conn.zk_roots[0])]
         selection = Selection(spouts=(request.spout,), log_topics=tuple(scope.topics))
@@ -218,16 +239,17 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
         selection = Selection(groups=request.groups, all_groups=request.all_groups,
                               log_topics=tuple(scope.topics) + tuple({t for t, _ in target.offsets or {}}))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root)
+        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident)
         cluster = snapshot.cluster or {}
         time_offsets = {}
         if target.kind == "time":
             wanted = {(t, p) for t in cluster for p in cluster[t]}
             time_offsets = kafka.offsets_for_times(sorted(wanted), target.at_ms)
-        if request.spout is not None:
-            key = ConsumerKey(ZOOKEEPER, request.spout, roots[0])
+        if request.spout is not None or trident is not None:
+            key = trident or ConsumerKey(ZOOKEEPER, request.spout, roots[0])
             if not snapshot.zk_nodes:
-                raise UsageError(f"spout id '{request.spout}' has no partition records under {roots[0]}")
+                raise UsageError(f"spout id '{request.spout}' has no partition records under {roots[0]}" if trident is None
+                                 else f"no Trident Kafka spout state '{trident.consumer}' under {trident.zk_root}")
             plan = plan_zookeeper(key, snapshot.zk_nodes, cluster, target, scope=scope, time_offsets=time_offsets,
                                   captured_ms=snapshot.captured_ms)
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
@@ -282,7 +304,11 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
     pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
     backup = load_backup(path, hand_made=hand_made)
     key = backup.key
-    if key.store == ZOOKEEPER:
+    trident = key if key.store == TRIDENT else None
+    if trident is not None:
+        _need(conn, zk=True, why=f"restoring {key}")
+        roots, selection = [], Selection()
+    elif key.store == ZOOKEEPER:
         _need(conn, zk=True, why=f"restoring {key}")
         if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
             raise UsageError(f"{path} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
@@ -291,8 +317,8 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         _need(conn, kafka=True, why=f"restoring {key}")
         roots, selection = [], Selection(groups=(key.consumer,))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root)
-        if key.store == ZOOKEEPER:
+        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident)
+        if key.store in ZK_STORES:
             plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),
                                           captured_ms=snapshot.captured_ms, hand_made=hand_made,
                                           absent=() if hand_made else backup.absent)
@@ -406,7 +432,7 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
 
 def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety) -> Outcome:
     backup = write_backup(plan, safety.backup_dir, _now())
-    server = f"zookeeper {conn.zk}" if plan.key.store == ZOOKEEPER else f"kafka {conn.bootstrap_servers}"
+    server = f"zookeeper {conn.zk}" if plan.key.store in ZK_STORES else f"kafka {conn.bootstrap_servers}"
     trail = f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
     try:  # the intent is on disk before the first write, or nothing is written
         append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, phase="intent"))
@@ -423,10 +449,12 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
 
     written = False
     try:
-        if plan.key.store == ZOOKEEPER:
+        if plan.key.store in ZK_STORES:
             zk.write_versioned([(c.path, c.after_data, c.version) for c in plan.writes])
             written = True
             problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
+            if plan.key.store == TRIDENT:
+                problems += _newer_txids(plan, zk)
         else:
             problems = _write_kafka(plan, kafka)
     except WriteConflict as exc:  # its message says whether anything was written
@@ -453,6 +481,14 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
                  f"({exc.strerror or exc}); its intent is there",)
     return Outcome(plan, executed=True, backup=backup, verified=not problems, problems=tuple(problems),
                    audit_log=audit, notes=notes, undo=undo_command(plan, backup, conn, safety))
+
+
+def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:
+    """A Trident spout resumes from its highest txid: a newer one written meanwhile overrides the change."""
+    newest = {n.path.rsplit("/", 1)[0]: n.path for n in zk.read_trident(plan.key.zk_root)
+              if n.spout_id == plan.key.consumer}
+    return [f"{now} was written after {c.path}: the spout resumes from it, not from the change"
+            for c in plan.writes if (now := newest.get(c.path.rsplit("/", 1)[0], c.path)) != c.path]
 
 
 def _write_kafka(plan: Plan, kafka: LogWriter) -> list[str]:

@@ -17,6 +17,7 @@ from offctl.errors import OffctlError, StoreUnavailable, UsageError
 
 ROOT = "/sandbox/spouts"  # the seeded zkRoot
 STORM_ROOT = "/sandbox/storm"
+TRIDENT_ROOT = "/sandbox/transactional"  # transactional.zookeeper.root of the seeded Trident spouts
 
 # What the sandbox's broker cannot do, and what each changes in what offctl and the runbooks show there.
 LIMITS = (
@@ -37,6 +38,7 @@ class Sandbox:
     broker: str
     zk_root: str = ROOT
     storm_root: str = STORM_ROOT
+    trident_root: str = TRIDENT_ROOT
     seeded: bool = False
     stopped: dict = None  # topology name -> the storm ids `topology stop` removed, for `topology start`
 
@@ -155,7 +157,8 @@ def topology(sandbox: Sandbox, action: str, name: str) -> list[str]:
 # --- the seeded fleet ------------------------------------------------------------------------------------------
 
 RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-1763700200",
-           "reports-1-1763600000", "audit-2-1763600500")  # shared-id's two topologies run, as in its runbook
+           "reports-1-1763600000", "audit-2-1763600500",  # shared-id's two topologies run, as in its runbook
+           "orders-trident-4-1763700300", "clicks-trident-6-1763700400")
 TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30)}  # partitions, messages in each
 
 
@@ -211,6 +214,78 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
     return nodes, commits, shows
 
 
+def java_json(pairs: dict) -> str:
+    """JSONValue.toJSONString of a java.util.HashMap built from `pairs`: keys in HashMap iteration order
+    (bucket of hashCode ^ hashCode >>> 16 in a table of 16, then insertion order), '/' escaped as '\\/'."""
+    def bucket(key: str) -> int:
+        h = 0
+        for ch in key:
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & 15
+
+    keys = sorted(pairs, key=lambda k: (bucket(k), list(pairs).index(k)))
+    body = ",".join(json.dumps(k) + ":" + (v if isinstance(v, _Raw) else json.dumps(v, separators=(",", ":")))
+                    for k, v in ((k, pairs[k]) for k in keys))
+    return ("{" + body + "}").replace("/", "\\/")
+
+
+class _Raw(str):
+    """An already serialised JSON value (an ImmutableMap keeps its insertion order)."""
+
+
+def trident_meta(topic: str, partition: int, offset: int, next_offset: int, storm_id: str, broker: str) -> bytes:
+    """A state node as TridentKafkaEmitter.doEmitNewPartitionBatch (v1.2.4) writes it: a HashMap, with
+    ImmutableMaps for broker (host, port) and topology (name, id)."""
+    host, port = broker.rsplit(":", 1)
+    return java_json({"offset": offset, "nextOffset": next_offset, "instanceId": storm_id, "partition": partition,
+                      "broker": _Raw(json.dumps({"host": host, "port": int(port)}, separators=(",", ":"))),
+                      "topic": topic, "topology": _Raw(json.dumps({"name": storm_id.rsplit("-", 2)[0], "id": storm_id},
+                                                                  separators=(",", ":")))}).encode()
+
+
+def client_trident_meta(first: int, last: int, storm_id: str | None) -> bytes:
+    """KafkaTridentSpoutBatchMetadata.toMap: {firstOffset, lastOffset, topologyId} in 2.x (v2.8.8)."""
+    return java_json({"firstOffset": first, "lastOffset": last, "topologyId": storm_id}).encode()
+
+
+def trident_fleet(broker: str) -> tuple[dict[str, bytes], list[str]]:
+    """Trident state under TRIDENT_ROOT, as TransactionalState writes it: the user/ and partition folders
+    (mkdir writes 7), a txid node per committed batch, two txids per partition (the older is cleaned up after
+    the next success), and the coordinator's currtx."""
+    nodes: dict[str, bytes] = {}
+    orders, clicks = "orders-trident-4-1763700300", "clicks-trident-6-1763700400"
+
+    def state(sid: str, partition_id: str, metas: dict[int, bytes]) -> None:
+        base = f"{TRIDENT_ROOT}/{sid}"
+        nodes.setdefault(f"{base}/user", b"")
+        nodes[f"{base}/user/{partition_id}"] = b"7"
+        nodes[f"{base}/coordinator/currtx"] = str(max(metas) + 1).encode()
+        for txid, data in metas.items():
+            nodes[f"{base}/user/{partition_id}/{txid}"] = data
+
+    for p, at in {0: 18, 1: 19, 2: 20, 3: 16}.items():  # healthy, small lag
+        state("orders-trident", f"partition_{p}", {41: trident_meta("orders", p, at - 2, at - 1, orders, broker),
+                                                   42: trident_meta("orders", p, at - 1, at, orders, broker)})
+    state("orders-trident-broken", "partition_0", {7: b'{"offset":3,"instanceId":"x","topic":"orders"}'})
+    state("orders-trident-broken", "partition_1", {7: b"{not json"})
+    state("orders-trident-broken", "partition_2", {7: trident_meta("orders", 2, 90, 95, orders, broker)})
+    for p in range(3):
+        state("clicks-trident", f"clicks@{p}", {8: client_trident_meta(20, 24 + p, clicks),
+                                               9: client_trident_meta(25 + p, 26 + p, clicks)})
+    state("clicks-trident-broken", "clicks@0", {3: b'{"firstOffset":5,"topologyId":"clicks-trident-6-1763700400"}'})
+    state("clicks-trident-broken", "clicks@1", {3: client_trident_meta(40, 44, clicks)})
+    nodes[f"{TRIDENT_ROOT}/word-counts/user/counts/5"] = b"{}"  # a Trident state that is not a Kafka spout's
+    shows = [
+        "trident orders-trident          storm-kafka Trident, healthy (lag 1 on orders/3)",
+        "trident orders-trident-broken   MALFORMED_RECORD (no nextOffset: every batch fails; not JSON: starts "
+        "fresh), OFFSET_ABOVE_LOG_END",
+        "trident clicks-trident          storm-kafka-client Trident, healthy",
+        "trident clicks-trident-broken   MALFORMED_RECORD (no lastOffset), OFFSET_ABOVE_LOG_END, MISSING_PARTITION",
+        "trident word-counts             not a Kafka spout's state: left out with a note",
+    ]
+    return nodes, shows
+
+
 def seed(sandbox: Sandbox) -> list[str]:
     """Write the fleet: ZooKeeper records are replaced each time; topics are created and filled once."""
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
@@ -220,6 +295,7 @@ def seed(sandbox: Sandbox) -> list[str]:
     from kazoo.handlers.threading import KazooTimeoutError
 
     nodes, commits, shows = fleet(sandbox.broker)
+    trident_nodes, trident_shows = trident_fleet(sandbox.broker)
     try:
         admin = AdminClient({"bootstrap.servers": sandbox.broker})
         existing = set(admin.list_topics(timeout=10).topics)
@@ -247,10 +323,12 @@ def seed(sandbox: Sandbox) -> list[str]:
             zk.create(f"{STORM_ROOT}/storms/{storm_id}", makepath=True)
         for path, data in nodes.items():
             zk.create(path, data, makepath=True)
+        for path in sorted(trident_nodes, key=lambda p: p.count("/")):  # folders (data 7) before their txids
+            zk.create(path, trident_nodes[path], makepath=True)
     except (KazooException, KazooTimeoutError) as exc:
         raise StoreUnavailable(f"the sandbox ZooKeeper at {sandbox.zk}: {type(exc).__name__}") from None
     finally:
         zk.stop()
         zk.close()
     _save(replace(sandbox, seeded=True, stopped={}))
-    return shows
+    return shows + trident_shows

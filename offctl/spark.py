@@ -24,7 +24,7 @@ from offctl.audit import (FILES, AuditSettings, Tally, add_totals, chunk_outputs
 from offctl.analyze import analyze
 from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
-from offctl.inspect import Selection, open_stores, spout_roots
+from offctl.inspect import Selection, open_stores, spout_roots, trident_list
 from offctl.model import ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode, iso_ms
 
 # update(done, total) of a progress bar, within a context that shows it
@@ -199,7 +199,7 @@ SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
                ("notes", "array<string>"), ("incomplete", "array<string>"), ("read_findings", "array<string>")),
     "nodes": (("chunk", "long"), ("zk_root", "string"), ("spout_id", "string"), ("path", "string"),
               ("node_partition", "long"), ("folder_topic", "string"), ("data", "binary"), ("version", "long"),
-              ("mtime_ms", "long")),
+              ("mtime_ms", "long"), ("trident", "string"), ("txid", "long"), ("txids", "long")),
     "commits": (("chunk", "long"), ("group", "string"), ("topic", "string"), ("partition", "long"),
                 ("offset", "long"), ("metadata", "string")),
     "groups": (("chunk", "long"), ("group", "string"), ("state", "string"), ("members", "long")),
@@ -224,7 +224,7 @@ def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
                   for m in s.read_findings])]
     if table == "nodes":
         return [(chunk, n.zk_root, n.spout_id, n.path, n.node_partition, n.folder_topic, bytearray(n.data),
-                 n.version, n.mtime_ms) for n in s.zk_nodes]
+                 n.version, n.mtime_ms, n.trident, n.txid, n.txids) for n in s.zk_nodes]
     if table == "commits":
         return [(chunk, c.group, c.topic, c.partition, c.offset, c.metadata) for c in s.commits]
     if table == "groups":
@@ -245,8 +245,10 @@ def _snapshot_of(parts) -> Snapshot:
         cluster.setdefault(r["topic"], {})[r["partition"]] = PartitionLog(r["log_start"], r["log_end"], r["leader"])
     return Snapshot(
         captured_ms=head["captured_ms"],
+        # trident, txid, txids: null in snapshots saved before offctl read Trident state
         zk_nodes=tuple(sorted((ZkNode(r["zk_root"], r["spout_id"], r["path"], r["node_partition"], r["folder_topic"],
-                                      bytes(r["data"]), r["version"], r["mtime_ms"]) for r in nodes),
+                                      bytes(r["data"]), r["version"], r["mtime_ms"], r["trident"], r["txid"],
+                                      r["txids"] or 0) for r in nodes),
                               key=lambda n: n.path)),
         commits=tuple(sorted((KafkaCommit(r["group"], r["topic"], r["partition"], r["offset"], r["metadata"])
                               for r in commits), key=lambda c: (c.group, c.topic, c.partition))),
@@ -380,7 +382,8 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
         driver_notes = [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"]
     else:
         spouts, listed, driver_notes = _list_consumers(conn, selection)
-        chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed)
+        chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed,
+                             trident_roots=trident_list(conn, selection))
         captured_ms = int(time.time() * 1000)
         reads = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
                  .map(lambda ic: (ic[0], read_chunk(conn, selection, ic[1], int(time.time() * 1000)))))
@@ -408,6 +411,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
     if settings.save_snapshot:
         meta = {"format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION, "captured_ms": captured_ms,
                 "captured_at": iso_ms(captured_ms), "zk": conn.zk, "zk_roots": list(conn.zk_roots),
+                "trident_roots": list(conn.trident_roots),
                 "bootstrap_servers": conn.bootstrap_servers, "storm_root": conn.storm_root,
                 "groups": list(selection.groups), "spouts": list(selection.spouts), "topic": selection.topic,
                 "running": sorted(running) if running is not None else None,

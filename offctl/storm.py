@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from offctl.behaviour import LEGACY_METADATA
 from offctl import jsonsimple
 from offctl.inputs import printable
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, ZkNode
+from offctl.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord,
+                          ZkNode)
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -138,6 +139,8 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
 
     `malformed` says why the spout cannot use the record (it then starts as with no record);
     `inconsistent` lists what it tolerates."""
+    if node.trident:
+        return parse_trident_node(node)
     key = ConsumerKey(ZOOKEEPER, node.spout_id, node.zk_root)
     doc, reason, utf8 = load_json_simple(node.data)
     if reason is None:
@@ -164,6 +167,108 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
         broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
         folder_topic=node.folder_topic, inconsistent=_inconsistencies(doc, node, utf8),
     )
+
+
+# --- Trident state (TridentKafkaEmitter, KafkaTridentSpoutEmitter) --------------------------------------------
+
+_TRIDENT_PARTITION = re.compile(r"partition_(0|[1-9][0-9]{0,9})")  # storm-kafka Partition.getId
+_CLIENT_PARTITION = re.compile(r"([A-Za-z0-9._-]{1,249})@(0|[1-9][0-9]{0,9})")  # KafkaTridentSpoutTopicPartition.getId
+_TXID = re.compile(r"0|[1-9][0-9]{0,18}")  # what RotatingTransactionalState writes: Long.toString of a txid
+_INT_MAX = 2**31 - 1
+
+
+def trident_partition(name: str) -> tuple[int, str | None, str] | None:
+    """A folder under user/ that is a Kafka partition's state: (partition, topic or None, library)."""
+    m, c = _TRIDENT_PARTITION.fullmatch(name), _CLIENT_PARTITION.fullmatch(name)
+    if m and int(m.group(1)) <= _INT_MAX:
+        return int(m.group(1)), None, STORM_KAFKA
+    if c and int(c.group(2)) <= _INT_MAX:
+        return int(c.group(2)), c.group(1), STORM_KAFKA_CLIENT
+    return None
+
+
+def newest_txid(children: Iterable[str]) -> tuple[int, int] | None:
+    """The txid a partition's state resumes from (RotatingTransactionalState.getLastState: the highest, as
+    a long, not as text) and how many txids the folder holds; None without any."""
+    txids = [int(c) for c in children if _TXID.fullmatch(c)]
+    return (max(txids), len(txids)) if txids else None
+
+
+STUCK = "the emitter throws on it ({why}), so every batch of this partition fails and is retried"
+
+
+def parse_trident_node(node: ZkNode) -> OffsetRecord:
+    """The state a Trident Kafka spout resumes a partition from: the meta of its highest txid, read as
+    TransactionalState.getData reads it (json-simple; unparseable data is null) and as the emitter uses it.
+
+    storm-kafka (TridentKafkaEmitter.doEmitNewPartitionBatch, v0.9.2-incubating to v1.2.4): resumes at
+    `nextOffset`, a Long. storm-kafka-client (KafkaTridentSpoutEmitter.seek, v1.1.2 to v2.8.8): resumes at
+    `lastOffset` + 1 (KafkaTridentSpoutBatchMetadata.fromMap: any Number). `malformed`: the spout cannot use
+    it; with `stuck` the emitter throws on every batch, else it starts the partition as with no state."""
+    key = ConsumerKey(TRIDENT, node.spout_id, node.zk_root)
+    doc, reason, utf8 = load_json_simple(node.data)
+    base = dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
+                trident=node.trident, txid=node.txid)
+    if reason is not None:  # getData: parseWithException fails, the state is null
+        return OffsetRecord(key, node.node_partition, node.folder_topic, None, malformed=(
+            f"{reason}: TransactionalState.getData reads it as no state"), **base)
+    client = node.trident == STORM_KAFKA_CLIENT
+    why = _trident_unusable(doc, client)
+    if why is not None:
+        return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True,
+                            malformed=STUCK.format(why=why), **base)
+    if client:
+        storm_id = doc.get("topologyId") if isinstance(doc.get("topologyId"), str) else None
+        resume = _java_long(doc["lastOffset"]) + 1  # seek(tp, lastOffset + 1)
+        return OffsetRecord(key, node.node_partition, node.folder_topic, resume, topology_id=printable(storm_id)
+                            if storm_id else None, topology_name=parse_storm_id(storm_id), **base)
+    named = doc.get("topic")
+    topology = doc.get("topology") if isinstance(doc.get("topology"), dict) else {}
+    storm_id, name = topology.get("id"), topology.get("name")
+    broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
+    host, port = broker.get("host"), broker.get("port")
+    return OffsetRecord(
+        key, node.node_partition, printable(named) if isinstance(named, str) and named else None, doc["nextOffset"],
+        topology_id=printable(storm_id) if isinstance(storm_id, str) else None,
+        topology_name=printable(name) if isinstance(name, str) and name else parse_storm_id(storm_id),
+        broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
+        inconsistent=_inconsistencies(doc, node, utf8) if topology else (), **base)
+
+
+def _java_long(value: int | float) -> int:
+    """Number.longValue(): a double is truncated toward zero and saturates at the long range."""
+    if isinstance(value, int):
+        return value
+    if value != value:  # NaN
+        return 0
+    if value in (float("inf"), float("-inf")):
+        return _LONG_MAX if value > 0 else _LONG_MIN
+    return max(_LONG_MIN, min(_LONG_MAX, int(value)))
+
+
+def _trident_unusable(doc: object, client: bool) -> str | None:
+    """Why the emitter throws on this meta (a cast or an unboxing fails), or None."""
+    if not isinstance(doc, dict):
+        return "the state is not a JSON object: ClassCastException to Map"
+    if client:
+        for field in ("firstOffset", "lastOffset"):
+            value = doc.get(field)
+            if value is None:
+                return f"no {field}: NullPointerException in KafkaTridentSpoutBatchMetadata.fromMap"
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return f"{field} is not a number: ClassCastException in KafkaTridentSpoutBatchMetadata.fromMap"
+        return None
+    topology = doc.get("topology")
+    if topology is not None and not isinstance(topology, dict):
+        return "topology is not an object: ClassCastException to Map"
+    if isinstance(topology, dict) and not _is_str_or_none(topology.get("id")):
+        return "topology.id is not a string: ClassCastException"
+    offset = doc.get("nextOffset")
+    if offset is None:
+        return "no nextOffset: NullPointerException unboxing (Long) lastMeta.get(\"nextOffset\")"
+    if not _is_int(offset):
+        return "nextOffset is not a whole number: ClassCastException to Long"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,8 @@ from kazoo.protocol.serialization import (
 )
 
 from offctl.errors import StoreUnavailable, WriteConflict
-from offctl.model import ZkNode
+from offctl.model import STORM_KAFKA, ZkNode
+from offctl.storm import newest_txid, trident_partition
 
 WINDOW = 2000  # single requests in flight
 # A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.
@@ -105,6 +106,7 @@ class ZkStore:
         self.timeout = timeout
         self.multi_read = multi_read  # turned off for good when the server answers UNIMPLEMENTED
         self.unread: list[tuple[str, str, str]] = []  # (spout id, path, why): nodes storm-kafka never reads
+        self.trident_notes: list[str] = []  # what read_trident left out, and why
         auth_data = [("digest", auth)] if auth else None
         self.client = KazooClient(hosts=hosts, timeout=max(timeout, 4.0), auth_data=auth_data,
                                   logger=_log, connection_retry={"max_tries": 1, "max_delay": 1})
@@ -243,6 +245,49 @@ class ZkStore:
             sid, topic, partition = targets[path]
             yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
                          data=data or b"", version=stat.version, mtime_ms=stat.mtime)
+
+    def read_trident(self, root: str) -> Iterator[ZkNode]:
+        """The state each Trident Kafka spout resumes from: for every txStateId under Storm's transactional
+        root, <root>/<txStateId>/user/<partition id>/<txid>, the node of the highest txid of each partition
+        (RotatingTransactionalState.getLastState; TransactionalState.newUserState). Partition ids are
+        storm-kafka's partition_N or <topic>/partition_N (Partition.getId) and storm-kafka-client's
+        <topic>@N (KafkaTridentSpoutTopicPartition.getId). A txStateId with none of them is noted in
+        `trident_notes` and left out."""
+        listed = self.children([root])
+        if root not in listed:
+            self.trident_notes.append(f"--trident-root {root} does not exist")
+            return
+        users = {join(join(root, sid), "user"): sid for sid in sorted(listed[root])}
+        parts: dict[str, tuple[str, int, str | None, str]] = {}  # dir -> (txStateId, partition, topic, library)
+        folders: dict[str, tuple[str, str]] = {}  # <topic>/ folder -> (txStateId, topic)
+        for path, kids in self.children(list(users)).items():
+            for kid in kids:
+                found = trident_partition(kid)
+                if found:
+                    parts[join(path, kid)] = (users[path], *found)
+                else:
+                    folders[join(path, kid)] = (users[path], kid)
+        for path, kids in self.children(list(folders)).items():
+            for kid in kids:
+                found = trident_partition(kid)
+                if found and found[2] == STORM_KAFKA:  # <topic>/partition_N: a wildcard topic
+                    sid, topic = folders[path]
+                    parts[join(path, kid)] = (sid, found[0], topic, STORM_KAFKA)
+        found = {sid for sid, _, _, _ in parts.values()}
+        for sid in sorted(set(users.values()) - found):
+            self.trident_notes.append(f"{join(root, sid)} holds no Kafka spout's state (no partition_N or "
+                                      f"<topic>@N under user/): left out")
+        newest: dict[str, tuple[str, int, int]] = {}  # txid node -> (partition dir, txid, txids present)
+        for path, kids in self.children(list(parts)).items():
+            found = newest_txid(kids)
+            if found:
+                newest[join(path, str(found[0]))] = (path, *found)
+        for path, (data, stat) in self._read_data(list(newest)):
+            folder, txid, count = newest[path]
+            sid, partition, topic, library = parts[folder]
+            yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
+                         data=data or b"", version=stat.version, mtime_ms=stat.mtime, trident=library, txid=txid,
+                         txids=count)
 
     def running_topologies(self, storm_root: str) -> frozenset[str] | None:
         """Storm ids under `<storm root>/storms`, or None when that node does not exist."""

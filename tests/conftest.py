@@ -115,6 +115,13 @@ class KafkaHelper:
             self._producer.produce(topic, value=b"m%d" % i, partition=partition)
             self._producer.flush(30)
 
+    def filled_topic(self, name: str, partitions: int, messages: int) -> str:
+        """A new topic with `messages` records in each partition; returns its name."""
+        self.create_topic(name, partitions)
+        for p in range(partitions):
+            self.produce(name, p, messages)
+        return name
+
     def commit(self, group: str, topic: str, offsets: dict[int, int], metadata: str | None = None) -> None:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 

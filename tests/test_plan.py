@@ -11,7 +11,7 @@ import pytest
 
 from offctl.errors import UsageError
 from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
-from offctl.plan import (Scope, parse_duration, parse_topics, SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
+from offctl.plan import (CREATE, Scope, parse_duration, parse_topics, SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
                          parse_time, plan_kafka, plan_migrate, plan_restore_kafka, plan_restore_zookeeper,
                          plan_zookeeper, rewrite_offset, target_offset, verify_kafka, verify_zookeeper)
 from offctl.storm import commit_metadata_json
@@ -260,7 +260,9 @@ def test_restore_zookeeper_puts_exact_bytes_back_against_the_current_version():
     plan = plan_restore_zookeeper(SPOUT, saved, current, CLUSTER, source="b.json")
     again, gone = plan.changes
     assert again.action == WRITE and again.after_data == storm(0, 50).encode() and again.version == 4
-    assert gone.action == SKIP and "no longer exists" in gone.reasons[0]
+    # a node deleted since (offctl delete, or by hand) is created again, and the multi-op fails if it exists
+    assert gone.action == WRITE and gone.version == CREATE and gone.after_data == storm(1, 60).encode()
+    assert "no longer exists: created again" in gone.reasons[0]
 
 
 def test_restore_zookeeper_notes_offsets_now_out_of_range_without_clamping():

@@ -46,10 +46,7 @@ def answer_yes_after(monkeypatch):
 @pytest.fixture
 def fleet(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic with 3 partitions of 10 messages, a spout at 4,5,6, an empty Storm root, and the flags."""
-    topic = names("orders")
-    kafka.create_topic(topic, 3)
-    for p in range(3):
-        kafka.produce(topic, p, 10)
+    topic = kafka.filled_topic(names("orders"), 3, 10)
     root = names.root + "/spouts"
     for p in range(3):
         zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, 4 + p), makepath=True)
@@ -101,7 +98,7 @@ def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_th
                  "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert result.exit_code == 0, result.stderr
     doc = result.json()
-    assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0}
+    assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0, "delete": 0}
     after = nodes(fleet.state())
     assert after[0] == (odd.replace(b'"offset":4', b'"offset":3'), before[0][1] + 1)
     assert after[1][0] == before[1][0].replace(b'"offset":5', b'"offset":3') and offset_of(after[1][0]) == 3

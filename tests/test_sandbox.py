@@ -40,7 +40,15 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         # the README's first command ends with the Spark audit of the sandbox: inspect's findings, a summary
         audited = cli("audit", "--lag-threshold", "5", "--zk-root", sandbox.ROOT, "--group", "clicks-client",
                       "--group", "payments-tool", "-o", "json")
-        # a named group alone shows that group, not every spout of the sandbox's root as well
+        # the Trident spouts it seeds, of both libraries, healthy and broken
+        trident = cli("inspect", "--trident", "orders-trident", "--trident", "clicks-trident",
+                      "--trident", "orders-trident-broken", "--trident", "clicks-trident-broken", "-o", "json")
+        found = {(f["consumer"], f["code"]) for f in trident.json()["findings"]}
+        assert {("orders-trident-broken", "MALFORMED_RECORD"), ("orders-trident-broken", "OFFSET_ABOVE_LOG_END"),
+                ("clicks-trident-broken", "MALFORMED_RECORD"), ("clicks-trident-broken", "OFFSET_ABOVE_LOG_END"),
+                ("clicks-trident-broken", "MISSING_PARTITION")} <= found
+        assert not {c for c, _ in found} & {"orders-trident", "clicks-trident"}  # healthy
+                # a named group alone shows that group, not every spout of the sandbox's root as well
         alone = cli("inspect", "--group", "payments-tool", "-o", "json")
         assert {c["consumer"] for c in alone.json()["consumers"]} == {"payments-tool"}
         assert audited.exit_code == 1 and "Worst consumers" in audited.stderr

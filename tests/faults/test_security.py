@@ -16,10 +16,7 @@ USER, SECRET = "offctl", "zk-Pa55-w0rd-42"
 @pytest.fixture
 def guarded(zk, names, kafka, zk_server, broker, tmp_path):
     """A spout whose nodes only USER (digest) may read and write."""
-    topic = names("orders")
-    kafka.create_topic(topic, 2)
-    for p in range(2):
-        kafka.produce(topic, p, 3)
+    topic = kafka.filled_topic(names("orders"), 2, 3)
     acl = [make_digest_acl(USER, SECRET, all=True)]
     root = names.root + "/spouts"
     zk.ensure_path(f"{root}/orders")

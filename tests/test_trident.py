@@ -1,0 +1,200 @@
+"""Trident state, on plain data: how each emitter's state is read, which offset it resumes from, and what a
+reset writes. Each case's id names the Storm source file and tag it follows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from offctl.analyze import analyze_consumer
+from offctl.backup import backup_document, parse_backup
+from offctl.behaviour import SpoutProfile, StormKafka
+from offctl.model import (STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ConsumerKey, PartitionLog, Thresholds,
+                          ZkNode)
+from offctl.plan import WRITE, Target, plan_restore_zookeeper, plan_zookeeper, rewrite_node
+from offctl.sandbox import client_trident_meta, trident_meta
+from offctl.storm import newest_txid, parse_zk_node, trident_partition
+
+ROOT, SID = "/transactional", "orders-stream"
+KEY = ConsumerKey(TRIDENT, SID, ROOT)
+STORM_ID = "orders-trident-4-1763700300"
+
+
+def node(data: bytes | str, partition: int = 0, *, client: bool = False, txid: int = 42,
+         folder: str | None = None) -> ZkNode:
+    data = data.encode() if isinstance(data, str) else data
+    pid = f"{folder}@{partition}" if client else (f"{folder}/partition_{partition}" if folder else
+                                                  f"partition_{partition}")
+    return ZkNode(ROOT, SID, f"{ROOT}/{SID}/user/{pid}/{txid}", partition, folder, data, 3, 1_000,
+                  trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA, txid=txid, txids=2)
+
+
+SK = trident_meta("orders", 0, 16, 17, STORM_ID, "k1:9092")  # byte for byte as doEmitNewPartitionBatch writes it
+
+
+@pytest.mark.parametrize("data, client, committed, malformed, stuck", [
+    pytest.param(SK, False, 17, None, False, id="TridentKafkaEmitter.java@v1.2.4 resumes at nextOffset"),
+    pytest.param(b"{not json", False, None, "TransactionalState.getData reads it as no state", False,
+                 id="TransactionalState.java@v1.2.4 getData: parseWithException fails, the state is null"),
+    pytest.param('{"offset":3,"topic":"orders"}', False, None, "no nextOffset", True,
+                 id="TridentKafkaEmitter.java@v1.2.4 (Long) lastMeta.get(nextOffset): NullPointerException"),
+    pytest.param('{"nextOffset":3.0,"topic":"orders"}', False, None, "ClassCastException to Long", True,
+                 id="TridentKafkaEmitter.java@v1.2.4 (Long) of a Double: ClassCastException"),
+    pytest.param('{"nextOffset":3,"topology":"x"}', False, None, "topology is not an object", True,
+                 id="TridentKafkaEmitter.java@v1.2.4 (Map) lastMeta.get(topology): ClassCastException"),
+    pytest.param('[1,2]', False, None, "not a JSON object", True,
+                 id="OpaquePartitionedTridentSpoutExecutor.java@v1.2.4 the meta is cast to Map"),
+    pytest.param(client_trident_meta(20, 24, STORM_ID), True, 25, None, False,
+                 id="KafkaTridentSpoutEmitter.java@v2.8.8 seek(lastOffset + 1)"),
+    pytest.param('{"lastOffset":9,"tp":{"partition":0,"topic":"orders"},"firstOffset":5}', True, 10, None, False,
+                 id="KafkaTridentSpoutBatchMetadata.java@v1.2.4 toMap with tp"),
+    pytest.param('{"firstOffset":5,"lastOffset":9.0}', True, 10, None, False,
+                 id="KafkaTridentSpoutBatchMetadata.java@v2.8.8 fromMap: any Number, longValue()"),
+    pytest.param('{"firstOffset":5}', True, None, "no lastOffset", True,
+                 id="KafkaTridentSpoutBatchMetadata.java@v2.8.8 fromMap: NullPointerException"),
+    pytest.param("KafkaTridentSpoutBatchMetadata{topicPartition=orders-0, firstOffset=1, lastOffset=2}", True,
+                 None, "reads it as no state", False,
+                 id="KafkaTridentSpoutBatchMetadata.java@v1.1.1 no toMap: toString is stored, getData reads null"),
+])
+def test_the_state_a_trident_spout_resumes_from(data, client, committed, malformed, stuck):
+    record = parse_zk_node(node(data, client=client, folder="orders" if client else None))
+    assert record.key == KEY and record.trident == (STORM_KAFKA_CLIENT if client else STORM_KAFKA)
+    assert (record.committed, record.stuck) == (committed, stuck)
+    assert (malformed is None and record.malformed is None) or malformed in record.malformed
+    assert record.txid == 42
+
+
+def test_storm_kafka_trident_state_names_its_topology_and_topic():
+    record = parse_zk_node(node(SK))
+    assert (record.topic, record.topology_id, record.topology_name, record.broker) == (
+        "orders", STORM_ID, "orders-trident", "k1:9092")
+
+
+CLUSTER = {"orders": {p: PartitionLog(10, 100) for p in range(3)}}
+
+
+def run(nodes, profile: SpoutProfile = SpoutProfile(), running=frozenset({STORM_ID})):
+    rows, findings = analyze_consumer([parse_zk_node(n) for n in nodes], CLUSTER, running,
+                                      Thresholds(spout=profile))
+    return rows, {(f.code, f.partition): f.message for f in findings}
+
+
+@pytest.mark.parametrize("line, says", [
+    pytest.param(StormKafka.V1_X, "moves to the log start (EarliestTime", id="TridentKafkaEmitter.java@v1.2.4"),
+    pytest.param(StormKafka.V0_10, "moves to the log start", id="TridentKafkaEmitter.java@v0.10.0"),
+    pytest.param(StormKafka.V0_9_3, "UpdateOffsetException, which the emitter does not catch",
+                 id="KafkaUtils.java@v0.9.3 throws UpdateOffsetException"),
+    pytest.param(StormKafka.V0_9_0, "refetches from startOffsetTime", id="KafkaUtils.java@v0.9.2-incubating"),
+])
+def test_out_of_range_trident_state_by_release(line, says):
+    above = trident_meta("orders", 0, 150, 150, STORM_ID, "k1:9092")
+    rows, found = run([node(above)], SpoutProfile(storm_kafka=line))
+    assert says in found[("OFFSET_ABOVE_LOG_END", 0)] and rows[0].lag is None
+
+
+def test_trident_lag_missing_partitions_and_what_a_stuck_state_does():
+    nodes = [node(SK), node(trident_meta("orders", 1, 50, 60, STORM_ID, "k1:9092"), 1),
+             node('{"offset":3,"topic":"orders"}', 2)]
+    rows, found = run(nodes)
+    assert [r.lag for r in rows] == [83, 40, None]
+    stuck = found[("MALFORMED_RECORD", 2)]
+    assert "every batch of this partition fails" in stuck and "starts" not in stuck
+
+
+def test_a_missing_trident_partition_starts_as_each_library_says():
+    """KafkaUtils.getOffset(consumer, topic, partition, config) (v1.2.4): startOffsetTime; the client's seek
+    (v2.8.8): the first-poll strategy."""
+    cluster = {"orders": {p: PartitionLog(10, 100) for p in range(2)}}
+    old = analyze_consumer([parse_zk_node(node(SK))], cluster, None, Thresholds())[1]
+    new = analyze_consumer([parse_zk_node(node(client_trident_meta(20, 24, STORM_ID), client=True, folder="orders"))],
+                           cluster, None, Thresholds())[1]
+    assert "startOffsetTime, the log start (10)" in [f.message for f in old if f.code == "MISSING_PARTITION"][0]
+    assert "UNCOMMITTED_EARLIEST" in [f.message for f in new if f.code == "MISSING_PARTITION"][0]
+
+
+@pytest.mark.parametrize("data, client, target, expected", [
+    pytest.param(SK, False, 5, SK.replace(b'"offset":16', b'"offset":5').replace(b'"nextOffset":17', b'"nextOffset":5'),
+                 id="TridentKafkaEmitter.java@v1.2.4 an empty batch at the target: offset = nextOffset"),
+    pytest.param(client_trident_meta(20, 24, STORM_ID), True, 7,
+                 client_trident_meta(7, 6, STORM_ID),
+                 id="KafkaTridentSpoutEmitter.java@v2.8.8 lastOffset = target - 1, firstOffset = target"),
+    pytest.param('{"offset":3,"topic":"orders"}', False, 9, b'{"offset":9,"topic":"orders","nextOffset":9}',
+                 id="TridentKafkaEmitter.java@v1.2.4 a missing nextOffset is added"),
+])
+def test_a_trident_reset_rewrites_only_the_fields_the_emitter_resumes_from(data, client, target, expected):
+    n = node(data, client=client, folder="orders" if client else None)
+    written = rewrite_node(n, target)
+    assert written == expected
+    assert parse_zk_node(ZkNode(**{**_fields(n), "data": written})).committed == target
+
+
+def _fields(n: ZkNode) -> dict:
+    return {f: getattr(n, f) for f in ZkNode.__slots__}
+
+
+def test_a_trident_plan_backup_and_restore_round_trip():
+    nodes = [node(SK), node(client_trident_meta(20, 24, STORM_ID), 1, client=True, folder="orders")]
+    plan = plan_zookeeper(KEY, nodes, CLUSTER, Target("earliest"))
+    assert [(c.before, c.after, c.action) for c in plan.changes] == [(17, 10, WRITE), (25, 10, WRITE)]
+    doc = backup_document(plan, 1_700_000_000_000)
+    backup = parse_backup(json.loads(json.dumps(doc)), path=__import__("pathlib").Path("b.json"))
+    assert backup.key == KEY and [n.data for n in backup.nodes] == [n.data for n in nodes]
+    assert [n.trident for n in backup.nodes] == [STORM_KAFKA, STORM_KAFKA_CLIENT]
+    written = [ZkNode(**{**_fields(n), "data": c.after_data, "version": 4}) for n, c in zip(nodes, plan.changes)]
+    back = plan_restore_zookeeper(KEY, backup.nodes, written, CLUSTER, source="b.json")
+    assert [c.after_data for c in back.changes] == [n.data for n in nodes]
+
+
+def test_restoring_a_trident_state_the_spout_has_moved_past_is_refused_with_the_reason():
+    saved = [node(SK, txid=42)]
+    newer = [node(trident_meta("orders", 0, 17, 30, STORM_ID, "k1:9092"), txid=43)]
+    plan = plan_restore_zookeeper(KEY, saved, newer, CLUSTER, source="b.json")
+    assert plan.changes[0].action == "skip" and "resumes from it: reset the partition instead" in plan.changes[0].reasons[0]
+
+
+@pytest.mark.parametrize("name, expected", [
+    pytest.param("partition_3", (3, None, STORM_KAFKA), id="Partition.java@v1.2.4 getId: partition_N"),
+    pytest.param("orders@2", (2, "orders", STORM_KAFKA_CLIENT),
+                 id="KafkaTridentSpoutTopicPartition.java@v2.8.8 getId: topic@partition"),
+    pytest.param("my.topic-x_1@0", (0, "my.topic-x_1", STORM_KAFKA_CLIENT),
+                 id="KafkaTridentSpoutTopicPartition.java@v1.1.0 getId: any legal topic name"),
+    pytest.param("orders", None, id="Partition.java@v1.2.4 getId: a <topic>/ folder of the wildcard layout"),
+    pytest.param("partition_03", None, id="Partition.java@v1.2.4 getId: never a leading zero"),
+    pytest.param("partition_2147483648", None, id="Partition.java@v1.2.4 partition is an int"),
+])
+def test_which_folders_hold_a_kafka_partitions_state(name, expected):
+    assert trident_partition(name) == expected
+
+
+@pytest.mark.parametrize("children, expected", [
+    pytest.param(["41", "42"], (42, 2), id="RotatingTransactionalState.java@v1.2.4 getLastState: the highest txid"),
+    pytest.param(["9", "10"], (10, 2), id="RotatingTransactionalState.java@v1.2.4 txids are longs, not text"),
+    pytest.param(["5", "6", "7", "3"], (7, 4),
+                 id="RotatingTransactionalState.java@v1.2.4 old txids stay until cleanupBefore"),
+    pytest.param([], None, id="RotatingTransactionalState.java@v1.2.4 mkdir only: no state yet"),
+    pytest.param(["x", "12"], (12, 1), id="RotatingTransactionalState.java@v1.2.4 only txid names are state"),
+])
+def test_the_txid_a_partition_resumes_from(children, expected):
+    assert newest_txid(children) == expected
+
+
+@pytest.mark.parametrize("major, strategy, running, ignored", [
+    pytest.param(1, "EARLIEST", frozenset({STORM_ID}), "every start of its executor",
+                 id="KafkaTridentSpoutEmitter.java@v1.2.4 seek: EARLIEST on every first poll"),
+    pytest.param(2, "EARLIEST", frozenset({STORM_ID}), None,
+                 id="KafkaTridentSpoutEmitter.java@v2.8.8 seek: the running topology's own state is used"),
+    pytest.param(2, "LATEST", frozenset(), "next deployment",
+                 id="KafkaTridentSpoutEmitter.java@v2.8.8 seek: a new deployment ignores another topologyId"),
+    pytest.param(1, "UNCOMMITTED_EARLIEST", frozenset(), None,
+                 id="KafkaTridentSpoutEmitter.java@v1.2.4 seek: UNCOMMITTED_* use the state"),
+])
+def test_earliest_and_latest_ignore_trident_state(major, strategy, running, ignored):
+    from offctl.behaviour import FirstPoll
+
+    profile = SpoutProfile(first_poll=FirstPoll(strategy), client_major=major)
+    n = node(client_trident_meta(20, 24, STORM_ID), client=True, folder="orders")
+    rows, found = run([n], profile, running)
+    message = found.get(("IGNORED_TRIDENT_STATE", 0))
+    assert (message is None) == (ignored is None) and (ignored is None or ignored in message)
+    assert (rows[0].lag is None) == (ignored is not None)

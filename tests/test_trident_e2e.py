@@ -1,0 +1,133 @@
+"""Trident spouts end to end: state seeded under a transactional root as each emitter writes it, then
+inspected, audited, reset, verified and restored through the real CLI, against the real ZooKeeper and broker."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from offctl.sandbox import client_trident_meta, trident_meta
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+SK_ID, CL_ID = "orders-trident-4-1700000300", "clicks-trident-6-1700000400"
+
+
+@pytest.fixture
+def world(zk, kafka, names, zk_server, broker, tmp_path):
+    topic = kafka.filled_topic(names("orders"), 3, 10)
+    root = names.root + "/transactional"
+
+    def put(path: str, data: bytes) -> None:
+        zk.create(f"{root}/{path}", data, makepath=True)
+
+    for p in range(3):  # storm-kafka, flat layout; txid 7 is an older batch the next success cleans up
+        put(f"sk/user/partition_{p}", b"7")
+        put(f"sk/user/partition_{p}/7", trident_meta(topic, p, 1, 2, SK_ID, broker.address))
+        put(f"sk/user/partition_{p}/8", trident_meta(topic, p, 2, 3 + p, SK_ID, broker.address))
+    put("sk/coordinator/currtx", b"9")
+    put(f"skw/user/{topic}/partition_1/3", trident_meta(topic, 1, 4, 6, SK_ID, broker.address))  # wildcard
+    for p in range(2):  # storm-kafka-client 2.x
+        put(f"cl/user/{topic}@{p}/5", client_trident_meta(0, 3, CL_ID))
+        put(f"cl/user/{topic}@{p}/6", client_trident_meta(4, 6 + p, CL_ID))
+    put("wordcount/user/counts/1", b"{}")
+    zk.ensure_path(names.root + "/storm/storms")
+
+    class World:
+        pass
+
+    w = World()
+    w.topic, w.root = topic, root
+    w.conn = ["--zk", zk_server.address, "--trident-root", root, "--bootstrap-servers", broker.address,
+              "--storm-root", names.root + "/storm"]
+    w.safe = ["--backup-dir", str(tmp_path / "backups"), "--audit-log", str(tmp_path / "audit.log")]
+    w.get = lambda path: zk.get(f"{root}/{path}")[0]
+    w.put = put
+    return w
+
+
+def test_inspect_shows_every_trident_spout_with_where_it_resumes(cli, world):
+    result = cli("inspect", *world.conn, "-o", "json", "--fail-on", "never")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    rows = {(r["consumer"], r["topic"], r["partition"]): (r["store"], r["committed"], r["lag"], r["path"])
+            for r in doc["partitions"]}
+    t = world.topic
+    assert rows[("sk", t, 2)] == ("trident", 5, 5, f"{world.root}/sk/user/partition_2/8")  # the highest txid
+    assert rows[("skw", t, 1)][1:3] == (6, 4)
+    assert rows[("cl", t, 1)][1:3] == (8, 2)  # lastOffset 7 + 1
+    assert {c for c, _, _ in rows} == {"sk", "skw", "cl"}
+    assert any("wordcount holds no Kafka spout's state" in n for n in doc["notes"])
+    codes = {(f["consumer"], f["code"]) for f in doc["findings"]}
+    assert ("cl", "MISSING_PARTITION") in codes and ("sk", "STALE_TOPOLOGY") in codes
+
+
+def test_reset_moves_a_trident_spout_and_restore_puts_it_back_byte_for_byte(cli, world):
+    before = {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)}
+    older = world.get("sk/user/partition_0/7")
+    dry = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "offset", "--offset", "1",
+              "--quiet-period", "0", "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    assert [(c["partition"], c["before"], c["after"]) for c in dry.json()["changes"]] == [(0, 3, 1), (1, 4, 1),
+                                                                                          (2, 5, 1)]
+    done = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "offset", "--offset", "1",
+               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0 and done.json()["verified"], done.stderr
+    for p in range(3):  # only offset and nextOffset of the highest txid change
+        assert world.get(f"sk/user/partition_{p}/8") == before[p].replace(b'"offset":2', b'"offset":1').replace(
+            f'"nextOffset":{3 + p}'.encode(), b'"nextOffset":1')
+    assert world.get("sk/user/partition_0/7") == older
+    after = cli("inspect", *world.conn, "-o", "json", "--fail-on", "never").json()
+    assert {r["committed"] for r in after["partitions"] if r["consumer"] == "sk"} == {1}
+
+    undo = shlex.split(done.json()["undo"])[1:]
+    back = cli(*undo, "--yes")
+    assert back.exit_code == 0, back.stderr
+    assert {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
+
+
+def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, monkeypatch):
+    done = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "latest", "--quiet-period", "0",
+               "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(world.get(f"cl/user/{world.topic}@0/6")) == {"topologyId": CL_ID, "lastOffset": 9,
+                                                                 "firstOffset": 10}
+
+    def confirm(question, **kw):  # the topology commits a new batch while the operator reads the plan
+        world.put(f"cl/user/{world.topic}@1/7", client_trident_meta(10, 10, CL_ID))
+        return True
+
+    monkeypatch.setattr("offctl.commands.options.typer.confirm", confirm)
+    raced = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "earliest", "--quiet-period", "0",
+                "--execute")
+    assert raced.exit_code == 5 and "/7 was written after" in raced.stderr
+
+
+def test_trident_usage_errors(cli, world):
+    none = cli("reset", *world.conn, "--trident", "nope", "--to", "earliest")
+    assert none.exit_code == 2 and "no Trident Kafka spout state 'nope'" in none.stderr
+    two = cli("reset", *world.conn, "--trident-root", "/other", "--trident", "sk", "--to", "earliest")
+    assert two.exit_code == 2 and "exactly one --trident-root" in two.stderr
+    both = cli("reset", *world.conn, "--trident", "sk", "--group", "g", "--to", "earliest")
+    assert both.exit_code == 2 and "exactly one of" in both.stderr
+
+
+@pytest.mark.spark
+def test_audit_reads_trident_spouts_too(cli, world, spark):
+    result = cli("audit", *world.conn, "-o", "json", "--fail-on", "never")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert {(r["consumer"], r["committed"]) for r in doc["partitions"] if r["consumer"] == "sk"} == {
+        ("sk", 3), ("sk", 4), ("sk", 5)}
+    assert all(r["store"] == "trident" for r in doc["partitions"])
+
+
+def test_naming_a_trident_spout_shows_it_alone_and_a_wrong_name_fails(cli, world):
+    one = cli("inspect", *world.conn, "--trident", "cl", "-o", "json", "--fail-on", "never")
+    assert one.exit_code == 0, one.stderr
+    assert {c["consumer"] for c in one.json()["consumers"]} == {"cl"}
+    typo = cli("inspect", *world.conn, "--trident", "c1", "-o", "json")
+    assert typo.exit_code == 1
+    assert [f["code"] for f in typo.json()["findings"]] == ["CONSUMER_NOT_FOUND"]
