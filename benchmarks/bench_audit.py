@@ -10,7 +10,11 @@ Targets (issue 4): the audit's time per partition at the larger size is at most 
 peak driver memory under 2 GiB (the Python driver and the Spark driver JVM, which in local mode also runs
 the executor's JVM side).
 
-    .venv/bin/python benchmarks/bench_audit.py [--sizes 10000,100000] [--master local[2]]
+Then, on the same data at the largest size, the audit on a Spark standalone cluster (issue 14): a master
+and two workers of one core each, started with pyspark's spark-class, executors in processes of their own.
+Its start-up (cluster and session) is reported apart.
+
+    .venv/bin/python benchmarks/bench_audit.py [--sizes 10000,100000] [--master local[2]] [--no-standalone]
 """
 
 from __future__ import annotations
@@ -55,6 +59,31 @@ def audit_run(zk: str, bootstrap: str, out: str) -> tuple[float, int, dict]:
     return elapsed, result.tally.partitions, result.timings
 
 
+def standalone(zk: str, bootstrap: str, size: int, tmp: Path, local_s: float, local_master: str) -> None:
+    """The audit at `size` on a standalone master with two one-core workers (executors run this venv's
+    Python, so offctl is there without packing: this measures Spark, not shipping)."""
+    from offctl import spark as adapter
+
+    t0 = time.perf_counter()
+    cluster = servers.start_spark_standalone(tmp / "spark", workers=2, cores=1, memory="2g")
+    cluster_s = time.perf_counter() - t0
+    try:
+        t0 = time.perf_counter()
+        session, _ = adapter.start(cluster.url, {"spark.pyspark.python": sys.executable,
+                                                 "spark.executor.memory": "1g"})
+        session_s = time.perf_counter() - t0
+        audit_s, n, phases = audit_run(zk, bootstrap, str(tmp / f"out-standalone-{size}"))
+        assert n == size, (n, size)
+        print(f"standalone cluster (master + 2 workers x 1 core): cluster start-up {cluster_s:.1f}s, session "
+              f"{session_s:.1f}s (excluded below)")
+        print(f"  audit (standalone, parquet) at {size:,}: {audit_s:7.2f} s  {audit_s / size * 1e6:6.1f} us/partition  "
+              + ", ".join(f"{k} {v:.1f}s" for k, v in phases.items()))
+        print(f"  beside {local_master} on the same data: {local_s:7.2f} s ({audit_s / local_s:.2f}x)")
+        adapter.stop(session)
+    finally:
+        cluster.stop()
+
+
 def vm_hwm_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -66,6 +95,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000", help="partition counts, ascending, multiples of 100")
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--no-standalone", action="store_true", help="skip the standalone-cluster run")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,6 +135,8 @@ def main() -> None:
             print(f"peak driver memory: Python {python_peak:.0f} MiB, Spark driver JVM {jvm_peak:.0f} MiB "
                   f"(total {python_peak + jvm_peak:.0f} MiB; target < 2048 MiB)")
             adapter.stop(session)
+            if not args.no_standalone:
+                standalone(zk_server.address, broker.address, large, Path(tmp), a_large, args.master)
         finally:
             servers.stop(broker.pid)
             servers.stop(zk_server.pid)

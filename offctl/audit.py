@@ -11,6 +11,8 @@ offctl/spark.py runs these functions in Spark; nothing here imports pyspark.
 from __future__ import annotations
 
 import math
+import os
+import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -76,6 +78,11 @@ def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[st
     return chunks
 
 
+def process_name() -> str:
+    """host:pid of this process, as the audit reports who read and who drove it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def read_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int) -> Snapshot:
     """Read one chunk with clients of its own (runs in a Spark task). A store that cannot be reached makes
     the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
@@ -86,7 +93,7 @@ def read_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int
             snapshot, _ = read_snapshot(zk, kafka, roots, chunk_selection,
                                         conn.storm_root, now_ms, spouts_by_root={r: chunk.spout_ids for r in roots},
                                         trident_roots=[chunk.trident_root] if chunk.trident_root else ())
-            return snapshot
+            return replace(snapshot, reader=process_name())
     except OffctlError as exc:
         return Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
 

@@ -123,6 +123,7 @@ class Snapshot:
     notes: tuple[str, ...] = ()  # for stderr
     incomplete: tuple[str, ...] = ()  # what could not be read: the report is partial (exit 3)
     read_findings: tuple[ReadFinding, ...] = ()  # what the read itself found: named consumers absent, nodes not read
+    reader: str = ""  # host:pid of the process that read it (an audit task: a Spark executor's Python worker)
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,13 +61,7 @@ def _wait_until_listening(proc: subprocess.Popen, name: str, port: int, log: Pat
 
 
 def _spawn(name: str, argv: list[str], port: int, log: Path, timeout: float) -> LocalServer:
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as out:
-        # A session of its own: a Ctrl-C in the terminal must not kill servers the sandbox keeps.
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-    _wait_until_listening(proc, name, port, log, timeout)
-    return LocalServer(name, proc.pid, "127.0.0.1", port, log)
+    return _spawn_env(name, argv, port, log, timeout, dict(os.environ))
 
 
 def start_zookeeper(data_dir: Path, port: int | None = None, timeout: float = 60.0) -> LocalServer:
@@ -130,4 +124,94 @@ def stop(pid: int, timeout: float = 10.0) -> None:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+# --- a Spark standalone cluster (tests and benchmarks): pyspark's own Master and Worker ---------------------
+
+
+@dataclass(frozen=True)
+class SparkCluster:
+    master: LocalServer
+    workers: tuple[LocalServer, ...]
+    web_port: int
+
+    @property
+    def url(self) -> str:
+        return f"spark://{self.master.address}"
+
+    def stop(self) -> None:
+        for server in (*self.workers, self.master):
+            stop_group(server.pid)
+
+
+def start_spark_standalone(work_dir: Path, *, workers: int = 1, cores: int = 1, memory: str = "1g",
+                           env: dict[str, str] | None = None, timeout: float = 90.0) -> SparkCluster:
+    """A Spark standalone master and `workers` workers on free loopback ports, started with pyspark's
+    spark-class (org.apache.spark.deploy.master.Master, ...worker.Worker); `env` is the workers' environment
+    (their executors inherit it). Stop it with .stop() (by pid)."""
+    import json
+    import urllib.request
+
+    try:
+        import pyspark
+    except ImportError:
+        raise MissingPrerequisite("pyspark is not installed: pip install 'offctl[spark]'") from None
+    if shutil.which("java") is None:
+        raise MissingPrerequisite("java not found: Spark needs it (apt-get install openjdk-17-jre-headless)")
+    home = Path(pyspark.__file__).parent
+    spark_class = str(home / "bin" / "spark-class")
+    base = {**os.environ, **(env or {}), "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOG_DIR": str(work_dir / "logs")}
+    port, web = free_port(), free_port()
+    master = _spawn_env("Spark master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                                         "--port", str(port), "--webui-port", str(web)],
+                        port, work_dir / "master.log", timeout, base)
+    started = []
+    try:
+        for n in range(workers):
+            wport = free_port()
+            argv = [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", str(wport),
+                    "--webui-port", str(free_port()), "--cores", str(cores), "--memory", memory,
+                    "--work-dir", str(work_dir / f"worker-{n}"), f"spark://127.0.0.1:{port}"]
+            started.append(_spawn_env(f"Spark worker {n}", argv, wport, work_dir / f"worker-{n}.log", timeout, base))
+        deadline = time.monotonic() + timeout
+        while True:  # the master's status page says when every worker has registered
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{web}/json/", timeout=2) as page:
+                    if json.load(page).get("aliveworkers", 0) >= workers:
+                        break
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise OffctlError(f"Spark workers did not register with the master within {timeout:g}s; logs in "
+                                  f"{work_dir}")
+            time.sleep(0.2)
+    except BaseException:
+        for server in (*started, master):
+            stop_group(server.pid)
+        raise
+    return SparkCluster(master, tuple(started), web)
+
+
+def _spawn_env(name: str, argv: list[str], port: int, log: Path, timeout: float, env: dict[str, str]) -> LocalServer:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        # A session of its own: a Ctrl-C in the terminal must not kill servers the sandbox keeps.
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=env)
+    _wait_until_listening(proc, name, port, log, timeout)
+    return LocalServer(name, proc.pid, "127.0.0.1", port, log)
+
+
+def stop_group(pid: int, timeout: float = 10.0) -> None:
+    """Stop a server and what it started (a Spark worker's executors): the session it leads, by pid."""
+    try:
+        group = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    stop(pid, timeout)
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
         pass

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from offctl.audit import (FILES, AuditSettings, Tally, add_totals, chunk_outputs, flat, history_counts, lag_totals,
+                          process_name,
                           observations, partition_key, plan_chunks, read_chunk, totals_dict, with_history,
                           without_history, worst_first)
 from offctl.analyze import analyze
@@ -54,21 +55,26 @@ def start(master: str | None, conf: Mapping[str, str]):
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
+    # Under spark-submit the JVM is already up (PySpark connects to it through PYSPARK_GATEWAY_PORT) and
+    # holds spark-submit's master and settings; a SparkConf made before the SparkContext cannot see them,
+    # so setting a default master here would override spark-submit's with local mode.
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
     c = SparkConf()
     if master:
         c.setMaster(master)
-    elif not c.contains("spark.master"):
+    elif not submitted and not c.contains("spark.master"):
         c.setMaster("local[*]")
-    if not c.contains("spark.app.name"):
+    if not submitted and not c.contains("spark.app.name"):
         c.setAppName("offctl audit")
     c.set("spark.ui.showConsoleProgress", "false")  # offctl draws its own progress on stderr
-    if c.get("spark.master", "").startswith("local"):
+    if not submitted and c.get("spark.master", "").startswith("local"):
         # Local executors run this interpreter, where offctl and its clients are installed.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         c.setIfMissing("spark.ui.enabled", "false")
-        # Spark's start-up chatter (log4j WARN lines) would bury offctl's own messages on stderr.
-        quiet = resources.files("offctl").joinpath("log4j2-quiet.properties")
-        c.setIfMissing("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{quiet}")
+    # Spark's start-up chatter (log4j INFO and WARN lines) would bury offctl's own messages on stderr; the
+    # driver JVM offctl starts here reads these settings (under spark-submit, --driver-java-options does).
+    quiet = resources.files("offctl").joinpath("log4j2-quiet.properties")
+    c.setIfMissing("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{quiet}")
     for key, value in conf.items():
         c.set(key, value)
     try:
@@ -318,6 +324,8 @@ class AuditResult:
     snapshot: str | None = None
     timings: dict = field(default_factory=dict)
     spout_settings: str = ""  # the settings the findings assume (SpoutProfile.describe)
+    read_by: list[str] = field(default_factory=list)  # host:pid of every process that read a chunk
+    driver: str = ""  # host:pid of the driver
 
     def document_parts(self) -> tuple[dict, dict[str, Iterable[dict]], dict]:
         """inspect's JSON document, in parts to stream: head, sections of rows, tail."""
@@ -330,7 +338,8 @@ class AuditResult:
                     "consumers": self.consumers.toLocalIterator(), "topics": self.topics.toLocalIterator(),
                     "topologies": self.topologies.toLocalIterator()}
         tail = {"summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
-                "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings}
+                "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings,
+                "read_by": self.read_by, "driver": self.driver}
         return head, sections, tail
 
     def summary(self) -> dict:
@@ -392,7 +401,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
             earlier = list_snapshots(files, settings.save_snapshot)
     reads = reads.persist(StorageLevel.MEMORY_AND_DISK)
     with _job(sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track):
-        reads.count()
+        readers = sorted(r for r in reads.map(lambda kv: kv[1].reader).distinct().collect() if r)
     timings["read"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -452,7 +461,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
     result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
                          snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,
                          topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings,
-                         spout_settings=thresholds.spout.describe())
+                         spout_settings=thresholds.spout.describe(), read_by=readers, driver=process_name())
     if settings.out:
         clock = time.perf_counter()
         with _job(sc, f"writing {settings.file_format} files to {settings.out}", track):

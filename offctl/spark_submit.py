@@ -2,20 +2,47 @@
 
     spark-submit --master yarn [spark options] "$(python -m offctl.spark_submit)" [offctl audit options]
 
-`python -m offctl.spark_submit` prints this file's path. Run by spark-submit, the audit uses the session
-spark-submit sets up (its master and settings) and otherwise behaves exactly as `offctl audit`.
+`python -m offctl.spark_submit` prints this file's path; `python -m offctl.spark_submit --log4j` prints the
+path of offctl's quiet log4j2 settings, for spark-submit's `--driver-java-options`. Run by spark-submit, the
+audit uses the session spark-submit sets up (its master and settings) and otherwise behaves exactly as
+`offctl audit`.
+
+spark-submit runs this driver with its stderr merged into its stdout (PythonRunner: redirectErrorStream),
+which would put offctl's messages inside `--output json`. So the driver writes its stderr to spark-submit's
+own stderr (its parent's file descriptor 2, on Linux), and stdout carries only the document.
 """
 
 import os
 import sys
 
-if __name__ == "__main__" and __spec__ is not None:  # python -m offctl.spark_submit
-    print(os.path.abspath(__file__))
+
+def _stderr_to_parents() -> None:
+    """Point fd 2 at the parent JVM's stderr (spark-submit's), so that stdout is the document alone."""
+    try:
+        with open(f"/proc/{os.getppid()}/comm") as comm:
+            if comm.read().strip() != "java":
+                return
+        fd = os.open(f"/proc/{os.getppid()}/fd/2", os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return  # not Linux, or not allowed: messages stay merged into stdout, as spark-submit makes them
+    sys.stderr.flush()
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+if __name__ == "__main__" and __spec__ is not None:  # python -m offctl.spark_submit [--log4j]
+    if sys.argv[1:] == ["--log4j"]:
+        from importlib import resources
+
+        print(resources.files("offctl").joinpath("log4j2-quiet.properties"))
+    else:
+        print(os.path.abspath(__file__))
 elif __name__ == "__main__":  # spark-submit .../offctl/spark_submit.py
     # Run as a script, this file puts its folder (offctl/) first on sys.path, where offctl's inspect.py
     # would shadow the standard library's inspect.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    _stderr_to_parents()
 
     from offctl.commands.app import main
 
