@@ -79,6 +79,9 @@ def audit_command(
         help="Audit the newest snapshot under DIR, with history from the others, reading no server.")] = None,
     window: Annotated[int, typer.Option(
         "--window", metavar="N", rich_help_panel=FILES, help="Snapshots per partition history, newest first.")] = 10,
+    allowed_lag: Annotated[int, typer.Option(
+        "--allowed-lag", metavar="N", min=0, rich_help_panel=FILES,
+        help="Lag that counts as caught up in the history status (Burrow's allowed-lag).")] = 0,
     master: Annotated[Optional[str], typer.Option(
         "--master", metavar="URL", envvar="OFFCTL_SPARK_MASTER", rich_help_panel=SPARK,
         help="Spark master [default: spark-submit's, else local[*]].")] = None,
@@ -118,7 +121,7 @@ def audit_command(
                              topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
                              ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
                              first_poll_offset_strategy, static_partitions), out=out, file_format=file_format.value,
-            save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, top=top,
+            save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, allowed_lag=allowed_lag, top=top,
             master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
             safety=safety(execute, quiet_period, force, backup_dir, audit_log))
         with audit(conn, settings, track=_progress, confirm_all=lambda plans: confirm_plans(yes, plans)) as done:

@@ -124,12 +124,13 @@ def observations(snapshot: Snapshot) -> Iterator[tuple[tuple, Observation]]:
             yield partition_key(row), observation(row)
 
 
-def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int) -> dict:
+def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int,
+                 allowed_lag: int = 0) -> dict:
     """The row with history_status and time_lag_s from its earlier observations and itself."""
     obs = [*earlier, observation(row)] if row["committed"] is not None else []
     tid = row["topology_id"]
     is_running = (tid in running) if running is not None and tid else None
-    h = evaluate(obs, running=is_running, window=window) if obs else None
+    h = evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag) if obs else None
     return {**row, "history_status": h.status if h else None, "time_lag_s": h.time_lag_s if h else None}
 
 
@@ -431,6 +432,7 @@ class AuditSettings:
     save_snapshot: str | None = None
     from_snapshots: str | None = None
     window: int = 10
+    allowed_lag: int = 0  # lag that counts as caught up in the history rules
     top: int = 10
     master: str | None = None
     spark_conf: tuple[str, ...] = ()

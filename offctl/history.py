@@ -1,19 +1,25 @@
 """Partition status over time, in the manner of Burrow's evaluator, and an estimated time lag. Pure.
 
-An Observation is what one snapshot saw of one consumer-partition: its committed offset, the log range
-and when it was captured. `evaluate` looks at a window of them (oldest first) and applies these rules in
-order; the first that matches gives the status:
+An Observation is what one snapshot (the audit) or one cycle (`offctl serve`) saw of one consumer-partition:
+its committed offset, the log range and when it was captured. `evaluate` looks at a window of them (oldest
+first, those with a lag) and applies these rules in order; the first that matches gives the status. They
+follow Burrow's CachingEvaluator (core/internal/evaluator/caching.go: calculatePartitionStatus), and pass
+its evaluator test cases (tests/test_history.py); where offctl differs, it says why.
 
  1. (no status)  fewer than two observations with a lag: nothing to compare.
- 2. STOP / STALL the latest lag is > 0 and the committed offset has not moved for longer than the window
-                 in which it last moved (Burrow: now - last commit > last commit - first commit). Storm
-                 spouts write an offset only when it moves, so a commit time cannot tell a dead spout from
-                 a stuck one as Burrow does; Storm's root can: STALL when the topology that wrote the
-                 offset is running (alive and stuck, e.g. on a poison message), STOP when it is not or
-                 when offctl cannot tell.
- 3. OK           the lag was 0 in at least one observation (the spout caught up within the window).
- 4. REWIND       the committed offset went back between two observations (a reset, or a replay).
- 5. WARN         the offset moves but the lag grew in every interval: the spout is falling behind.
+ 2. OK           the latest lag is within --allowed-lag (default 0): caught up.
+ 3. STOP / STALL the committed offset has not moved for longer than the window in which it last moved
+                 (Burrow: now - last commit > last commit - first commit), and no observation since that
+                 move saw the spout caught up at it (Burrow #303: a quiet topic is not a stopped
+                 consumer). Storm spouts write an offset only when it moves, so a commit time cannot tell a
+                 dead spout from a stuck one as Burrow does; Storm's root can: STALL when the topology
+                 that wrote the offset is running (alive and stuck, e.g. on a poison message), STOP when it
+                 is not or when offctl cannot tell.
+ 4. REWIND       the committed offset went back, and has not come back to where it was since (Burrow: a
+                 rewind is over once the offset is back past it).
+ 5. when the lag was above --allowed-lag in every observation of the window:
+    STOP / STALL the committed offset never moved in the window (as rule 3 decides between the two);
+    WARN         the lag never decreased from one observation to the next (not: grew at every step).
  6. OK           otherwise.
 
 Time lag: how long ago the message at the committed offset reached the log, in seconds. The log end's
@@ -71,21 +77,28 @@ def _last_move_ms(window: Sequence[Observation]) -> int:
     return moved
 
 
-def status(window: Sequence[Observation], *, running: bool | None) -> str | None:
+def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: int = 0) -> str | None:
     """Rules 1-6 of the module docstring over observations with a lag, oldest first. `running`: whether the
     topology that wrote the latest offset is running (None: cannot tell)."""
     if len(window) < 2:
         return None
     first, latest = window[0], window[-1]
-    last_move = _last_move_ms(window)
-    if latest.lag > 0 and latest.captured_ms - last_move > last_move - first.captured_ms:
-        return STALL if running else STOP
-    if any(o.lag == 0 for o in window):
+    if latest.lag <= allowed_lag:
         return OK
-    if any(cur.committed < prev.committed for prev, cur in zip(window, window[1:])):
+    stuck = STALL if running else STOP
+    last_move = _last_move_ms(window)
+    caught_up = any(o.captured_ms > last_move and o.committed == latest.committed and o.lag <= allowed_lag
+                    for o in window)
+    if latest.captured_ms - last_move > last_move - first.captured_ms and not caught_up:
+        return stuck
+    back = next((i for i in range(1, len(window)) if window[i].committed < window[i - 1].committed), None)
+    if back is not None and not any(o.committed >= window[back - 1].committed for o in window[back:]):
         return REWIND
-    if all(cur.lag > prev.lag for prev, cur in zip(window, window[1:])):
-        return WARN
+    if all(o.lag > allowed_lag for o in window):
+        if all(o.committed == first.committed for o in window):
+            return stuck
+        if not any(cur.lag < prev.lag for prev, cur in zip(window, window[1:])):
+            return WARN
     return OK
 
 
@@ -111,11 +124,11 @@ def time_lag_s(window: Sequence[Observation]) -> float | None:
 
 
 def evaluate(observations: Sequence[Observation], *, running: bool | None,
-             window: int = DEFAULT_WINDOW) -> History:
+             window: int = DEFAULT_WINDOW, allowed_lag: int = 0) -> History:
     """Status and time lag of one partition from its observations (any order; the newest `window` count)."""
     ordered = sorted(observations, key=lambda o: o.captured_ms)[-window:]
     with_lag = [o for o in ordered if o.lag is not None]
     # The latest observation must have a lag: a partition out of range now has a finding, not a trend.
     if not ordered or ordered[-1].lag is None:
         return History(None, None, len(with_lag))
-    return History(status(with_lag, running=running), time_lag_s(ordered), len(with_lag))
+    return History(status(with_lag, running=running, allowed_lag=allowed_lag), time_lag_s(ordered), len(with_lag))

@@ -377,6 +377,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
     sc = spark.sparkContext
     files = Files(spark)
     selection, thresholds, window = settings.selection, settings.thresholds, settings.window
+    allowed = settings.allowed_lag
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     earlier: list[str] = []
@@ -441,7 +442,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
             past = obs if past is None else past.union(obs)
         rows = (rows.map(lambda r: (partition_key(r), r))
                 .leftOuterJoin(past.groupByKey())
-                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window)))
+                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed)))
     else:
         rows = rows.map(without_history)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
