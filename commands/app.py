@@ -20,6 +20,8 @@ from .audit import audit_command
 from .options import err_console
 from .inspect import inspect_command
 from .reset import delete_command, migrate_command, reset_command, restore_command
+from .serve import serve_command
+from .watch import watch_command
 from .sandbox import app as sandbox_app
 
 app = typer.Typer(
@@ -51,6 +53,8 @@ app.command("reset")(reset_command)
 app.command("restore")(restore_command)
 app.command("migrate")(migrate_command)
 app.command("delete")(delete_command)
+app.command("serve")(serve_command)
+app.command("watch")(watch_command)
 app.command("audit")(audit_command)
 app.add_typer(sandbox_app)
 

@@ -288,3 +288,16 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                            max_offset_behind=max_offset_behind, out_of_range_reset=not no_out_of_range_reset,
                            client=client, first_poll=FirstPoll(first_poll.value), client_major=major)
     return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static)
+
+
+def reading(ctx: typer.Context, spout, group, trident, topic, all_groups, zk, zk_root, trident_root,
+            bootstrap_servers, storm_root, timeout, zk_auth, kafka_config, kafka_config_file, thresholds_args):
+    """The connection, selection and spout settings of a command that reads like inspect (serve, watch),
+    checked before anything connects."""
+    from offctl.inspect import Selection, validate
+
+    conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
+                      kafka_config_file, ctx, trident_root)
+    selection = Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups, tridents=tuple(trident or ()))
+    validate(conn, selection)
+    return conn, selection, spout_thresholds(topic, *thresholds_args)

@@ -478,4 +478,4 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
     return Report(captured_ms=snapshot.captured_ms, rows=tuple(rows), findings=tuple(findings),
                   consumers=tuple(consumers), notes=snapshot.notes,
                   incomplete=snapshot.incomplete, checks_skipped=tuple(skipped),
-                  spout_settings=thresholds.spout.describe())
+                  spout_settings=thresholds.spout.describe(), running=snapshot.running)

@@ -47,7 +47,8 @@ class SparkUnavailable(OffctlError):
 
 # Every exit code of every command (spec section 3), with when it happens; docs/exit-codes.md is made from it.
 EXIT_CODES: dict[int, str] = {
-    0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified",
+    0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified; "
+       "`serve` and `watch` stopped by SIGTERM or Ctrl-C (a store they cannot read is logged, not an exit)",
     1: "`inspect`, `audit`: findings at or above `--fail-on` (default `error`); `audit --repair` keeps this "
        "meaning in a dry run too: it is an audit first (`--fail-on never` for 0)",
     2: "usage error: a wrong flag, value or combination (also a value that is not UTF-8, out of range, or a file "

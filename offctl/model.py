@@ -242,6 +242,7 @@ class Report:
     incomplete: tuple[str, ...] = ()
     checks_skipped: tuple[str, ...] = ()
     spout_settings: str = ""  # the spout settings the findings assume (SpoutProfile.describe)
+    running: frozenset[str] | None = None  # storm ids under Storm's root when read; None = unknown
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

@@ -447,3 +447,39 @@ def write_audit_summary(result, console: Console, *, startup_s: float | None = N
         console.print(f"note: not checked: {skipped}", soft_wrap=True)
     for problem in result.tally.incomplete:
         console.print(f"error: {problem}", soft_wrap=True)
+
+
+# --- offctl watch -----------------------------------------------------------------------------------------------
+
+_TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
+_STATUS_STYLE = {"OK": "green", "WARN": "yellow", "STALL": "bold red", "STOP": "bold red", "REWIND": "magenta"}
+
+
+def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | None]],
+                statuses: dict[tuple, tuple[str | None, float | None]], refreshed: int) -> Table:
+    """The watch view: each partition's committed offset (moving or stuck since the last refresh), lag with
+    its trend, and history status. `previous`: (committed, lag) by partition key from the last refresh."""
+    table = Table(title=f"offctl watch: {iso_ms(report.captured_ms)} (refresh {refreshed}; Ctrl-C to leave)",
+                  title_justify="left")
+    for col in ("Consumer", "Topic"):
+        table.add_column(col, overflow="fold")
+    for col in ("Partition", "Committed", "Moved", "Lag"):
+        table.add_column(col, justify="right")
+    table.add_column("Trend")
+    table.add_column("Status")
+    table.add_column("Findings", overflow="fold")
+    for row in report.rows:
+        r = row.record
+        key = (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic, r.partition)
+        before, lag_before = previous.get(key, (None, None))
+        moved = "-" if before is None or r.committed is None else f"{r.committed - before:+,}"
+        moved_text = Text(moved, style="bold" if moved not in ("-", "+0") else "dim")
+        if row.lag is None or lag_before is None:
+            trend = Text("")
+        else:
+            sign = (row.lag > lag_before) - (row.lag < lag_before)
+            trend = Text(*_TREND[sign])
+        status, _ = statuses.get(key, (None, None))
+        table.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), moved_text, _n(row.lag), trend,
+                      Text(status or "-", style=_STATUS_STYLE.get(status, "dim")), ", ".join(row.codes))
+    return table

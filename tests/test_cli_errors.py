@@ -182,7 +182,8 @@ def test_hung_server_exits_3_instead_of_hanging(black_hole, store):
     assert proc.stdout == "" and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("command", [["inspect"], ["reset"], ["restore"], ["migrate"], ["delete"], ["sandbox", "up"],
+@pytest.mark.parametrize("command", [["inspect"], ["reset"], ["restore"], ["migrate"], ["delete"], ["serve"],
+                                     ["watch"], ["sandbox", "up"],
                                      ["sandbox", "topology"],
                                      ["sandbox", "seed"], ["sandbox", "status"], ["sandbox", "down"]])
 def test_every_command_has_help_with_an_example(cli, command):

@@ -1,0 +1,199 @@
+"""What `offctl serve` exposes: the latest inspection, a window of observations per partition for the
+history status, and the exporter's own health, as Prometheus metric families. No I/O here: the command
+runs the cycles and the HTTP server.
+
+Every sample of a partition or a consumer carries the capture time of the cycle that read it. When a
+cycle cannot read a store, the last good values are still served, with their old timestamps: Prometheus
+sees them as old, never as fresh, and stops returning them once they pass its staleness limit.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from offctl.history import DEFAULT_WINDOW, STATUSES, Observation, evaluate
+from offctl.model import ConsumerKey, Report
+
+# A status as a number, for alerting (worst last): no status yet is no sample.
+STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, WARN 1, STALL 2, STOP 3, REWIND 4
+PARTITION_LABELS = ("store", "consumer", "zk_root", "topic", "partition", "topology")
+CONSUMER_LABELS = ("store", "consumer", "zk_root")
+
+
+@dataclass
+class Cycle:
+    """One inspection as served: the report, each partition's history status and time lag."""
+
+    report: Report
+    statuses: Mapping[tuple, tuple[str | None, float | None]]
+
+
+@dataclass
+class Monitor:
+    """The exporter's state between cycles; `update` and `collect` may run on different threads."""
+
+    window: int = DEFAULT_WINDOW
+    allowed_lag: int = 0
+    partition_metrics: bool = True
+    cycle: Cycle | None = None
+    observations: dict[tuple, deque] = field(default_factory=dict)
+    read_errors: dict[str, int] = field(default_factory=dict)
+    cycles: int = 0
+    last_success_s: float | None = None
+    last_duration_s: float | None = None
+    last_error: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def update(self, report: Report, duration_s: float) -> None:
+        """Take a cycle's report: add each partition's observation to its window, evaluate its status.
+        A report that could not read everything counts as a read error of the stores it names."""
+        statuses = {}
+        seen = set()
+        for row in report.rows:
+            if row.topic is None or row.record.committed is None:
+                continue
+            key = _partition_key(row)
+            seen.add(key)
+            window = self.observations.setdefault(key, deque(maxlen=self.window))
+            window.append(Observation(report.captured_ms, row.record.committed, row.log_start, row.log_end,
+                                      row.record.modified_ms))
+            running = report_running(report, row.record.topology_id)
+            h = evaluate(window, running=running, window=self.window, allowed_lag=self.allowed_lag)
+            statuses[key] = (h.status, h.time_lag_s)
+        with self.lock:
+            for key in [k for k in self.observations if k not in seen]:
+                del self.observations[key]  # partitions gone from the fleet: the window stays bounded
+            self.cycles += 1
+            self.last_duration_s = duration_s
+            if report.incomplete:
+                self._error(report.incomplete[0])
+            else:
+                self.last_success_s = report.captured_ms / 1000
+                self.last_error = None
+            if not report.incomplete or self.cycle is None:
+                self.cycle = Cycle(report, statuses)
+
+    def failed(self, message: str) -> None:
+        """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""
+        with self.lock:
+            self.cycles += 1
+            self._error(message)
+
+    def _error(self, message: str) -> None:  # the lock is held
+        store = ("zookeeper" if "ZooKeeper" in message else
+                 "kafka" if "Kafka" in message or "broker" in message else "other")
+        self.read_errors[store] = self.read_errors.get(store, 0) + 1
+        self.last_error = message
+
+    def healthy(self, now_s: float, interval_s: float) -> bool:
+        """The last cycle read everything, within three intervals."""
+        return self.last_success_s is not None and self.last_error is None and now_s - self.last_success_s <= 3 * interval_s
+
+
+def report_running(report: Report, topology_id: str | None) -> bool | None:
+    """Whether the topology that wrote an offset runs (None: cannot tell), as the history rules ask."""
+    if report.running is None or not topology_id:
+        return None
+    return topology_id in report.running
+
+
+def _partition_key(row) -> tuple:
+    r = row.record
+    return (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic, r.partition)
+
+
+def _labels(key: ConsumerKey) -> list[str]:
+    return [key.store, key.consumer, key.zk_root or ""]
+
+
+class Collector:
+    """A prometheus_client collector over a Monitor: the metric families of its latest cycle."""
+
+    def __init__(self, monitor: Monitor) -> None:
+        self.monitor = monitor
+
+    def collect(self) -> Iterator:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        m = self.monitor
+        with m.lock:
+            cycle, errors = m.cycle, dict(m.read_errors)
+            cycles, success, duration = m.cycles, m.last_success_s, m.last_duration_s
+        yield _gauge(GaugeMetricFamily, "offctl_up", "1 when the last cycle read every store, else 0",
+                     [([], 0.0 if m.last_error or success is None else 1.0)])
+        yield CounterMetricFamily("offctl_cycles_total", "Inspection cycles run", value=cycles)
+        errors_family = CounterMetricFamily("offctl_read_errors_total", "Cycles that could not read a store",
+                                            labels=["store"])
+        for store in ("zookeeper", "kafka", "other"):
+            errors_family.add_metric([store], errors.get(store, 0))
+        yield errors_family
+        if duration is not None:
+            yield _gauge(GaugeMetricFamily, "offctl_read_duration_seconds",
+                         "Time the last cycle took to read and analyze", [([], duration)])
+        if success is not None:
+            yield _gauge(GaugeMetricFamily, "offctl_last_success_timestamp_seconds",
+                         "When the last cycle that read everything captured it", [([], success)])
+        if cycle is None:
+            return
+        report, at = cycle.report, cycle.report.captured_ms / 1000
+        if m.partition_metrics:
+            yield from self._partitions(GaugeMetricFamily, cycle, at)
+        yield from self._consumers(GaugeMetricFamily, report, cycle, at)
+
+    def _partitions(self, gauge, cycle: Cycle, at: float) -> Iterator:
+        families = {name: gauge(f"offctl_partition_{name}", doc, labels=list(PARTITION_LABELS)) for name, doc in (
+            ("committed_offset", "The offset the spout resumes from (Trident: where it resumes)"),
+            ("log_start_offset", "The partition's log start offset"),
+            ("log_end_offset", "The partition's log end offset (high watermark)"),
+            ("lag", "Log end minus the offset the spout resumes from, when inside the log"),
+            ("time_lag_seconds", "Estimated seconds since the message at the committed offset reached the log"),
+            ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"))}
+        for row in cycle.report.rows:
+            r = row.record
+            labels = [r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
+                      r.topology_name or ""]
+            status, time_lag = cycle.statuses.get(_partition_key(row), (None, None))
+            for name, value in (("committed_offset", r.committed), ("log_start_offset", row.log_start),
+                                ("log_end_offset", row.log_end), ("lag", row.lag), ("time_lag_seconds", time_lag),
+                                ("status", STATUS_CODES.get(status) if status else None)):
+                if value is not None:
+                    families[name].add_metric(labels, float(value), timestamp=at)
+        yield from families.values()
+
+    def _consumers(self, gauge, report: Report, cycle: Cycle, at: float) -> Iterator:
+        total = gauge("offctl_consumer_lag_total", "Sum of the consumer's partition lags", labels=list(CONSUMER_LABELS))
+        worst = gauge("offctl_consumer_lag_max", "The consumer's largest partition lag", labels=list(CONSUMER_LABELS))
+        status = gauge("offctl_consumer_status", "Worst history status of its partitions: 0 OK ... 4 REWIND",
+                       labels=list(CONSUMER_LABELS))
+        findings = gauge("offctl_consumer_findings", "Findings of the consumer, by code and severity",
+                         labels=[*CONSUMER_LABELS, "code", "severity"])
+        worst_status: dict[ConsumerKey, int] = {}
+        for row in report.rows:
+            s, _ = cycle.statuses.get(_partition_key(row), (None, None))
+            if s is not None:
+                k = row.record.key
+                worst_status[k] = max(worst_status.get(k, 0), STATUS_CODES[s])
+        for c in report.consumers:
+            labels = _labels(c.key)
+            total.add_metric(labels, float(c.total_lag), timestamp=at)
+            if c.max_lag is not None:
+                worst.add_metric(labels, float(c.max_lag), timestamp=at)
+            if c.key in worst_status:
+                status.add_metric(labels, float(worst_status[c.key]), timestamp=at)
+        counts: dict[tuple, int] = {}
+        for f in report.findings:
+            k = (*_labels(f.key), f.code, f.severity.label)
+            counts[k] = counts.get(k, 0) + 1
+        for labels, n in sorted(counts.items()):
+            findings.add_metric(list(labels), float(n), timestamp=at)
+        yield from (total, worst, status, findings)
+
+
+def _gauge(gauge, name: str, doc: str, samples) -> object:
+    family = gauge(name, doc, labels=[])
+    for labels, value in samples:
+        family.add_metric(labels, value)
+    return family

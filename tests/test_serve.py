@@ -1,0 +1,214 @@
+"""offctl serve: the exporter's state on plain data, and the real command against real servers, scraped
+over HTTP."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from offctl import servers
+from offctl.analyze import analyze
+from offctl.model import PartitionLog, Snapshot, ZkNode
+from offctl.monitor import Collector, Monitor
+from tests.conftest import storm_record
+
+
+def snapshot(at_ms: int, offsets: dict[int, int], *, log_end: int = 100, incomplete=()) -> Snapshot:
+    nodes = tuple(ZkNode("/r", "s", f"/r/s/partition_{p}", p, None, storm_record("t", p, o), 1, at_ms)
+                  for p, o in offsets.items())
+    return Snapshot(at_ms, zk_nodes=nodes, cluster={"t": {p: PartitionLog(0, log_end) for p in offsets}},
+                    running=frozenset(), incomplete=tuple(incomplete))
+
+
+def samples(monitor: Monitor) -> dict[tuple, tuple[float, float | None]]:
+    out = {}
+    for family in Collector(monitor).collect():
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = (s.value, s.timestamp)
+    return out
+
+
+def test_the_window_stays_bounded_and_forgets_partitions_that_are_gone():
+    m = Monitor(window=3)
+    for i in range(5):
+        m.update(analyze(snapshot(i * 60_000, {0: 10, 1: 10})), 0.1)
+    assert {len(w) for w in m.observations.values()} == {3}
+    m.update(analyze(snapshot(400_000, {0: 10})), 0.1)
+    assert len(m.observations) == 1
+
+
+def test_statuses_follow_the_history_rules():
+    m = Monitor(window=10)
+    for i in range(4):  # never moves, lag 90, topology not running: STOP
+        m.update(analyze(snapshot(i * 60_000, {0: 10})), 0.1)
+    got = samples(m)
+    status = [v for (name, labels), (v, _) in got.items() if name == "offctl_partition_status"]
+    assert status == [3.0]  # STOP
+    assert [v for (name, _), (v, _) in got.items() if name == "offctl_consumer_status"] == [3.0]
+
+
+def test_a_failed_read_keeps_the_last_values_with_their_old_time_and_says_so():
+    m = Monitor()
+    m.update(analyze(snapshot(60_000, {0: 10})), 0.1)
+    before = samples(m)
+    m.update(analyze(snapshot(120_000, {0: 50}, incomplete=("ZooKeeper at zk1:2181 did not answer",))), 0.1)
+    m.failed("Kafka at k1:9092: broker down")
+    after = samples(m)
+    lag = [k for k in after if k[0] == "offctl_partition_lag"][0]
+    assert after[lag] == before[lag] == (90.0, 60.0)  # the last good value, stamped with when it was read
+    assert after[("offctl_up", ())][0] == 0.0
+    assert after[("offctl_read_errors_total", (("store", "zookeeper"),))][0] == 1
+    assert after[("offctl_read_errors_total", (("store", "kafka"),))][0] == 1
+    assert not m.healthy(121.0, 30.0)
+
+
+def test_without_partition_metrics_only_consumer_and_exporter_series_remain():
+    m = Monitor(partition_metrics=False)
+    m.update(analyze(snapshot(60_000, {p: 10 for p in range(50)})), 0.1)
+    names = {name for name, _ in samples(m)}
+    assert not {n for n in names if n.startswith("offctl_partition_")}
+    assert {"offctl_consumer_lag_total", "offctl_consumer_lag_max", "offctl_up"} <= names
+
+
+# --- the real command --------------------------------------------------------------------------------------
+
+
+def scrape(port: int, path: str = "/metrics") -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def metric(text: str, name: str, **labels) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}")[0])) if "{" in line else {}
+            if all(found.get(k) == str(v) for k, v in labels.items()):
+                return float(line.split("}")[-1].split()[0] if "{" in line else line.split()[1])
+    return None
+
+
+def wait_for(check, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError("timed out")
+
+
+def start_serve(*args: str) -> tuple[subprocess.Popen, int]:
+    port = servers.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "offctl", "serve", "--listen", f"127.0.0.1:{port}",
+                             "--interval", "1", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: _listening(port), 30)
+    return proc, port
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_serve_follows_the_spouts_and_stops_cleanly_on_sigterm(zk, kafka, names, zk_server):
+    topic = kafka.filled_topic(names("orders"), 2, 10)
+    root = names.root + "/spouts"
+    for p in range(2):
+        zk.create(f"{root}/s/partition_{p}", storm_record(topic, p, 4), makepath=True)
+    proc, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka.bootstrap)
+    try:
+        first = wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", consumer="s", partition=0))
+        assert first == 6.0
+        zk.set(f"{root}/s/partition_0", storm_record(topic, 0, 9))
+        assert wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", consumer="s", partition=0) == 1.0)
+        text = scrape(port)[1]
+        assert metric(text, "offctl_consumer_lag_total", consumer="s") == 7.0
+        assert metric(text, "offctl_up") == 1.0
+        assert scrape(port, "/healthz")[0] == 200
+        status, body = scrape(port, "/status.json")
+        assert status == 200 and '"consumer":"s"' in body
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped" in err, err
+    assert not _listening(port)
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_a_store_that_goes_away_is_a_metric_and_a_log_line_not_a_crash(kafka, names, tmp_path):
+    zk_server = servers.start_zookeeper(tmp_path / "zk")
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=zk_server.address)
+    client.start(timeout=30)
+    topic = kafka.filled_topic(names("orders"), 1, 5)
+    client.create("/spouts/s/partition_0", storm_record(topic, 0, 2), makepath=True)
+    client.stop()
+    proc, port = start_serve("--zk", zk_server.address, "--zk-root", "/spouts", "--bootstrap-servers",
+                             kafka.bootstrap, "--timeout", "1")
+    try:
+        wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", consumer="s") == 3.0)
+        stamped = [line for line in scrape(port)[1].splitlines() if line.startswith("offctl_partition_lag{")][0]
+        servers.stop(zk_server.pid)
+        wait_for(lambda: (metric(scrape(port)[1], "offctl_read_errors_total", store="zookeeper") or 0) >= 2, 60)
+        text = scrape(port)[1]
+        assert metric(text, "offctl_up") == 0.0
+        assert stamped in text.splitlines()  # the last value, with the time it was read: not fresh
+        assert scrape(port, "/healthz")[0] == 503
+        assert proc.poll() is None  # still serving
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        servers.stop(zk_server.pid)
+    assert "cycle failed" in err and proc.returncode == 0
+
+
+def test_a_bad_listen_address_is_a_usage_error(cli):
+    result = cli("serve", "--zk", "127.0.0.1:1", "--zk-root", "/x", "--listen", "nowhere")
+    assert result.exit_code == 2 and "--listen" in result.stderr
+
+
+# --- offctl watch ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_watch_shows_offsets_moving_and_leaves_cleanly_on_ctrl_c(zk, kafka, names, zk_server):
+    topic = kafka.filled_topic(names("orders"), 1, 10)
+    root = names.root + "/spouts"
+    zk.create(f"{root}/w/partition_0", storm_record(topic, 0, 3), makepath=True)
+    flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka.bootstrap]
+    proc = subprocess.Popen([sys.executable, "-m", "offctl", "watch", *flags, "-n", "0.5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    zk.set(f"{root}/w/partition_0", storm_record(topic, 0, 7))
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "offctl watch" in out and "/w" in out
+    assert "+4" in out  # the refresh after the move shows it (7 - 3), and the lag going down
+    assert "↓" in out
+
+
+def test_watch_stops_after_count(cli, zk_server, names, kafka):
+    result = cli("watch", "--zk", zk_server.address, "--zk-root", names.root + "/none", "--bootstrap-servers",
+                 kafka.bootstrap, "--count", "1")
+    assert result.exit_code == 0 and "refresh 1" in result.stdout
