@@ -4,6 +4,7 @@ over HTTP."""
 from __future__ import annotations
 
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -212,3 +213,28 @@ def test_watch_stops_after_count(cli, zk_server, names, kafka):
     result = cli("watch", "--zk", zk_server.address, "--zk-root", names.root + "/none", "--bootstrap-servers",
                  kafka.bootstrap, "--count", "1")
     assert result.exit_code == 0 and "refresh 1" in result.stdout
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_watch_in_a_real_terminal_redraws_in_place_and_ctrl_c_leaves(zk, kafka, names, zk_server, tmp_path):
+    """tmux gives watch a terminal: rich Live redraws one table in place; Ctrl-C ends it with exit 0."""
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        pytest.fail("tmux is missing (apt-get install tmux)")
+    topic = kafka.filled_topic(names("orders"), 1, 10)
+    root = names.root + "/spouts"
+    zk.create(f"{root}/t/partition_0", storm_record(topic, 0, 3), makepath=True)
+    rc = tmp_path / "rc"
+    session = names("watch")
+    command = (f"{sys.executable} -m offctl watch --zk {zk_server.address} --zk-root {root} --bootstrap-servers "
+               f"{kafka.bootstrap} -n 0.5; echo $? > {rc}")
+    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "160", "-y", "40", command], check=True)
+    try:
+        screen = wait_for(lambda: (s := subprocess.run([tmux, "capture-pane", "-p", "-t", session], capture_output=True,
+                                                       text=True).stdout) and "refresh 3" in s and s, 60)
+        assert screen.count("offctl watch:") == 1  # redrawn in place, not appended
+        subprocess.run([tmux, "send-keys", "-t", session, "C-c"], check=True)
+        assert wait_for(lambda: rc.exists() and rc.read_text().strip(), 30) == "0"
+    finally:
+        subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)

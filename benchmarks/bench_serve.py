@@ -1,0 +1,114 @@
+"""Benchmark: one `offctl serve` cycle (read, analysis, window update) and its /metrics render, at 10,000 and
+100,000 partitions (spouts of 100 partitions, each on its own topic), beside `offctl inspect --output json`
+on the same data; the scrape size with and without per-partition series; the exporter's RSS over 100
+cycles (the window must not grow it).
+
+Targets (issue 15): a cycle at 100,000 partitions within 1.2x of inspect on the same data; RSS flat over
+100 cycles.
+
+    .venv/bin/python benchmarks/bench_serve.py [--sizes 10000,100000] [--cycles 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kazoo.client import KazooClient
+from prometheus_client import CollectorRegistry, generate_latest
+
+from bench_inspect import ROOT, seed
+from offctl import servers
+from offctl.config import Connection
+from offctl.inspect import Selection, inspect
+from offctl.model import Thresholds
+from offctl.monitor import Collector, Monitor
+
+PARTITIONS = 100
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def inspect_cli(zk: str, bootstrap: str) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", ROOT,
+                           "--bootstrap-servers", bootstrap, "--output", "json"], capture_output=True)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    return time.perf_counter() - t0
+
+
+def cycle(conn: Connection, monitor: Monitor) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    report = inspect(conn, Selection(), Thresholds())
+    monitor.update(report, time.perf_counter() - t0)
+    return time.perf_counter() - t0, len(report.rows)
+
+
+def render(monitor: Monitor) -> tuple[float, int]:
+    registry = CollectorRegistry()
+    registry.register(Collector(monitor))
+    t0 = time.perf_counter()
+    body = generate_latest(registry)
+    return time.perf_counter() - t0, len(body)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--cycles", type=int, default=100, help="cycles at the smallest size, for the RSS figure")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        zk_server = servers.start_zookeeper(Path(tmp) / "zk")
+        broker = servers.start_broker(Path(tmp))
+        try:
+            zk = KazooClient(hosts=zk_server.address, timeout=30)
+            zk.start()
+            conn = Connection(zk=zk_server.address, zk_roots=(ROOT,), bootstrap_servers=broker.address)
+            seeded = 0
+            for n, size in enumerate(sizes):
+                seed(zk, broker.address, size // PARTITIONS, PARTITIONS, first=seeded // PARTITIONS)
+                seeded = size
+                inspect_s = inspect_cli(zk_server.address, broker.address)
+                monitor = Monitor()
+                times = [cycle(conn, monitor)[0] for _ in range(3)]
+                best = min(times)
+                render_s, size_bytes = render(monitor)
+                monitor.partition_metrics = False
+                _, small_bytes = render(monitor)
+                monitor.partition_metrics = True
+                print(f"{size:,} partitions: inspect --output json {inspect_s:.2f}s; serve cycle {best:.2f}s "
+                      f"(best of 3: {', '.join(f'{t:.2f}' for t in times)}; {best / inspect_s:.2f}x inspect, target "
+                      f"<= 1.2x at the largest)")
+                print(f"  /metrics: render {render_s:.2f}s, {size_bytes / 1e6:.1f} MB; --no-partition-metrics "
+                      f"{small_bytes / 1e3:.0f} kB")
+                if n == 0:
+                    marks = {}
+                    for i in range(1, args.cycles + 1):
+                        cycle(conn, monitor)
+                        if i % 10 == 0:
+                            render(monitor)
+                        if i in (1, 10, args.cycles // 2, args.cycles):
+                            marks[i] = rss_mib()
+                    print(f"  RSS over {args.cycles} cycles at {size:,}: "
+                          + ", ".join(f"cycle {i}: {v:.0f} MiB" for i, v in marks.items())
+                          + f" (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
+            zk.stop()
+            zk.close()
+        finally:
+            servers.stop(broker.pid)
+            servers.stop(zk_server.pid)
+
+
+if __name__ == "__main__":
+    main()
