@@ -91,7 +91,9 @@ def main() -> None:
                       f"(best of 3: {', '.join(f'{t:.2f}' for t in times)}; {best / inspect_s:.2f}x inspect, target "
                       f"<= 1.2x at the largest)")
                 print(f"  /metrics: render {render_s:.2f}s, {size_bytes / 1e6:.1f} MB; --no-partition-metrics "
-                      f"{small_bytes / 1e3:.0f} kB")
+                      f"{small_bytes / 1e3:.0f} kB. serve renders once per cycle: a full cycle is "
+                      f"{best + render_s:.2f}s ({(best + render_s) / inspect_s:.2f}x inspect) with per-partition "
+                      f"series")
                 if n == 0:
                     marks = {}
                     for i in range(1, args.cycles + 1):

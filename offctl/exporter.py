@@ -44,17 +44,41 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def make_app(monitor: Monitor, interval_s: float):
-    from prometheus_client import CollectorRegistry, make_wsgi_app
+def registry_of(monitor: Monitor):
+    from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
     registry.register(Collector(monitor))
-    metrics = make_wsgi_app(registry)
+    return registry
+
+
+class Rendered:
+    """/metrics as rendered after the last cycle: rendering 100,000 partitions takes seconds, so it is done
+    once per cycle on the cycle's thread, not once per scrape."""
+
+    def __init__(self, registry) -> None:
+        self.registry, self.body = registry, None
+
+    def refresh(self) -> None:
+        from prometheus_client import generate_latest
+
+        self.body = generate_latest(self.registry)
+
+
+def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = None):
+    from prometheus_client import CONTENT_TYPE_LATEST, make_wsgi_app
+
+    rendered = rendered or Rendered(registry_of(monitor))
+    live = make_wsgi_app(rendered.registry)
 
     def app(environ, start_response):
         path = environ.get("PATH_INFO", "")
         if path == "/metrics":
-            return metrics(environ, start_response)
+            body = rendered.body
+            if body is None:
+                return live(environ, start_response)
+            start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
+            return [body]
         if path == "/healthz":
             ok = monitor.healthy(time.time(), interval_s)
             body = (b"ok\n" if ok else f"unhealthy: {monitor.last_error or 'no cycle has read everything yet'}\n"
@@ -82,8 +106,9 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
     read a store is logged and counted; the server keeps serving the last good values, with their time."""
     host, port = parse_listen(listen)
     monitor = Monitor(window=window, allowed_lag=allowed_lag, partition_metrics=partition_metrics)
+    rendered = Rendered(registry_of(monitor))
     try:
-        server = make_server(host, port, make_app(monitor, interval_s), server_class=_Server,
+        server = make_server(host, port, make_app(monitor, interval_s, rendered), server_class=_Server,
                              handler_class=_QuietHandler)
     except OSError as exc:
         raise UsageError(f"--listen {listen}: cannot listen there ({exc.strerror or exc})") from None
@@ -102,6 +127,7 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
             except OffctlError as exc:
                 monitor.failed(str(exc))
                 log(f"warning: cycle failed, serving the last values with their time: {exc}")
+            rendered.refresh()
             stop.wait(max(0.0, interval_s - (time.monotonic() - started)))
     except KeyboardInterrupt:  # SIGTERM (main() turns it into this) or Ctrl-C: stop cleanly
         pass
