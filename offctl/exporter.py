@@ -164,8 +164,7 @@ def watch(conn: Connection, selection: Selection, thresholds: Thresholds, draw: 
             statuses = dict(monitor.cycle.statuses) if monitor.cycle else {}
             draw(report, previous, statuses, refreshed, error)
             if report is not None and error is None:
-                previous = {(r.record.key.store, r.record.key.consumer, r.record.key.zk_root or "", r.topic,
-                             r.record.partition): (r.record.committed, r.lag) for r in report.rows}
+                previous = {r.partition_key: (r.record.committed, r.lag) for r in report.rows}
                 shown = report
             if count is not None and refreshed >= count:
                 break

@@ -207,6 +207,12 @@ class PartitionRow:
     topic: str | None = None  # the topic the offset is applied to (None: cannot tell); record.topic is what it names
     codes: tuple[str, ...] = ()  # codes of the findings on this partition
 
+    @property
+    def partition_key(self) -> tuple:
+        """The consumer-partition, as the exporter and `watch` follow it from one cycle to the next."""
+        r = self.record
+        return r.key.store, r.key.consumer, r.key.zk_root or "", self.topic, r.partition
+
 
 @dataclass(frozen=True, slots=True)
 class ConsumerSummary:

@@ -55,7 +55,7 @@ class Monitor:
         for row in report.rows:
             if row.topic is None or row.record.committed is None:
                 continue
-            key = _partition_key(row)
+            key = row.partition_key
             seen.add(key)
             window = self.observations.setdefault(key, deque(maxlen=self.window))
             window.append(Observation(report.captured_ms, row.record.committed, row.log_start, row.log_end,
@@ -98,11 +98,6 @@ def report_running(report: Report, topology_id: str | None) -> bool | None:
     if report.running is None or not topology_id:
         return None
     return topology_id in report.running
-
-
-def _partition_key(row) -> tuple:
-    r = row.record
-    return (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic, r.partition)
 
 
 def _labels(key: ConsumerKey) -> list[str]:
@@ -155,7 +150,7 @@ class Collector:
             r = row.record
             labels = [r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
                       r.topology_name or ""]
-            status, time_lag = cycle.statuses.get(_partition_key(row), (None, None))
+            status, time_lag = cycle.statuses.get(row.partition_key, (None, None))
             for name, value in (("committed_offset", r.committed), ("log_start_offset", row.log_start),
                                 ("log_end_offset", row.log_end), ("lag", row.lag), ("time_lag_seconds", time_lag),
                                 ("status", STATUS_CODES.get(status) if status else None)):
@@ -172,7 +167,7 @@ class Collector:
                          labels=[*CONSUMER_LABELS, "code", "severity"])
         worst_status: dict[ConsumerKey, int] = {}
         for row in report.rows:
-            s, _ = cycle.statuses.get(_partition_key(row), (None, None))
+            s, _ = cycle.statuses.get(row.partition_key, (None, None))
             if s is not None:
                 k = row.record.key
                 worst_status[k] = max(worst_status.get(k, 0), STATUS_CODES[s])

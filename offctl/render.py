@@ -470,8 +470,7 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
     table.add_column("Findings", overflow="fold")
     for row in report.rows:
         r = row.record
-        key = (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic, r.partition)
-        before, lag_before = previous.get(key, (None, None))
+        before, lag_before = previous.get(row.partition_key, (None, None))
         moved = "-" if before is None or r.committed is None else f"{r.committed - before:+,}"
         moved_text = Text(moved, style="bold" if moved not in ("-", "+0") else "dim")
         if row.lag is None or lag_before is None:
@@ -479,7 +478,7 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
         else:
             sign = (row.lag > lag_before) - (row.lag < lag_before)
             trend = Text(*_TREND[sign])
-        status, _ = statuses.get(key, (None, None))
+        status, _ = statuses.get(row.partition_key, (None, None))
         table.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), moved_text, _n(row.lag), trend,
                       Text(status or "-", style=_STATUS_STYLE.get(status, "dim")), ", ".join(row.codes))
     return table

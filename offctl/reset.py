@@ -125,12 +125,11 @@ def _check_consumer(spout: str | None, group: str | None) -> None:
 def _read(zk: SpoutStore | None, kafka: LogStore | None, roots: list[str], selection: Selection,
           storm_root: str, trident: ConsumerKey | None = None) -> tuple[Snapshot, list[OffsetRecord]]:
     """The consumer's current state, raw and parsed; StoreUnavailable unless all of it could be read.
-    `trident`: the Trident spout to read (its root's states are listed, its own kept)."""
+    `trident`: the Trident spout to read, under its root."""
+    if trident is not None:
+        selection = replace(selection, tridents=(trident.consumer,))
     snapshot, records = read_snapshot(zk, kafka, roots, selection, storm_root, _now(),
                                       trident_roots=[trident.zk_root] if trident else ())
-    if trident is not None:
-        snapshot = replace(snapshot, zk_nodes=tuple(n for n in snapshot.zk_nodes if n.spout_id == trident.consumer))
-        records = {k: v for k, v in records.items() if k == trident}
     if snapshot.incomplete:
         raise StoreUnavailable("could not read everything a safe plan needs: " + "; ".join(snapshot.incomplete))
     return snapshot, [r for rs in records.values() for r in rs]

@@ -171,17 +171,24 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
 
 # --- Trident state (TridentKafkaEmitter, KafkaTridentSpoutEmitter) --------------------------------------------
 
-_TRIDENT_PARTITION = re.compile(r"partition_(0|[1-9][0-9]{0,9})")  # storm-kafka Partition.getId
+# Partition.getId() writes "partition_" + an int (Partition.java, v1.2.4): no sign, no leading zero.
+_PARTITION = re.compile(r"partition_(0|[1-9][0-9]{0,9})")
 _CLIENT_PARTITION = re.compile(r"([A-Za-z0-9._-]{1,249})@(0|[1-9][0-9]{0,9})")  # KafkaTridentSpoutTopicPartition.getId
 _TXID = re.compile(r"0|[1-9][0-9]{0,18}")  # what RotatingTransactionalState writes: Long.toString of a txid
 _INT_MAX = 2**31 - 1
 
 
+def partition_node(name: str) -> int | None:
+    """N of a node storm-kafka names partition_N (Partition.getId), or None for any other name."""
+    m = _PARTITION.fullmatch(name)
+    return int(m.group(1)) if m and int(m.group(1)) <= _INT_MAX else None
+
+
 def trident_partition(name: str) -> tuple[int, str | None, str] | None:
     """A folder under user/ that is a Kafka partition's state: (partition, topic or None, library)."""
-    m, c = _TRIDENT_PARTITION.fullmatch(name), _CLIENT_PARTITION.fullmatch(name)
-    if m and int(m.group(1)) <= _INT_MAX:
-        return int(m.group(1)), None, STORM_KAFKA
+    c = _CLIENT_PARTITION.fullmatch(name)
+    if (partition := partition_node(name)) is not None:
+        return partition, None, STORM_KAFKA
     if c and int(c.group(2)) <= _INT_MAX:
         return int(c.group(2)), c.group(1), STORM_KAFKA_CLIENT
     return None

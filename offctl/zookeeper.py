@@ -9,7 +9,6 @@ a root with thousands of partition nodes costs a few round trips of latency, not
 from __future__ import annotations
 
 import logging
-import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -38,15 +37,12 @@ from kazoo.protocol.serialization import (
 
 from offctl.errors import StoreUnavailable, WriteConflict
 from offctl.model import STORM_KAFKA, ZkNode
-from offctl.storm import newest_txid, trident_partition
+from offctl.storm import newest_txid, partition_node, trident_partition
 
 WINDOW = 2000  # single requests in flight
 # A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.
 MAX_MULTI_BYTES = 900 * 1024
 BATCH = 256  # getData operations per multiRead request
-# Partition.getId() writes "partition_" + an int (Partition.java, v1.2.4): no sign, no leading zero.
-_PARTITION = re.compile(r"partition_(0|[1-9][0-9]{0,9})")
-_INT_MAX = 2**31 - 1
 # Levels of folders below a listed spout id that are searched for partition nodes: ids may contain '/'
 # (committedPath is zkRoot + "/" + id + "/" + partition id), and a wildcard spout adds a topic folder.
 MAX_DEPTH = 4
@@ -229,10 +225,10 @@ class ZkStore:
                                                    "names them partition_N, N a plain int, and the spout ignores "
                                                    "this one"))
                 for kid in kids:
-                    m = _PARTITION.fullmatch(kid)
-                    if m and int(m.group(1)) <= _INT_MAX:
+                    partition = partition_node(kid)
+                    if partition is not None:
                         spout = "/".join((sid, *folders[:-1]))
-                        targets[join(path, kid)] = (spout, folders[-1] if folders else None, int(m.group(1)))
+                        targets[join(path, kid)] = (spout, folders[-1] if folders else None, partition)
                     elif depth < MAX_DEPTH:
                         below[join(path, kid)] = (sid, (*folders, kid))
                     else:
@@ -269,10 +265,10 @@ class ZkStore:
                     folders[join(path, kid)] = (users[path], kid)
         for path, kids in self.children(list(folders)).items():
             for kid in kids:
-                found = trident_partition(kid)
-                if found and found[2] == STORM_KAFKA:  # <topic>/partition_N: a wildcard topic
+                partition = partition_node(kid)
+                if partition is not None:  # <topic>/partition_N: a wildcard topic
                     sid, topic = folders[path]
-                    parts[join(path, kid)] = (sid, found[0], topic, STORM_KAFKA)
+                    parts[join(path, kid)] = (sid, partition, topic, STORM_KAFKA)
         found = {sid for sid, _, _, _ in parts.values()}
         for sid in sorted(set(users.values()) - found):
             self.trident_notes.append(f"{join(root, sid)} holds no Kafka spout's state (no partition_N or "

@@ -11,9 +11,11 @@ import itertools
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -188,3 +190,22 @@ def cli():
         return Result(result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+# --- the README, as written ---------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def readme_block(heading: str) -> str:
+    """The first ```sh block after `heading` in README.md: tests run what the README says, not a copy."""
+    m = re.search(re.escape(heading) + r".*?```sh\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert m, f"README.md has no sh block under {heading!r}"
+    return m.group(1)
+
+
+def fresh_copy(where: Path) -> Path:
+    """The project as a fresh clone has it (no venv, no build or test leftovers), at `where`."""
+    shutil.copytree(REPO, where, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build",
+                                                               "offctl-env*", ".pytest_cache", ".hypothesis"))
+    return where

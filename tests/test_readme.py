@@ -16,17 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO, fresh_copy, readme_block
+
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
-REPO = Path(__file__).resolve().parent.parent
 SETUP_PACKAGES = ["python3-venv", "openjdk-17-jre-headless", "zookeeper"]
 
 
 def setup_command() -> str:
-    text = (REPO / "README.md").read_text()
-    m = re.search(r"## Set up.*?```sh\n(.*?)```", text, re.S)
-    assert m, "README.md has no set-up command"
-    return m.group(1)
+    return readme_block("## Set up")
 
 
 def shims(where: Path, *, root: bool) -> Path:
@@ -45,9 +43,7 @@ def shims(where: Path, *, root: bool) -> Path:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    where = tmp_path_factory.mktemp("fresh-clone") / "offctl"
-    shutil.copytree(REPO, where, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build",
-                                                               "offctl-env*", ".pytest_cache", ".hypothesis"))
+    where = fresh_copy(tmp_path_factory.mktemp("fresh-clone") / "offctl")
     state = tmp_path_factory.mktemp("xdg-state")
     yield where, state
     subprocess.run([str(where / ".venv" / "bin" / "offctl"), "sandbox", "down"], capture_output=True, timeout=120,

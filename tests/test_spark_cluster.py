@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,20 +17,12 @@ from pathlib import Path
 import pytest
 
 from offctl import servers
+from tests.conftest import fresh_copy, readme_block
 from tests.test_audit_e2e import fleet  # noqa: F401 - the same small fleet as the local-mode audit tests
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
-REPO = Path(__file__).resolve().parent.parent
 BARE_PYTHON = "/usr/bin/python3.11"  # Debian's Python 3.11: no offctl, no kazoo, no confluent-kafka
-
-
-def readme_block(heading: str) -> str:
-    """The first ```sh block after `heading` in README.md."""
-    text = (REPO / "README.md").read_text()
-    m = re.search(re.escape(heading) + r".*?```sh\n(.*?)```", text, re.S)
-    assert m, f"README.md has no sh block under {heading!r}"
-    return m.group(1)
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +41,7 @@ def cluster(tmp_path_factory):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """A copy of the project, with the test's venv as its .venv (the README's first command made it)."""
-    where = tmp_path_factory.mktemp("clone") / "offctl"
-    shutil.copytree(REPO, where, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build",
-                                                               "offctl-env*", ".pytest_cache", ".hypothesis"))
+    where = fresh_copy(tmp_path_factory.mktemp("clone") / "offctl")
     (where / ".venv").symlink_to(Path(sys.prefix))
     return where
 
