@@ -226,7 +226,10 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
                             malformed=STUCK.format(why=why), **base)
     if client:
         storm_id = doc.get("topologyId") if isinstance(doc.get("topologyId"), str) else None
-        resume = _java_long(doc["lastOffset"]) + 1  # seek(tp, lastOffset + 1)
+        resume = (_java_long(doc["lastOffset"]) + 1 - _LONG_MIN) % 2**64 + _LONG_MIN  # seek(tp, lastOffset + 1), a long
+        if resume < 0:  # KafkaConsumer.seek: "seek offset must not be a negative number"
+            return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True, malformed=STUCK.format(
+                why=f"lastOffset + 1 is {resume}: KafkaConsumer.seek throws IllegalArgumentException"), **base)
         return OffsetRecord(key, node.node_partition, node.folder_topic, resume, topology_id=printable(storm_id)
                             if storm_id else None, topology_name=parse_storm_id(storm_id), **base)
     named = doc.get("topic")

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from offctl.analyze import analyze
 from offctl.errors import UsageError
-from offctl.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
+from offctl.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
 from offctl.render import write_report
 from offctl.storm import parse_commit, parse_zk_node
 from tests.faults.conftest import counted
@@ -39,7 +39,8 @@ json_scalars = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=False, allow_infinity=False))
 json_values = st.recursive(json_scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
-KEYS = ("topology", "offset", "partition", "topic", "broker", "name", "id", "host", "port")
+KEYS = ("topology", "offset", "partition", "topic", "broker", "name", "id", "host", "port",
+        "nextOffset", "firstOffset", "lastOffset", "topologyId", "tp")  # the last five: Trident state
 records = st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=5), json_values | st.fixed_dictionaries(
     {"id": json_scalars, "name": json_scalars}), max_size=6)
 
@@ -80,11 +81,20 @@ def _strings(value):
             yield from _strings(v)
 
 
+def _node(p: int, data: bytes, library: str | None) -> ZkNode:
+    """A storm-kafka spout's node, or a Trident state of either library (txid 7), holding `data`."""
+    if library is None:
+        return ZkNode("/r", "s", f"/r/s/partition_{p}", p, None, data, 0, 0)
+    folder = "t" if library == STORM_KAFKA_CLIENT else None
+    pid = f"t@{p}" if folder else f"partition_{p}"
+    return ZkNode("/r", "s", f"/r/s/user/{pid}/7", p, folder, data, 0, 0, trident=library, txid=7, txids=1)
+
+
 @SETTINGS
-@given(st.lists(node_bytes(), min_size=1, max_size=4))
+@given(st.lists(node_bytes(), min_size=1, max_size=4), st.sampled_from([None, STORM_KAFKA, STORM_KAFKA_CLIENT]))
 @counted
-def test_any_node_data_ends_in_a_row_and_maybe_a_finding(datas):
-    nodes = tuple(ZkNode("/r", "s", f"/r/s/partition_{p}", p, None, d, 0, 0) for p, d in enumerate(datas))
+def test_any_node_data_ends_in_a_row_and_maybe_a_finding(datas, library):
+    nodes = tuple(_node(p, d, library) for p, d in enumerate(datas))
     for node in nodes:
         r = parse_zk_node(node)
         if r.malformed is None:
