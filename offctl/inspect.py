@@ -107,6 +107,7 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
 
             kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout,
                                targeted=targeted)
+            stack.callback(kafka.close)
             if not targeted:
                 kafka.prefetch()  # metadata travels while ZooKeeper connects
         if conn.zk:

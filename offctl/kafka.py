@@ -1,8 +1,18 @@
-"""Kafka adapter (confluent-kafka AdminClient): topic metadata, log offsets, group commits and state.
+"""Kafka adapter (confluent-kafka): topic metadata, log offsets, group commits and state.
 
-Log start and end offsets go out in ListOffsets calls of REQUEST_PARTITIONS partitions as topics are
-asked for, all in flight at once, and are collected by logs(); group offsets go out for all groups at
-once and are awaited together.
+Metadata, group commits and group state come from the AdminClient. Log start and end offsets come from a
+Consumer's offsets_for_times with librdkafka's EARLIEST (-2) and LATEST (-1) as the timestamps: librdkafka
+sends the partitions' offset fields as the ListOffsets timestamps, one request per leader for a whole list
+(rd_kafka_offsets_for_times in src/rdkafka.c; rdkafka.h: "The timestamps to query are represented as offset
+in offsets on input"), and Kafka's ListOffsets answers -2 with the log start and -1 with the log end. Where
+AdminClient.list_offsets makes two Python futures per partition (at 100,000 partitions that bookkeeping
+alone took longer than the broker's answers), this makes one call per list. The lookups run in
+LOOKUP_THREADS background threads, which librdkafka's blocking call leaves free of the GIL, in lists of
+REQUEST_PARTITIONS as topics are asked for, and are collected by logs().
+
+The consumer never subscribes, joins or commits: confluent-kafka requires a group.id, and librdkafka only
+looks up that group's coordinator. Its isolation level is read_uncommitted, so the log end is the high
+watermark, as with AdminClient.list_offsets' default.
 """
 
 from __future__ import annotations
@@ -11,8 +21,8 @@ import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
 from offctl.model import Cluster, GroupState, KafkaCommit, PartitionLog
@@ -21,10 +31,13 @@ _log = logging.getLogger("offctl.kafka")
 _log.addHandler(logging.NullHandler())
 _log.propagate = False  # librdkafka's connection chatter must not reach stderr
 
-# Partitions per ListOffsets call. The client's cost per call grows with the square of its partitions
+# Partitions per offsets lookup. librdkafka's cost per call grows with the square of its partitions
 # (measured with confluent-kafka 2.16: 1,000 partitions 15 ms, 10,000 partitions 600 ms), so many
-# calls of a few hundred partitions, all in flight at once, beat one large call.
+# calls of a few hundred partitions beat one large call.
 REQUEST_PARTITIONS = 500
+LOOKUP_THREADS = 2  # lookups in flight at once
+EARLIEST, LATEST = -2, -1  # ListOffsets' special timestamps (librdkafka's RD_KAFKA_OFFSET_BEGINNING and _END)
+LOOKUP_GROUP = "offctl-log-offsets"  # required by confluent-kafka's Consumer; never joined nor committed to
 DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
 
 _UNREACHABLE = {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
@@ -51,19 +64,40 @@ class KafkaStore:
             "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),  # librdkafka's minimum
             "logger": _log,
         }
-        try:
-            self.admin = AdminClient(settings)
-        except (KafkaException, ValueError, TypeError) as exc:
-            # librdkafka names the bad property, never its value; keep it that way.
-            err = _kafka_error(exc)
-            raise UsageError(f"Kafka client settings: {(err.str() if err else str(exc)).strip()}") from None
+        self._settings = settings
+        self.admin = self._client(AdminClient, settings)
+        self._consumer: Consumer | None = None  # for log offsets, made when first needed
+        self._lookup_pool: ThreadPoolExecutor | None = None
+        self._broken: str | None = None  # why the broker is unreachable, once a lookup has said so
         self.notes: list[str] = []  # partial read failures, reported with exit 3
         self._leaders: dict[str, dict[int, str | None]] | None = None
         self._metadata_future: Future | None = None
         self._requested: set[str] = set()
+        self._waiting: dict[str, None] = {}  # topics asked for before the metadata arrived, in order
         self._undescribed: set[str] = set()
-        self._unsent: list[TopicPartition] = []
-        self._pending: list[tuple[str, dict]] = []
+        self._unsent: list[tuple[str, int]] = []
+        self._pending: list[tuple[int, list[tuple[str, int]], Future]] = []  # (timestamp, partitions, lookup)
+
+    @staticmethod
+    def _client(kind, settings: Mapping):
+        try:
+            return kind(settings)
+        except (KafkaException, ValueError, TypeError) as exc:
+            # librdkafka names the bad property, never its value; keep it that way.
+            err = _kafka_error(exc)
+            raise UsageError(f"Kafka client settings: {(err.str() if err else str(exc)).strip()}") from None
+
+    def close(self) -> None:
+        """Stop the lookup threads and close the consumer (the admin client needs no closing)."""
+        if self._lookup_pool is not None:
+            self._lookup_pool.shutdown(wait=True, cancel_futures=True)
+            self._lookup_pool = None
+        if self._consumer is not None:
+            try:
+                self._consumer.close()
+            except (KafkaException, RuntimeError):
+                pass  # closing must never mask what went wrong before
+            self._consumer = None
 
     def _unavailable(self, what: str, exc: BaseException) -> StoreUnavailable:
         err = _kafka_error(exc)
@@ -148,7 +182,7 @@ class KafkaStore:
 
     def _queue(self, leaders: Mapping[str, Mapping[int, str | None]]) -> None:
         for topic, partitions in leaders.items():
-            self._unsent += [TopicPartition(topic, p) for p in partitions]
+            self._unsent += [(topic, p) for p in partitions]
         while len(self._unsent) >= REQUEST_PARTITIONS:
             self._send(self._unsent[:REQUEST_PARTITIONS])
             del self._unsent[:REQUEST_PARTITIONS]
@@ -157,8 +191,9 @@ class KafkaStore:
         """Ask for log start and end offsets of these topics' partitions; logs() collects the answers.
 
         Call it as topics turn up: requests go out once REQUEST_PARTITIONS partitions are waiting, so
-        the broker answers while other reads go on. Topics that do not exist are left to the core
-        (UNKNOWN_TOPIC).
+        the broker answers while other reads go on. Until the cluster's metadata has arrived (at 100,000
+        partitions, most of a second), topics wait here instead of blocking the caller. Topics that do
+        not exist are left to the core (UNKNOWN_TOPIC).
         """
         if self.targeted:
             new = {t for t in topics if t and t not in self._requested}
@@ -167,41 +202,76 @@ class KafkaStore:
             if len(self._undescribed) >= DESCRIBE_TOPICS:
                 self._flush_undescribed()
             return
+        self._waiting.update(dict.fromkeys(t for t in topics if t))
+        if self._leaders is None:
+            self.prefetch()
+            if not self._metadata_future.done():
+                return
+        self._flush_waiting()
+
+    def _flush_waiting(self) -> None:
         leaders = self._metadata()
-        new = {t: leaders[t] for t in topics if t in leaders and t not in self._requested}
+        new = {t: leaders[t] for t in self._waiting if t in leaders and t not in self._requested}
+        self._waiting.clear()
         self._requested.update(new)
         self._queue(new)
 
-    def _send(self, tps: list[TopicPartition]) -> None:
-        for spec, what in ((OffsetSpec.earliest(), "log start"), (OffsetSpec.latest(), "log end")):
-            try:
-                futures = self.admin.list_offsets({tp: spec for tp in tps}, request_timeout=self.timeout)
-            except KafkaException as exc:
-                raise self._unavailable(f"a {what} offsets request", exc) from None
-            self._pending.append((what, futures))
+    def _lookup(self, partitions: list[tuple[str, int]], timestamp: int) -> list[TopicPartition]:
+        """offsets_for_times of these partitions at one timestamp (EARLIEST, LATEST or milliseconds); raises
+        KafkaException for the whole list. Once the broker proved unreachable, the rest fail at once, so a
+        dead broker costs one time-out per thread, not one per list."""
+        if self._broken is not None:
+            raise KafkaException(KafkaError(KafkaError._TRANSPORT, self._broken))
+        try:
+            return self._consumer.offsets_for_times([TopicPartition(t, p, timestamp) for t, p in partitions],
+                                                    self.timeout)
+        except KafkaException as exc:
+            err = _kafka_error(exc)
+            if err is not None and err.code() in _UNREACHABLE:
+                self._broken = err.str()
+            raise
+
+    def _submit(self, partitions: list[tuple[str, int]], timestamp: int) -> Future:
+        if self._consumer is None:
+            self._consumer = self._client(Consumer, {**self._settings, "group.id": LOOKUP_GROUP,
+                                                     "enable.auto.commit": False,
+                                                     "isolation.level": "read_uncommitted"})
+            self._lookup_pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="offctl-offsets")
+        return self._lookup_pool.submit(self._lookup, partitions, timestamp)
+
+    def _send(self, partitions: list[tuple[str, int]]) -> None:
+        for timestamp in (EARLIEST, LATEST):
+            self._pending.append((timestamp, partitions, self._submit(partitions, timestamp)))
 
     def logs(self) -> Cluster:
         """Partitions, leaders and log offsets of every existing topic asked for, once all have answered."""
         if self._undescribed:
             self._flush_undescribed()
+        if self._waiting:
+            self._flush_waiting()
         if self._unsent:
             self._send(self._unsent)
             self._unsent = []
-        offsets: dict[str, dict[tuple[str, int], int]] = {"log start": {}, "log end": {}}
+        offsets: dict[int, dict[tuple[str, int], int]] = {EARLIEST: {}, LATEST: {}}
         failed: dict[tuple[str, str], list[str]] = {}
-        for what, futures in self._pending:
-            for tp, future in futures.items():
-                try:
-                    offsets[what][(tp.topic, tp.partition)] = future.result(timeout=self.timeout + 5).offset
-                except (KafkaException, TimeoutError) as exc:
-                    err = _kafka_error(exc)
-                    failed.setdefault((what, err.str() if err else "no answer"), []).append(
-                        f"{tp.topic}/{tp.partition}")
-        self._pending.clear()
+        for timestamp, partitions, lookup in self._pending:
+            what = "log start" if timestamp == EARLIEST else "log end"
+            try:
+                answers = lookup.result(timeout=self.timeout + 5)
+            except (KafkaException, TimeoutError) as exc:
+                err = _kafka_error(exc)
+                failed.setdefault((what, err.str() if err else "no answer"), []).extend(
+                    f"{t}/{p}" for t, p in partitions)
+                continue
+            for tp in answers:
+                if tp.error is not None:
+                    failed.setdefault((what, tp.error.str()), []).append(f"{tp.topic}/{tp.partition}")
+                else:
+                    offsets[timestamp][(tp.topic, tp.partition)] = tp.offset
         for (what, reason), where in failed.items():
             shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
             self.notes.append(f"could not read the {what} offset of {shown}: {reason}")
-        start, end = offsets["log start"], offsets["log end"]
+        start, end = offsets[EARLIEST], offsets[LATEST]
         leaders = (self._leaders or {}) if self.targeted else self._metadata()
         return {
             topic: {p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader)
@@ -261,18 +331,16 @@ class KafkaStore:
     def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]:
         """The first offset whose timestamp is at or after `at_ms`, per partition; None where no message is
         that late (the caller then uses the log end, as kafka-consumer-groups does)."""
-        tps = [TopicPartition(t, p) for t, p in partitions]
+        partitions = list(partitions)
         found: dict[tuple[str, int], int | None] = {}
-        for i in range(0, len(tps), REQUEST_PARTITIONS):
-            try:
-                futures = self.admin.list_offsets({tp: OffsetSpec.for_timestamp(at_ms)
-                                                   for tp in tps[i:i + REQUEST_PARTITIONS]},
-                                                  request_timeout=self.timeout)
-            except KafkaException as exc:
-                raise self._unavailable("an offsets-for-time request", exc) from None
-            for tp, future in futures.items():
-                offset = self._wait(future, f"an offsets-for-time request for {tp.topic}/{tp.partition}").offset
-                found[(tp.topic, tp.partition)] = offset if offset >= 0 else None
+        lookups = [self._submit(partitions[i:i + REQUEST_PARTITIONS], at_ms)
+                   for i in range(0, len(partitions), REQUEST_PARTITIONS)]
+        for lookup in lookups:
+            for tp in self._wait(lookup, "an offsets-for-time request"):
+                if tp.error is not None:
+                    raise StoreUnavailable(f"Kafka at {self.bootstrap_servers}: an offsets-for-time request for "
+                                           f"{tp.topic}/{tp.partition} failed: {tp.error.str()}")
+                found[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
         return found
 
     def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> None:
