@@ -54,7 +54,8 @@ def node_bytes(draw) -> bytes:
     if kind == "mangled":  # what json-simple and Python disagree on, and hand edits
         cut = draw(st.integers(0, len(text)))
         text = text[:cut] + draw(st.sampled_from(["NaN", "Infinity", "-Infinity", "01", '"\\ud800"', "\f", ",",
-                                                  "9" * 25, "\\", '"', "}", "\x00"])) + text[cut:]
+                                                  "9" * 25, "\\", '"', "}", "\x00", "1e400", "-0.0", "1E2",
+                                                  "9" * 18, "-" + "9" * 19, "\ufeff"])) + text[cut:]
     return text.encode("utf-8", "surrogatepass")
 
 
@@ -201,6 +202,37 @@ def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, 
     assert SECRET not in out and SECRET not in err, (argv, err)
     if code:
         assert err.startswith("offctl: "), err
+
+
+@SETTINGS
+@given(st.recursive(st.one_of(st.none(), st.booleans(), names, st.integers(-(2**70), 2**70),
+                              st.floats(allow_nan=False, allow_infinity=False)),
+                    lambda kids: st.one_of(st.lists(kids, max_size=4), st.tuples(kids, kids),
+                                           st.dictionaries(names, kids, max_size=4)), max_leaves=30))
+@counted
+def test_the_json_renderer_writes_what_json_dumps_writes(doc):
+    """render.dumps (orjson where it can) gives json.dumps' document, value for value, in ASCII: names with
+    lone surrogates or non-ASCII characters, integers beyond 64 bits and deep nesting included."""
+    from offctl.render import dumps
+
+    text = dumps(doc)
+    assert text.isascii()
+    assert json.loads(text) == json.loads(json.dumps(doc, separators=(",", ":")))
+
+
+@SETTINGS
+@given(node_bytes())
+@counted
+def test_the_fast_json_path_reads_any_node_data_as_the_storm_path_does(data):
+    """load_json_simple's orjson fast path gives the value, reason and UTF-8 flag its json/json-simple path
+    gives, types included (1 is not 1.0), for any bytes."""
+    from offctl.storm import load_as_storm, load_json_simple
+
+    def typed(result):
+        value, reason, utf8 = result
+        return json.dumps(value, sort_keys=True), reason, utf8
+
+    assert typed(load_json_simple(data)) == typed(load_as_storm(data))
 
 
 @SETTINGS
