@@ -9,6 +9,7 @@ a root with thousands of partition nodes costs a few round trips of latency, not
 from __future__ import annotations
 
 import logging
+import struct
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -27,11 +28,8 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.serialization import (
     GetData,
-    MultiHeader,
-    ZnodeStat,
     int_struct,
     multiheader_struct,
-    read_buffer,
     stat_struct,
 )
 
@@ -47,6 +45,9 @@ BATCH = 256  # getData operations per multiRead request
 # (committedPath is zkRoot + "/" + id + "/" + partition id), and a wildcard spout adds a topic folder.
 MAX_DEPTH = 4
 
+# A Stat is czxid, mzxid, ctime, mtime, version, ... (kazoo's stat_struct): mtime and version only.
+_STAT_MTIME_VERSION = struct.Struct("!24xqi")
+
 _log = logging.getLogger("offctl.zookeeper")
 _log.addHandler(logging.NullHandler())
 _log.propagate = False  # kazoo's reconnect chatter must not reach stderr through the root logger
@@ -57,7 +58,10 @@ class _MultiRead(tuple):
 
     kazoo sends any request object with `type`, `serialize()` and `deserialize()` through its connection,
     as it does its own Transaction. Unlike a multi, each operation succeeds or fails on its own: a result
-    is (data, ZnodeStat) or the exception of that one operation (NoNodeError for a deleted node).
+    is (data, version, mtime) or the exception of that one operation (NoNodeError for a deleted node).
+
+    A response of BATCH nodes is decoded on kazoo's reader thread while the caller parses the last one, so it
+    takes of each stat only what offctl keeps, with one unpack per field group, not kazoo's namedtuples.
     """
 
     type = 22
@@ -73,20 +77,27 @@ class _MultiRead(tuple):
     @classmethod
     def deserialize(cls, buffer, offset):
         results = []
-        header, offset = MultiHeader.deserialize(buffer, offset)
-        while not header.done:
-            if header.type == GetData.type:
-                data, offset = read_buffer(buffer, offset)
-                results.append((data, ZnodeStat._make(stat_struct.unpack_from(buffer, offset))))
+        append = results.append
+        header, length = multiheader_struct, int_struct.size
+        while True:
+            kind, done, err = header.unpack_from(buffer, offset)
+            offset += header.size
+            if done:
+                return results
+            if kind == GetData.type:
+                (size,) = int_struct.unpack_from(buffer, offset)
+                offset += length
+                data = buffer[offset:offset + size] if size > 0 else b""
+                offset += max(size, 0)
+                mtime, version = _STAT_MTIME_VERSION.unpack_from(buffer, offset)
                 offset += stat_struct.size
-            elif header.type == -1:
-                err = int_struct.unpack_from(buffer, offset)[0]
-                offset += int_struct.size
-                results.append(EXCEPTIONS.get(err, KazooException)())
+                append((data, version, mtime))
+            elif kind == -1:
+                (err,) = int_struct.unpack_from(buffer, offset)
+                offset += length
+                append(EXCEPTIONS.get(err, KazooException)())
             else:
-                raise ValueError(f"unexpected multiRead result type {header.type}")
-            header, offset = MultiHeader.deserialize(buffer, offset)
-        return results
+                raise ValueError(f"unexpected multiRead result type {kind}")
 
 
 def join(parent: str, child: str) -> str:
@@ -164,8 +175,8 @@ class ZkStore:
         return StoreUnavailable(f"ZooKeeper at {self.hosts}: lost the connection reading {path} "
                                 f"({type(exc).__name__})")
 
-    def _read_data(self, paths: list[str]) -> Iterator[tuple[str, tuple[bytes, ZnodeStat]]]:
-        """(path, (data, stat)) of every existing node, in order: multiRead batches, or single gets."""
+    def _read_data(self, paths: list[str]) -> Iterator[tuple[str, bytes, int, int]]:
+        """(path, data, version, mtime) of every existing node, in order: multiRead batches, or single gets."""
         if self.multi_read and paths:
             batches = [paths[i:i + BATCH] for i in range(0, len(paths), BATCH)]
             try:
@@ -175,12 +186,13 @@ class ZkStore:
                             continue
                         if isinstance(result, Exception):
                             raise self._error(path, result)
-                        yield path, result
+                        yield path, *result
                 return
             except UnimplementedError:
                 # Only the first batch can say so, before anything was yielded.
                 self.multi_read = False  # ZooKeeper before 3.6: fall back to single reads
-        yield from self._pipeline(paths, self.client.get_async)
+        for path, (data, stat) in self._pipeline(paths, self.client.get_async):
+            yield path, data or b"", stat.version, stat.mtime
 
     def _multi_read_batches(self, batches: list[list[str]]) -> Iterator[tuple[list[str], list]]:
         chroot = self.client.chroot or ""
@@ -237,10 +249,9 @@ class ZkStore:
             if not below:
                 break
             level = below
-        for path, (data, stat) in self._read_data(list(targets)):
+        for path, data, version, mtime in self._read_data(list(targets)):
             sid, topic, partition = targets[path]
-            yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
-                         data=data or b"", version=stat.version, mtime_ms=stat.mtime)
+            yield ZkNode(root, sid, path, partition, topic, data, version, mtime)
 
     def read_trident(self, root: str) -> Iterator[ZkNode]:
         """The state each Trident Kafka spout resumes from: for every txStateId under Storm's transactional
@@ -278,12 +289,11 @@ class ZkStore:
             found = newest_txid(kids)
             if found:
                 newest[join(path, str(found[0]))] = (path, *found)
-        for path, (data, stat) in self._read_data(list(newest)):
+        for path, data, version, mtime in self._read_data(list(newest)):
             folder, txid, count = newest[path]
             sid, partition, topic, library = parts[folder]
             yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
-                         data=data or b"", version=stat.version, mtime_ms=stat.mtime, trident=library, txid=txid,
-                         txids=count)
+                         data=data, version=version, mtime_ms=mtime, trident=library, txid=txid, txids=count)
 
     def running_topologies(self, storm_root: str) -> frozenset[str] | None:
         """Storm ids under `<storm root>/storms`, or None when that node does not exist."""
@@ -295,7 +305,7 @@ class ZkStore:
 
     def read_data(self, paths: Sequence[str]) -> dict[str, bytes]:
         """Current data of each existing node (for verification after a write)."""
-        return {path: data or b"" for path, (data, _) in self._read_data(list(paths))}
+        return {path: data for path, data, _, _ in self._read_data(list(paths))}
 
     def write_versioned(self, changes: Sequence[tuple[str, bytes | None, int]]) -> None:
         """Set every (path, data, version) in one multi-op: all of them, or none if any node's version moved.

@@ -26,7 +26,7 @@ def _seed(zk, root: str, n: int) -> None:
 
 def _read(store: ZkStore, root: str) -> list[tuple]:
     ids = store.spout_ids(root)
-    return [(n.spout_id, n.folder_topic, n.node_partition, n.data, n.version)
+    return [(n.spout_id, n.folder_topic, n.node_partition, n.data, n.version, n.mtime_ms)
             for n in store.read_partitions(root, ids)]
 
 
@@ -39,13 +39,20 @@ def test_reads_both_layouts_in_batches(zk, zk_server, names):
     flat = [x for x in nodes if x[1] is None]
     assert sorted(x[2] for x in flat) == list(range(n))
     assert all(x[3] == storm_record("orders", x[2], x[2] + 1) for x in flat)
-    assert [x for x in nodes if x[1] == "orders"] == [("a", "orders", 0, storm_record("orders", 0, 9), 0)]
+    assert [x[:5] for x in nodes if x[1] == "orders"] == [("a", "orders", 0, storm_record("orders", 0, 9), 0)]
 
 
 def test_single_reads_give_the_same_nodes(zk, zk_server, names):
+    """multiRead's own decoder (offctl's) and kazoo's getData agree on data, version and mtime, empty data too."""
     _seed(zk, names.root, 40)
+    zk.create(f"{names.root}/b/partition_0", b"", makepath=True)
+    zk.set(f"{names.root}/a/partition_3", storm_record("orders", 3, 7))  # version 1, a later mtime
     with ZkStore(zk_server.address) as batched, ZkStore(zk_server.address, multi_read=False) as single:
-        assert _read(batched, names.root) == _read(single, names.root)
+        nodes = _read(batched, names.root)
+        assert nodes == _read(single, names.root)
+    assert ("b", None, 0, b"", 0) in [x[:5] for x in nodes]
+    assert [x[4] for x in nodes if x[:3] == ("a", None, 3)] == [1]
+    assert all(x[5] > 1_600_000_000_000 for x in nodes)  # epoch milliseconds
 
 
 def test_falls_back_when_the_server_has_no_multiread(zk, zk_server, names, monkeypatch):
@@ -66,7 +73,7 @@ def test_nodes_deleted_after_listing_are_skipped(zk, zk_server, names):
     paths = [f"{names.root}/a/partition_0", f"{names.root}/a/gone", f"{names.root}/a/partition_2"]
     for multi in (True, False):
         with ZkStore(zk_server.address, multi_read=multi) as store:
-            assert [p for p, _ in store._read_data(paths)] == [paths[0], paths[2]]
+            assert [p for p, *_ in store._read_data(paths)] == [paths[0], paths[2]]
 
 
 def test_chroot_in_the_connect_string(zk, zk_server, names):
