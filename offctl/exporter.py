@@ -8,7 +8,6 @@ cleanly). Both keep their window of observations per partition in a monitor.Moni
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -21,7 +20,7 @@ from offctl.errors import OffctlError, UsageError
 from offctl.inspect import Selection, inspect
 from offctl.model import Thresholds
 from offctl.monitor import Collector, Monitor
-from offctl.render import report_document
+from offctl.render import dumps, report_document
 
 DEFAULT_LISTEN = "0.0.0.0:9717"
 
@@ -92,7 +91,7 @@ def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = No
                 start_response("503 Service Unavailable", [("Content-Type", "application/json")])
                 return [b'{"error":"no cycle has read the stores yet"}\n']
             start_response("200 OK", [("Content-Type", "application/json")])
-            return [json.dumps(report_document(cycle.report), separators=(",", ":")).encode() + b"\n"]
+            return [dumps(report_document(cycle.report)).encode() + b"\n"]
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return [b"offctl serve: /metrics, /healthz, /status.json\n"]
 

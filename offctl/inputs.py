@@ -44,7 +44,7 @@ def printable(text: str) -> str:
     """Text that always encodes as UTF-8: lone surrogates (invalid bytes on the command line, `\\ud800`
     escapes in stored JSON) are written out as the escape `\\udXXX`, so output never crashes and JSON stays
     strict."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:
         return text
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

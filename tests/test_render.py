@@ -90,3 +90,17 @@ def test_every_exit_code_an_error_carries_is_documented():
 
     classes = [errors.OffctlError, *errors.OffctlError.__subclasses__(), servers.MissingPrerequisite]
     assert {c.exit_code for c in classes} <= set(errors.EXIT_CODES)
+
+
+@pytest.mark.parametrize("ms, text", [
+    (0, "1970-01-01T00:00:00.000Z"),
+    (-1, "1969-12-31T23:59:59.999Z"),
+    (1_763_781_300_123, "2025-11-22T03:15:00.123Z"),
+    # far from 1970 a float of seconds loses the last millisecond; the integer arithmetic does not
+    (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+    (-39_307_521_849_455, "0724-05-24T19:55:50.545Z"),
+])
+def test_times_are_iso_8601_utc_to_the_millisecond(ms, text):
+    from offctl.model import iso_ms
+
+    assert iso_ms(ms) == text
