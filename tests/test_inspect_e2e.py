@@ -189,3 +189,30 @@ def test_offsets_for_times_answers_every_partition_within_the_log(kafka, broker,
     found = store.offsets_for_times([(topic, 0), (topic, 1)], 1_700_000_000_000)
     assert set(found) == {(topic, 0), (topic, 1)}
     assert all(v is None or 0 <= v <= 3 for v in found.values())
+
+
+def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
+    """inspect holds Python's cycle collector during its read and analysis, and gives it back as it was:
+    after a report, after a store that cannot be read, and left off when the caller had it off."""
+    import gc
+
+    from offctl.config import Connection
+    from offctl.errors import StoreUnavailable
+    from offctl.inspect import Selection, cyclic_gc_paused, inspect
+    from offctl.model import Thresholds
+
+    seen = []
+    with cyclic_gc_paused():
+        seen.append(gc.isenabled())
+    report = inspect(Connection(zk=zk_server.address, zk_roots=(fleet["root"],)), Selection(), Thresholds())
+    assert report.rows and seen == [False] and gc.isenabled()
+    with pytest.raises(StoreUnavailable):
+        inspect(Connection(zk="127.0.0.1:1", zk_roots=("/x",), timeout=1), Selection(), Thresholds())
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with cyclic_gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
