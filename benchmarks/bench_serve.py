@@ -1,17 +1,22 @@
 """Benchmark: one `offctl serve` cycle (read, analysis, window update) and its /metrics render, at 10,000 and
 100,000 partitions (spouts of 100 partitions, each on its own topic), beside `offctl inspect --output json`
-on the same data; the scrape size with and without per-partition series; the exporter's RSS over 100
-cycles (the window must not grow it).
+and the JVM floor on the same data; the scrape size with and without per-partition series; the exporter's
+RSS over 100 cycles (the window must not grow it).
 
-Targets (issue 15): a cycle at 100,000 partitions within 1.2x of inspect on the same data; RSS flat over
-100 cycles.
+The floor is benchmarks/floor/Floor.java: ZooKeeper's own Java client lists the spouts and multiReads their
+nodes, then two bare ListOffsets requests ask the broker for every partition's log start and end. It runs
+as a new JVM each time, as inspect runs as a new Python process. Every figure is the best of --repeat runs.
 
-    .venv/bin/python benchmarks/bench_serve.py [--sizes 10000,100000] [--cycles 100]
+Targets (issue 15): inspect and a serve cycle within 4x of the floor; a cycle at 100,000 partitions within
+1.2x of inspect on the same data; RSS flat over 100 cycles.
+
+    .venv/bin/python benchmarks/bench_serve.py [--sizes 10000,100000] [--cycles 100] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import subprocess
 import sys
@@ -30,6 +35,9 @@ from offctl.model import Thresholds
 from offctl.monitor import Collector, Monitor
 
 PARTITIONS = 100
+FLOOR = Path(__file__).parent / "floor" / "Floor.java"
+FLOOR_CLASSPATH = ":".join(f"/usr/share/java/{jar}.jar" for jar in ("zookeeper", "zookeeper-jute", "slf4j-api",
+                                                                     "slf4j-nop"))
 
 
 def rss_mib() -> float:
@@ -39,12 +47,25 @@ def rss_mib() -> float:
     return float("nan")
 
 
-def inspect_cli(zk: str, bootstrap: str) -> float:
+def inspect_cli(zk: str, bootstrap: str | None) -> float:
+    kafka = ["--bootstrap-servers", bootstrap] if bootstrap else []
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", ROOT,
-                           "--bootstrap-servers", bootstrap, "--output", "json"], capture_output=True)
+    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", ROOT, *kafka,
+                           "--output", "json"], capture_output=True)
     assert proc.returncode == 0, proc.stderr[-500:]
     return time.perf_counter() - t0
+
+
+def floor(zk: str, bootstrap: str, size: int) -> dict:
+    """One run of the JVM floor; its own timings, and the whole run's (JVM start included) as `process_s`."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(["java", "-cp", FLOOR_CLASSPATH, str(FLOOR), zk, ROOT, bootstrap], capture_output=True,
+                          text=True)
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["nodes"] == size and found["partitions_answered"] == [size, size], found
+    return {**found, "process_s": elapsed}
 
 
 def cycle(conn: Connection, monitor: Monitor) -> tuple[float, int]:
@@ -66,6 +87,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--cycles", type=int, default=100, help="cycles at the smallest size, for the RSS figure")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each timing; the best is printed")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,19 +101,33 @@ def main() -> None:
             for n, size in enumerate(sizes):
                 seed(zk, broker.address, size // PARTITIONS, PARTITIONS, first=seeded // PARTITIONS)
                 seeded = size
-                inspect_s = inspect_cli(zk_server.address, broker.address)
+                floors = [floor(zk_server.address, broker.address, size) for _ in range(args.repeat)]
+                best_floor = min(floors, key=lambda f: f["total_s"])
+                floor_s = best_floor["total_s"]
+                floor_zk_s = min(f["list_s"] + f["multiread_s"] for f in floors)
+                inspect_s = min(inspect_cli(zk_server.address, broker.address) for _ in range(args.repeat))
+                inspect_zk_s = min(inspect_cli(zk_server.address, None) for _ in range(args.repeat))
                 monitor = Monitor()
-                times = [cycle(conn, monitor)[0] for _ in range(3)]
+                times = [cycle(conn, monitor)[0] for _ in range(args.repeat)]
                 best = min(times)
                 render_s, size_bytes = render(monitor)
                 monitor.partition_metrics = False
                 _, small_bytes = render(monitor)
                 monitor.partition_metrics = True
-                print(f"{size:,} partitions: inspect --output json {inspect_s:.2f}s; serve cycle {best:.2f}s "
-                      f"(best of 3: {', '.join(f'{t:.2f}' for t in times)}; {best / inspect_s:.2f}x inspect, target "
-                      f"<= 1.2x at the largest)")
+                print(f"{size:,} partitions:")
+                print(f"  floor (JVM): {floor_s:.2f}s = list {best_floor['list_s']:.2f}s + multiRead "
+                      f"{best_floor['multiread_s']:.2f}s + topics from the records {best_floor['topics_s']:.2f}s + "
+                      f"ListOffsets {best_floor['list_offsets_s']:.2f}s (the JVM process: "
+                      f"{min(f['process_s'] for f in floors):.2f}s)")
+                print(f"  inspect --output json: {inspect_s:.2f}s = {inspect_s / floor_s:.2f}x the floor "
+                      f"(target <= 4x)")
+                print(f"  inspect, ZooKeeper only: {inspect_zk_s:.2f}s = {inspect_zk_s / floor_zk_s:.2f}x the "
+                      f"floor's list + multiRead ({floor_zk_s:.2f}s)")
+                print(f"  serve cycle (read, analysis, window): {best:.2f}s (runs: {', '.join(f'{t:.2f}' for t in times)})"
+                      f" = {best / floor_s:.2f}x the floor (target <= 4x), {best / inspect_s:.2f}x inspect "
+                      f"(target <= 1.2x)")
                 print(f"  /metrics: render {render_s:.2f}s, {size_bytes / 1e6:.1f} MB; --no-partition-metrics "
-                      f"{small_bytes / 1e3:.0f} kB. serve renders once per cycle: a full cycle is "
+                      f"{small_bytes / 1e3:.0f} kB. serve renders once per cycle: cycle and render take "
                       f"{best + render_s:.2f}s ({(best + render_s) / inspect_s:.2f}x inspect) with per-partition "
                       f"series")
                 if n == 0:
