@@ -31,7 +31,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from bench_inspect import ROOT, seed  # the same healthy fleet as the inspect benchmark
-from offctl import servers
+from offctl.adapters import servers
 
 PARTITIONS = 100
 
@@ -62,7 +62,7 @@ def audit_run(zk: str, bootstrap: str, out: str) -> tuple[float, int, dict]:
 def standalone(zk: str, bootstrap: str, size: int, tmp: Path, local_s: float, local_master: str) -> None:
     """The audit at `size` on a standalone master with two one-core workers (executors run this venv's
     Python, so offctl is there without packing: this measures Spark, not shipping)."""
-    from offctl import spark as adapter
+    from offctl.adapters import spark as adapter
 
     t0 = time.perf_counter()
     cluster = servers.start_spark_standalone(tmp / "spark", workers=2, cores=1, memory="2g")
@@ -102,7 +102,7 @@ def main() -> None:
         zk_server = servers.start_zookeeper(Path(tmp) / "zk")
         broker = servers.start_broker(Path(tmp))
         try:
-            from offctl import spark as adapter
+            from offctl.adapters import spark as adapter
 
             t0 = time.perf_counter()
             session, _ = adapter.start(args.master, {})

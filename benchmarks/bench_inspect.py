@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from offctl import servers
+from offctl.adapters import servers
 
 ROOT = "/bench"
 

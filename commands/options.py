@@ -208,7 +208,7 @@ LagThreshold = Annotated[Optional[int], typer.Option(
 FailOnOption = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")]
 
 
-# --- what the user says of the spouts (offctl/behaviour.py): the findings say what such a spout will do ------
+# --- what the user says of the spouts (offctl/core/behaviour.py): the findings say what such a spout will do ------
 
 SPOUTS = "Spout settings"
 
@@ -255,11 +255,11 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                      no_out_of_range_reset: bool, client_release: str, first_poll: FirstPollStrategy,
                      static_partitions: list[str] | None):
     """The Thresholds (topic, lag threshold, spout profile, static partitions) the flags describe."""
-    from offctl.behaviour import (EARLIEST_TIME, LATEST_TIME, FirstPoll, SpoutProfile, StormKafka,
+    from offctl.core.behaviour import (EARLIEST_TIME, LATEST_TIME, FirstPoll, SpoutProfile, StormKafka,
                                   StormKafkaClient)
     from offctl.errors import UsageError
-    from offctl.model import Thresholds
-    from offctl.plan import parse_partitions
+    from offctl.core.model import Thresholds
+    from offctl.core.plan import parse_partitions
 
     try:
         line = StormKafka.of_version(storm_kafka_release)

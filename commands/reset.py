@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from offctl.plan import Scope, make_target, parse_partitions, parse_topics
+from offctl.core.plan import Scope, make_target, parse_partitions, parse_topics
 from offctl.render import outcome_errors, write_outcome, write_outcomes
 from offctl.reset import (Outcome, ResetRequest, delete, migrate, outcome_exit_code, outcomes_exit_code, reset,
                           restore)

@@ -5,7 +5,7 @@ chunks. Each Spark task reads one chunk with its own ZooKeeper and Kafka clients
 read_snapshot, asking Kafka about the chunk's own topics only) and analyzes it with inspect's `analyze`,
 so every rule has one implementation. A chunk's reads are a Snapshot: saved as they are, they can be
 analyzed again later with no servers, and several saved snapshots give each partition a history.
-offctl/spark.py runs these functions in Spark; nothing here imports pyspark.
+offctl/adapters/spark.py runs these functions in Spark; nothing here imports pyspark.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from offctl.analyze import analyze
+from offctl.core.analyze import analyze
 from offctl.config import Connection
 from offctl.errors import OffctlError, UsageError
-from offctl.history import STATUSES, Observation, evaluate
+from offctl.core.history import STATUSES, Observation, evaluate
 from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
-from offctl.plan import Scope, Target
+from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
+from offctl.core.plan import Scope, Target
 from offctl.render import consumer_dict, finding_dict, partition_dict
 from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
 
@@ -462,7 +462,7 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
           confirm_all: Callable[[list], bool] = lambda plans: False) -> Iterator[Audited]:
     """Check the command line, start Spark (or use spark-submit's), run the audit and any repair; Spark stays
     up inside the block so the caller can stream the rows, and stops after it if offctl started it."""
-    from offctl import spark  # imports this module: only when an audit runs
+    from offctl.adapters import spark  # imports this module: only when an audit runs
 
     codes = repair_codes(settings.repair)
     sel = settings.selection

@@ -18,8 +18,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from offctl.config import Connection
 from offctl.errors import OffctlError, UsageError
 from offctl.inspect import Selection, inspect
-from offctl.model import Thresholds
-from offctl.monitor import Collector, Monitor
+from offctl.core.model import Thresholds
+from offctl.core.monitor import Collector, Monitor
 from offctl.render import dumps, report_document
 
 DEFAULT_LISTEN = "0.0.0.0:9717"

@@ -9,12 +9,12 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from offctl.analyze import analyze
+from offctl.core.analyze import analyze
 from offctl.config import Connection, normalize_root
 from offctl.errors import UsageError
-from offctl.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, ReadFinding, OffsetRecord,
+from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, ReadFinding, OffsetRecord,
                           Report, Severity, Snapshot, Thresholds, ZkNode)
-from offctl.storm import parse_commit, parse_zk_node, storm_groups
+from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 
 
 class SpoutStore(Protocol):
@@ -104,7 +104,7 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
     with ExitStack() as stack:
         zk = kafka = None
         if conn.bootstrap_servers:
-            from offctl.kafka import KafkaStore
+            from offctl.adapters.kafka import KafkaStore
 
             kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout,
                                targeted=targeted)
@@ -112,7 +112,7 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
             if not targeted:
                 kafka.prefetch()  # metadata travels while ZooKeeper connects
         if conn.zk:
-            from offctl.zookeeper import ZkStore
+            from offctl.adapters.zookeeper import ZkStore
 
             zk = stack.enter_context(ZkStore(conn.zk, auth=conn.zk_auth, timeout=conn.timeout))
         yield zk, kafka

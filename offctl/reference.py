@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from offctl.analyze import __doc__ as RULES
+from offctl.core.analyze import __doc__ as RULES
 from offctl.errors import EXIT_CODES
-from offctl.findings import CATALOGUE
+from offctl.core.findings import CATALOGUE
 
 
 def findings_markdown() -> str:
@@ -12,7 +12,7 @@ def findings_markdown() -> str:
     lines = [
         "# Finding codes",
         "",
-        "Generated from `offctl/findings.py` by `python -m offctl.reference`; a test fails when this page and",
+        "Generated from `offctl/core/findings.py` by `python -m offctl.reference`; a test fails when this page and",
         "the code disagree. Severities decide the exit code with `--fail-on` (default `error`).",
         "",
         "| code | severity | when | what to do |",

@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from offctl.findings import CATALOGUE
-from offctl.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, iso_ms, ranges
-from offctl.plan import DELETE, SKIP, UNCHANGED, WRITE, change_dict
+from offctl.core.findings import CATALOGUE
+from offctl.core.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, iso_ms, ranges
+from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, change_dict
 
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",

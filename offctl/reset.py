@@ -15,14 +15,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
+from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
 from offctl.config import Connection, normalize_root
 from offctl.errors import Interrupted, OffctlError, StoreUnavailable, UsageError, WriteConflict
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
-from offctl.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
-from offctl.plan import (GuardFacts, Plan, Scope, Target, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
+from offctl.core.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
+from offctl.core.plan import (GuardFacts, Plan, Scope, Target, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
                          plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper, with_guards)
-from offctl.storm import parse_commit, parse_zk_node, storm_groups
+from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 
 
 @dataclass(frozen=True)

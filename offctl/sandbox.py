@@ -11,8 +11,8 @@ import shutil
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from offctl import servers
-from offctl.backup import state_dir
+from offctl.adapters import servers
+from offctl.adapters.backup import state_dir
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 
 ROOT = "/sandbox/spouts"  # the seeded zkRoot

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from offctl import servers
+from offctl.adapters import servers
 from offctl.errors import OffctlError
 
 ALLOW_SKIP = os.environ.get("OFFCTL_ALLOW_SKIP") == "1"
@@ -59,7 +59,7 @@ def broker(tmp_path_factory):
 @pytest.fixture(scope="session")
 def spark():
     """Spark in local mode, started once: `offctl audit` in the tests uses it rather than its own."""
-    from offctl import spark as adapter
+    from offctl.adapters import spark as adapter
 
     try:
         session, _ = adapter.start("local[2]", {"spark.sql.shuffle.partitions": "4"})

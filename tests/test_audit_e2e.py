@@ -113,7 +113,7 @@ def test_output_files_read_back_with_the_documented_schema(cli, spark, fleet, tm
     assert result.exit_code == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["format"] == fmt and summary["summary"]["partitions"] == 9
-    from offctl.spark import _schema
+    from offctl.adapters.spark import _schema
 
     for name, (_, columns) in FILES.items():
         names = [c for c, _, _ in columns]
@@ -196,8 +196,8 @@ def test_snapshot_only_audit(cli, spark, fleet, zk, tmp_path):
 
 
 def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path):
-    from offctl import spark as adapter
-    from offctl.model import PartitionLog, Snapshot, ZkNode, iso_ms
+    from offctl.adapters import spark as adapter
+    from offctl.core.model import PartitionLog, Snapshot, ZkNode, iso_ms
 
     running = frozenset({"live-1-1763700000"})
     minute = 60_000

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from offctl.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
+from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
 from offctl.errors import UsageError, WriteConflict
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
-from offctl.plan import Scope, Target, plan_kafka, plan_zookeeper
-from offctl.storm import commit_metadata_json
+from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
+from offctl.core.plan import Scope, Target, plan_kafka, plan_zookeeper
+from offctl.core.storm import commit_metadata_json
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
 CLUSTER = {"t": {0: PartitionLog(0, 100), 1: PartitionLog(0, 100)}, "u": {0: PartitionLog(0, 100)}}
@@ -58,7 +58,7 @@ def test_unwritable_backup_dir_is_a_write_failure_before_anything_is_changed(tmp
 
 
 def _signed(doc: dict) -> dict:
-    from offctl.backup import digest
+    from offctl.adapters.backup import digest
 
     return {**doc, "sha256": digest(doc)}
 

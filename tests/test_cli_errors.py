@@ -120,8 +120,8 @@ def test_version():
 
 def test_json_schema_is_stable():
     """Scripts depend on these keys (spec section 3): adding is fine, renaming or dropping is not."""
-    from offctl.analyze import analyze
-    from offctl.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
+    from offctl.core.analyze import analyze
+    from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
     from offctl.render import report_document
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 1), 4, 1700000000000)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from offctl.analyze import analyze
+from offctl.core.analyze import analyze
 from offctl.commands.app import app
-from offctl.findings import CATALOGUE
-from offctl.model import KafkaCommit, PartitionLog, Snapshot
+from offctl.core.findings import CATALOGUE
+from offctl.core.model import KafkaCommit, PartitionLog, Snapshot
 from offctl.render import report_document
 from tests.conftest import storm_record
 
@@ -54,7 +54,7 @@ def test_every_documented_option_exists_and_every_reporting_option_is_documented
 
 
 def _document() -> dict:
-    nodes = __import__("offctl.model", fromlist=["ZkNode"]).ZkNode
+    nodes = __import__("offctl.core.model", fromlist=["ZkNode"]).ZkNode
     snapshot = Snapshot(0, zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),
                         commits=(KafkaCommit("g", "t", 0, 5, None),), cluster={"t": {0: PartitionLog(0, 9)}},
                         running=frozenset())

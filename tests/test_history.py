@@ -1,10 +1,10 @@
-"""History rules (offctl/history.py), table-driven over plain observations."""
+"""History rules (offctl/core/history.py), table-driven over plain observations."""
 
 from __future__ import annotations
 
 import pytest
 
-from offctl.history import OK, REWIND, STALL, STOP, WARN, Observation, evaluate, time_lag_s
+from offctl.core.history import OK, REWIND, STALL, STOP, WARN, Observation, evaluate, time_lag_s
 
 MIN = 60_000
 

@@ -180,7 +180,7 @@ def test_real_entry_point_pipes_json(zk_server, broker, fleet):
 def test_offsets_for_times_answers_every_partition_within_the_log(kafka, broker, names):
     """The adapter's timestamp lookup runs against the broker. Tansu has no timestamp index, so the values
     are only checked to be positions in the log (or None); the rule itself is tested in test_plan.py."""
-    from offctl.kafka import KafkaStore
+    from offctl.adapters.kafka import KafkaStore
 
     topic = names("t")
     kafka.create_topic(topic, 2)
@@ -199,7 +199,7 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
     from offctl.config import Connection
     from offctl.errors import StoreUnavailable
     from offctl.inspect import Selection, cyclic_gc_paused, inspect
-    from offctl.model import Thresholds
+    from offctl.core.model import Thresholds
 
     seen = []
     with cyclic_gc_paused():

@@ -6,7 +6,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from offctl.kafka import REQUEST_PARTITIONS, KafkaStore
+from offctl.adapters.kafka import REQUEST_PARTITIONS, KafkaStore
 
 pytestmark = pytest.mark.kafka
 

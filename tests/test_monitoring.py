@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from offctl import servers
-from offctl.analyze import analyze
-from offctl.monitor import Collector, Monitor
+from offctl.adapters import servers
+from offctl.core.analyze import analyze
+from offctl.core.monitor import Collector, Monitor
 from tests.conftest import _unavailable, storm_record
 from tests.test_serve import snapshot, start_serve, wait_for
 

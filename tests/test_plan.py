@@ -10,11 +10,11 @@ import json
 import pytest
 
 from offctl.errors import UsageError
-from offctl.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
-from offctl.plan import (CREATE, Scope, parse_duration, parse_topics, SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
+from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
+from offctl.core.plan import (CREATE, Scope, parse_duration, parse_topics, SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
                          parse_time, plan_kafka, plan_migrate, plan_restore_kafka, plan_restore_zookeeper,
                          plan_zookeeper, rewrite_offset, target_offset, verify_kafka, verify_zookeeper)
-from offctl.storm import commit_metadata_json
+from offctl.core.storm import commit_metadata_json
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
 META = commit_metadata_json("orders-1-1700000000")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from offctl.analyze import analyze, parse_snapshot
+from offctl.core.analyze import analyze, parse_snapshot
 from offctl.inspect import Selection, exit_code, read_snapshot
-from offctl.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
+from offctl.core.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
 
 
 class MemoryZk:

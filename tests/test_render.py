@@ -9,8 +9,8 @@ import json
 import pytest
 from rich.console import Console
 
-from offctl.analyze import analyze
-from offctl.model import PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.core.analyze import analyze
+from offctl.core.model import PartitionLog, Snapshot, Thresholds, ZkNode
 from offctl.render import ranges, write_report
 
 
@@ -86,7 +86,8 @@ def test_reference_pages_are_generated_from_the_code(name):
 
 
 def test_every_exit_code_an_error_carries_is_documented():
-    from offctl import errors, servers
+    from offctl import errors
+    from offctl.adapters import servers
 
     classes = [errors.OffctlError, *errors.OffctlError.__subclasses__(), servers.MissingPrerequisite]
     assert {c.exit_code for c in classes} <= set(errors.EXIT_CODES)
@@ -101,6 +102,6 @@ def test_every_exit_code_an_error_carries_is_documented():
     (-39_307_521_849_455, "0724-05-24T19:55:50.545Z"),
 ])
 def test_times_are_iso_8601_utc_to_the_millisecond(ms, text):
-    from offctl.model import iso_ms
+    from offctl.core.model import iso_ms
 
     assert iso_ms(ms) == text

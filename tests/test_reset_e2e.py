@@ -345,7 +345,7 @@ def test_bad_flags_exit_2_with_a_clear_message(cli, args, message):
 
 
 def test_unreachable_zookeeper_exits_3_and_writes_nothing(cli, tmp_path, broker):
-    from offctl.servers import free_port
+    from offctl.adapters.servers import free_port
 
     result = cli("reset", "--zk", f"127.0.0.1:{free_port()}", "--zk-root", "/r", "--spout", "s",
                  "--bootstrap-servers", broker.address, "--to", "latest", "--timeout", "1", "--execute", "--yes",
@@ -398,7 +398,7 @@ def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet, mo
     """The write is applied, then ZooKeeper stops answering the read-back: the message, exit code and audit log
     say what landed, with the backup path."""
     from offctl.errors import StoreUnavailable
-    from offctl.zookeeper import ZkStore
+    from offctl.adapters.zookeeper import ZkStore
 
     def broken(self, paths):
         raise StoreUnavailable("ZooKeeper at z did not answer a read of /x within 1s")
@@ -414,7 +414,7 @@ def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet, mo
 
 
 def test_ctrl_c_after_the_write_leaves_a_trace(cli, fleet, monkeypatch):
-    from offctl.zookeeper import ZkStore
+    from offctl.adapters.zookeeper import ZkStore
 
     def interrupted(self, paths):
         raise KeyboardInterrupt

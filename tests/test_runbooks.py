@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from offctl.findings import CATALOGUE as CODES
+from offctl.core.findings import CATALOGUE as CODES
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 

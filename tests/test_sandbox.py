@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from offctl import sandbox, servers
+from offctl import sandbox
+from offctl.adapters import servers
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 

@@ -15,10 +15,10 @@ import urllib.request
 
 import pytest
 
-from offctl import servers
-from offctl.analyze import analyze
-from offctl.model import PartitionLog, Snapshot, ZkNode
-from offctl.monitor import Collector, Monitor
+from offctl.adapters import servers
+from offctl.core.analyze import analyze
+from offctl.core.model import PartitionLog, Snapshot, ZkNode
+from offctl.core.monitor import Collector, Monitor
 from tests.conftest import storm_record
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from offctl import servers
+from offctl.adapters import servers
 from tests.conftest import fresh_copy, readme_block
 from tests.test_audit_e2e import fleet  # noqa: F401 - the same small fleet as the local-mode audit tests
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from offctl.model import KafkaCommit, ZkNode
-from offctl.storm import (
+from offctl.core.model import KafkaCommit, ZkNode
+from offctl.core.storm import (
     MAX_NODE_BYTES,
     commit_metadata_json,
     parse_commit,
@@ -172,7 +172,7 @@ def test_legacy_commit_metadata(metadata, legacy):
 
 
 # json-simple 1.1 (doc/json.lex and JSONParser.parse, the version storm's pom pins) reads more than strict JSON:
-# PartitionManager uses such records, so offctl must too (offctl/jsonsimple.py).
+# PartitionManager uses such records, so offctl must too (offctl/core/jsonsimple.py).
 T = b'"topology":{"id":"wc-1-1","name":"wc"}'
 
 

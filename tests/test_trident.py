@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from offctl.analyze import analyze_consumer
-from offctl.backup import backup_document, parse_backup
-from offctl.behaviour import SpoutProfile, StormKafka
-from offctl.model import (STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ConsumerKey, PartitionLog, Thresholds,
+from offctl.core.analyze import analyze_consumer
+from offctl.adapters.backup import backup_document, parse_backup
+from offctl.core.behaviour import SpoutProfile, StormKafka
+from offctl.core.model import (STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ConsumerKey, PartitionLog, Thresholds,
                           ZkNode)
-from offctl.plan import WRITE, Target, plan_restore_zookeeper, plan_zookeeper, rewrite_node
+from offctl.core.plan import WRITE, Target, plan_restore_zookeeper, plan_zookeeper, rewrite_node
 from offctl.sandbox import client_trident_meta, trident_meta
-from offctl.storm import newest_txid, parse_zk_node, trident_partition
+from offctl.core.storm import newest_txid, parse_zk_node, trident_partition
 
 ROOT, SID = "/transactional", "orders-stream"
 KEY = ConsumerKey(TRIDENT, SID, ROOT)
@@ -196,7 +196,7 @@ def test_the_txid_a_partition_resumes_from(children, expected):
                  id="KafkaTridentSpoutEmitter.java@v1.2.4 seek: UNCOMMITTED_* use the state"),
 ])
 def test_earliest_and_latest_ignore_trident_state(major, strategy, running, ignored):
-    from offctl.behaviour import FirstPoll
+    from offctl.core.behaviour import FirstPoll
 
     profile = SpoutProfile(first_poll=FirstPoll(strategy), client_major=major)
     n = node(client_trident_meta(20, 24, STORM_ID), client=True, folder="orders")

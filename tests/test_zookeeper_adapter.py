@@ -7,7 +7,7 @@ from kazoo.exceptions import UnimplementedError
 from kazoo.security import make_digest_acl
 
 from offctl.errors import StoreUnavailable
-from offctl.zookeeper import BATCH, ZkStore
+from offctl.adapters.zookeeper import BATCH, ZkStore
 from tests.conftest import storm_record
 
 pytestmark = pytest.mark.zookeeper

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from offctl.analyze import analyze
+from offctl.core.analyze import analyze
 from offctl.errors import UsageError
-from offctl.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
+from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
 from offctl.render import write_report
-from offctl.storm import parse_commit, parse_zk_node
+from offctl.core.storm import parse_commit, parse_zk_node
 from tests.faults.conftest import counted
 
 EXAMPLES = int(os.environ.get("OFFCTL_FAULT_EXAMPLES", "300"))
@@ -138,7 +138,7 @@ file_texts = st.one_of(
 @given(file_texts)
 @counted
 def test_any_plan_backup_or_csv_file_is_read_or_refused_with_exit_2(data):
-    from offctl.backup import load_backup, load_offsets_file
+    from offctl.adapters.backup import load_backup, load_offsets_file
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(data)
@@ -226,7 +226,7 @@ def test_the_json_renderer_writes_what_json_dumps_writes(doc):
 def test_the_fast_json_path_reads_any_node_data_as_the_storm_path_does(data):
     """load_json_simple's orjson fast path gives the value, reason and UTF-8 flag its json/json-simple path
     gives, types included (1 is not 1.0), for any bytes."""
-    from offctl.storm import load_as_storm, load_json_simple
+    from offctl.core.storm import load_as_storm, load_json_simple
 
     def typed(result):
         value, reason, utf8 = result
@@ -242,8 +242,8 @@ def test_the_fast_json_path_reads_any_node_data_as_the_storm_path_does(data):
                     max_leaves=10), st.booleans())
 @counted
 def test_the_json_simple_reader_agrees_with_strict_json_where_both_read(value, ascii_only):
-    """offctl/jsonsimple.py reads every strict JSON text to the same value Python's json does."""
-    from offctl import jsonsimple
+    """offctl/core/jsonsimple.py reads every strict JSON text to the same value Python's json does."""
+    from offctl.core import jsonsimple
 
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert jsonsimple.loads(text) == json.loads(text)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from offctl import servers
+from offctl.adapters import servers
 from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -309,11 +309,11 @@ def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
 
 
 def test_a_backup_that_fails_half_way_leaves_no_tmp_file(tmp_path, monkeypatch):
-    from offctl import backup as backup_module
+    from offctl.adapters import backup as backup_module
     from offctl.errors import WriteConflict
-    from offctl.model import ZOOKEEPER, ConsumerKey, ZkNode
-    from offctl.plan import Target, plan_zookeeper
-    from offctl.model import PartitionLog
+    from offctl.core.model import ZOOKEEPER, ConsumerKey, ZkNode
+    from offctl.core.plan import Target, plan_zookeeper
+    from offctl.core.model import PartitionLog
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0)
     plan = plan_zookeeper(ConsumerKey(ZOOKEEPER, "s", "/r"), [node], {"t": {0: PartitionLog(0, 9)}},

@@ -2,7 +2,7 @@
 
 `analyze_consumer` is the one implementation of every rule; `analyze` applies it to a snapshot, and the
 Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
-source release by release (offctl/behaviour.py, which cites each file and tag).
+source release by release (offctl/core/behaviour.py, which cites each file and tag).
 A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
 Rules run in this order for each consumer:
 
@@ -36,10 +36,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from offctl.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, client_start, configured_start,
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, client_start, configured_start,
                               ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
-from offctl.findings import finding
-from offctl.model import (
+from offctl.core.findings import finding
+from offctl.core.model import (
     KAFKA,
     STORM_KAFKA,
     STORM_KAFKA_CLIENT,
@@ -59,7 +59,7 @@ from offctl.model import (
     Thresholds,
     ranges,
 )
-from offctl.storm import parse_commit, parse_storm_id, parse_zk_node
+from offctl.core.storm import parse_commit, parse_storm_id, parse_zk_node
 
 # Kafka's legal topic names (kafka.common.Topic): a path segment that is not one cannot be a topic folder.
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")

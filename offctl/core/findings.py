@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offctl.model import ConsumerKey, Finding, Severity
+from offctl.core.model import ConsumerKey, Finding, Severity
 
 
 @dataclass(frozen=True, slots=True)

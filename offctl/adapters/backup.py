@@ -28,10 +28,10 @@ from pathlib import Path
 
 from offctl.errors import UsageError, WriteConflict
 from offctl.inputs import read_text
-from offctl.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey,
+from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey,
                           KafkaCommit, ZkNode, iso_ms)
-from offctl.plan import CREATE, Change, Plan, change_dict
-from offctl.storm import parse_zk_node
+from offctl.core.plan import CREATE, Change, Plan, change_dict
+from offctl.core.storm import parse_zk_node
 
 FORMAT = 2  # 2 adds "sha256"; format 1 (no checksum) is restored only as a hand-made file
 HAND_MADE_FLAG = "--hand-made"

@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from offctl.history import DEFAULT_WINDOW, STATUSES, Observation, evaluate
-from offctl.model import ConsumerKey, Report
+from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, evaluate
+from offctl.core.model import ConsumerKey, Report
 
 # A status as a number, for alerting (worst last): no status yet is no sample.
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, WARN 1, STALL 2, STOP 3, REWIND 4

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from offctl.errors import UsageError
-from offctl.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
+from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
                           PartitionLog, ZkNode, iso_ms)
-from offctl.analyze import applied_topics
-from offctl.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
+from offctl.core.analyze import applied_topics
+from offctl.core.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
 
 TARGETS = ("earliest", "latest", "current", "offset", "time", "shift")
 GUARDS = ("running-topology", "recent-write", "active-group")

@@ -34,8 +34,8 @@ from kazoo.protocol.serialization import (
 )
 
 from offctl.errors import StoreUnavailable, WriteConflict
-from offctl.model import STORM_KAFKA, ZkNode
-from offctl.storm import newest_txid, partition_node, trident_partition
+from offctl.core.model import STORM_KAFKA, ZkNode
+from offctl.core.storm import newest_txid, partition_node, trident_partition
 
 WINDOW = 2000  # single requests in flight
 # A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.
@@ -48,7 +48,7 @@ MAX_DEPTH = 4
 # A Stat is czxid, mzxid, ctime, mtime, version, ... (kazoo's stat_struct): mtime and version only.
 _STAT_MTIME_VERSION = struct.Struct("!24xqi")
 
-_log = logging.getLogger("offctl.zookeeper")
+_log = logging.getLogger("offctl.adapters.zookeeper")
 _log.addHandler(logging.NullHandler())
 _log.propagate = False  # kazoo's reconnect chatter must not reach stderr through the root logger
 

@@ -22,11 +22,11 @@ from offctl.audit import (FILES, AuditSettings, Tally, add_totals, chunk_outputs
                           process_name,
                           observations, partition_key, plan_chunks, read_chunk, totals_dict, with_history,
                           without_history, worst_first)
-from offctl.analyze import analyze
+from offctl.core.analyze import analyze
 from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores, spout_roots, trident_list
-from offctl.model import ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode, iso_ms
+from offctl.core.model import ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode, iso_ms
 
 # update(done, total) of a progress bar, within a context that shows it
 Track = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]

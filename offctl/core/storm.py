@@ -11,10 +11,10 @@ from functools import lru_cache
 
 import orjson
 
-from offctl.behaviour import LEGACY_METADATA
-from offctl import jsonsimple
+from offctl.core.behaviour import LEGACY_METADATA
+from offctl.core import jsonsimple
 from offctl.inputs import printable
-from offctl.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord,
+from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord,
                           ZkNode)
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.

@@ -25,9 +25,9 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, 
 from confluent_kafka.admin import AdminClient
 
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
-from offctl.model import Cluster, GroupState, KafkaCommit, PartitionLog
+from offctl.core.model import Cluster, GroupState, KafkaCommit, PartitionLog
 
-_log = logging.getLogger("offctl.kafka")
+_log = logging.getLogger("offctl.adapters.kafka")
 _log.addHandler(logging.NullHandler())
 _log.propagate = False  # librdkafka's connection chatter must not reach stderr
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from enum import IntEnum
 from functools import lru_cache
 
-from offctl.behaviour import SpoutProfile
+from offctl.core.behaviour import SpoutProfile
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
