@@ -47,11 +47,16 @@ def _reject_constant(name: str):
     raise _Rejected(f"{name} is not JSON")  # json-simple's lexer has no NaN or Infinity
 
 
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-# A run of 19 digits, found in C: every digit becomes 0, then a plain substring search (a regex scan of every
-# position cost more than orjson's whole parse).
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_ZEROS = b"0" * 19
+
+
+def _has_long_digits(data: bytes) -> bool:
+    """Whether the bytes hold a run of 19 digits, the shortest integer that can leave the long range. Found in
+    C: every digit becomes 0, then a plain substring search (a regex scan of every position cost more than
+    orjson's whole parse). JSON digits are single ASCII bytes, and U+FFFD is none, so the bytes answer for
+    their decoded text too."""
+    return _NINETEEN_ZEROS in data.translate(_DIGITS_AS_ZERO)
 
 
 def _long(text: str) -> int:
@@ -71,7 +76,7 @@ def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
     a node: `new String(bytes, "UTF-8")` (invalid bytes become U+FFFD) then JSONValue.parse."""
     if len(data) > MAX_NODE_BYTES:
         return None, f"node data is {len(data)} bytes, more than a partition record can be", True
-    if _NINETEEN_ZEROS not in data.translate(_DIGITS_AS_ZERO):
+    if not _has_long_digits(data):
         # The fast path: orjson reads strict JSON (RFC 8259) in valid UTF-8 to the value json does, and fails
         # on all else (NaN, lone surrogates, invalid bytes, a BOM, trailing data, 1e400), which then takes the
         # path below. Only integers of 19 digits or more could differ (orjson makes floats of those beyond 64
@@ -91,7 +96,7 @@ def load_as_storm(data: bytes) -> tuple[object, str | None, bool]:
         text, utf8 = data.decode("utf-8", errors="replace"), False
     try:
         # Only an integer of 19 digits or more can leave the long range: check those (rare) one by one.
-        return (_LONG_DECODER if _LONG_DIGITS.search(text) else _DECODER).decode(text), None, utf8
+        return (_LONG_DECODER if _has_long_digits(data) else _DECODER).decode(text), None, utf8
     except _Rejected as exc:
         return None, f"node data is not JSON as Storm parses it ({exc})", utf8
     except (ValueError, RecursionError):
