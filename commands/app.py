@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import sys
 from typing import Annotated, Optional
 
 import typer
 from typer.exceptions import TyperException
 
-from offctl.errors import OffctlError
+from offctl import interrupts
+from offctl.errors import Interrupted, InterruptedWrite, OffctlError
 from offctl.inputs import check_utf8, redact
 
 from offctl import __version__
@@ -19,6 +19,7 @@ from offctl import __version__
 from .audit import audit_command
 from .options import err_console
 from .inspect import inspect_command
+from .peek import peek_command
 from .reset import delete_command, migrate_command, reset_command, restore_command
 from .serve import serve_command
 from .watch import watch_command
@@ -49,6 +50,7 @@ def _root(
 
 
 app.command("inspect")(inspect_command)
+app.command("peek")(peek_command)
 app.command("reset")(reset_command)
 app.command("restore")(restore_command)
 app.command("migrate")(migrate_command)
@@ -91,13 +93,9 @@ def _usage_message(exc: TyperException, argv: list[str]) -> str:
     return message
 
 
-def _terminate(signum, frame) -> None:
-    raise KeyboardInterrupt  # SIGTERM ends offctl the way Ctrl-C does: what was under way is reported
-
-
 def main() -> None:
     argv = sys.argv[1:]
-    signal.signal(signal.SIGTERM, _terminate)
+    interrupts.install()  # SIGTERM ends offctl the way Ctrl-C does; once a write has landed, both wait for its report
     try:
         _boundary_checks(argv)
         code = app(standalone_mode=False)
@@ -112,4 +110,9 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("offctl: interrupted")
         code = 130
-    sys.exit(code if isinstance(code, int) else 0)
+    code = code if isinstance(code, int) else 0
+    interrupted = code in (Interrupted.exit_code, InterruptedWrite.exit_code)
+    if interrupts.received() and interrupts.wrote() and not interrupted:
+        err_console.print("offctl: interrupted after the change was written: what was done is reported above")
+        code = InterruptedWrite.exit_code
+    sys.exit(code)

@@ -9,16 +9,13 @@ from enum import Enum
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from offctl.audit import AuditSettings, audit, exit_code
 from offctl.config import Connection
+from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
 from offctl.inspect import Selection
-from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary, write_json_stream,
-                           write_plan_table)
 
 from .options import (AllGroups, AuditLog, BackupDir, BootstrapServers, ExpectedTopic, FailOn, FailOnOption,
-                      FirstPollOption, FirstPollStrategy, Force, Groups, IgnoreZkOffsets, KafkaConfig,
+                      CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Force, Groups, IgnoreZkOffsets, KafkaConfig,
                       KafkaConfigFile, LagThreshold, MaxOffsetBehind, NoOutOfRangeReset, QuietPeriod, Spouts,
                       StartOffset, StaticPartitions, StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout,
                       TridentRoot, Tridents, Yes, Zk, ZkAuth, ZkRoot, confirm_plans, connection, err_console,
@@ -46,6 +43,8 @@ def _progress(description: str) -> Iterator:
     if not err_console.is_terminal:
         yield lambda done, total: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tasks"),
                   TimeElapsedColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task(description, total=None)
@@ -58,8 +57,10 @@ def audit_command(
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
     ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
-    storm_kafka_client_release: StormKafkaClientRelease = "2.8.8",
+    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
     first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
+    processing_guarantee: GuaranteeOption = ProcessingGuarantee.AT_LEAST_ONCE,
+    offset_commit_period_ms: CommitPeriod = None,
     static_partitions: StaticPartitions = None,
     output: Annotated[AuditOutput, typer.Option(
         "--output", "-o", help="summary: the summary on stderr only; json: also inspect's JSON document on stdout.")] = AuditOutput.summary,
@@ -107,6 +108,12 @@ def audit_command(
       offctl audit --zk zk1:2181 --zk-root /kafka-spouts --bootstrap-servers k1:9092 \\
         --group orders-spout --out /data/offctl/audit --save-snapshot /data/offctl/snapshots
     """
+    # Spark, the repair writer and their renderers load only when an audit runs (offctl --help, inspect and
+    # the rest never pay for them)
+    from offctl.audit import AuditSettings, audit, exit_code
+    from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary,
+                               write_json_stream, write_plan_table)
+
     with reported_errors():
         if from_snapshots:
             # A snapshot audit reads no server: not the flags', not the sandbox's.
@@ -120,7 +127,8 @@ def audit_command(
             thresholds=spout_thresholds(
                              topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
                              ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
-                             first_poll_offset_strategy, static_partitions), out=out, file_format=file_format.value,
+                             first_poll_offset_strategy, static_partitions,
+             processing_guarantee, offset_commit_period_ms), out=out, file_format=file_format.value,
             save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, allowed_lag=allowed_lag, top=top,
             master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
             safety=safety(execute, quiet_period, force, backup_dir, audit_log))

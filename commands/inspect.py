@@ -7,14 +7,15 @@ from typing import Annotated
 
 import typer
 
-from offctl.inspect import Selection, exit_code, inspect
+from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+from offctl.inspect import TIME_LAG_BUDGET_S, Selection, exit_code, inspect
 from offctl.render import write_notes, write_report
 
-from .options import (AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, FirstPollOption,
+from .options import (AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee,
                       FirstPollStrategy, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold,
                       MaxOffsetBehind, NoOutOfRangeReset, OutputFormat, Spouts, StartOffset, StaticPartitions,
-                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout, TridentRoot, Tridents, Zk,
-                      ZkAuth, ZkRoot, connection, err_console, reported_errors, spout_thresholds)
+                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot,
+                      Tridents, Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors, spout_thresholds)
 
 
 def inspect_command(
@@ -23,13 +24,16 @@ def inspect_command(
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
     ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
-    storm_kafka_client_release: StormKafkaClientRelease = "2.8.8",
+    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
     first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
+    processing_guarantee: GuaranteeOption = ProcessingGuarantee.AT_LEAST_ONCE,
+    offset_commit_period_ms: CommitPeriod = None,
     static_partitions: StaticPartitions = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.table,
     fail_on: FailOnOption = FailOn.error,
     per_partition: Annotated[bool, typer.Option(
         "--per-partition", help="Table output: list every partition, not just consumers and findings.")] = False,
+    time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -50,7 +54,9 @@ def inspect_command(
                          spout_thresholds(
                              topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
                              ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
-                             first_poll_offset_strategy, static_partitions))
+                             first_poll_offset_strategy, static_partitions,
+             processing_guarantee, offset_commit_period_ms),
+                         time_lag_budget_s=time_lag_budget)
     write_report(report, output.value, sys.stdout, per_partition=per_partition)
     write_notes(report, err_console)
     raise typer.Exit(exit_code(report, fail_on.value))

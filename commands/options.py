@@ -13,7 +13,8 @@ from rich.console import Console
 
 from offctl.config import Connection, parse_kafka_config
 from offctl.errors import OffctlError
-from offctl.inputs import check_timeout, check_zk_hosts, redact, secret
+from offctl.inputs import (check_bootstrap_servers, check_quiet_period, check_timeout, check_zk_hosts, redact,
+                           secret)
 
 # Names can contain brackets: no markup. Rich honours NO_COLOR by itself.
 err_console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
@@ -75,6 +76,8 @@ def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str
         secret(zk_auth.partition(":")[2])
     if zk:
         check_zk_hosts(zk)
+    if bootstrap_servers:
+        check_bootstrap_servers(bootstrap_servers)
     check_timeout(timeout)
     return Connection(zk=zk or None, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers or None,
                       storm_root=storm_root, timeout=timeout, zk_auth=zk_auth or None,
@@ -129,8 +132,8 @@ Execute = Annotated[bool, typer.Option(
 Yes = Annotated[bool, typer.Option(
     "--yes", "-y", rich_help_panel=SAFETY, help="With --execute: do not ask for confirmation.")]
 QuietPeriod = Annotated[float, typer.Option(
-    "--quiet-period", metavar="SECONDS", min=0, rich_help_panel=SAFETY,
-    help="Refuse (recent-write) when a ZooKeeper record was written this recently.")]
+    "--quiet-period", metavar="SECONDS", rich_help_panel=SAFETY,
+    help="Refuse (recent-write) when a ZooKeeper record was written this recently (0: do not check).")]
 Force = Annotated[Optional[list[Guard]], typer.Option(
     "--force", metavar="GUARD", rich_help_panel=SAFETY, show_default=False,
     help="Override one guard (repeatable): running-topology, recent-write, active-group.")]
@@ -148,7 +151,8 @@ def safety(execute: bool, quiet_period: float, force: list[Guard] | None, backup
     from offctl.reset import Safety
 
     defaults = Safety()
-    return Safety(execute=execute, force=frozenset(g.value for g in force or ()), quiet_period_s=quiet_period,
+    return Safety(execute=execute, force=frozenset(g.value for g in force or ()),
+                  quiet_period_s=check_quiet_period(quiet_period),
                   backup_dir=backup_dir or defaults.backup_dir, audit_log=audit_log or defaults.audit_log)
 
 
@@ -206,6 +210,10 @@ MaxOffsetBehind = Annotated[Optional[int], typer.Option(
 LagThreshold = Annotated[Optional[int], typer.Option(
     "--lag-threshold", metavar="N", min=0, help="Report HIGH_LAG for lag at or above this.")]
 FailOnOption = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")]
+TimeLagBudget = Annotated[float, typer.Option(
+    "--time-lag-budget", metavar="SECONDS", min=0, max=3600, envvar="OFFCTL_TIME_LAG_BUDGET",
+    help="Seconds to spend reading the message each lagging partition resumes at, for its time lag (0: do not "
+         "read; serve and watch: at most half the interval).")]
 
 
 # --- what the user says of the spouts (offctl/core/behaviour.py): the findings say what such a spout will do ------
@@ -239,10 +247,22 @@ NoOutOfRangeReset = Annotated[bool, typer.Option(
     help="The old spouts set useStartOffsetTimeIfOffsetOutOfRange=false.")]
 StormKafkaClientRelease = Annotated[str, typer.Option(
     "--storm-kafka-client-release", metavar="VERSION", envvar="OFFCTL_STORM_KAFKA_CLIENT_RELEASE",
-    rich_help_panel=SPOUTS, help="storm-kafka-client release of the new spouts (1.0.0 to 2.x).")]
+    rich_help_panel=SPOUTS, help="storm-kafka-client release of the new spouts (1.0.0 to 2.x, 3.0.x, 3.1.x).")]
 FirstPollOption = Annotated[FirstPollStrategy, typer.Option(
     "--first-poll-offset-strategy", rich_help_panel=SPOUTS,
     help="The new spouts' FirstPollOffsetStrategy.")]
+class ProcessingGuarantee(str, Enum):
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+    AT_MOST_ONCE = "AT_MOST_ONCE"
+    NO_GUARANTEE = "NO_GUARANTEE"
+
+
+GuaranteeOption = Annotated[ProcessingGuarantee, typer.Option(
+    "--processing-guarantee", envvar="OFFCTL_PROCESSING_GUARANTEE", rich_help_panel=SPOUTS,
+    help="The new spouts' ProcessingGuarantee (storm-kafka-client 1.0.6+ and 1.1.2+): what a commit means.")]
+CommitPeriod = Annotated[Optional[int], typer.Option(
+    "--offset-commit-period-ms", metavar="MS", min=1, rich_help_panel=SPOUTS, show_default=False,
+    help="The new spouts' offset.commit.period.ms [default: the release's: 15000 in 1.0.0-1.0.2, else 30000].")]
 StaticPartitions = Annotated[Optional[list[str]], typer.Option(
     "--static-partitions", metavar="ID=LIST", rich_help_panel=SPOUTS, show_default=False,
     help="Spout ID reads only these partitions (StaticHosts), e.g. orders=0-3,7 (repeatable).")]
@@ -253,13 +273,15 @@ AllGroups = Annotated[bool, typer.Option(
 def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_behind: int | None,
                      storm_kafka_release: str, start_offset_time: str, ignore_zk_offsets: bool,
                      no_out_of_range_reset: bool, client_release: str, first_poll: FirstPollStrategy,
-                     static_partitions: list[str] | None):
+                     static_partitions: list[str] | None,
+                     guarantee: ProcessingGuarantee = ProcessingGuarantee.AT_LEAST_ONCE,
+                     commit_period_ms: int | None = None):
     """The Thresholds (topic, lag threshold, spout profile, static partitions) the flags describe."""
-    from offctl.core.behaviour import (EARLIEST_TIME, LATEST_TIME, FirstPoll, SpoutProfile, StormKafka,
-                                  StormKafkaClient)
+    from offctl.core.behaviour import (EARLIEST_TIME, GUARANTEE_RELEASES, LATEST_TIME, FirstPoll, Guarantee,
+                                       SpoutProfile, StormKafka, StormKafkaClient, default_commit_period_ms)
     from offctl.errors import UsageError
     from offctl.core.model import Thresholds
-    from offctl.core.plan import parse_partitions
+    from offctl.core.targets import parse_static_partitions
 
     try:
         line = StormKafka.of_version(storm_kafka_release)
@@ -270,6 +292,10 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
         major = StormKafkaClient.major_of(client_release)
     except ValueError as exc:
         raise UsageError(f"--storm-kafka-client-release: {exc}") from None
+    if client is StormKafkaClient.LEGACY and guarantee is not ProcessingGuarantee.AT_LEAST_ONCE:
+        raise UsageError(f"--processing-guarantee {guarantee.value}: storm-kafka-client {client_release} has no "
+                         f"ProcessingGuarantee (it came in {GUARANTEE_RELEASES}; earlier releases commit acked "
+                         f"offsets only, as AT_LEAST_ONCE)")
     times = {"earliest": EARLIEST_TIME, "latest": LATEST_TIME}
     if start_offset_time in times:
         at = times[start_offset_time]
@@ -278,15 +304,12 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
     else:
         raise UsageError(f"--start-offset-time {start_offset_time!r}: expected earliest, latest or epoch "
                          f"milliseconds")
-    static: dict[str, frozenset[int]] = {}
-    for spec in static_partitions or ():
-        spout, sep, listed = spec.rpartition("=")
-        if not sep or not spout:
-            raise UsageError(f"--static-partitions {spec!r}: expected SPOUT_ID=PARTITIONS, e.g. orders=0-3,7")
-        static[spout] = parse_partitions(listed, "--static-partitions")
+    static = parse_static_partitions(static_partitions)
     profile = SpoutProfile(storm_kafka=line, start_offset_time=at, ignore_zk_offsets=ignore_zk_offsets,
                            max_offset_behind=max_offset_behind, out_of_range_reset=not no_out_of_range_reset,
-                           client=client, first_poll=FirstPoll(first_poll.value), client_major=major)
+                           client=client, first_poll=FirstPoll(first_poll.value), client_major=major,
+                           guarantee=Guarantee(guarantee.value),
+                           commit_period_ms=commit_period_ms or default_commit_period_ms(client_release))
     return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static)
 
 

@@ -10,14 +10,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from offctl.core.plan import Scope, make_target, parse_partitions, parse_topics
+from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render import outcome_errors, write_outcome, write_outcomes
 from offctl.reset import (Outcome, ResetRequest, delete, migrate, outcome_exit_code, outcomes_exit_code, reset,
                           restore)
 
 from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
-                      KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StormRoot, Timeout, TridentRoot, Yes, Zk,
-                      ZkAuth, ZkRoot, connection, err_console, reported_errors, safety)
+                      KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StaticPartitions, StormRoot, Timeout,
+                      TridentRoot, Yes, Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors, safety)
 
 
 class To(str, Enum):
@@ -61,7 +61,7 @@ def reset_command(
     trident: Annotated[Optional[str], typer.Option(
         "--trident", metavar="TXSTATEID",
         help="A Trident spout's txStateId (the stream name), under the one --trident-root.")] = None,
-    topic: Topics = None, partitions: Partitions = None,
+    topic: Topics = None, partitions: Partitions = None, static_partitions: StaticPartitions = None,
     to: Annotated[Optional[To], typer.Option(
         "--to", help="Where to move the offsets (current: the commit as it is; the log end where there is none).")] = None,
     by_duration: Annotated[Optional[str], typer.Option(
@@ -108,7 +108,7 @@ def reset_command(
         request = ResetRequest(spout=spout, groups=tuple(group or ()), all_groups=all_groups,
                                scope=Scope(parse_topics(topic), parse_partitions(partitions)), target=target,
                                from_file=from_file, topology_id=topology_id, plain=no_storm_metadata,
-                               trident=trident)
+                               trident=trident, static_partitions=parse_static_partitions(static_partitions))
         outcomes = reset(conn, request, safety(execute, quiet_period, force, backup_dir, audit_log), confirm)
     _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 

@@ -6,14 +6,16 @@ from typing import Annotated
 
 import typer
 
-from offctl.exporter import DEFAULT_LISTEN, serve
+from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+from offctl.config import DEFAULT_LISTEN
+from offctl.inspect import TIME_LAG_BUDGET_S
 from offctl.inputs import printable
 
-from .options import (AllGroups, BootstrapServers, ExpectedTopic, FirstPollOption, FirstPollStrategy, Groups,
+from .options import (AllGroups, BootstrapServers, ExpectedTopic, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Groups,
                       IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind,
                       NoOutOfRangeReset, Spouts, StartOffset, StaticPartitions, StormKafkaClientRelease,
-                      StormKafkaRelease, StormRoot, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot, reading,
-                      err_console, reported_errors)
+                      StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
+                      err_console, reading, reported_errors)
 
 
 def serve_command(
@@ -22,8 +24,10 @@ def serve_command(
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
     ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
-    storm_kafka_client_release: StormKafkaClientRelease = "2.8.8",
+    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
     first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
+    processing_guarantee: GuaranteeOption = ProcessingGuarantee.AT_LEAST_ONCE,
+    offset_commit_period_ms: CommitPeriod = None,
     static_partitions: StaticPartitions = None,
     listen: Annotated[str, typer.Option(
         "--listen", metavar="HOST:PORT", envvar="OFFCTL_LISTEN", help="Where to serve /metrics, /healthz and "
@@ -37,6 +41,7 @@ def serve_command(
         "--allowed-lag", metavar="N", min=0, help="Lag that counts as caught up in the history status.")] = 0,
     no_partition_metrics: Annotated[bool, typer.Option(
         "--no-partition-metrics", help="Only per-consumer and exporter metrics: bounded series for huge fleets.")] = False,
+    time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -52,12 +57,16 @@ def serve_command(
       offctl serve --zk zk1:2181 --zk-root /kafka-spouts --bootstrap-servers k1:9092 \\
         --group orders-spout --listen 0.0.0.0:9717 --interval 30
     """
+    from offctl.exporter import serve  # the HTTP server and prometheus_client load only when serving
+
     with reported_errors():
         conn, selection, thresholds = reading(
             ctx, spout, group, trident, topic, all_groups, zk, zk_root, trident_root, bootstrap_servers, storm_root,
             timeout, zk_auth, kafka_config, kafka_config_file,
             (lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time, ignore_zk_offsets,
-             no_out_of_range_reset, storm_kafka_client_release, first_poll_offset_strategy, static_partitions))
+             no_out_of_range_reset, storm_kafka_client_release, first_poll_offset_strategy, static_partitions,
+             processing_guarantee, offset_commit_period_ms))
         serve(conn, selection, thresholds, listen=listen, interval_s=interval, window=window,
               allowed_lag=allowed_lag, partition_metrics=not no_partition_metrics,
+              time_lag_budget_s=time_lag_budget,
               log=lambda line: err_console.print(f"offctl serve: {printable(line)}"))

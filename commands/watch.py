@@ -6,18 +6,15 @@ import sys
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Group
-from rich.live import Live
-from rich.text import Text
+from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
 
-from offctl.exporter import watch
-from offctl.render import table_console, watch_table
+from offctl.inspect import TIME_LAG_BUDGET_S
 
-from .options import (AllGroups, BootstrapServers, ExpectedTopic, FirstPollOption, FirstPollStrategy, Groups,
+from .options import (AllGroups, BootstrapServers, ExpectedTopic, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Groups,
                       IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind,
                       NoOutOfRangeReset, Spouts, StartOffset, StaticPartitions, StormKafkaClientRelease,
-                      StormKafkaRelease, StormRoot, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot, reading,
-                      reported_errors)
+                      StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
+                      reading, reported_errors)
 
 
 def watch_command(
@@ -26,8 +23,10 @@ def watch_command(
     max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
     storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
     ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
-    storm_kafka_client_release: StormKafkaClientRelease = "2.8.8",
+    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
     first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
+    processing_guarantee: GuaranteeOption = ProcessingGuarantee.AT_LEAST_ONCE,
+    offset_commit_period_ms: CommitPeriod = None,
     static_partitions: StaticPartitions = None,
     interval: Annotated[float, typer.Option(
         "--interval", "-n", metavar="SECONDS", min=0.5, max=3600, help="Seconds between refreshes.")] = 2.0,
@@ -35,6 +34,7 @@ def watch_command(
         "--count", metavar="N", min=1, help="Stop after N refreshes (default: until Ctrl-C).")] = None,
     allowed_lag: Annotated[int, typer.Option(
         "--allowed-lag", metavar="N", min=0, help="Lag that counts as caught up in the status.")] = 0,
+    time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -48,12 +48,20 @@ def watch_command(
     Example:
       offctl watch --zk zk1:2181 --zk-root /kafka-spouts --bootstrap-servers k1:9092 --spout orders -n 5
     """
+    from rich.console import Group
+    from rich.live import Live
+    from rich.text import Text
+
+    from offctl.exporter import watch  # the exporter's modules load only when watching
+    from offctl.render import table_console, watch_table
+
     with reported_errors():
         conn, selection, thresholds = reading(
             ctx, spout, group, trident, topic, all_groups, zk, zk_root, trident_root, bootstrap_servers, storm_root,
             timeout, zk_auth, kafka_config, kafka_config_file,
             (lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time, ignore_zk_offsets,
-             no_out_of_range_reset, storm_kafka_client_release, first_poll_offset_strategy, static_partitions))
+             no_out_of_range_reset, storm_kafka_client_release, first_poll_offset_strategy, static_partitions,
+             processing_guarantee, offset_commit_period_ms))
         console = table_console(sys.stdout)
 
         def frame(report, previous, statuses, refreshed, error) -> Group:
@@ -64,8 +72,8 @@ def watch_command(
 
         if not console.is_terminal:  # piped or logged: every refresh, one after the other
             watch(conn, selection, thresholds, lambda *a: console.print(frame(*a)), interval_s=interval, count=count,
-                  allowed_lag=allowed_lag)
+                  allowed_lag=allowed_lag, time_lag_budget_s=time_lag_budget)
             return
         with Live(console=console, auto_refresh=False, transient=False) as live:
             watch(conn, selection, thresholds, lambda *a: live.update(frame(*a), refresh=True), interval_s=interval,
-                  count=count, allowed_lag=allowed_lag)
+                  count=count, allowed_lag=allowed_lag, time_lag_budget_s=time_lag_budget)

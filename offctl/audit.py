@@ -21,11 +21,12 @@ from dataclasses import dataclass, field, replace
 
 from offctl.core.analyze import analyze
 from offctl.config import Connection
-from offctl.errors import OffctlError, UsageError
-from offctl.core.history import STATUSES, Observation, evaluate
+from offctl import interrupts
+from offctl.errors import Interrupted, InterruptedWrite, OffctlError, UsageError
+from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
 from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
-from offctl.core.plan import Scope, Target
+from offctl.core.targets import Scope, Target
 from offctl.render import consumer_dict, finding_dict, partition_dict
 from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
 
@@ -125,12 +126,13 @@ def observations(snapshot: Snapshot) -> Iterator[tuple[tuple, Observation]]:
 
 
 def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int,
-                 allowed_lag: int = 0) -> dict:
+                 allowed_lag: int = 0, kafka_commit_period_ms: int = 0) -> dict:
     """The row with history_status and time_lag_s from its earlier observations and itself."""
     obs = [*earlier, observation(row)] if row["committed"] is not None else []
     tid = row["topology_id"]
     is_running = (tid in running) if running is not None and tid else None
-    h = evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag) if obs else None
+    h = evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag,
+                 commit_period_ms=commit_period_of(row["store"], kafka_commit_period_ms)) if obs else None
     return {**row, "history_status": h.status if h else None, "time_lag_s": h.time_lag_s if h else None}
 
 
@@ -279,10 +281,11 @@ def repair_request(repair: Repair) -> ResetRequest:
 
 
 def exit_code(tally: Tally, fail_on: str, repair_codes: Iterable[int] = ()) -> int:
-    """5 when a repair conflicted or failed verification, 4 when one was refused or declined, else
-    inspect's: 3 when part of a store could not be read, 1 on findings at or above `fail_on`, 0."""
+    """6 or 130 when the repairs were interrupted (after a write, or before any), 5 when a repair conflicted or
+    failed verification, 4 when one was refused or declined, else inspect's: 3 when part of a store could not
+    be read, 1 on findings at or above `fail_on`, 0."""
     codes = set(repair_codes)
-    for code in (5, 4):
+    for code in (InterruptedWrite.exit_code, Interrupted.exit_code, 5, 4):
         if code in codes:
             return code
     return findings_exit_code(bool(tally.incomplete), tally.worst(), fail_on)
@@ -355,6 +358,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("finding_codes", "string", "codes of its findings, ','-separated"),
         ("group_state", "string", "the Kafka group's state (kafka)"),
         ("members", "long", "the Kafka group's members (kafka)"),
+        ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
+        ("group_protocol", "string", "the Kafka group's protocol or assignor, as the broker names it (kafka)"),
     )),
     "topics": ("lag per topic, over every consumer reading it", (
         ("topic", "string", "the topic"),
@@ -391,7 +396,7 @@ def _writes(plan) -> list[tuple]:
 def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -> list[tuple[object, int]]:
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
     for all, then each consumer through reset's safe writer, written only if its plan is still the one shown.
-    Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others."""
+    Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others, an interrupt does."""
     dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plans: False)[0] for r in items]
     if not safety.execute:
         return [(o, outcome_exit_code(o)) for o in dry]
@@ -403,6 +408,11 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -
     for i, (item, shown) in enumerate(zip(items, dry)):
         if i not in runnable:
             done.append((shown, outcome_exit_code(shown)))
+            continue
+        if interrupts.received():  # Ctrl-C during or after an earlier repair: no more writes
+            wrote = any(o.executed for o, _ in done)
+            done.append((replace(shown, problems=("not written: interrupted (Ctrl-C or SIGTERM)",)),
+                         InterruptedWrite.exit_code if wrote else Interrupted.exit_code))
             continue
         try:
             outcome = reset(conn, repair_request(item), safety,

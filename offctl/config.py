@@ -9,6 +9,8 @@ from pathlib import Path
 from offctl.errors import UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, read_text, secret
 
+DEFAULT_LISTEN = "0.0.0.0:9717"  # offctl serve's address (the exporter's port, as Prometheus' registry of ports has it)
+
 
 @dataclass(frozen=True)
 class Connection:

@@ -39,32 +39,58 @@ class Interrupted(OffctlError):
     exit_code = 130
 
 
+class InterruptedWrite(Interrupted):
+    """Ctrl-C or SIGTERM once a write was sent: it was made, or may have been (exit 6)."""
+
+    exit_code = 6
+
+
 class SparkUnavailable(OffctlError):
     """Spark could not start, or a Spark job of the audit failed (exit 3)."""
 
     exit_code = 3
 
 
+LEFT_OUT = 7  # reset: the plan leaves a partition of its scope out (not an error: the rest is planned or written)
+
 # Every exit code of every command (spec section 3), with when it happens; docs/exit-codes.md is made from it.
 EXIT_CODES: dict[int, str] = {
     0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified; "
-       "`serve` and `watch` stopped by SIGTERM or Ctrl-C (a store they cannot read is logged, not an exit)",
+       "a reset with nothing to do (`--to current` for a group with no commits, `--execute` too: nothing is "
+       "written); `serve` and `watch` stopped by SIGTERM or Ctrl-C (a store they cannot read is logged, not an "
+       "exit)",
     1: "`inspect`, `audit`: findings at or above `--fail-on` (default `error`); `audit --repair` keeps this "
-       "meaning in a dry run too: it is an audit first (`--fail-on never` for 0)",
+       "meaning in a dry run too: it is an audit first (`--fail-on never` for 0); `peek`: a consumer named "
+       "was not found",
     2: "usage error: a wrong flag, value or combination (also a value that is not UTF-8, out of range, or a file "
-       "larger than such a file can be), a file that cannot be read or is not what it should be, a backup that "
-       "fails its checksum; nothing was written",
+       "larger than such a file can be), a file that cannot be read or is not what it should be, a backup of a "
+       "format offctl does not write or that fails its checksum (refused before any store is read), a reset of one "
+       "consumer whose selection matches no partition (`nothing matches`; but see 0); nothing was written",
     3: "a store could not be reached or read, also when only part of it could be read (the report is "
-       "partial); `audit`: also when Spark could not start or one of its jobs failed; `sandbox status`: no "
-       "sandbox running",
+       "partial); `audit`: also when Spark could not start or one of its jobs failed; `peek`: also when the "
+       "message at a selected offset could not be read within `--budget`; `sandbox status`: no sandbox running",
     4: "refused by a safety guard (running-topology, recent-write, active-group), also a dry run whose "
        "execution would be refused, and a declined confirmation; nothing was written (`audit --repair`, and "
        "`reset` over several groups: for that consumer; the others are written)",
     5: "a write conflicted (a node or commit changed since it was read: nothing was written), failed, or "
        "failed verification after writing, also when it landed but could not be read back; also when the backup "
-       "or the audit log could not be written (nothing was written). The message names the backup. `reset` over "
+       "or the audit log could not be written (nothing was written); `peek --save`: the messages could not be "
+       "written (nothing is left half-saved). The message names the backup. `reset` over "
        "several groups: the consumers after the failed one are not written, and the result says so. The most "
-       "urgent code wins: 130, 5, 3, then 4",
-    130: "interrupted (Ctrl-C or SIGTERM); during a write, the message says what may have landed and names the "
-         "backup, and the audit log records it",
+       "urgent code wins: 6, 130, 5, 3, 4, then 7",
+    6: "interrupted (Ctrl-C or SIGTERM) after a write was sent. Either the change was made: it is reported as any "
+       "write is (backup, undo line, audit-log outcome, verified or not); or the interrupt came while offctl waited "
+       "for the store's answer, and it may have been made: the message says so, names the backup and how to "
+       "check, and the audit log records it. Once the write landed, offctl finishes its report before it exits (what "
+       "it still waits for is bounded by --timeout) and a second Ctrl-C does not cut it short. `reset` over several "
+       "consumers: once one of them was written; none is written after the interrupt",
+    7: "`reset --spout`, `reset --trident`: the plan leaves a partition of its scope out, in a dry run and after "
+       "a verified write alike: a partition of the spout's topic without a record offctl can write (its records "
+       "name no one topology, the partition has no leader; a Trident state is never created), or a record it "
+       "cannot move. Its row (`left_out` in `--output json`) says why, and for a partition without a record where "
+       "the spout starts it instead; every other partition was planned, or written and verified. 2 to 6 and 130 "
+       "win over it",
+    130: "interrupted (Ctrl-C or SIGTERM) before any write was sent: nothing was written (when the backup was "
+         "already made, the message names it and the audit log records the interrupt); also during start-up, "
+         "while the command line loads: one line, never a traceback",
 }

@@ -15,14 +15,13 @@ from collections.abc import Callable
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from offctl.config import Connection
+from offctl.config import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
-from offctl.inspect import Selection, inspect
+from offctl.inspect import TIME_LAG_BUDGET_S, Selection, inspect
 from offctl.core.model import Thresholds
 from offctl.core.monitor import Collector, Monitor
 from offctl.render import dumps, report_document
 
-DEFAULT_LISTEN = "0.0.0.0:9717"
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -98,9 +97,16 @@ def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = No
     return app
 
 
+def cycle_budget(time_lag_budget_s: float, interval_s: float) -> float:
+    """The time a cycle may spend reading the messages lagging partitions resume at: the budget asked for, at most
+    half the interval, so that reads and render fit between cycles."""
+    return min(time_lag_budget_s, interval_s / 2)
+
+
 def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, listen: str = DEFAULT_LISTEN,
           interval_s: float = 30.0, window: int = 10, allowed_lag: int = 0, partition_metrics: bool = True,
-          log: Callable[[str], None] = print, stop: threading.Event | None = None) -> Monitor:
+          time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None] = print,
+          stop: threading.Event | None = None) -> Monitor:
     """Run cycles every `interval_s` and serve them until `stop` is set, SIGTERM or Ctrl-C. A cycle that cannot
     read a store is logged and counted; the server keeps serving the last good values, with their time."""
     host, port = parse_listen(listen)
@@ -115,11 +121,12 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
     thread.start()
     log(f"serving http://{host}:{server.server_port}/metrics, /healthz, /status.json every {interval_s:g}s")
     stop = stop or threading.Event()
+    budget = cycle_budget(time_lag_budget_s, interval_s)
     try:
         while not stop.is_set():
             started = time.monotonic()
             try:
-                report = inspect(conn, selection, thresholds)
+                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget)
                 monitor.update(report, time.monotonic() - started)
                 for problem in report.incomplete:
                     log(f"warning: partial read: {problem}")
@@ -141,21 +148,23 @@ Draw = Callable[[object, dict, dict, int, str | None], None]
 
 
 def watch(conn: Connection, selection: Selection, thresholds: Thresholds, draw: Draw, *, interval_s: float = 2.0,
-          count: int | None = None, window: int = 10, allowed_lag: int = 0) -> int:
+          count: int | None = None, window: int = 10, allowed_lag: int = 0,
+          time_lag_budget_s: float = TIME_LAG_BUDGET_S) -> int:
     """Inspect every `interval_s` and call draw(report, previous, statuses, refresh, error) after each: the
-    previous refresh's (committed, lag) per partition, each partition's history status. `count`: stop after
-    that many refreshes. Ctrl-C stops it. A refresh that cannot read draws the last report with the error.
-    Returns the number of refreshes."""
+    previous refresh's (committed, lag) per partition, each partition's history status and time lag. `count`:
+    stop after that many refreshes. Ctrl-C stops it. A refresh that cannot read draws the last report with the
+    error. Returns the number of refreshes."""
     monitor = Monitor(window=window, allowed_lag=allowed_lag, partition_metrics=False)
     previous: dict = {}
     shown = None
     refreshed = 0
+    budget = cycle_budget(time_lag_budget_s, interval_s)
     try:
         while count is None or refreshed < count:
             started = time.monotonic()
             error = None
             try:
-                report = inspect(conn, selection, thresholds)
+                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget)
                 monitor.update(report, time.monotonic() - started)
             except OffctlError as exc:
                 error, report = str(exc), shown

@@ -63,9 +63,30 @@ def check_timeout(seconds: float) -> float:
     return seconds
 
 
-# --- ZooKeeper connect strings ----------------------------------------------------------------------------
+def check_quiet_period(seconds: float) -> float:
+    """0 turns the recent-write check off; infinity or NaN is no period an operator can wait out (an `infs`
+    period would refuse forever), so they are refused like a negative number."""
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UsageError("--quiet-period must be a finite number of seconds, 0 or more (0: no recent-write "
+                         "check; --force recent-write overrides the check)")
+    return seconds
+
+
+# --- ZooKeeper connect strings and Kafka bootstrap servers ------------------------------------------------
 
 _HOST = re.compile(r"(?:\[(?P<v6>[0-9a-fA-F:.%]+)\]|(?P<name>[A-Za-z0-9._-]+))(?::(?P<port>[0-9]{1,5}))?")
+MAX_LABEL = 63  # a host name's label, between dots (RFC 1035 section 2.3.4)
+
+
+def _check_host_name(option: str, host: str) -> None:
+    """Refuse a host name with an empty label or one longer than 63 characters, which no resolver takes:
+    Python's (kazoo's) fails with a UnicodeError from the idna codec, librdkafka retries until --timeout."""
+    for label in host.removesuffix(".").split("."):  # a trailing dot is the DNS root, not an empty label
+        if not label:
+            raise UsageError(f"{option}: a host name has an empty label (two dots in a row, or a leading dot)")
+        if len(label) > MAX_LABEL:
+            raise UsageError(f"{option}: a host name has a label of {len(label)} characters; a host name label "
+                             f"(between dots) has at most {MAX_LABEL}")
 
 
 def check_zk_hosts(hosts: str) -> str:
@@ -81,7 +102,19 @@ def check_zk_hosts(hosts: str) -> str:
                              f"brackets, [::1]:2181)")
         if m.group("port") is not None and not 1 <= int(m.group("port")) <= 65535:
             raise UsageError(f"--zk {hosts!r}: port {m.group('port')} is not from 1 to 65535")
+        if m.group("name"):
+            _check_host_name("--zk", m.group("name"))
     return hosts
+
+
+def check_bootstrap_servers(servers: str) -> str:
+    """Kafka bootstrap servers `[protocol://]host[:port][,...]`, as librdkafka takes them: their host names
+    are checked as --zk's are. The rest is librdkafka's to judge (what it cannot reach is exit 3)."""
+    for server in servers.split(","):
+        m = _HOST.fullmatch(re.sub(r"^[A-Za-z_]+://", "", server.strip()))
+        if m and m.group("name"):
+            _check_host_name("--bootstrap-servers", m.group("name"))
+    return servers
 
 
 # --- secrets ------------------------------------------------------------------------------------------------

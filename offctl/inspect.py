@@ -6,15 +6,18 @@ import gc
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
+from offctl.core import timelag
 from offctl.core.analyze import analyze
 from offctl.config import Connection, normalize_root
-from offctl.errors import UsageError
-from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, ReadFinding, OffsetRecord,
-                          Report, Severity, Snapshot, Thresholds, ZkNode)
+from offctl.errors import OffctlError, UsageError
+from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, MessageRead,
+                               ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot, Thresholds, ZkNode)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
+
+TIME_LAG_BUDGET_S = 5.0  # inspect's default --time-lag-budget
 
 
 class SpoutStore(Protocol):
@@ -38,6 +41,8 @@ class LogStore(Protocol):
     def list_groups(self) -> list[str]: ...
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]: ...
     def group_states(self, groups: Iterable[str]) -> list[GroupState]: ...
+    def read_messages(self, positions: Iterable[Position], *, count: int = 1,
+                      budget_s: float | None = None) -> MessageRead: ...
 
 
 @dataclass(frozen=True)
@@ -245,9 +250,28 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float) -> Report:
+    """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
+    read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing: nothing is read for them. What
+    is not read is `unread` with a note, never a partial report: the offsets and lags are complete."""
+    wanted = timelag.positions(report.rows)
+    if not wanted or kafka is None:
+        return report
+    if budget_s <= 0:
+        return replace(report, time_lags=timelag.unread(wanted, "not read (--time-lag-budget 0)"))
+    try:
+        read = kafka.read_messages(wanted, budget_s=budget_s)
+    except OffctlError as exc:
+        read = MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
+    lags = timelag.measure(report.rows, read, report.captured_ms)
+    note = timelag.unread_note(lags)
+    return replace(report, time_lags=lags, notes=(*report.notes, note) if note else report.notes)
+
+
 def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
-            now_ms: int | None = None) -> Report:
-    """Read every selected spout and group, join with log offsets, and report rows and findings."""
+            now_ms: int | None = None, *, time_lag_budget_s: float = TIME_LAG_BUDGET_S) -> Report:
+    """Read every selected spout and group, join with log offsets, and report rows and findings, with the time
+    lag of the lagging partitions read within `time_lag_budget_s` seconds (0: not read)."""
     validate(conn, selection)
     roots = spout_roots(conn, selection)
     with cyclic_gc_paused():
@@ -255,4 +279,4 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
             snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
                                               now_ms if now_ms is not None else int(time.time() * 1000),
                                               trident_roots=trident_list(conn, selection))
-        return analyze(snapshot, thresholds, records)
+            return with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s)

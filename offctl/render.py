@@ -16,20 +16,23 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
 from offctl.core.findings import CATALOGUE
-from offctl.core.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, iso_ms, ranges
+from offctl.core.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, TimeLag, iso_ms, ranges
 from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, change_dict
+from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
-                    "record_topic", "used")
+                    "record_topic", "used", "time_lag_s", "time_lag_source")
 
 
-def partition_dict(row: PartitionRow) -> dict:
+def partition_dict(row: PartitionRow, lag: TimeLag | None = None) -> dict:
     """`topic` is the topic the offset is applied to (null when offctl cannot tell: a tie), `record_topic`
-    the one the record names; `used` whether the spout can use the stored offset at all."""
+    the one the record names; `used` whether the spout can use the stored offset at all. With its time `lag`
+    (timelag.time_lag), also that and where it comes from (the audit's rows have their own time lag)."""
     r = row.record
-    return {
+    d = {
         **r.key.fields(),
         "topic": row.topic, "partition": r.partition, "committed": r.committed,
         "log_start": row.log_start, "log_end": row.log_end, "lag": row.lag,
@@ -38,6 +41,9 @@ def partition_dict(row: PartitionRow) -> dict:
         "version": r.version, "modified": iso_ms(r.modified_ms), "broker": r.broker,
         "record_topic": r.topic, "used": r.malformed is None,
     }
+    if lag is not None:
+        d["time_lag_s"], d["time_lag_source"] = lag.seconds, lag.source
+    return d
 
 
 def finding_dict(f: Finding) -> dict:
@@ -50,7 +56,8 @@ def consumer_dict(c: ConsumerSummary) -> dict:
             "total_lag": c.total_lag, "max_lag": c.max_lag, "status": c.worst.label if c.worst else "ok",
             "finding_codes": list(c.finding_codes),
             "findings": dict(zip(("error", "warning", "info"), c.by_severity)),
-            "group_state": c.group_state, "members": c.members}
+            "group_state": c.group_state, "members": c.members, "group_type": c.group_type,
+            "group_protocol": c.group_protocol}
 
 
 def summary_dict(report: Report) -> dict:
@@ -72,17 +79,29 @@ def summary_dict(report: Report) -> dict:
 
 def report_document(report: Report) -> dict:
     """The `--output json` document (spec section 3); keys are snake_case and stable."""
+    lags = time_lags(report)
+    maxima = consumer_maxima(report.rows, lags)
     return {
         "captured_at": iso_ms(report.captured_ms),
-        "partitions": [partition_dict(r) for r in report.rows],
+        "partitions": [partition_dict(r, lag) for r, lag in zip(report.rows, lags)],
         "findings": [finding_dict(f) for f in report.findings],
-        "consumers": [consumer_dict(c) for c in report.consumers],
+        "consumers": [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None}
+                      for c in report.consumers],
         "summary": summary_dict(report),
         "notes": list(report.notes),
         "incomplete": list(report.incomplete),
         "checks_skipped": list(report.checks_skipped),
         "spout_settings": report.spout_settings,
+        "processing_guarantee": commits_dict(report.commits),
     }
+
+
+def commits_dict(said) -> dict | None:
+    """What the storm-kafka-client groups' commits mean (behaviour.CommitBehaviour); None without such groups."""
+    if said is None:
+        return None
+    return {"guarantee": said.guarantee, "committed_offset": said.committed, "commits": said.commits,
+            "lag": said.lag, "restart": said.restart, "out_of_range": said.out_of_range, "sources": list(said.sources)}
 
 
 def dumps(doc: object) -> str:
@@ -101,6 +120,12 @@ def dumps(doc: object) -> str:
     return json.dumps(doc, separators=(",", ":"))
 
 
+def time_lags(report: Report) -> list[TimeLag]:
+    """Each row's time lag, in the order of the rows."""
+    measured = report.time_lags
+    return [time_lag(row, measured) for row in report.rows]
+
+
 def write_json(report: Report, out: IO[str]) -> None:
     out.write(dumps(report_document(report)))
     out.write("\n")
@@ -110,8 +135,8 @@ def write_csv(report: Report, out: IO[str]) -> None:
     """One line per consumer-partition, with the codes of its findings."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow((*PARTITION_FIELDS, "findings"))
-    for row in report.rows:
-        d = partition_dict(row)
+    for row, lag in zip(report.rows, time_lags(report)):
+        d = partition_dict(row, lag)
         writer.writerow((*("" if d[k] is None else d[k] for k in PARTITION_FIELDS), ";".join(row.codes)))
 
 
@@ -132,11 +157,32 @@ def _n(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def duration(seconds: float) -> str:
+    """Seconds for people: 0s, 4.2s, 38s, 5m07s, 3h02m, 2d04h."""
+    if seconds < 59.5:
+        return "0s" if seconds == 0 else f"{seconds:.1f}s" if seconds < 9.95 else f"{seconds:.0f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h" if days else f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def time_lag_text(lag: TimeLag | None) -> str:
+    """A time lag in a table: the duration (~ when estimated), why there is none, or - without a lag."""
+    if lag is None or lag.source is None:
+        return "-"
+    if lag.seconds is None:
+        return lag.source.replace("-", " ")  # unread, no timestamp
+    return ("~" if lag.source == ESTIMATE else "") + duration(lag.seconds)
+
+
 def write_table(report: Report, console: Console, *, per_partition: bool = False) -> None:
+    lags = time_lags(report)
+    maxima = consumer_maxima(report.rows, lags)
     consumers = Table(title="Consumers", title_justify="left")
     consumers.add_column("Consumer", overflow="fold")
     consumers.add_column("Topics", overflow="fold")
-    for col in ("Partitions", "Total lag", "Max lag"):
+    for col in ("Partitions", "Total lag", "Max lag", "Max time lag"):
         consumers.add_column(col, justify="right")
     consumers.add_column("Status")
     for c in report.consumers:
@@ -144,21 +190,21 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         # the count is of findings of the worst severity only, so "error (2)" means two errors
         n = dict(zip((Severity.ERROR, Severity.WARNING, Severity.INFO), c.by_severity)).get(c.worst, 0)
         consumers.add_row(str(c.key), ",".join(c.topics), _n(c.partitions), _n(c.total_lag), _n(c.max_lag),
-                          Text(f"{label} ({n})" if n else label, style=style))
+                          time_lag_text(maxima.get(c.key)), Text(f"{label} ({n})" if n else label, style=style))
     console.print(consumers)
 
     if per_partition and report.rows:
         parts = Table(title="Partitions", title_justify="left")
         parts.add_column("Consumer", overflow="fold")
         parts.add_column("Topic", overflow="fold")
-        for col in ("Partition", "Committed", "Log start", "Log end", "Lag"):
+        for col in ("Partition", "Committed", "Log start", "Log end", "Lag", "Time lag"):
             parts.add_column(col, justify="right")
         parts.add_column("Status")
-        for row in report.rows:
+        for row, lag in zip(report.rows, lags):
             r = row.record
             label, style = _status(row.status)
             parts.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), _n(row.log_start),
-                          _n(row.log_end), _n(row.lag), Text(label, style=style))
+                          _n(row.log_end), _n(row.lag), time_lag_text(lag), Text(label, style=style))
         console.print(parts)
 
     if report.findings:
@@ -170,6 +216,12 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
     if report.spout_settings:
         console.print(f"Findings assume {report.spout_settings} (see --storm-kafka-release and the other spout "
                       f"settings)", style="dim")
+    said = commits_dict(report.commits)
+    if said:
+        console.print(f"storm-kafka-client groups under {said['guarantee']} "
+                      f"({', '.join(said['sources'])}):", style="dim")
+        for key in ("committed_offset", "commits", "lag", "restart", "out_of_range"):
+            console.print(f"  {key.replace('_', ' ')}: {said[key]}", style="dim")
 
 
 def _write_findings(findings: Iterable[Finding], console: Console) -> None:
@@ -222,10 +274,36 @@ def write_notes(report: Report, err: Console) -> None:
 # --- plans of reset, restore and migrate ----------------------------------------------------------------------
 
 
+COST_FIELDS = ("direction", "messages", "messages_up_to", "first_timestamp", "last_timestamp", "span", "cost")
+
+
+def cost_dict(cost: ChangeCost | None) -> dict:
+    """A change's cost, beside its change_dict: every key null for a change that is not written."""
+    if cost is None:
+        return dict.fromkeys(COST_FIELDS)
+    return {"direction": cost.direction, "messages": cost.messages, "messages_up_to": cost.up_to,
+            "first_timestamp": iso_ms(cost.first_ms), "last_timestamp": iso_ms(cost.last_ms), "span": cost.span,
+            "cost": describe(cost)}
+
+
+def _sum_dict(s: CostSum) -> dict:
+    return {"partitions": s.partitions, "messages": s.messages, "messages_up_to": s.up_to,
+            "first_timestamp": iso_ms(s.first_ms), "last_timestamp": iso_ms(s.last_ms), "spans_unknown": s.spans_unknown}
+
+
+def plan_cost_dict(cost: PlanCost | None) -> dict | None:
+    """A consumer's cost summed per direction, and the partitions with no previous position."""
+    if cost is None:
+        return None
+    return {**{s.direction: _sum_dict(s) for s in (cost.replay, cost.skip)},
+            "no_previous_position": cost.no_previous_position}
+
+
 def outcome_document(outcome) -> dict:
     """The `--output json` document of reset, restore and migrate (one shape for all three)."""
     plan = outcome.plan
     actions = Counter(c.action for c in plan.changes)
+    costs = plan.cost.changes if plan.cost else (None,) * len(plan.changes)
     return {
         "operation": plan.operation,
         **plan.key.fields(),
@@ -235,16 +313,18 @@ def outcome_document(outcome) -> dict:
         "mode": "execute" if outcome.executed or outcome.declined else "dry-run",
         "executed": outcome.executed,
         "declined": outcome.declined,
-        "changes": [change_dict(c) for c in plan.changes],
+        "changes": [{**change_dict(c), **cost_dict(cost)} for c, cost in zip(plan.changes, costs, strict=True)],
+        "cost": plan_cost_dict(plan.cost),
         "guards": [{"guard": g.guard, "status": g.status, "message": g.message} for g in plan.guards],
         "warnings": list(plan.warnings),
         "summary": {"write": actions[WRITE], "unchanged": actions[UNCHANGED], "skip": actions[SKIP],
-                    "delete": actions[DELETE]},
+                    "delete": actions[DELETE], "left_out": len(plan.left_out)},
         "backup": str(outcome.backup) if outcome.backup else None,
         "verified": outcome.verified,
         "problems": list(outcome.problems),
         "audit_log": str(outcome.audit_log) if outcome.audit_log else None,
         "undo": outcome.undo,
+        "undo_cost": plan_cost_dict(undo_cost(plan)) if outcome.undo else None,
         "result": outcome_result(outcome),
         "error": outcome.error,
     }
@@ -280,7 +360,7 @@ def outcomes_document(outcomes) -> dict:
     }
 
 
-_ACTION_STYLE = {"write": "bold", "unchanged": "dim", "skip": "yellow", "delete": "bold red"}
+_ACTION_STYLE = {"write": "bold", "create": "bold green", "unchanged": "dim", "skip": "yellow", "delete": "bold red"}
 _GUARD_STYLE = {"pass": "green", "refused": "bold red", "overridden": "yellow", "not-applicable": "dim"}
 
 
@@ -295,11 +375,19 @@ def write_plan_table(outcome, console: Console) -> None:
         table.add_column(col, justify="right")
     table.add_column("Action")
     table.add_column("Why", overflow="fold")
-    for c in plan.changes:
+    if plan.cost is not None:
+        table.add_column("Cost", overflow="fold")
+    costs = plan.cost.changes if plan.cost else ()
+    for i, c in enumerate(plan.changes):
         delta = "-" if c.delta is None else f"{c.delta:+,}"
+        cost = [describe(costs[i]) if costs[i] else ""] if costs else []
+        action = "create" if c.new_record else c.action  # a write that creates the node (JSON: new_record)
         table.add_row(c.topic or "?", str(c.partition), _n(c.before), _n(c.after), delta,
-                      Text(c.action, style=_ACTION_STYLE[c.action]), "; ".join(c.reasons))
+                      Text(action, style=_ACTION_STYLE[action]), "; ".join(c.reasons), *cost)
     console.print(table)
+    if plan.cost is not None and plan.writes:
+        for line in cost_lines(plan.cost):
+            console.print(f"  cost: {line}", style="bold", soft_wrap=True)
     for g in plan.guards:
         line = Text("  guard ")
         line.append(f"{g.guard:<17}", style="bold")
@@ -320,16 +408,20 @@ def outcome_lines(outcome) -> list[str]:
         return [f"nothing was written: {len(plan.refused)} guard(s) refused"]
     if outcome.declined:
         return ["not confirmed: nothing was written"]
+    if not plan.changes:  # why, when the plan says (e.g. a group with no commits)
+        return [f"nothing was written: {'; '.join(plan.warnings) or f'nothing to {plan.operation}'}"]
     if not n:
         return ["nothing to change: every selected partition is already there or skipped"]
     if not outcome.executed:
         return [f"dry run: {n} partition(s) would change; nothing was written. Add --execute to apply"]
     done = f"deleted {n} record(s)" if plan.operation == "delete" else f"wrote {n} partition(s)"
+    undo = undo_cost(plan)
+    cost = f"  # {'; '.join(cost_lines(undo, at_least_once=False))}" if undo else ""
     lines = [f"{done} of {plan.key}", f"backup: {outcome.backup}",
-             f"undo with: {outcome.undo or f'offctl restore {outcome.backup} --execute'}"]
+             f"undo with: {outcome.undo or f'offctl restore {outcome.backup} --execute'}{cost}"]
     if outcome.audit_log:
         lines.append(f"audit log: {outcome.audit_log}")
-    return lines + ([] if outcome.problems else ["verified: read back as planned"])
+    return lines + (["verified: read back as planned"] if outcome.verified else [])
 
 
 def outcome_errors(outcome) -> list[str]:
@@ -352,8 +444,8 @@ def write_outcome(outcome, fmt: str, out: IO[str], err: Console, *, plan_shown: 
     console = table_console(out)
     if not plan_shown:
         write_plan_table(outcome, console)
-    for line in outcome_lines(outcome):
-        console.print(line, soft_wrap=True)
+    for line in outcome_lines(outcome):  # a plan of no rows has no data: what happened is a note, on stderr
+        (console if outcome.plan.changes else err).print(line, soft_wrap=True)
 
 
 def write_outcomes(outcomes, fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False) -> None:
@@ -469,9 +561,10 @@ _STATUS_STYLE = {"OK": "green", "WARN": "yellow", "STALL": "bold red", "STOP": "
 
 
 def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | None]],
-                statuses: dict[tuple, tuple[str | None, float | None]], refreshed: int) -> Table:
+                statuses: dict[tuple, tuple[str | None, TimeLag]], refreshed: int) -> Table:
     """The watch view: each partition's committed offset (moving or stuck since the last refresh), lag with
-    its trend, and history status. `previous`: (committed, lag) by partition key from the last refresh."""
+    its trend, time lag (~ when estimated) and history status. `previous`: (committed, lag) by partition key
+    from the last refresh."""
     table = Table(title=f"offctl watch: {iso_ms(report.captured_ms)} (refresh {refreshed}; Ctrl-C to leave)",
                   title_justify="left")
     for col in ("Consumer", "Topic"):
@@ -479,6 +572,7 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
     for col in ("Partition", "Committed", "Moved", "Lag"):
         table.add_column(col, justify="right")
     table.add_column("Trend")
+    table.add_column("Time lag", justify="right")
     table.add_column("Status")
     table.add_column("Findings", overflow="fold")
     for row in report.rows:
@@ -491,7 +585,58 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
         else:
             sign = (row.lag > lag_before) - (row.lag < lag_before)
             trend = Text(*_TREND[sign])
-        status, _ = statuses.get(row.partition_key, (None, None))
+        status, lag = statuses.get(row.partition_key, (None, None))
         table.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), moved_text, _n(row.lag), trend,
-                      Text(status or "-", style=_STATUS_STYLE.get(status, "dim")), ", ".join(row.codes))
+                      time_lag_text(lag), Text(status or "-", style=_STATUS_STYLE.get(status, "dim")),
+                      ", ".join(row.codes))
     return table
+
+
+# --- offctl peek ---------------------------------------------------------------------------------------------
+
+
+def peek_document(result, saved: str | None = None) -> dict:
+    """peek's `--output json` document (docs/contract.md, "offctl peek")."""
+    from offctl.core.peek import peeked_dict
+
+    return {"captured_at": iso_ms(result.captured_ms), "count": result.count,
+            "partitions": [peeked_dict(p, result.captured_ms) for p in result.peeked],
+            "saved": saved, "notes": list(result.report.notes), "incomplete": list(result.report.incomplete)}
+
+
+def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> None:
+    if fmt == "json":
+        out.write(dumps(peek_document(result, saved)))
+        out.write("\n")
+        return
+    from offctl.core.peek import message_dict
+
+    console = table_console(out)
+    if not result.peeked:
+        console.print("no partition selected: every partition of these consumers is caught up (name some with "
+                      "--partitions)")
+    for p in result.peeked:
+        r = p.row
+        head = Text(f"{r.record.key}  {r.topic or '?'}/{r.record.partition}", style="bold")
+        head.append(f"  resumes at {_n(p.offset)}  log {_n(r.log_start)}-{_n(r.log_end)}  lag {_n(r.lag)}"
+                    + (f"  [{', '.join(r.codes)}]" if r.codes else ""), style="")
+        console.print(head)
+        at = p.at
+        if at is None or at.why:
+            console.print(Text(f"  {p.why if at is None else at.why}", style="yellow"))
+        for m in (at.messages if at is not None else ()):
+            d = message_dict(m, result.captured_ms)
+            age = f", {d['age_ms'] / 1000:,.0f}s ago" if d["age_ms"] is not None else ""
+            console.print(Text(f"  offset {m.offset}  {d['timestamp'] or 'no timestamp'} "
+                               f"({m.timestamp_type or 'none'}{age})  key {_size(d['key_size'])}  value "
+                               f"{_size(d['value_size'])}  headers {len(m.headers)}"))
+            console.print(Text(f"    key:   {d['key']}"))
+            console.print(Text(f"    value: {d['value']}"))
+            for h in d["headers"]:
+                console.print(Text(f"    header {h['key']}: {h['value']}"))
+    if saved:
+        console.print(Text(f"saved to {saved} (manifest.json lists every file with its sha256)"))
+
+
+def _size(n: int | None) -> str:
+    return "null" if n is None else f"{n:,} B"

@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
 from offctl.config import Connection, normalize_root
-from offctl.errors import Interrupted, OffctlError, StoreUnavailable, UsageError, WriteConflict
+from offctl import interrupts
+from offctl.errors import (LEFT_OUT, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
+                           WriteConflict)
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
-from offctl.core.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, Snapshot
-from offctl.core.plan import (GuardFacts, Plan, Scope, Target, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
-                         plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper, with_guards)
+from offctl.core.cost import cost_positions, plan_cost
+from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
+                               OffsetRecord, Position, Snapshot)
+from offctl.core.guards import GuardFacts, with_guards
+from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
+                              plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper)
+from offctl.core.targets import Scope, Target
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 
 
@@ -45,22 +51,27 @@ class Outcome:
     audit_log: Path | None = None
     notes: tuple[str, ...] = ()
     undo: str | None = None  # the command that puts the before-image back, to paste as it is
+    interrupted: bool = False  # Ctrl-C or SIGTERM came once the write had landed: reported in full, exit 6
     error: str | None = None  # in a run over several consumers: why this one was not (fully) written
     error_code: int = 0  # and the exit code that error carries
 
 
 def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> str:
-    """`offctl restore BACKUP --execute` with the flags the write needed: its servers, the guards it had to
-    force (a topology still running is still running), and its backup directory and audit log. Not a
-    --quiet-period the write relaxed: the undo checks for a live committer again, not counting offctl's own write."""
+    """`offctl restore BACKUP --execute` with every setting the write needed, so that it works pasted at once:
+    its servers (--zk also for a group: the running-topology guard reads Storm's root there), Storm's root,
+    the guards' settings (--quiet-period as given, the --force flags; a topology still running is still
+    running), and its backup directory and audit log. Secrets (--zk-auth, --kafka-config) are never printed:
+    give them as the write had them, or through OFFCTL_ZK_AUTH and OFFCTL_KAFKA_CONFIG."""
     parts = ["offctl", "restore", str(backup), "--execute"]
-    if plan.key.store in ZK_STORES and conn.zk:
+    if conn.zk:
         parts += ["--zk", conn.zk]
     if conn.bootstrap_servers:
         parts += ["--bootstrap-servers", conn.bootstrap_servers]
     if conn.storm_root != "/storm":
         parts += ["--storm-root", conn.storm_root]
     defaults = Safety()
+    if safety.quiet_period_s != defaults.quiet_period_s:
+        parts += ["--quiet-period", seconds(safety.quiet_period_s)]
     if safety.backup_dir != defaults.backup_dir:
         parts += ["--backup-dir", str(safety.backup_dir)]
     if safety.audit_log != defaults.audit_log:
@@ -68,6 +79,11 @@ def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> 
     for guard in sorted(g.guard for g in plan.guards if g.status == "overridden"):
         parts += ["--force", guard]
     return shlex.join(parts)
+
+
+def seconds(value: float) -> str:
+    """A number of seconds as an option takes it back: 0, 2.5, 3600."""
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 Confirm = Callable[[Sequence[Plan]], bool]  # shows the plans and asks once whether to write them all
@@ -81,6 +97,8 @@ class SpoutWriter(SpoutStore, Protocol):
 class LogWriter(LogStore, Protocol):
     def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]: ...
     def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> None: ...
+    def read_messages(self, positions: Iterable[Position], *, count: int = 1,
+                      budget_s: float | None = None) -> MessageRead: ...
 
 
 @dataclass(frozen=True)
@@ -95,6 +113,7 @@ class ResetRequest:
     plain: bool = False  # --no-storm-metadata
     zk_root: str | None = None  # from a --from-file plan or backup; else the one --zk-root
     trident: str | None = None  # a Trident spout's txStateId (under the one --trident-root)
+    static_partitions: Mapping[str, frozenset[int]] = field(default_factory=dict)  # StaticHosts: id -> partitions
 
     @property
     def many(self) -> bool:
@@ -149,6 +168,19 @@ def _facts(snapshot: Snapshot, conn: Connection, safety: Safety, *, topology_ids
         zk_modified_ms={n.path: n.mtime_ms for n in snapshot.zk_nodes} if zk_paths else {},
         groups=tuple(g for g in snapshot.groups if g.group in groups),
         now_ms=_now(), quiet_period_s=safety.quiet_period_s)
+
+
+def _costed(plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None) -> list[Plan]:
+    """Each plan with what its writes replay and skip (offctl.core.cost). The messages at the ends of the ranges
+    are read within --timeout; what is not read leaves counts without a time span, never a failed plan."""
+    positions = [p for plan in plans for p in cost_positions(plan, cluster)]
+    found = MessageRead()
+    if positions and kafka is not None:
+        try:
+            found = kafka.read_messages(positions)
+        except OffctlError as exc:
+            found = MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}"))
+    return [replace(plan, cost=plan_cost(plan, cluster, found)) for plan in plans]
 
 
 def _topologies(records: Iterable[OffsetRecord]) -> set[str]:
@@ -213,6 +245,12 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
                          f"Kafka groups: a ZooKeeper record keeps its own topology")
     if request.topology_id is not None and request.plain:
         raise UsageError("--topology-id writes Storm metadata and --no-storm-metadata writes none: give one")
+    consumer = request.spout if request.spout is not None else request.trident
+    if request.static_partitions and consumer is None:
+        raise UsageError("--static-partitions describes a storm-kafka spout on StaticHosts, not Kafka groups")
+    if set(request.static_partitions) - {consumer}:
+        raise UsageError("--static-partitions names another spout id: a reset moves the one spout it names "
+                         "(--static-partitions ID=LIST with the same ID)")
     return request, target, by_group
 
 
@@ -250,7 +288,7 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                 raise UsageError(f"spout id '{request.spout}' has no partition records under {roots[0]}" if trident is None
                                  else f"no Trident Kafka spout state '{trident.consumer}' under {trident.zk_root}")
             plan = plan_zookeeper(key, snapshot.zk_nodes, cluster, target, scope=scope, time_offsets=time_offsets,
-                                  captured_ms=snapshot.captured_ms)
+                                  static=request.static_partitions.get(key.consumer), captured_ms=snapshot.captured_ms)
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
             plans = [_nonempty(with_guards(plan, facts, safety.force), request)]
         else:
@@ -280,8 +318,19 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                 facts = _facts(snapshot, conn, safety, topology_ids=_topologies(group_records) | {request.topology_id},
                                zk_paths=False, groups=(group,))
                 plan = with_guards(plan, facts, safety.force)
-                plans.append(plan if request.many else _nonempty(plan, request))
+                # --to current keeps each commit: a group with none has nothing to reset, which is no mistake
+                idle = own.kind == "current" and not plan.changes and all(c.group != group for c in snapshot.commits)
+                if idle:
+                    plan = replace(plan, warnings=(f"group {group} {NO_COMMITS}", *plan.warnings))
+                plans.append(plan if request.many or idle else _nonempty(plan, request))
+        plans = _costed(plans, kafka, snapshot.cluster)
         return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many)
+
+
+# kafka-consumer-groups --reset-offsets --to-current plans nothing for such a group, and commits nothing with
+# --execute (apache/kafka ResetConsumerGroupOffsetTest.testResetOffsetsNotExistingGroup)
+NO_COMMITS = ("has no commits: nothing to reset (--to current keeps each commit as it is; to commit offsets for "
+              "the group, name the topic with --topic)")
 
 
 def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
@@ -334,7 +383,7 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=False,
                            groups=(key.consumer,))
         plan = with_guards(plan, facts, safety.force)
-        return _execute(plan, zk, kafka, conn, safety, confirm)
+        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm)
 
 
 # --- migrate -------------------------------------------------------------------------------------------------
@@ -359,7 +408,7 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
-        return _execute(plan, zk, kafka, conn, safety, confirm)
+        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm)
 
 
 # --- delete --------------------------------------------------------------------------------------------------
@@ -402,8 +451,8 @@ def _execute(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: 
 def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection,
                  safety: Safety, confirm: Confirm, *, many: bool) -> list[Outcome]:
     """One confirmation for every plan that can be written, then each through the safe writer. With `many`,
-    a consumer whose write fails is reported with its error and the ones after it are not written; with one
-    consumer the error is raised."""
+    a consumer whose write fails is reported with its error and the ones after it are not written, nor are
+    those after an interrupt; with one consumer the error is raised."""
     runnable = {i for i, p in enumerate(plans) if safety.execute and not p.refused and p.writes}
     if not runnable:
         return [Outcome(p) for p in plans]
@@ -415,8 +464,12 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
     for i, plan in enumerate(plans):
         if i not in runnable:
             outcomes.append(Outcome(plan))
+        elif failed is None and interrupts.received():  # Ctrl-C while an earlier consumer's write was reported
+            outcomes.append(Outcome(plan, error="not written: interrupted (Ctrl-C or SIGTERM)",
+                                    error_code=Interrupted.exit_code))
         elif failed is not None:
-            outcomes.append(Outcome(plan, error=f"not written: stopped after the failure on {failed_on}",
+            why = "the interrupt" if isinstance(failed, Interrupted) else "the failure"
+            outcomes.append(Outcome(plan, error=f"not written: stopped after {why} on {failed_on}",
                                     error_code=failed.exit_code))
         else:
             try:
@@ -430,56 +483,90 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
 
 
 def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety) -> Outcome:
-    backup = write_backup(plan, safety.backup_dir, _now())
     server = f"zookeeper {conn.zk}" if plan.key.store in ZK_STORES else f"kafka {conn.bootstrap_servers}"
-    trail = f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
-    try:  # the intent is on disk before the first write, or nothing is written
-        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, phase="intent"))
-    except OSError as exc:
-        raise WriteConflict(f"could not write the audit log {safety.audit_log} ({exc.strerror or exc}); nothing "
-                            f"was changed. Choose another with --audit-log") from None
 
     def failed(outcome: str) -> None:
         try:
-            append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, phase="failed",
-                                                       outcome=outcome))
+            with interrupts.deferred():
+                append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server,
+                                                           phase="failed", outcome=outcome))
         except OSError:
             pass  # the intent line is there; the message below says the rest
 
-    written = False
+    logged = sent = written = interrupted = False
     try:
+        with interrupts.deferred():  # the backup and the intent lines are written whole, a Ctrl-C or not
+            backup = write_backup(plan, safety.backup_dir, _now())
+            try:  # the intent is on disk before the first write, or nothing is written
+                append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server,
+                                                           phase="intent"))
+            except OSError as exc:
+                raise WriteConflict(f"could not write the audit log {safety.audit_log} ({exc.strerror or exc}); "
+                                    f"nothing was changed. Choose another with --audit-log") from None
+            logged = True
+        if interrupts.received():
+            raise KeyboardInterrupt  # it came while the backup was written: the store is not touched
         if plan.key.store in ZK_STORES:
+            sent = True
             zk.write_versioned([(c.path, c.after_data, c.version) for c in plan.writes])
-            written = True
-            problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
-            if plan.key.store == TRIDENT:
-                problems += _newer_txids(plan, zk)
         else:
-            problems = _write_kafka(plan, kafka)
+            _unmoved(plan, kafka)
+            sent = True
+            kafka.commit(plan.key.consumer, [(c.topic, c.partition, c.after, c.after_metadata) for c in plan.writes])
+        written = True
+        interrupts.landed()  # the store has the change: from here on an interrupt must not cut its report short
+        problems = _read_back(plan, zk, kafka)
     except WriteConflict as exc:  # its message says whether anything was written
+        if not logged:
+            raise  # no backup or no intent: it says so, and nothing was changed
         failed(str(exc))
-        raise WriteConflict(f"{exc}. {trail}") from None
+        raise WriteConflict(f"{exc}. {_trail(backup, safety)}") from None
     except StoreUnavailable as exc:
         known = ("the write was applied, but reading it back failed" if written else
-                 "the write may or may not have been applied")
+                 "the write may or may not have been applied" if sent else "nothing was written")
         failed(f"{known}: {exc}")
-        raise WriteConflict(f"{known}: {exc}. {trail}; check with offctl inspect") from None
+        raise WriteConflict(f"{known}: {exc}. {_trail(backup, safety)}; check with offctl inspect") from None
     except KeyboardInterrupt:
-        known = ("interrupted after the write was applied, before it was verified" if written else
-                 "interrupted during the write: it may or may not have been applied")
-        failed(known)
-        raise Interrupted(f"{known}. {trail}; check with offctl inspect") from None
-    notes: tuple[str, ...] = ()
+        if not logged:
+            raise  # before the backup: nothing to say but that offctl was interrupted
+        if not written:
+            interrupts.hold()  # a second Ctrl-C must not lose what follows: the audit log and the message
+            known = ("interrupted during the write: it may or may not have been applied" if sent else
+                     "interrupted before the write: nothing was written")
+            failed(known)
+            raise (InterruptedWrite if sent else Interrupted)(
+                f"{known}. {_trail(backup, safety)}" + ("; check with offctl inspect" if sent else "")) from None
+        interrupts.landed()
+        interrupted, problems = True, []
+    outcome = ("interrupted after the write was applied, before it was verified" if interrupted else
+               "verified" if not problems else "; ".join(problems))
     try:
-        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server,
-                                                   outcome="verified" if not problems else "; ".join(problems)))
-        audit = safety.audit_log
+        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, outcome=outcome))
+        audit, notes = safety.audit_log, ()
     except OSError as exc:
         audit = None
         notes = (f"the change was made but its outcome could not be appended to the audit log {safety.audit_log} "
                  f"({exc.strerror or exc}); its intent is there",)
-    return Outcome(plan, executed=True, backup=backup, verified=not problems, problems=tuple(problems),
-                   audit_log=audit, notes=notes, undo=undo_command(plan, backup, conn, safety))
+    if interrupted:
+        notes += (f"{outcome}: check it with offctl inspect",)
+    elif interrupts.received():
+        notes += ("interrupted after the write was applied: it is reported in full",)
+    return Outcome(plan, executed=True, backup=backup, verified=not problems and not interrupted,
+                   problems=tuple(problems), audit_log=audit, notes=notes,
+                   undo=undo_command(plan, backup, conn, safety), interrupted=interrupted or interrupts.received())
+
+
+def _trail(backup: Path, safety: Safety) -> str:
+    return f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
+
+
+def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None) -> list[str]:
+    """What reading the written change back finds wrong (nothing: verified)."""
+    if plan.key.store in ZK_STORES:
+        problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
+        return problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems
+    back = {(c.topic, c.partition): (c.offset, c.metadata) for c in kafka.group_commits([plan.key.consumer])}
+    return verify_kafka(plan, back)
 
 
 def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:
@@ -490,9 +577,9 @@ def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:
             for c in plan.writes if (now := newest.get(c.path.rsplit("/", 1)[0], c.path)) != c.path]
 
 
-def _write_kafka(plan: Plan, kafka: LogWriter) -> list[str]:
+def _unmoved(plan: Plan, kafka: LogWriter) -> None:
     """Kafka has no conditional commit: read the group again just before writing and abort if a planned
-    partition moved since the plan was made, then commit, then read back."""
+    partition moved since the plan was made."""
     group = plan.key.consumer
     now = {(c.topic, c.partition): c for c in kafka.group_commits([group])}
     moved = []
@@ -503,27 +590,35 @@ def _write_kafka(plan: Plan, kafka: LogWriter) -> list[str]:
             moved.append(f"{c.topic}/{c.partition} (was {c.before}, now {commit.offset if commit else 'none'})")
     if moved:
         raise WriteConflict(f"nothing was written: group {group} changed since it was read: {', '.join(moved[:10])}")
-    kafka.commit(group, [(c.topic, c.partition, c.after, c.after_metadata) for c in plan.writes])
-    back = {(c.topic, c.partition): (c.offset, c.metadata) for c in kafka.group_commits([group])}
-    return verify_kafka(plan, back)
 
 
 def outcome_exit_code(outcome: Outcome) -> int:
-    """The error's code when the write failed, 4 when a guard refused or the prompt was declined, 5 when
-    verification failed, else 0."""
+    """The error's code when the write failed, 6 when an interrupt came after the write landed, 4 when a guard
+    refused or the prompt was declined, 5 when verification failed, 7 when the plan leaves a partition of its
+    scope out, else 0."""
     if outcome.error_code:
         return outcome.error_code
+    if outcome.interrupted:
+        return InterruptedWrite.exit_code
     if outcome.plan.refused or outcome.declined:
         return 4
     if outcome.verified is False:
         return 5
+    if outcome.plan.left_out:
+        return LEFT_OUT
     return 0
 
 
-EXIT_PRIORITY = (130, 5, 3, 4)  # what an SRE must see first: interrupted, then a failed write, unread, refused
+# after an interrupt, what an SRE must see first: a failed write, unread, refused, a partition left out
+EXIT_PRIORITY = (5, 3, 4, LEFT_OUT)
 
 
 def outcomes_exit_code(outcomes: Iterable[Outcome]) -> int:
-    """The exit code of a run over several consumers: the most urgent of theirs."""
+    """The exit code of a run over several consumers: interrupted after one of them was written (6), or before
+    (130), else the most urgent of theirs."""
+    outcomes = list(outcomes)
     codes = {outcome_exit_code(o) for o in outcomes}
+    if codes & {Interrupted.exit_code, InterruptedWrite.exit_code}:
+        wrote = InterruptedWrite.exit_code in codes or any(o.executed for o in outcomes)
+        return InterruptedWrite.exit_code if wrote else Interrupted.exit_code
     return next((c for c in EXIT_PRIORITY if c in codes), max(codes, default=0))

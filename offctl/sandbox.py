@@ -13,6 +13,7 @@ from pathlib import Path
 
 from offctl.adapters import servers
 from offctl.adapters.backup import state_dir
+from offctl.core.storm import storm_kafka_record
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 
 ROOT = "/sandbox/spouts"  # the seeded zkRoot
@@ -160,14 +161,15 @@ RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-
            "reports-1-1763600000", "audit-2-1763600500",  # shared-id's two topologies run, as in its runbook
            "orders-trident-4-1763700300", "clicks-trident-6-1763700400")
 TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30)}  # partitions, messages in each
+# payments-spout is stuck on payments/1 at offset 2 (lag 8): the message there is a poison one, binary with
+# control characters (a terminal must not be driven by it) and a header, for `offctl peek` to show and save
+POISON = ("payments", 1, 2, b'{"amount": 12.5, "currency": "\x1b[31mEUR\x00\xff"}')
 
 
 def _record(topic: str, partition: int, offset: int, topology: str, broker: str) -> bytes:
     """As PartitionManager.commit writes it (v1.2.4): ImmutableMap order, json-simple's bytes."""
     host, port = broker.rsplit(":", 1)
-    return json.dumps({"topology": {"id": topology, "name": topology.rsplit("-", 2)[0]}, "offset": offset,
-                       "partition": partition, "broker": {"host": host, "port": int(port)},
-                       "topic": topic}, separators=(",", ":")).replace("/", "\\/").encode()
+    return storm_kafka_record(topology, topology.rsplit("-", 2)[0], offset, partition, host, int(port), topic)
 
 
 def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int], tuple[int, str | None]]], list[str]]:
@@ -198,7 +200,8 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
     }
     shows = [
         "/sandbox/spouts/orders-etl       healthy",
-        "/sandbox/spouts/payments-spout   lag 8 on payments/1 (HIGH_LAG with --lag-threshold 5)",
+        "/sandbox/spouts/payments-spout   lag 8 on payments/1 (HIGH_LAG with --lag-threshold 5), stuck on a "
+        "poison message at offset 2 (offctl peek --spout payments-spout)",
         "/sandbox/spouts/legacy-clicks    OFFSET_ABOVE_LOG_END, IGNORED_ZERO_OFFSET, MISSING_PARTITION, "
         "STALE_TOPOLOGY, STALE_BROKER",
         "/sandbox/spouts/shared-id        ID_COLLISION, TOPIC_MISMATCH",
@@ -307,7 +310,11 @@ def seed(sandbox: Sandbox) -> list[str]:
             partitions, messages = TOPICS[topic]
             for p in range(partitions):
                 for i in range(messages):
-                    producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p)
+                    if (topic, p, i) == POISON[:3]:
+                        producer.produce(topic, key=b"order-1042", value=POISON[3], partition=p,
+                                         headers=[("trace-id", b"\x8f\x01\x02")])
+                    else:
+                        producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p)
                     producer.flush(30)  # one record per batch: the sandbox broker miscounts batches
         for group, offsets in commits.items():
             tps = [TopicPartition(t, p, o, m) if m else TopicPartition(t, p, o) for (t, p), (o, m) in offsets.items()]

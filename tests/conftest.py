@@ -109,12 +109,16 @@ class KafkaHelper:
         raise AssertionError(f"topic {name} did not appear")
 
     def produce(self, topic: str, partition: int, count: int) -> None:
+        self.produce_records(topic, partition, [{"value": b"m%d" % i} for i in range(count)])
+
+    def produce_records(self, topic: str, partition: int, records: list[dict]) -> None:
+        """Records with the fields given (value, key, timestamp, headers), one per request."""
         from confluent_kafka import Producer
 
         if self._producer is None:
             self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 0})
-        for i in range(count):
-            self._producer.produce(topic, value=b"m%d" % i, partition=partition)
+        for record in records:
+            self._producer.produce(topic, partition=partition, **record)
             self._producer.flush(30)
 
     def filled_topic(self, name: str, partitions: int, messages: int) -> str:

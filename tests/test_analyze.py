@@ -329,6 +329,53 @@ def test_client_start(client, strategy, metadata, lag, says):
         assert any(says in f.message for f in report.findings), [f.message for f in report.findings]
 
 
+# The release given (--storm-kafka-client-release) picks the rules. 3.0.x and 3.1.x: external/storm-kafka-client/
+# src/main at master 73da988d9 (3.0.0-SNAPSHOT, the line 3.0.0 was cut from) equals v2.8.8 but for one comment;
+# the v3.0.0/v3.1.0 tags were not in the copy read (docs/storm.md).
+SNAPSHOT_3 = "73da988d9 (3.0.0-SNAPSHOT)"
+
+
+@pytest.mark.parametrize("release, strategy, metadata, lag, says", [
+    pytest.param("1.1.1", FirstPoll.UNCOMMITTED_EARLIEST, LEGACY, 49, "resumes at committed + 1 = 151",
+                 id="KafkaSpout.java@v1.1.1 doSeek: seek(committed + 1)"),
+    pytest.param("2.8.8", FirstPoll.EARLIEST, meta("other-1-1"), None, "which is not running",
+                 id="KafkaSpout.java@v2.8.8 doSeek: EARLIEST ignores another topology's commit"),
+    pytest.param("3.0.0", FirstPoll.EARLIEST, meta("other-1-1"), None, "which is not running",
+                 id=f"KafkaSpout.java@{SNAPSHOT_3} doSeek: as v2.8.8, EARLIEST ignores another topology's commit"),
+    pytest.param("3.1.0", FirstPoll.LATEST, meta(RUNNING), 50, None,
+                 id=f"CommitMetadataManager.java@{SNAPSHOT_3} isOffsetCommittedByThisTopology: own commit used"),
+    pytest.param("3.1.0", FirstPoll.UNCOMMITTED_EARLIEST, LEGACY, 50, "offset 150 is processed again",
+                 id=f"KafkaSpout.java@{SNAPSHOT_3} doSeek: a 1.1.1 commit is the next offset, not committed + 1"),
+])
+def test_client_start_by_release(release, strategy, metadata, lag, says):
+    profile = SpoutProfile(client=StormKafkaClient.of_version(release), first_poll=strategy,
+                           client_major=StormKafkaClient.major_of(release))
+    report = run([], [commit(0, 150, metadata)], cl=cluster(1), th=Thresholds(spout=profile))
+    assert report.rows[0].lag == lag
+    if says:
+        assert any(says in f.message for f in report.findings), [f.message for f in report.findings]
+
+
+@pytest.mark.parametrize("release, known", [
+    ("1.0.0", True), ("1.1.1", True), ("2.8.8", True), ("3.0.0", True), ("3.0.1", True), ("3.1.0", True),
+    ("3.2.0", False), ("4.0.0", False), ("0.10.0", False),
+])
+def test_client_releases_offctl_knows(release, known):
+    if known:
+        assert StormKafkaClient.of_version(release) is not None
+    else:
+        with pytest.raises(ValueError, match="is not a release offctl knows: 1.0.0 to 2.x, 3.0.x and 3.1.x"):
+            StormKafkaClient.of_version(release)
+
+
+def test_the_default_profile_is_the_default_release():
+    """SpoutProfile() and --storm-kafka-client-release's default describe the same spout."""
+    from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+
+    assert (SpoutProfile().client, SpoutProfile().client_major) == (
+        StormKafkaClient.of_version(CLIENT_RELEASE_DEFAULT), StormKafkaClient.major_of(CLIENT_RELEASE_DEFAULT))
+
+
 # --- static partitions, missing consumers ---------------------------------------------------------------
 
 
@@ -363,14 +410,121 @@ def slash(spout: str, folder: str, topic: str | None, partition: int = 0) -> ZkN
 @pytest.mark.parametrize("nodes, consumers, ambiguous", [
     # the records name the folder: wildcard layout, id 'team' reading topic 'orders'
     ([slash("team", "orders", "orders")], ["team"], False),
-    # the records name another topic: the folder is part of the id (committedPath: zkRoot/id/partition_N)
-    ([slash("team", "ingest", "orders")], ["team/ingest"], False),
-    # not a legal topic name: part of the id
+    # the records name another topic: still the path (PartitionManager reads committedPath, never the topic
+    # field), id 'team' reading 'ingest', and said, since id 'team/ingest' would write the same node
+    ([slash("team", "ingest", "orders")], ["team"], True),
+    # the records name another topic and the cluster has no topic 'ingress': no wildcard spout wrote the folder
+    # (DynamicBrokersReader.java@v1.2.4 lists the cluster's topics), so id 'team/ingress'
+    ([slash("team", "ingress", "orders")], ["team/ingress"], False),
+    # not a legal topic name: no wildcard spout writes it, so part of the id
     ([slash("team", "in gest", None)], ["team/in gest"], False),
     # nothing to tell: shown as the wildcard reading, and said
     ([slash("team", "ingest", None)], ["team"], True),
-], ids=["wildcard", "id with slash", "illegal topic name", "ambiguous"])
+], ids=["wildcard", "another topic: the path decides", "no such topic in the cluster", "illegal topic name",
+        "ambiguous"])
 def test_spout_ids_with_slashes(nodes, consumers, ambiguous):
     report = run(nodes, cl={**cluster(1), **cluster(1, topic="ingest")})
     assert [c.key.consumer for c in report.consumers] == consumers
     assert ("AMBIGUOUS_SPOUT_ID" in [f.code for f in report.findings]) == ambiguous
+
+
+C = "clicks"
+WILD = dict(spout="w", mtime=1000)
+
+
+# Issue 22: a wildcard spout's record that names another topic than its folder. committedPath is zkRoot + "/" +
+# id + "/" + Partition.getId(), getId() is topic + "/partition_N" for a wildcard topic, and PartitionManager
+# reads only topology.id and offset from the node (PartitionManager.java, Partition.java, v1.0.0 to v1.2.4):
+# the record is the offset of the partition its path names. (name, nodes, consumers, codes, lag of orders/0)
+WILDCARD_CASES = [
+    ("PartitionManager.java@v1.2.4: orders/partition_0 names clicks: orders/0's offset, orders/1-3 missing",
+     [rec(0, 150, topic=C, folder=T, **WILD), *(rec(p, 150, topic=C, folder=C, **WILD) for p in range(4))],
+     ["w"], [("AMBIGUOUS_SPOUT_ID", None, None), ("MISSING_PARTITION", T, 1), ("MISSING_PARTITION", T, 2),
+             ("MISSING_PARTITION", T, 3), ("TOPIC_MISMATCH", T, 0)], 50),
+    ("PartitionManager.java@v1.0.0: the same without a clicks/ folder",
+     [rec(0, 150, topic=C, folder=T, **WILD)],
+     ["w"], [("AMBIGUOUS_SPOUT_ID", None, None), ("MISSING_PARTITION", T, 1), ("MISSING_PARTITION", T, 2),
+             ("MISSING_PARTITION", T, 3), ("TOPIC_MISMATCH", T, 0)], 50),
+    ("PartitionManager.java@v1.2.4: one record of the folder names it: the layout is confirmed",
+     [rec(0, 150, topic=C, folder=T, **WILD), rec(1, 150, folder=T, **WILD)],
+     ["w"], [("MISSING_PARTITION", T, 2), ("MISSING_PARTITION", T, 3), ("TOPIC_MISMATCH", T, 0)], 50),
+    ("PartitionManager.java@v1.2.4: an unusable record in the folder is still orders/0's",
+     [rec(0, 150, folder=T, raw=b"{not json", **WILD), *(rec(p, 150, folder=T, **WILD) for p in (1, 2, 3))],
+     ["w"], [("MALFORMED_RECORD", T, 0)], None),
+]
+
+
+@pytest.mark.parametrize("nodes, consumers, expected, lag", [c[1:] for c in WILDCARD_CASES],
+                         ids=[c[0] for c in WILDCARD_CASES])
+def test_the_path_decides_the_wildcard_layout(nodes, consumers, expected, lag):
+    report = run(nodes, cl={**cluster(4), **cluster(4, topic=C)})
+    assert [c.key.consumer for c in report.consumers] == consumers
+    assert codes(report) == expected
+    (row,) = [r for r in report.rows if r.record.folder_topic == T and r.record.partition == 0]
+    assert (row.topic, row.lag) == (T, lag)
+    missing = [f for f in report.findings if f.code == "MISSING_PARTITION"]
+    assert all(f.path == f"/r/w/{T}/partition_{f.partition}" for f in missing)
+    for f in report.findings:
+        if f.code == "AMBIGUOUS_SPOUT_ID":
+            assert f.path == f"/r/w/{T}" and f"its records name '{C}', not '{T}'" in f.message
+        if f.code == "TOPIC_MISMATCH":
+            assert f"names topic '{C}' but it sits in the folder '{T}/'" in f.message
+
+
+# --- GROUP_TYPE_CONFLICT: the broker refuses or races a spout's commits to its group ----------------------------
+# Plain data for every type: the test broker (Tansu) has no KIP-848 consumer groups and no share groups.
+# KafkaSpout 1.0.6+/1.1.2+/2.x assigns (TopicAssigner.assignPartitions, v2.8.8) and commits with generation -1 and
+# no member id; 1.0.0-1.0.5 and 1.1.0-1.1.1 subscribe (KafkaSpout.subscribeKafkaConsumer v1.0.5, NamedSubscription
+# default v1.1.1). Kafka: GroupCoordinator.validateOffsetCommit (3.8.0), ConsumerGroup/ClassicGroup/ShareGroup
+# .validateOffsetCommit (group-coordinator, 3.9.0-rc3).
+def _group_report(state, profile=SpoutProfile()):
+    from offctl.core.model import GroupState
+
+    snap = Snapshot(captured_ms=0, commits=(commit(0, 100),), groups=(GroupState("g", *state),))
+    return analyze(snap, Thresholds(spout=profile))
+
+
+LEGACY_CLIENT = replace(SpoutProfile(), client=StormKafkaClient.LEGACY)
+
+
+@pytest.mark.parametrize("state, profile, says", [
+    (("stable", 2, "classic", "range"), SpoutProfile(), ["classic group with 2 members joined (state stable, "
+                                                          "protocol range)", "UNKNOWN_MEMBER_ID", "3.8.0",
+                                                          "CommitFailedException"]),
+    (("preparing_rebalance", 0, "classic", None), SpoutProfile(), ["members joined (state preparing_rebalance)"]),
+    (("stable", 1, "unknown", None), SpoutProfile(), ["unknown type (read as classic)"]),
+    (("stable", 3, "consumer", "uniform"), SpoutProfile(), ["KIP-848 consumer group with 3 members",
+                                                             "ConsumerGroup.validateOffsetCommit"]),
+    (("reconciling", 0, "consumer", None), SpoutProfile(), ["KIP-848 consumer group"]),
+    (("empty", 0, "share", None), SpoutProfile(), ["share group", "refuses every consumer offset commit"]),
+    (("stable", 2, "share", None), LEGACY_CLIENT, ["share group"]),
+    (("stable", 2, "consumer", None), LEGACY_CLIENT, ["never use"]),
+    (("stable", 2, "classic", "range"), LEGACY_CLIENT, None),  # the members are the spout's own executors
+    (("empty", 0, "classic", None), SpoutProfile(), None),
+    (("empty", 0, "consumer", None), SpoutProfile(), None),
+    (("empty", 0, "unknown", None), SpoutProfile(), None),
+    (("dead", 0, "classic", None), SpoutProfile(), None),
+], ids=["classic-members", "classic-rebalancing-unlisted", "unknown-members", "consumer-members",
+        "consumer-reconciling", "share-empty", "share-legacy", "consumer-legacy", "classic-legacy", "classic-empty",
+        "consumer-empty", "unknown-empty", "classic-dead"])
+def test_group_type_conflict(state, profile, says):
+    report = _group_report(state, profile)
+    found = [f for f in report.findings if f.code == "GROUP_TYPE_CONFLICT"]
+    (consumer,) = report.consumers
+    assert (consumer.group_state, consumer.members, consumer.group_type, consumer.group_protocol) == state
+    if says is None:
+        assert found == [] and "GROUP_TYPE_CONFLICT" not in consumer.finding_codes
+        return
+    (f,) = found
+    assert f.severity.label == "error" and f.key == ConsumerKey("kafka", "g") and f.partition is None
+    assert all(s in f.message for s in says), f.message
+    assert consumer.worst.label == "error" and "GROUP_TYPE_CONFLICT" in consumer.finding_codes
+
+
+def test_group_state_of_a_zookeeper_spout_of_the_same_name_is_not_its_own():
+    from offctl.core.model import GroupState
+
+    snap = Snapshot(captured_ms=0, zk_nodes=(rec(0, 5, spout="g"),), groups=(GroupState("g", "stable", 1, "classic"),))
+    report = analyze(snap)
+    assert not [f for f in report.findings if f.code == "GROUP_TYPE_CONFLICT"]
+    assert report.consumers[0].group_type is None

@@ -16,6 +16,8 @@ from tests.conftest import storm_record
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
 HISTORY_KEYS = ("findings", "history_status", "time_lag_s")
+# inspect's time lag from the message; the audit has its own estimate (time_lag_s, among HISTORY_KEYS)
+INSPECT_TIME_LAG = ("time_lag_s", "time_lag_source", "max_time_lag_s")
 
 
 @pytest.fixture
@@ -56,8 +58,8 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     assert inspected.exit_code == audited.exit_code == 1, audited.stderr
     i, a = inspected.json(), audited.json()
     assert _sorted(a["findings"]) == _sorted(i["findings"])
-    assert _sorted(a["partitions"], HISTORY_KEYS) == _sorted(i["partitions"])
-    assert _sorted(a["consumers"]) == _sorted(i["consumers"])
+    assert _sorted(a["partitions"], HISTORY_KEYS) == _sorted(i["partitions"], INSPECT_TIME_LAG)
+    assert _sorted(a["consumers"]) == _sorted(i["consumers"], INSPECT_TIME_LAG)
     assert {k: a["summary"][k] for k in i["summary"]} == i["summary"]
     codes = {f["code"] for f in a["findings"]}
     assert {"OFFSET_ABOVE_LOG_END", "MALFORMED_RECORD", "MISSING_PARTITION", "FOREIGN_COMMIT", "HIGH_LAG",
@@ -67,6 +69,21 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     assert t1["total_lag"] == 7 and t1["partitions"] == 5 and t1["consumers"] == 2
     # the summary on stderr names the worst consumers and the counts by code
     assert "Worst consumers" in audited.stderr and "OFFSET_ABOVE_LOG_END" in audited.stderr
+
+
+def test_a_wildcard_record_naming_another_topic_reads_as_in_inspect(cli, spark, zk, zk_server, kafka, names):
+    """Issue 22: the audit's tasks read a spout id and its topic folders together, with inspect's parser and
+    rules: <id>/orders/partition_0 naming clicks is orders/0's offset (PartitionManager.java, v1.2.4)."""
+    orders, clicks = kafka.filled_topic(names("orders"), 2, 3), kafka.filled_topic(names("clicks"), 2, 0)
+    base = f"{names.root}/{names('wild')}"
+    zk.create(f"{base}/{orders}/partition_0", storm_record(clicks, 0, 1), makepath=True)
+    zk.create(f"{base}/{clicks}/partition_0", storm_record(clicks, 0, 1), makepath=True)
+    flags = ["--zk", zk_server.address, "--zk-root", names.root, "--bootstrap-servers", kafka.bootstrap, "-o", "json"]
+    inspected, audited = cli("inspect", *flags).json(), cli("audit", *flags).json()
+    assert _sorted(audited["findings"]) == _sorted(inspected["findings"])
+    assert _sorted(audited["partitions"], HISTORY_KEYS) == _sorted(inspected["partitions"], INSPECT_TIME_LAG)
+    assert [c["consumer"] for c in audited["consumers"]] == [names("wild")]
+    assert ("TOPIC_MISMATCH", orders, 0) in {(f["code"], f["topic"], f["partition"]) for f in audited["findings"]}
 
 
 def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark, fleet, names, tmp_path):
@@ -79,30 +96,13 @@ def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark
     assert inspected.exit_code == audited.exit_code == 1, audited.stderr
     i, a = inspected.json(), audited.json()
     assert _sorted(a["findings"]) == _sorted(i["findings"])
-    assert _sorted(a["consumers"]) == _sorted(i["consumers"])
+    assert _sorted(a["consumers"]) == _sorted(i["consumers"], INSPECT_TIME_LAG)
     # the snapshot keeps the consumers that were named and not found
     offline = cli("audit", "--from-snapshots", str(tmp_path / "snaps"), *extra[-4:], "-o", "json")
     assert _sorted(offline.json()["findings"]) == _sorted(a["findings"]), offline.stderr
     codes = {f["code"] for f in a["findings"]}
     assert {"CONSUMER_NOT_FOUND", "LAG_BEYOND_MAX_OFFSET_BEHIND"} <= codes
     assert a["spout_settings"] == i["spout_settings"] and "0.9.3-0.9.7" in a["spout_settings"]
-
-
-def test_a_topic_the_broker_refuses_does_not_sink_the_other_spouts_of_its_task(cli, spark, fleet, zk):
-    """One spout names a topic the broker rejects (Invalid topic); its neighbours in the same Spark task are
-    still reported, and the refusal makes the report partial (exit 3)."""
-    flags, seeded = fleet
-    for p in range(2):
-        zk.create(f"{seeded['root']}/invalid/partition_{p}", storm_record("bad topic!", p, 1), makepath=True)
-    for i in range(10):  # 15 consumers on 2 cores: chunks of 2, so 'invalid' shares its task with 'mixed'
-        zk.create(f"{seeded['root']}/z{i}/partition_0", storm_record(seeded["t1"], 0, 10), makepath=True)
-    result = cli("audit", *flags, "-o", "json")
-    assert result.exit_code == 3, result.stderr
-    doc = result.json()
-    consumers = {c["consumer"] for c in doc["consumers"]}
-    assert {"healthy", "broken", "mixed", "invalid"} <= consumers
-    assert any("bad topic!" in n and "refused" in n for n in doc["incomplete"])
-    assert {f["code"] for f in doc["findings"] if f["consumer"] == "invalid"} >= {"UNKNOWN_TOPIC"}
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
@@ -148,12 +148,18 @@ def test_repair_moves_out_of_range_offsets_with_backup_and_versioned_writes(cli,
     [plan] = dry.json()["repair"]
     assert plan["mode"] == "dry-run" and plan["consumer"] == "broken"
     assert [(c["partition"], c["before"], c["after"], c["action"]) for c in plan["changes"]] == [(0, 50, 0, "write")]
+    # what the repair costs: the 10 messages of today's log, which the spout, past the log end, may never have read
+    [change] = plan["changes"]
+    assert (change["direction"], change["messages"], change["span"]) == ("replay", 10, "full")
+    assert change["first_timestamp"] and change["last_timestamp"] and "past the log end" in change["cost"]
+    assert plan["cost"]["replay"]["messages"] == 10 and plan["undo_cost"] is None
     assert zk.get(path)[0] == before  # a dry run writes nothing
 
     done = cli("audit", *common, "--execute", "--yes")
     assert done.exit_code == 0, done.stderr
     [applied] = done.json()["repair"]
     assert applied["executed"] and applied["verified"] and Path(applied["backup"]).is_file()
+    assert applied["undo_cost"]["skip"]["messages"] == 10  # the undo puts the spout past the log end again
     data, after_stat = zk.get(path)
     assert json.loads(data)["offset"] == 0 and after_stat.version == stat.version + 1
     # only the offset changed, byte for byte elsewhere
@@ -314,3 +320,58 @@ def test_unreachable_broker_makes_the_audit_partial(cli, spark):
     doc = result.json()
     assert doc["incomplete"] and "could not read groups g" in doc["incomplete"][0]
     assert doc["checks_skipped"] == []  # the broker was given; it failed, which `incomplete` says
+
+
+HEALTHY = "-ok \u00e9 #%\u200b"  # the healthy spouts' ids hold characters ZooKeeper allows in a node name
+
+
+@pytest.fixture
+def odd_fleet(zk, zk_server, kafka, names):
+    """Beside each spout whose records name an odd topic, in the same Spark task, a healthy spout with lag 2."""
+    topic = kafka.filled_topic(names("t"), 2, 5)
+    root, storm = names.root + "/spouts", names.root + "/storm"
+    running = "etl-1-1763700000"
+    zk.create(f"{storm}/storms/{running}", makepath=True)
+    # Names Kafka cannot have (Topic.validate, apache/kafka clients/.../common/internals/Topic.java: 1 to 249
+    # of [a-zA-Z0-9._-], not "." or ".."), a legal name of no topic, and a NUL after an existing topic's name
+    # (librdkafka reads a C string: up to the NUL, that topic).
+    odd = {"empty": "", "nul": "a\u0000b", "nul-first": "\u0000b", "space": "bad topic", "long": "x" * 250,
+           "dot": "..", "missing": names("missing"), "nul-prefix": topic + "\u0000b"}
+    for i, (what, name) in enumerate(odd.items()):
+        for p in range(2):
+            zk.create(f"{root}/{i}-{what}/partition_{p}", storm_record(name, p, 1, topology_id=running),
+                      makepath=True)
+            zk.create(f"{root}/{i}{HEALTHY}/partition_{p}", storm_record(topic, p, 3, topology_id=running),
+                      makepath=True)
+    flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka.bootstrap,
+             "--storm-root", storm]
+    return flags, {"root": root, "topic": topic, "odd": odd}
+
+
+def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, odd_fleet):
+    """Issue 22: the audit reads what inspect reads. A topic name Kafka cannot have is never sent to the
+    broker: it is a topic with no log, as in inspect's read of the whole cluster's metadata (UNKNOWN_TOPIC),
+    and the healthy spout in the same task keeps its lag. Nothing is partial: exit 1, as inspect."""
+    from offctl.audit import plan_chunks
+
+    flags, seeded = odd_fleet
+    spouts = [f"{i}-{w}" for i, w in enumerate(seeded["odd"])] + [f"{i}{HEALTHY}" for i in range(len(seeded["odd"]))]
+    # the layout this test relies on: each odd spout shares its Spark task (local[2]) with a healthy one
+    chunks = plan_chunks({seeded["root"]: sorted(spouts)}, [], spark.sparkContext.defaultParallelism)
+    assert all(len(c.spout_ids) == 2 and c.spout_ids[0].split("-")[0] == c.spout_ids[1].split("-")[0]
+               for c in chunks), chunks
+    inspected = cli("inspect", *flags, "-o", "json")
+    audited = cli("audit", *flags, "-o", "json")
+    # A task that raises fails the job in local mode (exit 3, its traceback in Spark's log): exit 1 says none did.
+    assert (audited.exit_code, inspected.exit_code) == (1, 1), audited.stderr
+    assert "Traceback" not in audited.stderr
+    i, a = inspected.json(), audited.json()
+    assert a["incomplete"] == i["incomplete"] == []
+    assert _sorted(a["findings"]) == _sorted(i["findings"])
+    assert _sorted(a["partitions"], HISTORY_KEYS) == _sorted(i["partitions"])
+    assert _sorted(a["consumers"]) == _sorted(i["consumers"])
+    lag = {(r["consumer"], r["partition"]): r["lag"] for r in a["partitions"]}
+    assert {k: v for k, v in lag.items() if k[0].endswith(HEALTHY)} == {
+        (f"{n}{HEALTHY}", p): 2 for n in range(len(seeded["odd"])) for p in range(2)}
+    unknown = {f["consumer"] for f in a["findings"] if f["code"] == "UNKNOWN_TOPIC"}
+    assert unknown == {f"{i}-{w}" for i, w in enumerate(seeded["odd"]) if w != "empty"}

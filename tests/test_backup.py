@@ -10,7 +10,8 @@ import pytest
 from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
 from offctl.errors import UsageError, WriteConflict
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
-from offctl.core.plan import Scope, Target, plan_kafka, plan_zookeeper
+from offctl.core.plan import plan_kafka, plan_zookeeper
+from offctl.core.targets import Scope, Target
 from offctl.core.storm import commit_metadata_json
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
@@ -64,7 +65,14 @@ def _signed(doc: dict) -> dict:
 
 
 @pytest.mark.parametrize("doc, message", [
-    ({"offctl_backup": 99}, "unknown format"),
+    ({"offctl_backup": 99}, r"unknown format \(offctl_backup 99\); offctl reads formats 1 and 2"),
+    # numbers offctl never writes, though Python's == takes 2.0 and true for 2 and 1
+    ({"offctl_backup": 2.0}, r"unknown format \(offctl_backup 2.0\)"),
+    ({"offctl_backup": 1.0}, r"unknown format \(offctl_backup 1.0\)"),
+    ({"offctl_backup": True}, r"unknown format \(offctl_backup true\)"),
+    ({"offctl_backup": "2"}, r'unknown format \(offctl_backup "2"\)'),
+    ({"offctl_backup": None}, r"unknown format \(offctl_backup null\)"),
+    ({"store": "kafka", "consumer": "g", "kafka": []}, r"unknown format \(offctl_backup missing\)"),
     (_signed({"offctl_backup": 2, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
               "zookeeper": [{"path": "/spouts/orders/partition_0", "partition": 0, "version": "1",
                              "data_base64": ""}]}), "version '1' is not a node version"),

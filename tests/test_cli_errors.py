@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,10 +26,22 @@ from tests.conftest import storm_record
     (("--zk", "h:1", "--zk-root", "/r", "--spout", "a//b"), "is not a spout id"),  # ids may hold "/", not "//"
     (("--zk", "h:1", "--zk-root", "/r", "--spout", "../b"), "is not a spout id"),
     (("--bootstrap-servers", "h:1", "--storm-kafka-release", "0.8.2"), "storm-kafka 0.8.2 does not exist"),
+    (("--bootstrap-servers", "h:1", "--storm-kafka-client-release", "3.2.0"),
+     "--storm-kafka-client-release: storm-kafka-client 3.2.0 is not a release offctl knows: 1.0.0 to 2.x, 3.0.x"),
+    (("--bootstrap-servers", "h:1", "--storm-kafka-client-release", "4.0.0"), "4.0.0 is not a release offctl knows"),
+    (("--bootstrap-servers", "h:1", "--storm-kafka-client-release", "three"), "is not a storm-kafka-client release"),
     (("--bootstrap-servers", "h:1", "--group", "g", "--start-offset-time", "yesterday"), "expected earliest, latest"),
     (("--bootstrap-servers", "h:1", "--group", "g", "--static-partitions", "0-3"), "expected SPOUT_ID=PARTITIONS"),
     (("--bootstrap-servers", "h:1", "--group", "g", "--static-partitions", "s=x"), "--static-partitions 'x'"),
     (("--all-groups",), "--all-groups needs --bootstrap-servers"),
+    # KafkaSpoutConfig.ProcessingGuarantee is not in v1.0.5 or v1.1.1 (from v1.0.6 and v1.1.2 on); no release has NONE
+    (("--bootstrap-servers", "h:1", "--group", "g", "--storm-kafka-client-release", "1.1.1",
+      "--processing-guarantee", "AT_MOST_ONCE"),
+     "--processing-guarantee AT_MOST_ONCE: storm-kafka-client 1.1.1 has no ProcessingGuarantee (it came in 1.0.6-1.0.7, "
+     "1.1.2+, 1.2.x, 2.x, 3.0.x and 3.1.x"),
+    (("--bootstrap-servers", "h:1", "--group", "g", "--storm-kafka-client-release", "1.0.5",
+      "--processing-guarantee", "NO_GUARANTEE"), "storm-kafka-client 1.0.5 has no ProcessingGuarantee"),
+    (("--bootstrap-servers", "h:1", "--group", "g", "--processing-guarantee", "NONE"), "'NONE' is not one of"),
     (("--bootstrap-servers", "h:1", "--group", "g", "--kafka-config", "no-equals-sign"), "expected KEY=VALUE"),
     (("--bootstrap-servers", "h:1", "--group", "g", "--kafka-config", "no.such.property=1"),
      "No such configuration property"),
@@ -34,6 +50,69 @@ def test_usage_errors_exit_2_before_connecting(cli, args, message):
     result = cli("inspect", *args)
     assert result.exit_code == 2
     assert message in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("release, env", [("3.0.0", None), ("3.1.0", None), ("2.8.8", None),
+                                          (None, {"OFFCTL_STORM_KAFKA_CLIENT_RELEASE": "3.1.0"})])
+@pytest.mark.parametrize("command", ["inspect", "audit"])  # both check the release before the selection
+def test_storm_kafka_client_3x_releases_are_accepted(cli, command, release, env):
+    """3.0.x and 3.1.x pass the release check (flag or environment); the selection check speaks instead."""
+    args = ("--storm-kafka-client-release", release) if release else ()
+    result = cli(command, "--bootstrap-servers", "h:1", *args, env=env)
+    assert result.exit_code == 2 and "nothing to inspect: give --zk-root" in result.stderr, result.stderr
+
+
+LONG_LABEL = "a" * 64 + ".example"  # one label over the 63 characters a host name label may have
+ZK_COMMANDS = {  # every command that takes --zk, with what it needs besides
+    "inspect": ["--zk-root", "/r"], "audit": ["--zk-root", "/r"], "serve": ["--zk-root", "/r"],
+    "watch": ["--zk-root", "/r", "--count", "1"], "reset": ["--zk-root", "/r", "--spout", "s", "--to", "latest"],
+    "restore": ["backup.json"], "migrate": ["--zk-root", "/r", "--spout", "s", "--group", "g"],
+    "delete": ["--zk-root", "/r", "--spout", "s", "--all-records"],
+}
+
+
+TOO_LONG = "a host name has a label of 64 characters; a host name label (between dots) has at most 63"
+EMPTY = "a host name has an empty label (two dots in a row, or a leading dot)"
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--zk", f"{LONG_LABEL}:2181", TOO_LONG),  # kazoo's resolver: UnicodeError from the idna codec, in its thread
+    ("--zk", f"h:1,{LONG_LABEL}/chroot", TOO_LONG),
+    ("--zk", "a..b:2181", EMPTY),
+    ("--zk", ".example:2181", EMPTY),
+    # librdkafka retries a name it cannot resolve until --timeout (exit 3): the same value, the same usage error
+    ("--bootstrap-servers", f"{LONG_LABEL}:9092", TOO_LONG),
+    ("--bootstrap-servers", f"h:1,SASL_SSL://{LONG_LABEL}:9093", TOO_LONG),
+    ("--bootstrap-servers", "a..b:9092", EMPTY),
+])
+@pytest.mark.parametrize("command", ZK_COMMANDS)
+def test_a_host_name_no_resolver_takes_is_a_usage_error(cli, command, option, value, message):
+    connect = ["--zk", "127.0.0.1:1", "--bootstrap-servers", "127.0.0.1:1"]
+    connect[connect.index(option) + 1] = value
+    result = cli(command, *ZK_COMMANDS[command], *connect, "--timeout", "0.5")
+    assert (result.exit_code, result.stderr, result.stdout) == (2, f"offctl: {option}: {message}\n", "")
+
+
+def test_valid_host_names_are_taken():
+    from offctl.inputs import check_bootstrap_servers, check_zk_hosts
+
+    longest = "a" * 63 + ".example."  # 63 characters is allowed, and so is a trailing dot (the DNS root)
+    for hosts in (f"{longest}:2181,10.0.0.1:2181,[::1]:2181/chroot", "zk1,zk2:2181"):
+        assert check_zk_hosts(hosts) == hosts
+    for servers in (f"PLAINTEXT://{longest}:9092,[::1]:9092,k1", "k1:9092"):
+        assert check_bootstrap_servers(servers) == servers
+
+
+@pytest.mark.parametrize("release, guarantee, env", [
+    ("1.0.6", "AT_MOST_ONCE", None), ("1.1.2", "NO_GUARANTEE", None), ("1.2.4", "AT_MOST_ONCE", None),
+    ("3.1.0", None, {"OFFCTL_PROCESSING_GUARANTEE": "AT_MOST_ONCE"}), ("1.1.1", "AT_LEAST_ONCE", None),
+])
+@pytest.mark.parametrize("command", ["inspect", "audit"])
+def test_processing_guarantee_is_accepted_where_the_release_has_it(cli, command, release, guarantee, env):
+    """KafkaSpoutConfig.ProcessingGuarantee exists in v1.0.6, v1.1.2 to v2.8.8; 1.1.1 behaves as AT_LEAST_ONCE."""
+    args = ("--processing-guarantee", guarantee) if guarantee else ()
+    result = cli(command, "--bootstrap-servers", "h:1", "--storm-kafka-client-release", release, *args, env=env)
+    assert result.exit_code == 2 and "nothing to inspect: give --zk-root" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("args", [
@@ -109,6 +188,59 @@ def test_entry_point_usage_error_has_no_traceback():
     proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--output", "xml"], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+QUIET_PERIOD_ARGS = {
+    "reset": ("reset", "--spout", "s", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers",
+              "127.0.0.1:1", "--to", "latest"),
+    "restore": ("restore", "backup.json", "--zk", "127.0.0.1:1"),
+    "delete": ("delete", "--spout", "s", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--all-records"),
+}
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "Infinity", "1e999", "nan", "NaN", "-1", "-0.5"])
+@pytest.mark.parametrize("command", sorted(QUIET_PERIOD_ARGS))
+def test_a_quiet_period_that_is_not_a_finite_number_of_seconds_is_a_usage_error(cli, command, value):
+    """Issue 22: `--quiet-period inf` was taken and refused writes "within the quiet period of infs"; NaN turned
+    the check off. Neither is a period to wait out: exit 2 before anything connects, naming the option."""
+    result = cli(*QUIET_PERIOD_ARGS[command], "--timeout", "0.5", f"--quiet-period={value}")
+    assert result.exit_code == 2, result.stderr
+    assert "--quiet-period must be a finite number of seconds, 0 or more" in result.stderr
+    assert "infs" not in result.stderr and result.stdout == ""
+
+
+def _interrupted_during_start_up(argv: list[str], after: str) -> tuple[int, str]:
+    """Start offctl, press Ctrl-C once Python has imported `after` (PYTHONPROFILEIMPORTTIME writes a line as each
+    import ends, so the moment is chosen by what has been imported, not by a clock), return its code and stderr."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    seen = b""
+    while not re.search(rb"\| +" + re.escape(after.encode()) + rb"\n", seen):
+        chunk = proc.stderr.read1(65536)
+        assert chunk, f"offctl ended before importing {after}: {seen.decode(errors='replace')[-2000:]}"
+        seen += chunk
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=60)
+    return proc.returncode, (seen + rest).decode(errors="replace")
+
+
+@pytest.mark.parametrize("entry", ["console-script", "python-m"])
+def test_ctrl_c_during_start_up_is_one_line_and_exit_130(entry):
+    """Issue 22: Ctrl-C while `offctl` imports its command line (a third of a second: Typer, rich, the store
+    clients) printed a traceback. Pressed at several moments of it, each ends with "offctl: interrupted" and 130.
+    A run that got through start-up before the signal may end 0 (the test then counts it as not landed)."""
+    argv = ([str(Path(sys.executable).with_name("offctl"))] if entry == "console-script" else
+            [sys.executable, "-m", "offctl"]) + ["inspect", "--help"]
+    landed = 0
+    for after in ("typer", "rich.console", "offctl.core.plan", "offctl.reset"):
+        code, err = _interrupted_during_start_up(argv, after)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+        started = re.search(r"\| +offctl\.commands\.app\n", err) is not None  # start-up was over
+        if started and code == 0:
+            continue  # the interrupt came after `inspect --help` had finished
+        assert code == 130 and err.endswith("offctl: interrupted\n"), (after, code, err[-3000:])
+        landed += not started
+    assert landed, "no interrupt landed during start-up"
 
 
 def test_version():
@@ -196,3 +328,14 @@ def test_shell_completion_is_offered(cli, monkeypatch):
     monkeypatch.setattr("typer.completion._get_shell_name", lambda: "bash")
     result = cli("--show-completion")
     assert result.exit_code == 0 and "complete" in result.stdout.lower()
+
+
+def test_a_command_loads_only_the_modules_it_uses():
+    """Issue 23, start-up: the command line alone (and so `offctl inspect`) loads no Spark, exporter or HTTP server
+    modules; the audit and serve commands load theirs when they run (benchmarks/bench_startup.py measures it)."""
+    probe = ("import sys, offctl.commands.app; "
+             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('pyspark', 'prometheus_client', 'wsgiref') or m in ('offctl.audit', 'offctl.adapters.spark', "
+             "'offctl.exporter', 'offctl.core.monitor'))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == []

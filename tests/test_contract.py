@@ -53,6 +53,13 @@ def test_every_documented_option_exists_and_every_reporting_option_is_documented
     assert "--force-from-start" in _section("### Spout settings")
 
 
+@pytest.mark.parametrize("command", ["inspect", "serve", "watch"])
+def test_the_time_lag_options_are_documented_and_exist(command):
+    documented = _table_keys(_section("### Time lag"))
+    assert documented and documented <= _options(command)
+    assert not documented & _options("audit")  # the audit keeps its own estimate (audit.md)
+
+
 def _document() -> dict:
     nodes = __import__("offctl.core.model", fromlist=["ZkNode"]).ZkNode
     snapshot = Snapshot(0, zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),
@@ -84,3 +91,26 @@ def test_the_findings_page_lists_every_code_and_the_contract_links_it():
 def test_readme_points_at_the_contract_in_docs():
     readme = (DOCS.parent / "README.md").read_text()
     assert "docs/contract.md" in readme and "shared/spec" not in readme
+
+
+def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
+    from offctl.core.cost import plan_cost
+    from offctl.core.model import KAFKA, ConsumerKey, MessageRead
+    from offctl.core.plan import Change, Plan
+    from offctl.render import outcome_document
+    from offctl.reset import Outcome
+
+    plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)
+    plan = Plan("reset", plan.key, plan.target, plan.changes, 0,
+                cost=plan_cost(plan, {"t": {0: PartitionLog(0, 9)}}, MessageRead()))
+    doc = outcome_document(Outcome(plan, undo="offctl restore b.json --execute"))
+    safe, costs = _section("## Safe rewrite"), _section("## What a plan costs")
+    consumer = re.search(r"One\s+consumer's document has(.*?)\n7\.", safe, re.S).group(1)
+    named = set(re.findall(r"`([a-z_]+)`", consumer))
+    cost_keys = _table_keys(costs)
+    assert set(doc) <= named and set(doc["changes"][0]) - cost_keys <= named
+    assert set(doc["changes"][0]) & cost_keys == cost_keys
+    sums = re.sub(r"\([^)]*\)", "", re.search(r"a SUM has(.*?)\.\n", costs, re.S).group(1))
+    for summed in (doc["cost"], doc["undo_cost"]):
+        assert set(summed) == {"replay", "skip", "no_previous_position"} and f'"{"no_previous_position"}"' in costs
+        assert set(summed["replay"]) == set(summed["skip"]) == set(re.findall(r"`([a-z_]+)`", sums))

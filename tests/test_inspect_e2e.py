@@ -216,3 +216,90 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(cli, zk, zk_server, kafka, broker, names):
+    """Issue 22: <id>/orders/partition_0 names clicks. PartitionManager reads committedPath = zkRoot + "/" + id +
+    "/" + Partition.getId(), getId() = topic + "/partition_N" for a wildcard topic, and takes only topology.id
+    and offset from it (PartitionManager.java, Partition.java, v1.0.0 to v1.2.4): orders/0's offset, and
+    orders/1-3 have none. No flat spout '<id>/orders' reading clicks."""
+    orders, clicks = kafka.filled_topic(names("orders"), 4, 0), kafka.filled_topic(names("clicks"), 4, 2)
+    kafka.produce(orders, 0, 5)
+    spout = names("wild")
+    base = f"{names.root}/{spout}"
+    def put(folder: str, partition: int, offset: int) -> None:  # every record names clicks
+        zk.create(f"{base}/{folder}/partition_{partition}",
+                  storm_record(clicks, partition, offset, topology_id=RUNNING_ID, broker=broker.address), makepath=True)
+
+    put(orders, 0, 3)
+    for p in range(4):
+        put(clicks, p, 2)
+    result = cli("inspect", "--zk", zk_server.address, "--zk-root", names.root, "--bootstrap-servers",
+                 broker.address, "--output", "json")
+    doc = result.json()
+    assert [c["consumer"] for c in doc["consumers"]] == [spout]
+    (row,) = [r for r in doc["partitions"] if r["topic"] == orders]
+    assert (row["consumer"], row["partition"], row["record_topic"], row["committed"], row["log_end"], row["lag"],
+            row["path"]) == (spout, 0, clicks, 3, 5, 2, f"{base}/{orders}/partition_0")
+    assert _codes(doc, spout) == [("AMBIGUOUS_SPOUT_ID", None, None), ("MISSING_PARTITION", orders, 1),
+                                  ("MISSING_PARTITION", orders, 2), ("MISSING_PARTITION", orders, 3),
+                                  ("TOPIC_MISMATCH", orders, 0)]
+    by_code = {f["code"]: f for f in doc["findings"]}
+    assert by_code["TOPIC_MISMATCH"]["path"] == f"{base}/{orders}/partition_0"
+    assert f"it sits in the folder '{orders}/'" in by_code["TOPIC_MISMATCH"]["message"]
+    assert by_code["AMBIGUOUS_SPOUT_ID"]["path"] == f"{base}/{orders}"
+    assert result.exit_code == 1, result.stderr
+
+
+def test_processing_guarantee_says_what_the_group_commits_mean(cli, kafka, broker, names):
+    """--processing-guarantee AT_MOST_ONCE: the committed offset is the next to poll (KafkaSpout.pollKafkaBroker,
+    v2.8.8; 3.1.0 follows it). Tansu drops commit metadata, so the commits read as FOREIGN_COMMIT; the default
+    UNCOMMITTED_EARLIEST resumes from them all the same (the metadata-dependent parts: tests/test_guarantee.py)."""
+    topic, group = names("polled"), names("most-once")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, 0, 4)
+    kafka.commit(group, topic, {0: 1})
+    args = ("inspect", "--bootstrap-servers", broker.address, "--group", group, "--storm-kafka-client-release",
+            "3.1.0", "--processing-guarantee", "AT_MOST_ONCE")
+    doc = cli(*args, "--output", "json").json()
+    said = doc["processing_guarantee"]
+    assert said["guarantee"] == "AT_MOST_ONCE" and "next offset to poll" in said["committed_offset"]
+    assert "right after each poll" in said["commits"] and "not yet polled" in said["lag"]
+    assert "never processed" in said["restart"] and "KafkaSpout.java@v2.8.8" in said["sources"]
+    assert [(r["committed"], r["lag"]) for r in doc["partitions"]] == [(1, 3)]  # 3 messages not yet polled
+    assert "processingGuarantee=AT_MOST_ONCE" in doc["spout_settings"]
+    table = cli(*args)
+    assert "storm-kafka-client groups under AT_MOST_ONCE" in table.stdout
+    assert "committed offset: the consumer's position after the last poll" in table.stdout
+    default = cli("inspect", "--bootstrap-servers", broker.address, "--group", group, "--output", "json").json()
+    assert default["processing_guarantee"]["guarantee"] == "AT_LEAST_ONCE"
+
+
+def test_a_group_another_consumer_joined_is_a_group_type_conflict(cli, kafka, broker, names):
+    """A spout's group (Storm commit metadata) that a real confluent-kafka consumer joined with subscribe():
+    the broker refuses the spout's generation -1 commits while the member is there, so inspect reports
+    GROUP_TYPE_CONFLICT (error, exit 1) with the group's type, state and members in the consumer's JSON. With
+    --storm-kafka-client-release 1.1.1 (whose default NamedSubscription subscribes) the member may be the spout
+    itself: no finding. Tansu has no KIP-848 or share groups: those are test_analyze's plain-data cases."""
+    from tests.test_reset_e2e import joined
+
+    topic = kafka.filled_topic(names("orders"), 1, 3)
+    group = names("group")
+    kafka.commit(group, topic, {0: 2}, json.dumps({"topologyId": RUNNING_ID, "taskId": 1, "threadName": "t"}))
+    base = ("inspect", "--bootstrap-servers", broker.address, "--group", group, "--output", "json")
+    before = cli(*base)
+    with joined(kafka, broker, group, topic):
+        during = cli(*base)
+        legacy = cli(*base, "--storm-kafka-client-release", "1.1.1")
+    assert before.exit_code == 0, before.stderr
+    assert during.exit_code == 1, during.stderr
+    doc = during.json()
+    (conflict,) = [f for f in doc["findings"] if f["code"] == "GROUP_TYPE_CONFLICT"]
+    assert conflict["severity"] == "error" and conflict["consumer"] == group
+    assert "classic group with" in conflict["message"] and "UNKNOWN_MEMBER_ID" in conflict["message"]
+    (consumer,) = doc["consumers"]
+    assert (consumer["group_type"], consumer["group_state"], consumer["status"]) == ("classic", "stable", "error")
+    assert "group_protocol" in consumer and "members" in consumer
+    assert before.json()["consumers"][0]["group_type"] == "classic"
+    assert legacy.exit_code == 0, legacy.stderr
+    assert "GROUP_TYPE_CONFLICT" not in legacy.json()["summary"]["by_code"]

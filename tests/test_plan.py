@@ -11,10 +11,13 @@ import pytest
 
 from offctl.errors import UsageError
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
-from offctl.core.plan import (CREATE, Scope, parse_duration, parse_topics, SKIP, UNCHANGED, WRITE, GuardFacts, Target, check_guards, make_target, parse_partitions,
-                         parse_time, plan_kafka, plan_migrate, plan_restore_kafka, plan_restore_zookeeper,
-                         plan_zookeeper, rewrite_offset, target_offset, verify_kafka, verify_zookeeper)
-from offctl.core.storm import commit_metadata_json
+from offctl.core.guards import GuardFacts, check_guards
+from offctl.core.plan import (CREATE, SKIP, UNCHANGED, WRITE, plan_kafka, plan_migrate, plan_restore_kafka,
+                              plan_restore_zookeeper, plan_zookeeper, target_offset, verify_kafka, verify_zookeeper)
+from offctl.core.rewrite import rewrite_offset
+from offctl.core.targets import (Scope, Target, make_target, parse_duration, parse_partitions, parse_time,
+                                 parse_topics)
+from offctl.core.storm import commit_metadata_json, storm_kafka_record
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
 META = commit_metadata_json("orders-1-1700000000")
@@ -32,7 +35,7 @@ def storm(partition: int, offset: int, topic: str = "t") -> str:
             '"broker":{"host":"k1","port":9092},"topic":"%s","x-extra":"a\\/b"}' % (offset, partition, topic))
 
 
-CLUSTER = {"t": {0: PartitionLog(10, 100), 1: PartitionLog(10, 100), 2: PartitionLog(0, 5)}}
+CLUSTER = {"t": {0: PartitionLog(10, 100, "k1:9092"), 1: PartitionLog(10, 100, "k2:9092"), 2: PartitionLog(0, 5, "k1:9092")}}
 
 
 # --- rewriting only the offset ---------------------------------------------------------------------------
@@ -130,7 +133,8 @@ def test_time_reset_plans_from_the_lookup_per_partition():
     nodes = [node(0, storm(0, 50)), node(1, storm(1, 60))]
     plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("time", at_ms=1_700_000_000_000),
                           time_offsets={("t", 0): 20, ("t", 1): None})
-    assert [(c.partition, c.after) for c in plan.changes] == [(0, 20), (1, 100)]
+    # partition 2 has no record: created at the target (no message that late: the log end)
+    assert [(c.partition, c.after) for c in plan.changes] == [(0, 20), (1, 100), (2, 5)]
 
 
 def test_file_target_skips_partitions_not_in_the_file():
@@ -158,9 +162,9 @@ def test_zookeeper_plan_skips_unknown_topics_and_partitions_and_missing_records(
     assert "topic gone does not exist" in gone.changes[0].reasons
     nodes = [node(0, storm(0, 50)), node(7, storm(7, 5))]
     plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), scope=Scope(partitions=frozenset({1, 7, 9, 10})))
-    assert [(c.partition, c.action) for c in plan.changes] == [(7, SKIP), (1, SKIP)]
-    assert "partition 7 does not exist in t" in plan.changes[0].reasons[0]
-    assert "no record for this partition" in plan.changes[1].reasons[0]
+    assert [(c.partition, c.action) for c in plan.changes] == [(1, WRITE), (7, SKIP)]
+    assert plan.changes[0].new_record and "no record: created" in plan.changes[0].reasons[0]
+    assert "partition 7 does not exist in t" in plan.changes[1].reasons[0] and not plan.changes[1].left_out
     # partitions the topic does not have: one line, not a row each
     assert plan.warnings[0] == "t has no partition 9-10 (it has 3): left out"
 
@@ -184,15 +188,159 @@ def test_zookeeper_plan_narrows_by_topic_and_partitions():
 def test_malformed_record_gets_only_its_offset_rewritten_or_is_skipped():
     bad_offset = '{"topic":"t","partition":0,"offset":"x"}'
     plan = plan_zookeeper(SPOUT, [node(0, bad_offset), node(1, b"\x00garbage")], CLUSTER, Target("offset", offset=20))
-    fixed, garbage = plan.changes
+    fixed, garbage, unrecorded = plan.changes
     assert fixed.action == WRITE and fixed.after_data == b'{"topic":"t","partition":0,"offset":20}'
     assert "the spout cannot use this record" in fixed.reasons[0]
-    assert garbage.action == SKIP  # no topic to bound the target by
+    assert garbage.action == SKIP and garbage.left_out  # not a JSON object: nothing to rewrite
+    # no usable record to take the topology from: partition 2 is left out, saying where the spout starts it
+    assert unrecorded.action == SKIP and unrecorded.left_out and "every one is malformed" in unrecorded.reasons[0]
 
 
 def test_shift_of_a_malformed_record_is_skipped():
     plan = plan_zookeeper(SPOUT, [node(0, '{"topic":"t","partition":0}')], CLUSTER, Target("shift", by=1))
     assert plan.changes[0].action == SKIP and "no valid committed offset" in plan.changes[0].reasons[-1]
+
+
+# --- every partition in the plan: a partition without a record (issue 20) ---------------------------------------
+
+TOPOLOGY_ID = "orders-1-1700000000"
+
+
+def record(partition: int, offset: int, topic: str = "t", *, storm_id: str = TOPOLOGY_ID, name: str = "orders",
+           broker: str = "k1:9092") -> str:
+    host, port = broker.rsplit(":", 1)
+    return ('{"topology":{"id":"%s","name":"%s"},"offset":%d,"partition":%d,"broker":{"host":"%s","port":%s},'
+            '"topic":"%s"}' % (storm_id, name, offset, partition, host, port, topic))
+
+
+@pytest.mark.parametrize("value, written", [
+    pytest.param("orders", '"orders"', id="plain"),
+    pytest.param("a/b", '"a\\/b"', id="slash escaped"),
+    pytest.param('q"b\\', '"q\\"b\\\\"', id="quote and backslash"),
+    pytest.param("\b\f\n\r\t", '"\\b\\f\\n\\r\\t"', id="short escapes"),
+    pytest.param("\x01\x1f\x7f\x9f\u2028\u20ff", '"\\u0001\\u001F\\u007F\\u009F\\u2028\\u20FF"',
+                 id="u escapes, upper-case hex"),
+    pytest.param("\u00e9\u2100\U0001f600", '"\u00e9\u2100\U0001f600"', id="other characters as they are"),
+])
+def test_a_new_record_is_written_as_json_simple_writes_its_strings(value, written):
+    """JSONValue.escape (json-simple 1.1, tag_release_1_1): ", \\, /, \\b \\f \\n \\r \\t, and \\uXXXX for
+    U+0000-001F, U+007F-009F, U+2000-20FF; everything else as it is, in UTF-8 (String.getBytes)."""
+    data = storm_kafka_record(value, "n", 1, 0, "h", 1, "t")
+    assert data == ('{"topology":{"id":%s,"name":"n"},"offset":1,"partition":0,"broker":{"host":"h","port":1},'
+                    '"topic":"t"}' % written).encode("utf-8")
+    assert json.loads(data)["topology"]["id"] == value
+
+
+def test_a_new_record_has_storm_kafkas_fields_order_and_types():
+    """PartitionManager.commit (v0.9.6, v0.10.2, v1.0.6, v1.1.3, v1.2.4): ImmutableMap topology {id, name},
+    offset (long), partition (int), broker {host, port (int)}, topic; ZkState.writeJSON: JSONValue.toJSONString."""
+    data = storm_kafka_record(TOPOLOGY_ID, "orders", 2**40, 7, "k1", 9092, "t")
+    assert data == record(7, 2**40).encode()
+    assert list(json.loads(data)) == ["topology", "offset", "partition", "broker", "topic"]
+    assert storm_kafka_record("a", "b", 0, 0, "h", 1, "\ud800") .endswith(b'"topic":"?"}')  # a lone surrogate
+
+
+def test_a_partition_without_a_record_is_created_with_the_spouts_topology_and_its_leader():
+    nodes = [node(0, record(0, 50)), node(1, record(1, 60, broker="old:9092"))]
+    plan = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("offset", offset=3))
+    created = plan.changes[2]
+    assert (created.partition, created.before, created.after, created.action) == (2, None, 3, WRITE)
+    assert created.new_record and created.version == CREATE and created.before_data is None
+    assert created.path == "/spouts/orders/partition_2"
+    assert created.after_data == record(2, 3, broker="k1:9092").encode()  # the leader, not the old record's broker
+    assert created.reasons[0] == ("no record: created as storm-kafka writes one (PartitionManager.commit), for "
+                                  "topology orders-1-1700000000 with the leader k1:9092 as its broker")
+    assert not plan.left_out and plan.writes[-1] is created
+
+
+@pytest.mark.parametrize("nodes, target, cluster, why", [
+    pytest.param([node(0, record(0, 50)), node(1, record(1, 50, storm_id="audit-2-1700000500", name="audit"))],
+                 Target("latest"), CLUSTER, "its records name 2 topologies (audit-2-1700000500, orders-1-1700000000):"
+                 " offctl does not guess whose record to write", id="two topologies"),
+    pytest.param([node(0, record(0, 50)), node(1, record(1, 50, name="renamed"))], Target("latest"), CLUSTER,
+                 "its records name topology orders-1-1700000000 under 2 names", id="one topology, two names"),
+    pytest.param([node(0, '{"topic":"t","partition":0,"offset":"x"}'), node(1, b"\x00")], Target("latest"),
+                 CLUSTER, "none of the spout's records names a topology the spout can use", id="every record malformed"),
+    pytest.param([node(0, '{"topology":{"id":"orders-1-1700000000"},"offset":5,"topic":"t"}')], Target("latest"),
+                 CLUSTER, "without a name, which storm-kafka always writes", id="no topology name"),
+    pytest.param([node(0, record(0, 50)), node(1, record(1, 50))], Target("latest"),
+                 {"t": {**CLUSTER["t"], 2: PartitionLog(0, 5)}}, "the broker names no leader of t/2", id="no leader"),
+    pytest.param([node(0, record(0, 50)), node(1, record(1, 50))], Target("shift", by=-1), CLUSTER,
+                 "no valid committed offset to shift from", id="shift: no offset to shift"),
+])
+def test_a_partition_without_a_record_offctl_cannot_write_is_left_out_saying_where_the_spout_starts(
+        nodes, target, cluster, why):
+    """No record: PartitionManager's constructor (v0.9.6, v1.2.4) starts from KafkaUtils.getOffset(..., config):
+    startOffsetTime (v0.10 on), the log end unless forceFromStart (v0.9.x)."""
+    plan = plan_zookeeper(SPOUT, nodes, cluster, target)
+    (left,) = [c for c in plan.changes if c.partition == 2]
+    assert left.action == SKIP and left in plan.left_out and left.path == "/spouts/orders/partition_2"
+    assert why in "; ".join(left.reasons)
+    assert left.reasons[-1].endswith("the spout starts t/2 from startOffsetTime, the log start (0) by default, or in "
+                                     "0.9.x without forceFromStart from the log end (5) (the PartitionManager "
+                                     "constructor, v0.9.6 and v1.2.4)")
+    assert any("left out" in w and "exit code 7" in w for w in plan.warnings)
+
+
+def test_a_new_record_is_clamped_and_a_zero_flagged_as_the_others():
+    nodes = [node(0, record(0, 50)), node(1, record(1, 50))]
+    past = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("offset", offset=500)).changes[2]
+    assert past.after == 5 and past.new_record and past.reasons[-1] == "target 500 is past the log end 5: clamped"
+    zero = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("earliest")).changes[2]
+    assert zero.after == 0 and zero.new_record and "ignores a stored offset <= 0" in zero.reasons[-1]
+
+
+def test_static_partitions_and_scopes_bound_the_partitions_planned():
+    nodes = [node(0, record(0, 50))]
+    static = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), static=frozenset({0, 1}),
+                            scope=Scope(partitions=frozenset({1, 2})))
+    assert [c.partition for c in static.changes] == [1]  # 0 is out of scope, 2 not read by the spout
+    assert static.warnings[0] == "t partition 2: not one the spout reads (--static-partitions): left out"
+    narrowed = plan_zookeeper(SPOUT, nodes, CLUSTER, Target("latest"), scope=Scope({"t": frozenset({0, 2})}))
+    assert [(c.partition, c.new_record) for c in narrowed.changes] == [(0, False), (2, True)]
+
+
+def test_the_wildcard_layout_gets_the_new_record_in_the_topics_folder():
+    """Partition.getId (v1.2.4) with the topic in the path: <id>/<topic>/partition_N."""
+    nodes = [node(0, record(0, 50), folder="t"), node(0, record(0, 9, topic="u"), folder="u"),
+             node(1, '{"offset":9}', folder="v")]
+    plan = plan_zookeeper(SPOUT, nodes, {**CLUSTER, "u": {0: PartitionLog(0, 9, "k1:9092")},
+                                          "v": {p: PartitionLog(0, 9, "k1:9092") for p in range(2)}}, Target("latest"))
+    by = {(c.topic, c.partition): c for c in plan.changes}
+    assert by[("t", 1)].path == "/spouts/orders/t/partition_1" and by[("t", 1)].new_record
+    assert by[("t", 2)].after_data == record(2, 5).encode() and ("u", 1) not in by
+    # v/ holds no record naming topic v: it may be part of a spout id (orders/v), so nothing is written there
+    assert by[("v", 0)].left_out and "no record in v/ names topic v" in by[("v", 0)].reasons[0]
+
+
+def test_a_partition_asked_for_of_a_topic_the_spout_does_not_read_is_left_out():
+    plan = plan_zookeeper(SPOUT, [node(0, record(0, 50))], {**CLUSTER, "u": {0: PartitionLog(0, 9, "k1:9092")}},
+                          Target("latest"), scope=Scope({"t": None, "u": frozenset({0})}))
+    (u,) = [c for c in plan.changes if c.topic == "u"]
+    assert u.left_out and u.path is None and "none of the spout's records is applied to u" in u.reasons[0]
+
+
+def test_a_trident_partition_without_state_is_left_out_saying_what_the_emitter_does():
+    """TridentKafkaEmitter.doEmitNewPartitionBatch (v0.9.6, v1.2.4): no lastMeta -> KafkaUtils.getOffset(config);
+    KafkaTridentSpoutEmitter.seek (v2.8.8): no lastBatchMeta -> the firstPollOffsetStrategy."""
+    from offctl.core.model import STORM_KAFKA_CLIENT, TRIDENT
+    from offctl.sandbox import client_trident_meta
+
+    key = ConsumerKey(TRIDENT, "cl", "/tx")
+    state = ZkNode("/tx", "cl", "/tx/cl/user/t@0/6", 0, "t", client_trident_meta(4, 6, TOPOLOGY_ID), 0, 0,
+                   trident=STORM_KAFKA_CLIENT, txid=6, txids=1)
+    plan = plan_zookeeper(key, [state], CLUSTER, Target("latest"))
+    assert [(c.partition, c.action, c.left_out) for c in plan.changes] == [(0, WRITE, False), (1, SKIP, True),
+                                                                          (2, SKIP, True)]
+    assert plan.changes[2].path is None and plan.changes[2].reasons[0] == (
+        "no state, and offctl creates no Trident state (one per transaction): left out; with none, "
+        "KafkaTridentSpoutEmitter.seek starts t/2 at its firstPollOffsetStrategy: the log start (0) with "
+        "UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end (5) with UNCOMMITTED_LATEST or LATEST (v2.8.8)")
+
+
+def test_migrate_still_lists_only_the_partitions_asked_for():
+    plan = plan_migrate(SPOUT, [node(0, record(0, 50))], "g", [], CLUSTER, TOPOLOGY_ID)
+    assert [c.partition for c in plan.changes] == [0]
 
 
 # --- Kafka plans --------------------------------------------------------------------------------------------
@@ -461,11 +609,12 @@ def test_a_file_row_for_a_partition_with_no_commit_is_planned_and_every_row_appe
     assert len(outside) == 4 and all("outside the --topic/--partitions scope" in c.reasons[0] for c in outside)
 
 
-def test_a_zookeeper_file_row_without_a_node_appears_as_skipped():
+def test_a_zookeeper_file_row_without_a_node_is_created_and_a_partition_not_in_the_file_is_left_alone():
     target = Target("file", offsets={("t", 0): 20, ("t", 2): 3}, source="x.csv")
     plan = plan_zookeeper(SPOUT, [node(0, storm(0, 50))], CLUSTER, target)
-    assert [(c.partition, c.action) for c in plan.changes] == [(0, WRITE), (2, SKIP)]
-    assert "offctl changes existing storm-kafka records only" in plan.changes[1].reasons[0]
+    assert [(c.partition, c.action, c.after) for c in plan.changes] == [(0, WRITE, 20), (1, SKIP, None), (2, WRITE, 3)]
+    assert plan.changes[1].reasons == ("not in x.csv",) and not plan.changes[1].left_out  # the file's choice
+    assert plan.changes[2].new_record and not plan.left_out
 
 
 def test_no_storm_metadata_commits_plainly_only_where_there_is_none():

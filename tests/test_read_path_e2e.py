@@ -134,20 +134,26 @@ def test_a_tie_is_the_same_report_after_rewriting_the_same_bytes(cli, zk_server,
 
 
 def test_spout_ids_with_slashes_and_the_wildcard_layout(cli, zk_server, world):
-    """committedPath = zkRoot + "/" + id + "/" + Partition.getId() (PartitionManager, Partition.java@v1.2.4)."""
+    """committedPath = zkRoot + "/" + id + "/" + Partition.getId(), and PartitionManager finds a record by that
+    path alone, never by its topic field (PartitionManager, Partition.java@v1.2.4): <root>/a/b/partition_N is
+    id 'a' reading topic 'b' where the cluster has topic 'b' (a wildcard spout writes folders of the topics
+    DynamicBrokersReader lists), said when no record of b/ names 'b'; a folder the cluster has no topic for,
+    whose records name another topic, is part of the id; --spout a/b reads id 'a/b'."""
     team = world["names"]("team")
-    topic = world["topic"]
-    world["put"](f"{team}/ingest/partition_0", world["record"](0, 3))  # id '<team>/ingest', records name the topic
+    topic, root = world["topic"], world["root"]
+    world["put"](f"{team}/ingest/partition_0", world["record"](0, 3))  # no topic 'ingest': id '<team>/ingest'
     world["put"](f"{team}/ingest/partition_1", world["record"](1, 3))
     world["put"](f"{team}/{topic}/partition_0", world["record"](0, 4))  # wildcard: id '<team>', folder = topic
     world["put"](f"{team}/deep/er/partition_0", world["record"](0, 2))  # id '<team>/deep/er'
+    world["put"](f"{team}/in gest/partition_0", world["record"](0, 1))  # no topic is named so: id '<team>/in gest'
     world["put"](f"{team}/quiet/partition_0", b'{"topology":{"id":"%s","name":"x"},"offset":2}' % RUNNING_ID.encode())
     doc = inspect(cli, zk_server, world)
     consumers = {c["consumer"] for c in doc["consumers"] if c["consumer"].startswith(team)}
-    assert consumers == {f"{team}/ingest", team, f"{team}/deep/er"}
+    assert consumers == {f"{team}/ingest", team, f"{team}/deep/er", f"{team}/in gest"}
     assert rows_of(doc, f"{team}/ingest")[0]["lag"] == 2
     ambiguous = [f for f in doc["findings"] if f["code"] == "AMBIGUOUS_SPOUT_ID"]
-    assert [f["path"] for f in ambiguous] == [f"{world['root']}/{team}/quiet"]
+    assert [f["path"] for f in ambiguous] == [f"{root}/{team}/quiet"]
+    assert ambiguous[0]["message"].endswith("its records name no topic")
     named = inspect(cli, zk_server, world, "--spout", f"{team}/quiet")  # the user says which
     assert [c["consumer"] for c in named["consumers"]] == [f"{team}/quiet"]
     assert not [f for f in named["findings"] if f["code"] in ("AMBIGUOUS_SPOUT_ID", "CONSUMER_NOT_FOUND")]

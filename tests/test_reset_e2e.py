@@ -98,7 +98,8 @@ def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_th
                  "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert result.exit_code == 0, result.stderr
     doc = result.json()
-    assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0, "delete": 0}
+    assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0, "delete": 0,
+                                                                "left_out": 0}
     after = nodes(fleet.state())
     assert after[0] == (odd.replace(b'"offset":4', b'"offset":3'), before[0][1] + 1)
     assert after[1][0] == before[1][0].replace(b'"offset":5', b'"offset":3') and offset_of(after[1][0]) == 3
@@ -248,6 +249,53 @@ def test_kafka_group_reset_and_restore(cli, fleet, kafka, names):
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 7, (fleet.topic, 1): 8}
 
 
+NO_COMMITS = "has no commits: nothing to reset"
+
+
+@pytest.mark.parametrize("execute", [False, True], ids=["dry run", "execute"])
+def test_to_current_for_a_group_with_no_commits_is_an_empty_plan(cli, fleet, kafka, names, execute):
+    """kafka-consumer-groups --reset-offsets --all-topics --to-current --execute plans nothing for a group with
+    no commits and commits nothing (apache/kafka ResetConsumerGroupOffsetTest.testResetOffsetsNotExistingGroup,
+    tools/src/test/java/org/apache/kafka/tools/consumer/group/): nothing to do is exit 0, not a usage error."""
+    group = names("never-committed")
+    base = ["reset", *fleet.conn, *fleet.safe, "--group", group, "--to", "current"]
+    base += ["--execute", "--yes"] if execute else []
+    doc_run = cli(*base, "-o", "json")
+    assert doc_run.exit_code == 0, doc_run.stderr
+    doc = doc_run.json()
+    assert (doc["store"], doc["consumer"], doc["changes"], doc["result"], doc["executed"], doc["backup"]) == (
+        "kafka", group, [], "unchanged", False, None)
+    assert doc["summary"] == {"write": 0, "unchanged": 0, "skip": 0, "delete": 0, "left_out": 0}
+    assert any(f"group {group} {NO_COMMITS}" in w for w in doc["warnings"])
+    note = f"nothing was written: group {group} {NO_COMMITS}"
+    assert doc_run.stderr.startswith(note)
+    table = cli(*base)  # the empty table with its warning; the outcome, a note, on stderr
+    assert table.exit_code == 0 and table.stderr.startswith(note) and note not in table.stdout
+    assert commits(kafka, group) == {} and not fleet.backups.exists() and not fleet.audit.exists()
+    other = names("committed")
+    kafka.commit(other, fleet.topic, {0: 3})
+    both = cli("reset", *fleet.conn, *fleet.safe, "--group", other, "--group", group, "--to", "current", "-o", "json")
+    assert both.exit_code == 0, both.stderr
+    assert both.json()["results"] == {"unchanged": [other, group]}
+    assert [NO_COMMITS in " ".join(d["warnings"]) for d in both.json()["consumers"]] == [False, True]
+
+
+def test_a_group_with_no_commits_still_plans_a_named_topic_and_needs_one_otherwise(cli, fleet, kafka, names):
+    """kafka-consumer-groups plans a named topic's partitions for a group without commits (--to-current: the log
+    end, ResetConsumerGroupOffsetTest.testResetOffsetsExistingTopic for --to-offset); other targets with no
+    topic to move stay a usage error that says to name one."""
+    group = names("never-committed")
+    base = ["reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "-o", "json"]
+    for to, after in (("earliest", 0), ("latest", 10), ("current", 10)):
+        planned = cli(*base, "--to", to, "--topic", fleet.topic)
+        assert planned.exit_code == 0, planned.stderr
+        assert [(c["partition"], c["before"], c["after"], c["action"]) for c in planned.json()["changes"]] == [
+            (p, None, after, "write") for p in range(3)]
+    refused = cli(*base, "--to", "earliest")
+    assert refused.exit_code == 2 and "name the topic with --topic" in refused.stderr
+    assert commits(kafka, group) == {}
+
+
 def test_kafka_reset_from_kafka_consumer_groups_csv(cli, fleet, kafka, names, tmp_path):
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 1, 1: 1, 2: 1})
@@ -383,6 +431,32 @@ def test_an_edited_backup_is_refused_and_a_hand_made_one_is_checked(cli, fleet):
     assert (after[0], after[1]) == (before[0], before[1]) and offset_of(after[2][0]) == 3
 
 
+@pytest.mark.parametrize("fmt", [3, "2", None, 2.0, True], ids=["3", "the string 2", "missing", "2.0", "true"])
+@pytest.mark.parametrize("hand_made", [False, True], ids=["signed", "hand-made"])
+def test_a_backup_format_offctl_does_not_write_is_refused_before_any_store(cli, fleet, fmt, hand_made):
+    """Only the formats offctl writes (2; 1 by hand) are read back: another, even correctly signed, is exit 2
+    before a store is read or written, and no backup of the restore is made."""
+    from offctl.adapters.backup import digest
+
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    path = done.json()["backup"]
+    doc = json.loads(open(path).read())
+    doc.pop("offctl_backup") if fmt is None else doc.update(offctl_backup=fmt)
+    doc["sha256"] = digest(doc)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    before, backups = nodes(fleet.state()), sorted(fleet.backups.iterdir())
+    # an unreachable ZooKeeper shows that no store is read: the format is refused first
+    for conn in (fleet.conn, ["--zk", "127.0.0.1:1", "--zk-root", fleet.root, "--timeout", "0.5"]):
+        refused = cli("restore", path, *(["--hand-made"] if hand_made else []), *conn, *fleet.safe,
+                      "--quiet-period", "0", "--execute", "--yes")
+        assert refused.exit_code == 2, refused.stderr
+        assert refused.stderr.startswith(f"offctl: {path} is not a usable offctl backup: ")
+        assert "format" in refused.stderr and refused.stdout == ""
+    assert nodes(fleet.state()) == before and sorted(fleet.backups.iterdir()) == backups
+
+
 def test_an_audit_log_that_cannot_be_written_stops_the_write(cli, fleet, tmp_path):
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("")
@@ -413,18 +487,144 @@ def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet, mo
     assert phases == ["intent"] * 3 + ["failed"] * 3
 
 
-def test_ctrl_c_after_the_write_leaves_a_trace(cli, fleet, monkeypatch):
+def test_ctrl_c_before_the_read_back_reports_the_write_as_made(cli, fleet, monkeypatch):
+    """Issue 22: the multi-op was committed, then Ctrl-C (here raised where the read-back waits): the change is
+    reported as made, with its backup, undo line and audit-log outcome, and exit 6, not 130."""
     from offctl.adapters.zookeeper import ZkStore
 
     def interrupted(self, paths):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ZkStore, "read_data", interrupted)
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert result.exit_code == 6, result.stderr
+    doc = result.json()
+    assert doc["executed"] and doc["verified"] is False and Path(doc["backup"]).is_file()
+    assert doc["undo"].startswith(f"offctl restore {doc['backup']} --execute")
+    assert "interrupted after the write was applied, before it was verified" in result.stderr
+    assert "verified: read back as planned" not in result.stderr
+    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
+    audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert [a["phase"] for a in audit] == ["intent"] * 3 + ["done"] * 3
+    assert audit[-1]["outcome"] == "interrupted after the write was applied, before it was verified"
+
+
+def test_ctrl_c_after_a_kafka_commit_was_acknowledged_reports_it_as_made(cli, fleet, kafka, names, monkeypatch):
+    """Kafka acknowledged the commit, then Ctrl-C during the read-back: it was made (not "may or may not")."""
+    from offctl.adapters.kafka import KafkaStore
+
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 2, 1: 3})
+    acknowledged = []
+    commit, group_commits = KafkaStore.commit, KafkaStore.group_commits
+
+    def committed(self, *args):
+        commit(self, *args)
+        acknowledged.append(True)
+
+    def read_back(self, groups):
+        if acknowledged:
+            raise KeyboardInterrupt
+        return group_commits(self, groups)
+
+    monkeypatch.setattr(KafkaStore, "commit", committed)
+    monkeypatch.setattr(KafkaStore, "group_commits", read_back)
+    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", f"{fleet.topic}:0-1", "--to",
+                 "latest", "--no-storm-metadata", "--execute", "--yes", "-o", "json")
+    assert result.exit_code == 6, result.stderr
+    doc = result.json()
+    assert doc["executed"] and doc["undo"].startswith(f"offctl restore {doc['backup']} --execute")
+    assert "may or may not" not in result.stderr
+    monkeypatch.undo()
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 10, 1: 10}
+    assert json.loads(fleet.audit.read_text().splitlines()[-1])["outcome"].startswith("interrupted after the write")
+
+
+@pytest.fixture
+def ctrl_c():
+    """offctl's own SIGINT and SIGTERM handling in this process, as `offctl` installs it (commands/app.py main);
+    returns what presses Ctrl-C: a real SIGINT to this process."""
+    import os
+    import signal
+
+    from offctl import interrupts
+
+    saved = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
+    interrupts.install()
+    yield lambda: os.kill(os.getpid(), signal.SIGINT)
+    for sig in saved:  # a signal offctl held back is dropped, not delivered to pytest
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupts.SIGNALS)
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+    interrupts.start()
+
+
+def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cli, fleet, monkeypatch, ctrl_c):
+    """The backup and its intent lines are written whole; then offctl stops, says nothing was written and names
+    the backup (exit 130)."""
+    from offctl import reset as library
+
+    write_backup = library.write_backup
+
+    def pressed(*args):
+        ctrl_c()
+        return write_backup(*args)
+
+    monkeypatch.setattr(library, "write_backup", pressed)
+    before = nodes(fleet.state())
     result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
-    assert result.exit_code == 130
-    assert "interrupted after the write was applied" in result.stderr and "The before-image is in" in result.stderr
-    failed = [json.loads(line) for line in fleet.audit.read_text().splitlines()][-1]
-    assert failed["phase"] == "failed" and failed["outcome"].startswith("interrupted after the write")
+    assert result.exit_code == 130, result.stderr
+    assert "interrupted before the write: nothing was written" in result.stderr
+    (backup,) = fleet.backups.glob("*.json")
+    assert f"The before-image is in {backup}" in result.stderr and not list(fleet.backups.glob(".*.tmp"))
+    assert len(json.loads(backup.read_text())["zookeeper"]) == 3
+    assert nodes(fleet.state()) == before
+    phases = [json.loads(line)["phase"] for line in fleet.audit.read_text().splitlines()]
+    assert phases == ["intent"] * 3 + ["failed"] * 3
+
+
+def _pressed_on_done_lines(monkeypatch, ctrl_c) -> None:
+    """Ctrl-C while the write's outcome is appended to the audit log: the write has landed."""
+    from offctl import reset as library
+
+    append_audit = library.append_audit
+
+    def pressed(path, lines):
+        if '"phase": "done"' in lines[0]:
+            ctrl_c()
+        append_audit(path, lines)
+
+    monkeypatch.setattr(library, "append_audit", pressed)
+
+
+def test_ctrl_c_while_the_outcome_is_logged_loses_nothing(cli, fleet, monkeypatch, ctrl_c):
+    """Issue 22: a Ctrl-C after the write landed printed only "offctl: interrupted". Now the report is whole:
+    the result, backup, undo line and audit-log outcome, and exit 6."""
+    _pressed_on_done_lines(monkeypatch, ctrl_c)
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    assert result.exit_code == 6, result.stderr
+    assert "wrote 3 partition(s)" in result.stdout and "verified: read back as planned" in result.stdout
+    backup = next(fleet.backups.glob("*.json"))
+    assert f"backup: {backup}" in result.stdout and f"undo with: offctl restore {backup} --execute" in result.stdout
+    assert "interrupted after the write was applied" in result.stderr
+    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
+    audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert [(a["phase"], a.get("outcome")) for a in audit] == [("intent", None)] * 3 + [("done", "verified")] * 3
+
+
+def test_ctrl_c_after_one_group_was_written_writes_no_other(cli, fleet, kafka, names, monkeypatch, ctrl_c):
+    a, b = names("ga"), names("gb")
+    for group in (a, b):
+        kafka.commit(group, fleet.topic, {0: 2})
+    _pressed_on_done_lines(monkeypatch, ctrl_c)
+    result = cli("reset", *fleet.conn, *fleet.safe, "--group", a, "--group", b, "--topic", f"{fleet.topic}:0",
+                 "--to", "latest", "--no-storm-metadata", "--execute", "--yes", "-o", "json")
+    assert result.exit_code == 6, result.stderr
+    doc = result.json()
+    assert doc["results"] == {"written": [a], "failed": [b]}
+    assert doc["consumers"][0]["undo"] and doc["consumers"][1]["error"] == "not written: interrupted (Ctrl-C or SIGTERM)"
+    assert commits(kafka, a)[(fleet.topic, 0)][0] == 10 and commits(kafka, b)[(fleet.topic, 0)][0] == 2
 
 
 def test_the_printed_undo_works_as_printed_right_after_the_reset(cli, fleet, zk):
@@ -444,11 +644,62 @@ def test_the_printed_undo_works_as_printed_right_after_the_reset(cli, fleet, zk)
 
 
 def test_the_undo_still_waits_when_something_else_wrote_after_offctl(cli, fleet, zk):
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    """The undo checks for a live committer with the reset's own quiet period (here 4 s, once the fixture's
+    writes are older than that): offctl's own write does not count, the spout's commit since does."""
+    quiet = 4
+    while time.time() * 1000 - max(stat.mtime for _, stat in fleet.state().values()) < quiet * 1000 + 500:
+        time.sleep(0.2)  # waits for the fixture's writes to age; asserts nothing about time
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", str(quiet), "--execute", "--yes",
+               "-o", "json")
     assert done.exit_code == 0, done.stderr
+    assert f"--quiet-period {quiet}" in done.json()["undo"]
     zk.set(fleet.path(1), storm_record(fleet.topic, 1, 9))  # the spout committed since
     again = cli(*shlex.split(done.json()["undo"])[1:], "--yes")
     assert again.exit_code == 4 and "recent-write" in again.stderr
+
+
+def test_the_undo_of_a_reset_with_quiet_period_0_works_pasted_at_once(cli, fleet):
+    """Issue 22: the reset wrote partition 0; partitions 1 and 2 were written a moment ago (by the fixture, as a
+    spout's commits would be). --quiet-period 0 let the reset through; its undo line carries it, as it carries
+    --force, so pasting it at once puts the bytes back instead of exiting 4 on a node the reset did not touch."""
+    before = nodes(fleet.state())
+    done = cli("reset", *fleet.spout, "--partitions", "0", "--to", "latest", "--quiet-period", "0", "--execute",
+               "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    undo = done.json()["undo"]
+    undone = cli(*shlex.split(undo)[1:], "--yes")  # --yes: the test has no terminal to answer the prompt
+    assert undone.exit_code == 0, undone.stderr
+    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+    assert "--quiet-period 0" in undo
+
+
+def test_the_undo_of_a_group_reset_carries_the_zookeeper_its_guard_read(cli, fleet, kafka, names):
+    """The running-topology guard of a group reads Storm's root in --zk: the undo line gives it too, or the
+    restore could not tell whether the topology runs and would refuse (exit 4)."""
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 2, 1: 3})
+    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", f"{fleet.topic}:0-1", "--to",
+               "latest", "--no-storm-metadata", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 10, 1: 10}
+    undo = shlex.split(done.json()["undo"])
+    undone = cli(*undo[1:], "--yes")
+    assert undone.exit_code == 0, undone.stderr
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 2, 1: 3}
+    assert undo[undo.index("--zk") + 1] == fleet.conn[1]
+
+
+@pytest.mark.parametrize("value, text", [(0.0, "0"), (4.0, "4"), (2.5, "2.5"), (0.1, "0.1"), (1e-05, "1e-05"),
+                                         (86400.0, "86400"), (1e20, "100000000000000000000")])
+def test_the_undo_line_gives_the_quiet_period_as_the_option_takes_it(value, text):
+    from offctl.reset import seconds
+
+    assert seconds(value) == text and float(text) == value
+
+
+def test_a_huge_quiet_period_refuses_with_a_readable_message(cli, fleet):
+    result = cli("reset", *fleet.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "1e300")
+    assert result.exit_code == 4 and "within the quiet period of 1e+300s" in result.stderr
 
 
 # --- parity with kafka-consumer-groups: several groups, scopes, --to current, files (issue 13) ---------------
@@ -563,3 +814,113 @@ def test_delete_is_refused_while_the_writing_topology_runs(cli, fleet, zk):
     zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
     result = cli("delete", *fleet.spout, "--partitions", "0", "--quiet-period", "0", "--execute", "--yes")
     assert result.exit_code == 4 and "running-topology" in result.stderr and zk.exists(fleet.path(0))
+
+
+# --- every partition in the plan (issue 20): a partition with no record ---------------------------------------
+
+
+def leader(kafka, topic: str, partition: int) -> str:
+    """The partition's leader as the broker's metadata names it, host:port."""
+    md = kafka.admin.list_topics(topic, timeout=30)
+    broker = md.brokers[md.topics[topic].partitions[partition].leader]
+    return f"{broker.host}:{broker.port}"
+
+
+def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_its_undo_deletes_it(
+        cli, fleet, zk, kafka):
+    """A spout with records for partitions 0 and 1 of a 3-partition topic: the reset covers partition 2 too,
+    with a record byte for byte as PartitionManager.commit writes one (v0.9.6 to v1.2.4), in the same
+    versioned multi-op; the backup records its absence, so the undo deletes it again."""
+    zk.delete(fleet.path(2))
+    before = {p: zk.get(fleet.path(p))[0] for p in (0, 1)}
+    dry = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    doc = dry.json()
+    assert [(c["partition"], c["before"], c["after"], c["action"], c["new_record"], c["left_out"])
+            for c in doc["changes"]] == [(0, 4, 10, "write", False, False), (1, 5, 10, "write", False, False),
+                                         (2, None, 10, "write", True, False)]
+    assert doc["changes"][2]["path"] == fleet.path(2) and "no record: created" in doc["changes"][2]["reasons"][0]
+    assert doc["summary"]["left_out"] == 0 and not zk.exists(fleet.path(2))
+    table = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0")
+    assert table.exit_code == 0 and "create" in table.stdout
+
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    assert done.json()["verified"]
+    data, stat = zk.get(fleet.path(2))
+    assert data == storm_record(fleet.topic, 2, 10, broker=leader(kafka, fleet.topic, 2)) and stat.version == 0
+    # inspect reads it as the spout's own: no finding on partition 2 (missing, malformed, inconsistent, stale broker)
+    seen = cli("inspect", *fleet.conn, "--spout", "orders", "-o", "json", "--fail-on", "never").json()
+    assert [f["code"] for f in seen["findings"] if f["partition"] == 2] == []
+    assert [r["committed"] for r in seen["partitions"]] == [10, 10, 10]
+    saved = json.loads(Path(done.json()["backup"]).read_text())
+    assert [e for e in saved["zookeeper"] if e["path"] == fleet.path(2)] == [
+        {"path": fleet.path(2), "topic": fleet.topic, "partition": 2, "offset": None, "version": None,
+         "data_base64": None, "written_base64": base64.b64encode(data).decode(), "absent": True}]
+    intent = [json.loads(line) for line in fleet.audit.read_text().splitlines()][2]
+    assert (intent["path"], intent["new_record"], intent["version_read"], intent["version_written"]) == (
+        fleet.path(2), True, None, 0)
+
+    undone = cli(*shlex.split(done.json()["undo"])[1:], "--yes", "-o", "json")  # the undo as printed
+    assert undone.exit_code == 0, undone.stderr
+    assert [(c["partition"], c["action"]) for c in undone.json()["changes"]] == [(2, "delete"), (0, "write"),
+                                                                                (1, "write")]
+    assert not zk.exists(fleet.path(2)) and {p: zk.get(fleet.path(p))[0] for p in (0, 1)} == before
+
+
+@pytest.mark.parametrize("records, why", [
+    pytest.param({1: storm_record("{topic}", 1, 5, topology_id="audit-2-1700000500")},
+                 "its records name 2 topologies", id="two topologies"),
+    pytest.param({p: b'{"topic":"{topic}","partition":%d,"offset":"x"}' % p for p in (0, 1)},
+                 "none of the spout's records names a topology the spout can use", id="every record malformed"),
+])
+def test_a_partition_offctl_cannot_write_is_left_out_and_the_exit_code_says_so(cli, fleet, zk, records, why):
+    for p, data in records.items():
+        zk.set(fleet.path(p), data.replace(b"{topic}", fleet.topic.encode()))
+    zk.delete(fleet.path(2))
+    dry = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
+    assert dry.exit_code == 7, dry.stderr
+    doc = dry.json()
+    (left,) = [c for c in doc["changes"] if c["left_out"]]
+    assert (left["partition"], left["action"], left["path"]) == (2, "skip", fleet.path(2))
+    assert why in left["reasons"][0] and "starts " + fleet.topic + "/2 from startOffsetTime" in left["reasons"][0]
+    assert doc["summary"]["left_out"] == 1 and any("exit code 7" in w for w in doc["warnings"])
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 7 and done.json()["verified"], done.stderr  # 0 and 1 written, 2 still left out
+    assert [offset_of(zk.get(fleet.path(p))[0]) for p in (0, 1)] == [10, 10] and not zk.exists(fleet.path(2))
+
+
+def test_the_wildcard_layout_gets_the_new_record_in_the_topics_folder(cli, fleet, zk, kafka):
+    """Partition.getId (v1.0.6 to v1.2.4) with the topic in the path: <zkRoot>/<id>/<topic>/partition_N."""
+    folder = f"{fleet.root}/wild/{fleet.topic}"
+    for p in (0, 1):
+        zk.create(f"{folder}/partition_{p}", storm_record(fleet.topic, p, 3), makepath=True)
+    done = cli("reset", *fleet.conn, *fleet.safe, "--spout", "wild", "--to", "offset", "--offset", "7",
+               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    assert [(c["path"], c["new_record"]) for c in done.json()["changes"]] == [
+        (f"{folder}/partition_{p}", p == 2) for p in range(3)]
+    assert zk.get(f"{folder}/partition_2")[0] == storm_record(fleet.topic, 2, 7, broker=leader(kafka, fleet.topic, 2))
+
+
+def test_static_partitions_bound_the_plan_to_the_partitions_the_spout_reads(cli, fleet, zk):
+    zk.delete(fleet.path(2))
+    dry = cli("reset", *fleet.spout, "--static-partitions", "orders=0-1", "--to", "latest", "--quiet-period", "0",
+              "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    assert [c["partition"] for c in dry.json()["changes"]] == [0, 1]
+    other = cli("reset", *fleet.spout, "--static-partitions", "billing=0-1", "--to", "latest")
+    assert other.exit_code == 2 and "--static-partitions names another spout id" in other.stderr
+    groups = cli("reset", *fleet.conn, "--group", "g", "--static-partitions", "g=0", "--to", "latest")
+    assert groups.exit_code == 2 and "not Kafka groups" in groups.stderr
+
+
+def test_a_record_created_between_plan_and_write_aborts_the_whole_spout(cli, fleet, zk, answer_yes_after):
+    zk.delete(fleet.path(2))
+    before = {p: zk.get(fleet.path(p))[0] for p in (0, 1)}
+    theirs = storm_record(fleet.topic, 2, 7)
+    asked = answer_yes_after(lambda: zk.create(fleet.path(2), theirs))  # the spout commits it meanwhile
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute")
+    assert asked and result.exit_code == 5, result.stderr
+    assert f"{fleet.path(2)} was created since it was read" in result.stderr and "nothing was written" in result.stderr
+    assert {p: zk.get(fleet.path(p))[0] for p in (0, 1)} == before and zk.get(fleet.path(2))[0] == theirs

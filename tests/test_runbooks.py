@@ -80,7 +80,7 @@ def test_the_walker_reads_steps_and_rehearses_storm_kill():
 
 
 @pytest.mark.parametrize("runbook", RUNBOOKS, ids=[p.stem for p in RUNBOOKS])
-def test_runbook_runs_as_written_against_the_sandbox(runbook, live_sandbox):
+def test_runbook_runs_as_written_against_the_sandbox(runbook, live_sandbox, tmp_path):
     seeded = subprocess.run([sys.executable, "-m", "offctl", "sandbox", "seed"], env=live_sandbox,
                             capture_output=True, text=True, timeout=180)
     assert seeded.returncode == 0, seeded.stderr
@@ -89,7 +89,7 @@ def test_runbook_runs_as_written_against_the_sandbox(runbook, live_sandbox):
     assert any(section == "fix" for section, _, _ in walked), f"{runbook.name} has no fix step to walk"
     for section, command, comment in walked:
         proc = subprocess.run(["bash", "-o", "pipefail", "-c", rehearsed(command)], env=live_sandbox, input="y\n",
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)  # files it saves land here
         seen = proc.stdout + proc.stderr
         where = f"{runbook.name} [{section}] `{command}` exited {proc.returncode}:\n{seen[-3000:]}"
         reading = command.startswith(("offctl inspect", "offctl audit"))

@@ -61,7 +61,8 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         fixed = cli("reset", "--spout", "legacy-clicks", "--to", "earliest", "--quiet-period", "0", "--execute",
                     "--yes", "-o", "json")
         assert fixed.exit_code == 0, fixed.stderr
-        assert [c["after"] for c in fixed.json()["changes"]] == [0, 0]
+        # clicks/2 has no record: the reset covers it too, with a record as storm-kafka writes one (issue 20)
+        assert [(c["after"], c["new_record"]) for c in fixed.json()["changes"]] == [(0, False), (0, False), (0, True)]
     finally:
         stopped = cli("sandbox", "down")
     assert stopped.exit_code == 0 and "stopped" in stopped.stdout

@@ -71,6 +71,29 @@ def test_a_failed_read_keeps_the_last_values_with_their_old_time_and_says_so():
     assert not m.healthy(121.0, 30.0)
 
 
+def test_time_lags_come_from_the_message_where_read_else_the_estimate_and_say_which():
+    from dataclasses import replace
+
+    from offctl.core.model import TimeLag
+
+    m = Monitor()
+    offsets = {0: 10, 1: 99, 2: 120}  # 2 reaches the log end (120) in the last cycle: caught up
+    # the log end grows 100, 110, 120: the history has a rate to estimate from; the last cycle read 0's message
+    reports = [analyze(snapshot(i * 60_000, offsets, log_end=100 + 10 * i)) for i in range(3)]
+    for report in reports[:-1]:
+        m.update(report, 0.1)
+    m.update(replace(reports[-1], time_lags={("t", 0, 10): TimeLag(42.0, "message")}), 0.1)
+    got = samples(m)
+
+    def value(name: str, **labels) -> float | None:
+        return next((v for (n, ls), (v, _) in got.items() if n == name and labels.items() <= dict(ls).items()), None)
+
+    assert [value("offctl_partition_time_lag_seconds", partition=str(p)) for p in range(3)] == [42.0, 126.0, 0.0]
+    assert [value("offctl_partition_time_lag_source", partition=str(p)) for p in range(3)] == [0.0, 2.0, 1.0]
+    # the consumer's largest is partition 1's estimate, and says so
+    assert (value("offctl_consumer_time_lag_max_seconds"), value("offctl_consumer_time_lag_max_source")) == (126.0, 2.0)
+
+
 def test_without_partition_metrics_only_consumer_and_exporter_series_remain():
     m = Monitor(partition_metrics=False)
     m.update(analyze(snapshot(60_000, {p: 10 for p in range(50)})), 0.1)

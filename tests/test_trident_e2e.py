@@ -44,6 +44,7 @@ def world(zk, kafka, names, zk_server, broker, tmp_path):
               "--storm-root", names.root + "/storm"]
     w.safe = ["--backup-dir", str(tmp_path / "backups"), "--audit-log", str(tmp_path / "audit.log")]
     w.get = lambda path: zk.get(f"{root}/{path}")[0]
+    w.exists = lambda path: zk.exists(f"{root}/{path}") is not None
     w.put = put
     return w
 
@@ -91,7 +92,12 @@ def test_reset_moves_a_trident_spout_and_restore_puts_it_back_byte_for_byte(cli,
 def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, monkeypatch):
     done = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "latest", "--quiet-period", "0",
                "--execute", "--yes", "-o", "json")
-    assert done.exit_code == 0, done.stderr
+    # partition 2 has no state: offctl creates none (one per txid), and the row says what the emitter does
+    assert done.exit_code == 7 and done.json()["verified"], done.stderr
+    (left,) = [c for c in done.json()["changes"] if c["left_out"]]
+    assert (left["partition"], left["action"], left["path"]) == (2, "skip", None)
+    assert "KafkaTridentSpoutEmitter.seek starts" in left["reasons"][0] and "the log start (0)" in left["reasons"][0]
+    assert not world.exists(f"cl/user/{world.topic}@2")
     assert json.loads(world.get(f"cl/user/{world.topic}@0/6")) == {"topologyId": CL_ID, "lastOffset": 9,
                                                                  "firstOffset": 10}
 
@@ -103,6 +109,17 @@ def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, m
     raced = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "earliest", "--quiet-period", "0",
                 "--execute")
     assert raced.exit_code == 5 and "/7 was written after" in raced.stderr
+
+
+def test_a_storm_kafka_trident_partition_without_state_is_left_out_with_exit_6(cli, world):
+    """skw has state for partition 1 only; TridentKafkaEmitter.doEmitNewPartitionBatch (v1.2.4) starts the
+    others from startOffsetTime, and offctl creates no transaction's state for them."""
+    dry = cli("reset", *world.conn, *world.safe, "--trident", "skw", "--to", "latest", "--quiet-period", "0",
+              "-o", "json")
+    assert dry.exit_code == 7, dry.stderr
+    rows = [(c["partition"], c["action"], c["left_out"]) for c in dry.json()["changes"]]
+    assert rows == [(0, "skip", True), (1, "write", False), (2, "skip", True)]
+    assert "TridentKafkaEmitter.doEmitNewPartitionBatch" in dry.json()["changes"][0]["reasons"][0]
 
 
 def test_trident_usage_errors(cli, world):

@@ -127,6 +127,27 @@ def test_versioned_write_is_all_or_nothing(zk, zk_server, names):
         assert store.read_data(paths) == {paths[0]: b"v1", paths[2]: b"someone else"}
 
 
+def test_versioned_write_creates_a_node_in_the_same_multi_op_and_fails_if_it_appeared(zk, zk_server, names):
+    """plan.CREATE (-1): a create in the multi-op, persistent with an open ACL as ZkState.writeBytes (Curator's
+    default); a node that appeared since it was read fails the whole request."""
+    from kazoo.security import OPEN_ACL_UNSAFE
+
+    from offctl.errors import WriteConflict
+
+    kept, new = f"{names.root}/s/partition_0", f"{names.root}/s/partition_1"
+    zk.create(kept, b"v0", makepath=True)
+    with ZkStore(zk_server.address) as store:
+        store.write_versioned([(kept, b"v1", 0), (new, b"created", -1)])
+        assert store.read_data([kept, new]) == {kept: b"v1", new: b"created"}
+        assert zk.get(new)[1].version == 0 and zk.get(new)[1].ephemeralOwner == 0 and zk.get_acls(new)[0] == OPEN_ACL_UNSAFE
+        with pytest.raises(WriteConflict, match=f"nothing was written: {new} was created since it was read"):
+            store.write_versioned([(kept, b"v2", 1), (new, b"again", -1)])
+        gone = f"{names.root}/gone/partition_0"
+        with pytest.raises(WriteConflict, match=f"{gone}'s parent no longer exists"):
+            store.write_versioned([(kept, b"v2", 1), (gone, b"x", -1)])
+        assert store.read_data([kept, new]) == {kept: b"v1", new: b"created"}
+
+
 def test_versioned_write_too_large_for_one_request_writes_nothing(zk, zk_server, names):
     from offctl.errors import WriteConflict
 

@@ -153,8 +153,9 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
     written back. `hand_made`: a file made or edited on purpose; no checksum is asked for (the planner's
     checks still apply)."""
     fmt = doc.get("offctl_backup")
-    if fmt not in (1, FORMAT) or isinstance(fmt, bool):
-        raise _bad(path, f"unknown format {str(fmt)[:20]!r}")
+    if not _is_int(fmt) or fmt not in (1, FORMAT):  # the integers offctl writes: not 2.0, "2" or true
+        given = json.dumps(fmt)[:20] if "offctl_backup" in doc else "missing"
+        raise _bad(path, f"unknown format (offctl_backup {given}); offctl reads formats 1 and {FORMAT}")
     if not hand_made:
         if fmt == 1:
             raise _bad(path, f"it has no checksum (written by an older offctl): check it by hand, then pass "

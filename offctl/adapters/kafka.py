@@ -18,6 +18,7 @@ watermark, as with AdminClient.list_offsets' default.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -25,7 +26,8 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, 
 from confluent_kafka.admin import AdminClient
 
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
-from offctl.core.model import Cluster, GroupState, KafkaCommit, PartitionLog
+from offctl.core.model import (GROUP_TYPES, UNKNOWN_TYPE, Cluster, GroupState, KafkaCommit, LogMessage, MessageRead,
+                               PartitionLog, Position, is_topic_name)
 
 _log = logging.getLogger("offctl.adapters.kafka")
 _log.addHandler(logging.NullHandler())
@@ -39,9 +41,17 @@ LOOKUP_THREADS = 2  # lookups in flight at once
 EARLIEST, LATEST = -2, -1  # ListOffsets' special timestamps (librdkafka's RD_KAFKA_OFFSET_BEGINNING and _END)
 LOOKUP_GROUP = "offctl-log-offsets"  # required by confluent-kafka's Consumer; never joined nor committed to
 DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
+MESSAGE_PARTITIONS = 1000  # partitions one read of messages is assigned at once
+_TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent_kafka.TIMESTAMP_CREATE_TIME, _LOG_APPEND_TIME
 
 _UNREACHABLE = {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
                 KafkaError._RESOLVE, KafkaError._MSG_TIMED_OUT}
+
+
+def _sendable_group(group: str) -> bool:
+    """Whether librdkafka can name this group id: it takes C strings, so a NUL ends the id (another group's
+    offsets would be read, or written), and confluent-kafka refuses an empty id (ValueError)."""
+    return bool(group) and "\0" not in group
 
 
 def _kafka_error(exc: BaseException) -> KafkaError | None:
@@ -77,6 +87,7 @@ class KafkaStore:
         self._undescribed: set[str] = set()
         self._unsent: list[tuple[str, int]] = []
         self._pending: list[tuple[int, list[tuple[str, int]], Future]] = []  # (timestamp, partitions, lookup)
+        self._group_types: dict[str, str] | None = None  # ListGroups' answer, once asked
 
     @staticmethod
     def _client(kind, settings: Mapping):
@@ -193,16 +204,20 @@ class KafkaStore:
         Call it as topics turn up: requests go out once REQUEST_PARTITIONS partitions are waiting, so
         the broker answers while other reads go on. Until the cluster's metadata has arrived (at 100,000
         partitions, most of a second), topics wait here instead of blocking the caller. Topics that do
-        not exist are left to the core (UNKNOWN_TOPIC).
+        not exist are left to the core (UNKNOWN_TOPIC), and so are names Kafka cannot have (is_topic_name):
+        never sent to the broker, they have no log, whether the store is targeted or reads the whole
+        cluster's metadata (confluent-kafka raises ValueError for a name starting with NUL, librdkafka
+        reads "t\\0x" as topic t, the broker refuses the others).
         """
+        topics = [t for t in topics if is_topic_name(t)]
         if self.targeted:
-            new = {t for t in topics if t and t not in self._requested}
+            new = {t for t in topics if t not in self._requested}
             self._undescribed |= new
             self._requested |= new
             if len(self._undescribed) >= DESCRIBE_TOPICS:
                 self._flush_undescribed()
             return
-        self._waiting.update(dict.fromkeys(t for t in topics if t))
+        self._waiting.update(dict.fromkeys(topics))
         if self._leaders is None:
             self.prefetch()
             if not self._metadata_future.done():
@@ -281,19 +296,33 @@ class KafkaStore:
 
     def list_groups(self) -> list[str]:
         """Every consumer group the cluster knows (ListGroups), sorted."""
-        try:
-            future = self.admin.list_consumer_groups(request_timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._unavailable("a list-groups request", exc) from None
-        result = self._wait(future, "a list-groups request")
-        for error in result.errors or ():
-            self.notes.append(f"listing consumer groups: {error.str() if hasattr(error, 'str') else error}")
-        return sorted({g.group_id for g in result.valid})
+        return sorted(self._listing())
+
+    def _listing(self, *, isolate: bool = False) -> dict[str, str]:
+        """group -> the type ListGroups gives it (v5, KIP-848: classic or consumer; unknown from an older broker,
+        or a type this client has no name for, such as share before confluent-kafka names it), read once.
+        `isolate`: a refused listing is noted and read as no types."""
+        if self._group_types is None:
+            try:
+                future = self.admin.list_consumer_groups(request_timeout=self.timeout)
+            except KafkaException as exc:
+                raise self._unavailable("a list-groups request", exc) from None
+            result = self._wait(future, "a list-groups request", isolate=isolate)
+            if result is None:
+                return {}
+            for error in result.errors or ():
+                self.notes.append(f"listing consumer groups: {error.str() if hasattr(error, 'str') else error}")
+            self._group_types = {g.group_id: _type_name(getattr(g, "type", None)) for g in result.valid}
+        return self._group_types
 
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]:
         """Committed offsets with their metadata, for each group (one request per group, all in flight)."""
         futures = {}
         for group in groups:
+            if not _sendable_group(group):
+                self.notes.append(f"group {group!r}: not read: librdkafka cannot name a group id that is empty "
+                                  f"or holds a NUL character")
+                continue
             try:
                 futures.update(self.admin.list_consumer_group_offsets(
                     [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout))
@@ -314,18 +343,28 @@ class KafkaStore:
         return commits
 
     def group_states(self, groups: Iterable[str]) -> list[GroupState]:
-        groups = list(groups)
+        """State and members of each group; one the broker refuses is noted, one librdkafka cannot name
+        (group_commits noted it) is left out."""
+        groups = [g for g in groups if _sendable_group(g)]
         if not groups:
             return []
         try:
             futures = self.admin.describe_consumer_groups(groups, request_timeout=self.timeout)
         except KafkaException as exc:
             raise self._unavailable("a describe-groups request", exc) from None
+        listed = self._listing(isolate=True)
         states = []
         for group, future in futures.items():
-            desc = self._wait(future, f"a request for the state of group {group}")
+            desc = self._wait(future, f"a request for the state of group {group}", isolate=True)
+            if desc is None:
+                continue
+            # ListGroups' type is the broker's own word for the group; the describe's is which API librdkafka
+            # got its answer from (ConsumerGroupDescribe or DescribeGroups), the fallback when the list has none.
+            kind = listed.get(group, UNKNOWN_TYPE)
+            if kind == UNKNOWN_TYPE:
+                kind = _type_name(getattr(desc, "type", None))
             states.append(GroupState(group, desc.state.name.lower() if desc.state else "unknown",
-                                     len(desc.members)))
+                                     len(desc.members), kind, desc.partition_assignor or None))
         return states
 
     def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]:
@@ -343,14 +382,93 @@ class KafkaStore:
                 found[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
         return found
 
+    def read_messages(self, positions: Iterable[Position], *, count: int = 1,
+                      budget_s: float | None = None) -> MessageRead:
+        """Up to `count` messages from each (topic, partition, offset) on: the first at or after the offset,
+        then the ones after it, up to the log end. Read-only: the consumer is assigned the partitions at those
+        offsets and never subscribes, joins a group or commits (enable.auto.commit off, nothing stored).
+
+        Partitions are read MESSAGE_PARTITIONS at a time; several positions of one partition are read in
+        turns. Whatever is not read within `budget_s` seconds (default: the connection's timeout) is `unread`,
+        with the reason, as is a position the broker refuses (an offset out of range, say)."""
+        budget = self.timeout if budget_s is None else budget_s
+        deadline = time.monotonic() + budget
+        turns: list[list[Position]] = []
+        turn_of: dict[tuple[str, int], int] = {}
+        for position in dict.fromkeys(positions):
+            turn = turn_of.get(position[:2], 0)
+            turn_of[position[:2]] = turn + 1
+            if turn == len(turns):
+                turns.append([])
+            turns[turn].append(position)
+        found: dict[Position, list[LogMessage]] = {}
+        at_end: set[Position] = set()
+        unread: dict[Position, str] = {}
+        for turn in turns:
+            for i in range(0, len(turn), MESSAGE_PARTITIONS):
+                self._read_chunk(turn[i:i + MESSAGE_PARTITIONS], count, deadline, budget, found, at_end, unread)
+        return MessageRead({p: tuple(m) for p, m in found.items() if m}, frozenset(at_end), unread)
+
+    def _read_chunk(self, chunk: list[Position], count: int, deadline: float, budget: float,
+                    found: dict[Position, list[LogMessage]], at_end: set[Position], unread: dict[Position, str]) -> None:
+        position = {(t, p): (t, p, o) for t, p, o in chunk}  # one position per partition within a chunk
+        pending = set(position)
+        last_error = ""
+        if time.monotonic() < deadline:
+            consumer = self._client(Consumer, {
+                **self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
+                "enable.auto.offset.store": False, "auto.offset.reset": "error", "enable.partition.eof": True,
+                "isolation.level": "read_uncommitted", "fetch.wait.max.ms": 100, "queued.min.messages": count})
+
+            def done(tp: tuple[str, int]) -> None:
+                pending.discard(tp)
+                consumer.pause([TopicPartition(*tp)])
+
+            try:
+                consumer.assign([TopicPartition(t, p, o) for t, p, o in chunk])
+                while pending and (left := deadline - time.monotonic()) > 0:
+                    for msg in consumer.consume(num_messages=max(count * len(pending), 100), timeout=min(left, 0.5)):
+                        tp = (msg.topic(), msg.partition())
+                        err = msg.error()
+                        if tp not in pending:
+                            if err is not None and msg.topic() is None:
+                                last_error = err.str()  # the client's own trouble (the broker is down, say)
+                            continue
+                        if err is not None:
+                            if err.code() == KafkaError._PARTITION_EOF:
+                                at_end.add(position[tp])
+                            else:
+                                unread[position[tp]] = f"the broker refused the read ({err.str()})"
+                            done(tp)
+                            continue
+                        if msg.offset() < position[tp][2]:
+                            continue
+                        messages = found.setdefault(position[tp], [])
+                        messages.append(_log_message(msg))
+                        if len(messages) >= count:
+                            done(tp)
+            except KafkaException as exc:
+                raise self._unavailable("a read of messages", exc) from None
+            finally:
+                try:
+                    consumer.close()
+                except (KafkaException, RuntimeError):
+                    pass
+        why = f"not read within the time budget of {budget:g}s" + (f" ({last_error})" if last_error else "")
+        unread.update({position[tp]: why for tp in pending})  # a position with some messages read says why not all
+
     def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> None:
         """Commit (topic, partition, offset, metadata) for a group in one request.
 
         Raises WriteConflict when the broker refuses (for instance a group with active members) or
-        refuses some partitions, naming them; StoreUnavailable when it cannot be reached.
+        refuses some partitions, naming them; StoreUnavailable when it cannot be reached; UsageError, sending
+        nothing, for a group id librdkafka cannot name (the commit would land in another group).
         """
-        tps = [TopicPartition(t, p, o, m) if m is not None else TopicPartition(t, p, o) for t, p, o, m in offsets]
+        if not _sendable_group(group):
+            raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
+                             f"a NUL character)")
         what = f"a commit to group {group}"
+        tps = [TopicPartition(t, p, o, m) if m is not None else TopicPartition(t, p, o) for t, p, o, m in offsets]
         try:
             futures = self.admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)],
                                                               request_timeout=self.timeout)
@@ -368,3 +486,16 @@ class KafkaStore:
         if refused:
             raise WriteConflict(f"Kafka refused part of {what}: {', '.join(refused[:10])}"
                                 + (f" and {len(refused) - 10} more" if len(refused) > 10 else ""))
+
+
+def _type_name(kind) -> str:
+    """classic, consumer, share or unknown, from a ConsumerGroupType (None: the client has no such field)."""
+    name = getattr(kind, "name", None)
+    return name.lower() if name and name.lower() in GROUP_TYPES else UNKNOWN_TYPE
+
+
+def _log_message(msg) -> LogMessage:
+    kind, stamp = msg.timestamp()
+    return LogMessage(msg.topic(), msg.partition(), msg.offset(),
+                      stamp if kind in _TIMESTAMP_TYPES else None, _TIMESTAMP_TYPES.get(kind),
+                      msg.key(), msg.value(), tuple(msg.headers() or ()))

@@ -26,7 +26,8 @@ from offctl.core.analyze import analyze
 from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores, spout_roots, trident_list
-from offctl.core.model import ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode, iso_ms
+from offctl.core.model import (UNKNOWN_TYPE, ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode,
+                               iso_ms)
 
 # update(done, total) of a progress bar, within a context that shows it
 Track = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]
@@ -208,7 +209,8 @@ SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
               ("mtime_ms", "long"), ("trident", "string"), ("txid", "long"), ("txids", "long")),
     "commits": (("chunk", "long"), ("group", "string"), ("topic", "string"), ("partition", "long"),
                 ("offset", "long"), ("metadata", "string")),
-    "groups": (("chunk", "long"), ("group", "string"), ("state", "string"), ("members", "long")),
+    "groups": (("chunk", "long"), ("group", "string"), ("state", "string"), ("members", "long"), ("type", "string"),
+               ("protocol", "string")),
     "logs": (("chunk", "long"), ("topic", "string"), ("partition", "long"), ("log_start", "long"),
              ("log_end", "long"), ("leader", "string")),
 }
@@ -234,7 +236,7 @@ def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
     if table == "commits":
         return [(chunk, c.group, c.topic, c.partition, c.offset, c.metadata) for c in s.commits]
     if table == "groups":
-        return [(chunk, g.group, g.state, g.members) for g in s.groups]
+        return [(chunk, g.group, g.state, g.members, g.type, g.protocol) for g in s.groups]
     return [(chunk, topic, p, log.log_start, log.log_end, log.leader)
             for topic, parts in (s.cluster or {}).items() for p, log in parts.items()]
 
@@ -258,7 +260,9 @@ def _snapshot_of(parts) -> Snapshot:
                               key=lambda n: n.path)),
         commits=tuple(sorted((KafkaCommit(r["group"], r["topic"], r["partition"], r["offset"], r["metadata"])
                               for r in commits), key=lambda c: (c.group, c.topic, c.partition))),
-        groups=tuple(GroupState(r["group"], r["state"], r["members"]) for r in groups),
+        # type, protocol: null in snapshots saved before offctl read the group's type
+        groups=tuple(GroupState(r["group"], r["state"], r["members"], r["type"] or UNKNOWN_TYPE, r["protocol"])
+                     for r in groups),
         cluster=cluster,
         running=frozenset(head["running"]) if head["running"] is not None else None,
         notes=tuple(head["notes"]), incomplete=tuple(head["incomplete"]),
@@ -377,7 +381,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
     sc = spark.sparkContext
     files = Files(spark)
     selection, thresholds, window = settings.selection, settings.thresholds, settings.window
-    allowed = settings.allowed_lag
+    allowed, period = settings.allowed_lag, thresholds.spout.kafka_commit_period_ms
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     earlier: list[str] = []
@@ -442,7 +446,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
             past = obs if past is None else past.union(obs)
         rows = (rows.map(lambda r: (partition_key(r), r))
                 .leftOuterJoin(past.groupByKey())
-                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed)))
+                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed, period)))
     else:
         rows = rows.map(without_history)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)

@@ -6,7 +6,8 @@ source release by release (offctl/core/behaviour.py, which cites each file and t
 A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
 Rules run in this order for each consumer:
 
- 1. AMBIGUOUS_SPOUT_ID  <root>/a/b/partition_N: spout id 'a/b', or id 'a' reading topic 'b'? (layouts)
+ 1. AMBIGUOUS_SPOUT_ID  <root>/a/b/partition_N: read by its path as id 'a' reading topic 'b', but no
+                        record names 'b', and spout id 'a/b' would write the same nodes (layouts)
  2. MALFORMED_RECORD    the spout cannot read topology.id and offset: it starts as with no record
  3. INCONSISTENT_RECORD fields Storm does not read disagree with where the record sits, or are missing
  4. TOPIC_MISMATCH      the topic a record names is not the topic it is applied to (user's --topic,
@@ -27,20 +28,23 @@ Rules run in this order for each consumer:
 13. MISSING_PARTITION   partitions the spout reads without a record (needs Kafka)
 14. STALE_TOPOLOGY      the writing topology id is not running (needs Storm's root)
 15. CONSUMER_NOT_FOUND, UNREAD_NODE  what the read found: a named spout or group absent, nodes no spout reads
+16. GROUP_TYPE_CONFLICT the group id is a share group, or a classic or KIP-848 group with members joined:
+                        the broker refuses the spout's commits (needs the group's state from Kafka)
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, client_start, configured_start,
-                              ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, StormKafkaClient, client_start, commit_behaviour,
+                              configured_start, ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
 from offctl.core.findings import finding
 from offctl.core.model import (
+    CONSUMER,
     KAFKA,
+    SHARE,
     STORM_KAFKA,
     STORM_KAFKA_CLIENT,
     TRIDENT,
@@ -57,12 +61,11 @@ from offctl.core.model import (
     Severity,
     Snapshot,
     Thresholds,
+    UNKNOWN_TYPE,
+    is_topic_name,
     ranges,
 )
 from offctl.core.storm import parse_commit, parse_storm_id, parse_zk_node
-
-# Kafka's legal topic names (kafka.common.Topic): a path segment that is not one cannot be a topic folder.
-_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 def _consumer_path(key: ConsumerKey) -> str | None:
@@ -92,14 +95,19 @@ def _storm_id_epoch(storm_id: str) -> int:
 # --- layouts: which spout id a directory of partition nodes belongs to -----------------------------------
 
 
-def resolve_layouts(grouped: Mapping[ConsumerKey, list[OffsetRecord]]) -> dict[ConsumerKey, list[OffsetRecord]]:
+def resolve_layouts(grouped: Mapping[ConsumerKey, list[OffsetRecord]],
+                    cluster: Cluster | None = None) -> dict[ConsumerKey, list[OffsetRecord]]:
     """Decide, per directory of partition nodes, between the two layouts storm-kafka writes.
 
     committedPath is zkRoot + "/" + id + "/" + Partition.getId(), and getId() is "partition_N" or, for
-    wildcard topics, topic + "/partition_N" (Partition.java, v1.2.4). Ids may contain '/', so
-    <root>/a/b/partition_N is id 'a/b', or id 'a' reading topic 'b'. The adapter reads it the wildcard
-    way; the records decide: every topic they name is 'b' -> wildcard; they name topics and never 'b', or
-    'b' is no legal topic name -> id 'a/b'. Records that name no topic leave it ambiguous (rule 1).
+    wildcard topics, topic + "/partition_N" (PartitionManager.java, Partition.java, v1.0.0 to v1.2.4). Ids
+    may contain '/', so <root>/a/b/partition_N is id 'a/b', or id 'a' reading topic 'b'. PartitionManager
+    finds a record by its path and never reads its topic field, so offctl follows the path: id 'a' reading
+    topic 'b', whatever topic the records name (rule 4 reports those that name another). A wildcard spout
+    writes only folders of topics it found in the cluster (DynamicBrokersReader lists them), so id 'a/b' it
+    is when 'b' is no legal topic name, or when the cluster is known, has no topic 'b', and the records name
+    another topic. Otherwise, unless a record of the folder names 'b', id 'a/b' could have written the same
+    nodes: that is said (rule 1).
     Records are ordered by folder, partition and path, so the same nodes give the same report."""
     out: dict[ConsumerKey, list[OffsetRecord]] = defaultdict(list)
     for key, records in grouped.items():
@@ -110,10 +118,10 @@ def resolve_layouts(grouped: Mapping[ConsumerKey, list[OffsetRecord]]) -> dict[C
         for r in records:
             by_folder[r.folder_topic].append(r)
         for folder, rs in by_folder.items():
-            named = {r.topic for r in rs if r.topic}
-            if folder is None or (named and folder in named):
+            if folder is None or any(r.topic == folder for r in rs):
                 out[key].extend(rs)
-            elif not _TOPIC_NAME.fullmatch(folder) or named:
+            elif not is_topic_name(folder) or (
+                    cluster is not None and folder not in cluster and any(r.topic for r in rs)):
                 flat = replace(key, consumer=f"{key.consumer}/{folder}")
                 out[flat].extend(replace(r, key=flat, folder_topic=None) for r in rs)
             else:
@@ -203,12 +211,18 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     valid = [(i, r) for i, r in enumerate(records) if r.malformed is None]
 
     # 1. AMBIGUOUS_SPOUT_ID
-    folders = sorted({r.folder_topic for r in records if r.layout_ambiguous})
-    for folder in folders:
+    named: dict[str, set[str]] = defaultdict(set)  # ambiguous folder -> the topics its records name
+    for r in records:
+        if r.layout_ambiguous:
+            named[r.folder_topic].update({r.topic} - {None})
+    for folder, topics in sorted(named.items()):
         base = _consumer_path(key)
+        quoted = ", ".join(f"'{t}'" for t in sorted(topics))
+        says = f"its records name {quoted}, not '{folder}'" if topics else "its records name no topic"
         out.on_consumer("AMBIGUOUS_SPOUT_ID",
-                        f"{base}/{folder}/partition_N is spout id '{key.consumer}' reading topic '{folder}' "
-                        f"(shown so), or spout id '{key.consumer}/{folder}'; its records name no topic",
+                        f"{base}/{folder}/partition_N is read by its path, as PartitionManager reads it: spout id "
+                        f"'{key.consumer}' reading topic '{folder}' (wildcard layout); spout id "
+                        f"'{key.consumer}/{folder}' would write the same nodes, and {says}",
                         path=f"{base}/{folder}")
 
     # 2. MALFORMED_RECORD, 3. INCONSISTENT_RECORD
@@ -368,12 +382,14 @@ def _jump(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, star
         return out_of_range(profile, side, position, start, end)
     if r.trident == STORM_KAFKA:
         return trident_out_of_range(profile)
-    return _kafka_reset()
+    return _kafka_reset(profile)
 
 
-def _kafka_reset() -> str:
-    return ("the consumer's auto.offset.reset decides where it goes: 'earliest' unless set otherwise under "
-            "AT_LEAST_ONCE (KafkaSpoutConfig, v2.8.8)")
+def _kafka_reset(profile: SpoutProfile) -> str:
+    """Where an out-of-range commit sends the consumer (KafkaSpoutConfig, per release and guarantee)."""
+    why = ("no ProcessingGuarantee, KafkaSpoutConfig, v1.1.1" if profile.client is StormKafkaClient.LEGACY
+           else f"{profile.guarantee.value}, KafkaSpoutConfig, v1.2.4 and v2.8.8")
+    return f"{commit_behaviour(profile).out_of_range} decides where it goes ({why})"
 
 
 def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluster: Cluster | None) -> str:
@@ -435,6 +451,56 @@ def parse_snapshot(snapshot: Snapshot) -> dict[ConsumerKey, list[OffsetRecord]]:
     return grouped
 
 
+# What the broker does with the spout's commits. KafkaSpout never joins the group: 2.x assigns its partitions
+# (TopicAssigner.assignPartitions calls consumer.assign, external/storm-kafka-client/.../subscription/
+# TopicAssigner.java, v2.0.0 to v2.8.8), as does 1.0.6+/1.1.2+'s default ManualPartitionSubscription
+# (KafkaSpoutConfig.Builder, v1.0.6, v1.1.2, v1.2.4). Its KafkaConsumer then commits with generation -1 and no
+# member id (ConsumerCoordinator.sendOffsetCommitRequest, Generation.NO_GENERATION, apache/kafka 3.8.0).
+# 1.0.0-1.0.5 call kafkaConsumer.subscribe() (KafkaSpout.subscribeKafkaConsumer) and 1.1.0-1.1.1 default to
+# NamedSubscription/PatternSubscription, which subscribe: there the members are the spout's own executors.
+_SIMPLE_COMMIT = ("the spout never joins the group and commits with no generation and no member id, which Kafka "
+                  "accepts only while the group is empty")
+_REFUSED = ("KafkaSpout's commitSync throws CommitFailedException (AT_LEAST_ONCE, AT_MOST_ONCE: the executor "
+            "dies and restarts from the last commit), NO_GUARANTEE's commitAsync loses the commits unseen")
+
+
+def group_type_conflict(state: GroupState, profile: SpoutProfile) -> str | None:
+    """Why the broker refuses or races the spout's commits to this group, or None when it takes them."""
+    name = f"group '{state.group}'"
+    protocol = f", protocol {state.protocol}" if state.protocol else ""
+    joined = (f"{_plural(state.members, 'member')} joined" if state.members else "members joined") + \
+        f" (state {state.state}{protocol})"
+    if state.type == SHARE:
+        # ShareGroup.validateOffsetCommit: UnsupportedOperationException in apache/kafka 3.9.0-rc3, GROUP_ID_NOT_FOUND
+        # "is not a consumer group" on trunk (4.x); validateOffsetFetch likewise
+        return (f"{name} is a share group (KIP-932, state {state.state}, {_plural(state.members, 'member')}): the "
+                f"broker refuses every consumer offset commit and fetch for it (ShareGroup.validateOffsetCommit, "
+                f"apache/kafka group-coordinator), so the spout can neither resume nor commit: {_REFUSED}")
+    if not state.active:
+        return None
+    legacy = profile.client is StormKafkaClient.LEGACY  # 1.0.0-1.0.5 / 1.1.0-1.1.1 subscribe: classic members
+    if state.type == CONSUMER:
+        if legacy:
+            return (f"{name} is a KIP-848 consumer group with {joined}: they speak a protocol the Kafka clients of "
+                    f"storm-kafka-client {LEGACY_RELEASES} never use, so another application shares this group.id "
+                    f"and the spout's partitions")
+        # ConsumerGroup.validateOffsetCommit (apache/kafka 3.9.0-rc3): epoch -1 passes only with no members,
+        # else getOrMaybeCreateMember("", false) throws UnknownMemberIdException
+        return (f"{name} is a KIP-848 consumer group with {joined}: {_SIMPLE_COMMIT}; the broker answers "
+                f"UNKNOWN_MEMBER_ID (ConsumerGroup.validateOffsetCommit, apache/kafka 3.9) and the members' own "
+                f"commits overwrite the spout's: {_REFUSED}")
+    if legacy:
+        return None  # the members are the spout's own executors
+    kind = "a classic group" if state.type != UNKNOWN_TYPE else "a group of unknown type (read as classic)"
+    # GroupCoordinator.validateOffsetCommit (core, apache/kafka 3.8.0) and ClassicGroup.validateOffsetCommit
+    # (group-coordinator, 3.9.0-rc3): generation -1 and no member id on a non-Empty group is UNKNOWN_MEMBER_ID
+    return (f"{name} is {kind} with {joined}: another consumer subscribed with this group.id; "
+            f"{_SIMPLE_COMMIT} (storm-kafka-client 1.0.6+/1.1.2+ unless configured with the deprecated "
+            f"NamedSubscription or PatternSubscription); the broker answers UNKNOWN_MEMBER_ID "
+            f"(GroupCoordinator.validateOffsetCommit, apache/kafka 3.8.0) and the members' own commits overwrite "
+            f"the spout's: {_REFUSED}")
+
+
 def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence[Finding],
               state: GroupState | None = None) -> ConsumerSummary:
     lags = [row.lag for row in rows if row.lag is not None]
@@ -448,6 +514,8 @@ def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence
         finding_codes=tuple(sorted({f.code for f in findings})),
         group_state=state.state if state else None,
         members=state.members if state else None,
+        group_type=state.type if state else None,
+        group_protocol=state.protocol if state else None,
         by_severity=tuple(sum(1 for f in findings if f.severity == s) for s in (Severity.ERROR, Severity.WARNING,
                                                                                  Severity.INFO)),
     )
@@ -462,12 +530,16 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
     findings: list[Finding] = []
     consumers: list[ConsumerSummary] = []
     states = {g.group: g for g in snapshot.groups}
-    grouped = resolve_layouts(records if records is not None else parse_snapshot(snapshot))
+    grouped = resolve_layouts(records if records is not None else parse_snapshot(snapshot), snapshot.cluster)
     for key, consumer_records in grouped.items():
         r, f = analyze_consumer(consumer_records, snapshot.cluster, snapshot.running, thresholds)
+        state = states.get(key.consumer) if key.store == KAFKA else None
+        conflict = group_type_conflict(state, thresholds.spout) if state else None
+        if conflict:
+            f.append(finding("GROUP_TYPE_CONFLICT", key, conflict))
         rows.extend(r)
         findings.extend(f)
-        consumers.append(summarize(key, r, f, states.get(key.consumer) if key.store != ZOOKEEPER else None))
+        consumers.append(summarize(key, r, f, state))
     for noted in snapshot.read_findings:
         findings.append(finding(noted.code, noted.key, noted.message, path=noted.path or _consumer_path(noted.key)))
     skipped = []
@@ -478,4 +550,6 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
     return Report(captured_ms=snapshot.captured_ms, rows=tuple(rows), findings=tuple(findings),
                   consumers=tuple(consumers), notes=snapshot.notes,
                   incomplete=snapshot.incomplete, checks_skipped=tuple(skipped),
-                  spout_settings=thresholds.spout.describe(), running=snapshot.running)
+                  spout_settings=thresholds.spout.describe(), running=snapshot.running,
+                  commits=commit_behaviour(thresholds.spout) if any(c.key.store == KAFKA for c in consumers) else None,
+                  kafka_commit_period_ms=thresholds.spout.kafka_commit_period_ms)

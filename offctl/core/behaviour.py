@@ -94,25 +94,55 @@ class FirstPoll(str, Enum):
         return "log start" if self in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST) else "log end"
 
 
+# The newest storm-kafka-client release offctl knows, the --storm-kafka-client-release default.
+CLIENT_RELEASE_DEFAULT = "3.1.0"
+
+
 class StormKafkaClient(str, Enum):
     """storm-kafka-client lines: before CommitMetadataManager (commits hold the last processed offset and
-    the spout seeks to committed + 1), and from it on (commits hold the next offset, metadata is JSON)."""
+    the spout seeks to committed + 1), and from it on (commits hold the next offset, metadata is JSON).
+
+    3.0.x and 3.1.x follow the 2.x rules: external/storm-kafka-client/src/main at master 73da988d9
+    (3.0.0-SNAPSHOT, 2026-07-01, the line 3.0.0 was released from) differs from v2.8.8 in one comment of
+    KafkaSpout.java. The v3.0.0 and v3.1.0 tags themselves were not in the stored copy read (docs/storm.md)."""
 
     LEGACY = "legacy"  # 1.0.0-1.0.5, 1.1.0-1.1.1: KafkaSpout.doSeek, KafkaSpoutMessageId.getMetadata
-    CURRENT = "current"  # 1.0.6+, 1.1.2+, 1.2.x, 2.x: internal/CommitMetadataManager.java
+    CURRENT = "current"  # 1.0.6+, 1.1.2+, 1.2.x, 2.x, 3.0.x, 3.1.x: internal/CommitMetadataManager.java
 
     @classmethod
     def of_version(cls, text: str) -> StormKafkaClient:
-        major, minor, patch = _release(text, "storm-kafka-client", "2.8.8")
-        if major not in (1, 2):
-            raise ValueError(f"storm-kafka-client {text} does not exist: its releases are 1.0.0 to 2.x")
+        major, minor, patch = _release(text, "storm-kafka-client", CLIENT_RELEASE_DEFAULT)
+        if major not in (1, 2) and (major, minor) not in ((3, 0), (3, 1)):
+            raise ValueError(f"storm-kafka-client {text} is not a release offctl knows: 1.0.0 to 2.x, 3.0.x "
+                             f"and 3.1.x")
         if (major, minor) == (1, 0) and patch <= 5 or (major, minor) == (1, 1) and patch <= 1:
             return cls.LEGACY
         return cls.CURRENT
 
     @staticmethod
     def major_of(text: str) -> int:
-        return _release(text, "storm-kafka-client", "2.8.8")[0]
+        return _release(text, "storm-kafka-client", CLIENT_RELEASE_DEFAULT)[0]
+
+
+class Guarantee(str, Enum):
+    """storm-kafka-client's KafkaSpoutConfig.ProcessingGuarantee: in 1.0.6+, 1.1.2+, 1.2.x, 2.x and 3.x
+    (KafkaSpoutConfig.java, v1.0.6, v1.1.2 to v2.8.8, master 73da988d9), AT_LEAST_ONCE by default
+    (DEFAULT_PROCESSING_GUARANTEE). No release read has a NONE. The releases before 1.0.6 and 1.1.2 have no
+    such setting and behave as AT_LEAST_ONCE (KafkaSpout, v1.1.1)."""
+
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+    AT_MOST_ONCE = "AT_MOST_ONCE"
+    NO_GUARANTEE = "NO_GUARANTEE"
+
+
+GUARANTEE_RELEASES = "1.0.6-1.0.7, 1.1.2+, 1.2.x, 2.x, 3.0.x and 3.1.x"
+
+
+def default_commit_period_ms(release: str) -> int:
+    """KafkaSpoutConfig.DEFAULT_OFFSET_COMMIT_PERIOD_MS: 15000 in 1.0.0-1.0.2, 30000 from 1.0.3 on
+    (KafkaSpoutConfig.java, v1.0.0 to v1.0.2; v1.0.3 to v2.8.8 and master 73da988d9)."""
+    major, minor, patch = _release(release, "storm-kafka-client", CLIENT_RELEASE_DEFAULT)
+    return 15_000 if (major, minor) == (1, 0) and patch <= 2 else 30_000
 
 
 @dataclass(frozen=True)
@@ -126,7 +156,9 @@ class SpoutProfile:
     out_of_range_reset: bool = True  # useStartOffsetTimeIfOffsetOutOfRange
     client: StormKafkaClient = StormKafkaClient.CURRENT
     first_poll: FirstPoll = FirstPoll.UNCOMMITTED_EARLIEST
-    client_major: int = 2  # storm-kafka-client 1.x or 2.x: their Trident emitters treat EARLIEST/LATEST apart
+    client_major: int = 3  # storm-kafka-client 1.x Trident emitters treat EARLIEST/LATEST apart from 2.x and 3.x
+    guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    commit_period_ms: int = 30_000  # offset.commit.period.ms (default_commit_period_ms of the release)
 
     @property
     def effective_max_offset_behind(self) -> int:
@@ -150,7 +182,15 @@ class SpoutProfile:
                 f"{str(self.ignore_zk_offsets).lower()}, maxOffsetBehind={'Long.MAX_VALUE' if mob == LONG_MAX else mob}, "
                 f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
                 f"{'1.0.0-1.0.5/1.1.0-1.1.1' if self.client is StormKafkaClient.LEGACY else '1.0.6+/1.1.2+'}, "
-                f"firstPollOffsetStrategy={self.first_poll.value}")
+                f"firstPollOffsetStrategy={self.first_poll.value}, processingGuarantee={self.guarantee.value}, "
+                f"offset.commit.period.ms={self.commit_period_ms}")
+
+    @property
+    def kafka_commit_period_ms(self) -> int:
+        """How long a storm-kafka-client group's commit may stand still while the spout runs: the commit
+        timer's period under AT_LEAST_ONCE and NO_GUARANTEE; 0 under AT_MOST_ONCE, which commits after every
+        poll and has no commit timer (KafkaSpout.open and pollKafkaBroker, v1.2.4 and v2.8.8)."""
+        return 0 if self.guarantee is Guarantee.AT_MOST_ONCE else self.commit_period_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,8 +275,8 @@ def trident_out_of_range(profile: SpoutProfile) -> str:
 def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: frozenset[str] | None) -> str | None:
     """When a storm-kafka-client Trident spout with EARLIEST or LATEST ignores its stored state on the first
     poll of a partition (KafkaTridentSpoutEmitter.seek), or None when it uses it. 1.x (v1.2.4): on every
-    start of the executor. 2.x (v2.8.8): when the meta's topologyId is not the running topology's, that is
-    on a new deployment (isFirstPollSinceTopologyWasDeployed)."""
+    start of the executor. 2.x (v2.8.8) and 3.x (unchanged at master 73da988d9): when the meta's topologyId
+    is not the running topology's, that is on a new deployment (isFirstPollSinceTopologyWasDeployed)."""
     if profile.first_poll.uncommitted:
         return None
     if profile.client_major < 2:
@@ -267,8 +307,9 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
     not use the commit.
     Legacy line (KafkaSpout.doSeek, v1.1.1): EARLIEST/LATEST seek to the beginning/end whenever a commit
     exists; UNCOMMITTED_* seek to committed + 1.
-    Current line (KafkaSpout.doSeek, v1.2.4 and v2.8.8): a commit whose metadata names the running
-    topology is resumed from; any other is ignored by EARLIEST/LATEST and resumed from by UNCOMMITTED_*.
+    Current line (KafkaSpout.doSeek, v1.2.4 and v2.8.8; 3.x unchanged at master 73da988d9): a commit whose
+    metadata names the running topology is resumed from; any other is ignored by EARLIEST/LATEST and
+    resumed from by UNCOMMITTED_*.
     """
     strategy = profile.first_poll
     if profile.client is StormKafkaClient.LEGACY:
@@ -289,3 +330,87 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
     return None, (f"{strategy.value} ignores a commit that is not this topology's and starts at the "
                   f"{strategy.edge} (KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, "
                   f"v2.8.8)")
+
+
+# --- storm-kafka-client ProcessingGuarantee: what a commit means ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CommitBehaviour:
+    """What a storm-kafka-client spout's committed offset means under its ProcessingGuarantee, in words."""
+
+    guarantee: str  # AT_LEAST_ONCE, AT_MOST_ONCE, NO_GUARANTEE
+    committed: str  # what the committed offset is
+    commits: str  # when and how the spout commits
+    lag: str  # what log end - committed counts
+    restart: str  # what a restart, a crash or a reset replays or loses
+    out_of_range: str  # where the consumer goes when the commit is outside the log
+    sources: tuple[str, ...]  # file@tag, under external/storm-kafka-client/src/main/java/org/apache/storm/kafka/spout/
+
+
+def _cite(*files: str, tags: tuple[str, ...] = ("v1.2.4", "v2.8.8")) -> tuple[str, ...]:
+    return tuple(f"{f}@{t}" for t in tags for f in files)
+
+
+def _period(profile: SpoutProfile) -> str:
+    return f"offset.commit.period.ms ({profile.commit_period_ms} ms)"
+
+
+def commit_behaviour(profile: SpoutProfile) -> CommitBehaviour:
+    """What the committed offset of a storm-kafka-client group means under the profile's release and
+    ProcessingGuarantee (KafkaSpout.java and KafkaSpoutConfig.java at the tags named in `sources`)."""
+    g = profile.guarantee
+    if profile.client is StormKafkaClient.LEGACY:
+        return CommitBehaviour(
+            g.value,
+            committed="the last offset acked in order (KafkaSpoutMessageId offsets); the spout resumes at "
+                      "committed + 1",
+            commits=f"commitSync of the acked offsets every {_period(profile)}, on partition revocation, "
+                    f"deactivate and close; no ProcessingGuarantee setting in {LEGACY_RELEASES}",
+            lag="messages not yet acked in order: not polled, in flight, failed and waiting for a retry, and "
+                "those acked since the last commit (up to one period)",
+            restart="replays from committed + 1: tuples in flight and those acked since the last commit are "
+                    "processed again; nothing is lost",
+            out_of_range="the consumer's auto.offset.reset, which the spout does not set: Kafka's default "
+                         "'latest' unless the topology sets it",
+            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java", tags=("v1.1.1",)))
+    if g is Guarantee.AT_MOST_ONCE:
+        return CommitBehaviour(
+            g.value,
+            committed="the consumer's position after the last poll: the next offset to poll, not the next to "
+                      "process",
+            commits="commitSync of every assigned partition's position right after each poll, before its records "
+                    "are emitted; offset.commit.period.ms is not used (no commit timer)",
+            lag="messages not yet polled; messages polled but not yet processed are not counted",
+            restart="resumes at the commit: messages polled but not processed when the spout stopped (up to one "
+                    "poll, max.poll.records) are never processed, and failed tuples are not retried; nothing is "
+                    "processed twice",
+            out_of_range="the consumer's auto.offset.reset: Kafka's default 'latest' unless the topology sets it "
+                         "(the spout warns about any but 'latest' or 'none')",
+            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java"))
+    if g is Guarantee.NO_GUARANTEE:
+        return CommitBehaviour(
+            g.value,
+            committed="the consumer's position at the last commit: the next offset to poll then, whatever was "
+                      "processed",
+            commits=f"commitAsync of every assigned partition's position every {_period(profile)}, unacknowledged "
+                    f"(a failed commit is not retried); none on deactivate or close",
+            lag="messages not yet polled at the last commit, which is up to one period old",
+            restart="resumes at the last periodic commit: messages polled since are processed again, those "
+                    "polled before it but not yet processed are never processed; a message may be processed 0, "
+                    "1 or more times",
+            out_of_range="the consumer's auto.offset.reset: Kafka's default 'latest' unless the topology sets it",
+            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java"))
+    return CommitBehaviour(
+        g.value,
+        committed="the first offset not yet acked in order (OffsetManager.findNextCommitOffset): the next offset "
+                  "to process",
+        commits=f"commitSync of the acked offsets every {_period(profile)}, on partition revocation, deactivate "
+                f"and close (commitOffsetsForAckedTuples); at most maxUncommittedOffsets polled beyond it",
+        lag="messages not yet acked in order: not polled, in flight, failed and waiting for a retry, and those "
+            "acked since the last commit (up to one period)",
+        restart="replays from the commit: tuples in flight and those acked since the last commit are processed "
+                "again (duplicates downstream); nothing is lost",
+        out_of_range="the consumer's auto.offset.reset: 'earliest' unless the topology sets it (KafkaSpoutConfig "
+                     "sets it under AT_LEAST_ONCE)",
+        sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java", "internal/OffsetManager.java"))

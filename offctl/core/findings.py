@@ -36,8 +36,9 @@ CATALOGUE: dict[str, Code] = {
              "its next commit. A record no spout rewrites was written by a tool: check who wrote it."),
         Code("AMBIGUOUS_SPOUT_ID", _W,
              "`<root>/a/b/partition_N` can be spout id `a` reading topic `b` (wildcard layout) or spout id "
-             "`a/b`, and its records name no topic to tell",
-             "Shown as spout `a`, topic `b`. If the id is `a/b`, inspect it with `--spout a/b`."),
+             "`a/b`, and no record in `b/` names topic `b` (they name no topic, or another)",
+             "offctl follows the path, as PartitionManager does: shown as spout `a`, topic `b`, and a record "
+             "naming another topic is also `TOPIC_MISMATCH`. If the id is `a/b`, inspect it with `--spout a/b`."),
         Code("TOPIC_MISMATCH", _E,
              "a record names another topic than the one its offset is applied to: the user's `--topic`, its "
              "`<topic>/` folder, or the topic most records of the spout id name; or the records name several "
@@ -98,8 +99,8 @@ CATALOGUE: dict[str, Code] = {
              "--by 0 --topology-id STORM_ID` rewrites only its metadata."),
         Code("IGNORED_TRIDENT_STATE", _W,
              "a storm-kafka-client Trident spout with firstPollOffsetStrategy EARLIEST or LATEST ignores its "
-             "stored state: on every executor start (1.x), or on a new deployment (2.x: the state's topologyId "
-             "is not the running topology's)",
+             "stored state: on every executor start (1.x), or on a new deployment (2.x and 3.x: the state's "
+             "topologyId is not the running topology's)",
              "The spout starts the partition from the log start (EARLIEST) or end (LATEST) and the stored position "
              "is lost. To resume from the state, use UNCOMMITTED_EARLIEST or UNCOMMITTED_LATEST."),
         Code("LEGACY_COMMIT_METADATA", _I,
@@ -108,6 +109,15 @@ CATALOGUE: dict[str, Code] = {
              "Those releases resume at committed + 1; later ones do not recognise the metadata and, with "
              "UNCOMMITTED_*, resume at the committed offset (processing it again). Nothing to do unless "
              "upgrading with EARLIEST or LATEST, which ignore it."),
+        Code("GROUP_TYPE_CONFLICT", _E,
+             "the spout's group id is also a group the broker will not take the spout's commits for: a share group "
+             "(KIP-932), or a classic or KIP-848 consumer group with members joined. storm-kafka-client assigns its "
+             "partitions (never a member) and commits with no generation and no member id, which Kafka accepts "
+             "only while the group is empty",
+             "Another application uses this group.id: while its members are joined the spout's commits fail "
+             "(UNKNOWN_MEMBER_ID) and theirs overwrite the spout's offsets. Give the spout (or the other "
+             "application) its own group.id; the message names the members' type and protocol. A spout of "
+             "storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 subscribes itself: pass `--storm-kafka-client-release`."),
         Code("LAG_BEYOND_MAX_OFFSET_BEHIND", _W,
              "the offset PartitionManager compares with at start-up (the log end in 0.9.x unless "
              "forceFromStart; startOffsetTime from 0.10) is more than maxOffsetBehind ahead of the stored one",
@@ -116,7 +126,9 @@ CATALOGUE: dict[str, Code] = {
         Code("HIGH_LAG", _W,
              "lag >= the threshold the user gave",
              "The spout is falling behind: check the topology's capacity, failed tuples and "
-             "max.spout.pending."),
+             "max.spout.pending. If the committed offset does not move, the spout is stuck on one message: "
+             "`offctl peek` shows it (and `--save` keeps it) before `offctl reset ... --to shift --by 1`, whose "
+             "plan says what it skips (docs/runbooks/poison-message.md)."),
         Code("CONSUMER_NOT_FOUND", _E,
              "a `--spout` or `--group` named on the command line has no records",
              "Check the name (and --zk-root): a typo in a runbook reads nothing. A spout that never "

@@ -15,6 +15,10 @@ its evaluator test cases (tests/test_history.py); where offctl differs, it says 
                  dead spout from a stuck one as Burrow does; Storm's root can: STALL when the topology
                  that wrote the offset is running (alive and stuck, e.g. on a poison message), STOP when it
                  is not or when offctl cannot tell.
+ 3a.            A storm-kafka-client spout commits on a timer (offset.commit.period.ms, 30 s by default; not
+                 under AT_MOST_ONCE, which commits after every poll; KafkaSpout.nextTuple, v1.2.4 and v2.8.8):
+                 a commit that has not moved for less than `commit_period_ms` is not stuck, and a window shorter
+                 than one period cannot show a lag trend (rule 5 is skipped, rule 6 says OK).
  4. REWIND       the committed offset went back, and has not come back to where it was since (Burrow: a
                  rewind is over once the offset is back past it).
  5. when the lag was above --allowed-lag in every observation of the window:
@@ -33,6 +37,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from offctl.core.model import KAFKA
 
 OK, WARN, STALL, STOP, REWIND = "OK", "WARN", "STALL", "STOP", "REWIND"
 STATUSES = (OK, WARN, STALL, STOP, REWIND)
@@ -64,6 +70,12 @@ class History:
     observations: int  # how many observations with a lag the status was computed from
 
 
+def commit_period_of(store: str, kafka_commit_period_ms: int) -> int:
+    """Rule 3a's period for a partition of this store: storm-kafka-client groups (Kafka) commit on a timer;
+    the other stores' offsets are read as written, each write a move."""
+    return kafka_commit_period_ms if store == KAFKA else 0
+
+
 def _last_move_ms(window: Sequence[Observation]) -> int:
     """When the committed offset last changed: the record's mtime when ZooKeeper gave one, else the capture
     time of the first observation that saw the current offset (Kafka has no commit time to read)."""
@@ -77,9 +89,11 @@ def _last_move_ms(window: Sequence[Observation]) -> int:
     return moved
 
 
-def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: int = 0) -> str | None:
+def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: int = 0,
+           commit_period_ms: int = 0) -> str | None:
     """Rules 1-6 of the module docstring over observations with a lag, oldest first. `running`: whether the
-    topology that wrote the latest offset is running (None: cannot tell)."""
+    topology that wrote the latest offset is running (None: cannot tell). `commit_period_ms`: how long the
+    spout may leave its commit unmoved while it runs (rule 3a; 0 for spouts that write on every move)."""
     if len(window) < 2:
         return None
     first, latest = window[0], window[-1]
@@ -89,12 +103,13 @@ def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: 
     last_move = _last_move_ms(window)
     caught_up = any(o.captured_ms > last_move and o.committed == latest.committed and o.lag <= allowed_lag
                     for o in window)
-    if latest.captured_ms - last_move > last_move - first.captured_ms and not caught_up:
+    still_ms = latest.captured_ms - last_move
+    if still_ms > last_move - first.captured_ms and still_ms > commit_period_ms and not caught_up:
         return stuck
     back = next((i for i in range(1, len(window)) if window[i].committed < window[i - 1].committed), None)
     if back is not None and not any(o.committed >= window[back - 1].committed for o in window[back:]):
         return REWIND
-    if all(o.lag > allowed_lag for o in window):
+    if latest.captured_ms - first.captured_ms > commit_period_ms and all(o.lag > allowed_lag for o in window):
         if all(o.committed == first.committed for o in window):
             return stuck
         if not any(cur.lag < prev.lag for prev, cur in zip(window, window[1:])):
@@ -124,11 +139,12 @@ def time_lag_s(window: Sequence[Observation]) -> float | None:
 
 
 def evaluate(observations: Sequence[Observation], *, running: bool | None,
-             window: int = DEFAULT_WINDOW, allowed_lag: int = 0) -> History:
+             window: int = DEFAULT_WINDOW, allowed_lag: int = 0, commit_period_ms: int = 0) -> History:
     """Status and time lag of one partition from its observations (any order; the newest `window` count)."""
     ordered = sorted(observations, key=lambda o: o.captured_ms)[-window:]
     with_lag = [o for o in ordered if o.lag is not None]
     # The latest observation must have a lag: a partition out of range now has a finding, not a trend.
     if not ordered or ordered[-1].lag is None:
         return History(None, None, len(with_lag))
-    return History(status(with_lag, running=running, allowed_lag=allowed_lag), time_lag_s(ordered), len(with_lag))
+    return History(status(with_lag, running=running, allowed_lag=allowed_lag, commit_period_ms=commit_period_ms),
+                   time_lag_s(ordered), len(with_lag))

@@ -6,13 +6,15 @@ pickled to Spark executors and saved as a snapshot.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import IntEnum
 from functools import lru_cache
+from typing import NamedTuple
 
-from offctl.core.behaviour import SpoutProfile
+from offctl.core.behaviour import CommitBehaviour, SpoutProfile
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
@@ -46,6 +48,15 @@ def ranges(numbers: Iterable[int]) -> str:
         out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
         i = j + 1
     return ",".join(out)
+
+
+_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def is_topic_name(name: str) -> bool:
+    """Whether Kafka can have a topic of this name: 1 to 249 of a-z A-Z 0-9 . _ -, not "." or ".."
+    (Topic.validate, clients/src/main/java/org/apache/kafka/common/internals/Topic.java in apache/kafka)."""
+    return _TOPIC_CHARS.fullmatch(name) is not None and name not in (".", "..")
 
 
 class Severity(IntEnum):
@@ -97,11 +108,28 @@ class KafkaCommit:
     metadata: str | None
 
 
+# Group types Kafka names in ListGroups v5 and the describe APIs (KIP-848, KIP-932); "unknown": the broker or
+# client did not say (a broker before ListGroups v5 has classic groups only).
+CLASSIC, CONSUMER, SHARE, UNKNOWN_TYPE = "classic", "consumer", "share", "unknown"
+GROUP_TYPES = frozenset({CLASSIC, CONSUMER, SHARE, UNKNOWN_TYPE})
+# Kafka accepts a commit without generation or member id only from an Empty group; these states mean members
+# are joined (classic: GroupCoordinator.validateOffsetCommit, KIP-848: ConsumerGroup.validateOffsetCommit).
+ACTIVE_GROUP_STATES = frozenset({"stable", "preparing_rebalance", "completing_rebalance", "assigning",
+                                 "reconciling"})
+
+
 @dataclass(frozen=True, slots=True)
 class GroupState:
     group: str
     state: str
     members: int
+    type: str = UNKNOWN_TYPE  # classic, consumer (KIP-848), share (KIP-932) or unknown
+    protocol: str | None = None  # the classic group's protocol (assignor), or a consumer group's assignor
+
+    @property
+    def active(self) -> bool:
+        """Members are joined (a broker may list none while the state says so)."""
+        return self.members > 0 or self.state in ACTIVE_GROUP_STATES
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +139,43 @@ class PartitionLog:
     log_start: int | None
     log_end: int | None
     leader: str | None = None  # "host:port" of the current leader
+
+
+@dataclass(frozen=True, slots=True)
+class LogMessage:
+    """One message of a partition's log, exactly as the broker returned it."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None  # None: the message carries no timestamp (message format v0)
+    timestamp_type: str | None  # "CreateTime" or "LogAppendTime" (the topic's message.timestamp.type)
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+# (topic, partition, offset): a position in a log that messages were asked for
+Position = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class MessageRead:
+    """What a read of messages found at each position asked for: up to `count` messages, the first at or after
+    the position (a compacted gap or transaction markers lie between them), or why none was read."""
+
+    messages: Mapping[Position, tuple[LogMessage, ...]] = field(default_factory=dict)
+    at_end: frozenset[Position] = frozenset()  # the log ended before `count` messages (or before any)
+    unread: Mapping[Position, str] = field(default_factory=dict)  # why nothing could be read there
+
+
+class TimeLag(NamedTuple):
+    """How long the next message a spout is handed has waited, and where the figure comes from
+    (offctl.core.timelag says which sources there are)."""
+
+    seconds: float | None
+    source: str | None
+    why: str = ""  # why there is no figure (source unread)
 
 
 # topic -> partition -> log. None as a whole means Kafka was not consulted.
@@ -232,6 +297,8 @@ class ConsumerSummary:
     finding_codes: tuple[str, ...]
     group_state: str | None = None  # Kafka groups: empty, stable, ... (storm-kafka-client looks empty)
     members: int | None = None
+    group_type: str | None = None  # Kafka groups: classic, consumer, share or unknown
+    group_protocol: str | None = None  # Kafka groups: the protocol or assignor the broker names
     by_severity: tuple[int, int, int] = (0, 0, 0)  # findings: errors, warnings, infos
 
 
@@ -256,6 +323,12 @@ class Report:
     checks_skipped: tuple[str, ...] = ()
     spout_settings: str = ""  # the spout settings the findings assume (SpoutProfile.describe)
     running: frozenset[str] | None = None  # storm ids under Storm's root when read; None = unknown
+    # storm-kafka-client groups in the report: what their commits mean (behaviour.commit_behaviour), and how
+    # long a commit may stand still while the spout runs (SpoutProfile.kafka_commit_period_ms)
+    commits: CommitBehaviour | None = None
+    kafka_commit_period_ms: int = 0
+    # the time lag of each position a lagging partition resumes from (offctl.core.timelag); none read: empty
+    time_lags: Mapping[Position, TimeLag] = field(default_factory=dict)
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

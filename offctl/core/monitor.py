@@ -14,8 +14,9 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, evaluate
-from offctl.core.model import ConsumerKey, Report
+from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, commit_period_of, evaluate
+from offctl.core.model import ConsumerKey, Report, TimeLag
+from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima, served
 
 # A status as a number, for alerting (worst last): no status yet is no sample.
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, WARN 1, STALL 2, STOP 3, REWIND 4
@@ -25,10 +26,11 @@ CONSUMER_LABELS = ("store", "consumer", "zk_root")
 
 @dataclass
 class Cycle:
-    """One inspection as served: the report, each partition's history status and time lag."""
+    """One inspection as served: the report, each partition's history status and time lag (from the message at its
+    resume offset where the cycle read it, else the history's estimate: offctl.core.timelag.served)."""
 
     report: Report
-    statuses: Mapping[tuple, tuple[str | None, float | None]]
+    statuses: Mapping[tuple, tuple[str | None, TimeLag]]
 
 
 @dataclass
@@ -61,8 +63,9 @@ class Monitor:
             window.append(Observation(report.captured_ms, row.record.committed, row.log_start, row.log_end,
                                       row.record.modified_ms))
             running = report_running(report, row.record.topology_id)
-            h = evaluate(window, running=running, window=self.window, allowed_lag=self.allowed_lag)
-            statuses[key] = (h.status, h.time_lag_s)
+            h = evaluate(window, running=running, window=self.window, allowed_lag=self.allowed_lag,
+                         commit_period_ms=commit_period_of(key[0], report.kafka_commit_period_ms))
+            statuses[key] = (h.status, served(row, report.time_lags, h.time_lag_s))
         with self.lock:
             for key in [k for k in self.observations if k not in seen]:
                 del self.observations[key]  # partitions gone from the fleet: the window stays bounded
@@ -146,7 +149,10 @@ class Collector:
             ("log_start_offset", "The partition's log start offset"),
             ("log_end_offset", "The partition's log end offset (high watermark)"),
             ("lag", "Log end minus the offset the spout resumes from, when inside the log"),
-            ("time_lag_seconds", "Estimated seconds since the message at the committed offset reached the log"),
+            ("time_lag_seconds", "Seconds the message the spout resumes at has waited: from its timestamp, or "
+                                 "estimated (offctl_partition_time_lag_source)"),
+            ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
+                                "2 estimated from the log end's growth"),
             ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"))]
         samples = [(family.name, family.samples.append) for family in families]
         statuses = cycle.statuses
@@ -156,9 +162,9 @@ class Collector:
             # add_metric does, without six dicts per partition at 100,000 partitions.
             labels = dict(zip(PARTITION_LABELS, (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "",
                                                  str(r.partition), r.topology_name or "")))
-            status, time_lag = statuses.get(row.partition_key, (None, None))
-            values = (r.committed, row.log_start, row.log_end, row.lag, time_lag,
-                      STATUS_CODES.get(status) if status else None)
+            status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
+            values = (r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
+                      SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None)
             for (name, append), value in zip(samples, values):
                 if value is not None:
                     append(Sample(name, labels, float(value), at))
@@ -169,6 +175,10 @@ class Collector:
         worst = gauge("offctl_consumer_lag_max", "The consumer's largest partition lag", labels=list(CONSUMER_LABELS))
         status = gauge("offctl_consumer_status", "Worst history status of its partitions: 0 OK ... 4 REWIND",
                        labels=list(CONSUMER_LABELS))
+        time_lag = gauge("offctl_consumer_time_lag_max_seconds", "The consumer's largest partition time lag",
+                         labels=list(CONSUMER_LABELS))
+        time_lag_source = gauge("offctl_consumer_time_lag_max_source", "Where that largest time lag comes from: "
+                                "0 a message's timestamp, 1 caught up, 2 estimated", labels=list(CONSUMER_LABELS))
         findings = gauge("offctl_consumer_findings", "Findings of the consumer, by code and severity",
                          labels=[*CONSUMER_LABELS, "code", "severity"])
         worst_status: dict[ConsumerKey, int] = {}
@@ -177,6 +187,8 @@ class Collector:
             if s is not None:
                 k = row.record.key
                 worst_status[k] = max(worst_status.get(k, 0), STATUS_CODES[s])
+        maxima = consumer_maxima(report.rows, (cycle.statuses.get(row.partition_key, (None, NO_LAG))[1]
+                                               for row in report.rows))
         for c in report.consumers:
             labels = _labels(c.key)
             total.add_metric(labels, float(c.total_lag), timestamp=at)
@@ -184,13 +196,16 @@ class Collector:
                 worst.add_metric(labels, float(c.max_lag), timestamp=at)
             if c.key in worst_status:
                 status.add_metric(labels, float(worst_status[c.key]), timestamp=at)
+            if c.key in maxima:
+                time_lag.add_metric(labels, maxima[c.key].seconds, timestamp=at)
+                time_lag_source.add_metric(labels, float(SOURCE_CODES[maxima[c.key].source]), timestamp=at)
         counts: dict[tuple, int] = {}
         for f in report.findings:
             k = (*_labels(f.key), f.code, f.severity.label)
             counts[k] = counts.get(k, 0) + 1
         for labels, n in sorted(counts.items()):
             findings.add_metric(list(labels), float(n), timestamp=at)
-        yield from (total, worst, status, findings)
+        yield from (total, worst, status, time_lag, time_lag_source, findings)
 
 
 def _gauge(gauge, name: str, doc: str, samples) -> object:

@@ -8,293 +8,26 @@ the node's bytes and version as read and the bytes to write, where only the valu
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from offctl.errors import UsageError
-from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, Cluster, ConsumerKey, GroupState, KafkaCommit, OffsetRecord,
-                          PartitionLog, ZkNode, iso_ms)
+from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, OffsetRecord,
+                               PartitionLog, ZkNode, iso_ms)
 from offctl.core.analyze import applied_topics
-from offctl.core.storm import commit_metadata_json, parse_commit_metadata, parse_storm_id, parse_zk_node
+from offctl.core.behaviour import SpoutProfile, configured_start
+from offctl.core.storm import (commit_metadata_json, parse_commit_metadata, parse_zk_node, record_topology,
+                               storm_kafka_record)
+from offctl.inputs import printable
+from offctl.core.rewrite import rewrite_node
+from offctl.core.targets import Scope, Target, ranges
 
-TARGETS = ("earliest", "latest", "current", "offset", "time", "shift")
-GUARDS = ("running-topology", "recent-write", "active-group")
-# Kafka accepts offset changes only for Empty or Dead groups; these states mean members are joined.
-ACTIVE_GROUP_STATES = frozenset({"stable", "preparing_rebalance", "completing_rebalance", "assigning",
-                                 "reconciling"})
+if TYPE_CHECKING:
+    from offctl.core.cost import PlanCost
+
 
 WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"
 CREATE = -1  # the version of a change that creates its node: the multi-op fails if the node exists
-
-
-# --- targets ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where to move each partition: `--to` with its value, or explicit offsets from a file."""
-
-    kind: str  # earliest | latest | current | offset | time | shift | file | repair
-    offset: int | None = None
-    at_ms: int | None = None
-    by: int | None = None
-    offsets: Mapping[tuple[str, int], int] | None = None  # kind "file": (topic, partition) -> offset
-    source: str | None = None  # "file": where the offsets came from; "repair": what; "time": a --by-duration
-    repair: frozenset[tuple[str, int]] | None = None  # kind "repair": partitions found out of range
-
-    def describe(self) -> str:
-        if self.kind == "offset":
-            return f"offset {self.offset}"
-        if self.kind == "time":
-            return f"time {iso_ms(self.at_ms)}" + (f" ({self.source} before now)" if self.source else "")
-        if self.kind == "shift":
-            return f"shift {self.by:+d}"
-        if self.kind == "file":
-            return f"offsets from {self.source}"
-        if self.kind == "repair":
-            return f"log start of partitions out of range ({self.source})"
-        return self.kind
-
-
-def make_target(to: str | None, offset: int | None, at: str | None, by: int | None,
-                duration: str | None = None, now_ms: int = 0) -> Target:
-    """Check `--to` and its value flags together; every mistake is a UsageError naming the flags.
-    `--by-duration D` is `--to time` at now minus D, as kafka-consumer-groups --by-duration."""
-    if duration is not None:
-        if to not in (None, "time") or any(v is not None for v in (offset, at, by)):
-            raise UsageError("--by-duration is a target of its own (--to time at now minus the duration): drop "
-                             "the other --to, --offset, --at or --by")
-        back = parse_duration(duration)
-        at_ms = now_ms - back
-        if at_ms < 0:
-            raise UsageError(f"--by-duration {duration[:40]!r} reaches back before 1970")
-        return Target("time", at_ms=at_ms, source=duration.strip().upper())
-    given = {"--offset": offset is not None, "--at": at is not None, "--by": by is not None}
-    needs = {"offset": "--offset", "time": "--at", "shift": "--by"}
-    if to is None:
-        raise UsageError("say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
-                         "--by-duration, or --from-file")
-    if to not in TARGETS:
-        raise UsageError(f"--to {to!r}: expected one of {', '.join(TARGETS)}")
-    for flag, present in given.items():
-        if present and needs.get(to) != flag:
-            owner = next(k for k, v in needs.items() if v == flag)
-            raise UsageError(f"{flag} goes with --to {owner}, not --to {to}")
-    if to in needs and not given[needs[to]]:
-        raise UsageError(f"--to {to} needs {needs[to]}")
-    if to == "offset" and offset < 0:
-        raise UsageError(f"--offset {offset}: an offset is 0 or more")
-    return Target(to, offset=offset, at_ms=parse_time(at) if to == "time" else None, by=by)
-
-
-def parse_duration(text: str) -> int:
-    """An ISO-8601 duration as kafka-consumer-groups --by-duration takes it (Java's Duration.parse: days,
-    hours, minutes, seconds; case-insensitive) -> milliseconds, more than zero."""
-    import isodate
-
-    cleaned = text.strip().upper()
-    try:
-        parsed = isodate.parse_duration(cleaned) if cleaned.lstrip("+-").startswith("P") else None
-    except (isodate.ISO8601Error, ValueError, OverflowError):
-        parsed = None
-    if parsed is None:
-        raise UsageError(f"--by-duration {text[:40]!r}: expected an ISO-8601 duration like PT30M, PT6H or P1DT12H")
-    if not isinstance(parsed, timedelta):
-        raise UsageError(f"--by-duration {text[:40]!r}: years and months have no fixed length; use days (P30D), "
-                         f"as kafka-consumer-groups does")
-    ms = int(parsed.total_seconds() * 1000)
-    if ms <= 0:
-        raise UsageError(f"--by-duration {text[:40]!r}: a duration back from now is more than zero")
-    return ms
-
-
-MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last time Python and Java can both name
-MAX_PARTITIONS = 100_000  # Kafka's own guidance stops far below this per topic
-
-
-def parse_time(text: str) -> int:
-    """Epoch milliseconds, or ISO-8601 with a zone (2026-11-01T03:00:00Z, ...+02:00) -> epoch ms."""
-    text = text.strip()
-    if re.fullmatch(r"\d{1,15}", text):
-        at_ms = int(text)
-    else:
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise UsageError(f"--at {text[:40]!r}: expected ISO-8601 with a zone (2026-11-01T03:00:00Z) or epoch "
-                             f"milliseconds") from None
-        if moment.tzinfo is None:
-            raise UsageError(f"--at {text!r} has no zone: add Z or an offset like +02:00, so the time is not "
-                             f"read in this machine's zone by mistake")
-        try:
-            at_ms = int(moment.timestamp() * 1000)
-        except (OverflowError, ValueError):
-            at_ms = -1
-    # Kafka reads a negative time as "latest" (-1) or "earliest" (-2): never send one by mistake.
-    if not 0 <= at_ms <= MAX_EPOCH_MS:
-        raise UsageError(f"--at {text[:40]!r}: a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z")
-    return at_ms
-
-
-def parse_partitions(text: str | None, option: str = "--partitions") -> frozenset[int] | None:
-    """'0,3,5' or '0-3,7' -> {0,1,2,3,7}; None means every partition."""
-    if text is None:
-        return None
-    found: set[int] = set()
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?", part)
-        if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
-            raise UsageError(f"{option} {text[:40]!r}: expected partition numbers like 0,3,5 or 0-7")
-        first, last = int(m.group(1)), int(m.group(2) or m.group(1))
-        if last - first + 1 + len(found) > MAX_PARTITIONS:
-            raise UsageError(f"{option} {text[:40]!r}: more than {MAX_PARTITIONS:,} partitions, more than a "
-                             f"topic has")
-        found.update(range(first, last + 1))
-    return frozenset(found)
-
-
-TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's legal topic names (Topic.validate)
-
-
-def parse_topics(values: Iterable[str] | None) -> dict[str, frozenset[int] | None]:
-    """Repeated --topic: TOPIC, or TOPIC:PARTITIONS as kafka-consumer-groups takes it (orders:0-3,7).
-    ':' is not legal in a topic name, so it always starts the partitions. {topic: partitions, None = all}."""
-    topics: dict[str, frozenset[int] | None] = {}
-    for value in values or ():
-        name, sep, listed = value.partition(":")
-        name = name.strip()
-        if not TOPIC_NAME.fullmatch(name):
-            raise UsageError(f"--topic {value[:60]!r}: a topic name is 1-249 of a-z A-Z 0-9 . _ -, optionally "
-                             f"followed by :PARTITIONS (orders:0-3,7)")
-        parts = parse_partitions(listed, f"--topic {name}:") if sep else None
-        if name in topics:  # given twice: the union; "all" wins
-            parts = None if parts is None or topics[name] is None else topics[name] | parts
-        topics[name] = parts
-    return topics
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Which partitions a reset touches: the --topic scopes (none: every topic the consumer has) and
-    --partitions, which applies to topics named without their own partition list."""
-
-    topics: Mapping[str, frozenset[int] | None] = field(default_factory=dict)
-    partitions: frozenset[int] | None = None
-
-    @property
-    def one_topic(self) -> str | None:
-        return next(iter(self.topics)) if len(self.topics) == 1 else None
-
-    def partitions_of(self, topic: str | None) -> frozenset[int] | None:
-        own = self.topics.get(topic) if topic is not None else None
-        return own if own is not None else self.partitions
-
-    def includes(self, topic: str | None, partition: int) -> bool:
-        if self.topics and topic not in self.topics:
-            return False
-        wanted = self.partitions_of(topic)
-        return wanted is None or partition in wanted
-
-    def describe(self) -> str:
-        parts = [t if p is None else f"{t}:{ranges(p)}" for t, p in self.topics.items()]
-        if self.partitions is not None:
-            parts.append(f"partitions {ranges(self.partitions)}")
-        return ", ".join(parts)
-
-
-def ranges(numbers: Iterable[int]) -> str:
-    """{0,1,2,3,7} -> '0-3,7'."""
-    out: list[str] = []
-    run: list[int] = []
-    for n in sorted(numbers):
-        if run and n == run[-1] + 1:
-            run.append(n)
-            continue
-        if run:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [n]
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ",".join(out)
-
-
-# --- rewriting only the offset of a storm-kafka node ----------------------------------------------------
-
-_WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-def _top_level(text: str, keys: Iterable[str] = ("offset",)) -> tuple[list[tuple[int, int, str]], int] | None:
-    """Spans of the values of every top-level key in `keys` (start, end, key), and the index of the closing
-    brace."""
-    keys = set(keys)
-    i = _WS.match(text, 0).end()
-    if text[i:i + 1] != "{":
-        return None
-    i = _WS.match(text, i + 1).end()
-    spans: list[tuple[int, int, str]] = []
-    if text[i:i + 1] == "}":
-        return spans, i
-    while True:
-        if text[i:i + 1] != '"':
-            return None
-        key, i = json.decoder.scanstring(text, i + 1)
-        i = _WS.match(text, i).end()
-        if text[i:i + 1] != ":":
-            return None
-        start = _WS.match(text, i + 1).end()
-        _, end = _DECODER.raw_decode(text, start)
-        if key in keys:
-            spans.append((start, end, key))
-        i = _WS.match(text, end).end()
-        if text[i:i + 1] == ",":
-            i = _WS.match(text, i + 1).end()
-        elif text[i:i + 1] == "}":
-            return spans, i
-        else:
-            return None
-
-
-def rewrite_offset(data: bytes, offset: int) -> bytes | None:
-    """The node's bytes with only the value of "offset" replaced (added when absent), or None when the
-    data is not a UTF-8 JSON object. Every other byte (keys, their order, spacing, escapes) stays."""
-    return rewrite_fields(data, {"offset": offset})
-
-
-def rewrite_fields(data: bytes, values: Mapping[str, int]) -> bytes | None:
-    """The node's bytes with only the values of these top-level keys replaced (each added when absent), or
-    None when the data is not a UTF-8 JSON object."""
-    try:
-        text = data.decode("utf-8")
-        found = _top_level(text, values)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    if found is None or text[found[1] + 1:].strip(" \t\n\r"):
-        return None
-    spans, close = found
-    missing = [k for k in values if k not in {key for _, _, key in spans}]
-    if missing:
-        head = text[:close].rstrip(" \t\n\r")
-        added = ",".join(f'"{k}":{values[k]}' for k in missing)
-        text = head + ("" if head.endswith("{") else ",") + added + text[len(head):]
-    for start, end, key in reversed(spans):  # every duplicate: Storm's parser keeps the last, json.loads too
-        text = text[:start] + str(values[key]) + text[end:]
-    return text.encode("utf-8")
-
-
-def rewrite_node(node: ZkNode, offset: int) -> bytes | None:
-    """A node that makes its spout resume at `offset`. storm-kafka: `offset`. Trident storm-kafka: the
-    batch [offset, nextOffset) made empty at the target (TridentKafkaEmitter resumes at nextOffset).
-    Trident storm-kafka-client: lastOffset = target - 1 (KafkaTridentSpoutEmitter seeks lastOffset + 1) and
-    firstOffset = target, an empty batch, so a transactional re-emit emits nothing either."""
-    if node.trident == STORM_KAFKA:
-        return rewrite_fields(node.data, {"offset": offset, "nextOffset": offset})
-    if node.trident == STORM_KAFKA_CLIENT:
-        return rewrite_fields(node.data, {"firstOffset": offset, "lastOffset": offset - 1})
-    return rewrite_offset(node.data, offset)
 
 
 # --- plans ----------------------------------------------------------------------------------------------
@@ -317,6 +50,12 @@ class Change:
     after_metadata: str | None = None
     had_commit: bool = True  # Kafka: False when the partition had no commit before
     delete: bool = False  # ZooKeeper: the node is deleted (offctl delete)
+    left_out: bool = False  # skipped, though in the scope: the spout does not start this partition at the target
+
+    @property
+    def new_record(self) -> bool:
+        """The change creates its node (a partition without a record, or one deleted since a backup)."""
+        return self.version == CREATE and self.after_data is not None
 
     @property
     def action(self) -> str:
@@ -352,6 +91,7 @@ class Plan:
     source: ConsumerKey | None = None  # migrate: the spout read from
     warnings: tuple[str, ...] = ()
     guards: tuple[GuardCheck, ...] = ()
+    cost: PlanCost | None = None  # the messages its writes replay and skip (offctl.core.cost), once read
 
     @property
     def writes(self) -> tuple[Change, ...]:
@@ -360,6 +100,11 @@ class Plan:
     @property
     def refused(self) -> tuple[GuardCheck, ...]:
         return tuple(g for g in self.guards if g.status == "refused")
+
+    @property
+    def left_out(self) -> tuple[Change, ...]:
+        """Partitions in the scope that the plan cannot move: each row says what the spout does instead."""
+        return tuple(c for c in self.changes if c.left_out)
 
 
 CLAMPED = ": clamped"  # the end of the reason of every change the planner clamped, and of no other
@@ -435,33 +180,83 @@ def _log_of(cluster: Cluster, topic: str | None, partition: int) -> tuple[Partit
     return cluster[topic][partition], None
 
 
-def _selected(nodes: Iterable[ZkNode], scope: Scope) -> list[tuple[ZkNode, OffsetRecord, str | None]]:
-    """The spout's nodes in `scope`, parsed, with the topic each applies to (analyze.applied_topics: its
-    folder, the one --topic, or the spout's majority topic), in topic-folder and partition order."""
+Applied = list[tuple[ZkNode, OffsetRecord, str | None]]  # a spout's nodes, parsed, with the topic each applies to
+
+
+def _applied(nodes: Iterable[ZkNode], scope: Scope) -> Applied:
+    """Every node of the spout, parsed, with the topic each applies to (analyze.applied_topics: its folder,
+    the one --topic, or the spout's majority topic), in topic-folder and partition order."""
     ordered = sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition))
     records = [parse_zk_node(n) for n in ordered]
-    applied = applied_topics(records, scope.one_topic)
-    return [(node, record, t) for node, record, t in zip(ordered, records, applied)
-            if scope.includes(t, node.node_partition)]
+    return list(zip(ordered, records, applied_topics(records, scope.one_topic)))
 
 
-def _asked_without_node(scope: Scope, picked: list[tuple[ZkNode, OffsetRecord, str | None]],
-                        cluster: Cluster) -> tuple[list[tuple[str | None, int]], list[str]]:
-    """Partitions named with --topic T:LIST or --partitions that have no node: those the topic has, as
-    (topic, partition) rows, and one line per topic for those it does not have."""
-    applied = {t for _, _, t in picked}
-    asked: dict[str | None, frozenset[int]] = {}
-    for t in scope.topics or ([applied.pop()] if len(applied) == 1 else [None]):
-        if scope.partitions_of(t) is not None:
-            asked[t] = scope.partitions_of(t)
-    rows, lines = [], []
-    for t, wanted in asked.items():
-        missing = sorted(wanted - {node.node_partition for node, _, a in picked if a == t or t is None})
+def _selected(nodes: Iterable[ZkNode], scope: Scope) -> Applied:
+    """The spout's nodes in `scope` (see _applied)."""
+    return [(node, record, t) for node, record, t in _applied(nodes, scope) if scope.includes(t, node.node_partition)]
+
+
+# A partition in scope without a node: (topic, partition, the node a new record goes under, why none can be)
+Unrecorded = tuple[str | None, int, str | None, str | None]
+
+
+def _unrecorded(scope: Scope, spout: Applied, cluster: Cluster, *, every: bool = False,
+                static: frozenset[int] | None = None, rows_of_file: Iterable[tuple[str, int]] = ()
+                ) -> tuple[list[Unrecorded], list[str]]:
+    """The partitions in `scope` that have no node, and one line per topic for partitions asked for that it
+    does not have (or that a StaticHosts spout does not read).
+
+    Which: those named with --topic T:LIST or --partitions, and `rows_of_file`; with `every`, also every
+    partition of each topic the spout's records apply to (only the `static` ones of a StaticHosts spout),
+    as kafka-consumer-groups covers every partition of a named topic. A new record goes in the folder of the
+    topic's records, beside them; a <topic>/ folder only when a record in it names that topic (the wildcard
+    layout, Partition.getId, v1.2.4), else the folder may be part of a spout id (AMBIGUOUS_SPOUT_ID)."""
+    read: dict[tuple[str, str | None, str], tuple[str, set[int]]] = {}  # (topic, folder, id) -> (parent, have)
+    named: dict[str | None, set[str]] = {}  # folder -> the topics its records name
+    for node, record, t in spout:
+        named.setdefault(node.folder_topic, set()).add(record.topic)
+        if t is not None and (not scope.topics or t in scope.topics):
+            parent = node.path.rsplit("/", 1)[0]
+            read.setdefault((t, node.folder_topic, node.spout_id), (parent, set()))[1].add(node.node_partition)
+    from_file: dict[str, set[int]] = {}
+    for t, p in rows_of_file:
+        if scope.includes(t, p):
+            from_file.setdefault(t, set()).add(p)
+    rows: list[Unrecorded] = []
+    lines: list[str] = []
+
+    def line(text: str) -> None:
+        if text not in lines:
+            lines.append(text)
+
+    for (t, folder, _), (parent, have) in sorted(read.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])):
+        asked, parts = scope.partitions_of(t), cluster.get(t)
+        wanted = set(asked or ())
+        if parts is not None:
+            if gone := sorted(wanted - set(parts) - have):  # a node of one is a row saying so
+                line(_absent_line(t, gone, parts))
+            own = set(parts) if static is None else set(parts) & static
+            if unread := sorted(wanted & set(parts) - own - have):
+                line(f"{t} partition {ranges(unread)}: not one the spout reads (--static-partitions): left out")
+            wanted = (own if asked is None else own & asked) if every else wanted & own
+        wanted |= from_file.get(t, set())
+        why = None if folder is None or folder in named[folder] else (
+            f"no record, and no record in {folder}/ names topic {folder}: offctl cannot tell that it is a topic "
+            f"folder (<topic>/partition_N) and not part of a spout id")
+        rows += [(t, p, parent if why is None else None, why) for p in sorted(wanted - have)]
+    read_topics = {t for t, _, _ in read}
+    for t in dict.fromkeys([*(scope.topics or ([] if read_topics else [None])), *from_file]):
+        wanted = set(scope.partitions_of(t) or ()) | from_file.get(t, set())
+        if t in read_topics or not wanted:
+            continue
         have = cluster.get(t) if t else None
-        gone = [p for p in missing if have is not None and p not in have]
-        if gone:
-            lines.append(_absent_line(t, gone, have))
-        rows += [(t, p) for p in missing if p not in gone]
+        if gone := sorted(p for p in scope.partitions_of(t) or () if have is not None and p not in have):
+            line(_absent_line(t, gone, have))
+        why = (f"no record; {UNKNOWN_TOPIC}" if t is None else
+               f"no record, and none of the spout's records is applied to {t}: offctl writes a new record only "
+               f"for a topic the spout reads, beside its records")
+        on_node = {node.node_partition for node, _, a in spout if a == t}
+        rows += [(t, p, None, why) for p in sorted(wanted - set(gone) - on_node)]
     return rows, lines
 
 
@@ -490,26 +285,31 @@ UNKNOWN_TOPIC = ("offctl cannot tell which topic this spout reads (its records n
                  "often, or none): give --topic")
 ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and starts from startOffsetTime "
                 "instead")
-NO_NODE = "no record for this partition: offctl changes existing storm-kafka records only"
+NEW_RECORD = ("no record: created as storm-kafka writes one (PartitionManager.commit), for topology {topology} with "
+              "the leader {broker} as its broker")
 
 
 def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, target: Target, *,
-                   scope: Scope = Scope(),
+                   scope: Scope = Scope(), static: frozenset[int] | None = None,
                    time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
                    captured_ms: int = 0) -> Plan:
-    """Move the selected partition nodes of one spout: only the value of `offset` changes in each."""
+    """Move the selected partitions of one spout: only the value of `offset` changes in each node, and every
+    partition of the topic it reads that has no node gets a record as storm-kafka writes one (not a Trident
+    spout: its row says what the emitter does). `static`: the partitions a StaticHosts spout reads."""
     changes: list[Change] = []
-    picked = _selected(nodes, scope)
-    for node, record, applied in picked:
+    spout = _applied(nodes, scope)
+    for node, record, applied in spout:
+        if not scope.includes(applied, node.node_partition):
+            continue
         base = Change(applied, node.node_partition, record.committed, None, path=node.path,
                       version=node.version, before_data=node.data)
         why: tuple[str, ...] = (f"the spout cannot use this record ({record.malformed}); only its offset is "
                                 f"rewritten",) if record.malformed else ()
         if applied is None:
-            changes.append(replace(base, reasons=why + (UNKNOWN_TOPIC,)))
+            changes.append(replace(base, left_out=True, reasons=why + (UNKNOWN_TOPIC,)))
             continue
         if target.kind == "current" and record.committed is None:
-            changes.append(replace(base, reasons=why + ("no offset the spout uses, so none to keep",)))
+            changes.append(replace(base, left_out=True, reasons=why + ("no offset the spout uses, so none to keep",)))
             continue
         log, missing = _log_of(cluster, applied, node.node_partition)
         if log is None:
@@ -518,23 +318,102 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
         after, reasons = target_offset(target, applied, node.node_partition, record.committed, log,
                                        time_offsets)
         if after is None:
-            changes.append(replace(base, reasons=why + reasons))
+            changes.append(replace(base, left_out=not _by_choice(target, applied, node.node_partition),
+                                   reasons=why + reasons))
             continue
         data = rewrite_node(node, after)
         if data is None:
-            changes.append(replace(base, reasons=why + ("node data is not a JSON object: fix or delete it by "
-                                                        "hand",)))
+            changes.append(replace(base, left_out=True, reasons=why + ("node data is not a JSON object: fix or "
+                                                                       "delete it by hand",)))
             continue
         if after <= 0 and not node.trident:
             reasons += (ZERO_IGNORED.format(after=after),)
         elif node.trident and parse_zk_node(replace(node, data=data)).malformed:
             reasons += ("the state stays unusable after the rewrite (see its finding): fix or delete it by hand",)
         changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
-    rows, lines = _asked_without_node(scope, picked, cluster)
-    changes += [Change(t, p, None, None, reasons=(NO_NODE,)) for t, p in rows]
-    changes += _file_rows_left(target, {(c.topic, c.partition) for c in changes}, scope, NO_NODE)
+    rows, lines = _unrecorded(scope, spout, cluster, every=True, static=static,
+                              rows_of_file=target.offsets if target.kind == "file" else ())
+    new = _new_record(key, spout, cluster, target, time_offsets)
+    changes = sorted(changes + [new(*row) for row in rows], key=lambda c: (c.topic or "", c.partition))
+    changes += _file_rows_left(target, {(c.topic, c.partition) for c in changes}, scope, "not planned")
     return Plan("reset", key, target.describe(), tuple(changes), captured_ms,
                 warnings=tuple(lines) + _warnings(changes))
+
+
+def _by_choice(target: Target, topic: str, partition: int) -> bool:
+    """The target leaves this partition alone on purpose: not in the offsets file, or not for the repair."""
+    return target.kind == "repair" or (target.kind == "file" and (topic, partition) not in target.offsets)
+
+
+def _new_record(key: ConsumerKey, spout: Applied, cluster: Cluster, target: Target,
+                time_offsets: Mapping[tuple[str, int], int | None]):
+    """The change for a partition without a node: a record as PartitionManager.commit writes it, for the
+    topology of the spout's other records and with the partition's leader as broker, at the target's offset
+    (under the same rules as the others); else a row left out saying what the spout does without one."""
+    topology, no_topology = _spout_topology(spout)
+    library = {applied: node.trident for node, _, applied in reversed(spout)}  # Trident: who wrote the topic's state
+
+    def change(topic: str | None, partition: int, parent: str | None, why: str | None) -> Change:
+        if why is not None:
+            return Change(topic, partition, None, None, left_out=True, reasons=(why,))
+        path = f"{parent}/partition_{partition}" if key.store == ZOOKEEPER else None
+        base = Change(topic, partition, None, None, path=path)
+        log, missing = _log_of(cluster, topic, partition)
+        if log is None:
+            return replace(base, reasons=(missing,))
+        starts = _start_without_record(library.get(topic), f"{topic}/{partition}", log)
+        if key.store != ZOOKEEPER:
+            return replace(base, left_out=True, reasons=(f"no state, and offctl creates no Trident state (one per "
+                                                         f"transaction): left out; {starts}",))
+        after, reasons = target_offset(target, topic, partition, None, log, time_offsets)
+        if after is None:
+            chosen = _by_choice(target, topic, partition)
+            return replace(base, left_out=not chosen,
+                           reasons=reasons + (() if chosen else (f"no record: left out; {starts}",)))
+        leader = (log.leader or "").rpartition(":")
+        if no_topology or not leader[0] or not leader[2].isdigit():
+            missing = no_topology or (f"the broker names no leader of {topic}/{partition} to write as its broker, "
+                                      f"as storm-kafka does")
+            return replace(base, left_out=True, reasons=(f"no record, and {missing}: left out; {starts}",))
+        data = storm_kafka_record(*topology, after, partition, leader[0], int(leader[2]), topic)
+        if after <= 0:
+            reasons += (ZERO_IGNORED.format(after=after),)
+        return replace(base, after=after, version=CREATE, after_data=data,
+                       reasons=(NEW_RECORD.format(topology=printable(topology[0]), broker=log.leader),) + reasons)
+
+    return change
+
+
+def _spout_topology(spout: Applied) -> tuple[tuple[str, str] | None, str]:
+    """The topology (id, name) a new record of the spout is written for: the one its usable records name,
+    exactly as they hold it; or why there is none to take (offctl does not guess between two)."""
+    named = {found for node, record, _ in spout
+             if not node.trident and record.malformed is None and (found := record_topology(node))}
+    if not named:
+        return None, "none of the spout's records names a topology the spout can use (every one is malformed)"
+    ids = sorted({printable(i) for i, _ in named})
+    if len(ids) > 1:
+        return None, (f"its records name {len(ids)} topologies ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}):"
+                      f" offctl does not guess whose record to write")
+    if len(named) > 1:
+        return None, f"its records name topology {ids[0]} under {len(named)} names: offctl does not guess which"
+    (storm_id, name), = named
+    if not isinstance(name, str):
+        return None, f"its records name topology {printable(storm_id)} without a name, which storm-kafka always writes"
+    return (storm_id, name), ""
+
+
+def _start_without_record(library: str | None, where: str, log: PartitionLog) -> str:
+    """Where the spout starts a partition that has neither record nor state, in words: the plan does not know
+    the spout's settings, so the default and what changes it."""
+    if library == STORM_KAFKA_CLIENT:
+        return (f"with none, KafkaTridentSpoutEmitter.seek starts {where} at its firstPollOffsetStrategy: the log "
+                f"start ({log.log_start}) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end "
+                f"({log.log_end}) with UNCOMMITTED_LATEST or LATEST (v2.8.8)")
+    cite = ("TridentKafkaEmitter.doEmitNewPartitionBatch" if library else "the PartitionManager constructor")
+    start = configured_start(SpoutProfile(), log.log_start, log.log_end)
+    return (f"with none, the spout starts {where} from {start.label} ({start.offset}) by default, or in 0.9.x "
+            f"without forceFromStart from the log end ({log.log_end}) ({cite}, v0.9.6 and v1.2.4)")
 
 
 def group_topology_id(commits: Iterable[KafkaCommit]) -> str | None:
@@ -663,8 +542,10 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
     current = {(c.topic, c.partition): c for c in commits if c.group == group}
     meta = commit_metadata_json(topology_id)
     changes: list[Change] = []
-    picked = _selected(nodes, scope)
-    for node, record, applied in picked:
+    every = _applied(nodes, scope)
+    for node, record, applied in every:
+        if not scope.includes(applied, node.node_partition):
+            continue
         base = _kafka_change(applied, node.node_partition, current.get((applied, node.node_partition)))
         if applied is None:
             changes.append(replace(base, reasons=(UNKNOWN_TOPIC,)))
@@ -687,9 +568,9 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
         if base.had_commit and base.before != after:
             reasons += (f"replaces the group's commit {base.before}",)
         changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons))
-    rows, lines = _asked_without_node(scope, picked, cluster)
+    rows, lines = _unrecorded(scope, every, cluster)
     changes += [Change(t, p, None, None, had_commit=False, reasons=("no ZooKeeper record for this partition",))
-                for t, p in rows]
+                for t, p, _, _ in rows]
     return Plan("migrate", ConsumerKey(KAFKA, group), f"offsets of {spout}", tuple(changes), captured_ms,
                 source=spout, warnings=tuple(lines) + _warnings(changes))
 
@@ -805,79 +686,11 @@ def _warnings(changes: Iterable[Change]) -> tuple[str, ...]:
     skipped = [c for c in changes if c.action == SKIP]
     if skipped:
         out.append(f"{len(skipped)} partition(s) skipped (see 'why')")
+    left = [c for c in changes if c.left_out]
+    if left:
+        out.append(f"{len(left)} partition(s) left out: the plan cannot move them to the target (see 'why'); exit "
+                   f"code 7 unless a guard or the write fails")
     return tuple(out)
-
-
-# --- guards ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GuardFacts:
-    """What the guards look at, read together with the plan."""
-
-    topology_ids: frozenset[str]  # topologies that own or will own the consumer
-    running: frozenset[str] | None  # storm ids under Storm's root; None = could not tell
-    running_unknown_why: str = ""
-    zk_modified_ms: Mapping[str, int] = field(default_factory=dict)  # path -> mtime, ZooKeeper only
-    groups: tuple[GroupState, ...] = ()  # Kafka groups written to
-    now_ms: int = 0
-    quiet_period_s: float = 10.0
-
-
-def check_guards(facts: GuardFacts, force: Iterable[str]) -> tuple[GuardCheck, ...]:
-    forced = set(force)
-    checks = (_running(facts), _recent(facts), _active(facts))
-
-    def verdict(guard: str, refused: str | None, ok: str) -> GuardCheck:
-        if refused is None:
-            return GuardCheck(guard, "pass" if ok else "not-applicable", ok or "not applicable")
-        if guard in forced:
-            return GuardCheck(guard, "overridden", f"{refused} (overridden by --force {guard})")
-        return GuardCheck(guard, "refused", f"{refused}; --force {guard} overrides")
-
-    return tuple(verdict(g, refused, ok) for g, (refused, ok) in zip(GUARDS, checks, strict=True))
-
-
-def _name(storm_id: str) -> str:
-    return parse_storm_id(storm_id) or storm_id
-
-
-def _running(f: GuardFacts) -> tuple[str | None, str]:
-    if f.running is None:
-        return f"cannot tell whether the owning topology runs: {f.running_unknown_why}", ""
-    if not f.topology_ids:
-        return None, "the records name no topology"
-    names = {_name(t) for t in f.topology_ids}
-    live = sorted(r for r in f.running if r in f.topology_ids or _name(r) in names)
-    if live:
-        return (f"topology {', '.join(live)} is running (listed under Storm's root) and would overwrite the "
-                f"change within seconds: kill it, or deactivate it and wait for its last commit"), ""
-    return None, f"no running topology named {', '.join(sorted(names))}"
-
-
-def _recent(f: GuardFacts) -> tuple[str | None, str]:
-    if not f.zk_modified_ms:
-        return None, ""
-    path, mtime = max(f.zk_modified_ms.items(), key=lambda kv: kv[1])
-    age = (f.now_ms - mtime) / 1000
-    if age < f.quiet_period_s:
-        return (f"{path} was written {max(age, 0):.1f}s ago, within the quiet period of {f.quiet_period_s:g}s: "
-                f"something is still committing"), ""
-    return None, f"last write {age:.0f}s ago ({path})"
-
-
-def _active(f: GuardFacts) -> tuple[str | None, str]:
-    if not f.groups:
-        return None, ""
-    busy = [g for g in f.groups if g.members > 0 or g.state in ACTIVE_GROUP_STATES]
-    if busy:
-        return ", ".join(f"group {g.group} has {g.members or 'active'} member(s) (state {g.state}): a consumer "
-                         f"using subscribe() would overwrite the commit" for g in busy), ""
-    return None, ", ".join(f"group {g.group} has no members ({g.state})" for g in f.groups)
-
-
-def with_guards(plan: Plan, facts: GuardFacts, force: Iterable[str]) -> Plan:
-    return replace(plan, guards=check_guards(facts, force))
 
 
 # --- verification ---------------------------------------------------------------------------------------
@@ -916,4 +729,5 @@ def _show(data: bytes | None) -> str:
 def change_dict(c: Change) -> dict:
     """The JSON form of a change, shared by the renderer and the audit log."""
     return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
-            "delta": c.delta, "action": c.action, "reasons": list(c.reasons)}
+            "delta": c.delta, "action": c.action, "reasons": list(c.reasons), "new_record": c.new_record,
+            "left_out": c.left_out}

@@ -202,6 +202,46 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
     )
 
 
+def record_topology(node: ZkNode) -> tuple[str, object] | None:
+    """The topology (id, name) a storm-kafka record names, exactly as its JSON holds them (not made printable),
+    or None when the spout cannot use the record."""
+    doc, reason, _ = load_json_simple(node.data)
+    if reason is not None or _why_unusable(doc) is not None:
+        return None
+    return doc["topology"]["id"], doc["topology"].get("name")
+
+
+# JSONValue.escape (json-simple 1.1): these, and \\uXXXX (upper-case hex) for U+0000-001F, U+007F-009F, U+2000-20FF
+_JSON_SIMPLE_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                        "/": "\\/"}
+
+
+def _json_simple_string(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in _JSON_SIMPLE_ESCAPES:
+            out.append(_JSON_SIMPLE_ESCAPES[ch])
+        elif ch <= "\x1f" or "\x7f" <= ch <= "\x9f" or "\u2000" <= ch <= "\u20ff":
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def storm_kafka_record(topology_id: str, topology_name: str, offset: int, partition: int, host: str, port: int,
+                       topic: str) -> bytes:
+    """A partition record byte for byte as storm-kafka writes it: PartitionManager.commit() (v0.9.6, v0.10.2,
+    v1.0.6, v1.1.3, v1.2.4) builds an ImmutableMap {topology {id, name}, offset, partition, broker {host,
+    port}, topic} (in that order; offset a long, partition and port ints) and ZkState.writeJSON writes
+    JSONValue.toJSONString of it (json-simple 1.1: no spaces, JSONValue.escape) as UTF-8."""
+    text = (f'{{"topology":{{"id":{_json_simple_string(topology_id)},"name":{_json_simple_string(topology_name)}}},'
+            f'"offset":{offset},"partition":{partition},'
+            f'"broker":{{"host":{_json_simple_string(host)},"port":{port}}},"topic":{_json_simple_string(topic)}}}')
+    # Java's String.getBytes("UTF-8"): a surrogate pair is one character, a lone surrogate becomes '?'
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text.encode("utf-8", "replace")
+
+
 # --- Trident state (TridentKafkaEmitter, KafkaTridentSpoutEmitter) --------------------------------------------
 
 # Partition.getId() writes "partition_" + an int (Partition.java, v1.2.4): no sign, no leading zero.

@@ -177,9 +177,10 @@ hostile = st.one_of(
     st.text(max_size=30),
     st.sampled_from(["inf", "-inf", "nan", "1e308", "0", "-1", "", " ", "h:99999", "[::1", ":2181", "a//b", "..",
                      "0-1000000000", "99999-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "1969-12-31T00:00:00Z",
-                     "/dev/zero", "x=", "=x", "s=0-3", "0.8.2", "9.9.9", "\udcff\udcfe", "p\udcffq"]))
-OPTIONS = ["--timeout", "--zk", "--zk-root", "--spout", "--group", "--topic", "--storm-root", "--partitions", "--at",
-           "--offset", "--by", "--storm-kafka-release", "--start-offset-time", "--static-partitions",
+                     "/dev/zero", "x=", "=x", "s=0-3", "0.8.2", "9.9.9", "\udcff\udcfe", "p\udcffq",
+                     "a" * 64 + ".example:2181", "a..b:1"]))  # host names no resolver takes (kazoo: UnicodeError)
+OPTIONS = ["--timeout", "--zk", "--bootstrap-servers", "--zk-root", "--spout", "--group", "--topic", "--storm-root",
+           "--partitions", "--at", "--offset", "--by", "--storm-kafka-release", "--start-offset-time", "--static-partitions",
            "--storm-kafka-client-release", "--lag-threshold", "--from-file", "--kafka-config-file", "--output"]
 
 

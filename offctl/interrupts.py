@@ -1,0 +1,85 @@
+"""Ctrl-C and SIGTERM around a write.
+
+Until a store has taken a write, an interrupt stops offctl at once (KeyboardInterrupt): nothing was written.
+Once it has (`landed()`), stopping half-way would lose what the operator must be told (that the change was
+made, its backup, its undo line, the audit-log outcome), so later signals are held: offctl finishes its
+report (every wait left is bounded by --timeout) and the exit code says it was interrupted after writing.
+`hold()` does the same while an interrupt that already came is reported, `deferred()` for a moment only: a
+backup and its audit-log lines are written whole.
+
+Held signals are recorded by `handler` when another thread takes them, and blocked in the main thread, so
+that none cuts one of its system calls short: a report written to a full pipe is not left half-written
+(Python's buffered writers drop the rest of a write a signal interrupts). `install()` is the command line's
+(offctl.commands.app.main); called as a library, without it, offctl sees Python's KeyboardInterrupt as before.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+_installed = False
+_held = False
+_wrote = False
+_received: list[int] = []
+
+
+def handler(signum: int, frame: object) -> None:
+    _received.append(signum)
+    if not _held:
+        raise KeyboardInterrupt
+
+
+def start() -> None:
+    """A new run: nothing installed, held, written or received."""
+    global _installed, _held, _wrote
+    _installed = _held = _wrote = False
+    _received.clear()
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM as offctl does (call from the main thread)."""
+    global _installed
+    start()
+    for signum in SIGNALS:
+        signal.signal(signum, handler)
+    _installed = True
+
+
+def hold() -> None:
+    """From now on, for the rest of the run, hold SIGINT and SIGTERM instead of raising."""
+    global _held
+    _held = True
+    if _installed:
+        signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+
+
+def landed() -> None:
+    """A store has taken a write: hold, and an interrupt from now on is one after writing."""
+    global _wrote
+    hold()
+    _wrote = True
+
+
+def wrote() -> bool:
+    """Whether a write landed in this run."""
+    return _wrote
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Record SIGINT and SIGTERM while the block runs; `received()` tells afterwards whether one came."""
+    global _held
+    was, _held = _held, True
+    try:
+        yield
+    finally:
+        _held = was
+
+
+def received() -> bool:
+    """Whether a SIGINT or SIGTERM came in this run: raised, recorded, or held back."""
+    return bool(_received) or (_installed and _held and bool(signal.sigpending() & SIGNALS))

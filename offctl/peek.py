@@ -1,0 +1,61 @@
+"""`offctl peek` as a library call: inspect's read of the selected consumers, then the messages at the resume
+offsets of the partitions chosen (offctl.core.peek). It only reads: the consumer that fetches the messages is
+assigned the partitions and never joins a group or commits (KafkaStore.read_messages)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from offctl.config import Connection
+from offctl.core.analyze import analyze
+from offctl.core.model import MessageRead, Report, Thresholds
+from offctl.core.peek import Peeked, peeked, positions, selected, unanswered
+from offctl.errors import UsageError
+from offctl.inspect import Selection, cyclic_gc_paused, open_stores, read_snapshot, spout_roots, trident_list, validate
+
+MAX_COUNT = 1000  # messages per partition: peek is for looking, not for copying a log
+
+
+@dataclass(frozen=True)
+class PeekResult:
+    report: Report  # inspect's report of the consumers read (its findings say why a partition is stuck)
+    peeked: tuple[Peeked, ...]
+    count: int
+    captured_ms: int
+
+    @property
+    def unread(self) -> int:
+        """Partitions whose message the read could not give (time budget, broker refusal)."""
+        return sum(unanswered(p) for p in self.peeked)
+
+
+def peek(conn: Connection, selection: Selection, thresholds: Thresholds, *, partitions: frozenset[int] | None = None,
+         count: int = 1, budget_s: float | None = None, now_ms: int | None = None) -> PeekResult:
+    """The message at each chosen partition's resume offset, and `count` - 1 after it."""
+    if not 1 <= count <= MAX_COUNT:
+        raise UsageError(f"--count must be a whole number from 1 to {MAX_COUNT}")
+    if budget_s is not None and not 0 < budget_s < float("inf"):
+        raise UsageError("--budget must be a number of seconds above 0")
+    validate(conn, selection)
+    if not conn.bootstrap_servers:
+        raise UsageError("peek reads messages from Kafka: give --bootstrap-servers")
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    with cyclic_gc_paused():
+        with open_stores(conn) as (zk, kafka):
+            snapshot, records = read_snapshot(zk, kafka, spout_roots(conn, selection), selection, conn.storm_root,
+                                              now_ms, trident_roots=trident_list(conn, selection))
+            report = analyze(snapshot, thresholds, records)
+            rows = selected(report.rows, partitions)
+            wanted = positions(rows)
+            read = kafka.read_messages(wanted, count=count, budget_s=budget_s) if wanted else MessageRead()
+    return PeekResult(report, tuple(peeked(rows, read)), count, now_ms)
+
+
+def exit_code(result: PeekResult) -> int:
+    """3 when a store or a message could not be read, 1 when a consumer named was not found, else 0."""
+    if result.report.incomplete or result.unread:
+        return 3
+    if any(f.code == "CONSUMER_NOT_FOUND" for f in result.report.findings):
+        return 1
+    return 0

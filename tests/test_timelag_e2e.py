@@ -1,0 +1,168 @@
+"""Time lag end to end: inspect (the library call with a fixed now, and the real CLI), watch and serve against the
+real ZooKeeper and broker, with messages produced at known timestamps (one record per request: Tansu's high
+watermark is wrong after a batch).
+
+Tansu takes the producer's CreateTime as it is; it has no topic configs (no LogAppendTime), no compaction and no
+transactions: those sources are tested in tests/test_timelag.py, on plain data."""
+
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+
+from offctl.config import Connection
+from offctl.core.model import Thresholds
+from offctl.inspect import Selection, inspect
+from offctl.render import report_document
+from tests.conftest import storm_record
+from tests.test_serve import metric, scrape, start_serve, wait_for
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
+NOW = T0 + 3_600_000  # an hour later: the capture time the library call is given
+
+
+def ts(partition: int, offset: int) -> int:
+    """When the test wrote message `offset` of `partition`: a minute apart per partition, a second per offset."""
+    return T0 + partition * 60_000 + offset * 1000
+
+
+@pytest.fixture
+def timed(zk, kafka, names, zk_server, broker):
+    """orders: 3 partitions of 5, 5 and 4 messages at ts(p, o). An old spout resumes at 2 (lag 3), 5 (lag 0, caught
+    up) and 1 (lag 3); a group (commits without Storm metadata: Tansu drops it; UNCOMMITTED_EARLIEST uses them) at
+    4 (lag 1) and 3 (lag 2)."""
+    topic = names("orders")
+    kafka.create_topic(topic, 3)
+    for p, n in enumerate((5, 5, 4)):
+        kafka.produce_records(topic, p, [{"value": b"m%d" % o, "timestamp": ts(p, o)} for o in range(n)])
+    root = names.root + "/spouts"
+    for p, offset in enumerate((2, 5, 1)):
+        zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, offset), makepath=True)
+    zk.ensure_path(names.root + "/storm/storms")
+    group = names("group")
+    kafka.commit(group, topic, {0: 4, 1: 3})
+
+    class Timed:
+        pass
+
+    t = Timed()
+    t.topic, t.group, t.root = topic, group, root
+    t.conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address,
+                        storm_root=names.root + "/storm")
+    t.flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+               "--storm-root", names.root + "/storm", "--spout", "orders", "--group", group]
+    return t
+
+
+def lags(doc: dict) -> dict[tuple, tuple]:
+    return {(p["store"], p["partition"]): (p["lag"], p["time_lag_s"], p["time_lag_source"]) for p in doc["partitions"]}
+
+
+def test_inspect_times_each_lagging_partition_from_the_message_it_resumes_at(timed):
+    report = inspect(timed.conn, Selection(("orders",), (timed.group,)), Thresholds(), now_ms=NOW)
+    doc = report_document(report)
+    assert lags(doc) == {
+        ("zookeeper", 0): (3, (NOW - ts(0, 2)) / 1000, "message"),  # 3598.0: message 2 was written at T0 + 2 s
+        ("zookeeper", 1): (0, 0.0, "caught-up"),  # nothing read for it
+        ("zookeeper", 2): (3, (NOW - ts(2, 1)) / 1000, "message"),
+        ("kafka", 0): (1, (NOW - ts(0, 4)) / 1000, "message"),
+        ("kafka", 1): (2, (NOW - ts(1, 3)) / 1000, "message"),
+    }
+    assert {c["store"]: c["max_time_lag_s"] for c in doc["consumers"]} == {
+        "zookeeper": (NOW - ts(0, 2)) / 1000, "kafka": (NOW - ts(0, 4)) / 1000}
+    assert not report.incomplete and not [n for n in report.notes if "time lag" in n]
+
+
+def test_the_cli_gives_time_lags_in_json_and_the_per_partition_table(cli, timed):
+    result = cli("inspect", *timed.flags, "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    got = lags(result.json())
+    assert {k: v[2] for k, v in got.items()} == {("zookeeper", 0): "message", ("zookeeper", 1): "caught-up",
+                                                 ("zookeeper", 2): "message", ("kafka", 0): "message",
+                                                 ("kafka", 1): "message"}
+    # one capture time for all: the figures differ by exactly the timestamps' difference
+    assert round(got[("zookeeper", 0)][1] * 1000) - round(got[("kafka", 0)][1] * 1000) == ts(0, 4) - ts(0, 2)
+    assert round(got[("zookeeper", 2)][1] * 1000) - round(got[("kafka", 1)][1] * 1000) == ts(1, 3) - ts(2, 1)
+    table = cli("inspect", *timed.flags, "--per-partition")
+    assert table.exit_code == 0, table.stderr
+    assert "Max time lag" in table.stdout and "Time lag" in table.stdout
+    partitions = table.stdout.split("\nPartitions", 1)[1]
+    assert re.search(r"│\s+5 │\s+0 │\s+0s │", partitions)  # the caught-up partition: log end 5, lag 0, 0s
+
+
+def test_a_budget_of_0_reads_nothing_and_leaves_the_report_complete(cli, timed):
+    result = cli("inspect", *timed.flags, "-o", "json", "--time-lag-budget", "0")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert lags(doc)[("zookeeper", 0)] == (3, None, "unread")
+    assert lags(doc)[("zookeeper", 1)] == (0, 0.0, "caught-up")  # lag 0 needs no read
+    assert {c["store"]: c["max_time_lag_s"] for c in doc["consumers"]} == {"zookeeper": 0.0, "kafka": None}
+    assert not doc["incomplete"] and "time lag" not in result.stderr  # asked for: no note
+
+
+def test_watch_shows_the_time_lag(cli, timed):
+    result = cli("watch", *timed.flags, "--count", "1")
+    assert result.exit_code == 0, result.stderr
+    assert "Time lag" in result.stdout
+    assert re.search(r"\b\d+d\d\dh\b", result.stdout)  # written in 2025: days behind, from the message
+
+
+def test_serve_times_lagging_partitions_from_the_message(zk, timed):
+    """A cycle every 4 s reads within 2 s (half the interval): the message's figure, and the consumer's maximum,
+    with their sources (0 message, 1 caught up)."""
+    proc, port = start_serve(*timed.flags, "--interval", "4")
+    try:
+        text = wait_for(lambda: (t := scrape(port)[1]) and metric(
+            t, "offctl_partition_time_lag_source", store="zookeeper", partition=0) is not None and t, 60)
+        assert metric(text, "offctl_partition_time_lag_source", store="zookeeper", partition=0) == 0.0
+        assert metric(text, "offctl_partition_time_lag_source", store="zookeeper", partition=1) == 1.0
+        assert metric(text, "offctl_partition_time_lag_seconds", store="zookeeper", partition=1) == 0.0
+        behind = metric(text, "offctl_partition_time_lag_seconds", store="zookeeper", partition=0)
+        assert behind > 300 * 86_400  # written in November 2025, a year before this test was written
+        assert metric(text, "offctl_consumer_time_lag_max_seconds", store="zookeeper") == behind
+        assert metric(text, "offctl_consumer_time_lag_max_source", store="zookeeper") == 0.0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
+
+
+def test_serve_without_reads_falls_back_to_the_estimate_and_says_so(kafka, timed):
+    """--time-lag-budget 0: no message is read; once the log end grows between cycles the history's estimate is
+    served, with source 2; the caught-up partition stays exact (source 1)."""
+    proc, port = start_serve(*timed.flags, "--time-lag-budget", "0")
+    try:
+        wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", store="zookeeper", partition=0) == 3.0)
+        assert metric(scrape(port)[1], "offctl_partition_time_lag_source", store="zookeeper", partition=0) is None
+        kafka.produce_records(timed.topic, 0, [{"value": b"more"}])
+        text = wait_for(lambda: (t := scrape(port)[1]) and metric(
+            t, "offctl_partition_time_lag_source", store="zookeeper", partition=0) == 2.0 and t, 60)
+        assert metric(text, "offctl_partition_time_lag_seconds", store="zookeeper", partition=0) >= 0
+        assert metric(text, "offctl_partition_time_lag_source", store="zookeeper", partition=1) == 1.0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
+
+
+def test_a_broker_gone_before_the_messages_are_read_leaves_time_lags_unread_within_the_budget():
+    """The offsets were read, then the broker went away: the real adapter reads nothing within the budget, the
+    lagging partitions say unread and why, and the report stays complete (no exit 3)."""
+    from offctl.adapters import servers
+    from offctl.adapters.kafka import KafkaStore
+    from offctl.inspect import exit_code, with_time_lags
+    from tests.test_timelag import report, row
+
+    store = KafkaStore(f"127.0.0.1:{servers.free_port()}", timeout=1)  # nothing listens there
+    try:
+        got = with_time_lags(report(row(12, 8), row(20, 0, partition=1)), store, 1.0)
+    finally:
+        store.close()
+    assert [lag.source for lag in got.time_lags.values()] == ["unread"]
+    assert "time lag unknown for 1 lagging partition" in got.notes[-1]
+    assert "not read within the time budget of 1s" in got.notes[-1]
+    assert not got.incomplete and exit_code(got, "error") == 0
