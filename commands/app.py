@@ -97,6 +97,15 @@ def main() -> None:
     argv = sys.argv[1:]
     interrupts.install()  # SIGTERM ends offctl the way Ctrl-C does; once a write has landed, both wait for its report
     try:
+        code = _run(argv)
+    finally:
+        interrupts.uninstall()  # a caller that goes on (a test, a script) gets its handlers and signal mask back
+    sys.exit(code)
+
+
+def _run(argv: list[str]) -> int:
+    """Run the command line, print what ends it, and return its exit code."""
+    try:
         _boundary_checks(argv)
         code = app(standalone_mode=False)
     except OffctlError as exc:
@@ -115,4 +124,4 @@ def main() -> None:
     if interrupts.received() and interrupts.wrote() and not interrupted:
         err_console.print("offctl: interrupted after the change was written: what was done is reported above")
         code = InterruptedWrite.exit_code
-    sys.exit(code)
+    return code

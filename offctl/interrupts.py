@@ -10,7 +10,9 @@ backup and its audit-log lines are written whole.
 Held signals are recorded by `handler` when another thread takes them, and blocked in the main thread, so
 that none cuts one of its system calls short: a report written to a full pipe is not left half-written
 (Python's buffered writers drop the rest of a write a signal interrupts). `install()` is the command line's
-(offctl.commands.app.main); called as a library, without it, offctl sees Python's KeyboardInterrupt as before.
+(offctl.commands.app.main), and `uninstall()` puts back what it found, so a process that calls main() and goes on
+(a test, a script) keeps its own handlers and an unblocked signal mask, which the programs it starts inherit; called
+as a library, without them, offctl sees Python's KeyboardInterrupt as before.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ _installed = False
 _held = False
 _wrote = False
 _received: list[int] = []
+_saved: tuple[dict, set] | None = None  # the handlers and signal mask install() found
 
 
 def handler(signum: int, frame: object) -> None:
@@ -42,11 +45,29 @@ def start() -> None:
 
 def install() -> None:
     """Handle SIGINT and SIGTERM as offctl does (call from the main thread)."""
-    global _installed
+    global _installed, _saved
     start()
+    if _saved is None:
+        _saved = {s: signal.getsignal(s) for s in SIGNALS}, signal.pthread_sigmask(signal.SIG_BLOCK, [])
     for signum in SIGNALS:
         signal.signal(signum, handler)
     _installed = True
+
+
+def uninstall() -> None:
+    """Put back the handlers and signal mask install() found. A signal held back until now has been reported
+    (the run's exit code says it was interrupted) and is dropped, not delivered to the handler put back."""
+    global _saved
+    if _saved is None:
+        return
+    handlers, mask = _saved
+    _saved = None
+    for signum in SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    for signum, previous in handlers.items():
+        signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+    start()
 
 
 def hold() -> None:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -339,3 +340,34 @@ def test_a_command_loads_only_the_modules_it_uses():
              "'offctl.exporter', 'offctl.core.monitor'))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []
+
+
+def test_main_gives_back_the_signal_handlers_and_mask_it_found():
+    """offctl.commands.app.main installs its SIGINT/SIGTERM handling and, once a write lands, blocks both in the
+    main thread. A process that calls main() and goes on (this suite does) must get its handlers and signal mask
+    back: a mask left blocked is inherited by every program it starts later, which then ignore Ctrl-C and SIGTERM
+    (this is how a served exporter outlived its test's SIGTERM)."""
+    import contextlib
+    import io
+
+    from offctl import interrupts
+    from offctl.commands import app as app_module
+
+    before = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
+    real_run = app_module._run
+
+    def run_that_writes(argv):
+        interrupts.landed()  # as a store taking a write does
+        return real_run(argv)
+
+    old = sys.argv
+    sys.argv = ["offctl", "--version"]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), pytest.raises(SystemExit) as exit_, \
+                mock.patch.object(app_module, "_run", run_that_writes):
+            app_module.main()
+    finally:
+        sys.argv = old
+    assert exit_.value.code == 0
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & interrupts.SIGNALS
+    assert {s: signal.getsignal(s) for s in interrupts.SIGNALS} == before
