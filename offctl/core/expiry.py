@@ -179,7 +179,7 @@ def estimate(row: PartitionRow, read: MessageRead, now_ms: int, retention: Reten
 
 def _duration(seconds: float) -> str:
     seconds = abs(seconds)
-    if seconds >= 86400:
+    if seconds >= 2 * 86400:
         return f"{seconds / 86400:.1f} days"
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} h"
