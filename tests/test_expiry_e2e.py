@@ -150,3 +150,23 @@ def test_serve_exports_the_headroom_and_dates_a_commit_it_saw_move(kafka, idle, 
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
     assert proc.returncode == 0
+
+
+def test_the_adapter_says_why_the_broker_does_not_report_the_retention_and_never_fails(broker):
+    """KafkaStore.read_broker_config: Tansu describes its broker without offsets.retention.minutes; a broker that
+    does not answer leaves it unreported, with the reason, within the timeout; neither raises."""
+    from offctl.adapters import servers
+    from offctl.adapters.kafka import KafkaStore
+
+    store = KafkaStore(broker.address, timeout=5)
+    try:
+        found, why = store.read_broker_config(["offsets.retention.minutes"])
+    finally:
+        store.close()
+    assert found == {} and why.startswith("broker ") and why.endswith("does not report offsets.retention.minutes")
+    gone = KafkaStore(f"127.0.0.1:{servers.free_port()}", timeout=1)  # nothing listens there
+    try:
+        found, why = gone.read_broker_config(["offsets.retention.minutes"])
+    finally:
+        gone.close()
+    assert found == {} and why.startswith("a describe-configs request ") and not gone.notes
