@@ -8,10 +8,11 @@ from typing import Annotated
 import typer
 
 from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
-from offctl.inspect import TIME_LAG_BUDGET_S, Selection, exit_code, inspect
+from offctl.core.expiry import HORIZON_S
+from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, exit_code, inspect
 from offctl.render import write_notes, write_report
 
-from .options import (AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee,
+from .options import (CommitExpiryHorizon, OffsetsRetentionMinutes, AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee,
                       FirstPollStrategy, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold,
                       MaxOffsetBehind, NoOutOfRangeReset, OutputFormat, Spouts, StartOffset, StaticPartitions,
                       StormKafkaClientRelease, StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot,
@@ -34,6 +35,8 @@ def inspect_command(
     per_partition: Annotated[bool, typer.Option(
         "--per-partition", help="Table output: list every partition, not just consumers and findings.")] = False,
     time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
+    commit_expiry_horizon: CommitExpiryHorizon = HORIZON_S,
+    offsets_retention_minutes: OffsetsRetentionMinutes = None,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -56,7 +59,8 @@ def inspect_command(
                              ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
                              first_poll_offset_strategy, static_partitions,
              processing_guarantee, offset_commit_period_ms),
-                         time_lag_budget_s=time_lag_budget)
+                         time_lag_budget_s=time_lag_budget,
+                         expiry_options=ExpiryOptions(commit_expiry_horizon, offsets_retention_minutes))
     write_report(report, output.value, sys.stdout, per_partition=per_partition)
     write_notes(report, err_console)
     raise typer.Exit(exit_code(report, fail_on.value))

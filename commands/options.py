@@ -216,6 +216,17 @@ TimeLagBudget = Annotated[float, typer.Option(
          "read; serve and watch: at most half the interval).")]
 
 
+CommitExpiryHorizon = Annotated[float, typer.Option(
+    "--commit-expiry-horizon", metavar="SECONDS", min=0, max=10 * 365 * 86400, envvar="OFFCTL_COMMIT_EXPIRY_HORIZON",
+    help="Warn (COMMIT_EXPIRY_RISK) when a storm-kafka-client group's commit may expire within this many seconds "
+         "(default: a day).")]
+OffsetsRetentionMinutes = Annotated[Optional[int], typer.Option(
+    "--offsets-retention-minutes", metavar="N", min=1, max=2**31 - 1, envvar="OFFCTL_OFFSETS_RETENTION_MINUTES",
+    show_default=False,
+    help="The brokers' offsets.retention.minutes, where the broker does not report it (its own value wins) "
+         "[default: assumed 10080, Kafka's since 2.0].")]
+
+
 # --- what the user says of the spouts (offctl/core/behaviour.py): the findings say what such a spout will do ------
 
 SPOUTS = "Spout settings"

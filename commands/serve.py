@@ -7,11 +7,12 @@ from typing import Annotated
 import typer
 
 from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+from offctl.core.expiry import HORIZON_S
 from offctl.config import DEFAULT_LISTEN
-from offctl.inspect import TIME_LAG_BUDGET_S
+from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions
 from offctl.inputs import printable
 
-from .options import (AllGroups, BootstrapServers, ExpectedTopic, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Groups,
+from .options import (CommitExpiryHorizon, OffsetsRetentionMinutes, AllGroups, BootstrapServers, ExpectedTopic, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Groups,
                       IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind,
                       NoOutOfRangeReset, Spouts, StartOffset, StaticPartitions, StormKafkaClientRelease,
                       StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
@@ -42,6 +43,8 @@ def serve_command(
     no_partition_metrics: Annotated[bool, typer.Option(
         "--no-partition-metrics", help="Only per-consumer and exporter metrics: bounded series for huge fleets.")] = False,
     time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
+    commit_expiry_horizon: CommitExpiryHorizon = HORIZON_S,
+    offsets_retention_minutes: OffsetsRetentionMinutes = None,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -69,4 +72,5 @@ def serve_command(
         serve(conn, selection, thresholds, listen=listen, interval_s=interval, window=window,
               allowed_lag=allowed_lag, partition_metrics=not no_partition_metrics,
               time_lag_budget_s=time_lag_budget,
+              expiry_options=ExpiryOptions(commit_expiry_horizon, offsets_retention_minutes),
               log=lambda line: err_console.print(f"offctl serve: {printable(line)}"))

@@ -12,12 +12,13 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from offctl.config import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
-from offctl.inspect import TIME_LAG_BUDGET_S, Selection, inspect
+from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, inspect
 from offctl.core.model import Thresholds
 from offctl.core.monitor import Collector, Monitor
 from offctl.render import dumps, report_document
@@ -106,7 +107,7 @@ def cycle_budget(time_lag_budget_s: float, interval_s: float) -> float:
 def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, listen: str = DEFAULT_LISTEN,
           interval_s: float = 30.0, window: int = 10, allowed_lag: int = 0, partition_metrics: bool = True,
           time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None] = print,
-          stop: threading.Event | None = None) -> Monitor:
+          stop: threading.Event | None = None, expiry_options: ExpiryOptions = ExpiryOptions()) -> Monitor:
     """Run cycles every `interval_s` and serve them until `stop` is set, SIGTERM or Ctrl-C. A cycle that cannot
     read a store is logged and counted; the server keeps serving the last good values, with their time."""
     host, port = parse_listen(listen)
@@ -126,7 +127,9 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
         while not stop.is_set():
             started = time.monotonic()
             try:
-                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget)
+                # The commit expiry also dates a commit by the cycle before the one that saw its offset move.
+                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget,
+                                 expiry_options=replace(expiry_options, moved_after=monitor.moved_after()))
                 monitor.update(report, time.monotonic() - started)
                 for problem in report.incomplete:
                     log(f"warning: partial read: {problem}")

@@ -9,10 +9,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from offctl.core import timelag
-from offctl.core.analyze import analyze
+from offctl.core import expiry, timelag
+from offctl.core.analyze import analyze, with_findings
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, UsageError
+from offctl.core.behaviour import SpoutProfile
 from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, MessageRead,
                                ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot, Thresholds, ZkNode)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
@@ -43,6 +44,7 @@ class LogStore(Protocol):
     def group_states(self, groups: Iterable[str]) -> list[GroupState]: ...
     def read_messages(self, positions: Iterable[Position], *, count: int = 1,
                       budget_s: float | None = None) -> MessageRead: ...
+    def read_broker_config(self, names: Iterable[str]) -> tuple[dict[str, str], str]: ...
 
 
 @dataclass(frozen=True)
@@ -268,10 +270,54 @@ def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float) -> R
     return replace(report, time_lags=lags, notes=(*report.notes, note) if note else report.notes)
 
 
+@dataclass(frozen=True)
+class ExpiryOptions:
+    """What the user says for the commit-expiry estimate (offctl.core.expiry)."""
+
+    horizon_s: float = expiry.HORIZON_S  # --commit-expiry-horizon
+    retention_minutes: int | None = None  # --offsets-retention-minutes: used where the broker does not report it
+    moved_after: Mapping[tuple, int] | None = None  # serve: when it last saw each committed offset move
+
+
+def with_commit_expiry(report: Report, kafka: LogStore | None, profile: SpoutProfile, options: ExpiryOptions,
+                       budget_s: float) -> Report:
+    """The report with the estimated commit expiry of its storm-kafka-client groups' partitions and their
+    COMMIT_EXPIRY_RISK findings (offctl.core.expiry). Reads the broker's offsets.retention.minutes and the message
+    before each committed offset within `budget_s` seconds; what is not read leaves no figure and a note."""
+    kafka_rows = [r for r in report.rows if r.record.key.store == KAFKA and r.lag is not None]
+    if kafka is None or not kafka_rows:
+        return report
+    if expiry.not_refreshed(profile) is None:
+        return replace(report, checks_skipped=(*report.checks_skipped,
+                                               f"COMMIT_EXPIRY_RISK ({expiry.skipped_because(profile)})"))
+    reported, why = kafka.read_broker_config([expiry.SETTING])
+    retention = expiry.retention_of(reported, options.retention_minutes, why)
+    wanted = expiry.positions(kafka_rows, {c.key: c.members for c in report.consumers})
+    if not wanted:
+        read = MessageRead()
+    elif budget_s <= 0:
+        read = MessageRead(unread=dict.fromkeys(wanted, "not read (--time-lag-budget 0)"))
+    else:
+        try:
+            read = kafka.read_messages(wanted, budget_s=budget_s)
+        except OffctlError as exc:
+            read = MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
+    expiries, found = expiry.assess(report, read, retention, profile, horizon_s=options.horizon_s,
+                                    moved_after=options.moved_after)
+    notes = [n for n in (expiry.unread_note(expiries),) if n]
+    if retention.source == expiry.ASSUMED and found:
+        notes.append(f"commit expiry assumes {expiry.SETTING}={retention.minutes}, Kafka's default: {retention.why} "
+                     f"(give --offsets-retention-minutes)")
+    report = with_findings(report, found)
+    return replace(report, commit_expiry=expiries, offsets_retention=retention, notes=(*report.notes, *notes))
+
+
 def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
-            now_ms: int | None = None, *, time_lag_budget_s: float = TIME_LAG_BUDGET_S) -> Report:
+            now_ms: int | None = None, *, time_lag_budget_s: float = TIME_LAG_BUDGET_S,
+            expiry_options: ExpiryOptions = ExpiryOptions()) -> Report:
     """Read every selected spout and group, join with log offsets, and report rows and findings, with the time
-    lag of the lagging partitions read within `time_lag_budget_s` seconds (0: not read)."""
+    lag of the lagging partitions and the commit expiry of the storm-kafka-client groups' partitions, their
+    messages read within `time_lag_budget_s` seconds in all (0: not read)."""
     validate(conn, selection)
     roots = spout_roots(conn, selection)
     with cyclic_gc_paused():
@@ -279,4 +325,8 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
             snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
                                               now_ms if now_ms is not None else int(time.time() * 1000),
                                               trident_roots=trident_list(conn, selection))
-            return with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s)
+            started = time.monotonic()
+            report = with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s)
+            # The time lags come first; the commit expiry gets what is left of the same budget.
+            left = max(time_lag_budget_s - (time.monotonic() - started), 0.001) if time_lag_budget_s > 0 else 0.0
+            return with_commit_expiry(report, kafka, thresholds.spout, expiry_options, left)

@@ -24,7 +24,7 @@ from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
-                    "record_topic", "used", "time_lag_s", "time_lag_source")
+                    "record_topic", "used", "time_lag_s", "time_lag_source", "commit_expiry_s", "commit_expiry_source")
 
 
 def partition_dict(row: PartitionRow, lag: TimeLag | None = None) -> dict:
@@ -44,6 +44,20 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None) -> dict:
     if lag is not None:
         d["time_lag_s"], d["time_lag_source"] = lag.seconds, lag.source
     return d
+
+
+def expiry_fields(report: Report, row: PartitionRow) -> dict:
+    """A partition's estimated commit expiry (offctl.core.expiry): the seconds left before the broker may delete its
+    commit (negative once past) and what the estimate comes from; both null where not estimated."""
+    e = report.commit_expiry.get(row.partition_key)
+    return {"commit_expiry_s": e.headroom_s if e else None, "commit_expiry_source": e.source if e else None}
+
+
+def retention_dict(retention) -> dict | None:
+    """The offsets.retention.minutes the commit expiry assumes, and where it comes from; None when not estimated."""
+    if retention is None:
+        return None
+    return {"minutes": retention.minutes, "source": retention.source, "why": retention.why or None}
 
 
 def finding_dict(f: Finding) -> dict:
@@ -83,7 +97,7 @@ def report_document(report: Report) -> dict:
     maxima = consumer_maxima(report.rows, lags)
     return {
         "captured_at": iso_ms(report.captured_ms),
-        "partitions": [partition_dict(r, lag) for r, lag in zip(report.rows, lags)],
+        "partitions": [{**partition_dict(r, lag), **expiry_fields(report, r)} for r, lag in zip(report.rows, lags)],
         "findings": [finding_dict(f) for f in report.findings],
         "consumers": [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None}
                       for c in report.consumers],
@@ -93,6 +107,7 @@ def report_document(report: Report) -> dict:
         "checks_skipped": list(report.checks_skipped),
         "spout_settings": report.spout_settings,
         "processing_guarantee": commits_dict(report.commits),
+        "offsets_retention": retention_dict(report.offsets_retention),
     }
 
 
@@ -136,7 +151,7 @@ def write_csv(report: Report, out: IO[str]) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow((*PARTITION_FIELDS, "findings"))
     for row, lag in zip(report.rows, time_lags(report)):
-        d = partition_dict(row, lag)
+        d = {**partition_dict(row, lag), **expiry_fields(report, row)}
         writer.writerow((*("" if d[k] is None else d[k] for k in PARTITION_FIELDS), ";".join(row.codes)))
 
 

@@ -16,8 +16,9 @@ from tests.conftest import storm_record
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
 HISTORY_KEYS = ("findings", "history_status", "time_lag_s")
-# inspect's time lag from the message; the audit has its own estimate (time_lag_s, among HISTORY_KEYS)
-INSPECT_TIME_LAG = ("time_lag_s", "time_lag_source", "max_time_lag_s")
+# inspect's time lag from the message; the audit has its own estimate (time_lag_s, among HISTORY_KEYS); inspect's
+# commit expiry, which the audit does not estimate
+INSPECT_TIME_LAG = ("time_lag_s", "time_lag_source", "max_time_lag_s", "commit_expiry_s", "commit_expiry_source")
 
 
 @pytest.fixture

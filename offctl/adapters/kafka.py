@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
 from offctl.core.model import (GROUP_TYPES, UNKNOWN_TYPE, Cluster, GroupState, KafkaCommit, LogMessage, MessageRead,
@@ -456,6 +456,31 @@ class KafkaStore:
                     pass
         why = f"not read within the time budget of {budget:g}s" + (f" ({last_error})" if last_error else "")
         unread.update({position[tp]: why for tp in pending})  # a position with some messages read says why not all
+
+    def read_broker_config(self, names: Iterable[str]) -> tuple[dict[str, str], str]:
+        """The broker settings `names` as one broker reports them (DescribeConfigs of a BROKER resource: the
+        first broker DescribeCluster names), and why the others are not reported ("" when all are).
+
+        Never fails: a broker that refuses (ACLs), lacks DescribeConfigs or the setting (Tansu), or does not
+        answer in time leaves the setting unreported, with the reason, and the caller says what it assumes."""
+        names = list(names)
+        what = "a describe-configs request"
+        try:
+            cluster = self.admin.describe_cluster(request_timeout=self.timeout).result(timeout=self.timeout + 5)
+            nodes = sorted(cluster.nodes or (), key=lambda n: n.id)
+            if not nodes:
+                return {}, "the broker named no broker to describe"
+            resource = ConfigResource(ResourceType.BROKER, str(nodes[0].id))
+            futures = self.admin.describe_configs([resource], request_timeout=self.timeout)
+            entries = next(iter(futures.values())).result(timeout=self.timeout + 5)
+        except TimeoutError:
+            return {}, f"{what} was not answered within {self.timeout:g}s"
+        except (KafkaException, ValueError, TypeError, AttributeError) as exc:
+            err = _kafka_error(exc)
+            return {}, f"{what} failed: {(err.str() if err else str(exc) or type(exc).__name__).strip()}"
+        found = {n: entries[n].value for n in names if n in entries and entries[n].value is not None}
+        missing = [n for n in names if n not in found]
+        return found, (f"broker {nodes[0].id} does not report {', '.join(missing)}" if missing else "")
 
     def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> None:
         """Commit (topic, partition, offset, metadata) for a group in one request.

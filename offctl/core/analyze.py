@@ -30,6 +30,13 @@ Rules run in this order for each consumer:
 15. CONSUMER_NOT_FOUND, UNREAD_NODE  what the read found: a named spout or group absent, nodes no spout reads
 16. GROUP_TYPE_CONFLICT the group id is a share group, or a classic or KIP-848 group with members joined:
                         the broker refuses the spout's commits (needs the group's state from Kafka)
+17. COMMIT_EXPIRY_RISK  after the analysis (inspect, serve: offctl.core.expiry), a storm-kafka-client group
+                        under AT_LEAST_ONCE whose commit may expire within --commit-expiry-horizon: the last
+                        commit is no earlier than the timestamp of the message before the committed offset;
+                        Kafka expires it offsets.retention.minutes later (GroupMetadata.removeExpiredOffsets,
+                        Kafka 2.1.0-3.x; OffsetExpirationConditionImpl, 4.x), and the spout commits only
+                        partitions with newly acked offsets (KafkaSpout.commitOffsetsForAckedTuples, Storm
+                        v1.2.4, v2.8.8); once gone, KafkaSpout.doSeek seeks by the first-poll strategy
 """
 
 from __future__ import annotations
@@ -519,6 +526,35 @@ def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence
         by_severity=tuple(sum(1 for f in findings if f.severity == s) for s in (Severity.ERROR, Severity.WARNING,
                                                                                  Severity.INFO)),
     )
+
+
+def with_findings(report: Report, found: Sequence[Finding]) -> Report:
+    """The report with findings made after the analysis (from messages read later), each on its partition's row
+    (status, codes) and in its consumer's summary, as analyze_consumer would have put them."""
+    if not found:
+        return report
+    on_row: dict[tuple, list[Finding]] = defaultdict(list)
+    for f in found:
+        on_row[(f.key, f.topic, f.partition)].append(f)
+    rows = []
+    for row in report.rows:
+        extra = on_row.get((row.record.key, row.topic, row.record.partition))
+        if extra:
+            worst = max(f.severity for f in extra)
+            row = replace(row, status=worst if row.status is None else max(row.status, worst),
+                          codes=(*row.codes, *(f.code for f in extra)))
+        rows.append(row)
+    findings = (*report.findings, *found)
+    by_key: dict[ConsumerKey, list[Finding]] = defaultdict(list)
+    for f in findings:
+        by_key[f.key].append(f)
+    touched = {f.key for f in found}
+    consumers = tuple(replace(c, worst=max(f.severity for f in by_key[c.key]),
+                              finding_codes=tuple(sorted({f.code for f in by_key[c.key]})),
+                              by_severity=tuple(sum(1 for f in by_key[c.key] if f.severity == s)
+                                                for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)))
+                      if c.key in touched else c for c in report.consumers)
+    return replace(report, rows=tuple(rows), findings=findings, consumers=consumers)
 
 
 def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),

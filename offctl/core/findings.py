@@ -118,6 +118,17 @@ CATALOGUE: dict[str, Code] = {
              "(UNKNOWN_MEMBER_ID) and theirs overwrite the spout's offsets. Give the spout (or the other "
              "application) its own group.id; the message names the members' type and protocol. A spout of "
              "storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 subscribes itself: pass `--storm-kafka-client-release`."),
+        Code("COMMIT_EXPIRY_RISK", _W,
+             "a storm-kafka-client group under AT_LEAST_ONCE (1.0.6+, 1.1.2+: no members, it assigns its partitions) "
+             "whose commit of a partition may expire within `--commit-expiry-horizon` (default 24 h) or already "
+             "may have: the broker deletes it `offsets.retention.minutes` after its last commit, and the spout "
+             "commits a partition only when it acks a new message there. The last commit is estimated from below "
+             "by the timestamp of the message before the committed offset (serve: also when it saw the offset move)",
+             "Nothing is lost while the topology runs; its next start finds no commit and seeks by its first-poll "
+             "strategy (the message says where and how many messages). A message acked on the partition renews "
+             "the commit; so does a longer offsets.retention.minutes on the brokers. Keep the committed offset the "
+             "message names: if it has expired before a restart, put it back with the topology stopped (`offctl "
+             "reset --group G --topic T --partitions N --to offset --offset X --topology-id STORM_ID`)."),
         Code("LAG_BEYOND_MAX_OFFSET_BEHIND", _W,
              "the offset PartitionManager compares with at start-up (the log end in 0.9.x unless "
              "forceFromStart; startOffsetTime from 0.10) is more than maxOffsetBehind ahead of the stored one",

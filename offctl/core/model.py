@@ -329,6 +329,10 @@ class Report:
     kafka_commit_period_ms: int = 0
     # the time lag of each position a lagging partition resumes from (offctl.core.timelag); none read: empty
     time_lags: Mapping[Position, TimeLag] = field(default_factory=dict)
+    # storm-kafka-client groups' estimated commit expiry per partition_key (offctl.core.expiry.Expiry), and the
+    # offsets.retention.minutes it assumes (expiry.Retention); not estimated: empty and None
+    commit_expiry: Mapping[tuple, object] = field(default_factory=dict)
+    offsets_retention: object | None = None
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

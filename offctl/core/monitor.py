@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from offctl.core.expiry import moved_after_ms
 from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, commit_period_of, evaluate
 from offctl.core.model import ConsumerKey, Report, TimeLag
 from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima, served
@@ -78,6 +79,16 @@ class Monitor:
                 self.last_error = None
             if not report.incomplete or self.cycle is None:
                 self.cycle = Cycle(report, statuses)
+
+    def moved_after(self) -> dict[tuple, int]:
+        """Per partition, when its committed offset was last seen to move (offctl.core.expiry.moved_after_ms):
+        the next cycle's commit-expiry estimate takes it where it is later than the message's."""
+        out = {}
+        for key, window in self.observations.items():
+            moved = moved_after_ms(list(window))
+            if moved is not None:
+                out[key] = moved
+        return out
 
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""
@@ -153,9 +164,13 @@ class Collector:
                                  "estimated (offctl_partition_time_lag_source)"),
             ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
                                 "2 estimated from the log end's growth"),
-            ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"))]
+            ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"),
+            ("commit_expiry_seconds", "storm-kafka-client groups: seconds before the broker may delete the commit "
+                                      "(offsets.retention.minutes after the last commit, estimated from below; "
+                                      "negative once past)"))]
         samples = [(family.name, family.samples.append) for family in families]
         statuses = cycle.statuses
+        expiries = cycle.report.commit_expiry
         for row in cycle.report.rows:
             r = row.record
             # One label dict per partition, shared by its samples (the writer only reads them): what
@@ -163,8 +178,10 @@ class Collector:
             labels = dict(zip(PARTITION_LABELS, (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "",
                                                  str(r.partition), r.topology_name or "")))
             status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
+            expiry = expiries.get(row.partition_key)
             values = (r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
-                      SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None)
+                      SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None,
+                      expiry.headroom_s if expiry is not None else None)
             for (name, append), value in zip(samples, values):
                 if value is not None:
                     append(Sample(name, labels, float(value), at))
