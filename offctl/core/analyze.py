@@ -579,13 +579,14 @@ def with_findings(report: Report, found: Sequence[Finding]) -> Report:
             row = replace(row, codes=(*row.codes, *(f.code for f in new)),
                           status=worst if row.status is None else max(row.status, worst))
         rows.append(row)
-    findings = (*report.findings, *found)
     consumers = []
     for c in report.consumers:
-        if c.key in by_key:
-            mine = [f for f in findings if f.key == c.key]
-            c = replace(c, worst=max(f.severity for f in mine), finding_codes=tuple(sorted({f.code for f in mine})),
-                        by_severity=tuple(sum(1 for f in mine if f.severity == s)
-                                          for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)))
+        new = by_key.get(c.key)
+        if new:
+            worst = max(f.severity for f in new)
+            c = replace(c, worst=worst if c.worst is None else max(c.worst, worst),
+                        finding_codes=tuple(sorted({*c.finding_codes, *(f.code for f in new)})),
+                        by_severity=tuple(n + sum(1 for f in new if f.severity == s) for n, s in
+                                          zip(c.by_severity, (Severity.ERROR, Severity.WARNING, Severity.INFO))))
         consumers.append(c)
-    return replace(report, rows=tuple(rows), findings=findings, consumers=tuple(consumers))
+    return replace(report, rows=tuple(rows), findings=(*report.findings, *found), consumers=tuple(consumers))
