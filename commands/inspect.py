@@ -15,7 +15,7 @@ from offctl.render import write_notes, write_report
 from .options import (CommitExpiryHorizon, OffsetsRetentionMinutes, AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee,
                       FirstPollStrategy, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold,
                       MaxOffsetBehind, NoOutOfRangeReset, OutputFormat, Spouts, StartOffset, StaticPartitions,
-                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot,
+                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TopicRetentionOption, RetentionHorizon, TridentRoot,
                       Tridents, Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors, spout_thresholds)
 
 
@@ -37,6 +37,7 @@ def inspect_command(
     time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
     commit_expiry_horizon: CommitExpiryHorizon = HORIZON_S,
     offsets_retention_minutes: OffsetsRetentionMinutes = None,
+    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = "6h",
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -58,7 +59,7 @@ def inspect_command(
                              topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
                              ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
                              first_poll_offset_strategy, static_partitions,
-             processing_guarantee, offset_commit_period_ms),
+             processing_guarantee, offset_commit_period_ms, topic_retention, retention_horizon),
                          time_lag_budget_s=time_lag_budget,
                          expiry_options=ExpiryOptions(commit_expiry_horizon, offsets_retention_minutes))
     write_report(report, output.value, sys.stdout, per_partition=per_partition)

@@ -214,6 +214,13 @@ TimeLagBudget = Annotated[float, typer.Option(
     "--time-lag-budget", metavar="SECONDS", min=0, max=3600, envvar="OFFCTL_TIME_LAG_BUDGET",
     help="Seconds to spend reading the message each lagging partition resumes at, for its time lag (0: do not "
          "read; serve and watch: at most half the interval).")]
+TopicRetentionOption = Annotated[Optional[list[str]], typer.Option(
+    "--topic-retention", metavar="TOPIC=DURATION", show_default=False,
+    help="The topic's retention.ms, e.g. orders=7d (6h, 90m, ms; -1: none), used where the broker does not report "
+         "it (DescribeConfigs denied or missing); the broker's value wins (repeatable).")]
+RetentionHorizon = Annotated[str, typer.Option(
+    "--retention-horizon", metavar="DURATION", envvar="OFFCTL_RETENTION_HORIZON",
+    help="RETENTION_RISK when the message a lagging spout resumes at may be deleted within this (7d, 6h, 90m, ms).")]
 
 
 CommitExpiryHorizon = Annotated[float, typer.Option(
@@ -286,12 +293,14 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                      no_out_of_range_reset: bool, client_release: str, first_poll: FirstPollStrategy,
                      static_partitions: list[str] | None,
                      guarantee: ProcessingGuarantee = ProcessingGuarantee.AT_LEAST_ONCE,
-                     commit_period_ms: int | None = None):
+                     commit_period_ms: int | None = None, topic_retention: list[str] | None = None,
+                     retention_horizon: str = "6h"):
     """The Thresholds (topic, lag threshold, spout profile, static partitions) the flags describe."""
     from offctl.core.behaviour import (EARLIEST_TIME, GUARANTEE_RELEASES, LATEST_TIME, FirstPoll, Guarantee,
                                        SpoutProfile, StormKafka, StormKafkaClient, default_commit_period_ms)
     from offctl.errors import UsageError
     from offctl.core.model import Thresholds
+    from offctl.core.retention import parse_span, parse_topic_retention
     from offctl.core.targets import parse_static_partitions
 
     try:
@@ -321,7 +330,9 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                            client=client, first_poll=FirstPoll(first_poll.value), client_major=major,
                            guarantee=Guarantee(guarantee.value),
                            commit_period_ms=commit_period_ms or default_commit_period_ms(client_release))
-    return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static)
+    return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static,
+                      retention_horizon_ms=parse_span(retention_horizon, "--retention-horizon"),
+                      topic_retention_ms=parse_topic_retention(topic_retention))
 
 
 def reading(ctx: typer.Context, spout, group, trident, topic, all_groups, zk, zk_root, trident_root,

@@ -15,7 +15,7 @@ from offctl.inputs import printable
 from .options import (CommitExpiryHorizon, OffsetsRetentionMinutes, AllGroups, BootstrapServers, ExpectedTopic, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Groups,
                       IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind,
                       NoOutOfRangeReset, Spouts, StartOffset, StaticPartitions, StormKafkaClientRelease,
-                      StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
+                      StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TopicRetentionOption, RetentionHorizon, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
                       err_console, reading, reported_errors)
 
 
@@ -45,6 +45,7 @@ def serve_command(
     time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
     commit_expiry_horizon: CommitExpiryHorizon = HORIZON_S,
     offsets_retention_minutes: OffsetsRetentionMinutes = None,
+    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = "6h",
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -68,7 +69,7 @@ def serve_command(
             timeout, zk_auth, kafka_config, kafka_config_file,
             (lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time, ignore_zk_offsets,
              no_out_of_range_reset, storm_kafka_client_release, first_poll_offset_strategy, static_partitions,
-             processing_guarantee, offset_commit_period_ms))
+             processing_guarantee, offset_commit_period_ms, topic_retention, retention_horizon))
         serve(conn, selection, thresholds, listen=listen, interval_s=interval, window=window,
               allowed_lag=allowed_lag, partition_metrics=not no_partition_metrics,
               time_lag_budget_s=time_lag_budget,

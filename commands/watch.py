@@ -13,7 +13,7 @@ from offctl.inspect import TIME_LAG_BUDGET_S
 from .options import (AllGroups, BootstrapServers, ExpectedTopic, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Groups,
                       IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind,
                       NoOutOfRangeReset, Spouts, StartOffset, StaticPartitions, StormKafkaClientRelease,
-                      StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
+                      StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TopicRetentionOption, RetentionHorizon, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
                       reading, reported_errors)
 
 
@@ -35,6 +35,7 @@ def watch_command(
     allowed_lag: Annotated[int, typer.Option(
         "--allowed-lag", metavar="N", min=0, help="Lag that counts as caught up in the status.")] = 0,
     time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
+    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = "6h",
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
@@ -61,7 +62,7 @@ def watch_command(
             timeout, zk_auth, kafka_config, kafka_config_file,
             (lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time, ignore_zk_offsets,
              no_out_of_range_reset, storm_kafka_client_release, first_poll_offset_strategy, static_partitions,
-             processing_guarantee, offset_commit_period_ms))
+             processing_guarantee, offset_commit_period_ms, topic_retention, retention_horizon))
         console = table_console(sys.stdout)
 
         def frame(report, previous, statuses, refreshed, error) -> Group:

@@ -9,13 +9,14 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from offctl.core import expiry, timelag
+from offctl.core import expiry, retention, timelag
 from offctl.core.analyze import analyze, with_findings
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, UsageError
 from offctl.core.behaviour import SpoutProfile
-from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, MessageRead,
-                               ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot, Thresholds, ZkNode)
+from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Headroom,
+                               MessageRead, ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot,
+                               Thresholds, TopicRetention, ZkNode)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 
 TIME_LAG_BUDGET_S = 5.0  # inspect's default --time-lag-budget
@@ -45,6 +46,7 @@ class LogStore(Protocol):
     def read_messages(self, positions: Iterable[Position], *, count: int = 1,
                       budget_s: float | None = None) -> MessageRead: ...
     def read_broker_config(self, names: Iterable[str]) -> tuple[dict[str, str], str]: ...
+    def read_topic_configs(self, topics: Iterable[str]) -> Mapping[str, TopicRetention]: ...
 
 
 @dataclass(frozen=True)
@@ -252,22 +254,49 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float) -> Report:
+def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
+                   thresholds: Thresholds | None = None) -> Report:
     """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
     read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing: nothing is read for them. What
-    is not read is `unread` with a note, never a partial report: the offsets and lags are complete."""
+    is not read is `unread` with a note, never a partial report: the offsets and lags are complete.
+
+    With `thresholds`, also the retention headroom of each (offctl.core.retention), from the same message and the
+    topics' configs, and its findings."""
     wanted = timelag.positions(report.rows)
     if not wanted or kafka is None:
         return report
     if budget_s <= 0:
-        return replace(report, time_lags=timelag.unread(wanted, "not read (--time-lag-budget 0)"))
+        read = MessageRead(unread=dict.fromkeys(wanted, "not read (--time-lag-budget 0)"))
+        report = replace(report, time_lags=timelag.unread(wanted, "not read (--time-lag-budget 0)"))
+    else:
+        try:
+            read = kafka.read_messages(wanted, budget_s=budget_s)
+        except OffctlError as exc:
+            read = MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
+        lags = timelag.measure(report.rows, read, report.captured_ms)
+        note = timelag.unread_note(lags)
+        report = replace(report, time_lags=lags, notes=(*report.notes, note) if note else report.notes)
+    return with_retention(report, kafka, read, thresholds) if thresholds is not None else report
+
+
+def with_retention(report: Report, kafka: LogStore, read: MessageRead, thresholds: Thresholds) -> Report:
+    """The report with each lagging partition's retention headroom and its RETENTION_* findings: the topics'
+    configs in one request (a refusal reports nothing, never fails), the message's timestamp from `read`."""
+    if not read.messages:  # no timestamp to start from (--time-lag-budget 0, refused): nothing to ask the broker
+        why = "the message's timestamp is not known: the message was not read"
+        return replace(report, headrooms={p: Headroom(None, retention.UNREAD, why)
+                                          for p in timelag.positions(report.rows)})
+    topics = retention.topics(report.rows)
     try:
-        read = kafka.read_messages(wanted, budget_s=budget_s)
+        configs = kafka.read_topic_configs(topics)
     except OffctlError as exc:
-        read = MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
-    lags = timelag.measure(report.rows, read, report.captured_ms)
-    note = timelag.unread_note(lags)
-    return replace(report, time_lags=lags, notes=(*report.notes, note) if note else report.notes)
+        configs = {t: TopicRetention(t, why=f"the broker's topic configs were not read ({exc})") for t in topics}
+    stated = thresholds.topic_retention_ms
+    headrooms = retention.measure(report.rows, read, configs, stated, report.captured_ms)
+    notes = retention.notes(configs, stated, topics)
+    report = replace(report, headrooms=headrooms, notes=(*report.notes, *notes))
+    return with_findings(report, retention.findings(report.rows, headrooms, thresholds.spout,
+                                                    thresholds.retention_horizon_ms))
 
 
 @dataclass(frozen=True)
@@ -326,7 +355,8 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
                                               now_ms if now_ms is not None else int(time.time() * 1000),
                                               trident_roots=trident_list(conn, selection))
             started = time.monotonic()
-            report = with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s)
+            report = with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s,
+                                    thresholds)
             # The time lags come first; the commit expiry gets what is left of the same budget.
             left = max(time_lag_budget_s - (time.monotonic() - started), 0.001) if time_lag_budget_s > 0 else 0.0
             return with_commit_expiry(report, kafka, thresholds.spout, expiry_options, left)

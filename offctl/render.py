@@ -18,19 +18,23 @@ from rich.text import Text
 
 from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
 from offctl.core.findings import CATALOGUE
-from offctl.core.model import ConsumerSummary, Finding, PartitionRow, Report, Severity, TimeLag, iso_ms, ranges
+from offctl.core.model import (ConsumerSummary, Finding, Headroom, PartitionRow, Report, Severity, TimeLag, duration,
+                               iso_ms, ranges)
 from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, change_dict
+from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
-                    "record_topic", "used", "time_lag_s", "time_lag_source", "commit_expiry_s", "commit_expiry_source")
+                    "record_topic", "used", "time_lag_s", "time_lag_source", "retention_headroom_s",
+                    "retention_source", "commit_expiry_s", "commit_expiry_source")
 
 
-def partition_dict(row: PartitionRow, lag: TimeLag | None = None) -> dict:
+def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom | None = None) -> dict:
     """`topic` is the topic the offset is applied to (null when offctl cannot tell: a tie), `record_topic`
     the one the record names; `used` whether the spout can use the stored offset at all. With its time `lag`
-    (timelag.time_lag), also that and where it comes from (the audit's rows have their own time lag)."""
+    (timelag.time_lag), also that and where it comes from (the audit's rows have their own time lag), and the
+    retention headroom with its source (retention.headroom; null both without a lag)."""
     r = row.record
     d = {
         **r.key.fields(),
@@ -43,6 +47,7 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None) -> dict:
     }
     if lag is not None:
         d["time_lag_s"], d["time_lag_source"] = lag.seconds, lag.source
+        d["retention_headroom_s"], d["retention_source"] = (room.seconds, room.source) if room else (None, None)
     return d
 
 
@@ -95,11 +100,15 @@ def report_document(report: Report) -> dict:
     """The `--output json` document (spec section 3); keys are snake_case and stable."""
     lags = time_lags(report)
     maxima = consumer_maxima(report.rows, lags)
+    rooms = report.headrooms
+    minima = consumer_minima(report.rows, rooms)
     return {
         "captured_at": iso_ms(report.captured_ms),
-        "partitions": [{**partition_dict(r, lag), **expiry_fields(report, r)} for r, lag in zip(report.rows, lags)],
+        "partitions": [{**partition_dict(r, lag, headroom(r, rooms)), **expiry_fields(report, r)}
+                       for r, lag in zip(report.rows, lags)],
         "findings": [finding_dict(f) for f in report.findings],
-        "consumers": [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None}
+        "consumers": [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
+                       "min_retention_headroom_s": minima.get(c.key)}
                       for c in report.consumers],
         "summary": summary_dict(report),
         "notes": list(report.notes),
@@ -151,7 +160,7 @@ def write_csv(report: Report, out: IO[str]) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow((*PARTITION_FIELDS, "findings"))
     for row, lag in zip(report.rows, time_lags(report)):
-        d = {**partition_dict(row, lag), **expiry_fields(report, row)}
+        d = {**partition_dict(row, lag, headroom(row, report.headrooms)), **expiry_fields(report, row)}
         writer.writerow((*("" if d[k] is None else d[k] for k in PARTITION_FIELDS), ";".join(row.codes)))
 
 
@@ -172,16 +181,6 @@ def _n(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def duration(seconds: float) -> str:
-    """Seconds for people: 0s, 4.2s, 38s, 5m07s, 3h02m, 2d04h."""
-    if seconds < 59.5:
-        return "0s" if seconds == 0 else f"{seconds:.1f}s" if seconds < 9.95 else f"{seconds:.0f}s"
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    days, hours = divmod(hours, 24)
-    return f"{days}d{hours:02d}h" if days else f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
-
-
 def time_lag_text(lag: TimeLag | None) -> str:
     """A time lag in a table: the duration (~ when estimated), why there is none, or - without a lag."""
     if lag is None or lag.source is None:
@@ -189,6 +188,15 @@ def time_lag_text(lag: TimeLag | None) -> str:
     if lag.seconds is None:
         return lag.source.replace("-", " ")  # unread, no timestamp
     return ("~" if lag.source == ESTIMATE else "") + duration(lag.seconds)
+
+
+def headroom_text(room: Headroom | None) -> str:
+    """A retention headroom in a table: the time left, how long past (-), why there is none, or - without a lag."""
+    if room is None or room.source is None:
+        return "-"
+    if room.seconds is None:
+        return room.source.replace("-", " ")  # no deletion, unknown, unread
+    return duration(room.seconds) if room.seconds >= 0 else f"-{duration(-room.seconds)}"
 
 
 def write_table(report: Report, console: Console, *, per_partition: bool = False) -> None:
@@ -212,14 +220,15 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         parts = Table(title="Partitions", title_justify="left")
         parts.add_column("Consumer", overflow="fold")
         parts.add_column("Topic", overflow="fold")
-        for col in ("Partition", "Committed", "Log start", "Log end", "Lag", "Time lag"):
+        for col in ("Partition", "Committed", "Log start", "Log end", "Lag", "Time lag", "Retention"):
             parts.add_column(col, justify="right")
         parts.add_column("Status")
         for row, lag in zip(report.rows, lags):
             r = row.record
             label, style = _status(row.status)
             parts.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), _n(row.log_start),
-                          _n(row.log_end), _n(row.lag), time_lag_text(lag), Text(label, style=style))
+                          _n(row.log_end), _n(row.lag), time_lag_text(lag),
+                          headroom_text(headroom(row, report.headrooms)), Text(label, style=style))
         console.print(parts)
 
     if report.findings:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -160,7 +161,11 @@ def topology(sandbox: Sandbox, action: str, name: str) -> list[str]:
 RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-1763700200",
            "reports-1-1763600000", "audit-2-1763600500",  # shared-id's two topologies run, as in its runbook
            "orders-trident-4-1763700300", "clicks-trident-6-1763700400")
-TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30)}  # partitions, messages in each
+TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30), "archive": (1, 12)}  # partitions, messages
+# archive's messages are written this long before the seed, a minute apart: group archive-client resumes at
+# offset 2, 4 h 58 min old at the seed, so `--topic-retention archive=6h` leaves it about an hour (RETENTION_RISK).
+# The topic has no retention.ms of its own: without the option, the sandbox's reports stay as they were.
+AGED = {"archive": 5 * 3_600_000}
 # payments-spout is stuck on payments/1 at offset 2 (lag 8): the message there is a poison one, binary with
 # control characters (a terminal must not be driven by it) and a header, for `offctl peek` to show and save
 POISON = ("payments", 1, 2, b'{"amount": 12.5, "currency": "\x1b[31mEUR\x00\xff"}')
@@ -197,6 +202,7 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
     commits = {
         "clicks-client": {("clicks", p): (25 + p, meta) for p in range(3)},
         "payments-tool": {("payments", 0): (3, None), ("payments", 1): (4, None)},  # written by a tool
+        "archive-client": {("archive", 0): (2, meta)},  # lag 10, on messages written 5 h before the seed
     }
     shows = [
         "/sandbox/spouts/orders-etl       healthy",
@@ -212,6 +218,9 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
         "/sandbox/spouts/wildcard-spout   healthy, <topic>/partition_N layout",
         "group clicks-client              Storm metadata (this broker drops it: FOREIGN_COMMIT here)",
         "group payments-tool              FOREIGN_COMMIT (no Storm metadata)",
+        "group archive-client             lag 10 on archive, written 5 h before the seed: `offctl inspect --group "
+        "archive-client --topic-retention archive=6h` gives RETENTION_RISK (about an hour left after the seed; "
+        "RETENTION_EXCEEDED once it has passed)",
         "not shown: OFFSET_BELOW_LOG_START (this broker cannot delete records, so log start stays 0)",
     ]
     return nodes, commits, shows
@@ -306,15 +315,18 @@ def seed(sandbox: Sandbox) -> list[str]:
         for future in admin.create_topics(new).values() if new else ():
             future.result(30)
         producer = Producer({"bootstrap.servers": sandbox.broker, "linger.ms": 0})
+        now_ms = int(time.time() * 1000)
         for topic in (t.topic for t in new):
             partitions, messages = TOPICS[topic]
             for p in range(partitions):
                 for i in range(messages):
+                    # CreateTime as the producer sets it (the broker keeps it): old messages where AGED says
+                    aged = {"timestamp": now_ms - AGED[topic] + i * 60_000} if topic in AGED else {}
                     if (topic, p, i) == POISON[:3]:
                         producer.produce(topic, key=b"order-1042", value=POISON[3], partition=p,
                                          headers=[("trace-id", b"\x8f\x01\x02")])
                     else:
-                        producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p)
+                        producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p, **aged)
                     producer.flush(30)  # one record per batch: the sandbox broker miscounts batches
         for group, offsets in commits.items():
             tps = [TopicPartition(t, p, o, m) if m else TopicPartition(t, p, o) for (t, p), (o, m) in offsets.items()]

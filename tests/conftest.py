@@ -95,10 +95,10 @@ class KafkaHelper:
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
         self._producer = None
 
-    def create_topic(self, name: str, partitions: int) -> None:
+    def create_topic(self, name: str, partitions: int, config: dict[str, str] | None = None) -> None:
         from confluent_kafka.admin import NewTopic
 
-        for future in self.admin.create_topics([NewTopic(name, partitions, 1)]).values():
+        for future in self.admin.create_topics([NewTopic(name, partitions, 1, config=config or {})]).values():
             future.result(timeout=30)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

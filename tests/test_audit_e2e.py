@@ -17,8 +17,9 @@ pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
 HISTORY_KEYS = ("findings", "history_status", "time_lag_s")
 # inspect's time lag from the message; the audit has its own estimate (time_lag_s, among HISTORY_KEYS); inspect's
-# commit expiry, which the audit does not estimate
-INSPECT_TIME_LAG = ("time_lag_s", "time_lag_source", "max_time_lag_s", "commit_expiry_s", "commit_expiry_source")
+# retention headroom (offctl.core.retention) and commit expiry (offctl.core.expiry), which the audit does not estimate
+INSPECT_TIME_LAG = ("time_lag_s", "time_lag_source", "max_time_lag_s", "retention_headroom_s", "retention_source",
+                    "min_retention_headroom_s", "commit_expiry_s", "commit_expiry_source")
 
 
 @pytest.fixture

@@ -68,6 +68,13 @@ def test_the_commit_expiry_options_are_documented_and_exist(command):
     assert not documented & _options("audit")  # the audit does not estimate it
 
 
+@pytest.mark.parametrize("command", ["inspect", "serve", "watch"])
+def test_the_retention_options_are_documented_and_exist(command):
+    documented = _table_keys(_section("### Retention risk"))
+    assert documented == {"--retention-horizon", "--topic-retention"} and documented <= _options(command)
+    assert not documented & _options("audit")  # the audit does not estimate retention risk
+
+
 def _document() -> dict:
     nodes = __import__("offctl.core.model", fromlist=["ZkNode"]).ZkNode
     snapshot = Snapshot(0, zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),

@@ -18,6 +18,7 @@ watermark, as with AdminClient.list_offsets' default.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,7 +28,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
 from offctl.core.model import (GROUP_TYPES, UNKNOWN_TYPE, Cluster, GroupState, KafkaCommit, LogMessage, MessageRead,
-                               PartitionLog, Position, is_topic_name)
+                               PartitionLog, Position, TopicRetention, is_topic_name)
 
 _log = logging.getLogger("offctl.adapters.kafka")
 _log.addHandler(logging.NullHandler())
@@ -367,6 +368,34 @@ class KafkaStore:
                                      len(desc.members), kind, desc.partition_assignor or None))
         return states
 
+    def read_topic_configs(self, topics: Iterable[str]) -> dict[str, TopicRetention]:
+        """retention.ms, retention.bytes and cleanup.policy of each topic (DescribeConfigs, one request). A topic the
+        broker refuses (no DescribeConfigs permission), or a broker that cannot answer, gives a TopicRetention that
+        reports nothing and says why: the retention risk is then not estimated, the rest of the report stands. A
+        setting the broker leaves out (Tansu reports only those set on the topic) is None."""
+        names = [t for t in dict.fromkeys(topics) if is_topic_name(t)]
+        if not names:
+            return {}
+        try:
+            futures = self.admin.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in names],
+                                                  request_timeout=self.timeout)
+        except (KafkaException, ValueError) as exc:
+            why = f"the broker's topic configs were not read ({exc})"
+            return {t: TopicRetention(t, why=why) for t in names}
+        out: dict[str, TopicRetention] = {}
+        for resource, future in futures.items():
+            topic = resource.name
+            try:
+                entries = future.result(timeout=self.timeout + 5)
+            except (KafkaException, TimeoutError) as exc:
+                err = _kafka_error(exc)
+                out[topic] = TopicRetention(topic, why=f"the broker did not report topic {topic}'s configs "
+                                                       f"({err.str() if err else 'no answer'})")
+                continue
+            out[topic] = TopicRetention(topic, _long(entries.get("retention.ms")), _long(entries.get("retention.bytes")),
+                                        _value(entries.get("cleanup.policy")))
+        return out
+
     def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]:
         """The first offset whose timestamp is at or after `at_ms`, per partition; None where no message is
         that late (the caller then uses the log end, as kafka-consumer-groups does)."""
@@ -517,6 +546,18 @@ def _type_name(kind) -> str:
     """classic, consumer, share or unknown, from a ConsumerGroupType (None: the client has no such field)."""
     name = getattr(kind, "name", None)
     return name.lower() if name and name.lower() in GROUP_TYPES else UNKNOWN_TYPE
+
+
+def _value(entry) -> str | None:
+    return None if entry is None or entry.value is None else str(entry.value)
+
+
+def _long(entry) -> int | None:
+    """A config entry's value as a Java long; None when absent or not a number (then it is not used)."""
+    text = _value(entry)
+    if text is None or not re.fullmatch(r"-?\d{1,19}", text.strip()):
+        return None
+    return int(text)
 
 
 def _log_message(msg) -> LogMessage:

@@ -37,6 +37,9 @@ Rules run in this order for each consumer:
                         Kafka 2.1.0-3.x; OffsetExpirationConditionImpl, 4.x), and the spout commits only
                         partitions with newly acked offsets (KafkaSpout.commitOffsetsForAckedTuples, Storm
                         v1.2.4, v2.8.8); once gone, KafkaSpout.doSeek seeks by the first-poll strategy
+18. RETENTION_RISK / RETENTION_EXCEEDED  the message a lagging spout resumes at may be deleted within
+                        --retention-horizon, or is past retention.ms (after the analysis, from the time lag's
+                        read and the topics' configs: offctl.core.retention, with_findings)
 """
 
 from __future__ import annotations
@@ -349,12 +352,12 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         if start is None or end is None:
             continue
         if position < start:
-            jump = _jump(profile, r, "below", position, start, end)
+            jump = out_of_range_move(profile, r, "below", position, start, end)
             out.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
                           f"{where} resumes at {position} < log start {start}: {start - position} messages were "
                           f"deleted before they were processed; {jump}")
         elif position > end:
-            jump = _jump(profile, r, "above", position, start, end)
+            jump = out_of_range_move(profile, r, "above", position, start, end)
             out.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
                           f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
         else:
@@ -384,7 +387,10 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     return rows, out.findings
 
 
-def _jump(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int, end: int) -> str:
+def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None,
+                      end: int | None) -> str:
+    """What the spout that wrote `r` does when `position` is out of the log on `side` (below, above), by its
+    library and release (offctl.core.behaviour); also what offctl.core.retention says of a deletion to come."""
     if r.key.store == ZOOKEEPER:
         return out_of_range(profile, side, position, start, end)
     if r.trident == STORM_KAFKA:
@@ -589,3 +595,34 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
                   spout_settings=thresholds.spout.describe(), running=snapshot.running,
                   commits=commit_behaviour(thresholds.spout) if any(c.key.store == KAFKA for c in consumers) else None,
                   kafka_commit_period_ms=thresholds.spout.kafka_commit_period_ms)
+
+
+def with_findings(report: Report, found: Sequence[Finding]) -> Report:
+    """The report with findings made after the analysis (from what was read for it: offctl.core.retention): each
+    one's partition row gets its code and status, and its consumer's summary is made again."""
+    if not found:
+        return report
+    by_row: dict[tuple, list[Finding]] = defaultdict(list)
+    by_key: dict[ConsumerKey, list[Finding]] = defaultdict(list)
+    for f in found:
+        by_row[(f.key, f.topic, f.partition)].append(f)
+        by_key[f.key].append(f)
+    rows = []
+    for row in report.rows:
+        new = by_row.get((row.record.key, row.topic, row.record.partition))
+        if new:
+            worst = max(f.severity for f in new)
+            row = replace(row, codes=(*row.codes, *(f.code for f in new)),
+                          status=worst if row.status is None else max(row.status, worst))
+        rows.append(row)
+    consumers = []
+    for c in report.consumers:
+        new = by_key.get(c.key)
+        if new:
+            worst = max(f.severity for f in new)
+            c = replace(c, worst=worst if c.worst is None else max(c.worst, worst),
+                        finding_codes=tuple(sorted({*c.finding_codes, *(f.code for f in new)})),
+                        by_severity=tuple(n + sum(1 for f in new if f.severity == s) for n, s in
+                                          zip(c.by_severity, (Severity.ERROR, Severity.WARNING, Severity.INFO))))
+        consumers.append(c)
+    return replace(report, rows=tuple(rows), findings=(*report.findings, *found), consumers=tuple(consumers))

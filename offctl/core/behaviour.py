@@ -230,7 +230,7 @@ def ignored_start(profile: SpoutProfile, log_start: int | None, log_end: int | N
 # How PartitionManager.fill() leaves an offset outside the log, with useStartOffsetTimeIfOffsetOutOfRange,
 # per line and side ("below" the log start, "above" the log end). `stuck`: _emittedToOffset does not move,
 # every fetch is out of range again, and the partition emits nothing until the log end reaches the offset.
-def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: int, log_end: int) -> str:
+def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: int | None, log_end: int | None) -> str:
     line = profile.storm_kafka
     cite = f"PartitionManager.fill, {line.tag}"
     if not profile.out_of_range_reset:
@@ -239,7 +239,7 @@ def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: in
         return (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, "
                 f"KafkaUtils.fetchMessages, {line.tag}) and the partition {stays}")
     stuck = (f"the spout emits nothing from this partition until the log end reaches {committed}; the "
-             f"{committed - log_end} messages that arrive before then are never emitted")
+             f"{committed - log_end} messages that arrive before then are never emitted") if side == "above" else ""
     if line is StormKafka.V0_9_0:
         # KafkaUtils.fetchMessages retries at startOffsetTime; fill() then skips messages below the stored offset.
         if side == "above":
@@ -248,10 +248,11 @@ def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: in
         return f"the spout refetches from {start.text()} (KafkaUtils.fetchMessages, {line.tag})"
     if line is StormKafka.V0_9_3:
         return f"the spout jumps to {configured_start(profile, log_start, log_end).text()} ({cite})"
+    at = f"{log_start}; " if log_start is not None else ""  # None: a log start still to come (offctl.core.retention)
     if line is StormKafka.V0_10:
-        return f"the spout jumps to the log start ({log_start}; EarliestTime, {cite})"
+        return f"the spout jumps to the log start ({at}EarliestTime, {cite})"
     if side == "below":
-        return f"the spout jumps to the log start ({log_start}; EarliestTime, {cite})"
+        return f"the spout jumps to the log start ({at}EarliestTime, {cite})"
     # 1.0.x moves to EarliestTime, 1.1+ to LatestTime: both below the stored offset, and fill() only moves
     # _emittedToOffset forward (`if (offset > _emittedToOffset)`).
     return f"{stuck} ({cite})"

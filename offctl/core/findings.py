@@ -134,6 +134,22 @@ CATALOGUE: dict[str, Code] = {
              "forceFromStart; startOffsetTime from 0.10) is more than maxOffsetBehind ahead of the stored one",
              "On restart the spout skips to that offset; while it runs, failed tuples this far behind are not "
              "retried. Scale the topology or raise maxOffsetBehind before restarting it."),
+        Code("RETENTION_RISK", _W,
+             "a lagging spout resumes at a message the broker may delete within `--retention-horizon` (6 h by "
+             "default): its timestamp plus the topic's retention.ms (the broker's, else `--topic-retention`) is that "
+             "near. Kafka deletes a segment once its largest timestamp is more than retention.ms old, where cleanup.policy "
+             "has `delete` (UnifiedLog.deleteRetentionMsBreachedSegments and deleteOldSegments, apache/kafka 3.8.0), "
+             "so that is the earliest deletion: an estimate (offctl/core/retention.py says why). Only a partition "
+             "with lag > 0 is at risk",
+             "The message says how long is left and what the spout's release does once the message is deleted (jump "
+             "and lose messages, or fail fetching). Give the topology capacity to catch up, or raise the topic's "
+             "retention.ms (kafka-configs --alter) until it has; decide before the deadline, not after."),
+        Code("RETENTION_EXCEEDED", _E,
+             "a lagging spout resumes at a message older than the topic's retention.ms: the broker may delete it "
+             "at its next retention check (every log.retention.check.interval.ms, 5 min by default), once the rest "
+             "of its log segment is as old",
+             "Raise the topic's retention.ms now (kafka-configs --alter) to keep what is left, or plan the "
+             "replay: once deleted, the spout does what the message says (docs/runbooks/out-of-range.md)."),
         Code("HIGH_LAG", _W,
              "lag >= the threshold the user gave",
              "The spout is falling behind: check the topology's capacity, failed tuples and "

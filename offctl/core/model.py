@@ -36,6 +36,16 @@ def _iso_seconds(seconds: int) -> str:
     return datetime.fromtimestamp(seconds, tz=timezone.utc).isoformat(timespec="seconds").removesuffix("+00:00")
 
 
+def duration(seconds: float) -> str:
+    """Seconds for people: 0s, 4.2s, 38s, 5m07s, 3h02m, 2d04h."""
+    if seconds < 59.5:
+        return "0s" if seconds == 0 else f"{seconds:.1f}s" if seconds < 9.95 else f"{seconds:.0f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h" if days else f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
 def ranges(numbers: Iterable[int]) -> str:
     """0,1,2,3,5,7,8 -> '0-3,5,7-8'."""
     out: list[str] = []
@@ -178,6 +188,28 @@ class TimeLag(NamedTuple):
     why: str = ""  # why there is no figure (source unread)
 
 
+@dataclass(frozen=True, slots=True)
+class TopicRetention:
+    """A topic's deletion settings as the broker reported them (DescribeConfigs); None where it did not report
+    one, and `why` when it reported nothing (the request was refused, the broker has no such answer)."""
+
+    topic: str
+    retention_ms: int | None = None  # retention.ms: -1 keeps messages without a time limit
+    retention_bytes: int | None = None  # retention.bytes of each partition: -1 no size limit
+    cleanup_policy: str | None = None  # cleanup.policy: delete, compact or compact,delete
+    why: str = ""
+
+
+class Headroom(NamedTuple):
+    """How long until the broker may delete the message a spout resumes at, and where the retention.ms used comes
+    from (offctl.core.retention says which sources there are)."""
+
+    seconds: float | None  # negative: the message is already older than retention.ms
+    source: str | None
+    why: str = ""  # what the figure rests on, or why there is none
+    offset: int | None = None  # the message's offset (the resume offset, or the first after a gap)
+
+
 # topic -> partition -> log. None as a whole means Kafka was not consulted.
 Cluster = Mapping[str, Mapping[int, PartitionLog]]
 
@@ -310,6 +342,10 @@ class Thresholds:
     lag_threshold: int | None = None
     spout: SpoutProfile = SpoutProfile()
     static_partitions: Mapping[str, frozenset[int]] = field(default_factory=dict)  # spout id -> partitions read
+    # retention risk (offctl.core.retention): warn when deletion is this near; retention.ms the user states per
+    # topic, used where the broker does not report it
+    retention_horizon_ms: int = 6 * 3_600_000
+    topic_retention_ms: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -333,6 +369,8 @@ class Report:
     # offsets.retention.minutes it assumes (expiry.Retention); not estimated: empty and None
     commit_expiry: Mapping[tuple, object] = field(default_factory=dict)
     offsets_retention: object | None = None
+    # how long until the broker may delete the message at each such position (offctl.core.retention); none: empty
+    headrooms: Mapping[Position, Headroom] = field(default_factory=dict)
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

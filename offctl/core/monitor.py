@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from offctl.core.expiry import moved_after_ms
 from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, commit_period_of, evaluate
 from offctl.core.model import ConsumerKey, Report, TimeLag
+from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima, served
 
 # A status as a number, for alerting (worst last): no status yet is no sample.
@@ -165,12 +166,15 @@ class Collector:
             ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
                                 "2 estimated from the log end's growth"),
             ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"),
+            ("retention_headroom_seconds", "Seconds until the broker may delete the message the spout resumes at "
+                                           "(its timestamp plus retention.ms; negative: past), where known"),
             ("commit_expiry_seconds", "storm-kafka-client groups: seconds before the broker may delete the commit "
                                       "(offsets.retention.minutes after the last commit, estimated from below; "
                                       "negative once past)"))]
         samples = [(family.name, family.samples.append) for family in families]
         statuses = cycle.statuses
         expiries = cycle.report.commit_expiry
+        rooms = cycle.report.headrooms
         for row in cycle.report.rows:
             r = row.record
             # One label dict per partition, shared by its samples (the writer only reads them): what
@@ -179,9 +183,10 @@ class Collector:
                                                  str(r.partition), r.topology_name or "")))
             status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
             expiry = expiries.get(row.partition_key)
+            room = headroom(row, rooms) if rooms else None
             values = (r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
                       SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None,
-                      expiry.headroom_s if expiry is not None else None)
+                      room.seconds if room is not None else None, expiry.headroom_s if expiry is not None else None)
             for (name, append), value in zip(samples, values):
                 if value is not None:
                     append(Sample(name, labels, float(value), at))
@@ -196,6 +201,9 @@ class Collector:
                          labels=list(CONSUMER_LABELS))
         time_lag_source = gauge("offctl_consumer_time_lag_max_source", "Where that largest time lag comes from: "
                                 "0 a message's timestamp, 1 caught up, 2 estimated", labels=list(CONSUMER_LABELS))
+        headroom_min = gauge("offctl_consumer_retention_headroom_min_seconds", "The consumer's smallest partition "
+                             "retention headroom: seconds until the broker may delete a message it resumes at",
+                             labels=list(CONSUMER_LABELS))
         findings = gauge("offctl_consumer_findings", "Findings of the consumer, by code and severity",
                          labels=[*CONSUMER_LABELS, "code", "severity"])
         worst_status: dict[ConsumerKey, int] = {}
@@ -206,8 +214,11 @@ class Collector:
                 worst_status[k] = max(worst_status.get(k, 0), STATUS_CODES[s])
         maxima = consumer_maxima(report.rows, (cycle.statuses.get(row.partition_key, (None, NO_LAG))[1]
                                                for row in report.rows))
+        minima = consumer_minima(report.rows, report.headrooms) if report.headrooms else {}
         for c in report.consumers:
             labels = _labels(c.key)
+            if c.key in minima:
+                headroom_min.add_metric(labels, minima[c.key], timestamp=at)
             total.add_metric(labels, float(c.total_lag), timestamp=at)
             if c.max_lag is not None:
                 worst.add_metric(labels, float(c.max_lag), timestamp=at)
@@ -222,7 +233,7 @@ class Collector:
             counts[k] = counts.get(k, 0) + 1
         for labels, n in sorted(counts.items()):
             findings.add_metric(list(labels), float(n), timestamp=at)
-        yield from (total, worst, status, time_lag, time_lag_source, findings)
+        yield from (total, worst, status, time_lag, time_lag_source, headroom_min, findings)
 
 
 def _gauge(gauge, name: str, doc: str, samples) -> object:
