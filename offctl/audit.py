@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from offctl.core.analyze import analyze
+from offctl.core.findings import CATALOGUE
 from offctl.config import Connection
 from offctl import interrupts
 from offctl.errors import Interrupted, InterruptedWrite, OffctlError, UsageError
@@ -381,6 +382,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
 def flat(name: str, row: Mapping) -> tuple:
     """A row as the file `name` stores it: its columns in order, lists joined into strings."""
     sep = {"findings": ";", "topics": ",", "finding_codes": ","}
+    if name == "findings" and "hint" not in row:  # the files keep a hint per row; the JSON document says it per code
+        row = {**row, "hint": CATALOGUE[row["code"]].hint}
     return tuple(sep[c].join(row[c]) if c in sep and isinstance(row[c], list) else row[c]
                  for c, _, _ in FILES[name][1])
 
