@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from offctl.core.analyze import analyze
+from offctl.core.behaviour import CommitBehaviour
+from offctl.core.findings import CATALOGUE
 from offctl.config import Connection
 from offctl import interrupts
 from offctl.errors import Interrupted, InterruptedWrite, OffctlError, UsageError
@@ -155,6 +157,8 @@ class Tally:
     notes: list[str] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
     checks_skipped: list[str] = field(default_factory=list)
+    # what storm-kafka-client groups' commits mean (Report.commits): the same in every chunk that has such groups
+    commits: CommitBehaviour | None = None
 
     @classmethod
     def of(cls, report: Report) -> Tally:
@@ -163,7 +167,8 @@ class Tally:
         failed = bool(report.incomplete) and not report.rows
         return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
                    Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
-                   list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped))
+                   list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped),
+                   report.commits)
 
     def __add__(self, other: Tally) -> Tally:
         def merged(a: list[str], b: list[str]) -> list[str]:
@@ -172,7 +177,8 @@ class Tally:
         return Tally(self.consumers + other.consumers, self.partitions + other.partitions,
                      self.total_lag + other.total_lag, self.by_severity + other.by_severity,
                      self.by_code + other.by_code, merged(self.notes, other.notes),
-                     merged(self.incomplete, other.incomplete), merged(self.checks_skipped, other.checks_skipped))
+                     merged(self.incomplete, other.incomplete), merged(self.checks_skipped, other.checks_skipped),
+                     self.commits or other.commits)
 
     def worst(self) -> Severity | None:
         return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
@@ -381,6 +387,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
 def flat(name: str, row: Mapping) -> tuple:
     """A row as the file `name` stores it: its columns in order, lists joined into strings."""
     sep = {"findings": ";", "topics": ",", "finding_codes": ","}
+    if name == "findings" and "hint" not in row:  # the files keep a hint per row; the JSON document says it per code
+        row = {**row, "hint": CATALOGUE[row["code"]].hint}
     return tuple(sep[c].join(row[c]) if c in sep and isinstance(row[c], list) else row[c]
                  for c, _, _ in FILES[name][1])
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from offctl.audit import FILES
+from offctl.core.findings import CATALOGUE
 from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
@@ -63,7 +64,13 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     assert _sorted(a["partitions"], HISTORY_KEYS) == _sorted(i["partitions"], INSPECT_TIME_LAG)
     assert _sorted(a["consumers"]) == _sorted(i["consumers"], INSPECT_TIME_LAG)
     assert {k: a["summary"][k] for k in i["summary"]} == i["summary"]
+    # one document shape (docs/contract.md): inspect's keys, each code's hint once, plus the audit's own keys,
+    # less the commit expiry's offsets_retention (the audit does not estimate it)
+    assert set(a) == set(i) - {"offsets_retention"} | {"topics", "topologies", "read_by", "driver"}
     codes = {f["code"] for f in a["findings"]}
+    assert a["document_version"] == i["document_version"] == 2 and a["hints"] == i["hints"] and set(a["hints"]) == codes
+    assert not any("hint" in f for f in a["findings"])
+    assert a["processing_guarantee"] == i["processing_guarantee"] and a["processing_guarantee"]["guarantee"]
     assert {"OFFSET_ABOVE_LOG_END", "MALFORMED_RECORD", "MISSING_PARTITION", "FOREIGN_COMMIT", "HIGH_LAG",
             "STALE_TOPOLOGY"} <= codes
     # lag totals per topic and topology, over every consumer
@@ -136,6 +143,10 @@ def test_output_files_read_back_with_the_documented_schema(cli, spark, fleet, tm
     broken = rows[("broken", 0)]
     assert "OFFSET_ABOVE_LOG_END" in broken["findings"] and broken["status"] == "error"
     assert rows[("broken", 1)]["lag"] == 7 and rows[("broken", 1)]["log_end"] == 10
+    # the files keep a hint on every finding row (the JSON document says each code's once)
+    schema = _schema((c, t) for c, t, _ in FILES["findings"][1])
+    found = spark.read.schema(schema).format(fmt).option("header", True).load(str(out / "findings")).collect()
+    assert found and all(f["hint"] == CATALOGUE[f["code"]].hint for f in found)
 
 
 def test_repair_moves_out_of_range_offsets_with_backup_and_versioned_writes(cli, spark, fleet, zk, tmp_path):

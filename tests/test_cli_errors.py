@@ -252,7 +252,8 @@ def test_version():
 
 
 def test_json_schema_is_stable():
-    """Scripts depend on these keys (spec section 3): adding is fine, renaming or dropping is not."""
+    """Scripts depend on these keys (docs/contract.md): adding is fine, renaming or dropping is not, except
+    with a new document_version, which the contract says. Version 2 moved each code's hint to `hints`."""
     from offctl.core.analyze import analyze
     from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
     from offctl.render import report_document
@@ -261,11 +262,15 @@ def test_json_schema_is_stable():
     snapshot = Snapshot(0, (node,), (KafkaCommit("g", "t", 0, 9, None),),
                         cluster={"t": {0: PartitionLog(0, 5, "h:1")}}, running=frozenset())
     doc = json.loads(json.dumps(report_document(analyze(snapshot))))
-    assert set(doc) >= {"partitions", "findings", "summary", "consumers", "notes", "incomplete", "checks_skipped"}
+    assert set(doc) >= {"partitions", "findings", "summary", "consumers", "notes", "incomplete", "checks_skipped",
+                        "hints", "document_version"}
+    assert doc["document_version"] == 2
     assert set(doc["partitions"][0]) >= {"store", "consumer", "zk_root", "topic", "partition", "committed",
                                          "log_start", "log_end", "lag", "topology_id", "topology_name", "path"}
     assert set(doc["findings"][0]) >= {"code", "severity", "store", "consumer", "topic", "partition", "path",
-                                       "message", "hint"}
+                                       "message"}
+    assert all("hint" not in f for f in doc["findings"])  # their codes' hints, said once in `hints`
+    assert set(doc["hints"]) == {f["code"] for f in doc["findings"]} and all(doc["hints"].values())
     assert set(doc["summary"]) >= {"consumers", "partitions", "total_lag", "findings", "by_code", "status"}
     zk_row, kafka_row = doc["partitions"]
     assert (zk_row["store"], zk_row["consumer"], zk_row["zk_root"], zk_row["modified"]) == (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -10,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from offctl.core.analyze import analyze
+from offctl.core.findings import CATALOGUE
 from offctl.core.model import PartitionLog, Snapshot, Thresholds, ZkNode
 from offctl.render import ranges, write_report
 
@@ -62,6 +64,27 @@ def test_json_and_csv_carry_the_same_rows():
         assert (row["consumer"], int(row["partition"]), int(row["committed"]), row["lag"]) == (
             obj["consumer"], obj["partition"], obj["committed"], "" if obj["lag"] is None else str(obj["lag"]))
     assert rows[0]["findings"] == "OFFSET_BELOW_LOG_START" and rows[1]["findings"] == "HIGH_LAG"
+
+
+def test_json_says_each_codes_hint_once():
+    """Document version 2: each code's hint once in `hints`, none on the findings that have it; every finding's
+    hint is still there to read (`.hint // .hints[code]`), the same text as in version 1."""
+    report = fleet_report(3, 4)
+    doc = json.loads(render(report, "json"))
+    assert doc["document_version"] == 2
+    assert doc["hints"] == {"HIGH_LAG": CATALOGUE["HIGH_LAG"].hint,
+                            "OFFSET_BELOW_LOG_START": CATALOGUE["OFFSET_BELOW_LOG_START"].hint}
+    assert len(doc["findings"]) == 12 and not any("hint" in f for f in doc["findings"])
+    assert [f.get("hint", doc["hints"][f["code"]]) for f in doc["findings"]] == [f.hint for f in report.findings]
+    assert json.loads(render(fleet_report(0, 0), "json"))["hints"] == {}
+
+
+def test_a_finding_whose_hint_is_its_own_keeps_it():
+    report = fleet_report(1, 2)
+    own = dataclasses.replace(report.findings[0], hint="stop the topology first")
+    doc = json.loads(render(dataclasses.replace(report, findings=(own, *report.findings[1:])), "json"))
+    assert doc["findings"][0]["hint"] == "stop the topology first" and "hint" not in doc["findings"][1]
+    assert doc["hints"][own.code] == CATALOGUE[own.code].hint
 
 
 def test_names_with_brackets_are_not_markup():

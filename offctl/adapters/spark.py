@@ -26,6 +26,7 @@ from offctl.core.analyze import analyze
 from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores, spout_roots, trident_list
+from offctl.render import DOCUMENT_VERSION, commits_dict, hints_dict
 from offctl.core.model import (UNKNOWN_TYPE, ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode,
                                iso_ms)
 
@@ -337,12 +338,13 @@ class AuditResult:
             for r in self.rows.toLocalIterator():
                 yield {k: v for k, v in r.items() if k not in ("captured_ms", "modified_ms")}
 
-        head = {"captured_at": iso_ms(self.captured_ms)}
+        head = {"document_version": DOCUMENT_VERSION, "captured_at": iso_ms(self.captured_ms)}
         sections = {"partitions": rows(), "findings": self.findings.toLocalIterator(),
                     "consumers": self.consumers.toLocalIterator(), "topics": self.topics.toLocalIterator(),
                     "topologies": self.topologies.toLocalIterator()}
-        tail = {"summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
+        tail = {"hints": hints_dict(self.tally.by_code), "summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
                 "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings,
+                "processing_guarantee": commits_dict(self.tally.commits),
                 "read_by": self.read_by, "driver": self.driver}
         return head, sections, tail
 
