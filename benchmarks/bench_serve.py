@@ -130,9 +130,9 @@ def render_only(size: int, cycles: int) -> None:
     scrapes = []
     for _ in range(10):
         t0 = time.perf_counter()
-        body = b"".join(app({"PATH_INFO": "/metrics", "REQUEST_METHOD": "GET"}, lambda status, headers: None))
+        chunks = app({"PATH_INFO": "/metrics", "REQUEST_METHOD": "GET"}, lambda status, headers: None)
         scrapes.append(time.perf_counter() - t0)
-        assert body == rendered.body
+        assert b"".join(chunks) == rendered.body
     print(f"  render: best {min(renders):.2f}s, median {sorted(renders)[len(renders) // 2]:.2f}s; a scrape between "
           f"cycles: {max(scrapes) * 1e6:.0f} us at most; RSS peak "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")

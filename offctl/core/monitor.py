@@ -122,9 +122,6 @@ class Collector:
 
     def __init__(self, monitor: Monitor) -> None:
         self.monitor = monitor
-        self._labels: dict[tuple, dict] = {}  # label values -> the label dict the last cycle served them with
-        self._rows: list = []
-        self._rows_of: Cycle | None = None
 
     def collect(self) -> Iterator:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -157,31 +154,13 @@ class Collector:
     def _partitions(self, gauge, cycle: Cycle, at: float) -> Iterator:
         """The per-partition families. At 100,000 partitions they are 700,000 samples: each family's samples are
         made as the writer reads them (a generator, not a list), from one row of values per partition made once
-        per cycle, and one label dict per partition kept from cycle to cycle (the writer only reads them)."""
-        if self._rows_of is not cycle:
-            self._rows, self._rows_of = self._partition_rows(cycle), cycle
-        rows = self._rows
+        per collect and shared by the families. Nothing is kept from one collect to the next: objects kept
+        would be allocated among the render's transient ones and keep their memory from being returned."""
+        rows = _partition_rows(cycle)
         for column, (name, doc) in enumerate(PARTITION_FAMILIES):
             family = gauge(name, doc, labels=list(PARTITION_LABELS))
             family.samples = _samples(name, rows, column, at)
             yield family
-
-    def _partition_rows(self, cycle: Cycle) -> list[tuple[dict, tuple]]:
-        """(labels, values in PARTITION_FAMILIES' order, None for no sample) per partition of the cycle."""
-        known, labels_of = self._labels, {}
-        statuses = cycle.statuses
-        rows = []
-        for row in cycle.report.rows:
-            r = row.record
-            key = (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
-                   r.topology_name or "")
-            labels = labels_of[key] = known.get(key) or dict(zip(PARTITION_LABELS, key))
-            status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
-            rows.append((labels, tuple(None if v is None else float(v) for v in (
-                r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
-                SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None))))
-        self._labels = labels_of  # partitions gone from the fleet leave the cache with their cycle
-        return rows
 
     def _consumers(self, gauge, report: Report, cycle: Cycle, at: float) -> Iterator:
         total = gauge("offctl_consumer_lag_total", "Sum of the consumer's partition lags", labels=list(CONSUMER_LABELS))
@@ -219,6 +198,24 @@ class Collector:
         for labels, n in sorted(counts.items()):
             findings.add_metric(list(labels), float(n), timestamp=at)
         yield from (total, worst, status, time_lag, time_lag_source, findings)
+
+
+def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
+    """(labels, values in PARTITION_FAMILIES' order, None for no sample) per partition of the cycle."""
+    statuses = cycle.statuses
+    rows = []
+    for row in cycle.report.rows:
+        r = row.record
+        key = (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
+               r.topology_name or "")
+        # One label dict per partition, shared by its samples (the writer only reads them): what
+        # add_metric does, without seven dicts per partition.
+        labels = dict(zip(PARTITION_LABELS, key))
+        status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
+        rows.append((labels, tuple(None if v is None else float(v) for v in (
+            r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
+            SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None))))
+    return rows
 
 
 def _samples(name: str, rows: list[tuple[dict, tuple]], column: int, at: float) -> Iterator:
