@@ -219,6 +219,8 @@ def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
 
 
 def _samples(name: str, rows: list[tuple[dict, tuple]], column: int, at: float) -> Iterator:
+    """A family's samples, for its `samples` attribute: prometheus-client's writers only iterate it, once per
+    collect, so a generator does; a list would hold 700,000 Sample tuples at 100,000 partitions."""
     from prometheus_client.samples import Sample
 
     for labels, values in rows:
