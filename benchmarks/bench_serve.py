@@ -11,6 +11,13 @@ Targets (issue 15): inspect and a serve cycle within 4x of the floor; a cycle at
 1.2x of inspect on the same data; RSS flat over 100 cycles.
 
     .venv/bin/python benchmarks/bench_serve.py [--sizes 10000,100000] [--cycles 100] [--repeat 3]
+
+--render N measures the /metrics render alone (issue 23), without servers: a fleet of N partitions built in
+memory (spouts of 100 partitions, each on its own topic, every partition lagging and moving each cycle), --cycles
+cycles of the window update and the render serve does after each, then scrapes of the rendered page through
+serve's WSGI app; it prints each cycle's update and render time and the RSS after it.
+
+    .venv/bin/python benchmarks/bench_serve.py --render 100000 [--cycles 20]
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from bench_inspect import ROOT, seed
 from offctl.adapters import servers
 from offctl.config import Connection
 from offctl.inspect import Selection, inspect
-from offctl.core.model import Thresholds
+from offctl.core.model import Snapshot, Thresholds
 from offctl.core.monitor import Collector, Monitor
 
 PARTITIONS = 100
@@ -83,12 +90,74 @@ def render(monitor: Monitor) -> tuple[float, int]:
     return time.perf_counter() - t0, len(body)
 
 
+def fleet(size: int, cycle: int) -> Snapshot:
+    """`size` partitions as one cycle reads them, cycle minutes apart: every spout commits and every log grows."""
+    from offctl.core.model import PartitionLog, ZkNode
+
+    at_ms = 1_700_000_000_000 + cycle * 60_000
+    nodes, cluster = [], {}
+    for s in range(size // PARTITIONS):
+        topic = f"bench-topic-{s}"
+        cluster[topic] = {p: PartitionLog(0, 1000 + cycle * 20 + p) for p in range(PARTITIONS)}
+        for p in range(PARTITIONS):
+            record = (f'{{"topology":{{"id":"bench-1-1700000000","name":"bench"}},"offset":{900 + cycle * 10 + p},'
+                      f'"partition":{p},"broker":{{"host":"127.0.0.1","port":9092}},"topic":"{topic}"}}').encode()
+            nodes.append(ZkNode(ROOT, f"spout-{s}", f"{ROOT}/spout-{s}/partition_{p}", p, None, record, 1, at_ms))
+    return Snapshot(at_ms, zk_nodes=tuple(nodes), cluster=cluster, running=frozenset({"bench-1-1700000000"}))
+
+
+def render_only(size: int, cycles: int) -> None:
+    """The render alone, as serve does it after each cycle, and scrapes between cycles."""
+    from offctl.core.analyze import analyze
+    from offctl.exporter import Rendered, make_app, registry_of
+
+    monitor = Monitor()
+    rendered = Rendered(registry_of(monitor))
+    app = make_app(monitor, 30.0, rendered)
+    print(f"{size:,} partitions in memory, {cycles} cycles (RSS {rss_mib():.0f} MiB before the first)")
+    renders = []
+    for i in range(1, cycles + 1):
+        report = analyze(fleet(size, i))
+        t0 = time.perf_counter()
+        monitor.update(report, 0.0)
+        t1 = time.perf_counter()
+        rendered.refresh()
+        t2 = time.perf_counter()
+        del report
+        renders.append(t2 - t1)
+        print(f"  cycle {i}: update {t1 - t0:.2f}s, render {t2 - t1:.2f}s, {len(rendered.body) / 1e6:.1f} MB, "
+              f"RSS {rss_mib():.0f} MiB")
+    families = list(Collector(monitor).collect())
+    for family in families:
+        family.samples = list(family.samples)
+    prebuilt = type("Prebuilt", (), {"collect": lambda self: iter(families)})()
+    t0 = time.perf_counter()
+    writer_s = len(generate_latest(prebuilt)) and time.perf_counter() - t0
+    samples = sum(len(family.samples) for family in families)
+    families = prebuilt = None  # the samples go before the scrapes are timed
+    scrapes = []
+    for _ in range(10):
+        t0 = time.perf_counter()
+        chunks = app({"PATH_INFO": "/metrics", "REQUEST_METHOD": "GET"}, lambda status, headers: None)
+        scrapes.append(time.perf_counter() - t0)
+        assert b"".join(chunks) == rendered.body
+    print(f"  render: best {min(renders):.2f}s, median {sorted(renders)[len(renders) // 2]:.2f}s; a scrape between "
+          f"cycles: {max(scrapes) * 1e6:.0f} us at most; RSS peak "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(f"  prometheus-client's writer alone, over the last cycle's {samples:,} samples made beforehand: "
+          f"{writer_s:.2f}s ({writer_s / samples * 1e6:.1f} us a sample): the floor of a render through it")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--render", type=int, metavar="N", help="the render alone, at N partitions built in memory")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--cycles", type=int, default=100, help="cycles at the smallest size, for the RSS figure")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each timing; the best is printed")
     args = ap.parse_args()
+    if args.render:
+        render_only(args.render, args.cycles)
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         zk_server = servers.start_zookeeper(Path(tmp) / "zk")

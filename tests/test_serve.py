@@ -94,6 +94,45 @@ def test_time_lags_come_from_the_message_where_read_else_the_estimate_and_say_wh
     assert (value("offctl_consumer_time_lag_max_seconds"), value("offctl_consumer_time_lag_max_source")) == (126.0, 2.0)
 
 
+def test_the_per_partition_page_is_prometheus_clients_writer_over_add_metric_line_for_line():
+    """The collector makes per-partition samples lazily, for speed at 100,000 partitions: its page must be what
+    prometheus-client writes for families filled the documented way (add_metric), partitions without a value
+    (out of range: no lag; no status yet) included."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import GaugeMetricFamily
+
+    from offctl.core.monitor import PARTITION_FAMILIES, PARTITION_LABELS, STATUS_CODES
+    from offctl.core.timelag import NO_LAG, SOURCE_CODES
+
+    m = Monitor()
+    for i in range(3):  # partition 2 out of range (no lag); 3 joins in the last cycle (no status yet)
+        m.update(analyze(snapshot(i * 60_000, {0: 10, 1: 99 + i, 2: 150, **({3: 5} if i == 2 else {})},
+                                  log_end=100 + 10 * i)), 0.1)
+    report, at = m.cycle.report, m.cycle.report.captured_ms / 1000
+    families = {name: GaugeMetricFamily(name, doc, labels=list(PARTITION_LABELS)) for name, doc in PARTITION_FAMILIES}
+    for row in report.rows:
+        r = row.record
+        status, time_lag = m.cycle.statuses.get(row.partition_key, (None, NO_LAG))
+        labels = [r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
+                  r.topology_name or ""]
+        for name, value in (("committed_offset", r.committed), ("log_start_offset", row.log_start),
+                            ("log_end_offset", row.log_end), ("lag", row.lag), ("time_lag_seconds", time_lag.seconds),
+                            ("time_lag_source", SOURCE_CODES.get(time_lag.source)),
+                            ("status", STATUS_CODES.get(status) if status else None)):
+            if value is not None:
+                families[f"offctl_partition_{name}"].add_metric(labels, float(value), timestamp=at)
+    reference = CollectorRegistry()
+    reference.register(type("Reference", (), {"collect": lambda self: iter(families.values())})())
+    served = CollectorRegistry()
+    served.register(Collector(m))
+    page = generate_latest(served).decode().splitlines()
+    expected = generate_latest(reference).decode().splitlines()
+    assert [line for line in page if "offctl_partition_" in line] == expected
+    assert not any(line.startswith('offctl_partition_lag{') and 'partition="2"' in line for line in page)
+    assert any(line.startswith('offctl_partition_committed_offset{') and 'partition="3"' in line for line in page)
+    assert not any(line.startswith('offctl_partition_status{') and 'partition="3"' in line for line in page)
+
+
 def test_without_partition_metrics_only_consumer_and_exporter_series_remain():
     m = Monitor(partition_metrics=False)
     m.update(analyze(snapshot(60_000, {p: 10 for p in range(50)})), 0.1)

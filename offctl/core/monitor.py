@@ -24,6 +24,21 @@ from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima, served
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, WARN 1, STALL 2, STOP 3, REWIND 4
 PARTITION_LABELS = ("store", "consumer", "zk_root", "topic", "partition", "topology")
 CONSUMER_LABELS = ("store", "consumer", "zk_root")
+PARTITION_FAMILIES = tuple((f"offctl_partition_{name}", doc) for name, doc in (
+    ("committed_offset", "The offset the spout resumes from (Trident: where it resumes)"),
+    ("log_start_offset", "The partition's log start offset"),
+    ("log_end_offset", "The partition's log end offset (high watermark)"),
+    ("lag", "Log end minus the offset the spout resumes from, when inside the log"),
+    ("time_lag_seconds", "Seconds the message the spout resumes at has waited: from its timestamp, or "
+                         "estimated (offctl_partition_time_lag_source)"),
+    ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
+                        "2 estimated from the log end's growth"),
+    ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"),
+    ("retention_headroom_seconds", "Seconds until the broker may delete the message the spout resumes at "
+                                   "(its timestamp plus retention.ms; negative: past), where known"),
+    ("commit_expiry_seconds", "storm-kafka-client groups: seconds before the broker may delete the commit "
+                              "(offsets.retention.minutes after the last commit, estimated from below; "
+                              "negative once past)")))
 
 
 @dataclass
@@ -154,43 +169,15 @@ class Collector:
         yield from self._consumers(GaugeMetricFamily, report, cycle, at)
 
     def _partitions(self, gauge, cycle: Cycle, at: float) -> Iterator:
-        from prometheus_client.samples import Sample
-
-        families = [gauge(f"offctl_partition_{name}", doc, labels=list(PARTITION_LABELS)) for name, doc in (
-            ("committed_offset", "The offset the spout resumes from (Trident: where it resumes)"),
-            ("log_start_offset", "The partition's log start offset"),
-            ("log_end_offset", "The partition's log end offset (high watermark)"),
-            ("lag", "Log end minus the offset the spout resumes from, when inside the log"),
-            ("time_lag_seconds", "Seconds the message the spout resumes at has waited: from its timestamp, or "
-                                 "estimated (offctl_partition_time_lag_source)"),
-            ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
-                                "2 estimated from the log end's growth"),
-            ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"),
-            ("retention_headroom_seconds", "Seconds until the broker may delete the message the spout resumes at "
-                                           "(its timestamp plus retention.ms; negative: past), where known"),
-            ("commit_expiry_seconds", "storm-kafka-client groups: seconds before the broker may delete the commit "
-                                      "(offsets.retention.minutes after the last commit, estimated from below; "
-                                      "negative once past)"))]
-        samples = [(family.name, family.samples.append) for family in families]
-        statuses = cycle.statuses
-        expiries = cycle.report.commit_expiry
-        rooms = cycle.report.headrooms
-        for row in cycle.report.rows:
-            r = row.record
-            # One label dict per partition, shared by its samples (the writer only reads them): what
-            # add_metric does, without six dicts per partition at 100,000 partitions.
-            labels = dict(zip(PARTITION_LABELS, (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "",
-                                                 str(r.partition), r.topology_name or "")))
-            status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
-            expiry = expiries.get(row.partition_key)
-            room = headroom(row, rooms) if rooms else None
-            values = (r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
-                      SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None,
-                      room.seconds if room is not None else None, expiry.headroom_s if expiry is not None else None)
-            for (name, append), value in zip(samples, values):
-                if value is not None:
-                    append(Sample(name, labels, float(value), at))
-        yield from families
+        """The per-partition families. At 100,000 partitions they are 700,000 samples: each family's samples are
+        made as the writer reads them (a generator, not a list), from one row of values per partition made once
+        per collect and shared by the families. Nothing is kept from one collect to the next: objects kept
+        would be allocated among the render's transient ones and keep their memory from being returned."""
+        rows = _partition_rows(cycle)
+        for column, (name, doc) in enumerate(PARTITION_FAMILIES):
+            family = gauge(name, doc, labels=list(PARTITION_LABELS))
+            family.samples = _samples(name, rows, column, at)
+            yield family
 
     def _consumers(self, gauge, report: Report, cycle: Cycle, at: float) -> Iterator:
         total = gauge("offctl_consumer_lag_total", "Sum of the consumer's partition lags", labels=list(CONSUMER_LABELS))
@@ -234,6 +221,40 @@ class Collector:
         for labels, n in sorted(counts.items()):
             findings.add_metric(list(labels), float(n), timestamp=at)
         yield from (total, worst, status, time_lag, time_lag_source, headroom_min, findings)
+
+
+def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
+    """(labels, values in PARTITION_FAMILIES' order, None for no sample) per partition of the cycle."""
+    statuses = cycle.statuses
+    expiries = cycle.report.commit_expiry
+    rooms = cycle.report.headrooms
+    rows = []
+    for row in cycle.report.rows:
+        r = row.record
+        expiry = expiries.get(row.partition_key)
+        room = headroom(row, rooms) if rooms else None
+        key = (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
+               r.topology_name or "")
+        # One label dict per partition, shared by its samples (the writer only reads them): what
+        # add_metric does, without a dict per sample.
+        labels = dict(zip(PARTITION_LABELS, key))
+        status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
+        rows.append((labels, tuple(None if v is None else float(v) for v in (
+            r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
+            SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None,
+            room.seconds if room is not None else None, expiry.headroom_s if expiry is not None else None))))
+    return rows
+
+
+def _samples(name: str, rows: list[tuple[dict, tuple]], column: int, at: float) -> Iterator:
+    """A family's samples, for its `samples` attribute: prometheus-client's writers only iterate it, once per
+    collect, so a generator does; a list would hold 700,000 Sample tuples at 100,000 partitions."""
+    from prometheus_client.samples import Sample
+
+    for labels, values in rows:
+        value = values[column]
+        if value is not None:
+            yield Sample(name, labels, value, at)
 
 
 def _gauge(gauge, name: str, doc: str, samples) -> object:
