@@ -254,6 +254,20 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+NOT_READ = "not read (--time-lag-budget 0)"
+
+
+def read_within(kafka: LogStore, wanted: list[Position], budget_s: float) -> MessageRead:
+    """The messages at `wanted`, read within `budget_s` seconds; none read (each `unread`, with why) when the
+    budget is 0 or the broker refuses: the time lag and the estimates built on it never make a read partial."""
+    if budget_s <= 0:
+        return MessageRead(unread=dict.fromkeys(wanted, NOT_READ))
+    try:
+        return kafka.read_messages(wanted, budget_s=budget_s)
+    except OffctlError as exc:
+        return MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
+
+
 def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
                    thresholds: Thresholds | None = None) -> Report:
     """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
@@ -265,14 +279,10 @@ def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
     wanted = timelag.positions(report.rows)
     if not wanted or kafka is None:
         return report
+    read = read_within(kafka, wanted, budget_s)
     if budget_s <= 0:
-        read = MessageRead(unread=dict.fromkeys(wanted, "not read (--time-lag-budget 0)"))
-        report = replace(report, time_lags=timelag.unread(wanted, "not read (--time-lag-budget 0)"))
+        report = replace(report, time_lags=timelag.unread(wanted, NOT_READ))
     else:
-        try:
-            read = kafka.read_messages(wanted, budget_s=budget_s)
-        except OffctlError as exc:
-            read = MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
         lags = timelag.measure(report.rows, read, report.captured_ms)
         note = timelag.unread_note(lags)
         report = replace(report, time_lags=lags, notes=(*report.notes, note) if note else report.notes)
@@ -322,15 +332,7 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, profile: SpoutPro
     reported, why = kafka.read_broker_config([expiry.SETTING])
     retention = expiry.retention_of(reported, options.retention_minutes, why)
     wanted = expiry.positions(kafka_rows, {c.key: c.members for c in report.consumers})
-    if not wanted:
-        read = MessageRead()
-    elif budget_s <= 0:
-        read = MessageRead(unread=dict.fromkeys(wanted, "not read (--time-lag-budget 0)"))
-    else:
-        try:
-            read = kafka.read_messages(wanted, budget_s=budget_s)
-        except OffctlError as exc:
-            read = MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
+    read = read_within(kafka, wanted, budget_s) if wanted else MessageRead()
     expiries, found = expiry.assess(report, read, retention, profile, horizon_s=options.horizon_s,
                                     moved_after=options.moved_after)
     notes = [n for n in (expiry.unread_note(expiries),) if n]

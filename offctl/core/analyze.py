@@ -534,35 +534,6 @@ def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence
     )
 
 
-def with_findings(report: Report, found: Sequence[Finding]) -> Report:
-    """The report with findings made after the analysis (from messages read later), each on its partition's row
-    (status, codes) and in its consumer's summary, as analyze_consumer would have put them."""
-    if not found:
-        return report
-    on_row: dict[tuple, list[Finding]] = defaultdict(list)
-    for f in found:
-        on_row[(f.key, f.topic, f.partition)].append(f)
-    rows = []
-    for row in report.rows:
-        extra = on_row.get((row.record.key, row.topic, row.record.partition))
-        if extra:
-            worst = max(f.severity for f in extra)
-            row = replace(row, status=worst if row.status is None else max(row.status, worst),
-                          codes=(*row.codes, *(f.code for f in extra)))
-        rows.append(row)
-    findings = (*report.findings, *found)
-    by_key: dict[ConsumerKey, list[Finding]] = defaultdict(list)
-    for f in findings:
-        by_key[f.key].append(f)
-    touched = {f.key for f in found}
-    consumers = tuple(replace(c, worst=max(f.severity for f in by_key[c.key]),
-                              finding_codes=tuple(sorted({f.code for f in by_key[c.key]})),
-                              by_severity=tuple(sum(1 for f in by_key[c.key] if f.severity == s)
-                                                for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)))
-                      if c.key in touched else c for c in report.consumers)
-    return replace(report, rows=tuple(rows), findings=findings, consumers=consumers)
-
-
 def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
             records: dict[ConsumerKey, list[OffsetRecord]] | None = None) -> Report:
     """Turn one snapshot into the report every output format renders.
@@ -598,8 +569,9 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
 
 
 def with_findings(report: Report, found: Sequence[Finding]) -> Report:
-    """The report with findings made after the analysis (from what was read for it: offctl.core.retention): each
-    one's partition row gets its code and status, and its consumer's summary is made again."""
+    """The report with findings made after the analysis (from messages read for it: offctl.core.retention,
+    offctl.core.expiry), each on its partition's row (status, codes) and counted in its consumer's summary, as
+    analyze_consumer would have put them."""
     if not found:
         return report
     by_row: dict[tuple, list[Finding]] = defaultdict(list)
