@@ -1,8 +1,8 @@
 // The floor for issue 15's read target: what the JVM's own clients take to fetch what `offctl inspect` needs,
 // with no analysis. Lists the spout ids under a zkRoot and their partition nodes (async getChildren, all in
 // flight), reads every node with ZooKeeper's multiRead (async multi of Op.getData, 256 per request, all in
-// flight), then asks the broker for the log start and end of every partition the nodes name: bare ListOffsets
-// v1 requests (earliest, latest) of LIST_OFFSETS_BATCH partitions each, all pipelined on one connection, with
+// flight), then asks the broker for the log start and end of every partition the nodes name, once each: bare
+// ListOffsets v1 requests (earliest, latest) of LIST_OFFSETS_BATCH partitions each, all pipelined on one connection, with
 // nothing but the JDK. Batches, because the test broker's time grows faster than a request's size: at 100,000
 // partitions one request per timestamp took it 2.35 s, requests of 1,000 partitions 1.0 s (10,000: 1.25 s;
 // 500: 1.0 s).
@@ -18,9 +18,11 @@ import java.io.ByteArrayOutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
@@ -86,13 +88,13 @@ public class Floor {
         reads.await();
 
         long t2 = System.nanoTime();
-        // The partitions the nodes name: topic from the record, partition from the node name.
-        Map<String, List<Integer>> partitions = new TreeMap<>();
+        // The partitions the nodes name, each once: topic from the record, partition from the node name.
+        Map<String, Collection<Integer>> partitions = new TreeMap<>();
         for (Map.Entry<String, byte[]> e : data.entrySet()) {
             Matcher m = TOPIC.matcher(new String(e.getValue(), StandardCharsets.UTF_8));
             String name = e.getKey().substring(e.getKey().lastIndexOf('/') + 1);
             if (!m.find() || !name.startsWith("partition_")) continue;
-            partitions.computeIfAbsent(m.group(1), k -> new ArrayList<>())
+            partitions.computeIfAbsent(m.group(1), k -> new TreeSet<>())
                       .add(Integer.parseInt(name.substring("partition_".length())));
         }
 
@@ -103,10 +105,10 @@ public class Floor {
             s.setTcpNoDelay(true);
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream(), 1 << 16));
-            List<Map<String, List<Integer>>> requests = new ArrayList<>();
-            Map<String, List<Integer>> request = new TreeMap<>();
+            List<Map<String, Collection<Integer>>> requests = new ArrayList<>();
+            Map<String, Collection<Integer>> request = new TreeMap<>();
             int size = 0;
-            for (Map.Entry<String, List<Integer>> e : partitions.entrySet()) {
+            for (Map.Entry<String, Collection<Integer>> e : partitions.entrySet()) {
                 request.put(e.getKey(), e.getValue());
                 size += e.getValue().size();
                 if (size >= LIST_OFFSETS_BATCH) {
@@ -117,7 +119,7 @@ public class Floor {
             }
             if (!request.isEmpty()) requests.add(request);
             int correlation = 0;
-            for (Map<String, List<Integer>> b : requests) {
+            for (Map<String, Collection<Integer>> b : requests) {
                 out.write(listOffsets(++correlation, -2L, b));  // earliest
                 out.write(listOffsets(++correlation, -1L, b));  // latest
             }
@@ -139,7 +141,7 @@ public class Floor {
     }
 
     // ListOffsets v1 (api key 2) with request header v1: every partition at one timestamp.
-    static byte[] listOffsets(int correlation, long timestamp, Map<String, List<Integer>> partitions) throws Exception {
+    static byte[] listOffsets(int correlation, long timestamp, Map<String, Collection<Integer>> partitions) throws Exception {
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         DataOutputStream o = new DataOutputStream(body);
         o.writeShort(2);
@@ -148,7 +150,7 @@ public class Floor {
         string(o, "floor");
         o.writeInt(-1);  // replica id: a consumer
         o.writeInt(partitions.size());
-        for (Map.Entry<String, List<Integer>> e : partitions.entrySet()) {
+        for (Map.Entry<String, Collection<Integer>> e : partitions.entrySet()) {
             string(o, e.getKey());
             o.writeInt(e.getValue().size());
             for (int p : e.getValue()) {

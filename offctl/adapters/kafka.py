@@ -456,7 +456,10 @@ class KafkaStore:
             try:
                 consumer.assign([TopicPartition(t, p, o) for t, p, o in chunk])
                 while pending and (left := deadline - time.monotonic()) > 0:
-                    for msg in consumer.consume(num_messages=max(count * len(pending), 100), timeout=min(left, 0.5)):
+                    # consume() returns when it has num_messages or at its timeout. Each pending partition gives
+                    # at least one event (a message, its end, an error), so asking for no more than that many
+                    # never waits out the timeout for events that will not come (it did: 0.5 s a call).
+                    for msg in consumer.consume(num_messages=len(pending), timeout=min(left, 0.5)):
                         tp = (msg.topic(), msg.partition())
                         err = msg.error()
                         if tp not in pending:

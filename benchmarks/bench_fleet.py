@@ -1,0 +1,180 @@
+"""Benchmark (issue 23): `offctl inspect --output json` and a serve cycle against the JVM's in-process floor, on
+a healthy and an all-broken fleet built in one run, at 20,000 and 100,000 partitions.
+
+The fleets are issue 23's: spouts of 100 partitions over 10 topics of 100 partitions (so 100 spouts share each
+topic at 100,000 partitions), stored as storm-kafka's PartitionManager.commit() writes them, under two roots
+of one ZooKeeper, against one broker:
+  healthy  /fleet-healthy  every spout 0-3 behind the log end, its topology running: no finding;
+  broken   /fleet-broken   every offset 1,000,000 past the log end and every record naming a broker that
+                           leads nothing: OFFSET_ABOVE_LOG_END and STALE_BROKER on every partition.
+The floor is benchmarks/floor/Floor.java run on the same root: ZooKeeper's own Java client lists the spouts
+and multiReads their nodes, then bare ListOffsets ask the broker for the log start and end of each
+topic-partition the nodes name. The floor is its in-process time (the JVM's start-up left out, as issue 23
+asks); inspect is a new Python process, start-up included. A serve cycle is what serve does each interval
+before its render: inspect in process, then the window update. Every figure is the best of --repeat runs.
+
+    .venv/bin/python benchmarks/bench_fleet.py [--sizes 20000,100000] [--repeat 3]
+
+Targets (issue 23): inspect and a serve cycle within 4x of the floor, at both sizes, on both fleets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from offctl.adapters import servers
+from offctl.config import Connection
+from offctl.core.model import Thresholds
+from offctl.core.monitor import Monitor
+from offctl.inspect import Selection, inspect
+
+TOPICS = 10
+PARTITIONS = 100  # per topic, and per spout
+TOPOLOGY = "fleet-1-1700000000"
+ROOTS = {"healthy": "/fleet-healthy", "broken": "/fleet-broken"}
+FLOOR = Path(__file__).parent / "floor" / "Floor.java"
+FLOOR_CLASSPATH = ":".join(f"/usr/share/java/{jar}.jar" for jar in ("zookeeper", "zookeeper-jute", "slf4j-api",
+                                                                     "slf4j-nop"))
+
+
+def make_topics(bootstrap: str) -> dict[tuple[str, int], int]:
+    """TOPICS topics of PARTITIONS partitions with 4-7 messages each, produced one record per batch (the test
+    broker's high watermark is right only after single-record batches); returns each log end."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = [f"fleet-{t}" for t in range(TOPICS)]
+    for future in admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics]).values():
+        future.result(timeout=120)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1})
+    ends = {}
+    for topic in topics:
+        for p in range(PARTITIONS):
+            ends[topic, p] = 4 + p % 4
+            for _ in range(ends[topic, p]):
+                producer.produce(topic, b"m", partition=p)
+                producer.poll(0)
+        producer.flush(120)
+    return ends
+
+
+def record(topic: str, partition: int, offset: int, host: str, port: int) -> bytes:
+    """A node as storm-kafka's PartitionManager.commit() writes it (json-simple escapes '/')."""
+    return json.dumps({"topology": {"id": TOPOLOGY, "name": "fleet"}, "offset": offset, "partition": partition,
+                       "broker": {"host": host, "port": port}, "topic": topic},
+                      separators=(",", ":")).replace("/", "\\/").encode()
+
+
+def seed(zk: KazooClient, bootstrap: str, ends: dict, first: int, spouts: int) -> None:
+    """Spouts first..spouts-1 under both roots; spout s reads topic fleet-(s mod TOPICS)."""
+    host, port = bootstrap.rsplit(":", 1)
+    pending = []
+    for s in range(first, spouts):
+        topic = f"fleet-{s % TOPICS}"
+        for fleet, root in ROOTS.items():
+            zk.ensure_path(f"{root}/spout-{s:05d}")
+            for p in range(PARTITIONS):
+                if fleet == "healthy":
+                    data = record(topic, p, ends[topic, p] - s % 4, host, int(port))
+                else:
+                    data = record(topic, p, ends[topic, p] + 1_000_000, "gone.example", 9092)
+                pending.append(zk.create_async(f"{root}/spout-{s:05d}/partition_{p}", data))
+                if len(pending) >= 2000:
+                    for ar in pending:
+                        ar.get(timeout=60)
+                    pending.clear()
+    for ar in pending:
+        ar.get(timeout=60)
+
+
+def floor(zk: str, root: str, bootstrap: str, size: int) -> dict:
+    proc = subprocess.run(["java", "-cp", FLOOR_CLASSPATH, str(FLOOR), zk, root, bootstrap], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["nodes"] == size and found["partitions_answered"] == [TOPICS * PARTITIONS] * 2, found
+    return found
+
+
+def inspect_cli(zk: str, root: str, bootstrap: str, fleet: str, size: int) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", root,
+                           "--bootstrap-servers", bootstrap, "--output", "json"], capture_output=True)
+    elapsed = time.perf_counter() - t0
+    doc = json.loads(proc.stdout)
+    codes = {f["code"] for f in doc["findings"]}
+    # The fleet must be what it is said to be, or the figure measures something else.
+    if fleet == "healthy":
+        assert proc.returncode == 0 and not codes, (proc.returncode, codes, proc.stderr[-500:])
+    else:
+        assert proc.returncode == 1 and codes == {"OFFSET_ABOVE_LOG_END", "STALE_BROKER"}, (codes, proc.stderr[-500:])
+        assert len(doc["findings"]) == 2 * size, len(doc["findings"])
+    assert doc["summary"]["partitions"] == size
+    return elapsed
+
+
+def serve_cycle(conn: Connection, monitor: Monitor) -> float:
+    t0 = time.perf_counter()
+    report = inspect(conn, Selection(), Thresholds())
+    monitor.update(report, time.perf_counter() - t0)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="20000,100000")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each timing; the best is printed")
+    args = ap.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    with tempfile.TemporaryDirectory() as tmp:
+        zk_server = servers.start_zookeeper(Path(tmp) / "zk")
+        broker = servers.start_broker(Path(tmp))
+        try:
+            zk = KazooClient(hosts=zk_server.address, timeout=30)
+            zk.start()
+            ends = make_topics(broker.address)
+            zk.ensure_path(f"/storm/storms/{TOPOLOGY}")
+            seeded = 0
+            rows = []
+            for size in sizes:
+                t0 = time.perf_counter()
+                seed(zk, broker.address, ends, seeded // PARTITIONS, size // PARTITIONS)
+                seeded = size
+                print(f"{size:,} partitions a fleet, both fleets seeded in {time.perf_counter() - t0:.1f}s",
+                      flush=True)
+                for fleet, root in ROOTS.items():
+                    floors = [floor(zk_server.address, root, broker.address, size) for _ in range(args.repeat)]
+                    best = min(floors, key=lambda f: f["total_s"])
+                    cli = min(inspect_cli(zk_server.address, root, broker.address, fleet, size)
+                              for _ in range(args.repeat))
+                    conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address)
+                    monitor = Monitor()
+                    cycle = min(serve_cycle(conn, monitor) for _ in range(args.repeat))
+                    rows.append((size, fleet, best, cli, cycle))
+                    print(f"  {fleet:7}: floor {best['total_s']:.2f}s (list {best['list_s']:.2f}, multiRead "
+                          f"{best['multiread_s']:.2f}, topics {best['topics_s']:.2f}, ListOffsets "
+                          f"{best['list_offsets_s']:.2f}); inspect {cli:.2f}s = {cli / best['total_s']:.2f}x; "
+                          f"serve cycle {cycle:.2f}s = {cycle / best['total_s']:.2f}x", flush=True)
+            zk.stop()
+            zk.close()
+        finally:
+            servers.stop(broker.pid)
+            servers.stop(zk_server.pid)
+    print("\n| partitions | fleet | floor (in process) | inspect -o json | ratio | serve cycle | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for size, fleet, best, cli, cycle in rows:
+        print(f"| {size:,} | {fleet} | {best['total_s']:.2f} s | {cli:.2f} s | {cli / best['total_s']:.2f}x | "
+              f"{cycle:.2f} s | {cycle / best['total_s']:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
