@@ -51,6 +51,20 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
     return d
 
 
+def partition_dicts(report: Report, lags: Iterable[TimeLag]) -> list[dict]:
+    """Every row as the JSON document and the CSV give it: partition_dict with its time lag and retention headroom,
+    then expiry_fields."""
+    rooms, expiries, out = report.headrooms, report.commit_expiry, []
+    for row, lag in zip(report.rows, lags):
+        d = partition_dict(row, lag, headroom(row, rooms) if rooms else None)
+        if expiries:
+            d.update(expiry_fields(report, row))
+        else:  # nothing estimated (no storm-kafka-client group): the same nulls, without a lookup per row
+            d["commit_expiry_s"] = d["commit_expiry_source"] = None
+        out.append(d)
+    return out
+
+
 def expiry_fields(report: Report, row: PartitionRow) -> dict:
     """A partition's estimated commit expiry (offctl.core.expiry): the seconds left before the broker may delete its
     commit (negative once past) and what the estimate comes from; both null where not estimated."""
@@ -115,13 +129,11 @@ def report_document(report: Report) -> dict:
     """The `--output json` document (docs/contract.md); keys are snake_case and stable within a version."""
     lags = time_lags(report)
     maxima = consumer_maxima(report.rows, lags)
-    rooms = report.headrooms
-    minima = consumer_minima(report.rows, rooms)
+    minima = consumer_minima(report.rows, report.headrooms)
     return {
         "document_version": DOCUMENT_VERSION,
         "captured_at": iso_ms(report.captured_ms),
-        "partitions": [{**partition_dict(r, lag, headroom(r, rooms)), **expiry_fields(report, r)}
-                       for r, lag in zip(report.rows, lags)],
+        "partitions": partition_dicts(report, lags),
         "findings": [finding_dict(f) for f in report.findings],
         "hints": hints_dict(f.code for f in report.findings),
         "consumers": [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
@@ -146,7 +158,12 @@ def commits_dict(said) -> dict | None:
 
 
 def dumps(doc: object) -> str:
-    """`doc` as compact, ASCII-only JSON: what json.dumps(doc, separators=(",", ":")) writes, value for value.
+    """`doc` as compact, ASCII-only JSON: what json.dumps(doc, separators=(",", ":")) writes, value for value."""
+    return dump_bytes(doc).decode("ascii")
+
+
+def dump_bytes(doc: object) -> bytes:
+    """dumps, as the ASCII bytes it writes.
 
     orjson writes it several times faster (100,000 partitions: 0.12 s, not 0.45 s) where its output is that
     document: ASCII text, integers within 64 bits. Anything else (a name with non-ASCII characters, an
@@ -157,8 +174,20 @@ def dumps(doc: object) -> str:
     except TypeError:  # orjson.JSONEncodeError
         fast = None
     if fast is not None and fast.isascii():
-        return fast.decode("ascii")
-    return json.dumps(doc, separators=(",", ":"))
+        return fast
+    return json.dumps(doc, separators=(",", ":")).encode("ascii")
+
+
+def write_bytes(data: bytes, out: IO[str]) -> None:
+    """ASCII `data` to a text stream: straight to its byte buffer where it has one (stdout), after what it holds
+    (a document of 100,000 partitions is 130 MB: decoding it to text, then encoding it again, took 0.12 s)."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(data.decode("ascii"))
+        return
+    out.flush()
+    buffer.write(data)
+    buffer.flush()
 
 
 def time_lags(report: Report) -> list[TimeLag]:
@@ -168,7 +197,7 @@ def time_lags(report: Report) -> list[TimeLag]:
 
 
 def write_json(report: Report, out: IO[str]) -> None:
-    out.write(dumps(report_document(report)))
+    write_bytes(dump_bytes(report_document(report)), out)
     out.write("\n")
 
 
@@ -176,8 +205,7 @@ def write_csv(report: Report, out: IO[str]) -> None:
     """One line per consumer-partition, with the codes of its findings."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow((*PARTITION_FIELDS, "findings"))
-    for row, lag in zip(report.rows, time_lags(report)):
-        d = {**partition_dict(row, lag, headroom(row, report.headrooms)), **expiry_fields(report, row)}
+    for row, d in zip(report.rows, partition_dicts(report, time_lags(report))):
         writer.writerow((*("" if d[k] is None else d[k] for k in PARTITION_FIELDS), ";".join(row.codes)))
 
 

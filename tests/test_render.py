@@ -66,6 +66,20 @@ def test_json_and_csv_carry_the_same_rows():
     assert rows[0]["findings"] == "OFFSET_BELOW_LOG_START" and rows[1]["findings"] == "HIGH_LAG"
 
 
+def test_json_to_stdout_goes_to_its_byte_buffer_and_reads_the_same():
+    """write_json writes the document's bytes to a stream's buffer (stdout) instead of text: the same JSON, and
+    after what the stream already held, whichever way it goes."""
+    report = fleet_report(3, 4)
+    text = render(report, "json")
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
+    stream.write("before\n")  # held in the text layer: must come out first
+    write_report(report, "json", stream, Console(file=io.StringIO()))
+    stream.flush()
+    assert raw.getvalue().decode() == "before\n" + text
+    assert json.loads(text)["summary"]["partitions"] == 12
+
+
 def test_json_says_each_codes_hint_once():
     """Document version 2: each code's hint once in `hints`, none on the findings that have it; every finding's
     hint is still there to read (`.hint // .hints[code]`), the same text as in version 1."""

@@ -447,7 +447,11 @@ class KafkaStore:
             consumer = self._client(Consumer, {
                 **self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
                 "enable.auto.offset.store": False, "auto.offset.reset": "error", "enable.partition.eof": True,
-                "isolation.level": "read_uncommitted", "fetch.wait.max.ms": 100, "queued.min.messages": count})
+                "isolation.level": "read_uncommitted", "fetch.wait.max.ms": 100, "queued.min.messages": count,
+                # A partition whose queue holds `count` messages backs off its fetches, and when every fetched one
+                # has, the broker's fetcher sleeps that long before it asks for the others: librdkafka's default
+                # of 1000 ms stalled the first read of 1,000 partitions for 1-2 s (librdkafka >= 2.4).
+                "fetch.queue.backoff.ms": 50})
 
             def done(tp: tuple[str, int]) -> None:
                 pending.discard(tp)

@@ -149,12 +149,16 @@ class _Collector:
     def __init__(self, key: ConsumerKey) -> None:
         self.key = key
         self.findings: list[Finding] = []
-        self.by_record: dict[int, list[Finding]] = defaultdict(list)
+        self.by_record: dict[int, list[Finding]] = {}
 
-    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str, **kw) -> None:
-        f = finding(code, self.key, message, topic=topic, partition=record.partition, path=record.path, **kw)
+    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str) -> None:
+        f = finding(code, self.key, message, topic=topic, partition=record.partition, path=record.path)
         self.findings.append(f)
-        self.by_record[index].append(f)
+        found = self.by_record.get(index)
+        if found is None:
+            self.by_record[index] = [f]
+        else:
+            found.append(f)
 
     def on_consumer(self, code: str, message: str, **kw) -> None:
         kw.setdefault("path", _consumer_path(self.key))
@@ -380,10 +384,9 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     for i, r in enumerate(records):
         found = out.by_record.get(i)
         plog = logs.get(i)
-        rows.append(PartitionRow(record=r, log_start=plog.log_start if plog else None,
-                                 log_end=plog.log_end if plog else None, lag=lags.get(i),
-                                 status=max(f.severity for f in found) if found else None,
-                                 topic=topic_of.get(i), codes=tuple(f.code for f in found) if found else ()))
+        rows.append(PartitionRow(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
+                                 max([f.severity for f in found]) if found else None, topic_of.get(i),
+                                 tuple([f.code for f in found]) if found else ()))
     return rows, out.findings
 
 

@@ -38,6 +38,12 @@ def _release(text: str, library: str, example: str) -> tuple[int, int, int]:
     return int(m[1]), int(m[2]), int(m[3] or 0)
 
 
+# Each line's releases, and the tag its rules are read from (StormKafka.releases, .tag).
+_RELEASES = {"0.9.0": "0.9.0.1-0.9.2", "0.9.3": "0.9.3-0.9.7", "0.10": "0.10.0-0.10.2", "1.0": "1.0.0-1.0.7",
+             "1.1": "1.1.0-1.2.4"}
+_TAGS = {"0.9.0": "v0.9.2-incubating", "0.9.3": "v0.9.6", "0.10": "v0.10.2", "1.0": "v1.0.7", "1.1": "v1.2.4"}
+
+
 class StormKafka(str, Enum):
     """storm-kafka release lines whose start-up and out-of-range rules differ."""
 
@@ -49,14 +55,12 @@ class StormKafka(str, Enum):
 
     @property
     def releases(self) -> str:
-        return {"0.9.0": "0.9.0.1-0.9.2", "0.9.3": "0.9.3-0.9.7", "0.10": "0.10.0-0.10.2", "1.0": "1.0.0-1.0.7",
-                "1.1": "1.1.0-1.2.4"}[self.value]
+        return _RELEASES[self._value_]
 
     @property
     def tag(self) -> str:
         """The release tag whose source the rules of this line are read from."""
-        return {"0.9.0": "v0.9.2-incubating", "0.9.3": "v0.9.6", "0.10": "v0.10.2", "1.0": "v1.0.7",
-                "1.1": "v1.2.4"}[self.value]
+        return _TAGS[self._value_]  # `_value_`, not `value`: Enum's descriptor is slow, and this is read per finding
 
     @property
     def before_0_10(self) -> bool:

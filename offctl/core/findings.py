@@ -176,5 +176,4 @@ def finding(code: str, key: ConsumerKey, message: str, *, topic: str | None = No
             partition: int | None = None, path: str | None = None, hint: str | None = None) -> Finding:
     """Build a finding of a catalogued code, with the catalogue's severity and default hint."""
     entry = CATALOGUE[code]
-    return Finding(code=code, severity=entry.severity, key=key, topic=topic, partition=partition,
-                   path=path, message=message, hint=hint or entry.hint)
+    return Finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)

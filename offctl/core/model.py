@@ -78,11 +78,14 @@ class Severity(IntEnum):
 
     @property
     def label(self) -> str:
-        return self.name.lower()
+        return _SEVERITY_LABELS[self]  # not self.name.lower(): Enum's `name` is a slow descriptor, read per finding
 
     @classmethod
     def parse(cls, text: str) -> Severity:
         return cls[text.upper()]
+
+
+_SEVERITY_LABELS = ("", "info", "warning", "error")  # by value: a tuple indexed by the IntEnum, no hashing
 
 
 # --- What the stores return ---------------------------------------------------------------------
