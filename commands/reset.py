@@ -1,4 +1,5 @@
-"""offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer."""
+"""offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer (offctl.reset,
+imported when one of them runs: other commands do not pay for it)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,15 @@ import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+if TYPE_CHECKING:
+    from offctl.reset import Outcome
+
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render import outcome_errors, write_outcome, write_outcomes
-from offctl.reset import (Outcome, ResetRequest, delete, migrate, outcome_exit_code, outcomes_exit_code, reset,
-                          restore)
 
 from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
                       KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StaticPartitions, StormRoot, Timeout,
@@ -37,6 +39,8 @@ def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, 
     for outcome in outcomes:
         for line in outcome_errors(outcome):
             err_console.print(f"offctl: {line}")
+    from offctl.reset import outcome_exit_code, outcomes_exit_code
+
     raise typer.Exit(outcomes_exit_code(outcomes) if many else outcome_exit_code(outcomes[0]))
 
 
@@ -99,6 +103,8 @@ def reset_command(
       offctl reset ... --group a --group b --topic orders:0-3 --by-duration PT30M
     """
     confirm = Confirmation(yes, output.value)
+    from offctl.reset import ResetRequest, reset
+
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file, trident_root=trident_root)
@@ -135,6 +141,8 @@ def restore_command(
         --zk zk1:2181 --bootstrap-servers k1:9092 --execute
     """
     confirm = Confirmation(yes, output.value)
+    from offctl.reset import restore
+
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
@@ -163,6 +171,8 @@ def migrate_command(
         --bootstrap-servers k1:9092 --group orders-spout --topology-id orders-7-1763780000
     """
     confirm = Confirmation(yes, output.value)
+    from offctl.reset import migrate
+
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
@@ -196,6 +206,8 @@ def delete_command(
       offctl delete --zk zk1:2181 --zk-root /kafka-spouts --spout shared-id --record-topic payments
     """
     confirm = Confirmation(yes, output.value)
+    from offctl.reset import delete
+
     with reported_errors():
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from offctl import sandbox as sb
+if TYPE_CHECKING:
+    from offctl import sandbox as sb
 
 from .options import err_console, reported_errors
 
@@ -16,6 +17,8 @@ app = typer.Typer(name="sandbox", no_args_is_help=True, rich_markup_mode=None,
 
 
 def _describe(s: sb.Sandbox) -> None:
+    from offctl import sandbox as sb
+
     alive = s.running
     typer.echo(f"ZooKeeper  {s.zk}  pid {s.zk_pid}  {'running' if alive['zookeeper'] else 'STOPPED'}")
     typer.echo(f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}")
@@ -38,6 +41,8 @@ def up_command() -> None:
     Example:
       offctl sandbox up && offctl sandbox seed && offctl inspect
     """
+    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+
     with reported_errors():
         sandbox, started = sb.up()
     typer.echo("sandbox started" if started else "sandbox already running")
@@ -52,6 +57,8 @@ def seed_command() -> None:
     Example:
       offctl sandbox seed && offctl inspect --lag-threshold 5
     """
+    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+
     with reported_errors():
         sandbox = sb.active()
         if sandbox is None:
@@ -72,6 +79,8 @@ def status_command() -> None:
     Example:
       offctl sandbox status
     """
+    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+
     sandbox = sb.load()
     if sandbox is None:
         typer.echo("no sandbox: start one with `offctl sandbox up`")
@@ -88,6 +97,8 @@ def down_command() -> None:
     Example:
       offctl sandbox down
     """
+    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+
     with reported_errors():
         sandbox = sb.down()
     typer.echo("sandbox stopped" if sandbox else "no sandbox was running")
@@ -110,6 +121,8 @@ def topology_command(
     Example:
       offctl sandbox topology stop orders-etl && offctl reset --spout orders-etl --to earliest
     """
+    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+
     with reported_errors():
         sandbox = sb.active()
         if sandbox is None:

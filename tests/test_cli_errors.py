@@ -233,7 +233,7 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(entry):
     argv = ([str(Path(sys.executable).with_name("offctl"))] if entry == "console-script" else
             [sys.executable, "-m", "offctl"]) + ["inspect", "--help"]
     landed = 0
-    for after in ("typer", "rich.console", "offctl.core.plan", "offctl.reset"):
+    for after in ("typer", "rich.console", "offctl.core.plan", "offctl.commands.sandbox"):
         code, err = _interrupted_during_start_up(argv, after)
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
         started = re.search(r"\| +offctl\.commands\.app\n", err) is not None  # start-up was over
@@ -337,12 +337,13 @@ def test_shell_completion_is_offered(cli, monkeypatch):
 
 
 def test_a_command_loads_only_the_modules_it_uses():
-    """Issue 23, start-up: the command line alone (and so `offctl inspect`) loads no Spark, exporter or HTTP server
-    modules; the audit and serve commands load theirs when they run (benchmarks/bench_startup.py measures it)."""
+    """Issue 23, start-up: the command line alone (and so `offctl inspect`) loads no Spark, exporter, HTTP server,
+    writer (offctl.reset) or sandbox modules; the commands that use them load them when they run
+    (benchmarks/bench_startup.py measures it)."""
     probe = ("import sys, offctl.commands.app; "
              "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
              "('pyspark', 'prometheus_client', 'wsgiref') or m in ('offctl.audit', 'offctl.adapters.spark', "
-             "'offctl.exporter', 'offctl.core.monitor'))))")
+             "'offctl.exporter', 'offctl.core.monitor', 'offctl.reset', 'offctl.sandbox'))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []
 
