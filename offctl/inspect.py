@@ -180,16 +180,21 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                 wanted = list(spouts_by_root.get(root, ()))
             found: set[str] = set()
             unread_before = len(getattr(zk, "unread", ()))
+            key = bucket = None
             for node in zk.read_partitions(root, wanted):
                 nodes.append(node)
-                found.add(node.spout_id)
                 record = parse_zk_node(node)
-                records.setdefault(record.key, []).append(record)
-                for topic in (record.topic, node.folder_topic):
-                    if kafka is not None and topic not in asked:
-                        asked.add(topic)
-                        if topic:
-                            kafka.request_logs([topic])
+                if record.key is not key:  # a spout's nodes come together, and share one key object
+                    key = record.key
+                    found.add(node.spout_id)
+                    bucket = records.setdefault(key, [])
+                bucket.append(record)
+                if kafka is not None:
+                    for topic in (record.topic, node.folder_topic) if node.folder_topic else (record.topic,):
+                        if topic not in asked:
+                            asked.add(topic)
+                            if topic:
+                                kafka.request_logs([topic])
             read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, sid, root), f"{path}: {why}", "UNREAD_NODE", path)
                               for sid, path, why in getattr(zk, "unread", ())[unread_before:]]
             read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records under {root}")
