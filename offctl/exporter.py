@@ -9,6 +9,8 @@ observations per partition in a monitor.Monitor.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gc
 import os
 import re
@@ -82,6 +84,7 @@ class Rendered:
         self._generate = generate_latest
         self.body: bytes | None = None
         self.failures = self.skipped = 0
+        self.last_failure: str | None = None  # why the last render failed, until one succeeds: for /healthz
         self.last: RenderStats | None = None
         self.child: int | None = None  # the running child's pid
         self._reader: threading.Thread | None = None
@@ -95,6 +98,8 @@ class Rendered:
             self.log("warning: the last /metrics render still runs: this cycle's is skipped")
             return
         read_fd, write_fd = os.pipe()
+        with contextlib.suppress(OSError, AttributeError):  # Linux: a 1 MiB pipe, 16 times fewer reads than 64 KiB
+            fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
         started = time.monotonic()
         # Fork with no other thread inside the monitor (HTTP threads take its lock to read it), so the child's
         # copy is whole and its lock free once the child releases it. The collector stays off in the child: a
@@ -112,8 +117,7 @@ class Rendered:
                     self._child(read_fd, write_fd)
         except OSError as exc:  # no fork (out of memory, process limit): the last page is served on
             os.close(read_fd)
-            self.failures += 1
-            self.log(f"warning: cannot start the /metrics render ({exc}): serving the last page")
+            self._failed(f"cannot start ({exc})")
             return
         finally:
             os.close(write_fd)
@@ -128,9 +132,12 @@ class Rendered:
         code = 1
         try:
             os.close(read_fd)
-            body = self._generate(self._registry_factory())
+            # prometheus-client's text for one family at a time, written as made: generate_latest writes the
+            # families one after the other with nothing around them, so the page is the one it writes for the
+            # whole registry (tests/test_serve.py compares them), with one family's strings held at a time.
             with os.fdopen(write_fd, "wb") as pipe:
-                pipe.write(body)
+                for family in self._registry_factory().collect():
+                    pipe.write(self._generate(_Family(family)))
             code = 0
         finally:  # whatever happens (an error, Ctrl-C), the child never returns into the exporter's code
             os._exit(code)
@@ -160,13 +167,20 @@ class Rendered:
         if self._closing:
             return
         if outcome != "ok":
-            self.failures += 1
-            self.log(f"warning: the /metrics render failed ({outcome}): serving the last page")
+            self._failed(outcome)
             return
         self.body = b"".join(chunks)  # one reference swapped: a scrape gets the old page or the new one, whole
+        self.last_failure = None
         self.last = RenderStats(child_s=time.monotonic() - started, fork_s=fork_s,
                                 read_cpu_s=time.thread_time() - cpu_reading, child_peak_rss_kib=usage.ru_maxrss,
                                 size=len(self.body))
+
+    def _failed(self, why: str) -> None:
+        # The count is in the pages of later renders; while none succeeds the page does not move, so /healthz
+        # says so too.
+        self.failures += 1
+        self.last_failure = f"the /metrics render failed ({why}): serving the last page"
+        self.log(f"warning: {self.last_failure}")
 
     def running(self) -> bool:
         return self._reader is not None and self._reader.is_alive()
@@ -183,6 +197,16 @@ class Rendered:
             if self.child is not None:
                 os.kill(self.child, signal.SIGKILL)
         self.wait()
+
+
+class _Family:
+    """One metric family as a collector, for generate_latest."""
+
+    def __init__(self, family) -> None:
+        self.family = family
+
+    def collect(self):
+        return iter((self.family,))
 
 
 @dataclass(frozen=True)
@@ -232,9 +256,10 @@ def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = No
             start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
             return [body]
         if path == "/healthz":
-            ok = monitor.healthy(time.time(), interval_s)
-            body = (b"ok\n" if ok else f"unhealthy: {monitor.last_error or 'no cycle has read everything yet'}\n"
-                    .encode())
+            failure = rendered.last_failure
+            ok = monitor.healthy(time.time(), interval_s) and failure is None
+            reason = failure or monitor.last_error or "no cycle has read everything yet"
+            body = b"ok\n" if ok else f"unhealthy: {reason}\n".encode()
             start_response("200 OK" if ok else "503 Service Unavailable", [("Content-Type", "text/plain")])
             return [body]
         if path == "/status.json":

@@ -251,6 +251,8 @@ def test_a_render_still_running_when_the_next_cycle_ends_skips_that_cycles_rende
 @pytest.mark.parametrize("then, said", [("raise", "exit status 1"), ("die", "killed by signal 9"),
                                         ("wait", "timed out after 0.5s")])  # a gate never opened
 def test_a_render_that_fails_or_times_out_leaves_the_last_page_is_counted_logged_and_reaped(forked, then, said):
+    from offctl.exporter import make_app
+
     rendered, child, lines = forked
     rendered.timeout_s = 0.5
     rendered.refresh()
@@ -264,10 +266,14 @@ def test_a_render_that_fails_or_times_out_leaves_the_last_page_is_counted_logged
     assert rendered.body is last and rendered.failures == 1
     assert said in lines[-1] and "serving the last page" in lines[-1]
     assert reaped(pid) and rendered.child is None
+    app = make_app(rendered.monitor, 30.0, rendered)
+    health = app({"PATH_INFO": "/healthz"}, lambda status, headers: None)
+    assert said in b"".join(health).decode()  # the page does not move until a render succeeds: not healthy
     child.then = "nothing"
     rendered.refresh()  # the next cycle's render is tried, and says what failed
     rendered.wait()
     assert metric(rendered.body.decode(), "offctl_render_failures_total") == 1.0
+    assert rendered.last_failure is None
 
 
 def test_closing_ends_a_running_render_quietly(forked):
