@@ -131,6 +131,9 @@ class Rendered:
     def _child(self, read_fd: int, write_fd: int) -> NoReturn:
         code = 1
         try:
+            # Ctrl-C and SIGTERM reach the whole process group: the exporter ends its child itself (close), so the
+            # child does not die first of them and look like a failed render.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             os.close(read_fd)
             # prometheus-client's text for one family at a time, written as made: generate_latest writes the
             # families one after the other with nothing around them, so the page is the one it writes for the
