@@ -14,8 +14,10 @@ Targets (issue 15): inspect and a serve cycle within 4x of the floor; a cycle at
 
 --render N measures the /metrics render alone (issue 23), without servers: a fleet of N partitions built in
 memory (spouts of 100 partitions, each on its own topic, every partition lagging and moving each cycle), --cycles
-cycles of the window update and the render serve does after each, then scrapes of the rendered page through
-serve's WSGI app; it prints each cycle's update and render time and the RSS after it.
+cycles of the window update and the render serve does after each, in a forked child (offctl.exporter.Rendered),
+with scrapes through serve's WSGI app while the child renders and after. It prints per cycle the exporter's own
+CPU for the render (the fork and the pipe read), the child's wall time, the child's peak RSS (pages it shares
+with the exporter included) and private memory (sampled from /proc every 50 ms), and the exporter's RSS after.
 
     .venv/bin/python benchmarks/bench_serve.py --render 100000 [--cycles 20]
 """
@@ -106,27 +108,75 @@ def fleet(size: int, cycle: int) -> Snapshot:
     return Snapshot(at_ms, zk_nodes=tuple(nodes), cluster=cluster, running=frozenset({"bench-1-1700000000"}))
 
 
+def private_kib(pid: int) -> int:
+    """A process's private memory (what it does not share with another, e.g. pages copied on write), in KiB."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:  # gone meanwhile
+        return 0
+    return sum(int(line.split()[1]) for line in text.splitlines() if line.startswith(("Private_Clean:",
+                                                                                      "Private_Dirty:")))
+
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
 def render_only(size: int, cycles: int) -> None:
-    """The render alone, as serve does it after each cycle, and scrapes between cycles."""
+    """The render, as serve does it after each cycle (in a forked child), and scrapes during and between renders."""
     from offctl.core.analyze import analyze
-    from offctl.exporter import Rendered, make_app, registry_of
+    from offctl.exporter import Rendered, make_app
 
     monitor = Monitor()
-    rendered = Rendered(registry_of(monitor))
+    rendered = Rendered(monitor, timeout_s=600.0)
     app = make_app(monitor, 30.0, rendered)
+
+    def scrape() -> float:
+        t0 = time.perf_counter()
+        chunks = app({"PATH_INFO": "/metrics", "REQUEST_METHOD": "GET"}, lambda status, headers: None)
+        elapsed = time.perf_counter() - t0
+        assert b"".join(chunks) == rendered.body
+        return elapsed
+
     print(f"{size:,} partitions in memory, {cycles} cycles (RSS {rss_mib():.0f} MiB before the first)")
-    renders = []
+    rows, during = [], []
     for i in range(1, cycles + 1):
         report = analyze(fleet(size, i))
         t0 = time.perf_counter()
         monitor.update(report, 0.0)
-        t1 = time.perf_counter()
-        rendered.refresh()
-        t2 = time.perf_counter()
+        update_s = time.perf_counter() - t0
         del report
-        renders.append(t2 - t1)
-        print(f"  cycle {i}: update {t1 - t0:.2f}s, render {t2 - t1:.2f}s, {len(rendered.body) / 1e6:.1f} MB, "
-              f"RSS {rss_mib():.0f} MiB")
+        cpu0, main0 = resource.getrusage(resource.RUSAGE_SELF), time.thread_time()
+        rendered.refresh()
+        fork_cpu = time.thread_time() - main0
+        # While the child renders: the page served meanwhile (the last one), and the child's private memory.
+        private, loop0 = 0, time.thread_time()
+        while rendered.running():
+            if rendered.child:
+                private = max(private, private_kib(rendered.child))
+            if rendered.body is not None:
+                during.append(scrape())
+            time.sleep(0.05)
+        loop_cpu = time.thread_time() - loop0
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        # the exporter's own CPU for the render: everything this process spent, less the sampling loop above
+        own_cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime - loop_cpu
+        last = rendered.last
+        assert rendered.failures == 0 and last is not None
+        rows.append((own_cpu, last.fork_s, last.read_cpu_s, last.child_s, last.child_peak_rss_kib / 1024,
+                     private / 1024, rss_mib()))
+        print(f"  cycle {i}: update {update_s:.2f}s; render: exporter CPU {own_cpu:.3f}s (fork {last.fork_s:.3f}s "
+              f"wall, {fork_cpu:.3f}s CPU; pipe read {last.read_cpu_s:.3f}s CPU), child {last.child_s:.2f}s wall, "
+              f"{last.size / 1e6:.1f} MB; child peak RSS {last.child_peak_rss_kib / 1024:.0f} MiB of which "
+              f"private {private / 1024:.0f} MiB; exporter RSS {rss_mib():.0f} MiB")
+    scrapes = [scrape() for _ in range(10)]
+    print(f"  medians over cycles 2 to {cycles}: exporter CPU per render {median([r[0] for r in rows[1:]]):.3f}s "
+          f"(fork {median([r[1] for r in rows[1:]]):.3f}s, pipe read {median([r[2] for r in rows[1:]]):.3f}s); "
+          f"child {median([r[3] for r in rows[1:]]):.2f}s wall; child peak RSS "
+          f"{median([r[4] for r in rows[1:]]):.0f} MiB, private {median([r[5] for r in rows[1:]]):.0f} MiB")
+    print(f"  a scrape during a render: {median(during) * 1e6:.0f} us median, {max(during) * 1e3:.1f} ms at most "
+          f"({len(during)}); between renders {max(scrapes) * 1e6:.0f} us at most; exporter RSS peak "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     families = list(Collector(monitor).collect())
     for family in families:
         family.samples = list(family.samples)
@@ -134,16 +184,6 @@ def render_only(size: int, cycles: int) -> None:
     t0 = time.perf_counter()
     writer_s = len(generate_latest(prebuilt)) and time.perf_counter() - t0
     samples = sum(len(family.samples) for family in families)
-    families = prebuilt = None  # the samples go before the scrapes are timed
-    scrapes = []
-    for _ in range(10):
-        t0 = time.perf_counter()
-        chunks = app({"PATH_INFO": "/metrics", "REQUEST_METHOD": "GET"}, lambda status, headers: None)
-        scrapes.append(time.perf_counter() - t0)
-        assert b"".join(chunks) == rendered.body
-    print(f"  render: best {min(renders):.2f}s, median {sorted(renders)[len(renders) // 2]:.2f}s; a scrape between "
-          f"cycles: {max(scrapes) * 1e6:.0f} us at most; RSS peak "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     print(f"  prometheus-client's writer alone, over the last cycle's {samples:,} samples made beforehand: "
           f"{writer_s:.2f}s ({writer_s / samples * 1e6:.1f} us a sample): the floor of a render through it")
 

@@ -1,19 +1,28 @@
 """The commands that inspect again and again: `offctl serve` (the result to Prometheus) and `offctl watch`
 (the result in the terminal, refreshed in place).
 
-serve's HTTP side is prometheus_client's WSGI app for /metrics, beside /healthz and /status.json, on a
-threaded wsgiref server; the cycles run on the calling thread until SIGTERM or Ctrl-C (then it stops
-cleanly). Both keep their window of observations per partition in a monitor.Monitor.
+serve's HTTP side serves /metrics as prometheus_client rendered it after the last cycle (in a forked child:
+Rendered), beside /healthz and /status.json, on a threaded wsgiref server; the cycles run on the calling thread
+until SIGTERM or Ctrl-C (then it stops cleanly, a running render's child with it). Both keep their window of
+observations per partition in a monitor.Monitor.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import gc
+import os
 import re
+import select
+import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from socketserver import ThreadingMixIn
+from typing import NoReturn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from offctl.config import DEFAULT_LISTEN, Connection
@@ -43,31 +52,202 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def registry_of(monitor: Monitor):
+def registry_of(monitor: Monitor, rendered: Rendered | None = None):
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
     registry.register(Collector(monitor))
+    if rendered is not None:
+        registry.register(_RenderCollector(rendered))
     return registry
 
 
 class Rendered:
-    """/metrics as rendered after the last cycle: rendering 100,000 partitions takes seconds, so it is done
-    once per cycle on the cycle's thread, not once per scrape."""
+    """/metrics as rendered after the last cycle, by prometheus-client's writer in a child process.
 
-    def __init__(self, registry) -> None:
-        self.registry, self.body = registry, None
+    At 100,000 partitions the writer takes seconds of CPU (about 6 us a sample, 900,000 samples), so it runs
+    neither per scrape nor in the exporter: after each cycle the exporter forks, the child writes the page to a
+    pipe and exits, and a thread here reads it and swaps `body` when it is whole. The exporter's own cost is the
+    fork and the pipe read; a scrape gets the last whole page. A child that fails or outlives `timeout_s` is
+    killed, reaped, counted and logged, and the last page is served on.
+
+    One render at a time: a cycle that ends while the last render runs skips its render (counted), so the
+    cycles keep their interval and a slow render never holds up the reads nor piles up children."""
+
+    def __init__(self, monitor: Monitor, timeout_s: float = 90.0, log: Callable[[str], None] = print,
+                 registry_factory: Callable[[], object] | None = None) -> None:
+        from prometheus_client import generate_latest  # imported here, not first in a child
+
+        self.monitor, self.timeout_s, self.log = monitor, timeout_s, log
+        self.registry = registry_of(monitor, self)  # the live page, served until the first render
+        self._registry_factory = registry_factory or (lambda: registry_of(monitor, self))
+        self._generate = generate_latest
+        self.body: bytes | None = None
+        self.failures = self.skipped = 0
+        self.last_failure: str | None = None  # why the last render failed, until one succeeds: for /healthz
+        self.last: RenderStats | None = None
+        self.child: int | None = None  # the running child's pid
+        self._reader: threading.Thread | None = None
+        self._reaping = threading.Lock()
+        self._closing = False
 
     def refresh(self) -> None:
-        from prometheus_client import generate_latest
+        """Start rendering the monitor's state in a child, unless the last render still runs."""
+        if self.running():
+            self.skipped += 1
+            self.log("warning: the last /metrics render still runs: this cycle's is skipped")
+            return
+        read_fd, write_fd = os.pipe()
+        with contextlib.suppress(OSError, AttributeError):  # Linux: a 1 MiB pipe, 16 times fewer reads than 64 KiB
+            fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        started = time.monotonic()
+        # Fork with no other thread inside the monitor (HTTP threads take its lock to read it), so the child's
+        # copy is whole and its lock free once the child releases it. The collector stays off in the child: a
+        # collection writes to every object it visits, which would copy the exporter's pages into the child.
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            with self.monitor.lock, warnings.catch_warnings():
+                # Python 3.12+ warns of fork in a threaded process: the child runs only the writer over its copy
+                # of the monitor and a registry of its own, takes no lock another thread may hold, and _exits.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+                if pid == 0:
+                    self.monitor.lock.release()
+                    self._child(read_fd, write_fd)
+        except OSError as exc:  # no fork (out of memory, process limit): the last page is served on
+            os.close(read_fd)
+            self._failed(f"cannot start ({exc})")
+            return
+        finally:
+            os.close(write_fd)
+            if gc_was_on:
+                gc.enable()
+        self.child = pid
+        self._reader = threading.Thread(target=self._read, args=(pid, read_fd, started, time.monotonic() - started),
+                                        name="offctl-serve-render", daemon=True)
+        self._reader.start()
 
-        self.body = generate_latest(self.registry)
+    def _child(self, read_fd: int, write_fd: int) -> NoReturn:
+        code = 1
+        try:
+            # Ctrl-C and SIGTERM reach the whole process group: the exporter ends its child itself (close), so the
+            # child does not die first of them and look like a failed render.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            os.close(read_fd)
+            # prometheus-client's text for one family at a time, written as made: generate_latest writes the
+            # families one after the other with nothing around them, so the page is the one it writes for the
+            # whole registry (tests/test_serve.py compares them), with one family's strings held at a time.
+            with os.fdopen(write_fd, "wb") as pipe:
+                for family in self._registry_factory().collect():
+                    pipe.write(self._generate(_Family(family)))
+            code = 0
+        finally:  # whatever happens (an error, Ctrl-C), the child never returns into the exporter's code
+            os._exit(code)
+
+    def _read(self, pid: int, read_fd: int, started: float, fork_s: float) -> None:
+        chunks, outcome = [], "ok"
+        cpu_reading = time.thread_time()
+        with os.fdopen(read_fd, "rb", buffering=0) as pipe:
+            poller = select.poll()
+            poller.register(pipe, select.POLLIN)
+            while True:
+                left = started + self.timeout_s - time.monotonic()
+                if left <= 0 or not poller.poll(left * 1000):
+                    outcome = f"timed out after {self.timeout_s:g}s"
+                    os.kill(pid, signal.SIGKILL)
+                    break
+                chunk = pipe.read(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        with self._reaping:  # close() cannot signal the pid once it is reaped and may be another process's
+            _, status, usage = os.wait4(pid, 0)
+            self.child = None
+        if outcome == "ok" and status != 0:
+            outcome = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else
+                       f"exit status {os.waitstatus_to_exitcode(status)}")
+        if self._closing:
+            return
+        if outcome != "ok":
+            self._failed(outcome)
+            return
+        self.body = b"".join(chunks)  # one reference swapped: a scrape gets the old page or the new one, whole
+        self.last_failure = None
+        self.last = RenderStats(child_s=time.monotonic() - started, fork_s=fork_s,
+                                read_cpu_s=time.thread_time() - cpu_reading, child_peak_rss_kib=usage.ru_maxrss,
+                                size=len(self.body))
+
+    def _failed(self, why: str) -> None:
+        # The count is in the pages of later renders; while none succeeds the page does not move, so /healthz
+        # says so too.
+        self.failures += 1
+        self.last_failure = f"the /metrics render failed ({why}): serving the last page"
+        self.log(f"warning: {self.last_failure}")
+
+    def running(self) -> bool:
+        return self._reader is not None and self._reader.is_alive()
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        """Until the running render, if any, has ended."""
+        if self._reader is not None:
+            self._reader.join(timeout_s)
+
+    def close(self) -> None:
+        """End a running render (serve stops): its child is killed and reaped."""
+        with self._reaping:
+            self._closing = True
+            if self.child is not None:
+                os.kill(self.child, signal.SIGKILL)
+        self.wait()
+
+
+class _Family:
+    """One metric family as a collector, for generate_latest."""
+
+    def __init__(self, family) -> None:
+        self.family = family
+
+    def collect(self):
+        return iter((self.family,))
+
+
+@dataclass(frozen=True)
+class RenderStats:
+    """The last completed render, as the benchmark reports it: the child's wall time from the fork to its page
+    read, the exporter's own time in the fork and CPU reading the pipe, the child's peak RSS (pages it shares
+    with the exporter included), the page's size."""
+
+    child_s: float
+    fork_s: float
+    read_cpu_s: float
+    child_peak_rss_kib: int
+    size: int
+
+
+class _RenderCollector:
+    """The render's own health, as of the render's fork."""
+
+    def __init__(self, rendered: Rendered) -> None:
+        self.rendered = rendered
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        r = self.rendered
+        yield CounterMetricFamily("offctl_render_failures_total", "/metrics renders that failed or timed out "
+                                  "(the last page was served on)", value=r.failures)
+        yield CounterMetricFamily("offctl_render_skipped_total", "Cycles whose /metrics render was skipped: the "
+                                  "last one still ran", value=r.skipped)
+        if r.last is not None:
+            yield GaugeMetricFamily("offctl_render_duration_seconds", "Wall time of the last completed /metrics "
+                                    "render, in its own process", value=r.last.child_s)
 
 
 def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = None):
     from prometheus_client import CONTENT_TYPE_LATEST, make_wsgi_app
 
-    rendered = rendered or Rendered(registry_of(monitor))
+    rendered = rendered or Rendered(monitor)
     live = make_wsgi_app(rendered.registry)
 
     def app(environ, start_response):
@@ -79,9 +259,10 @@ def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = No
             start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
             return [body]
         if path == "/healthz":
-            ok = monitor.healthy(time.time(), interval_s)
-            body = (b"ok\n" if ok else f"unhealthy: {monitor.last_error or 'no cycle has read everything yet'}\n"
-                    .encode())
+            failure = rendered.last_failure
+            ok = monitor.healthy(time.time(), interval_s) and failure is None
+            reason = failure or monitor.last_error or "no cycle has read everything yet"
+            body = b"ok\n" if ok else f"unhealthy: {reason}\n".encode()
             start_response("200 OK" if ok else "503 Service Unavailable", [("Content-Type", "text/plain")])
             return [body]
         if path == "/status.json":
@@ -104,6 +285,12 @@ def cycle_budget(time_lag_budget_s: float, interval_s: float) -> float:
     return min(time_lag_budget_s, interval_s / 2)
 
 
+def render_timeout(interval_s: float) -> float:
+    """How long a /metrics render may run before its child is killed: three intervals (the page is then as old
+    as /healthz allows), at least a minute, so that only a wedged render is ever killed, never a slow one."""
+    return max(3 * interval_s, 60.0)
+
+
 def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, listen: str = DEFAULT_LISTEN,
           interval_s: float = 30.0, window: int = 10, allowed_lag: int = 0, partition_metrics: bool = True,
           time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None] = print,
@@ -112,7 +299,7 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
     read a store is logged and counted; the server keeps serving the last good values, with their time."""
     host, port = parse_listen(listen)
     monitor = Monitor(window=window, allowed_lag=allowed_lag, partition_metrics=partition_metrics)
-    rendered = Rendered(registry_of(monitor))
+    rendered = Rendered(monitor, render_timeout(interval_s), log)
     try:
         server = make_server(host, port, make_app(monitor, interval_s, rendered), server_class=_Server,
                              handler_class=_QuietHandler)
@@ -141,6 +328,7 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
     except KeyboardInterrupt:  # SIGTERM (main() turns it into this) or Ctrl-C: stop cleanly
         pass
     finally:
+        rendered.close()
         server.shutdown()
         server.server_close()
         log("stopped")

@@ -3,6 +3,7 @@ over HTTP."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -139,6 +140,150 @@ def test_without_partition_metrics_only_consumer_and_exporter_series_remain():
     names = {name for name, _ in samples(m)}
     assert not {n for n in names if n.startswith("offctl_partition_")}
     assert {"offctl_consumer_lag_total", "offctl_consumer_lag_max", "offctl_up"} <= names
+
+
+class InTheChild:
+    """A collector that does, in the render's child, what `then` said when the child was forked: nothing, wait until
+    the test opens the gate (a render that runs as long as the test needs, without timing), raise, or die. Unless
+    it does nothing, it first says its pid."""
+
+    def __init__(self) -> None:
+        self.then = "nothing"
+        self.r, self.w = os.pipe()
+        self.pids_r, self.pids_w = os.pipe()
+
+    def open(self) -> None:
+        os.write(self.w, b"x")
+
+    def pid(self) -> int:
+        return int(os.read(self.pids_r, 20))
+
+    def collect(self):
+        if self.then != "nothing":
+            os.write(self.pids_w, str(os.getpid()).encode())
+        if self.then == "wait":
+            os.read(self.r, 1)
+        elif self.then == "raise":
+            raise RuntimeError("the writer failed")
+        elif self.then == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return iter(())
+
+    def close(self) -> None:
+        for fd in (self.r, self.w, self.pids_r, self.pids_w):
+            os.close(fd)
+
+
+@pytest.fixture
+def forked():
+    """serve's forked render of a monitor after three cycles, with an InTheChild after the exporter's families;
+    the lines it logged."""
+    from offctl.exporter import Rendered, registry_of
+
+    m, child, lines = three_cycles(3), InTheChild(), []
+
+    def registry():
+        r = registry_of(m, rendered)
+        r.register(child)
+        return r
+
+    rendered = Rendered(m, log=lines.append, registry_factory=registry)
+    yield rendered, child, lines
+    rendered.close()
+    child.close()
+
+
+def reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not our child any more: reaped, no zombie
+        return True
+    return False
+
+
+def three_cycles(partitions: int) -> Monitor:
+    m = Monitor()
+    for i in range(3):  # the last partition out of range (no lag), statuses from the second cycle on
+        m.update(analyze(snapshot(i * 60_000, {p: 10 + i for p in range(partitions - 1)} | {partitions - 1: 500},
+                                  log_end=100 + 10 * i)), 0.1)
+    return m
+
+
+@pytest.mark.parametrize("partitions", [3, 2_000])  # 2,000: a page of many pipe buffers
+def test_the_forked_render_is_the_in_process_render_of_the_same_state_line_for_line(partitions):
+    from prometheus_client import generate_latest
+
+    from offctl.exporter import Rendered, registry_of
+
+    m = three_cycles(partitions)
+    rendered = Rendered(m)
+    expected = generate_latest(registry_of(m, rendered)).decode().splitlines()
+    rendered.refresh()
+    rendered.wait()
+    assert rendered.body.decode().splitlines() == expected
+    assert sum(line.startswith("offctl_partition_committed_offset{") for line in expected) == partitions
+    assert rendered.child is None and rendered.failures == 0
+
+
+def test_a_render_still_running_when_the_next_cycle_ends_skips_that_cycles_render(forked):
+    rendered, child, lines = forked
+    child.then = "wait"
+    rendered.refresh()
+    pid = child.pid()
+    assert rendered.child == pid and rendered.body is None
+    rendered.monitor.update(analyze(snapshot(180_000, {0: 50, 1: 50, 2: 500}, log_end=130)), 0.1)
+    rendered.refresh()  # the child still waits at the gate: one render at a time
+    assert rendered.skipped == 1 and rendered.child == pid and "skipped" in lines[-1]
+    child.open()
+    rendered.wait()
+    assert reaped(pid) and rendered.failures == 0
+    # the page is the state the child was forked with: before the fourth cycle
+    assert metric(rendered.body.decode(), "offctl_partition_committed_offset", partition=0) == 12.0
+    child.then = "nothing"
+    rendered.refresh()
+    rendered.wait()
+    page = rendered.body.decode()
+    assert metric(page, "offctl_partition_committed_offset", partition=0) == 50.0
+    assert metric(page, "offctl_render_skipped_total") == 1.0
+    assert metric(page, "offctl_render_duration_seconds") is not None
+
+
+@pytest.mark.parametrize("then, said", [("raise", "exit status 1"), ("die", "killed by signal 9"),
+                                        ("wait", "timed out after 0.5s")])  # a gate never opened
+def test_a_render_that_fails_or_times_out_leaves_the_last_page_is_counted_logged_and_reaped(forked, then, said):
+    from offctl.exporter import make_app
+
+    rendered, child, lines = forked
+    rendered.timeout_s = 0.5
+    rendered.refresh()
+    rendered.wait()
+    last = rendered.body
+    assert last is not None and rendered.failures == 0
+    child.then = then
+    rendered.refresh()
+    rendered.wait()
+    pid = child.pid()
+    assert rendered.body is last and rendered.failures == 1
+    assert said in lines[-1] and "serving the last page" in lines[-1]
+    assert reaped(pid) and rendered.child is None
+    app = make_app(rendered.monitor, 30.0, rendered)
+    health = app({"PATH_INFO": "/healthz"}, lambda status, headers: None)
+    assert said in b"".join(health).decode()  # the page does not move until a render succeeds: not healthy
+    child.then = "nothing"
+    rendered.refresh()  # the next cycle's render is tried, and says what failed
+    rendered.wait()
+    assert metric(rendered.body.decode(), "offctl_render_failures_total") == 1.0
+    assert rendered.last_failure is None
+
+
+def test_closing_ends_a_running_render_quietly(forked):
+    rendered, child, lines = forked
+    child.then = "wait"
+    rendered.refresh()
+    pid = child.pid()
+    rendered.close()  # serve stops (SIGTERM, Ctrl-C) while a render runs
+    assert reaped(pid) and rendered.child is None
+    assert rendered.body is None and rendered.failures == 0 and lines == []
 
 
 # --- the real command --------------------------------------------------------------------------------------
