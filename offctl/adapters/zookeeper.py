@@ -34,6 +34,7 @@ from kazoo.protocol.serialization import (
 )
 
 from offctl.errors import StoreUnavailable, WriteConflict
+from offctl.core.frozen import builder
 from offctl.core.model import STORM_KAFKA, ZkNode
 from offctl.core.storm import newest_txid, partition_node, trident_partition
 
@@ -47,6 +48,8 @@ MAX_DEPTH = 4
 
 # A Stat is czxid, mzxid, ctime, mtime, version, ... (kazoo's stat_struct): mtime and version only.
 _STAT_MTIME_VERSION = struct.Struct("!24xqi")
+
+_node = builder(ZkNode)  # ZkNode(...), at a quarter of the cost (one per partition node read)
 
 _log = logging.getLogger("offctl.adapters.zookeeper")
 _log.addHandler(logging.NullHandler())
@@ -251,7 +254,7 @@ class ZkStore:
             level = below
         for path, data, version, mtime in self._read_data(list(targets)):
             sid, topic, partition = targets[path]
-            yield ZkNode(root, sid, path, partition, topic, data, version, mtime)
+            yield _node(root, sid, path, partition, topic, data, version, mtime)
 
     def read_trident(self, root: str) -> Iterator[ZkNode]:
         """The state each Trident Kafka spout resumes from: for every txStateId under Storm's transactional
