@@ -277,11 +277,11 @@ class ZkStore:
                     self.unread.append((sid, path, "not a partition node storm-kafka reads: Partition.getId() "
                                                    "names them partition_N, N a plain int, and the spout ignores "
                                                    "this one"))
+                spout, topic = "/".join((sid, *folders[:-1])), folders[-1] if folders else None
                 for kid in kids:
                     partition = partition_node(kid)
                     if partition is not None:
-                        spout = "/".join((sid, *folders[:-1]))
-                        targets[join(path, kid)] = (spout, folders[-1] if folders else None, partition)
+                        targets[join(path, kid)] = (spout, topic, partition)
                     elif depth < MAX_DEPTH:
                         below[join(path, kid)] = (sid, (*folders, kid))
                     else:
