@@ -59,13 +59,29 @@ def test_falls_back_when_the_server_has_no_multiread(zk, zk_server, names, monke
     """ZooKeeper before 3.6 answers UNIMPLEMENTED to multiRead; offctl then reads node by node."""
     _seed(zk, names.root, 10)
     with ZkStore(zk_server.address) as store:
-        def unimplemented(batches):
+        def unimplemented(*batches):
             raise UnimplementedError()
             yield  # a generator, like the real one
 
         monkeypatch.setattr(store, "_multi_read_batches", unimplemented)
         assert len(_read(store, names.root)) == 11
         assert store.multi_read is False
+
+
+def test_batched_and_single_listings_agree(zk, zk_server, names):
+    """multiRead's getChildren results (offctl's decoder) are kazoo's get_children: names not ASCII, a node
+    without children, a missing node left out, a path written with a trailing or doubled slash."""
+    _seed(zk, names.root, 3)
+    zk.create(f"{names.root}/spöut/\u00e9t\u00e9/partition_1", b"", makepath=True)
+    paths = [names.root, f"{names.root}/a", f"{names.root}/a/orders/not-a-partition", f"{names.root}/gone",
+             f"{names.root}/spöut/", f"{names.root}//spöut/\u00e9t\u00e9"]
+    with ZkStore(zk_server.address) as batched, ZkStore(zk_server.address, multi_read=False) as single:
+        listed = batched.children(paths)
+        assert listed == single.children(paths)
+        assert batched.multi_read
+    assert sorted(listed) == sorted(p for p in paths if not p.endswith("gone"))
+    assert listed[f"{names.root}/a/orders/not-a-partition"] == []
+    assert listed[f"{names.root}/spöut/"] == ["\u00e9t\u00e9"]
 
 
 def test_nodes_deleted_after_listing_are_skipped(zk, zk_server, names):

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from offctl.core.analyze import analyze
@@ -248,3 +248,97 @@ def test_the_json_simple_reader_agrees_with_strict_json_where_both_read(value, a
 
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert jsonsimple.loads(text) == json.loads(text)
+
+
+# Values storm-kafka may write into a record, and some it never would: escapes (", \, /, controls, U+2000-20FF),
+# non-ASCII, lone surrogates, numbers of 18, 19 and more digits, negative ones
+# Values storm-kafka may write into a record, and some it never would: escapes (", \, /, controls, U+2000-20FF),
+# non-ASCII, lone surrogates, numbers of 18, 19 and more digits, negative ones. `plain` ones are mostly what the
+# fast path reads, a few not (" and \ among printable ASCII, 19 digits)
+plain_texts = st.from_regex(r"[ -~]{0,8}", fullmatch=True) | st.sampled_from(["", "fleet-1-1700000000", "a-0-0"])
+record_texts = st.one_of(st.text(max_size=8), st.text(alphabet="ab-1/\\\"\x00\x7f\u2028é", max_size=6),
+                         st.sampled_from(["fleet-1-1700000000", "", " ", "orders", "h:1", "\ud800"]))
+plain_numbers = st.one_of(st.integers(0, 200), st.integers(-(10**19), 10**19), st.sampled_from(
+    [10**17, 10**18 - 1, 10**18, -(10**18), 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**19, 2**64]))
+record_numbers = st.integers(-(2**70), 2**70)
+RECORD_KEYS = ("topology", "offset", "partition", "broker", "topic")
+SPLICES = [" ", "\\/", "0", "00", "-", "-0", ".0", "e1", "\\u0041", '"', ",", "9" * 19, "é", "\x00", "\x7f", "}",
+           '"x":1,', "\\", "null", "\ufeff"]
+NUMBERS = ["0", "-0", "007", "-01", "1.0", "1e2", "-", "9" * 18, "-" + "9" * 18, "9" * 19, "1" + "0" * 18,
+           str(2**63), str(-(2**63)), "true", '"1"', "null"]
+
+
+@st.composite
+def canonical_bytes(draw) -> tuple[bytes, int]:
+    """A record as PartitionManager.commit writes it (storm_kafka_record), or one changed a little: a number
+    written otherwise, a splice or a cut anywhere, keys reordered or left out, the same map written by Python's
+    json. With the partition of the node it sits in (mostly the record's own)."""
+    from offctl.core.storm import storm_kafka_record
+
+    plain = draw(st.integers(0, 3)) > 0
+    tid, name, host, topic = (draw(plain_texts if plain else plain_texts | record_texts) for _ in range(4))
+    offset, port = (draw(plain_numbers if plain else plain_numbers | record_numbers) for _ in range(2))
+    partition = draw(st.integers(0, 200) if plain else plain_numbers | record_numbers)
+    data = storm_kafka_record(tid, name, offset, partition, host, port, topic)
+    kind = draw(st.sampled_from(["canonical", "canonical", "number", "number", "splice", "cut", "keys"]))
+    if kind == "number":
+        field = draw(st.sampled_from([b"offset", b"partition", b"port"]))
+        data = re.sub(rb'"' + field + rb'":-?[0-9]+', b'"' + field + b'":' + draw(st.sampled_from(NUMBERS)).encode(),
+                      data)
+    elif kind == "splice":
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + draw(st.sampled_from(SPLICES)).encode("utf-8", "surrogatepass") + data[at:]
+    elif kind == "cut":
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + data[at + draw(st.integers(1, 4)):]
+    elif kind == "keys":
+        record = {"topology": {"id": tid, "name": name}, "offset": offset, "partition": partition,
+                  "broker": {"host": host, "port": port}, "topic": topic}
+        keys = draw(st.lists(st.sampled_from(RECORD_KEYS), unique=True, max_size=5))
+        data = json.dumps({k: record[k] for k in keys}, separators=(",", ":"),
+                          ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+    node_partition = partition if draw(st.integers(0, 3)) and 0 <= partition < 2**31 else draw(st.integers(0, 99))
+    return data, node_partition
+
+
+def _record(partition: int = 7, id: str = "fleet-1-1700000000", name: str = "fleet", offset: str = "41",
+            host: str = "k1", port: str = "9092", topic: str = "orders") -> tuple[bytes, int]:
+    """(record bytes with the given names and number texts, node partition 7)."""
+    return (f'{{"topology":{{"id":"{id}","name":"{name}"}},"offset":{offset},"partition":{partition},'
+            f'"broker":{{"host":"{host}","port":{port}}},"topic":"{topic}"}}').encode(), 7
+
+
+@SETTINGS
+@given(canonical_bytes(), st.sampled_from([None, "t"]))
+# the edges of the fast path, always tried
+@example(_record(), None)
+@example(_record(partition=8), None)
+@example(_record(name=""), None)
+@example(_record(name="", id="x"), None)
+@example(_record(host=""), None)
+@example(_record(topic=""), None)
+@example(_record(topic="a\\/b"), None)
+@example(_record(id='a\\"b'), None)
+@example(_record(offset="007"), None)
+@example(_record(port="007"), None)
+@example(_record(port="-0"), None)
+@example(_record(offset="-0"), None)
+@example(_record(offset="1.0"), None)
+@example(_record(offset=str(10**18 - 1)), None)
+@example(_record(offset=str(-(10**18) + 1)), None)
+@example(_record(offset=str(2**63)), None)
+@example(_record(offset=str(2**63 - 1)), None)
+@example(_record(port=str(2**64)), None)
+@example(_record(offset=str(-(2**63) - 1)), None)
+@counted
+def test_the_canonical_record_path_reads_a_node_as_the_general_path_does(case, folder):
+    """parse_zk_node's fast path for the records storm-kafka writes gives the OffsetRecord its general path
+    gives, field for field and type for type (repr tells 1 from 1.0 and True), on canonical and near-canonical
+    bytes."""
+    from offctl.core.storm import parse_any_zk_node, parse_zk_node
+
+    data, partition = case
+    node = ZkNode("/r", "s", f"/r/s/partition_{partition}", partition, folder, data, 3, 1700000000000)
+    fast, general = parse_zk_node(node), parse_any_zk_node(node)
+    assert repr(fast) == repr(general)
+    assert fast == general
