@@ -37,12 +37,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from offctl.core.model import KAFKA
 
 OK, WARN, STALL, STOP, REWIND = "OK", "WARN", "STALL", "STOP", "REWIND"
 STATUSES = (OK, WARN, STALL, STOP, REWIND)
 DEFAULT_WINDOW = 10  # observations per partition, as Burrow's default intervals
+_CAPTURED = attrgetter("captured_ms")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +142,7 @@ def time_lag_s(window: Sequence[Observation]) -> float | None:
 def evaluate(observations: Sequence[Observation], *, running: bool | None,
              window: int = DEFAULT_WINDOW, allowed_lag: int = 0, commit_period_ms: int = 0) -> History:
     """Status and time lag of one partition from its observations (any order; the newest `window` count)."""
-    ordered = sorted(observations, key=lambda o: o.captured_ms)[-window:]
+    ordered = sorted(observations, key=_CAPTURED)[-window:]
     with_lag = [o for o in ordered if o.lag is not None]
     # The latest observation must have a lag: a partition out of range now has a finding, not a trend.
     if not ordered or ordered[-1].lag is None:
