@@ -51,6 +51,7 @@ from dataclasses import replace
 from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, StormKafkaClient, client_start, commit_behaviour,
                               configured_start, ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
 from offctl.core.findings import finding
+from offctl.core.frozen import builder
 from offctl.core.model import (
     CONSUMER,
     KAFKA,
@@ -384,10 +385,13 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     for i, r in enumerate(records):
         found = out.by_record.get(i)
         plog = logs.get(i)
-        rows.append(PartitionRow(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
+        rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
                                  max([f.severity for f in found]) if found else None, topic_of.get(i),
                                  tuple([f.code for f in found]) if found else ()))
     return rows, out.findings
+
+
+_row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.frozen)
 
 
 def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None,

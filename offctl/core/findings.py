@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from offctl.core.frozen import builder
 from offctl.core.model import ConsumerKey, Finding, Severity
 
 
@@ -176,4 +177,7 @@ def finding(code: str, key: ConsumerKey, message: str, *, topic: str | None = No
             partition: int | None = None, path: str | None = None, hint: str | None = None) -> Finding:
     """Build a finding of a catalogued code, with the catalogue's severity and default hint."""
     entry = CATALOGUE[code]
-    return Finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)
+    return _finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)
+
+
+_finding = builder(Finding)  # Finding(...), made once or twice per partition of a broken fleet (offctl.core.frozen)
