@@ -249,7 +249,9 @@ def cyclic_gc_paused() -> Iterator[None]:
     """Hold Python's cycle collector while a read builds its objects. A read keeps about ten objects per
     partition, all live until the report is made, so the collector's full passes over that growing heap
     found nothing and cost a tenth of inspect at 100,000 partitions (benchmarks/bench_serve.py). Reference
-    counting still frees everything else; the collector runs again, as it was, afterwards."""
+    counting still frees everything else; the collector runs again, as it was, afterwards. The same holds while
+    the report is rendered: the JSON document of an all-broken fleet of 100,000 partitions is 300,000 new dicts,
+    and the collector's passes over the report they set off cost 0.2 s."""
     was = gc.isenabled()
     gc.disable()
     try:
