@@ -27,8 +27,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from offctl.config import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
-from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, inspect
-from offctl.core.model import Thresholds
+from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect
+from offctl.core.model import Report, Thresholds
 from offctl.core.monitor import Collector, Monitor
 from offctl.render import dumps, report_document
 
@@ -291,6 +291,19 @@ def render_timeout(interval_s: float) -> float:
     return max(3 * interval_s, 60.0)
 
 
+def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds, monitor: Monitor, budget_s: float,
+              expiry_options: ExpiryOptions = ExpiryOptions()) -> Report:
+    """One cycle of serve before its render: inspect, then the monitor's window update. The commit expiry also dates
+    a commit by the cycle before the one that saw its offset move. The cycle collector is held throughout: what a
+    cycle makes lives until the next, holds no cycle, and the collector's passes over it found nothing."""
+    started = time.monotonic()
+    with cyclic_gc_paused():
+        report = inspect(conn, selection, thresholds, time_lag_budget_s=budget_s,
+                         expiry_options=replace(expiry_options, moved_after=monitor.moved_after()))
+        monitor.update(report, time.monotonic() - started)
+    return report
+
+
 def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, listen: str = DEFAULT_LISTEN,
           interval_s: float = 30.0, window: int = 10, allowed_lag: int = 0, partition_metrics: bool = True,
           time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None] = print,
@@ -314,10 +327,7 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
         while not stop.is_set():
             started = time.monotonic()
             try:
-                # The commit expiry also dates a commit by the cycle before the one that saw its offset move.
-                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget,
-                                 expiry_options=replace(expiry_options, moved_after=monitor.moved_after()))
-                monitor.update(report, time.monotonic() - started)
+                report = run_cycle(conn, selection, thresholds, monitor, budget, expiry_options)
                 for problem in report.incomplete:
                     log(f"warning: partial read: {problem}")
             except OffctlError as exc:

@@ -90,6 +90,12 @@ def _last_move_ms(window: Sequence[Observation]) -> int:
     return moved
 
 
+def _caught_up_since(window: Sequence[Observation], last_move_ms: int, allowed_lag: int) -> bool:
+    """Whether an observation after the last move saw the spout caught up at its current offset (Burrow #303)."""
+    latest = window[-1].committed
+    return any(o.captured_ms > last_move_ms and o.committed == latest and o.lag <= allowed_lag for o in window)
+
+
 def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: int = 0,
            commit_period_ms: int = 0) -> str | None:
     """Rules 1-6 of the module docstring over observations with a lag, oldest first. `running`: whether the
@@ -102,10 +108,9 @@ def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: 
         return OK
     stuck = STALL if running else STOP
     last_move = _last_move_ms(window)
-    caught_up = any(o.captured_ms > last_move and o.committed == latest.committed and o.lag <= allowed_lag
-                    for o in window)
     still_ms = latest.captured_ms - last_move
-    if still_ms > last_move - first.captured_ms and still_ms > commit_period_ms and not caught_up:
+    if (still_ms > last_move - first.captured_ms and still_ms > commit_period_ms
+            and not _caught_up_since(window, last_move, allowed_lag)):
         return stuck
     back = next((i for i in range(1, len(window)) if window[i].committed < window[i - 1].committed), None)
     if back is not None and not any(o.committed >= window[back - 1].committed for o in window[back:]):
