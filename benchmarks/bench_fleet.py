@@ -17,6 +17,14 @@ windows are full (10 cycles). Every figure is the best of --repeat runs.
     .venv/bin/python benchmarks/bench_fleet.py [--sizes 20000,100000] [--repeat 3]
 
 Targets (issue 23): inspect and a serve cycle within 4x of the floor, at both sizes, on both fleets.
+Measured on 2 cores, in two runs (C / D), each with its own servers:
+
+| partitions | fleet | floor (in process) | `inspect -o json` | ratio | serve cycle | ratio |
+|---|---|---|---|---|---|---|
+| 20,000 | healthy | 0.24 s / 0.33 s | 0.84 s / 0.85 s | **3.44x** / **2.56x** | 0.62 s / 0.54 s | **2.53x** / **1.62x** |
+| 20,000 | broken | 0.24 s / 0.23 s | 0.77 s / 0.79 s | **3.24x** / **3.46x** | 0.40 s / 0.41 s | **1.68x** / **1.80x** |
+| 100,000 | healthy | 0.65 s / 0.56 s | 2.00 s / 1.94 s | **3.06x** / **3.45x** | 1.99 s / 2.05 s | **3.05x** / **3.64x** |
+| 100,000 | broken | 0.61 s / 0.58 s | 2.40 s / 2.23 s | **3.89x** / **3.87x** | 1.92 s / 1.88 s | **3.13x** / **3.26x** |
 """
 
 from __future__ import annotations
