@@ -39,7 +39,7 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from offctl.adapters import servers
+from bench_inspect import bench_servers, create_all
 from offctl.config import Connection
 from offctl.core.model import Thresholds
 from offctl.core.monitor import Monitor
@@ -87,23 +87,20 @@ def record(topic: str, partition: int, offset: int, host: str, port: int) -> byt
 def seed(zk: KazooClient, bootstrap: str, ends: dict, first: int, spouts: int) -> None:
     """Spouts first..spouts-1 under both roots; spout s reads topic fleet-(s mod TOPICS)."""
     host, port = bootstrap.rsplit(":", 1)
-    pending = []
-    for s in range(first, spouts):
-        topic = f"fleet-{s % TOPICS}"
-        for fleet, root in ROOTS.items():
-            zk.ensure_path(f"{root}/spout-{s:05d}")
-            for p in range(PARTITIONS):
-                if fleet == "healthy":
-                    data = record(topic, p, ends[topic, p] - s % 4, host, int(port))
-                else:
-                    data = record(topic, p, ends[topic, p] + 1_000_000, "gone.example", 9092)
-                pending.append(zk.create_async(f"{root}/spout-{s:05d}/partition_{p}", data))
-                if len(pending) >= 2000:
-                    for ar in pending:
-                        ar.get(timeout=60)
-                    pending.clear()
-    for ar in pending:
-        ar.get(timeout=60)
+
+    def nodes():
+        for s in range(first, spouts):
+            topic = f"fleet-{s % TOPICS}"
+            for fleet, root in ROOTS.items():
+                zk.ensure_path(f"{root}/spout-{s:05d}")
+                for p in range(PARTITIONS):
+                    if fleet == "healthy":
+                        data = record(topic, p, ends[topic, p] - s % 4, host, int(port))
+                    else:
+                        data = record(topic, p, ends[topic, p] + 1_000_000, "gone.example", 9092)
+                    yield f"{root}/spout-{s:05d}/partition_{p}", data
+
+    create_all(zk, nodes())
 
 
 def floor(zk: str, root: str, bootstrap: str, size: int) -> dict:
@@ -145,42 +142,31 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each timing; the best is printed")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    with tempfile.TemporaryDirectory() as tmp:
-        zk_server = servers.start_zookeeper(Path(tmp) / "zk")
-        broker = servers.start_broker(Path(tmp))
-        try:
-            zk = KazooClient(hosts=zk_server.address, timeout=30)
-            zk.start()
-            ends = make_topics(broker.address)
-            zk.ensure_path(f"/storm/storms/{TOPOLOGY}")
-            seeded = 0
-            rows = []
-            for size in sizes:
-                t0 = time.perf_counter()
-                seed(zk, broker.address, ends, seeded // PARTITIONS, size // PARTITIONS)
-                seeded = size
-                print(f"{size:,} partitions a fleet, both fleets seeded in {time.perf_counter() - t0:.1f}s",
-                      flush=True)
-                for fleet, root in ROOTS.items():
-                    floors = [floor(zk_server.address, root, broker.address, size) for _ in range(args.repeat)]
-                    best = min(floors, key=lambda f: f["total_s"])
-                    cli = min(inspect_cli(zk_server.address, root, broker.address, fleet, size)
-                              for _ in range(args.repeat))
-                    conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address)
-                    monitor = Monitor()
-                    for _ in range(monitor.window):  # the windows full, as in a serve that has run a while
-                        serve_cycle(conn, monitor)
-                    cycle = min(serve_cycle(conn, monitor) for _ in range(args.repeat))
-                    rows.append((size, fleet, best, cli, cycle))
-                    print(f"  {fleet:7}: floor {best['total_s']:.2f}s (list {best['list_s']:.2f}, multiRead "
-                          f"{best['multiread_s']:.2f}, topics {best['topics_s']:.2f}, ListOffsets "
-                          f"{best['list_offsets_s']:.2f}); inspect {cli:.2f}s = {cli / best['total_s']:.2f}x; "
-                          f"serve cycle {cycle:.2f}s = {cycle / best['total_s']:.2f}x", flush=True)
-            zk.stop()
-            zk.close()
-        finally:
-            servers.stop(broker.pid)
-            servers.stop(zk_server.pid)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, bench_servers(tmp) as (zk_server, broker, zk):
+        ends = make_topics(broker.address)
+        zk.ensure_path(f"/storm/storms/{TOPOLOGY}")
+        seeded = 0
+        for size in sizes:
+            t0 = time.perf_counter()
+            seed(zk, broker.address, ends, seeded // PARTITIONS, size // PARTITIONS)
+            seeded = size
+            print(f"{size:,} partitions a fleet, both fleets seeded in {time.perf_counter() - t0:.1f}s", flush=True)
+            for fleet, root in ROOTS.items():
+                floors = [floor(zk_server.address, root, broker.address, size) for _ in range(args.repeat)]
+                best = min(floors, key=lambda f: f["total_s"])
+                cli = min(inspect_cli(zk_server.address, root, broker.address, fleet, size)
+                          for _ in range(args.repeat))
+                conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address)
+                monitor = Monitor()
+                for _ in range(monitor.window):  # the windows full, as in a serve that has run a while
+                    serve_cycle(conn, monitor)
+                cycle = min(serve_cycle(conn, monitor) for _ in range(args.repeat))
+                rows.append((size, fleet, best, cli, cycle))
+                print(f"  {fleet:7}: floor {best['total_s']:.2f}s (list {best['list_s']:.2f}, multiRead "
+                      f"{best['multiread_s']:.2f}, topics {best['topics_s']:.2f}, ListOffsets "
+                      f"{best['list_offsets_s']:.2f}); inspect {cli:.2f}s = {cli / best['total_s']:.2f}x; "
+                      f"serve cycle {cycle:.2f}s = {cycle / best['total_s']:.2f}x", flush=True)
     print("\n| partitions | fleet | floor (in process) | inspect -o json | ratio | serve cycle | ratio |")
     print("|---|---|---|---|---|---|---|")
     for size, fleet, best, cli, cycle in rows:

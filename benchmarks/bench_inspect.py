@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -54,18 +56,46 @@ def seed(zk: KazooClient, bootstrap: str, spouts: int, partitions: int, first: i
         producer.flush(300)
     host, port = bootstrap.rsplit(":", 1)
     zk.ensure_path("/storm/storms/bench-1-1700000000")
+
+    def nodes():
+        for s in range(first, spouts):
+            zk.ensure_path(f"{ROOT}/spout-{s}")
+            for p in range(partitions):
+                yield f"{ROOT}/spout-{s}/partition_{p}", json.dumps(
+                    {"topology": {"id": "bench-1-1700000000", "name": "bench"}, "offset": 1, "partition": p,
+                     "broker": {"host": host, "port": int(port)}, "topic": f"bench-topic-{s}"}).encode()
+
+    create_all(zk, nodes())
+
+
+@contextmanager
+def bench_servers(tmp: str) -> Iterator[tuple[servers.LocalServer, servers.LocalServer, KazooClient]]:
+    """ZooKeeper and the test broker on free loopback ports under `tmp`, with a started kazoo client; the servers
+    are stopped by pid afterwards."""
+    zk_server = servers.start_zookeeper(Path(tmp) / "zk")
+    broker = servers.start_broker(Path(tmp))
+    try:
+        zk = KazooClient(hosts=zk_server.address, timeout=30)
+        zk.start()
+        try:
+            yield zk_server, broker, zk
+        finally:
+            zk.stop()
+            zk.close()
+    finally:
+        servers.stop(broker.pid)
+        servers.stop(zk_server.pid)
+
+
+def create_all(zk: KazooClient, nodes) -> None:
+    """Create (path, data) nodes, 2,000 requests in flight at a time."""
     pending = []
-    for s in range(first, spouts):
-        zk.ensure_path(f"{ROOT}/spout-{s}")
-        for p in range(partitions):
-            data = json.dumps({"topology": {"id": "bench-1-1700000000", "name": "bench"}, "offset": 1,
-                               "partition": p, "broker": {"host": host, "port": int(port)},
-                               "topic": f"bench-topic-{s}"}).encode()
-            pending.append(zk.create_async(f"{ROOT}/spout-{s}/partition_{p}", data))
-            if len(pending) >= 2000:
-                for ar in pending:
-                    ar.get(timeout=60)
-                pending.clear()
+    for path, data in nodes:
+        pending.append(zk.create_async(path, data))
+        if len(pending) >= 2000:
+            for ar in pending:
+                ar.get(timeout=60)
+            pending.clear()
     for ar in pending:
         ar.get(timeout=60)
 

@@ -33,11 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kazoo.client import KazooClient
 from prometheus_client import CollectorRegistry, generate_latest
 
-from bench_inspect import ROOT, seed
-from offctl.adapters import servers
+from bench_inspect import ROOT, bench_servers, seed
 from offctl.config import Connection
 from offctl.inspect import Selection, inspect
 from offctl.core.model import Snapshot, Thresholds
@@ -199,62 +197,52 @@ def main() -> None:
         render_only(args.render, args.cycles)
         return
     sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory() as tmp:
-        zk_server = servers.start_zookeeper(Path(tmp) / "zk")
-        broker = servers.start_broker(Path(tmp))
-        try:
-            zk = KazooClient(hosts=zk_server.address, timeout=30)
-            zk.start()
-            conn = Connection(zk=zk_server.address, zk_roots=(ROOT,), bootstrap_servers=broker.address)
-            seeded = 0
-            for n, size in enumerate(sizes):
-                seed(zk, broker.address, size // PARTITIONS, PARTITIONS, first=seeded // PARTITIONS)
-                seeded = size
-                floors = [floor(zk_server.address, broker.address, size) for _ in range(args.repeat)]
-                best_floor = min(floors, key=lambda f: f["total_s"])
-                floor_s = best_floor["total_s"]
-                floor_zk_s = min(f["list_s"] + f["multiread_s"] for f in floors)
-                inspect_s = min(inspect_cli(zk_server.address, broker.address) for _ in range(args.repeat))
-                inspect_zk_s = min(inspect_cli(zk_server.address, None) for _ in range(args.repeat))
-                monitor = Monitor()
-                times = [cycle(conn, monitor)[0] for _ in range(args.repeat)]
-                best = min(times)
-                render_s, size_bytes = render(monitor)
-                monitor.partition_metrics = False
-                small_s, small_bytes = render(monitor)
-                monitor.partition_metrics = True
-                print(f"{size:,} partitions:")
-                print(f"  floor (JVM): {floor_s:.2f}s = list {best_floor['list_s']:.2f}s + multiRead "
-                      f"{best_floor['multiread_s']:.2f}s + topics from the records {best_floor['topics_s']:.2f}s + "
-                      f"ListOffsets {best_floor['list_offsets_s']:.2f}s (the JVM process: "
-                      f"{min(f['process_s'] for f in floors):.2f}s)")
-                print(f"  inspect --output json: {inspect_s:.2f}s = {inspect_s / floor_s:.2f}x the floor "
-                      f"(target <= 4x)")
-                print(f"  inspect, ZooKeeper only: {inspect_zk_s:.2f}s = {inspect_zk_s / floor_zk_s:.2f}x the "
-                      f"floor's list + multiRead ({floor_zk_s:.2f}s)")
-                print(f"  serve cycle (read, analysis, window): {best:.2f}s (runs: {', '.join(f'{t:.2f}' for t in times)})"
-                      f" = {best / floor_s:.2f}x the floor (target <= 4x), {best / inspect_s:.2f}x inspect "
-                      f"(target <= 1.2x)")
-                print(f"  /metrics: render {render_s:.2f}s, {size_bytes / 1e6:.1f} MB; --no-partition-metrics "
-                      f"{small_s:.3f}s, {small_bytes / 1e3:.0f} kB. serve renders once per cycle: cycle and render "
-                      f"take {best + render_s:.2f}s ({(best + render_s) / inspect_s:.2f}x inspect) with per-partition "
-                      f"series, {best + small_s:.2f}s ({(best + small_s) / inspect_s:.2f}x) without")
-                if n == 0:
-                    marks = {}
-                    for i in range(1, args.cycles + 1):
-                        cycle(conn, monitor)
-                        if i % 10 == 0:
-                            render(monitor)
-                        if i in (1, 10, args.cycles // 2, args.cycles):
-                            marks[i] = rss_mib()
-                    print(f"  RSS over {args.cycles} cycles at {size:,}: "
-                          + ", ".join(f"cycle {i}: {v:.0f} MiB" for i, v in marks.items())
-                          + f" (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
-            zk.stop()
-            zk.close()
-        finally:
-            servers.stop(broker.pid)
-            servers.stop(zk_server.pid)
+    with tempfile.TemporaryDirectory() as tmp, bench_servers(tmp) as (zk_server, broker, zk):
+        conn = Connection(zk=zk_server.address, zk_roots=(ROOT,), bootstrap_servers=broker.address)
+        seeded = 0
+        for n, size in enumerate(sizes):
+            seed(zk, broker.address, size // PARTITIONS, PARTITIONS, first=seeded // PARTITIONS)
+            seeded = size
+            floors = [floor(zk_server.address, broker.address, size) for _ in range(args.repeat)]
+            best_floor = min(floors, key=lambda f: f["total_s"])
+            floor_s = best_floor["total_s"]
+            floor_zk_s = min(f["list_s"] + f["multiread_s"] for f in floors)
+            inspect_s = min(inspect_cli(zk_server.address, broker.address) for _ in range(args.repeat))
+            inspect_zk_s = min(inspect_cli(zk_server.address, None) for _ in range(args.repeat))
+            monitor = Monitor()
+            times = [cycle(conn, monitor)[0] for _ in range(args.repeat)]
+            best = min(times)
+            render_s, size_bytes = render(monitor)
+            monitor.partition_metrics = False
+            small_s, small_bytes = render(monitor)
+            monitor.partition_metrics = True
+            print(f"{size:,} partitions:")
+            print(f"  floor (JVM): {floor_s:.2f}s = list {best_floor['list_s']:.2f}s + multiRead "
+                  f"{best_floor['multiread_s']:.2f}s + topics from the records {best_floor['topics_s']:.2f}s + "
+                  f"ListOffsets {best_floor['list_offsets_s']:.2f}s (the JVM process: "
+                  f"{min(f['process_s'] for f in floors):.2f}s)")
+            print(f"  inspect --output json: {inspect_s:.2f}s = {inspect_s / floor_s:.2f}x the floor "
+                  f"(target <= 4x)")
+            print(f"  inspect, ZooKeeper only: {inspect_zk_s:.2f}s = {inspect_zk_s / floor_zk_s:.2f}x the "
+                  f"floor's list + multiRead ({floor_zk_s:.2f}s)")
+            print(f"  serve cycle (read, analysis, window): {best:.2f}s (runs: {', '.join(f'{t:.2f}' for t in times)})"
+                  f" = {best / floor_s:.2f}x the floor (target <= 4x), {best / inspect_s:.2f}x inspect "
+                  f"(target <= 1.2x)")
+            print(f"  /metrics: render {render_s:.2f}s, {size_bytes / 1e6:.1f} MB; --no-partition-metrics "
+                  f"{small_s:.3f}s, {small_bytes / 1e3:.0f} kB. serve renders once per cycle: cycle and render "
+                  f"take {best + render_s:.2f}s ({(best + render_s) / inspect_s:.2f}x inspect) with per-partition "
+                  f"series, {best + small_s:.2f}s ({(best + small_s) / inspect_s:.2f}x) without")
+            if n == 0:
+                marks = {}
+                for i in range(1, args.cycles + 1):
+                    cycle(conn, monitor)
+                    if i % 10 == 0:
+                        render(monitor)
+                    if i in (1, 10, args.cycles // 2, args.cycles):
+                        marks[i] = rss_mib()
+                print(f"  RSS over {args.cycles} cycles at {size:,}: "
+                      + ", ".join(f"cycle {i}: {v:.0f} MiB" for i, v in marks.items())
+                      + f" (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
 
 
 if __name__ == "__main__":
