@@ -30,7 +30,7 @@ from offctl.errors import OffctlError, UsageError
 from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect
 from offctl.core.model import Report, Thresholds
 from offctl.core.monitor import Collector, Monitor
-from offctl.render import dumps, report_document
+from offctl.render import dump_bytes, report_document
 
 
 
@@ -272,7 +272,7 @@ def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = No
                 start_response("503 Service Unavailable", [("Content-Type", "application/json")])
                 return [b'{"error":"no cycle has read the stores yet"}\n']
             start_response("200 OK", [("Content-Type", "application/json")])
-            return [dumps(report_document(cycle.report)).encode() + b"\n"]
+            return [dump_bytes(report_document(cycle.report)) + b"\n"]
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return [b"offctl serve: /metrics, /healthz, /status.json\n"]
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
+from offctl.core.expiry import Expiry
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import (ConsumerSummary, Finding, Headroom, PartitionRow, Report, Severity, TimeLag, duration,
                                iso_ms, ranges)
@@ -57,18 +58,15 @@ def partition_dicts(report: Report, lags: Iterable[TimeLag]) -> list[dict]:
     rooms, expiries, out = report.headrooms, report.commit_expiry, []
     for row, lag in zip(report.rows, lags):
         d = partition_dict(row, lag, headroom(row, rooms) if rooms else None)
-        if expiries:
-            d.update(expiry_fields(report, row))
-        else:  # nothing estimated (no storm-kafka-client group): the same nulls, without a lookup per row
-            d["commit_expiry_s"] = d["commit_expiry_source"] = None
+        # Looked up only where something was estimated (a storm-kafka-client group): the key is a tuple per row.
+        d.update(expiry_fields(expiries.get(row.partition_key) if expiries else None))
         out.append(d)
     return out
 
 
-def expiry_fields(report: Report, row: PartitionRow) -> dict:
+def expiry_fields(e: Expiry | None) -> dict:
     """A partition's estimated commit expiry (offctl.core.expiry): the seconds left before the broker may delete its
     commit (negative once past) and what the estimate comes from; both null where not estimated."""
-    e = report.commit_expiry.get(row.partition_key)
     return {"commit_expiry_s": e.headroom_s if e else None, "commit_expiry_source": e.source if e else None}
 
 

@@ -386,8 +386,8 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         found = out.by_record.get(i)
         plog = logs.get(i)
         rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
-                                 max([f.severity for f in found]) if found else None, topic_of.get(i),
-                                 tuple([f.code for f in found]) if found else ()))
+                         max([f.severity for f in found]) if found else None, topic_of.get(i),
+                         tuple([f.code for f in found]) if found else ()))
     return rows, out.findings
 
 
