@@ -125,6 +125,7 @@ class Guard(str, Enum):
     running_topology = "running-topology"
     recent_write = "recent-write"
     active_group = "active-group"
+    changed_since = "changed-since"
 
 
 Execute = Annotated[bool, typer.Option(
@@ -136,7 +137,8 @@ QuietPeriod = Annotated[float, typer.Option(
     help="Refuse (recent-write) when a ZooKeeper record was written this recently (0: do not check).")]
 Force = Annotated[Optional[list[Guard]], typer.Option(
     "--force", metavar="GUARD", rich_help_panel=SAFETY, show_default=False,
-    help="Override one guard (repeatable): running-topology, recent-write, active-group.")]
+    help="Override one guard (repeatable): running-topology, recent-write, active-group, changed-since "
+         "(restore: a partition changed since the write the backup undoes).")]
 BackupDir = Annotated[Optional[Path], typer.Option(
     "--backup-dir", metavar="DIR", envvar="OFFCTL_BACKUP_DIR", rich_help_panel=SAFETY, show_default=False,
     help="Where before-images are written [default: ~/.local/state/offctl/backups].")]

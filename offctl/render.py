@@ -19,7 +19,7 @@ from rich.text import Text
 from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
 from offctl.core.expiry import Expiry
 from offctl.core.findings import CATALOGUE
-from offctl.core.model import (ConsumerSummary, Finding, Headroom, PartitionRow, Report, Severity, TimeLag, duration,
+from offctl.core.model import (KAFKA, ConsumerSummary, Finding, Headroom, PartitionRow, Report, Severity, TimeLag, duration,
                                iso_ms, ranges)
 from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, change_dict
 from offctl.core.retention import consumer_minima, headroom
@@ -380,7 +380,8 @@ def outcome_document(outcome) -> dict:
         "mode": "execute" if outcome.executed or outcome.declined else "dry-run",
         "executed": outcome.executed,
         "declined": outcome.declined,
-        "changes": [{**change_dict(c), **cost_dict(cost)} for c, cost in zip(plan.changes, costs, strict=True)],
+        "changes": [{**change_dict(c), "undone_by": plan.undone_by(c), **cost_dict(cost)}
+                    for c, cost in zip(plan.changes, costs, strict=True)],
         "cost": plan_cost_dict(plan.cost),
         "guards": [{"guard": g.guard, "status": g.status, "message": g.message} for g in plan.guards],
         "warnings": list(plan.warnings),
@@ -477,14 +478,20 @@ def outcome_lines(outcome) -> list[str]:
         return ["not confirmed: nothing was written"]
     if not plan.changes:  # why, when the plan says (e.g. a group with no commits)
         return [f"nothing was written: {'; '.join(plan.warnings) or f'nothing to {plan.operation}'}"]
+    if not n and plan.left_out:
+        what = "cannot be undone" if plan.operation == "restore" else "are left out"
+        return [f"nothing was written: {len(plan.left_out)} partition(s) {what} (see 'why'); the others are "
+                f"already there or skipped"]
     if not n:
         return ["nothing to change: every selected partition is already there or skipped"]
     if not outcome.executed:
         return [f"dry run: {n} partition(s) would change; nothing was written. Add --execute to apply"]
-    done = f"deleted {n} record(s)" if plan.operation == "delete" else f"wrote {n} partition(s)"
+    done = (f"deleted {n} record(s) of {plan.key}" if plan.operation == "delete" else
+            f"deleted {plan.key} and its {n} commit(s)" if plan.key.store == KAFKA and plan.writes[0].delete else
+            f"wrote {n} partition(s) of {plan.key}")
     undo = undo_cost(plan)
     cost = f"  # {'; '.join(cost_lines(undo, at_least_once=False))}" if undo else ""
-    lines = [f"{done} of {plan.key}", f"backup: {outcome.backup}",
+    lines = [done, f"backup: {outcome.backup}",
              f"undo with: {outcome.undo or f'offctl restore {outcome.backup} --execute'}{cost}"]
     if outcome.audit_log:
         lines.append(f"audit log: {outcome.audit_log}")

@@ -24,7 +24,7 @@ from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open
 from offctl.core.cost import cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
                                OffsetRecord, Position, Snapshot)
-from offctl.core.guards import GuardFacts, with_guards
+from offctl.core.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
 from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
                               plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper)
 from offctl.core.targets import Scope, Target
@@ -97,6 +97,7 @@ class SpoutWriter(SpoutStore, Protocol):
 class LogWriter(LogStore, Protocol):
     def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]: ...
     def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> None: ...
+    def delete_group(self, group: str) -> None: ...
     def read_messages(self, positions: Iterable[Position], *, count: int = 1,
                       budget_s: float | None = None) -> MessageRead: ...
 
@@ -366,10 +367,11 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         roots, selection = [], Selection(groups=(key.consumer,))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
         snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident)
+        since = _since_write(backup, snapshot, hand_made)
         if key.store in ZK_STORES:
             plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),
                                           captured_ms=snapshot.captured_ms, hand_made=hand_made,
-                                          absent=() if hand_made else backup.absent)
+                                          absent=() if hand_made else backup.absent, changed=since.changed)
             saved = _topologies(map(parse_zk_node, backup.nodes))
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True,
                            groups=())
@@ -377,13 +379,54 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
             own = backup.own_writes(snapshot.zk_nodes)
             facts = replace(facts, zk_modified_ms={p: m for p, m in facts.zk_modified_ms.items() if p not in own})
         else:
+            state = next((g for g in snapshot.groups if g.group == key.consumer), None)
             plan = plan_restore_kafka(key.consumer, backup.commits, snapshot.commits, snapshot.cluster,
-                                      source=str(path), captured_ms=snapshot.captured_ms, hand_made=hand_made)
+                                      source=str(path), captured_ms=snapshot.captured_ms, hand_made=hand_made,
+                                      had_commits=backup.group_had_commits, members=bool(state and state.active),
+                                      changed=since.changed)
             saved = _topologies(parse_commit(c) for c in backup.commits if isinstance(c, KafkaCommit))
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=False,
                            groups=(key.consumer,))
+        facts = replace(facts, restore=True, changed_since=since.lines, changed_since_unknown=since.unknown,
+                        changed_since_na=since.na)
         plan = with_guards(plan, facts, safety.force)
         return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm)
+
+
+@dataclass(frozen=True)
+class _Since:
+    """What changed since the write a backup undoes: per row (path or (topic, partition)) for the plan, as lines
+    for the guard; or why offctl cannot tell (`unknown`), or why the guard does not apply (`na`)."""
+    changed: dict = field(default_factory=dict)
+    lines: tuple[str, ...] | None = None
+    unknown: str = ""
+    na: str = ""
+
+
+def _since_write(backup, snapshot: Snapshot, hand_made: bool) -> _Since:
+    """Compare the store now with the after-image the backup keeps (the changed-since guard)."""
+    if hand_made:
+        return _Since(na="a hand-made file: offctl trusts no after-image in it, so it cannot tell what changed "
+                         "since a write (the planner's checks still apply)")
+    if backup.key.store in ZK_STORES:
+        after = backup.after or {}
+        # Trident: only the txid nodes the backup names; the spout's newer txids are the planner's matter
+        changed = changed_zookeeper(after, [n for n in snapshot.zk_nodes if n.path in after])
+        unknown = [n.path for n in backup.nodes if n.path not in after] + [p for p in backup.absent if p not in after]
+        lines = tuple(f"{path}: {what}" for path, what in changed.items())
+        where = [f"{p}" for p in unknown]
+    else:
+        if backup.commits_after is None:
+            return _Since(unknown=f"the backup (format {backup.format}) keeps no after-image of a Kafka write; "
+                                  f"--force changed-since restores it as it is")
+        group = backup.key.consumer
+        changed = changed_kafka(backup.commits_after, [c for c in snapshot.commits if c.group == group])
+        lines = tuple(f"{t}/{p}: {what}" for (t, p), what in changed.items())
+        where = []
+    if where:
+        return _Since(changed, unknown=f"the backup keeps no after-image of {', '.join(where[:10])}"
+                                       f"{f' and {len(where) - 10} more' if len(where) > 10 else ''}")
+    return _Since(changed, lines)
 
 
 # --- migrate -------------------------------------------------------------------------------------------------
@@ -512,7 +555,11 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
         else:
             _unmoved(plan, kafka)
             sent = True
-            kafka.commit(plan.key.consumer, [(c.topic, c.partition, c.after, c.after_metadata) for c in plan.writes])
+            if any(c.delete for c in plan.writes):  # plan_restore_kafka: the group had no commits before the write
+                kafka.delete_group(plan.key.consumer)
+            else:
+                kafka.commit(plan.key.consumer, [(c.topic, c.partition, c.after, c.after_metadata)
+                                                 for c in plan.writes])
         written = True
         interrupts.landed()  # the store has the change: from here on an interrupt must not cut its report short
         problems = _read_back(plan, zk, kafka)
@@ -583,6 +630,9 @@ def _unmoved(plan: Plan, kafka: LogWriter) -> None:
     group = plan.key.consumer
     now = {(c.topic, c.partition): c for c in kafka.group_commits([group])}
     moved = []
+    if any(c.delete for c in plan.writes):  # deleting the group: no commit may have appeared elsewhere
+        planned = {(c.topic, c.partition) for c in plan.writes}
+        moved += [f"{t}/{p} (was none, now {c.offset})" for (t, p), c in sorted(now.items()) if (t, p) not in planned]
     for c in plan.writes:
         commit = now.get((c.topic, c.partition))
         was = (c.before, c.before_metadata) if c.had_commit else None

@@ -51,6 +51,86 @@ def test_kafka_backup_keeps_offset_metadata_and_partitions_without_commit(tmp_pa
     assert backup.commits == (KafkaCommit("g", "t", 0, 50, meta), ("t", 1))
 
 
+def test_zookeeper_backup_keeps_the_after_image(tmp_path):
+    """Format 3: the bytes the write leaves and the version it gives each node (issue 27, item 3)."""
+    plan = zk_plan()
+    doc = json.loads(write_backup(plan, tmp_path, 1).read_text())
+    assert doc["offctl_backup"] == 3
+    assert [(e["written_version"], e["version"]) for e in doc["zookeeper"]] == [(5, 4), (10, 9)]
+    backup = load_backup(tmp_path / next(p.name for p in tmp_path.iterdir()))
+    assert {p: (n.data, n.version) for p, n in backup.after.items()} == {
+        c.path: (c.after_data, c.version + 1) for c in plan.writes}
+
+
+@pytest.mark.parametrize("entry, kafka, message", [
+    ({"written_base64": "", "written_version": -1}, None, "written_version '-1' is not a node version"),
+    ({"written_base64": ""}, None, "KeyError: 'written_version'"),
+    (None, {"group_had_commits": "no"}, "group_had_commits is not true or false"),
+    (None, {"group_had_commits": True, "kafka": [{"topic": "t", "partition": 0, "offset": 1, "written": {}}]},
+     "damaged"),
+], ids=["version", "no version", "group_had_commits", "written without offset"])
+def test_a_damaged_after_image_of_a_signed_backup_is_refused(tmp_path, entry, kafka, message):
+    """A hand-made file's after-image is ignored; offctl's own must be whole."""
+    if entry is not None:
+        doc = {"offctl_backup": 3, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
+               "zookeeper": [{"path": "/spouts/orders/partition_0", "partition": 0, "version": 1, "data_base64": "",
+                              **entry}]}
+    else:
+        doc = {"offctl_backup": 3, "store": "kafka", "consumer": "g", "kafka": [], **kafka}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(_signed(doc)))
+    with pytest.raises(UsageError, match=message):
+        load_backup(path)
+    load_backup(path, hand_made=True)
+
+
+def test_a_delete_leaves_an_absent_after_image(tmp_path):
+    from offctl.core.plan import plan_delete
+
+    node = ZkNode("/spouts", "orders", "/spouts/orders/partition_0", 0, None, ODD, 4, 1)
+    doc = json.loads(write_backup(plan_delete(SPOUT, [node]), tmp_path, 1).read_text())
+    assert [(e["written_base64"], e["written_version"]) for e in doc["zookeeper"]] == [(None, None)]
+    assert load_backup(next(tmp_path.iterdir())).after == {node.path: None}
+
+
+def test_a_format_2_backup_is_read_with_the_after_image_it_implies(tmp_path):
+    """Format 2 kept the written bytes of a ZooKeeper write (null for a delete) but no version (the saved one + 1,
+    0 for a node it created), and nothing of a Kafka write."""
+    from offctl.adapters.backup import digest
+
+    doc = json.loads(write_backup(zk_plan(), tmp_path, 1).read_text())
+    for e in doc["zookeeper"]:
+        del e["written_version"]
+    doc = {**doc, "offctl_backup": 2}
+    doc["sha256"] = digest(doc)
+    (tmp_path / "two.json").write_text(json.dumps(doc))
+    backup = load_backup(tmp_path / "two.json")
+    assert backup.format == 2 and [n.version for n in backup.after.values()] == [5, 10]
+    plan = plan_kafka("g", [KafkaCommit("g", "t", 0, 50, None)], CLUSTER, Target("earliest"),
+                      scope=Scope({"t": None}), plain=True)
+    kdoc = json.loads(write_backup(plan, tmp_path / "k", 1).read_text())
+    kdoc = {k: v for k, v in kdoc.items() if k not in ("group_had_commits", "sha256")}
+    kdoc["offctl_backup"] = 2
+    kdoc["kafka"] = [{k: v for k, v in e.items() if k != "written"} for e in kdoc["kafka"]]
+    kdoc["sha256"] = digest(kdoc)
+    (tmp_path / "k2.json").write_text(json.dumps(kdoc))
+    kafka = load_backup(tmp_path / "k2.json")
+    assert (kafka.commits_after, kafka.group_had_commits) == (None, None)
+
+
+@pytest.mark.parametrize("commits, had", [([KafkaCommit("g", "t", 0, 50, None)], True), ([], False)])
+def test_kafka_backup_keeps_the_after_image_and_whether_the_group_had_commits(tmp_path, commits, had):
+    plan = plan_kafka("g", commits, CLUSTER, Target("offset", offset=7), scope=Scope({"t": None}), plain=True)
+    doc = json.loads(write_backup(plan, tmp_path, 1).read_text())
+    assert doc["group_had_commits"] is had
+    assert [e["written"] for e in doc["kafka"]] == [{"offset": 7, "metadata": None}] * 2
+    backup = load_backup(next(tmp_path.iterdir()))
+    assert backup.commits_after == {("t", 0): KafkaCommit("g", "t", 0, 7, None),
+                                    ("t", 1): KafkaCommit("g", "t", 1, 7, None)}
+    assert backup.group_had_commits is had
+    assert load_backup(next(tmp_path.iterdir()), hand_made=True).commits_after is None  # not trusted
+
+
 def test_unwritable_backup_dir_is_a_write_failure_before_anything_is_changed(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -65,7 +145,7 @@ def _signed(doc: dict) -> dict:
 
 
 @pytest.mark.parametrize("doc, message", [
-    ({"offctl_backup": 99}, r"unknown format \(offctl_backup 99\); offctl reads formats 1 and 2"),
+    ({"offctl_backup": 99}, r"unknown format \(offctl_backup 99\); offctl reads formats 1, 2 and 3"),
     # numbers offctl never writes, though Python's == takes 2.0 and true for 2 and 1
     ({"offctl_backup": 2.0}, r"unknown format \(offctl_backup 2.0\)"),
     ({"offctl_backup": 1.0}, r"unknown format \(offctl_backup 1.0\)"),

@@ -422,12 +422,75 @@ def test_restore_zookeeper_notes_offsets_now_out_of_range_without_clamping():
                              "'why')",)
 
 
-def test_restore_kafka_restores_offset_and_metadata_and_reports_new_commits():
-    plan = plan_restore_kafka("g", [commit(0, 50, None), ("t", 1)], [commit(0, 10), commit(1, 10)], CLUSTER,
-                              source="b")
-    back, new = plan.changes
-    assert (back.after, back.after_metadata, back.action) == (50, None, WRITE)
-    assert new.action == SKIP and "cannot remove" in new.reasons[0]
+def test_restore_kafka_restores_offset_and_metadata():
+    plan = plan_restore_kafka("g", [commit(0, 50, None)], [commit(0, 10), commit(1, 10)], CLUSTER, source="b",
+                              had_commits=True)
+    (back,) = plan.changes
+    assert (back.after, back.after_metadata, back.action, back.left_out) == (50, None, WRITE, False)
+    assert plan.warnings == () and plan.undone_by(back) == "restore"
+
+
+NEW = ("t", 1)  # a partition that had no commit before the write the backup undoes
+REMOVE = "had no commit before: the restore deletes group g"
+
+
+# Issue 27, item 2: a partition that had no commit before the write is put back only by deleting the whole group
+# (DeleteGroups, KIP-229), when that is a true undo; otherwise it is left out (exit 7), never "nothing to change".
+@pytest.mark.parametrize("saved, now, had, members, hand_made, expect", [
+    ([NEW], [commit(1, 7)], False, False, False, ("delete", REMOVE)),
+    ([NEW, ("t", 2)], [commit(1, 7), commit(2, 3)], False, False, False, ("delete", REMOVE)),
+    ([NEW], [], False, False, False, ("skip", "had no commit before, and has none now")),
+    ([NEW], [commit(1, 7), commit(0, 4)], False, False, False,
+     ("left out", "the group now has commits the write did not make (t/0)")),
+    ([NEW], [commit(1, 7)], True, False, False, ("left out", "the group had commits on other partitions before")),
+    ([NEW, commit(0, 50)], [commit(1, 7), commit(0, 9)], False, False, False,
+     ("left out", "the group had commits on other partitions before")),
+    ([NEW], [commit(1, 7)], None, False, False, ("left out", "the backup (format 2) does not say")),
+    ([NEW], [commit(1, 7)], False, True, False, ("left out", "the group has members now")),
+    ([NEW], [commit(1, 7)], False, False, True, ("left out", "a hand-made file's word")),
+], ids=["group had none: deleted", "two partitions: deleted", "no commit now: nothing to do",
+        "commits elsewhere now", "group had commits before", "backup holds a commit", "format 2",
+        "members", "hand-made"])
+def test_restore_kafka_of_a_partition_that_had_no_commit(saved, now, had, members, hand_made, expect):
+    plan = plan_restore_kafka("g", saved, now, CLUSTER, source="b", had_commits=had, members=members,
+                              hand_made=hand_made)
+    row = next(c for c in plan.changes if (c.topic, c.partition) == NEW)
+    action, why = expect
+    assert ("left out" if row.left_out else row.action) == action
+    assert why in row.reasons[0]
+    if action == "left out":
+        assert row.action == SKIP and "cannot be undone" in row.reasons[0] and "OffsetDelete (KIP-496" in row.reasons[0]
+        assert any(w.startswith("cannot be undone for ") and "t/1" in w for w in plan.warnings)
+        assert plan.left_out and not any(c.delete for c in plan.changes)
+    if action == "delete":
+        assert all(c.delete for c in plan.writes) and row.before == 7 and not plan.left_out
+        assert plan.undone_by(row) == "restore"  # the restore's own undo commits them back
+
+
+@pytest.mark.parametrize("commits, scope, expect", [
+    ([], Scope({"t": frozenset({0, 1})}), "undone by deleting group g, which had no commits before"),
+    ([commit(0, 20)], Scope({"t": frozenset({0, 1})}), "cannot be undone for 1 partition(s): t/1: "),
+    ([commit(0, 20), commit(1, 30)], Scope({"t": frozenset({0, 1})}), None),
+], ids=["group without commits", "commits on some partitions only", "commits everywhere"])
+def test_a_kafka_reset_says_before_the_write_what_its_undo_cannot_put_back(commits, scope, expect):
+    plan = plan_kafka("g", commits, CLUSTER, Target("offset", offset=50), scope=scope, topology_id="x-1-1")
+    said = [w for w in plan.warnings if "undone" in w]
+    assert said == [] if expect is None else (len(said) == 1 and said[0].startswith(expect))
+    if expect and expect.startswith("cannot"):
+        assert said[0].endswith("--delete-offsets --group g --topic t:1")
+        assert [plan.undone_by(c) for c in plan.changes] == ["restore", "nothing"]
+    if expect and expect.startswith("undone"):
+        assert [plan.undone_by(c) for c in plan.changes] == ["delete-group", "delete-group"]
+
+
+def test_a_migrate_into_a_group_without_commits_is_undone_by_deleting_it():
+    nodes = [node(0, storm_kafka_record("orders-1-1700000000", "orders", 40, 0, "k1", 9092, "t"))]
+    plan = plan_migrate(ConsumerKey(ZOOKEEPER, "orders", "/spouts"), nodes, "g", [], CLUSTER, "new-2-1700000500")
+    assert plan.group_had_commits is False
+    assert [w for w in plan.warnings if w.startswith("undone by deleting group g")]
+    moved = plan_migrate(ConsumerKey(ZOOKEEPER, "orders", "/spouts"), nodes, "g", [commit(1, 3)], CLUSTER,
+                         "new-2-1700000500")
+    assert [w for w in moved.warnings if w.startswith("cannot be undone for 1 partition(s): t/0")]
 
 
 # --- guards ----------------------------------------------------------------------------------------------------
@@ -444,7 +507,8 @@ def statuses(checks) -> dict[str, str]:
 
 def test_guards_pass_when_nothing_runs_and_all_is_quiet():
     checks = check_guards(facts(zk_modified_ms={"/a": 50_000}, groups=(GroupState("g", "empty", 0),)), ())
-    assert statuses(checks) == {"running-topology": "pass", "recent-write": "pass", "active-group": "pass"}
+    assert statuses(checks) == {"running-topology": "pass", "recent-write": "pass", "active-group": "pass",
+                                "changed-since": "not-applicable"}
 
 
 @pytest.mark.parametrize("running", [{"orders-1-1700000000"}, {"orders-2-1700009999"}])
@@ -479,8 +543,86 @@ def test_force_overrides_only_the_named_guard():
     checks = check_guards(facts(running=frozenset({"orders-1-1700000000"}), zk_modified_ms={"/a": 99_999}),
                           {"recent-write"})
     assert statuses(checks) == {"running-topology": "refused", "recent-write": "overridden",
-                                "active-group": "not-applicable"}
+                                "active-group": "not-applicable", "changed-since": "not-applicable"}
     assert "overridden by --force recent-write" in checks[1].message
+
+
+def test_running_topology_refusing_an_undo_says_to_stop_it_again():
+    """Issue 27, item 9: the undo line carries the write's --force flags, so a refusal means the topology was
+    started again since the write."""
+    (check, *_) = check_guards(facts(running=frozenset({"orders-1-1700000000"}), restore=True), ())
+    assert check.status == "refused" and "started again since the write this backup undoes" in check.message
+    assert "storm kill NAME" in check.message and "offctl sandbox topology stop NAME" in check.message
+    assert check.message.endswith("--force running-topology overrides")
+
+
+CHANGED = tuple(f"t/{p}: the write left offset 5, it is now 9" for p in range(12))
+
+
+@pytest.mark.parametrize("kw, force, status, said", [
+    (dict(), (), "not-applicable", "not a restore"),
+    (dict(restore=True, changed_since=()), (), "pass", "every partition is as the write this backup undoes left it"),
+    (dict(restore=True, changed_since=CHANGED[:1]), (), "refused",
+     "1 partition(s) changed since the write this backup undoes, which restoring would overwrite: t/0: the write "
+     "left offset 5, it is now 9; --force changed-since overrides"),
+    (dict(restore=True, changed_since=CHANGED[:1]), ("changed-since",), "overridden", "(overridden by --force "
+                                                                                       "changed-since)"),
+    (dict(restore=True, changed_since=CHANGED), (), "refused", "t/9: the write left offset 5, it is now 9 and 2 more"),
+    (dict(restore=True, changed_since_unknown="the backup (format 2) keeps no after-image"), (), "refused",
+     "offctl cannot tell whether the partitions changed since the write this backup undoes (the backup (format 2)"),
+    (dict(restore=True, changed_since_na="a hand-made file: offctl trusts no after-image in it"), (),
+     "not-applicable", "a hand-made file: offctl trusts no after-image in it"),
+], ids=["not a restore", "unchanged", "one changed", "forced", "at most 10 named", "cannot tell", "hand-made"])
+def test_changed_since_guard(kw, force, status, said):
+    check = check_guards(facts(**kw), force)[3]
+    assert (check.guard, check.status) == ("changed-since", status) and said in check.message
+    if kw.get("changed_since") == CHANGED:
+        assert "t/10" not in check.message
+
+
+def zk_at(path_partition: int, offset: int | None, version: int) -> ZkNode | None:
+    if offset is None:
+        return None
+    return node(path_partition, storm_kafka_record("orders-1-1700000000", "orders", offset, path_partition, "k1",
+                                                   9092, "t"), version=version)
+
+
+P0 = "/spouts/orders/partition_0"
+
+
+@pytest.mark.parametrize("left, now, said", [
+    (zk_at(0, 5, 4), zk_at(0, 5, 4), None),
+    (zk_at(0, 5, 4), zk_at(0, 9, 5), "the write left offset 5, it is now 9"),
+    (zk_at(0, 5, 4), None, "the write left offset 5; it was deleted since"),
+    (None, zk_at(0, 9, 0), "the write deleted it; it was created again since, at offset 9"),
+    (None, None, None),
+    (zk_at(0, 5, 4), zk_at(0, 5, 6), "the write left version 4; it was written again since (version 6), with the "
+                                     "same bytes"),
+    (zk_at(0, 5, 4), node(0, '{"offset":5,"topic":"t","partition":0}', version=5),
+     "the write left offset 5 (version 4); other bytes are there now (version 5), offset 5"),
+], ids=["unchanged", "moved", "deleted since", "recreated since the delete", "still deleted", "same bytes again",
+        "other bytes, same offset"])
+def test_changed_zookeeper(left, now, said):
+    from offctl.core.guards import changed_zookeeper
+
+    found = changed_zookeeper({P0: left}, [now] if now else [])
+    assert found == ({} if said is None else {P0: said})
+
+
+@pytest.mark.parametrize("left, now, said", [
+    (commit(1, 5), commit(1, 5), None),
+    (commit(1, 5), commit(1, 9), "the write left offset 5, it is now 9"),
+    (commit(1, 5), None, "the write left offset 5, it now has no commit"),
+    (commit(1, 5), commit(1, 5, None), "the write left metadata '" + META[:30]),
+    (None, commit(1, 4), "the write removed its commit; it has offset 4 now"),
+    (None, None, None),
+], ids=["unchanged", "moved", "commit gone", "metadata dropped", "committed after the group was deleted",
+        "still none"])
+def test_changed_kafka(left, now, said):
+    from offctl.core.guards import changed_kafka
+
+    found = changed_kafka({("t", 1): left}, [now] if now else [])
+    assert (found == {}) if said is None else found[("t", 1)].startswith(said)
 
 
 # --- verification ------------------------------------------------------------------------------------------------
@@ -504,7 +646,7 @@ def test_verify_kafka_checks_offset_and_metadata():
 
 
 def test_active_group_refuses_a_joined_group_even_when_members_are_not_listed():
-    (_, _, check) = check_guards(facts(groups=(GroupState("g", "completing_rebalance", 0),)), ())
+    (_, _, check, _) = check_guards(facts(groups=(GroupState("g", "completing_rebalance", 0),)), ())
     assert check.status == "refused" and "completing_rebalance" in check.message
 
 

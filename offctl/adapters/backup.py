@@ -2,7 +2,8 @@
 `--from-file` (an offctl plan or backup, or a kafka-consumer-groups CSV export).
 
 A backup is JSON: ZooKeeper nodes keep their exact bytes (base64) and version, Kafka commits their offset
-and metadata. It is written to a temporary name, flushed and fsynced, then renamed, before any store is
+and metadata; and each entry keeps what the write leaves (its after-image), so that the restore can tell
+whether a partition changed since (the changed-since guard). It is written to a temporary name, flushed and fsynced, then renamed, before any store is
 touched; `offctl restore` reads it back through the same planner and writer.
 """
 
@@ -23,7 +24,7 @@ import secrets
 import socket
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offctl.errors import UsageError, WriteConflict
@@ -33,7 +34,8 @@ from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, 
 from offctl.core.plan import CREATE, Change, Plan, change_dict
 from offctl.core.storm import parse_zk_node
 
-FORMAT = 2  # 2 adds "sha256"; format 1 (no checksum) is restored only as a hand-made file
+FORMAT = 3  # 3 adds the after-image of every entry; 2 adds "sha256"; 1 (no checksum) is restored only as hand-made
+FORMATS = (1, 2, FORMAT)
 HAND_MADE_FLAG = "--hand-made"
 
 
@@ -50,21 +52,28 @@ def state_dir() -> Path:
 
 
 def backup_document(plan: Plan, created_ms: int) -> dict:
-    """The before-image of every partition the plan writes."""
+    """The before-image of every partition the plan writes, and its after-image: what the write leaves."""
     doc = {"offctl_backup": FORMAT, "created_at": iso_ms(created_ms), "created_ms": created_ms,
            "operation": plan.operation, "target": plan.target, **plan.key.fields()}
     if plan.key.store in ZK_STORES:
-        # "written_base64": the bytes offctl is about to write, so that its undo recognises them as its own
-        # a node the plan creates did not exist: "absent", and its undo deletes it again
+        # "written_base64" and "written_version": the bytes offctl is about to write and the version the write
+        # gives the node (the version read + 1; 0 for a node it creates); both null for a node it deletes.
+        # A node the plan creates did not exist: "absent", and its undo deletes it again.
         doc["zookeeper"] = [{"path": c.path, "topic": c.topic, "partition": c.partition, "offset": c.before,
                              "version": None if c.before_data is None else c.version,
                              "data_base64": _b64(c.before_data), "written_base64": _b64(c.after_data),
+                             "written_version": None if c.delete else 0 if c.version == CREATE else c.version + 1,
                              **({"absent": True} if c.before_data is None else {})}
                             for c in plan.writes]
     else:
+        # "written": the commit the write leaves (null: it removes it, deleting the group); and whether the
+        # group had any commit before, so that the undo knows whether deleting the group puts it back
         doc["kafka"] = [{"topic": c.topic, "partition": c.partition,
                          "offset": c.before if c.had_commit else None,
-                         "metadata": c.before_metadata if c.had_commit else None} for c in plan.writes]
+                         "metadata": c.before_metadata if c.had_commit else None,
+                         "written": None if c.delete else {"offset": c.after, "metadata": c.after_metadata}}
+                        for c in plan.writes]
+        doc["group_had_commits"] = plan.group_had_commits
     doc["sha256"] = digest(doc)
     return doc
 
@@ -127,13 +136,21 @@ class Backup:
     path: Path
     nodes: tuple[ZkNode, ...] = ()  # ZooKeeper: exact bytes as they were
     commits: tuple[KafkaCommit | tuple[str, int], ...] = ()  # Kafka; (topic, partition) had no commit
-    written: Mapping[str, tuple[bytes, int]] = field(default_factory=dict)  # path -> (bytes, version) offctl wrote
     absent: tuple[str, ...] = ()  # ZooKeeper nodes that did not exist before (the operation created them)
+    # The after-image, what the write left: ZooKeeper path -> the node (bytes, version) or None (deleted);
+    # Kafka (topic, partition) -> the commit or None (removed). None: not known (a format-2 Kafka backup, a
+    # hand-made file, whose claims are not trusted); a path missing from it: not known for that node.
+    after: Mapping[str, ZkNode | None] | None = None
+    commits_after: Mapping[tuple[str, int], KafkaCommit | None] | None = None
+    group_had_commits: bool | None = None  # Kafka: the group had some commit before the write (None: not known)
+    format: int = FORMAT
 
     def own_writes(self, current: Iterable[ZkNode]) -> frozenset[str]:
-        """Paths that still hold exactly what the operation this backup was made for wrote: the version one
-        above the saved one and the bytes it wrote. Nothing else has written them since."""
-        return frozenset(n.path for n in current if self.written.get(n.path) == (n.data, n.version))
+        """Paths that still hold exactly what the operation this backup was made for wrote: the version it gave
+        the node and the bytes it wrote. Nothing else has written them since."""
+        after = self.after or {}
+        return frozenset(n.path for n in current
+                         if (was := after.get(n.path)) is not None and (was.data, was.version) == (n.data, n.version))
 
 
 def _bad(path: Path, why: str) -> UsageError:
@@ -153,9 +170,10 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
     written back. `hand_made`: a file made or edited on purpose; no checksum is asked for (the planner's
     checks still apply)."""
     fmt = doc.get("offctl_backup")
-    if not _is_int(fmt) or fmt not in (1, FORMAT):  # the integers offctl writes: not 2.0, "2" or true
+    if not _is_int(fmt) or fmt not in FORMATS:  # the integers offctl writes: not 2.0, "2" or true
         given = json.dumps(fmt)[:20] if "offctl_backup" in doc else "missing"
-        raise _bad(path, f"unknown format (offctl_backup {given}); offctl reads formats 1 and {FORMAT}")
+        raise _bad(path, f"unknown format (offctl_backup {given}); offctl reads formats "
+                         f"{', '.join(map(str, FORMATS[:-1]))} and {FORMAT}")
     if not hand_made:
         if fmt == 1:
             raise _bad(path, f"it has no checksum (written by an older offctl): check it by hand, then pass "
@@ -176,17 +194,51 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
             absent = [e for e in doc["zookeeper"] if e.get("absent") is True]
             nodes = tuple(_saved_node(e, key) for e in entries)
             gone = tuple(_saved_path(e, key)[0] for e in absent)
-            # A hand-made file's claim of what offctl wrote is not trusted: it could lift the recent-write guard.
-            # A node offctl created has version 0; one it set has the saved version + 1.
-            written = {} if hand_made else {
-                p: (base64.b64decode(e["written_base64"], validate=True), v)
-                for p, v, e in [(n.path, n.version + 1, e) for n, e in zip(nodes, entries)]
-                + [(p, 0, e) for p, e in zip(gone, absent)] if isinstance(e.get("written_base64"), str)}
-            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes, written=written, absent=gone)
+            # A hand-made file's claim of what offctl wrote is not trusted: it could lift the recent-write and
+            # changed-since guards.
+            after = None if hand_made else {
+                _saved_path(e, key)[0]: _after_node(e, key, fmt, before) for e, before in
+                [*zip(entries, nodes), *((e, None) for e in absent)] if fmt >= 3 or "written_base64" in e}
+            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes, absent=gone, after=after,
+                          format=fmt)
         commits = tuple(_saved_commit(e, consumer) for e in doc["kafka"])
-        return Backup(key, str(doc.get("operation")), created, path, commits=commits)
+        if hand_made or fmt < 3:  # format 2 keeps no after-image of a Kafka write
+            return Backup(key, str(doc.get("operation")), created, path, commits=commits, format=fmt)
+        had = doc["group_had_commits"]
+        if not isinstance(had, bool):
+            raise ValueError("group_had_commits is not true or false")
+        commits_after = {(e["topic"], e["partition"]): _written_commit(e, consumer) for e in doc["kafka"]}
+        return Backup(key, str(doc.get("operation")), created, path, commits=commits, commits_after=commits_after,
+                      group_had_commits=had, format=fmt)
     except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise _bad(path, f"an entry is damaged ({type(exc).__name__}: {exc})") from None
+
+
+def _after_node(e: dict, key: ConsumerKey, fmt: int, before: ZkNode | None) -> ZkNode | None:
+    """The node as the write left it, or None where the write deleted it (format 2: "written_base64" null
+    means the same). Format 2 gives no version: a node the write set gets the saved version + 1, one it
+    created 0, as ZooKeeper numbers them."""
+    written = e["written_base64"]
+    if written is None:
+        return None
+    data = base64.b64decode(written, validate=True)
+    version = e["written_version"] if fmt >= 3 else 0 if before is None else before.version + 1
+    if not _is_int(version) or version < 0:
+        raise ValueError(f"written_version {str(version)[:20]!r} is not a node version")
+    if before is not None:
+        return replace(before, data=data, version=version)
+    path, partition, rest = _saved_path(e, key)
+    return _node(key, path, partition, rest, data, version)
+
+
+def _written_commit(e: dict, group: str) -> KafkaCommit | None:
+    written = e["written"]
+    if written is None:
+        return None
+    commit = _saved_commit({"topic": e["topic"], "partition": e["partition"], **written}, group)
+    if not isinstance(commit, KafkaCommit):
+        raise ValueError("written has no offset")
+    return commit
 
 
 def _saved_path(e: dict, key: ConsumerKey) -> tuple[str, int, list[str]]:
@@ -214,7 +266,10 @@ def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
     version = e["version"]
     if not _is_int(version) or version < 0:
         raise ValueError(f"version {str(version)[:20]!r} is not a node version")
-    data = base64.b64decode(e["data_base64"], validate=True)
+    return _node(key, path, partition, rest, base64.b64decode(e["data_base64"], validate=True), version)
+
+
+def _node(key: ConsumerKey, path: str, partition: int, rest: list[str], data: bytes, version: int) -> ZkNode:
     if key.store == TRIDENT:
         client = "@" in rest[0]
         folder = rest[0].rsplit("@", 1)[0] if client else (rest[0] if len(rest) == 3 else None)

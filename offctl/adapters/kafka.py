@@ -549,6 +549,29 @@ class KafkaStore:
                                 + (f" and {len(refused) - 10} more" if len(refused) > 10 else ""))
 
 
+    def delete_group(self, group: str) -> None:
+        """Delete the group and with it all its commits (DeleteGroups, KIP-229, Kafka 1.1.0). The broker deletes
+        only a group without members (NON_EMPTY_GROUP otherwise) and answers GROUP_ID_NOT_FOUND for none.
+
+        Raises WriteConflict when the broker refuses or does not answer, StoreUnavailable when it cannot be
+        reached; UsageError, sending nothing, for a group id librdkafka cannot name."""
+        if not _sendable_group(group):
+            raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
+                             f"a NUL character)")
+        what = f"the deletion of group {group}"
+        try:
+            futures = self.admin.delete_consumer_groups([group], request_timeout=self.timeout)
+            futures[group].result(timeout=self.timeout + 5)
+        except TimeoutError:
+            raise WriteConflict(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
+                                f"{self.timeout:g}s; it may or may not have been applied") from None
+        except KafkaException as exc:
+            err = _kafka_error(exc)
+            if err is not None and err.code() in _UNREACHABLE:
+                raise self._unavailable(what, exc) from None
+            raise WriteConflict(f"Kafka refused {what}: {err.str() if err else exc}") from None
+
+
 def _type_name(kind) -> str:
     """classic, consumer, share or unknown, from a ConsumerGroupType (None: the client has no such field)."""
     name = getattr(kind, "name", None)

@@ -148,7 +148,8 @@ def _was_and_now(store: str, c: Change, log: PartitionLog | None) -> tuple[int |
     was, before = _resumes(store, c.before, c.before_data if c.path else None, log,
                            gone="no commit before" if store == KAFKA else "no record before")
     now, after = _resumes(store, None if c.delete else c.after, None if c.delete else c.after_data, log,
-                          gone="the record is deleted")
+                          gone="the commit is removed (the group is deleted)" if store == KAFKA else
+                          "the record is deleted")
     return was, now, tuple(n for n in dict.fromkeys((before, after)) if n)
 
 
@@ -244,10 +245,11 @@ def _spanned(cost: ChangeCost, c: Change, log: PartitionLog, read: MessageRead, 
 
 def undo_cost(plan: Plan) -> PlanCost | None:
     """What restoring the plan's backup costs: each written range the other way. A Kafka commit written where
-    there was none stays (Kafka's admin API cannot remove one commit), so its undo costs nothing."""
+    there was none is removed only when the restore deletes the group (Plan.undone_by): the spout then starts
+    where it would without it, as before the write; where it cannot be undone, the undo costs nothing."""
     if plan.cost is None:
         return None
-    return PlanCost(tuple(None if cost is None or (plan.key.store == KAFKA and not c.had_commit) else cost.reversed()
+    return PlanCost(tuple(None if cost is None or plan.undone_by(c) == "nothing" else cost.reversed()
                           for c, cost in zip(plan.changes, plan.cost.changes, strict=True)))
 
 

@@ -1,17 +1,18 @@
-"""The safety guards of every write, pure: running-topology, recent-write and active-group, judged from the facts
-a read gathered (with `now` in them), each overridable only by its own --force."""
+"""The safety guards of every write, pure: running-topology, recent-write, active-group and changed-since, judged
+from the facts a read gathered (with `now` in them), each overridable only by its own --force."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from offctl.core.model import GroupState
-from offctl.core.storm import parse_storm_id
+from offctl.core.model import GroupState, KafkaCommit, ZkNode
+from offctl.core.storm import parse_storm_id, parse_zk_node
+from offctl.inputs import printable
 
-from offctl.core.plan import GuardCheck, Plan
+from offctl.core.plan import CHANGED_SINCE, GuardCheck, Plan, named
 
-GUARDS = ("running-topology", "recent-write", "active-group")
+GUARDS = ("running-topology", "recent-write", "active-group", "changed-since")
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,22 @@ class GuardFacts:
     groups: tuple[GroupState, ...] = ()  # Kafka groups written to
     now_ms: int = 0
     quiet_period_s: float = 10.0
+    restore: bool = False  # the write is a restore: it undoes an earlier write
+    # restore: each partition that changed since the write the backup undoes, "name: what changed" (changed_*
+    # below); None: not a restore, or a file whose after-image is not trusted (changed_since_na says why)
+    changed_since: tuple[str, ...] | None = None
+    changed_since_unknown: str = ""  # why offctl cannot tell whether they changed (the guard refuses)
+    changed_since_na: str = ""  # why the guard does not apply
 
 
 def check_guards(facts: GuardFacts, force: Iterable[str]) -> tuple[GuardCheck, ...]:
     forced = set(force)
-    checks = (_running(facts), _recent(facts), _active(facts))
+    checks = (_running(facts), _recent(facts), _active(facts), _changed(facts))
+    why_na = {"changed-since": facts.changed_since_na or ("" if facts.restore else "not a restore")}
 
     def verdict(guard: str, refused: str | None, ok: str) -> GuardCheck:
         if refused is None:
-            return GuardCheck(guard, "pass" if ok else "not-applicable", ok or "not applicable")
+            return GuardCheck(guard, "pass" if ok else "not-applicable", ok or why_na.get(guard) or "not applicable")
         if guard in forced:
             return GuardCheck(guard, "overridden", f"{refused} (overridden by --force {guard})")
         return GuardCheck(guard, "refused", f"{refused}; --force {guard} overrides")
@@ -52,6 +60,11 @@ def _running(f: GuardFacts) -> tuple[str | None, str]:
         return None, "the records name no topology"
     names = {_name(t) for t in f.topology_ids}
     live = sorted(r for r in f.running if r in f.topology_ids or _name(r) in names)
+    if live and f.restore:
+        return (f"topology {', '.join(live)} is running (listed under Storm's root): it was started again since the "
+                f"write this backup undoes, and would overwrite the undo within seconds. Stop it again before the "
+                f"undo (storm kill NAME, or storm deactivate NAME and wait for its last commit; in offctl's sandbox: "
+                f"offctl sandbox topology stop NAME), then run the undo line again"), ""
     if live:
         return (f"topology {', '.join(live)} is running (listed under Storm's root) and would overwrite the "
                 f"change within seconds: kill it, or deactivate it and wait for its last commit"), ""
@@ -77,6 +90,73 @@ def _active(f: GuardFacts) -> tuple[str | None, str]:
         return ", ".join(f"group {g.group} has {g.members or 'active'} member(s) (state {g.state}): a consumer "
                          f"using subscribe() would overwrite the commit" for g in busy), ""
     return None, ", ".join(f"group {g.group} has no members ({g.state})" for g in f.groups)
+
+
+def _changed(f: GuardFacts) -> tuple[str | None, str]:
+    if f.changed_since_unknown:
+        return (f"offctl cannot tell whether the partitions changed since the write this backup undoes "
+                f"({f.changed_since_unknown}): restoring could overwrite a later change"), ""
+    if f.changed_since is None:
+        return None, ""
+    if f.changed_since:
+        return (f"{len(f.changed_since)} partition(s) {CHANGED_SINCE}, which restoring would overwrite: "
+                f"{named(f.changed_since)}"), ""
+    return None, "every partition is as the write this backup undoes left it"
+
+
+def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode]) -> dict[str, str]:
+    """path -> what changed since the write: `left` holds each node as the write left it (its bytes and the
+    version the write gave it), None where the write deleted it."""
+    current = {n.path: n for n in now}
+    out = {}
+    for path, was in left.items():
+        node = current.get(path)
+        if was is None:
+            if node is not None:
+                out[path] = f"the write deleted it; it was created again since, at {_zk_offset(node)}"
+        elif node is None:
+            out[path] = f"the write left {_zk_offset(was)}; it was deleted since"
+        elif node.data != was.data:
+            then, now_at = _zk_offset(was), _zk_offset(node)
+            out[path] = (f"the write left {then}, it is now {now_at.removeprefix('offset ')}" if then != now_at else
+                         f"the write left {then} (version {was.version}); other bytes are there now (version "
+                         f"{node.version}), {now_at}")
+        elif node.version != was.version:
+            out[path] = (f"the write left version {was.version}; it was written again since (version "
+                         f"{node.version}), with the same bytes")
+    return out
+
+
+def _zk_offset(node: ZkNode) -> str:
+    committed = parse_zk_node(node).committed
+    return "bytes the spout cannot use" if committed is None else f"offset {committed}"
+
+
+def changed_kafka(left: Mapping[tuple[str, int], KafkaCommit | None],
+                  now: Iterable[KafkaCommit]) -> dict[tuple[str, int], str]:
+    """(topic, partition) -> what changed since the write: `left` holds each commit as the write left it
+    (offset and metadata), None where the write removed it (a restore that deleted the group)."""
+    current = {(c.topic, c.partition): c for c in now}
+    out = {}
+    for tp, was in left.items():
+        commit = current.get(tp)
+        if was is None:
+            if commit is not None:
+                out[tp] = f"the write removed its commit; it has offset {commit.offset} now"
+        elif commit is None:
+            out[tp] = f"the write left offset {was.offset}, it now has no commit"
+        elif commit.offset != was.offset:
+            out[tp] = f"the write left offset {was.offset}, it is now {commit.offset}"
+        elif commit.metadata != was.metadata:
+            out[tp] = f"the write left metadata {_meta(was.metadata)}, it is now {_meta(commit.metadata)}"
+    return out
+
+
+def _meta(metadata: str | None) -> str:
+    if metadata is None:
+        return "none"
+    text = printable(metadata)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 def with_guards(plan: Plan, facts: GuardFacts, force: Iterable[str]) -> Plan:

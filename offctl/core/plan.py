@@ -92,6 +92,17 @@ class Plan:
     warnings: tuple[str, ...] = ()
     guards: tuple[GuardCheck, ...] = ()
     cost: PlanCost | None = None  # the messages its writes replay and skip (offctl.core.cost), once read
+    group_had_commits: bool | None = None  # Kafka: whether the group had any commit when the plan was made
+
+    def undone_by(self, c: Change) -> str | None:
+        """How restoring this plan's backup undoes the change: "restore" (the before-image is written back),
+        "delete-group" (the group had no commits before: the restore deletes it, see plan_restore_kafka) or
+        "nothing" (it cannot be undone); None for a change that writes nothing."""
+        if c.action not in (WRITE, DELETE):
+            return None
+        if self.key.store != KAFKA or c.had_commit:
+            return "restore"
+        return "delete-group" if self.group_had_commits is False else "nothing"
 
     @property
     def writes(self) -> tuple[Change, ...]:
@@ -485,8 +496,9 @@ def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, tar
             reasons += ("no commit before: a new commit is written",)
         changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons + ((why,) if why else ())))
     changes += _file_rows_left(target, {(c.topic, c.partition) for c in changes}, scope, "not planned")
-    return Plan("reset", ConsumerKey(KAFKA, group), target.describe(), tuple(changes), captured_ms,
-                warnings=tuple(lines) + _warnings(changes))
+    return with_undo_warnings(Plan("reset", ConsumerKey(KAFKA, group), target.describe(), tuple(changes),
+                                   captured_ms, warnings=tuple(lines) + _warnings(changes),
+                                   group_had_commits=bool(commits)))
 
 
 PLAIN = ("no Storm metadata (--no-storm-metadata): only a spout whose first-poll strategy is UNCOMMITTED_EARLIEST "
@@ -571,8 +583,9 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
     rows, lines = _unrecorded(scope, every, cluster)
     changes += [Change(t, p, None, None, had_commit=False, reasons=("no ZooKeeper record for this partition",))
                 for t, p, _, _ in rows]
-    return Plan("migrate", ConsumerKey(KAFKA, group), f"offsets of {spout}", tuple(changes), captured_ms,
-                source=spout, warnings=tuple(lines) + _warnings(changes))
+    return with_undo_warnings(Plan("migrate", ConsumerKey(KAFKA, group), f"offsets of {spout}", tuple(changes),
+                                   captured_ms, source=spout, warnings=tuple(lines) + _warnings(changes),
+                                   group_had_commits=bool(current)))
 
 
 OUTSIDE = "outside today's log range"
@@ -601,10 +614,12 @@ def _hand_made_range(offset: int | None, log: PartitionLog | None) -> str | None
 
 def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: Iterable[ZkNode],
                            cluster: Cluster | None, *, source: str, captured_ms: int = 0,
-                           hand_made: bool = False, absent: Iterable[str] = ()) -> Plan:
+                           hand_made: bool = False, absent: Iterable[str] = (),
+                           changed: Mapping[str, str] = {}) -> Plan:  # noqa: B006 - read only
     """Put each saved node's exact bytes back, checked against the version read now (a node deleted since
     is created again); delete the `absent` nodes, which did not exist before. From a `hand_made` file, only
-    bytes the spout can use, with an offset inside today's log, are written."""
+    bytes the spout can use, with an offset inside today's log, are written. `changed`: the nodes that changed
+    since the write the backup undoes, with what changed (the changed-since guard), said on their rows."""
     now = {n.path: n for n in current}
     now_dirs = {n.path.rsplit("/", 1)[0]: n for n in now.values() if n.trident}
     changes = []
@@ -642,20 +657,37 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
         changes.append(Change(record.topic, old.node_partition, parse_zk_node(node).committed,
                               record.committed, reasons=_range_note(record.committed, log), path=old.path,
                               version=node.version, before_data=node.data, after_data=old.data))
-    return Plan("restore", key, f"backup {source}", tuple(changes), captured_ms, warnings=_warnings(changes))
+    changes = [_since(c, changed.get(c.path)) for c in changes]
+    return Plan("restore", key, f"backup {source}", tuple(changes), captured_ms,
+                warnings=_warnings(changes, restore=True))
 
 
 def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]], current: Iterable[KafkaCommit],
-                       cluster: Cluster | None, *, source: str, captured_ms: int = 0, hand_made: bool = False) -> Plan:
+                       cluster: Cluster | None, *, source: str, captured_ms: int = 0, hand_made: bool = False,
+                       had_commits: bool | None = None, members: bool = False,
+                       changed: Mapping[tuple[str, int], str] = {}) -> Plan:  # noqa: B006 - read only
     """Put each saved commit (offset and metadata) back. `saved` holds (topic, partition) for partitions
-    that had no commit before: Kafka's admin API cannot delete one commit, so those are reported."""
+    that had no commit before: Kafka removes a single commit only with OffsetDelete, which offctl cannot send,
+    so the restore deletes the whole group when that is a true undo (`had_commits` is False: the group had no
+    commits at all before the write; it now holds commits only on those partitions; it has no `members`),
+    and otherwise leaves them out, saying so (exit 7). `changed`: the partitions that changed since the write
+    the backup undoes, with what changed (the changed-since guard), said on their rows."""
     now = {(c.topic, c.partition): c for c in current if c.group == group}
+    deletable, why_not = _group_deletable(saved, now, had_commits, members, hand_made)
     changes = []
     for old in saved:
         if isinstance(old, tuple):
-            changes.append(_kafka_change(*old, now.get(old),
-                                         reasons=("had no commit before; Kafka's admin API cannot remove a "
-                                                  "single partition's commit, so it stays",)))
+            commit = now.get(old)
+            base = _kafka_change(*old, commit)
+            if commit is None:
+                changes.append(replace(base, reasons=("had no commit before, and has none now",)))
+            elif deletable:
+                changes.append(replace(base, delete=True, reasons=(
+                    f"had no commit before: the restore deletes group {group}, which had no commits before the "
+                    f"write and holds only the commits it made ({DELETE_GROUP})",)))
+            else:
+                changes.append(replace(base, left_out=True, reasons=(
+                    f"cannot be undone: had no commit before, and {why_not}; {NO_OFFSET_DELETE}",)))
             continue
         log = _log_of(cluster, old.topic, old.partition)[0] if cluster is not None else None
         base = _kafka_change(old.topic, old.partition, now.get((old.topic, old.partition)))
@@ -665,11 +697,90 @@ def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]
             continue
         changes.append(replace(base, after=old.offset, after_metadata=old.metadata,
                                reasons=_range_note(old.offset, log)))
-    return Plan("restore", ConsumerKey(KAFKA, group), f"backup {source}", tuple(changes), captured_ms,
-                warnings=_warnings(changes))
+    changes = [_since(c, changed.get((c.topic, c.partition))) for c in changes]
+    plan = Plan("restore", ConsumerKey(KAFKA, group), f"backup {source}", tuple(changes), captured_ms,
+                warnings=_warnings(changes, restore=True), group_had_commits=bool(now))
+    return with_undo_warnings(plan)
 
 
-def _warnings(changes: Iterable[Change]) -> tuple[str, ...]:
+def _group_deletable(saved: Iterable[KafkaCommit | tuple[str, int]], now: Mapping[tuple[str, int], KafkaCommit],
+                     had_commits: bool | None, members: bool, hand_made: bool) -> tuple[bool, str]:
+    """Whether deleting the group puts back the state before the write, or why not."""
+    saved = list(saved)
+    if hand_made:
+        return False, "a hand-made file's word on the group's commits before the write is not trusted"
+    if had_commits is None:
+        return False, "the backup (format 2) does not say whether the group had any commit before the write"
+    if had_commits or any(not isinstance(old, tuple) for old in saved):
+        return False, "the group had commits on other partitions before the write, so deleting it is no undo"
+    made = {old for old in saved if isinstance(old, tuple)}
+    others = sorted(tp for tp in now if tp not in made)
+    if others:
+        return False, (f"the group now has commits the write did not make ({named(f'{t}/{p}' for t, p in others)}), "
+                       f"which deleting the group would remove")
+    if members:
+        return False, "the group has members now, and the broker deletes only a group without members"
+    return True, ""
+
+
+CHANGED_SINCE = "changed since the write this backup undoes"
+
+
+def _since(c: Change, what: str | None) -> Change:
+    """The change with what changed since the write it undoes first among its reasons (the changed-since guard)."""
+    return c if what is None else replace(c, reasons=(f"{CHANGED_SINCE}: {what}",) + c.reasons)
+
+
+def named(items: Iterable[str], most: int = 10) -> str:
+    """At most `most` items, then "and N more"."""
+    items = list(items)
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+
+
+def delete_offsets_line(group: str, partitions: Iterable[tuple[str, int]]) -> str:
+    """The kafka-consumer-groups line that removes these commits (OffsetDelete, KIP-496, Kafka 2.4.0:
+    --delete-offsets takes --topic T:P,Q, ConsumerGroupCommand.deleteOffsets at 2.4.0)."""
+    by: dict[str, list[int]] = {}
+    for t, p in sorted(partitions):
+        by.setdefault(t, []).append(p)
+    topics = " ".join(f"--topic {t}:{','.join(map(str, ps))}" for t, ps in by.items())
+    return f"kafka-consumer-groups --bootstrap-server BROKERS --delete-offsets --group {group} {topics}"
+
+
+# KIP-229 (Kafka 1.1.0) added DeleteGroups; the broker deletes only a group without members: Empty is deleted,
+# any other live state answers NON_EMPTY_GROUP (GroupCoordinator.handleDeleteGroups, core/src/main/scala/kafka/
+# coordinator/group/GroupCoordinator.scala at 1.1.0; from 3.7.0 ClassicGroup.validateDeleteGroup and
+# ConsumerGroup.validateDeleteGroup in group-coordinator/). confluent-kafka's AdminClient sends it
+# (delete_consumer_groups) but not OffsetDelete (KIP-496, Kafka 2.4.0), which removes one partition's commit.
+DELETE_GROUP = "DeleteGroups, KIP-229, Kafka 1.1.0: the broker deletes only a group without members"
+NO_OFFSET_DELETE = ("removing one partition's commit needs OffsetDelete (KIP-496, Kafka 2.4.0), which offctl's "
+                    "client (confluent-kafka's AdminClient) does not send")
+
+
+def undo_warnings(plan: Plan) -> tuple[str, ...]:
+    """What the undo of a Kafka plan cannot put back, said before the write: a commit written where the
+    group had none is removed only by deleting the whole group, which the restore does only when the group
+    had no commits at all before the write."""
+    new = [c for c in plan.changes if plan.undone_by(c) in ("delete-group", "nothing")]
+    if not new:
+        return ()
+    group = plan.key.consumer
+    if plan.group_had_commits is False:
+        return (f"undone by deleting group {group}, which had no commits before: its restore deletes the group "
+                f"while it has no members and holds only the commits this write made ({DELETE_GROUP})",)
+    cannot = [c for c in new if plan.undone_by(c) == "nothing"]
+    return (f"cannot be undone for {len(cannot)} partition(s): {named(f'{c.topic}/{c.partition}' for c in cannot)}: "
+            f"they had no commit before, and the group has commits elsewhere, so its restore cannot delete the "
+            f"group; {NO_OFFSET_DELETE}. By hand, with the group's consumers stopped: "
+            f"{delete_offsets_line(group, [(c.topic, c.partition) for c in cannot])}",)
+
+
+def with_undo_warnings(plan: Plan) -> Plan:
+    return replace(plan, warnings=plan.warnings + undo_warnings(plan))
+
+
+def _warnings(changes: Iterable[Change], *, restore: bool = False) -> tuple[str, ...]:
     """Plan-level warnings: what the operator must read before executing."""
     out = []
     zero = [c for c in changes if c.action == WRITE and any("ignores a stored offset <= 0" in r for r in c.reasons)]
@@ -687,7 +798,11 @@ def _warnings(changes: Iterable[Change]) -> tuple[str, ...]:
     if skipped:
         out.append(f"{len(skipped)} partition(s) skipped (see 'why')")
     left = [c for c in changes if c.left_out]
-    if left:
+    if left and restore:
+        out.append(f"cannot be undone for {len(left)} partition(s): "
+                   f"{named(f'{c.topic}/{c.partition}' for c in left)} (see 'why'); exit code 7 unless a guard or the "
+                   f"write fails")
+    elif left:
         out.append(f"{len(left)} partition(s) left out: the plan cannot move them to the target (see 'why'); exit "
                    f"code 7 unless a guard or the write fails")
     return tuple(out)
@@ -707,6 +822,9 @@ def verify_zookeeper(plan: Plan, read_back: Mapping[str, bytes | None]) -> list[
 def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str | None]]) -> list[str]:
     """Problems found reading the group's commits back: planned offset and Storm metadata on each."""
     problems = []
+    if any(c.delete for c in plan.writes):  # the group was deleted: none of its commits may be left
+        return [f"{t}/{p} still has commit {o} after group {plan.key.consumer} was deleted"
+                for (t, p), (o, _) in sorted(read_back.items())]
     for c in plan.writes:
         got = read_back.get((c.topic, c.partition))
         if got is None:
