@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from offctl.core.storm import commit_metadata_json
 from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -240,13 +241,30 @@ def test_kafka_group_reset_and_restore(cli, fleet, kafka, names):
 
     done = cli("reset", *base, "--to", "earliest", "--execute", "--yes", "-o", "json")
     expect_written(done, commits(kafka, group), {(fleet.topic, 0): 0, (fleet.topic, 1): 0})
-    assert json.loads(fleet.backups.joinpath(done.json()["backup"]).read_text())["kafka"] == [
-        {"topic": fleet.topic, "partition": 0, "offset": 7, "metadata": None},
-        {"topic": fleet.topic, "partition": 1, "offset": 8, "metadata": None}]
+    meta = json.loads(commit_metadata_json(TOPOLOGY))  # written as Storm metadata for --topology-id
+    saved = json.loads(fleet.backups.joinpath(done.json()["backup"]).read_text())
+    assert [{**e, "written": {**e["written"], "metadata": json.loads(e["written"]["metadata"])}}
+            for e in saved["kafka"]] == [
+        {"topic": fleet.topic, "partition": 0, "offset": 7, "metadata": None, "written": {"offset": 0, "metadata": meta}},
+        {"topic": fleet.topic, "partition": 1, "offset": 8, "metadata": None, "written": {"offset": 0, "metadata": meta}}]
+    assert saved["group_had_commits"] is True
 
-    back = cli("restore", done.json()["backup"], *fleet.conn, *fleet.safe, "--execute", "--yes")
+    back = restore_either_way(cli, kafka, group, "restore", done.json()["backup"], *fleet.conn, *fleet.safe, "--execute", "--yes")
     assert back.exit_code == 0, back.stderr
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 7, (fleet.topic, 1): 8}
+
+
+def restore_either_way(cli, kafka, group, *argv):
+    """Restore a Kafka write whose Storm metadata the broker kept (Apache Kafka: exit as the restore ends), or
+    dropped (Tansu): then the commit is not what the write left, and the changed-since guard says so (exit 4)
+    until forced."""
+    kept = all(meta for _, meta in commits(kafka, group).values())  # the write left Storm metadata on each
+    result = cli(*argv)
+    if kept:
+        return result
+    assert result.exit_code == 4 and "refused by changed-since" in result.stderr, result.stderr
+    assert "the write left metadata '{" in result.stderr and "it is now none" in result.stderr
+    return cli(*argv, "--force", "changed-since")
 
 
 NO_COMMITS = "has no commits: nothing to reset"
@@ -422,19 +440,22 @@ def test_an_edited_backup_is_refused_and_a_hand_made_one_is_checked(cli, fleet):
 
     hand = cli("restore", path, "--hand-made", *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes",
                "-o", "json")
-    assert hand.exit_code == 0, hand.stderr
-    actions = {c["partition"]: (c["action"], c["reasons"]) for c in hand.json()["changes"]}
-    assert actions[0][0] == "skip" and "cannot use" in actions[0][1][0]
-    assert actions[1][0] == "skip" and "outside today's log range" in actions[1][1][0]
-    assert actions[2][0] == "write"
+    # exit 7: the restore cannot put two partitions back (issue 27: it never reads as done)
+    assert hand.exit_code == 7, hand.stderr
+    actions = {c["partition"]: (c["action"], c["reasons"], c["left_out"]) for c in hand.json()["changes"]}
+    assert actions[0][0] == "skip" and "cannot use" in actions[0][1][0] and actions[0][2]
+    assert actions[1][0] == "skip" and "outside today's log range" in actions[1][1][0] and actions[1][2]
+    assert actions[2][:1] == ("write",) and not actions[2][2]
+    assert any(w.startswith("cannot be undone for 2 partition(s)") for w in hand.json()["warnings"])
+    assert [g["status"] for g in hand.json()["guards"] if g["guard"] == "changed-since"] == ["not-applicable"]
     after = nodes(fleet.state())
     assert (after[0], after[1]) == (before[0], before[1]) and offset_of(after[2][0]) == 3
 
 
-@pytest.mark.parametrize("fmt", [3, "2", None, 2.0, True], ids=["3", "the string 2", "missing", "2.0", "true"])
+@pytest.mark.parametrize("fmt", [4, "2", None, 2.0, True], ids=["4", "the string 2", "missing", "2.0", "true"])
 @pytest.mark.parametrize("hand_made", [False, True], ids=["signed", "hand-made"])
 def test_a_backup_format_offctl_does_not_write_is_refused_before_any_store(cli, fleet, fmt, hand_made):
-    """Only the formats offctl writes (2; 1 by hand) are read back: another, even correctly signed, is exit 2
+    """Only the formats offctl writes (3 and 2; 1 by hand) are read back: another, even correctly signed, is exit 2
     before a store is read or written, and no backup of the restore is made."""
     from offctl.adapters.backup import digest
 
@@ -856,7 +877,8 @@ def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_it
     saved = json.loads(Path(done.json()["backup"]).read_text())
     assert [e for e in saved["zookeeper"] if e["path"] == fleet.path(2)] == [
         {"path": fleet.path(2), "topic": fleet.topic, "partition": 2, "offset": None, "version": None,
-         "data_base64": None, "written_base64": base64.b64encode(data).decode(), "absent": True}]
+         "data_base64": None, "written_base64": base64.b64encode(data).decode(), "written_version": 0,
+         "absent": True}]
     intent = [json.loads(line) for line in fleet.audit.read_text().splitlines()][2]
     assert (intent["path"], intent["new_record"], intent["version_read"], intent["version_written"]) == (
         fleet.path(2), True, None, 0)
@@ -924,3 +946,166 @@ def test_a_record_created_between_plan_and_write_aborts_the_whole_spout(cli, fle
     assert asked and result.exit_code == 5, result.stderr
     assert f"{fleet.path(2)} was created since it was read" in result.stderr and "nothing was written" in result.stderr
     assert {p: zk.get(fleet.path(p))[0] for p in (0, 1)} == before and zk.get(fleet.path(2))[0] == theirs
+
+
+# --- every undo undoes or says it cannot (issue 27) ------------------------------------------------------------
+
+
+def undo_argv(doc: dict, *extra: str) -> list[str]:
+    """The printed undo line as argv for the cli fixture, with --yes (the test has no terminal)."""
+    return [*shlex.split(doc["undo"])[1:], "--yes", *extra]
+
+
+def guard(doc: dict, name: str) -> dict:
+    return next(g for g in doc["guards"] if g["guard"] == name)
+
+
+def test_the_undo_of_a_delete_refuses_to_overwrite_a_record_written_since(cli, fleet, zk):
+    """Item 3: delete, then the spout (a later write) creates the node again: the undo would write the old record
+    over the new one. It is refused (exit 4) naming the node and what changed, the new node is left, the dry run's
+    row says it; --force changed-since restores the old record."""
+    old = zk.get(fleet.path(1))[0]
+    done = cli("delete", *fleet.spout, "--partitions", "1", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr and not zk.exists(fleet.path(1))
+    new = storm_record(fleet.topic, 1, 9)
+    zk.create(fleet.path(1), new)  # the spout started again and committed
+
+    dry = cli(*[a for a in shlex.split(done.json()["undo"])[1:] if a != "--execute"], "--quiet-period", "0",
+              "-o", "json")
+    assert dry.exit_code == 4, dry.stderr
+    said = f"{fleet.path(1)}: the write deleted it; it was created again since, at offset 9"
+    assert guard(dry.json(), "changed-since")["status"] == "refused" and said in guard(dry.json(), "changed-since")["message"]
+    (row,) = dry.json()["changes"]
+    assert row["reasons"][0] == "changed since the write this backup undoes: " + said.split(": ", 1)[1]
+
+    undone = cli(*undo_argv(done.json(), "--quiet-period", "0"))
+    assert undone.exit_code == 4 and "refused by changed-since" in undone.stderr and said in undone.stderr
+    assert "--force changed-since overrides" in undone.stderr
+    assert zk.get(fleet.path(1))[0] == new  # left as the later write made it
+
+    forced = cli(*undo_argv(done.json(), "--quiet-period", "0", "--force", "changed-since", "-o", "json"))
+    assert forced.exit_code == 0, forced.stderr
+    assert zk.get(fleet.path(1))[0] == old and guard(forced.json(), "changed-since")["status"] == "overridden"
+
+
+def test_the_undo_of_a_reset_refuses_when_the_record_moved_since_and_restores_byte_for_byte_when_not(cli, fleet, zk):
+    before = nodes(fleet.state())
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    zk.set(fleet.path(2), storm_record(fleet.topic, 2, 8))  # the spout committed since
+    moved = cli(*undo_argv(done.json(), "-o", "json"))
+    assert moved.exit_code == 4, moved.stderr
+    message = guard(moved.json(), "changed-since")["message"]
+    assert message.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
+                              f"overwrite: {fleet.path(2)}: the write left offset 10, it is now 8")
+    assert nodes(fleet.state())[0][0] == before[0][0].replace(b'"offset":4', b'"offset":10')  # nothing written
+
+    state = nodes(fleet.state())
+    again = cli("reset", *fleet.spout, "--to", "earliest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert again.exit_code == 0, again.stderr
+    undone = cli(*undo_argv(again.json(), "-o", "json"))
+    assert undone.exit_code == 0, undone.stderr
+    assert guard(undone.json(), "changed-since")["status"] == "pass"
+    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in state.items()}
+
+
+def test_the_undo_refused_by_a_restarted_topology_says_to_stop_it_again(cli, fleet, zk):
+    """Item 9: the reset ran with the topology stopped; it was started again before the undo."""
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
+    undone = cli(*undo_argv(done.json()))
+    assert undone.exit_code == 4, undone.stderr
+    assert "refused by running-topology" in undone.stderr
+    assert "it was started again since the write this backup undoes" in undone.stderr
+    assert "storm kill NAME" in undone.stderr and "offctl sandbox topology stop NAME" in undone.stderr
+
+
+def test_the_undo_of_a_migrate_into_a_group_without_commits_deletes_the_group(cli, fleet, kafka, names):
+    """Item 2: the group had no commits before the migrate, so deleting it (DeleteGroups, KIP-229) puts back the
+    state before the write; the plan says so before the write."""
+    group = names("group")
+    base = [*fleet.spout, "--group", group, "--topology-id", "orders-new-2-1700000500", "--quiet-period", "0"]
+    dry = cli("migrate", *base, "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    assert [w for w in dry.json()["warnings"] if w.startswith(f"undone by deleting group {group}, which had no "
+                                                              f"commits before")]
+    assert [c["undone_by"] for c in dry.json()["changes"]] == ["delete-group"] * 3
+    done = cli("migrate", *base, "--execute", "--yes", "-o", "json")
+    expect_written(done, commits(kafka, group), {(fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6})
+    assert json.loads(Path(done.json()["backup"]).read_text())["group_had_commits"] is False
+
+    undone = restore_either_way(cli, kafka, group, *undo_argv(done.json(), "-o", "json"))
+    assert undone.exit_code == 0, undone.stderr
+    doc = undone.json()
+    assert [(c["partition"], c["action"]) for c in doc["changes"]] == [(0, "delete"), (1, "delete"), (2, "delete")]
+    assert doc["verified"] and commits(kafka, group) == {}
+    assert f"deleted group {group} and its 3 commit(s)" in undone.stderr and doc["result"] == "written"
+
+    # and the undo of that undo commits them back
+    back = cli(*undo_argv(doc, "-o", "json"))
+    assert back.exit_code in (0, 5), back.stderr  # 5: a broker that drops Storm metadata (see expect_written)
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {
+        (fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6}
+
+
+def test_a_migrate_undo_that_cannot_delete_the_group_exits_7_naming_the_partitions(cli, fleet, kafka, names):
+    """Something committed to another partition of the group since the migrate: deleting the group would remove
+    it, so the undo leaves the migrate's commits, and says so (exit 7), not "nothing to change"."""
+    group = names("group")
+    done = cli("migrate", *fleet.spout, "--group", group, "--topology-id", "orders-new-2-1700000500", "--partitions",
+               "0", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code in (0, 5), done.stderr
+    kafka.commit(group, fleet.topic, {2: 1})
+    undone = restore_either_way(cli, kafka, group, *undo_argv(done.json(), "-o", "json"))
+    assert undone.exit_code == 7, undone.stderr
+    (row,) = undone.json()["changes"]
+    assert row["left_out"] and row["reasons"][-1].startswith(
+        f"cannot be undone: had no commit before, and the group now has commits the write did not make "
+        f"({fleet.topic}/2)")
+    assert "nothing was written: 1 partition(s) cannot be undone (see 'why')" in undone.stderr
+    assert commits(kafka, group)[(fleet.topic, 0)][0] == 4
+
+
+def test_a_reset_of_a_group_with_commits_on_some_partitions_says_its_undo_cannot_remove_the_new_ones(
+        cli, fleet, kafka, names):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 2})
+    base = [*fleet.conn, *fleet.safe, "--group", group, "--topic", f"{fleet.topic}:0-1", "--to", "latest",
+            "--no-storm-metadata"]
+    dry = cli("reset", *base, "-o", "json")
+    assert dry.exit_code == 0, dry.stderr
+    (said,) = [w for w in dry.json()["warnings"] if "undone" in w]
+    assert said.startswith(f"cannot be undone for 1 partition(s): {fleet.topic}/1: they had no commit before")
+    assert said.endswith(f"--delete-offsets --group {group} --topic {fleet.topic}:1")
+    assert [c["undone_by"] for c in dry.json()["changes"]] == ["restore", "nothing"]
+    done = cli("reset", *base, "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    undone = cli(*undo_argv(done.json(), "-o", "json"))
+    assert undone.exit_code == 7, undone.stderr
+    rows = {c["partition"]: c for c in undone.json()["changes"]}
+    assert rows[0]["action"] == "write" and not rows[0]["left_out"]
+    assert rows[1]["left_out"] and "the group had commits on other partitions before the write" in rows[1]["reasons"][0]
+    assert any(w.startswith(f"cannot be undone for 1 partition(s): {fleet.topic}/1") for w in undone.json()["warnings"])
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 2, 1: 10}
+
+
+def test_a_format_2_kafka_backup_cannot_tell_what_changed_since(cli, fleet, kafka, names):
+    from offctl.adapters.backup import digest
+
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 2})
+    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--to", "latest", "--no-storm-metadata",
+               "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    path = Path(done.json()["backup"])
+    doc = json.loads(path.read_text())
+    doc = {k: v for k, v in doc.items() if k not in ("group_had_commits", "sha256")}
+    doc.update(offctl_backup=2, kafka=[{k: v for k, v in e.items() if k != "written"} for e in doc["kafka"]])
+    path.write_text(json.dumps({**doc, "sha256": digest(doc)}))
+    refused = cli(*undo_argv(done.json()))
+    assert refused.exit_code == 4 and "offctl cannot tell whether the partitions changed since" in refused.stderr
+    assert "format 2" in refused.stderr
+    forced = cli(*undo_argv(done.json(), "--force", "changed-since"))
+    assert forced.exit_code == 0, forced.stderr
+    assert commits(kafka, group)[(fleet.topic, 0)][0] == 2

@@ -638,13 +638,15 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
         newer = now_dirs.get(old.path.rsplit("/", 1)[0]) if old.trident else None
         if node is None and newer is not None:  # Trident: the spout committed a newer txid since
             changes.append(Change(record.topic, old.node_partition, parse_zk_node(newer).committed, None,
-                                  path=old.path, reasons=(f"the spout has written {newer.path} since, and resumes "
-                                                          f"from it: reset the partition instead",)))
+                                  path=old.path, left_out=True,
+                                  reasons=(f"cannot be undone: the spout has written {newer.path} since, and resumes "
+                                           f"from it: reset the partition instead",)))
             continue
         if node is None:  # deleted since (offctl delete, or by hand): created again with its saved bytes
             refused = _hand_made_range(record.committed, log) if hand_made else None
             changes.append(Change(record.topic, old.node_partition, None, None if refused else record.committed,
                                   reasons=(refused,) if refused else ("the node no longer exists: created again",),
+                                  left_out=refused is not None,
                                   path=old.path, version=CREATE, after_data=None if refused else old.data))
             continue
         if hand_made:
@@ -652,7 +654,7 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
                        if record.malformed else _hand_made_range(record.committed, log))
             if refused:
                 changes.append(Change(record.topic, old.node_partition, parse_zk_node(node).committed, None,
-                                      path=old.path, reasons=(refused,)))
+                                      path=old.path, reasons=(refused,), left_out=True))
                 continue
         changes.append(Change(record.topic, old.node_partition, parse_zk_node(node).committed,
                               record.committed, reasons=_range_note(record.committed, log), path=old.path,
@@ -693,7 +695,7 @@ def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]
         base = _kafka_change(old.topic, old.partition, now.get((old.topic, old.partition)))
         refused = _hand_made_range(old.offset, log) if hand_made else None
         if refused:
-            changes.append(replace(base, reasons=(refused,)))
+            changes.append(replace(base, reasons=(refused,), left_out=True))
             continue
         changes.append(replace(base, after=old.offset, after_metadata=old.metadata,
                                reasons=_range_note(old.offset, log)))
