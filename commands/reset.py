@@ -133,6 +133,8 @@ def restore_command(
 ) -> None:
     """Put a backup's before-image back, byte for byte, through the same guards and writer.
 
+    Refused (exit 4, changed-since) where a partition changed since the write the backup undoes; exit 7 where a
+    partition cannot be put back (a Kafka commit made where there was none, unless deleting the group undoes it).
     Restoring is itself backed up, so a restore can be undone too.
 
     \b

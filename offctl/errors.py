@@ -51,7 +51,8 @@ class SparkUnavailable(OffctlError):
     exit_code = 3
 
 
-LEFT_OUT = 7  # reset: the plan leaves a partition of its scope out (not an error: the rest is planned or written)
+LEFT_OUT = 7  # reset: the plan leaves a partition of its scope out; restore: one it cannot put back (the rest is
+# planned or written)
 
 # Every exit code of every command (spec section 3), with when it happens; docs/exit-codes.md is made from it.
 EXIT_CODES: dict[int, str] = {
@@ -69,11 +70,13 @@ EXIT_CODES: dict[int, str] = {
     3: "a store could not be reached or read, also when only part of it could be read (the report is "
        "partial); `audit`: also when Spark could not start or one of its jobs failed; `peek`: also when the "
        "message at a selected offset could not be read within `--budget`; `sandbox status`: no sandbox running",
-    4: "refused by a safety guard (running-topology, recent-write, active-group), also a dry run whose "
+    4: "refused by a safety guard (running-topology, recent-write, active-group, changed-since: `restore` of a "
+       "partition that changed since the write its backup undoes, or of a backup that cannot tell), also a dry run whose "
        "execution would be refused, and a declined confirmation; nothing was written (`audit --repair`, and "
        "`reset` over several groups: for that consumer; the others are written)",
     5: "a write conflicted (a node or commit changed since it was read: nothing was written), failed, or "
-       "failed verification after writing, also when it landed but could not be read back; also when the backup "
+       "failed verification after writing, also when it landed but could not be read back (`restore`: also when the "
+       "broker refused to delete the group it undoes); also when the backup "
        "or the audit log could not be written (nothing was written); `peek --save`: the messages could not be "
        "written (nothing is left half-saved). The message names the backup. `reset` over "
        "several groups: the consumers after the failed one are not written, and the result says so. The most "
@@ -88,8 +91,12 @@ EXIT_CODES: dict[int, str] = {
        "a verified write alike: a partition of the spout's topic without a record offctl can write (its records "
        "name no one topology, the partition has no leader; a Trident state is never created), or a record it "
        "cannot move. Its row (`left_out` in `--output json`) says why, and for a partition without a record where "
-       "the spout starts it instead; every other partition was planned, or written and verified. 2 to 6 and 130 "
-       "win over it",
+       "the spout starts it instead; every other partition was planned, or written and verified. `restore`: a "
+       "partition it cannot put back, in a dry run and after a verified write alike: a Kafka partition that had no "
+       "commit before the write (offctl cannot remove one partition's commit; it deletes the whole group only when "
+       "the group had no commits before, holds only the write's commits and has no members), a record a hand-made "
+       "file cannot give, a Trident partition the spout has moved past; its row says why, the plan warns \"cannot "
+       "be undone for N partition(s)\", never \"nothing to change\" with 0. 2 to 6 and 130 win over it",
     130: "interrupted (Ctrl-C or SIGTERM) before any write was sent: nothing was written (when the backup was "
          "already made, the message names it and the audit log records the interrupt); also during start-up, "
          "while the command line loads: one line, never a traceback",
