@@ -59,8 +59,8 @@ class Outcome:
 def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> str:
     """`offctl restore BACKUP --execute` with every setting the write needed, so that it works pasted at once:
     its servers (--zk also for a group: the running-topology guard reads Storm's root there), Storm's root,
-    the guards' settings (--quiet-period as given, the --force flags; a topology still running is still
-    running), and its backup directory and audit log. Secrets (--zk-auth, --kafka-config) are never printed:
+    the guards' settings (--quiet-period as given, the --force flags but changed-since; a topology still
+    running is still running), and its backup directory and audit log. Secrets (--zk-auth, --kafka-config) are never printed:
     give them as the write had them, or through OFFCTL_ZK_AUTH and OFFCTL_KAFKA_CONFIG."""
     parts = ["offctl", "restore", str(backup), "--execute"]
     if conn.zk:
@@ -76,7 +76,8 @@ def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> 
         parts += ["--backup-dir", str(safety.backup_dir)]
     if safety.audit_log != defaults.audit_log:
         parts += ["--audit-log", str(safety.audit_log)]
-    for guard in sorted(g.guard for g in plan.guards if g.status == "overridden"):
+    # changed-since is forced per run: what changed before this write says nothing of what changes after it
+    for guard in sorted(g.guard for g in plan.guards if g.status == "overridden" and g.guard != "changed-since"):
         parts += ["--force", guard]
     return shlex.join(parts)
 

@@ -986,6 +986,7 @@ def test_the_undo_of_a_delete_refuses_to_overwrite_a_record_written_since(cli, f
     forced = cli(*undo_argv(done.json(), "--quiet-period", "0", "--force", "changed-since", "-o", "json"))
     assert forced.exit_code == 0, forced.stderr
     assert zk.get(fleet.path(1))[0] == old and guard(forced.json(), "changed-since")["status"] == "overridden"
+    assert "changed-since" not in forced.json()["undo"]  # forced for that run only: its own undo checks again
 
 
 def test_the_undo_of_a_reset_refuses_when_the_record_moved_since_and_restores_byte_for_byte_when_not(cli, fleet, zk):
@@ -1109,3 +1110,32 @@ def test_a_format_2_kafka_backup_cannot_tell_what_changed_since(cli, fleet, kafk
     forced = cli(*undo_argv(done.json(), "--force", "changed-since"))
     assert forced.exit_code == 0, forced.stderr
     assert commits(kafka, group)[(fleet.topic, 0)][0] == 2
+
+
+def test_an_undo_whose_group_deletion_the_broker_refuses_exits_5_and_says_what_it_could_not_undo(
+        cli, fleet, kafka, names, monkeypatch):
+    """Apache Kafka answers NON_EMPTY_GROUP when a consumer joined between the plan and the deletion
+    (GroupCoordinator.handleDeleteGroups, 1.1.0). Tansu 0.6.0 deletes a group even with a member joined, so the
+    broker's refusal is made here, at the admin client: the restore exits 5, names the backup, and the commits stay."""
+    from concurrent.futures import Future
+
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    group = names("group")
+    done = cli("migrate", *fleet.spout, "--group", group, "--topology-id", "orders-new-2-1700000500",
+               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code in (0, 5), done.stderr
+
+    def refuse(self, groups, **kw):
+        future = Future()
+        future.set_exception(KafkaException(KafkaError(KafkaError.NON_EMPTY_GROUP)))
+        return {groups[0]: future}
+
+    monkeypatch.setattr(AdminClient, "delete_consumer_groups", refuse)
+    undone = cli(*undo_argv(done.json(), "--force", "changed-since"))  # changed-since: Tansu drops the metadata
+    assert undone.exit_code == 5, undone.stderr
+    assert f"Kafka refused the deletion of group {group}: Broker: The group is not empty" in undone.stderr
+    assert "The before-image is in" in undone.stderr
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {
+        (fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6}
