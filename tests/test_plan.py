@@ -460,6 +460,8 @@ def test_restore_kafka_of_a_partition_that_had_no_commit(saved, now, had, member
     assert why in row.reasons[0]
     if action == "left out":
         assert row.action == SKIP and "cannot be undone" in row.reasons[0] and "OffsetDelete (KIP-496" in row.reasons[0]
+        assert row.reasons[0].endswith("kafka-consumer-groups --bootstrap-server BROKERS --delete-offsets --group g "
+                                       "--topic t:1")
         assert any(w.startswith("cannot be undone for ") and "t/1" in w for w in plan.warnings)
         assert plan.left_out and not any(c.delete for c in plan.changes)
     if action == "delete":

@@ -689,7 +689,8 @@ def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]
                     f"write and holds only the commits it made ({DELETE_GROUP})",)))
             else:
                 changes.append(replace(base, left_out=True, reasons=(
-                    f"cannot be undone: had no commit before, and {why_not}; {NO_OFFSET_DELETE}",)))
+                    f"cannot be undone: had no commit before, and {why_not}; {NO_OFFSET_DELETE}. By hand, with the "
+                    f"group's consumers stopped: {delete_offsets_line(group, [old])}",)))
             continue
         log = _log_of(cluster, old.topic, old.partition)[0] if cluster is not None else None
         base = _kafka_change(old.topic, old.partition, now.get((old.topic, old.partition)))
