@@ -411,8 +411,7 @@ def _since_write(backup, snapshot: Snapshot, hand_made: bool) -> _Since:
                          "since a write (the planner's checks still apply)")
     if backup.key.store in ZK_STORES:
         after = backup.after or {}
-        # Trident: only the txid nodes the backup names; the spout's newer txids are the planner's matter
-        changed = changed_zookeeper(after, [n for n in snapshot.zk_nodes if n.path in after])
+        changed = changed_zookeeper(after, snapshot.zk_nodes)
         unknown = [n.path for n in backup.nodes if n.path not in after] + [p for p in backup.absent if p not in after]
         lines = tuple(f"{path}: {what}" for path, what in changed.items())
         where = [f"{p}" for p in unknown]

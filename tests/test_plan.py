@@ -6,6 +6,7 @@ Time-based resets are covered here only: the test broker has no offset-for-times
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -602,13 +603,17 @@ P0 = "/spouts/orders/partition_0"
                                      "same bytes"),
     (zk_at(0, 5, 4), node(0, '{"offset":5,"topic":"t","partition":0}', version=5),
      "the write left offset 5 (version 4); other bytes are there now (version 5), offset 5"),
+    (replace(node(0, '{"offset":3,"nextOffset":5,"topic":"t"}'), path=P0 + "/7", trident="storm-kafka", txid=7),
+     replace(node(0, '{"offset":5,"nextOffset":9,"topic":"t"}'), path=P0 + "/8", trident="storm-kafka", txid=8),
+     "the write left offset 5; the spout has written " + P0 + "/8 since"),
 ], ids=["unchanged", "moved", "deleted since", "recreated since the delete", "still deleted", "same bytes again",
-        "other bytes, same offset"])
+        "other bytes, same offset", "Trident: a newer txid"])
 def test_changed_zookeeper(left, now, said):
     from offctl.core.guards import changed_zookeeper
 
-    found = changed_zookeeper({P0: left}, [now] if now else [])
-    assert found == ({} if said is None else {P0: said})
+    path = left.path if left is not None else P0
+    found = changed_zookeeper({path: left}, [now] if now else [])
+    assert found == ({} if said is None else {path: said})
 
 
 @pytest.mark.parametrize("left, now, said", [

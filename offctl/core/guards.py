@@ -106,14 +106,19 @@ def _changed(f: GuardFacts) -> tuple[str | None, str]:
 
 def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode]) -> dict[str, str]:
     """path -> what changed since the write: `left` holds each node as the write left it (its bytes and the
-    version the write gave it), None where the write deleted it."""
+    version the write gave it), None where the write deleted it. `now`: the spout's nodes as read (Trident: the
+    newest txid of each partition)."""
     current = {n.path: n for n in now}
+    newest = {n.path.rsplit("/", 1)[0]: n for n in current.values() if n.trident}  # Trident: by partition
     out = {}
     for path, was in left.items():
         node = current.get(path)
+        newer = newest.get(path.rsplit("/", 1)[0]) if was is not None and was.trident else None
         if was is None:
             if node is not None:
                 out[path] = f"the write deleted it; it was created again since, at {_zk_offset(node)}"
+        elif node is None and newer is not None:
+            out[path] = f"the write left {_zk_offset(was)}; the spout has written {newer.path} since"
         elif node is None:
             out[path] = f"the write left {_zk_offset(was)}; it was deleted since"
         elif node.data != was.data:
