@@ -17,7 +17,9 @@ nothing else. For each runbook, on a freshly seeded sandbox:
    writes printed, run last write first. Before each runs for real, a later change is made to one record it
    would put back: the undo must refuse it (changed-since, exit 4) and leave it; with the later change taken
    back, the undo must give back exactly the state before its write (every ZooKeeper node's bytes under the
-   spouts' and Trident roots, every group's commits), or exit non-zero saying what it could not undo.
+   spouts' and Trident roots, every group's commits), or exit non-zero saying what it could not undo. The
+   restore is a write too: the undo line it prints must give back what the write had left, and the write's
+   own undo line must then work again.
 """
 
 from __future__ import annotations
@@ -225,9 +227,19 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
             assert client.get(path)[0] == later, f"{where} overwrote a later change to {path}"
         finally:
             take_back()
+    written = state(env)
     ran = run(undo, env, cwd)
-    if ran.code == 0:
-        assert state(env) == before, f"{where} exited 0 but did not give back the state before the write"
-    else:
+    if ran.code != 0:
         assert "Traceback" not in ran.stderr and ran.stderr.strip(), \
             f"{where} exited {ran.code} without saying what it could not undo"
+        return
+    assert state(env) == before, f"{where} exited 0 but did not give back the state before the write"
+    # The restore is a write too: the undo line it printed gives back what the write had left, and the
+    # write's own undo line then works again.
+    redo = undo_lines(ran.seen)
+    assert len(redo) == 1, f"{where} printed no undo line of its own:\n{ran.seen[-2000:]}"
+    again = run(redo[0], env, cwd)
+    assert again.code == 0 and state(env) == written, \
+        f"{where}: its own undo `{redo[0]}` did not give back the state after the write:\n{again.seen[-2000:]}"
+    last = run(undo, env, cwd)
+    assert last.code == 0 and state(env) == before, f"{where} did not undo again:\n{last.seen[-2000:]}"
