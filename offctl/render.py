@@ -477,6 +477,9 @@ def outcome_lines(outcome) -> list[str]:
         return ["not confirmed: nothing was written"]
     if not plan.changes:  # why, when the plan says (e.g. a group with no commits)
         return [f"nothing was written: {'; '.join(plan.warnings) or f'nothing to {plan.operation}'}"]
+    if not n and plan.left_out:
+        return [f"nothing to change: {len(plan.left_out)} asked-for partition(s) left out (see 'why'), "
+                f"nothing was written (exit 7)"]
     if not n:
         return ["nothing to change: every selected partition is already there or skipped"]
     if not outcome.executed:

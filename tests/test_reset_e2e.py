@@ -229,6 +229,29 @@ def expect_written(result, kept: dict, offsets: dict) -> None:
         assert result.exit_code == 5 and "the spout will ignore this commit" in result.stderr
 
 
+@pytest.mark.parametrize("execute", [[], ["--execute", "--yes"]], ids=["dry run", "execute"])
+def test_a_group_reset_whose_partitions_are_all_skipped_exits_7_not_0(cli, fleet, kafka, names, execute):
+    """Issue 27, the poison-message runbook's group variant: a commit without Storm metadata to keep is not
+    written, so the asked-for partition is left out (exit 7), naming the flags that make it writable; it was
+    "nothing to change", exit 0. (Tansu drops commit metadata; a commit made without any, as here, has none on
+    Apache Kafka either.)"""
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 3, 1: 4})
+    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", fleet.topic, "--partitions", "1",
+                 "--to", "shift", "--by", "1", *execute, "-o", "json")
+    assert result.exit_code == 7, result.stderr
+    [change] = result.json()["changes"]
+    assert (change["partition"], change["left_out"], change["action"]) == (1, True, "skip")
+    why = " ".join(change["reasons"])
+    assert "--topology-id STORM_ID" in why and "--no-storm-metadata" in why and "commit as it is (4)" in why
+    assert "left out" in result.stderr and not result.json()["executed"]
+    assert commits(kafka, group) == {(fleet.topic, 0): (3, None), (fleet.topic, 1): (4, None)}
+    assert not fleet.backups.exists()
+    table = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", fleet.topic, "--partitions", "1",
+                "--to", "shift", "--by", "1", *execute)
+    assert table.exit_code == 7 and "left out" in table.stdout + table.stderr
+
+
 def test_kafka_group_reset_and_restore(cli, fleet, kafka, names):
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 7, 1: 8})
