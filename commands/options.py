@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from offctl.config import Connection, parse_kafka_config
-from offctl.errors import OffctlError
+from offctl.errors import NotConfirmed, OffctlError
 from offctl.inputs import (check_bootstrap_servers, check_quiet_period, check_timeout, check_zk_hosts, redact,
                            secret)
 
@@ -156,14 +156,30 @@ def safety(execute: bool, quiet_period: float, force: list[Guard] | None, backup
                   backup_dir=backup_dir or defaults.backup_dir, audit_log=audit_log or defaults.audit_log)
 
 
+NO_TERMINAL = ("not confirmed: --execute asks before writing, and there is no terminal to ask; add --yes to write "
+               "without asking (nothing was written)")
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def check_confirmable(execute: bool, yes: bool) -> None:
+    """`--execute` without `--yes` asks on the terminal: with none (cron, a pipe), refuse at once, before anything
+    is read (exit 8), rather than take end of input as an answer."""
+    if execute and not yes and not stdin_is_terminal():
+        raise NotConfirmed(NO_TERMINAL)
+
+
 class Confirmation:
-    """Shows the plans once and asks once whether to write them; no answer (end of input) is no.
+    """Shows the plans once and asks once whether to write them, naming the operation and the cluster; no answer
+    (end of input) is no. `conn`: the servers the write goes to, set once the command has its connection.
 
     With table output the plans go to stdout, where the result then follows without repeating them
     (`shown`); otherwise to stderr, so stdout stays one clean document."""
 
-    def __init__(self, yes: bool, output: str = "json") -> None:
-        self.yes, self.output, self.shown = yes, output, False
+    def __init__(self, yes: bool, output: str = "json", conn: Connection | None = None) -> None:
+        self.yes, self.output, self.shown, self.conn = yes, output, False, conn
 
     def __call__(self, plans) -> bool:
         if self.yes:
@@ -171,22 +187,23 @@ class Confirmation:
         from offctl.render import table_console
 
         self.shown = self.output == "table"
-        return confirm_plans(False, plans, table_console(sys.stdout) if self.shown else err_console)
+        return confirm_plans(False, plans, table_console(sys.stdout) if self.shown else err_console, conn=self.conn)
 
 
-def confirm_plans(yes: bool, plans, console=None) -> bool:
+def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = None) -> bool:
     """Show the plans (on stderr unless `console` says where) and ask once whether to write them."""
     if yes:
         return True
-    from offctl.render import write_plan_table
+    from offctl.render import confirm_question, write_plan_table
     from offctl.reset import Outcome
+    from offctl.sandbox import is_sandbox
 
     for plan in plans:
         write_plan_table(Outcome(plan), console or err_console)
-    n = sum(len(p.writes) for p in plans)
-    what = f"{plans[0].key}" if len(plans) == 1 else f"{len(plans)} consumers"
+    zk, kafka = (conn.zk, conn.bootstrap_servers) if conn else (None, None)
+    question = confirm_question(plans, zk, kafka, sandbox=is_sandbox(zk, kafka))
     try:
-        return typer.confirm(f"Write {n} partition(s) of {what}?", default=False, err=True)
+        return typer.confirm(question, default=False, err=True)
     except typer.Abort:
         err_console.print("")
         return False

@@ -18,6 +18,7 @@ from offctl.core.targets import Scope, make_target, parse_partitions, parse_stat
 from offctl.render import outcome_errors, write_outcome, write_outcomes
 
 from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
+                      check_confirmable,
                       KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StaticPartitions, StormRoot, Timeout,
                       TridentRoot, Yes, Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors, safety)
 
@@ -106,8 +107,10 @@ def reset_command(
     from offctl.reset import ResetRequest, reset
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file, trident_root=trident_root)
+        confirm.conn = conn
         asked = any(v is not None for v in (to, offset, at, by, by_duration))
         target = (make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
                   if asked or from_file is None else None)
@@ -144,8 +147,10 @@ def restore_command(
     from offctl.reset import restore
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
+        confirm.conn = conn
         outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
                           hand_made=hand_made)
     _finish([outcome], output, confirm)
@@ -174,8 +179,10 @@ def migrate_command(
     from offctl.reset import migrate
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
+        confirm.conn = conn
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir,
                                                                         audit_log), confirm, scope=scope)
@@ -209,8 +216,10 @@ def delete_command(
     from offctl.reset import delete
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file)
+        confirm.conn = conn
         if record_topic is not None:
             parse_topics([record_topic])
         outcome = delete(conn, spout, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,

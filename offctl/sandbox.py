@@ -79,6 +79,28 @@ def active(directory: Path | None = None) -> Sandbox | None:
     return sandbox if sandbox is not None and all(sandbox.running.values()) else None
 
 
+def _hosts(connect: str | None) -> frozenset[str]:
+    """The host:port pairs of a connect string (its chroot dropped), as offctl's clients are given them."""
+    return frozenset(h.strip() for h in (connect or "").split("/", 1)[0].split(",") if h.strip())
+
+
+def foreign_servers(sandbox: Sandbox | None, zk: str | None, broker: str | None) -> list[str]:
+    """The servers among these that are not the sandbox's (all of them when no sandbox runs), as
+    'ZooKeeper h:p' / 'Kafka h:p'; empty when every one given is the sandbox's."""
+    out = []
+    if zk and (sandbox is None or not _hosts(zk) <= _hosts(sandbox.zk)):
+        out.append(f"ZooKeeper {zk}")
+    if broker and (sandbox is None or not _hosts(broker) <= _hosts(sandbox.broker)):
+        out.append(f"Kafka {broker}")
+    return out
+
+
+def is_sandbox(zk: str | None, broker: str | None) -> bool:
+    """Whether these servers (at least one given) are all the running sandbox's."""
+    sandbox = active()
+    return sandbox is not None and bool(zk or broker) and not foreign_servers(sandbox, zk, broker)
+
+
 def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
     """Start both servers (or find them running); returns the sandbox and whether it was started now."""
     directory = directory or sandbox_dir()
