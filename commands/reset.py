@@ -58,6 +58,7 @@ TopologyId = Annotated[Optional[str], typer.Option(
 
 
 def reset_command(
+    ctx: typer.Context,
     spout: Annotated[Optional[str], typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")] = None,
     group: Annotated[Optional[list[str]], typer.Option(
         "--group", metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
@@ -109,7 +110,7 @@ def reset_command(
     with reported_errors():
         check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, trident_root=trident_root)
+                          kafka_config_file, ctx, trident_root)
         confirm.conn = conn
         asked = any(v is not None for v in (to, offset, at, by, by_duration))
         target = (make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
@@ -123,6 +124,7 @@ def reset_command(
 
 
 def restore_command(
+    ctx: typer.Context,
     backup: Annotated[Path, typer.Argument(metavar="BACKUP", help="A backup file printed by reset, restore or migrate.")],
     hand_made: Annotated[bool, typer.Option(
         "--hand-made", rich_help_panel=SAFETY,
@@ -149,7 +151,7 @@ def restore_command(
     with reported_errors():
         check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, ctx)
         confirm.conn = conn
         outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
                           hand_made=hand_made)
@@ -157,6 +159,7 @@ def restore_command(
 
 
 def migrate_command(
+    ctx: typer.Context,
     spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of the old storm-kafka spout.")],
     group: Annotated[str, typer.Option("--group", metavar="GROUP", help="group.id of the new storm-kafka-client spout.")],
     topology_id: TopologyId = None, topic: Topic = None, partitions: Partitions = None,
@@ -181,7 +184,7 @@ def migrate_command(
     with reported_errors():
         check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, ctx)
         confirm.conn = conn
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir,
@@ -190,6 +193,7 @@ def migrate_command(
 
 
 def delete_command(
+    ctx: typer.Context,
     spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")],
     topic: Topics = None, partitions: Partitions = None,
     record_topic: Annotated[Optional[str], typer.Option(
@@ -218,7 +222,7 @@ def delete_command(
     with reported_errors():
         check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, ctx)
         confirm.conn = conn
         if record_topic is not None:
             parse_topics([record_topic])
