@@ -93,7 +93,7 @@ def spout_roots(conn: Connection, selection: Selection) -> list[str]:
 def trident_list(conn: Connection, selection: Selection) -> list[str]:
     """The transactional roots to read Trident spouts under: not those of the environment or the sandbox when
     groups or spouts are named."""
-    if (selection.groups or selection.spouts) and not selection.tridents and conn.default_roots:
+    if (selection.groups or selection.spouts) and not selection.tridents and conn.default_trident_roots:
         return []
     return list(dict.fromkeys(normalize_root(r) for r in conn.trident_roots))
 

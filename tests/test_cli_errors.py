@@ -377,3 +377,40 @@ def test_main_gives_back_the_signal_handlers_and_mask_it_found():
     assert exit_.value.code == 0
     assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & interrupts.SIGNALS
     assert {s: signal.getsignal(s) for s in interrupts.SIGNALS} == before
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["inspect", "--zk", "127.0.0.1:1", "--zk-root", "/r"], "offctl.inspect.validate"),
+    (["reset", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--spout", "s", "--bootstrap-servers", "127.0.0.1:1",
+      "--to", "earliest"], "offctl.reset.reset"),
+])
+def test_an_unexpected_exception_is_exit_70_with_one_line_then_the_traceback(argv, where, capsys, monkeypatch):
+    """A bug is never exit 1 (findings, to cron) nor 2: one line saying it is one, the traceback after it."""
+    from offctl.commands.app import _run
+
+    monkeypatch.setattr(sys, "argv", ["offctl", *argv])
+    with mock.patch(where, side_effect=RuntimeError("boom\non two lines")):
+        code = _run(argv)
+    err = capsys.readouterr().err
+    assert code == 70
+    first, *rest = err.splitlines()
+    assert first == "offctl: internal error (a bug, please report it): RuntimeError: boom on two lines"
+    assert rest[0].startswith("Traceback") and "RuntimeError: boom" in rest[-2]
+
+
+@pytest.mark.parametrize("args", [
+    ("audit", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1", "--repair",
+     "out-of-range", "--execute"),
+    ("reset", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1", "--spout", "s",
+     "--to", "earliest", "--execute"),
+    ("restore", "no-such-backup.json", "--zk", "127.0.0.1:1", "--execute"),
+    ("migrate", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1", "--spout", "s",
+     "--group", "g", "--topology-id", "t-1-1", "--execute"),
+    ("delete", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--spout", "s", "--all-records", "--execute"),
+])
+def test_execute_without_yes_and_no_terminal_is_exit_8_before_anything_is_read(cli, args):
+    """Not 4 (a guard's refusal): cron must tell "nobody confirmed" from "a guard refused". Nothing listens on
+    127.0.0.1:1: the refusal comes before any connection (that would be exit 3)."""
+    result = cli(*args)
+    assert result.exit_code == 8, result.stderr
+    assert result.stderr.startswith("offctl: not confirmed: --execute asks before writing, and there is no terminal")
