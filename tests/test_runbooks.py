@@ -216,6 +216,9 @@ def test_runbook_runs_as_written_against_the_sandbox(runbook, live_sandbox, tmp_
 
 
 def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env: dict, cwd: Path) -> None:
+    """Run one undo line as the module's docstring says. A ZooKeeper record written a moment ago is refused by
+    the recent-write guard (a writer may still be at work), so the walker waits out the quiet period after its
+    own later change, and before an undo that follows offctl's own restore of the same records."""
     where = f"{name}: the undo `{undo}` of `{write.command}`"
     changed = later_change(env, undo)
     if changed is not None:
@@ -227,6 +230,7 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
             assert client.get(path)[0] == later, f"{where} overwrote a later change to {path}"
         finally:
             take_back()
+        time.sleep(QUIET_PERIOD_S)
     written = state(env)
     ran = run(undo, env, cwd)
     if ran.code != 0:
@@ -241,5 +245,7 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
     again = run(redo[0], env, cwd)
     assert again.code == 0 and state(env) == written, \
         f"{where}: its own undo `{redo[0]}` did not give back the state after the write:\n{again.seen[-2000:]}"
+    if changed is not None:
+        time.sleep(QUIET_PERIOD_S)
     last = run(undo, env, cwd)
     assert last.code == 0 and state(env) == before, f"{where} did not undo again:\n{last.seen[-2000:]}"
