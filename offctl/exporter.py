@@ -405,12 +405,14 @@ def render_timeout(interval_s: float) -> float:
 def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds, monitor: Monitor, budget_s: float,
               expiry_options: ExpiryOptions = ExpiryOptions()) -> Report:
     """One cycle of serve before its render: inspect, then the monitor's window update. The commit expiry also dates
-    a commit by the cycle before the one that saw its offset move. The cycle collector is held throughout: what a
+    a commit by the cycle before the one that saw its offset move; RETENTION_RISK's default rule takes each
+    partition's pace over the window (Monitor.falling_behind). The cycle collector is held throughout: what a
     cycle makes lives until the next, holds no cycle, and the collector's passes over it found nothing."""
     started = time.monotonic()
     with cyclic_gc_paused():
         report = inspect(conn, selection, thresholds, time_lag_budget_s=budget_s,
-                         expiry_options=replace(expiry_options, moved_after=monitor.moved_after()))
+                         expiry_options=replace(expiry_options, moved_after=monitor.moved_after()),
+                         behind=monitor.falling_behind())
         monitor.update(report, time.monotonic() - started)
     return report
 
@@ -475,7 +477,8 @@ def watch(conn: Connection, selection: Selection, thresholds: Thresholds, draw: 
             started = time.monotonic()
             error = None
             try:
-                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget)
+                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget,
+                                 behind=monitor.falling_behind())
                 monitor.update(report, time.monotonic() - started)
             except OffctlError as exc:
                 error, report = str(exc), shown

@@ -57,6 +57,15 @@ def test_statuses_follow_the_history_rules():
     assert [v for (name, _), (v, _) in got.items() if name == "offctl_consumer_status"] == [3.0]
 
 
+def test_the_pace_serve_gives_the_next_cycles_retention_risk_is_each_windows():
+    """Issue 28, rule 4 of offctl.core.retention: partition 0 stands still while the log grows (its message ages
+    with the clock: 1.0), partition 1 keeps pace (not falling behind: absent), 2 consumes a quarter of what comes."""
+    m = Monitor(window=10)
+    for i in range(4):
+        m.update(analyze(snapshot(i * 60_000, {0: 10, 1: 10 + 20 * i, 2: 10 + 5 * i}, log_end=100 + 20 * i)), 0.1)
+    assert m.falling_behind() == {("zookeeper", "s", "/r", "t", 0): 1.0, ("zookeeper", "s", "/r", "t", 2): 0.75}
+
+
 def test_a_failed_read_keeps_the_last_values_with_their_old_time_and_says_so():
     m = Monitor()
     m.update(analyze(snapshot(60_000, {0: 10})), 0.1)
