@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from socketserver import ThreadingMixIn
 from typing import NoReturn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 
 from offctl.config import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
@@ -108,6 +108,12 @@ class _ByDeadline(io.RawIOBase):
             self.sock.settimeout(self.timeout_s)
 
 
+class _ServerHandler(ServerHandler):
+    def log_exception(self, exc_info) -> None:
+        if not isinstance(exc_info[1], OSError):  # a client that stopped reading (the write timed out): not news
+            super().log_exception(exc_info)
+
+
 class _Handler(WSGIRequestHandler):
     """One request per connection (wsgiref's), read within the server's request_timeout_s, else dropped."""
 
@@ -115,13 +121,30 @@ class _Handler(WSGIRequestHandler):
         super().setup()
         timeout_s = self.server.request_timeout_s
         self.connection.settimeout(timeout_s)  # also bounds each write to a client that does not read
+        self.rfile.close()
         self.rfile = io.BufferedReader(_ByDeadline(self.connection, time.monotonic() + timeout_s, timeout_s))
 
     def handle(self) -> None:
+        """wsgiref's WSGIRequestHandler.handle (CPython 3.11), with a request that does not arrive in time dropped
+        and a client that stops reading the answer not logged as an error."""
         try:
-            super().handle()
+            self.raw_requestline = self.rfile.readline(65537)
         except OSError:  # timed out (TimeoutError), or the client went away: nothing to answer
             self.close_connection = True
+            return
+        if len(self.raw_requestline) > 65536:
+            self.requestline = self.request_version = self.command = ""
+            self.send_error(414)
+            return
+        try:
+            if not self.parse_request():  # an error was sent
+                return
+        except OSError:  # the headers did not arrive in time
+            self.close_connection = True
+            return
+        handler = _ServerHandler(self.rfile, self.wfile, self.get_stderr(), self.get_environ(), multithread=False)
+        handler.request_handler = self
+        handler.run(self.server.get_app())
 
     def log_message(self, *args) -> None:  # a scrape every few seconds is not news
         pass

@@ -545,3 +545,34 @@ def test_connections_beyond_the_bound_are_refused_at_once_and_served_again_once_
             s.close()
     wait_for(lambda: http_server.slots._value == 3, 10)
     assert scrape(port)[0] == 200
+
+
+@pytest.mark.parametrize("sent", [b"GET /metrics HTTP/1.1\r\nHost: x\r\n", b""], ids=["headers-unfinished", "nothing"])
+def test_a_request_whose_headers_never_end_is_dropped(http_server, sent):
+    with socket.create_connection(("127.0.0.1", http_server.server_port), timeout=20) as s:
+        s.sendall(sent)
+        assert s.recv(65536) == b""
+
+
+def test_a_client_that_trickles_its_request_is_dropped_by_the_deadline_not_kept_by_each_byte(http_server):
+    """A byte every 0.2 s never lets a per-read timeout (1 s here) expire; the request's deadline does. The client
+    stops after 200 bytes (40 s): the server must have closed the connection long before."""
+    request = b"GET /metrics HTTP/1.1\r\n" + b"X-Slow: " + b"a" * 200
+    with socket.create_connection(("127.0.0.1", http_server.server_port), timeout=20) as s:
+        closed = False
+        for byte in request:
+            try:
+                s.sendall(bytes([byte]))
+            except OSError:  # reset by the server
+                closed = True
+                break
+            s.settimeout(0.2)
+            try:
+                closed = s.recv(65536) == b""
+            except TimeoutError:
+                pass
+            except OSError:
+                closed = True
+            if closed:
+                break
+        assert closed
