@@ -96,7 +96,6 @@ def _usage_message(exc: TyperException, argv: list[str]) -> str:
 
 def main() -> None:
     argv = sys.argv[1:]
-    interrupts.install()  # SIGTERM ends offctl the way Ctrl-C does; once a write has landed, both wait for its report
     try:
         code = _run(argv)
     finally:
@@ -116,6 +115,9 @@ def internal_error(exc: BaseException) -> int:
 def _run(argv: list[str]) -> int:
     """Run the command line, print what ends it, and return its exit code."""
     try:
+        # SIGTERM ends offctl the way Ctrl-C does; once a write has landed, both wait for its report. Inside the
+        # try: a Ctrl-C that came while the handlers were set is raised as install() ends (offctl/interrupts.py).
+        interrupts.install()
         _boundary_checks(argv)
         code = app(standalone_mode=False)
     except OffctlError as exc:

@@ -288,9 +288,11 @@ TopicRetentionOption = Annotated[Optional[list[str]], typer.Option(
     "--topic-retention", metavar="TOPIC=DURATION", show_default=False,
     help="The topic's retention.ms, e.g. orders=7d (6h, 90m, ms; -1: none), used where the broker does not report "
          "it (DescribeConfigs denied or missing); the broker's value wins (repeatable).")]
-RetentionHorizon = Annotated[str, typer.Option(
-    "--retention-horizon", metavar="DURATION", envvar="OFFCTL_RETENTION_HORIZON",
-    help="RETENTION_RISK when the message a lagging spout resumes at may be deleted within this (7d, 6h, 90m, ms).")]
+RetentionHorizon = Annotated[Optional[str], typer.Option(
+    "--retention-horizon", metavar="DURATION", envvar="OFFCTL_RETENTION_HORIZON", show_default=False,
+    help="RETENTION_RISK when the message a lagging spout resumes at may be deleted within this (7d, 6h, 90m, ms) "
+         "[default: within a quarter of the topic's retention, at most 6h; serve and watch also when the spout "
+         "falls behind so that it would be deleted within 6h].")]
 
 
 CommitExpiryHorizon = Annotated[float, typer.Option(
@@ -364,7 +366,7 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                      static_partitions: list[str] | None,
                      guarantee: ProcessingGuarantee = ProcessingGuarantee.AT_LEAST_ONCE,
                      commit_period_ms: int | None = None, topic_retention: list[str] | None = None,
-                     retention_horizon: str = "6h"):
+                     retention_horizon: str | None = None):
     """The Thresholds (topic, lag threshold, spout profile, static partitions) the flags describe."""
     from offctl.core.behaviour import (EARLIEST_TIME, GUARANTEE_RELEASES, LATEST_TIME, FirstPoll, Guarantee,
                                        SpoutProfile, StormKafka, StormKafkaClient, default_commit_period_ms)
@@ -401,7 +403,8 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                            guarantee=Guarantee(guarantee.value),
                            commit_period_ms=commit_period_ms or default_commit_period_ms(client_release))
     return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static,
-                      retention_horizon_ms=parse_span(retention_horizon, "--retention-horizon"),
+                      retention_horizon_ms=(parse_span(retention_horizon, "--retention-horizon")
+                                            if retention_horizon is not None else None),
                       topic_retention_ms=parse_topic_retention(topic_retention))
 
 

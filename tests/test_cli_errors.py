@@ -244,6 +244,44 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(entry):
     assert landed, "no interrupt landed during start-up"
 
 
+_SIGINT_DURING_INSTALL = """
+import os, signal, sys
+import offctl.__main__ as entry
+from offctl import interrupts
+
+moment, calls = sys.argv[1], []
+real_signal, real_install = signal.signal, interrupts.install
+
+def set_then_ctrl_c(signum, handler):  # Ctrl-C lands just after offctl's handler is set for the first or second signal
+    previous = real_signal(signum, handler)
+    if handler is interrupts.handler:
+        calls.append(signum)
+        if moment == f"handler {len(calls)} set":
+            os.kill(os.getpid(), signal.SIGINT)
+    return previous
+
+def install_then_ctrl_c():  # ... or just after install() returns
+    real_install()
+    if moment == "install returned":
+        os.kill(os.getpid(), signal.SIGINT)
+
+signal.signal, interrupts.install = set_then_ctrl_c, install_then_ctrl_c
+sys.argv = ["offctl", "inspect", "--help"]
+entry.main()
+"""
+
+
+@pytest.mark.parametrize("moment", ["handler 1 set", "handler 2 set", "install returned"])
+def test_ctrl_c_while_install_sets_the_handlers_is_one_line_and_exit_130(moment):
+    """Issue 28 item 7: a SIGINT that came while interrupts.install() was setting its handlers raised
+    KeyboardInterrupt inside install() (or between it and main's try), and a traceback followed. The signal is
+    sent from the process itself at that exact moment, so the race is hit every run, not by chance."""
+    proc = subprocess.run([sys.executable, "-c", _SIGINT_DURING_INSTALL, moment], capture_output=True, text=True,
+                          timeout=60)
+    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, proc.stderr[-3000:]
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "offctl: interrupted\n", ""), proc.stderr[-3000:]
+
+
 def test_version():
     proc = subprocess.run([sys.executable, "-m", "offctl", "--version"], capture_output=True, text=True, timeout=60)
     from offctl import __version__
