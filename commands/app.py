@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import re
 import sys
+import traceback
 from typing import Annotated, Optional
 
 import typer
 from typer.exceptions import TyperException
 
 from offctl import interrupts
-from offctl.errors import Interrupted, InterruptedWrite, OffctlError
+from offctl.errors import INTERNAL_ERROR, Interrupted, InterruptedWrite, OffctlError
 from offctl.inputs import check_utf8, redact
 
 from offctl import __version__
@@ -95,7 +96,6 @@ def _usage_message(exc: TyperException, argv: list[str]) -> str:
 
 def main() -> None:
     argv = sys.argv[1:]
-    interrupts.install()  # SIGTERM ends offctl the way Ctrl-C does; once a write has landed, both wait for its report
     try:
         code = _run(argv)
     finally:
@@ -103,9 +103,21 @@ def main() -> None:
     sys.exit(code)
 
 
+def internal_error(exc: BaseException) -> int:
+    """An unexpected exception (a bug): one line saying so, then the traceback (without locals, redacted: a
+    value in it may be a secret), on stderr; exit 70, never 1 (findings)."""
+    err_console.print(f"offctl: internal error (a bug, please report it): {type(exc).__name__}: "
+                      f"{redact(' '.join(str(exc).split()))}")
+    err_console.print(redact("".join(traceback.format_exception(exc))).rstrip())
+    return INTERNAL_ERROR
+
+
 def _run(argv: list[str]) -> int:
     """Run the command line, print what ends it, and return its exit code."""
     try:
+        # SIGTERM ends offctl the way Ctrl-C does; once a write has landed, both wait for its report. Inside the
+        # try: a Ctrl-C that came while the handlers were set is raised as install() ends (offctl/interrupts.py).
+        interrupts.install()
         _boundary_checks(argv)
         code = app(standalone_mode=False)
     except OffctlError as exc:
@@ -119,6 +131,8 @@ def _run(argv: list[str]) -> int:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("offctl: interrupted")
         code = 130
+    except Exception as exc:  # noqa: BLE001 - a bug: cron and scripts must tell it from exit 1 (findings)
+        code = internal_error(exc)
     code = code if isinstance(code, int) else 0
     interrupted = code in (Interrupted.exit_code, InterruptedWrite.exit_code)
     if interrupts.received() and interrupts.wrote() and not interrupted:

@@ -18,8 +18,8 @@ from .options import (AllGroups, AuditLog, BackupDir, BootstrapServers, Expected
                       CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Force, Groups, IgnoreZkOffsets, KafkaConfig,
                       KafkaConfigFile, LagThreshold, MaxOffsetBehind, NoOutOfRangeReset, QuietPeriod, Spouts,
                       StartOffset, StaticPartitions, StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout,
-                      TridentRoot, Tridents, Yes, Zk, ZkAuth, ZkRoot, confirm_plans, connection, err_console,
-                      reported_errors, safety, spout_thresholds)
+                      TridentRoot, Tridents, Yes, Zk, ZkAuth, ZkRoot, check_confirmable, confirm_plans, connection,
+                      err_console, reported_errors, safety, spout_thresholds)
 
 SPARK = "Spark"
 FILES = "Files, snapshots and history"
@@ -110,11 +110,12 @@ def audit_command(
     """
     # Spark, the repair writer and their renderers load only when an audit runs (offctl --help, inspect and
     # the rest never pay for them)
-    from offctl.audit import AuditSettings, audit, exit_code
+    from offctl.audit import AuditSettings, audit, exit_code, nothing_to_repair
     from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary,
                                write_json_stream, write_plan_table)
 
     with reported_errors():
+        check_confirmable(execute and bool(repair), yes)
         if from_snapshots:
             # A snapshot audit reads no server: not the flags', not the sandbox's.
             conn = Connection(zk=zk, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers)
@@ -132,16 +133,20 @@ def audit_command(
             save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, allowed_lag=allowed_lag, top=top,
             master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
             safety=safety(execute, quiet_period, force, backup_dir, audit_log))
-        with audit(conn, settings, track=_progress, confirm_all=lambda plans: confirm_plans(yes, plans)) as done:
+        with audit(conn, settings, track=_progress, confirm_all=lambda plans: confirm_plans(yes, plans, conn=conn)) as done:
             outcomes = [o for o, _ in done.repairs]
+            nothing = nothing_to_repair(settings.repair) if settings.repair and not outcomes else None
             if output is AuditOutput.json:
                 head, sections, tail = done.result.document_parts()
                 if settings.repair:
                     tail["repair"] = [outcome_document(o) for o in outcomes]
+                    tail["repair_note"] = nothing
                 write_json_stream(head, sections, tail, sys.stdout)
             if not err_console.is_terminal:
                 err_console.width = 160  # tables in a log file: wide enough to read
             write_audit_summary(done.result, err_console, startup_s=done.startup_s)
+    if nothing:
+        err_console.print(f"offctl: {nothing}")
     for outcome in outcomes:
         write_plan_table(outcome, err_console)
         for line in outcome_lines(outcome) + [f"offctl: {e}" for e in outcome_errors(outcome)]:

@@ -37,7 +37,7 @@ def inspect_command(
     time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
     commit_expiry_horizon: CommitExpiryHorizon = HORIZON_S,
     offsets_retention_minutes: OffsetsRetentionMinutes = None,
-    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = "6h",
+    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = None,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from enum import Enum
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 
 from offctl.config import Connection, parse_kafka_config
-from offctl.errors import OffctlError
+from offctl.errors import NotConfirmed, OffctlError
 from offctl.inputs import (check_bootstrap_servers, check_quiet_period, check_timeout, check_zk_hosts, redact,
                            secret)
 
@@ -50,27 +51,59 @@ KafkaConfigFile = Annotated[Optional[Path], typer.Option(
     help="Properties file of librdkafka settings (KEY=VALUE lines), e.g. SASL/SSL client settings.")]
 
 
+def _source(ctx: typer.Context | None, param: str, value) -> str | None:
+    """Where an option's value came from: COMMANDLINE, ENVIRONMENT, DEFAULT; without a ctx, a value given counts
+    as the command line's."""
+    if ctx is None or param not in ctx.params:
+        return "COMMANDLINE" if value else None
+    return getattr(ctx.get_parameter_source(param), "name", None)
+
+
+ROOT_VARIABLES = (("zk_root", "OFFCTL_ZK_ROOT", "--zk-root"), ("trident_root", "OFFCTL_TRIDENT_ROOT", "--trident-root"),
+                  ("storm_root", "OFFCTL_STORM_ROOT", "--storm-root"))
+
+
 def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str | None, storm_root: str,
                timeout: float, zk_auth: str | None, kafka_config: list[str] | None,
                kafka_config_file: Path | None, ctx: typer.Context | None = None,
                trident_root: list[str] | None = None) -> Connection:
     """The connection the flags and environment name; with neither --zk nor --bootstrap-servers, the
-    running sandbox (`offctl sandbox up`), said on stderr (its zkRoot unless --zk-root is given). `ctx`
-    tells whether --zk-root was on the command line (Connection.default_roots)."""
-    from_line = ctx is not None and any(getattr(ctx.get_parameter_source(p), "name", "") == "COMMANDLINE"
-                                        for p in ("zk_root", "trident_root") if p in ctx.params)
+    running sandbox (`offctl sandbox up`), said on stderr: its own roots, except those given on the command line
+    (roots of the environment belong to the servers of the environment, and are not applied to the sandbox's;
+    stderr says which). `ctx` tells a flag from an environment value (Connection.default_roots).
+    In a rehearsal shell (OFFCTL_SANDBOX=1, `eval "$(offctl sandbox env)"`), servers that are not the running
+    sandbox's are refused (exit 2), whatever set them."""
+    values = {"zk_root": zk_root, "trident_root": trident_root, "storm_root": storm_root}
+    source = {p: _source(ctx, p, values[p] if p != "storm_root" else storm_root != "/storm")
+              for p, _, _ in ROOT_VARIABLES}
     if not (zk or bootstrap_servers):
         from offctl.sandbox import active
 
         sandbox = active()
         if sandbox is not None:
             zk, bootstrap_servers = sandbox.zk, sandbox.broker
-            if not (zk_root or trident_root):
-                zk_root, trident_root = [sandbox.zk_root], [sandbox.trident_root]
+            own = {"zk_root": [sandbox.zk_root], "trident_root": [sandbox.trident_root],
+                   "storm_root": sandbox.storm_root}
+            kept = {p: values[p] if source[p] == "COMMANDLINE" else own[p] for p, _, _ in ROOT_VARIABLES}
+            zk_root, trident_root, storm_root = kept["zk_root"], kept["trident_root"], kept["storm_root"]
             err_console.print(f"offctl: using the sandbox (ZooKeeper {sandbox.zk}, Kafka {sandbox.broker}, "
                               f"zkRoot {', '.join(zk_root or ['-'])}, Trident root {', '.join(trident_root or ['-'])}); "
                               f"see `offctl sandbox status`")
-            storm_root = sandbox.storm_root if storm_root == "/storm" else storm_root
+            ignored = [var for p, var, _ in ROOT_VARIABLES if source[p] == "ENVIRONMENT"]
+            if ignored:
+                err_console.print(f"offctl: {', '.join(ignored)} not applied to the sandbox: the environment names "
+                                  f"no servers, so its roots are not the sandbox's; the sandbox's own are used "
+                                  f"(`eval \"$(offctl sandbox env)\"` sets every variable to the sandbox's)")
+            given = [flag for p, _, flag in ROOT_VARIABLES[:2] if source[p] == "COMMANDLINE"]
+            if len(given) == 1:
+                other = "Trident root" if given[0] == "--zk-root" else "zkRoot"
+                flag = "--trident-root" if given[0] == "--zk-root" else "--zk-root"
+                err_console.print(f"offctl: {given[0]} given: the sandbox's {other} "
+                                  f"{', '.join(trident_root if given[0] == '--zk-root' else zk_root)} is kept "
+                                  f"(give {flag} to replace it)")
+            source = {p: ("COMMANDLINE" if source[p] == "COMMANDLINE" else "SANDBOX") for p in source}
+    if os.environ.get("OFFCTL_SANDBOX") == "1":
+        _rehearsal(zk, bootstrap_servers)
     if zk_auth:
         secret(zk_auth)
         secret(zk_auth.partition(":")[2])
@@ -82,7 +115,27 @@ def connection(zk: str | None, zk_root: list[str] | None, bootstrap_servers: str
     return Connection(zk=zk or None, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers or None,
                       storm_root=storm_root, timeout=timeout, zk_auth=zk_auth or None,
                       kafka_config=parse_kafka_config(kafka_config or (), kafka_config_file),
-                      default_roots=not from_line, trident_roots=tuple(trident_root or ()))
+                      default_roots=source["zk_root"] != "COMMANDLINE",
+                      default_trident_roots=source["trident_root"] != "COMMANDLINE",
+                      trident_roots=tuple(trident_root or ()))
+
+
+def _rehearsal(zk: str | None, bootstrap_servers: str | None) -> None:
+    """A rehearsal shell (OFFCTL_SANDBOX=1) reaches the running sandbox and nothing else: a flag or a variable set
+    after `eval "$(offctl sandbox env)"` that points elsewhere is refused before anything connects."""
+    from offctl.errors import UsageError
+    from offctl.sandbox import active, foreign_servers
+
+    sandbox = active()
+    foreign = foreign_servers(sandbox, zk, bootstrap_servers)
+    if sandbox is None:
+        raise UsageError(f"OFFCTL_SANDBOX=1 (a rehearsal shell) but no sandbox is running: refused to use "
+                         f"{' and '.join(foreign) or 'any server'}; start it with `offctl sandbox up`, or unset "
+                         f"OFFCTL_SANDBOX to leave the rehearsal")
+    if foreign:
+        raise UsageError(f"OFFCTL_SANDBOX=1 (a rehearsal shell): this command would use {' and '.join(foreign)}, "
+                         f"not the running sandbox's ZooKeeper {sandbox.zk} and Kafka {sandbox.broker}; refused, "
+                         f"nothing was read or written (unset OFFCTL_SANDBOX to leave the rehearsal)")
 
 
 class OutputFormat(str, Enum):
@@ -158,14 +211,30 @@ def safety(execute: bool, quiet_period: float, force: list[Guard] | None, backup
                   backup_dir=backup_dir or defaults.backup_dir, audit_log=audit_log or defaults.audit_log)
 
 
+NO_TERMINAL = ("not confirmed: --execute asks before writing, and there is no terminal to ask; add --yes to write "
+               "without asking (nothing was written)")
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def check_confirmable(execute: bool, yes: bool) -> None:
+    """`--execute` without `--yes` asks on the terminal: with none (cron, a pipe), refuse at once, before anything
+    is read (exit 8), rather than take end of input as an answer."""
+    if execute and not yes and not stdin_is_terminal():
+        raise NotConfirmed(NO_TERMINAL)
+
+
 class Confirmation:
-    """Shows the plans once and asks once whether to write them; no answer (end of input) is no.
+    """Shows the plans once and asks once whether to write them, naming the operation and the cluster; no answer
+    (end of input) is no. `conn`: the servers the write goes to, set once the command has its connection.
 
     With table output the plans go to stdout, where the result then follows without repeating them
     (`shown`); otherwise to stderr, so stdout stays one clean document."""
 
-    def __init__(self, yes: bool, output: str = "json") -> None:
-        self.yes, self.output, self.shown = yes, output, False
+    def __init__(self, yes: bool, output: str = "json", conn: Connection | None = None) -> None:
+        self.yes, self.output, self.shown, self.conn = yes, output, False, conn
 
     def __call__(self, plans) -> bool:
         if self.yes:
@@ -173,22 +242,23 @@ class Confirmation:
         from offctl.render import table_console
 
         self.shown = self.output == "table"
-        return confirm_plans(False, plans, table_console(sys.stdout) if self.shown else err_console)
+        return confirm_plans(False, plans, table_console(sys.stdout) if self.shown else err_console, conn=self.conn)
 
 
-def confirm_plans(yes: bool, plans, console=None) -> bool:
+def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = None) -> bool:
     """Show the plans (on stderr unless `console` says where) and ask once whether to write them."""
     if yes:
         return True
-    from offctl.render import write_plan_table
+    from offctl.render import confirm_question, write_plan_table
     from offctl.reset import Outcome
+    from offctl.sandbox import is_sandbox
 
     for plan in plans:
         write_plan_table(Outcome(plan), console or err_console)
-    n = sum(len(p.writes) for p in plans)
-    what = f"{plans[0].key}" if len(plans) == 1 else f"{len(plans)} consumers"
+    zk, kafka = (conn.zk, conn.bootstrap_servers) if conn else (None, None)
+    question = confirm_question(plans, zk, kafka, sandbox=is_sandbox(zk, kafka))
     try:
-        return typer.confirm(f"Write {n} partition(s) of {what}?", default=False, err=True)
+        return typer.confirm(question, default=False, err=True)
     except typer.Abort:
         err_console.print("")
         return False
@@ -220,9 +290,11 @@ TopicRetentionOption = Annotated[Optional[list[str]], typer.Option(
     "--topic-retention", metavar="TOPIC=DURATION", show_default=False,
     help="The topic's retention.ms, e.g. orders=7d (6h, 90m, ms; -1: none), used where the broker does not report "
          "it (DescribeConfigs denied or missing); the broker's value wins (repeatable).")]
-RetentionHorizon = Annotated[str, typer.Option(
-    "--retention-horizon", metavar="DURATION", envvar="OFFCTL_RETENTION_HORIZON",
-    help="RETENTION_RISK when the message a lagging spout resumes at may be deleted within this (7d, 6h, 90m, ms).")]
+RetentionHorizon = Annotated[Optional[str], typer.Option(
+    "--retention-horizon", metavar="DURATION", envvar="OFFCTL_RETENTION_HORIZON", show_default=False,
+    help="RETENTION_RISK when the message a lagging spout resumes at may be deleted within this (7d, 6h, 90m, ms) "
+         "[default: within a quarter of the topic's retention, at most 6h; serve and watch also when the spout "
+         "falls behind so that it would be deleted within 6h].")]
 
 
 CommitExpiryHorizon = Annotated[float, typer.Option(
@@ -296,7 +368,7 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                      static_partitions: list[str] | None,
                      guarantee: ProcessingGuarantee = ProcessingGuarantee.AT_LEAST_ONCE,
                      commit_period_ms: int | None = None, topic_retention: list[str] | None = None,
-                     retention_horizon: str = "6h"):
+                     retention_horizon: str | None = None):
     """The Thresholds (topic, lag threshold, spout profile, static partitions) the flags describe."""
     from offctl.core.behaviour import (EARLIEST_TIME, GUARANTEE_RELEASES, LATEST_TIME, FirstPoll, Guarantee,
                                        SpoutProfile, StormKafka, StormKafkaClient, default_commit_period_ms)
@@ -333,7 +405,8 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                            guarantee=Guarantee(guarantee.value),
                            commit_period_ms=commit_period_ms or default_commit_period_ms(client_release))
     return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static,
-                      retention_horizon_ms=parse_span(retention_horizon, "--retention-horizon"),
+                      retention_horizon_ms=(parse_span(retention_horizon, "--retention-horizon")
+                                            if retention_horizon is not None else None),
                       topic_retention_ms=parse_topic_retention(topic_retention))
 
 

@@ -18,6 +18,7 @@ from offctl.core.targets import Scope, make_target, parse_partitions, parse_stat
 from offctl.render import outcome_errors, write_outcome, write_outcomes
 
 from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
+                      check_confirmable,
                       KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StaticPartitions, StormRoot, Timeout,
                       TridentRoot, Yes, Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors, safety)
 
@@ -57,6 +58,7 @@ TopologyId = Annotated[Optional[str], typer.Option(
 
 
 def reset_command(
+    ctx: typer.Context,
     spout: Annotated[Optional[str], typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")] = None,
     group: Annotated[Optional[list[str]], typer.Option(
         "--group", metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
@@ -106,8 +108,10 @@ def reset_command(
     from offctl.reset import ResetRequest, reset
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, trident_root=trident_root)
+                          kafka_config_file, ctx, trident_root)
+        confirm.conn = conn
         asked = any(v is not None for v in (to, offset, at, by, by_duration))
         target = (make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
                   if asked or from_file is None else None)
@@ -120,6 +124,7 @@ def reset_command(
 
 
 def restore_command(
+    ctx: typer.Context,
     backup: Annotated[Path, typer.Argument(metavar="BACKUP", help="A backup file printed by reset, restore or migrate.")],
     hand_made: Annotated[bool, typer.Option(
         "--hand-made", rich_help_panel=SAFETY,
@@ -146,14 +151,17 @@ def restore_command(
     from offctl.reset import restore
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, ctx)
+        confirm.conn = conn
         outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
                           hand_made=hand_made)
     _finish([outcome], output, confirm)
 
 
 def migrate_command(
+    ctx: typer.Context,
     spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of the old storm-kafka spout.")],
     group: Annotated[str, typer.Option("--group", metavar="GROUP", help="group.id of the new storm-kafka-client spout.")],
     topology_id: TopologyId = None, topic: Topic = None, partitions: Partitions = None,
@@ -176,8 +184,10 @@ def migrate_command(
     from offctl.reset import migrate
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, ctx)
+        confirm.conn = conn
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir,
                                                                         audit_log), confirm, scope=scope)
@@ -185,6 +195,7 @@ def migrate_command(
 
 
 def delete_command(
+    ctx: typer.Context,
     spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")],
     topic: Topics = None, partitions: Partitions = None,
     record_topic: Annotated[Optional[str], typer.Option(
@@ -211,8 +222,10 @@ def delete_command(
     from offctl.reset import delete
 
     with reported_errors():
+        check_confirmable(execute, yes)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file)
+                          kafka_config_file, ctx)
+        confirm.conn = conn
         if record_topic is not None:
             parse_topics([record_topic])
         outcome = delete(conn, spout, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,

@@ -89,6 +89,30 @@ def status_command() -> None:
     raise typer.Exit(0 if all(sandbox.running.values()) else 3)
 
 
+@app.command("env")
+def env_command() -> None:
+    """Print shell lines that point every OFFCTL_ variable at the running sandbox: a rehearsal shell.
+
+    They set OFFCTL_ZK, OFFCTL_ZK_ROOT, OFFCTL_BOOTSTRAP_SERVERS, OFFCTL_STORM_ROOT and OFFCTL_TRIDENT_ROOT to the
+    sandbox's, unset credentials and client settings, and set OFFCTL_SANDBOX=1: while it is set, offctl refuses
+    (exit 2) any server that is not the running sandbox's. Exit 3 when no sandbox runs (the lines then unset the
+    servers, set OFFCTL_SANDBOX=1 and end with `false`).
+
+    \b
+    Example:
+      eval "$(offctl sandbox env)" && offctl reset --spout legacy-clicks --to earliest
+    """
+    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+
+    sandbox = sb.active()
+    if sandbox is None:
+        err_console.print("offctl: no sandbox is running: start it with `offctl sandbox up` (the lines printed "
+                          "make a shell that evaluates them refuse every server)")
+        typer.echo(sb.no_sandbox_script(), nl=False)
+        raise typer.Exit(3)
+    typer.echo(sb.env_script(sandbox), nl=False)
+
+
 @app.command("down")
 def down_command() -> None:
     """Stop the sandbox's servers by pid and delete its data.

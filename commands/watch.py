@@ -35,7 +35,7 @@ def watch_command(
     allowed_lag: Annotated[int, typer.Option(
         "--allowed-lag", metavar="N", min=0, help="Lag that counts as caught up in the status.")] = 0,
     time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
-    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = "6h",
+    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = None,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
     bootstrap_servers: BootstrapServers = None,
     storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,

@@ -24,10 +24,10 @@ from offctl.core.behaviour import CommitBehaviour
 from offctl.core.findings import CATALOGUE
 from offctl.config import Connection
 from offctl import interrupts
-from offctl.errors import Interrupted, InterruptedWrite, OffctlError, UsageError
+from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
 from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
 from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
+from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
 from offctl.core.targets import Scope, Target
 from offctl.render import consumer_dict, finding_dict, partition_dict
 from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
@@ -282,19 +282,53 @@ def repair_request(repair: Repair) -> ResetRequest:
     common = dict(scope=Scope({t: frozenset(ps) for t, ps in sorted(topics.items())}), target=target)
     if repair.key.store == ZOOKEEPER:
         return ResetRequest(spout=repair.key.consumer, zk_root=repair.key.zk_root, **common)
-    assert repair.key.store == KAFKA
-    return ResetRequest(groups=(repair.key.consumer,), **common)
+    if repair.key.store == TRIDENT:  # as `offctl reset --trident ID --trident-root ROOT` plans it
+        return ResetRequest(trident=repair.key.consumer, zk_root=repair.key.zk_root, **common)
+    if repair.key.store == KAFKA:
+        return ResetRequest(groups=(repair.key.consumer,), **common)
+    raise UsageError(f"{repair.key}: offctl does not know how to repair a consumer of store {repair.key.store!r}")
+
+
+def _declined(repair: Repair, exc: OffctlError):
+    """A consumer the repair cannot plan: an empty plan whose result says why, with the error's exit code."""
+    from offctl.core.plan import Plan
+    from offctl.reset import Outcome
+
+    request_target = Target("repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes)))
+    why = f"not repaired: {exc}"
+    return Outcome(Plan("reset", repair.key, request_target.describe(), (), 0, warnings=(why,)),
+                   error=why, error_code=exc.exit_code)
+
+
+def plan_repair(conn: Connection, repair: Repair, safety) -> tuple[object, int]:
+    """One consumer's repair planned as a dry run through reset (fresh reads, guards), or declined with the
+    reason when it cannot be planned: one consumer's problem never stops the others (nor crashes the audit)."""
+    try:
+        outcome = reset(conn, repair_request(repair), replace(safety, execute=False), lambda plans: False)[0]
+    except (Interrupted, KeyboardInterrupt):
+        raise
+    except OffctlError as exc:
+        outcome = _declined(repair, exc)
+    return outcome, outcome_exit_code(outcome)
+
+
+def nothing_to_repair(choices: Iterable[str]) -> str:
+    """What `audit --repair` says when the audit found nothing it repairs (stderr, and the JSON's repair_note)."""
+    return (f"nothing to repair: no {' or '.join(sorted(repair_codes(choices)))} finding in this audit; "
+            f"nothing was planned or written")
 
 
 def exit_code(tally: Tally, fail_on: str, repair_codes: Iterable[int] = ()) -> int:
     """6 or 130 when the repairs were interrupted (after a write, or before any), 5 when a repair conflicted or
-    failed verification, 4 when one was refused or declined, else inspect's: 3 when part of a store could not
-    be read, 1 on findings at or above `fail_on`, 0."""
+    failed verification, 3 when a consumer to repair could not be read, 4 when one was refused, 8 when the
+    repair was not confirmed, else inspect's: 3 when part of a store could not be read, 1 on findings at or
+    above `fail_on`; else 7 when a repair left a partition out, or a consumer could not be planned; 0."""
     codes = set(repair_codes)
-    for code in (InterruptedWrite.exit_code, Interrupted.exit_code, 5, 4):
+    for code in (InterruptedWrite.exit_code, Interrupted.exit_code, 5, 3, 4, NOT_CONFIRMED):
         if code in codes:
             return code
-    return findings_exit_code(bool(tally.incomplete), tally.worst(), fail_on)
+    found = findings_exit_code(bool(tally.incomplete), tally.worst(), fail_on)
+    return found or (LEFT_OUT if codes - {0} else 0)
 
 
 def check_options(*, live: bool, from_snapshots: str | None, save_snapshot: str | None, repair: frozenset[str],
@@ -405,17 +439,18 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
     for all, then each consumer through reset's safe writer, written only if its plan is still the one shown.
     Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others, an interrupt does."""
-    dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plans: False)[0] for r in items]
+    planned = [plan_repair(conn, r, safety) for r in items]
     if not safety.execute:
-        return [(o, outcome_exit_code(o)) for o in dry]
-    runnable = {i for i, o in enumerate(dry) if not o.plan.refused and o.plan.writes}
+        return planned
+    dry = [o for o, _ in planned]
+    runnable = {i for i, o in enumerate(dry) if not o.error and not o.plan.refused and o.plan.writes}
     if runnable and not confirm_all([dry[i].plan for i in sorted(runnable)]):
-        return [(replace(o, declined=True), 4) if i in runnable else (o, outcome_exit_code(o))
+        return [(replace(o, declined=True), NOT_CONFIRMED) if i in runnable else planned[i]
                 for i, o in enumerate(dry)]
     done = []
     for i, (item, shown) in enumerate(zip(items, dry)):
         if i not in runnable:
-            done.append((shown, outcome_exit_code(shown)))
+            done.append(planned[i])
             continue
         if interrupts.received():  # Ctrl-C during or after an earlier repair: no more writes
             wrote = any(o.executed for o, _ in done)

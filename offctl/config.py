@@ -23,6 +23,7 @@ class Connection:
     kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
     default_roots: bool = False  # zk_roots came from the environment or the sandbox, not the command line
     trident_roots: tuple[str, ...] = ()  # Storm's transactional roots to read Trident Kafka spouts under
+    default_trident_roots: bool = False  # trident_roots came from the environment or the sandbox
 
 
 def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str]:

@@ -45,12 +45,20 @@ class InterruptedWrite(Interrupted):
     exit_code = 6
 
 
+class NotConfirmed(OffctlError):
+    """`--execute` without `--yes` and no terminal to ask, or the operator answered no (exit 8)."""
+
+    exit_code = 8
+
+
 class SparkUnavailable(OffctlError):
     """Spark could not start, or a Spark job of the audit failed (exit 3)."""
 
     exit_code = 3
 
 
+NOT_CONFIRMED = NotConfirmed.exit_code
+INTERNAL_ERROR = 70  # an unexpected exception: a bug (EX_SOFTWARE of sysexits.h), never 1, which means findings
 LEFT_OUT = 7  # reset: the plan leaves a partition of its scope out; restore: one it cannot put back (the rest is
 # planned or written)
 
@@ -66,13 +74,16 @@ EXIT_CODES: dict[int, str] = {
     2: "usage error: a wrong flag, value or combination (also a value that is not UTF-8, out of range, or a file "
        "larger than such a file can be), a file that cannot be read or is not what it should be, a backup of a "
        "format offctl does not write or that fails its checksum (refused before any store is read), a reset of one "
-       "consumer whose selection matches no partition (`nothing matches`; but see 0); nothing was written",
+       "consumer whose selection matches no partition (`nothing matches`; but see 0); also a rehearsal shell "
+       "(`OFFCTL_SANDBOX=1`, set by `eval \"$(offctl sandbox env)\"`) whose command would use servers that are not the "
+       "running sandbox's, or when no sandbox runs: the message names both; nothing was written",
     3: "a store could not be reached or read, also when only part of it could be read (the report is "
        "partial); `audit`: also when Spark could not start or one of its jobs failed; `peek`: also when the "
-       "message at a selected offset could not be read within `--budget`; `sandbox status`: no sandbox running",
+       "message at a selected offset could not be read within `--budget`; `sandbox status`, `sandbox env`: no "
+       "sandbox running",
     4: "refused by a safety guard (running-topology, recent-write, active-group, changed-since: `restore` of a "
        "partition that changed since the write its backup undoes, or of a backup that cannot tell), also a dry run whose "
-       "execution would be refused, and a declined confirmation; nothing was written (`audit --repair`, and "
+       "execution would be refused; nothing was written (`audit --repair`, and "
        "`reset` over several groups: for that consumer; the others are written)",
     5: "a write conflicted (a node or commit changed since it was read: nothing was written), failed, or "
        "failed verification after writing, also when it landed but could not be read back (`restore`: also when the "
@@ -87,16 +98,26 @@ EXIT_CODES: dict[int, str] = {
        "check, and the audit log records it. Once the write landed, offctl finishes its report before it exits (what "
        "it still waits for is bounded by --timeout) and a second Ctrl-C does not cut it short. `reset` over several "
        "consumers: once one of them was written; none is written after the interrupt",
-    7: "`reset --spout`, `reset --trident`: the plan leaves a partition of its scope out, in a dry run and after "
+    7: "`reset`: the plan leaves a partition of its scope out, in a dry run and after "
        "a verified write alike: a partition of the spout's topic without a record offctl can write (its records "
        "name no one topology, the partition has no leader; a Trident state is never created), or a record it "
-       "cannot move. Its row (`left_out` in `--output json`) says why, and for a partition without a record where "
+       "cannot move; for a Kafka group, an asked-for partition it skips (a commit without Storm metadata to keep: "
+       "`--topology-id STORM_ID` or `--no-storm-metadata` makes it writable; no commit to shift from). A dry run "
+       "whose asked-for partitions are all left out exits 7 too, never 0 (`--to current` for a group with no "
+       "commits stays 0: it keeps what there is). `audit --repair`: a consumer it declines to repair, with the "
+       "reason in its result. Its row (`left_out` in `--output json`) says why, and for a partition without a record where "
        "the spout starts it instead; every other partition was planned, or written and verified. `restore`: a "
        "partition it cannot put back, in a dry run and after a verified write alike: a Kafka partition that had no "
        "commit before the write (offctl cannot remove one partition's commit; it deletes the whole group only when "
        "the group had no commits before, holds only the write's commits and has no members), a record a hand-made "
        "file cannot give, a Trident partition the spout has moved past; its row says why, the plan warns \"cannot "
        "be undone for N partition(s)\", never \"nothing to change\" with 0. 2 to 6 and 130 win over it",
+    8: "not confirmed: `--execute` without `--yes` and no terminal to ask (offctl does not prompt then: add `--yes` "
+       "to write without asking), or the operator answered no at the prompt; nothing was written (`audit --repair`: "
+       "for any consumer)",
+    70: "internal error: an unexpected exception, a bug in offctl (please report it): one line "
+        "`offctl: internal error (a bug, please report it): TYPE: MESSAGE` on stderr, then the traceback. Never 1, "
+        "which means findings",
     130: "interrupted (Ctrl-C or SIGTERM) before any write was sent: nothing was written (when the backup was "
          "already made, the message names it and the audit log records the interrupt); also during start-up, "
          "while the command line loads: one line, never a traceback",

@@ -2,7 +2,8 @@
 (the result in the terminal, refreshed in place).
 
 serve's HTTP side serves /metrics as prometheus_client rendered it after the last cycle (in a forked child:
-Rendered), beside /healthz and /status.json, on a threaded wsgiref server; the cycles run on the calling thread
+Rendered), beside /healthz and /status.json, on a threaded wsgiref server (GET and HEAD only, each request read
+within a few seconds, a bounded number of connections at once: make_http_server); the cycles run on the calling thread
 until SIGTERM or Ctrl-C (then it stops cleanly, a running render's child with it). Both keep their window of
 observations per partition in a monitor.Monitor.
 """
@@ -12,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import gc
+import io
 import os
 import re
 import select
 import signal
+import socket
 import threading
 import time
 import warnings
@@ -23,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from socketserver import ThreadingMixIn
 from typing import NoReturn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 
 from offctl.config import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
@@ -42,14 +45,145 @@ def parse_listen(text: str) -> tuple[str, int]:
     return m.group(1).strip("[]") or "0.0.0.0", int(m.group(2))
 
 
+REQUEST_TIMEOUT_S = 5.0  # a request line and headers not whole by then: the connection is dropped
+MAX_CONNECTIONS = 32  # connections served at once; one more is answered 503 and closed
+METHODS = ("GET", "HEAD")
+BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\nRetry-After: 5\r\nConnection: close\r\n"
+        b"\r\noffctl serve: too many connections at once\n")
+
+
 class _Server(ThreadingMixIn, WSGIServer):
+    """wsgiref's server, a thread per connection, at most `max_connections` at once (issue 28: 300 clients that
+    sent half a request line held 300 threads). One beyond the bound is refused at once (503, closed) rather than
+    queued: the accept loop never waits, and a scraper gets an answer it records instead of waiting behind the
+    slow connections until its own scrape timeout. Each connection's request must arrive within
+    `request_timeout_s` (_Handler), so a full house empties within that."""
+
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 64  # the listen backlog (socketserver's default, 5, drops a burst of connects)
+    request_timeout_s = REQUEST_TIMEOUT_S
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)  # replaced per server by make_http_server
+    refused = 0
+
+    def process_request(self, request, client_address) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.refused += 1
+            with contextlib.suppress(OSError):
+                request.setblocking(False)  # never wait on a client here: the accept loop serves everyone
+                request.send(BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)  # starts the connection's thread
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
-class _QuietHandler(WSGIRequestHandler):
+class _ByDeadline(io.RawIOBase):
+    """A socket's reads that all end by `deadline` (time.monotonic()): a per-read timeout alone lets a client that
+    sends a byte every few seconds hold its connection for ever. Writes keep the per-operation `timeout_s`."""
+
+    def __init__(self, sock: socket.socket, deadline: float, timeout_s: float) -> None:
+        self.sock, self.deadline, self.timeout_s = sock, deadline, timeout_s
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self.sock.settimeout(left)
+        try:
+            return self.sock.recv_into(buffer)
+        finally:
+            self.sock.settimeout(self.timeout_s)
+
+
+class _ServerHandler(ServerHandler):
+    def log_exception(self, exc_info) -> None:
+        if not isinstance(exc_info[1], OSError):  # a client that stopped reading (the write timed out): not news
+            super().log_exception(exc_info)
+
+
+class _Handler(WSGIRequestHandler):
+    """One request per connection (wsgiref's), read within the server's request_timeout_s, else dropped."""
+
+    def setup(self) -> None:
+        super().setup()
+        timeout_s = self.server.request_timeout_s
+        self.connection.settimeout(timeout_s)  # also bounds each write to a client that does not read
+        self.rfile.close()
+        self.rfile = io.BufferedReader(_ByDeadline(self.connection, time.monotonic() + timeout_s, timeout_s))
+
+    def handle(self) -> None:
+        """wsgiref's WSGIRequestHandler.handle (CPython 3.11), with a request that does not arrive in time dropped
+        and a client that stops reading the answer not logged as an error."""
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+        except OSError:  # timed out (TimeoutError), or the client went away: nothing to answer
+            self.close_connection = True
+            return
+        if len(self.raw_requestline) > 65536:
+            self.requestline = self.request_version = self.command = ""
+            self.send_error(414)
+            return
+        try:
+            if not self.parse_request():  # an error was sent
+                return
+        except OSError:  # the headers did not arrive in time
+            self.close_connection = True
+            return
+        handler = _ServerHandler(self.rfile, self.wfile, self.get_stderr(), self.get_environ(), multithread=False)
+        handler.request_handler = self
+        handler.run(self.server.get_app())
+
     def log_message(self, *args) -> None:  # a scrape every few seconds is not news
         pass
+
+
+def make_http_server(host: str, port: int, app, *, request_timeout_s: float = REQUEST_TIMEOUT_S,
+                     max_connections: int = MAX_CONNECTIONS) -> _Server:
+    """serve's HTTP server: `app` (make_app) on wsgiref, each request read within `request_timeout_s`, at most
+    `max_connections` served at once."""
+    server = make_server(host, port, answer_only(METHODS, app), server_class=_Server, handler_class=_Handler)
+    server.request_timeout_s = request_timeout_s
+    server.slots = threading.BoundedSemaphore(max_connections)
+    return server
+
+
+def answer_only(methods: tuple[str, ...], app):
+    """`app` for `methods` (GET and HEAD); any other method is 405 with an Allow header (issue 28: FOO and POST
+    /metrics were answered with the page). HEAD is GET's status and headers, Content-Length included, no body."""
+
+    def answer(environ, start_response):
+        method = environ.get("REQUEST_METHOD", "")
+        if method not in methods:
+            start_response("405 Method Not Allowed", [("Allow", ", ".join(methods)), ("Content-Type", "text/plain")])
+            return [f"offctl serve answers {' and '.join(methods)} only\n".encode()]
+        if method != "HEAD":
+            return app(environ, start_response)
+        said: list = []
+        result = app({**environ, "REQUEST_METHOD": "GET"}, lambda status, headers, exc_info=None: said.append(
+            (status, headers)))
+        try:
+            length = sum(len(chunk) for chunk in result)
+        finally:
+            getattr(result, "close", lambda: None)()
+        status, headers = said[0]
+        start_response(status, [(k, v) for k, v in headers if k.lower() != "content-length"]
+                       + [("Content-Length", str(length))])
+        return []
+
+    return answer
 
 
 def registry_of(monitor: Monitor, rendered: Rendered | None = None):
@@ -294,12 +428,14 @@ def render_timeout(interval_s: float) -> float:
 def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds, monitor: Monitor, budget_s: float,
               expiry_options: ExpiryOptions = ExpiryOptions()) -> Report:
     """One cycle of serve before its render: inspect, then the monitor's window update. The commit expiry also dates
-    a commit by the cycle before the one that saw its offset move. The cycle collector is held throughout: what a
+    a commit by the cycle before the one that saw its offset move; RETENTION_RISK's default rule takes each
+    partition's pace over the window (Monitor.falling_behind). The cycle collector is held throughout: what a
     cycle makes lives until the next, holds no cycle, and the collector's passes over it found nothing."""
     started = time.monotonic()
     with cyclic_gc_paused():
         report = inspect(conn, selection, thresholds, time_lag_budget_s=budget_s,
-                         expiry_options=replace(expiry_options, moved_after=monitor.moved_after()))
+                         expiry_options=replace(expiry_options, moved_after=monitor.moved_after()),
+                         behind=monitor.falling_behind())
         monitor.update(report, time.monotonic() - started)
     return report
 
@@ -314,8 +450,7 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
     monitor = Monitor(window=window, allowed_lag=allowed_lag, partition_metrics=partition_metrics)
     rendered = Rendered(monitor, render_timeout(interval_s), log)
     try:
-        server = make_server(host, port, make_app(monitor, interval_s, rendered), server_class=_Server,
-                             handler_class=_QuietHandler)
+        server = make_http_server(host, port, make_app(monitor, interval_s, rendered))
     except OSError as exc:
         raise UsageError(f"--listen {listen}: cannot listen there ({exc.strerror or exc})") from None
     thread = threading.Thread(target=server.serve_forever, name="offctl-serve-http", daemon=True)
@@ -365,7 +500,8 @@ def watch(conn: Connection, selection: Selection, thresholds: Thresholds, draw: 
             started = time.monotonic()
             error = None
             try:
-                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget)
+                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget,
+                                 behind=monitor.falling_behind())
                 monitor.update(report, time.monotonic() - started)
             except OffctlError as exc:
                 error, report = str(exc), shown

@@ -93,7 +93,7 @@ def spout_roots(conn: Connection, selection: Selection) -> list[str]:
 def trident_list(conn: Connection, selection: Selection) -> list[str]:
     """The transactional roots to read Trident spouts under: not those of the environment or the sandbox when
     groups or spouts are named."""
-    if (selection.groups or selection.spouts) and not selection.tridents and conn.default_roots:
+    if (selection.groups or selection.spouts) and not selection.tridents and conn.default_trident_roots:
         return []
     return list(dict.fromkeys(normalize_root(r) for r in conn.trident_roots))
 
@@ -276,13 +276,13 @@ def read_within(kafka: LogStore, wanted: list[Position], budget_s: float) -> Mes
 
 
 def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
-                   thresholds: Thresholds | None = None) -> Report:
+                   thresholds: Thresholds | None = None, behind: Mapping[tuple, float] | None = None) -> Report:
     """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
     read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing: nothing is read for them. What
     is not read is `unread` with a note, never a partial report: the offsets and lags are complete.
 
     With `thresholds`, also the retention headroom of each (offctl.core.retention), from the same message and the
-    topics' configs, and its findings."""
+    topics' configs, and its findings (`behind`: serve's and watch's pace per partition, for their default rule)."""
     wanted = timelag.positions(report.rows)
     if not wanted or kafka is None:
         return report
@@ -293,10 +293,11 @@ def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
         lags = timelag.measure(report.rows, read, report.captured_ms)
         note = timelag.unread_note(lags)
         report = replace(report, time_lags=lags, notes=(*report.notes, note) if note else report.notes)
-    return with_retention(report, kafka, read, thresholds) if thresholds is not None else report
+    return with_retention(report, kafka, read, thresholds, behind) if thresholds is not None else report
 
 
-def with_retention(report: Report, kafka: LogStore, read: MessageRead, thresholds: Thresholds) -> Report:
+def with_retention(report: Report, kafka: LogStore, read: MessageRead, thresholds: Thresholds,
+                   behind: Mapping[tuple, float] | None = None) -> Report:
     """The report with each lagging partition's retention headroom and its RETENTION_* findings: the topics'
     configs in one request (a refusal reports nothing, never fails), the message's timestamp from `read`."""
     if not read.messages:  # no timestamp to start from (--time-lag-budget 0, refused): nothing to ask the broker
@@ -313,7 +314,7 @@ def with_retention(report: Report, kafka: LogStore, read: MessageRead, threshold
     notes = retention.notes(configs, stated, topics)
     report = replace(report, headrooms=headrooms, notes=(*report.notes, *notes))
     return with_findings(report, retention.findings(report.rows, headrooms, thresholds.spout,
-                                                    thresholds.retention_horizon_ms))
+                                                    thresholds.retention_horizon_ms, behind))
 
 
 @dataclass(frozen=True)
@@ -352,10 +353,11 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, profile: SpoutPro
 
 def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
             now_ms: int | None = None, *, time_lag_budget_s: float = TIME_LAG_BUDGET_S,
-            expiry_options: ExpiryOptions = ExpiryOptions()) -> Report:
+            expiry_options: ExpiryOptions = ExpiryOptions(), behind: Mapping[tuple, float] | None = None) -> Report:
     """Read every selected spout and group, join with log offsets, and report rows and findings, with the time
     lag of the lagging partitions and the commit expiry of the storm-kafka-client groups' partitions, their
-    messages read within `time_lag_budget_s` seconds in all (0: not read)."""
+    messages read within `time_lag_budget_s` seconds in all (0: not read). `behind`: serve's and watch's pace
+    per partition (offctl.core.history.falling_behind), for RETENTION_RISK's default rule."""
     validate(conn, selection)
     roots = spout_roots(conn, selection)
     with cyclic_gc_paused():
@@ -365,7 +367,7 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
                                               trident_roots=trident_list(conn, selection))
             started = time.monotonic()
             report = with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s,
-                                    thresholds)
+                                    thresholds, behind)
             # The time lags come first; the commit expiry gets what is left of the same budget.
             left = max(time_lag_budget_s - (time.monotonic() - started), 0.001) if time_lag_budget_s > 0 else 0.0
             return with_commit_expiry(report, kafka, thresholds.spout, expiry_options, left)

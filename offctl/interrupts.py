@@ -44,14 +44,24 @@ def start() -> None:
 
 
 def install() -> None:
-    """Handle SIGINT and SIGTERM as offctl does (call from the main thread)."""
+    """Handle SIGINT and SIGTERM as offctl does (call from the main thread, inside the try that turns
+    KeyboardInterrupt into "offctl: interrupted").
+
+    The signals are blocked while the handlers and the state they read are set, so one that comes meanwhile waits
+    (issue 28: it raised KeyboardInterrupt between two signal.signal calls, half-installed, outside any try). It is
+    delivered when the mask is put back, at the end, to the handler now in place: KeyboardInterrupt from here, with
+    everything installed for uninstall() to undo."""
     global _installed, _saved
-    start()
-    if _saved is None:
-        _saved = {s: signal.getsignal(s) for s in SIGNALS}, signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    for signum in SIGNALS:
-        signal.signal(signum, handler)
-    _installed = True
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        start()
+        if _saved is None:
+            _saved = {s: signal.getsignal(s) for s in SIGNALS}, mask
+        for signum in SIGNALS:
+            signal.signal(signum, handler)
+        _installed = True
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def uninstall() -> None:

@@ -475,13 +475,15 @@ def outcome_lines(outcome) -> list[str]:
     if plan.refused:
         return [f"nothing was written: {len(plan.refused)} guard(s) refused"]
     if outcome.declined:
-        return ["not confirmed: nothing was written"]
+        return []  # said on stderr (outcome_errors), exit 8
     if not plan.changes:  # why, when the plan says (e.g. a group with no commits)
         return [f"nothing was written: {'; '.join(plan.warnings) or f'nothing to {plan.operation}'}"]
     if not n and plan.left_out:
-        what = "cannot be undone" if plan.operation == "restore" else "are left out"
-        return [f"nothing was written: {len(plan.left_out)} partition(s) {what} (see 'why'); the others are "
-                f"already there or skipped"]
+        if plan.operation == "restore":
+            return [f"nothing was written: {len(plan.left_out)} partition(s) cannot be undone (see 'why'; exit 7); "
+                    f"the others are already as before the write"]
+        return [f"nothing to change: {len(plan.left_out)} asked-for partition(s) left out (see 'why'), "
+                f"nothing was written (exit 7)"]
     if not n:
         return ["nothing to change: every selected partition is already there or skipped"]
     if not outcome.executed:
@@ -501,6 +503,7 @@ def outcome_lines(outcome) -> list[str]:
 def outcome_errors(outcome) -> list[str]:
     """What went wrong, for stderr whatever the output format."""
     return ([f"{outcome.plan.key}: {outcome.error}"] if outcome.error else []) + (
+            ["not confirmed: nothing was written"] if outcome.declined else []) + (
             [f"refused by {g.guard}: {g.message}" for g in outcome.plan.refused]
             + [f"verification failed: {p}" for p in outcome.problems[:10]]
             + ([f"verification failed on {len(outcome.problems) - 10} more partition(s)"]
@@ -714,3 +717,38 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
 
 def _size(n: int | None) -> str:
     return "null" if n is None else f"{n:,} B"
+
+
+# --- the confirmation question -----------------------------------------------------------------------------------
+
+_VERBS = {"reset": "Reset", "restore": "Restore", "migrate": "Migrate", "delete": "Delete"}
+
+
+def consumer_words(key) -> str:
+    """A consumer as the confirmation names it: spout ID (zkRoot R), Trident spout ID (Trident root R), group G."""
+    from offctl.core.model import TRIDENT, ZOOKEEPER
+
+    if key.store == ZOOKEEPER:
+        return f"spout {key.consumer} (zkRoot {key.zk_root})"
+    if key.store == TRIDENT:
+        return f"Trident spout {key.consumer} (Trident root {key.zk_root})"
+    return f"group {key.consumer}"
+
+
+def confirm_question(plans, zk: str | None, kafka: str | None, sandbox: bool = False) -> str:
+    """What the write does, to whom and on which cluster, asked once for every plan:
+    'Reset 1 partition of group g on Kafka k1:9092?'; ' (the sandbox)' when those are the sandbox's servers."""
+    from offctl.core.model import ZK_STORES
+
+    operations = {p.operation for p in plans}
+    verb = _VERBS.get(operations.pop(), "Write") if len(operations) == 1 else "Write"
+    n = sum(len(p.writes) for p in plans)
+    unit = "record" if all(p.operation == "delete" for p in plans) else "partition"
+    whom = consumer_words(plans[0].key) if len(plans) == 1 else f"{len(plans)} consumers"
+    servers = []
+    if any(p.key.store in ZK_STORES for p in plans):
+        servers.append(f"ZooKeeper {zk}")
+    if any(p.key.store not in ZK_STORES for p in plans):
+        servers.append(f"Kafka {kafka}")
+    return (f"{verb} {_plural(n, unit)} of {whom} on {' and '.join(servers)}"
+            f"{' (the sandbox)' if sandbox else ''}?")

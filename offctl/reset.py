@@ -18,7 +18,7 @@ from typing import Protocol
 from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
 from offctl.config import Connection, normalize_root
 from offctl import interrupts
-from offctl.errors import (LEFT_OUT, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
+from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
                            WriteConflict)
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
 from offctl.core.cost import cost_positions, plan_cost
@@ -644,14 +644,16 @@ def _unmoved(plan: Plan, kafka: LogWriter) -> None:
 
 def outcome_exit_code(outcome: Outcome) -> int:
     """The error's code when the write failed, 6 when an interrupt came after the write landed, 4 when a guard
-    refused or the prompt was declined, 5 when verification failed, 7 when the plan leaves a partition of its
+    refused, 8 when the prompt was answered no, 5 when verification failed, 7 when the plan leaves a partition of its
     scope out, else 0."""
     if outcome.error_code:
         return outcome.error_code
     if outcome.interrupted:
         return InterruptedWrite.exit_code
-    if outcome.plan.refused or outcome.declined:
+    if outcome.plan.refused:
         return 4
+    if outcome.declined:
+        return NOT_CONFIRMED
     if outcome.verified is False:
         return 5
     if outcome.plan.left_out:
@@ -660,7 +662,7 @@ def outcome_exit_code(outcome: Outcome) -> int:
 
 
 # after an interrupt, what an SRE must see first: a failed write, unread, refused, a partition left out
-EXIT_PRIORITY = (5, 3, 4, LEFT_OUT)
+EXIT_PRIORITY = (5, 3, 4, NOT_CONFIRMED, LEFT_OUT)
 
 
 def outcomes_exit_code(outcomes: Iterable[Outcome]) -> int:

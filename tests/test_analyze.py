@@ -357,12 +357,17 @@ def test_client_start_by_release(release, strategy, metadata, lag, says):
 
 
 @pytest.mark.parametrize("release, known", [
-    ("1.0.0", True), ("1.1.1", True), ("2.8.8", True), ("3.0.0", True), ("3.0.1", True), ("3.1.0", True),
-    ("3.2.0", False), ("4.0.0", False), ("0.10.0", False),
+    # the line of each release (issue 28: this asserted `is not None`, which a classmethod returning a member
+    # always is): CommitMetadataManager came in 1.0.6 and 1.1.2 (StormKafkaClient's docstring)
+    ("1.0.0", StormKafkaClient.LEGACY), ("1.0.5", StormKafkaClient.LEGACY), ("1.0.6", StormKafkaClient.CURRENT),
+    ("1.1.1", StormKafkaClient.LEGACY), ("1.1.2", StormKafkaClient.CURRENT), ("1.2.0", StormKafkaClient.CURRENT),
+    ("2.8.8", StormKafkaClient.CURRENT), ("3.0.0", StormKafkaClient.CURRENT), ("3.0.1", StormKafkaClient.CURRENT),
+    ("3.1.0", StormKafkaClient.CURRENT),
+    ("3.2.0", None), ("4.0.0", None), ("0.10.0", None),
 ])
 def test_client_releases_offctl_knows(release, known):
     if known:
-        assert StormKafkaClient.of_version(release) is not None
+        assert StormKafkaClient.of_version(release) is known
     else:
         with pytest.raises(ValueError, match="is not a release offctl knows: 1.0.0 to 2.x, 3.0.x and 3.1.x"):
             StormKafkaClient.of_version(release)

@@ -388,3 +388,39 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
         (f"{n}{HEALTHY}", p): 2 for n in range(len(seeded["odd"])) for p in range(2)}
     unknown = {f["consumer"] for f in a["findings"] if f["code"] == "UNKNOWN_TOPIC"}
     assert unknown == {f"{i}-{w}" for i, w in enumerate(seeded["odd"]) if w != "empty"}
+
+
+def test_repair_plans_trident_spouts_as_reset_trident_does(cli, spark, zk, zk_server, kafka, names, tmp_path):
+    """Issue 27: a Trident spout out of range crashed the repair (an assert, exit 1). It is planned through the
+    same reset as `offctl reset --trident ID --trident-root ROOT`, dry run and --execute --yes."""
+    from offctl.sandbox import client_trident_meta, trident_meta
+
+    topic = kafka.filled_topic(names("orders"), 2, 10)
+    root, storm = names.root + "/transactional", names.root + "/storm"
+    zk.ensure_path(f"{storm}/storms")
+    sk = "orders-trident-4-1700000300"  # stopped: the running-topology guard lets it be
+    for p, (first, nxt) in {0: (3, 4), 1: (90, 95)}.items():  # partition 1 is past the log end (10)
+        zk.create(f"{root}/sk/user/partition_{p}", b"7", makepath=True)
+        zk.create(f"{root}/sk/user/partition_{p}/8", trident_meta(topic, p, first, nxt, sk, kafka.bootstrap))
+    zk.create(f"{root}/cl/user/{topic}@0/6", client_trident_meta(40, 44, "clicks-1-1700000400"), makepath=True)
+    common = ["--zk", zk_server.address, "--trident-root", root, "--bootstrap-servers", kafka.bootstrap,
+              "--storm-root", storm, "--repair", "out-of-range", "--quiet-period", "0", "--backup-dir",
+              str(tmp_path / "b"), "--audit-log", str(tmp_path / "audit.log"), "-o", "json", "--fail-on", "never"]
+    before = zk.get(f"{root}/sk/user/partition_1/8")[0]
+
+    dry = cli("audit", *common)
+    assert dry.exit_code == 0, dry.stderr
+    plans = {p["consumer"]: p for p in dry.json()["repair"]}
+    assert set(plans) == {"sk", "cl"} and all(p["mode"] == "dry-run" for p in plans.values())
+    assert [(c["partition"], c["before"], c["after"]) for c in plans["sk"]["changes"]] == [(1, 95, 0)]
+    assert [(c["partition"], c["before"], c["after"]) for c in plans["cl"]["changes"]] == [(0, 45, 0)]
+    assert zk.get(f"{root}/sk/user/partition_1/8")[0] == before
+
+    done = cli("audit", *common, "--execute", "--yes")
+    assert done.exit_code == 0, done.stderr
+    applied = {p["consumer"]: p for p in done.json()["repair"]}
+    assert all(p["executed"] and p["verified"] for p in applied.values()), done.stderr
+    assert json.loads(zk.get(f"{root}/sk/user/partition_1/8")[0])["nextOffset"] == 0
+    again = cli("audit", *common)
+    assert again.json()["repair"] == [] and "nothing to repair" in again.stderr
+    assert again.json()["repair_note"].startswith("nothing to repair") and dry.json()["repair_note"] is None

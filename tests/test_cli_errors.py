@@ -244,6 +244,44 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(entry):
     assert landed, "no interrupt landed during start-up"
 
 
+_SIGINT_DURING_INSTALL = """
+import os, signal, sys
+import offctl.__main__ as entry
+from offctl import interrupts
+
+moment, calls = sys.argv[1], []
+real_signal, real_install = signal.signal, interrupts.install
+
+def set_then_ctrl_c(signum, handler):  # Ctrl-C lands just after offctl's handler is set for the first or second signal
+    previous = real_signal(signum, handler)
+    if handler is interrupts.handler:
+        calls.append(signum)
+        if moment == f"handler {len(calls)} set":
+            os.kill(os.getpid(), signal.SIGINT)
+    return previous
+
+def install_then_ctrl_c():  # ... or just after install() returns
+    real_install()
+    if moment == "install returned":
+        os.kill(os.getpid(), signal.SIGINT)
+
+signal.signal, interrupts.install = set_then_ctrl_c, install_then_ctrl_c
+sys.argv = ["offctl", "inspect", "--help"]
+entry.main()
+"""
+
+
+@pytest.mark.parametrize("moment", ["handler 1 set", "handler 2 set", "install returned"])
+def test_ctrl_c_while_install_sets_the_handlers_is_one_line_and_exit_130(moment):
+    """Issue 28 item 7: a SIGINT that came while interrupts.install() was setting its handlers raised
+    KeyboardInterrupt inside install() (or between it and main's try), and a traceback followed. The signal is
+    sent from the process itself at that exact moment, so the race is hit every run, not by chance."""
+    proc = subprocess.run([sys.executable, "-c", _SIGINT_DURING_INSTALL, moment], capture_output=True, text=True,
+                          timeout=60)
+    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, proc.stderr[-3000:]
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "offctl: interrupted\n", ""), proc.stderr[-3000:]
+
+
 def test_version():
     proc = subprocess.run([sys.executable, "-m", "offctl", "--version"], capture_output=True, text=True, timeout=60)
     from offctl import __version__
@@ -377,3 +415,40 @@ def test_main_gives_back_the_signal_handlers_and_mask_it_found():
     assert exit_.value.code == 0
     assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & interrupts.SIGNALS
     assert {s: signal.getsignal(s) for s in interrupts.SIGNALS} == before
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["inspect", "--zk", "127.0.0.1:1", "--zk-root", "/r"], "offctl.inspect.validate"),
+    (["reset", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--spout", "s", "--bootstrap-servers", "127.0.0.1:1",
+      "--to", "earliest"], "offctl.reset.reset"),
+])
+def test_an_unexpected_exception_is_exit_70_with_one_line_then_the_traceback(argv, where, capsys, monkeypatch):
+    """A bug is never exit 1 (findings, to cron) nor 2: one line saying it is one, the traceback after it."""
+    from offctl.commands.app import _run
+
+    monkeypatch.setattr(sys, "argv", ["offctl", *argv])
+    with mock.patch(where, side_effect=RuntimeError("boom\non two lines")):
+        code = _run(argv)
+    err = capsys.readouterr().err
+    assert code == 70
+    first, *rest = err.splitlines()
+    assert first == "offctl: internal error (a bug, please report it): RuntimeError: boom on two lines"
+    assert rest[0].startswith("Traceback") and "RuntimeError: boom" in rest[-2]
+
+
+@pytest.mark.parametrize("args", [
+    ("audit", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1", "--repair",
+     "out-of-range", "--execute"),
+    ("reset", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1", "--spout", "s",
+     "--to", "earliest", "--execute"),
+    ("restore", "no-such-backup.json", "--zk", "127.0.0.1:1", "--execute"),
+    ("migrate", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1", "--spout", "s",
+     "--group", "g", "--topology-id", "t-1-1", "--execute"),
+    ("delete", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--spout", "s", "--all-records", "--execute"),
+])
+def test_execute_without_yes_and_no_terminal_is_exit_8_before_anything_is_read(cli, args):
+    """Not 4 (a guard's refusal): cron must tell "nobody confirmed" from "a guard refused". Nothing listens on
+    127.0.0.1:1: the refusal comes before any connection (that would be exit 3)."""
+    result = cli(*args)
+    assert result.exit_code == 8, result.stderr
+    assert result.stderr.startswith("offctl: not confirmed: --execute asks before writing, and there is no terminal")

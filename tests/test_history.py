@@ -156,3 +156,25 @@ def test_where_offctl_differs_on_purpose_stop_or_stall_by_the_running_topology()
     obs, _ = burrow(RISING, [5200], 200, 1000)
     assert evaluate(obs, running=True, window=len(obs)).status == STALL
     assert evaluate(obs, running=None, window=len(obs)).status == STOP  # cannot tell: the worse
+
+
+# falling_behind: how fast the message a spout resumes at ages, for RETENTION_RISK's rule 4 (issue 28)
+@pytest.mark.parametrize("points, period_ms, expected", [
+    ([(5, 10)], 0, None),  # one observation: nothing to compare
+    ([(5, 10), (5, 10), (5, 10)], 0, 1.0),  # stands still, nothing produced: its message ages with the clock
+    ([(5, 10), (5, 20), (5, 30)], 0, 1.0),  # stands still while the producers write
+    ([(10, 20), (15, 30), (20, 40)], 0, 0.5),  # consumes 10 of the 20 produced
+    ([(10, 20), (29, 40), (48, 60)], 0, 0.05),  # keeps pace but for 1 in 20: ages 3 s a minute
+    ([(10, 20), (20, 30), (30, 40)], 0, None),  # keeps pace
+    ([(10, 20), (25, 30), (40, 40)], 0, None),  # gains on the producers
+    ([(10, 20), (15, 20), (18, 20)], 0, None),  # works through a backlog the log did not add to: no rate to go by
+    ([(50, 60), (20, 61), (30, 62)], 0, None),  # went back: a rewind, not a pace
+    ([(5, 10), (5, 20)], MIN, None),  # a window no longer than one commit period (rule 3a): cannot tell
+    ([(5, 10), (5, 20), (5, 30)], MIN, 1.0),  # longer: stood still for two periods
+    ([(10, 10), (10, 20), (20, 30)], 0, 0.5),  # caught up in the first observation (lag 0): still a lag now
+])
+def test_falling_behind(points, period_ms, expected):
+    from offctl.core.history import falling_behind
+
+    got = falling_behind(series(*points), period_ms)
+    assert got == (pytest.approx(expected) if expected is not None else None)

@@ -372,6 +372,31 @@ def test_kafka_plan_without_any_storm_metadata_needs_topology_id():
     assert plan.changes[0].action == SKIP and "--topology-id" in plan.changes[0].reasons[-1]
 
 
+@pytest.mark.parametrize("commits, target, kw, left, says", [
+    # issue 27: a commit without Storm metadata to keep is skipped; asked for, it is left out (exit 7), never 0
+    ([commit(0, 50, None)], Target("shift", by=1), {}, [0],
+     ["--topology-id STORM_ID", "--no-storm-metadata", "from the commit as it is (50)", "log start (10)"]),
+    ([commit(0, 50, None)], Target("latest"), {"scope": Scope({"t": frozenset({0})})}, [0], ["left out"]),
+    # no commit to shift from, on a partition the scope names: left out, saying where the spout starts it
+    ([commit(0, 50)], Target("shift", by=1), {"scope": Scope({"t": None})}, [1, 2],
+     ["no valid committed offset to shift from", "with no commit, the spout starts t/1", "log end (100)"]),
+    # already at the target (--to current, --by 0): kept as it is, nothing to write and nothing left out
+    ([commit(0, 50, None)], Target("current"), {}, [], []),
+    ([commit(0, 50, None)], Target("shift", by=0), {}, [], []),
+    # writable with either flag: nothing left out
+    ([commit(0, 50, None)], Target("shift", by=1), {"topology_id": "orders-2-1700000001"}, [], []),
+    ([commit(0, 50, None)], Target("shift", by=1), {"plain": True}, [], []),
+    # a repair leaves a partition alone on purpose: not left out
+    ([commit(0, 50, None), commit(1, 50)], Target("repair", repair=frozenset({("t", 0)})), {"plain": True}, [], []),
+])
+def test_kafka_plan_leaves_out_asked_for_partitions_it_skips(commits, target, kw, left, says):
+    plan = plan_kafka("g", commits, CLUSTER, target, **kw)
+    assert [c.partition for c in plan.left_out] == left
+    reasons = " ".join(r for c in plan.left_out for r in c.reasons)
+    assert all(s in reasons for s in says), reasons
+    assert any("exit code 7" in w for w in plan.warnings) == bool(left)
+
+
 def test_kafka_plan_with_topic_covers_every_partition_of_it():
     plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"), scope=Scope({"t": None}))
     assert [(c.partition, c.before, c.after, c.action) for c in plan.changes] == [

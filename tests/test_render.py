@@ -142,3 +142,28 @@ def test_times_are_iso_8601_utc_to_the_millisecond(ms, text):
     from offctl.core.model import iso_ms
 
     assert iso_ms(ms) == text
+
+
+def _plan(operation, key, writes):
+    from offctl.core.plan import Change, Plan
+
+    changes = tuple(Change("t", p, 5, 0, delete=operation == "delete") for p in range(writes))
+    return Plan(operation, key, "earliest", changes, 0)
+
+
+@pytest.mark.parametrize("plans, sandbox, question", [
+    ([("delete", ("zookeeper", "shared-id", "/sandbox/spouts"), 1)], True,
+     "Delete 1 record of spout shared-id (zkRoot /sandbox/spouts) on ZooKeeper z:1 (the sandbox)?"),
+    ([("reset", ("kafka", "clicks-client", None), 1)], False, "Reset 1 partition of group clicks-client on Kafka k:2?"),
+    ([("restore", ("trident", "orders-trident", "/tx"), 3)], False,
+     "Restore 3 partitions of Trident spout orders-trident (Trident root /tx) on ZooKeeper z:1?"),
+    ([("migrate", ("kafka", "g", None), 2)], False, "Migrate 2 partitions of group g on Kafka k:2?"),
+    ([("reset", ("zookeeper", "a", "/r"), 2), ("reset", ("kafka", "g", None), 1)], False,
+     "Reset 3 partitions of 2 consumers on ZooKeeper z:1 and Kafka k:2?"),
+])
+def test_the_confirmation_names_the_operation_the_consumer_and_the_cluster(plans, sandbox, question):
+    from offctl.core.model import ConsumerKey
+    from offctl.render import confirm_question
+
+    built = [_plan(op, ConsumerKey(*key), n) for op, key, n in plans]
+    assert confirm_question(built, "z:1", "k:2", sandbox=sandbox) == question

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -39,6 +40,7 @@ def answer_yes_after(monkeypatch):
             return True
 
         monkeypatch.setattr("offctl.commands.reset.typer.confirm", confirm)
+        monkeypatch.setattr("offctl.commands.options.stdin_is_terminal", lambda: True)  # an operator at a terminal
         return asked
 
     return install
@@ -181,22 +183,66 @@ def test_a_node_changed_between_plan_and_write_aborts_the_whole_spout(cli, fleet
     assert "nothing was written" in lines[-1]["outcome"]
 
 
-def test_declining_the_prompt_writes_nothing(cli, fleet):
+def on_terminal(args: list[str], answer: bytes, timeout: float = 120) -> subprocess.CompletedProcess:
+    """offctl in a real process whose stdin is a pseudo-terminal (an operator at a terminal), typing `answer`;
+    stdout and stderr are pipes, read apart."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "offctl", *args], stdin=slave, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        os.close(slave)
+        os.write(master, answer)  # the terminal holds the line until offctl reads it
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        os.close(master)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_declining_the_prompt_writes_nothing_and_exits_8(fleet, zk_server):
     before = nodes(fleet.state())
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", input="n\n")
-    assert result.exit_code == 4 and "not confirmed" in result.stdout
-    assert "Write 3 partition(s)" in result.stderr  # the question goes to stderr
-    assert result.stdout.count("-> latest") == 1 and "-> latest" not in result.stderr  # the plan once, on stdout
+    proc = on_terminal(["reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute"], b"n\n")
+    assert proc.returncode == 8, proc.stderr
+    assert "offctl: not confirmed: nothing was written" in proc.stderr
+    # the question names the operation, the consumer and the cluster; it goes to stderr
+    assert f"Reset 3 partitions of spout orders (zkRoot {fleet.root}) on ZooKeeper {zk_server.address}?" in proc.stderr
+    assert proc.stdout.count("-> latest") == 1 and "-> latest" not in proc.stderr  # the plan once, on stdout
     assert nodes(fleet.state()) == before and not fleet.backups.exists()
 
 
 def test_a_confirmed_json_run_keeps_stdout_one_document(fleet):
-    """A real process (CliRunner echoes the typed answer into stdout; a terminal does not)."""
-    proc = subprocess.run([sys.executable, "-m", "offctl", "reset", *fleet.spout, "--to", "latest", "--quiet-period",
-                           "0", "--execute", "-o", "json"], input="y\n", capture_output=True, text=True, timeout=120)
+    proc = on_terminal(["reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "-o", "json"],
+                       b"y\n")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["executed"]  # stdout is the document and nothing else
     assert proc.stderr.count("-> latest") == 1  # the plan was shown once, on stderr, with the question
+
+
+def test_a_delete_and_a_group_reset_say_what_they_do_where(fleet, kafka, names, zk_server, broker):
+    proc = on_terminal(["delete", *fleet.spout, "--partitions", "1", "--quiet-period", "0", "--execute"], b"n\n")
+    assert proc.returncode == 8, proc.stderr
+    assert f"Delete 1 record of spout orders (zkRoot {fleet.root}) on ZooKeeper {zk_server.address}?" in proc.stderr
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 3})
+    proc = on_terminal(["reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to",
+                        "earliest", "--execute"], b"n\n")
+    assert proc.returncode == 8, proc.stderr
+    assert f"Reset 1 partition of group {group} on Kafka {broker.address}?" in proc.stderr
+    assert "(the sandbox)" not in proc.stderr
+    assert commits(kafka, group) == {(fleet.topic, 0): (3, None)}
+
+
+@pytest.mark.parametrize("command", [["reset", "--to", "latest"], ["delete", "--partitions", "1"]])
+def test_execute_without_yes_and_no_terminal_refuses_at_once_with_exit_8(fleet, command):
+    """cron, a pipe: no terminal to ask, so offctl does not prompt (end of input is no answer) and reads nothing."""
+    before = nodes(fleet.state())
+    proc = subprocess.run([sys.executable, "-m", "offctl", command[0], *fleet.spout, *command[1:], "--quiet-period",
+                           "0", "--execute"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 8, proc.stderr
+    assert proc.stderr == ("offctl: not confirmed: --execute asks before writing, and there is no terminal to ask; "
+                           "add --yes to write without asking (nothing was written)\n")
+    assert proc.stdout == "" and nodes(fleet.state()) == before and not fleet.backups.exists()
 
 
 def test_from_file_plan_replays_a_saved_dry_run(cli, fleet, tmp_path):
@@ -228,6 +274,29 @@ def expect_written(result, kept: dict, offsets: dict) -> None:
         assert result.exit_code == 0, result.stderr
     else:
         assert result.exit_code == 5 and "the spout will ignore this commit" in result.stderr
+
+
+@pytest.mark.parametrize("execute", [[], ["--execute", "--yes"]], ids=["dry run", "execute"])
+def test_a_group_reset_whose_partitions_are_all_skipped_exits_7_not_0(cli, fleet, kafka, names, execute):
+    """Issue 27, the poison-message runbook's group variant: a commit without Storm metadata to keep is not
+    written, so the asked-for partition is left out (exit 7), naming the flags that make it writable; it was
+    "nothing to change", exit 0. (Tansu drops commit metadata; a commit made without any, as here, has none on
+    Apache Kafka either.)"""
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 3, 1: 4})
+    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", fleet.topic, "--partitions", "1",
+                 "--to", "shift", "--by", "1", *execute, "-o", "json")
+    assert result.exit_code == 7, result.stderr
+    [change] = result.json()["changes"]
+    assert (change["partition"], change["left_out"], change["action"]) == (1, True, "skip")
+    why = " ".join(change["reasons"])
+    assert "--topology-id STORM_ID" in why and "--no-storm-metadata" in why and "commit as it is (4)" in why
+    assert "left out" in result.stderr and not result.json()["executed"]
+    assert commits(kafka, group) == {(fleet.topic, 0): (3, None), (fleet.topic, 1): (4, None)}
+    assert not fleet.backups.exists()
+    table = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", fleet.topic, "--partitions", "1",
+                "--to", "shift", "--by", "1", *execute)
+    assert table.exit_code == 7 and "left out" in table.stdout + table.stderr
 
 
 def test_kafka_group_reset_and_restore(cli, fleet, kafka, names):
@@ -1064,7 +1133,7 @@ def test_a_migrate_undo_that_cannot_delete_the_group_exits_7_naming_the_partitio
     assert row["left_out"] and row["reasons"][-1].startswith(
         f"cannot be undone: had no commit before, and the group now has commits the write did not make "
         f"({fleet.topic}/2)")
-    assert "nothing was written: 1 partition(s) cannot be undone (see 'why')" in undone.stderr
+    assert "nothing was written: 1 partition(s) cannot be undone (see 'why'; exit 7)" in undone.stderr
     assert commits(kafka, group)[(fleet.topic, 0)][0] == 4
 
 

@@ -15,9 +15,9 @@ from offctl.core.analyze import with_findings
 from offctl.core.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafka, StormKafkaClient
 from offctl.core.model import (KAFKA, STORM_KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, ConsumerSummary, Headroom,
                                LogMessage, MessageRead, OffsetRecord, PartitionRow, Report, Severity, TopicRetention)
-from offctl.core.retention import (BROKER, END, FAILS, NO_DELETION, OPTION, START, TIME, UNKNOWN, UNREAD,
-                                   consumer_minima, findings, headroom, lands, measure, notes, parse_span,
-                                   parse_topic_retention, retention_of)
+from offctl.core.retention import (BROKER, END, FAILS, NO_DELETION, OPTION, START, TIME, UNKNOWN, UNREAD, at_risk,
+                                   consumer_minima, default_horizon_ms, findings, headroom, lands, measure, notes,
+                                   parse_span, parse_topic_retention, retention_of)
 from offctl.errors import UsageError
 
 NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
@@ -162,6 +162,67 @@ def test_the_horizon_decides_warning_or_error(seconds, code):
         assert ("past retention" in f.message) == (code == "RETENTION_EXCEEDED")
 
 
+M = 60_000
+
+
+@pytest.mark.parametrize("behind_ms, retention_ms, horizon_ms, pace, rule", [
+    # issue 28: the default was a fixed 6 h, so on a topic kept 6 h a spout a minute behind warned ("5h59m")
+    (1 * M, 6 * H, None, None, ""),  # a minute behind on 6 h: no warning
+    (5 * H + 40 * M, 6 * H, None, None, "share"),  # 5h40m behind: 20 min left, within a quarter (1h30m)
+    (4 * H + 30 * M, 6 * H, None, None, "share"),  # exactly a quarter left
+    (4 * H + 29 * M, 6 * H, None, None, ""),  # a minute more than a quarter left
+    (1 * M, 1 * H, None, None, ""),  # a topic kept an hour: a quarter is 15 min
+    (46 * M, 1 * H, None, None, "share"),  # 14 min left
+    (1 * M, 7 * 24 * H, None, None, ""),  # a week: the cap, 6 h, as before
+    (7 * 24 * H - 6 * H, 7 * 24 * H, None, None, "share"),  # 6 h left of a week
+    (7 * 24 * H - 6 * H - 1, 7 * 24 * H, None, None, ""),
+    (1 * M, None, None, None, "share"),  # retention.ms not known to the rule (a hand-made headroom): 6 h, as before
+    (18 * H - 1, 24 * H, None, None, ""),
+    # rule 4, serve and watch: the window shows the spout falling behind
+    (1 * M, 6 * H, None, 1.0, "pace"),  # stands still a minute behind: deleted in 5h59m at that pace
+    (1 * M, 6 * H, None, 0.025, ""),  # keeps pace but for 1 in 40: 239 h at that pace
+    (3 * H, 6 * H, None, 0.5, "pace"),  # consumes half what is produced, 3 h left: 6 h at that pace
+    (2 * H, 6 * H, None, 0.5, ""),  # 4 h left: 8 h at that pace
+    (1 * M, 7 * 24 * H, None, 1.0, ""),  # stands still on a topic kept a week: 7 days left
+    (7 * 24 * H - 6 * H + 1, 7 * 24 * H, None, 1.0, "share"),
+    # --retention-horizon given: that, whatever the topic and the pace
+    (1 * M, 6 * H, 6 * H, None, "horizon"),  # the old default, stated: warns as before
+    (5 * H + 40 * M, 6 * H, 10 * M, None, ""),
+    (5 * H + 40 * M, 6 * H, 10 * M, 1.0, ""),
+    (5 * H + 55 * M, 6 * H, 10 * M, None, "horizon"),
+    # past retention: always
+    (6 * H + 1000, 6 * H, None, None, "exceeded"),
+    (6 * H + 1000, 6 * H, 0, None, "exceeded"),
+])
+def test_the_default_risk_is_relative_to_the_retention_and_the_pace(behind_ms, retention_ms, horizon_ms, pace, rule):
+    """The message was written `behind_ms` ago; its headroom is the retention left (6 h where not known)."""
+    seconds = ((retention_ms if retention_ms is not None else 6 * H) - behind_ms) / 1000
+    assert at_risk(seconds, retention_ms, horizon_ms, pace) == rule
+
+
+@pytest.mark.parametrize("retention_ms, horizon_ms", [
+    (6 * H, 90 * M), (1 * H, 15 * M), (24 * H, 6 * H), (7 * 24 * H, 6 * H), (4 * M, M), (0, 0), (None, 6 * H)])
+def test_the_default_horizon_is_a_quarter_of_the_retention_at_most_6h(retention_ms, horizon_ms):
+    assert default_horizon_ms(retention_ms) == horizon_ms
+
+
+def rooms_behind(behind_ms: int, retention_ms: int = 6 * H) -> dict:
+    return {("t", 0, 12): Headroom((retention_ms - behind_ms) / 1000, BROKER, "message 12 of ..., retention.ms "
+                                   "21600000 = 6h00m (the broker's)", 12, retention_ms)}
+
+
+def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_one_5h40m_behind_does():
+    """Issue 28, in findings: the default (no --retention-horizon), then the old 6 h stated, then serve's pace."""
+    assert findings([row(12, 8)], rooms_behind(M), SpoutProfile()) == []
+    [f] = findings([row(12, 8)], rooms_behind(5 * H + 40 * M), SpoutProfile())
+    assert f.code == "RETENTION_RISK" and "in 20m00s" in f.message and "a quarter of the retention or less" in f.message
+    [f] = findings([row(12, 8)], rooms_behind(M), SpoutProfile(), 6 * H)
+    assert "in 5h59m" in f.message and "within --retention-horizon" in f.message
+    [f] = findings([row(12, 8)], rooms_behind(M), SpoutProfile(), behind={row(12, 8).partition_key: 1.0})
+    assert "falling behind: at the pace seen, deleted in 5h59m" in f.message
+    assert findings([row(12, 8)], rooms_behind(M), SpoutProfile(), behind={("other",): 1.0}) == []
+
+
 def test_the_message_says_how_long_is_left_and_the_source():
     [f] = findings([row(12, 8)], rooms_at(5 * 3600 + 120.0, OPTION), SpoutProfile(), 6 * H)
     assert "may delete its message in 5h02m" in f.message
@@ -281,6 +342,22 @@ def test_inspect_reads_the_message_once_and_the_configs_of_lagging_topics_only()
     assert [f.code for f in got.findings] == ["RETENTION_RISK"] and got.rows[0].codes == ("RETENTION_RISK",)
     quiet = with_time_lags(report_of(row(12, 8)), store, 5.0, Thresholds(retention_horizon_ms=30 * 60_000))
     assert quiet.findings == () and headroom(quiet.rows[0], quiet.headrooms).seconds == 3600.0
+
+
+def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pace():
+    """Issue 28 through inspect's pipeline: a message a minute old on a topic kept 6 h warns only when told to
+    (--retention-horizon 6h), or when serve's window says the spout stands still."""
+    from offctl.core.model import Thresholds
+    from offctl.inspect import with_time_lags
+
+    def store():
+        return Store(MessageRead({("t", 0, 12): (msg(12, NOW - M),)}), {"t": TopicRetention("t", 6 * H)})
+
+    assert with_time_lags(report_of(row(12, 8)), store(), 5.0, Thresholds()).findings == ()
+    told = with_time_lags(report_of(row(12, 8)), store(), 5.0, Thresholds(retention_horizon_ms=6 * H))
+    assert [f.code for f in told.findings] == ["RETENTION_RISK"]
+    still = with_time_lags(report_of(row(12, 8)), store(), 5.0, Thresholds(), behind={row(12, 8).partition_key: 1.0})
+    assert [f.code for f in still.findings] == ["RETENTION_RISK"]
 
 
 def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect():

@@ -167,3 +167,32 @@ def test_serve_exports_the_headroom_of_a_message_near_deletion(kafka, names, zk,
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
     assert proc.returncode == 0
+
+
+def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_by_default(cli, kafka, names, zk, zk_server, broker):
+    """Issue 28: with the fixed 6 h default, every lagging partition of a topic kept 6 h or less warned ("may be
+    deleted in 5h58m"). Now by default a quarter of the retention: a spout a minute behind is quiet, one 5h40m
+    behind on the same retention warns; --retention-horizon 6h (or its variable) says the old rule explicitly."""
+    fresh, old = names("fresh"), names("old")
+    now = int(time.time() * 1000)
+    root = names.root + "/spouts"
+    for topic, written in ((fresh, now - 60_000), (old, now - 5 * H - 40 * 60_000)):
+        kafka.create_topic(topic, 1, {"retention.ms": str(6 * H)})
+        kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": written} for o in range(3)])
+        zk.create(f"{root}/on-{topic}/partition_0", storm_record(topic, 0, 1), makepath=True)
+    flags = ["inspect", "--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+             "--storm-root", names.root + "/storm", "-o", "json"]
+
+    def risks(result) -> dict:
+        assert result.exit_code == 0, result.stderr  # warnings only
+        doc = result.json()
+        assert {p["consumer"]: p["retention_source"] for p in doc["partitions"]} == {
+            f"on-{fresh}": "broker", f"on-{old}": "broker"}
+        return {f["consumer"]: f["message"] for f in doc["findings"] if f["code"] == "RETENTION_RISK"}
+
+    default = risks(cli(*flags))
+    assert set(default) == {f"on-{old}"} and "a quarter of the retention or less left" in default[f"on-{old}"]
+    told = risks(cli(*flags, "--retention-horizon", "6h"))
+    assert set(told) == {f"on-{fresh}", f"on-{old}"} and "within --retention-horizon" in told[f"on-{fresh}"]
+    assert set(risks(cli(*flags, env={"OFFCTL_RETENTION_HORIZON": "6h"}))) == {f"on-{fresh}", f"on-{old}"}
+    assert risks(cli(*flags, "--retention-horizon", "10m")) == {}

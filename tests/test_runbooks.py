@@ -1,19 +1,30 @@
-"""Every runbook, walked as written against the sandbox, command by command: a step that no longer works
-fails CI.
+"""Every runbook, walked as written against the sandbox's real ZooKeeper and broker, command by command, as an
+on-call engineer would: a step that no longer works, an exit code a runbook states wrongly, a verify step that
+cannot fail, or an undo that does not undo fails CI.
 
-Each runbook gets a freshly seeded sandbox. The walker runs every line of its ```sh blocks in order, in a
-shell (pipes and jq as written), answering "y" to offctl's one question. What it expects:
-- `storm kill NAME ...` is rehearsed with `offctl sandbox topology stop NAME`, as docs/runbooks/README.md
-  says.
-- Confirm: exit 0 or 1 (findings), and every finding code named in the line's comment is in the output.
-- Fix: exit 0 (inspect and audit: 0 or 1).
-- Verify: exit 0, and a code the comment names after "no" is not in the output.
-The sandbox's broker drops commit metadata (offctl.sandbox.LIMITS): there, and only with the message saying
-so, a Kafka write carrying Storm metadata exits 5, and FOREIGN_COMMIT stays. Apache Kafka keeps it.
+The walk is a rehearsal in a shell whose environment points at production (addresses where nothing listens):
+`eval "$(offctl sandbox env)"`, as docs/runbooks/README.md says, must make every step reach the sandbox and
+nothing else. For each runbook, on a freshly seeded sandbox:
+1. The verify steps run first, before the fix: each must fail. A verify step that passes before the fix cannot
+   tell that the fix worked.
+2. Confirm, fix and verify run in order (tests/runbook_walker.py): `storm kill NAME` is rehearsed with
+   `offctl sandbox topology stop NAME`; offctl's question is answered "y" on a pseudo-terminal. A step exits
+   with what its comment states (`# exit 7: ...`), else: confirm 0 or 1 (findings) and every finding code its
+   comment names is shown; fix 0 (inspect and audit 0 or 1); verify 0, and no code its comment names after
+   "no" is shown.
+3. The topologies stopped are started again, as every runbook ends. The undo section then runs as written:
+   it stops the topology again, and its `offctl restore BACKUP --execute` line stands for every undo line the
+   writes printed, run last write first. Before each runs for real, a later change is made to one record it
+   would put back: the undo must refuse it (changed-since, exit 4) and leave it; with the later change taken
+   back, the undo must give back exactly the state before its write (every ZooKeeper node's bytes under the
+   spouts' and Trident roots, every group's commits), or exit non-zero saying what it could not undo. The
+   restore is a write too: the undo line it prints must give back what the write had left, and the write's
+   own undo line must then work again.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -24,85 +35,217 @@ from pathlib import Path
 import pytest
 
 from offctl.core.findings import CATALOGUE as CODES
+from offctl.errors import EXIT_CODES
+
+from .runbook_walker import Step, kafka_state, rehearsed, run, steps, undo_lines, zk_state
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
-RUNBOOKS = sorted(p for p in (Path(__file__).parent.parent / "docs" / "runbooks").glob("*.md")
-                  if p.name != "README.md")
+DOCS = Path(__file__).parent.parent / "docs" / "runbooks"
+RUNBOOKS = sorted(p for p in DOCS.glob("*.md") if p.name != "README.md")
 QUIET_PERIOD_S = 10.5  # reset's default guard: the seed's records must be older than that
-METADATA_DROPPED = "the spout will ignore this commit"  # verify_kafka's words when the broker drops metadata
+# What the environment of an on-call shell names: a production cluster (here, addresses where nothing listens).
+PRODUCTION = {"OFFCTL_ZK": "127.0.0.1:1", "OFFCTL_ZK_ROOT": "/kafka-spouts", "OFFCTL_BOOTSTRAP_SERVERS": "127.0.0.1:1",
+              "OFFCTL_STORM_ROOT": "/storm", "OFFCTL_TRIDENT_ROOT": "/transactional"}
 
 
-def steps(markdown: str) -> list[tuple[str, str, str]]:
-    """(section, command, comment) for every line of the ```sh blocks, in order."""
-    out, section, block, pending = [], "", False, ""
-    for raw in markdown.splitlines():
-        line = raw.strip()
-        if line.startswith("## "):
-            section = line[3:].split()[0].lower()
-        elif line.startswith("```"):
-            block = line == "```sh"
-        elif block and line and not line.startswith("#"):
-            if line.endswith("\\"):
-                pending += line[:-1].rstrip() + " "
-                continue
-            command, _, comment = (pending + line).partition(" # ")
-            out.append((section, command.strip(), comment.strip()))
-            pending = ""
-    return out
-
-
-def rehearsed(command: str) -> str:
-    m = re.fullmatch(r"storm kill (\S+)(?: .*)?", command)
-    return f"offctl sandbox topology stop {m.group(1)}" if m else command
+def offctl(*args: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "offctl", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 @pytest.fixture(scope="module")
 def live_sandbox(tmp_path_factory):
+    """The sandbox, and the environment of a rehearsal shell: production exported, then `offctl sandbox env`."""
     state = tmp_path_factory.mktemp("runbook-sandbox")
-    env = {**os.environ, "XDG_STATE_HOME": str(state), "NO_COLOR": "1", "COLUMNS": "200",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    for var in [v for v in env if v.startswith("OFFCTL_") and v not in ("OFFCTL_ALLOW_SKIP",)]:
-        del env[var]  # the runbooks run against the sandbox, not whatever this shell points at
-    up = subprocess.run([sys.executable, "-m", "offctl", "sandbox", "up"], env=env, capture_output=True, text=True,
-                        timeout=180)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_") or k == "OFFCTL_ALLOW_SKIP"}
+    env.update(XDG_STATE_HOME=str(state), NO_COLOR="1", COLUMNS="200",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    up = offctl("sandbox", "up", env=env)
     assert up.returncode == 0, up.stderr
     try:
-        yield env
+        shell = subprocess.run(["bash", "-c", 'eval "$(offctl sandbox env)" && env -0'], env={**env, **PRODUCTION},
+                               capture_output=True, timeout=60)
+        assert shell.returncode == 0, shell.stderr
+        rehearsal = dict(line.split("=", 1) for line in shell.stdout.decode().split("\0") if "=" in line)
+        yield rehearsal
     finally:
-        subprocess.run([sys.executable, "-m", "offctl", "sandbox", "down"], env=env, capture_output=True, timeout=120)
+        offctl("sandbox", "down", env=env, timeout=120)
 
 
-def test_the_walker_reads_steps_and_rehearses_storm_kill():
-    text = "## Fix\n```sh\nstorm kill orders -w 30\noffctl reset --spout a \\\n  --to earliest   # HIGH_LAG\n```\n"
-    assert steps(text) == [("fix", "storm kill orders -w 30", ""), ("fix", "offctl reset --spout a --to earliest", "HIGH_LAG")]
+def sandbox_of(env: dict):
+    from offctl import sandbox as sb
+
+    found = sb.active(Path(env["XDG_STATE_HOME"]) / "offctl" / "sandbox")
+    assert found is not None, "the sandbox is not running"
+    return found
+
+
+def test_the_walker_reads_steps_their_stated_exits_and_rehearses_storm_kill():
+    text = ("## Fix\n```sh\nstorm kill orders -w 30\noffctl reset --spout a \\\n  --to earliest   # HIGH_LAG\n"
+            "offctl reset --spout a --to earliest --execute --yes   # exit 7: partition 2 is left out\n```\n")
+    walked = steps(text)
+    assert [(s.section, s.command, s.comment) for s in walked] == [
+        ("fix", "storm kill orders -w 30", ""), ("fix", "offctl reset --spout a --to earliest", "HIGH_LAG"),
+        ("fix", "offctl reset --spout a --to earliest --execute --yes", "exit 7: partition 2 is left out")]
+    assert [s.exits for s in walked] == [None, None, frozenset({7})]
+    assert [s.writes for s in walked] == [False, False, True] and not walked[2].asks
+    assert Step("fix", "offctl delete --spout a --all-records --execute", "exit 0 or 1").exits == {0, 1}
     assert rehearsed("storm kill orders -w 30") == "offctl sandbox topology stop orders"
+
+
+def test_the_walker_answers_offctls_question_on_a_terminal(tmp_path):
+    """The runner gives the command a terminal and answers the question it asks; without a question, nothing."""
+    script = "import sys, typer; ok = typer.confirm('Write?', err=True); print(ok, sys.stdin.isatty())"
+    asked = run(f"{sys.executable} -c {json.dumps(script)}", dict(os.environ), tmp_path, timeout=60)
+    assert (asked.code, asked.stdout.strip(), asked.prompts) == (0, "True True", 1)
+    declined = run(f"{sys.executable} -c {json.dumps(script)}", dict(os.environ), tmp_path, answer="n", timeout=60)
+    assert declined.stdout.strip() == "False True"
+
+
+def test_every_exit_code_a_runbook_states_is_a_documented_one():
+    for page in [*RUNBOOKS, DOCS / "README.md"]:
+        for code in re.findall(r"\bexits? (?:code )?(\d+)\b", page.read_text()):
+            assert int(code) in EXIT_CODES, f"{page.name} states exit {code}, which offctl does not have"
+
+
+def expected(step: Step) -> frozenset[int]:
+    if step.exits is not None:
+        return step.exits
+    reading = step.command.startswith(("offctl inspect", "offctl audit")) and not step.writes
+    return frozenset({0, 1}) if reading and step.section in ("confirm", "fix") else frozenset({0})
+
+
+def state(env: dict) -> tuple[dict, dict]:
+    from kazoo.client import KazooClient
+
+    sandbox = sandbox_of(env)
+    client = KazooClient(hosts=sandbox.zk, timeout=10)
+    client.start(timeout=10)
+    try:
+        nodes = zk_state(client, [sandbox.zk_root, sandbox.trident_root])
+    finally:
+        client.stop()
+        client.close()
+    return nodes, kafka_state(sandbox.broker)
+
+
+def later_change(env: dict, undo: str):
+    """Change one record the undo would put back, as a later writer would, and return how to take it back.
+    None when the backup holds nothing offctl can change in ZooKeeper (a Kafka group's undo: see test_undo)."""
+    from kazoo.client import KazooClient
+
+    backup = json.loads(Path(undo.split()[2]).read_text())
+    entries = backup.get("zookeeper") or []
+    if not entries:
+        return None
+    entry = entries[0]
+    client = KazooClient(hosts=sandbox_of(env).zk, timeout=10)
+    client.start(timeout=10)
+    path = entry["path"]
+    before = client.get(path)[0] if client.exists(path) else None
+    later = b'{"note":"written after the change the undo undoes"}'
+    if before is None:
+        client.create(path, later, makepath=True)
+    else:
+        client.set(path, later)
+
+    def take_back() -> None:
+        if before is None:
+            client.delete(path)
+        else:
+            client.set(path, before)
+        client.stop()
+        client.close()
+
+    return path, later, take_back, client
 
 
 @pytest.mark.parametrize("runbook", RUNBOOKS, ids=[p.stem for p in RUNBOOKS])
 def test_runbook_runs_as_written_against_the_sandbox(runbook, live_sandbox, tmp_path):
-    seeded = subprocess.run([sys.executable, "-m", "offctl", "sandbox", "seed"], env=live_sandbox,
-                            capture_output=True, text=True, timeout=180)
+    env = live_sandbox
+    seeded = offctl("sandbox", "seed", env=env)
     assert seeded.returncode == 0, seeded.stderr
     time.sleep(QUIET_PERIOD_S)
     walked = steps(runbook.read_text())
-    assert any(section == "fix" for section, _, _ in walked), f"{runbook.name} has no fix step to walk"
-    for section, command, comment in walked:
-        proc = subprocess.run(["bash", "-o", "pipefail", "-c", rehearsed(command)], env=live_sandbox, input="y\n",
-                              capture_output=True, text=True, timeout=300, cwd=tmp_path)  # files it saves land here
-        seen = proc.stdout + proc.stderr
-        where = f"{runbook.name} [{section}] `{command}` exited {proc.returncode}:\n{seen[-3000:]}"
-        reading = command.startswith(("offctl inspect", "offctl audit"))
-        named = [c for c in re.findall(r"\b[A-Z][A-Z_]+[A-Z]\b", comment) if c in CODES]
-        unwanted = {c for c in re.findall(r"\bno ([A-Z][A-Z_]+[A-Z])\b", comment) if c in CODES}
-        if METADATA_DROPPED in proc.stderr and proc.returncode == 5:
-            continue  # the sandbox broker's limit, said by offctl itself; Apache Kafka keeps the metadata
-        if section == "verify":
-            assert proc.returncode == 0, where
-            shown = unwanted - {"FOREIGN_COMMIT"}  # the sandbox broker drops metadata: it stays there
-            assert not [c for c in shown if c in proc.stdout], where
-        elif section == "confirm":
-            assert proc.returncode in (0, 1), where
-            assert all(c in seen for c in named if c not in unwanted), where
-        else:
-            assert proc.returncode in ((0, 1) if reading else (0,)), where
+    assert any(s.section == "fix" for s in walked), f"{runbook.name} has no fix step to walk"
+    assert any(s.section == "verify" for s in walked), f"{runbook.name} has no verify step to walk"
+
+    for step in (s for s in walked if s.section == "verify"):
+        ran = run(step.command, env, tmp_path)
+        assert ran.code != 0, (f"{runbook.name}: verify step `{step.command}` passes before the fix, so it cannot "
+                               f"tell that the fix worked:\n{ran.seen[-2000:]}")
+
+    stopped: list[str] = []
+    writes: list[tuple[Step, tuple[dict, dict], list[str]]] = []
+    for step in (s for s in walked if s.section in ("confirm", "fix", "verify")):
+        before = state(env) if step.writes else None
+        ran = run(rehearsed(step.command), env, tmp_path)
+        where = f"{runbook.name} [{step.section}] `{step.command}` exited {ran.code}:\n{ran.seen[-3000:]}"
+        assert ran.code in expected(step), where
+        assert "Traceback" not in ran.stderr, where
+        if step.asks and ran.code in (0, 7):
+            assert ran.prompts == 1, f"{where}\n(offctl wrote without asking)"
+        named = [c for c in re.findall(r"\b[A-Z][A-Z_]+[A-Z]\b", step.comment) if c in CODES]
+        unwanted = {c for c in re.findall(r"\bno ([A-Z][A-Z_]+[A-Z])\b", step.comment) if c in CODES}
+        if step.section == "confirm":
+            assert all(c in ran.seen for c in named if c not in unwanted), where
+        if step.section == "verify":
+            assert not [c for c in unwanted if c in ran.stdout], where
+        if m := re.fullmatch(r"storm kill (\S+)(?: .*)?", step.command):
+            stopped.append(m.group(1))
+        if step.writes:
+            undos = undo_lines(ran.seen)
+            assert undos or ran.code not in (0, 7), f"{where}\n(a write that printed no undo line)"
+            writes.append((step, before, undos))
+
+    for name in stopped:  # every runbook ends by starting the topology again
+        started = offctl("sandbox", "topology", "start", name, env=env)
+        assert started.returncode == 0, started.stderr
+
+    undo_steps = [s for s in walked if s.section == "undo"]
+    assert undo_steps or not writes, f"{runbook.name} writes but has no undo section"
+    for step in undo_steps:
+        if not step.command.startswith("offctl restore BACKUP"):
+            ran = run(rehearsed(step.command), env, tmp_path)
+            assert ran.code in expected(step), f"{runbook.name} [undo] `{step.command}`: {ran.seen[-2000:]}"
+            continue
+        for write, before, undos in reversed(writes):
+            for undo in reversed(undos):
+                check_undo(runbook.name, write, undo, before, env, tmp_path)
+
+
+def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env: dict, cwd: Path) -> None:
+    """Run one undo line as the module's docstring says. A ZooKeeper record written a moment ago is refused by
+    the recent-write guard (a writer may still be at work), so the walker waits out the quiet period after its
+    own later change, and before an undo that follows offctl's own restore of the same records."""
+    where = f"{name}: the undo `{undo}` of `{write.command}`"
+    changed = later_change(env, undo)
+    if changed is not None:
+        path, later, take_back, client = changed
+        try:
+            refused = run(undo, env, cwd)
+            assert refused.code == 4 and "changed-since" in refused.seen, \
+                f"{where} did not refuse a later change to {path}:\n{refused.seen[-3000:]}"
+            assert client.get(path)[0] == later, f"{where} overwrote a later change to {path}"
+        finally:
+            take_back()
+        time.sleep(QUIET_PERIOD_S)
+    written = state(env)
+    ran = run(undo, env, cwd)
+    if ran.code != 0:
+        assert "Traceback" not in ran.stderr and ran.stderr.strip(), \
+            f"{where} exited {ran.code} without saying what it could not undo"
+        return
+    assert state(env) == before, f"{where} exited 0 but did not give back the state before the write"
+    # The restore is a write too: the undo line it printed gives back what the write had left, and the
+    # write's own undo line then works again.
+    redo = undo_lines(ran.seen)
+    assert len(redo) == 1, f"{where} printed no undo line of its own:\n{ran.seen[-2000:]}"
+    again = run(redo[0], env, cwd)
+    assert again.code == 0 and state(env) == written, \
+        f"{where}: its own undo `{redo[0]}` did not give back the state after the write:\n{again.seen[-2000:]}"
+    if changed is not None:
+        time.sleep(QUIET_PERIOD_S)
+    last = run(undo, env, cwd)
+    assert last.code == 0 and state(env) == before, f"{where} did not undo again:\n{last.seen[-2000:]}"

@@ -57,6 +57,15 @@ def test_statuses_follow_the_history_rules():
     assert [v for (name, _), (v, _) in got.items() if name == "offctl_consumer_status"] == [3.0]
 
 
+def test_the_pace_serve_gives_the_next_cycles_retention_risk_is_each_windows():
+    """Issue 28, rule 4 of offctl.core.retention: partition 0 stands still while the log grows (its message ages
+    with the clock: 1.0), partition 1 keeps pace (not falling behind: absent), 2 consumes a quarter of what comes."""
+    m = Monitor(window=10)
+    for i in range(4):
+        m.update(analyze(snapshot(i * 60_000, {0: 10, 1: 10 + 20 * i, 2: 10 + 5 * i}, log_end=100 + 20 * i)), 0.1)
+    assert m.falling_behind() == {("zookeeper", "s", "/r", "t", 0): 1.0, ("zookeeper", "s", "/r", "t", 2): 0.75}
+
+
 def test_a_failed_read_keeps_the_last_values_with_their_old_time_and_says_so():
     m = Monitor()
     m.update(analyze(snapshot(60_000, {0: 10})), 0.1)
@@ -445,3 +454,125 @@ def test_watch_in_a_real_terminal_redraws_in_place_and_ctrl_c_leaves(zk, kafka, 
         assert wait_for(lambda: rc.exists() and rc.read_text().strip(), 30) == "0"
     finally:
         subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
+
+
+# --- serve's HTTP server (issue 28 item 9) ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def http_server():
+    """serve's HTTP server over a monitor that has seen one cycle, on a free loopback port, with a short request
+    timeout and room for three connections; yields the server."""
+    import threading
+
+    from offctl.exporter import make_app, make_http_server
+
+    monitor = Monitor(window=3)
+    monitor.update(analyze(snapshot(1_000, {0: 40})), 0.1)
+    server = make_http_server("127.0.0.1", 0, make_app(monitor, 30.0), request_timeout_s=1.0, max_connections=3)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def raw(port: int, request: bytes) -> bytes:
+    """Send `request` as is and read the answer until the server closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
+        s.sendall(request)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize("method", ["FOO", "POST", "PUT", "DELETE", "OPTIONS"])
+@pytest.mark.parametrize("path", ["/metrics", "/healthz", "/status.json", "/nowhere"])
+def test_a_method_other_than_get_or_head_is_405_with_allow(http_server, method, path):
+    """Issue 28: `FOO /metrics` and `POST /metrics` were answered 200 with the page."""
+    answer = raw(http_server.server_port, f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".encode())
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0].split(b" ", 2)[1] == b"405", answer[:300]
+    assert b"\r\nAllow: GET, HEAD" in head and b"offctl_" not in body
+
+
+def test_head_is_gets_status_and_headers_without_the_body(http_server):
+    port = http_server.server_port
+    get_head, _, get_body = raw(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").partition(b"\r\n\r\n")
+    head, _, body = raw(port, b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n").partition(b"\r\n\r\n")
+    assert b" 200 " in get_head.split(b"\r\n")[0] and b"offctl_" in get_body
+    assert b" 200 " in head.split(b"\r\n")[0] and body == b""
+    assert f"Content-Length: {len(get_body)}".encode() in head.split(b"\r\n")
+
+
+def test_clients_that_never_finish_the_request_are_dropped_and_a_scrape_is_still_served(http_server):
+    """Issue 28: clients that sent half a request line held a thread each until they hung up. Two such clients
+    (below the bound of three) hold their connections; a scrape meanwhile is answered; each slow client's connection
+    is then closed by the server (its recv ends with EOF, not with the test's own 20 s timeout)."""
+    port = http_server.server_port
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(2)]
+    try:
+        for s in slow:
+            s.sendall(b"GET /metr")
+        status, text = scrape(port)
+        assert status == 200 and "offctl_" in text
+        for s in slow:
+            assert s.recv(65536) == b""  # closed by the server, nothing answered
+    finally:
+        for s in slow:
+            s.close()
+    assert scrape(port)[0] == 200
+
+
+def test_connections_beyond_the_bound_are_refused_at_once_and_served_again_once_the_slow_ones_are_dropped(
+        http_server):
+    """The bound holds: with three slow connections held, a fourth is answered 503 and closed at once (its recv
+    ends before the slow ones are dropped); once they are, a scrape is served."""
+    port = http_server.server_port
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(3)]
+    try:
+        for s in slow:
+            s.sendall(b"GET /metr")
+        wait_for(lambda: http_server.slots._value == 0, 10)  # all three hold a slot
+        answer = raw(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.0 503 ") and b"too many connections" in answer
+        assert http_server.refused == 1
+        for s in slow:
+            assert s.recv(65536) == b""
+    finally:
+        for s in slow:
+            s.close()
+    wait_for(lambda: http_server.slots._value == 3, 10)
+    assert scrape(port)[0] == 200
+
+
+@pytest.mark.parametrize("sent", [b"GET /metrics HTTP/1.1\r\nHost: x\r\n", b""], ids=["headers-unfinished", "nothing"])
+def test_a_request_whose_headers_never_end_is_dropped(http_server, sent):
+    with socket.create_connection(("127.0.0.1", http_server.server_port), timeout=20) as s:
+        s.sendall(sent)
+        assert s.recv(65536) == b""
+
+
+def test_a_client_that_trickles_its_request_is_dropped_by_the_deadline_not_kept_by_each_byte(http_server):
+    """A byte every 0.2 s never lets a per-read timeout (1 s here) expire; the request's deadline does. The client
+    stops after 200 bytes (40 s): the server must have closed the connection long before."""
+    request = b"GET /metrics HTTP/1.1\r\n" + b"X-Slow: " + b"a" * 200
+    with socket.create_connection(("127.0.0.1", http_server.server_port), timeout=20) as s:
+        closed = False
+        for byte in request:
+            try:
+                s.sendall(bytes([byte]))
+            except OSError:  # reset by the server
+                closed = True
+                break
+            s.settimeout(0.2)
+            try:
+                closed = s.recv(65536) == b""
+            except TimeoutError:
+                pass
+            except OSError:
+                closed = True
+            if closed:
+                break
+        assert closed

@@ -106,6 +106,7 @@ def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, m
         return True
 
     monkeypatch.setattr("offctl.commands.options.typer.confirm", confirm)
+    monkeypatch.setattr("offctl.commands.options.stdin_is_terminal", lambda: True)  # as an operator at a terminal
     raced = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "earliest", "--quiet-period", "0",
                 "--execute")
     assert raced.exit_code == 5 and "/7 was written after" in raced.stderr

@@ -346,10 +346,21 @@ def _plan_offsets(doc: dict, path: Path) -> OffsetsFile:
             raise UsageError(f"{path}: a change is not an object")
         if c.get("action") == "write":
             t, p, after = c.get("topic"), c.get("partition"), c.get("after")
-            if not (isinstance(t, str) and isinstance(p, int) and isinstance(after, int) and after >= 0):
-                raise UsageError(f"{path}: a change lacks topic, partition or after")
+            if not (isinstance(t, str) and _whole(p, 2**31 - 1) and _whole(after, 2**63 - 1)):
+                raise UsageError(f"{path}: a change lacks topic, partition or after (whole numbers a Kafka "
+                                 f"partition and offset can be)")
             offsets[(t, p)] = after
     return OffsetsFile(key, offsets, "plan")
+
+
+def _whole(value: object, most: int) -> bool:
+    """A whole number from 0 to `most` (Kafka's partitions are Java ints, its offsets longs); not a bool."""
+    return type(value) is int and 0 <= value <= most
+
+
+def _digits(text: str, most: int) -> bool:
+    """ASCII digits of a whole number from 0 to `most` (str.isdigit also takes '²', which int() refuses)."""
+    return re.fullmatch(r"[0-9]{1,19}", text) is not None and int(text) <= most
 
 
 def _csv_offsets(path: Path) -> OffsetsFile:
@@ -368,7 +379,7 @@ def _csv_offsets(path: Path) -> OffsetsFile:
         raise UsageError(f"{path}: some lines have a group column and some do not")
     by_group: dict[str, dict[tuple[str, int], int]] = {}
     for n, row in enumerate(rows, 1):
-        if len(row) not in (3, 4) or not row[-2].isdigit() or not row[-1].isdigit():
+        if len(row) not in (3, 4) or not _digits(row[-2], 2**31 - 1) or not _digits(row[-1], 2**63 - 1):
             raise UsageError(f"{path} line {n}: expected topic,partition,offset or group,topic,partition,offset "
                              f"with whole numbers")
         by_group.setdefault(row[0] if len(row) == 4 else "", {})[(row[-3], int(row[-2]))] = int(row[-1])

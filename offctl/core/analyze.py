@@ -37,9 +37,10 @@ Rules run in this order for each consumer:
                         Kafka 2.1.0-3.x; OffsetExpirationConditionImpl, 4.x), and the spout commits only
                         partitions with newly acked offsets (KafkaSpout.commitOffsetsForAckedTuples, Storm
                         v1.2.4, v2.8.8); once gone, KafkaSpout.doSeek seeks by the first-poll strategy
-18. RETENTION_RISK / RETENTION_EXCEEDED  the message a lagging spout resumes at may be deleted within
-                        --retention-horizon, or is past retention.ms (after the analysis, from the time lag's
-                        read and the topics' configs: offctl.core.retention, with_findings)
+18. RETENTION_RISK / RETENTION_EXCEEDED  the message a lagging spout resumes at may be deleted soon (within
+                        --retention-horizon, else offctl.core.retention's default rules), or is past
+                        retention.ms (after the analysis, from the time lag's read and the topics' configs:
+                        offctl.core.retention, with_findings)
 """
 
 from __future__ import annotations

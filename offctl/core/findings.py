@@ -136,9 +136,12 @@ CATALOGUE: dict[str, Code] = {
              "On restart the spout skips to that offset; while it runs, failed tuples this far behind are not "
              "retried. Scale the topology or raise maxOffsetBehind before restarting it."),
         Code("RETENTION_RISK", _W,
-             "a lagging spout resumes at a message the broker may delete within `--retention-horizon` (6 h by "
-             "default): its timestamp plus the topic's retention.ms (the broker's, else `--topic-retention`) is that "
-             "near. Kafka deletes a segment once its largest timestamp is more than retention.ms old, where cleanup.policy "
+             "a lagging spout resumes at a message the broker may delete soon: its timestamp plus the topic's "
+             "retention.ms (the broker's, else `--topic-retention`) is within `--retention-horizon` where given, else "
+             "within a quarter of that retention.ms and at most 6 h (a spout a minute behind on a topic kept 6 h does "
+             "not warn; one 4h30m or more behind does), or, in serve and watch, the spout falls behind so that at the "
+             "pace of their window the message is deleted within 6 h (docs/contract.md#retention-risk). Kafka deletes "
+             "a segment once its largest timestamp is more than retention.ms old, where cleanup.policy "
              "has `delete` (UnifiedLog.deleteRetentionMsBreachedSegments and deleteOldSegments, apache/kafka 3.8.0), "
              "so that is the earliest deletion: an estimate (offctl/core/retention.py says why). Only a partition "
              "with lag > 0 is at risk",

@@ -31,6 +31,9 @@ growth between snapshots tells when the log end passed the committed offset (int
 between the two snapshots around it, or extrapolated at the window's average rate when it passed before
 the first); the time lag is the latest capture time minus that moment. 0 when the lag is 0; none when
 the log did not grow in the window (no rate to go by).
+
+Falling behind (`falling_behind`, for RETENTION_RISK in serve and watch: offctl.core.retention): how fast the
+message a spout resumes at ages, from how much it consumed against how much was produced over the window.
 """
 
 from __future__ import annotations
@@ -142,6 +145,27 @@ def time_lag_s(window: Sequence[Observation]) -> float | None:
         passed = t_first - (e_first - committed) / rate
         return round((now - passed) / 1000, 3)
     return None
+
+
+def falling_behind(window: Sequence[Observation], commit_period_ms: int = 0) -> float | None:
+    """How fast the message a spout resumes at ages, in seconds per second, over the window (oldest first):
+    1 - consumed / produced, from the committed offset's and the log end's growth between the first and the latest
+    observation with a lag; 1 when neither moved (it stands still). None when the window cannot tell (fewer than
+    two observations, or no longer than one commit period: rule 3a), when the spout kept pace or gained on the
+    producers, went back (a rewind), or moved while the log did not grow (the backlog's timestamps are not known
+    from offsets). The estimate takes the backlog to have been written at the window's production rate."""
+    with_lag = [o for o in window if o.lag is not None]
+    if len(with_lag) < 2:
+        return None
+    first, latest = with_lag[0], with_lag[-1]
+    if latest.captured_ms - first.captured_ms <= max(commit_period_ms, 0):
+        return None
+    consumed, produced = latest.committed - first.committed, latest.log_end - first.log_end
+    if consumed < 0:
+        return None
+    if produced <= 0:
+        return 1.0 if consumed == 0 else None
+    return 1 - consumed / produced if consumed < produced else None
 
 
 def evaluate(observations: Sequence[Observation], *, running: bool | None,

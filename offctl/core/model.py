@@ -211,6 +211,7 @@ class Headroom(NamedTuple):
     source: str | None
     why: str = ""  # what the figure rests on, or why there is none
     offset: int | None = None  # the message's offset (the resume offset, or the first after a gap)
+    retention_ms: int | None = None  # the topic's retention.ms the figure used (RETENTION_RISK's default horizon)
 
 
 # topic -> partition -> log. None as a whole means Kafka was not consulted.
@@ -345,9 +346,10 @@ class Thresholds:
     lag_threshold: int | None = None
     spout: SpoutProfile = SpoutProfile()
     static_partitions: Mapping[str, frozenset[int]] = field(default_factory=dict)  # spout id -> partitions read
-    # retention risk (offctl.core.retention): warn when deletion is this near; retention.ms the user states per
-    # topic, used where the broker does not report it
-    retention_horizon_ms: int = 6 * 3_600_000
+    # retention risk (offctl.core.retention): warn when deletion is this near (None: the default rule, relative to
+    # the topic's retention and the spout's pace); retention.ms the user states per topic, used where the broker
+    # does not report it
+    retention_horizon_ms: int | None = None
     topic_retention_ms: Mapping[str, int] = field(default_factory=dict)
 
 

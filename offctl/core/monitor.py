@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from offctl.core.expiry import moved_after_ms
-from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, commit_period_of, evaluate
+from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, commit_period_of, evaluate, falling_behind
 from offctl.core.model import ConsumerKey, Report, TimeLag
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima, served
@@ -64,6 +64,7 @@ class Monitor:
     last_success_s: float | None = None
     last_duration_s: float | None = None
     last_error: str | None = None
+    kafka_commit_period_ms: int = 0  # the last report's: how long a storm-kafka-client commit may stand still
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def update(self, report: Report, duration_s: float) -> None:
@@ -71,6 +72,7 @@ class Monitor:
         A report that could not read everything counts as a read error of the stores it names."""
         statuses = {}
         seen = set()
+        self.kafka_commit_period_ms = report.kafka_commit_period_ms
         for row in report.rows:
             if row.topic is None or row.record.committed is None:
                 continue
@@ -104,6 +106,17 @@ class Monitor:
             moved = moved_after_ms(list(window))
             if moved is not None:
                 out[key] = moved
+        return out
+
+    def falling_behind(self) -> dict[tuple, float]:
+        """Per partition, how fast the message it resumes at ages over its window (offctl.core.history
+        .falling_behind), where the window shows it: the next cycle's RETENTION_RISK takes it (offctl.core.retention,
+        rule 4)."""
+        out = {}
+        for key, window in self.observations.items():
+            pace = falling_behind(list(window), commit_period_of(key[0], self.kafka_commit_period_ms))
+            if pace is not None:
+                out[key] = pace
         return out
 
     def failed(self, message: str) -> None:

@@ -486,11 +486,17 @@ def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, tar
             continue
         after, reasons = target_offset(target, t, p, base.before, log, time_offsets)
         if after is None:
-            changes.append(replace(base, reasons=reasons))
+            chosen = _by_choice(target, t, p)  # an offsets file or a repair leaves it alone on purpose
+            changes.append(replace(base, left_out=not chosen, reasons=reasons + (
+                () if chosen else (f"left out; {_client_start(commit, f'{t}/{p}', log)}",))))
             continue
         ok, meta, why = _storm_metadata(base.before_metadata, topology_id, group_id, plain)
+        if not ok and commit is not None and after == commit.offset:  # already there (--to current): kept as it is
+            changes.append(replace(base, after=after, after_metadata=commit.metadata, reasons=reasons))
+            continue
         if not ok:
-            changes.append(replace(base, reasons=reasons + (why,)))
+            changes.append(replace(base, left_out=True, reasons=reasons + (
+                f"{why}: left out; {_client_start(commit, f'{t}/{p}', log)}",)))
             continue
         if commit is None:
             reasons += ("no commit before: a new commit is written",)
@@ -503,6 +509,20 @@ def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, tar
 
 PLAIN = ("no Storm metadata (--no-storm-metadata): only a spout whose first-poll strategy is UNCOMMITTED_EARLIEST "
          "or UNCOMMITTED_LATEST honours this commit")
+
+
+def _client_start(commit: KafkaCommit | None, where: str, log: PartitionLog) -> str:
+    """Where a storm-kafka-client spout starts a partition offctl leaves as it is, in words: the plan does not
+    know the spout's firstPollOffsetStrategy, so each (KafkaSpout.doSeek and
+    CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)."""
+    if commit is None:
+        return (f"with no commit, the spout starts {where} at its firstPollOffsetStrategy: the log start "
+                f"({log.log_start}) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end ({log.log_end}) "
+                f"with UNCOMMITTED_LATEST or LATEST (KafkaSpout.doSeek, v2.8.8)")
+    return (f"the spout resumes {where} from the commit as it is ({commit.offset}) with UNCOMMITTED_EARLIEST (the "
+            f"default) or UNCOMMITTED_LATEST; EARLIEST and LATEST ignore a commit that is not their topology's and "
+            f"start at the log start ({log.log_start}) or end ({log.log_end}) (KafkaSpout.doSeek and "
+            f"CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)")
 
 
 def _storm_metadata(before: str | None, topology_id: str | None, group_id: str | None,
@@ -519,8 +539,9 @@ def _storm_metadata(before: str | None, topology_id: str | None, group_id: str |
         return True, None, PLAIN
     if group_id:
         return True, commit_metadata_json(group_id), f"Storm metadata of the group's topology {group_id} written"
-    return False, None, ("no Storm metadata to keep: pass --topology-id, or --no-storm-metadata for a spout that "
-                         "honours any commit; else the spout ignores the commit (FOREIGN_COMMIT)")
+    return False, None, ("no Storm metadata to keep: give --topology-id STORM_ID (the running topology's storm id, "
+                         "written as the commit's Storm metadata) or --no-storm-metadata (for a spout whose "
+                         "first-poll strategy is UNCOMMITTED_*, which honours any commit) to write it")
 
 
 def plan_delete(key: ConsumerKey, nodes: Iterable[ZkNode], *, scope: Scope = Scope(),

@@ -24,6 +24,21 @@ read once for both. Each headroom says where its retention.ms comes from (`reten
 4. unknown      neither the broker nor --topic-retention says. No figure.
 5. unread       the message's timestamp is not known (not read, or none: offctl.core.timelag). No figure.
 None: the partition has no lag, or nothing waits: no message can be lost to retention.
+
+When the headroom is a risk (`at_risk`), in order; the first that matches decides:
+
+ 1. RETENTION_EXCEEDED  the headroom is below 0: the message is older than retention.ms.
+ 2. --retention-horizon given: RETENTION_RISK when the headroom is at most that, whatever the topic.
+ 3. (the default) RETENTION_RISK when the headroom is at most a quarter of the topic's retention.ms, and at most
+    6 h: the spout is three quarters of the retention or more behind. Fixed at 6 h, as before issue 28, every
+    lagging partition of a topic kept 6 h or less warned, a spout a minute behind included ("may be deleted in
+    5h58m"). A quarter leaves time to act on a short retention (1h30m at 6 h, 15 min at 1 h), and the cap keeps
+    6 h for topics kept a day or more.
+ 4. (the default, serve and watch) RETENTION_RISK when the window shows the spout falling behind
+    (offctl.core.history.falling_behind: the message it resumes at ages g seconds a second, 0 < g <= 1) and
+    headroom / g, when the message is deleted at that pace, is at most 6 h. A spout that stands still (g = 1)
+    warns 6 h before; one that keeps pace a minute behind has g about 0 and does not. Its time to catch up
+    (lag / net consumption) is not the test: a spout that keeps pace never catches up and never loses a message.
 """
 
 from __future__ import annotations
@@ -43,7 +58,8 @@ from offctl.errors import UsageError
 
 BROKER, OPTION, NO_DELETION, UNKNOWN, UNREAD = "broker", "option", "no-deletion", "unknown", "unread"
 SOURCES = (BROKER, OPTION, NO_DELETION, UNKNOWN, UNREAD)
-HORIZON_DEFAULT = "6h"  # --retention-horizon
+HORIZON_CAP_MS = 6 * 3_600_000  # the default horizon at most (rules 3 and 4 above)
+HORIZON_SHARE = 0.25  # of the topic's retention.ms (rule 3)
 LONG_MAX = 2**63 - 1  # retention.ms is a Java long
 
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -132,7 +148,7 @@ def measure(rows: Iterable[PartitionRow], read: MessageRead, configs: Mapping[st
         else:
             out[position] = Headroom(round((at.first.timestamp_ms + ms - now_ms) / 1000, 3), source,
                                      f"message {at.first.offset} of {iso_ms(at.first.timestamp_ms)}, {said}",
-                                     at.first.offset)
+                                     at.first.offset, ms)
     return out
 
 
@@ -199,14 +215,40 @@ def _loss(where: str, row: PartitionRow, resume: int, at_risk: int) -> str:
     return f"and the {row.lag:,} messages waiting there are never emitted"
 
 
+def default_horizon_ms(retention_ms: int | None) -> int:
+    """Rule 3's horizon: a quarter of the topic's retention.ms, at most 6 h (6 h where it is not known)."""
+    return HORIZON_CAP_MS if retention_ms is None else min(int(retention_ms * HORIZON_SHARE), HORIZON_CAP_MS)
+
+
+def at_risk(seconds: float, retention_ms: int | None, horizon_ms: int | None, behind: float | None = None) -> str:
+    """Which rule of the module docstring makes a headroom of `seconds` a risk: "exceeded", "horizon", "share",
+    "pace", or "" (none). `horizon_ms`: --retention-horizon (None: the default rules); `behind`: how fast the
+    message ages, from serve's or watch's window (offctl.core.history.falling_behind; None: not known)."""
+    if seconds < 0:
+        return "exceeded"
+    if horizon_ms is not None:
+        return "horizon" if seconds * 1000 <= horizon_ms else ""
+    if seconds * 1000 <= default_horizon_ms(retention_ms):
+        return "share"
+    if behind is not None and behind > 0 and seconds / behind * 1000 <= HORIZON_CAP_MS:
+        return "pace"
+    return ""
+
+
 def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom], profile: SpoutProfile,
-             horizon_ms: int) -> list[Finding]:
-    """RETENTION_RISK for a lagging partition whose resume message may be deleted within `horizon_ms`,
-    RETENTION_EXCEEDED once it is older than retention.ms: what the spout then does, and what it loses."""
+             horizon_ms: int | None = None, behind: Mapping[tuple, float] | None = None) -> list[Finding]:
+    """RETENTION_RISK for a lagging partition whose resume message may be deleted soon (`at_risk`: within
+    `horizon_ms` when given, else by the default rules, with `behind` per partition key from serve's or watch's
+    window), RETENTION_EXCEEDED once it is older than retention.ms: what the spout then does, and what it loses."""
     out: list[Finding] = []
+    behind = behind or {}
     for row in rows:
         h = headroom(row, headrooms)
-        if h is None or h.seconds is None or h.seconds * 1000 > horizon_ms:
+        if h is None or h.seconds is None:
+            continue
+        pace = behind.get(row.partition_key)
+        rule = at_risk(h.seconds, h.retention_ms, horizon_ms, pace)
+        if not rule:
             continue
         resume = row.log_end - row.lag
         where = f"{row.topic}/{row.record.partition}"
@@ -218,8 +260,13 @@ def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom
                        f"check; once it does, {then}")
             code = "RETENTION_EXCEEDED"
         else:
+            why = {"horizon": "within --retention-horizon",
+                   "share": "a quarter of the retention or less left" if h.retention_ms is not None
+                   and default_horizon_ms(h.retention_ms) < HORIZON_CAP_MS else "within 6h",
+                   "pace": f"falling behind: at the pace seen, deleted in {duration(h.seconds / pace)}"
+                   if pace else ""}[rule]
             message = (f"{where} resumes at {resume} (lag {row.lag:,}), and the broker may delete its message in "
-                       f"{duration(h.seconds)} ({h.why}); once it does, {then}")
+                       f"{duration(h.seconds)} ({h.why}; {why}); once it does, {then}")
             code = "RETENTION_RISK"
         out.append(finding(code, row.record.key, message, topic=row.topic,
                            partition=row.record.partition, path=row.record.path))

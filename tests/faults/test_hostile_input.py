@@ -134,20 +134,41 @@ file_texts = st.one_of(
               st.lists(st.lists(st.one_of(st.text(max_size=6), st.integers(-5, 2**64)), max_size=5), max_size=4)))
 
 
+def _plan(**change) -> bytes:
+    return json.dumps({"store": "zookeeper", "consumer": "s", "zk_root": "/r",
+                       "changes": [{"action": "write", "topic": "t", "partition": 0, "after": 5, **change}]}).encode()
+
+
 @SETTINGS
 @given(file_texts)
+@example(b"t,0,5\n")  # read: the loop's checks of what a loader gives run every time, not only when drawn
+@example(_plan())
+@example(b"t,0,18446744073709551615\n")  # beyond a Java long: no Kafka offset
+@example("t,\u00b2,5\n".encode())  # a digit to str.isdigit, not to int()
+@example(_plan(partition=-1))
+@example(_plan(after=2**64))
+@example(_plan(partition=True))
 @counted
 def test_any_plan_backup_or_csv_file_is_read_or_refused_with_exit_2(data):
-    from offctl.adapters.backup import load_backup, load_offsets_file
+    """Issue 28: this asserted nothing. Now: a file read gives what its loader promises (a Backup; offsets as
+    (topic, partition) -> an offset Kafka can hold), a file refused is a UsageError (exit 2) naming the file."""
+    from offctl.adapters.backup import Backup, OffsetsFile, load_backup, load_offsets_file
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(data)
         f.flush()
-        for load in (load_backup, load_offsets_file):
+        for load, kind in ((load_backup, Backup), (load_offsets_file, OffsetsFile)):
             try:
-                load(Path(f.name))
-            except UsageError:
-                pass
+                loaded = load(Path(f.name))
+            except UsageError as exc:
+                assert exc.exit_code == 2 and f.name in str(exc), str(exc)
+                continue
+            assert isinstance(loaded, kind)
+            if kind is OffsetsFile:
+                assert loaded.kind in ("plan", "backup", "csv")
+                for (topic, partition), offset in loaded.offsets.items():
+                    assert isinstance(topic, str) and type(partition) is int and partition >= 0, (topic, partition)
+                    assert type(offset) is int and 0 <= offset <= 2**63 - 1, offset
 
 
 # --- command-line values -------------------------------------------------------------------------------------

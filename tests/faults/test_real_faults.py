@@ -1,7 +1,9 @@
 """Real faults, caused for real against real servers: ZooKeeper paused and killed in the middle of a reset of a
 2,000-partition spout, a writer racing a forced reset, two resets racing, SIGINT and SIGTERM during a write,
 black-hole servers, a backup directory that cannot be written. Each asserts: all or nothing per spout, the
-backup exists before the first write, a bounded time, the documented exit code."""
+backup exists before the first write, the documented exit code, and what ended the wait (the --timeout it gave,
+a broken connection), never a wall time: each wait on offctl has a limit that only catches a hang, and the times
+these faults take are benchmarks/bench_faults.py's figures (issue 28)."""
 
 from __future__ import annotations
 
@@ -90,11 +92,10 @@ def _at_the_prompt(argv: list[str]) -> subprocess.Popen:
     return proc
 
 
-def _answer_yes(proc: subprocess.Popen, limit: float) -> tuple[int, str, float]:
-    started = time.monotonic()
+def _answer_yes(proc: subprocess.Popen, limit: float) -> tuple[int, str]:
     proc.stdin.write(b"y\n")
     proc.stdin.close()
-    return _finish(proc, limit) + (time.monotonic() - started,)
+    return _finish(proc, limit)
 
 
 def _finish(proc: subprocess.Popen, limit: float) -> tuple[int, str]:
@@ -124,9 +125,10 @@ def _backup_written(fixture) -> Path:
 def test_zookeeper_killed_between_plan_and_write(big_spout):
     proc = _at_the_prompt(big_spout["argv"])
     os.kill(big_spout["state"]["server"].pid, signal.SIGKILL)
-    code, err, took = _answer_yes(proc, 60)
+    code, err = _answer_yes(proc, 60)
     assert code in (3, 5), err
-    assert took < 30
+    # what ended it: ZooKeeper's connection closed under the write (the 60 s limit above only catches a hang)
+    assert "the connection broke during the write" in err or f"did not answer within {TIMEOUT}s" in err, err
     assert "Traceback" not in err and "before-image" in err
     _backup_written(big_spout)
     _restart(big_spout)
@@ -140,11 +142,13 @@ def test_zookeeper_paused_during_the_write_is_all_or_nothing(big_spout):
     pid = big_spout["state"]["server"].pid
     os.kill(pid, signal.SIGSTOP)
     try:
-        code, err, took = _answer_yes(proc, 60)
+        code, err = _answer_yes(proc, 60)
     finally:
         os.kill(pid, signal.SIGCONT)
     assert code in (3, 5), err
-    assert took < 30 and "Traceback" not in err
+    # what ended it: the ZooKeeper client's own timeout (the 60 s limit above only catches a hang)
+    assert "(KazooTimeoutError)" in err or f"did not answer within {TIMEOUT}s" in err, err
+    assert "Traceback" not in err
     assert "may or may not have been applied" in err or "nothing was written" in err
     _backup_written(big_spout)
     time.sleep(1)
@@ -243,7 +247,7 @@ def test_an_unversioned_writer_racing_a_forced_reset(big_spout):
     thread.start()
     time.sleep(0.5)
     try:
-        code, err, _ = _answer_yes(proc, 60)
+        code, err = _answer_yes(proc, 60)
     finally:
         stop.set()
         thread.join()
@@ -262,7 +266,7 @@ def test_two_resets_racing(big_spout):
         t.start()
     for t in threads:
         t.join()
-    codes = sorted(code for code, _, _ in results)
+    codes = sorted(code for code, _ in results)
     assert codes == [0, 5], results  # both planned from the same versions: one multi-op wins, one conflicts
     assert set(_offsets(big_spout["state"]["server"].address, big_spout["root"])) == {0}
 
@@ -287,19 +291,20 @@ def _black_hole() -> tuple[socket.socket, int]:
 
 @pytest.mark.parametrize("store", ["zookeeper", "kafka"])
 def test_black_hole_servers_end_in_exit_3_within_the_timeout(store):
+    """Ended by --timeout 2, as its message says (the 60 s limit only catches a hang; the time it takes is
+    benchmarks/bench_faults.py's)."""
     sock, port = _black_hole()
     try:
         args = (["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"] if store == "zookeeper"
                 else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"])
-        started = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", *args, "--timeout", "2"],
                               capture_output=True, text=True, timeout=60)
-        took = time.monotonic() - started
     finally:
         sock.close()
     assert proc.returncode == 3, proc.stderr
-    assert "did not answer" in proc.stderr and "Traceback" not in proc.stderr
-    assert took < 30
+    said = {"zookeeper": f"ZooKeeper at 127.0.0.1:{port} did not answer within 2s",
+            "kafka": f"Kafka at 127.0.0.1:{port} did not answer a request for the offsets of group g within 2s"}
+    assert said[store] in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_backup_directory_that_cannot_be_written(big_spout, tmp_path):
@@ -348,19 +353,17 @@ def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
 
 @pytest.mark.spark
 def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
-    """The audit runs in Spark (its own process here); its broker dies while it runs: exit 3, bounded, no
-    traceback, and the failed reads named."""
+    """The audit runs in Spark (its own process here); its broker dies while it runs: exit 3, no traceback, and
+    the failed reads named (the 300 s limit only catches a hang)."""
     with _own_broker(tmp_path, zk, names, {f"s{i}": 1 for i in range(6)}) as broker:
-        started = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "offctl", "audit", "--zk", zk_server.address, "--zk-root",
                                  names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
                                  "--master", "local[2]"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(2)
         os.kill(broker.pid, signal.SIGKILL)
         _, err = proc.communicate(timeout=300)
-        took = time.monotonic() - started
     assert proc.returncode == 3, err[-3000:]
-    assert "Traceback" not in err and took < 240
+    assert "Traceback" not in err
     assert "Kafka at" in err or "could not read" in err
 
 
