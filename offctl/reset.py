@@ -59,9 +59,10 @@ class Outcome:
 def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> str:
     """`offctl restore BACKUP --execute` with every setting the write needed, so that it works pasted at once:
     its servers (--zk also for a group: the running-topology guard reads Storm's root there), Storm's root,
-    the guards' settings (--quiet-period as given, the --force flags but changed-since; a topology still
-    running is still running), and its backup directory and audit log. Secrets (--zk-auth, --kafka-config) are never printed:
-    give them as the write had them, or through OFFCTL_ZK_AUTH and OFFCTL_KAFKA_CONFIG."""
+    the guards' settings (--quiet-period as given, the --force flags but changed-since, which holds for one run;
+    a topology still running is still running), and its backup directory and audit log. Secrets (--zk-auth,
+    --kafka-config) are never printed: give them as the write had them, or through OFFCTL_ZK_AUTH and
+    OFFCTL_KAFKA_CONFIG."""
     parts = ["offctl", "restore", str(backup), "--execute"]
     if conn.zk:
         parts += ["--zk", conn.zk]

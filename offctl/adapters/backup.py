@@ -3,8 +3,8 @@
 
 A backup is JSON: ZooKeeper nodes keep their exact bytes (base64) and version, Kafka commits their offset
 and metadata; and each entry keeps what the write leaves (its after-image), so that the restore can tell
-whether a partition changed since (the changed-since guard). It is written to a temporary name, flushed and fsynced, then renamed, before any store is
-touched; `offctl restore` reads it back through the same planner and writer.
+whether a partition changed since (the changed-since guard). It is written to a temporary name, flushed and
+fsynced, then renamed, before any store is touched; `offctl restore` reads it back through the same planner and writer.
 """
 
 from __future__ import annotations
