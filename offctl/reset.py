@@ -24,6 +24,7 @@ from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open
 from offctl.core.cost import cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
                                OffsetRecord, Position, Snapshot)
+from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import GuardFacts, with_guards
 from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
                               plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper)
@@ -38,6 +39,17 @@ class Safety:
     quiet_period_s: float = 10.0
     backup_dir: Path = field(default_factory=lambda: state_dir() / "backups")
     audit_log: Path = field(default_factory=lambda: state_dir() / "audit.log")
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    """What a Kafka commit read back is judged against: whether a spout of `profile` resumes from it
+    (plan.verify_kafka, the answer inspect gives), the topologies in `running` running and the one the operator
+    named for the commits (`topology_id`, --topology-id) about to."""
+
+    profile: SpoutProfile = SpoutProfile()
+    running: frozenset[str] | None = None
+    topology_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -254,9 +266,10 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
     return request, target, by_group
 
 
-def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm) -> list[Outcome]:
+def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm,
+          profile: SpoutProfile = SpoutProfile()) -> list[Outcome]:
     """Plan (and with safety.execute, apply) a reset of one spout, or of one or more groups: each consumer
-    atomic on its own, one confirmation for all of them."""
+    atomic on its own, one confirmation for all of them. A group's commits are verified against `profile`."""
     request, target, by_group = _resolve_request(conn, request)
     scope = request.scope
     trident = None
@@ -324,7 +337,8 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                     plan = replace(plan, warnings=(f"group {group} {NO_COMMITS}", *plan.warnings))
                 plans.append(plan if request.many or idle else _nonempty(plan, request))
         plans = _costed(plans, kafka, snapshot.cluster)
-        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many)
+        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many,
+                            read_back=ReadBack(profile, snapshot.running, request.topology_id))
 
 
 # kafka-consumer-groups --reset-offsets --to-current plans nothing for such a group, and commits nothing with
@@ -347,7 +361,8 @@ def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
 # --- restore -------------------------------------------------------------------------------------------------
 
 
-def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, hand_made: bool = False) -> Outcome:
+def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, hand_made: bool = False,
+            profile: SpoutProfile = SpoutProfile()) -> Outcome:
     """Put a backup's before-image back, byte for byte, through the same guards and writer. A backup must
     pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
     backup = load_backup(path, hand_made=hand_made)
@@ -383,14 +398,15 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=False,
                            groups=(key.consumer,))
         plan = with_guards(plan, facts, safety.force)
-        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm)
+        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm,
+                        ReadBack(profile, snapshot.running))
 
 
 # --- migrate -------------------------------------------------------------------------------------------------
 
 
 def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: Safety, confirm: Confirm, *,
-            scope: Scope = Scope()) -> Outcome:
+            scope: Scope = Scope(), profile: SpoutProfile = SpoutProfile()) -> Outcome:
     """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata."""
     _check_consumer(spout, group)
     if not topology_id:
@@ -408,7 +424,8 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
-        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm)
+        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm,
+                        ReadBack(profile, snapshot.running, topology_id))
 
 
 # --- delete --------------------------------------------------------------------------------------------------
@@ -444,12 +461,12 @@ def delete(conn: Connection, spout: str, safety: Safety, confirm: Confirm, *, sc
 
 
 def _execute(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
-             confirm: Confirm) -> Outcome:
-    return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False)[0]
+             confirm: Confirm, read_back: ReadBack = ReadBack()) -> Outcome:
+    return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False, read_back=read_back)[0]
 
 
 def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection,
-                 safety: Safety, confirm: Confirm, *, many: bool) -> list[Outcome]:
+                 safety: Safety, confirm: Confirm, *, many: bool, read_back: ReadBack = ReadBack()) -> list[Outcome]:
     """One confirmation for every plan that can be written, then each through the safe writer. With `many`,
     a consumer whose write fails is reported with its error and the ones after it are not written, nor are
     those after an interrupt; with one consumer the error is raised."""
@@ -473,7 +490,7 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
                                     error_code=failed.exit_code))
         else:
             try:
-                outcomes.append(_write(plan, zk, kafka, conn, safety))
+                outcomes.append(_write(plan, zk, kafka, conn, safety, read_back))
             except OffctlError as exc:
                 if not many:
                     raise
@@ -482,7 +499,8 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
     return outcomes
 
 
-def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety) -> Outcome:
+def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
+           read_back: ReadBack = ReadBack()) -> Outcome:
     server = f"zookeeper {conn.zk}" if plan.key.store in ZK_STORES else f"kafka {conn.bootstrap_servers}"
 
     def failed(outcome: str) -> None:
@@ -494,6 +512,7 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
             pass  # the intent line is there; the message below says the rest
 
     logged = sent = written = interrupted = False
+    said: tuple[str, ...] = ()  # what the read-back notes (metadata the broker did not keep, still resumed from)
     try:
         with interrupts.deferred():  # the backup and the intent lines are written whole, a Ctrl-C or not
             backup = write_backup(plan, safety.backup_dir, _now())
@@ -515,7 +534,7 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
             kafka.commit(plan.key.consumer, [(c.topic, c.partition, c.after, c.after_metadata) for c in plan.writes])
         written = True
         interrupts.landed()  # the store has the change: from here on an interrupt must not cut its report short
-        problems = _read_back(plan, zk, kafka)
+        problems, said = _read_back(plan, zk, kafka, read_back)
     except WriteConflict as exc:  # its message says whether anything was written
         if not logged:
             raise  # no backup or no intent: it says so, and nothing was changed
@@ -542,11 +561,11 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
                "verified" if not problems else "; ".join(problems))
     try:
         append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, outcome=outcome))
-        audit, notes = safety.audit_log, ()
+        audit, notes = safety.audit_log, said
     except OSError as exc:
         audit = None
-        notes = (f"the change was made but its outcome could not be appended to the audit log {safety.audit_log} "
-                 f"({exc.strerror or exc}); its intent is there",)
+        notes = said + (f"the change was made but its outcome could not be appended to the audit log "
+                        f"{safety.audit_log} ({exc.strerror or exc}); its intent is there",)
     if interrupted:
         notes += (f"{outcome}: check it with offctl inspect",)
     elif interrupts.received():
@@ -560,13 +579,15 @@ def _trail(backup: Path, safety: Safety) -> str:
     return f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
 
 
-def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None) -> list[str]:
-    """What reading the written change back finds wrong (nothing: verified)."""
+def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read_back: ReadBack
+               ) -> tuple[list[str], tuple[str, ...]]:
+    """What reading the written change back finds wrong (nothing: verified), and what it notes."""
     if plan.key.store in ZK_STORES:
         problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
-        return problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems
+        return (problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems), ()
     back = {(c.topic, c.partition): (c.offset, c.metadata) for c in kafka.group_commits([plan.key.consumer])}
-    return verify_kafka(plan, back)
+    found = verify_kafka(plan, back, read_back.profile, read_back.running, read_back.topology_id)
+    return list(found.problems), found.notes
 
 
 def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:

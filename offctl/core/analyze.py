@@ -48,8 +48,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, StormKafkaClient, client_start, commit_behaviour,
-                              configured_start, ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, Resume, SpoutProfile, StormKafkaClient,
+                                   client_start, commit_behaviour, commit_is_ours, configured_start, ignored_start,
+                                   out_of_range, trident_first_poll, trident_out_of_range)
 from offctl.core.findings import finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -241,13 +242,25 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                         path=f"{base}/{folder}")
 
     # 2. MALFORMED_RECORD, 3. INCONSISTENT_RECORD
+    lags: dict[int, int] = {}
+    logs: dict[int, PartitionLog] = {}
+    started: set[int] = set()  # records the spout does not resume from: it starts where its start-up rule says
+    static = thresholds.static_partitions.get(key.consumer) if zk else None
     for i, r in enumerate(records):
         topic = topic_of.get(i)
         if r.malformed is not None:
             where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
-            start = _start_text(profile, topic, r.partition, cluster) if old else "its first-poll strategy"
-            then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start}"
+            plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
+            log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
+            # as with no record: PartitionManager's `current`, or the first-poll strategy's edge
+            start = (configured_start(profile, log_start, log_end) if old else _edge(profile, log_start, log_end))
+            then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
             out.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
+            if not r.stuck:
+                started.add(i)
+            if plog is not None and not r.stuck and (static is None or r.partition in static):
+                logs[i] = plog
+                _lag_from(out, thresholds, lags, i, r, topic, where, start.offset, log_start, log_end)
         elif r.inconsistent:
             applies = f"; the spout applies offset {r.committed} to {topic}/{r.partition}" if topic else ""
             out.on_record(i, r, topic, "INCONSISTENT_RECORD",
@@ -275,33 +288,29 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
 
     # 6. FOREIGN_COMMIT, LEGACY_COMMIT_METADATA
-    positions: dict[int, Position | None] = {}
+    resumes: dict[int, Resume] = {}
     if key.store == KAFKA:
         ids = Counter(r.topology_id for _, r in valid if r.topology_id)
         owner = max(ids, key=lambda t: (ids[t], _storm_id_epoch(t), t)) if ids else None
         for i, r in valid:
-            # No Storm JSON metadata: CommitMetadataManager's read fails, so never "this topology's".
-            ours = False if not r.topology_id else (None if running is None else r.topology_id in running)
-            position, does = client_start(profile, r.committed, r.legacy_metadata, ours)
-            positions[i] = position
+            plog = (cluster.get(r.topic) or {}).get(r.partition) if cluster is not None else None
+            resume = resumes[i] = commit_resume(profile, r, running, plog.log_start if plog else None,
+                                                plog.log_end if plog else None)
             where = f"{r.topic}/{r.partition}"
             if r.legacy_metadata:
                 out.on_record(i, r, r.topic, "LEGACY_COMMIT_METADATA",
-                              f"commit {r.committed} on {where} was written by storm-kafka-client "
-                              f"{LEGACY_RELEASES}: {does}")
+                              f"Commit {r.committed} on {where} was written by storm-kafka-client "
+                              f"{LEGACY_RELEASES}. {resume.why}")
             elif not r.has_storm_metadata:
                 out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                              f"commit {r.committed} on {where} has no Storm metadata (written by a tool or "
-                              f"another client): {'the spout uses it, ' if position else ''}{does}")
+                              f"Commit {r.committed} on {where} has no Storm metadata (a tool or another client "
+                              f"wrote it, or the broker dropped the metadata). {resume.why}")
             elif len(ids) > 1 and r.topology_id != owner:
                 out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                              f"commit {r.committed} on {where} was written by topology id {r.topology_id}; "
-                              f"{_plural(ids[owner], 'other partition')} by {owner}")
+                              f"Commit {r.committed} on {where} was written by topology id {r.topology_id}, and "
+                              f"{_plural(ids[owner], 'other partition')} by {owner}. {resume.why}")
 
-    # 7-12, per record the spout uses
-    lags: dict[int, int] = {}
-    logs: dict[int, PartitionLog] = {}
-    static = thresholds.static_partitions.get(key.consumer) if zk else None
+    # 7-12, per record the spout can read
     mob = profile.effective_max_offset_behind
     for i, r in valid:
         topic = topic_of.get(i)
@@ -327,31 +336,40 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                 continue
             logs[i] = plog
         start, end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
+        # Where the spout starts instead of the stored offset, when it does not use it: lag counts from there
+        # (PartitionManager's constructor, storm-kafka v0.9.2-incubating to v1.2.4; KafkaSpout.doSeek, v2.8.8).
+        instead: Position | None = None
         if old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
-            continue  # the next deployment ignores it (rule 14 says so): no position to judge
-        if r.trident == STORM_KAFKA_CLIENT:
-            ignored = trident_first_poll(profile, r.topology_id, running)
-            if ignored:
-                out.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
-                              f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
-                              f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}")
-                continue
-        if zk and r.committed <= 0:
+            # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
+            # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
+            instead = ignored_start(profile, start, end)
+        elif r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
+            instead = _edge(profile, start, end)
+            out.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
+                          f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
+                          f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
+                          f"{_at(instead)}")
+        elif zk and r.committed <= 0:
+            instead = configured_start(profile, start, end)
             out.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
                           f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
-                          f"starts from {configured_start(profile, start, end).text()}")
-            continue
-        if zk and mob != LONG_MAX:
+                          f"starts from {instead.text()}")
+        elif zk and mob != LONG_MAX:
             current = configured_start(profile, start, end)
             if current.offset is not None and current.offset - r.committed > mob:
+                instead = current
                 out.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
                               f"{where} committed {r.committed} is {current.offset - r.committed} behind "
                               f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
                               f"from {current.offset}")
+        elif key.store == KAFKA and not resumes[i].uses_commit:
+            instead = resumes[i].at  # rule 6 says why
+        if instead is not None:
+            started.add(i)
+            _lag_from(out, thresholds, lags, i, r, topic, where, instead.offset, start, end)
+            continue
         if key.store == KAFKA:
-            if positions.get(i) is None:
-                continue  # the spout does not use this commit (rule 6 says where it starts instead)
-            position = positions[i].offset
+            position = resumes[i].at.offset
         else:
             position = r.committed
         if start is None or end is None:
@@ -366,9 +384,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
             out.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
                           f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
         else:
-            lag = lags[i] = end - position
-            if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
-                out.on_record(i, r, topic, "HIGH_LAG", f"{where} lag {lag} >= threshold {thresholds.lag_threshold}")
+            _lag_from(out, thresholds, lags, i, r, topic, where, position, start, end)
         if old and plog is not None and plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
             out.on_record(i, r, topic, "STALE_BROKER",
                           f"{where} record names broker {r.broker}; the leader is {plog.leader}")
@@ -387,8 +403,38 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         plog = logs.get(i)
         rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
                          max([f.severity for f in found]) if found else None, topic_of.get(i),
-                         tuple([f.code for f in found]) if found else ()))
+                         tuple([f.code for f in found]) if found else (), i not in started))
     return rows, out.findings
+
+
+def _lag_from(out: _Collector, thresholds: Thresholds, lags: dict[int, int], i: int, r: OffsetRecord, topic: str,
+              where: str, position: int | None, start: int | None, end: int | None) -> None:
+    """The lag of a partition whose spout resumes at `position` (None: unknown, e.g. a time startOffsetTime),
+    counted only when it is inside the log; and HIGH_LAG."""
+    if position is None or start is None or end is None or not start <= position <= end:
+        return
+    lag = lags[i] = end - position
+    if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
+        out.on_record(i, r, topic, "HIGH_LAG", f"{where} lag {lag} >= threshold {thresholds.lag_threshold}")
+
+
+def _edge(profile: SpoutProfile, start: int | None, end: int | None) -> Position:
+    """Where a first-poll strategy that ignores a stored position seeks: the log start or the log end."""
+    return Position(start if profile.first_poll.edge == "log start" else end, f"the {profile.first_poll.edge}")
+
+
+def _at(position: Position) -> str:
+    return f" ({position.offset})" if position.offset is not None else ""
+
+
+def commit_resume(profile: SpoutProfile, record: OffsetRecord, running: frozenset[str] | None,
+                  log_start: int | None = None, log_end: int | None = None) -> Resume:
+    """Whether and where a storm-kafka-client spout of this profile resumes from this commit (parse_commit's
+    record), the topologies in `running` running: behaviour.client_start. Rule 6 (FOREIGN_COMMIT and the lag)
+    and the read-back of migrate, reset --group and restore (plan.verify_kafka) both ask it, so the two never
+    give two verdicts on one commit."""
+    return client_start(profile, record.committed, record.legacy_metadata,
+                        commit_is_ours(record.topology_id, running), log_start, log_end)
 
 
 _row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.frozen)
