@@ -325,7 +325,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("committed", "long", "the committed offset"),
         ("log_start", "long", "the partition's log start offset"),
         ("log_end", "long", "the partition's log end offset (high watermark)"),
-        ("lag", "long", "log_end - the offset the spout resumes from, when it uses the stored one and it is inside the log range"),
+        ("lag", "long", "log_end - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
+                        "when it does not use it), when that is known and inside the log range"),
         ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
         ("topology_id", "string", "the storm id that wrote the offset"),
         ("topology_name", "string", "its topology name"),

@@ -18,11 +18,15 @@ Rules run in this order for each consumer:
     LEGACY_COMMIT_METADATA  Kafka commit in storm-kafka-client's pre-1.1.2 format
  7. UNKNOWN_TOPIC / UNKNOWN_PARTITION       of the partition the offset applies to (needs Kafka)
     UNREAD_PARTITION    a record of a partition the spout does not read (--static-partitions)
- 8. IGNORED_TRIDENT_STATE  a storm-kafka-client Trident state EARLIEST/LATEST ignores (so no lag)
-    IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (so no lag)
+ 8. IGNORED_TRIDENT_STATE  a storm-kafka-client Trident state EARLIEST/LATEST ignores (lag from the log
+                        start or end they seek to)
+    IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (lag from startOffsetTime)
  9. LAG_BEYOND_MAX_OFFSET_BEHIND  the start-up offset is more than maxOffsetBehind ahead of the stored one
-10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); only offsets the spout resumes from,
-                        within the log, get a lag
+                        (lag from the start-up offset)
+10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); the lag is log end minus where the spout
+                        resumes, when that is inside the log: the stored offset, or where the start-up rule
+                        puts it when the spout does not use it (rules 2, 6, 8, 9, 14; none for a time
+                        startOffsetTime, which only the broker's time index resolves)
 11. HIGH_LAG            (needs a lag and the user's threshold)
 12. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
 13. MISSING_PARTITION   partitions the spout reads without a record (needs Kafka)
@@ -48,7 +52,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, Resume, SpoutProfile, StormKafkaClient,
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Guarantee, Position, Resume, SpoutProfile, StormKafkaClient,
                                    client_start, commit_behaviour, commit_is_ours, configured_start, ignored_start,
                                    out_of_range, trident_first_poll, trident_out_of_range)
 from offctl.core.findings import finding
@@ -415,7 +419,8 @@ def _lag_from(out: _Collector, thresholds: Thresholds, lags: dict[int, int], i: 
         return
     lag = lags[i] = end - position
     if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
-        out.on_record(i, r, topic, "HIGH_LAG", f"{where} lag {lag} >= threshold {thresholds.lag_threshold}")
+        out.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind the log end "
+                                               f"({end}), at or above --lag-threshold {thresholds.lag_threshold}")
 
 
 def _edge(profile: SpoutProfile, start: int | None, end: int | None) -> Position:
@@ -452,10 +457,18 @@ def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, positio
 
 
 def _kafka_reset(profile: SpoutProfile) -> str:
-    """Where an out-of-range commit sends the consumer (KafkaSpoutConfig, per release and guarantee)."""
-    why = ("no ProcessingGuarantee, KafkaSpoutConfig, v1.1.1" if profile.client is StormKafkaClient.LEGACY
-           else f"{profile.guarantee.value}, KafkaSpoutConfig, v1.2.4 and v2.8.8")
-    return f"{commit_behaviour(profile).out_of_range} decides where it goes ({why})"
+    """Where an out-of-range commit sends the consumer (KafkaSpoutConfig, per release and guarantee), as the
+    end of a sentence."""
+    if profile.client is StormKafkaClient.LEGACY:
+        return ("the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
+                "is 'latest' (the log end) unless the topology sets it (KafkaSpoutConfig, v1.1.1)")
+    if profile.guarantee is Guarantee.AT_LEAST_ONCE:
+        return ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
+                "KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another (KafkaSpoutConfig, "
+                "v1.2.4 and v2.8.8)")
+    return (f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
+            f"unless the topology sets it, which {profile.guarantee.value} does not (KafkaSpoutConfig, v1.2.4 and "
+            f"v2.8.8)")
 
 
 def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluster: Cluster | None) -> str:
