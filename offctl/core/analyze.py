@@ -22,10 +22,10 @@ Rules run in this order for each consumer:
                         start or end they seek to)
     IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (lag from startOffsetTime)
  9. LAG_BEYOND_MAX_OFFSET_BEHIND  the start-up offset is more than maxOffsetBehind ahead of the stored one
-                        (lag from the start-up offset)
+                        (the lag still counts from the stored offset: a running spout moves on from it)
 10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); the lag is log end minus where the spout
                         resumes, when that is inside the log: the stored offset, or where the start-up rule
-                        puts it when the spout does not use it (rules 2, 6, 8, 9, 14; none for a time
+                        puts it when the spout does not use it (rules 2, 6, 8, 14; none for a time
                         startOffsetTime, which only the broker's time index resolves)
 11. HIGH_LAG            (needs a lag and the user's threshold)
 12. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
@@ -359,9 +359,10 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                           f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
                           f"starts from {instead.text()}")
         elif zk and mob != LONG_MAX:
+            # Only a start (or a reassignment) applies maxOffsetBehind: a running spout still moves on from the
+            # stored offset, so the lag counts from it, and the finding says where a restart goes.
             current = configured_start(profile, start, end)
             if current.offset is not None and current.offset - r.committed > mob:
-                instead = current
                 out.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
                               f"{where} committed {r.committed} is {current.offset - r.committed} behind "
                               f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
