@@ -94,9 +94,11 @@ def time_lag(row: PartitionRow, lags: Mapping[Position, TimeLag]) -> TimeLag:
 
 
 def served(row: PartitionRow, lags: Mapping[Position, TimeLag], estimate_s: float | None) -> TimeLag:
-    """What serve and watch show: the figure from the message where there is one, else the estimate."""
+    """What serve and watch show: the figure from the message where there is one, else the estimate. The
+    estimate (offctl.core.history) follows the stored offset, so it stands in only where the lag counts from it
+    (row.resumes_stored); elsewhere it would be the age of another message than the one the lag starts at."""
     exact = time_lag(row, lags)
-    if exact.seconds is not None or estimate_s is None:
+    if exact.seconds is not None or estimate_s is None or not row.resumes_stored:
         return exact
     return TimeLag(estimate_s, ESTIMATE)
 
