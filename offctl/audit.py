@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from offctl.core.analyze import analyze
-from offctl.core.behaviour import CommitBehaviour
+from offctl.core.behaviour import CommitBehaviour, SpoutProfile
 from offctl.core.findings import CATALOGUE
 from offctl.config import Connection
 from offctl import interrupts
@@ -402,11 +402,14 @@ def _writes(plan) -> list[tuple]:
     return [(c.path, c.topic, c.partition, c.before, c.after) for c in plan.writes]
 
 
-def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -> list[tuple[object, int]]:
+def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
+               profile: SpoutProfile = SpoutProfile()) -> list[tuple[object, int]]:
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
-    for all, then each consumer through reset's safe writer, written only if its plan is still the one shown.
+    for all, then each consumer through reset's safe writer, written only if its plan is still the one shown;
+    a group's commits are verified against the audit's spout `profile`, as its findings were made.
     Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others, an interrupt does."""
-    dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plans: False)[0] for r in items]
+    dry = [reset(conn, repair_request(r), replace(safety, execute=False), lambda plans: False, profile)[0]
+           for r in items]
     if not safety.execute:
         return [(o, outcome_exit_code(o)) for o in dry]
     runnable = {i for i, o in enumerate(dry) if not o.plan.refused and o.plan.writes}
@@ -425,7 +428,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -
             continue
         try:
             outcome = reset(conn, repair_request(item), safety,
-                            lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want)[0]
+                            lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want, profile)[0]
         except OffctlError as exc:
             done.append((replace(shown, problems=(str(exc),)), exc.exit_code))
             continue
@@ -502,7 +505,7 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
         done: list = []
         if codes:
             found = result.findings.filter(lambda f: f["code"] in codes).collect()
-            done = repair_all(conn, repairs(found, codes), safety, confirm_all)
+            done = repair_all(conn, repairs(found, codes), safety, confirm_all, settings.thresholds.spout)
         yield Audited(result, done, startup)
     finally:
         if owned:

@@ -21,7 +21,7 @@ from offctl import interrupts
 from offctl.errors import (LEFT_OUT, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
                            WriteConflict)
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
-from offctl.core.cost import cost_positions, plan_cost
+from offctl.core.cost import Spout, cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
                                OffsetRecord, Position, Snapshot)
 from offctl.core.behaviour import SpoutProfile
@@ -50,6 +50,11 @@ class ReadBack:
     profile: SpoutProfile = SpoutProfile()
     running: frozenset[str] | None = None
     topology_id: str | None = None
+
+    @property
+    def counted_running(self) -> frozenset[str] | None:
+        """The running topologies, with the one the commits are written for."""
+        return (self.running or frozenset()) | {self.topology_id} if self.topology_id else self.running
 
 
 @dataclass(frozen=True)
@@ -182,17 +187,20 @@ def _facts(snapshot: Snapshot, conn: Connection, safety: Safety, *, topology_ids
         now_ms=_now(), quiet_period_s=safety.quiet_period_s)
 
 
-def _costed(plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None) -> list[Plan]:
-    """Each plan with what its writes replay and skip (offctl.core.cost). The messages at the ends of the ranges
-    are read within --timeout; what is not read leaves counts without a time span, never a failed plan."""
-    positions = [p for plan in plans for p in cost_positions(plan, cluster)]
+def _costed(plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None,
+            read_back: ReadBack = ReadBack()) -> list[Plan]:
+    """Each plan with what its writes replay and skip (offctl.core.cost), a Kafka commit judged as its read-back
+    will judge it. The messages at the ends of the ranges are read within --timeout; what is not read leaves
+    counts without a time span, never a failed plan."""
+    spout = Spout(read_back.profile, read_back.counted_running)
+    positions = [p for plan in plans for p in cost_positions(plan, cluster, spout)]
     found = MessageRead()
     if positions and kafka is not None:
         try:
             found = kafka.read_messages(positions)
         except OffctlError as exc:
             found = MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}"))
-    return [replace(plan, cost=plan_cost(plan, cluster, found)) for plan in plans]
+    return [replace(plan, cost=plan_cost(plan, cluster, found, spout)) for plan in plans]
 
 
 def _topologies(records: Iterable[OffsetRecord]) -> set[str]:
@@ -336,9 +344,9 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                 if idle:
                     plan = replace(plan, warnings=(f"group {group} {NO_COMMITS}", *plan.warnings))
                 plans.append(plan if request.many or idle else _nonempty(plan, request))
-        plans = _costed(plans, kafka, snapshot.cluster)
-        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many,
-                            read_back=ReadBack(profile, snapshot.running, request.topology_id))
+        judged = ReadBack(profile, snapshot.running, request.topology_id)
+        plans = _costed(plans, kafka, snapshot.cluster, judged)
+        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
 
 
 # kafka-consumer-groups --reset-offsets --to-current plans nothing for such a group, and commits nothing with
@@ -398,8 +406,8 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=False,
                            groups=(key.consumer,))
         plan = with_guards(plan, facts, safety.force)
-        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm,
-                        ReadBack(profile, snapshot.running))
+        judged = ReadBack(profile, snapshot.running)
+        return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
 
 
 # --- migrate -------------------------------------------------------------------------------------------------
@@ -424,8 +432,8 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
-        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm,
-                        ReadBack(profile, snapshot.running, topology_id))
+        judged = ReadBack(profile, snapshot.running, topology_id)
+        return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
 
 
 # --- delete --------------------------------------------------------------------------------------------------
