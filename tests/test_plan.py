@@ -516,8 +516,8 @@ def test_dropped_metadata_fails_verification_only_where_the_strategy_ignores_the
     assert bool(found.problems) is fails
     if fails:
         assert found.problems[0].startswith("t/0: the broker kept no metadata instead of the Storm metadata written, "
-                                            "and the spout will ignore this commit: The spout ignores this commit: "
-                                            f"{strategy.value} applies")
+                                            f"and the spout will ignore this commit: {strategy.value} applies to a "
+                                            "commit that is not the running topology's, and it starts at the log")
         assert found.notes == ()
     else:
         (note,) = found.notes

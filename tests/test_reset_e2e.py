@@ -389,8 +389,9 @@ def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, strategy
     if strategy == "EARLIEST":
         assert done.exit_code == 5, done.stderr
         problems = done.json()["problems"]
-        assert len(problems) == 3 and all("the spout will ignore this commit: The spout ignores this commit: "
-                                          "EARLIEST applies" in p for p in problems), problems
+        assert len(problems) == 3 and all("the spout will ignore this commit: EARLIEST applies to a commit that is "
+                                          "not the running topology's, and it starts at the log start" in p
+                                          for p in problems), problems
         for p, message in found.items():  # inspect: the same sentence, and the lag from the log start
             assert problems[p].split("the spout will ignore this commit: ")[1] in message, (problems[p], message)
             assert rows[p]["lag"] == rows[p]["log_end"] - rows[p]["log_start"]

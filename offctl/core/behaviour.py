@@ -310,6 +310,9 @@ LEGACY_METADATA = re.compile(r"\{topic-partition=(?P<tp>.*), offset=(?P<offset>-
 LEGACY_RELEASES = "1.0.0-1.0.5 or 1.1.0-1.1.1"
 
 
+IGNORES = "The spout ignores this commit: "  # how Resume.why begins when the spout does not use the commit
+
+
 @dataclass(frozen=True, slots=True)
 class Resume:
     """Where a storm-kafka-client spout resumes a partition that has a commit, and why, in one sentence."""
@@ -317,6 +320,11 @@ class Resume:
     uses_commit: bool  # False: the first-poll strategy ignores the commit
     at: Position  # the commit (+ 1 for a pre-1.1.2 line), or the log start or end the strategy seeks to
     why: str  # a whole sentence, with the Storm source it follows
+
+    @property
+    def reason(self) -> str:
+        """Why the spout ignores the commit, as a clause to follow 'the spout will ignore this commit: '."""
+        return self.why.removeprefix(IGNORES)
 
 
 def commit_is_ours(topology_id: str | None, running: frozenset[str] | None) -> bool | None:
@@ -347,7 +355,7 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
     if profile.client is StormKafkaClient.LEGACY:
         if not strategy.uncommitted:
             return Resume(False, edge, (
-                f"The spout ignores this commit: storm-kafka-client {LEGACY_RELEASES} with {strategy.value} "
+                f"{IGNORES}storm-kafka-client {LEGACY_RELEASES} with {strategy.value} "
                 f"ignores every commit and starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)."))
         return Resume(True, Position(committed + 1, "committed + 1"), (
             f"The spout resumes after this commit: storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 "
@@ -355,7 +363,7 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
     cite = "KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8"
     if ours is False and not strategy.uncommitted:
         return Resume(False, edge, (
-            f"The spout ignores this commit: {strategy.value} applies to a commit that is not the running "
+            f"{IGNORES}{strategy.value} applies to a commit that is not the running "
             f"topology's, and it starts at the {strategy.edge} ({cite})."))
     if ours is True:
         why = f"The spout resumes from this commit: it names the running topology ({cite})."

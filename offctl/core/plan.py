@@ -738,7 +738,7 @@ def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str 
         kept = got[1] == c.after_metadata
         if not verdict.uses_commit:
             lost = "" if kept else f"the broker kept {_meta(got[1])} instead of the Storm metadata written, and "
-            problems.append(f"{where}: {lost}the spout will ignore this commit: {verdict.why}")
+            problems.append(f"{where}: {lost}the spout will ignore this commit: {verdict.reason}")
         elif not kept:
             dropped.append((where, got[1]))
     notes = ()
