@@ -404,6 +404,30 @@ def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, strategy
             assert rows[p]["lag"] == rows[p]["log_end"] - (4 + p)
 
 
+@pytest.mark.parametrize("strategy, release, code", [
+    ("UNCOMMITTED_EARLIEST", "3.1.0", 0),  # resumes from any commit (KafkaSpout.doSeek, v2.8.8): a note only
+    ("LATEST", "2.8.8", 5),  # ignores one isOffsetCommittedByThisTopology rejects: metadata dropped, so this one
+    ("UNCOMMITTED_LATEST", "1.1.1", 0),  # v1.1.1 doSeek: committed + 1, whatever the metadata
+    ("EARLIEST", "1.1.1", 5),  # v1.1.1 doSeek: EARLIEST ignores every commit
+])
+def test_group_reset_and_restore_verify_against_the_spout_settings_given(cli, fleet, kafka, names, strategy, release,
+                                                                         code):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 7})
+    settings = ["--first-poll-offset-strategy", strategy, "--storm-kafka-client-release", release]
+    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to", "earliest",
+               *settings, "--execute", "--yes", "-o", "json")
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 0}
+    if any(meta for _, meta in commits(kafka, group).values()) and release != "1.1.1" and code:
+        pytest.skip("this broker kept the commit metadata: 2.8.8 resumes from it")  # 1.1.1 EARLIEST fails anyway
+    assert done.exit_code == code, done.stderr
+    assert ("the spout will ignore this commit" in done.stderr) is bool(code)
+    # the backup holds a commit without metadata: the same settings judge it the same way
+    back = cli("restore", done.json()["backup"], *fleet.conn, *fleet.safe, *settings, "--execute", "--yes")
+    assert back.exit_code == code, back.stderr
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 7}
+
+
 # --- usage errors -------------------------------------------------------------------------------------------
 
 
@@ -427,6 +451,10 @@ def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, strategy
     (["restore", "/nonexistent/backup.json"], "cannot read"),
     (["migrate", "--spout", "s", "--group", "g", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2"],
      "--topology-id"),
+    (["migrate", "--spout", "s", "--group", "g", "--topology-id", "x-1-2", "--storm-kafka-client-release", "9.9"],
+     "--storm-kafka-client-release: storm-kafka-client 9.9 is not a release offctl knows"),
+    (["reset", "--group", "g", "--to", "latest", "--first-poll-offset-strategy", "FIRST"],
+     "--first-poll-offset-strategy"),
 ])
 def test_bad_flags_exit_2_with_a_clear_message(cli, args, message):
     result = cli(*args)
