@@ -348,6 +348,19 @@ def test_zero_and_unusable_records_start_where_the_release_says(profile, start):
     assert junk.code == "MALFORMED_RECORD" and junk.message.endswith(f"starts orders/1 from {start}")
 
 
+@pytest.mark.parametrize("strategy, says", [
+    (FirstPoll.LATEST, "; with LATEST the spout ignores these commits and starts at the log end (KafkaSpout.doSeek"),
+    (FirstPoll.UNCOMMITTED_EARLIEST, None),
+])
+def test_a_stopped_topologys_commits_say_whether_the_strategy_ignores_them(strategy, says):
+    """KafkaSpout.doSeek@v2.8.8: EARLIEST/LATEST ignore a commit isOffsetCommittedByThisTopology rejects; the
+    partition's lag counts from the log end then, and STALE_TOPOLOGY says why."""
+    report = run([], [commit(0, 150, meta(STOPPED))], cl=cluster(1), th=Thresholds(spout=SpoutProfile(first_poll=strategy)))
+    (f,) = [f for f in report.findings if f.code == "STALE_TOPOLOGY"]
+    assert (says in f.message) if says else "ignores these commits" not in f.message, f.message
+    assert report.rows[0].lag == (0 if says else 50)
+
+
 def test_ignore_zk_offsets_and_a_stopped_topology():
     """PartitionManager.java@v1.2.4: ignoreZkOffsets and another topology id -> startOffsetTime."""
     report = run([rec(0, 150, topology_id="orders-topo-2-1600000000"), rec(1, 150, topology_id="orders-topo-2-1600000000")],

@@ -400,7 +400,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
 
     # 14. STALE_TOPOLOGY
     if running is not None:
-        _stale_topologies(out, valid, running, profile if old else None)
+        _stale_topologies(out, valid, running, profile if old or key.store == KAFKA else None)
 
     rows = []
     for i, r in enumerate(records):
@@ -512,7 +512,13 @@ def _stale_topologies(out: _Collector, valid: Iterable[tuple[int, OffsetRecord]]
         now = (f"topology '{name}' is running as {', '.join(others)}" if others
                else f"no topology named '{name}' is running")
         ignored = ""
-        if profile is not None and profile.ignore_zk_offsets:
+        if out.key.store == KAFKA:
+            if profile is not None and not profile.first_poll.uncommitted:
+                # KafkaSpout.doSeek, v2.8.8: isOffsetCommittedByThisTopology fails for another topology's commit
+                ignored = (f"; with {profile.first_poll.value} the spout ignores these commits and starts at the "
+                           f"{profile.first_poll.edge} (KafkaSpout.doSeek and "
+                           f"CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)")
+        elif profile is not None and profile.ignore_zk_offsets:
             force = "forceFromStart" if profile.storm_kafka.before_0_10 else "ignoreZkOffsets"
             ignored = (f"; with {force} the next deployment ignores these offsets and starts from "
                        f"{ignored_start(profile, None, None).label} (PartitionManager, {profile.storm_kafka.tag})")
