@@ -403,11 +403,19 @@ def spout_thresholds(topic: str | None, lag_threshold: int | None, max_offset_be
                            max_offset_behind=max_offset_behind, out_of_range_reset=not no_out_of_range_reset,
                            client=client, first_poll=FirstPoll(first_poll.value), client_major=major,
                            guarantee=Guarantee(guarantee.value),
-                           commit_period_ms=commit_period_ms or default_commit_period_ms(client_release))
+                           commit_period_ms=commit_period_ms or default_commit_period_ms(client_release),
+                           client_release=client_release.strip())
     return Thresholds(expected_topic=topic, lag_threshold=lag_threshold, spout=profile, static_partitions=static,
                       retention_horizon_ms=(parse_span(retention_horizon, "--retention-horizon")
                                             if retention_horizon is not None else None),
                       topic_retention_ms=parse_topic_retention(topic_retention))
+
+
+def client_profile(client_release: str, first_poll: FirstPollStrategy):
+    """The spout profile a write's Kafka commits are verified against (reset --group, restore, migrate): the
+    storm-kafka-client release and first-poll strategy given, every other setting as inspect's defaults."""
+    return spout_thresholds(None, None, None, "1.2.4", "earliest", False, False, client_release, first_poll,
+                            None).spout
 
 
 def reading(ctx: typer.Context, spout, group, trident, topic, all_groups, zk, zk_root, trident_root,

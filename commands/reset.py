@@ -17,10 +17,12 @@ if TYPE_CHECKING:
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render import outcome_errors, write_outcome, write_outcomes
 
-from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, Force, KafkaConfig,
-                      check_confirmable,
-                      KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod, StaticPartitions, StormRoot, Timeout,
-                      TridentRoot, Yes, Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors, safety)
+from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+
+from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, FirstPollOption,
+                      FirstPollStrategy, Force, KafkaConfig, KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod,
+                      StaticPartitions, StormKafkaClientRelease, StormRoot, Timeout, TridentRoot, Yes, Zk, ZkAuth,
+                      ZkRoot, check_confirmable, client_profile, connection, err_console, reported_errors, safety)
 
 
 class To(str, Enum):
@@ -85,6 +87,8 @@ def reset_command(
         "--no-storm-metadata",
         help="Kafka groups: commit partitions that have no Storm metadata without it (a spout whose first-poll "
              "strategy is UNCOMMITTED_* honours any commit); commits that have it keep it.")] = False,
+    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
+    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
     execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
     backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
     zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
@@ -109,6 +113,7 @@ def reset_command(
 
     with reported_errors():
         check_confirmable(execute, yes)
+        profile = client_profile(storm_kafka_client_release, first_poll_offset_strategy)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file, ctx, trident_root)
         confirm.conn = conn
@@ -119,7 +124,7 @@ def reset_command(
                                scope=Scope(parse_topics(topic), parse_partitions(partitions)), target=target,
                                from_file=from_file, topology_id=topology_id, plain=no_storm_metadata,
                                trident=trident, static_partitions=parse_static_partitions(static_partitions))
-        outcomes = reset(conn, request, safety(execute, quiet_period, force, backup_dir, audit_log), confirm)
+        outcomes = reset(conn, request, safety(execute, quiet_period, force, backup_dir, audit_log), confirm, profile)
     _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 
 
@@ -130,6 +135,8 @@ def restore_command(
         "--hand-made", rich_help_panel=SAFETY,
         help="BACKUP was made or edited by hand: restore it without its checksum. Only records the spout can "
              "use, with offsets inside today's log, are written.")] = False,
+    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
+    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
     execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
     backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
     zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
@@ -152,11 +159,12 @@ def restore_command(
 
     with reported_errors():
         check_confirmable(execute, yes)
+        profile = client_profile(storm_kafka_client_release, first_poll_offset_strategy)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file, ctx)
         confirm.conn = conn
         outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
-                          hand_made=hand_made)
+                          hand_made=hand_made, profile=profile)
     _finish([outcome], output, confirm)
 
 
@@ -165,6 +173,8 @@ def migrate_command(
     spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of the old storm-kafka spout.")],
     group: Annotated[str, typer.Option("--group", metavar="GROUP", help="group.id of the new storm-kafka-client spout.")],
     topology_id: TopologyId = None, topic: Topic = None, partitions: Partitions = None,
+    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
+    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
     execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
     backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
     zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
@@ -185,12 +195,14 @@ def migrate_command(
 
     with reported_errors():
         check_confirmable(execute, yes)
+        profile = client_profile(storm_kafka_client_release, first_poll_offset_strategy)
         conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
                           kafka_config_file, ctx)
         confirm.conn = conn
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir,
-                                                                        audit_log), confirm, scope=scope)
+                                                                        audit_log), confirm, scope=scope,
+                          profile=profile)
     _finish([outcome], output, confirm)
 
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from offctl.core.analyze import analyze
-from offctl.core.behaviour import CommitBehaviour
+from offctl.core.behaviour import CommitBehaviour, SpoutProfile
 from offctl.core.findings import CATALOGUE
 from offctl.config import Connection
 from offctl import interrupts
@@ -300,11 +300,12 @@ def _declined(repair: Repair, exc: OffctlError):
                    error=why, error_code=exc.exit_code)
 
 
-def plan_repair(conn: Connection, repair: Repair, safety) -> tuple[object, int]:
+def plan_repair(conn: Connection, repair: Repair, safety, profile: SpoutProfile = SpoutProfile()) -> tuple[object, int]:
     """One consumer's repair planned as a dry run through reset (fresh reads, guards), or declined with the
     reason when it cannot be planned: one consumer's problem never stops the others (nor crashes the audit)."""
     try:
-        outcome = reset(conn, repair_request(repair), replace(safety, execute=False), lambda plans: False)[0]
+        outcome = reset(conn, repair_request(repair), replace(safety, execute=False), lambda plans: False,
+                        profile)[0]
     except (Interrupted, KeyboardInterrupt):
         raise
     except OffctlError as exc:
@@ -359,7 +360,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("committed", "long", "the committed offset"),
         ("log_start", "long", "the partition's log start offset"),
         ("log_end", "long", "the partition's log end offset (high watermark)"),
-        ("lag", "long", "log_end - the offset the spout resumes from, when it uses the stored one and it is inside the log range"),
+        ("lag", "long", "log_end - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
+                        "when it does not use it), when that is known and inside the log range"),
         ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
         ("topology_id", "string", "the storm id that wrote the offset"),
         ("topology_name", "string", "its topology name"),
@@ -435,11 +437,13 @@ def _writes(plan) -> list[tuple]:
     return [(c.path, c.topic, c.partition, c.before, c.after) for c in plan.writes]
 
 
-def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -> list[tuple[object, int]]:
+def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
+               profile: SpoutProfile = SpoutProfile()) -> list[tuple[object, int]]:
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
-    for all, then each consumer through reset's safe writer, written only if its plan is still the one shown.
+    for all, then each consumer through reset's safe writer, written only if its plan is still the one shown;
+    a group's commits are verified against the audit's spout `profile`, as its findings were made.
     Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others, an interrupt does."""
-    planned = [plan_repair(conn, r, safety) for r in items]
+    planned = [plan_repair(conn, r, safety, profile) for r in items]
     if not safety.execute:
         return planned
     dry = [o for o, _ in planned]
@@ -459,7 +463,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all) -
             continue
         try:
             outcome = reset(conn, repair_request(item), safety,
-                            lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want)[0]
+                            lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want, profile)[0]
         except OffctlError as exc:
             done.append((replace(shown, problems=(str(exc),)), exc.exit_code))
             continue
@@ -536,7 +540,7 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
         done: list = []
         if codes:
             found = result.findings.filter(lambda f: f["code"] in codes).collect()
-            done = repair_all(conn, repairs(found, codes), safety, confirm_all)
+            done = repair_all(conn, repairs(found, codes), safety, confirm_all, settings.thresholds.spout)
         yield Audited(result, done, startup)
     finally:
         if owned:

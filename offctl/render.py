@@ -390,6 +390,7 @@ def outcome_document(outcome) -> dict:
         "backup": str(outcome.backup) if outcome.backup else None,
         "verified": outcome.verified,
         "problems": list(outcome.problems),
+        "notes": list(outcome.notes),
         "audit_log": str(outcome.audit_log) if outcome.audit_log else None,
         "undo": outcome.undo,
         "undo_cost": plan_cost_dict(undo_cost(plan)) if outcome.undo else None,

@@ -21,9 +21,10 @@ from offctl import interrupts
 from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
                            WriteConflict)
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
-from offctl.core.cost import cost_positions, plan_cost
+from offctl.core.cost import Spout, cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
                                OffsetRecord, Position, Snapshot)
+from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
 from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
                               plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper)
@@ -38,6 +39,22 @@ class Safety:
     quiet_period_s: float = 10.0
     backup_dir: Path = field(default_factory=lambda: state_dir() / "backups")
     audit_log: Path = field(default_factory=lambda: state_dir() / "audit.log")
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    """What a Kafka commit read back is judged against: whether a spout of `profile` resumes from it
+    (plan.verify_kafka, the answer inspect gives), the topologies in `running` running and the one the operator
+    named for the commits (`topology_id`, --topology-id) about to."""
+
+    profile: SpoutProfile = SpoutProfile()
+    running: frozenset[str] | None = None
+    topology_id: str | None = None
+
+    @property
+    def counted_running(self) -> frozenset[str] | None:
+        """The running topologies, with the one the commits are written for."""
+        return (self.running or frozenset()) | {self.topology_id} if self.topology_id else self.running
 
 
 @dataclass(frozen=True)
@@ -173,17 +190,20 @@ def _facts(snapshot: Snapshot, conn: Connection, safety: Safety, *, topology_ids
         now_ms=_now(), quiet_period_s=safety.quiet_period_s)
 
 
-def _costed(plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None) -> list[Plan]:
-    """Each plan with what its writes replay and skip (offctl.core.cost). The messages at the ends of the ranges
-    are read within --timeout; what is not read leaves counts without a time span, never a failed plan."""
-    positions = [p for plan in plans for p in cost_positions(plan, cluster)]
+def _costed(plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None,
+            read_back: ReadBack = ReadBack()) -> list[Plan]:
+    """Each plan with what its writes replay and skip (offctl.core.cost), a Kafka commit judged as its read-back
+    will judge it. The messages at the ends of the ranges are read within --timeout; what is not read leaves
+    counts without a time span, never a failed plan."""
+    spout = Spout(read_back.profile, read_back.counted_running)
+    positions = [p for plan in plans for p in cost_positions(plan, cluster, spout)]
     found = MessageRead()
     if positions and kafka is not None:
         try:
             found = kafka.read_messages(positions)
         except OffctlError as exc:
             found = MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}"))
-    return [replace(plan, cost=plan_cost(plan, cluster, found)) for plan in plans]
+    return [replace(plan, cost=plan_cost(plan, cluster, found, spout)) for plan in plans]
 
 
 def _topologies(records: Iterable[OffsetRecord]) -> set[str]:
@@ -257,9 +277,10 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
     return request, target, by_group
 
 
-def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm) -> list[Outcome]:
+def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm,
+          profile: SpoutProfile = SpoutProfile()) -> list[Outcome]:
     """Plan (and with safety.execute, apply) a reset of one spout, or of one or more groups: each consumer
-    atomic on its own, one confirmation for all of them."""
+    atomic on its own, one confirmation for all of them. A group's commits are verified against `profile`."""
     request, target, by_group = _resolve_request(conn, request)
     scope = request.scope
     trident = None
@@ -326,8 +347,9 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                 if idle:
                     plan = replace(plan, warnings=(f"group {group} {NO_COMMITS}", *plan.warnings))
                 plans.append(plan if request.many or idle else _nonempty(plan, request))
-        plans = _costed(plans, kafka, snapshot.cluster)
-        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many)
+        judged = ReadBack(profile, snapshot.running, request.topology_id)
+        plans = _costed(plans, kafka, snapshot.cluster, judged)
+        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
 
 
 # kafka-consumer-groups --reset-offsets --to-current plans nothing for such a group, and commits nothing with
@@ -350,7 +372,8 @@ def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
 # --- restore -------------------------------------------------------------------------------------------------
 
 
-def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, hand_made: bool = False) -> Outcome:
+def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, hand_made: bool = False,
+            profile: SpoutProfile = SpoutProfile()) -> Outcome:
     """Put a backup's before-image back, byte for byte, through the same guards and writer. A backup must
     pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
     backup = load_backup(path, hand_made=hand_made)
@@ -392,7 +415,8 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         facts = replace(facts, restore=True, changed_since=since.lines, changed_since_unknown=since.unknown,
                         changed_since_na=since.na)
         plan = with_guards(plan, facts, safety.force)
-        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm)
+        judged = ReadBack(profile, snapshot.running)
+        return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
 
 
 @dataclass(frozen=True)
@@ -434,7 +458,7 @@ def _since_write(backup, snapshot: Snapshot, hand_made: bool) -> _Since:
 
 
 def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: Safety, confirm: Confirm, *,
-            scope: Scope = Scope()) -> Outcome:
+            scope: Scope = Scope(), profile: SpoutProfile = SpoutProfile()) -> Outcome:
     """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata."""
     _check_consumer(spout, group)
     if not topology_id:
@@ -452,7 +476,8 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
-        return _execute(_costed([plan], kafka, snapshot.cluster)[0], zk, kafka, conn, safety, confirm)
+        judged = ReadBack(profile, snapshot.running, topology_id)
+        return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
 
 
 # --- delete --------------------------------------------------------------------------------------------------
@@ -488,12 +513,12 @@ def delete(conn: Connection, spout: str, safety: Safety, confirm: Confirm, *, sc
 
 
 def _execute(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
-             confirm: Confirm) -> Outcome:
-    return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False)[0]
+             confirm: Confirm, read_back: ReadBack = ReadBack()) -> Outcome:
+    return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False, read_back=read_back)[0]
 
 
 def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection,
-                 safety: Safety, confirm: Confirm, *, many: bool) -> list[Outcome]:
+                 safety: Safety, confirm: Confirm, *, many: bool, read_back: ReadBack = ReadBack()) -> list[Outcome]:
     """One confirmation for every plan that can be written, then each through the safe writer. With `many`,
     a consumer whose write fails is reported with its error and the ones after it are not written, nor are
     those after an interrupt; with one consumer the error is raised."""
@@ -517,7 +542,7 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
                                     error_code=failed.exit_code))
         else:
             try:
-                outcomes.append(_write(plan, zk, kafka, conn, safety))
+                outcomes.append(_write(plan, zk, kafka, conn, safety, read_back))
             except OffctlError as exc:
                 if not many:
                     raise
@@ -526,7 +551,8 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
     return outcomes
 
 
-def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety) -> Outcome:
+def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
+           read_back: ReadBack = ReadBack()) -> Outcome:
     server = f"zookeeper {conn.zk}" if plan.key.store in ZK_STORES else f"kafka {conn.bootstrap_servers}"
 
     def failed(outcome: str) -> None:
@@ -538,6 +564,7 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
             pass  # the intent line is there; the message below says the rest
 
     logged = sent = written = interrupted = False
+    said: tuple[str, ...] = ()  # what the read-back notes (metadata the broker did not keep, still resumed from)
     try:
         with interrupts.deferred():  # the backup and the intent lines are written whole, a Ctrl-C or not
             backup = write_backup(plan, safety.backup_dir, _now())
@@ -563,7 +590,7 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
                                                  for c in plan.writes])
         written = True
         interrupts.landed()  # the store has the change: from here on an interrupt must not cut its report short
-        problems = _read_back(plan, zk, kafka)
+        problems, said = _read_back(plan, zk, kafka, read_back)
     except WriteConflict as exc:  # its message says whether anything was written
         if not logged:
             raise  # no backup or no intent: it says so, and nothing was changed
@@ -590,11 +617,11 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
                "verified" if not problems else "; ".join(problems))
     try:
         append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, outcome=outcome))
-        audit, notes = safety.audit_log, ()
+        audit, notes = safety.audit_log, said
     except OSError as exc:
         audit = None
-        notes = (f"the change was made but its outcome could not be appended to the audit log {safety.audit_log} "
-                 f"({exc.strerror or exc}); its intent is there",)
+        notes = said + (f"the change was made but its outcome could not be appended to the audit log "
+                        f"{safety.audit_log} ({exc.strerror or exc}); its intent is there",)
     if interrupted:
         notes += (f"{outcome}: check it with offctl inspect",)
     elif interrupts.received():
@@ -608,13 +635,15 @@ def _trail(backup: Path, safety: Safety) -> str:
     return f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
 
 
-def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None) -> list[str]:
-    """What reading the written change back finds wrong (nothing: verified)."""
+def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read_back: ReadBack
+               ) -> tuple[list[str], tuple[str, ...]]:
+    """What reading the written change back finds wrong (nothing: verified), and what it notes."""
     if plan.key.store in ZK_STORES:
         problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
-        return problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems
+        return (problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems), ()
     back = {(c.topic, c.partition): (c.offset, c.metadata) for c in kafka.group_commits([plan.key.consumer])}
-    return verify_kafka(plan, back)
+    found = verify_kafka(plan, back, read_back.profile, read_back.running, read_back.topology_id)
+    return list(found.problems), found.notes
 
 
 def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:

@@ -161,9 +161,60 @@ def test_lag_only_for_positions_in_range(committed, lag):
     assert (row.log_start, row.log_end, row.lag) == (100, 200, lag)
 
 
-def test_lag_is_none_for_an_ignored_zero():
-    report = run([rec(0, 0), rec(1, 0)], cl=cluster(start=0))
-    assert [r.lag for r in report.rows] == [None, None]
+# Lag counts from where the spout resumes: where it does not use the stored offset, from where its start-up rule
+# puts it (PartitionManager's constructor, storm-kafka v1.2.4 and v0.9.6; KafkaSpout.doSeek, v2.8.8), never 0 or
+# null when that is known and inside the log. Each case: records, commits, log (start, end), profile, running,
+# the lag of partition 0, the code that says why, and whether the stored offset is the lag's base.
+STOPPED = "orders-topo-2-1600000000"
+IGNORED_CASES = [
+    pytest.param([rec(0, 0)], [], (0, 200), SpoutProfile(), RUNNING, 200, "IGNORED_ZERO_OFFSET", False,
+                 id="PartitionManager.java@v1.2.4 committed <= 0: offset 0 on a log from 0 replays it all"),
+    pytest.param([rec(0, -1)], [], (100, 200), SpoutProfile(), RUNNING, 100, "IGNORED_ZERO_OFFSET", False,
+                 id="PartitionManager.java@v1.2.4 committed <= 0: from startOffsetTime (earliest)"),
+    pytest.param([rec(0, 0)], [], (0, 200), SpoutProfile(start_offset_time=LATEST_TIME), RUNNING, 0,
+                 "IGNORED_ZERO_OFFSET", False, id="PartitionManager.java@v1.2.4 committed <= 0: startOffsetTime latest"),
+    pytest.param([rec(0, 0)], [], (0, 200), SpoutProfile(start_offset_time=1_700_000_000_000), RUNNING, None,
+                 "IGNORED_ZERO_OFFSET", False, id="PartitionManager.java@v1.2.4 committed <= 0: a time startOffsetTime is "
+                                           "unknown without the broker's time index"),
+    pytest.param([rec(0, 0)], [], (0, 200), SpoutProfile(StormKafka.V0_9_3), RUNNING, 0, "IGNORED_ZERO_OFFSET", False,
+                 id="KafkaUtils.java@v0.9.6 getOffset: LatestTime without forceFromStart"),
+    pytest.param([rec(0, 0, raw=b"{")], [], (100, 200), SpoutProfile(), RUNNING, 100, "MALFORMED_RECORD", False,
+                 id="PartitionManager.java@v1.2.4: an unreadable record counts as none: startOffsetTime"),
+    pytest.param([rec(0, 150, topology_id=STOPPED)], [], (100, 200), SpoutProfile(ignore_zk_offsets=True), RUNNING,
+                 100, "STALE_TOPOLOGY", False, id="PartitionManager.java@v1.2.4: ignoreZkOffsets, another topology id"),
+    pytest.param([rec(0, 150, topology_id=STOPPED)], [], (100, 200), SpoutProfile(StormKafka.V0_9_3,
+                 ignore_zk_offsets=True), RUNNING, 100, "STALE_TOPOLOGY", False,
+                 id="PartitionManager.java@v0.9.6: forceFromStart, another topology id"),
+    pytest.param([], [commit(0, 150, None)], (100, 200), SpoutProfile(first_poll=FirstPoll.EARLIEST), RUNNING,
+                 100, "FOREIGN_COMMIT", False, id="KafkaSpout.java@v2.8.8 doSeek: EARLIEST ignores a commit without metadata"),
+    pytest.param([], [commit(0, 150, meta(STOPPED))], (100, 200), SpoutProfile(first_poll=FirstPoll.LATEST),
+                 RUNNING, 0, "STALE_TOPOLOGY", False, id="KafkaSpout.java@v2.8.8 doSeek: LATEST ignores another topology's"),
+    pytest.param([], [commit(0, 150, LEGACY)], (100, 200), SpoutProfile(client=StormKafkaClient.LEGACY,
+                 first_poll=FirstPoll.EARLIEST), RUNNING, 100, "LEGACY_COMMIT_METADATA", False,
+                 id="KafkaSpout.java@v1.1.1 doSeek: EARLIEST ignores every commit"),
+    # the rules that keep the stored offset: it is the lag's base
+    # maxOffsetBehind applies at a start only: a running spout moves on from the stored offset
+    pytest.param([rec(0, 150)], [], (100, 200), SpoutProfile(start_offset_time=LATEST_TIME, max_offset_behind=10),
+                 RUNNING, 50, "LAG_BEYOND_MAX_OFFSET_BEHIND", True,
+                 id="PartitionManager.java@v1.2.4: more than maxOffsetBehind behind: lag from the stored offset"),
+    pytest.param([rec(0, 1)], [], (0, 200), SpoutProfile(), RUNNING, 199, None, True,
+                 id="PartitionManager.java@v1.2.4: offset 1 is used"),
+    pytest.param([rec(0, 150, topology_id=STOPPED)], [], (100, 200), SpoutProfile(ignore_zk_offsets=True), None,
+                 50, None, True, id="ignoreZkOffsets: the running topologies unknown, the stored offset is the base"),
+    pytest.param([], [commit(0, 150, None)], (100, 200), SpoutProfile(), RUNNING, 50, "FOREIGN_COMMIT", True,
+                 id="KafkaSpout.java@v2.8.8 doSeek: UNCOMMITTED_EARLIEST resumes from a commit without metadata"),
+]
+
+
+@pytest.mark.parametrize("zk, commits, log, profile, running, lag, code, stored", IGNORED_CASES)
+def test_lag_counts_from_where_the_spout_resumes(zk, commits, log, profile, running, lag, code, stored):
+    report = run(zk, commits, cl=cluster(1, *log), running=None if running is None else frozenset({running}),
+                 th=Thresholds(expected_topic=T, spout=profile))  # --topic: an unreadable record names none
+    (row,) = report.rows
+    assert row.lag == lag
+    assert row.resumes_stored is stored
+    assert code is None or code in {f.code for f in report.findings}, [f.message for f in report.findings]
+    assert report.consumers[0].total_lag == (lag or 0)
 
 
 def test_messages_carry_the_numbers():
@@ -297,13 +348,26 @@ def test_zero_and_unusable_records_start_where_the_release_says(profile, start):
     assert junk.code == "MALFORMED_RECORD" and junk.message.endswith(f"starts orders/1 from {start}")
 
 
+@pytest.mark.parametrize("strategy, says", [
+    (FirstPoll.LATEST, "; with LATEST the spout ignores these commits and starts at the log end (KafkaSpout.doSeek"),
+    (FirstPoll.UNCOMMITTED_EARLIEST, None),
+])
+def test_a_stopped_topologys_commits_say_whether_the_strategy_ignores_them(strategy, says):
+    """KafkaSpout.doSeek@v2.8.8: EARLIEST/LATEST ignore a commit isOffsetCommittedByThisTopology rejects; the
+    partition's lag counts from the log end then, and STALE_TOPOLOGY says why."""
+    report = run([], [commit(0, 150, meta(STOPPED))], cl=cluster(1), th=Thresholds(spout=SpoutProfile(first_poll=strategy)))
+    (f,) = [f for f in report.findings if f.code == "STALE_TOPOLOGY"]
+    assert (says in f.message) if says else "ignores these commits" not in f.message, f.message
+    assert report.rows[0].lag == (0 if says else 50)
+
+
 def test_ignore_zk_offsets_and_a_stopped_topology():
     """PartitionManager.java@v1.2.4: ignoreZkOffsets and another topology id -> startOffsetTime."""
     report = run([rec(0, 150, topology_id="orders-topo-2-1600000000"), rec(1, 150, topology_id="orders-topo-2-1600000000")],
                  cl=cluster(), th=Thresholds(spout=SpoutProfile(ignore_zk_offsets=True)))
     (f,) = report.findings
     assert f.code == "STALE_TOPOLOGY" and "with ignoreZkOffsets the next deployment ignores these offsets" in f.message
-    assert [r.lag for r in report.rows] == [None, None]
+    assert [r.lag for r in report.rows] == [100, 100]  # from startOffsetTime (earliest): the log start, 100
 
 
 # --- storm-kafka-client: metadata and first-poll strategies -------------------------------------------------
@@ -311,15 +375,17 @@ def test_ignore_zk_offsets_and_a_stopped_topology():
 
 @pytest.mark.parametrize("client, strategy, metadata, lag, says", [
     # KafkaSpout.doSeek v2.8.8: UNCOMMITTED_* resume from any commit
-    (StormKafkaClient.CURRENT, FirstPoll.UNCOMMITTED_EARLIEST, None, 50, "the spout uses it, resumed from"),
-    # EARLIEST ignores a commit that is not this topology's
-    (StormKafkaClient.CURRENT, FirstPoll.EARLIEST, None, None, "EARLIEST ignores a commit"),
-    (StormKafkaClient.CURRENT, FirstPoll.LATEST, meta("other-1-1"), None, None),
+    (StormKafkaClient.CURRENT, FirstPoll.UNCOMMITTED_EARLIEST, None, 50,
+     "The spout resumes from this commit: UNCOMMITTED_EARLIEST resumes from any commit, whoever wrote it"),
+    # EARLIEST ignores a commit that is not this topology's: the lag counts from the log start (100), LATEST's
+    # from the log end
+    (StormKafkaClient.CURRENT, FirstPoll.EARLIEST, None, 100, "The spout ignores this commit: EARLIEST applies"),
+    (StormKafkaClient.CURRENT, FirstPoll.LATEST, meta("other-1-1"), 0, None),
     (StormKafkaClient.CURRENT, FirstPoll.EARLIEST, meta(RUNNING), 50, None),
     (StormKafkaClient.CURRENT, FirstPoll.UNCOMMITTED_EARLIEST, LEGACY, 50, "offset 150 is processed again"),
     # KafkaSpout.doSeek v1.1.1: seek(committed + 1), EARLIEST/LATEST ignore every commit
     (StormKafkaClient.LEGACY, FirstPoll.UNCOMMITTED_EARLIEST, LEGACY, 49, "resumes at committed + 1 = 151"),
-    (StormKafkaClient.LEGACY, FirstPoll.LATEST, LEGACY, None, "LATEST ignores every commit"),
+    (StormKafkaClient.LEGACY, FirstPoll.LATEST, LEGACY, 0, "LATEST ignores every commit"),
 ], ids=lambda v: str(v)[:40])
 def test_client_start(client, strategy, metadata, lag, says):
     report = run([], [commit(0, 150, metadata)], cl=cluster(1),
@@ -338,9 +404,9 @@ SNAPSHOT_3 = "73da988d9 (3.0.0-SNAPSHOT)"
 @pytest.mark.parametrize("release, strategy, metadata, lag, says", [
     pytest.param("1.1.1", FirstPoll.UNCOMMITTED_EARLIEST, LEGACY, 49, "resumes at committed + 1 = 151",
                  id="KafkaSpout.java@v1.1.1 doSeek: seek(committed + 1)"),
-    pytest.param("2.8.8", FirstPoll.EARLIEST, meta("other-1-1"), None, "which is not running",
+    pytest.param("2.8.8", FirstPoll.EARLIEST, meta("other-1-1"), 100, "which is not running",
                  id="KafkaSpout.java@v2.8.8 doSeek: EARLIEST ignores another topology's commit"),
-    pytest.param("3.0.0", FirstPoll.EARLIEST, meta("other-1-1"), None, "which is not running",
+    pytest.param("3.0.0", FirstPoll.EARLIEST, meta("other-1-1"), 100, "which is not running",
                  id=f"KafkaSpout.java@{SNAPSHOT_3} doSeek: as v2.8.8, EARLIEST ignores another topology's commit"),
     pytest.param("3.1.0", FirstPoll.LATEST, meta(RUNNING), 50, None,
                  id=f"CommitMetadataManager.java@{SNAPSHOT_3} isOffsetCommittedByThisTopology: own commit used"),
@@ -453,9 +519,10 @@ WILDCARD_CASES = [
     ("PartitionManager.java@v1.2.4: one record of the folder names it: the layout is confirmed",
      [rec(0, 150, topic=C, folder=T, **WILD), rec(1, 150, folder=T, **WILD)],
      ["w"], [("MISSING_PARTITION", T, 2), ("MISSING_PARTITION", T, 3), ("TOPIC_MISMATCH", T, 0)], 50),
+    # ... and the spout starts it at startOffsetTime (the log start, 100): the lag counts from there
     ("PartitionManager.java@v1.2.4: an unusable record in the folder is still orders/0's",
      [rec(0, 150, folder=T, raw=b"{not json", **WILD), *(rec(p, 150, folder=T, **WILD) for p in (1, 2, 3))],
-     ["w"], [("MALFORMED_RECORD", T, 0)], None),
+     ["w"], [("MALFORMED_RECORD", T, 0)], 100),
 ]
 
 

@@ -227,3 +227,23 @@ def test_a_replay_from_past_the_log_end_says_the_messages_may_be_new_to_the_spou
         "again (duplicates downstream); the spout was past the log end on 1 partition (a recreated or truncated "
         "topic): those messages may be new to it"]
     assert not undo_cost(Plan("reset", plan.key, "x", plan.changes, 0, cost=cost)).changes[0].past_end
+
+
+# A Kafka commit costs what the spout does with it (offctl.core.analyze.commit_resume, inspect's and the read-back's
+# answer; KafkaSpout.doSeek, v2.8.8): EARLIEST ignores a commit that is not the running topology's and starts at the
+# log start, so moving such a commit from 8 to 2 (written for the topology about to run) replays from 2 what it was
+# going to replay from 0 anyway: it skips 0-1. UNCOMMITTED_EARLIEST resumes from any commit: it replays 2-7.
+WRITTEN = '{"topologyId":"new-1-1","taskId":-1,"threadName":"offctl"}'
+
+
+@pytest.mark.parametrize("strategy, direction, messages", [
+    ("UNCOMMITTED_EARLIEST", REPLAY, 6), ("EARLIEST", SKIP, 2), ("LATEST", REPLAY, 8),
+])
+def test_a_kafka_commit_costs_what_the_first_poll_strategy_does_with_it(strategy, direction, messages):
+    from offctl.core.behaviour import FirstPoll, SpoutProfile
+    from offctl.core.cost import Spout
+
+    plan = Plan("reset", ConsumerKey(KAFKA, "c", None), "x", (kafka(8, 2, before_meta=None, after_meta=WRITTEN),), 0)
+    spout = Spout(SpoutProfile(first_poll=FirstPoll(strategy)), frozenset({"new-1-1"}))
+    (cost,) = plan_cost(plan, {"t": {0: LOG}}, every(0, 1, 2, 7, 9), spout).changes
+    assert (cost.direction, cost.messages) == (direction, messages), cost

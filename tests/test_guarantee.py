@@ -74,7 +74,8 @@ def test_out_of_range_follows_the_guarantee(release, guarantee, reset):
     report = analyze(Snapshot(0, (), (commit(0, 98),), cluster=cluster(1), running=frozenset({RUNNING})),
                      Thresholds(spout=profile(release, guarantee)))
     below = [f.message for f in report.findings if f.code == "OFFSET_BELOW_LOG_START"]
-    assert len(below) == 1 and f"{reset} unless the topology sets it" in below[0], below
+    assert len(below) == 1 and f"the consumer moves where its auto.offset.reset says" in below[0], below
+    assert f"{reset} (the log {'start' if reset == repr('earliest') else 'end'})" in below[0], below
 
 
 @pytest.mark.parametrize("release, period", [

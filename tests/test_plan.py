@@ -10,6 +10,8 @@ from dataclasses import replace
 
 import pytest
 
+from offctl.core.behaviour import FirstPoll, SpoutProfile
+
 from offctl.errors import UsageError
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
 from offctl.core.guards import GuardFacts, check_guards
@@ -671,10 +673,31 @@ def test_verify_zookeeper():
 
 def test_verify_kafka_checks_offset_and_metadata():
     plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"))
-    assert verify_kafka(plan, {("t", 0): (10, META)}) == []
-    assert "not the planned 10" in verify_kafka(plan, {("t", 0): (11, META)})[0]
-    assert "the spout will ignore" in verify_kafka(plan, {("t", 0): (10, None)})[0]
-    assert "no commit" in verify_kafka(plan, {})[0]
+    assert verify_kafka(plan, {("t", 0): (10, META)}).problems == ()
+    assert "not the planned 10" in verify_kafka(plan, {("t", 0): (11, META)}).problems[0]
+    assert "no commit" in verify_kafka(plan, {}).problems[0]
+
+
+@pytest.mark.parametrize("strategy, fails", [
+    # KafkaSpout.doSeek, v2.8.8: UNCOMMITTED_* resume from a commit whatever its metadata, EARLIEST/LATEST
+    # ignore one that isOffsetCommittedByThisTopology does not hold for (none: its Jackson read fails)
+    (FirstPoll.UNCOMMITTED_EARLIEST, False), (FirstPoll.UNCOMMITTED_LATEST, False),
+    (FirstPoll.EARLIEST, True), (FirstPoll.LATEST, True),
+])
+def test_dropped_metadata_fails_verification_only_where_the_strategy_ignores_the_commit(strategy, fails):
+    plan = plan_kafka("g", [commit(0, 50)], CLUSTER, Target("earliest"))
+    found = verify_kafka(plan, {("t", 0): (10, None)}, SpoutProfile(first_poll=strategy))
+    assert bool(found.problems) is fails
+    if fails:
+        assert found.problems[0].startswith("t/0: the broker kept no metadata instead of the Storm metadata written, "
+                                            f"and the spout will ignore this commit: {strategy.value} applies to a "
+                                            "commit that is not the running topology's, and it starts at the log")
+        assert found.notes == ()
+    else:
+        (note,) = found.notes
+        assert note.startswith("The broker did not keep the Storm metadata written on t/0 (it kept no metadata). "
+                               f"A spout with {strategy.value} still resumes from these commits; one with EARLIEST "
+                               "or LATEST would ignore them")
 
 
 def test_active_group_refuses_a_joined_group_even_when_members_are_not_listed():

@@ -1,8 +1,10 @@
 """reset, restore and migrate end to end: the real CLI against the real ZooKeeper and broker.
 
-The test broker (Tansu) drops commit metadata, so a Kafka write there fails verification (exit 5, "the
-spout will ignore this commit"), which is the truth about that broker. The Kafka tests check the offsets
-either way and expect exit 0 only when the broker kept the metadata, as Apache Kafka does.
+The test broker (Tansu) drops commit metadata. A storm-kafka-client spout with the default first-poll strategy
+(UNCOMMITTED_EARLIEST) still resumes from such a commit (KafkaSpout.doSeek, v2.8.8), so a Kafka write there is
+verified (exit 0) with a note that the metadata was dropped; with --first-poll-offset-strategy EARLIEST or
+LATEST it fails verification (exit 5, "the spout will ignore this commit"), the truth about that broker. The
+Kafka tests check the offsets either way; on Apache Kafka, which keeps the metadata, there is no note.
 """
 
 from __future__ import annotations
@@ -267,13 +269,15 @@ def commits(kafka, group: str) -> dict:
             if tp.offset >= 0}
 
 
+DROPPED = "The broker did not keep the Storm metadata written on"
+
+
 def expect_written(result, kept: dict, offsets: dict) -> None:
-    """Offsets must be as planned; exit 0 when the broker kept the Storm metadata, else 5 saying so."""
+    """Offsets must be as planned, and exit 0 (the default UNCOMMITTED_EARLIEST resumes from any commit); a note
+    says so where the broker did not keep the Storm metadata."""
     assert {tp: o for tp, (o, _) in kept.items() if tp in offsets} == offsets
-    if all(meta for _, meta in kept.values()):
-        assert result.exit_code == 0, result.stderr
-    else:
-        assert result.exit_code == 5 and "the spout will ignore this commit" in result.stderr
+    assert result.exit_code == 0, result.stderr
+    assert (DROPPED in result.stderr) is not all(meta for _, meta in kept.values()), result.stderr
 
 
 @pytest.mark.parametrize("execute", [[], ["--execute", "--yes"]], ids=["dry run", "execute"])
@@ -449,6 +453,68 @@ def test_migrate_copies_zookeeper_offsets_into_the_group(cli, fleet, kafka, name
     assert done.json()["from"] == f"{fleet.root}/orders"
 
 
+@pytest.mark.parametrize("strategy", ["UNCOMMITTED_EARLIEST", "EARLIEST"])
+def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, strategy):
+    """migrate's read-back and inspect judge the commit the broker kept with the one rule (KafkaSpout.doSeek,
+    v2.8.8): Tansu drops the Storm metadata, so UNCOMMITTED_EARLIEST resumes from the commit (verified, with a
+    note) and EARLIEST ignores it (exit 5), and inspect says the same, its lag counting from there."""
+    group = names("group")
+    settings = ["--first-poll-offset-strategy", strategy]
+    done = cli("migrate", *fleet.spout, "--group", group, "--topology-id", "orders-new-2-1700000500",
+               "--quiet-period", "0", *settings, "--execute", "--yes", "-o", "json")
+    kept = commits(kafka, group)
+    assert {tp: o for tp, (o, _) in kept.items()} == {(fleet.topic, p): 4 + p for p in range(3)}
+    if any(meta for _, meta in kept.values()):
+        pytest.skip("this broker kept the commit metadata: the dropped-metadata verdict cannot be shown here")
+    seen = cli("inspect", "--bootstrap-servers", fleet.conn[fleet.conn.index("--bootstrap-servers") + 1],
+               "--group", group, *settings, "-o", "json")
+    assert seen.exit_code in (0, 1), seen.stderr
+    doc = seen.json()
+    found = {f["partition"]: f["message"] for f in doc["findings"] if f["code"] == "FOREIGN_COMMIT"}
+    rows = {r["partition"]: r for r in doc["partitions"]}
+    assert sorted(found) == sorted(rows) == [0, 1, 2]
+    if strategy == "EARLIEST":
+        assert done.exit_code == 5, done.stderr
+        problems = done.json()["problems"]
+        assert len(problems) == 3 and all("the spout will ignore this commit: EARLIEST applies to a commit that is "
+                                          "not the running topology's, and it starts at the log start" in p
+                                          for p in problems), problems
+        for p, message in found.items():  # inspect: the same sentence, and the lag from the log start
+            assert problems[p].split("the spout will ignore this commit: ")[1] in message, (problems[p], message)
+            assert rows[p]["lag"] == rows[p]["log_end"] - rows[p]["log_start"]
+    else:
+        assert done.exit_code == 0 and done.json()["verified"] is True, done.stderr
+        assert DROPPED in done.stderr and any(DROPPED in n for n in done.json()["notes"])
+        assert "one with EARLIEST or LATEST would ignore them" in done.stderr
+        for p, message in found.items():  # inspect: resumed from, the lag from the commit
+            assert "The spout resumes from this commit: UNCOMMITTED_EARLIEST resumes from any commit" in message
+            assert rows[p]["lag"] == rows[p]["log_end"] - (4 + p)
+
+
+@pytest.mark.parametrize("strategy, release, code", [
+    ("UNCOMMITTED_EARLIEST", "3.1.0", 0),  # resumes from any commit (KafkaSpout.doSeek, v2.8.8): a note only
+    ("LATEST", "2.8.8", 5),  # ignores one isOffsetCommittedByThisTopology rejects: metadata dropped, so this one
+    ("UNCOMMITTED_LATEST", "1.1.1", 0),  # v1.1.1 doSeek: committed + 1, whatever the metadata
+    ("EARLIEST", "1.1.1", 5),  # v1.1.1 doSeek: EARLIEST ignores every commit
+])
+def test_group_reset_and_restore_verify_against_the_spout_settings_given(cli, fleet, kafka, names, strategy, release,
+                                                                         code):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 7})
+    settings = ["--first-poll-offset-strategy", strategy, "--storm-kafka-client-release", release]
+    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to", "earliest",
+               *settings, "--execute", "--yes", "-o", "json")
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 0}
+    if any(meta for _, meta in commits(kafka, group).values()) and release != "1.1.1" and code:
+        pytest.skip("this broker kept the commit metadata: 2.8.8 resumes from it")  # 1.1.1 EARLIEST fails anyway
+    assert done.exit_code == code, done.stderr
+    assert ("the spout will ignore this commit" in done.stderr) is bool(code)
+    # the backup holds a commit without metadata: the same settings judge it the same way
+    back = cli("restore", done.json()["backup"], *fleet.conn, *fleet.safe, *settings, "--execute", "--yes")
+    assert back.exit_code == code, back.stderr
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 7}
+
+
 # --- usage errors -------------------------------------------------------------------------------------------
 
 
@@ -472,6 +538,10 @@ def test_migrate_copies_zookeeper_offsets_into_the_group(cli, fleet, kafka, name
     (["restore", "/nonexistent/backup.json"], "cannot read"),
     (["migrate", "--spout", "s", "--group", "g", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2"],
      "--topology-id"),
+    (["migrate", "--spout", "s", "--group", "g", "--topology-id", "x-1-2", "--storm-kafka-client-release", "9.9"],
+     "--storm-kafka-client-release: storm-kafka-client 9.9 is not a release offctl knows"),
+    (["reset", "--group", "g", "--to", "latest", "--first-poll-offset-strategy", "FIRST"],
+     "--first-poll-offset-strategy"),
 ])
 def test_bad_flags_exit_2_with_a_clear_message(cli, args, message):
     result = cli(*args)

@@ -253,10 +253,10 @@ CLIENT_LEGACY = SpoutProfile(client=StormKafkaClient.LEGACY)
     (row(12, 8, key=TRIDENT_SPOUT, trident=STORM_KAFKA), SpoutProfile(storm_kafka=StormKafka.V0_9_3), FAILS,
      "UpdateOffsetException"),
     # storm-kafka-client: auto.offset.reset, 'earliest' under AT_LEAST_ONCE, Kafka's 'latest' otherwise
-    (row(12, 8, key=GROUP), SpoutProfile(), START, "'earliest' unless the topology sets it"),
+    (row(12, 8, key=GROUP), SpoutProfile(), START, "auto.offset.reset says: 'earliest' (the log start)"),
     (row(12, 8, key=GROUP), SpoutProfile(guarantee=Guarantee.AT_MOST_ONCE), END, "skipping at least the 8"),
     (row(12, 8, key=GROUP), SpoutProfile(guarantee=Guarantee.NO_GUARANTEE), END, "'latest'"),
-    (row(12, 8, key=GROUP), CLIENT_LEGACY, END, "no ProcessingGuarantee"),
+    (row(12, 8, key=GROUP), CLIENT_LEGACY, END, "which the spout does not set: Kafka's default is 'latest'"),
     (row(12, 8, key=GROUP), SpoutProfile(first_poll=FirstPoll.LATEST), START, "AT_LEAST_ONCE"),
 ], ids=["1.x", "1.0", "0.10", "0.9.3", "0.9.3-force", "0.9.0", "0.9.0-time", "no-reset", "trident", "trident-0.9.3",
         "client", "at-most-once", "no-guarantee", "client-legacy", "client-latest"])

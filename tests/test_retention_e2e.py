@@ -109,7 +109,7 @@ def test_inspect_estimates_the_headroom_from_the_message_and_the_brokers_retenti
     assert "(the broker's)" in warned[("on-kept", "RETENTION_RISK")]
     assert "(--topic-retention)" in warned[("on-plain", "RETENTION_RISK")]
     assert "jumps to the log start" in warned[("on-kept", "RETENTION_RISK")]  # storm-kafka 1.2.4
-    assert "'earliest' unless the topology sets it" in warned[(aging.group, "RETENTION_RISK")]  # AT_LEAST_ONCE
+    assert "auto.offset.reset says: 'earliest' (the log start)" in warned[(aging.group, "RETENTION_RISK")]  # AT_LEAST_ONCE
     assert {c["consumer"]: c["min_retention_headroom_s"] for c in doc["consumers"]}["on-kept"] == 31 * 60.0
     assert exit_code(report, "error") == 0  # warnings only
 

@@ -87,6 +87,17 @@ def test_serve_falls_back_to_the_estimate_where_the_message_gave_no_figure(exact
     assert served(row(20, 0), {}, 3.0) == TimeLag(0.0, CAUGHT_UP)  # caught up is exact, whatever the estimate
 
 
+def test_the_estimate_does_not_stand_in_where_the_lag_counts_from_elsewhere():
+    # a stored offset the spout ignores (EARLIEST, KafkaSpout.doSeek v2.8.8): the lag counts from the log start,
+    # 20 - 0; the history's estimate is the age of the stored offset 12, another message
+    from dataclasses import replace
+
+    ignored = replace(row(12, 20), resumes_stored=False)
+    unread = TimeLag(None, UNREAD, "budget")
+    assert served(ignored, {("t", 0, 0): unread}, 9.5) == unread
+    assert served(replace(ignored, resumes_stored=True), {("t", 0, 0): unread}, 9.5) == TimeLag(9.5, ESTIMATE)
+
+
 def test_each_consumer_gets_its_largest_time_lag_and_partitions_without_one_are_left_out():
     rows = [row(12, 8), row(5, 15, partition=1), row(9, 11, partition=2), row(20, 0, key=GROUP),
             row(25, None, key=ConsumerKey(KAFKA, "lost"))]

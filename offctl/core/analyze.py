@@ -18,11 +18,15 @@ Rules run in this order for each consumer:
     LEGACY_COMMIT_METADATA  Kafka commit in storm-kafka-client's pre-1.1.2 format
  7. UNKNOWN_TOPIC / UNKNOWN_PARTITION       of the partition the offset applies to (needs Kafka)
     UNREAD_PARTITION    a record of a partition the spout does not read (--static-partitions)
- 8. IGNORED_TRIDENT_STATE  a storm-kafka-client Trident state EARLIEST/LATEST ignores (so no lag)
-    IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (so no lag)
+ 8. IGNORED_TRIDENT_STATE  a storm-kafka-client Trident state EARLIEST/LATEST ignores (lag from the log
+                        start or end they seek to)
+    IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (lag from startOffsetTime)
  9. LAG_BEYOND_MAX_OFFSET_BEHIND  the start-up offset is more than maxOffsetBehind ahead of the stored one
-10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); only offsets the spout resumes from,
-                        within the log, get a lag
+                        (the lag still counts from the stored offset: a running spout moves on from it)
+10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); the lag is log end minus where the spout
+                        resumes, when that is inside the log: the stored offset, or where the start-up rule
+                        puts it when the spout does not use it (rules 2, 6, 8, 14; none for a time
+                        startOffsetTime, which only the broker's time index resolves)
 11. HIGH_LAG            (needs a lag and the user's threshold)
 12. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
 13. MISSING_PARTITION   partitions the spout reads without a record (needs Kafka)
@@ -49,8 +53,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Position, SpoutProfile, StormKafkaClient, client_start, commit_behaviour,
-                              configured_start, ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Guarantee, Position, Resume, SpoutProfile, StormKafkaClient,
+                                   client_start, commit_behaviour, commit_is_ours, configured_start, ignored_start,
+                                   out_of_range, trident_first_poll, trident_out_of_range)
 from offctl.core.findings import finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -242,13 +247,25 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                         path=f"{base}/{folder}")
 
     # 2. MALFORMED_RECORD, 3. INCONSISTENT_RECORD
+    lags: dict[int, int] = {}
+    logs: dict[int, PartitionLog] = {}
+    started: set[int] = set()  # records the spout does not resume from: it starts where its start-up rule says
+    static = thresholds.static_partitions.get(key.consumer) if zk else None
     for i, r in enumerate(records):
         topic = topic_of.get(i)
         if r.malformed is not None:
             where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
-            start = _start_text(profile, topic, r.partition, cluster) if old else "its first-poll strategy"
-            then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start}"
+            plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
+            log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
+            # as with no record: PartitionManager's `current`, or the first-poll strategy's edge
+            start = (configured_start(profile, log_start, log_end) if old else _edge(profile, log_start, log_end))
+            then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
             out.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
+            if not r.stuck:
+                started.add(i)
+            if plog is not None and not r.stuck and (static is None or r.partition in static):
+                logs[i] = plog
+                _lag_from(out, thresholds, lags, i, r, topic, where, start.offset, log_start, log_end)
         elif r.inconsistent:
             applies = f"; the spout applies offset {r.committed} to {topic}/{r.partition}" if topic else ""
             out.on_record(i, r, topic, "INCONSISTENT_RECORD",
@@ -276,33 +293,29 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
 
     # 6. FOREIGN_COMMIT, LEGACY_COMMIT_METADATA
-    positions: dict[int, Position | None] = {}
+    resumes: dict[int, Resume] = {}
     if key.store == KAFKA:
         ids = Counter(r.topology_id for _, r in valid if r.topology_id)
         owner = max(ids, key=lambda t: (ids[t], _storm_id_epoch(t), t)) if ids else None
         for i, r in valid:
-            # No Storm JSON metadata: CommitMetadataManager's read fails, so never "this topology's".
-            ours = False if not r.topology_id else (None if running is None else r.topology_id in running)
-            position, does = client_start(profile, r.committed, r.legacy_metadata, ours)
-            positions[i] = position
+            plog = (cluster.get(r.topic) or {}).get(r.partition) if cluster is not None else None
+            resume = resumes[i] = commit_resume(profile, r, running, plog.log_start if plog else None,
+                                                plog.log_end if plog else None)
             where = f"{r.topic}/{r.partition}"
             if r.legacy_metadata:
                 out.on_record(i, r, r.topic, "LEGACY_COMMIT_METADATA",
-                              f"commit {r.committed} on {where} was written by storm-kafka-client "
-                              f"{LEGACY_RELEASES}: {does}")
+                              f"Commit {r.committed} on {where} was written by storm-kafka-client "
+                              f"{LEGACY_RELEASES}. {resume.why}")
             elif not r.has_storm_metadata:
                 out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                              f"commit {r.committed} on {where} has no Storm metadata (written by a tool or "
-                              f"another client): {'the spout uses it, ' if position else ''}{does}")
+                              f"Commit {r.committed} on {where} has no Storm metadata (a tool or another client "
+                              f"wrote it, or the broker dropped the metadata). {resume.why}")
             elif len(ids) > 1 and r.topology_id != owner:
                 out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                              f"commit {r.committed} on {where} was written by topology id {r.topology_id}; "
-                              f"{_plural(ids[owner], 'other partition')} by {owner}")
+                              f"Commit {r.committed} on {where} was written by topology id {r.topology_id}, and "
+                              f"{_plural(ids[owner], 'other partition')} by {owner}. {resume.why}")
 
-    # 7-12, per record the spout uses
-    lags: dict[int, int] = {}
-    logs: dict[int, PartitionLog] = {}
-    static = thresholds.static_partitions.get(key.consumer) if zk else None
+    # 7-12, per record the spout can read
     mob = profile.effective_max_offset_behind
     for i, r in valid:
         topic = topic_of.get(i)
@@ -328,31 +341,41 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
                 continue
             logs[i] = plog
         start, end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
+        # Where the spout starts instead of the stored offset, when it does not use it: lag counts from there
+        # (PartitionManager's constructor, storm-kafka v0.9.2-incubating to v1.2.4; KafkaSpout.doSeek, v2.8.8).
+        instead: Position | None = None
         if old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
-            continue  # the next deployment ignores it (rule 14 says so): no position to judge
-        if r.trident == STORM_KAFKA_CLIENT:
-            ignored = trident_first_poll(profile, r.topology_id, running)
-            if ignored:
-                out.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
-                              f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
-                              f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}")
-                continue
-        if zk and r.committed <= 0:
+            # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
+            # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
+            instead = ignored_start(profile, start, end)
+        elif r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
+            instead = _edge(profile, start, end)
+            out.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
+                          f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
+                          f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
+                          f"{_at(instead)}")
+        elif zk and r.committed <= 0:
+            instead = configured_start(profile, start, end)
             out.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
                           f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
-                          f"starts from {configured_start(profile, start, end).text()}")
-            continue
-        if zk and mob != LONG_MAX:
+                          f"starts from {instead.text()}")
+        elif zk and mob != LONG_MAX:
+            # Only a start (or a reassignment) applies maxOffsetBehind: a running spout still moves on from the
+            # stored offset, so the lag counts from it, and the finding says where a restart goes.
             current = configured_start(profile, start, end)
             if current.offset is not None and current.offset - r.committed > mob:
                 out.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
                               f"{where} committed {r.committed} is {current.offset - r.committed} behind "
                               f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
                               f"from {current.offset}")
+        elif key.store == KAFKA and not resumes[i].uses_commit:
+            instead = resumes[i].at  # rule 6 says why
+        if instead is not None:
+            started.add(i)
+            _lag_from(out, thresholds, lags, i, r, topic, where, instead.offset, start, end)
+            continue
         if key.store == KAFKA:
-            if positions.get(i) is None:
-                continue  # the spout does not use this commit (rule 6 says where it starts instead)
-            position = positions[i].offset
+            position = resumes[i].at.offset
         else:
             position = r.committed
         if start is None or end is None:
@@ -367,9 +390,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
             out.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
                           f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
         else:
-            lag = lags[i] = end - position
-            if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
-                out.on_record(i, r, topic, "HIGH_LAG", f"{where} lag {lag} >= threshold {thresholds.lag_threshold}")
+            _lag_from(out, thresholds, lags, i, r, topic, where, position, start, end)
         if old and plog is not None and plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
             out.on_record(i, r, topic, "STALE_BROKER",
                           f"{where} record names broker {r.broker}; the leader is {plog.leader}")
@@ -380,7 +401,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
 
     # 14. STALE_TOPOLOGY
     if running is not None:
-        _stale_topologies(out, valid, running, profile if old else None)
+        _stale_topologies(out, valid, running, profile if old or key.store == KAFKA else None)
 
     rows = []
     for i, r in enumerate(records):
@@ -388,8 +409,39 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         plog = logs.get(i)
         rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
                          max([f.severity for f in found]) if found else None, topic_of.get(i),
-                         tuple([f.code for f in found]) if found else ()))
+                         tuple([f.code for f in found]) if found else (), i not in started))
     return rows, out.findings
+
+
+def _lag_from(out: _Collector, thresholds: Thresholds, lags: dict[int, int], i: int, r: OffsetRecord, topic: str,
+              where: str, position: int | None, start: int | None, end: int | None) -> None:
+    """The lag of a partition whose spout resumes at `position` (None: unknown, e.g. a time startOffsetTime),
+    counted only when it is inside the log; and HIGH_LAG."""
+    if position is None or start is None or end is None or not start <= position <= end:
+        return
+    lag = lags[i] = end - position
+    if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
+        out.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind the log end "
+                                               f"({end}), at or above --lag-threshold {thresholds.lag_threshold}")
+
+
+def _edge(profile: SpoutProfile, start: int | None, end: int | None) -> Position:
+    """Where a first-poll strategy that ignores a stored position seeks: the log start or the log end."""
+    return Position(start if profile.first_poll.edge == "log start" else end, f"the {profile.first_poll.edge}")
+
+
+def _at(position: Position) -> str:
+    return f" ({position.offset})" if position.offset is not None else ""
+
+
+def commit_resume(profile: SpoutProfile, record: OffsetRecord, running: frozenset[str] | None,
+                  log_start: int | None = None, log_end: int | None = None) -> Resume:
+    """Whether and where a storm-kafka-client spout of this profile resumes from this commit (parse_commit's
+    record), the topologies in `running` running: behaviour.client_start. Rule 6 (FOREIGN_COMMIT and the lag)
+    and the read-back of migrate, reset --group and restore (plan.verify_kafka) both ask it, so the two never
+    give two verdicts on one commit."""
+    return client_start(profile, record.committed, record.legacy_metadata,
+                        commit_is_ours(record.topology_id, running), log_start, log_end)
 
 
 _row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.frozen)
@@ -407,10 +459,18 @@ def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, positio
 
 
 def _kafka_reset(profile: SpoutProfile) -> str:
-    """Where an out-of-range commit sends the consumer (KafkaSpoutConfig, per release and guarantee)."""
-    why = ("no ProcessingGuarantee, KafkaSpoutConfig, v1.1.1" if profile.client is StormKafkaClient.LEGACY
-           else f"{profile.guarantee.value}, KafkaSpoutConfig, v1.2.4 and v2.8.8")
-    return f"{commit_behaviour(profile).out_of_range} decides where it goes ({why})"
+    """Where an out-of-range commit sends the consumer (KafkaSpoutConfig, per release and guarantee), as the
+    end of a sentence."""
+    if profile.client is StormKafkaClient.LEGACY:
+        return ("the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
+                "is 'latest' (the log end) unless the topology sets it (KafkaSpoutConfig, v1.1.1)")
+    if profile.guarantee is Guarantee.AT_LEAST_ONCE:
+        return ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
+                "KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another (KafkaSpoutConfig, "
+                "v1.2.4 and v2.8.8)")
+    return (f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
+            f"unless the topology sets it, which {profile.guarantee.value} does not (KafkaSpoutConfig, v1.2.4 and "
+            f"v2.8.8)")
 
 
 def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluster: Cluster | None) -> str:
@@ -453,7 +513,13 @@ def _stale_topologies(out: _Collector, valid: Iterable[tuple[int, OffsetRecord]]
         now = (f"topology '{name}' is running as {', '.join(others)}" if others
                else f"no topology named '{name}' is running")
         ignored = ""
-        if profile is not None and profile.ignore_zk_offsets:
+        if out.key.store == KAFKA:
+            if profile is not None and not profile.first_poll.uncommitted:
+                # KafkaSpout.doSeek, v2.8.8: isOffsetCommittedByThisTopology fails for another topology's commit
+                ignored = (f"; with {profile.first_poll.value} the spout ignores these commits and starts at the "
+                           f"{profile.first_poll.edge} (KafkaSpout.doSeek and "
+                           f"CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)")
+        elif profile is not None and profile.ignore_zk_offsets:
             force = "forceFromStart" if profile.storm_kafka.before_0_10 else "ignoreZkOffsets"
             ignored = (f"; with {force} the next deployment ignores these offsets and starts from "
                        f"{ignored_start(profile, None, None).label} (PartitionManager, {profile.storm_kafka.tag})")

@@ -163,6 +163,7 @@ class SpoutProfile:
     client_major: int = 3  # storm-kafka-client 1.x Trident emitters treat EARLIEST/LATEST apart from 2.x and 3.x
     guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
     commit_period_ms: int = 30_000  # offset.commit.period.ms (default_commit_period_ms of the release)
+    client_release: str = CLIENT_RELEASE_DEFAULT  # --storm-kafka-client-release, as given (client is its line)
 
     @property
     def effective_max_offset_behind(self) -> int:
@@ -185,9 +186,15 @@ class SpoutProfile:
         return (f"storm-kafka {self.storm_kafka.releases}, {self.start_time_label()}, {force}="
                 f"{str(self.ignore_zk_offsets).lower()}, maxOffsetBehind={'Long.MAX_VALUE' if mob == LONG_MAX else mob}, "
                 f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
-                f"{'1.0.0-1.0.5/1.1.0-1.1.1' if self.client is StormKafkaClient.LEGACY else '1.0.6+/1.1.2+'}, "
+                f"{self._client_named()}, "
                 f"firstPollOffsetStrategy={self.first_poll.value}, processingGuarantee={self.guarantee.value}, "
                 f"offset.commit.period.ms={self.commit_period_ms}")
+
+    def _client_named(self) -> str:
+        """The storm-kafka-client release given, or its line's releases where the profile names only a line."""
+        if StormKafkaClient.of_version(self.client_release) is self.client:
+            return self.client_release
+        return LEGACY_RELEASES if self.client is StormKafkaClient.LEGACY else "1.0.6-1.0.7, 1.1.2+, 2.x, 3.x"
 
     @property
     def kafka_commit_period_ms(self) -> int:
@@ -303,38 +310,73 @@ LEGACY_METADATA = re.compile(r"\{topic-partition=(?P<tp>.*), offset=(?P<offset>-
 LEGACY_RELEASES = "1.0.0-1.0.5 or 1.1.0-1.1.1"
 
 
-def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool | None
-                 ) -> tuple[Position | None, str]:
-    """Where a storm-kafka-client spout resumes a partition with this commit, and why.
+IGNORES = "The spout ignores this commit: "  # how Resume.why begins when the spout does not use the commit
 
-    `legacy`: the commit carries pre-1.1.2 metadata (it holds the last processed offset). `ours`: the
-    commit's topologyId is running (None: unknown, or no Storm metadata). None as position: the spout does
-    not use the commit.
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where a storm-kafka-client spout resumes a partition that has a commit, and why, in one sentence."""
+
+    uses_commit: bool  # False: the first-poll strategy ignores the commit
+    at: Position  # the commit (+ 1 for a pre-1.1.2 line), or the log start or end the strategy seeks to
+    why: str  # a whole sentence, with the Storm source it follows
+
+    @property
+    def reason(self) -> str:
+        """Why the spout ignores the commit, as a clause to follow 'the spout will ignore this commit: '."""
+        return self.why.removeprefix(IGNORES)
+
+
+def commit_is_ours(topology_id: str | None, running: frozenset[str] | None) -> bool | None:
+    """Whether CommitMetadataManager.isOffsetCommittedByThisTopology (v1.2.4, v2.8.8) holds for a commit whose
+    Storm metadata names `topology_id` (None: no metadata it can read, which fails its Jackson read: False).
+    None: the running topologies are unknown. (Its other branch, an AT_LEAST_ONCE OffsetManager that has
+    committed, holds only inside a running spout, never on its first poll.)"""
+    if not topology_id:
+        return False
+    return None if running is None else topology_id in running
+
+
+def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool | None,
+                 log_start: int | None = None, log_end: int | None = None) -> Resume:
+    """Where a storm-kafka-client spout of this profile resumes a partition with this commit, and why: the one
+    answer inspect's findings and lag, and the read-back of migrate, reset --group and restore give.
+
+    `legacy`: the commit carries pre-1.1.2 metadata (it holds the last processed offset). `ours`:
+    commit_is_ours. `log_start`, `log_end`: where EARLIEST and LATEST seek (None: unknown).
     Legacy line (KafkaSpout.doSeek, v1.1.1): EARLIEST/LATEST seek to the beginning/end whenever a commit
     exists; UNCOMMITTED_* seek to committed + 1.
-    Current line (KafkaSpout.doSeek, v1.2.4 and v2.8.8; 3.x unchanged at master 73da988d9): a commit whose
-    metadata names the running topology is resumed from; any other is ignored by EARLIEST/LATEST and
-    resumed from by UNCOMMITTED_*.
+    Current line (KafkaSpout.doSeek, v1.2.4 and v2.8.8; 3.x unchanged at master 73da988d9): a commit that
+    isOffsetCommittedByThisTopology (its metadata names the running topology) is resumed from; any other is
+    ignored by EARLIEST/LATEST and resumed from by UNCOMMITTED_*.
     """
     strategy = profile.first_poll
+    edge = Position(log_start if strategy.edge == "log start" else log_end, f"the {strategy.edge}")
     if profile.client is StormKafkaClient.LEGACY:
         if not strategy.uncommitted:
-            return None, (f"storm-kafka-client {LEGACY_RELEASES} with {strategy.value} ignores every commit and "
-                          f"starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)")
-        return Position(committed + 1, "committed + 1"), (
-            f"storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 = {committed + 1} "
-            f"(KafkaSpout.doSeek, v1.1.1)")
-    if ours is not False or strategy.uncommitted:
-        note = ""
-        if ours is None and not strategy.uncommitted:
-            note = "; only while the topology that wrote it is the one running"
-        if legacy:
-            note = (f"; this commit holds the last offset a {LEGACY_RELEASES} spout processed, so offset "
-                    f"{committed} is processed again")
-        return Position(committed, "committed"), f"resumed from (KafkaSpout.doSeek, v2.8.8){note}"
-    return None, (f"{strategy.value} ignores a commit that is not this topology's and starts at the "
-                  f"{strategy.edge} (KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, "
-                  f"v2.8.8)")
+            return Resume(False, edge, (
+                f"{IGNORES}storm-kafka-client {LEGACY_RELEASES} with {strategy.value} "
+                f"ignores every commit and starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)."))
+        return Resume(True, Position(committed + 1, "committed + 1"), (
+            f"The spout resumes after this commit: storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 "
+            f"= {committed + 1} (KafkaSpout.doSeek, v1.1.1)."))
+    cite = "KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8"
+    if ours is False and not strategy.uncommitted:
+        return Resume(False, edge, (
+            f"{IGNORES}{strategy.value} applies to a commit that is not the running "
+            f"topology's, and it starts at the {strategy.edge} ({cite})."))
+    if ours is True:
+        why = f"The spout resumes from this commit: it names the running topology ({cite})."
+    elif ours is None and not strategy.uncommitted:
+        why = (f"The spout resumes from this commit only if the topology it names is the one running; otherwise "
+               f"{strategy.value} starts at the {strategy.edge} ({cite}).")
+    else:
+        why = (f"The spout resumes from this commit: {strategy.value} resumes from any commit, whoever wrote it "
+               f"({cite}).")
+    if legacy:
+        why += (f" This commit holds the last offset a {LEGACY_RELEASES} spout processed, so offset {committed} "
+                f"is processed again.")
+    return Resume(True, Position(committed, "committed"), why)
 
 
 # --- storm-kafka-client ProcessingGuarantee: what a commit means ------------------------------------------

@@ -16,9 +16,11 @@ from where the spout resumes now (`was`) to where it resumes after (`now`):
 4. Where the spout has no position of its own, the change counts from where it starts without one, under the
    default settings: storm-kafka without a record it can use, or with a stored offset <= 0 (PartitionManager
    replaces both with startOffsetTime, EarliestTime by default from 0.10.0 on): the log start. A
-   storm-kafka-client group without a commit: UNCOMMITTED_EARLIEST, KafkaSpoutConfig's default, seeks to the
-   beginning (KafkaSpout.doSeek, v2.8.8). A deleted record counts the same way. A Trident spout without a
-   state: no previous position, nothing counted.
+   storm-kafka-client group without a commit: its first-poll strategy's log start or end (UNCOMMITTED_EARLIEST,
+   KafkaSpoutConfig's default, seeks to the beginning; KafkaSpout.doSeek, v2.8.8); with a commit the strategy
+   ignores (EARLIEST/LATEST and a commit that is not the running topology's, or --topology-id's), the same:
+   offctl.core.analyze.commit_resume, inspect's and the read-back's answer. A deleted record counts the same
+   way. A Trident spout without a state: no previous position, nothing counted.
 5. The count is the offsets of the range. Compaction removes records and transactions leave markers (offsets
    no consumer is handed), so on such topics it is an upper bound. offctl reads the first and the last offset
    of the range: when either holds no message it says "up to"; a gap between them is not seen.
@@ -33,16 +35,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from offctl.core.behaviour import Position as Start
-from offctl.core.behaviour import SpoutProfile, configured_start
+from offctl.core.analyze import commit_resume
+from offctl.core.behaviour import FirstPoll, SpoutProfile, configured_start
 from offctl.core.messages import GAP, MESSAGE, at_offset
-from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, LogMessage, MessageRead, PartitionLog, Position, ZkNode,
+from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, KafkaCommit, LogMessage, MessageRead, PartitionLog, Position, ZkNode,
                                iso_ms)
 from offctl.core.plan import DELETE, WRITE, Change, Plan
-from offctl.core.storm import parse_zk_node
+from offctl.core.storm import parse_commit, parse_zk_node
 
 REPLAY, SKIP, NONE, UNKNOWN = "replay", "skip", "none", "unknown"  # directions
 FULL, PARTIAL, UNKNOWN_SPAN, EMPTY = "full", "partial", "unknown", "none"  # time spans
-DEFAULTS = SpoutProfile()  # reset takes no spout settings: the spouts' defaults (docs/storm.md)
+DEFAULTS = SpoutProfile()  # storm-kafka: the spouts' defaults (docs/storm.md); reset takes no storm-kafka settings
+
+
+@dataclass(frozen=True, slots=True)
+class Spout:
+    """What a Kafka commit's cost is judged against, as the write's read-back judges it (offctl.reset.ReadBack):
+    the storm-kafka-client profile and the topologies counted as running."""
+
+    profile: SpoutProfile = DEFAULTS
+    running: frozenset[str] | None = None
 NOT_CONSULTED = "Kafka was not consulted (no --bootstrap-servers)"
 
 
@@ -114,14 +126,27 @@ def total(costs: Iterable[ChangeCost | None], direction: str) -> CostSum:
 
 
 def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionLog | None, *,
-             gone: str) -> tuple[int | None, str]:
-    """Where the spout resumes with this stored offset (ZooKeeper: these node bytes), and the words when that is
-    not the offset itself. `gone` names the absence: no record before, a record deleted."""
+             gone: str, spout: Spout) -> tuple[int | None, str]:
+    """Where the spout resumes with this stored offset (ZooKeeper: these node bytes; Kafka: `data` is the
+    commit's metadata), and the words when that is not the offset itself. `gone` names the absence: no record
+    before, a record deleted."""
     if store == KAFKA:
+        start, end = (log.log_start, log.log_end) if log else (None, None)
         if offset is not None:
-            return offset, ""
-        return _start(Start(log.log_start if log else None, "the log start"), gone,
-                      "UNCOMMITTED_EARLIEST, storm-kafka-client's default; KafkaSpout.doSeek, v2.8.8")
+            # whether a storm-kafka-client spout of the profile resumes from this commit: inspect's answer
+            metadata = data.decode("utf-8", "replace") if data is not None else None
+            resume = commit_resume(spout.profile, parse_commit(KafkaCommit("", "", 0, offset, metadata)),
+                                   spout.running, start, end)
+            if resume.at.offset == offset:
+                return offset, ""
+            if resume.at.offset is None:
+                return None, f"{resume.why} Not known without log offsets."
+            return resume.at.offset, f"{resume.why} Counted from {resume.at.offset}."
+        strategy = spout.profile.first_poll
+        edge = Start(start if strategy.edge == "log start" else end, f"the {strategy.edge}")
+        rule = ("UNCOMMITTED_EARLIEST, storm-kafka-client's default" if strategy is FirstPoll.UNCOMMITTED_EARLIEST
+                else f"{strategy.value}")
+        return _start(edge, gone, f"{rule}; KafkaSpout.doSeek, v2.8.8")
     if store == TRIDENT:
         return offset, "" if offset is not None else f"{gone}; a Trident spout then starts as its settings say"
     if store != ZOOKEEPER:
@@ -144,12 +169,15 @@ def _start(start: Start, why: str, rule: str) -> tuple[int | None, str]:
     return start.offset, f"{why}: counted from {start.label} ({rule})"
 
 
-def _was_and_now(store: str, c: Change, log: PartitionLog | None) -> tuple[int | None, int | None, tuple[str, ...]]:
-    was, before = _resumes(store, c.before, c.before_data if c.path else None, log,
-                           gone="no commit before" if store == KAFKA else "no record before")
-    now, after = _resumes(store, None if c.delete else c.after, None if c.delete else c.after_data, log,
-                          gone="the commit is removed (the group is deleted)" if store == KAFKA else
-                          "the record is deleted")
+def _was_and_now(store: str, c: Change, log: PartitionLog | None, spout: Spout
+                 ) -> tuple[int | None, int | None, tuple[str, ...]]:
+    kafka = store == KAFKA
+    was, before = _resumes(store, c.before, _encoded(c.before_metadata) if kafka else c.before_data if c.path
+                           else None, log, gone="no commit before" if kafka else "no record before", spout=spout)
+    now, after = _resumes(store, None if c.delete else c.after,
+                          _encoded(c.after_metadata) if kafka else None if c.delete else c.after_data, log,
+                          gone="the commit is removed (the group is deleted)" if kafka else "the record is deleted",
+                          spout=spout)
     return was, now, tuple(n for n in dict.fromkeys((before, after)) if n)
 
 
@@ -157,10 +185,14 @@ def _offsets(first: int, last: int) -> str:
     return f"offset {first}" if first == last else f"offsets {first}-{last}"
 
 
-def _bounds(store: str, c: Change, log: PartitionLog | None,
-            consulted: bool) -> tuple[ChangeCost, tuple[int, int] | None]:
+def _encoded(metadata: str | None) -> bytes | None:
+    return metadata.encode() if metadata is not None else None
+
+
+def _bounds(store: str, c: Change, log: PartitionLog | None, consulted: bool,
+            spout: Spout) -> tuple[ChangeCost, tuple[int, int] | None]:
     """The cost as far as the log offsets tell, and the range [start, end) whose ends are still to read."""
-    was, now, notes = _was_and_now(store, c, log if consulted else None)
+    was, now, notes = _was_and_now(store, c, log if consulted else None, spout)
     why = NOT_CONSULTED if not consulted else "the broker gave no log offsets"
     if was is None or now is None:
         return ChangeCost(UNKNOWN, notes=notes or (why,)), None
@@ -195,22 +227,22 @@ def _costed(plan: Plan) -> list[tuple[int, Change]]:
     return [(i, c) for i, c in enumerate(plan.changes) if c.action in (WRITE, DELETE)]
 
 
-def cost_positions(plan: Plan, cluster: Cluster | None) -> list[Position]:
+def cost_positions(plan: Plan, cluster: Cluster | None, spout: Spout = Spout()) -> list[Position]:
     """The offsets to read messages at: the first and the last offset of each range within the log."""
     out: list[Position] = []
     for _, c in _costed(plan):
-        _, span = _bounds(plan.key.store, c, _log(cluster, c), cluster is not None)
+        _, span = _bounds(plan.key.store, c, _log(cluster, c), cluster is not None, spout)
         if span is not None:
             out += [(c.topic, c.partition, span[0]), (c.topic, c.partition, span[1] - 1)]
     return out
 
 
-def plan_cost(plan: Plan, cluster: Cluster | None, read: MessageRead) -> PlanCost:
+def plan_cost(plan: Plan, cluster: Cluster | None, read: MessageRead, spout: Spout = Spout()) -> PlanCost:
     """The cost of each written change, from the log offsets (None: Kafka was not consulted) and the read."""
     costs: list[ChangeCost | None] = [None] * len(plan.changes)
     for i, c in _costed(plan):
         log = _log(cluster, c)
-        cost, span = _bounds(plan.key.store, c, log, cluster is not None)
+        cost, span = _bounds(plan.key.store, c, log, cluster is not None, spout)
         costs[i] = cost if span is None else _spanned(cost, c, log, read, *span)
     return PlanCost(tuple(costs))
 

@@ -138,7 +138,7 @@ def acked_position(row: PartitionRow) -> Position | None:
     """The message a storm-kafka-client group acked last, C - 1 for resume offset C, for a partition it resumes
     inside the log and whose C - 1 is still in the log; None otherwise (nothing to read)."""
     r = row.record
-    if (r.key.store != KAFKA or r.trident is not None or row.lag is None or row.topic is None
+    if (r.key.store != KAFKA or r.trident is not None or row.lag is None or not row.resumes_stored or row.topic is None
             or row.log_start is None or row.log_end is None):
         return None
     acked = row.log_end - row.lag - 1
@@ -235,7 +235,8 @@ def assess(report: Report, read: MessageRead, retention: Retention, profile: Spo
     out: dict[tuple, Expiry] = {}
     found: list[Finding] = []
     for row in report.rows:
-        if members.get(row.record.key) or row.record.key.store != KAFKA or row.lag is None:
+        if (members.get(row.record.key) or row.record.key.store != KAFKA or row.lag is None
+                or not row.resumes_stored):  # an ignored commit: its expiry changes nothing
             continue
         key = row.partition_key
         expiry = estimate(row, read, report.captured_ms, retention, moved_after.get(key))

@@ -89,12 +89,14 @@ CATALOGUE: dict[str, Code] = {
              "partition). Expected right after partitions were added. A spout on StaticHosts reads only its "
              "configured partitions: declare them with `--static-partitions ID=LIST`."),
         Code("IGNORED_ZERO_OFFSET", _W,
-             "a ZooKeeper record holds offset <= 0: PartitionManager replaces it at start-up",
+             "a ZooKeeper record holds offset <= 0: PartitionManager replaces it at start-up, so the spout "
+             "replays from where its start-up rule puts it (the lag counts from there)",
              "storm-kafka never honours a stored 0 (`committed <= 0` in PartitionManager, every release). To "
              "replay from the start use `offctl reset --to earliest` when the log starts above 0, or the "
              "spout's startOffsetTime."),
         Code("FOREIGN_COMMIT", _W,
-             "a Kafka commit has no Storm metadata or names another topology than the rest of the group",
+             "a Kafka commit has no Storm metadata (a tool wrote it, or the broker dropped it) or names another "
+             "topology than the rest of the group; the message says whether the spout resumes from it",
              "UNCOMMITTED_* first-poll strategies (the default) resume from any commit; EARLIEST and LATEST "
              "ignore one that is not their topology's. If it should count, `offctl reset --group G --to shift "
              "--by 0 --topology-id STORM_ID` rewrites only its metadata."),

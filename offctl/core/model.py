@@ -314,6 +314,9 @@ class PartitionRow:
     status: Severity | None  # worst finding on this partition, None when healthy
     topic: str | None = None  # the topic the offset is applied to (None: cannot tell); record.topic is what it names
     codes: tuple[str, ...] = ()  # codes of the findings on this partition
+    # False: the spout does not resume from the stored offset (a finding says why), and `lag` counts from where
+    # its start-up rule puts it instead (startOffsetTime, the first-poll strategy's log start or end)
+    resumes_stored: bool = True
 
     @property
     def partition_key(self) -> tuple:

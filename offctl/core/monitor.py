@@ -25,10 +25,11 @@ STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, W
 PARTITION_LABELS = ("store", "consumer", "zk_root", "topic", "partition", "topology")
 CONSUMER_LABELS = ("store", "consumer", "zk_root")
 PARTITION_FAMILIES = tuple((f"offctl_partition_{name}", doc) for name, doc in (
-    ("committed_offset", "The offset the spout resumes from (Trident: where it resumes)"),
+    ("committed_offset", "The stored offset (Trident: the offset its state resumes from)"),
     ("log_start_offset", "The partition's log start offset"),
     ("log_end_offset", "The partition's log end offset (high watermark)"),
-    ("lag", "Log end minus the offset the spout resumes from, when inside the log"),
+    ("lag", "Log end minus the offset the spout will resume from (the stored one, or where its start-up rule "
+            "puts it when it does not use it), when inside the log"),
     ("time_lag_seconds", "Seconds the message the spout resumes at has waited: from its timestamp, or "
                          "estimated (offctl_partition_time_lag_source)"),
     ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "

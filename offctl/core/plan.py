@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, OffsetRecord,
                                PartitionLog, ZkNode, iso_ms)
-from offctl.core.analyze import applied_topics
+from offctl.core.analyze import applied_topics, commit_resume
 from offctl.core.behaviour import SpoutProfile, configured_start
-from offctl.core.storm import (commit_metadata_json, parse_commit_metadata, parse_zk_node, record_topology,
+from offctl.core.storm import (commit_metadata_json, parse_commit, parse_commit_metadata, parse_zk_node, record_topology,
                                storm_kafka_record)
 from offctl.inputs import printable
 from offctl.core.rewrite import rewrite_node
@@ -843,22 +843,64 @@ def verify_zookeeper(plan: Plan, read_back: Mapping[str, bytes | None]) -> list[
             for c in plan.writes if read_back.get(c.path) != c.after_data]
 
 
-def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str | None]]) -> list[str]:
-    """Problems found reading the group's commits back: planned offset and Storm metadata on each."""
-    problems = []
+@dataclass(frozen=True)
+class KafkaReadBack:
+    """What reading a group's commits back after a write finds: `problems` fail the verification (exit 5),
+    `notes` are said with the result."""
+
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str | None]],
+                 profile: SpoutProfile = SpoutProfile(), running: frozenset[str] | None = None,
+                 topology_id: str | None = None) -> KafkaReadBack:
+    """Check the group's commits read back: the planned offset on each, and whether a spout of `profile`
+    resumes from it as the broker kept it (analyze.commit_resume: the answer inspect gives). `topology_id`: the
+    storm id the operator named for the commits (--topology-id), counted as running alongside `running`.
+    Metadata the broker did not keep fails only where the spout would therefore ignore the commit; where it
+    still resumes from it (UNCOMMITTED_*), a note says what an EARLIEST or LATEST spout would do."""
     if any(c.delete for c in plan.writes):  # the group was deleted: none of its commits may be left
-        return [f"{t}/{p} still has commit {o} after group {plan.key.consumer} was deleted"
-                for (t, p), (o, _) in sorted(read_back.items())]
+        return KafkaReadBack(tuple(f"{t}/{p} still has commit {o} after group {plan.key.consumer} was deleted"
+                                   for (t, p), (o, _) in sorted(read_back.items())))
+    if topology_id:
+        running = (running or frozenset()) | {topology_id}
+    problems, dropped = [], []
     for c in plan.writes:
+        where = f"{c.topic}/{c.partition}"
         got = read_back.get((c.topic, c.partition))
         if got is None:
-            problems.append(f"{c.topic}/{c.partition} has no commit after writing {c.after}")
-        elif got[0] != c.after:
-            problems.append(f"{c.topic}/{c.partition} is at {got[0]}, not the planned {c.after}")
-        elif got[1] != c.after_metadata:
-            problems.append(f"{c.topic}/{c.partition}: the broker kept metadata {got[1]!r}, not the Storm "
-                            f"metadata written; the spout will ignore this commit")
-    return problems
+            problems.append(f"{where} has no commit after writing {c.after}")
+            continue
+        if got[0] != c.after:
+            problems.append(f"{where} is at {got[0]}, not the planned {c.after}")
+            continue
+        verdict = commit_resume(profile, parse_commit(KafkaCommit(plan.key.consumer, c.topic, c.partition, got[0],
+                                                              got[1])), running)
+        kept = got[1] == c.after_metadata
+        if not verdict.uses_commit:
+            lost = "" if kept else f"the broker kept {_meta(got[1])} instead of the Storm metadata written, and "
+            problems.append(f"{where}: {lost}the spout will ignore this commit: {verdict.reason}")
+        elif not kept:
+            dropped.append((where, got[1]))
+    notes = ()
+    if dropped:
+        kept_as = sorted({_meta(m) for _, m in dropped})
+        notes = (f"The broker did not keep the Storm metadata written on {_listed([w for w, _ in dropped])} (it "
+                 f"kept {' or '.join(kept_as)}). A spout with {profile.first_poll.value} still resumes from these "
+                 f"commits; one with EARLIEST or LATEST would ignore them and start at the log start or end "
+                 f"(KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8).",)
+    return KafkaReadBack(tuple(problems), notes)
+
+
+def _meta(metadata: str | None) -> str:
+    if not metadata:
+        return "no metadata"
+    return "metadata " + repr(metadata if len(metadata) <= 80 else metadata[:77] + "...")
+
+
+def _listed(items: list[str], most: int = 10) -> str:
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more partition(s)" if len(items) > most else "")
 
 
 def _show(data: bytes | None) -> str:

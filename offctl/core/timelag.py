@@ -20,7 +20,7 @@ Each figure says where it comes from (`time_lag_source`):
 4. unread      the message was not read: the time budget ran out, the read was turned off, or the broker refused.
                No figure.
 5. no-timestamp the message carries none (message format v0, before Kafka 0.10). No figure.
-None: the partition has no lag (the spout does not resume from a stored offset inside the log): no time lag.
+None: the partition has no lag (where the spout will resume is unknown or outside the log): no time lag.
 
 Only partitions with lag > 0 are read, once per (topic, partition, offset) however many consumers resume there;
 a report whose partitions are all caught up reads nothing.
@@ -44,7 +44,8 @@ NOT_READ = TimeLag(None, UNREAD, "not read")
 
 def resume_position(row: PartitionRow) -> Position | None:
     """Where a lagging partition's spout resumes (the log end minus the lag: the offset the analysis measured
-    from, which for a legacy storm-kafka-client commit is not the stored one); None unless the lag is above 0."""
+    from, which is not the stored one for a legacy storm-kafka-client commit, nor where the spout does not use
+    the stored offset: row.resumes_stored); None unless the lag is above 0."""
     lag = row.lag
     if not lag or row.topic is None or row.log_end is None:
         return None
@@ -93,9 +94,11 @@ def time_lag(row: PartitionRow, lags: Mapping[Position, TimeLag]) -> TimeLag:
 
 
 def served(row: PartitionRow, lags: Mapping[Position, TimeLag], estimate_s: float | None) -> TimeLag:
-    """What serve and watch show: the figure from the message where there is one, else the estimate."""
+    """What serve and watch show: the figure from the message where there is one, else the estimate. The
+    estimate (offctl.core.history) follows the stored offset, so it stands in only where the lag counts from it
+    (row.resumes_stored); elsewhere it would be the age of another message than the one the lag starts at."""
     exact = time_lag(row, lags)
-    if exact.seconds is not None or estimate_s is None:
+    if exact.seconds is not None or estimate_s is None or not row.resumes_stored:
         return exact
     return TimeLag(estimate_s, ESTIMATE)
 

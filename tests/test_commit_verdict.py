@@ -1,0 +1,106 @@
+"""One commit, one verdict: migrate's read-back (plan.verify_kafka) and inspect (rule 6, the lag) say the same
+thing of the same commit, for every storm-kafka-client line, first-poll strategy and metadata the broker keeps.
+Plain data, one table; the e2e twin is tests/test_reset_e2e.py::test_migrate_and_inspect_give_one_verdict.
+
+What the spout does (KafkaSpout.doSeek; CommitMetadataManager.isOffsetCommittedByThisTopology from v1.2.4):
+  v1.1.1 (1.0.0-1.0.5, 1.1.0-1.1.1): a commit exists -> EARLIEST/LATEST seek to the beginning/end, whatever
+         its metadata; UNCOMMITTED_* seek to committed + 1.
+  v1.2.4, v2.8.8 (3.x: master 73da988d9, unchanged): metadata naming the running topology -> the commit;
+         anything else (none, unreadable, another topology's) -> EARLIEST/LATEST the beginning/end,
+         UNCOMMITTED_* the commit.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from offctl.core.analyze import analyze
+from offctl.core.behaviour import FirstPoll, SpoutProfile, StormKafkaClient
+from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, Thresholds, ZOOKEEPER, ConsumerKey, ZkNode
+from offctl.core.plan import plan_migrate, verify_kafka
+
+TOPOLOGY = "orders-client-7-1763780000"  # the storm id migrate writes (--topology-id), running
+OTHER = "orders-client-6-1763700000"  # an earlier deployment, not running
+LOG = PartitionLog(100, 200, "k1:9092")
+
+# Release line -> first-poll strategies that resume from the commit, per metadata the broker kept
+ALL, UNCOMMITTED = set(FirstPoll), {FirstPoll.UNCOMMITTED_EARLIEST, FirstPoll.UNCOMMITTED_LATEST}
+RESUMES = {
+    # v1.1.1 doSeek: EARLIEST/LATEST ignore every commit
+    ("1.1.1", "kept"): UNCOMMITTED, ("1.1.1", "dropped"): UNCOMMITTED, ("1.1.1", "foreign"): UNCOMMITTED,
+    # v1.2.4 and v2.8.8 doSeek, isOffsetCommittedByThisTopology
+    ("1.2.4", "kept"): ALL, ("1.2.4", "dropped"): UNCOMMITTED, ("1.2.4", "foreign"): UNCOMMITTED,
+    ("2.8.8", "kept"): ALL, ("2.8.8", "dropped"): UNCOMMITTED, ("2.8.8", "foreign"): UNCOMMITTED,
+    # 3.x: as v2.8.8 (master 73da988d9; docs/storm.md)
+    ("3.1.0", "kept"): ALL, ("3.1.0", "dropped"): UNCOMMITTED, ("3.1.0", "foreign"): UNCOMMITTED,
+}
+CASES = [pytest.param(release, strategy, kept, strategy in resumes, id=f"{release}-{strategy.value}-{kept}")
+         for (release, kept), resumes in RESUMES.items() for strategy in FirstPoll]
+
+
+def stored_metadata(kept: str, written: str | None) -> str | None:
+    """What the broker hands back: the metadata written, none (Tansu drops it), or another topology's."""
+    return {"kept": written, "dropped": "",
+            "foreign": json.dumps({"topologyId": OTHER, "taskId": 3, "threadName": "t"})}[kept]
+
+
+def profile_of(release: str, strategy: FirstPoll) -> SpoutProfile:
+    return SpoutProfile(client=StormKafkaClient.of_version(release), first_poll=strategy,
+                        client_major=StormKafkaClient.major_of(release), client_release=release)
+
+
+@pytest.mark.parametrize("release, strategy, kept, resumes", CASES)
+def test_migrate_verification_and_inspect_agree(release, strategy, kept, resumes):
+    profile = profile_of(release, strategy)
+    node = json.dumps({"topology": {"id": "orders-1-1", "name": "orders"}, "offset": 150, "partition": 0,
+                       "broker": {"host": "k1", "port": 9092}, "topic": "t"}).encode()
+    plan = plan_migrate(ConsumerKey(ZOOKEEPER, "orders", "/spouts"),
+                        [ZkNode("/spouts", "orders", "/spouts/orders/partition_0", 0, None, node, 1, 0)],
+                        "g", [], {"t": {0: LOG}}, TOPOLOGY)
+    (change,) = plan.writes
+    back = stored_metadata(kept, change.after_metadata)
+
+    # migrate: the topology it names is the one about to run; nothing else is running
+    verified = verify_kafka(plan, {("t", 0): (change.after, back)}, profile, frozenset(), TOPOLOGY)
+    # inspect of the group, the commit as the broker kept it, that topology running
+    report = analyze(Snapshot(0, (), (KafkaCommit("g", "t", 0, change.after, back),), cluster={"t": {0: LOG}},
+                              running=frozenset({TOPOLOGY})), Thresholds(spout=profile))
+    (row,) = report.rows
+
+    assert (not verified.problems) is resumes
+    assert row.resumes_stored is resumes
+    offset = change.after + (1 if release == "1.1.1" and resumes else 0)  # v1.1.1: seek(committed + 1)
+    edge = LOG.log_start if strategy.edge == "log start" else LOG.log_end
+    assert row.lag == LOG.log_end - (offset if resumes else edge)
+    if not resumes:
+        (problem,) = verified.problems
+        assert "the spout will ignore this commit" in problem
+        said = [f.message for f in report.findings if f.code in ("FOREIGN_COMMIT", "LEGACY_COMMIT_METADATA")]
+        assert all(problem.split("the spout will ignore this commit: ")[1] in m for m in said), (problem, said)
+    else:
+        # metadata not kept but still resumed from: a note says what EARLIEST/LATEST would do
+        assert bool(verified.notes) is (kept != "kept")
+        assert all("EARLIEST or LATEST would ignore them" in n for n in verified.notes)
+    if kept == "dropped":  # inspect says FOREIGN_COMMIT with the same sentence verification used
+        (foreign,) = [f for f in report.findings if f.code == "FOREIGN_COMMIT"]
+        assert ("The spout ignores this commit" in foreign.message) is not resumes
+
+
+@pytest.mark.parametrize("release, text", [
+    ("3.1.0", "storm-kafka-client 3.1.0,"), ("2.8.8", "storm-kafka-client 2.8.8,"),
+    ("1.1.1", "storm-kafka-client 1.1.1,"), ("1.0.6", "storm-kafka-client 1.0.6,"),
+])
+def test_the_assumptions_footer_names_the_release_given(release, text):
+    assert text in profile_of(release, FirstPoll.UNCOMMITTED_EARLIEST).describe()
+
+
+def test_the_default_footer_names_the_default_release():
+    from commands.options import client_profile, FirstPollStrategy
+    from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+
+    assert "1.0.6+" not in SpoutProfile().describe()
+    assert f"storm-kafka-client {CLIENT_RELEASE_DEFAULT}," in SpoutProfile().describe()
+    assert f"storm-kafka-client {CLIENT_RELEASE_DEFAULT}," in client_profile(
+        CLIENT_RELEASE_DEFAULT, FirstPollStrategy.UNCOMMITTED_EARLIEST).describe()
