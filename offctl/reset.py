@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, state_dir, write_backup
+from offctl.adapters.backup import (append_audit, audit_lines, load_backup, load_offsets_file, record_read_back,
+                                    state_dir, write_backup)
 from offctl.config import Connection, normalize_root
 from offctl import interrupts
 from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
@@ -590,7 +591,8 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
                                                  for c in plan.writes])
         written = True
         interrupts.landed()  # the store has the change: from here on an interrupt must not cut its report short
-        problems, said = _read_back(plan, zk, kafka, read_back)
+        problems, said, back = _read_back(plan, zk, kafka, read_back)
+        said += _keep_after_image(plan, backup, back)
     except WriteConflict as exc:  # its message says whether anything was written
         if not logged:
             raise  # no backup or no intent: it says so, and nothing was changed
@@ -636,14 +638,35 @@ def _trail(backup: Path, safety: Safety) -> str:
 
 
 def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read_back: ReadBack
-               ) -> tuple[list[str], tuple[str, ...]]:
-    """What reading the written change back finds wrong (nothing: verified), and what it notes."""
+               ) -> tuple[list[str], tuple[str, ...], dict[tuple[str, int], tuple[int, str | None]]]:
+    """What reading the written change back finds wrong (nothing: verified), what it notes, and a group's
+    commits as read back (empty for ZooKeeper, whose read-back must hold exactly the bytes written)."""
     if plan.key.store in ZK_STORES:
         problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
-        return (problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems), ()
+        return (problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems), (), {}
     back = {(c.topic, c.partition): (c.offset, c.metadata) for c in kafka.group_commits([plan.key.consumer])}
     found = verify_kafka(plan, back, read_back.profile, read_back.running, read_back.topology_id)
-    return list(found.problems), found.notes
+    return list(found.problems), found.notes, back
+
+
+def _keep_after_image(plan: Plan, backup: Path, back: Mapping[tuple[str, int], tuple[int, str | None]]
+                      ) -> tuple[str, ...]:
+    """The backup's after-image is what the write left. Where the broker kept a commit other than the one sent
+    (a broker that drops commit metadata; Apache Kafka keeps it, and then nothing is rewritten), the backup is
+    rewritten with the commits as read back, so that its undo compares the group with what the write really
+    left. Returns a note when the backup could not be rewritten."""
+    kept = {(c.topic, c.partition): back[(c.topic, c.partition)] for c in plan.writes
+            if not c.delete and (c.topic, c.partition) in back
+            and back[(c.topic, c.partition)] != (c.after, c.after_metadata)}
+    if not kept:
+        return ()
+    try:
+        record_read_back(backup, kept)
+    except OSError as exc:
+        return (f"the backup {backup} keeps the commits as sent, not as the broker kept them "
+                f"({exc.strerror or exc}): its undo will be refused by changed-since on "
+                f"{len(kept)} partition(s) (--force changed-since overrides)",)
+    return ()
 
 
 def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
 from offctl.errors import UsageError, WriteConflict
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
-from offctl.core.plan import plan_kafka, plan_zookeeper
+from offctl.core.plan import Change, Plan, plan_kafka, plan_zookeeper
 from offctl.core.targets import Scope, Target
 from offctl.core.storm import commit_metadata_json
 
@@ -262,3 +262,20 @@ def test_a_multi_group_csv_keeps_each_groups_rows(tmp_path):
     path.write_text("group,topic,partition,offset\ng,t,0,5\n")
     one = load_offsets_file(path)
     assert one.key.consumer == "g" and one.offsets == {("t", 0): 5} and one.for_group("g") == {("t", 0): 5}
+
+
+def test_the_after_image_is_rewritten_as_the_broker_kept_it(tmp_path):
+    """A broker that drops commit metadata leaves commits other than those sent: the backup's after-image
+    becomes what the write left, checksum and all, so its undo compares the group with that."""
+    from offctl.adapters.backup import record_read_back
+
+    changes = (Change("t", 0, 3, 5, before_metadata="m0", after_metadata='{"topologyId":"x"}'),
+               Change("t", 1, 3, 6, before_metadata="m1", after_metadata='{"topologyId":"x"}'))
+    plan = Plan("reset", ConsumerKey(KAFKA, "g"), "to 5", changes, 0, group_had_commits=True)
+    path = write_backup(plan, tmp_path, 1_700_000_000_000)
+    record_read_back(path, {("t", 0): (5, "")})
+    backup = load_backup(path)  # the checksum holds
+    assert backup.commits_after[("t", 0)] == KafkaCommit("g", "t", 0, 5, "")
+    assert backup.commits_after[("t", 1)] == KafkaCommit("g", "t", 1, 6, '{"topologyId":"x"}')
+    assert [e.get("written_read_back") for e in json.loads(path.read_text())["kafka"]] == [True, None]
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left beside it

@@ -16,8 +16,8 @@ nothing else. For each runbook, on a freshly seeded sandbox:
    it stops the topology again, and its `offctl restore BACKUP --execute` line stands for every undo line the
    writes printed, run last write first. Before each runs for real, a later change is made to one record it
    would put back: the undo must refuse it (changed-since, exit 4) and leave it; with the later change taken
-   back, the undo must give back exactly the state before its write (every ZooKeeper node's bytes under the
-   spouts' and Trident roots, every group's commits), or exit non-zero saying what it could not undo. The
+   back, the undo must exit 0 and give back exactly the state before its write (every ZooKeeper node's bytes
+   under the spouts' and Trident roots, every group's commits): each write the runbooks make can be undone. The
    restore is a write too: the undo line it prints must give back what the write had left, and the write's
    own undo line must then work again.
 """
@@ -233,10 +233,8 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
         time.sleep(QUIET_PERIOD_S)
     written = state(env)
     ran = run(undo, env, cwd)
-    if ran.code != 0:
-        assert "Traceback" not in ran.stderr and ran.stderr.strip(), \
-            f"{where} exited {ran.code} without saying what it could not undo"
-        return
+    # Every write of the runbooks can be undone (offctl says before the write where one cannot: test_reset_e2e)
+    assert ran.code == 0, f"{where} exited {ran.code}:\n{ran.seen[-3000:]}"
     assert state(env) == before, f"{where} exited 0 but did not give back the state before the write"
     # The restore is a write too: the undo line it printed gives back what the write had left, and the
     # write's own undo line then works again.

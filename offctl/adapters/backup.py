@@ -128,6 +128,30 @@ def write_backup(plan: Plan, directory: Path, now_ms: int) -> Path:
     return path
 
 
+def record_read_back(path: Path, kept: Mapping[tuple[str, int], tuple[int, str | None]]) -> None:
+    """Rewrite a Kafka backup's after-image ("written") with the commits as the broker kept them, where they
+    differ from what was sent, each marked "written_read_back": the write left those. The new file, with its
+    checksum, replaces the old one whole (a temporary file, fsynced, renamed): a crash leaves one or the other.
+    OSError when it cannot be written; the old file then stands."""
+    doc = json.loads(path.read_bytes())
+    for entry in doc["kafka"]:
+        got = kept.get((entry["topic"], entry["partition"]))
+        if got is not None:
+            entry["written"] = {"offset": got[0], "metadata": got[1]}
+            entry["written_read_back"] = True
+    doc["sha256"] = digest(doc)
+    tmp = path.with_name(f".{path.name}-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+            f.write(json.dumps(doc, indent=1).encode() + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
 @dataclass(frozen=True)
 class Backup:
     key: ConsumerKey

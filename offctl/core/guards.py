@@ -105,8 +105,8 @@ def _changed(f: GuardFacts) -> tuple[str | None, str]:
 
 
 def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode]) -> dict[str, str]:
-    """path -> what changed since the write: `left` holds each node as the write left it (its bytes and the
-    version the write gave it), None where the write deleted it. `now`: the spout's nodes as read (Trident: the
+    """path -> what changed since the write: `left` holds each node as the write left it (its bytes), None where
+    the write deleted it. `now`: the spout's nodes as read (Trident: the
     newest txid of each partition)."""
     current = {n.path: n for n in now}
     newest = {n.path.rsplit("/", 1)[0]: n for n in current.values() if n.trident}  # Trident: by partition
@@ -126,9 +126,8 @@ def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode]) 
             out[path] = (f"the write left {then}, it is now {now_at.removeprefix('offset ')}" if then != now_at else
                          f"the write left {then} (version {was.version}); other bytes are there now (version "
                          f"{node.version}), {now_at}")
-        elif node.version != was.version:
-            out[path] = (f"the write left version {was.version}; it was written again since (version "
-                         f"{node.version}), with the same bytes")
+    # A node written again since with the very bytes the write left loses nothing when the undo overwrites it:
+    # only bytes count, not the version (the recent-write and running-topology guards watch for live writers)
     return out
 
 
