@@ -28,6 +28,9 @@ LIMITS = (
     "commit metadata is dropped: every group shows FOREIGN_COMMIT, and a Kafka write carrying Storm metadata "
     "(reset --topology-id, migrate) fails verification with exit 5; --no-storm-metadata writes verify",
     "the high watermark is wrong after a multi-record batch: the seed writes one record per batch",
+    "a commit to a group it deleted breaks the connection instead of answering (the commit lands): the undo of an "
+    "undo that deleted a group exits 5, 'may or may not have been applied'. Apache Kafka creates the group for "
+    "such a commit (GroupCoordinator.handleCommitOffsets: a commit with no group generation makes a simple group)",
 )
 
 

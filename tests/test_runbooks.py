@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -36,6 +37,7 @@ import pytest
 
 from offctl.core.findings import CATALOGUE as CODES
 from offctl.errors import EXIT_CODES
+from offctl.sandbox import LIMITS
 
 from .runbook_walker import Step, kafka_state, rehearsed, run, steps, undo_lines, zk_state
 
@@ -213,6 +215,18 @@ def test_runbook_runs_as_written_against_the_sandbox(runbook, live_sandbox, tmp_
         for write, before, undos in reversed(writes):
             for undo in reversed(undos):
                 check_undo(runbook.name, write, undo, before, env, tmp_path)
+            assert state(env) == before, f"{runbook.name}: the undo lines of `{write.command}` left another state"
+
+
+def of_consumer(found: tuple[dict, dict], undo: str) -> tuple[dict, dict]:
+    """The part of the sandbox's state that the undo's backup is about: its spout's (or Trident spout's) nodes,
+    or its group's commits. A write over several consumers (audit --repair) prints an undo line for each."""
+    backup = json.loads(Path(shlex.split(undo)[2]).read_text())
+    nodes, groups = found
+    if backup["store"] == "kafka":
+        return {}, {backup["consumer"]: groups.get(backup["consumer"])}
+    folder = f"{backup['zk_root'].rstrip('/')}/{backup['consumer']}"
+    return {p: d for p, d in nodes.items() if p == folder or p.startswith(folder + "/")}, {}
 
 
 def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env: dict, cwd: Path) -> None:
@@ -231,19 +245,25 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
         finally:
             take_back()
         time.sleep(QUIET_PERIOD_S)
-    written = state(env)
+    written = of_consumer(state(env), undo)
     ran = run(undo, env, cwd)
     # Every write of the runbooks can be undone (offctl says before the write where one cannot: test_reset_e2e)
     assert ran.code == 0, f"{where} exited {ran.code}:\n{ran.seen[-3000:]}"
-    assert state(env) == before, f"{where} exited 0 but did not give back the state before the write"
+    assert of_consumer(state(env), undo) == of_consumer(before, undo), \
+        f"{where} exited 0 but did not give back the state before the write"
     # The restore is a write too: the undo line it printed gives back what the write had left, and the
     # write's own undo line then works again.
     redo = undo_lines(ran.seen)
     assert len(redo) == 1, f"{where} printed no undo line of its own:\n{ran.seen[-2000:]}"
     again = run(redo[0], env, cwd)
-    assert again.code == 0 and state(env) == written, \
+    if again.code == 5 and "deleted group" in ran.seen:  # the sandbox broker's limit, as LIMITS says
+        assert "did not answer a commit" in again.stderr and any("a group it deleted" in lim for lim in LIMITS)
+    else:
+        assert again.code == 0, f"{where}: its own undo `{redo[0]}` exited {again.code}:\n{again.seen[-2000:]}"
+    assert of_consumer(state(env), undo) == written, \
         f"{where}: its own undo `{redo[0]}` did not give back the state after the write:\n{again.seen[-2000:]}"
     if changed is not None:
         time.sleep(QUIET_PERIOD_S)
     last = run(undo, env, cwd)
-    assert last.code == 0 and state(env) == before, f"{where} did not undo again:\n{last.seen[-2000:]}"
+    assert last.code == 0 and of_consumer(state(env), undo) == of_consumer(before, undo), \
+        f"{where} did not undo again:\n{last.seen[-2000:]}"
