@@ -91,7 +91,7 @@ EXIT_CODES: dict[int, str] = {
        "or the audit log could not be written (nothing was written); `peek --save`: the messages could not be "
        "written (nothing is left half-saved). The message names the backup. `reset` over "
        "several groups: the consumers after the failed one are not written, and the result says so. The most "
-       "urgent code wins: 6, 130, 5, 3, 4, then 7",
+       "urgent code wins: 6, 130, 5, 3, 4, 8, then 7",
     6: "interrupted (Ctrl-C or SIGTERM) after a write was sent. Either the change was made: it is reported as any "
        "write is (backup, undo line, audit-log outcome, verified or not); or the interrupt came while offctl waited "
        "for the store's answer, and it may have been made: the message says so, names the backup and how to "
@@ -111,7 +111,7 @@ EXIT_CODES: dict[int, str] = {
        "commit before the write (offctl cannot remove one partition's commit; it deletes the whole group only when "
        "the group had no commits before, holds only the write's commits and has no members), a record a hand-made "
        "file cannot give, a Trident partition the spout has moved past; its row says why, the plan warns \"cannot "
-       "be undone for N partition(s)\", never \"nothing to change\" with 0. 2 to 6 and 130 win over it",
+       "be undone for N partition(s)\", never \"nothing to change\" with 0. 2 to 6, 8 and 130 win over it",
     8: "not confirmed: `--execute` without `--yes` and no terminal to ask (offctl does not prompt then: add `--yes` "
        "to write without asking), or the operator answered no at the prompt; nothing was written (`audit --repair`: "
        "for any consumer)",
