@@ -89,9 +89,11 @@ def reset_seconds(tmp: Path, broker: servers.LocalServer, partitions: int, fault
                 "--bootstrap-servers", broker.address, "--storm-root", "/bench/storm", "--to", "latest",
                 "--quiet-period", "0", "--timeout", "3", "--execute", "--backup-dir", str(tmp / "backups"),
                 "--audit-log", str(tmp / "audit.log")]
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        master, slave = os.openpty()  # offctl asks only where a terminal can answer (else --execute is exit 8)
+        proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.close(slave)
         seen = b""
-        while f"Write {partitions} partition(s)".encode() not in seen:
+        while not (f"Reset {partitions:,} partitions".encode() in seen and b"[y/N]" in seen):
             chunk = proc.stderr.read1(65536)
             if not chunk:
                 raise SystemExit(f"the reset ended before its prompt: {seen.decode(errors='replace')[-2000:]}")
@@ -99,8 +101,8 @@ def reset_seconds(tmp: Path, broker: servers.LocalServer, partitions: int, fault
         os.kill(zk_server.pid, signal.SIGKILL if fault == "killed" else signal.SIGSTOP)
         try:
             started = time.monotonic()
-            proc.stdin.write(b"y\n")
-            proc.stdin.close()
+            os.write(master, b"y\n")
+            os.close(master)
             proc.wait(timeout=300)
             took = time.monotonic() - started
         finally:

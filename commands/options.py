@@ -259,8 +259,11 @@ def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = N
     question = confirm_question(plans, zk, kafka, sandbox=is_sandbox(zk, kafka))
     try:
         return typer.confirm(question, default=False, err=True)
-    except typer.Abort:
+    except typer.Abort:  # end of input: no answer is no
         err_console.print("")
+        return False
+    except OSError as exc:  # the terminal went away while offctl waited for the answer (EIO): no answer either
+        err_console.print(f"\noffctl: the terminal went away before an answer ({exc.strerror or exc})")
         return False
 
 

@@ -30,6 +30,42 @@ ALLOW_SKIP = os.environ.get("OFFCTL_ALLOW_SKIP") == "1"
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="offctl-test-state-")
 
 
+@pytest.fixture(autouse=True)
+def _signals_given_back():
+    """A test that leaves offctl's SIGINT/SIGTERM handling installed in this process, or either signal blocked,
+    makes the programs the suite starts later inherit a blocked mask: they ignore SIGTERM (a served exporter then
+    outlived its test). Such a test fails here, and what it left is put back so the next ones run as they should."""
+    import signal
+
+    from offctl import interrupts
+
+    yield
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, []) & interrupts.SIGNALS
+    installed = sorted(s.name for s in interrupts.SIGNALS if signal.getsignal(s) is interrupts.handler)
+    if blocked or installed:
+        interrupts.uninstall()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupts.SIGNALS)
+        for sig in interrupts.SIGNALS:
+            if signal.getsignal(sig) is interrupts.handler:
+                signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+        interrupts.start()
+        pytest.fail(f"the test left {sorted(s.name for s in blocked)} blocked and offctl's handler on {installed}: "
+                    f"call offctl through main(), which gives them back", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_secrets():
+    """The values offctl remembers to redact (offctl.inputs.secret) are a process's: each offctl process starts
+    with none. A test that runs offctl in this process must not leave its own (a SASL username "storm", say) to
+    be redacted from the next test's messages."""
+    from offctl import inputs
+
+    saved = set(inputs._secrets)
+    yield
+    inputs._secrets.clear()
+    inputs._secrets.update(saved)
+
+
 def _unavailable(what: str, exc: Exception):
     if ALLOW_SKIP:
         pytest.skip(f"{what} not available (OFFCTL_ALLOW_SKIP=1): {exc}")

@@ -424,13 +424,13 @@ def test_main_gives_back_the_signal_handlers_and_mask_it_found():
 ])
 def test_an_unexpected_exception_is_exit_70_with_one_line_then_the_traceback(argv, where, capsys, monkeypatch):
     """A bug is never exit 1 (findings, to cron) nor 2: one line saying it is one, the traceback after it."""
-    from offctl.commands.app import _run
+    from offctl.commands.app import main
 
     monkeypatch.setattr(sys, "argv", ["offctl", *argv])
-    with mock.patch(where, side_effect=RuntimeError("boom\non two lines")):
-        code = _run(argv)
+    with mock.patch(where, side_effect=RuntimeError("boom\non two lines")), pytest.raises(SystemExit) as exit_:
+        main()  # main, not _run: main gives back the signal handlers it installed (conftest checks)
     err = capsys.readouterr().err
-    assert code == 70
+    assert exit_.value.code == 70
     first, *rest = err.splitlines()
     assert first == "offctl: internal error (a bug, please report it): RuntimeError: boom on two lines"
     assert rest[0].startswith("Traceback") and "RuntimeError: boom" in rest[-2]

@@ -58,8 +58,8 @@ def programs_the_suite_runs() -> set[str]:
     pattern = r'\b(?:which|tool)\(\s*"([^"]+)"|"(/usr/(?:bin|share/java)/[^"]+)"'
     found = {a or b for p in code for a, b in re.findall(pattern, p.read_text())}
     for runbook in RUNBOOKS:
-        for _, line, _ in steps(runbook.read_text()):
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        for step in steps(runbook.read_text()):
+            lexer = shlex.shlex(step.command, posix=True, punctuation_chars=True)
             words = list(lexer)
             found |= {w for prev, w in zip([";", *words], words) if prev in ("|", "||", "&&", ";")}
     return found

@@ -237,6 +237,30 @@ def test_a_delete_and_a_group_reset_say_what_they_do_where(fleet, kafka, names, 
     assert commits(kafka, group) == {(fleet.topic, 0): (3, None)}
 
 
+def test_a_terminal_that_hangs_up_at_the_question_is_not_confirmed(fleet):
+    """The operator's terminal goes away (ssh dropped) while offctl asks: no answer, so nothing is written, exit 8
+    with a line saying why, never an internal error (reading the answer fails with EIO)."""
+    import pty
+
+    before = nodes(fleet.state())
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "offctl", "reset", *fleet.spout, "--to", "latest",
+                             "--quiet-period", "0", "--execute"], stdin=slave, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    os.close(slave)
+    seen = b""
+    while b"[y/N]" not in seen:
+        chunk = proc.stderr.read1(65536)
+        assert chunk, seen.decode(errors="replace")
+        seen += chunk
+    os.close(master)  # the hang-up
+    err = seen.decode() + proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 8, err
+    assert "the terminal went away before an answer" in err and "not confirmed: nothing was written" in err
+    assert "internal error" not in err and "Traceback" not in err
+    assert nodes(fleet.state()) == before and not fleet.backups.exists()
+
+
 @pytest.mark.parametrize("command", [["reset", "--to", "latest"], ["delete", "--partitions", "1"]])
 def test_execute_without_yes_and_no_terminal_refuses_at_once_with_exit_8(fleet, command):
     """cron, a pipe: no terminal to ask, so offctl does not prompt (end of input is no answer) and reads nothing."""

@@ -530,18 +530,8 @@ class KafkaStore:
                              f"a NUL character)")
         what = f"a commit to group {group}"
         tps = [TopicPartition(t, p, o, m) if m is not None else TopicPartition(t, p, o) for t, p, o, m in offsets]
-        try:
-            futures = self.admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)],
-                                                              request_timeout=self.timeout)
-            result = futures[group].result(timeout=self.timeout + 5)
-        except TimeoutError:
-            raise WriteConflict(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
-                                f"{self.timeout:g}s; it may or may not have been applied") from None
-        except KafkaException as exc:
-            err = _kafka_error(exc)
-            if err is not None and err.code() in _UNREACHABLE:
-                raise self._unavailable(what, exc) from None
-            raise WriteConflict(f"Kafka refused {what}: {err.str() if err else exc}") from None
+        result = self._answer(what, lambda: self.admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=self.timeout)[group])
         refused = [f"{tp.topic}/{tp.partition} ({tp.error.str()})" for tp in result.topic_partitions
                    if tp.error is not None]
         if refused:
@@ -558,10 +548,15 @@ class KafkaStore:
         if not _sendable_group(group):
             raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
                              f"a NUL character)")
-        what = f"the deletion of group {group}"
+        self._answer(f"the deletion of group {group}",
+                     lambda: self.admin.delete_consumer_groups([group], request_timeout=self.timeout)[group])
+
+    def _answer(self, what: str, send):
+        """The result of an admin write (`send` sends it and returns its future): WriteConflict when the broker
+        refuses it or does not answer in time (it may or may not have been applied), StoreUnavailable when the
+        broker cannot be reached."""
         try:
-            futures = self.admin.delete_consumer_groups([group], request_timeout=self.timeout)
-            futures[group].result(timeout=self.timeout + 5)
+            return send().result(timeout=self.timeout + 5)
         except TimeoutError:
             raise WriteConflict(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
                                 f"{self.timeout:g}s; it may or may not have been applied") from None

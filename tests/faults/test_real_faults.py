@@ -79,13 +79,32 @@ def _offsets(address: str, root: str) -> list[int]:
         zk.close()
 
 
+class _Terminal:
+    """The write end of a pseudo-terminal on the reset's standard input: offctl asks its question only where a
+    terminal can answer it (without one, --execute without --yes is exit 8 at once)."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+
+    def write(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def close(self) -> None:
+        """Nothing more to say. The terminal stays open until the reset ends (_finish): closed now, it would hang
+        up before the reset read its answer."""
+
+
 def _at_the_prompt(argv: list[str]) -> subprocess.Popen:
-    """Start the reset and return once it has read everything, planned and asks to write (stderr)."""
+    """Start the reset and return once it has read everything, planned and asks to write (stderr); the question
+    is answered through `proc.stdin`, a terminal's."""
     # stdout (the plan and result of 2,000 partitions) is not read: it must not fill a pipe
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    terminal = _Terminal()
+    proc = subprocess.Popen(argv, stdin=terminal.slave, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(terminal.slave)
+    proc.stdin = terminal
     seen = b""
     deadline = time.monotonic() + 120
-    while b"Write 2000 partition(s)" not in seen:
+    while not (b"Reset 2,000 partitions of spout big" in seen and b"[y/N]" in seen):
         chunk = proc.stderr.read1(65536)
         assert chunk and time.monotonic() < deadline, seen.decode(errors="replace")[-2000:]
         seen += chunk
@@ -105,6 +124,9 @@ def _finish(proc: subprocess.Popen, limit: float) -> tuple[int, str]:
     except subprocess.TimeoutExpired:
         proc.kill()
         raise
+    finally:
+        if isinstance(proc.stdin, _Terminal):
+            os.close(proc.stdin.master)
     return proc.returncode, proc.stderr.read().decode(errors="replace")
 
 
