@@ -101,11 +101,11 @@ def reset_seconds(tmp: Path, broker: servers.LocalServer, partitions: int, fault
         os.kill(zk_server.pid, signal.SIGKILL if fault == "killed" else signal.SIGSTOP)
         try:
             started = time.monotonic()
-            os.write(master, b"y\n")
-            os.close(master)
+            os.write(master, b"y\n")  # the terminal stays open until the reset ends: a hang-up is no answer
             proc.wait(timeout=300)
             took = time.monotonic() - started
         finally:
+            os.close(master)
             if fault == "paused":
                 os.kill(zk_server.pid, signal.SIGCONT)
         proc.stderr.read()
