@@ -54,8 +54,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Guarantee, Position, Resume, SpoutProfile, StormKafkaClient,
-                                   client_start, commit_behaviour, commit_is_ours, configured_start, ignored_start,
-                                   out_of_range, trident_first_poll, trident_out_of_range)
+                                   client_start, commit_behaviour, commit_is_ours, configured_start, first_poll_start,
+                                   ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
 from offctl.core.findings import finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -258,7 +258,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
             plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
             log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
             # as with no record: PartitionManager's `current`, or the first-poll strategy's edge
-            start = (configured_start(profile, log_start, log_end) if old else _edge(profile, log_start, log_end))
+            start = (configured_start(profile, log_start, log_end) if old else first_poll_start(profile, log_start, log_end))
             then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
             out.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
             if not r.stuck:
@@ -349,7 +349,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
             # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
             instead = ignored_start(profile, start, end)
         elif r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
-            instead = _edge(profile, start, end)
+            instead = first_poll_start(profile, start, end)
             out.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
                           f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
                           f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
@@ -423,11 +423,6 @@ def _lag_from(out: _Collector, thresholds: Thresholds, lags: dict[int, int], i: 
     if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
         out.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind the log end "
                                                f"({end}), at or above --lag-threshold {thresholds.lag_threshold}")
-
-
-def _edge(profile: SpoutProfile, start: int | None, end: int | None) -> Position:
-    """Where a first-poll strategy that ignores a stored position seeks: the log start or the log end."""
-    return Position(start if profile.first_poll.edge == "log start" else end, f"the {profile.first_poll.edge}")
 
 
 def _at(position: Position) -> str:

@@ -327,6 +327,14 @@ class Resume:
         return self.why.removeprefix(IGNORES)
 
 
+def first_poll_start(profile: SpoutProfile, log_start: int | None, log_end: int | None) -> Position:
+    """Where a storm-kafka-client spout seeks when it does not resume from a commit (it has none, or its
+    first-poll strategy ignores it): the log start for EARLIEST and UNCOMMITTED_EARLIEST, else the log end
+    (KafkaSpout.doSeek, v1.2.4 and v2.8.8)."""
+    edge = profile.first_poll.edge
+    return Position(log_start if edge == "log start" else log_end, f"the {edge}")
+
+
 def commit_is_ours(topology_id: str | None, running: frozenset[str] | None) -> bool | None:
     """Whether CommitMetadataManager.isOffsetCommittedByThisTopology (v1.2.4, v2.8.8) holds for a commit whose
     Storm metadata names `topology_id` (None: no metadata it can read, which fails its Jackson read: False).
@@ -351,7 +359,7 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
     ignored by EARLIEST/LATEST and resumed from by UNCOMMITTED_*.
     """
     strategy = profile.first_poll
-    edge = Position(log_start if strategy.edge == "log start" else log_end, f"the {strategy.edge}")
+    edge = first_poll_start(profile, log_start, log_end)
     if profile.client is StormKafkaClient.LEGACY:
         if not strategy.uncommitted:
             return Resume(False, edge, (

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from offctl.core.behaviour import Position as Start
 from offctl.core.analyze import commit_resume
-from offctl.core.behaviour import FirstPoll, SpoutProfile, configured_start
+from offctl.core.behaviour import FirstPoll, SpoutProfile, configured_start, first_poll_start
 from offctl.core.messages import GAP, MESSAGE, at_offset
 from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, KafkaCommit, LogMessage, MessageRead, PartitionLog, Position, ZkNode,
                                iso_ms)
@@ -143,7 +143,7 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
                 return None, f"{resume.why} Not known without log offsets."
             return resume.at.offset, f"{resume.why} Counted from {resume.at.offset}."
         strategy = spout.profile.first_poll
-        edge = Start(start if strategy.edge == "log start" else end, f"the {strategy.edge}")
+        edge = first_poll_start(spout.profile, start, end)
         rule = ("UNCOMMITTED_EARLIEST, storm-kafka-client's default" if strategy is FirstPoll.UNCOMMITTED_EARLIEST
                 else f"{strategy.value}")
         return _start(edge, gone, f"{rule}; KafkaSpout.doSeek, v2.8.8")
