@@ -259,12 +259,29 @@ def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = N
     question = confirm_question(plans, zk, kafka, sandbox=is_sandbox(zk, kafka))
     try:
         return typer.confirm(question, default=False, err=True)
-    except typer.Abort:  # end of input: no answer is no
-        err_console.print("")
+    except typer.Abort:  # end of input (Ctrl-D, or a terminal that hung up before offctl read): no answer is no
+        gone = terminal_gone(sys.stdin)
+        err_console.print(f"\noffctl: the terminal went away before an answer ({gone})" if gone else "")
         return False
-    except OSError as exc:  # the terminal went away while offctl waited for the answer (EIO): no answer either
+    except OSError as exc:  # the terminal hung up while offctl waited in the read (EIO): no answer either
         err_console.print(f"\noffctl: the terminal went away before an answer ({exc.strerror or exc})")
         return False
+
+
+def terminal_gone(stream) -> str | None:
+    """Why `stream`'s terminal is gone, or None while it is there. A terminal that hung up before the read gives
+    end of input, as Ctrl-D does; only the hung-up one refuses its settings (Linux answers EIO to every ioctl on
+    a hung-up tty: hung_up_tty_ioctl in drivers/tty/tty_io.c)."""
+    import errno
+    import termios
+
+    try:
+        termios.tcgetattr(stream.fileno())
+    except termios.error as exc:
+        return exc.args[1] if len(exc.args) > 1 and exc.args[0] == errno.EIO else None
+    except (OSError, ValueError, AttributeError):  # closed, replaced or not a file: nothing to say
+        return None
+    return None
 
 
 # --- the selectors of inspect and audit ------------------------------------------------------------------------

@@ -261,6 +261,28 @@ def test_a_terminal_that_hangs_up_at_the_question_is_not_confirmed(fleet):
     assert nodes(fleet.state()) == before and not fleet.backups.exists()
 
 
+def test_a_hung_up_terminal_is_told_from_ctrl_d():
+    """The hang-up above reaches offctl one of two ways, by timing: EIO while it waits in the read, or end of input
+    when the terminal hung up before the read (Linux's hung_up_tty_read returns 0), which alone looks like Ctrl-D.
+    The terminal's settings tell them apart: a hung-up tty answers EIO, a live one (Ctrl-D) answers."""
+    import pty
+
+    from offctl.commands.options import terminal_gone
+
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "rb", buffering=0) as tty:
+        os.write(master, b"\x04")  # Ctrl-D: end of input on a live terminal
+        assert tty.read(1) == b""
+        assert terminal_gone(tty) is None
+        os.close(master)  # the hang-up, before any read
+        assert tty.read(1) == b""  # end of input, as Ctrl-D gave
+        assert terminal_gone(tty) == os.strerror(5)  # "Input/output error"
+    read, write = os.pipe()
+    with os.fdopen(read, "rb") as pipe:
+        os.close(write)
+        assert terminal_gone(pipe) is None  # not a terminal: nothing went away
+
+
 @pytest.mark.parametrize("command", [["reset", "--to", "latest"], ["delete", "--partitions", "1"]])
 def test_execute_without_yes_and_no_terminal_refuses_at_once_with_exit_8(fleet, command):
     """cron, a pipe: no terminal to ask, so offctl does not prompt (end of input is no answer) and reads nothing."""
