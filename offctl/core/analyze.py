@@ -53,9 +53,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Guarantee, Position, Resume, SpoutProfile, StormKafkaClient,
-                                   client_start, commit_behaviour, commit_is_ours, configured_start, first_poll_start,
-                                   ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, SpoutProfile,
+                                   StormKafkaClient, client_start, commit_behaviour, commit_is_ours, configured_start,
+                                   first_poll_start, ignored_start, out_of_range_outcome, trident_first_poll)
 from offctl.core.findings import finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -317,6 +317,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
 
     # 7-12, per record the spout can read
     mob = profile.effective_max_offset_behind
+    moves: dict[tuple[str | None, str], Outcome] = {}  # out_of_range_outcome, decided once per library and side
     for i, r in valid:
         topic = topic_of.get(i)
         if topic is None:
@@ -381,12 +382,12 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         if start is None or end is None:
             continue
         if position < start:
-            jump = out_of_range_move(profile, r, "below", position, start, end)
+            jump = _move(moves, profile, r, "below").say(position, start, end)
             out.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
                           f"{where} resumes at {position} < log start {start}: {start - position} messages were "
                           f"deleted before they were processed; {jump}")
         elif position > end:
-            jump = out_of_range_move(profile, r, "above", position, start, end)
+            jump = _move(moves, profile, r, "above").say(position, start, end)
             out.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
                           f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
         else:
@@ -442,30 +443,29 @@ def commit_resume(profile: SpoutProfile, record: OffsetRecord, running: frozense
 _row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.frozen)
 
 
+def _move(moves: dict[tuple[str | None, str], Outcome], profile: SpoutProfile, r: OffsetRecord, side: str) -> Outcome:
+    """out_of_range_outcome for `r`'s library and `side`, decided once per consumer (a broken fleet asks it for
+    every partition)."""
+    found = moves.get((r.trident, side))  # one consumer's records share a store: r.trident tells the library
+    if found is None:
+        found = moves[(r.trident, side)] = out_of_range_outcome(profile, library_of(r), side)
+    return found
+
+
+def library_of(r: OffsetRecord) -> Library:
+    """Which code reads this stored position (behaviour.Library): storm-kafka's spout, its Trident emitter, or
+    storm-kafka-client."""
+    if r.key.store == ZOOKEEPER:
+        return Library.STORM_KAFKA
+    return Library.STORM_KAFKA_TRIDENT if r.trident == STORM_KAFKA else Library.STORM_KAFKA_CLIENT
+
+
 def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None,
                       end: int | None) -> str:
     """What the spout that wrote `r` does when `position` is out of the log on `side` (below, above), by its
-    library and release (offctl.core.behaviour); also what offctl.core.retention says of a deletion to come."""
-    if r.key.store == ZOOKEEPER:
-        return out_of_range(profile, side, position, start, end)
-    if r.trident == STORM_KAFKA:
-        return trident_out_of_range(profile)
-    return _kafka_reset(profile)
-
-
-def _kafka_reset(profile: SpoutProfile) -> str:
-    """Where an out-of-range commit sends the consumer (KafkaSpoutConfig, per release and guarantee), as the
-    end of a sentence."""
-    if profile.client is StormKafkaClient.LEGACY:
-        return ("the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
-                "is 'latest' (the log end) unless the topology sets it (KafkaSpoutConfig, v1.1.1)")
-    if profile.guarantee is Guarantee.AT_LEAST_ONCE:
-        return ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
-                "KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another (KafkaSpoutConfig, "
-                "v1.2.4 and v2.8.8)")
-    return (f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
-            f"unless the topology sets it, which {profile.guarantee.value} does not (KafkaSpoutConfig, v1.2.4 and "
-            f"v2.8.8)")
+    library and release (behaviour.out_of_range_outcome); also what offctl.core.retention says of a deletion to
+    come."""
+    return out_of_range_outcome(profile, library_of(r), side).sentence(position, start, end)
 
 
 def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluster: Cluster | None) -> str:
