@@ -231,7 +231,7 @@ def assess(report: Report, read: MessageRead, retention: Retention, profile: Spo
     if not_refreshed(profile) is None:
         return {}, []
     members = {c.key: c.members for c in report.consumers}
-    moved_after = moved_after or {}
+    moved_after = {} if moved_after is None else moved_after  # not `or`: a PerWindow's truth works out every key
     out: dict[tuple, Expiry] = {}
     found: list[Finding] = []
     for row in report.rows:

@@ -38,7 +38,7 @@ message a spout resumes at ages, from how much it consumed against how much was 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -166,6 +166,34 @@ def falling_behind(window: Sequence[Observation], commit_period_ms: int = 0) -> 
     if produced <= 0:
         return 1.0 if consumed == 0 else None
     return 1 - consumed / produced if consumed < produced else None
+
+
+class PerWindow(Mapping):
+    """Partition key -> what `measure(key, window)` makes of its window of observations (oldest first), for the
+    keys where it makes something (None leaves the key out), each worked out at its first look-up: a cycle looks up
+    only the partitions that need it (serve: the lagging ones), not every partition of the fleet every cycle.
+    Read it before the windows change (serve: within the cycle that made it)."""
+
+    def __init__(self, windows: Mapping[tuple, Sequence[Observation]],
+                 measure: Callable[[tuple, list[Observation]], object]) -> None:
+        self._windows, self._measure, self._known = windows, measure, {}
+
+    def __getitem__(self, key: tuple):
+        known = self._known
+        if key in known:
+            value = known[key]
+        else:
+            window = self._windows.get(key)
+            value = known[key] = None if window is None else self._measure(key, list(window))
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Iterator[tuple]:
+        return (key for key in list(self._windows) if key in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def evaluate(observations: Sequence[Observation], *, running: bool | None,

@@ -227,7 +227,7 @@ def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom
     `horizon_ms` when given, else by the default rules, with `behind` per partition key from serve's or watch's
     window), RETENTION_EXCEEDED once it is older than retention.ms: what the spout then does, and what it loses."""
     out: list[Finding] = []
-    behind = behind or {}
+    behind = {} if behind is None else behind  # not `or`: a PerWindow's truth would work out every partition
     for row in rows:
         h = headroom(row, headrooms)
         if h is None or h.seconds is None:
