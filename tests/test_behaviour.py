@@ -150,3 +150,24 @@ def test_releases_are_tuples(text, version):
 def test_release_order_tells_3_0_from_3_1():
     assert release("3.0.0") < release("3.1.0") and release("3.0") != release("3.1")
     assert SpoutProfile(client_release="3.0.0").client_version != SpoutProfile(client_release="3.1.0").client_version
+
+
+TKSE = "external/storm-kafka-client/src/main/java/org/apache/storm/kafka/spout/trident/KafkaTridentSpoutEmitter.java"
+
+
+@pytest.mark.parametrize("name, text, file", [
+    ("DO_SEEK", "KafkaSpout.doSeek, v2.8.8", KS),
+    ("DO_SEEK_OURS", "KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8", KS),
+    ("DO_SEEK_BOTH_LINES", "KafkaSpout.doSeek, v1.2.4 and v2.8.8", KS),
+    ("COMMIT_ACKED", "KafkaSpout.commitOffsetsForAckedTuples, v1.2.4 and v2.8.8", KS),
+    ("TRIDENT_CLIENT_SEEK", "KafkaTridentSpoutEmitter.seek, v2.8.8", TKSE),
+    ("NO_RECORD", "the PartitionManager constructor, v0.9.6 and v1.2.4", PM_0),
+    ("NO_TRIDENT_STATE", "TridentKafkaEmitter.doEmitNewPartitionBatch, v0.9.6 and v1.2.4", TKE_0),
+], ids=lambda v: v if isinstance(v, str) and v.isupper() else None)
+def test_the_citation_table(name, text, file):
+    """The citations messages outside behaviour name (plan, analyze, expiry): each file exists at its first tag in
+    apache/storm (read there), under storm/kafka/ before 1.0."""
+    import offctl.core.behaviour as behaviour
+
+    cite = getattr(behaviour, name)
+    assert (str(cite), cite.file) == (text, file)

@@ -53,9 +53,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, SpoutProfile,
+from offctl.core.behaviour import (DO_SEEK_OURS, LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, SpoutProfile,
                                    StormKafkaClient, client_start, commit_behaviour, commit_is_ours, configured_start,
-                                   first_poll_start, ignored_start, out_of_range_outcome, trident_first_poll)
+                                   first_poll_start, ignored_start, out_of_range_outcome, start_outcome,
+                                   trident_first_poll)
 from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -629,12 +630,12 @@ def stale_topology(c: _Consumer) -> None:
             if profile is not None and not profile.first_poll.uncommitted:
                 # KafkaSpout.doSeek, v2.8.8: isOffsetCommittedByThisTopology fails for another topology's commit
                 ignored = (f"; with {profile.first_poll.value} the spout ignores these commits and starts at the "
-                           f"{profile.first_poll.edge} (KafkaSpout.doSeek and "
-                           f"CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)")
+                           f"{profile.first_poll.edge} ({DO_SEEK_OURS})")
         elif profile is not None and profile.ignore_zk_offsets:
             force = "forceFromStart" if profile.storm_kafka.before_0_10 else "ignoreZkOffsets"
             ignored = (f"; with {force} the next deployment ignores these offsets and starts from "
-                       f"{ignored_start(profile, None, None).label} (PartitionManager, {profile.storm_kafka.tag})")
+                       f"{ignored_start(profile, None, None).label} "
+                       f"({start_outcome(profile, Library.STORM_KAFKA).citation})")
         c.out.on_consumer("STALE_TOPOLOGY",
                           f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not "
                           f"running; {now}{ignored}")

@@ -269,7 +269,11 @@ class Citation:
     tags: tuple[str, ...]  # the release tags read
 
     def __str__(self) -> str:
-        return f"{self.member}, {' and '.join(self.tags)}"
+        return f"{self.member}, {self.tag_text}"
+
+    @property
+    def tag_text(self) -> str:
+        return " and ".join(self.tags)
 
 
 def storm_kafka_citation(member: str, tag: str, file: str | None = None) -> Citation:
@@ -281,6 +285,24 @@ def storm_kafka_citation(member: str, tag: str, file: str | None = None) -> Cita
 def client_citation(member: str, *tags: str, file: str | None = None) -> Citation:
     """A file of storm-kafka-client's spout package at `tags`."""
     return Citation(member, f"{CLIENT_DIR}{file or member.split('.')[0]}.java", tags)
+
+
+# The Storm source the messages outside this module cite, named once (each read at its tags in apache/storm):
+# where a storm-kafka-client spout seeks on its first poll of a partition, and whether a commit is its topology's
+DO_SEEK = client_citation("KafkaSpout.doSeek", "v2.8.8")
+DO_SEEK_OURS = client_citation("KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology", "v2.8.8",
+                               file="KafkaSpout")
+DO_SEEK_BOTH_LINES = client_citation("KafkaSpout.doSeek", "v1.2.4", "v2.8.8")
+# when AT_LEAST_ONCE commits: only partitions with newly acked offsets
+COMMIT_ACKED = client_citation("KafkaSpout.commitOffsetsForAckedTuples", "v1.2.4", "v2.8.8", file="KafkaSpout")
+# where a storm-kafka-client Trident spout starts a partition without a state
+TRIDENT_CLIENT_SEEK = client_citation("KafkaTridentSpoutEmitter.seek", "v2.8.8", file="trident/KafkaTridentSpoutEmitter")
+# where storm-kafka starts a partition without a record (startOffsetTime from 0.10.0 on, 0.9.x the log end without
+# forceFromStart), its spout and its Trident emitter
+NO_RECORD = Citation("the PartitionManager constructor", f"{STORM_KAFKA_DIR[False]}PartitionManager.java",
+                     ("v0.9.6", "v1.2.4"))
+NO_TRIDENT_STATE = Citation("TridentKafkaEmitter.doEmitNewPartitionBatch",
+                            f"{STORM_KAFKA_DIR[False]}trident/TridentKafkaEmitter.java", ("v0.9.6", "v1.2.4"))
 
 
 class Library(str, Enum):
@@ -519,7 +541,7 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
         return Resume(True, Position(committed + 1, "committed + 1"), (
             f"The spout resumes after this commit: storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 "
             f"= {committed + 1} (KafkaSpout.doSeek, v1.1.1)."))
-    cite = "KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8"
+    cite = DO_SEEK_OURS
     if ours is False and not strategy.uncommitted:
         return Resume(False, edge, (
             f"{IGNORES}{strategy.value} applies to a commit that is not the running "
