@@ -96,7 +96,8 @@ def test_out_of_range_outcome(profile, library, side, where, member, file, tags,
 # Where the spout starts without a stored position it can use: PartitionManager's constructor (`current`), or
 # KafkaSpout.doSeek's first-poll strategy.
 START_CASES = [
-    pytest.param(SpoutProfile(), SK, Lands.LOG_START, "PartitionManager", PM, ("v1.2.4",), "startOffsetTime, the log start (100)",
+    pytest.param(SpoutProfile(), SK, Lands.LOG_START, "PartitionManager", PM, ("v1.2.4",),
+                 "startOffsetTime, the log start (100)",
                  id="log-start:PartitionManager@v1.2.4(startOffsetTime)"),
     pytest.param(SpoutProfile(storm_kafka=StormKafka.V0_9_3), SK, Lands.LOG_END, "PartitionManager", PM_0, ("v0.9.6",),
                  "the log end (LatestTime: forceFromStart is false) (120)",

@@ -50,13 +50,13 @@ Rules run in this order for each consumer:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (DO_SEEK_OURS, LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, SpoutProfile,
-                                   StormKafkaClient, client_start, commit_behaviour, commit_is_ours, configured_start,
-                                   first_poll_start, ignored_start, out_of_range_outcome, start_outcome,
-                                   trident_first_poll)
+from offctl.core.behaviour import (DO_SEEK_OURS, LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume,
+                                   SpoutProfile, StormKafkaClient, client_start, commit_behaviour, commit_is_ours,
+                                   configured_start, first_poll_start, ignored_start, out_of_range_outcome,
+                                   start_outcome, trident_first_poll)
 from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -492,7 +492,8 @@ def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: 
         return False
     plog = partitions.get(r.partition)
     if plog is None:
-        c.on_record(i, r, topic, "UNKNOWN_PARTITION", f"{where} does not exist: the topic has {len(partitions)} partitions")
+        c.on_record(i, r, topic, "UNKNOWN_PARTITION",
+                    f"{where} does not exist: the topic has {len(partitions)} partitions")
         return False
     c.logs[i] = plog
     return plog

@@ -16,7 +16,7 @@ storm-kafka, PartitionManager's constructor (identical read in v0.9.2-incubating
      `current`.
   5. On the first fetch an offset outside [log start, log end] gets OFFSET_OUT_OF_RANGE. With
      useStartOffsetTimeIfOffsetOutOfRange (default true) PartitionManager.fill() moves, differently by
-     release (OUT_OF_RANGE below); without it KafkaUtils.fetchMessages throws FailedFetchException on every
+     release (out_of_range_outcome below); without it KafkaUtils.fetchMessages throws FailedFetchException on every
      fetch and the partition emits nothing.
 """
 
@@ -296,7 +296,8 @@ DO_SEEK_BOTH_LINES = client_citation("KafkaSpout.doSeek", "v1.2.4", "v2.8.8")
 # when AT_LEAST_ONCE commits: only partitions with newly acked offsets
 COMMIT_ACKED = client_citation("KafkaSpout.commitOffsetsForAckedTuples", "v1.2.4", "v2.8.8", file="KafkaSpout")
 # where a storm-kafka-client Trident spout starts a partition without a state
-TRIDENT_CLIENT_SEEK = client_citation("KafkaTridentSpoutEmitter.seek", "v2.8.8", file="trident/KafkaTridentSpoutEmitter")
+TRIDENT_CLIENT_SEEK = client_citation("KafkaTridentSpoutEmitter.seek", "v2.8.8",
+                                      file="trident/KafkaTridentSpoutEmitter")
 # where storm-kafka starts a partition without a record (startOffsetTime from 0.10.0 on, 0.9.x the log end without
 # forceFromStart), its spout and its Trident emitter
 NO_RECORD = Citation("the PartitionManager constructor", f"{STORM_KAFKA_DIR[False]}PartitionManager.java",
@@ -445,16 +446,6 @@ def start_outcome(profile: SpoutProfile, library: Library) -> Outcome:
                        lambda position, start, end: first_poll_start(profile, start, end).text())
     return Outcome(_configured_lands(profile), storm_kafka_citation("PartitionManager", profile.storm_kafka.tag),
                    lambda position, start, end: configured_start(profile, start, end).text())
-
-
-def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: int | None, log_end: int | None) -> str:
-    """out_of_range_outcome's sentence for a storm-kafka spout."""
-    return out_of_range_outcome(profile, Library.STORM_KAFKA, side).sentence(committed, log_start, log_end)
-
-
-def trident_out_of_range(profile: SpoutProfile) -> str:
-    """out_of_range_outcome's sentence for a storm-kafka Trident state."""
-    return _trident_out_of_range(profile).sentence(0, None, None)
 
 
 def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: frozenset[str] | None) -> str | None:

@@ -53,8 +53,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import (COMMIT_ACKED, DO_SEEK_BOTH_LINES, LEGACY_RELEASES, FirstPoll, Guarantee, SpoutProfile,
-                                   StormKafkaClient)
+from offctl.core.behaviour import (COMMIT_ACKED, DO_SEEK_BOTH_LINES, LEGACY_RELEASES, FirstPoll, Guarantee,
+                                   SpoutProfile, StormKafkaClient)
 from offctl.core.findings import finding
 from offctl.core.history import Observation
 from offctl.core.messages import GAP, MESSAGE as AT_MESSAGE, at_offset

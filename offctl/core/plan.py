@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, OffsetRecord,
                                PartitionLog, ZkNode, iso_ms)
 from offctl.core.analyze import applied_topics, commit_resume
-from offctl.core.behaviour import (DO_SEEK, DO_SEEK_OURS, NO_RECORD, NO_TRIDENT_STATE, TRIDENT_CLIENT_SEEK, SpoutProfile,
-                                   configured_start)
+from offctl.core.behaviour import (DO_SEEK, DO_SEEK_OURS, NO_RECORD, NO_TRIDENT_STATE, TRIDENT_CLIENT_SEEK,
+                                   SpoutProfile, configured_start)
 from offctl.core.storm import (commit_metadata_json, parse_commit, parse_commit_metadata, parse_zk_node, record_topology,
                                storm_kafka_record)
 from offctl.inputs import printable

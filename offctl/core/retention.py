@@ -239,7 +239,8 @@ def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom
         resume = row.log_end - row.lag
         where = f"{row.topic}/{row.record.partition}"
         deleted = _deleted(profile, row)
-        then = f"{deleted.sentence(resume, None, None)}, {_loss(_LANDS.get(deleted.lands, FAILS), row, resume, h.offset)}"
+        loss = _loss(_LANDS.get(deleted.lands, FAILS), row, resume, h.offset)
+        then = f"{deleted.sentence(resume, None, None)}, {loss}"
         if h.seconds < 0:
             message = (f"{where} resumes at {resume} (lag {row.lag:,}), and its message ({h.why}) is "
                        f"{duration(-h.seconds)} past retention: the broker may delete it at its next retention "
