@@ -31,21 +31,19 @@ LONG_MAX = 2**63 - 1
 EARLIEST_TIME, LATEST_TIME = -2, -1  # kafka.api.OffsetRequest.EarliestTime() / LatestTime()
 
 
-def _release(text: str, library: str, example: str) -> tuple[int, int, int]:
-    """(major, minor, patch) of a release number such as 1.2.4, 0.9.2-incubating or 1.0."""
-    m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:[.-][\w.-]{0,40})?", text.strip())
-    if not m:
-        raise ValueError(f"{text[:40]!r} is not a {library} release like {example}")
-    return int(m[1]), int(m[2]), int(m[3] or 0)
-
-
-def release(text: str, library: str = "storm-kafka-client") -> tuple[int, ...]:
+def release(text: str, library: str = "storm-kafka-client", example: str = "3.1.0") -> tuple[int, ...]:
     """A release as (major, minor[, patch]): "3.1" is (3, 1), "3.1.0" is (3, 1, 0), "0.9.2-incubating" is
     (0, 9, 2). Tuples order as releases do, and a rule can tell 3.0 from 3.1."""
     m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:[.-][\w.-]{0,40})?", text.strip())
     if not m:
-        raise ValueError(f"{text[:40]!r} is not a {library} release like 1.2.4")
+        raise ValueError(f"{text[:40]!r} is not a {library} release like {example}")
     return (int(m[1]), int(m[2])) if m[3] is None else (int(m[1]), int(m[2]), int(m[3]))
+
+
+def _release(text: str, library: str, example: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a release number such as 1.2.4, 0.9.2-incubating or 1.0 (patch 0)."""
+    major, minor, *patch = release(text, library, example)
+    return major, minor, patch[0] if patch else 0
 
 
 # Each line's releases, and the tag its rules are read from (StormKafka.releases, .tag).
