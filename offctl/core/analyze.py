@@ -1,8 +1,10 @@
 """Detection rules: records + log offsets -> per-partition rows and findings.
 
-`analyze_consumer` is the one implementation of every rule; `analyze` applies it to a snapshot, and the
+`analyze_consumer` is the one implementation of every rule, as the list of the rules below, one function each
+(ambiguous_spout_id .. stale_topology, numbered in the source); `analyze` applies it to a snapshot, and the
 Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
-source release by release (offctl/core/behaviour.py, which cites each file and tag).
+source release by release: offctl/core/behaviour.py answers it once (an Outcome: where the spout lands, the
+sentence, the file and tag it cites), and the rules read that answer.
 A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
 Rules run in this order for each consumer:
 
