@@ -168,6 +168,9 @@ def falling_behind(window: Sequence[Observation], commit_period_ms: int = 0) -> 
     return 1 - consumed / produced if consumed < produced else None
 
 
+_UNKNOWN = object()
+
+
 class PerWindow(Mapping):
     """Partition key -> what `measure(key, window)` makes of its window of observations (oldest first), for the
     keys where it makes something (None leaves the key out), each worked out at its first look-up: a cycle looks up
@@ -178,16 +181,25 @@ class PerWindow(Mapping):
                  measure: Callable[[tuple, list[Observation]], object]) -> None:
         self._windows, self._measure, self._known = windows, measure, {}
 
-    def __getitem__(self, key: tuple):
-        known = self._known
-        if key in known:
-            value = known[key]
-        else:
+    def _value(self, key: tuple):
+        value = self._known.get(key, _UNKNOWN)
+        if value is _UNKNOWN:
             window = self._windows.get(key)
-            value = known[key] = None if window is None else self._measure(key, list(window))
+            value = self._known[key] = None if window is None else self._measure(key, list(window))
+        return value
+
+    def __getitem__(self, key: tuple):
+        value = self._value(key)
         if value is None:
             raise KeyError(key)
         return value
+
+    def get(self, key: tuple, default=None):  # without Mapping.get's KeyError for each partition that has none
+        value = self._value(key)
+        return default if value is None else value
+
+    def __contains__(self, key: object) -> bool:
+        return self._value(key) is not None  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[tuple]:
         return (key for key in list(self._windows) if key in self)
