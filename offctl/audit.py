@@ -26,10 +26,11 @@ from offctl.config import Connection
 from offctl import interrupts
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
 from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
-from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
+from offctl.inspect import Estimates, Selection, assess, findings_exit_code, open_stores, read_snapshot, validate
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
 from offctl.core.targets import Scope, Target
-from offctl.render import consumer_dict, finding_dict, partition_dict
+from offctl.core.timelag import ESTIMATE
+from offctl.render import consumer_dicts, finding_dict, partition_dicts, time_lags
 from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
 
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
@@ -86,19 +87,24 @@ def process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def read_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int) -> Snapshot:
-    """Read one chunk with clients of its own (runs in a Spark task). A store that cannot be reached makes
-    the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
+def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int, thresholds: Thresholds,
+                estimates: Estimates = Estimates()) -> tuple[Snapshot, Report]:
+    """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.inspect.assess:
+    the analysis, then the time lag, retention headroom and commit expiry read with the same Kafka client), so the
+    audit sees what inspect sees. Returns the chunk's reads (a snapshot to save) and its report. A store that cannot
+    be reached makes the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
     roots = [chunk.zk_root] if chunk.zk_root else []
     try:
         with open_stores(conn, targeted=True) as (zk, kafka):
             chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups)
-            snapshot, _ = read_snapshot(zk, kafka, roots, chunk_selection,
-                                        conn.storm_root, now_ms, spouts_by_root={r: chunk.spout_ids for r in roots},
-                                        trident_roots=[chunk.trident_root] if chunk.trident_root else ())
-            return replace(snapshot, reader=process_name())
+            snapshot, records = read_snapshot(zk, kafka, roots, chunk_selection, conn.storm_root, now_ms,
+                                              spouts_by_root={r: chunk.spout_ids for r in roots},
+                                              trident_roots=[chunk.trident_root] if chunk.trident_root else ())
+            snapshot = replace(snapshot, reader=process_name())
+            return snapshot, assess(snapshot, kafka, thresholds, estimates, records)
     except OffctlError as exc:
-        return Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
+        snapshot = Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
+        return snapshot, assess(snapshot, None, thresholds)
 
 
 # --- what each task hands back ----------------------------------------------------------------------------
@@ -109,11 +115,17 @@ def partition_key(d: Mapping) -> tuple:
     return d["store"], d["consumer"], d["zk_root"], d["topic"], d["partition"]
 
 
+# Keys of a task's partition rows that only travel to the driver (history, the files' captured_at): not in the document.
+TASK_KEYS = ("captured_ms", "modified_ms", "resumes_stored")
+
+
 def partition_rows(report: Report) -> Iterator[dict]:
-    """partition_dict of every row, with the codes of the findings on that partition."""
-    for row in report.rows:
-        yield {**partition_dict(row), "findings": list(row.codes), "captured_ms": report.captured_ms,
-               "modified_ms": row.record.modified_ms}
+    """Every row as inspect's document gives it (render.partition_dicts: its time lag, retention headroom and
+    commit expiry included), with the codes of the findings on that partition and TASK_KEYS."""
+    for row, d in zip(report.rows, partition_dicts(report, time_lags(report))):
+        d.update(findings=list(row.codes), captured_ms=report.captured_ms, modified_ms=row.record.modified_ms,
+                 resumes_stored=row.resumes_stored)
+        yield d
 
 
 def observation(row: Mapping) -> Observation:
@@ -129,17 +141,22 @@ def observations(snapshot: Snapshot) -> Iterator[tuple[tuple, Observation]]:
 
 def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int,
                  allowed_lag: int = 0, kafka_commit_period_ms: int = 0) -> dict:
-    """The row with history_status and time_lag_s from its earlier observations and itself."""
+    """The row with its history_status from its earlier observations and itself. Where the message gave no time lag,
+    the history's estimate stands in, as serve and watch show it (offctl.core.timelag.served): time_lag_source
+    `estimate`."""
     obs = [*earlier, observation(row)] if row["committed"] is not None else []
     tid = row["topology_id"]
     is_running = (tid in running) if running is not None and tid else None
     h = evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag,
                  commit_period_ms=commit_period_of(row["store"], kafka_commit_period_ms)) if obs else None
-    return {**row, "history_status": h.status if h else None, "time_lag_s": h.time_lag_s if h else None}
+    out = {**row, "history_status": h.status if h else None}
+    if h and h.time_lag_s is not None and row.get("time_lag_s") is None and row.get("resumes_stored"):
+        out["time_lag_s"], out["time_lag_source"] = h.time_lag_s, ESTIMATE
+    return out
 
 
 def without_history(row: dict) -> dict:
-    return {**row, "history_status": None, "time_lag_s": None}
+    return {**row, "history_status": None}
 
 
 # --- totals ----------------------------------------------------------------------------------------------
@@ -159,16 +176,24 @@ class Tally:
     checks_skipped: list[str] = field(default_factory=list)
     # what storm-kafka-client groups' commits mean (Report.commits): the same in every chunk that has such groups
     commits: CommitBehaviour | None = None
+    # the offsets.retention.minutes the commit expiry assumes (Report.offsets_retention): the broker's, the same in
+    # every chunk that estimated it
+    offsets_retention: object | None = None
+    # the fleet's extremes of the partitions' figures (None: no partition has one): (seconds, consumer dict keys)
+    max_time_lag: tuple[float, tuple] | None = None
+    min_retention_headroom: tuple[float, tuple] | None = None
+    min_commit_expiry: tuple[float, tuple] | None = None
 
     @classmethod
-    def of(cls, report: Report) -> Tally:
+    def of(cls, report: Report, rows: Iterable[Mapping] = ()) -> Tally:
+        """The counts of one chunk's report; `rows`: its partition rows (partition_rows), for the extremes."""
         # A chunk that could not be read has no Kafka or Storm data because it failed, not because those
         # were not asked for: its failure is in `incomplete`, and it skipped no check.
         failed = bool(report.incomplete) and not report.rows
         return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
                    Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
                    list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped),
-                   report.commits)
+                   report.commits, report.offsets_retention, *extremes(rows))
 
     def __add__(self, other: Tally) -> Tally:
         def merged(a: list[str], b: list[str]) -> list[str]:
@@ -178,13 +203,17 @@ class Tally:
                      self.total_lag + other.total_lag, self.by_severity + other.by_severity,
                      self.by_code + other.by_code, merged(self.notes, other.notes),
                      merged(self.incomplete, other.incomplete), merged(self.checks_skipped, other.checks_skipped),
-                     self.commits or other.commits)
+                     self.commits or other.commits, self.offsets_retention or other.offsets_retention,
+                     _pick(max, self.max_time_lag, other.max_time_lag),
+                     _pick(min, self.min_retention_headroom, other.min_retention_headroom),
+                     _pick(min, self.min_commit_expiry, other.min_commit_expiry))
 
     def worst(self) -> Severity | None:
         return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
 
     def summary(self) -> dict:
-        """inspect's summary block (render.summary_dict), from the tally."""
+        """inspect's summary block (render.summary_dict), from the tally, with the fleet's largest time lag,
+        smallest retention headroom and soonest commit expiry (null where no partition has one)."""
         worst = self.worst()
         return {
             "consumers": self.consumers,
@@ -193,13 +222,40 @@ class Tally:
             "findings": {s.label: self.by_severity.get(s.label, 0) for s in sorted(Severity, reverse=True)},
             "by_code": dict(sorted(self.by_code.items())),
             "status": worst.label if worst else "ok",
+            "max_time_lag_s": self.max_time_lag[0] if self.max_time_lag else None,
+            "min_retention_headroom_s": self.min_retention_headroom[0] if self.min_retention_headroom else None,
+            "min_commit_expiry_s": self.min_commit_expiry[0] if self.min_commit_expiry else None,
         }
 
 
+# The figures the tally keeps the fleet's extreme of: (partition row key, max or min), as inspect's rows name them.
+EXTREMES = (("time_lag_s", max), ("retention_headroom_s", min), ("commit_expiry_s", min))
+
+
+def extremes(rows: Iterable[Mapping]) -> tuple:
+    """Per EXTREMES, the extreme figure of these partition rows and its partition (store, consumer, zk_root, topic,
+    partition), or None when no row has one. One pass over the rows."""
+    best: list = [None] * len(EXTREMES)
+    for row in rows:
+        for i, (key, pick) in enumerate(EXTREMES):
+            value = row[key]
+            if value is not None and (best[i] is None or pick(value, best[i][0]) != best[i][0]):
+                best[i] = (value, partition_key(row))
+    return tuple(best)
+
+
+def _pick(pick, a: tuple | None, b: tuple | None) -> tuple | None:
+    if a is None or b is None:
+        return a or b
+    return a if pick(a[0], b[0]) == a[0] else b
+
+
 def chunk_outputs(report: Report) -> tuple[Tally, list[dict], list[dict], list[dict]]:
-    """A task's analyzed chunk: its tally, partition rows, findings and consumers, as plain dicts."""
-    return (Tally.of(report), list(partition_rows(report)), [finding_dict(f) for f in report.findings],
-            [consumer_dict(c) for c in report.consumers])
+    """A task's analyzed chunk: its tally, partition rows, findings and consumers, as plain dicts, as inspect's
+    document gives them."""
+    rows = list(partition_rows(report))
+    return (Tally.of(report, rows), rows, [finding_dict(f) for f in report.findings],
+            consumer_dicts(report, time_lags(report)))
 
 
 def worst_first(consumer: Mapping) -> tuple:
@@ -373,7 +429,16 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("used", "boolean", "false when the spout cannot use the record (MALFORMED_RECORD)"),
         ("findings", "string", "codes of the findings on this partition, ';'-separated"),
         ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
-        ("time_lag_s", "double", "estimated seconds since the message at the committed offset was written"),
+        ("time_lag_s", "double", "seconds the message the spout resumes at has waited: from its timestamp, 0 when "
+                                 "the lag is 0, else the estimate over the snapshots' history (null: no figure)"),
+        ("time_lag_source", "string", "where time_lag_s comes from: message, caught-up, estimate, unread or "
+                                      "no-timestamp (null: no lag)"),
+        ("retention_headroom_s", "double", "seconds until the broker may delete the message the spout resumes at "
+                                           "(negative: past), where known"),
+        ("retention_source", "string", "where the retention headroom comes from (docs/contract.md, retention risk)"),
+        ("commit_expiry_s", "double", "storm-kafka-client groups: seconds before the broker may delete the commit "
+                                      "(negative once past), estimated"),
+        ("commit_expiry_source", "string", "what the commit expiry is estimated from (null: not estimated)"),
         ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
     )),
     "findings": ("one row per finding", (
@@ -398,6 +463,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("max_lag", "long", "largest partition lag"),
         ("status", "string", "ok, info, warning or error: its worst finding"),
         ("finding_codes", "string", "codes of its findings, ','-separated"),
+        ("max_time_lag_s", "double", "the largest time_lag_s of its partitions that have one"),
+        ("min_retention_headroom_s", "double", "the smallest retention_headroom_s of its partitions that have one"),
         ("group_state", "string", "the Kafka group's state (kafka)"),
         ("members", "long", "the Kafka group's members (kafka)"),
         ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
@@ -484,6 +551,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
 class AuditSettings:
     selection: Selection = Selection()
     thresholds: Thresholds = Thresholds()
+    estimates: Estimates = Estimates()  # what each task's reads after the analysis are told (a budget per task)
     out: str | None = None
     file_format: str = "parquet"
     save_snapshot: str | None = None

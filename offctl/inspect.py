@@ -351,13 +351,39 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, profile: SpoutPro
     return replace(report, commit_expiry=expiries, offsets_retention=retention, notes=(*report.notes, *notes))
 
 
+@dataclass(frozen=True)
+class Estimates:
+    """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
+    options, and serve's and watch's pace per partition (offctl.core.history.falling_behind) for RETENTION_RISK's
+    default rule."""
+
+    time_lag_budget_s: float = TIME_LAG_BUDGET_S
+    expiry: ExpiryOptions = ExpiryOptions()
+    behind: Mapping[tuple, float] | None = None
+
+
+def assess(snapshot: Snapshot, kafka: LogStore | None, thresholds: Thresholds,
+           estimates: Estimates = Estimates(),
+           records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None) -> Report:
+    """The pipeline every face runs on what it read (inspect, a watch refresh, a serve cycle, an audit task):
+    analyze the snapshot, then the reads that follow from the analysis, with `kafka` still open: the time lag of
+    the lagging partitions, their retention headroom, and the commit expiry of the storm-kafka-client groups'
+    partitions, their messages read within `estimates.time_lag_budget_s` seconds in all (0: not read)."""
+    budget_s = estimates.time_lag_budget_s
+    started = time.monotonic()
+    report = with_time_lags(analyze(snapshot, thresholds, records), kafka, budget_s, thresholds, estimates.behind)
+    # The time lags come first; the commit expiry gets what is left of the same budget.
+    left = max(budget_s - (time.monotonic() - started), 0.001) if budget_s > 0 else 0.0
+    return with_commit_expiry(report, kafka, thresholds.spout, estimates.expiry, left)
+
+
 def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
             now_ms: int | None = None, *, time_lag_budget_s: float = TIME_LAG_BUDGET_S,
             expiry_options: ExpiryOptions = ExpiryOptions(), behind: Mapping[tuple, float] | None = None) -> Report:
-    """Read every selected spout and group, join with log offsets, and report rows and findings, with the time
-    lag of the lagging partitions and the commit expiry of the storm-kafka-client groups' partitions, their
-    messages read within `time_lag_budget_s` seconds in all (0: not read). `behind`: serve's and watch's pace
-    per partition (offctl.core.history.falling_behind), for RETENTION_RISK's default rule."""
+    """Read every selected spout and group, join with log offsets, and report rows and findings, with the reads
+    that follow (assess): the time lag and retention headroom of the lagging partitions and the commit expiry of
+    the storm-kafka-client groups' partitions, their messages read within `time_lag_budget_s` seconds in all (0:
+    not read). `behind`: serve's and watch's pace per partition, for RETENTION_RISK's default rule."""
     validate(conn, selection)
     roots = spout_roots(conn, selection)
     with cyclic_gc_paused():
@@ -365,9 +391,4 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
             snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
                                               now_ms if now_ms is not None else int(time.time() * 1000),
                                               trident_roots=trident_list(conn, selection))
-            started = time.monotonic()
-            report = with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s,
-                                    thresholds, behind)
-            # The time lags come first; the commit expiry gets what is left of the same budget.
-            left = max(time_lag_budget_s - (time.monotonic() - started), 0.001) if time_lag_budget_s > 0 else 0.0
-            return with_commit_expiry(report, kafka, thresholds.spout, expiry_options, left)
+            return assess(snapshot, kafka, thresholds, Estimates(time_lag_budget_s, expiry_options, behind), records)

@@ -18,15 +18,14 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 
-from offctl.audit import (FILES, AuditSettings, Tally, add_totals, chunk_outputs, flat, history_counts, lag_totals,
-                          process_name,
-                          observations, partition_key, plan_chunks, read_chunk, totals_dict, with_history,
-                          without_history, worst_first)
-from offctl.core.analyze import analyze
+from offctl.audit import (FILES, TASK_KEYS, AuditSettings, Tally, add_totals, audit_chunk, chunk_outputs, flat,
+                          history_counts, lag_totals, observations, partition_key, plan_chunks, process_name,
+                          totals_dict, with_history, without_history, worst_first)
+from offctl.inspect import assess
 from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
 from offctl.inspect import Selection, open_stores, spout_roots, trident_list
-from offctl.render import DOCUMENT_VERSION, commits_dict, hints_dict
+from offctl.render import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
 from offctl.core.model import (UNKNOWN_TYPE, ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode,
                                iso_ms)
 
@@ -336,7 +335,7 @@ class AuditResult:
         """inspect's JSON document, in parts to stream: head, sections of rows, tail."""
         def rows() -> Iterator[dict]:
             for r in self.rows.toLocalIterator():
-                yield {k: v for k, v in r.items() if k not in ("captured_ms", "modified_ms")}
+                yield {k: v for k, v in r.items() if k not in TASK_KEYS}
 
         head = {"document_version": DOCUMENT_VERSION, "captured_at": iso_ms(self.captured_ms)}
         sections = {"partitions": rows(), "findings": self.findings.toLocalIterator(),
@@ -345,7 +344,7 @@ class AuditResult:
         tail = {"hints": hints_dict(self.tally.by_code), "summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
                 "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings,
                 "processing_guarantee": commits_dict(self.tally.commits),
-                "read_by": self.read_by, "driver": self.driver}
+                "offsets_retention": retention_dict(self.tally.offsets_retention), "read_by": self.read_by, "driver": self.driver}
         return head, sections, tail
 
     def summary(self) -> dict:
@@ -382,7 +381,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
 
     sc = spark.sparkContext
     files = Files(spark)
-    selection, thresholds, window = settings.selection, settings.thresholds, settings.window
+    selection, thresholds, window, estimates = settings.selection, settings.thresholds, settings.window, settings.estimates
     allowed, period = settings.allowed_lag, thresholds.spout.kafka_commit_period_ms
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -392,7 +391,9 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
         if not saved:
             raise UsageError(f"--from-snapshots {settings.from_snapshots}: no complete snapshot there")
         *earlier, latest = saved
-        meta, reads = load_snapshot(spark, files, latest)
+        meta, loaded = load_snapshot(spark, files, latest)
+        # no servers: the reads that follow the analysis are not made (each lagging partition's time lag `unread`)
+        tasks = loaded.map(lambda kv: (kv[0], kv[1], chunk_outputs(assess(kv[1], None, thresholds))))
         captured_ms, running = meta["captured_ms"], meta.get("running")
         running = frozenset(running) if running is not None else None
         driver_notes = [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"]
@@ -401,18 +402,22 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
         chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed,
                              trident_roots=trident_list(conn, selection))
         captured_ms = int(time.time() * 1000)
-        reads = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
-                 .map(lambda ic: (ic[0], read_chunk(conn, selection, ic[1], int(time.time() * 1000)))))
+        # each task reads its chunk and runs inspect's pipeline on it, with its own clients (audit.audit_chunk)
+        tasks = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
+                 .map(lambda ic: (ic[0], *audit_chunk(conn, selection, ic[1], int(time.time() * 1000), thresholds,
+                                                      estimates)))
+                 .map(lambda t: (t[0], t[1], chunk_outputs(t[2]))))
         running = None
         if settings.save_snapshot:
             earlier = list_snapshots(files, settings.save_snapshot)
-    reads = reads.persist(StorageLevel.MEMORY_AND_DISK)
+    tasks = tasks.persist(StorageLevel.MEMORY_AND_DISK)
+    reads = tasks.map(lambda t: (t[0], t[1]))
     with _job(sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track):
         readers = sorted(r for r in reads.map(lambda kv: kv[1].reader).distinct().collect() if r)
     timings["read"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    analyzed = reads.map(lambda kv: chunk_outputs(analyze(kv[1], thresholds))).persist(StorageLevel.MEMORY_AND_DISK)
+    analyzed = tasks.map(lambda t: t[2])
     with _job(sc, "analyzing", track):
         tally = analyzed.map(lambda o: o[0]).fold(Tally(), lambda a, b: a + b)
         if running is None:
