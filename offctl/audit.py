@@ -27,6 +27,8 @@ from offctl import interrupts
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
 from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
 from offctl.inspect import Estimates, Selection, assess, findings_exit_code, open_stores, read_snapshot, validate
+from offctl.core.judge import expected_topics
+from offctl.core.profiles import Profiles
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
 from offctl.core.targets import Scope, Target
 from offctl.core.timelag import ESTIMATE
@@ -87,16 +89,17 @@ def process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int, thresholds: Thresholds,
+def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int, thresholds: Thresholds | Profiles,
                 estimates: Estimates = Estimates()) -> tuple[Snapshot, Report]:
     """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.inspect.assess:
     the analysis, then the time lag, retention headroom and commit expiry read with the same Kafka client), so the
-    audit sees what inspect sees. Returns the chunk's reads (a snapshot to save) and its report. A store that cannot
+    audit sees what inspect sees, each consumer judged by its own profile. Returns the chunk's reads (a snapshot to save) and its report. A store that cannot
     be reached makes the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
     roots = [chunk.zk_root] if chunk.zk_root else []
     try:
         with open_stores(conn, targeted=True) as (zk, kafka):
-            chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups)
+            chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups,
+                                      log_topics=(*selection.log_topics, *expected_topics(thresholds)))
             snapshot, records = read_snapshot(zk, kafka, roots, chunk_selection, conn.storm_root, now_ms,
                                               spouts_by_root={r: chunk.spout_ids for r in roots},
                                               trident_roots=[chunk.trident_root] if chunk.trident_root else ())
@@ -155,6 +158,12 @@ def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[s
     return out
 
 
+def commit_period(settings: Thresholds | Profiles, row: Mapping) -> int:
+    """The commit period of a partition row's consumer, by the profile that judges it (history's STALL rule)."""
+    key = ConsumerKey(row["store"], row["consumer"], row["zk_root"])
+    return Profiles.of(settings).resolve(key)[1].spout.kafka_commit_period_ms
+
+
 def without_history(row: dict) -> dict:
     return {**row, "history_status": None}
 
@@ -183,6 +192,7 @@ class Tally:
     max_time_lag: tuple[float, tuple] | None = None
     min_retention_headroom: tuple[float, tuple] | None = None
     min_commit_expiry: tuple[float, tuple] | None = None
+    profiles: Counter = field(default_factory=Counter)  # consumers per profile that judged them (None: the defaults)
 
     @classmethod
     def of(cls, report: Report, rows: Iterable[Mapping] = ()) -> Tally:
@@ -193,7 +203,8 @@ class Tally:
         return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
                    Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
                    list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped),
-                   report.commits, report.offsets_retention, *extremes(rows))
+                   report.commits, report.offsets_retention, *extremes(rows),
+                   Counter(c.profile for c in report.consumers))
 
     def __add__(self, other: Tally) -> Tally:
         def merged(a: list[str], b: list[str]) -> list[str]:
@@ -206,7 +217,7 @@ class Tally:
                      self.commits or other.commits, self.offsets_retention or other.offsets_retention,
                      _pick(max, self.max_time_lag, other.max_time_lag),
                      _pick(min, self.min_retention_headroom, other.min_retention_headroom),
-                     _pick(min, self.min_commit_expiry, other.min_commit_expiry))
+                     _pick(min, self.min_commit_expiry, other.min_commit_expiry), self.profiles + other.profiles)
 
     def worst(self) -> Severity | None:
         return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
@@ -469,6 +480,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("members", "long", "the Kafka group's members (kafka)"),
         ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
         ("group_protocol", "string", "the Kafka group's protocol or assignor, as the broker names it (kafka)"),
+        ("profile", "string", "the profile that judged it (null: the defaults)"),
     )),
     "topics": ("lag per topic, over every consumer reading it", (
         ("topic", "string", "the topic"),
@@ -505,12 +517,14 @@ def _writes(plan) -> list[tuple]:
 
 
 def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
-               profile: SpoutProfile = SpoutProfile()) -> list[tuple[object, int]]:
+               settings: SpoutProfile | Profiles = SpoutProfile()) -> list[tuple[object, int]]:
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
     for all, then each consumer through reset's safe writer, written only if its plan is still the one shown;
-    a group's commits are verified against the audit's spout `profile`, as its findings were made.
+    a group's commits are verified against its spout profile (`settings`: one for all, or the Profiles each
+    consumer's resolves from), as its findings were made.
     Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others, an interrupt does."""
-    planned = [plan_repair(conn, r, safety, profile) for r in items]
+    profiles = [settings if isinstance(settings, SpoutProfile) else settings.resolve(r.key)[1].spout for r in items]
+    planned = [plan_repair(conn, r, safety, p) for r, p in zip(items, profiles)]
     if not safety.execute:
         return planned
     dry = [o for o, _ in planned]
@@ -519,7 +533,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
         return [(replace(o, declined=True), NOT_CONFIRMED) if i in runnable else planned[i]
                 for i, o in enumerate(dry)]
     done = []
-    for i, (item, shown) in enumerate(zip(items, dry)):
+    for i, (item, shown, profile) in enumerate(zip(items, dry, profiles)):
         if i not in runnable:
             done.append(planned[i])
             continue
@@ -550,7 +564,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
 @dataclass(frozen=True)
 class AuditSettings:
     selection: Selection = Selection()
-    thresholds: Thresholds = Thresholds()
+    thresholds: Thresholds | Profiles = Thresholds()  # Profiles: each consumer judged by its own
     estimates: Estimates = Estimates()  # what each task's reads after the analysis are told (a budget per task)
     out: str | None = None
     file_format: str = "parquet"
@@ -608,7 +622,7 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
         done: list = []
         if codes:
             found = result.findings.filter(lambda f: f["code"] in codes).collect()
-            done = repair_all(conn, repairs(found, codes), safety, confirm_all, settings.thresholds.spout)
+            done = repair_all(conn, repairs(found, codes), safety, confirm_all, Profiles.of(settings.thresholds))
         yield Audited(result, done, startup)
     finally:
         if owned:

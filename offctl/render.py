@@ -103,7 +103,7 @@ def consumer_dict(c: ConsumerSummary) -> dict:
             "finding_codes": list(c.finding_codes),
             "findings": dict(zip(("error", "warning", "info"), c.by_severity)),
             "group_state": c.group_state, "members": c.members, "group_type": c.group_type,
-            "group_protocol": c.group_protocol}
+            "group_protocol": c.group_protocol, "profile": c.profile}
 
 
 def consumer_dicts(report: Report, lags: list[TimeLag]) -> list[dict]:

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from offctl.audit import (FILES, TASK_KEYS, AuditSettings, Tally, add_totals, audit_chunk, chunk_outputs, flat,
-                          history_counts, lag_totals, observations, partition_key, plan_chunks, process_name,
+                          commit_period, history_counts, lag_totals, observations, partition_key, plan_chunks, process_name,
                           totals_dict, with_history, without_history, worst_first)
+from offctl.core.judge import assumptions
 from offctl.inspect import assess
 from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
@@ -382,7 +383,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
     sc = spark.sparkContext
     files = Files(spark)
     selection, thresholds, window, estimates = settings.selection, settings.thresholds, settings.window, settings.estimates
-    allowed, period = settings.allowed_lag, thresholds.spout.kafka_commit_period_ms
+    allowed = settings.allowed_lag
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     earlier: list[str] = []
@@ -453,7 +454,8 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
             past = obs if past is None else past.union(obs)
         rows = (rows.map(lambda r: (partition_key(r), r))
                 .leftOuterJoin(past.groupByKey())
-                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed, period)))
+                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed,
+                                             commit_period(thresholds, kv[1][0]))))
     else:
         rows = rows.map(without_history)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
@@ -473,7 +475,8 @@ def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_trac
     result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
                          snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,
                          topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings,
-                         spout_settings=thresholds.spout.describe(), read_by=readers, driver=process_name())
+                         spout_settings=assumptions(tally.profiles, thresholds), read_by=readers,
+                         driver=process_name())
     if settings.out:
         clock = time.perf_counter()
         with _job(sc, f"writing {settings.file_format} files to {settings.out}", track):

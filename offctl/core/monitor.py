@@ -66,6 +66,7 @@ class Monitor:
     last_duration_s: float | None = None
     last_error: str | None = None
     kafka_commit_period_ms: int = 0  # the last report's: how long a storm-kafka-client commit may stand still
+    commit_periods: Mapping[tuple, int] = field(default_factory=dict)  # the last report's, by (store, consumer, zk_root)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def update(self, report: Report, duration_s: float) -> None:
@@ -74,6 +75,8 @@ class Monitor:
         statuses = {}
         seen = set()
         self.kafka_commit_period_ms = report.kafka_commit_period_ms
+        # with several profiles, a group's own commit period (Report.commit_periods), looked up by partition key
+        self.commit_periods = {(k.store, k.consumer, k.zk_root or ""): ms for k, ms in report.commit_periods.items()}
         for row in report.rows:
             if row.topic is None or row.record.committed is None:
                 continue
@@ -84,7 +87,7 @@ class Monitor:
                                       row.record.modified_ms))
             running = report_running(report, row.record.topology_id)
             h = evaluate(window, running=running, window=self.window, allowed_lag=self.allowed_lag,
-                         commit_period_ms=commit_period_of(key[0], report.kafka_commit_period_ms))
+                         commit_period_ms=commit_period_of(key[0], self._period(key)))
             statuses[key] = (h.status, served(row, report.time_lags, h.time_lag_s))
         with self.lock:
             for key in [k for k in self.observations if k not in seen]:
@@ -115,10 +118,15 @@ class Monitor:
         rule 4)."""
         out = {}
         for key, window in self.observations.items():
-            pace = falling_behind(list(window), commit_period_of(key[0], self.kafka_commit_period_ms))
+            pace = falling_behind(list(window), commit_period_of(key[0], self._period(key)))
             if pace is not None:
                 out[key] = pace
         return out
+
+    def _period(self, key: tuple) -> int:
+        """The commit period of a partition's group, by partition key."""
+        return self.commit_periods.get(key[:3], self.kafka_commit_period_ms) if self.commit_periods else \
+            self.kafka_commit_period_ms
 
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""
