@@ -153,7 +153,7 @@ def test_output_files_read_back_with_the_documented_schema(cli, spark, fleet, tm
     assert result.exit_code == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["format"] == fmt and summary["summary"]["partitions"] == 9
-    from offctl.adapters.spark import _schema
+    from offctl.adapters.spark import schema as _schema
 
     for name, (_, columns) in FILES.items():
         names = [c for c, _, _ in columns]
@@ -398,7 +398,7 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
     """Issue 22: the audit reads what inspect reads. A topic name Kafka cannot have is never sent to the
     broker: it is a topic with no log, as in inspect's read of the whole cluster's metadata (UNKNOWN_TOPIC),
     and the healthy spout in the same task keeps its lag. Nothing is partial: exit 1, as inspect."""
-    from offctl.audit import plan_chunks
+    from offctl.audit_tasks import plan_chunks
 
     flags, seeded = odd_fleet
     spouts = [f"{i}-{w}" for i, w in enumerate(seeded["odd"])] + [f"{i}{HEALTHY}" for i in range(len(seeded["odd"]))]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from offctl.audit import TASK_KEYS, Tally, chunk_outputs, with_history, without_history
+from offctl.audit_tasks import TASK_KEYS, chunk_outputs, with_history, without_history
 from offctl.core.expiry import Expiry
 from offctl.core.history import Observation
 from offctl.core.model import (KAFKA, ZOOKEEPER, ConsumerKey, ConsumerSummary, Headroom, OffsetRecord, PartitionRow,

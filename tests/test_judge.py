@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from offctl.core.analyze import analyze
-from offctl.core.behaviour import EARLIEST_TIME, LATEST_TIME, Guarantee, SpoutProfile, StormKafka
+from offctl.core.behaviour import LATEST_TIME, Guarantee, SpoutProfile, StormKafka
 from offctl.core.judge import analyze_each, assumptions, parts
-from offctl.core.model import (KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot,
+from offctl.core.model import (KAFKA, ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot,
                                Thresholds, ZkNode)
 from offctl.core.profiles import Profile, Profiles
 from tests.conftest import storm_record
