@@ -343,10 +343,12 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thres
     estimated, skipped = [], []
     parts = judge.parts(report, thresholds)
     for name, t, part in parts:
-        if not any(r.record.key.store == KAFKA and r.lag is not None for r in part.rows):
+        rows = kafka_rows if len(parts) == 1 else [r for r in part.rows if r.record.key.store == KAFKA
+                                                     and r.lag is not None]
+        if not rows:
             continue
         if expiry.not_refreshed(t.spout) is not None:
-            estimated.append((t.spout, part))
+            estimated.append((t.spout, part, rows))
         else:
             whose = f" for profile {name or judge.DEFAULTS}'s groups" if len(parts) > 1 else ""
             skipped.append(f"COMMIT_EXPIRY_RISK ({expiry.skipped_because(t.spout)}){whose}")
@@ -357,11 +359,10 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thres
     reported, why = kafka.read_broker_config([expiry.SETTING])
     retention = expiry.retention_of(reported, options.retention_minutes, why)
     members = {c.key: c.members for c in report.consumers}
-    wanted = list(dict.fromkeys(p for _, part in estimated for p in expiry.positions(
-        [r for r in part.rows if r.record.key.store == KAFKA and r.lag is not None], members)))
+    wanted = list(dict.fromkeys(p for _, _, rows in estimated for p in expiry.positions(rows, members)))
     read = read_within(kafka, wanted, budget_s) if wanted else MessageRead()
     expiries, found = {}, []
-    for spout, part in estimated:
+    for spout, part, _ in estimated:
         e, f = expiry.assess(part, read, retention, spout, horizon_s=options.horizon_s, moved_after=options.moved_after)
         expiries.update(e)
         found += f
