@@ -67,6 +67,10 @@ def sees_what_inspect_sees(i: dict, a: dict) -> None:
     assert figures_agree(i["consumers"], a["consumers"], ())
 
 
+def expiring_a(doc: dict) -> list[dict]:
+    return [p for p in doc["partitions"] if p["commit_expiry_s"] is not None]
+
+
 def figures_agree(inspected: list[dict], audited: list[dict], where: tuple[str, ...]) -> bool:
     def key(d):
         return (d["store"], d["consumer"], d["zk_root"], *(d[k] for k in where))
@@ -100,6 +104,10 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     assert expiring and all(p["store"] == "kafka" for p in expiring)
     lagging = {(p["consumer"], p["partition"]): p["time_lag_source"] for p in a["partitions"] if p["lag"]}
     assert lagging and None not in lagging.values()
+    # the summary says the fleet's extremes, the JSON one and the one for people
+    assert a["summary"]["max_time_lag_s"] == max(p["time_lag_s"] for p in a["partitions"] if p["time_lag_s"] is not None)
+    assert a["summary"]["min_commit_expiry_s"] == min(p["commit_expiry_s"] for p in expiring_a(a))
+    assert "largest time lag" in audited.stderr and "soonest commit expiry" in audited.stderr
     codes = {f["code"] for f in a["findings"]}
     assert a["document_version"] == i["document_version"] == 2 and a["hints"] == i["hints"] and set(a["hints"]) == codes
     assert not any("hint" in f for f in a["findings"])
