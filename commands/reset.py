@@ -17,12 +17,14 @@ if TYPE_CHECKING:
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render import outcome_errors, write_outcome, write_outcomes
 
-from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+from offctl.config import Connection
 
-from .options import (SAFETY, AuditLog, BackupDir, BootstrapServers, Confirmation, Execute, FirstPollOption,
-                      FirstPollStrategy, Force, KafkaConfig, KafkaConfigFile, PlanFormat, PlanOutput, QuietPeriod,
-                      StaticPartitions, StormKafkaClientRelease, StormRoot, Timeout, TridentRoot, Yes, Zk, ZkAuth,
-                      ZkRoot, check_confirmable, client_profile, connection, err_console, reported_errors, safety)
+from .options import (CONNECTION_OPTIONS, SAFETY_OPTIONS, SAFETY, SPOUT_OPTIONS, Confirmation, Given, PlanFormat,
+                      PlanOutput, StaticPartitions, check_confirmable, connection, err_console, pick,
+                      reported_errors, safety, shared, without, written_profile)
+
+CLIENT_SPOUT_OPTIONS = pick(SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy")
+NO_TRIDENT = without(CONNECTION_OPTIONS, "trident_root")
 
 
 class To(str, Enum):
@@ -47,6 +49,21 @@ def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, 
     raise typer.Exit(outcomes_exit_code(outcomes) if many else outcome_exit_code(outcomes[0]))
 
 
+def _writing(given: Given, output: PlanOutput) -> tuple[Confirmation, Connection]:
+    """What every write starts with, before anything is read: `--execute` without `--yes` refused where there is no
+    terminal to ask (exit 8), the shared options checked, the connection made and named in the question."""
+    check_confirmable(given.execute, given.yes)
+    confirm = Confirmation(given.yes, output.value)
+    confirm.conn = connection(given)
+    return confirm, confirm.conn
+
+
+def _profile(given: Given, *consumers: str | None):
+    """The spout profile the write is planned and its Kafka commits verified with: the consumer's profile of the
+    config file, else the storm-kafka-client release and first-poll strategy given."""
+    return written_profile(given, [c for c in consumers if c])
+
+
 Topic = Annotated[Optional[str], typer.Option("--topic", metavar="TOPIC", help="Only this topic's partitions.")]
 Topics = Annotated[Optional[list[str]], typer.Option(
     "--topic", metavar="TOPIC[:PARTITIONS]",
@@ -59,8 +76,9 @@ TopologyId = Annotated[Optional[str], typer.Option(
          "commit.")]
 
 
+@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, CONNECTION_OPTIONS)
 def reset_command(
-    ctx: typer.Context,
+    given: Given,
     spout: Annotated[Optional[str], typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")] = None,
     group: Annotated[Optional[list[str]], typer.Option(
         "--group", metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
@@ -87,14 +105,7 @@ def reset_command(
         "--no-storm-metadata",
         help="Kafka groups: commit partitions that have no Storm metadata without it (a spout whose first-poll "
              "strategy is UNCOMMITTED_* honours any commit); commits that have it keep it.")] = False,
-    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
-    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
-    execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
-    backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
-    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
-    bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
+    output: PlanFormat = PlanOutput.table,
 ) -> None:
     """Move a spout's or groups' offsets: plan (dry run), then --execute with backup and checks.
 
@@ -108,15 +119,11 @@ def reset_command(
       offctl reset ... --to earliest --execute               # apply; prints the backup
       offctl reset ... --group a --group b --topic orders:0-3 --by-duration PT30M
     """
-    confirm = Confirmation(yes, output.value)
     from offctl.reset import ResetRequest, reset
 
     with reported_errors():
-        check_confirmable(execute, yes)
-        profile = client_profile(storm_kafka_client_release, first_poll_offset_strategy)
-        conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, ctx, trident_root)
-        confirm.conn = conn
+        confirm, conn = _writing(given, output)
+        profile = _profile(given, spout, trident, *(group or ()))
         asked = any(v is not None for v in (to, offset, at, by, by_duration))
         target = (make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
                   if asked or from_file is None else None)
@@ -124,24 +131,19 @@ def reset_command(
                                scope=Scope(parse_topics(topic), parse_partitions(partitions)), target=target,
                                from_file=from_file, topology_id=topology_id, plain=no_storm_metadata,
                                trident=trident, static_partitions=parse_static_partitions(static_partitions))
-        outcomes = reset(conn, request, safety(execute, quiet_period, force, backup_dir, audit_log), confirm, profile)
+        outcomes = reset(conn, request, safety(given), confirm, profile)
     _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 
 
+@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT)
 def restore_command(
-    ctx: typer.Context,
+    given: Given,
     backup: Annotated[Path, typer.Argument(metavar="BACKUP", help="A backup file printed by reset, restore or migrate.")],
     hand_made: Annotated[bool, typer.Option(
         "--hand-made", rich_help_panel=SAFETY,
         help="BACKUP was made or edited by hand: restore it without its checksum. Only records the spout can "
              "use, with offsets inside today's log, are written.")] = False,
-    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
-    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
-    execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
-    backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
-    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
+    output: PlanFormat = PlanOutput.table,
 ) -> None:
     """Put a backup's before-image back, byte for byte, through the same guards and writer.
 
@@ -154,32 +156,24 @@ def restore_command(
       offctl restore ~/.local/state/offctl/backups/20261122T031500123Z-reset-zookeeper-orders.json \\
         --zk zk1:2181 --bootstrap-servers k1:9092 --execute
     """
-    confirm = Confirmation(yes, output.value)
+    from offctl.adapters.backup import load_backup
     from offctl.reset import restore
 
     with reported_errors():
-        check_confirmable(execute, yes)
-        profile = client_profile(storm_kafka_client_release, first_poll_offset_strategy)
-        conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, ctx)
-        confirm.conn = conn
-        outcome = restore(conn, backup, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
-                          hand_made=hand_made, profile=profile)
+        confirm, conn = _writing(given, output)
+        safe = safety(given)  # checked before the backup is read
+        profile = _profile(given, load_backup(backup, hand_made=hand_made).key.consumer)
+        outcome = restore(conn, backup, safe, confirm, hand_made=hand_made, profile=profile)
     _finish([outcome], output, confirm)
 
 
+@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT)
 def migrate_command(
-    ctx: typer.Context,
+    given: Given,
     spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of the old storm-kafka spout.")],
     group: Annotated[str, typer.Option("--group", metavar="GROUP", help="group.id of the new storm-kafka-client spout.")],
     topology_id: TopologyId = None, topic: Topic = None, partitions: Partitions = None,
-    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
-    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
-    execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
-    backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
-    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
+    output: PlanFormat = PlanOutput.table,
 ) -> None:
     """Copy an old spout's ZooKeeper offsets into the Kafka group of its storm-kafka-client successor.
 
@@ -190,24 +184,20 @@ def migrate_command(
       offctl migrate --zk zk1:2181 --zk-root /kafka-spouts --spout orders \\
         --bootstrap-servers k1:9092 --group orders-spout --topology-id orders-7-1763780000
     """
-    confirm = Confirmation(yes, output.value)
     from offctl.reset import migrate
 
     with reported_errors():
-        check_confirmable(execute, yes)
-        profile = client_profile(storm_kafka_client_release, first_poll_offset_strategy)
-        conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, ctx)
-        confirm.conn = conn
+        confirm, conn = _writing(given, output)
+        profile = _profile(given, group)
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
-        outcome = migrate(conn, spout, group, topology_id or "", safety(execute, quiet_period, force, backup_dir,
-                                                                        audit_log), confirm, scope=scope,
+        outcome = migrate(conn, spout, group, topology_id or "", safety(given), confirm, scope=scope,
                           profile=profile)
     _finish([outcome], output, confirm)
 
 
+@shared(SAFETY_OPTIONS, NO_TRIDENT)
 def delete_command(
-    ctx: typer.Context,
+    given: Given,
     spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")],
     topic: Topics = None, partitions: Partitions = None,
     record_topic: Annotated[Optional[str], typer.Option(
@@ -215,11 +205,7 @@ def delete_command(
     written_by: Annotated[Optional[str], typer.Option(
         "--written-by", metavar="TOPOLOGY", help="Only records written by this topology (name or storm id).")] = None,
     all_records: Annotated[bool, typer.Option("--all-records", help="Every record of the spout.")] = False,
-    execute: Execute = False, yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None,
-    backup_dir: BackupDir = None, audit_log: AuditLog = None, output: PlanFormat = PlanOutput.table,
-    zk: Zk = None, zk_root: ZkRoot = None, bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
+    output: PlanFormat = PlanOutput.table,
 ) -> None:
     """Delete a storm-kafka spout's stale partition records: plan, guards, backup, one multi-op.
 
@@ -230,17 +216,13 @@ def delete_command(
     Example:
       offctl delete --zk zk1:2181 --zk-root /kafka-spouts --spout shared-id --record-topic payments
     """
-    confirm = Confirmation(yes, output.value)
     from offctl.reset import delete
 
     with reported_errors():
-        check_confirmable(execute, yes)
-        conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, ctx)
-        confirm.conn = conn
+        confirm, conn = _writing(given, output)
         if record_topic is not None:
             parse_topics([record_topic])
-        outcome = delete(conn, spout, safety(execute, quiet_period, force, backup_dir, audit_log), confirm,
+        outcome = delete(conn, spout, safety(given), confirm,
                          scope=Scope(parse_topics(topic), parse_partitions(partitions)), record_topic=record_topic,
                          written_by=written_by, every=all_records)
     _finish([outcome], output, confirm)
