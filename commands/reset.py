@@ -18,6 +18,7 @@ from offctl.core.targets import Scope, make_target, parse_partitions, parse_stat
 from offctl.render import outcome_errors, write_outcome, write_outcomes
 
 from offctl.config import Connection
+from offctl.inputs import parse_seconds
 
 from .options import (CONNECTION_OPTIONS, SAFETY_OPTIONS, SAFETY, SPOUT_OPTIONS, Confirmation, Given, PlanFormat,
                       PlanOutput, StaticPartitions, check_confirmable, connection, err_console, pick,
@@ -47,6 +48,18 @@ def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, 
     from offctl.reset import outcome_exit_code, outcomes_exit_code
 
     raise typer.Exit(outcomes_exit_code(outcomes) if many else outcome_exit_code(outcomes[0]))
+
+
+def _by_duration(text: str) -> str:
+    """--by-duration in the syntax of every duration option (30m, 6h, 1d12h) as the ISO-8601 duration
+    kafka-consumer-groups takes (PT1800S); ISO-8601, and anything else, is left to offctl.core.targets to judge."""
+    cleaned = text.strip()
+    if cleaned[:1].isdigit() and not cleaned.replace(".", "", 1).isdigit():  # has a unit: not ISO, not bare
+        try:
+            return f"PT{parse_seconds(cleaned):g}S"
+        except ValueError:
+            pass
+    return text
 
 
 def _writing(given: Given, output: PlanOutput) -> tuple[Confirmation, Connection]:
@@ -92,7 +105,9 @@ def reset_command(
         "--to", help="Where to move the offsets (current: the commit as it is; the log end where there is none).")] = None,
     by_duration: Annotated[Optional[str], typer.Option(
         "--by-duration", metavar="DURATION",
-        help="To the first offset at or after now minus an ISO-8601 duration: PT30M, PT6H, P1DT12H.")] = None,
+        parser=_by_duration,
+        help="To the first offset at or after now minus a duration: 30m, 6h, 1d12h, or ISO-8601 as "
+             "kafka-consumer-groups takes it: PT30M, PT6H, P1DT12H.")] = None,
     offset: Annotated[Optional[int], typer.Option("--offset", metavar="N", help="With --to offset.")] = None,
     at: Annotated[Optional[str], typer.Option(
         "--at", metavar="TIME", help="With --to time: ISO-8601 with a zone, or epoch milliseconds.")] = None,

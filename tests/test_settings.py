@@ -58,6 +58,9 @@ def _parse(command: str, option: str, text: str):
     ("reset", "--quiet-period", "1m30s", 90.0),
     ("delete", "--quiet-period", "0", 0.0),
     ("audit", "--quiet-period", "6h", 21600.0),
+    ("reset", "--by-duration", "30m", "PT1800S"),  # as the ISO-8601 that kafka-consumer-groups takes
+    ("reset", "--by-duration", "1d12h", "PT129600S"),
+    ("reset", "--by-duration", "PT30M", "PT30M"),  # ISO-8601 as before
 ])
 def test_every_duration_option_takes_the_one_syntax(command, option, text, expected):
     assert _parse(command, option, text) == expected
