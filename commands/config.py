@@ -13,7 +13,7 @@ import typer
 from offctl import settings
 
 from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SAFETY_OPTIONS, SPOUT_OPTIONS, Given,
-                      pick, reported_errors, shared)
+                      connection, pick, reported_errors, shared)
 
 app = typer.Typer(name="config", no_args_is_help=True, rich_markup_mode="rich",
                   help="The config file: contexts (servers and defaults by name) and per-spout profiles.")
@@ -54,6 +54,7 @@ def show_command(
       OFFCTL_CONTEXT=lab offctl config show -o json
     """
     with reported_errors():
+        connection(given)  # checked as every command checks it; with no server named, the sandbox's are shown
         rows = [(name.replace("_", "-"), _plain(value), given.origin(name)) for name, value in given.values.items()]
         own = given.context.profiles if given.context else ()
         tables = [(t, f"context {given.context.name}" if t in own else "top level")

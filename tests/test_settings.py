@@ -362,3 +362,8 @@ def test_a_context_connects_inspect_and_profiles_are_read(tmp_path, zk, zk_serve
     if "profile" in consumers["legacy-clicks"]:  # the pipeline's field (issue 28 item 3), once merged
         assert consumers["legacy-clicks"]["profile"] == "legacy-*"
         assert consumers["orders-spout"]["profile"] == "clients"
+
+
+def test_config_show_has_help_with_an_example(cli):
+    result = cli("config", "show", "--help")
+    assert result.exit_code == 0 and "Example:" in result.stdout and "offctl config show" in result.stdout
