@@ -530,7 +530,8 @@ def safety(given: Given, execute: bool | None = None):
     from offctl.reset import Safety
 
     defaults = Safety()
-    return Safety(execute=given.execute if execute is None else execute, force=frozenset(g.value for g in given.force or ()),
+    return Safety(execute=given.execute if execute is None else execute,
+                  force=frozenset(g.value for g in given.force or ()),
                   quiet_period_s=check_quiet_period(given.quiet_period),
                   backup_dir=given.backup_dir or defaults.backup_dir, audit_log=given.audit_log or defaults.audit_log)
 

@@ -12,15 +12,15 @@ from offctl.core.targets import parse_partitions
 from offctl.peek import MAX_COUNT, exit_code, peek
 from offctl.render import write_peek
 
-from .options import (CONNECTION_OPTIONS, OUTPUT, SELECTION_OPTIONS, Given, OutputFormat, connection, err_console,
-                      judged_by, reported_errors, seconds, selection, shared, without)
+from .options import (CONNECTION_OPTIONS, OUTPUT, SELECTION, SELECTION_OPTIONS, Given, OutputFormat, connection,
+                      err_console, judged_by, reported_errors, seconds, selection, shared, without)
 
 
 @shared(without(SELECTION_OPTIONS, "all_groups"), CONNECTION_OPTIONS)
 def peek_command(
     given: Given,
     partitions: Annotated[Optional[str], typer.Option(
-        "--partitions", metavar="LIST",
+        "--partitions", metavar="LIST", rich_help_panel=SELECTION,
         help="Only these partitions: 0,3,5 or 0-7 \\[default: every partition not caught up].")] = None,
     count: Annotated[int, typer.Option(
         "--count", metavar="N", help=f"Messages per partition, from the resume offset on (1 to {MAX_COUNT}).")] = 1,
@@ -47,8 +47,8 @@ def peek_command(
             from offctl.errors import UsageError
 
             raise UsageError("peek writes --output table or json")
-        result = peek(connection(given), selection(given), judged_by(given), partitions=parse_partitions(partitions), count=count,
-                      budget_s=budget)
+        result = peek(connection(given), selection(given), judged_by(given), partitions=parse_partitions(partitions),
+                      count=count, budget_s=budget)
         saved = None
         if save is not None:
             from offctl.adapters.saved import save_messages

@@ -20,8 +20,8 @@ from offctl.render import outcome_errors, write_outcome, write_outcomes
 from offctl.config import Connection
 from offctl.inputs import parse_seconds
 
-from .options import (CONNECTION_OPTIONS, SAFETY_OPTIONS, SAFETY, SPOUT_OPTIONS, Confirmation, Given, PlanFormat,
-                      PlanOutput, StaticPartitions, check_confirmable, connection, err_console, pick,
+from .options import (CONNECTION_OPTIONS, SAFETY, SAFETY_OPTIONS, SELECTION, SPOUT_OPTIONS, Confirmation, Given,
+                      PlanFormat, PlanOutput, StaticPartitions, check_confirmable, connection, err_console, pick,
                       reported_errors, safety, shared, without, written_profile)
 
 CLIENT_SPOUT_OPTIONS = pick(SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy")
@@ -77,12 +77,12 @@ def _profile(given: Given, *consumers: str | None):
     return written_profile(given, [c for c in consumers if c])
 
 
-Topic = Annotated[Optional[str], typer.Option("--topic", metavar="TOPIC", help="Only this topic's partitions.")]
+Topic = Annotated[Optional[str], typer.Option("--topic", rich_help_panel=SELECTION, metavar="TOPIC", help="Only this topic's partitions.")]
 Topics = Annotated[Optional[list[str]], typer.Option(
-    "--topic", metavar="TOPIC[:PARTITIONS]",
+    "--topic", rich_help_panel=SELECTION, metavar="TOPIC[:PARTITIONS]",
     help="Only this topic, or these of its partitions: orders, orders:0-3,7 (repeatable).")]
 Partitions = Annotated[Optional[str], typer.Option(
-    "--partitions", metavar="LIST", help="Only these partitions: 0,3,5 or 0-7.")]
+    "--partitions", rich_help_panel=SELECTION, metavar="LIST", help="Only these partitions: 0,3,5 or 0-7.")]
 TopologyId = Annotated[Optional[str], typer.Option(
     "--topology-id", metavar="STORM_ID",
     help="Kafka groups: write Storm metadata for this storm id, so the storm-kafka-client spout honours the "
@@ -92,13 +92,13 @@ TopologyId = Annotated[Optional[str], typer.Option(
 @shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, CONNECTION_OPTIONS)
 def reset_command(
     given: Given,
-    spout: Annotated[Optional[str], typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")] = None,
+    spout: Annotated[Optional[str], typer.Option("--spout", rich_help_panel=SELECTION, metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")] = None,
     group: Annotated[Optional[list[str]], typer.Option(
-        "--group", metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
+        "--group", rich_help_panel=SELECTION, metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
     all_groups: Annotated[bool, typer.Option(
-        "--all-groups", help="Every group whose commits carry Storm metadata.")] = False,
+        "--all-groups", rich_help_panel=SELECTION, help="Every group whose commits carry Storm metadata.")] = False,
     trident: Annotated[Optional[str], typer.Option(
-        "--trident", metavar="TXSTATEID",
+        "--trident", rich_help_panel=SELECTION, metavar="TXSTATEID",
         help="A Trident spout's txStateId (the stream name), under the one --trident-root.")] = None,
     topic: Topics = None, partitions: Partitions = None, static_partitions: StaticPartitions = None,
     to: Annotated[Optional[To], typer.Option(
@@ -185,8 +185,8 @@ def restore_command(
 @shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT)
 def migrate_command(
     given: Given,
-    spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of the old storm-kafka spout.")],
-    group: Annotated[str, typer.Option("--group", metavar="GROUP", help="group.id of the new storm-kafka-client spout.")],
+    spout: Annotated[str, typer.Option("--spout", rich_help_panel=SELECTION, metavar="ID", help="spoutConfig.id of the old storm-kafka spout.")],
+    group: Annotated[str, typer.Option("--group", rich_help_panel=SELECTION, metavar="GROUP", help="group.id of the new storm-kafka-client spout.")],
     topology_id: TopologyId = None, topic: Topic = None, partitions: Partitions = None,
     output: PlanFormat = PlanOutput.table,
 ) -> None:
@@ -213,13 +213,13 @@ def migrate_command(
 @shared(SAFETY_OPTIONS, NO_TRIDENT)
 def delete_command(
     given: Given,
-    spout: Annotated[str, typer.Option("--spout", metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")],
+    spout: Annotated[str, typer.Option("--spout", rich_help_panel=SELECTION, metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")],
     topic: Topics = None, partitions: Partitions = None,
     record_topic: Annotated[Optional[str], typer.Option(
-        "--record-topic", metavar="TOPIC", help="Only records that name this topic (TOPIC_MISMATCH shows them).")] = None,
+        "--record-topic", rich_help_panel=SELECTION, metavar="TOPIC", help="Only records that name this topic (TOPIC_MISMATCH shows them).")] = None,
     written_by: Annotated[Optional[str], typer.Option(
-        "--written-by", metavar="TOPOLOGY", help="Only records written by this topology (name or storm id).")] = None,
-    all_records: Annotated[bool, typer.Option("--all-records", help="Every record of the spout.")] = False,
+        "--written-by", rich_help_panel=SELECTION, metavar="TOPOLOGY", help="Only records written by this topology (name or storm id).")] = None,
+    all_records: Annotated[bool, typer.Option("--all-records", rich_help_panel=SELECTION, help="Every record of the spout.")] = False,
     output: PlanFormat = PlanOutput.table,
 ) -> None:
     """Delete a storm-kafka spout's stale partition records: plan, guards, backup, one multi-op.

@@ -11,8 +11,8 @@ from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SP
                       reported_errors, seconds, shared, without)
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, without(HORIZON_OPTIONS, "commit_expiry_horizon", "offsets_retention_minutes"),
-        CONNECTION_OPTIONS)
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS,
+        without(HORIZON_OPTIONS, "commit_expiry_horizon", "offsets_retention_minutes"), CONNECTION_OPTIONS)
 def watch_command(
     given: Given,
     interval: Annotated[float, typer.Option(
