@@ -96,3 +96,60 @@ def test_the_audits_tasks_judge_each_spout_by_its_own_profile(spark, mixed):
     for c in inspected["consumers"]:
         assert _judged(audited, c["consumer"]) == _judged(inspected, c["consumer"]), c["consumer"]
     assert tail["spout_settings"] == inspected["spout_settings"]
+
+
+def _lab(tmp_path, conn: Connection, orders: str):
+    """Issue 28's "done when": a config file with a context and two profiles, chosen by OFFCTL_CONTEXT."""
+    path = tmp_path / "config.toml"
+    path.write_text(f"""
+[contexts.lab]
+zk = "{conn.zk}"
+zk-root = ["{conn.zk_roots[0]}"]
+bootstrap-servers = "{conn.bootstrap_servers}"
+
+[[contexts.lab.profiles]]
+match = "legacy-*"
+storm-kafka-release = "0.9.6"
+start-offset-time = "latest"
+topic = "{orders}"
+
+[[profiles]]
+name = "clients"
+match = "plain"
+lag-threshold = 1
+""")
+    path.chmod(0o600)
+    return {"OFFCTL_CONFIG": str(path), "OFFCTL_CONTEXT": "lab"}
+
+
+def test_the_cli_judges_each_spout_by_its_config_profile(cli, mixed, tmp_path):
+    conn, _, legacy, topics = mixed
+    result = cli("inspect", "-o", "json", "--fail-on", "never", env=_lab(tmp_path, conn, topics["orders"]))
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert {c["consumer"]: c["profile"] for c in doc["consumers"]} == {
+        "legacy-1": "legacy-*", "legacy-2": "legacy-*", "plain": "clients"}
+    lag = {(p["consumer"], p["partition"]): p["lag"] for p in doc["partitions"]}
+    assert lag[("legacy-2", 1)] == 0 and lag[("plain", 1)] == 5  # startOffsetTime latest vs earliest
+    high = {f["consumer"] for f in doc["findings"] if f["code"] == "HIGH_LAG"}
+    assert high == {"plain"}  # only its profile sets a lag threshold
+    assert {p["topic"] for p in doc["partitions"] if p["consumer"] == "legacy-1"} == {topics["orders"]}
+    assert doc["spout_settings"].startswith(f"profiles: legacy-* 2 consumers ({legacy.spout.describe()}")
+    assert "; clients 1 consumer (" in doc["spout_settings"]
+
+
+@pytest.mark.spark
+def test_the_cli_audit_judges_as_inspect_does(cli, spark, mixed, tmp_path):
+    conn, _, _, topics = mixed
+    env = _lab(tmp_path, conn, topics["orders"])
+    inspected = cli("inspect", "-o", "json", "--fail-on", "never", env=env)
+    audited = cli("audit", "-o", "json", "--fail-on", "never", env=env)
+    assert audited.exit_code == inspected.exit_code == 0, audited.stderr
+    i, a = inspected.json(), audited.json()
+    assert {c["consumer"]: c["profile"] for c in a["consumers"]} == {c["consumer"]: c["profile"] for c in i["consumers"]}
+    for c in i["consumers"]:
+        assert _judged(a, c["consumer"]) == _judged(i, c["consumer"]), c["consumer"]
+    assert a["spout_settings"] == i["spout_settings"]
+    # the audit carries inspect's figures per partition: the time lag, with its source
+    assert ({(p["consumer"], p["partition"]): p["time_lag_source"] for p in a["partitions"]}
+            == {(p["consumer"], p["partition"]): p["time_lag_source"] for p in i["partitions"]})
