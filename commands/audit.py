@@ -13,7 +13,7 @@ import typer
 from offctl.config import Connection
 
 from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SAFETY_OPTIONS, SELECTION_OPTIONS,
-                      SPOUT_OPTIONS, Given, check_confirmable, confirm_plans, connection, err_console, pick,
+                      SPOUT_OPTIONS, Given, check_confirmable, confirm_plans, connection, err_console, expiry_options,
                       judged_by, reported_errors, safety, selection, shared, without)
 
 SPARK = "Spark"
@@ -46,7 +46,7 @@ def _progress(description: str) -> Iterator:
         yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, pick(HORIZON_OPTIONS, "lag_threshold"), FAIL_ON_OPTIONS,
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS,
         without(SAFETY_OPTIONS, "execute"), CONNECTION_OPTIONS)
 def audit_command(
     given: Given,
@@ -92,6 +92,7 @@ def audit_command(
     # Spark, the repair writer and their renderers load only when an audit runs (offctl --help, inspect and
     # the rest never pay for them)
     from offctl.audit import AuditSettings, audit, exit_code, nothing_to_repair
+    from offctl.inspect import Estimates
     from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary,
                                write_json_stream, write_plan_table)
 
@@ -104,7 +105,8 @@ def audit_command(
         else:
             conn = connection(given)
         settings = AuditSettings(
-            selection=selection(given), thresholds=judged_by(given), out=out, file_format=file_format.value,
+            selection=selection(given), thresholds=judged_by(given),
+            estimates=Estimates(given.time_lag_budget, expiry_options(given)), out=out, file_format=file_format.value,
             save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, allowed_lag=allowed_lag, top=top,
             master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
             safety=safety(given, execute))
