@@ -121,6 +121,28 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     assert "Worst consumers" in audited.stderr and "OFFSET_ABOVE_LOG_END" in audited.stderr
 
 
+def test_the_audit_reads_after_the_analysis_with_the_options_inspect_takes(cli, spark, fleet):
+    """Issue 28: the time lag, retention and commit-expiry options reach every audit task as they reach inspect:
+    a zero time-lag budget reads no message (source `unread`); a commit-expiry horizon past the group's
+    offsets.retention.minutes warns of every commit that can expire (COMMIT_EXPIRY_RISK), which the default
+    horizon does not."""
+    flags, _ = fleet
+    codes = lambda doc: {f["code"] for f in doc["findings"]}  # noqa: E731
+    default = cli("audit", *flags, "-o", "json").json()
+    assert {p["time_lag_source"] for p in default["partitions"] if p["lag"]} != {"unread"}
+    for options in (["--time-lag-budget", "0s", "--retention-horizon", "1s"], ["--commit-expiry-horizon", "3650d"]):
+        inspected = cli("inspect", *flags, *options, "-o", "json")
+        audited = cli("audit", *flags, *options, "-o", "json")
+        assert inspected.exit_code == audited.exit_code == 1, audited.stderr
+        i, a = inspected.json(), audited.json()
+        sees_what_inspect_sees(i, a)
+        if options[0] == "--time-lag-budget":
+            lagging = [p for p in a["partitions"] if p["lag"]]
+            assert lagging and {p["time_lag_source"] for p in lagging} == {"unread"}
+        else:
+            assert "COMMIT_EXPIRY_RISK" in codes(a) - codes(default)
+
+
 def test_a_wildcard_record_naming_another_topic_reads_as_in_inspect(cli, spark, zk, zk_server, kafka, names):
     """Issue 22: the audit's tasks read a spout id and its topic folders together, with inspect's parser and
     rules: <id>/orders/partition_0 naming clicks is orders/0's offset (PartitionManager.java, v1.2.4)."""
