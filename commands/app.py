@@ -18,6 +18,7 @@ from offctl.inputs import check_utf8, redact
 from offctl import __version__
 
 from .audit import audit_command
+from .config import app as config_app
 from .options import err_console
 from .inspect import inspect_command
 from .peek import peek_command
@@ -32,7 +33,7 @@ app = typer.Typer(
     no_args_is_help=True,
     # Tracebacks with locals could print credentials: never show them.
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    rich_markup_mode="rich",
 )
 
 
@@ -60,6 +61,7 @@ app.command("serve")(serve_command)
 app.command("watch")(watch_command)
 app.command("audit")(audit_command)
 app.add_typer(sandbox_app)
+app.add_typer(config_app)
 
 
 def _option_of(argv: list[str], i: int) -> str:

@@ -11,15 +11,10 @@ from typing import Annotated, Optional
 import typer
 
 from offctl.config import Connection
-from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
-from offctl.inspect import Selection
 
-from .options import (AllGroups, AuditLog, BackupDir, BootstrapServers, ExpectedTopic, FailOn, FailOnOption,
-                      CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Force, Groups, IgnoreZkOffsets, KafkaConfig,
-                      KafkaConfigFile, LagThreshold, MaxOffsetBehind, NoOutOfRangeReset, QuietPeriod, Spouts,
-                      StartOffset, StaticPartitions, StormKafkaClientRelease, StormKafkaRelease, StormRoot, Timeout,
-                      TridentRoot, Tridents, Yes, Zk, ZkAuth, ZkRoot, check_confirmable, confirm_plans, connection,
-                      err_console, reported_errors, safety, spout_thresholds)
+from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SAFETY_OPTIONS, SELECTION_OPTIONS,
+                      SPOUT_OPTIONS, Given, check_confirmable, confirm_plans, connection, err_console, expiry_options,
+                      judged_by, reported_errors, safety, selection, shared, without)
 
 SPARK = "Spark"
 FILES = "Files, snapshots and history"
@@ -51,21 +46,13 @@ def _progress(description: str) -> Iterator:
         yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS,
+        without(SAFETY_OPTIONS, "execute"), CONNECTION_OPTIONS)
 def audit_command(
-    ctx: typer.Context,
-    spout: Spouts = None, group: Groups = None, trident: Tridents = None, topic: ExpectedTopic = None,
-    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
-    storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
-    ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
-    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
-    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
-    processing_guarantee: GuaranteeOption = ProcessingGuarantee.AT_LEAST_ONCE,
-    offset_commit_period_ms: CommitPeriod = None,
-    static_partitions: StaticPartitions = None,
+    given: Given,
     output: Annotated[AuditOutput, typer.Option(
-        "--output", "-o", help="summary: the summary on stderr only; json: also inspect's JSON document on stdout.")] = AuditOutput.summary,
-    fail_on: FailOnOption = FailOn.error,
-    top: Annotated[int, typer.Option("--top", metavar="N", min=1, help="Consumers and topics in the summary.")] = 10,
+        "--output", "-o", rich_help_panel=OUTPUT, help="summary: the summary on stderr only; json: also inspect's JSON document on stdout.")] = AuditOutput.summary,
+    top: Annotated[int, typer.Option("--top", metavar="N", min=1, rich_help_panel=OUTPUT, help="Consumers and topics in the summary.")] = 10,
     out: Annotated[Optional[str], typer.Option(
         "--out", metavar="DIR", rich_help_panel=FILES,
         help="Write partitions, findings, consumers, topics, topologies and summary.json here (local path or "
@@ -85,7 +72,7 @@ def audit_command(
         help="Lag that counts as caught up in the history status (Burrow's allowed-lag).")] = 0,
     master: Annotated[Optional[str], typer.Option(
         "--master", metavar="URL", envvar="OFFCTL_SPARK_MASTER", rich_help_panel=SPARK,
-        help="Spark master [default: spark-submit's, else local[*]].")] = None,
+        help="Spark master \\[default: spark-submit's, else local[*]].")] = None,
     spark_conf: Annotated[Optional[list[str]], typer.Option(
         "--spark-conf", metavar="KEY=VALUE", rich_help_panel=SPARK, help="Spark setting (repeatable).")] = None,
     repair: Annotated[Optional[list[str]], typer.Option(
@@ -94,12 +81,6 @@ def audit_command(
              "OFFSET_BELOW_LOG_START or OFFSET_ABOVE_LOG_END (repeatable).")] = None,
     execute: Annotated[bool, typer.Option(
         "--execute", rich_help_panel=REPAIR, help="Apply the repair. Without it nothing is written (dry run).")] = False,
-    yes: Yes = False, quiet_period: QuietPeriod = 10.0, force: Force = None, backup_dir: BackupDir = None,
-    audit_log: AuditLog = None,
-    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
-    bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
 ) -> None:
     """Audit a whole fleet in Spark: lag, findings, history, files; repair out-of-range offsets.
 
@@ -111,29 +92,25 @@ def audit_command(
     # Spark, the repair writer and their renderers load only when an audit runs (offctl --help, inspect and
     # the rest never pay for them)
     from offctl.audit import AuditSettings, audit, exit_code, nothing_to_repair
+    from offctl.inspect import Estimates
     from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary,
                                write_json_stream, write_plan_table)
 
     with reported_errors():
-        check_confirmable(execute and bool(repair), yes)
+        check_confirmable(execute and bool(repair), given.yes)
         if from_snapshots:
             # A snapshot audit reads no server: not the flags', not the sandbox's.
-            conn = Connection(zk=zk, zk_roots=tuple(zk_root or ()), bootstrap_servers=bootstrap_servers)
+            conn = Connection(zk=given.zk, zk_roots=tuple(given.zk_root or ()),
+                              bootstrap_servers=given.bootstrap_servers)
         else:
-            conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                              kafka_config_file, ctx, trident_root)
+            conn = connection(given)
         settings = AuditSettings(
-            selection=Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups,
-                                   tridents=tuple(trident or ())),
-            thresholds=spout_thresholds(
-                             topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
-                             ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
-                             first_poll_offset_strategy, static_partitions,
-             processing_guarantee, offset_commit_period_ms), out=out, file_format=file_format.value,
+            selection=selection(given), thresholds=judged_by(given),
+            estimates=Estimates(given.time_lag_budget, expiry_options(given)), out=out, file_format=file_format.value,
             save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, allowed_lag=allowed_lag, top=top,
             master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
-            safety=safety(execute, quiet_period, force, backup_dir, audit_log))
-        with audit(conn, settings, track=_progress, confirm_all=lambda plans: confirm_plans(yes, plans, conn=conn)) as done:
+            safety=safety(given, execute))
+        with audit(conn, settings, track=_progress, confirm_all=lambda plans: confirm_plans(given.yes, plans, conn=conn)) as done:
             outcomes = [o for o, _ in done.repairs]
             nothing = nothing_to_repair(settings.repair) if settings.repair and not outcomes else None
             if output is AuditOutput.json:
@@ -151,5 +128,5 @@ def audit_command(
         write_plan_table(outcome, err_console)
         for line in outcome_lines(outcome) + [f"offctl: {e}" for e in outcome_errors(outcome)]:
             err_console.print(line, soft_wrap=True)
-    raise typer.Exit(exit_code(done.result.tally, fail_on.value, [c for _, c in done.repairs]))
+    raise typer.Exit(exit_code(done.result.tally, given.fail_on.value, [c for _, c in done.repairs]))
 

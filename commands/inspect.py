@@ -7,41 +7,22 @@ from typing import Annotated
 
 import typer
 
-from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
-from offctl.core.expiry import HORIZON_S
-from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, exit_code, inspect
+from offctl.inspect import cyclic_gc_paused, exit_code, inspect
 from offctl.render import write_notes, write_report
 
-from .options import (CommitExpiryHorizon, OffsetsRetentionMinutes, AllGroups, BootstrapServers, ExpectedTopic, FailOn, FailOnOption, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee,
-                      FirstPollStrategy, Groups, IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold,
-                      MaxOffsetBehind, NoOutOfRangeReset, OutputFormat, Spouts, StartOffset, StaticPartitions,
-                      StormKafkaClientRelease, StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TopicRetentionOption, RetentionHorizon, TridentRoot,
-                      Tridents, Zk, ZkAuth, ZkRoot, connection, err_console, reported_errors, spout_thresholds)
+from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SELECTION_OPTIONS, SPOUT_OPTIONS,
+                      Given, OutputFormat, connection, err_console, expiry_options, judged_by, reported_errors,
+                      selection, shared)
 
 
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS, CONNECTION_OPTIONS)
 def inspect_command(
-    ctx: typer.Context,
-    spout: Spouts = None, group: Groups = None, trident: Tridents = None, topic: ExpectedTopic = None,
-    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
-    storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
-    ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
-    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
-    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
-    processing_guarantee: GuaranteeOption = ProcessingGuarantee.AT_LEAST_ONCE,
-    offset_commit_period_ms: CommitPeriod = None,
-    static_partitions: StaticPartitions = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format.")] = OutputFormat.table,
-    fail_on: FailOnOption = FailOn.error,
+    given: Given,
+    output: Annotated[OutputFormat, typer.Option(
+        "--output", "-o", rich_help_panel=OUTPUT, help="Output format.")] = OutputFormat.table,
     per_partition: Annotated[bool, typer.Option(
-        "--per-partition", help="Table output: list every partition, not just consumers and findings.")] = False,
-    time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
-    commit_expiry_horizon: CommitExpiryHorizon = HORIZON_S,
-    offsets_retention_minutes: OffsetsRetentionMinutes = None,
-    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = None,
-    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
-    bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
+        "--per-partition", rich_help_panel=OUTPUT,
+        help="Table output: list every partition, not just consumers and findings.")] = False,
 ) -> None:
     """Show where each spout is, how far behind, and what is wrong.
 
@@ -56,19 +37,10 @@ def inspect_command(
     # 0.1-0.2 s each.
     with cyclic_gc_paused():
         with reported_errors():
-            conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                              kafka_config_file, ctx, trident_root)
-            report = inspect(conn, Selection(tuple(spout or ()), tuple(group or ()), topic, all_groups,
-                                             tridents=tuple(trident or ())),
-                             spout_thresholds(
-                                 topic, lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time,
-                                 ignore_zk_offsets, no_out_of_range_reset, storm_kafka_client_release,
-                                 first_poll_offset_strategy, static_partitions,
-                                 processing_guarantee, offset_commit_period_ms, topic_retention, retention_horizon),
-                             time_lag_budget_s=time_lag_budget,
-                             expiry_options=ExpiryOptions(commit_expiry_horizon, offsets_retention_minutes))
+            report = inspect(connection(given), selection(given), judged_by(given),
+                             time_lag_budget_s=given.time_lag_budget, expiry_options=expiry_options(given))
         write_report(report, output.value, sys.stdout, per_partition=per_partition)
         write_notes(report, err_console)
-        code = exit_code(report, fail_on.value)
+        code = exit_code(report, given.fail_on.value)
         del report
     raise typer.Exit(code)

@@ -8,36 +8,31 @@ from typing import Annotated, Optional
 
 import typer
 
-from offctl.core.model import Thresholds
 from offctl.core.targets import parse_partitions
-from offctl.inspect import Selection
 from offctl.peek import MAX_COUNT, exit_code, peek
 from offctl.render import write_peek
 
-from .options import (BootstrapServers, ExpectedTopic, Groups, KafkaConfig, KafkaConfigFile, OutputFormat, Spouts,
-                      StormRoot, Timeout, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot, connection, err_console,
-                      reported_errors)
+from .options import (CONNECTION_OPTIONS, OUTPUT, SELECTION, SELECTION_OPTIONS, Given, OutputFormat, connection,
+                      err_console, judged_by, reported_errors, seconds, selection, shared, without)
 
 
+@shared(without(SELECTION_OPTIONS, "all_groups"), CONNECTION_OPTIONS)
 def peek_command(
-    ctx: typer.Context,
-    spout: Spouts = None, group: Groups = None, trident: Tridents = None, topic: ExpectedTopic = None,
+    given: Given,
     partitions: Annotated[Optional[str], typer.Option(
-        "--partitions", metavar="LIST",
-        help="Only these partitions: 0,3,5 or 0-7 [default: every partition not caught up].")] = None,
+        "--partitions", metavar="LIST", rich_help_panel=SELECTION,
+        help="Only these partitions: 0,3,5 or 0-7 \\[default: every partition not caught up].")] = None,
     count: Annotated[int, typer.Option(
         "--count", metavar="N", help=f"Messages per partition, from the resume offset on (1 to {MAX_COUNT}).")] = 1,
     budget: Annotated[Optional[float], typer.Option(
-        "--budget", metavar="SECONDS", help="Time to read the messages in [default: --timeout].")] = None,
+        "--budget", metavar="DURATION", parser=seconds(),
+        help="Time to read the messages in: 5s, 1m, or seconds \\[default: --timeout].")] = None,
     save: Annotated[Optional[Path], typer.Option(
         "--save", metavar="DIR", help="Write each message's exact key, value and headers, with manifest.json, to "
                                       "this new (or empty) folder.")] = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="Output format (table or json).")]
+    output: Annotated[OutputFormat, typer.Option(
+        "--output", "-o", rich_help_panel=OUTPUT, help="Output format (table or json).")]
         = OutputFormat.table,
-    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
-    bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
 ) -> None:
     """Show the message each spout resumes at: the one it is stuck on.
 
@@ -52,11 +47,8 @@ def peek_command(
             from offctl.errors import UsageError
 
             raise UsageError("peek writes --output table or json")
-        conn = connection(zk, zk_root, bootstrap_servers, storm_root, timeout, zk_auth, kafka_config,
-                          kafka_config_file, ctx, trident_root)
-        result = peek(conn, Selection(tuple(spout or ()), tuple(group or ()), topic, tridents=tuple(trident or ())),
-                      Thresholds(expected_topic=topic), partitions=parse_partitions(partitions), count=count,
-                      budget_s=budget)
+        result = peek(connection(given), selection(given), judged_by(given), partitions=parse_partitions(partitions),
+                      count=count, budget_s=budget)
         saved = None
         if save is not None:
             from offctl.adapters.saved import save_messages

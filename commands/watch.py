@@ -6,46 +6,28 @@ import sys
 from typing import Annotated, Optional
 
 import typer
-from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
 
-from offctl.inspect import TIME_LAG_BUDGET_S
-
-from .options import (AllGroups, BootstrapServers, ExpectedTopic, CommitPeriod, FirstPollOption, GuaranteeOption, ProcessingGuarantee, FirstPollStrategy, Groups,
-                      IgnoreZkOffsets, KafkaConfig, KafkaConfigFile, LagThreshold, MaxOffsetBehind,
-                      NoOutOfRangeReset, Spouts, StartOffset, StaticPartitions, StormKafkaClientRelease,
-                      StormKafkaRelease, StormRoot, TimeLagBudget, Timeout, TopicRetentionOption, RetentionHorizon, TridentRoot, Tridents, Zk, ZkAuth, ZkRoot,
-                      reading, reported_errors)
+from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, Given, reading,
+                      reported_errors, seconds, shared, without)
 
 
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS,
+        without(HORIZON_OPTIONS, "commit_expiry_horizon", "offsets_retention_minutes"), CONNECTION_OPTIONS)
 def watch_command(
-    ctx: typer.Context,
-    spout: Spouts = None, group: Groups = None, trident: Tridents = None, topic: ExpectedTopic = None,
-    max_offset_behind: MaxOffsetBehind = None, lag_threshold: LagThreshold = None, all_groups: AllGroups = False,
-    storm_kafka_release: StormKafkaRelease = "1.2.4", start_offset_time: StartOffset = "earliest",
-    ignore_zk_offsets: IgnoreZkOffsets = False, no_out_of_range_reset: NoOutOfRangeReset = False,
-    storm_kafka_client_release: StormKafkaClientRelease = CLIENT_RELEASE_DEFAULT,
-    first_poll_offset_strategy: FirstPollOption = FirstPollStrategy.UNCOMMITTED_EARLIEST,
-    processing_guarantee: GuaranteeOption = ProcessingGuarantee.AT_LEAST_ONCE,
-    offset_commit_period_ms: CommitPeriod = None,
-    static_partitions: StaticPartitions = None,
+    given: Given,
     interval: Annotated[float, typer.Option(
-        "--interval", "-n", metavar="SECONDS", min=0.5, max=3600, help="Seconds between refreshes.")] = 2.0,
+        "--interval", "-n", metavar="DURATION", parser=seconds(0.5, 3600),
+        help="Time between refreshes: 2s, 1m, or seconds.")] = 2.0,
     count: Annotated[Optional[int], typer.Option(
         "--count", metavar="N", min=1, help="Stop after N refreshes (default: until Ctrl-C).")] = None,
     allowed_lag: Annotated[int, typer.Option(
         "--allowed-lag", metavar="N", min=0, help="Lag that counts as caught up in the status.")] = 0,
-    time_lag_budget: TimeLagBudget = TIME_LAG_BUDGET_S,
-    topic_retention: TopicRetentionOption = None, retention_horizon: RetentionHorizon = None,
-    zk: Zk = None, zk_root: ZkRoot = None, trident_root: TridentRoot = None,
-    bootstrap_servers: BootstrapServers = None,
-    storm_root: StormRoot = "/storm", timeout: Timeout = 10.0, zk_auth: ZkAuth = None,
-    kafka_config: KafkaConfig = None, kafka_config_file: KafkaConfigFile = None,
 ) -> None:
     """Watch spouts move: committed offsets moving or stuck, lag and its trend, status, refreshed in place.
 
     For the engineer watching a fix take effect. Ctrl-C leaves.
 
-    \\b
+    \b
     Example:
       offctl watch --zk zk1:2181 --zk-root /kafka-spouts --bootstrap-servers k1:9092 --spout orders -n 5
     """
@@ -57,12 +39,7 @@ def watch_command(
     from offctl.render import table_console, watch_table
 
     with reported_errors():
-        conn, selection, thresholds = reading(
-            ctx, spout, group, trident, topic, all_groups, zk, zk_root, trident_root, bootstrap_servers, storm_root,
-            timeout, zk_auth, kafka_config, kafka_config_file,
-            (lag_threshold, max_offset_behind, storm_kafka_release, start_offset_time, ignore_zk_offsets,
-             no_out_of_range_reset, storm_kafka_client_release, first_poll_offset_strategy, static_partitions,
-             processing_guarantee, offset_commit_period_ms, topic_retention, retention_horizon))
+        conn, selection, thresholds = reading(given)
         console = table_console(sys.stdout)
 
         def frame(report, previous, statuses, refreshed, error) -> Group:
@@ -73,8 +50,8 @@ def watch_command(
 
         if not console.is_terminal:  # piped or logged: every refresh, one after the other
             watch(conn, selection, thresholds, lambda *a: console.print(frame(*a)), interval_s=interval, count=count,
-                  allowed_lag=allowed_lag, time_lag_budget_s=time_lag_budget)
+                  allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget)
             return
         with Live(console=console, auto_refresh=False, transient=False) as live:
             watch(conn, selection, thresholds, lambda *a: live.update(frame(*a), refresh=True), interval_s=interval,
-                  count=count, allowed_lag=allowed_lag, time_lag_budget_s=time_lag_budget)
+                  count=count, allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget)

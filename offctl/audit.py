@@ -1,242 +1,39 @@
-"""`offctl audit`, the parts that do not need Spark: chunks of work, what a task does, summaries, repair.
+"""`offctl audit`, the driver: check the command line, start Spark (or take spark-submit's), run the job over the
+fleet's chunks, add history and totals, write files and snapshots, and repair through reset's safe writer.
 
-The driver lists the spout ids under each zkRoot and takes the --group list (cheap), and cuts them into
-chunks. Each Spark task reads one chunk with its own ZooKeeper and Kafka clients (`read_chunk`: inspect's
-read_snapshot, asking Kafka about the chunk's own topics only) and analyzes it with inspect's `analyze`,
-so every rule has one implementation. A chunk's reads are a Snapshot: saved as they are, they can be
-analyzed again later with no servers, and several saved snapshots give each partition a history.
-offctl/adapters/spark.py runs these functions in Spark; nothing here imports pyspark.
+The work runs as RDDs of offctl's own objects: one Spark partition per chunk of consumers, read and analyzed in the
+same task by the Spark-free functions of offctl/audit_tasks.py (inspect's pipeline), so no read goes through the
+driver and no shuffle is needed until history joins several snapshots on the partition. offctl/adapters/spark.py is
+the adapter to Spark itself (the session, jobs and their progress, files, snapshots).
 """
 
 from __future__ import annotations
 
-import math
-import os
-import socket
+import json
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from offctl.core.analyze import analyze
-from offctl.core.behaviour import CommitBehaviour, SpoutProfile
-from offctl.core.findings import CATALOGUE
-from offctl.config import Connection
 from offctl import interrupts
-from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
-from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
-from offctl.inspect import Selection, findings_exit_code, open_stores, read_snapshot, validate
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Report, Severity, Snapshot, Thresholds
+from offctl.adapters import spark as adapter
+from offctl.audit_tasks import (FILES, TASK_KEYS, Tally, add_totals, audit_chunk, chunk_outputs, commit_period, flat,
+                                history_counts, lag_totals, observations, partition_key, plan_chunks, process_name,
+                                totals_dict, with_history, without_history, worst_first)
+from offctl.config import Connection
+from offctl.core.behaviour import SpoutProfile
+from offctl.core.judge import assumptions
+from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds, iso_ms
+from offctl.core.profiles import Profiles
 from offctl.core.targets import Scope, Target
-from offctl.render import consumer_dict, finding_dict, partition_dict
+from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
+from offctl.inspect import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list, validate
+from offctl.render import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
 from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
-
-MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
-TASKS_PER_CORE = 4
 
 # --repair values: the finding codes whose safe target is unambiguous (the log start), and a name for both.
 REPAIRABLE = ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END")
 REPAIR_CHOICES = {"out-of-range": REPAIRABLE, **{code: (code,) for code in REPAIRABLE}}
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """The consumers one Spark task reads: spout ids under one zkRoot, or Kafka groups."""
-
-    index: int
-    zk_root: str | None = None
-    spout_ids: tuple[str, ...] = ()
-    groups: tuple[str, ...] = ()
-    listed_groups: tuple[str, ...] = ()  # from --all-groups: kept only when their commits carry Storm metadata
-    trident_root: str | None = None  # every Trident Kafka spout state under this transactional root
-
-    def describe(self) -> str:
-        def some(names: Sequence[str]) -> str:
-            return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-        if self.spout_ids:
-            return f"spout ids {some(self.spout_ids)} under {self.zk_root}"
-        if self.trident_root:
-            return f"Trident spouts under {self.trident_root}"
-        return f"groups {some(self.groups + self.listed_groups)}"
-
-
-def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[str], parallelism: int,
-                listed_groups: Sequence[str] = (), trident_roots: Sequence[str] = ()) -> list[Chunk]:
-    """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each;
-    one chunk per Trident root."""
-    total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups) + len(listed_groups)
-    size = max(1, min(MAX_CHUNK, math.ceil(total / max(1, parallelism * TASKS_PER_CORE))))
-    chunks: list[Chunk] = []
-    for root, ids in spouts_by_root.items():
-        for i in range(0, len(ids), size):
-            chunks.append(Chunk(len(chunks), zk_root=root, spout_ids=tuple(ids[i:i + size])))
-    for i in range(0, len(groups), size):
-        chunks.append(Chunk(len(chunks), groups=tuple(groups[i:i + size])))
-    for i in range(0, len(listed_groups), size):
-        chunks.append(Chunk(len(chunks), listed_groups=tuple(listed_groups[i:i + size])))
-    for root in trident_roots:
-        chunks.append(Chunk(len(chunks), trident_root=root))
-    return chunks
-
-
-def process_name() -> str:
-    """host:pid of this process, as the audit reports who read and who drove it."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def read_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int) -> Snapshot:
-    """Read one chunk with clients of its own (runs in a Spark task). A store that cannot be reached makes
-    the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
-    roots = [chunk.zk_root] if chunk.zk_root else []
-    try:
-        with open_stores(conn, targeted=True) as (zk, kafka):
-            chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups)
-            snapshot, _ = read_snapshot(zk, kafka, roots, chunk_selection,
-                                        conn.storm_root, now_ms, spouts_by_root={r: chunk.spout_ids for r in roots},
-                                        trident_roots=[chunk.trident_root] if chunk.trident_root else ())
-            return replace(snapshot, reader=process_name())
-    except OffctlError as exc:
-        return Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
-
-
-# --- what each task hands back ----------------------------------------------------------------------------
-
-
-def partition_key(d: Mapping) -> tuple:
-    """A consumer-partition, as the history of several snapshots is joined on."""
-    return d["store"], d["consumer"], d["zk_root"], d["topic"], d["partition"]
-
-
-def partition_rows(report: Report) -> Iterator[dict]:
-    """partition_dict of every row, with the codes of the findings on that partition."""
-    for row in report.rows:
-        yield {**partition_dict(row), "findings": list(row.codes), "captured_ms": report.captured_ms,
-               "modified_ms": row.record.modified_ms}
-
-
-def observation(row: Mapping) -> Observation:
-    return Observation(row["captured_ms"], row["committed"], row["log_start"], row["log_end"], row["modified_ms"])
-
-
-def observations(snapshot: Snapshot) -> Iterator[tuple[tuple, Observation]]:
-    """What one saved snapshot says of each partition, for history."""
-    for row in partition_rows(analyze(snapshot)):
-        if row["topic"] is not None and row["committed"] is not None:
-            yield partition_key(row), observation(row)
-
-
-def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int,
-                 allowed_lag: int = 0, kafka_commit_period_ms: int = 0) -> dict:
-    """The row with history_status and time_lag_s from its earlier observations and itself."""
-    obs = [*earlier, observation(row)] if row["committed"] is not None else []
-    tid = row["topology_id"]
-    is_running = (tid in running) if running is not None and tid else None
-    h = evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag,
-                 commit_period_ms=commit_period_of(row["store"], kafka_commit_period_ms)) if obs else None
-    return {**row, "history_status": h.status if h else None, "time_lag_s": h.time_lag_s if h else None}
-
-
-def without_history(row: dict) -> dict:
-    return {**row, "history_status": None, "time_lag_s": None}
-
-
-# --- totals ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Tally:
-    """The counts of an audit, added up over chunks (small: it travels to the driver)."""
-
-    consumers: int = 0
-    partitions: int = 0
-    total_lag: int = 0
-    by_severity: Counter = field(default_factory=Counter)
-    by_code: Counter = field(default_factory=Counter)
-    notes: list[str] = field(default_factory=list)
-    incomplete: list[str] = field(default_factory=list)
-    checks_skipped: list[str] = field(default_factory=list)
-    # what storm-kafka-client groups' commits mean (Report.commits): the same in every chunk that has such groups
-    commits: CommitBehaviour | None = None
-
-    @classmethod
-    def of(cls, report: Report) -> Tally:
-        # A chunk that could not be read has no Kafka or Storm data because it failed, not because those
-        # were not asked for: its failure is in `incomplete`, and it skipped no check.
-        failed = bool(report.incomplete) and not report.rows
-        return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
-                   Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
-                   list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped),
-                   report.commits)
-
-    def __add__(self, other: Tally) -> Tally:
-        def merged(a: list[str], b: list[str]) -> list[str]:
-            return a + [x for x in b if x not in a]  # the same note from every chunk is said once
-
-        return Tally(self.consumers + other.consumers, self.partitions + other.partitions,
-                     self.total_lag + other.total_lag, self.by_severity + other.by_severity,
-                     self.by_code + other.by_code, merged(self.notes, other.notes),
-                     merged(self.incomplete, other.incomplete), merged(self.checks_skipped, other.checks_skipped),
-                     self.commits or other.commits)
-
-    def worst(self) -> Severity | None:
-        return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
-
-    def summary(self) -> dict:
-        """inspect's summary block (render.summary_dict), from the tally."""
-        worst = self.worst()
-        return {
-            "consumers": self.consumers,
-            "partitions": self.partitions,
-            "total_lag": self.total_lag,
-            "findings": {s.label: self.by_severity.get(s.label, 0) for s in sorted(Severity, reverse=True)},
-            "by_code": dict(sorted(self.by_code.items())),
-            "status": worst.label if worst else "ok",
-        }
-
-
-def chunk_outputs(report: Report) -> tuple[Tally, list[dict], list[dict], list[dict]]:
-    """A task's analyzed chunk: its tally, partition rows, findings and consumers, as plain dicts."""
-    return (Tally.of(report), list(partition_rows(report)), [finding_dict(f) for f in report.findings],
-            [consumer_dict(c) for c in report.consumers])
-
-
-def worst_first(consumer: Mapping) -> tuple:
-    """Sort key of consumers, worst first: by status, then total lag."""
-    rank = {"error": 3, "warning": 2, "info": 1, "ok": 0}
-    return -rank[consumer["status"]], -consumer["total_lag"], consumer["consumer"]
-
-
-def lag_totals(rows: Iterable[Mapping], by: str) -> dict:
-    """Lag per `by` (topic or topology_name) of some partition rows: partitions, total and max lag,
-    consumers. Partial totals of chunks add up with `add_totals`."""
-    out: dict = {}
-    for row in rows:
-        t = out.setdefault(row[by], {"partitions": 0, "total_lag": 0, "max_lag": None, "consumers": set()})
-        t["partitions"] += 1
-        t["consumers"].add((row["store"], row["consumer"], row["zk_root"]))
-        if row["lag"] is not None:
-            t["total_lag"] += row["lag"]
-            t["max_lag"] = row["lag"] if t["max_lag"] is None else max(t["max_lag"], row["lag"])
-    return out
-
-
-def add_totals(a: dict, b: dict) -> dict:
-    lags = [x for x in (a["max_lag"], b["max_lag"]) if x is not None]
-    return {"partitions": a["partitions"] + b["partitions"], "total_lag": a["total_lag"] + b["total_lag"],
-            "max_lag": max(lags) if lags else None, "consumers": a["consumers"] | b["consumers"]}
-
-
-def totals_dict(name: str, value: str | None, t: Mapping) -> dict:
-    return {name: value, "consumers": len(t["consumers"]), "partitions": t["partitions"],
-            "total_lag": t["total_lag"], "max_lag": t["max_lag"]}
-
-
-def history_counts(counts: Mapping[str | None, int]) -> dict:
-    """Partitions per history status (none: no history), every status named."""
-    return {s.lower(): counts.get(s, 0) for s in STATUSES}
-
 
 # --- repair ----------------------------------------------------------------------------------------------
 
@@ -348,88 +145,6 @@ def check_options(*, live: bool, from_snapshots: str | None, save_snapshot: str 
         raise UsageError(f"--window {window}: history needs at least 2 snapshots")
 
 
-# --- the files an audit writes (--out DIR); docs/audit-files.md is made from these -------------------------
-
-FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
-    "partitions": ("one row per consumer-partition", (
-        ("store", "string", "zookeeper (storm-kafka), kafka (storm-kafka-client) or trident (a Trident spout's state)"),
-        ("consumer", "string", "the spout id (zookeeper), the group id (kafka) or the txStateId (trident)"),
-        ("zk_root", "string", "the spout's zkRoot, or the Trident root; null for kafka"),
-        ("topic", "string", "the topic the offset is applied to (null when offctl cannot tell: a tie of topics)"),
-        ("partition", "long", "the partition"),
-        ("committed", "long", "the committed offset"),
-        ("log_start", "long", "the partition's log start offset"),
-        ("log_end", "long", "the partition's log end offset (high watermark)"),
-        ("lag", "long", "log_end - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
-                        "when it does not use it), when that is known and inside the log range"),
-        ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
-        ("topology_id", "string", "the storm id that wrote the offset"),
-        ("topology_name", "string", "its topology name"),
-        ("path", "string", "the ZooKeeper node (zookeeper)"),
-        ("version", "long", "the node's version (zookeeper)"),
-        ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper)"),
-        ("broker", "string", "host:port the record names (zookeeper)"),
-        ("record_topic", "string", "the topic the record itself names (zookeeper; may differ from topic)"),
-        ("used", "boolean", "false when the spout cannot use the record (MALFORMED_RECORD)"),
-        ("findings", "string", "codes of the findings on this partition, ';'-separated"),
-        ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
-        ("time_lag_s", "double", "estimated seconds since the message at the committed offset was written"),
-        ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
-    )),
-    "findings": ("one row per finding", (
-        ("code", "string", "the finding code (docs/findings.md)"),
-        ("severity", "string", "error, warning or info"),
-        ("store", "string", "zookeeper, kafka or trident"),
-        ("consumer", "string", "spout id, group id or txStateId"),
-        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
-        ("topic", "string", "topic, when the finding is about one"),
-        ("partition", "long", "partition, when the finding is about one"),
-        ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
-        ("message", "string", "what is wrong, with the numbers"),
-        ("hint", "string", "what to do"),
-    )),
-    "consumers": ("one row per spout id or group", (
-        ("store", "string", "zookeeper, kafka or trident"),
-        ("consumer", "string", "spout id, group id or txStateId"),
-        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
-        ("topics", "string", "topics of its records, ','-separated"),
-        ("partitions", "long", "partitions with a record"),
-        ("total_lag", "long", "sum of the partitions' lag"),
-        ("max_lag", "long", "largest partition lag"),
-        ("status", "string", "ok, info, warning or error: its worst finding"),
-        ("finding_codes", "string", "codes of its findings, ','-separated"),
-        ("group_state", "string", "the Kafka group's state (kafka)"),
-        ("members", "long", "the Kafka group's members (kafka)"),
-        ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
-        ("group_protocol", "string", "the Kafka group's protocol or assignor, as the broker names it (kafka)"),
-    )),
-    "topics": ("lag per topic, over every consumer reading it", (
-        ("topic", "string", "the topic"),
-        ("consumers", "long", "consumers with records on it"),
-        ("partitions", "long", "consumer-partitions"),
-        ("total_lag", "long", "sum of their lag"),
-        ("max_lag", "long", "largest partition lag"),
-    )),
-    "topologies": ("lag per topology name, over its consumers", (
-        ("topology_name", "string", "the topology name the records name (null: none)"),
-        ("consumers", "long", "consumers with records of it"),
-        ("partitions", "long", "consumer-partitions"),
-        ("total_lag", "long", "sum of their lag"),
-        ("max_lag", "long", "largest partition lag"),
-    )),
-}
-
-
-def flat(name: str, row: Mapping) -> tuple:
-    """A row as the file `name` stores it: its columns in order, lists joined into strings."""
-    sep = {"findings": ";", "topics": ",", "finding_codes": ","}
-    if name == "findings" and "hint" not in row:  # the files keep a hint per row; the JSON document says it per code
-        row = {**row, "hint": CATALOGUE[row["code"]].hint}
-    return tuple(sep[c].join(row[c]) if c in sep and isinstance(row[c], list) else row[c]
-                 for c, _, _ in FILES[name][1])
-
-
-
 # --- repair through reset's safe writer ---------------------------------------------------------------------
 
 
@@ -438,12 +153,14 @@ def _writes(plan) -> list[tuple]:
 
 
 def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
-               profile: SpoutProfile = SpoutProfile()) -> list[tuple[object, int]]:
+               settings: SpoutProfile | Profiles = SpoutProfile()) -> list[tuple[object, int]]:
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
     for all, then each consumer through reset's safe writer, written only if its plan is still the one shown;
-    a group's commits are verified against the audit's spout `profile`, as its findings were made.
+    a group's commits are verified against its spout profile (`settings`: one for all, or the Profiles each
+    consumer's resolves from), as its findings were made.
     Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others, an interrupt does."""
-    planned = [plan_repair(conn, r, safety, profile) for r in items]
+    profiles = [settings if isinstance(settings, SpoutProfile) else settings.resolve(r.key)[1].spout for r in items]
+    planned = [plan_repair(conn, r, safety, p) for r, p in zip(items, profiles)]
     if not safety.execute:
         return planned
     dry = [o for o, _ in planned]
@@ -452,7 +169,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
         return [(replace(o, declined=True), NOT_CONFIRMED) if i in runnable else planned[i]
                 for i, o in enumerate(dry)]
     done = []
-    for i, (item, shown) in enumerate(zip(items, dry)):
+    for i, (item, shown, profile) in enumerate(zip(items, dry, profiles)):
         if i not in runnable:
             done.append(planned[i])
             continue
@@ -483,7 +200,8 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
 @dataclass(frozen=True)
 class AuditSettings:
     selection: Selection = Selection()
-    thresholds: Thresholds = Thresholds()
+    thresholds: Thresholds | Profiles = Thresholds()  # Profiles: each consumer judged by its own
+    estimates: Estimates = Estimates()  # what each task's reads after the analysis are told (a budget per task)
     out: str | None = None
     file_format: str = "parquet"
     save_snapshot: str | None = None
@@ -499,7 +217,7 @@ class AuditSettings:
 
 @dataclass
 class Audited:
-    result: object  # spark.AuditResult
+    result: AuditResult
     repairs: list  # (reset.Outcome, exit code) per consumer repaired
     startup_s: float | None  # Spark start-up, when offctl started Spark
 
@@ -519,8 +237,6 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
           confirm_all: Callable[[list], bool] = lambda plans: False) -> Iterator[Audited]:
     """Check the command line, start Spark (or use spark-submit's), run the audit and any repair; Spark stays
     up inside the block so the caller can stream the rows, and stops after it if offctl started it."""
-    from offctl.adapters import spark  # imports this module: only when an audit runs
-
     codes = repair_codes(settings.repair)
     sel = settings.selection
     live = bool(conn.zk or conn.zk_roots or conn.bootstrap_servers or sel.spouts or sel.groups)
@@ -533,15 +249,214 @@ def audit(conn: Connection, settings: AuditSettings, *, track=None,
         raise UsageError("--repair needs --bootstrap-servers (log offsets bound every target)")
     conf = parse_spark_conf(settings.spark_conf)
     started = time.perf_counter()
-    session, owned = spark.start(settings.master, conf)
+    session, owned = adapter.start(settings.master, conf)
     startup = time.perf_counter() - started if owned else None
     try:
-        result = spark.run(session, conn, settings, track or spark.no_track)
+        result = run(session, conn, settings, track or adapter.no_track)
         done: list = []
         if codes:
             found = result.findings.filter(lambda f: f["code"] in codes).collect()
-            done = repair_all(conn, repairs(found, codes), safety, confirm_all, settings.thresholds.spout)
+            done = repair_all(conn, repairs(found, codes), safety, confirm_all, Profiles.of(settings.thresholds))
         yield Audited(result, done, startup)
     finally:
         if owned:
-            spark.stop(session)
+            adapter.stop(session)
+
+
+# --- the Spark job -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class AuditResult:
+    """What an audit found: totals on the driver, rows still in Spark to stream or write."""
+
+    captured_ms: int
+    tally: Tally
+    worst: list[dict]  # the worst consumers, worst first
+    top_topics: list[dict]
+    history: dict | None  # counts by history status, or None without history
+    snapshots_used: int
+    rows: object  # RDD of partition dicts (with history)
+    findings: object  # RDD of finding dicts
+    consumers: object  # RDD of consumer dicts
+    topics: object  # RDD of topic totals
+    topologies: object  # RDD of topology totals
+    written: list[str] = field(default_factory=list)
+    snapshot: str | None = None
+    timings: dict = field(default_factory=dict)
+    spout_settings: str = ""  # the settings the findings assume (SpoutProfile.describe)
+    read_by: list[str] = field(default_factory=list)  # host:pid of every process that read a chunk
+    driver: str = ""  # host:pid of the driver
+
+    def document_parts(self) -> tuple[dict, dict[str, Iterable[dict]], dict]:
+        """inspect's JSON document, in parts to stream: head, sections of rows, tail."""
+        def rows() -> Iterator[dict]:
+            for r in self.rows.toLocalIterator():
+                yield {k: v for k, v in r.items() if k not in TASK_KEYS}
+
+        head = {"document_version": DOCUMENT_VERSION, "captured_at": iso_ms(self.captured_ms)}
+        sections = {"partitions": rows(), "findings": self.findings.toLocalIterator(),
+                    "consumers": self.consumers.toLocalIterator(), "topics": self.topics.toLocalIterator(),
+                    "topologies": self.topologies.toLocalIterator()}
+        tail = {"hints": hints_dict(self.tally.by_code), "summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
+                "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings,
+                "processing_guarantee": commits_dict(self.tally.commits),
+                "offsets_retention": retention_dict(self.tally.offsets_retention), "read_by": self.read_by, "driver": self.driver}
+        return head, sections, tail
+
+    def summary(self) -> dict:
+        return {**self.tally.summary(), "history": self.history, "snapshots": self.snapshots_used}
+
+
+def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """spout ids per zkRoot (the driver's one cheap read: the roots' children), the groups --all-groups
+    lists besides those named, and notes."""
+    spouts: dict[str, list[str]] = {}
+    notes: list[str] = []
+    listed: list[str] = []
+    if selection.all_groups and conn.bootstrap_servers:
+        with open_stores(Connection(bootstrap_servers=conn.bootstrap_servers, kafka_config=conn.kafka_config,
+                                    timeout=conn.timeout), targeted=True) as (_, kafka):
+            listed = [g for g in kafka.list_groups() if g not in selection.groups]
+            notes += kafka.notes
+    if not conn.zk:
+        return spouts, listed, notes
+    with open_stores(Connection(zk=conn.zk, zk_auth=conn.zk_auth, timeout=conn.timeout)) as (zk, _):
+        for root in spout_roots(conn, selection):
+            ids = zk.spout_ids(root)
+            if ids is None:
+                notes.append(f"zkRoot {root} does not exist")
+            else:
+                spouts[root] = list(selection.spouts) or ids
+    return spouts, listed, notes
+
+
+def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track = adapter.no_track) -> AuditResult:
+    """Read (or load) a fleet's offsets, analyze them, add history, write files and snapshot; the result keeps
+    its rows in Spark for the caller to stream."""
+    from pyspark import StorageLevel
+
+    sc = spark.sparkContext
+    files = adapter.Files(spark)
+    selection, thresholds, window, estimates = settings.selection, settings.thresholds, settings.window, settings.estimates
+    allowed = settings.allowed_lag
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    earlier: list[str] = []
+    if settings.from_snapshots:
+        saved = adapter.list_snapshots(files, settings.from_snapshots)
+        if not saved:
+            raise UsageError(f"--from-snapshots {settings.from_snapshots}: no complete snapshot there")
+        *earlier, latest = saved
+        meta, loaded = adapter.load_snapshot(spark, files, latest)
+        # no servers: the reads that follow the analysis are not made (each lagging partition's time lag `unread`)
+        tasks = loaded.map(lambda kv: (kv[0], kv[1], chunk_outputs(assess(kv[1], None, thresholds))))
+        captured_ms, running = meta["captured_ms"], meta.get("running")
+        running = frozenset(running) if running is not None else None
+        driver_notes = [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"]
+    else:
+        spouts, listed, driver_notes = _list_consumers(conn, selection)
+        chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed,
+                             trident_roots=trident_list(conn, selection))
+        captured_ms = int(time.time() * 1000)
+        # each task reads its chunk and runs inspect's pipeline on it, with its own clients (audit.audit_chunk)
+        tasks = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
+                 .map(lambda ic: (ic[0], *audit_chunk(conn, selection, ic[1], int(time.time() * 1000), thresholds,
+                                                      estimates)))
+                 .map(lambda t: (t[0], t[1], chunk_outputs(t[2]))))
+        running = None
+        if settings.save_snapshot:
+            earlier = adapter.list_snapshots(files, settings.save_snapshot)
+    tasks = tasks.persist(StorageLevel.MEMORY_AND_DISK)
+    reads = tasks.map(lambda t: (t[0], t[1]))
+    with adapter.job(sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track):
+        readers = sorted(r for r in reads.map(lambda kv: kv[1].reader).distinct().collect() if r)
+    timings["read"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    analyzed = tasks.map(lambda t: t[2])
+    with adapter.job(sc, "analyzing", track):
+        tally = analyzed.map(lambda o: o[0]).fold(Tally(), lambda a, b: a + b)
+        if running is None:
+            # Every chunk read Storm's root; the union is what the history rules ask about.
+            found = reads.map(lambda kv: kv[1].running).filter(lambda r: r is not None).take(1)
+            running = found[0] if found else None
+    tally.notes[:0] = [n for n in driver_notes if n not in tally.notes]
+    timings["analyze"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    snapshot_path = None
+    if settings.save_snapshot:
+        meta = {"format": adapter.SNAPSHOT_FORMAT, "version": adapter.SNAPSHOT_VERSION, "captured_ms": captured_ms,
+                "captured_at": iso_ms(captured_ms), "zk": conn.zk, "zk_roots": list(conn.zk_roots),
+                "trident_roots": list(conn.trident_roots),
+                "bootstrap_servers": conn.bootstrap_servers, "storm_root": conn.storm_root,
+                "groups": list(selection.groups), "spouts": list(selection.spouts), "topic": selection.topic,
+                "running": sorted(running) if running is not None else None,
+                "partitions": tally.partitions}
+        with adapter.job(sc, "saving the snapshot", track):
+            snapshot_path = adapter.save_snapshot(spark, files, reads, settings.save_snapshot, meta)
+        timings["snapshot"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    earlier = earlier[-(window - 1):]
+    rows = analyzed.flatMap(lambda o: o[1])
+    history = None
+    if earlier:
+        past = None
+        for path in earlier:
+            _, snap = adapter.load_snapshot(spark, files, path)
+            obs = snap.flatMap(lambda kv: observations(kv[1]))
+            past = obs if past is None else past.union(obs)
+        rows = (rows.map(lambda r: (partition_key(r), r))
+                .leftOuterJoin(past.groupByKey())
+                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed,
+                                             commit_period(thresholds, kv[1][0]))))
+    else:
+        rows = rows.map(without_history)
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    findings = analyzed.flatMap(lambda o: o[2])
+    consumers = analyzed.flatMap(lambda o: o[3])
+    topics = (rows.mapPartitions(lambda it: lag_totals(it, "topic").items()).reduceByKey(add_totals)
+              .map(lambda kv: totals_dict("topic", *kv)).persist())
+    topologies = (rows.mapPartitions(lambda it: lag_totals(it, "topology_name").items()).reduceByKey(add_totals)
+                  .map(lambda kv: totals_dict("topology_name", *kv)).persist())
+    with adapter.job(sc, "adding up lag per topic and topology" + (" and history" if earlier else ""), track):
+        worst = consumers.takeOrdered(settings.top, key=worst_first)
+        top_topics = topics.takeOrdered(settings.top, key=lambda t: (-t["total_lag"], t["topic"] or ""))
+        if earlier:
+            history = history_counts(rows.map(lambda r: r["history_status"]).countByValue())
+    timings["history and totals" if earlier else "totals"] = time.perf_counter() - clock
+
+    result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
+                         snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,
+                         topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings,
+                         spout_settings=assumptions(tally.profiles, thresholds), read_by=readers,
+                         driver=process_name())
+    if settings.out:
+        clock = time.perf_counter()
+        with adapter.job(sc, f"writing {settings.file_format} files to {settings.out}", track):
+            result.written = write_files(spark, files, result, settings.out, settings.file_format)
+        timings["write"] = time.perf_counter() - clock
+    return result
+
+
+def write_files(spark, files: adapter.Files, result: AuditResult, out: str, fmt: str) -> list[str]:
+    """Each table of audit.FILES under `out` in `fmt`, then summary.json, last, as the mark of a complete audit."""
+    files.delete(adapter.join(out, "summary.json"))  # a reader must not take an older summary for this audit
+    sources = {"partitions": result.rows, "findings": result.findings, "consumers": result.consumers,
+               "topics": result.topics, "topologies": result.topologies}
+    written = []
+    for name, (_, columns) in FILES.items():
+        table = sources[name].map(lambda row, n=name: flat(n, {**row, "captured_at": iso_ms(row.get("captured_ms"))}
+                                                        if n == "partitions" else row))
+        writer = spark.createDataFrame(table, adapter.schema((c, t) for c, t, _ in columns)).write.mode("overwrite")
+        if fmt == "csv":
+            writer = writer.option("header", True)
+        writer.format(fmt).save(adapter.join(out, name))
+        written.append(adapter.join(out, name))
+    summary = {"captured_at": iso_ms(result.captured_ms), "format": fmt, "files": written,
+               "summary": result.summary(), "notes": result.tally.notes, "incomplete": result.tally.incomplete,
+               "checks_skipped": result.tally.checks_skipped}
+    files.write_text(adapter.join(out, "summary.json"), json.dumps(summary, indent=1) + "\n")
+    return written + [adapter.join(out, "summary.json")]

@@ -32,6 +32,7 @@ from offctl.config import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
 from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect
 from offctl.core.model import Report, Thresholds
+from offctl.core.profiles import Profiles
 from offctl.core.monitor import Collector, Monitor
 from offctl.render import dump_bytes, report_document
 
@@ -425,7 +426,7 @@ def render_timeout(interval_s: float) -> float:
     return max(3 * interval_s, 60.0)
 
 
-def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds, monitor: Monitor, budget_s: float,
+def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, monitor: Monitor, budget_s: float,
               expiry_options: ExpiryOptions = ExpiryOptions()) -> Report:
     """One cycle of serve before its render: inspect, then the monitor's window update. The commit expiry also dates
     a commit by the cycle before the one that saw its offset move; RETENTION_RISK's default rule takes each
@@ -440,7 +441,7 @@ def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds, mo
     return report
 
 
-def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, listen: str = DEFAULT_LISTEN,
+def serve(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, *, listen: str = DEFAULT_LISTEN,
           interval_s: float = 30.0, window: int = 10, allowed_lag: int = 0, partition_metrics: bool = True,
           time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None] = print,
           stop: threading.Event | None = None, expiry_options: ExpiryOptions = ExpiryOptions()) -> Monitor:
@@ -483,7 +484,7 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds, *, lis
 Draw = Callable[[object, dict, dict, int, str | None], None]
 
 
-def watch(conn: Connection, selection: Selection, thresholds: Thresholds, draw: Draw, *, interval_s: float = 2.0,
+def watch(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, draw: Draw, *, interval_s: float = 2.0,
           count: int | None = None, window: int = 10, allowed_lag: int = 0,
           time_lag_budget_s: float = TIME_LAG_BUDGET_S) -> int:
     """Inspect every `interval_s` and call draw(report, previous, statuses, refresh, error) after each: the

@@ -135,3 +135,27 @@ def redact(message: str) -> str:
     for value in sorted(_secrets, key=len, reverse=True):
         message = message.replace(value, "***")
     return printable(message)
+
+
+# --- durations ----------------------------------------------------------------------------------------------
+
+SECONDS_PER = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION_PART = re.compile(r"(\d{1,12}(?:\.\d{1,9})?)(ms|[smhd])")
+_DURATION = re.compile(f"(?:{_DURATION_PART.pattern})+")
+
+
+def parse_seconds(text: str | float, bare: float = 1.0, unit: str = "seconds") -> float:
+    """A duration option's value in seconds: `30s`, `90m`, `6h`, `7d`, `1h30m` (every duration option takes this
+    syntax), or a bare number, which keeps the option's meaning of old: `bare` seconds each (1 for the options
+    that took seconds, 60 for --offsets-retention-minutes). A number given by the code (a default) is seconds.
+    Raises ValueError saying what is expected, never repeating the value."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    cleaned = text.strip().lower()
+    try:
+        return float(cleaned) * bare
+    except ValueError:
+        pass
+    if len(cleaned) <= 40 and _DURATION.fullmatch(cleaned):
+        return sum(float(n) * SECONDS_PER[unit] for n, unit in _DURATION_PART.findall(cleaned))
+    raise ValueError(f"expected a duration like 30s, 90m, 6h, 7d or 1h30m, or a number of {unit}")

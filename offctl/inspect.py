@@ -9,11 +9,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from offctl.core import expiry, retention, timelag
-from offctl.core.analyze import analyze, with_findings
+from offctl.core import expiry, judge, retention, timelag
+from offctl.core.analyze import with_findings
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, UsageError
-from offctl.core.behaviour import SpoutProfile
+from offctl.core.profiles import Profiles
 from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Headroom,
                                MessageRead, ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot,
                                Thresholds, TopicRetention, ZkNode)
@@ -276,13 +276,15 @@ def read_within(kafka: LogStore, wanted: list[Position], budget_s: float) -> Mes
 
 
 def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
-                   thresholds: Thresholds | None = None, behind: Mapping[tuple, float] | None = None) -> Report:
+                   thresholds: Thresholds | Profiles | None = None,
+                   behind: Mapping[tuple, float] | None = None) -> Report:
     """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
     read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing: nothing is read for them. What
     is not read is `unread` with a note, never a partial report: the offsets and lags are complete.
 
     With `thresholds`, also the retention headroom of each (offctl.core.retention), from the same message and the
-    topics' configs, and its findings (`behind`: serve's and watch's pace per partition, for their default rule)."""
+    topics' configs, and its findings, each consumer's by its own profile (`behind`: serve's and watch's pace per
+    partition, for their default rule)."""
     wanted = timelag.positions(report.rows)
     if not wanted or kafka is None:
         return report
@@ -296,10 +298,12 @@ def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
     return with_retention(report, kafka, read, thresholds, behind) if thresholds is not None else report
 
 
-def with_retention(report: Report, kafka: LogStore, read: MessageRead, thresholds: Thresholds,
+def with_retention(report: Report, kafka: LogStore, read: MessageRead, thresholds: Thresholds | Profiles,
                    behind: Mapping[tuple, float] | None = None) -> Report:
-    """The report with each lagging partition's retention headroom and its RETENTION_* findings: the topics'
-    configs in one request (a refusal reports nothing, never fails), the message's timestamp from `read`."""
+    """The report with each lagging partition's retention headroom and its RETENTION_* findings, each consumer's by
+    its own profile's horizon and spout: the topics' configs in one request (a refusal reports nothing, never fails),
+    the message's timestamp from `read`. The retention.ms stated per topic (--topic-retention) is the run's: a topic
+    has one retention whoever reads it."""
     if not read.messages:  # no timestamp to start from (--time-lag-budget 0, refused): nothing to ask the broker
         why = "the message's timestamp is not known: the message was not read"
         return replace(report, headrooms={p: Headroom(None, retention.UNREAD, why)
@@ -309,12 +313,13 @@ def with_retention(report: Report, kafka: LogStore, read: MessageRead, threshold
         configs = kafka.read_topic_configs(topics)
     except OffctlError as exc:
         configs = {t: TopicRetention(t, why=f"the broker's topic configs were not read ({exc})") for t in topics}
-    stated = thresholds.topic_retention_ms
+    stated = Profiles.of(thresholds).default.topic_retention_ms
     headrooms = retention.measure(report.rows, read, configs, stated, report.captured_ms)
     notes = retention.notes(configs, stated, topics)
     report = replace(report, headrooms=headrooms, notes=(*report.notes, *notes))
-    return with_findings(report, retention.findings(report.rows, headrooms, thresholds.spout,
-                                                    thresholds.retention_horizon_ms, behind))
+    return with_findings(report, [f for _, t, part in judge.parts(report, thresholds)
+                                  for f in retention.findings(part.rows, headrooms, t.spout, t.retention_horizon_ms,
+                                                              behind)])
 
 
 @dataclass(frozen=True)
@@ -326,23 +331,41 @@ class ExpiryOptions:
     moved_after: Mapping[tuple, int] | None = None  # serve: when it last saw each committed offset move
 
 
-def with_commit_expiry(report: Report, kafka: LogStore | None, profile: SpoutProfile, options: ExpiryOptions,
-                       budget_s: float) -> Report:
+def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thresholds | Profiles,
+                       options: ExpiryOptions, budget_s: float) -> Report:
     """The report with the estimated commit expiry of its storm-kafka-client groups' partitions and their
-    COMMIT_EXPIRY_RISK findings (offctl.core.expiry). Reads the broker's offsets.retention.minutes and the message
-    before each committed offset within `budget_s` seconds; what is not read leaves no figure and a note."""
+    COMMIT_EXPIRY_RISK findings (offctl.core.expiry), each group's by its own profile's spout. Reads the broker's
+    offsets.retention.minutes and the message before each committed offset within `budget_s` seconds; what is not
+    read leaves no figure and a note."""
     kafka_rows = [r for r in report.rows if r.record.key.store == KAFKA and r.lag is not None]
     if kafka is None or not kafka_rows:
         return report
-    if expiry.not_refreshed(profile) is None:
-        return replace(report, checks_skipped=(*report.checks_skipped,
-                                               f"COMMIT_EXPIRY_RISK ({expiry.skipped_because(profile)})"))
+    estimated, skipped = [], []
+    parts = judge.parts(report, thresholds)
+    for name, t, part in parts:
+        rows = kafka_rows if len(parts) == 1 else [r for r in part.rows if r.record.key.store == KAFKA
+                                                     and r.lag is not None]
+        if not rows:
+            continue
+        if expiry.not_refreshed(t.spout) is not None:
+            estimated.append((t.spout, part, rows))
+        else:
+            whose = f" for profile {name or judge.DEFAULTS}'s groups" if len(parts) > 1 else ""
+            skipped.append(f"COMMIT_EXPIRY_RISK ({expiry.skipped_because(t.spout)}){whose}")
+    if skipped:
+        report = replace(report, checks_skipped=(*report.checks_skipped, *skipped))
+    if not estimated:
+        return report
     reported, why = kafka.read_broker_config([expiry.SETTING])
     retention = expiry.retention_of(reported, options.retention_minutes, why)
-    wanted = expiry.positions(kafka_rows, {c.key: c.members for c in report.consumers})
+    members = {c.key: c.members for c in report.consumers}
+    wanted = list(dict.fromkeys(p for _, _, rows in estimated for p in expiry.positions(rows, members)))
     read = read_within(kafka, wanted, budget_s) if wanted else MessageRead()
-    expiries, found = expiry.assess(report, read, retention, profile, horizon_s=options.horizon_s,
-                                    moved_after=options.moved_after)
+    expiries, found = {}, []
+    for spout, part, _ in estimated:
+        e, f = expiry.assess(part, read, retention, spout, horizon_s=options.horizon_s, moved_after=options.moved_after)
+        expiries.update(e)
+        found += f
     notes = [n for n in (expiry.unread_note(expiries),) if n]
     if retention.source == expiry.ASSUMED and found:
         notes.append(f"commit expiry assumes {expiry.SETTING}={retention.minutes}, Kafka's default: {retention.why} "
@@ -351,13 +374,41 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, profile: SpoutPro
     return replace(report, commit_expiry=expiries, offsets_retention=retention, notes=(*report.notes, *notes))
 
 
-def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
+@dataclass(frozen=True)
+class Estimates:
+    """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
+    options, and serve's and watch's pace per partition (offctl.core.history.falling_behind) for RETENTION_RISK's
+    default rule."""
+
+    time_lag_budget_s: float = TIME_LAG_BUDGET_S
+    expiry: ExpiryOptions = ExpiryOptions()
+    behind: Mapping[tuple, float] | None = None
+
+
+def assess(snapshot: Snapshot, kafka: LogStore | None, thresholds: Thresholds | Profiles,
+           estimates: Estimates = Estimates(),
+           records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None) -> Report:
+    """The pipeline every face runs on what it read (inspect, a watch refresh, a serve cycle, an audit task):
+    analyze the snapshot, then the reads that follow from the analysis, with `kafka` still open: the time lag of
+    the lagging partitions, their retention headroom, and the commit expiry of the storm-kafka-client groups'
+    partitions, their messages read within `estimates.time_lag_budget_s` seconds in all (0: not read). Each consumer
+    is judged by the Thresholds of its own profile (offctl.core.judge); plain Thresholds judge every one."""
+    budget_s = estimates.time_lag_budget_s
+    started = time.monotonic()
+    report = with_time_lags(judge.analyze_each(snapshot, thresholds, records), kafka, budget_s, thresholds,
+                            estimates.behind)
+    # The time lags come first; the commit expiry gets what is left of the same budget.
+    left = max(budget_s - (time.monotonic() - started), 0.001) if budget_s > 0 else 0.0
+    return with_commit_expiry(report, kafka, thresholds, estimates.expiry, left)
+
+
+def inspect(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles,
             now_ms: int | None = None, *, time_lag_budget_s: float = TIME_LAG_BUDGET_S,
             expiry_options: ExpiryOptions = ExpiryOptions(), behind: Mapping[tuple, float] | None = None) -> Report:
-    """Read every selected spout and group, join with log offsets, and report rows and findings, with the time
-    lag of the lagging partitions and the commit expiry of the storm-kafka-client groups' partitions, their
-    messages read within `time_lag_budget_s` seconds in all (0: not read). `behind`: serve's and watch's pace
-    per partition (offctl.core.history.falling_behind), for RETENTION_RISK's default rule."""
+    """Read every selected spout and group, join with log offsets, and report rows and findings, with the reads
+    that follow (assess): the time lag and retention headroom of the lagging partitions and the commit expiry of
+    the storm-kafka-client groups' partitions, their messages read within `time_lag_budget_s` seconds in all (0:
+    not read). `behind`: serve's and watch's pace per partition, for RETENTION_RISK's default rule."""
     validate(conn, selection)
     roots = spout_roots(conn, selection)
     with cyclic_gc_paused():
@@ -365,9 +416,4 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds,
             snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
                                               now_ms if now_ms is not None else int(time.time() * 1000),
                                               trident_roots=trident_list(conn, selection))
-            started = time.monotonic()
-            report = with_time_lags(analyze(snapshot, thresholds, records), kafka, time_lag_budget_s,
-                                    thresholds, behind)
-            # The time lags come first; the commit expiry gets what is left of the same budget.
-            left = max(time_lag_budget_s - (time.monotonic() - started), 0.001) if time_lag_budget_s > 0 else 0.0
-            return with_commit_expiry(report, kafka, thresholds.spout, expiry_options, left)
+            return assess(snapshot, kafka, thresholds, Estimates(time_lag_budget_s, expiry_options, behind), records)

@@ -8,8 +8,9 @@ import time
 from dataclasses import dataclass
 
 from offctl.config import Connection
-from offctl.core.analyze import analyze
+from offctl.core.judge import analyze_each
 from offctl.core.model import MessageRead, Report, Thresholds
+from offctl.core.profiles import Profiles
 from offctl.core.peek import Peeked, peeked, positions, selected, unanswered
 from offctl.errors import UsageError
 from offctl.inspect import Selection, cyclic_gc_paused, open_stores, read_snapshot, spout_roots, trident_list, validate
@@ -30,7 +31,7 @@ class PeekResult:
         return sum(unanswered(p) for p in self.peeked)
 
 
-def peek(conn: Connection, selection: Selection, thresholds: Thresholds, *, partitions: frozenset[int] | None = None,
+def peek(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, *, partitions: frozenset[int] | None = None,
          count: int = 1, budget_s: float | None = None, now_ms: int | None = None) -> PeekResult:
     """The message at each chosen partition's resume offset, and `count` - 1 after it."""
     if not 1 <= count <= MAX_COUNT:
@@ -45,7 +46,7 @@ def peek(conn: Connection, selection: Selection, thresholds: Thresholds, *, part
         with open_stores(conn) as (zk, kafka):
             snapshot, records = read_snapshot(zk, kafka, spout_roots(conn, selection), selection, conn.storm_root,
                                               now_ms, trident_roots=trident_list(conn, selection))
-            report = analyze(snapshot, thresholds, records)
+            report = analyze_each(snapshot, thresholds, records)  # each consumer by its own profile
             rows = selected(report.rows, partitions)
             wanted = positions(rows)
             read = kafka.read_messages(wanted, count=count, budget_s=budget_s) if wanted else MessageRead()

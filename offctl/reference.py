@@ -93,10 +93,10 @@ def exit_codes_markdown() -> str:
 
 
 def audit_files_markdown() -> str:
-    from offctl.audit import FILES
+    from offctl.audit_tasks import FILES
 
     lines = ["# Files of `offctl audit --out DIR`", "",
-             "Generated from `offctl/audit.py` by `python -m offctl.reference audit-files`; a test fails when this page and the code disagree.",
+             "Generated from `offctl/audit_tasks.py` by `python -m offctl.reference audit-files`; a test fails when this page and the code disagree.",
              "", "Each is a directory `DIR/<name>/` in the `--format` chosen (parquet, json lines, or csv with a "
              "header), plus `DIR/summary.json`, written last. The same columns in every format.", ""]
     for name, (what, columns) in FILES.items():

@@ -103,7 +103,16 @@ def consumer_dict(c: ConsumerSummary) -> dict:
             "finding_codes": list(c.finding_codes),
             "findings": dict(zip(("error", "warning", "info"), c.by_severity)),
             "group_state": c.group_state, "members": c.members, "group_type": c.group_type,
-            "group_protocol": c.group_protocol}
+            "group_protocol": c.group_protocol, "profile": c.profile}
+
+
+def consumer_dicts(report: Report, lags: list[TimeLag]) -> list[dict]:
+    """Every consumer as the JSON document gives it: consumer_dict with its largest time lag (`lags`: the rows', in
+    their order) and its smallest retention headroom."""
+    maxima = consumer_maxima(report.rows, lags)
+    minima = consumer_minima(report.rows, report.headrooms)
+    return [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
+             "min_retention_headroom_s": minima.get(c.key)} for c in report.consumers]
 
 
 def summary_dict(report: Report) -> dict:
@@ -126,17 +135,13 @@ def summary_dict(report: Report) -> dict:
 def report_document(report: Report) -> dict:
     """The `--output json` document (docs/contract.md); keys are snake_case and stable within a version."""
     lags = time_lags(report)
-    maxima = consumer_maxima(report.rows, lags)
-    minima = consumer_minima(report.rows, report.headrooms)
     return {
         "document_version": DOCUMENT_VERSION,
         "captured_at": iso_ms(report.captured_ms),
         "partitions": partition_dicts(report, lags),
         "findings": [finding_dict(f) for f in report.findings],
         "hints": hints_dict(f.code for f in report.findings),
-        "consumers": [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
-                       "min_retention_headroom_s": minima.get(c.key)}
-                      for c in report.consumers],
+        "consumers": consumer_dicts(report, lags),
         "summary": summary_dict(report),
         "notes": list(report.notes),
         "incomplete": list(report.incomplete),
@@ -573,6 +578,13 @@ def consumer_label(d: dict) -> str:
     return f"group {d['consumer']}"
 
 
+def _extreme_text(name: str, extreme: tuple) -> str:
+    """One of the audit's extremes (audit.Tally): the figure, and the partition it is of."""
+    seconds, (store, consumer, zk_root, topic, partition) = extreme
+    where = f"{consumer_label({'store': store, 'consumer': consumer, 'zk_root': zk_root})} {topic}/{partition}"
+    return f"{name} {duration(seconds)} ({where})" if seconds >= 0 else f"{name} {duration(-seconds)} past ({where})"
+
+
 def write_audit_summary(result, console: Console, *, startup_s: float | None = None) -> None:
     """The audit for people, on stderr: totals, findings by code, worst consumers, lag by topic, history."""
     s = result.summary()
@@ -611,6 +623,12 @@ def write_audit_summary(result, console: Console, *, startup_s: float | None = N
             topics.add_row(t["topic"] or "?", _n(t["consumers"]), _n(t["partitions"]), _n(t["total_lag"]),
                            _n(t["max_lag"]))
         console.print(topics)
+    figures = [_extreme_text(name, extreme) for name, extreme in (
+        ("largest time lag", result.tally.max_time_lag), ("smallest retention headroom",
+                                                          result.tally.min_retention_headroom),
+        ("soonest commit expiry", result.tally.min_commit_expiry)) if extreme is not None]
+    if figures:
+        console.print("; ".join(figures), soft_wrap=True)
     if result.history is not None:
         console.print(f"history over {result.snapshots_used} snapshots: "
                       + ", ".join(f"{k.upper()} {v:,}" for k, v in result.history.items()), soft_wrap=True)

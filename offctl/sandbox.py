@@ -108,13 +108,17 @@ def is_sandbox(zk: str | None, broker: str | None) -> bool:
 # it unsets: credentials and client settings of other clusters (the sandbox needs none), and a Spark master
 # (the rehearsal's audit runs locally). OFFCTL_TIMEOUT is kept: it names no cluster.
 REHEARSAL_MARKER = "OFFCTL_SANDBOX"
-UNSET_IN_REHEARSAL = ("OFFCTL_ZK_AUTH", "OFFCTL_KAFKA_CONFIG", "OFFCTL_KAFKA_CONFIG_FILE", "OFFCTL_SPARK_MASTER")
+# A named config file is unset too, and the context is the built-in `sandbox` (offctl/settings.py): no context of
+# another cluster lends its credentials to the rehearsal.
+UNSET_IN_REHEARSAL = ("OFFCTL_ZK_AUTH", "OFFCTL_KAFKA_CONFIG", "OFFCTL_KAFKA_CONFIG_FILE", "OFFCTL_SPARK_MASTER",
+                      "OFFCTL_CONFIG")
 
 
 def rehearsal_env(sandbox: Sandbox) -> dict[str, str]:
     """The OFFCTL_ variables of a rehearsal shell: the sandbox's servers and roots, and the marker."""
     return {"OFFCTL_ZK": sandbox.zk, "OFFCTL_ZK_ROOT": sandbox.zk_root, "OFFCTL_BOOTSTRAP_SERVERS": sandbox.broker,
             "OFFCTL_STORM_ROOT": sandbox.storm_root, "OFFCTL_TRIDENT_ROOT": sandbox.trident_root,
+            "OFFCTL_CONTEXT": "sandbox",
             REHEARSAL_MARKER: "1"}
 
 

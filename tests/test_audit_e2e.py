@@ -16,11 +16,13 @@ from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
-HISTORY_KEYS = ("findings", "history_status", "time_lag_s")
-# inspect's time lag from the message; the audit has its own estimate (time_lag_s, among HISTORY_KEYS); inspect's
-# retention headroom (offctl.core.retention) and commit expiry (offctl.core.expiry), which the audit does not estimate
-INSPECT_TIME_LAG = ("time_lag_s", "time_lag_source", "max_time_lag_s", "retention_headroom_s", "retention_source",
-                    "min_retention_headroom_s", "commit_expiry_s", "commit_expiry_source")
+HISTORY_KEYS = ("findings", "history_status")  # the audit's own keys on a partition
+# Figures in seconds that move with the capture time (the audit reads after inspect): compared by figures_agree; their
+# sources are compared exactly with the rest of the row.
+TIMED = ("time_lag_s", "retention_headroom_s", "commit_expiry_s", "max_time_lag_s", "min_retention_headroom_s")
+# What a read with no servers (--from-snapshots) cannot have: the messages are not read.
+ESTIMATES = ("time_lag_s", "time_lag_source", "retention_headroom_s", "retention_source", "commit_expiry_s",
+             "commit_expiry_source", "max_time_lag_s", "min_retention_headroom_s")
 
 
 @pytest.fixture
@@ -54,19 +56,58 @@ def _sorted(rows, drop=()):
     return sorted(json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True) for r in rows)
 
 
+def sees_what_inspect_sees(i: dict, a: dict) -> None:
+    """The audit's document `a` has inspect's `i` per partition and consumer: every key and finding, the time lag,
+    retention headroom and commit expiry with their sources; the figures in seconds agree but for the time between
+    the two reads (a time lag grows with it, a headroom shrinks)."""
+    assert _sorted(a["findings"]) == _sorted(i["findings"])
+    assert _sorted(a["partitions"], HISTORY_KEYS + TIMED) == _sorted(i["partitions"], TIMED)
+    assert _sorted(a["consumers"], TIMED) == _sorted(i["consumers"], TIMED)
+    assert figures_agree(i["partitions"], a["partitions"], ("topic", "partition"))
+    assert figures_agree(i["consumers"], a["consumers"], ())
+
+
+def expiring_a(doc: dict) -> list[dict]:
+    return [p for p in doc["partitions"] if p["commit_expiry_s"] is not None]
+
+
+def figures_agree(inspected: list[dict], audited: list[dict], where: tuple[str, ...]) -> bool:
+    def key(d):
+        return (d["store"], d["consumer"], d["zk_root"], *(d[k] for k in where))
+
+    by_key = {key(d): d for d in audited}
+    for d in inspected:
+        other = by_key[key(d)]
+        for name in TIMED:
+            if name not in d:
+                continue
+            x, y = d[name], other[name]
+            # both none, or both a figure: the reads are seconds apart, and a figure's source is the same
+            if (x is None) != (y is None) or (x is not None and abs(x - y) > 120):
+                raise AssertionError(f"{key(d)} {name}: inspect {x}, audit {y}")
+    return True
+
+
 def test_findings_identical_to_inspect(cli, spark, fleet):
     flags, _ = fleet
     inspected = cli("inspect", *flags, "--lag-threshold", "5", "-o", "json")
     audited = cli("audit", *flags, "--lag-threshold", "5", "-o", "json")
     assert inspected.exit_code == audited.exit_code == 1, audited.stderr
     i, a = inspected.json(), audited.json()
-    assert _sorted(a["findings"]) == _sorted(i["findings"])
-    assert _sorted(a["partitions"], HISTORY_KEYS) == _sorted(i["partitions"], INSPECT_TIME_LAG)
-    assert _sorted(a["consumers"]) == _sorted(i["consumers"], INSPECT_TIME_LAG)
+    sees_what_inspect_sees(i, a)
     assert {k: a["summary"][k] for k in i["summary"]} == i["summary"]
-    # one document shape (docs/contract.md): inspect's keys, each code's hint once, plus the audit's own keys,
-    # less the commit expiry's offsets_retention (the audit does not estimate it)
-    assert set(a) == set(i) - {"offsets_retention"} | {"topics", "topologies", "read_by", "driver"}
+    # one document shape (docs/contract.md): inspect's keys, each code's hint once, plus the audit's own keys
+    assert set(a) == set(i) | {"topics", "topologies", "read_by", "driver"}
+    assert a["offsets_retention"] == i["offsets_retention"] and a["offsets_retention"]["minutes"]
+    # the group's commit expiry is estimated in both, from the same message (Tansu drops nothing that this needs)
+    expiring = [p for p in i["partitions"] if p["commit_expiry_source"] is not None]
+    assert expiring and all(p["store"] == "kafka" for p in expiring)
+    lagging = {(p["consumer"], p["partition"]): p["time_lag_source"] for p in a["partitions"] if p["lag"]}
+    assert lagging and None not in lagging.values()
+    # the summary says the fleet's extremes, the JSON one and the one for people
+    assert a["summary"]["max_time_lag_s"] == max(p["time_lag_s"] for p in a["partitions"] if p["time_lag_s"] is not None)
+    assert a["summary"]["min_commit_expiry_s"] == min(p["commit_expiry_s"] for p in expiring_a(a))
+    assert "largest time lag" in audited.stderr and "soonest commit expiry" in audited.stderr
     codes = {f["code"] for f in a["findings"]}
     assert a["document_version"] == i["document_version"] == 2 and a["hints"] == i["hints"] and set(a["hints"]) == codes
     assert not any("hint" in f for f in a["findings"])
@@ -80,6 +121,28 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     assert "Worst consumers" in audited.stderr and "OFFSET_ABOVE_LOG_END" in audited.stderr
 
 
+def test_the_audit_reads_after_the_analysis_with_the_options_inspect_takes(cli, spark, fleet):
+    """Issue 28: the time lag, retention and commit-expiry options reach every audit task as they reach inspect:
+    a zero time-lag budget reads no message (source `unread`); a commit-expiry horizon past the group's
+    offsets.retention.minutes warns of every commit that can expire (COMMIT_EXPIRY_RISK), which the default
+    horizon does not."""
+    flags, _ = fleet
+    codes = lambda doc: {f["code"] for f in doc["findings"]}  # noqa: E731
+    default = cli("audit", *flags, "-o", "json").json()
+    assert {p["time_lag_source"] for p in default["partitions"] if p["lag"]} != {"unread"}
+    for options in (["--time-lag-budget", "0s", "--retention-horizon", "1s"], ["--commit-expiry-horizon", "3650d"]):
+        inspected = cli("inspect", *flags, *options, "-o", "json")
+        audited = cli("audit", *flags, *options, "-o", "json")
+        assert inspected.exit_code == audited.exit_code == 1, audited.stderr
+        i, a = inspected.json(), audited.json()
+        sees_what_inspect_sees(i, a)
+        if options[0] == "--time-lag-budget":
+            lagging = [p for p in a["partitions"] if p["lag"]]
+            assert lagging and {p["time_lag_source"] for p in lagging} == {"unread"}
+        else:
+            assert "COMMIT_EXPIRY_RISK" in codes(a) - codes(default)
+
+
 def test_a_wildcard_record_naming_another_topic_reads_as_in_inspect(cli, spark, zk, zk_server, kafka, names):
     """Issue 22: the audit's tasks read a spout id and its topic folders together, with inspect's parser and
     rules: <id>/orders/partition_0 naming clicks is orders/0's offset (PartitionManager.java, v1.2.4)."""
@@ -89,8 +152,7 @@ def test_a_wildcard_record_naming_another_topic_reads_as_in_inspect(cli, spark, 
     zk.create(f"{base}/{clicks}/partition_0", storm_record(clicks, 0, 1), makepath=True)
     flags = ["--zk", zk_server.address, "--zk-root", names.root, "--bootstrap-servers", kafka.bootstrap, "-o", "json"]
     inspected, audited = cli("inspect", *flags).json(), cli("audit", *flags).json()
-    assert _sorted(audited["findings"]) == _sorted(inspected["findings"])
-    assert _sorted(audited["partitions"], HISTORY_KEYS) == _sorted(inspected["partitions"], INSPECT_TIME_LAG)
+    sees_what_inspect_sees(inspected, audited)
     assert [c["consumer"] for c in audited["consumers"]] == [names("wild")]
     assert ("TOPIC_MISMATCH", orders, 0) in {(f["code"], f["topic"], f["partition"]) for f in audited["findings"]}
 
@@ -104,8 +166,7 @@ def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark
     audited = cli("audit", *flags, *extra, "-o", "json", "--save-snapshot", str(tmp_path / "snaps"))
     assert inspected.exit_code == audited.exit_code == 1, audited.stderr
     i, a = inspected.json(), audited.json()
-    assert _sorted(a["findings"]) == _sorted(i["findings"])
-    assert _sorted(a["consumers"]) == _sorted(i["consumers"], INSPECT_TIME_LAG)
+    sees_what_inspect_sees(i, a)
     # the snapshot keeps the consumers that were named and not found
     offline = cli("audit", "--from-snapshots", str(tmp_path / "snaps"), *extra[-4:], "-o", "json")
     assert _sorted(offline.json()["findings"]) == _sorted(a["findings"]), offline.stderr
@@ -122,7 +183,7 @@ def test_output_files_read_back_with_the_documented_schema(cli, spark, fleet, tm
     assert result.exit_code == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["format"] == fmt and summary["summary"]["partitions"] == 9
-    from offctl.adapters.spark import _schema
+    from offctl.adapters.spark import schema as _schema
 
     for name, (_, columns) in FILES.items():
         names = [c for c, _, _ in columns]
@@ -209,7 +270,9 @@ def test_snapshot_only_audit(cli, spark, fleet, zk, tmp_path):
     assert offline.exit_code == 1, offline.stderr
     a, b = live.json(), offline.json()
     assert _sorted(b["findings"]) == _sorted(a["findings"])
-    assert _sorted(b["partitions"]) == _sorted(a["partitions"])
+    # with no servers no message is read: each lagging partition's time lag is unread, with no retention headroom
+    assert _sorted(b["partitions"], ESTIMATES) == _sorted(a["partitions"], ESTIMATES)
+    assert {p["time_lag_source"] for p in b["partitions"] if p["lag"]} == {"unread"}
     assert b["captured_at"] == a["captured_at"]
     assert any("no servers read" in n for n in b["notes"])
 
@@ -365,7 +428,7 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
     """Issue 22: the audit reads what inspect reads. A topic name Kafka cannot have is never sent to the
     broker: it is a topic with no log, as in inspect's read of the whole cluster's metadata (UNKNOWN_TOPIC),
     and the healthy spout in the same task keeps its lag. Nothing is partial: exit 1, as inspect."""
-    from offctl.audit import plan_chunks
+    from offctl.audit_tasks import plan_chunks
 
     flags, seeded = odd_fleet
     spouts = [f"{i}-{w}" for i, w in enumerate(seeded["odd"])] + [f"{i}{HEALTHY}" for i in range(len(seeded["odd"]))]
@@ -380,9 +443,7 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
     assert "Traceback" not in audited.stderr
     i, a = inspected.json(), audited.json()
     assert a["incomplete"] == i["incomplete"] == []
-    assert _sorted(a["findings"]) == _sorted(i["findings"])
-    assert _sorted(a["partitions"], HISTORY_KEYS) == _sorted(i["partitions"], INSPECT_TIME_LAG)
-    assert _sorted(a["consumers"]) == _sorted(i["consumers"], INSPECT_TIME_LAG)
+    sees_what_inspect_sees(i, a)
     lag = {(r["consumer"], r["partition"]): r["lag"] for r in a["partitions"]}
     assert {k: v for k, v in lag.items() if k[0].endswith(HEALTHY)} == {
         (f"{n}{HEALTHY}", p): 2 for n in range(len(seeded["odd"])) for p in range(2)}

@@ -97,10 +97,11 @@ def test_the_assumptions_footer_names_the_release_given(release, text):
 
 
 def test_the_default_footer_names_the_default_release():
-    from commands.options import client_profile, FirstPollStrategy
+    from commands.options import client_profile
+    from offctl.core.behaviour import FirstPoll
     from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
 
     assert "1.0.6+" not in SpoutProfile().describe()
     assert f"storm-kafka-client {CLIENT_RELEASE_DEFAULT}," in SpoutProfile().describe()
     assert f"storm-kafka-client {CLIENT_RELEASE_DEFAULT}," in client_profile(
-        CLIENT_RELEASE_DEFAULT, FirstPollStrategy.UNCOMMITTED_EARLIEST).describe()
+        CLIENT_RELEASE_DEFAULT, FirstPoll.UNCOMMITTED_EARLIEST).describe()

@@ -157,7 +157,7 @@ def test_the_finding_says_when_and_what_each_first_poll_strategy_then_does(first
     e = estimate(r, acked(NOW - 7 * DAY + 2 * HOUR), NOW, WEEK)
     f = expiry_finding(r, e, WEEK, profile(first_poll=first_poll), NOW)
     assert f.code == "COMMIT_EXPIRY_RISK" and f.severity is Severity.WARNING and (f.topic, f.partition) == ("t", 0)
-    assert "t/0: commit 12 of group orders-client may expire in 2.0 h, at 2025-11-22T04:00:00.000Z" in f.message
+    assert "t/0: commit 12 of group orders-client may expire in 2h00m, at 2025-11-22T04:00:00.000Z" in f.message
     assert "no earlier than 2025-11-15T04:00:00.000Z (the timestamp of message 11, the last one acked)" in f.message
     assert "offsets.retention.minutes=10080 (the broker's)" in f.message
     assert "KafkaSpout.commitOffsetsForAckedTuples, v1.2.4 and v2.8.8" in f.message
@@ -165,13 +165,13 @@ def test_the_finding_says_when_and_what_each_first_poll_strategy_then_does(first
 
 
 @pytest.mark.parametrize("age_ms, horizon_s, when", [
-    (7 * DAY - 2 * HOUR, HORIZON_S, "may expire in 2.0 h"),  # the last commit a week less 2 h ago: 2 h left
-    (6 * DAY, HORIZON_S, "may expire in 24.0 h"),  # exactly the horizon left: within
+    (7 * DAY - 2 * HOUR, HORIZON_S, "may expire in 2h00m"),  # the last commit a week less 2 h ago: 2 h left
+    (6 * DAY, HORIZON_S, "may expire in 1d00h"),  # exactly the horizon left: within
     (6 * DAY - 1000, HORIZON_S, None),  # a second more than the horizon left
     (5 * DAY, HORIZON_S, None),  # two days left
-    (5 * DAY, 3 * 86400.0, "may expire in 2.0 days"),  # a wider horizon
+    (5 * DAY, 3 * 86400.0, "may expire in 2d00h"),  # a wider horizon
     (7 * DAY, HORIZON_S, "may already have expired"),  # at the expiry: Kafka's test is now - commit >= retention
-    (8 * DAY, 0.0, "may already have expired: the estimate was 24.0 h ago"),  # horizon 0: past only
+    (8 * DAY, 0.0, "may already have expired: the estimate was 1d00h ago"),  # horizon 0: past only
     (6 * DAY + 1000, 0.0, None),
 ], ids=["2h-left", "horizon-left", "beyond-horizon", "2d-left", "wide-horizon", "at-expiry", "past-h0", "future-h0"])
 def test_the_finding_fires_within_the_horizon_or_past(age_ms, horizon_s, when):
@@ -191,7 +191,7 @@ def test_the_finding_names_the_source_of_the_retention_and_of_the_commit_time():
     assert "(the last cycle before offctl serve saw the offset move)" in f.message
     option = retention_of({}, 1440, "no DescribeConfigs")
     f = expiry_finding(r, estimate(r, acked(NOW - DAY + HOUR), NOW, option), option, profile(), NOW)
-    assert "offsets.retention.minutes=1440 (--offsets-retention-minutes" in f.message and "may expire in 1.0 h" in f.message
+    assert "offsets.retention.minutes=1440 (--offsets-retention-minutes" in f.message and "may expire in 1h00m" in f.message
 
 
 @pytest.mark.parametrize("guarantee", [Guarantee.AT_MOST_ONCE, Guarantee.NO_GUARANTEE])

@@ -63,7 +63,7 @@ def test_inspect_warns_of_a_commit_that_expires_within_the_horizon(idle):
     risks = [f for f in doc["findings"] if f["code"] == "COMMIT_EXPIRY_RISK"]
     assert [(f["topic"], f["partition"], f["severity"]) for f in risks] == [(topic, 0, "warning")]
     message = risks[0]["message"]
-    assert f"{topic}/0: commit 3 of group {group} may expire in 2.0 h, at 2025-11-22T04:00:00.002Z" in message
+    assert f"{topic}/0: commit 3 of group {group} may expire in 2h00m, at 2025-11-22T04:00:00.002Z" in message
     assert "(--offsets-retention-minutes; the broker does not report it)" in message
     assert "UNCOMMITTED_EARLIEST seeks to the log start (0): the 3 messages it already processed" in message
     row = next(p for p in doc["partitions"] if p["partition"] == 0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.audit import with_history
+from offctl.audit_tasks import with_history
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import (Guarantee, SpoutProfile, StormKafkaClient, commit_behaviour,
                                    default_commit_period_ms)

@@ -65,7 +65,8 @@ def test_sandbox_env_wins_over_exported_production_and_refuses_any_other_server(
     env = dict(line.split("=", 1) for line in out.splitlines() if line.startswith("OFFCTL_"))
     assert env == {"OFFCTL_ZK": rehearsal.zk, "OFFCTL_ZK_ROOT": rehearsal.zk_root,
                    "OFFCTL_BOOTSTRAP_SERVERS": rehearsal.broker, "OFFCTL_STORM_ROOT": rehearsal.storm_root,
-                   "OFFCTL_TRIDENT_ROOT": rehearsal.trident_root, "OFFCTL_SANDBOX": "1"}  # the credentials unset
+                   "OFFCTL_TRIDENT_ROOT": rehearsal.trident_root, "OFFCTL_CONTEXT": "sandbox",
+                   "OFFCTL_SANDBOX": "1"}  # the credentials unset
     plan = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
     assert (plan["consumer"], plan["zk_root"], len(plan["changes"])) == ("orders", rehearsal.zk_root, 2)
     refusals = [line for line in proc.stderr.splitlines() if "OFFCTL_SANDBOX=1" in line]

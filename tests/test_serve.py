@@ -576,3 +576,20 @@ def test_a_client_that_trickles_its_request_is_dropped_by_the_deadline_not_kept_
             if closed:
                 break
         assert closed
+
+
+def test_each_groups_commit_period_is_its_profiles_in_the_window_rules():
+    """Profiles (offctl.core.judge): a group whose profile commits every 10 minutes is not falling behind after 3
+    minutes of standing still; one on the defaults (30 s) is."""
+    from offctl.core.behaviour import SpoutProfile
+    from offctl.core.judge import analyze_each
+    from offctl.core.model import KafkaCommit, Thresholds
+    from offctl.core.profiles import Profile, Profiles
+
+    profiles = Profiles(Thresholds(), (Profile("slow", "slow", Thresholds(spout=SpoutProfile(commit_period_ms=600_000))),))
+    m = Monitor(window=10)
+    for i in range(4):
+        snap = Snapshot(i * 60_000, commits=(KafkaCommit("fast", "t", 0, 10, None), KafkaCommit("slow", "t", 0, 10, None)),
+                        cluster={"t": {0: PartitionLog(0, 100 + 20 * i)}}, running=frozenset())
+        m.update(analyze_each(snap, profiles), 0.1)
+    assert m.falling_behind() == {("kafka", "fast", "", "t", 0): 1.0}

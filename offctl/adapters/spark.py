@@ -1,9 +1,7 @@
-"""Spark adapter of `offctl audit`: the session, progress, the job itself, snapshots and output files.
-
-The work runs as RDDs of offctl's own objects: one Spark partition per chunk of consumers, read and
-analyzed in the same task (offctl/audit.py), so no read goes through the driver and no shuffle is needed
-until history joins several snapshots on the partition. Files go through Spark's writers and Hadoop's
-FileSystem, so `--out` and snapshot directories may be local paths or hdfs://, s3a://, ... on a cluster.
+"""Spark adapter of `offctl audit`: the session, jobs with their progress, files through Hadoop's FileSystem, and
+snapshots in Spark's tables. Thin: it knows Spark and the core's records, nothing of the audit itself (offctl/audit.py
+drives the job; the functions each task runs are offctl/audit_tasks.py). Files go through Spark's writers and
+Hadoop's FileSystem, so `--out` and snapshot directories may be local paths or hdfs://, s3a://, ... on a cluster.
 """
 
 from __future__ import annotations
@@ -15,18 +13,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from importlib import resources
 
-from offctl.audit import (FILES, AuditSettings, Tally, add_totals, chunk_outputs, flat, history_counts, lag_totals,
-                          process_name,
-                          observations, partition_key, plan_chunks, read_chunk, totals_dict, with_history,
-                          without_history, worst_first)
-from offctl.core.analyze import analyze
-from offctl.config import Connection
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
-from offctl.inspect import Selection, open_stores, spout_roots, trident_list
-from offctl.render import DOCUMENT_VERSION, commits_dict, hints_dict
 from offctl.core.model import (UNKNOWN_TYPE, ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode,
                                iso_ms)
 
@@ -96,7 +85,7 @@ def stop(spark) -> None:
 
 
 @contextmanager
-def _job(sc, name: str, track: Track) -> Iterator[None]:
+def job(sc, name: str, track: Track) -> Iterator[None]:
     """Run the Spark jobs of the block under one job group, with a progress bar of its tasks on stderr; a
     failed job becomes SparkUnavailable naming what was being done."""
     group = f"offctl-{name}-{time.monotonic_ns()}"
@@ -217,7 +206,7 @@ SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def _schema(columns: Iterable[tuple[str, str]]):
+def schema(columns: Iterable[tuple[str, str]]):
     from pyspark.sql import types as T
 
     kinds = {"string": T.StringType(), "long": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType(),
@@ -281,7 +270,7 @@ def save_snapshot(spark, files: Files, reads, directory: str, meta: dict) -> str
     files.delete(tmp)
     for table, columns in SNAPSHOT_TABLES.items():
         rows = reads.flatMap(lambda kv, t=table: _snapshot_rows(t, *kv))
-        spark.createDataFrame(rows, _schema(columns)).write.mode("overwrite").parquet(join(tmp, table))
+        spark.createDataFrame(rows, schema(columns)).write.mode("overwrite").parquet(join(tmp, table))
     files.write_text(join(tmp, "snapshot.json"), json.dumps(meta, indent=1) + "\n")
     files.rename(tmp, final)
     return final
@@ -301,199 +290,7 @@ def load_snapshot(spark, files: Files, path: str):
         raise UsageError(f"{path}/snapshot.json is not an offctl snapshot description") from None
     if meta.get("format") != SNAPSHOT_FORMAT or meta.get("version") != SNAPSHOT_VERSION:
         raise UsageError(f"{path} is not an offctl snapshot of version {SNAPSHOT_VERSION}")
-    keyed = [spark.read.schema(_schema(cols)).parquet(join(path, table)).rdd.map(lambda r: (r["chunk"], r))
+    keyed = [spark.read.schema(schema(cols)).parquet(join(path, table)).rdd.map(lambda r: (r["chunk"], r))
              for table, cols in SNAPSHOT_TABLES.items()]
     grouped = keyed[0].groupWith(*keyed[1:])
     return meta, grouped.map(lambda kv: (kv[0], _snapshot_of(kv[1])))
-
-
-# --- the audit ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class AuditResult:
-    """What an audit found: totals on the driver, rows still in Spark to stream or write."""
-
-    captured_ms: int
-    tally: Tally
-    worst: list[dict]  # the worst consumers, worst first
-    top_topics: list[dict]
-    history: dict | None  # counts by history status, or None without history
-    snapshots_used: int
-    rows: object  # RDD of partition dicts (with history)
-    findings: object  # RDD of finding dicts
-    consumers: object  # RDD of consumer dicts
-    topics: object  # RDD of topic totals
-    topologies: object  # RDD of topology totals
-    written: list[str] = field(default_factory=list)
-    snapshot: str | None = None
-    timings: dict = field(default_factory=dict)
-    spout_settings: str = ""  # the settings the findings assume (SpoutProfile.describe)
-    read_by: list[str] = field(default_factory=list)  # host:pid of every process that read a chunk
-    driver: str = ""  # host:pid of the driver
-
-    def document_parts(self) -> tuple[dict, dict[str, Iterable[dict]], dict]:
-        """inspect's JSON document, in parts to stream: head, sections of rows, tail."""
-        def rows() -> Iterator[dict]:
-            for r in self.rows.toLocalIterator():
-                yield {k: v for k, v in r.items() if k not in ("captured_ms", "modified_ms")}
-
-        head = {"document_version": DOCUMENT_VERSION, "captured_at": iso_ms(self.captured_ms)}
-        sections = {"partitions": rows(), "findings": self.findings.toLocalIterator(),
-                    "consumers": self.consumers.toLocalIterator(), "topics": self.topics.toLocalIterator(),
-                    "topologies": self.topologies.toLocalIterator()}
-        tail = {"hints": hints_dict(self.tally.by_code), "summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
-                "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings,
-                "processing_guarantee": commits_dict(self.tally.commits),
-                "read_by": self.read_by, "driver": self.driver}
-        return head, sections, tail
-
-    def summary(self) -> dict:
-        return {**self.tally.summary(), "history": self.history, "snapshots": self.snapshots_used}
-
-
-def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, list[str]], list[str], list[str]]:
-    """spout ids per zkRoot (the driver's one cheap read: the roots' children), the groups --all-groups
-    lists besides those named, and notes."""
-    spouts: dict[str, list[str]] = {}
-    notes: list[str] = []
-    listed: list[str] = []
-    if selection.all_groups and conn.bootstrap_servers:
-        with open_stores(Connection(bootstrap_servers=conn.bootstrap_servers, kafka_config=conn.kafka_config,
-                                    timeout=conn.timeout), targeted=True) as (_, kafka):
-            listed = [g for g in kafka.list_groups() if g not in selection.groups]
-            notes += kafka.notes
-    if not conn.zk:
-        return spouts, listed, notes
-    with open_stores(Connection(zk=conn.zk, zk_auth=conn.zk_auth, timeout=conn.timeout)) as (zk, _):
-        for root in spout_roots(conn, selection):
-            ids = zk.spout_ids(root)
-            if ids is None:
-                notes.append(f"zkRoot {root} does not exist")
-            else:
-                spouts[root] = list(selection.spouts) or ids
-    return spouts, listed, notes
-
-
-def run(spark, conn: Connection, settings: AuditSettings, track: Track = no_track) -> AuditResult:
-    """Read (or load) a fleet's offsets, analyze them, add history, write files and snapshot; the result keeps
-    its rows in Spark for the caller to stream."""
-    from pyspark import StorageLevel
-
-    sc = spark.sparkContext
-    files = Files(spark)
-    selection, thresholds, window = settings.selection, settings.thresholds, settings.window
-    allowed, period = settings.allowed_lag, thresholds.spout.kafka_commit_period_ms
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-    earlier: list[str] = []
-    if settings.from_snapshots:
-        saved = list_snapshots(files, settings.from_snapshots)
-        if not saved:
-            raise UsageError(f"--from-snapshots {settings.from_snapshots}: no complete snapshot there")
-        *earlier, latest = saved
-        meta, reads = load_snapshot(spark, files, latest)
-        captured_ms, running = meta["captured_ms"], meta.get("running")
-        running = frozenset(running) if running is not None else None
-        driver_notes = [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"]
-    else:
-        spouts, listed, driver_notes = _list_consumers(conn, selection)
-        chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed,
-                             trident_roots=trident_list(conn, selection))
-        captured_ms = int(time.time() * 1000)
-        reads = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
-                 .map(lambda ic: (ic[0], read_chunk(conn, selection, ic[1], int(time.time() * 1000)))))
-        running = None
-        if settings.save_snapshot:
-            earlier = list_snapshots(files, settings.save_snapshot)
-    reads = reads.persist(StorageLevel.MEMORY_AND_DISK)
-    with _job(sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track):
-        readers = sorted(r for r in reads.map(lambda kv: kv[1].reader).distinct().collect() if r)
-    timings["read"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    analyzed = reads.map(lambda kv: chunk_outputs(analyze(kv[1], thresholds))).persist(StorageLevel.MEMORY_AND_DISK)
-    with _job(sc, "analyzing", track):
-        tally = analyzed.map(lambda o: o[0]).fold(Tally(), lambda a, b: a + b)
-        if running is None:
-            # Every chunk read Storm's root; the union is what the history rules ask about.
-            found = reads.map(lambda kv: kv[1].running).filter(lambda r: r is not None).take(1)
-            running = found[0] if found else None
-    tally.notes[:0] = [n for n in driver_notes if n not in tally.notes]
-    timings["analyze"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    snapshot_path = None
-    if settings.save_snapshot:
-        meta = {"format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION, "captured_ms": captured_ms,
-                "captured_at": iso_ms(captured_ms), "zk": conn.zk, "zk_roots": list(conn.zk_roots),
-                "trident_roots": list(conn.trident_roots),
-                "bootstrap_servers": conn.bootstrap_servers, "storm_root": conn.storm_root,
-                "groups": list(selection.groups), "spouts": list(selection.spouts), "topic": selection.topic,
-                "running": sorted(running) if running is not None else None,
-                "partitions": tally.partitions}
-        with _job(sc, "saving the snapshot", track):
-            snapshot_path = save_snapshot(spark, files, reads, settings.save_snapshot, meta)
-        timings["snapshot"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    earlier = earlier[-(window - 1):]
-    rows = analyzed.flatMap(lambda o: o[1])
-    history = None
-    if earlier:
-        past = None
-        for path in earlier:
-            _, snap = load_snapshot(spark, files, path)
-            obs = snap.flatMap(lambda kv: observations(kv[1]))
-            past = obs if past is None else past.union(obs)
-        rows = (rows.map(lambda r: (partition_key(r), r))
-                .leftOuterJoin(past.groupByKey())
-                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed, period)))
-    else:
-        rows = rows.map(without_history)
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
-    findings = analyzed.flatMap(lambda o: o[2])
-    consumers = analyzed.flatMap(lambda o: o[3])
-    topics = (rows.mapPartitions(lambda it: lag_totals(it, "topic").items()).reduceByKey(add_totals)
-              .map(lambda kv: totals_dict("topic", *kv)).persist())
-    topologies = (rows.mapPartitions(lambda it: lag_totals(it, "topology_name").items()).reduceByKey(add_totals)
-                  .map(lambda kv: totals_dict("topology_name", *kv)).persist())
-    with _job(sc, "adding up lag per topic and topology" + (" and history" if earlier else ""), track):
-        worst = consumers.takeOrdered(settings.top, key=worst_first)
-        top_topics = topics.takeOrdered(settings.top, key=lambda t: (-t["total_lag"], t["topic"] or ""))
-        if earlier:
-            history = history_counts(rows.map(lambda r: r["history_status"]).countByValue())
-    timings["history and totals" if earlier else "totals"] = time.perf_counter() - clock
-
-    result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
-                         snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,
-                         topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings,
-                         spout_settings=thresholds.spout.describe(), read_by=readers, driver=process_name())
-    if settings.out:
-        clock = time.perf_counter()
-        with _job(sc, f"writing {settings.file_format} files to {settings.out}", track):
-            result.written = write_files(spark, files, result, settings.out, settings.file_format)
-        timings["write"] = time.perf_counter() - clock
-    return result
-
-
-def write_files(spark, files: Files, result: AuditResult, out: str, fmt: str) -> list[str]:
-    """Each table of audit.FILES under `out` in `fmt`, then summary.json, last, as the mark of a complete audit."""
-    files.delete(join(out, "summary.json"))  # a reader must not take an older summary for this audit
-    sources = {"partitions": result.rows, "findings": result.findings, "consumers": result.consumers,
-               "topics": result.topics, "topologies": result.topologies}
-    written = []
-    for name, (_, columns) in FILES.items():
-        table = sources[name].map(lambda row, n=name: flat(n, {**row, "captured_at": iso_ms(row.get("captured_ms"))}
-                                                        if n == "partitions" else row))
-        writer = spark.createDataFrame(table, _schema((c, t) for c, t, _ in columns)).write.mode("overwrite")
-        if fmt == "csv":
-            writer = writer.option("header", True)
-        writer.format(fmt).save(join(out, name))
-        written.append(join(out, name))
-    summary = {"captured_at": iso_ms(result.captured_ms), "format": fmt, "files": written,
-               "summary": result.summary(), "notes": result.tally.notes, "incomplete": result.tally.incomplete,
-               "checks_skipped": result.tally.checks_skipped}
-    files.write_text(join(out, "summary.json"), json.dumps(summary, indent=1) + "\n")
-    return written + [join(out, "summary.json")]
-

@@ -58,7 +58,8 @@ from offctl.core.behaviour import (COMMIT_ACKED, DO_SEEK_BOTH_LINES, LEGACY_RELE
 from offctl.core.findings import finding
 from offctl.core.history import Observation
 from offctl.core.messages import GAP, MESSAGE as AT_MESSAGE, at_offset
-from offctl.core.model import KAFKA, Finding, MessageRead, PartitionLog, PartitionRow, Position, Report, iso_ms
+from offctl.core.model import (KAFKA, Finding, MessageRead, PartitionLog, PartitionRow, Position, Report, duration,
+                               iso_ms)
 
 SETTING = "offsets.retention.minutes"
 KAFKA_DEFAULT_MINUTES = 10080  # since Kafka 2.0 (KIP-186); 1440 before
@@ -179,12 +180,8 @@ def estimate(row: PartitionRow, read: MessageRead, now_ms: int, retention: Reten
 
 
 def _duration(seconds: float) -> str:
-    seconds = abs(seconds)
-    if seconds >= 2 * 86400:
-        return f"{seconds / 86400:.1f} days"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min"
+    """A headroom for messages, in the one format every message uses (offctl.core.model.duration: 1h42m)."""
+    return duration(abs(seconds))
 
 
 def then(profile: SpoutProfile, row: PartitionRow) -> str:

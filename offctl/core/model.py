@@ -339,6 +339,7 @@ class ConsumerSummary:
     group_type: str | None = None  # Kafka groups: classic, consumer, share or unknown
     group_protocol: str | None = None  # Kafka groups: the protocol or assignor the broker names
     by_severity: tuple[int, int, int] = (0, 0, 0)  # findings: errors, warnings, infos
+    profile: str | None = None  # the profile that judged it (offctl.core.profiles), None for the defaults
 
 
 @dataclass(frozen=True)
@@ -371,6 +372,8 @@ class Report:
     # long a commit may stand still while the spout runs (SpoutProfile.kafka_commit_period_ms)
     commits: CommitBehaviour | None = None
     kafka_commit_period_ms: int = 0
+    # with several profiles: the storm-kafka-client groups whose profile's commit period is not kafka_commit_period_ms
+    commit_periods: Mapping[ConsumerKey, int] = field(default_factory=dict)
     # the time lag of each position a lagging partition resumes from (offctl.core.timelag); none read: empty
     time_lags: Mapping[Position, TimeLag] = field(default_factory=dict)
     # storm-kafka-client groups' estimated commit expiry per partition_key (offctl.core.expiry.Expiry), and the

@@ -67,6 +67,7 @@ class Monitor:
     last_duration_s: float | None = None
     last_error: str | None = None
     kafka_commit_period_ms: int = 0  # the last report's: how long a storm-kafka-client commit may stand still
+    commit_periods: Mapping[tuple, int] = field(default_factory=dict)  # the last report's, by (store, consumer, zk_root)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def update(self, report: Report, duration_s: float) -> None:
@@ -75,6 +76,9 @@ class Monitor:
         statuses = {}
         seen = set()
         self.kafka_commit_period_ms = report.kafka_commit_period_ms
+        # with several profiles, a group's own commit period (Report.commit_periods), looked up by partition key
+        self.commit_periods = {(k.store, k.consumer, k.zk_root or ""): ms for k, ms in report.commit_periods.items()}
+        periods, period = self.commit_periods, report.kafka_commit_period_ms
         for row in report.rows:
             if row.topic is None or row.record.committed is None:
                 continue
@@ -85,7 +89,7 @@ class Monitor:
                                       row.record.modified_ms))
             running = report_running(report, row.record.topology_id)
             h = evaluate(window, running=running, window=self.window, allowed_lag=self.allowed_lag,
-                         commit_period_ms=commit_period_of(key[0], report.kafka_commit_period_ms))
+                         commit_period_ms=commit_period_of(key[0], periods.get(key[:3], period) if periods else period))
             statuses[key] = (h.status, served(row, report.time_lags, h.time_lag_s))
         with self.lock:
             for key in [k for k in self.observations if k not in seen]:
@@ -110,9 +114,9 @@ class Monitor:
         """Per partition, how fast the message it resumes at ages over its window (offctl.core.history
         .falling_behind), where the window shows it: the next cycle's RETENTION_RISK takes it (offctl.core.retention,
         rule 4). Worked out per partition when looked up (history.PerWindow)."""
-        period_ms = self.kafka_commit_period_ms
-        return PerWindow(self.observations,
-                         lambda key, window: falling_behind(window, commit_period_of(key[0], period_ms)))
+        periods, period = self.commit_periods, self.kafka_commit_period_ms
+        return PerWindow(self.observations, lambda key, window: falling_behind(
+            window, commit_period_of(key[0], periods.get(key[:3], period) if periods else period)))
 
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""

@@ -1,0 +1,389 @@
+"""`offctl audit`'s Spark-free task functions: chunks of work, what each Spark task runs on its chunk, what it hands
+back (rows, totals, history), and the files' columns. Nothing here imports pyspark or drives Spark: offctl/audit.py
+is the driver, offctl/adapters/spark.py the adapter to Spark itself.
+
+The driver lists the spout ids under each zkRoot and takes the --group list (cheap), and cuts them into chunks
+(plan_chunks). Each Spark task reads one chunk with its own ZooKeeper and Kafka clients and runs inspect's pipeline on
+it (audit_chunk: inspect's read_snapshot, asking Kafka about the chunk's own topics only, then inspect.assess), so
+every rule has one implementation. A chunk's reads are a Snapshot: saved as they are, they can be analyzed again
+later with no servers, and several saved snapshots give each partition a history.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from offctl.config import Connection
+from offctl.core.analyze import analyze
+from offctl.core.behaviour import CommitBehaviour
+from offctl.core.findings import CATALOGUE
+from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
+from offctl.core.judge import expected_topics
+from offctl.core.model import ConsumerKey, Report, Severity, Snapshot, Thresholds
+from offctl.core.profiles import Profiles
+from offctl.core.timelag import ESTIMATE
+from offctl.errors import OffctlError
+from offctl.inspect import Estimates, Selection, assess, open_stores, read_snapshot
+from offctl.render import consumer_dicts, finding_dict, partition_dicts, time_lags
+
+MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
+TASKS_PER_CORE = 4
+
+@dataclass(frozen=True)
+class Chunk:
+    """The consumers one Spark task reads: spout ids under one zkRoot, or Kafka groups."""
+
+    index: int
+    zk_root: str | None = None
+    spout_ids: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    listed_groups: tuple[str, ...] = ()  # from --all-groups: kept only when their commits carry Storm metadata
+    trident_root: str | None = None  # every Trident Kafka spout state under this transactional root
+
+    def describe(self) -> str:
+        def some(names: Sequence[str]) -> str:
+            return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+        if self.spout_ids:
+            return f"spout ids {some(self.spout_ids)} under {self.zk_root}"
+        if self.trident_root:
+            return f"Trident spouts under {self.trident_root}"
+        return f"groups {some(self.groups + self.listed_groups)}"
+
+
+def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[str], parallelism: int,
+                listed_groups: Sequence[str] = (), trident_roots: Sequence[str] = ()) -> list[Chunk]:
+    """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each;
+    one chunk per Trident root."""
+    total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups) + len(listed_groups)
+    size = max(1, min(MAX_CHUNK, math.ceil(total / max(1, parallelism * TASKS_PER_CORE))))
+    chunks: list[Chunk] = []
+    for root, ids in spouts_by_root.items():
+        for i in range(0, len(ids), size):
+            chunks.append(Chunk(len(chunks), zk_root=root, spout_ids=tuple(ids[i:i + size])))
+    for i in range(0, len(groups), size):
+        chunks.append(Chunk(len(chunks), groups=tuple(groups[i:i + size])))
+    for i in range(0, len(listed_groups), size):
+        chunks.append(Chunk(len(chunks), listed_groups=tuple(listed_groups[i:i + size])))
+    for root in trident_roots:
+        chunks.append(Chunk(len(chunks), trident_root=root))
+    return chunks
+
+
+def process_name() -> str:
+    """host:pid of this process, as the audit reports who read and who drove it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int, thresholds: Thresholds | Profiles,
+                estimates: Estimates = Estimates()) -> tuple[Snapshot, Report]:
+    """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.inspect.assess:
+    the analysis, then the time lag, retention headroom and commit expiry read with the same Kafka client), so the
+    audit sees what inspect sees, each consumer judged by its own profile. Returns the chunk's reads (a snapshot to save) and its report. A store that cannot
+    be reached makes the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
+    roots = [chunk.zk_root] if chunk.zk_root else []
+    try:
+        with open_stores(conn, targeted=True) as (zk, kafka):
+            chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups,
+                                      log_topics=(*selection.log_topics, *expected_topics(thresholds)))
+            snapshot, records = read_snapshot(zk, kafka, roots, chunk_selection, conn.storm_root, now_ms,
+                                              spouts_by_root={r: chunk.spout_ids for r in roots},
+                                              trident_roots=[chunk.trident_root] if chunk.trident_root else ())
+            snapshot = replace(snapshot, reader=process_name())
+            return snapshot, assess(snapshot, kafka, thresholds, estimates, records)
+    except OffctlError as exc:
+        snapshot = Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
+        return snapshot, assess(snapshot, None, thresholds)
+
+
+# --- what each task hands back ----------------------------------------------------------------------------
+
+
+def partition_key(d: Mapping) -> tuple:
+    """A consumer-partition, as the history of several snapshots is joined on."""
+    return d["store"], d["consumer"], d["zk_root"], d["topic"], d["partition"]
+
+
+# Keys of a task's partition rows that only travel to the driver (history, the files' captured_at): not in the document.
+TASK_KEYS = ("captured_ms", "modified_ms", "resumes_stored")
+
+
+def partition_rows(report: Report) -> Iterator[dict]:
+    """Every row as inspect's document gives it (render.partition_dicts: its time lag, retention headroom and
+    commit expiry included), with the codes of the findings on that partition and TASK_KEYS."""
+    for row, d in zip(report.rows, partition_dicts(report, time_lags(report))):
+        d.update(findings=list(row.codes), captured_ms=report.captured_ms, modified_ms=row.record.modified_ms,
+                 resumes_stored=row.resumes_stored)
+        yield d
+
+
+def observation(row: Mapping) -> Observation:
+    return Observation(row["captured_ms"], row["committed"], row["log_start"], row["log_end"], row["modified_ms"])
+
+
+def observations(snapshot: Snapshot) -> Iterator[tuple[tuple, Observation]]:
+    """What one saved snapshot says of each partition, for history."""
+    for row in partition_rows(analyze(snapshot)):
+        if row["topic"] is not None and row["committed"] is not None:
+            yield partition_key(row), observation(row)
+
+
+def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int,
+                 allowed_lag: int = 0, kafka_commit_period_ms: int = 0) -> dict:
+    """The row with its history_status from its earlier observations and itself. Where the message gave no time lag,
+    the history's estimate stands in, as serve and watch show it (offctl.core.timelag.served): time_lag_source
+    `estimate`."""
+    obs = [*earlier, observation(row)] if row["committed"] is not None else []
+    tid = row["topology_id"]
+    is_running = (tid in running) if running is not None and tid else None
+    h = evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag,
+                 commit_period_ms=commit_period_of(row["store"], kafka_commit_period_ms)) if obs else None
+    out = {**row, "history_status": h.status if h else None}
+    if h and h.time_lag_s is not None and row.get("time_lag_s") is None and row.get("resumes_stored"):
+        out["time_lag_s"], out["time_lag_source"] = h.time_lag_s, ESTIMATE
+    return out
+
+
+def commit_period(settings: Thresholds | Profiles, row: Mapping) -> int:
+    """The commit period of a partition row's consumer, by the profile that judges it (history's STALL rule)."""
+    key = ConsumerKey(row["store"], row["consumer"], row["zk_root"])
+    return Profiles.of(settings).resolve(key)[1].spout.kafka_commit_period_ms
+
+
+def without_history(row: dict) -> dict:
+    return {**row, "history_status": None}
+
+
+# --- totals ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """The counts of an audit, added up over chunks (small: it travels to the driver)."""
+
+    consumers: int = 0
+    partitions: int = 0
+    total_lag: int = 0
+    by_severity: Counter = field(default_factory=Counter)
+    by_code: Counter = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
+    checks_skipped: list[str] = field(default_factory=list)
+    # what storm-kafka-client groups' commits mean (Report.commits): the same in every chunk that has such groups
+    commits: CommitBehaviour | None = None
+    # the offsets.retention.minutes the commit expiry assumes (Report.offsets_retention): the broker's, the same in
+    # every chunk that estimated it
+    offsets_retention: object | None = None
+    # the fleet's extremes of the partitions' figures (None: no partition has one): (seconds, consumer dict keys)
+    max_time_lag: tuple[float, tuple] | None = None
+    min_retention_headroom: tuple[float, tuple] | None = None
+    min_commit_expiry: tuple[float, tuple] | None = None
+    profiles: Counter = field(default_factory=Counter)  # consumers per profile that judged them (None: the defaults)
+
+    @classmethod
+    def of(cls, report: Report, rows: Iterable[Mapping] = ()) -> Tally:
+        """The counts of one chunk's report; `rows`: its partition rows (partition_rows), for the extremes."""
+        # A chunk that could not be read has no Kafka or Storm data because it failed, not because those
+        # were not asked for: its failure is in `incomplete`, and it skipped no check.
+        failed = bool(report.incomplete) and not report.rows
+        return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
+                   Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
+                   list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped),
+                   report.commits, report.offsets_retention, *extremes(rows),
+                   Counter(c.profile for c in report.consumers))
+
+    def __add__(self, other: Tally) -> Tally:
+        def merged(a: list[str], b: list[str]) -> list[str]:
+            return a + [x for x in b if x not in a]  # the same note from every chunk is said once
+
+        return Tally(self.consumers + other.consumers, self.partitions + other.partitions,
+                     self.total_lag + other.total_lag, self.by_severity + other.by_severity,
+                     self.by_code + other.by_code, merged(self.notes, other.notes),
+                     merged(self.incomplete, other.incomplete), merged(self.checks_skipped, other.checks_skipped),
+                     self.commits or other.commits, self.offsets_retention or other.offsets_retention,
+                     _pick(max, self.max_time_lag, other.max_time_lag),
+                     _pick(min, self.min_retention_headroom, other.min_retention_headroom),
+                     _pick(min, self.min_commit_expiry, other.min_commit_expiry), self.profiles + other.profiles)
+
+    def worst(self) -> Severity | None:
+        return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
+
+    def summary(self) -> dict:
+        """inspect's summary block (render.summary_dict), from the tally, with the fleet's largest time lag,
+        smallest retention headroom and soonest commit expiry (null where no partition has one)."""
+        worst = self.worst()
+        return {
+            "consumers": self.consumers,
+            "partitions": self.partitions,
+            "total_lag": self.total_lag,
+            "findings": {s.label: self.by_severity.get(s.label, 0) for s in sorted(Severity, reverse=True)},
+            "by_code": dict(sorted(self.by_code.items())),
+            "status": worst.label if worst else "ok",
+            "max_time_lag_s": self.max_time_lag[0] if self.max_time_lag else None,
+            "min_retention_headroom_s": self.min_retention_headroom[0] if self.min_retention_headroom else None,
+            "min_commit_expiry_s": self.min_commit_expiry[0] if self.min_commit_expiry else None,
+        }
+
+
+# The figures the tally keeps the fleet's extreme of: (partition row key, max or min), as inspect's rows name them.
+EXTREMES = (("time_lag_s", max), ("retention_headroom_s", min), ("commit_expiry_s", min))
+
+
+def extremes(rows: Iterable[Mapping]) -> tuple:
+    """Per EXTREMES, the extreme figure of these partition rows and its partition (store, consumer, zk_root, topic,
+    partition), or None when no row has one. One pass over the rows."""
+    best: list = [None] * len(EXTREMES)
+    for row in rows:
+        for i, (key, pick) in enumerate(EXTREMES):
+            value = row[key]
+            if value is not None and (best[i] is None or pick(value, best[i][0]) != best[i][0]):
+                best[i] = (value, partition_key(row))
+    return tuple(best)
+
+
+def _pick(pick, a: tuple | None, b: tuple | None) -> tuple | None:
+    if a is None or b is None:
+        return a or b
+    return a if pick(a[0], b[0]) == a[0] else b
+
+
+def chunk_outputs(report: Report) -> tuple[Tally, list[dict], list[dict], list[dict]]:
+    """A task's analyzed chunk: its tally, partition rows, findings and consumers, as plain dicts, as inspect's
+    document gives them."""
+    rows = list(partition_rows(report))
+    return (Tally.of(report, rows), rows, [finding_dict(f) for f in report.findings],
+            consumer_dicts(report, time_lags(report)))
+
+
+def worst_first(consumer: Mapping) -> tuple:
+    """Sort key of consumers, worst first: by status, then total lag."""
+    rank = {"error": 3, "warning": 2, "info": 1, "ok": 0}
+    return -rank[consumer["status"]], -consumer["total_lag"], consumer["consumer"]
+
+
+def lag_totals(rows: Iterable[Mapping], by: str) -> dict:
+    """Lag per `by` (topic or topology_name) of some partition rows: partitions, total and max lag,
+    consumers. Partial totals of chunks add up with `add_totals`."""
+    out: dict = {}
+    for row in rows:
+        t = out.setdefault(row[by], {"partitions": 0, "total_lag": 0, "max_lag": None, "consumers": set()})
+        t["partitions"] += 1
+        t["consumers"].add((row["store"], row["consumer"], row["zk_root"]))
+        if row["lag"] is not None:
+            t["total_lag"] += row["lag"]
+            t["max_lag"] = row["lag"] if t["max_lag"] is None else max(t["max_lag"], row["lag"])
+    return out
+
+
+def add_totals(a: dict, b: dict) -> dict:
+    lags = [x for x in (a["max_lag"], b["max_lag"]) if x is not None]
+    return {"partitions": a["partitions"] + b["partitions"], "total_lag": a["total_lag"] + b["total_lag"],
+            "max_lag": max(lags) if lags else None, "consumers": a["consumers"] | b["consumers"]}
+
+
+def totals_dict(name: str, value: str | None, t: Mapping) -> dict:
+    return {name: value, "consumers": len(t["consumers"]), "partitions": t["partitions"],
+            "total_lag": t["total_lag"], "max_lag": t["max_lag"]}
+
+
+def history_counts(counts: Mapping[str | None, int]) -> dict:
+    """Partitions per history status (none: no history), every status named."""
+    return {s.lower(): counts.get(s, 0) for s in STATUSES}
+
+
+# --- the files an audit writes (--out DIR); docs/audit-files.md is made from these -------------------------
+
+FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
+    "partitions": ("one row per consumer-partition", (
+        ("store", "string", "zookeeper (storm-kafka), kafka (storm-kafka-client) or trident (a Trident spout's state)"),
+        ("consumer", "string", "the spout id (zookeeper), the group id (kafka) or the txStateId (trident)"),
+        ("zk_root", "string", "the spout's zkRoot, or the Trident root; null for kafka"),
+        ("topic", "string", "the topic the offset is applied to (null when offctl cannot tell: a tie of topics)"),
+        ("partition", "long", "the partition"),
+        ("committed", "long", "the committed offset"),
+        ("log_start", "long", "the partition's log start offset"),
+        ("log_end", "long", "the partition's log end offset (high watermark)"),
+        ("lag", "long", "log_end - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
+                        "when it does not use it), when that is known and inside the log range"),
+        ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
+        ("topology_id", "string", "the storm id that wrote the offset"),
+        ("topology_name", "string", "its topology name"),
+        ("path", "string", "the ZooKeeper node (zookeeper)"),
+        ("version", "long", "the node's version (zookeeper)"),
+        ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper)"),
+        ("broker", "string", "host:port the record names (zookeeper)"),
+        ("record_topic", "string", "the topic the record itself names (zookeeper; may differ from topic)"),
+        ("used", "boolean", "false when the spout cannot use the record (MALFORMED_RECORD)"),
+        ("findings", "string", "codes of the findings on this partition, ';'-separated"),
+        ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
+        ("time_lag_s", "double", "seconds the message the spout resumes at has waited: from its timestamp, 0 when "
+                                 "the lag is 0, else the estimate over the snapshots' history (null: no figure)"),
+        ("time_lag_source", "string", "where time_lag_s comes from: message, caught-up, estimate, unread or "
+                                      "no-timestamp (null: no lag)"),
+        ("retention_headroom_s", "double", "seconds until the broker may delete the message the spout resumes at "
+                                           "(negative: past), where known"),
+        ("retention_source", "string", "where the retention headroom comes from (docs/contract.md, retention risk)"),
+        ("commit_expiry_s", "double", "storm-kafka-client groups: seconds before the broker may delete the commit "
+                                      "(negative once past), estimated"),
+        ("commit_expiry_source", "string", "what the commit expiry is estimated from (null: not estimated)"),
+        ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
+    )),
+    "findings": ("one row per finding", (
+        ("code", "string", "the finding code (docs/findings.md)"),
+        ("severity", "string", "error, warning or info"),
+        ("store", "string", "zookeeper, kafka or trident"),
+        ("consumer", "string", "spout id, group id or txStateId"),
+        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
+        ("topic", "string", "topic, when the finding is about one"),
+        ("partition", "long", "partition, when the finding is about one"),
+        ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
+        ("message", "string", "what is wrong, with the numbers"),
+        ("hint", "string", "what to do"),
+    )),
+    "consumers": ("one row per spout id or group", (
+        ("store", "string", "zookeeper, kafka or trident"),
+        ("consumer", "string", "spout id, group id or txStateId"),
+        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
+        ("topics", "string", "topics of its records, ','-separated"),
+        ("partitions", "long", "partitions with a record"),
+        ("total_lag", "long", "sum of the partitions' lag"),
+        ("max_lag", "long", "largest partition lag"),
+        ("status", "string", "ok, info, warning or error: its worst finding"),
+        ("finding_codes", "string", "codes of its findings, ','-separated"),
+        ("max_time_lag_s", "double", "the largest time_lag_s of its partitions that have one"),
+        ("min_retention_headroom_s", "double", "the smallest retention_headroom_s of its partitions that have one"),
+        ("group_state", "string", "the Kafka group's state (kafka)"),
+        ("members", "long", "the Kafka group's members (kafka)"),
+        ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
+        ("group_protocol", "string", "the Kafka group's protocol or assignor, as the broker names it (kafka)"),
+        ("profile", "string", "the profile that judged it (null: the defaults)"),
+    )),
+    "topics": ("lag per topic, over every consumer reading it", (
+        ("topic", "string", "the topic"),
+        ("consumers", "long", "consumers with records on it"),
+        ("partitions", "long", "consumer-partitions"),
+        ("total_lag", "long", "sum of their lag"),
+        ("max_lag", "long", "largest partition lag"),
+    )),
+    "topologies": ("lag per topology name, over its consumers", (
+        ("topology_name", "string", "the topology name the records name (null: none)"),
+        ("consumers", "long", "consumers with records of it"),
+        ("partitions", "long", "consumer-partitions"),
+        ("total_lag", "long", "sum of their lag"),
+        ("max_lag", "long", "largest partition lag"),
+    )),
+}
+
+
+def flat(name: str, row: Mapping) -> tuple:
+    """A row as the file `name` stores it: its columns in order, lists joined into strings."""
+    sep = {"findings": ";", "topics": ",", "finding_codes": ","}
+    if name == "findings" and "hint" not in row:  # the files keep a hint per row; the JSON document says it per code
+        row = {**row, "hint": CATALOGUE[row["code"]].hint}
+    return tuple(sep[c].join(row[c]) if c in sep and isinstance(row[c], list) else row[c]
+                 for c, _, _ in FILES[name][1])

@@ -1,0 +1,179 @@
+"""The import graph of offctl/ and commands/ (STYLE.md, "Layout that shows the architecture"): no cycle between
+modules, and no import from a lower layer up to a higher one.
+
+Read from the source with ast, nothing imported: every `import` and `from ... import` of the tree, at module level
+or inside a function (a function-level import is still a dependency, only a later one), relative ones resolved.
+`from P import name` is an import of module P.name when that is a module of the tree, else of P. Imports under
+`if TYPE_CHECKING:` are left out: they never run, and a type-only reference is how a record names the type of a
+field computed elsewhere. commands/ installs as offctl.commands (pyproject.toml) and is named so here.
+
+A package's __init__ is a module like any other (`offctl`, `offctl.core`, ...): an import of it by name is an edge,
+and, for the cycle check only, so is the import Python makes of each enclosing package's __init__ before a module
+(importing offctl.core.model runs offctl/__init__.py and offctl/core/__init__.py first). The __init__ files import
+nothing today, so these edges close no cycle; one that imported its own submodules would.
+
+Layers, lowest first; a module imports from its own layer or lower ones:
+
+0. foundation: offctl (the package's __init__: the version), offctl.errors (the one error hierarchy),
+   offctl.inputs (checks of hostile input), offctl.interrupts (Ctrl-C and SIGTERM), offctl.config (the connection
+   a command describes). Leaves every other layer may use.
+1. offctl.core: the pure core (records, findings, lag, plans). Imports the core and the foundation only.
+2. offctl.adapters: the outside world (ZooKeeper, Kafka, Spark, files), returning core types.
+3. the library's top: every other module of offctl/ (inspect's pipeline, audit, reset, render, exporter, sandbox,
+   peek, reference, and what is added there), which the faces call.
+4. the faces: offctl.commands (the Typer layer) and the entry points that run it: offctl.__main__ (`offctl`,
+   `python -m offctl`) and offctl.spark_submit (the script spark-submit runs: `offctl audit` on a cluster).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TREES = {"offctl": ROOT / "offctl", "offctl.commands": ROOT / "commands"}
+FOUNDATION = {"offctl", "offctl.errors", "offctl.inputs", "offctl.interrupts", "offctl.config"}
+ENTRY_POINTS = {"offctl.__main__", "offctl.spark_submit"}
+LAYERS = ("foundation", "core", "adapters", "library", "faces")
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the tree by its dotted name."""
+    found = {}
+    for package, base in TREES.items():
+        for path in sorted(base.rglob("*.py")):
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def layer(module: str) -> int:
+    if module in FOUNDATION:
+        return 0
+    for i, prefix in ((1, "offctl.core"), (2, "offctl.adapters"), (4, "offctl.commands")):
+        if module == prefix or module.startswith(prefix + "."):
+            return i
+    return 4 if module in ENTRY_POINTS else 3
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports(module: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
+    """(imported module of the tree, line) for every import in `path` that runs."""
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
+               for stmt in node.body for n in ast.walk(stmt)}
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[:len(base) - node.level + (1 if is_package else 0)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                child = f"{source}.{alias.name}"
+                out.append((child if child in known else source, node.lineno))
+    resolved: dict[str, int] = {}
+    for name, line in sorted(out, key=lambda nl: nl[1]):
+        while name and name not in known:  # `import offctl.core.model as m`, or a name inside a module
+            name = name.rpartition(".")[0]
+        if name and name != module:
+            resolved.setdefault(name, line)  # the first line that imports it
+    return list(resolved.items())
+
+
+def graph() -> dict[str, list[tuple[str, int]]]:
+    found = modules()
+    known = set(found)
+    return {m: imports(m, p, known) for m, p in found.items()}
+
+
+def enclosing(module: str, known: set[str]) -> list[str]:
+    """The packages whose __init__ Python runs before `module`."""
+    parts = module.split(".")
+    return [p for p in (".".join(parts[:i]) for i in range(1, len(parts))) if p in known]
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_tree_is_read():
+    g = graph()
+    assert {"offctl.inspect", "offctl.core.model", "offctl.adapters.kafka", "offctl.commands.app"} <= set(g)
+    # function-level and relative imports are seen: inspect opens the adapters inside a function, the commands
+    # import their options relatively
+    assert "offctl.adapters.kafka" in {m for m, _ in g["offctl.inspect"]}
+    assert "offctl.commands.options" in {m for m, _ in g["offctl.commands.app"]}
+    assert "offctl.commands.app" in {m for m, _ in g["offctl.__main__"]}
+
+
+def test_no_import_cycle_between_modules():
+    g = graph()
+    known = set(g)
+    edges = {m: {t for t, _ in targets} | set(enclosing(m, known)) for m, targets in g.items()}
+    found = cycles(edges)
+    assert not found, "import cycles: " + "; ".join(
+        " <-> ".join(c) + " (" + ", ".join(f"{m} -> {t} line {line}" for m in c for t, line in g[m] if t in c) + ")"
+        for c in found)
+
+
+def test_no_import_from_a_lower_layer_up_to_a_higher_one():
+    upward = [f"{m} ({LAYERS[layer(m)]}) imports {t} ({LAYERS[layer(t)]}) at line {line}"
+              for m, targets in graph().items() for t, line in targets if layer(t) > layer(m)]
+    assert not upward, "\n".join(upward)
+
+
+@pytest.mark.parametrize("edges, want", [
+    ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ({"a": {"b"}, "b": set()}, []),
+])
+def test_the_cycle_check_finds_cycles(edges, want):
+    assert cycles(edges) == want
