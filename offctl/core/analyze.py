@@ -1,8 +1,10 @@
 """Detection rules: records + log offsets -> per-partition rows and findings.
 
-`analyze_consumer` is the one implementation of every rule; `analyze` applies it to a snapshot, and the
+`analyze_consumer` is the one implementation of every rule, as the list of the rules below, one function each
+(ambiguous_spout_id .. stale_topology, numbered in the source); `analyze` applies it to a snapshot, and the
 Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
-source release by release (offctl/core/behaviour.py, which cites each file and tag).
+source release by release: offctl/core/behaviour.py answers it once (an Outcome: where the spout lands, the
+sentence, the file and tag it cites), and the rules read that answer.
 A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
 Rules run in this order for each consumer:
 
@@ -50,13 +52,14 @@ Rules run in this order for each consumer:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Guarantee, Position, Resume, SpoutProfile, StormKafkaClient,
-                                   client_start, commit_behaviour, commit_is_ours, configured_start, first_poll_start,
-                                   ignored_start, out_of_range, trident_first_poll, trident_out_of_range)
-from offctl.core.findings import finding
+from offctl.core.behaviour import (DO_SEEK_OURS, LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume,
+                                   SpoutProfile, StormKafkaClient, client_start, commit_behaviour, commit_is_ours,
+                                   configured_start, first_poll_start, ignored_start, out_of_range_outcome,
+                                   start_outcome, trident_first_poll)
+from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
     CONSUMER,
@@ -150,28 +153,6 @@ def resolve_layouts(grouped: Mapping[ConsumerKey, list[OffsetRecord]],
 # --- the rules ---------------------------------------------------------------------------------------------
 
 
-class _Collector:
-    """Findings of one consumer, remembering which record each partition-level finding is about."""
-
-    def __init__(self, key: ConsumerKey) -> None:
-        self.key = key
-        self.findings: list[Finding] = []
-        self.by_record: dict[int, list[Finding]] = {}
-
-    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str) -> None:
-        f = finding(code, self.key, message, topic=topic, partition=record.partition, path=record.path)
-        self.findings.append(f)
-        found = self.by_record.get(index)
-        if found is None:
-            self.by_record[index] = [f]
-        else:
-            found.append(f)
-
-    def on_consumer(self, code: str, message: str, **kw) -> None:
-        kw.setdefault("path", _consumer_path(self.key))
-        self.findings.append(finding(code, self.key, message, **kw))
-
-
 def _applied_topics(records: Sequence[OffsetRecord], thresholds: Thresholds
                     ) -> tuple[dict[int, tuple[str, str]], Counter | None]:
     """Per record index: (the topic its offset is applied to, why). Also the counts of a tie, if the
@@ -215,216 +196,6 @@ def applied_topics(records: Sequence[OffsetRecord], expected_topic: str | None =
     return [applied[i][0] if i in applied else None for i in range(len(records))]
 
 
-def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
-                     running: frozenset[str] | None, thresholds: Thresholds
-                     ) -> tuple[list[PartitionRow], list[Finding]]:
-    """Apply every rule to the records of one consumer (one spout id under one root, or one group)."""
-    if not records:
-        return [], []
-    key = records[0].key
-    zk = key.store == ZOOKEEPER
-    trident = key.store == TRIDENT
-    old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
-    profile = thresholds.spout
-    out = _Collector(key)
-    applied, tie = _applied_topics(records, thresholds)
-    topic_of = {i: applied[i][0] for i in applied}
-    valid = [(i, r) for i, r in enumerate(records) if r.malformed is None]
-
-    # 1. AMBIGUOUS_SPOUT_ID
-    named: dict[str, set[str]] = defaultdict(set)  # ambiguous folder -> the topics its records name
-    for r in records:
-        if r.layout_ambiguous:
-            named[r.folder_topic].update({r.topic} - {None})
-    for folder, topics in sorted(named.items()):
-        base = _consumer_path(key)
-        quoted = ", ".join(f"'{t}'" for t in sorted(topics))
-        says = f"its records name {quoted}, not '{folder}'" if topics else "its records name no topic"
-        out.on_consumer("AMBIGUOUS_SPOUT_ID",
-                        f"{base}/{folder}/partition_N is read by its path, as PartitionManager reads it: spout id "
-                        f"'{key.consumer}' reading topic '{folder}' (wildcard layout); spout id "
-                        f"'{key.consumer}/{folder}' would write the same nodes, and {says}",
-                        path=f"{base}/{folder}")
-
-    # 2. MALFORMED_RECORD, 3. INCONSISTENT_RECORD
-    lags: dict[int, int] = {}
-    logs: dict[int, PartitionLog] = {}
-    started: set[int] = set()  # records the spout does not resume from: it starts where its start-up rule says
-    static = thresholds.static_partitions.get(key.consumer) if zk else None
-    for i, r in enumerate(records):
-        topic = topic_of.get(i)
-        if r.malformed is not None:
-            where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
-            plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
-            log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
-            # as with no record: PartitionManager's `current`, or the first-poll strategy's edge
-            start = (configured_start(profile, log_start, log_end) if old else first_poll_start(profile, log_start, log_end))
-            then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
-            out.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
-            if not r.stuck:
-                started.add(i)
-            if plog is not None and not r.stuck and (static is None or r.partition in static):
-                logs[i] = plog
-                _lag_from(out, thresholds, lags, i, r, topic, where, start.offset, log_start, log_end)
-        elif r.inconsistent:
-            applies = f"; the spout applies offset {r.committed} to {topic}/{r.partition}" if topic else ""
-            out.on_record(i, r, topic, "INCONSISTENT_RECORD",
-                          f"{r.path}: {'; '.join(r.inconsistent)}{applies}")
-
-    # 4. TOPIC_MISMATCH
-    if tie:
-        out.on_consumer("TOPIC_MISMATCH",
-                        f"records of spout id '{key.consumer}' name {len(tie)} topics equally often: "
-                        f"{_counted(tie, 'record')}; offctl cannot tell which topic the spout reads, so these "
-                        f"records get no lag, range or missing-partition check (give --topic)")
-    if old:
-        for i, r in valid:
-            if i in applied and r.topic and r.topic != topic_of[i]:
-                t = topic_of[i]
-                out.on_record(i, r, t, "TOPIC_MISMATCH",
-                              f"record names topic '{r.topic}' but {applied[i][1]}: the spout applies offset "
-                              f"{r.committed} to {t}/{r.partition}")
-
-    # 5. ID_COLLISION
-    names = Counter(r.topology_name for _, r in valid if r.topology_name)
-    if len(names) > 1:
-        what = (f"spout id '{key.consumer}'" if zk else f"Trident state '{key.consumer}'" if trident
-                else f"group '{key.consumer}'")
-        out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
-
-    # 6. FOREIGN_COMMIT, LEGACY_COMMIT_METADATA
-    resumes: dict[int, Resume] = {}
-    if key.store == KAFKA:
-        ids = Counter(r.topology_id for _, r in valid if r.topology_id)
-        owner = max(ids, key=lambda t: (ids[t], _storm_id_epoch(t), t)) if ids else None
-        for i, r in valid:
-            plog = (cluster.get(r.topic) or {}).get(r.partition) if cluster is not None else None
-            resume = resumes[i] = commit_resume(profile, r, running, plog.log_start if plog else None,
-                                                plog.log_end if plog else None)
-            where = f"{r.topic}/{r.partition}"
-            if r.legacy_metadata:
-                out.on_record(i, r, r.topic, "LEGACY_COMMIT_METADATA",
-                              f"Commit {r.committed} on {where} was written by storm-kafka-client "
-                              f"{LEGACY_RELEASES}. {resume.why}")
-            elif not r.has_storm_metadata:
-                out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                              f"Commit {r.committed} on {where} has no Storm metadata (a tool or another client "
-                              f"wrote it, or the broker dropped the metadata). {resume.why}")
-            elif len(ids) > 1 and r.topology_id != owner:
-                out.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                              f"Commit {r.committed} on {where} was written by topology id {r.topology_id}, and "
-                              f"{_plural(ids[owner], 'other partition')} by {owner}. {resume.why}")
-
-    # 7-12, per record the spout can read
-    mob = profile.effective_max_offset_behind
-    for i, r in valid:
-        topic = topic_of.get(i)
-        if topic is None:
-            continue  # a tie: where the offset applies is unknown
-        where = f"{topic}/{r.partition}"
-        if static is not None and r.partition not in static:
-            out.on_record(i, r, topic, "UNREAD_PARTITION",
-                          f"{where} has a record, but the spout reads only partitions {ranges(static)} "
-                          f"(--static-partitions): StaticCoordinator never reads it")
-            continue
-        plog = None
-        if cluster is not None:
-            partitions = cluster.get(topic)
-            if partitions is None:
-                out.on_record(i, r, topic, "UNKNOWN_TOPIC", f"topic '{topic}' does not exist (offset {r.committed} "
-                                                            f"for partition {r.partition})")
-                continue
-            plog = partitions.get(r.partition)
-            if plog is None:
-                out.on_record(i, r, topic, "UNKNOWN_PARTITION",
-                              f"{where} does not exist: the topic has {len(partitions)} partitions")
-                continue
-            logs[i] = plog
-        start, end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
-        # Where the spout starts instead of the stored offset, when it does not use it: lag counts from there
-        # (PartitionManager's constructor, storm-kafka v0.9.2-incubating to v1.2.4; KafkaSpout.doSeek, v2.8.8).
-        instead: Position | None = None
-        if old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
-            # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
-            # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
-            instead = ignored_start(profile, start, end)
-        elif r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
-            instead = first_poll_start(profile, start, end)
-            out.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
-                          f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
-                          f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
-                          f"{_at(instead)}")
-        elif zk and r.committed <= 0:
-            instead = configured_start(profile, start, end)
-            out.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
-                          f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
-                          f"starts from {instead.text()}")
-        elif zk and mob != LONG_MAX:
-            # Only a start (or a reassignment) applies maxOffsetBehind: a running spout still moves on from the
-            # stored offset, so the lag counts from it, and the finding says where a restart goes.
-            current = configured_start(profile, start, end)
-            if current.offset is not None and current.offset - r.committed > mob:
-                out.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
-                              f"{where} committed {r.committed} is {current.offset - r.committed} behind "
-                              f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
-                              f"from {current.offset}")
-        elif key.store == KAFKA and not resumes[i].uses_commit:
-            instead = resumes[i].at  # rule 6 says why
-        if instead is not None:
-            started.add(i)
-            _lag_from(out, thresholds, lags, i, r, topic, where, instead.offset, start, end)
-            continue
-        if key.store == KAFKA:
-            position = resumes[i].at.offset
-        else:
-            position = r.committed
-        if start is None or end is None:
-            continue
-        if position < start:
-            jump = out_of_range_move(profile, r, "below", position, start, end)
-            out.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
-                          f"{where} resumes at {position} < log start {start}: {start - position} messages were "
-                          f"deleted before they were processed; {jump}")
-        elif position > end:
-            jump = out_of_range_move(profile, r, "above", position, start, end)
-            out.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
-                          f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
-        else:
-            _lag_from(out, thresholds, lags, i, r, topic, where, position, start, end)
-        if old and plog is not None and plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
-            out.on_record(i, r, topic, "STALE_BROKER",
-                          f"{where} record names broker {r.broker}; the leader is {plog.leader}")
-
-    # 13. MISSING_PARTITION
-    if cluster is not None:
-        _missing_partitions(out, records, topic_of, cluster, static, profile)
-
-    # 14. STALE_TOPOLOGY
-    if running is not None:
-        _stale_topologies(out, valid, running, profile if old or key.store == KAFKA else None)
-
-    rows = []
-    for i, r in enumerate(records):
-        found = out.by_record.get(i)
-        plog = logs.get(i)
-        rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
-                         max([f.severity for f in found]) if found else None, topic_of.get(i),
-                         tuple([f.code for f in found]) if found else (), i not in started))
-    return rows, out.findings
-
-
-def _lag_from(out: _Collector, thresholds: Thresholds, lags: dict[int, int], i: int, r: OffsetRecord, topic: str,
-              where: str, position: int | None, start: int | None, end: int | None) -> None:
-    """The lag of a partition whose spout resumes at `position` (None: unknown, e.g. a time startOffsetTime),
-    counted only when it is inside the log; and HIGH_LAG."""
-    if position is None or start is None or end is None or not start <= position <= end:
-        return
-    lag = lags[i] = end - position
-    if thresholds.lag_threshold is not None and lag >= thresholds.lag_threshold:
-        out.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind the log end "
-                                               f"({end}), at or above --lag-threshold {thresholds.lag_threshold}")
-
-
 def _at(position: Position) -> str:
     return f" ({position.offset})" if position.offset is not None else ""
 
@@ -442,30 +213,29 @@ def commit_resume(profile: SpoutProfile, record: OffsetRecord, running: frozense
 _row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.frozen)
 
 
+def _move(moves: dict[tuple[str | None, str], Outcome], profile: SpoutProfile, r: OffsetRecord, side: str) -> Outcome:
+    """out_of_range_outcome for `r`'s library and `side`, decided once per consumer (a broken fleet asks it for
+    every partition)."""
+    found = moves.get((r.trident, side))  # one consumer's records share a store: r.trident tells the library
+    if found is None:
+        found = moves[(r.trident, side)] = out_of_range_outcome(profile, library_of(r), side)
+    return found
+
+
+def library_of(r: OffsetRecord) -> Library:
+    """Which code reads this stored position (behaviour.Library): storm-kafka's spout, its Trident emitter, or
+    storm-kafka-client."""
+    if r.key.store == ZOOKEEPER:
+        return Library.STORM_KAFKA
+    return Library.STORM_KAFKA_TRIDENT if r.trident == STORM_KAFKA else Library.STORM_KAFKA_CLIENT
+
+
 def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None,
                       end: int | None) -> str:
     """What the spout that wrote `r` does when `position` is out of the log on `side` (below, above), by its
-    library and release (offctl.core.behaviour); also what offctl.core.retention says of a deletion to come."""
-    if r.key.store == ZOOKEEPER:
-        return out_of_range(profile, side, position, start, end)
-    if r.trident == STORM_KAFKA:
-        return trident_out_of_range(profile)
-    return _kafka_reset(profile)
-
-
-def _kafka_reset(profile: SpoutProfile) -> str:
-    """Where an out-of-range commit sends the consumer (KafkaSpoutConfig, per release and guarantee), as the
-    end of a sentence."""
-    if profile.client is StormKafkaClient.LEGACY:
-        return ("the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
-                "is 'latest' (the log end) unless the topology sets it (KafkaSpoutConfig, v1.1.1)")
-    if profile.guarantee is Guarantee.AT_LEAST_ONCE:
-        return ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
-                "KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another (KafkaSpoutConfig, "
-                "v1.2.4 and v2.8.8)")
-    return (f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
-            f"unless the topology sets it, which {profile.guarantee.value} does not (KafkaSpoutConfig, v1.2.4 and "
-            f"v2.8.8)")
+    library and release (behaviour.out_of_range_outcome); also what offctl.core.retention says of a deletion to
+    come."""
+    return out_of_range_outcome(profile, library_of(r), side).sentence(position, start, end)
 
 
 def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluster: Cluster | None) -> str:
@@ -473,10 +243,357 @@ def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluste
     return configured_start(profile, plog.log_start if plog else None, plog.log_end if plog else None).text()
 
 
-def _missing_partitions(out: _Collector, records: Sequence[OffsetRecord], topic_of: Mapping[int, str],
-                        cluster: Cluster, static: frozenset[int] | None, profile: SpoutProfile) -> None:
+class _Collector:
+    """Findings of one consumer, remembering which record each partition-level finding is about."""
+
+    def __init__(self, key: ConsumerKey) -> None:
+        self.key = key
+        self.findings: list[Finding] = []
+        self.by_record: dict[int, list[Finding]] = {}
+
+    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str) -> None:
+        entry = CATALOGUE[code]  # finding(), without its keywords: a broken fleet makes two per partition
+        f = new_finding(code, entry.severity, self.key, topic, record.partition, record.path, message, entry.hint)
+        self.findings.append(f)
+        found = self.by_record.get(index)
+        if found is None:
+            self.by_record[index] = [f]
+        else:
+            found.append(f)
+
+    def on_consumer(self, code: str, message: str, **kw) -> None:
+        kw.setdefault("path", _consumer_path(self.key))
+        self.findings.append(finding(code, self.key, message, **kw))
+
+
+class _Consumer:
+    """One consumer's records, what it is judged by, and what the rules have found so far: the state the rule
+    functions share, in the order analyze_consumer runs them."""
+
+    def __init__(self, records: Sequence[OffsetRecord], cluster: Cluster | None, running: frozenset[str] | None,
+                 thresholds: Thresholds) -> None:
+        self.records = records
+        self.cluster = cluster
+        self.running = running
+        self.thresholds = thresholds
+        self.profile = thresholds.spout
+        self.key = key = records[0].key
+        self.zk = key.store == ZOOKEEPER
+        self.old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
+        self.out = _Collector(key)
+        self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
+        self.applied, self.tie = _applied_topics(records, thresholds)
+        self.topic_of = {i: self.applied[i][0] for i in self.applied}
+        self.valid = [(i, r) for i, r in enumerate(records) if r.malformed is None]
+        self.static = thresholds.static_partitions.get(key.consumer) if self.zk else None
+        self.max_offset_behind = self.profile.effective_max_offset_behind if self.zk else LONG_MAX
+        self.lags: dict[int, int] = {}
+        self.logs: dict[int, PartitionLog] = {}
+        self.started: set[int] = set()  # records the spout does not resume from: it starts where its start-up rule says
+        self.resumes: dict[int, Resume] = {}  # rule 6: where a storm-kafka-client spout resumes each commit
+        self.moves: dict[tuple[str | None, str], Outcome] = {}  # out_of_range_outcome, once per library and side
+
+    def rows(self) -> list[PartitionRow]:
+        """A row per record: its log offsets, lag, worst finding and codes, and whether the spout resumes from it."""
+        by_record, logs, lags, topic_of, started = (self.out.by_record, self.logs, self.lags, self.topic_of,
+                                                    self.started)
+        rows = []
+        for i, r in enumerate(self.records):
+            found = by_record.get(i)
+            if found is None:
+                status, codes = None, ()
+            elif len(found) == 1:
+                status, codes = found[0].severity, (found[0].code,)
+            else:
+                status, codes = max([f.severity for f in found]), tuple([f.code for f in found])
+            plog = logs.get(i)
+            rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
+                             status, topic_of.get(i), codes, i not in started))
+        return rows
+
+
+def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
+                     running: frozenset[str] | None, thresholds: Thresholds
+                     ) -> tuple[list[PartitionRow], list[Finding]]:
+    """Apply every rule to the records of one consumer (one spout id under one root, or one group), in the order
+    of the module's list (rules 15-18 follow elsewhere: the read, analyze, offctl.core.expiry and retention)."""
+    if not records:
+        return [], []
+    c = _Consumer(records, cluster, running, thresholds)
+    ambiguous_spout_id(c)  # 1
+    for i, r in enumerate(records):  # 2, 3: in record order
+        if r.malformed is not None:
+            malformed_record(c, i, r)
+        elif r.inconsistent:
+            inconsistent_record(c, i, r)
+    topic_mismatch(c)  # 4
+    id_collision(c)  # 5
+    if c.key.store == KAFKA:
+        foreign_commit(c)  # 6
+    for i, r in c.valid:  # 7-12, per record the spout can read
+        partition_rules(c, i, r)
+    if cluster is not None:
+        missing_partition(c)  # 13
+    if running is not None:
+        stale_topology(c)  # 14
+    return c.rows(), c.out.findings
+
+
+# 1.
+def ambiguous_spout_id(c: _Consumer) -> None:
+    """AMBIGUOUS_SPOUT_ID: <root>/a/b/partition_N is read by its path as id 'a' reading topic 'b', but no record
+    names 'b', and spout id 'a/b' would write the same nodes (resolve_layouts)."""
+    named: dict[str, set[str]] = defaultdict(set)  # ambiguous folder -> the topics its records name
+    for r in c.records:
+        if r.layout_ambiguous:
+            named[r.folder_topic].update({r.topic} - {None})
+    key = c.key
+    for folder, topics in sorted(named.items()):
+        base = _consumer_path(key)
+        quoted = ", ".join(f"'{t}'" for t in sorted(topics))
+        says = f"its records name {quoted}, not '{folder}'" if topics else "its records name no topic"
+        c.out.on_consumer("AMBIGUOUS_SPOUT_ID",
+                          f"{base}/{folder}/partition_N is read by its path, as PartitionManager reads it: spout id "
+                          f"'{key.consumer}' reading topic '{folder}' (wildcard layout); spout id "
+                          f"'{key.consumer}/{folder}' would write the same nodes, and {says}",
+                          path=f"{base}/{folder}")
+
+
+# 2.
+def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
+    """MALFORMED_RECORD: the spout cannot read topology.id and offset, so it starts as with no record
+    (behaviour.start_outcome: PartitionManager's `current`, or the first-poll strategy's edge); the lag counts
+    from there."""
+    topic = c.topic_of.get(i)
+    where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
+    cluster, profile, static = c.cluster, c.profile, c.static
+    plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
+    log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
+    start = (configured_start(profile, log_start, log_end) if c.old else first_poll_start(profile, log_start, log_end))
+    then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
+    c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
+    if not r.stuck:
+        c.started.add(i)
+    if plog is not None and not r.stuck and (static is None or r.partition in static):
+        c.logs[i] = plog
+        high_lag(c, i, r, topic, where, start.offset, log_start, log_end)
+
+
+# 3.
+def inconsistent_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
+    """INCONSISTENT_RECORD: fields Storm does not read disagree with where the record sits, or are missing."""
+    topic = c.topic_of.get(i)
+    applies = f"; the spout applies offset {r.committed} to {topic}/{r.partition}" if topic else ""
+    c.on_record(i, r, topic, "INCONSISTENT_RECORD", f"{r.path}: {'; '.join(r.inconsistent)}{applies}")
+
+
+# 4.
+def topic_mismatch(c: _Consumer) -> None:
+    """TOPIC_MISMATCH: the topic a record names is not the topic it is applied to (--topic, its <topic>/ folder,
+    or the topic most records of the spout name); a tie is reported as a tie, and its records get no lag."""
+    if c.tie:
+        c.out.on_consumer("TOPIC_MISMATCH",
+                          f"records of spout id '{c.key.consumer}' name {len(c.tie)} topics equally often: "
+                          f"{_counted(c.tie, 'record')}; offctl cannot tell which topic the spout reads, so these "
+                          f"records get no lag, range or missing-partition check (give --topic)")
+    if not c.old:
+        return
+    applied, topic_of = c.applied, c.topic_of
+    for i, r in c.valid:
+        if i in applied and r.topic and r.topic != topic_of[i]:
+            t = topic_of[i]
+            c.on_record(i, r, t, "TOPIC_MISMATCH",
+                        f"record names topic '{r.topic}' but {applied[i][1]}: the spout applies offset "
+                        f"{r.committed} to {t}/{r.partition}")
+
+
+# 5.
+def id_collision(c: _Consumer) -> None:
+    """ID_COLLISION: one spout id, Trident state or group names more than one topology name."""
+    names = Counter(r.topology_name for _, r in c.valid if r.topology_name)
+    if len(names) > 1:
+        key = c.key
+        what = (f"spout id '{key.consumer}'" if c.zk else f"Trident state '{key.consumer}'" if key.store == TRIDENT
+                else f"group '{key.consumer}'")
+        c.out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
+
+
+# 6.
+def foreign_commit(c: _Consumer) -> None:
+    """FOREIGN_COMMIT: a Kafka commit without Storm metadata, or from another topology id than the rest;
+    LEGACY_COMMIT_METADATA: a commit in storm-kafka-client's pre-1.1.2 format. Each says whether and where the
+    spout resumes (commit_resume), which the lag follows."""
+    ids = Counter(r.topology_id for _, r in c.valid if r.topology_id)
+    owner = max(ids, key=lambda t: (ids[t], _storm_id_epoch(t), t)) if ids else None
+    cluster = c.cluster
+    for i, r in c.valid:
+        plog = (cluster.get(r.topic) or {}).get(r.partition) if cluster is not None else None
+        resume = c.resumes[i] = commit_resume(c.profile, r, c.running, plog.log_start if plog else None,
+                                              plog.log_end if plog else None)
+        where = f"{r.topic}/{r.partition}"
+        if r.legacy_metadata:
+            c.on_record(i, r, r.topic, "LEGACY_COMMIT_METADATA",
+                        f"Commit {r.committed} on {where} was written by storm-kafka-client "
+                        f"{LEGACY_RELEASES}. {resume.why}")
+        elif not r.has_storm_metadata:
+            c.on_record(i, r, r.topic, "FOREIGN_COMMIT",
+                        f"Commit {r.committed} on {where} has no Storm metadata (a tool or another client "
+                        f"wrote it, or the broker dropped the metadata). {resume.why}")
+        elif len(ids) > 1 and r.topology_id != owner:
+            c.on_record(i, r, r.topic, "FOREIGN_COMMIT",
+                        f"Commit {r.committed} on {where} was written by topology id {r.topology_id}, and "
+                        f"{_plural(ids[owner], 'other partition')} by {owner}. {resume.why}")
+
+
+# 7-12.
+def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
+    """Rules 7-12 of one record the spout can read, against its partition's log: where it resumes, whether that
+    is inside the log, its lag, and the broker it names."""
+    topic = c.topic_of.get(i)
+    if topic is None:
+        return  # a tie: where the offset applies is unknown
+    where = f"{topic}/{r.partition}"
+    plog = unknown_partition(c, i, r, topic, where)  # 7
+    if plog is False:
+        return
+    start, end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
+    instead = ignored_position(c, i, r, topic, where, start, end)  # 8 (and where rules 6 and 14 say the same)
+    if instead is not None:
+        c.started.add(i)
+        high_lag(c, i, r, topic, where, instead.offset, start, end)  # 11
+        return
+    if c.max_offset_behind != LONG_MAX:
+        lag_beyond_max_offset_behind(c, i, r, topic, where, start, end)  # 9
+    position = c.resumes[i].at.offset if c.key.store == KAFKA else r.committed
+    if start is None or end is None:
+        return
+    if offset_out_of_range(c, i, r, topic, where, position, start, end):  # 10
+        high_lag(c, i, r, topic, where, position, start, end)  # 11
+    if c.old and plog is not None:
+        stale_broker(c, i, r, topic, where, plog)  # 12
+
+
+# 7.
+def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str) -> PartitionLog | None | bool:
+    """UNREAD_PARTITION: a record of a partition the spout does not read (--static-partitions);
+    UNKNOWN_TOPIC / UNKNOWN_PARTITION: of the partition the offset applies to (needs Kafka). The partition's log
+    (None: Kafka was not consulted), or False when a finding ends the record's rules."""
+    static = c.static
+    if static is not None and r.partition not in static:
+        c.on_record(i, r, topic, "UNREAD_PARTITION",
+                    f"{where} has a record, but the spout reads only partitions {ranges(static)} "
+                    f"(--static-partitions): StaticCoordinator never reads it")
+        return False
+    cluster = c.cluster
+    if cluster is None:
+        return None
+    partitions = cluster.get(topic)
+    if partitions is None:
+        c.on_record(i, r, topic, "UNKNOWN_TOPIC", f"topic '{topic}' does not exist (offset {r.committed} "
+                                                  f"for partition {r.partition})")
+        return False
+    plog = partitions.get(r.partition)
+    if plog is None:
+        c.on_record(i, r, topic, "UNKNOWN_PARTITION",
+                    f"{where} does not exist: the topic has {len(partitions)} partitions")
+        return False
+    c.logs[i] = plog
+    return plog
+
+
+# 8.
+def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None,
+                     end: int | None) -> Position | None:
+    """IGNORED_TRIDENT_STATE: a storm-kafka-client Trident state EARLIEST/LATEST ignores (lag from the log start or
+    end they seek to); IGNORED_ZERO_OFFSET: a ZooKeeper offset <= 0, replaced at start-up (lag from
+    startOffsetTime). Returns where the spout starts instead of the stored offset when it does not use it (the lag
+    counts from there): also for ignoreZkOffsets and another topology id (rule 14 says so) and a commit the
+    first-poll strategy ignores (rule 6 says so). PartitionManager's constructor, storm-kafka v0.9.2-incubating
+    to v1.2.4; KafkaSpout.doSeek, v2.8.8."""
+    profile, running = c.profile, c.running
+    if c.old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
+        # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
+        # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
+        return ignored_start(profile, start, end)
+    if r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
+        instead = first_poll_start(profile, start, end)
+        c.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
+                    f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
+                    f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
+                    f"{_at(instead)}")
+        return instead
+    if c.zk and r.committed <= 0:
+        instead = configured_start(profile, start, end)
+        c.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
+                    f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
+                    f"starts from {instead.text()}")
+        return instead
+    if c.key.store == KAFKA and not c.resumes[i].uses_commit:
+        return c.resumes[i].at  # rule 6 says why
+    return None
+
+
+# 9.
+def lag_beyond_max_offset_behind(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None,
+                                 end: int | None) -> None:
+    """LAG_BEYOND_MAX_OFFSET_BEHIND: the start-up offset is more than maxOffsetBehind ahead of the stored one.
+    Only a start (or a reassignment) applies maxOffsetBehind: a running spout still moves on from the stored
+    offset, so the lag counts from it, and the finding says where a restart goes."""
+    mob = c.max_offset_behind
+    current = configured_start(c.profile, start, end)
+    if current.offset is not None and current.offset - r.committed > mob:
+        c.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
+                    f"{where} committed {r.committed} is {current.offset - r.committed} behind "
+                    f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
+                    f"from {current.offset}")
+
+
+# 10.
+def offset_out_of_range(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, position: int, start: int,
+                        end: int) -> bool:
+    """OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END: where the spout resumes is outside the log, and what its
+    release then does (behaviour.out_of_range_outcome, decided once per consumer). False when it is inside."""
+    if position < start:
+        jump = _move(c.moves, c.profile, r, "below").say(position, start, end)
+        c.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
+                    f"{where} resumes at {position} < log start {start}: {start - position} messages were "
+                    f"deleted before they were processed; {jump}")
+        return False
+    if position > end:
+        jump = _move(c.moves, c.profile, r, "above").say(position, start, end)
+        c.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
+                    f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
+        return False
+    return True
+
+
+# 11.
+def high_lag(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, position: int | None, start: int | None,
+             end: int | None) -> None:
+    """The lag of a partition whose spout resumes at `position` (None: unknown, e.g. a time startOffsetTime),
+    counted only when it is inside the log; and HIGH_LAG, at or above the user's --lag-threshold."""
+    if position is None or start is None or end is None or not start <= position <= end:
+        return
+    lag = c.lags[i] = end - position
+    threshold = c.thresholds.lag_threshold
+    if threshold is not None and lag >= threshold:
+        c.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind the log end "
+                                             f"({end}), at or above --lag-threshold {threshold}")
+
+
+# 12.
+def stale_broker(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, plog: PartitionLog) -> None:
+    """STALE_BROKER: the broker a ZooKeeper record names is not the partition's current leader."""
+    if plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
+        c.on_record(i, r, topic, "STALE_BROKER", f"{where} record names broker {r.broker}; the leader is {plog.leader}")
+
+
+# 13.
+def missing_partition(c: _Consumer) -> None:
+    """MISSING_PARTITION: partitions the spout reads without a record (needs Kafka)."""
     present: dict[tuple[str, str | None], set[int]] = defaultdict(set)
-    for i, r in enumerate(records):
+    topic_of, cluster, static, profile = c.topic_of, c.cluster, c.static, c.profile
+    for i, r in enumerate(c.records):
         if i in topic_of:
             present[(topic_of[i], r.folder_topic)].add(r.partition)
     for (topic, folder), have in present.items():
@@ -485,18 +602,22 @@ def _missing_partitions(out: _Collector, records: Sequence[OffsetRecord], topic_
             continue
         wanted = set(partitions) if static is None else set(partitions) & static
         for p in sorted(wanted - have):
-            start = _start_text(profile, topic, p, cluster) if _storm_kafka(records[0]) \
+            start = _start_text(profile, topic, p, cluster) if c.old \
                 else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
-            out.on_consumer("MISSING_PARTITION",
-                            f"{topic}/{p} has no committed offset ({len(have & wanted)} of {len(wanted)} partitions "
-                            f"the spout reads{declared} have one): it starts from {start}",
-                            topic=topic, partition=p, path=_partition_path(out.key, folder, p))
+            c.out.on_consumer("MISSING_PARTITION",
+                              f"{topic}/{p} has no committed offset ({len(have & wanted)} of {len(wanted)} partitions "
+                              f"the spout reads{declared} have one): it starts from {start}",
+                              topic=topic, partition=p, path=_partition_path(c.key, folder, p))
 
 
-def _stale_topologies(out: _Collector, valid: Iterable[tuple[int, OffsetRecord]], running: frozenset[str],
-                      profile: SpoutProfile | None) -> None:
-    by_id = Counter(r.topology_id for _, r in valid if r.topology_id)
+# 14.
+def stale_topology(c: _Consumer) -> None:
+    """STALE_TOPOLOGY: the writing topology id is not running (needs Storm's root); with ignoreZkOffsets, or a
+    group's EARLIEST/LATEST, where the next deployment starts instead."""
+    running, key = c.running, c.key
+    profile = c.profile if c.old or key.store == KAFKA else None
+    by_id = Counter(r.topology_id for _, r in c.valid if r.topology_id)
     running_by_name: dict[str, list[str]] = defaultdict(list)
     for storm_id in running:
         running_by_name[parse_storm_id(storm_id) or storm_id].append(storm_id)
@@ -508,19 +629,19 @@ def _stale_topologies(out: _Collector, valid: Iterable[tuple[int, OffsetRecord]]
         now = (f"topology '{name}' is running as {', '.join(others)}" if others
                else f"no topology named '{name}' is running")
         ignored = ""
-        if out.key.store == KAFKA:
+        if key.store == KAFKA:
             if profile is not None and not profile.first_poll.uncommitted:
                 # KafkaSpout.doSeek, v2.8.8: isOffsetCommittedByThisTopology fails for another topology's commit
                 ignored = (f"; with {profile.first_poll.value} the spout ignores these commits and starts at the "
-                           f"{profile.first_poll.edge} (KafkaSpout.doSeek and "
-                           f"CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)")
+                           f"{profile.first_poll.edge} ({DO_SEEK_OURS})")
         elif profile is not None and profile.ignore_zk_offsets:
             force = "forceFromStart" if profile.storm_kafka.before_0_10 else "ignoreZkOffsets"
             ignored = (f"; with {force} the next deployment ignores these offsets and starts from "
-                       f"{ignored_start(profile, None, None).label} (PartitionManager, {profile.storm_kafka.tag})")
-        out.on_consumer("STALE_TOPOLOGY",
-                        f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not "
-                        f"running; {now}{ignored}")
+                       f"{ignored_start(profile, None, None).label} "
+                       f"({start_outcome(profile, Library.STORM_KAFKA).citation})")
+        c.out.on_consumer("STALE_TOPOLOGY",
+                          f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not "
+                          f"running; {now}{ignored}")
 
 
 def parse_snapshot(snapshot: Snapshot) -> dict[ConsumerKey, list[OffsetRecord]]:
@@ -586,20 +707,20 @@ def group_type_conflict(state: GroupState, profile: SpoutProfile) -> str | None:
 def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence[Finding],
               state: GroupState | None = None) -> ConsumerSummary:
     lags = [row.lag for row in rows if row.lag is not None]
+    severities = Counter([f.severity for f in findings])  # one pass: a broken fleet has two findings a partition
     return ConsumerSummary(
         key=key,
         topics=tuple(sorted({row.topic for row in rows if row.topic})),
         partitions=len(rows),
         total_lag=sum(lags),
         max_lag=max(lags, default=None),
-        worst=max((f.severity for f in findings), default=None),
+        worst=max(severities, default=None),
         finding_codes=tuple(sorted({f.code for f in findings})),
         group_state=state.state if state else None,
         members=state.members if state else None,
         group_type=state.type if state else None,
         group_protocol=state.protocol if state else None,
-        by_severity=tuple(sum(1 for f in findings if f.severity == s) for s in (Severity.ERROR, Severity.WARNING,
-                                                                                 Severity.INFO)),
+        by_severity=(severities[Severity.ERROR], severities[Severity.WARNING], severities[Severity.INFO]),
     )
 
 

@@ -16,26 +16,34 @@ storm-kafka, PartitionManager's constructor (identical read in v0.9.2-incubating
      `current`.
   5. On the first fetch an offset outside [log start, log end] gets OFFSET_OUT_OF_RANGE. With
      useStartOffsetTimeIfOffsetOutOfRange (default true) PartitionManager.fill() moves, differently by
-     release (OUT_OF_RANGE below); without it KafkaUtils.fetchMessages throws FailedFetchException on every
+     release (out_of_range_outcome below); without it KafkaUtils.fetchMessages throws FailedFetchException on every
      fetch and the partition emits nothing.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from enum import Enum
 
 LONG_MAX = 2**63 - 1
 EARLIEST_TIME, LATEST_TIME = -2, -1  # kafka.api.OffsetRequest.EarliestTime() / LatestTime()
 
 
-def _release(text: str, library: str, example: str) -> tuple[int, int, int]:
-    """(major, minor, patch) of a release number such as 1.2.4, 0.9.2-incubating or 1.0."""
+def release(text: str, library: str = "storm-kafka-client", example: str = "3.1.0") -> tuple[int, ...]:
+    """A release as (major, minor[, patch]): "3.1" is (3, 1), "3.1.0" is (3, 1, 0), "0.9.2-incubating" is
+    (0, 9, 2). Tuples order as releases do, and a rule can tell 3.0 from 3.1."""
     m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:[.-][\w.-]{0,40})?", text.strip())
     if not m:
         raise ValueError(f"{text[:40]!r} is not a {library} release like {example}")
-    return int(m[1]), int(m[2]), int(m[3] or 0)
+    return (int(m[1]), int(m[2])) if m[3] is None else (int(m[1]), int(m[2]), int(m[3]))
+
+
+def _release(text: str, library: str, example: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a release number such as 1.2.4, 0.9.2-incubating or 1.0 (patch 0)."""
+    major, minor, *patch = release(text, library, example)
+    return major, minor, patch[0] if patch else 0
 
 
 # Each line's releases, and the tag its rules are read from (StormKafka.releases, .tag).
@@ -166,6 +174,11 @@ class SpoutProfile:
     client_release: str = CLIENT_RELEASE_DEFAULT  # --storm-kafka-client-release, as given (client is its line)
 
     @property
+    def client_version(self) -> tuple[int, ...]:
+        """--storm-kafka-client-release as (major, minor[, patch]): 3.0 and 3.1 stay apart (`client` is its line)."""
+        return release(self.client_release)
+
+    @property
     def effective_max_offset_behind(self) -> int:
         """maxOffsetBehind: 100000 by default in 0.9.0-0.9.2, Long.MAX_VALUE from 0.9.3 (KafkaConfig.java)."""
         if self.max_offset_behind is not None:
@@ -238,50 +251,199 @@ def ignored_start(profile: SpoutProfile, log_start: int | None, log_end: int | N
     return _at_time(profile, log_start, log_end)
 
 
-# How PartitionManager.fill() leaves an offset outside the log, with useStartOffsetTimeIfOffsetOutOfRange,
-# per line and side ("below" the log start, "above" the log end). `stuck`: _emittedToOffset does not move,
-# every fetch is out of range again, and the partition emits nothing until the log end reaches the offset.
-def out_of_range(profile: SpoutProfile, side: str, committed: int, log_start: int | None, log_end: int | None) -> str:
+# --- what a release does with a stored position outside the log: one structured answer --------------------------
+
+STORM_KAFKA_DIR = {False: "external/storm-kafka/src/jvm/storm/kafka/",  # before 1.0
+                   True: "external/storm-kafka/src/jvm/org/apache/storm/kafka/"}  # 1.0 on
+CLIENT_DIR = "external/storm-kafka-client/src/main/java/org/apache/storm/kafka/spout/"
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """The Storm source a behaviour follows: a class (and member) of a file of apache/storm, at release tags."""
+
+    member: str  # "PartitionManager.fill", "KafkaSpoutConfig"
+    file: str  # the file's path in apache/storm at the first tag
+    tags: tuple[str, ...]  # the release tags read
+
+    def __str__(self) -> str:
+        return f"{self.member}, {self.tag_text}"
+
+    @property
+    def tag_text(self) -> str:
+        return " and ".join(self.tags)
+
+
+def storm_kafka_citation(member: str, tag: str, file: str | None = None) -> Citation:
+    """A file of storm-kafka at `tag`: under storm/kafka/ before 1.0, org/apache/storm/kafka/ from 1.0 on."""
+    name = file or member.split(".")[0]
+    return Citation(member, f"{STORM_KAFKA_DIR[not tag.startswith('v0.')]}{name}.java", (tag,))
+
+
+def client_citation(member: str, *tags: str, file: str | None = None) -> Citation:
+    """A file of storm-kafka-client's spout package at `tags`."""
+    return Citation(member, f"{CLIENT_DIR}{file or member.split('.')[0]}.java", tags)
+
+
+# The Storm source the messages outside this module cite, named once (each read at its tags in apache/storm):
+# where a storm-kafka-client spout seeks on its first poll of a partition, and whether a commit is its topology's
+DO_SEEK = client_citation("KafkaSpout.doSeek", "v2.8.8")
+DO_SEEK_OURS = client_citation("KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology", "v2.8.8",
+                               file="KafkaSpout")
+DO_SEEK_BOTH_LINES = client_citation("KafkaSpout.doSeek", "v1.2.4", "v2.8.8")
+# when AT_LEAST_ONCE commits: only partitions with newly acked offsets
+COMMIT_ACKED = client_citation("KafkaSpout.commitOffsetsForAckedTuples", "v1.2.4", "v2.8.8", file="KafkaSpout")
+# where a storm-kafka-client Trident spout starts a partition without a state
+TRIDENT_CLIENT_SEEK = client_citation("KafkaTridentSpoutEmitter.seek", "v2.8.8",
+                                      file="trident/KafkaTridentSpoutEmitter")
+# where storm-kafka starts a partition without a record (startOffsetTime from 0.10.0 on, 0.9.x the log end without
+# forceFromStart), its spout and its Trident emitter
+NO_RECORD = Citation("the PartitionManager constructor", f"{STORM_KAFKA_DIR[False]}PartitionManager.java",
+                     ("v0.9.6", "v1.2.4"))
+NO_TRIDENT_STATE = Citation("TridentKafkaEmitter.doEmitNewPartitionBatch",
+                            f"{STORM_KAFKA_DIR[False]}trident/TridentKafkaEmitter.java", ("v0.9.6", "v1.2.4"))
+
+
+class Library(str, Enum):
+    """Which code reads the stored position: storm-kafka's spout (PartitionManager), storm-kafka's Trident emitter
+    (TridentKafkaEmitter), or storm-kafka-client (its KafkaConsumer, spout or Trident)."""
+
+    STORM_KAFKA = "storm-kafka"
+    STORM_KAFKA_TRIDENT = "storm-kafka Trident"
+    STORM_KAFKA_CLIENT = "storm-kafka-client"
+
+
+class Lands(str, Enum):
+    """Where a spout goes when it does not resume from its stored position."""
+
+    LOG_START = "log start"
+    LOG_END = "log end"
+    TIME = "time"  # the offset at a timestamp startOffsetTime (only the broker's time index knows it)
+    FAILS = "fails fetching"  # every fetch fails: the partition emits nothing (or every batch fails)
+    WAITS = "waits"  # emits nothing until the log end reaches the stored offset
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a release does with a stored position, decided once per profile, library and case: where the spout
+    lands, the Storm source that says so, and the sentence (`say(position, log_start, log_end)`: a clause to
+    follow a semicolon; the log offsets None where not known)."""
+
+    lands: Lands
+    citation: Citation
+    say: Callable[[int, int | None, int | None], str] = field(compare=False, repr=False)
+
+    def sentence(self, position: int, log_start: int | None, log_end: int | None) -> str:
+        return self.say(position, log_start, log_end)
+
+
+def _time_lands(profile: SpoutProfile) -> Lands:
+    """Where startOffsetTime puts the spout (_at_time)."""
+    return {EARLIEST_TIME: Lands.LOG_START, LATEST_TIME: Lands.LOG_END}.get(profile.start_offset_time, Lands.TIME)
+
+
+def _configured_lands(profile: SpoutProfile) -> Lands:
+    """Where `current` puts the spout (configured_start)."""
+    if profile.storm_kafka.before_0_10 and not profile.ignore_zk_offsets:
+        return Lands.LOG_END
+    return _time_lands(profile)
+
+
+def _stuck(committed: int, log_end: int | None) -> str:
+    return (f"the spout emits nothing from this partition until the log end reaches {committed}; the "
+            f"{committed - log_end} messages that arrive before then are never emitted")
+
+
+def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str) -> Outcome:
+    """What the spout does with a stored position outside the log on `side` ("below" the log start, "above" the
+    log end), by its library and release. storm-kafka: how PartitionManager.fill() leaves the offset with
+    useStartOffsetTimeIfOffsetOutOfRange (without it KafkaUtils.fetchMessages throws FailedFetchException on every
+    fetch). WAITS: _emittedToOffset does not move, every fetch is out of range again, and the partition emits
+    nothing until the log end reaches the offset."""
+    if library is Library.STORM_KAFKA_TRIDENT:
+        return _trident_out_of_range(profile)
+    if library is Library.STORM_KAFKA_CLIENT:
+        return _client_out_of_range(profile)
     line = profile.storm_kafka
-    cite = f"PartitionManager.fill, {line.tag}"
+    tag = line.tag
+    fill = storm_kafka_citation("PartitionManager.fill", tag)
     if not profile.out_of_range_reset:
+        fetch = storm_kafka_citation("KafkaUtils.fetchMessages", tag)
         stays = ("emits nothing until the log end reaches it" if side == "above"
                  else "never emits from it again: those messages are gone")
-        return (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, "
-                f"KafkaUtils.fetchMessages, {line.tag}) and the partition {stays}")
-    stuck = (f"the spout emits nothing from this partition until the log end reaches {committed}; the "
-             f"{committed - log_end} messages that arrive before then are never emitted") if side == "above" else ""
+        text = (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, {fetch}) "
+                f"and the partition {stays}")
+        return Outcome(Lands.FAILS, fetch, lambda position, start, end: text)
     if line is StormKafka.V0_9_0:
         # KafkaUtils.fetchMessages retries at startOffsetTime; fill() then skips messages below the stored offset.
         if side == "above":
-            return f"{stuck} (the retry at startOffsetTime returns only offsets below {committed}, which fill skips; {cite})"
-        start = _at_time(profile, log_start, log_end)
-        return f"the spout refetches from {start.text()} (KafkaUtils.fetchMessages, {line.tag})"
+            return Outcome(Lands.WAITS, fill, lambda position, start, end: (
+                f"{_stuck(position, end)} (the retry at startOffsetTime returns only offsets below {position}, which "
+                f"fill skips; {fill})"))
+        fetch = storm_kafka_citation("KafkaUtils.fetchMessages", tag)
+        return Outcome(_time_lands(profile), fetch, lambda position, start, end: (
+            f"the spout refetches from {_at_time(profile, start, end).text()} ({fetch})"))
     if line is StormKafka.V0_9_3:
-        return f"the spout jumps to {configured_start(profile, log_start, log_end).text()} ({cite})"
-    at = f"{log_start}; " if log_start is not None else ""  # None: a log start still to come (offctl.core.retention)
-    if line is StormKafka.V0_10:
-        return f"the spout jumps to the log start ({at}EarliestTime, {cite})"
-    if side == "below":
-        return f"the spout jumps to the log start ({at}EarliestTime, {cite})"
+        # UpdateOffsetException: _emittedToOffset = KafkaUtils.getOffset(..., spoutConfig), the configured start
+        return Outcome(_configured_lands(profile), fill, lambda position, start, end: (
+            f"the spout jumps to {configured_start(profile, start, end).text()} ({fill})"))
+    if line is StormKafka.V0_10 or side == "below":
+        return Outcome(Lands.LOG_START, fill, lambda position, start, end: (
+            f"the spout jumps to the log start ({f'{start}; ' if start is not None else ''}EarliestTime, {fill})"))
     # 1.0.x moves to EarliestTime, 1.1+ to LatestTime: both below the stored offset, and fill() only moves
     # _emittedToOffset forward (`if (offset > _emittedToOffset)`).
-    return f"{stuck} ({cite})"
+    return Outcome(Lands.WAITS, fill, lambda position, start, end: f"{_stuck(position, end)} ({fill})")
 
 
-def trident_out_of_range(profile: SpoutProfile) -> str:
+def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
     """What TridentKafkaEmitter does with a state outside the log (doEmitNewPartitionBatch, per line)."""
     line = profile.storm_kafka
-    cite = f"TridentKafkaEmitter, {line.tag}"
+    cite = storm_kafka_citation("TridentKafkaEmitter", line.tag, "trident/TridentKafkaEmitter")
     if not profile.out_of_range_reset:
-        return (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException) and each "
+        text = (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException) and each "
                 f"batch of this partition is empty: the spout never moves past it ({cite})")
-    if line is StormKafka.V0_9_0:
-        return f"KafkaUtils.fetchMessages refetches from startOffsetTime ({cite})"
-    if line is StormKafka.V0_9_3:
-        return (f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch: every "
+        lands = Lands.FAILS
+    elif line is StormKafka.V0_9_0:
+        text = f"KafkaUtils.fetchMessages refetches from startOffsetTime ({cite})"
+        lands = _time_lands(profile)
+    elif line is StormKafka.V0_9_3:
+        text = (f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch: every "
                 f"batch of this partition fails and is retried ({cite})")
-    return f"the emitter moves to the log start (EarliestTime, on TopicOffsetOutOfRangeException; {cite})"
+        lands = Lands.FAILS
+    else:
+        text = f"the emitter moves to the log start (EarliestTime, on TopicOffsetOutOfRangeException; {cite})"
+        lands = Lands.LOG_START
+    return Outcome(lands, cite, lambda position, start, end: text)
+
+
+def _client_out_of_range(profile: SpoutProfile) -> Outcome:
+    """Where an out-of-range commit sends a storm-kafka-client consumer: its auto.offset.reset, which
+    KafkaSpoutConfig sets to 'earliest' under AT_LEAST_ONCE (v1.2.4, v2.8.8) and not at all before 1.0.6/1.1.2."""
+    if profile.client is StormKafkaClient.LEGACY:
+        cite = client_citation("KafkaSpoutConfig", "v1.1.1")
+        text = ("the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
+                f"is 'latest' (the log end) unless the topology sets it ({cite})")
+        return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
+    cite = client_citation("KafkaSpoutConfig", "v1.2.4", "v2.8.8")
+    if profile.guarantee is Guarantee.AT_LEAST_ONCE:
+        text = ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
+                f"KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another ({cite})")
+        return Outcome(Lands.LOG_START, cite, lambda position, start, end: text)
+    text = (f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
+            f"unless the topology sets it, which {profile.guarantee.value} does not ({cite})")
+    return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
+
+
+def start_outcome(profile: SpoutProfile, library: Library) -> Outcome:
+    """Where the spout starts a partition without a stored position it can use (none, a malformed one, a storm-kafka
+    offset <= 0): storm-kafka at `current` (configured_start: PartitionManager's constructor), storm-kafka-client
+    at its first-poll strategy's edge (first_poll_start: KafkaSpout.doSeek). The sentence names the position."""
+    if library is Library.STORM_KAFKA_CLIENT:
+        return Outcome(Lands.LOG_START if profile.first_poll.edge == "log start" else Lands.LOG_END,
+                       client_citation("KafkaSpout.doSeek", "v2.8.8"),
+                       lambda position, start, end: first_poll_start(profile, start, end).text())
+    return Outcome(_configured_lands(profile), storm_kafka_citation("PartitionManager", profile.storm_kafka.tag),
+                   lambda position, start, end: configured_start(profile, start, end).text())
 
 
 def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: frozenset[str] | None) -> str | None:
@@ -368,7 +530,7 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
         return Resume(True, Position(committed + 1, "committed + 1"), (
             f"The spout resumes after this commit: storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 "
             f"= {committed + 1} (KafkaSpout.doSeek, v1.1.1)."))
-    cite = "KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8"
+    cite = DO_SEEK_OURS
     if ours is False and not strategy.uncommitted:
         return Resume(False, edge, (
             f"{IGNORES}{strategy.value} applies to a commit that is not the running "

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from offctl.core.behaviour import Position as Start
 from offctl.core.analyze import commit_resume
-from offctl.core.behaviour import FirstPoll, SpoutProfile, configured_start, first_poll_start
+from offctl.core.behaviour import Library, SpoutProfile, configured_start, first_poll_start, start_outcome
 from offctl.core.messages import GAP, MESSAGE, at_offset
 from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, KafkaCommit, LogMessage, MessageRead, PartitionLog, Position, ZkNode,
                                iso_ms)
@@ -143,10 +143,10 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
                 return None, f"{resume.why} Not known without log offsets."
             return resume.at.offset, f"{resume.why} Counted from {resume.at.offset}."
         strategy = spout.profile.first_poll
-        edge = first_poll_start(spout.profile, start, end)
-        rule = ("UNCOMMITTED_EARLIEST, storm-kafka-client's default" if strategy is FirstPoll.UNCOMMITTED_EARLIEST
-                else f"{strategy.value}")
-        return _start(edge, gone, f"{rule}; KafkaSpout.doSeek, v2.8.8")
+        said = start_outcome(spout.profile, Library.STORM_KAFKA_CLIENT)
+        rule = (f"{strategy.value}, storm-kafka-client's default" if strategy is DEFAULTS.first_poll
+                else strategy.value)
+        return _start(first_poll_start(spout.profile, start, end), gone, f"{rule}; {said.citation}")
     if store == TRIDENT:
         return offset, "" if offset is not None else f"{gone}; a Trident spout then starts as its settings say"
     if store != ZOOKEEPER:
@@ -158,8 +158,9 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
             return record.committed, ""
         why = ("the spout cannot use the record" if record.malformed or record.committed is None else
                f"stored offset {record.committed} <= 0, which storm-kafka ignores")
+    said = start_outcome(DEFAULTS, Library.STORM_KAFKA)
     return _start(configured_start(DEFAULTS, log.log_start if log else None, log.log_end if log else None), why,
-                  "storm-kafka's default; PartitionManager, v1.2.4")
+                  f"storm-kafka's default; {said.citation}")
 
 
 def _start(start: Start, why: str, rule: str) -> tuple[int | None, str]:

@@ -53,7 +53,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafkaClient, LEGACY_RELEASES
+from offctl.core.behaviour import (COMMIT_ACKED, DO_SEEK_BOTH_LINES, LEGACY_RELEASES, FirstPoll, Guarantee,
+                                   SpoutProfile, StormKafkaClient)
 from offctl.core.findings import finding
 from offctl.core.history import Observation
 from offctl.core.messages import GAP, MESSAGE as AT_MESSAGE, at_offset
@@ -67,7 +68,7 @@ HORIZON_S = 86400.0  # --commit-expiry-horizon: a day, time to notice and act (a
 BROKER, OPTION, ASSUMED = "broker", "option", "assumed"
 MESSAGE, MOVED, UNREAD, NO_TIMESTAMP, NO_MESSAGE = "message", "moved", "unread", "no-timestamp", "no-message"
 
-DOSEEK = "KafkaSpout.doSeek, v1.2.4 and v2.8.8"
+DOSEEK = str(DO_SEEK_BOTH_LINES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,7 @@ def not_refreshed(profile: SpoutProfile) -> str | None:
     if profile.client is StormKafkaClient.LEGACY or profile.guarantee is not Guarantee.AT_LEAST_ONCE:
         return None
     return ("under AT_LEAST_ONCE the spout commits a partition only when it acks a new message there "
-            "(KafkaSpout.commitOffsetsForAckedTuples, v1.2.4 and v2.8.8)")
+            f"({COMMIT_ACKED})")
 
 
 def skipped_because(profile: SpoutProfile) -> str:
@@ -228,7 +229,7 @@ def assess(report: Report, read: MessageRead, retention: Retention, profile: Spo
     if not_refreshed(profile) is None:
         return {}, []
     members = {c.key: c.members for c in report.consumers}
-    moved_after = moved_after or {}
+    moved_after = {} if moved_after is None else moved_after  # not `or`: a PerWindow's truth works out every key
     out: dict[tuple, Expiry] = {}
     found: list[Finding] = []
     for row in report.rows:

@@ -182,7 +182,7 @@ def finding(code: str, key: ConsumerKey, message: str, *, topic: str | None = No
             partition: int | None = None, path: str | None = None, hint: str | None = None) -> Finding:
     """Build a finding of a catalogued code, with the catalogue's severity and default hint."""
     entry = CATALOGUE[code]
-    return _finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)
+    return new_finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)
 
 
-_finding = builder(Finding)  # Finding(...), made once or twice per partition of a broken fleet (offctl.core.frozen)
+new_finding = builder(Finding)  # Finding(...), made once or twice per partition of a broken fleet (offctl.core.frozen)

@@ -38,7 +38,7 @@ message a spout resumes at ages, from how much it consumed against how much was 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -166,6 +166,46 @@ def falling_behind(window: Sequence[Observation], commit_period_ms: int = 0) -> 
     if produced <= 0:
         return 1.0 if consumed == 0 else None
     return 1 - consumed / produced if consumed < produced else None
+
+
+_UNKNOWN = object()
+
+
+class PerWindow(Mapping):
+    """Partition key -> what `measure(key, window)` makes of its window of observations (oldest first), for the
+    keys where it makes something (None leaves the key out), each worked out at its first look-up: a cycle looks up
+    only the partitions that need it (serve: the lagging ones), not every partition of the fleet every cycle.
+    Read it before the windows change (serve: within the cycle that made it)."""
+
+    def __init__(self, windows: Mapping[tuple, Sequence[Observation]],
+                 measure: Callable[[tuple, list[Observation]], object]) -> None:
+        self._windows, self._measure, self._known = windows, measure, {}
+
+    def _value(self, key: tuple):
+        value = self._known.get(key, _UNKNOWN)
+        if value is _UNKNOWN:
+            window = self._windows.get(key)
+            value = self._known[key] = None if window is None else self._measure(key, list(window))
+        return value
+
+    def __getitem__(self, key: tuple):
+        value = self._value(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def get(self, key: tuple, default=None):  # without Mapping.get's KeyError for each partition that has none
+        value = self._value(key)
+        return default if value is None else value
+
+    def __contains__(self, key: object) -> bool:
+        return self._value(key) is not None  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[tuple]:
+        return (key for key in list(self._windows) if key in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def evaluate(observations: Sequence[Observation], *, running: bool | None,

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from offctl.core.expiry import moved_after_ms
-from offctl.core.history import DEFAULT_WINDOW, STATUSES, Observation, commit_period_of, evaluate, falling_behind
+from offctl.core.history import (DEFAULT_WINDOW, STATUSES, Observation, PerWindow, commit_period_of, evaluate,
+                                 falling_behind)
 from offctl.core.model import ConsumerKey, Report, TimeLag
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima, served
@@ -103,28 +104,19 @@ class Monitor:
             if not report.incomplete or self.cycle is None:
                 self.cycle = Cycle(report, statuses)
 
-    def moved_after(self) -> dict[tuple, int]:
+    def moved_after(self) -> Mapping[tuple, int]:
         """Per partition, when its committed offset was last seen to move (offctl.core.expiry.moved_after_ms):
-        the next cycle's commit-expiry estimate takes it where it is later than the message's."""
-        out = {}
-        for key, window in self.observations.items():
-            moved = moved_after_ms(list(window))
-            if moved is not None:
-                out[key] = moved
-        return out
+        the next cycle's commit-expiry estimate takes it where it is later than the message's. Worked out per
+        partition when looked up (history.PerWindow)."""
+        return PerWindow(self.observations, lambda key, window: moved_after_ms(window))
 
-    def falling_behind(self) -> dict[tuple, float]:
+    def falling_behind(self) -> Mapping[tuple, float]:
         """Per partition, how fast the message it resumes at ages over its window (offctl.core.history
         .falling_behind), where the window shows it: the next cycle's RETENTION_RISK takes it (offctl.core.retention,
-        rule 4)."""
-        out = {}
+        rule 4). Worked out per partition when looked up (history.PerWindow)."""
         periods, period = self.commit_periods, self.kafka_commit_period_ms
-        for key, window in self.observations.items():
-            pace = falling_behind(list(window), commit_period_of(key[0], periods.get(key[:3], period) if periods
-                                                                 else period))
-            if pace is not None:
-                out[key] = pace
-        return out
+        return PerWindow(self.observations, lambda key, window: falling_behind(
+            window, commit_period_of(key[0], periods.get(key[:3], period) if periods else period)))
 
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""

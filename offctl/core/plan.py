@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, OffsetRecord,
                                PartitionLog, ZkNode, iso_ms)
 from offctl.core.analyze import applied_topics, commit_resume
-from offctl.core.behaviour import SpoutProfile, configured_start
+from offctl.core.behaviour import (DO_SEEK, DO_SEEK_OURS, NO_RECORD, NO_TRIDENT_STATE, TRIDENT_CLIENT_SEEK,
+                                   SpoutProfile, configured_start)
 from offctl.core.storm import (commit_metadata_json, parse_commit, parse_commit_metadata, parse_zk_node, record_topology,
                                storm_kafka_record)
 from offctl.inputs import printable
@@ -418,13 +419,13 @@ def _start_without_record(library: str | None, where: str, log: PartitionLog) ->
     """Where the spout starts a partition that has neither record nor state, in words: the plan does not know
     the spout's settings, so the default and what changes it."""
     if library == STORM_KAFKA_CLIENT:
-        return (f"with none, KafkaTridentSpoutEmitter.seek starts {where} at its firstPollOffsetStrategy: the log "
+        return (f"with none, {TRIDENT_CLIENT_SEEK.member} starts {where} at its firstPollOffsetStrategy: the log "
                 f"start ({log.log_start}) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end "
-                f"({log.log_end}) with UNCOMMITTED_LATEST or LATEST (v2.8.8)")
-    cite = ("TridentKafkaEmitter.doEmitNewPartitionBatch" if library else "the PartitionManager constructor")
+                f"({log.log_end}) with UNCOMMITTED_LATEST or LATEST ({TRIDENT_CLIENT_SEEK.tag_text})")
+    cite = NO_TRIDENT_STATE if library else NO_RECORD
     start = configured_start(SpoutProfile(), log.log_start, log.log_end)
     return (f"with none, the spout starts {where} from {start.label} ({start.offset}) by default, or in 0.9.x "
-            f"without forceFromStart from the log end ({log.log_end}) ({cite}, v0.9.6 and v1.2.4)")
+            f"without forceFromStart from the log end ({log.log_end}) ({cite})")
 
 
 def group_topology_id(commits: Iterable[KafkaCommit]) -> str | None:
@@ -518,11 +519,10 @@ def _client_start(commit: KafkaCommit | None, where: str, log: PartitionLog) -> 
     if commit is None:
         return (f"with no commit, the spout starts {where} at its firstPollOffsetStrategy: the log start "
                 f"({log.log_start}) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end ({log.log_end}) "
-                f"with UNCOMMITTED_LATEST or LATEST (KafkaSpout.doSeek, v2.8.8)")
+                f"with UNCOMMITTED_LATEST or LATEST ({DO_SEEK})")
     return (f"the spout resumes {where} from the commit as it is ({commit.offset}) with UNCOMMITTED_EARLIEST (the "
             f"default) or UNCOMMITTED_LATEST; EARLIEST and LATEST ignore a commit that is not their topology's and "
-            f"start at the log start ({log.log_start}) or end ({log.log_end}) (KafkaSpout.doSeek and "
-            f"CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)")
+            f"start at the log start ({log.log_start}) or end ({log.log_end}) ({DO_SEEK_OURS})")
 
 
 def _storm_metadata(before: str | None, topology_id: str | None, group_id: str | None,
@@ -889,7 +889,7 @@ def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str 
         notes = (f"The broker did not keep the Storm metadata written on {_listed([w for w, _ in dropped])} (it "
                  f"kept {' or '.join(kept_as)}). A spout with {profile.first_poll.value} still resumes from these "
                  f"commits; one with EARLIEST or LATEST would ignore them and start at the log start or end "
-                 f"(KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8).",)
+                 f"({DO_SEEK_OURS}).",)
     return KafkaReadBack(tuple(problems), notes)
 
 

@@ -46,12 +46,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from offctl.core.analyze import out_of_range_move
-from offctl.core.behaviour import (EARLIEST_TIME, LATEST_TIME, Guarantee, SpoutProfile, StormKafka,
-                                   StormKafkaClient)
+from offctl.core.analyze import library_of
+from offctl.core.behaviour import Lands, Outcome, SpoutProfile, out_of_range_outcome
 from offctl.core.findings import finding
 from offctl.core.messages import GAP, MESSAGE, at_offset
-from offctl.core.model import (STORM_KAFKA, ZOOKEEPER, Finding, Headroom, MessageRead, PartitionLog, PartitionRow,
+from offctl.core.model import (Finding, Headroom, MessageRead, PartitionLog, PartitionRow,
                                Position, TopicRetention, duration, is_topic_name, iso_ms)
 from offctl.core.timelag import resume_position
 from offctl.errors import UsageError
@@ -170,35 +169,22 @@ def consumer_minima(rows: Sequence[PartitionRow], headrooms: Mapping[Position, H
     return out
 
 
-# Where a spout goes once its resume offset is deleted (below the new log start), by what out_of_range_move says:
+# Where a spout goes once its resume offset is deleted (below the new log start), by behaviour.out_of_range_outcome:
 # the log start (it loses what was deleted), the log end (it skips all it had to do), the offset at a
 # startOffsetTime, or nowhere (every fetch fails).
 START, END, TIME, FAILS = "start", "end", "time", "fails"
+_LANDS = {Lands.LOG_START: START, Lands.LOG_END: END, Lands.TIME: TIME}  # any other: FAILS
 
 
-def _at_time(profile: SpoutProfile) -> str:
-    return {EARLIEST_TIME: START, LATEST_TIME: END}.get(profile.start_offset_time, TIME)
+def _deleted(profile: SpoutProfile, row: PartitionRow) -> Outcome:
+    """What the spout of `row` does once its resume offset falls below the log start."""
+    return out_of_range_outcome(profile, library_of(row.record), "below")
 
 
 def lands(profile: SpoutProfile, row: PartitionRow) -> str:
-    """Where the spout of `row` lands when its offset falls below the log start, following
-    offctl.core.behaviour's out_of_range, trident_out_of_range and commit_behaviour (which cite Storm)."""
-    r = row.record
-    line = profile.storm_kafka
-    if r.key.store == ZOOKEEPER or r.trident == STORM_KAFKA:
-        if not profile.out_of_range_reset:
-            return FAILS
-        if line is StormKafka.V0_9_0:
-            return _at_time(profile)
-        if line is StormKafka.V0_9_3:
-            if r.trident == STORM_KAFKA:
-                return FAILS  # UpdateOffsetException, which the emitter does not catch
-            return _at_time(profile) if profile.ignore_zk_offsets else END
-        return START
-    # storm-kafka-client: the consumer's auto.offset.reset, 'earliest' only under AT_LEAST_ONCE (KafkaSpoutConfig)
-    if profile.client is StormKafkaClient.CURRENT and profile.guarantee is Guarantee.AT_LEAST_ONCE:
-        return START
-    return END
+    """Where the spout of `row` lands when its offset falls below the log start (behaviour.out_of_range_outcome,
+    which cites Storm): START, END, TIME or FAILS."""
+    return _LANDS.get(_deleted(profile, row).lands, FAILS)
 
 
 def _loss(where: str, row: PartitionRow, resume: int, at_risk: int) -> str:
@@ -241,7 +227,7 @@ def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom
     `horizon_ms` when given, else by the default rules, with `behind` per partition key from serve's or watch's
     window), RETENTION_EXCEEDED once it is older than retention.ms: what the spout then does, and what it loses."""
     out: list[Finding] = []
-    behind = behind or {}
+    behind = {} if behind is None else behind  # not `or`: a PerWindow's truth would work out every partition
     for row in rows:
         h = headroom(row, headrooms)
         if h is None or h.seconds is None:
@@ -252,8 +238,9 @@ def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom
             continue
         resume = row.log_end - row.lag
         where = f"{row.topic}/{row.record.partition}"
-        move = out_of_range_move(profile, row.record, "below", resume, None, None)
-        then = f"{move}, {_loss(lands(profile, row), row, resume, h.offset)}"
+        deleted = _deleted(profile, row)
+        loss = _loss(_LANDS.get(deleted.lands, FAILS), row, resume, h.offset)
+        then = f"{deleted.sentence(resume, None, None)}, {loss}"
         if h.seconds < 0:
             message = (f"{where} resumes at {resume} (lag {row.lag:,}), and its message ({h.why}) is "
                        f"{duration(-h.seconds)} past retention: the broker may delete it at its next retention "
