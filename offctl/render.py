@@ -37,8 +37,9 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
     (timelag.time_lag), also that and where it comes from (the audit's rows have their own time lag), and the
     retention headroom with its source (retention.headroom; null both without a lag)."""
     r = row.record
+    k = r.key  # its fields() spelled out here and in finding_dict: 300,000 calls in a broken fleet of 100,000
     d = {
-        **r.key.fields(),
+        "store": k.store, "consumer": k.consumer, "zk_root": k.zk_root,
         "topic": row.topic, "partition": r.partition, "committed": r.committed,
         "log_start": row.log_start, "log_end": row.log_end, "lag": row.lag,
         "status": row.status.label if row.status else "ok",
@@ -85,8 +86,9 @@ DOCUMENT_VERSION = 2
 def finding_dict(f: Finding) -> dict:
     """A finding in the JSON document. Its `hint` only where it is not its code's (those are in `hints`, once
     per code): an all-broken fleet of 100,000 partitions otherwise repeats them 200,000 times, 43 MB."""
-    d = {"code": f.code, "severity": f.severity.label, **f.key.fields(), "topic": f.topic,
-         "partition": f.partition, "path": f.path, "message": f.message}
+    k = f.key
+    d = {"code": f.code, "severity": f.severity.label, "store": k.store, "consumer": k.consumer,
+         "zk_root": k.zk_root, "topic": f.topic, "partition": f.partition, "path": f.path, "message": f.message}
     if f.hint != CATALOGUE[f.code].hint:
         d["hint"] = f.hint
     return d
