@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
+from offctl.core.plancost import PlanCost
 from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, OffsetRecord,
                                PartitionLog, ZkNode, iso_ms)
 from offctl.core.analyze import applied_topics, commit_resume
@@ -22,9 +22,6 @@ from offctl.core.storm import (commit_metadata_json, parse_commit, parse_commit_
 from offctl.inputs import printable
 from offctl.core.rewrite import rewrite_node
 from offctl.core.targets import Scope, Target, ranges
-
-if TYPE_CHECKING:
-    from offctl.core.cost import PlanCost
 
 
 WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"
