@@ -279,9 +279,11 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
 
 
 def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm,
-          profile: SpoutProfile = SpoutProfile()) -> list[Outcome]:
+          profile: SpoutProfile | None = None) -> list[Outcome]:
     """Plan (and with safety.execute, apply) a reset of one spout, or of one or more groups: each consumer
-    atomic on its own, one confirmation for all of them. A group's commits are verified against `profile`."""
+    atomic on its own, one confirmation for all of them. `profile`: the written consumer's settings, which the
+    plan's rows say where the spout starts by and a group's commits are verified against (None: the plan names
+    each setting's start, and the read-back judges by the defaults)."""
     request, target, by_group = _resolve_request(conn, request)
     scope = request.scope
     trident = None
@@ -313,7 +315,8 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                 raise UsageError(f"spout id '{request.spout}' has no partition records under {roots[0]}" if trident is None
                                  else f"no Trident Kafka spout state '{trident.consumer}' under {trident.zk_root}")
             plan = plan_zookeeper(key, snapshot.zk_nodes, cluster, target, scope=scope, time_offsets=time_offsets,
-                                  static=request.static_partitions.get(key.consumer), captured_ms=snapshot.captured_ms)
+                                  static=request.static_partitions.get(key.consumer), captured_ms=snapshot.captured_ms,
+                                  profile=profile)
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
             plans = [_nonempty(with_guards(plan, facts, safety.force), request)]
         else:
@@ -330,7 +333,8 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                     own = replace(target, offsets=rows or {},
                                   source=f"{target.source} (its rows for group {group})")
                 plan = plan_kafka(group, snapshot.commits, cluster, own, scope=scope, topology_id=request.topology_id,
-                                  plain=request.plain, time_offsets=time_offsets, captured_ms=snapshot.captured_ms)
+                                  plain=request.plain, time_offsets=time_offsets, captured_ms=snapshot.captured_ms,
+                                  profile=profile)
                 if by_group is not None:
                     others = sum(len(rows) for g, rows in by_group.items() if g != group)
                     extra = ((f"{request.from_file} has no rows for group {group}: nothing planned for it",)
@@ -348,7 +352,7 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
                 if idle:
                     plan = replace(plan, warnings=(f"group {group} {NO_COMMITS}", *plan.warnings))
                 plans.append(plan if request.many or idle else _nonempty(plan, request))
-        judged = ReadBack(profile, snapshot.running, request.topology_id)
+        judged = ReadBack(profile or SpoutProfile(), snapshot.running, request.topology_id)
         plans = _costed(plans, kafka, snapshot.cluster, judged)
         return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
 
@@ -374,7 +378,7 @@ def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
 
 
 def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, hand_made: bool = False,
-            profile: SpoutProfile = SpoutProfile()) -> Outcome:
+            profile: SpoutProfile | None = None) -> Outcome:
     """Put a backup's before-image back, byte for byte, through the same guards and writer. A backup must
     pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
     backup = load_backup(path, hand_made=hand_made)
@@ -416,7 +420,7 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         facts = replace(facts, restore=True, changed_since=since.lines, changed_since_unknown=since.unknown,
                         changed_since_na=since.na)
         plan = with_guards(plan, facts, safety.force)
-        judged = ReadBack(profile, snapshot.running)
+        judged = ReadBack(profile or SpoutProfile(), snapshot.running)
         return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
 
 
@@ -459,8 +463,9 @@ def _since_write(backup, snapshot: Snapshot, hand_made: bool) -> _Since:
 
 
 def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: Safety, confirm: Confirm, *,
-            scope: Scope = Scope(), profile: SpoutProfile = SpoutProfile()) -> Outcome:
-    """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata."""
+            scope: Scope = Scope(), profile: SpoutProfile | None = None) -> Outcome:
+    """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata.
+    `profile`: the group's spout settings (None: the defaults judge the read-back)."""
     _check_consumer(spout, group)
     if not topology_id:
         raise UsageError("migrate needs --topology-id: the storm id of the storm-kafka-client topology, so "
@@ -473,11 +478,11 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         if not snapshot.zk_nodes:
             raise UsageError(f"spout id '{spout}' has no partition records under {root}")
         plan = plan_migrate(source, snapshot.zk_nodes, group, snapshot.commits, snapshot.cluster or {}, topology_id,
-                            scope=scope, captured_ms=snapshot.captured_ms)
+                            scope=scope, captured_ms=snapshot.captured_ms, profile=profile)
         topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
-        judged = ReadBack(profile, snapshot.running, topology_id)
+        judged = ReadBack(profile or SpoutProfile(), snapshot.running, topology_id)
         return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
 
 

@@ -4,8 +4,10 @@ modules, and no import from a lower layer up to a higher one.
 Read from the source with ast, nothing imported: every `import` and `from ... import` of the tree, at module level
 or inside a function (a function-level import is still a dependency, only a later one), relative ones resolved.
 `from P import name` is an import of module P.name when that is a module of the tree, else of P. Imports under
-`if TYPE_CHECKING:` are left out: they never run, and a type-only reference is how a record names the type of a
-field computed elsewhere. commands/ installs as offctl.commands (pyproject.toml) and is named so here.
+`if TYPE_CHECKING:` count like any other: they do not run, but a module that names another's type depends on it,
+and a cycle hidden behind TYPE_CHECKING is still a cycle (issue 28: plan.py named cost.py's PlanCost so, while
+cost.py imports plan.py; the record moved to offctl.core.plancost). commands/ installs as offctl.commands
+(pyproject.toml) and is named so here.
 
 A package's __init__ is a module like any other (`offctl`, `offctl.core`, ...): an import of it by name is an edge,
 and, for the cycle check only, so is the import Python makes of each enclosing package's __init__ before a module
@@ -60,22 +62,12 @@ def layer(module: str) -> int:
     return 4 if module in ENTRY_POINTS else 3
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def imports(module: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
-    """(imported module of the tree, line) for every import in `path` that runs."""
+    """(imported module of the tree, line) for every import in `path`, under `if TYPE_CHECKING:` too."""
     is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
-               for stmt in node.body for n in ast.walk(stmt)}
     out = []
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             out += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -177,3 +169,13 @@ def test_no_import_from_a_lower_layer_up_to_a_higher_one():
 ])
 def test_the_cycle_check_finds_cycles(edges, want):
     assert cycles(edges) == want
+
+
+def test_an_import_under_type_checking_is_an_edge(tmp_path):
+    """A type-only import is a dependency like any other: a cycle behind `if TYPE_CHECKING:` is still a cycle."""
+    path = tmp_path / "plan.py"
+    path.write_text("from typing import TYPE_CHECKING\nimport typing\n\nif TYPE_CHECKING:\n"
+                    "    from offctl.core.cost import PlanCost\nif typing.TYPE_CHECKING:\n    import offctl.core.model\n",
+                    encoding="utf-8")
+    known = {"offctl.core.plan", "offctl.core.cost", "offctl.core.model"}
+    assert dict(imports("offctl.core.plan", path, known)) == {"offctl.core.cost": 5, "offctl.core.model": 7}

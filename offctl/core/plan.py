@@ -10,21 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
+from offctl.core.plancost import PlanCost
 from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, OffsetRecord,
                                PartitionLog, ZkNode, iso_ms)
 from offctl.core.analyze import applied_topics, commit_resume
-from offctl.core.behaviour import (DO_SEEK, DO_SEEK_OURS, NO_RECORD, NO_TRIDENT_STATE, TRIDENT_CLIENT_SEEK,
-                                   SpoutProfile, configured_start)
+from offctl.core.behaviour import (DO_SEEK, DO_SEEK_OURS, NO_RECORD, NO_TRIDENT_STATE, TRIDENT_CLIENT_SEEK, FirstPoll,
+                                   Library, Position, Resume, SpoutProfile, StormKafka, client_start, commit_is_ours,
+                                   configured_start, first_poll_start, start_outcome, storm_kafka_citation)
 from offctl.core.storm import (commit_metadata_json, parse_commit, parse_commit_metadata, parse_zk_node, record_topology,
                                storm_kafka_record)
 from offctl.inputs import printable
 from offctl.core.rewrite import rewrite_node
 from offctl.core.targets import Scope, Target, ranges
-
-if TYPE_CHECKING:
-    from offctl.core.cost import PlanCost
 
 
 WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"
@@ -304,10 +302,11 @@ NEW_RECORD = ("no record: created as storm-kafka writes one (PartitionManager.co
 def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, target: Target, *,
                    scope: Scope = Scope(), static: frozenset[int] | None = None,
                    time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
-                   captured_ms: int = 0) -> Plan:
+                   captured_ms: int = 0, profile: SpoutProfile | None = None) -> Plan:
     """Move the selected partitions of one spout: only the value of `offset` changes in each node, and every
     partition of the topic it reads that has no node gets a record as storm-kafka writes one (not a Trident
-    spout: its row says what the emitter does). `static`: the partitions a StaticHosts spout reads."""
+    spout: its row says what the emitter does). `static`: the partitions a StaticHosts spout reads. `profile`:
+    the spout's settings, so a row left out says where this spout starts (None: where each setting starts it)."""
     changes: list[Change] = []
     spout = _applied(nodes, scope)
     for node, record, applied in spout:
@@ -345,7 +344,7 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
         changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
     rows, lines = _unrecorded(scope, spout, cluster, every=True, static=static,
                               rows_of_file=target.offsets if target.kind == "file" else ())
-    new = _new_record(key, spout, cluster, target, time_offsets)
+    new = _new_record(key, spout, cluster, target, time_offsets, profile)
     changes = sorted(changes + [new(*row) for row in rows], key=lambda c: (c.topic or "", c.partition))
     changes += _file_rows_left(target, {(c.topic, c.partition) for c in changes}, scope, "not planned")
     return Plan("reset", key, target.describe(), tuple(changes), captured_ms,
@@ -358,7 +357,7 @@ def _by_choice(target: Target, topic: str, partition: int) -> bool:
 
 
 def _new_record(key: ConsumerKey, spout: Applied, cluster: Cluster, target: Target,
-                time_offsets: Mapping[tuple[str, int], int | None]):
+                time_offsets: Mapping[tuple[str, int], int | None], profile: SpoutProfile | None):
     """The change for a partition without a node: a record as PartitionManager.commit writes it, for the
     topology of the spout's other records and with the partition's leader as broker, at the target's offset
     (under the same rules as the others); else a row left out saying what the spout does without one."""
@@ -373,7 +372,7 @@ def _new_record(key: ConsumerKey, spout: Applied, cluster: Cluster, target: Targ
         log, missing = _log_of(cluster, topic, partition)
         if log is None:
             return replace(base, reasons=(missing,))
-        starts = _start_without_record(library.get(topic), f"{topic}/{partition}", log)
+        starts = _start_without_record(library.get(topic), f"{topic}/{partition}", log, profile)
         if key.store != ZOOKEEPER:
             return replace(base, left_out=True, reasons=(f"no state, and offctl creates no Trident state (one per "
                                                          f"transaction): left out; {starts}",))
@@ -415,17 +414,61 @@ def _spout_topology(spout: Applied) -> tuple[tuple[str, str] | None, str]:
     return (storm_id, name), ""
 
 
-def _start_without_record(library: str | None, where: str, log: PartitionLog) -> str:
-    """Where the spout starts a partition that has neither record nor state, in words: the plan does not know
-    the spout's settings, so the default and what changes it."""
+DEFAULTS = SpoutProfile()  # the settings a plan names as "the default" when it does not know the spout's
+
+
+def _first_polls() -> list[FirstPoll]:
+    """The first-poll strategies in the order a plan names them: the default first, UNCOMMITTED_* before the others."""
+    return sorted(FirstPoll, key=lambda s: (s is not DEFAULTS.first_poll, not s.uncommitted))
+
+
+def _strategy(strategy: FirstPoll) -> str:
+    return f"{strategy.value} (the default)" if strategy is DEFAULTS.first_poll else strategy.value
+
+
+def _either(positions: Iterable[Position]) -> str:
+    """"the log start (0) or end (5)": positions joined, the words they share with the first said once."""
+    texts = [p.text() for p in positions]
+    shared = "the log "
+    if all(t.startswith(shared) for t in texts):
+        return " or ".join(texts[:1] + [t.removeprefix(shared) for t in texts[1:]])
+    return " or ".join(texts)
+
+
+def _each_first_poll(log: PartitionLog) -> str:
+    """Where each first-poll strategy starts a partition without a commit (behaviour.first_poll_start), grouped by
+    where: "the log start (0) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end (5) with ..."."""
+    by: dict[Position, list[FirstPoll]] = {}
+    for strategy in _first_polls():
+        start = first_poll_start(replace(DEFAULTS, first_poll=strategy), log.log_start, log.log_end)
+        by.setdefault(start, []).append(strategy)
+    return ", ".join(f"{start.text()} with {' or '.join(map(_strategy, chosen))}" for start, chosen in by.items())
+
+
+def _start_without_record(library: str | None, where: str, log: PartitionLog,
+                          profile: SpoutProfile | None = None) -> str:
+    """Where the spout starts a partition that has neither record nor state, in words, as behaviour decides it:
+    with `profile`, where this spout starts (behaviour.start_outcome, first_poll_start); without, the default and
+    what changes it."""
     if library == STORM_KAFKA_CLIENT:
-        return (f"with none, {TRIDENT_CLIENT_SEEK.member} starts {where} at its firstPollOffsetStrategy: the log "
-                f"start ({log.log_start}) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end "
-                f"({log.log_end}) with UNCOMMITTED_LATEST or LATEST ({TRIDENT_CLIENT_SEEK.tag_text})")
+        if profile is not None:
+            start = first_poll_start(profile, log.log_start, log.log_end)
+            return (f"with none, {TRIDENT_CLIENT_SEEK.member} starts {where} at {start.text()}, as its "
+                    f"firstPollOffsetStrategy {_strategy(profile.first_poll)} does ({TRIDENT_CLIENT_SEEK.tag_text})")
+        return (f"with none, {TRIDENT_CLIENT_SEEK.member} starts {where} at its firstPollOffsetStrategy: "
+                f"{_each_first_poll(log)} ({TRIDENT_CLIENT_SEEK.tag_text})")
+    if profile is not None:
+        outcome = start_outcome(profile, Library.STORM_KAFKA)  # the Trident emitter starts where the spout does
+        cite = outcome.citation if not library else storm_kafka_citation(
+            "TridentKafkaEmitter.doEmitNewPartitionBatch", profile.storm_kafka.tag, "trident/TridentKafkaEmitter")
+        return (f"with none, the spout (storm-kafka {profile.storm_kafka.releases}) starts {where} from "
+                f"{outcome.sentence(0, log.log_start, log.log_end)} ({cite})")
     cite = NO_TRIDENT_STATE if library else NO_RECORD
-    start = configured_start(SpoutProfile(), log.log_start, log.log_end)
+    start = configured_start(DEFAULTS, log.log_start, log.log_end)
+    old = replace(DEFAULTS, storm_kafka=StormKafka.V0_9_3)  # 0.9.x without forceFromStart
     return (f"with none, the spout starts {where} from {start.label} ({start.offset}) by default, or in 0.9.x "
-            f"without forceFromStart from the log end ({log.log_end}) ({cite})")
+            f"without forceFromStart from the {start_outcome(old, Library.STORM_KAFKA).lands.value} "
+            f"({configured_start(old, log.log_start, log.log_end).offset}) ({cite})")
 
 
 def group_topology_id(commits: Iterable[KafkaCommit]) -> str | None:
@@ -469,10 +512,11 @@ def _kafka_scope(scope: Scope, current: Mapping[tuple[str, int], KafkaCommit], c
 def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, target: Target, *,
                scope: Scope = Scope(), topology_id: str | None = None, plain: bool = False,
                time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
-               captured_ms: int = 0) -> Plan:
+               captured_ms: int = 0, profile: SpoutProfile | None = None) -> Plan:
     """Move a group's commits (see _kafka_scope for which). Each commit keeps its Storm metadata, or gets
     the metadata of --topology-id (or of the group's one topology) so the spout honours it; with `plain`,
-    a commit that has none is written without it (--no-storm-metadata)."""
+    a commit that has none is written without it (--no-storm-metadata). `profile`: the spout's settings, so a
+    row says what this spout does with the commit (None: what each first-poll strategy does)."""
     commits = [c for c in commits if c.group == group]
     current = {(c.topic, c.partition): c for c in commits}
     group_id = group_topology_id(commits)
@@ -489,15 +533,15 @@ def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, tar
         if after is None:
             chosen = _by_choice(target, t, p)  # an offsets file or a repair leaves it alone on purpose
             changes.append(replace(base, left_out=not chosen, reasons=reasons + (
-                () if chosen else (f"left out; {_client_start(commit, f'{t}/{p}', log)}",))))
+                () if chosen else (f"left out; {_client_start(commit, f'{t}/{p}', log, profile)}",))))
             continue
-        ok, meta, why = _storm_metadata(base.before_metadata, topology_id, group_id, plain)
+        ok, meta, why = _storm_metadata(base.before_metadata, topology_id, group_id, plain, profile, after)
         if not ok and commit is not None and after == commit.offset:  # already there (--to current): kept as it is
             changes.append(replace(base, after=after, after_metadata=commit.metadata, reasons=reasons))
             continue
         if not ok:
             changes.append(replace(base, left_out=True, reasons=reasons + (
-                f"{why}: left out; {_client_start(commit, f'{t}/{p}', log)}",)))
+                f"{why}: left out; {_client_start(commit, f'{t}/{p}', log, profile)}",)))
             continue
         if commit is None:
             reasons += ("no commit before: a new commit is written",)
@@ -508,25 +552,68 @@ def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, tar
                                    group_had_commits=bool(commits)))
 
 
-PLAIN = ("no Storm metadata (--no-storm-metadata): only a spout whose first-poll strategy is UNCOMMITTED_EARLIEST "
-         "or UNCOMMITTED_LATEST honours this commit")
+def _honours_any(strategy: FirstPoll) -> bool:
+    """Whether a spout with this first-poll strategy resumes from a commit without Storm metadata (client_start)."""
+    return client_start(replace(DEFAULTS, first_poll=strategy), 0, False, commit_is_ours(None, None)).uses_commit
 
 
-def _client_start(commit: KafkaCommit | None, where: str, log: PartitionLog) -> str:
-    """Where a storm-kafka-client spout starts a partition offctl leaves as it is, in words: the plan does not
-    know the spout's firstPollOffsetStrategy, so each (KafkaSpout.doSeek and
-    CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8)."""
+def _plain(profile: SpoutProfile | None, offset: int = 0) -> str:
+    """Why a commit of `offset` written without Storm metadata (--no-storm-metadata) is or is not honoured: by this
+    spout (behaviour.client_start), or by the first-poll strategies that honour any commit."""
+    if profile is not None:
+        return f"no Storm metadata (--no-storm-metadata): {_without_metadata(profile, offset)}"
+    honour = [s for s in FirstPoll if _honours_any(s)]
+    return (f"no Storm metadata (--no-storm-metadata): only a spout whose first-poll strategy is "
+            f"{' or '.join(s.value for s in honour)} honours this commit")
+
+
+PLAIN = _plain(None)
+
+
+def _without_metadata(profile: SpoutProfile, offset: int) -> str:
+    """What a spout of `profile` does with a commit of `offset` without Storm metadata, as a clause."""
+    return _clause(client_start(profile, offset, False, commit_is_ours(None, None)).why)
+
+
+def _clause(sentence: str) -> str:
+    """behaviour's whole sentence (Resume.why) as a clause of a row's reason, which has said already whether the
+    spout resumes: without its opening "The spout resumes from this commit: " or "... ignores this commit: ", lower
+    case first, no full stop."""
+    head, colon, rest = sentence.partition(": ")
+    if colon and head.startswith("The spout ") and head.endswith(" this commit"):
+        return rest.removesuffix(".")
+    return sentence[:1].lower() + sentence[1:].removesuffix(".")
+
+
+def _client_start(commit: KafkaCommit | None, where: str, log: PartitionLog,
+                  profile: SpoutProfile | None = None) -> str:
+    """Where a storm-kafka-client spout starts a partition offctl leaves as it is, in words, as behaviour decides
+    it (client_start, start_outcome): with `profile`, where this spout starts; without, where each
+    firstPollOffsetStrategy does (KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology,
+    v2.8.8)."""
+    if profile is not None and commit is None:
+        outcome = start_outcome(profile, Library.STORM_KAFKA_CLIENT)
+        return (f"with no commit, the spout starts {where} at {outcome.sentence(0, log.log_start, log.log_end)}, as "
+                f"its firstPollOffsetStrategy {_strategy(profile.first_poll)} does ({outcome.citation})")
+    if profile is not None:
+        resume = commit_resume(profile, parse_commit(commit), None, log.log_start, log.log_end)
+        return (f"the spout {'resumes' if resume.uses_commit else 'starts'} {where} at {resume.at.text()}: "
+                f"{_clause(resume.why)}")
     if commit is None:
-        return (f"with no commit, the spout starts {where} at its firstPollOffsetStrategy: the log start "
-                f"({log.log_start}) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end ({log.log_end}) "
-                f"with UNCOMMITTED_LATEST or LATEST ({DO_SEEK})")
-    return (f"the spout resumes {where} from the commit as it is ({commit.offset}) with UNCOMMITTED_EARLIEST (the "
-            f"default) or UNCOMMITTED_LATEST; EARLIEST and LATEST ignore a commit that is not their topology's and "
-            f"start at the log start ({log.log_start}) or end ({log.log_end}) ({DO_SEEK_OURS})")
+        return (f"with no commit, the spout starts {where} at its firstPollOffsetStrategy: {_each_first_poll(log)} "
+                f"({DO_SEEK})")
+    verdicts: dict[FirstPoll, Resume] = {s: client_start(replace(DEFAULTS, first_poll=s), commit.offset, False, False,
+                                                         log.log_start, log.log_end) for s in _first_polls()}
+    resume = [s for s, r in verdicts.items() if r.uses_commit]
+    ignore = [s for s, r in verdicts.items() if not r.uses_commit]
+    return (f"the spout resumes {where} from the commit as it is ({commit.offset}) with "
+            f"{' or '.join(map(_strategy, resume))}; {' and '.join(s.value for s in ignore)} ignore a commit that "
+            f"is not their topology's and start at {_either(verdicts[s].at for s in ignore)} ({DO_SEEK_OURS})")
 
 
 def _storm_metadata(before: str | None, topology_id: str | None, group_id: str | None,
-                    plain: bool = False) -> tuple[bool, str | None, str]:
+                    plain: bool = False, profile: SpoutProfile | None = None,
+                    offset: int = 0) -> tuple[bool, str | None, str]:
     """Whether to write, the metadata of a commit offctl writes, and a reason when it is new or missing."""
     if topology_id:
         meta = parse_commit_metadata(before)
@@ -536,12 +623,13 @@ def _storm_metadata(before: str | None, topology_id: str | None, group_id: str |
     if parse_commit_metadata(before):
         return True, before, ""
     if plain:
-        return True, None, PLAIN
+        return True, None, _plain(profile, offset)
     if group_id:
         return True, commit_metadata_json(group_id), f"Storm metadata of the group's topology {group_id} written"
+    plain_for = ("for a spout whose first-poll strategy is UNCOMMITTED_*, which honours any commit" if profile is None
+                 else f"a commit without it: {_without_metadata(profile, offset)}")
     return False, None, ("no Storm metadata to keep: give --topology-id STORM_ID (the running topology's storm id, "
-                         "written as the commit's Storm metadata) or --no-storm-metadata (for a spout whose "
-                         "first-poll strategy is UNCOMMITTED_*, which honours any commit) to write it")
+                         f"written as the commit's Storm metadata) or --no-storm-metadata ({plain_for}) to write it")
 
 
 def plan_delete(key: ConsumerKey, nodes: Iterable[ZkNode], *, scope: Scope = Scope(),
@@ -569,9 +657,11 @@ DELETED = ("deleted: the spout finds no offset for this partition and starts it 
 
 
 def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commits: Iterable[KafkaCommit],
-                 cluster: Cluster, topology_id: str, *, scope: Scope = Scope(), captured_ms: int = 0) -> Plan:
+                 cluster: Cluster, topology_id: str, *, scope: Scope = Scope(), captured_ms: int = 0,
+                 profile: SpoutProfile | None = None) -> Plan:
     """Copy a storm-kafka spout's ZooKeeper offsets into the Kafka group of its storm-kafka-client
-    successor, with Storm metadata for `topology_id`, so the new spout starts where the old one stopped."""
+    successor, with Storm metadata for `topology_id`, so the new spout starts where the old one stopped.
+    `profile`: the new spout's settings, so a partition without a record says where that spout starts it."""
     current = {(c.topic, c.partition): c for c in commits if c.group == group}
     meta = commit_metadata_json(topology_id)
     changes: list[Change] = []
@@ -602,11 +692,22 @@ def plan_migrate(spout: ConsumerKey, nodes: Iterable[ZkNode], group: str, commit
             reasons += (f"replaces the group's commit {base.before}",)
         changes.append(replace(base, after=after, after_metadata=meta, reasons=reasons))
     rows, lines = _unrecorded(scope, every, cluster)
-    changes += [Change(t, p, None, None, had_commit=False, reasons=("no ZooKeeper record for this partition",))
+    changes += [Change(t, p, None, None, had_commit=False,
+                       reasons=("no ZooKeeper record for this partition",) + _new_spout_start(t, p, current, cluster,
+                                                                                               profile))
                 for t, p, _, _ in rows]
     return with_undo_warnings(Plan("migrate", ConsumerKey(KAFKA, group), f"offsets of {spout}", tuple(changes),
                                    captured_ms, source=spout, warnings=tuple(lines) + _warnings(changes),
                                    group_had_commits=bool(current)))
+
+
+def _new_spout_start(topic: str | None, partition: int, current: Mapping[tuple[str, int], KafkaCommit],
+                     cluster: Cluster, profile: SpoutProfile | None) -> tuple[str, ...]:
+    """Where the new spout of `profile` starts a partition migrate leaves alone (none without a profile)."""
+    log = _log_of(cluster, topic, partition)[0] if profile is not None else None
+    if log is None:
+        return ()
+    return (_client_start(current.get((topic, partition)), f"{topic}/{partition}", log, profile),)
 
 
 OUTSIDE = "outside today's log range"
@@ -859,7 +960,7 @@ def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str 
     resumes from it as the broker kept it (analyze.commit_resume: the answer inspect gives). `topology_id`: the
     storm id the operator named for the commits (--topology-id), counted as running alongside `running`.
     Metadata the broker did not keep fails only where the spout would therefore ignore the commit; where it
-    still resumes from it (UNCOMMITTED_*), a note says what an EARLIEST or LATEST spout would do."""
+    still resumes from it (UNCOMMITTED_*), a note says what a spout whose strategy ignores it would do."""
     if any(c.delete for c in plan.writes):  # the group was deleted: none of its commits may be left
         return KafkaReadBack(tuple(f"{t}/{p} still has commit {o} after group {plan.key.consumer} was deleted"
                                    for (t, p), (o, _) in sorted(read_back.items())))
@@ -886,10 +987,12 @@ def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str 
     notes = ()
     if dropped:
         kept_as = sorted({_meta(m) for _, m in dropped})
+        ignore = [s for s in FirstPoll if not _honours_any(s)]
+        edges = [first_poll_start(replace(DEFAULTS, first_poll=s), None, None) for s in ignore]
         notes = (f"The broker did not keep the Storm metadata written on {_listed([w for w, _ in dropped])} (it "
                  f"kept {' or '.join(kept_as)}). A spout with {profile.first_poll.value} still resumes from these "
-                 f"commits; one with EARLIEST or LATEST would ignore them and start at the log start or end "
-                 f"({DO_SEEK_OURS}).",)
+                 f"commits; one with {' or '.join(s.value for s in ignore)} would ignore them and start at "
+                 f"{_either(edges)} ({DO_SEEK_OURS}).",)
     return KafkaReadBack(tuple(problems), notes)
 
 
