@@ -11,6 +11,8 @@ from offctl.core.cost import (EMPTY, FULL, NONE, NOT_CONSULTED, PARTIAL, REPLAY,
                               cost_lines, cost_positions, describe, plan_cost, undo_cost, written)
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, LogMessage, MessageRead, PartitionLog, iso_ms
 from offctl.core.plan import CREATE, Change, Plan
+from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
+from offctl.core.cost import Spout
 from tests.conftest import storm_record
 
 T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
@@ -247,3 +249,20 @@ def test_a_kafka_commit_costs_what_the_first_poll_strategy_does_with_it(strategy
     spout = Spout(SpoutProfile(first_poll=FirstPoll(strategy)), frozenset({"new-1-1"}))
     (cost,) = plan_cost(plan, {"t": {0: LOG}}, every(0, 1, 2, 7, 9), spout).changes
     assert (cost.direction, cost.messages) == (direction, messages), cost
+
+
+@pytest.mark.parametrize("profile, offset, words", [
+    (SpoutProfile(), 0, START),  # startOffsetTime EarliestTime (KafkaConfig.java, v1.2.4)
+    (SpoutProfile(start_offset_time=LATEST_TIME), 10,
+     "counted from startOffsetTime, the log end (the spout's settings; PartitionManager, v1.2.4)"),
+    # 0.9.x without forceFromStart: LatestTime (KafkaUtils.getOffset, v0.9.6)
+    (SpoutProfile(storm_kafka=StormKafka.of_version("0.9.6")), 10, "the log end (LatestTime"),
+    (SpoutProfile(storm_kafka=StormKafka.of_version("0.9.6"), ignore_zk_offsets=True), 0, "the log start"),
+])
+def test_a_deleted_record_is_counted_from_where_the_written_spout_starts(profile, offset, words):
+    """Issue 28: the cost of deleting a storm-kafka record counts from where this spout starts without one, by
+    its profile (reset resolves the written consumer's), not from the defaults'."""
+    plan = Plan("delete", ConsumerKey(ZOOKEEPER, "c", "/r"), "x", (zk(3, None, delete=True),), 0)
+    cost = plan_cost(plan, {"t": {0: LOG}}, every(*range(10)), Spout(profile)).changes[0]
+    assert cost.notes and words in " ".join(cost.notes), cost
+    assert cost.messages == abs(offset - 3), cost

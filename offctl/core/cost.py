@@ -45,13 +45,14 @@ from offctl.core.plancost import (EMPTY, FULL, NONE, PARTIAL, REPLAY, SKIP, UNKN
                                   CostSum, PlanCost, total)
 from offctl.core.storm import parse_commit, parse_zk_node
 
-DEFAULTS = SpoutProfile()  # storm-kafka: the spouts' defaults (docs/storm.md); reset takes no storm-kafka settings
+DEFAULTS = SpoutProfile()  # the spouts' defaults (docs/storm.md): what a rule's words call the default
 
 
 @dataclass(frozen=True, slots=True)
 class Spout:
-    """What a Kafka commit's cost is judged against, as the write's read-back judges it (offctl.reset.ReadBack):
-    the storm-kafka-client profile and the topologies counted as running."""
+    """What a change's cost is judged against, as the write's read-back judges it (offctl.reset.ReadBack): the
+    written consumer's profile (where a spout with no usable position starts: storm-kafka's startOffsetTime and
+    release, storm-kafka-client's first-poll strategy) and the topologies counted as running."""
 
     profile: SpoutProfile = DEFAULTS
     running: frozenset[str] | None = None
@@ -94,9 +95,18 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
             return record.committed, ""
         why = ("the spout cannot use the record" if record.malformed or record.committed is None else
                f"stored offset {record.committed} <= 0, which storm-kafka ignores")
-    said = start_outcome(DEFAULTS, Library.STORM_KAFKA)
-    return _start(configured_start(DEFAULTS, log.log_start if log else None, log.log_end if log else None), why,
-                  f"storm-kafka's default; {said.citation}")
+    # where this spout starts (its profile: the written consumer's, reset resolves it), as inspect says it
+    profile = spout.profile
+    said = start_outcome(profile, Library.STORM_KAFKA)
+    rule = "storm-kafka's default" if _same_start(profile, DEFAULTS) else "the spout's settings"
+    return _start(configured_start(profile, log.log_start if log else None, log.log_end if log else None), why,
+                  f"{rule}; {said.citation}")
+
+
+def _same_start(a: SpoutProfile, b: SpoutProfile) -> bool:
+    """Whether two profiles start a storm-kafka partition without a usable record at the same place."""
+    return ((a.storm_kafka, a.start_offset_time, a.ignore_zk_offsets) ==
+            (b.storm_kafka, b.start_offset_time, b.ignore_zk_offsets))
 
 
 def _start(start: Start, why: str, rule: str) -> tuple[int | None, str]:
