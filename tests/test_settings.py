@@ -210,6 +210,11 @@ def test_the_config_file_is_found_by_variable_and_by_xdg(cli, tmp_path):
     ('[contexts.lab]\nzk = "h:1"\n[[profiles]]\nmatch = "x"\nstorm-kafka-release = "7.7"\n', "--storm-kafka-release"),
     ('[contexts.sandbox]\nzk = "h:1"\n', "config.toml:1: the context name 'sandbox' is offctl's own"),
     ('default-context = "nope"\n', "default-context 'nope': no such context"),
+    # two profiles of one name: the second's spouts would be judged by the first's settings (offctl.core.judge)
+    ('[contexts.lab]\nzk = "h:1"\n[[profiles]]\nname = "p"\nmatch = "a-*"\n[[profiles]]\nname = "p"\nmatch = "b-*"\n',
+     "config.toml:6: a profile named 'p' is already at"),
+    ('[contexts.lab]\nzk = "h:1"\n[[contexts.lab.profiles]]\nmatch = "a-*"\n[[profiles]]\nmatch = "a-*"\n',
+     "config.toml:5: a profile named 'a-*' is already at"),
 ])
 def test_a_bad_config_file_is_a_usage_error_naming_key_and_line(cli, tmp_path, text, said):
     path = _config(tmp_path, text)
