@@ -180,6 +180,9 @@ REFUSED = [
     pytest.param(["-t", "t1", "--zk=z"],
                  reason("AmbiguousOptionException: Ambiguous option: '--zk'  (could be: 'zk-servers', 'zk-node', "
                         "'zk-brokers-root-node')"), id="ambiguous-equals-cli:handleLongOptionWithEqual"),
+    pytest.param(NEW + ["-=x"], LagUsage(message="Unable to get offset lags for kafka. Reason: "
+                                         "java.lang.StringIndexOutOfBoundsException: begin 0, end 1, length 0",
+                                         exit_code=0, help=False), id="dash-equals-cli:isJavaProperty-empty"),
 ]
 
 
@@ -209,3 +212,62 @@ def test_results_are_frozen():
     assert isinstance(q, LagQuery)
     with pytest.raises(AttributeError):
         q.group = "other"  # type: ignore[misc]
+
+
+# --- the tokenizer against commons-cli itself -----------------------------------------------------------------
+
+COMMONS_CLI = "/usr/share/java/commons-cli.jar"  # Debian's libcommons-cli-java (1.5.0 on bookworm)
+HARNESS = r"""
+import org.apache.commons.cli.*; import java.io.*;
+public class Harness {
+  public static void main(String[] a) throws Exception {
+    String[][] o = {%s};
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+    for (String line; (line = in.readLine()) != null; ) {
+      String[] args = line.isEmpty() ? new String[0] : line.split("\u0001", -1);
+      Options options = new Options();
+      for (String[] x : o) options.addOption(x[0], x[1], x[2].equals("1"), "d");
+      StringBuilder b = new StringBuilder();
+      try {
+        CommandLine cl = new DefaultParser().parse(options, args);
+        for (String[] x : o) if (cl.hasOption(x[1]))
+          b.append(x[1]).append("=").append(x[2].equals("1") ? cl.getOptionValue(x[1]) : "").append(";");
+      } catch (Exception e) { b.append("ERR ").append(e.getClass().getName()).append(": ").append(e.getMessage()); }
+      System.out.println(b);
+    }
+  }
+}
+"""
+EXTRA_ARGV = [["-top", "x"], ["-zk", "x"], ["-o", "-topics=x"], ["-tx", "-gy", "-bz", "-s"], ["--topics", "--", "x"],
+              ["-", "-t", "x"], ["-t", "-o"], ["-t", "-zk"], ["-t", "--zk"], ["-t", "-topicsx"], ["-wo"], ["-tow"],
+              ["-ot", "x"], ["--old"], ["--t", "x"], ["-t", '"a"b"'], ["-t", '"'], ["-t", "x", "-c"],
+              ["-leadersh:1", "-t", "x"], ["-t=", "-g="], ["--topics="], ["-x=1"], ["---t", "x"]]
+
+
+def test_the_tokenizer_agrees_with_commons_cli(tmp_path):
+    """Every command line of the tables above, and some stranger ones, through Debian's commons-cli DefaultParser
+    with KOLU's options (the union): the same options and values, or the same exception and message."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from offctl.core import lagutil
+    if shutil.which("java") is None or not Path(COMMONS_CLI).exists():
+        pytest.skip(f"needs java and {COMMONS_CLI} (Debian's libcommons-cli-java)")
+    options = ",".join(f'{{"{s}","{lng}","{int(arg)}"}}' for s, lng, arg in lagutil.OPTIONS)
+    source = tmp_path / "Harness.java"
+    source.write_text(HARNESS % options, encoding="utf-8")
+    argvs = [p.values[0] for p in ACCEPTED + REFUSED] + EXTRA_ARGV
+
+    def ours(argv):
+        try:
+            given = lagutil._Parser().parse(argv)
+        except lagutil._ParseError as exc:
+            return f"ERR {exc.java_class}: {exc.message}"
+        return "".join(f"{lng}={given[lng][0] if arg else ''};" for _, lng, arg in lagutil.OPTIONS if lng in given)
+
+    run = subprocess.run(["java", "-cp", COMMONS_CLI, str(source)], input="".join("\x01".join(a) + "\n" for a in argvs),
+                         capture_output=True, text=True, timeout=300)
+    theirs = run.stdout.splitlines()
+    assert len(theirs) == len(argvs), run.stderr
+    assert [(a, ours(a)) for a in argvs] == list(zip(argvs, theirs))
