@@ -252,8 +252,8 @@ def test_the_tokenizer_agrees_with_commons_cli(tmp_path):
     from pathlib import Path
 
     from offctl.core import lagutil
-    if shutil.which("java") is None or not Path(COMMONS_CLI).exists():
-        pytest.skip(f"needs java and {COMMONS_CLI} (Debian's libcommons-cli-java)")
+    if shutil.which("javac") is None or not Path(COMMONS_CLI).exists():  # `java File.java` needs the JDK's compiler
+        pytest.skip(f"needs a JDK (javac) and {COMMONS_CLI} (Debian's libcommons-cli-java)")
     options = ",".join(f'{{"{s}","{lng}","{int(arg)}"}}' for s, lng, arg in lagutil.OPTIONS)
     source = tmp_path / "Harness.java"
     source.write_text(HARNESS % options, encoding="utf-8")
