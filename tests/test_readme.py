@@ -35,6 +35,10 @@ SUITE_PROGRAMS = {
     "tmux": "tmux",  # offctl watch in a terminal (tests/test_serve.py)
     "/usr/bin/python3.11": "python3.11",  # the executors' bare Python (tests/test_spark_cluster.py)
     "jq": "jq",  # docs/runbooks/out-of-range.md's pipeline (tests/test_runbooks.py)
+    # storm-kafka-monitor's argument grammar against commons-cli's own parser (tests/test_lagutil_args.py): the JDK
+    # runs the Java source, and Debian's commons-cli comes with ZooKeeper (libzookeeper-java depends on it)
+    "javac": "openjdk-17-jdk-headless",
+    "/usr/share/java/commons-cli.jar": "zookeeper",
 }
 # Every Debian system has these (essential packages); offctl is the project, `storm kill` is rehearsed.
 BASE_PROGRAMS = {"bash", "sh", "id", "offctl", "storm"}
