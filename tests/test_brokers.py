@@ -113,6 +113,9 @@ def test_matching_topics(pattern, names, matched):
     pytest.param("[a-z&&[^x]]+", id="class-intersection-python-reads-otherwise"),
     pytest.param("[[a-c]d]", id="nested-class-python-reads-otherwise"),
     pytest.param("*orders", id="dangling-quantifier"),
+    pytest.param("\\x{6f}rders", id="java-hex-escape"),
+    pytest.param("(?U)orders", id="java-only-embedded-flag"),
+    pytest.param("orders\\z", id="java-end-anchor"),
 ])
 def test_patterns_re_cannot_read_as_java_are_a_clear_error(pattern):
     with pytest.raises(TopicPatternError, match="-w") as caught:

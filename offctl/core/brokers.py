@@ -13,11 +13,13 @@ index, never the child names: DBR 83-85, KOLU@v1.2.4 328-329) the node `.../part
 `(String) value.get("host")` and `((Long) value.get("port")).intValue()` (DBR 189-190, KOLU 335-336). `endpoints`
 is read by neither. Both parse with json-simple's `JSONValue.parseWithException` (offctl.core.jsonsimple).
 
-Where they differ, and what each does on every odd case, is in the WHY_* texts below: the monitor fails its whole
-run on any of them (every exception reaches main's `catch (Exception ex)`, KOLU@v1.2.4 148-149: "Unable to get
-offset lags for kafka. Reason: ..."); the spout skips a partition whose broker id node is missing (DBR 92-94) and
-fails its refresh on everything else (DBR 98-99 wrap it in a RuntimeException; ZkCoordinator.refresh@v1.2.4
-117-118 rethrows it, out of KafkaSpout.nextTuple, so the executor dies and the worker restarts).
+Where they differ, and what each does on every odd case, is said in each `why` (and in the docstrings below):
+the monitor fails its whole run on any of them (every exception reaches main's `catch (Exception ex)`, KOLU@v1.2.4
+148-149: "Unable to get offset lags for kafka. Reason: ..."; it has no leader -1 check and reads `ids/-1`); the
+spout leaves out a partition whose leader's broker node is missing (DBR 92-94), builds a broker with host null
+without complaint (its consumer fails when it connects), and on everything else fails its whole refresh (DBR 98-99
+wrap it in a RuntimeException, ZkCoordinator.refresh@v1.2.4 117-118 rethrows it out of KafkaSpout.nextTuple: the
+executor dies) - for leader -1 with its own "No leader found for partition N" (DBR 164-165).
 This module is pure: the adapter (offctl.adapters.zookeeper.ZkStore.read_broker_registry) reads the nodes.
 """
 
@@ -181,11 +183,12 @@ def parse_broker(data: bytes) -> tuple[str | None, str | None]:
     .intValue()`; `endpoints` is not read.
 
     What Kafka writes there: 0.8.x version 1 `{"version":1,"host":..,"port":..,"jmx_port":..,"timestamp":..}`
-    (ZkUtils.registerBrokerInZk@0.8.2.1); from 0.9.0.0 also `endpoints` (version 2, 4 from 0.10.0 with
-    `listener_security_protocol_map`, 5 in 2.7+ with `features`), and `host`/`port` are those of the first
-    listener whose security protocol is PLAINTEXT, or null and -1 when no listener is PLAINTEXT ("older clients
-    will not be able to connect": KafkaHealthcheck.register@0.9.0.0 and @0.10.2.0, BrokerIdZNode.encode(BrokerInfo)
-    in core/src/main/scala/kafka/zk/ZkData.scala@2.0.0, @2.8.0, @3.8.0)."""
+    (ZkUtils.registerBrokerInZk@0.8.2.1); from 0.9.0.0 also `endpoints` (version 2; 3 from 0.10.0 with `rack`; 4
+    from 0.10.2 with `listener_security_protocol_map`; 5 from 2.7 with `features`, BrokerInfo in ZkData.scala@2.7.0),
+    and `host`/`port` are those of the first listener whose security protocol is PLAINTEXT (whatever its name), or
+    null and -1 when no listener is PLAINTEXT ("older clients will not be able to connect":
+    KafkaHealthcheck.register@0.9.0.0 and @0.10.2.0, BrokerIdZNode.encode(BrokerInfo) in
+    core/src/main/scala/kafka/zk/ZkData.scala@2.0.0, @2.8.0, @3.8.0)."""
     address, why, _ = _broker(data)
     return address, why
 
@@ -239,7 +242,9 @@ def topic_matcher(pattern: str) -> Callable[[str], bool]:
       \\X \\G \\z \\e \\x{..} \\cX, embedded flags re lacks ((?d) (?U)), and character-class union/intersection
       ([a-z&&[^x]], [[a]]): re compiles those, with a FutureWarning, to a different set, so they are refused.
     - Read differently, not detected: \\v (Java 8+: any vertical whitespace; re: the VT character) and \\Z (Java:
-      before a final line terminator; re: the very end), neither of which matches a legal topic name's characters.
+      before a final line terminator; re: the very end), neither of which matters for a legal topic name's
+      characters ([a-zA-Z0-9._-]); a '{' that starts no quantifier (a{ , a{,3}): Java throws
+      PatternSyntaxException, re reads a literal '{' (which no topic name holds) or {0,3}.
     Java compiles the pattern only when there is a topic to match it against (a bad pattern over an empty topics
     node is no error there); this refuses it at once: the caller compiles it only when it has names."""
     try:
@@ -299,7 +304,7 @@ def resolve(root: str, topics: Iterable[str], partitions: Mapping[str, list[str]
                               f"(IllegalArgumentException)")
             continue
         if path not in partitions:
-            missing[topic] = (f"{path} does not exist (no such topic under {root}): {_SPOUT_FAILS} "
+            missing[topic] = (f"{printable(path)} does not exist (no such topic under {root}): {_SPOUT_FAILS} "
                               f"(getNumPartitions: NoNodeException); {_MONITOR_FAILS} (NoNodeException)")
             continue
         children = partitions[path]
@@ -307,8 +312,8 @@ def resolve(root: str, topics: Iterable[str], partitions: Mapping[str, list[str]
         indexes = {str(i) for i in range(count)}
         beyond = sorted((c for c in children if c not in indexes), key=lambda c: (len(c), c))
         if beyond:
-            notes.append(f"{path} has {count} children but not 0..{count - 1}: both readers loop over the count "
-                         f"({_DBR} 83-85, {_KOLU} 328-329), so {', '.join(beyond)} is never read")
+            notes.append(f"{printable(path)} has {count} children but not 0..{count - 1}: both readers loop over the "
+                         f"count ({_DBR} 83-85, {_KOLU} 328-329), so {', '.join(beyond)} is never read")
         found[topic] = tuple(_partition(root, topic, p, states, ids) for p in range(count))
     brokers = []
     if registered is None:
@@ -332,11 +337,11 @@ def _partition(root: str, topic: str, partition: int, states: Mapping[str, bytes
     data = states.get(path)
     if data is None:
         return PartitionLeader(partition, None, (
-            f"{path} does not exist (the partition names have a gap, or the partition has no state yet): "
+            f"{printable(path)} does not exist (the partition names have a gap, or the partition has no state yet): "
             f"{_SPOUT_FAILS} (getLeaderFor: NoNodeException); {_MONITOR_FAILS} (NoNodeException)"))
     leader, why = parse_leader(data)
     if leader is None:
-        return PartitionLeader(partition, None, f"{path}: {why}: {_SPOUT_FAILS}; {_MONITOR_FAILS}")
+        return PartitionLeader(partition, None, f"{printable(path)}: {why}: {_SPOUT_FAILS}; {_MONITOR_FAILS}")
     node = broker_path(root, leader)
     if leader == NO_LEADER:
         return PartitionLeader(partition, None, _why_no_leader(partition, node))
