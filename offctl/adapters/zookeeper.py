@@ -36,6 +36,7 @@ from kazoo.protocol.serialization import (
 )
 
 from offctl.errors import StoreUnavailable, WriteConflict
+from offctl.core import brokers
 from offctl.core.frozen import builder
 from offctl.core.model import STORM_KAFKA, ZkNode
 from offctl.core.storm import newest_txid, partition_node, trident_partition
@@ -335,6 +336,32 @@ class ZkStore:
             sid, partition, topic, library = parts[folder]
             yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
                          data=data, version=version, mtime_ms=mtime, trident=library, txid=txid, txids=count)
+
+    def read_broker_registry(self, brokers_root: str, topic: str, wildcard: bool) -> brokers.Registry:
+        """Kafka's broker registry under `brokers_root` (-r) for `topic` (-t; with `wildcard` (-w) a Java regex
+        over the children of <root>topics), read as storm-kafka-monitor reads it (KafkaOffsetLagUtil@v1.2.4
+        306-349): partitions 0..n-1 by the count of <root>topics/<t>/partitions, their leaders from
+        .../partitions/<i>/state, their host:port from <root>ids/<leader>; and every registered broker. A missing
+        node is a `missing` topic or a partition's `why`, never an error: brokers.resolve says what each Storm
+        reader does then. Four batched round trips; a store that cannot be read raises StoreUnavailable; a root
+        ZooKeeper would refuse is a UsageError, a pattern re cannot read as Java does a TopicPatternError."""
+        root = brokers.brokers_root(brokers_root)
+        topics_node, ids_node = brokers.topics_path(root), brokers.ids_path(root)
+        listed = self.children([topics_node, ids_node] if wildcard else [ids_node])
+        if wildcard:
+            names = brokers.matching_topics(topic, listed.get(topics_node, ()))
+        else:
+            names = (topic,)
+        wanted = [path for path in map(lambda t: brokers.partitions_path(root, t), names)
+                  if brokers.path_problem(path) is None]
+        partitions = self.children(wanted)
+        states = self.read_data([brokers.state_path(root, t, i) for t in names
+                                 for i in range(len(partitions.get(brokers.partitions_path(root, t), ())))])
+        registered = listed.get(ids_node)
+        ids = dict.fromkeys(brokers.broker_path(root, b) for b in (registered or ()))
+        ids.update(dict.fromkeys(brokers.broker_path(root, b) for b in sorted(brokers.leader_ids(states))))
+        return brokers.resolve(root, names, partitions, states, self.read_data(list(ids)), registered,
+                               topics_listed=not wildcard or topics_node in listed)
 
     def running_topologies(self, storm_root: str) -> frozenset[str] | None:
         """Storm ids under `<storm root>/storms`, or None when that node does not exist."""
