@@ -39,6 +39,9 @@ SUITE_PROGRAMS = {
     # runs the Java source, and Debian's commons-cli comes with ZooKeeper (libzookeeper-java depends on it)
     "javac": "openjdk-17-jdk-headless",
     "/usr/share/java/commons-cli.jar": "zookeeper",
+    # what Storm UI shows for a storm-kafka-monitor run (tests/storm_ui.py): TopologySpoutLag's org.json.simple parser
+    # (Storm 1.x-2.5 pin json-simple 1.1; Debian's cliftonlabs 2.3.0 keeps that parser unchanged)
+    "/usr/share/java/json-simple.jar": "libjson-simple-java",
 }
 # Every Debian system has these (essential packages); offctl is the project, `storm kill` is rehearsed.
 BASE_PROGRAMS = {"bash", "sh", "id", "offctl", "storm"}
