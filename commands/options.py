@@ -40,6 +40,7 @@ SPOUTS = "Spout settings"
 HORIZONS = "Thresholds and horizons"
 OUTPUT = "Output"
 SAFETY = "Safety"
+MONITOR = "Storm UI"
 
 TIME_LAG_BUDGET_S = 5.0  # offctl.inspect.TIME_LAG_BUDGET_S, inspect's default --time-lag-budget (not imported: it
 # would load the read path for every command)
@@ -247,6 +248,14 @@ AuditLog = Annotated[Optional[Path], typer.Option(
     help="JSON-lines log of every change \\[default: ~/.local/state/offctl/audit.log].")]
 
 
+# --- storm-kafka-monitor (Storm UI's lag view) ---------------------------------------------------------------
+
+Deadline = Annotated[float, typer.Option(
+    "--deadline", metavar="DURATION", envvar="OFFCTL_DEADLINE", rich_help_panel=MONITOR, parser=seconds(1, 600),
+    help="Always answer within this: the lag, or the failure line saying what was not read (Storm UI waits for the "
+         "monitor with no time limit): 10s, 1m, or seconds.")]
+
+
 class PlanOutput(str, Enum):
     table = "table"
     json = "json"
@@ -290,7 +299,9 @@ FAIL_ON_OPTIONS = (Shared("fail_on", FailOnOption, FailOn.error),)
 SAFETY_OPTIONS = (
     Shared("execute", Execute, False), Shared("yes", Yes, False), Shared("quiet_period", QuietPeriod, 10.0),
     Shared("force", Force), Shared("backup_dir", BackupDir), Shared("audit_log", AuditLog))
-GROUPS = (CONNECTION_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS, SAFETY_OPTIONS)
+MONITOR_OPTIONS = (Shared("deadline", Deadline, 10.0),)
+GROUPS = (CONNECTION_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS, SAFETY_OPTIONS,
+          MONITOR_OPTIONS)
 EVERY_OPTION = {o.name: o for group in GROUPS for o in group}
 DEFAULTS = {name: o.default for name, o in EVERY_OPTION.items()}
 
@@ -398,9 +409,10 @@ def from_file(name: str, value: Any, where: str | None) -> Any:
     return [convert(v) for v in parsed] if isinstance(parsed, (list, tuple)) else convert(parsed)
 
 
-def shared(*groups: tuple[Shared, ...]) -> Callable:
+def shared(*groups: tuple[Shared, ...], errors: Callable[[], Any] | None = None) -> Callable:
     """Add these groups of shared options to a command's signature (after its own), and call the command with
-    `given=` the Given of them instead: a command signature lists only what is its own."""
+    `given=` the Given of them instead: a command signature lists only what is its own. `errors`: how an error of
+    the settings (the config file, a context) is reported, reported_errors by default."""
     options = [o for group in groups for o in group]
 
     def wrap(command: Callable) -> Callable:
@@ -417,7 +429,7 @@ def shared(*groups: tuple[Shared, ...]) -> Callable:
         def run(*args: Any, **kwargs: Any) -> Any:
             values = {o.name: kwargs.pop(o.name) for o in options}
             ctx = kwargs["ctx"] if takes_ctx else kwargs.pop("ctx")
-            with reported_errors():
+            with (errors or reported_errors)():
                 given = Given.of(ctx, values)
             return command(*args, given=given, **kwargs)
 

@@ -21,5 +21,14 @@ def main() -> None:
     run()
 
 
+def storm_kafka_monitor() -> None:
+    """The `storm-kafka-monitor` program: Storm UI's lag script, every argument KafkaOffsetLagUtil's
+    (offctl/commands/lagmonitor.py)."""
+    import sys
+
+    sys.argv = [sys.argv[0], "storm-kafka-monitor", "--", *sys.argv[1:]]
+    main()
+
+
 if __name__ == "__main__":
     main()

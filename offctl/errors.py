@@ -67,10 +67,14 @@ EXIT_CODES: dict[int, str] = {
     0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified; "
        "a reset with nothing to do (`--to current` for a group with no commits, `--execute` too: nothing is "
        "written); `serve` and `watch` stopped by SIGTERM or Ctrl-C (a store they cannot read is logged, not an "
-       "exit)",
+       "exit); `storm-kafka-monitor`: the lag, and also every failure (a store unreachable or partly read, the "
+       "deadline passed, a setting or the config file refused): one line on stdout starting `Unable to get offset "
+       "lags for kafka. Reason: `, as KafkaOffsetLagUtil prints it, so that Storm UI shows it as the spout's "
+       "errorInfo (docs/storm-ui-lag.md)",
     1: "`inspect`, `audit`: findings at or above `--fail-on` (default `error`); `audit --repair` keeps this "
        "meaning in a dry run too: it is an audit first (`--fail-on never` for 0); `peek`: a consumer named "
-       "was not found",
+       "was not found; `storm-kafka-monitor`: a command line KafkaOffsetLagUtil refuses (its message and help on "
+       "stdout, as the original's; Storm UI then leaves the spout out of its lag view)",
     2: "usage error: a wrong flag, value or combination (also a value that is not UTF-8, out of range, or a file "
        "larger than such a file can be), a file that cannot be read or is not what it should be, a backup of a "
        "format offctl does not write or that fails its checksum (refused before any store is read), a reset of one "

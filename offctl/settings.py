@@ -62,7 +62,7 @@ PROFILE_KEYS = {"storm-kafka-release": STR, "start-offset-time": STR_OR_INT, "ig
 DEFAULT_KEYS = {**{k: v for k, v in PROFILE_KEYS.items() if k != "topic"},
                 "time-lag-budget": DURATION, "commit-expiry-horizon": DURATION,
                 "offsets-retention-minutes": DURATION, "topic-retention": STRS, "retention-horizon": STR,
-                "fail-on": STR, "quiet-period": DURATION, "backup-dir": STR, "audit-log": STR}
+                "fail-on": STR, "quiet-period": DURATION, "backup-dir": STR, "audit-log": STR, "deadline": DURATION}
 CONTEXT_KEYS = {**CONNECTION_KEYS, **DEFAULT_KEYS}
 SECRET_KEYS = frozenset({"zk-auth", "kafka-config"})
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.javaprops import (
+    jaas_section,
     PLAIN_MODULE,
     SCRAM_MODULE,
     ClientSettings,
@@ -223,3 +224,54 @@ def test_only_secret_values_are_registered_for_redaction():
 def test_repr_of_a_result_hides_only_the_password():
     r = ClientSettings(settings={"sasl.password": "hunter2xx", "sasl.username": "bob"})
     assert "hunter2xx" not in repr(r) and "bob" in repr(r)
+
+
+# --- the JAAS file bin/storm-kafka-monitor gives its JVM ($STORM_CONF_DIR/storm_jaas.conf) ---------------------
+
+STORM_JAAS = """
+/* as Storm's docs write it: several applications, comments, quotes */
+StormServer {
+   com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;
+};
+// the Kafka client's section: JaasContext.loadClientContext reads "KafkaClient" without sasl.jaas.config
+KafkaClient {
+   org.apache.kafka.common.security.plain.PlainLoginModule required
+   username="storm-ui"
+   password="p}w{d;";
+};
+"""
+
+
+@pytest.mark.parametrize("text, want", [
+    pytest.param(STORM_JAAS, 'org.apache.kafka.common.security.plain.PlainLoginModule required\n   username="storm-ui"'
+                             '\n   password="p}w{d;";', id="braces-and-semicolons-inside-quotes"),
+    pytest.param("StormClient { x required; };", None, id="no-KafkaClient-section"),
+    pytest.param("KafkaClientX { x required; };", None, id="another-name"),
+    pytest.param("KafkaClient{a required;};", "a required;", id="no-spaces"),
+])
+def test_jaas_section(text, want):
+    got = jaas_section(text)
+    assert (got.strip() if got is not None else None) == want
+
+
+def test_a_jaas_file_logs_in_where_the_properties_have_no_jaas_config():
+    got = translate({"sasl.mechanism": "PLAIN"}, "SASL_PLAINTEXT", jaas_file=STORM_JAAS).settings
+    assert got == {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "storm-ui",
+                   "sasl.password": "p}w{d;"}
+    # sasl.jaas.config wins over the file, as in the Java client
+    assert translate({**SASL}, "SASL_SSL", jaas_file=STORM_JAAS).settings["sasl.username"] == "alice"
+
+
+def test_a_jaas_file_with_kerberos_only_is_refused_naming_the_file_never_the_secret():
+    with pytest.raises(UsageError, match="sasl.jaas.config .not set, and no KafkaClient section") as exc:
+        translate({"sasl.mechanism": "PLAIN"}, "SASL_PLAINTEXT", jaas_file="StormServer { x required; };")
+    assert "storm_jaas.conf" in str(exc.value)
+    kerberos = 'KafkaClient { com.sun.security.auth.module.Krb5LoginModule required keyTab="/k" principal="p"; };'
+    with pytest.raises(UsageError, match="storm_jaas.conf's KafkaClient section"):
+        translate({"sasl.mechanism": "PLAIN"}, "SASL_PLAINTEXT", jaas_file=kerberos)
+
+
+def test_the_contexts_credentials_stand_in_for_a_login_module():
+    got = translate({"sasl.mechanism": "PLAIN"}, "SASL_PLAINTEXT",
+                    given={"sasl.username": "u", "sasl.password": "pw-from-context"}).settings
+    assert got == {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}

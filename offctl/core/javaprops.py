@@ -269,9 +269,16 @@ class ClientSettings:
 
 
 def translate(properties: Mapping[str, str], security_protocol: str | None = None,
-              sasl_mechanism: str | None = None) -> ClientSettings:
+              sasl_mechanism: str | None = None, *, jaas_file: str | None = None,
+              given: Mapping[str, str] | None = None) -> ClientSettings:
     """KafkaOffsetLagUtil's consumer properties (-s, -m, then the -c file over them) as librdkafka settings;
-    UsageError naming every key that matters for connecting and cannot be carried over."""
+    UsageError naming every key that matters for connecting and cannot be carried over.
+
+    `jaas_file`: the text of the JAAS file the original's JVM is given (bin/storm-kafka-monitor passes
+    $STORM_CONF_DIR/storm_jaas.conf as java.security.auth.login.config, at every tag): where sasl.jaas.config is not
+    set, the Java client logs in with its `KafkaClient` section (JaasContext.loadClientContext, kafka clients 0.10.2+;
+    0.10.1, Storm 1.2.x's, knows no sasl.jaas.config at all). `given`: librdkafka settings offctl's own config
+    already holds (the context's kafka-config): a username and password there stand in for a login module."""
     props: dict[str, str] = {}
     if security_protocol is not None:
         props["security.protocol"] = security_protocol
@@ -300,7 +307,7 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
     handled = {"security.protocol", "bootstrap.servers", "group.id"}
     if uses_sasl:
         handled |= {"sasl.mechanism", "sasl.jaas.config"}
-        _sasl(props, settings, refused)
+        _sasl(props, settings, refused, jaas_file, given or {})
     if uses_ssl:
         handled |= {"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates",
                     "ssl.endpoint.identification.algorithm", "ssl.keystore.type", "ssl.protocol",
@@ -331,7 +338,41 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
                           group=properties.get("group.id"), notes=tuple(notes))
 
 
-def _sasl(props: dict[str, str], settings: dict[str, str], refused: list[str]) -> None:
+def jaas_section(text: str, name: str = "KafkaClient") -> str | None:
+    """The entries of one application's section of a JAAS login configuration file (`Name { entries };`, as the
+    JDK's ConfigFile reads it: comments, quotes), or None when the file has no such section."""
+    i, n, depth, start, current = 0, len(text), 0, -1, None
+    word = re.compile(r"[^\s{};=\"'/]+")
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            _, i = _jaas_quoted(text, i)
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif c == "{":
+            depth += 1
+            if depth == 1:
+                start = i + 1
+            i += 1
+        elif c == "}":
+            if depth == 1 and current == name:
+                return text[start:i]
+            depth = max(depth - 1, 0)
+            i += 1
+        elif depth == 0 and (m := word.match(text, i)):
+            current = m.group()
+            i = m.end()
+        else:
+            i += 1
+    return None
+
+
+def _sasl(props: dict[str, str], settings: dict[str, str], refused: list[str], jaas_file: str | None,
+          given: Mapping[str, str]) -> None:
     mechanism = props.get("sasl.mechanism")
     if mechanism is None:
         refused.append("sasl.mechanism (not set: the Java client's default is GSSAPI, Kerberos, which offctl does "
@@ -340,30 +381,34 @@ def _sasl(props: dict[str, str], settings: dict[str, str], refused: list[str]) -
         refused.append("sasl.mechanism (offctl does " + ", ".join(MECHANISMS) + "; not GSSAPI or OAUTHBEARER)")
     else:
         settings["sasl.mechanism"] = mechanism
-    jaas = props.get("sasl.jaas.config")
+    jaas, where = props.get("sasl.jaas.config"), "sasl.jaas.config"
+    if jaas is None and jaas_file is not None:
+        jaas, where = jaas_section(jaas_file), "storm_jaas.conf's KafkaClient section"
     if jaas is None:
-        refused.append("sasl.jaas.config (not set: offctl reads the username and password only from it, not from a "
-                       "JAAS file such as the storm_jaas.conf bin/storm-kafka-monitor passes with "
-                       "-Djava.security.auth.login.config)")
+        if "sasl.username" in given and "sasl.password" in given:
+            return  # the context's credentials
+        refused.append("sasl.jaas.config (not set, and no KafkaClient section in storm_jaas.conf: offctl reads the "
+                       "username and password from one of them, or from the context's kafka-config "
+                       "sasl.username and sasl.password)")
         return
     try:
         entries = parse_jaas(jaas)
     except _JaasError as exc:
-        refused.append(f"sasl.jaas.config (cannot be read: {exc})")
+        refused.append(f"{where} (cannot be read: {exc})")
         return
     if len(entries) != 1:  # JaasContext.loadClientContext: "should be 1 module"
-        refused.append(f"sasl.jaas.config (it has {len(entries)} login modules; Kafka takes one)")
+        refused.append(f"{where} (it has {len(entries)} login modules; Kafka takes one)")
         return
     module, _, options = entries[0]
     if module not in (PLAIN_MODULE, SCRAM_MODULE):
         what = _KNOWN_REFUSED_MODULES.get(module)
-        refused.append("sasl.jaas.config (" + (f"its login module is {what}'s" if what else
+        refused.append(f"{where} (" + (f"its login module is {what}'s" if what else
                                                "its login module is neither PlainLoginModule nor ScramLoginModule")
                        + "; offctl does username and password logins only)")
         return
     other = sorted(set(options) - {"username", "password"})
     if other or "username" not in options or "password" not in options:
-        refused.append("sasl.jaas.config (offctl takes exactly the options username and password of "
+        refused.append(f"{where} (offctl takes exactly the options username and password of "
                        + module.rsplit(".", 1)[1] + (f"; it has {len(other)} other" if other else "") + ")")
         return
     settings["sasl.username"] = secret(options["username"])

@@ -346,3 +346,43 @@ def parse_args(argv: list[str]) -> LagQuery | LagUsage:
     return LagQuery(**common, mode="new", group=value("groupid"),  # type: ignore[arg-type]
                     bootstrap=value("bootstrap-brokers"), security_protocol=value("security-protocol"),
                     sasl_mechanism=value("sasl-mechanism"))
+
+
+# What `buildOptions()` describes each option with (KOLU@v1.2.4 lines 180-204, `-c` @v1.2.4, `-m` @v2.8.8 line 126),
+# for the help printUsageAndExit prints after a failed check.
+DESCRIPTIONS = {
+    "t": "REQUIRED Topics (comma separated list) for fetching log head and spout committed offset",
+    "o": "Whether request is for old spout",
+    "b": "Comma separated list of bootstrap broker hosts for new consumer/spout e.g. hostname1:9092,hostname2:9092",
+    "g": "Group id of consumer (applicable only for new kafka spout) ",
+    "w": "Whether topic provided is a wildcard as supported by ZkHosts in old spout",
+    "p": "Comma separated list of partitions corresponding to leaders for old spout with StaticHosts",
+    "l": "Comma separated list of broker leaders corresponding to partitions for old spout with StaticHosts e.g. "
+         "hostname1:9092,hostname2:9092",
+    "z": "Comma separated list of zk servers for fetching spout committed offsets  and/or topic metadata for ZkHosts "
+         "e.g hostname1:2181,hostname2:2181",
+    "n": "Zk node prefix where old kafka spout stores the committed offsets without the topic and partition nodes",
+    "r": "Zk node prefix where kafka stores broker information e.g. /brokers (applicable only for old kafka spout) ",
+    "s": "Security protocol to connect to kafka",
+    "c": "Properties file with additional Kafka consumer properties",
+    "m": "Sasl mechanism to connect to kafka, default is GSSAPI",
+}
+
+
+def help_text(width: int = 74) -> str:
+    """The help printUsageAndExit prints after a failed check (`new HelpFormatter().printHelp("storm-kafka-monitor ",
+    options)`), over the union of options, laid out as commons-cli's HelpFormatter lays it out (cli-1.3.1: `usage: `
+    and the command, each option sorted by key ignoring case, ` -S,--long <arg>` padded to the longest plus three
+    spaces, the description wrapped at `width` under itself). The wrapping is textwrap's, which can break a line
+    one word apart from commons-cli's: the help is read by people, never parsed (Storm UI drops a spout whose
+    monitor exits 1)."""
+    import textwrap
+
+    heads = {s: f" -{s},--{lng}" + (" <arg>" if arg else "") for s, lng, arg in OPTIONS}
+    column = max(len(h) for h in heads.values()) + 3
+    lines = ["usage: storm-kafka-monitor"]
+    for key in sorted(heads, key=str.lower):
+        wrapped = textwrap.wrap(DESCRIPTIONS[key], width - column) or [""]
+        lines.append((heads[key].ljust(column) + wrapped[0]).rstrip())
+        lines += [" " * column + more for more in wrapped[1:]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,124 @@
+"""What `offctl storm-kafka-monitor` prints: the report of one spout in the shape Storm UI reads, pure.
+
+The shape is KafkaOffsetLagUtil's (external/storm-kafka-monitor/src/main/java/org/apache/storm/kafka/monitor/
+KafkaOffsetLagUtil.java, KOLU, at v1.2.4 and v2.8.8): one JSON object, `{topic: {"<partition>": {
+"consumerCommittedOffset": N, "logHeadOffset": N, "lag": N}}}`, with a row for every partition asked about,
+committed or not (no commit: consumerCommittedOffset -1). TopologySpoutLag passes the parsed map to the page
+untouched and the page reads only those three keys of each partition (storm-core/src/ui/public/topology.html@v1.2.4,
+storm-webapp/.../WEB-INF/topology.html@v2.8.8), so every partition object may carry more keys: offctl's are
+documented in docs/storm-ui-lag.md. Nothing may be added outside the partition objects: the page takes every key of
+the top level as a topic and every key below it as a partition.
+
+The three keys keep the meaning the page gives them (its columns: "Log Head Offset", "Consumer Committed Offset",
+"Lag"): the log end, what the spout has stored, and how many messages lie between where the spout will read next and
+the log end. The original's lag is always `logHeadOffset - consumerCommittedOffset` (KafkaPartitionOffsetLag); offctl's
+is where the spout will actually resume, by its own release and settings (offctl.core.behaviour), as every other face
+of offctl counts it. Where the two differ, `originalLag` holds the original's and `why` the finding that decides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from offctl.core.behaviour import configured_start, first_poll_start
+from offctl.core.model import ConsumerKey, PartitionLog, PartitionRow, Report
+from offctl.core.profiles import Profiles
+from offctl.core.timelag import time_lag
+
+REASON = "Unable to get offset lags for kafka. Reason: "  # KOLU@v1.2.4 line 149, @v2.8.8 line 80
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the monitor answers for: the consumer, and each topic's partitions in the order shown (old spouts:
+    from the broker registry or StaticHosts; new spouts: every partition of each topic, as partitionsFor gives
+    them). `folder`: the spout keeps a topic's offsets under `<zk-node>/<topic>/` (a wildcard spout)."""
+
+    key: ConsumerKey
+    old: bool
+    partitions: Mapping[str, Sequence[int]]
+    folder: bool = False
+
+
+def _pick(rows: Sequence[PartitionRow], asked: Asked) -> dict[tuple[str, int], PartitionRow]:
+    """The row the spout reads for each (topic, partition): an old spout reads `<node>/partition_N`, or
+    `<node>/<topic>/partition_N` when wildcard (KOLU@v1.2.4 getOldConsumerOffsetsFromZk; storm-kafka Partition.getId
+    @v1.2.4); a new spout the group's commit of that partition."""
+    chosen: dict[tuple[str, int], PartitionRow] = {}
+    for row in rows:
+        if row.topic is None:
+            continue
+        if asked.old and row.record.folder_topic != (row.topic if asked.folder else None):
+            continue
+        chosen.setdefault((row.topic, row.record.partition), row)
+    return chosen
+
+
+def _codes(report: Report, topic: str, partition: int) -> list[str]:
+    return list(dict.fromkeys(f.code for f in report.findings if f.topic == topic and f.partition == partition))
+
+
+def _why(report: Report, topic: str, partition: int, codes: Sequence[str]) -> str | None:
+    for f in report.findings:
+        if f.topic == topic and f.partition == partition and f.code in codes:
+            return f.message
+    return None
+
+
+def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[str, Mapping[int, PartitionLog]]
+             ) -> tuple[dict[str, dict[str, dict]], list[str]]:
+    """The monitor's JSON object for `asked`, and notes (stderr) on partitions it cannot answer for: those whose
+    log end the broker did not give (the original fails the whole run on them; offctl leaves them out)."""
+    name, thresholds = profiles.resolve(asked.key)
+    summary = next((c for c in report.consumers if c.key.consumer == asked.key.consumer), None)
+    profile = summary.profile if summary is not None else name
+    rows = _pick(report.rows, asked)
+    out: dict[str, dict[str, dict]] = {}
+    notes: list[str] = []
+    for topic, partitions in asked.partitions.items():
+        shown: dict[str, dict] = {}
+        for p in partitions:
+            row = rows.get((topic, p))
+            plog = cluster.get(topic, {}).get(p)
+            head = row.log_end if row is not None else plog.log_end if plog is not None else None
+            if head is None:
+                notes.append(f"{topic}/{p}: the broker gave no log end offset; the partition is left out")
+                continue
+            codes = _codes(report, topic, p)
+            committed = row.record.committed if row is not None and row.record.committed is not None else -1
+            if row is not None and row.lag is not None:  # the analysis says where the spout resumes
+                lag = row.lag
+                resume = head - lag
+                seconds = time_lag(row, report.time_lags).seconds
+            else:  # no record: where the spout starts instead (PartitionManager; KafkaSpout.doSeek)
+                start = (configured_start(thresholds.spout, plog.log_start if plog else None, head) if asked.old
+                         else first_poll_start(thresholds.spout, plog.log_start if plog else None, head))
+                resume = start.offset
+                lag = head - resume if resume is not None else head - committed
+                seconds = None
+            original = head - committed
+            entry = {"consumerCommittedOffset": committed, "logHeadOffset": head, "lag": lag,
+                     "timeLagSeconds": seconds, "findings": codes, "profile": profile, "resumeOffset": resume}
+            if lag != original:
+                entry["originalLag"] = original
+                entry["why"] = _why(report, topic, p, codes) or (
+                    f"no committed offset: the spout starts at offset {resume}" if resume is not None else
+                    "no committed offset, and where the spout starts is not known here")
+            shown[str(p)] = entry
+        if shown:
+            out[topic] = shown
+    return out, notes
+
+
+def render(doc: Mapping[str, Mapping[str, Mapping]]) -> str:
+    """The object as one line of JSON, every character outside ASCII escaped (\\uXXXX, as json-simple reads it), no
+    trailing newline (KOLU prints it with System.out.print)."""
+    return json.dumps(doc, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def failure(kind: str, message: str) -> str:
+    """The line KOLU prints for a failure (`catch (Exception ex)`: the prefix, then printStackTrace's first line,
+    `<class>: <message>`), one line: Storm UI shows any output that is not JSON as the spout's errorInfo."""
+    return f"{REASON}{kind}: {' '.join(message.split())}\n"
