@@ -16,8 +16,6 @@ from contextlib import contextmanager
 
 import typer
 
-from offctl.core.lagdoc import failure
-from offctl.core.lagutil import LagUsage, help_text, parse_args
 from offctl.errors import OffctlError
 from offctl.inputs import redact
 
@@ -31,6 +29,8 @@ CONTEXT_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "a
 def failure_lines() -> Iterator[None]:
     """An offctl error (the config file, a context, a client setting) as the original reports any failure: one line
     on stdout, exit 0, so that Storm UI shows it as the spout's errorInfo instead of leaving the spout out."""
+    from offctl.core.lagdoc import failure
+
     try:
         yield
     except OffctlError as exc:
@@ -56,6 +56,7 @@ def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
     old spout on StaticHosts. See docs/storm-ui-lag.md.
     """
     from offctl import STARTED
+    from offctl.core.lagutil import LagUsage, help_text, parse_args
     from offctl.lagmonitor import MonitorSettings, answer_within
 
     query = parse_args(list(ctx.args))

@@ -53,12 +53,13 @@ KAFKA_2_X_NO_PLAINTEXT = (b'{"features":{},"listener_security_protocol_map":{"SA
     pytest.param(b'{"host":"k\xff","port":1}', "k\ufffd:1", None, id="invalid-utf8-replaced-as-new-String"),
 ])
 def test_parse_broker(data, address, why):
-    got, reason = brokers.parse_broker(data)
-    assert got == address
-    if why is None:
-        assert reason is None
-    else:
-        assert why in reason
+    assert_parsed(brokers.parse_broker(data), address, why)
+
+
+def assert_parsed(parsed: tuple, value, why: str | None) -> None:
+    got, reason = parsed
+    assert got == value
+    assert reason is None if why is None else why in reason
 
 
 @pytest.mark.parametrize(("data", "leader", "why"), [
@@ -80,12 +81,7 @@ def test_parse_broker(data, address, why):
     pytest.param(b'{"leader":0', None, "not JSON", id="truncated"),
 ])
 def test_parse_leader(data, leader, why):
-    got, reason = brokers.parse_leader(data)
-    assert got == leader
-    if why is None:
-        assert reason is None
-    else:
-        assert why in reason
+    assert_parsed(brokers.parse_leader(data), leader, why)
 
 
 @pytest.mark.parametrize(("pattern", "names", "matched"), [

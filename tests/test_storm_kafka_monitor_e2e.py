@@ -296,3 +296,22 @@ def test_storm_ui_shows_the_rows_the_error_line_or_drops_the_spout(release, kafk
     refused = monitor("-t", topic, "-g", group)  # KOLU: groupid and bootstrap-brokers are required: exit 1
     view = storm_ui_reads(refused.stdout.encode(), refused.returncode, release)
     assert refused.returncode == 1 and view.omitted is not None and view.rows == () and view.error_info is None
+
+
+def test_a_sasl_ssl_handshake_with_a_black_hole_ends_within_the_deadline_without_the_password(black_hole, tmp_path,
+                                                                                           names):
+    secret = "pw-for-the-black-hole"
+    props = tmp_path / "extra.props"
+    props.write_text("sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram."
+                     f"ScramLoginModule required username='storm' password='{secret}';\n")
+    result = monitor("-t", "orders", "-g", names("group"), "-b", black_hole, "-s", "SASL_SSL", "-c", str(props),
+                     deadline="3s")
+    assert result.returncode == 0 and result.stdout.startswith(REASON)
+    assert secret not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("path", ["/nonexistent/kafka-consumer-extra", "/dev/zero", "/"])
+def test_a_consumer_config_that_cannot_be_read_is_a_failure_line(path):
+    result = monitor("-t", "orders", "-g", "g", "-b", "127.0.0.1:9", "-c", path)
+    assert result.returncode == 0 and result.stdout.startswith(REASON + "offctl.UsageError: consumer-config")
+    assert result.stdout.count("\n") == 1
