@@ -12,8 +12,8 @@ import typer
 
 from offctl import settings
 
-from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SAFETY_OPTIONS, SPOUT_OPTIONS,
-                      Given, connection, pick, reported_errors, shared)
+from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, MONITOR_OPTIONS, OUTPUT, SAFETY_OPTIONS,
+                      SPOUT_OPTIONS, Given, connection, pick, reported_errors, shared)
 
 app = typer.Typer(name="config", no_args_is_help=True, rich_markup_mode="rich",
                   help="The config file: contexts (servers and defaults by name) and per-spout profiles.")
@@ -36,7 +36,7 @@ def _plain(value: Any) -> Any:
 
 @app.command("show")
 @shared(CONNECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS,
-        pick(SAFETY_OPTIONS, "quiet_period", "backup_dir", "audit_log"))
+        pick(SAFETY_OPTIONS, "quiet_period", "backup_dir", "audit_log"), MONITOR_OPTIONS)
 def show_command(
     given: Given,
     output: Annotated[ShowFormat, typer.Option("--output", "-o", rich_help_panel=OUTPUT, help="Output format.")]

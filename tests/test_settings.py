@@ -372,3 +372,14 @@ def test_a_context_connects_inspect_and_profiles_are_read(tmp_path, zk, zk_serve
 def test_config_show_has_help_with_an_example(cli):
     result = cli("config", "show", "--help")
     assert result.exit_code == 0 and "Example:" in result.stdout and "offctl config show" in result.stdout
+
+
+def test_the_monitor_deadline_comes_from_the_context_and_config_show_says_so(cli, tmp_path):
+    """storm-kafka-monitor takes no option of its own from Storm UI: its deadline is the context's `deadline`."""
+    path = _config(tmp_path, '[contexts.ui]\ndeadline = "4s"\n')
+    doc = json.loads(cli("config", "show", "--config", str(path), "--context", "ui", "-o", "json").stdout)
+    rows = {r["key"]: r for r in doc["settings"]}
+    assert rows["deadline"]["value"] == 4.0 and rows["deadline"]["from"].startswith("context ui in ")
+    bad = _config(tmp_path, '[contexts.ui]\ndeadline = "2h"\n')
+    result = cli("config", "show", "--config", str(bad), "--context", "ui")
+    assert result.exit_code == 2 and "deadline" in result.stderr
