@@ -29,9 +29,9 @@ from pathlib import Path
 
 from offctl.config import Connection, normalize_root
 from offctl.core.behaviour import SpoutProfile
-from offctl.core.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, iso_ms
+from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.plan import Plan
-from offctl.core.targets import (TARGETS, Scope, Target, make_target, parse_partitions, parse_topics)
+from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.errors import OffctlError, UsageError
 from offctl.reset import Confirm, Outcome, ResetRequest, Safety, seconds
 
@@ -267,7 +267,12 @@ class PlanStore:
         """Plan a reset of one consumer: a storm-kafka spout (store "zookeeper", its spout id), a Trident spout
         ("trident", its txStateId) or a storm-kafka-client group ("kafka", its group.id); `to` one of earliest,
         latest, current, offset (value: the offset), time (value: ISO-8601 with a zone, or epoch ms), shift (value:
-        +N or -N); `topics` as --topic takes them (orders, orders:0-3), `partitions` as --partitions (0,3 or 0-7)."""
+        +N or -N); `topics` as --topic takes them (orders, orders:0-3), `partitions` as --partitions (0,3 or 0-7);
+        `zk_root` the spout's root (its Trident root for "trident"), needed when the context has several;
+        `static_partitions` the partitions a spout on StaticHosts reads (as --static-partitions ID=LIST takes
+        LIST); `topology_id` or `no_storm_metadata` for a group, as the CLI's --topology-id and
+        --no-storm-metadata. What the CLI takes beyond this (several groups, --all-groups, --from-file,
+        --by-duration, --force) is the operator's, at the command line."""
         from offctl.reset import reset
 
         if store not in STORES:
@@ -361,7 +366,7 @@ class PlanStore:
                 return None, (f"no plan {_quoted(plan_id)} in this server (plans live in its memory for "
                               f"{self.ttl_s:g}s): ask for a new plan")
             if entry.used is not None:
-                said = {"applying": "is being applied", "applied": "was already applied",
+                said = {"applying": "is being applied (or its apply broke off)", "applied": "was already applied",
                         "declined": "was already declined by the human", "stale": "no longer matches the state"}
                 return None, f"plan {plan_id} {said[entry.used]}: a plan is applied at most once; ask for a new plan"
             if now >= entry.plan.expires:
@@ -440,6 +445,14 @@ def _backup_path(run: Run, backup: str) -> Path:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _digest_now(path: Path) -> str | None:
+    """The backup file's sha256 as it is now; None when it cannot be read (gone)."""
+    try:
+        return _sha256(path)
+    except OSError:
+        return None
 
 
 def _quoted(text: str, most: int = 80) -> str:
@@ -598,7 +611,7 @@ def apply(store: PlanStore, plan_id: str, *, allow_writes: bool, confirm: Callab
     stored, why = store._claim(plan_id, store.clock() if now is None else now)
     if stored is None:
         return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command)
-    ended = None  # the plan stays applicable when it is refused for a reason that may pass
+    ended = "applying"  # an apply cut short by what offctl does not report (a bug, KeyboardInterrupt) is not retried
     try:
         result, ended = _apply(stored, confirm)
         return result
@@ -623,7 +636,7 @@ def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[A
         return refused("the plan writes nothing", "stale")
     if confirm is None:
         return refused("this MCP client cannot ask a human for a yes (no elicitation)" + _by_hand(command))
-    if stored.digest is not None and _sha256(Path(stored.request["backup"])) != stored.digest:
+    if stored.digest is not None and _digest_now(Path(stored.request["backup"])) != stored.digest:
         return refused("state changed since the plan: the backup file is not what it was; ask for a new plan",
                        "stale")
     seen: dict = {}

@@ -336,3 +336,16 @@ def test_targets_are_checked_as_the_command_line_checks_them(to, value, message)
 ])
 def test_targets(to, value, expected):
     assert _target(to, value, 0) == expected
+
+
+def test_an_apply_that_broke_off_is_not_retried(setting):
+    world, store, run, _ = setting
+    plan = store.keep("reset", run, REQUEST, world.call())
+
+    def interrupted(text):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        apply(store, plan.id, allow_writes=True, confirm=interrupted)
+    result = apply(store, plan.id, allow_writes=True, confirm=Human())
+    assert result.status == REFUSED and "its apply broke off" in result.reason and world.writes == []

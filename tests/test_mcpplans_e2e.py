@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,11 @@ def test_the_backup_an_apply_wrote_is_restored_through_a_plan(fleet):
     before = fleet.state()
     written = apply(fleet.store, poison_fix(fleet).id, allow_writes=True, confirm=Human())
     assert written.status == WRITTEN, written.reason
+    edited = fleet.store.plan_restore(fleet.run, backup=written.backup)
+    Path(written.backup).write_text(Path(written.backup).read_text() + " ")  # the file changed since its plan
+    refused = apply(fleet.store, edited.id, allow_writes=True, confirm=Human())
+    assert refused.status == REFUSED and "the backup file is not what it was" in refused.reason
+    Path(written.backup).write_text(Path(written.backup).read_text()[:-1])
     plan = fleet.store.plan_restore(fleet.run, backup=Path(written.backup).name)
     assert plan.kind == "restore" and plan.writes == 1
     assert {g["guard"]: g["status"] for g in plan.document["guards"]}["changed-since"] == "pass"
@@ -169,7 +175,10 @@ def test_a_topology_started_since_the_plan_is_refused_by_the_guard(fleet, zk):
 def test_a_kafka_group_reset_is_planned_and_applied(fleet, kafka, names):
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 7, 1: 8})
-    plan = fleet.store.plan_reset(fleet.run, store="kafka", consumer=group, to="earliest", topology_id=TOPOLOGY)
+    asked = []
+    run = replace(fleet.run, profile=lambda consumers: asked.extend(consumers) or None)  # the face's profile
+    plan = fleet.store.plan_reset(run, store="kafka", consumer=group, to="earliest", topology_id=TOPOLOGY)
+    assert asked == [group]
     assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [(0, 7, 0), (1, 8, 0)]
     assert "--group" in plan.command and f"--topology-id {TOPOLOGY}" in plan.command
     result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
