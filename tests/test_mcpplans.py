@@ -126,6 +126,8 @@ def test_a_plan_binds_what_it_saw_and_applies_with_a_yes(setting):
     assert [json.loads(line)["phase"] for line in result.audit] == ["intent", "done"]
     assert json.loads(result.audit[-1])["outcome"] == "verified"
     assert result.json()["result"]["executed"] is True
+    said = json.dumps([plan.json(), result.json()])  # the connection has a ZooKeeper password and a SASL one
+    assert "s3cret" not in said and "hunter2" not in said
 
 
 P0, P1, P2 = (f"/spouts/orders/partition_{p}" for p in range(3))

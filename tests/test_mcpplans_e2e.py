@@ -212,3 +212,14 @@ def _group_commits(kafka, group: str) -> dict[int, int]:
 
     result = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
     return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+
+
+def test_a_migrate_is_planned_and_applied(fleet, kafka, names):
+    group = names("client-group")
+    plan = fleet.store.plan_migrate(fleet.run, spout="orders", group=group, topology_id=TOPOLOGY)
+    assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [
+        (0, None, 4), (1, None, 5), (2, None, 6)]
+    assert shlex.split(plan.command)[1] == "migrate" and f"--topology-id {TOPOLOGY}" in plan.command
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    assert result.status == WRITTEN and result.written, result.reason
+    assert _group_commits(kafka, group) == {0: 4, 1: 5, 2: 6}
