@@ -1,0 +1,225 @@
+"""offctl.mcpplans against the real ZooKeeper and broker: plans made and applied as the MCP face's tools make and
+apply them, with the human's answer given by a function (the face asks through MCP elicitation).
+
+The test broker (Tansu) drops commit metadata: a group reset is written with --topology-id's metadata and read
+back without it, which a storm-kafka-client spout with the default first-poll strategy still resumes from
+(test_reset_e2e's docstring); the plan and the apply both read no metadata, so the binding holds there.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from offctl.config import Connection
+from offctl.core.model import ZOOKEEPER
+from offctl.errors import UsageError
+from offctl.mcpplans import DECLINED, REFUSED, WRITTEN, PlanStore, Run, apply
+from tests.conftest import storm_record
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
+
+TOPOLOGY = "orders-topology-1-1700000000"  # storm_record's default
+
+
+class Human:
+    def __init__(self, answer: bool = True) -> None:
+        self.answer, self.shown = answer, []
+
+    def __call__(self, text: str) -> bool:
+        self.shown.append(text)
+        return self.answer
+
+
+@pytest.fixture
+def fleet(zk, kafka, names, zk_server, broker, tmp_path):
+    """A topic of 3 partitions of 10 messages, the spout `orders` at 4, 5, 6, an empty Storm root, and the run
+    the MCP face resolves for its context."""
+    topic = kafka.filled_topic(names("orders"), 3, 10)
+    root = names.root + "/spouts"
+    for p in range(3):
+        zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, 4 + p), makepath=True)
+    zk.ensure_path(names.root + "/storm/storms")
+
+    class Fleet:
+        pass
+
+    f = Fleet()
+    f.topic, f.root, f.storm_root = topic, root, names.root + "/storm"
+    f.conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address,
+                        storm_root=f.storm_root)
+    f.run = Run("test", f.conn, tmp_path / "backups", tmp_path / "audit.log", quiet_period_s=0)
+    f.path = lambda p: f"{root}/orders/partition_{p}"
+    f.state = lambda: {p: (zk.get(f.path(p))[0], zk.get(f.path(p))[1].version) for p in range(3)}
+    f.store = PlanStore()
+    return f
+
+
+def poison_fix(fleet):
+    """The poison-message fix: shift partition 1 of the spout by one, past the message it is stuck on."""
+    return fleet.store.plan_reset(fleet.run, store=ZOOKEEPER, consumer="orders", to="shift", value="+1",
+                                  topics=[f"{fleet.topic}:1"])
+
+
+def offset_of(data: bytes) -> int:
+    return json.loads(data)["offset"]
+
+
+def test_the_poison_message_fix_is_written_with_a_yes_and_its_undo_puts_it_back(cli, fleet):
+    before = fleet.state()
+    plan = poison_fix(fleet)
+    assert plan.writes == 1 and plan.document["mode"] == "dry-run" and fleet.state() == before
+    assert [(c["partition"], c["before"], c["after"], c["action"]) for c in plan.document["changes"]] == [
+        (1, 5, 6, "write")]
+    assert plan.document["cost"]["skip"]["messages"] == 1  # the one message skipped
+    assert "Reset 1 partition of spout orders" in plan.text and "cost: " in plan.text
+    assert plan.state[0].changes[0].before_data == before[1][0] and plan.state[0].changes[0].version == before[1][1]
+
+    human = Human()
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    assert result.status == WRITTEN and result.written and result.verified, result.reason
+    assert human.shown == [plan.text]
+    after = fleet.state()
+    assert after[1] == (before[1][0].replace(b'"offset":5', b'"offset":6'), before[1][1] + 1)
+    assert after[0] == before[0] and after[2] == before[2]
+    assert Path(result.backup).is_file() and Path(result.backup).parent == fleet.run.backup_dir
+    assert [json.loads(line)["phase"] for line in result.audit] == ["intent", "done"]
+    assert Path(result.audit_log).read_text().splitlines() == list(result.audit)
+    done = json.loads(result.audit[-1])
+    assert (done["path"], done["before"], done["after"], done["outcome"]) == (fleet.path(1), 5, 6, "verified")
+    assert result.undo.startswith(f"offctl restore {result.backup} --execute")
+    assert result.document["executed"] and result.document["undo"] == result.undo
+    assert shlex.split(result.command)[:2] == ["offctl", "reset"] and "--by" in result.command
+
+    undone = cli(*shlex.split(result.undo)[1:], "--yes")  # --yes: the test has no terminal to answer
+    assert undone.exit_code == 0, undone.stderr
+    assert {p: d for p, (d, _) in fleet.state().items()} == {p: d for p, (d, _) in before.items()}
+
+
+def test_the_backup_an_apply_wrote_is_restored_through_a_plan(fleet):
+    before = fleet.state()
+    written = apply(fleet.store, poison_fix(fleet).id, allow_writes=True, confirm=Human())
+    assert written.status == WRITTEN, written.reason
+    edited = fleet.store.plan_restore(fleet.run, backup=written.backup)
+    Path(written.backup).write_text(Path(written.backup).read_text() + " ")  # the file changed since its plan
+    refused = apply(fleet.store, edited.id, allow_writes=True, confirm=Human())
+    assert refused.status == REFUSED and "the backup file is not what it was" in refused.reason
+    Path(written.backup).write_text(Path(written.backup).read_text()[:-1])
+    plan = fleet.store.plan_restore(fleet.run, backup=Path(written.backup).name)
+    assert plan.kind == "restore" and plan.writes == 1
+    assert {g["guard"]: g["status"] for g in plan.document["guards"]}["changed-since"] == "pass"
+    restored = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    assert restored.status == WRITTEN and restored.verified, restored.reason
+    assert {p: d for p, (d, _) in fleet.state().items()} == {p: d for p, (d, _) in before.items()}
+
+
+def test_a_backup_outside_the_contexts_backup_directory_is_refused(fleet, tmp_path):
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}")
+    for name in (str(elsewhere), "../elsewhere.json", "missing.json"):
+        with pytest.raises(UsageError, match="is not a backup file in"):
+            fleet.store.plan_restore(fleet.run, backup=name)
+
+
+def test_a_no_writes_nothing(fleet):
+    before = fleet.state()
+    plan = poison_fix(fleet)
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human(False))
+    assert result.status == DECLINED and not result.written and "Nothing was written" in result.reason
+    assert fleet.state() == before and not fleet.run.backup_dir.exists() and not fleet.run.audit_log.exists()
+
+
+def test_without_allow_writes_it_is_refused(fleet):
+    before = fleet.state()
+    plan = poison_fix(fleet)
+    human = Human()
+    result = apply(fleet.store, plan.id, allow_writes=False, confirm=human)
+    assert result.status == REFUSED and "--allow-writes" in result.reason and human.shown == []
+    assert fleet.state() == before and not fleet.run.backup_dir.exists()
+
+
+def test_a_record_changed_between_plan_and_apply_is_refused(fleet, zk):
+    plan = poison_fix(fleet)
+    zk.set(fleet.path(1), storm_record(fleet.topic, 1, 7))  # the spout moved on meanwhile
+    before = fleet.state()
+    human = Human()
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    assert result.status == REFUSED and human.shown == []
+    assert result.reason.startswith("state changed since the plan: ") and "ask for a new plan" in result.reason
+    assert f"{fleet.path(1)}: offset 5 (version 0) then, offset 7 (version 1) now" in result.reason
+    assert fleet.state() == before and not fleet.run.backup_dir.exists()
+
+
+def test_an_expired_plan_is_refused(fleet):
+    before = fleet.state()
+    plan = poison_fix(fleet)
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human(), now=plan.expires)
+    assert result.status == REFUSED and "expired" in result.reason and fleet.state() == before
+
+
+def test_a_topology_started_since_the_plan_is_refused_by_the_guard(fleet, zk):
+    plan = poison_fix(fleet)
+    assert {g["guard"]: g["status"] for g in plan.document["guards"]}["running-topology"] == "pass"
+    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
+    before = fleet.state()
+    human = Human()
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    assert result.status == REFUSED and result.reason.startswith("refused by the guards: running-topology: ")
+    assert f"{TOPOLOGY} is running" in result.reason and human.shown == [] and fleet.state() == before
+
+
+def test_a_kafka_group_reset_is_planned_and_applied(fleet, kafka, names):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 7, 1: 8})
+    asked = []
+    run = replace(fleet.run, profile=lambda consumers: asked.extend(consumers) or None)  # the face's profile
+    plan = fleet.store.plan_reset(run, store="kafka", consumer=group, to="earliest", topology_id=TOPOLOGY)
+    assert asked == [group]
+    assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [(0, 7, 0), (1, 8, 0)]
+    assert "--group" in plan.command and f"--topology-id {TOPOLOGY}" in plan.command
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    assert result.status == WRITTEN and result.written, result.reason
+    assert _group_commits(kafka, group) == {0: 0, 1: 0}
+    assert result.undo.startswith("offctl restore ") and Path(result.backup).is_file()
+
+
+def test_a_kafka_commit_moved_since_the_plan_is_refused(fleet, kafka, names):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 7, 1: 8})
+    plan = fleet.store.plan_reset(fleet.run, store="kafka", consumer=group, to="earliest", no_storm_metadata=True)
+    kafka.commit(group, fleet.topic, {0: 9})
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    assert result.status == REFUSED and f"group {group} {fleet.topic}/0: offset 7 then, offset 9 now" in result.reason
+    assert _group_commits(kafka, group) == {0: 9, 1: 8}
+
+
+def test_a_spouts_records_are_deleted_through_a_plan(fleet, zk):
+    plan = fleet.store.plan_delete(fleet.run, spout="orders", partitions="2")
+    assert plan.writes == 1 and [c["action"] for c in plan.document["changes"]] == ["delete"]
+    assert "--partitions 2" in plan.command and shlex.split(plan.command)[1] == "delete"
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    assert result.status == WRITTEN and result.verified, result.reason
+    assert not zk.exists(fleet.path(2)) and zk.exists(fleet.path(1))
+    assert result.undo.startswith("offctl restore ")
+
+
+def _group_commits(kafka, group: str) -> dict[int, int]:
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    result = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
+    return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+
+
+def test_a_migrate_is_planned_and_applied(fleet, kafka, names):
+    group = names("client-group")
+    plan = fleet.store.plan_migrate(fleet.run, spout="orders", group=group, topology_id=TOPOLOGY)
+    assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [
+        (0, None, 4), (1, None, 5), (2, None, 6)]
+    assert shlex.split(plan.command)[1] == "migrate" and f"--topology-id {TOPOLOGY}" in plan.command
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    assert result.status == WRITTEN and result.written, result.reason
+    assert _group_commits(kafka, group) == {0: 4, 1: 5, 2: 6}
