@@ -132,6 +132,7 @@ def test_every_read_tool_answers_what_inspect_says(served, cli):
     tools, fleet, first, stuck, group, peeked, code, said, contexts = anyio.run(main)
     assert set(tools) == READ_TOOLS  # no plan or apply tool until the lead registers them
     assert all(t.annotations.read_only_hint for t in tools.values())
+    assert all("not one" in tools[t].description for t in ("fleet", "consumer", "peek", "settings"))
     for result in (fleet, first, stuck, group, peeked, code, said, contexts):
         assert not result.is_error, _text(result)
         assert json.loads(result.content[0].text) == result.structured_content
@@ -198,13 +199,14 @@ def test_a_context_not_in_the_config_is_refused_and_no_tool_takes_a_server(serve
     assert missing.is_error and "no context 'prod'" in missing.content[0].text
     assert "contexts: fixture, other" in missing.content[0].text
     assert address.is_error and "no context" in address.content[0].text
-    assert smuggled.is_error or smuggled.structured_content["context"] == "fixture"
+    assert not smuggled.is_error and smuggled.structured_content["context"] == "fixture"
+    assert [c["store"] for c in smuggled.structured_content["consumers"]] == ["kafka"]
     assert "attacker" not in _text(smuggled)
     assert not other.is_error and other.structured_content["context"] == "other"
     assert other.structured_content["total"] == 0  # its root holds nothing: it read its own servers only
-    tools = {f for f in ("zk", "bootstrap_servers", "host", "zk_root", "connect")}
+    servers = {"zk", "bootstrap_servers", "host", "port", "zk_root", "trident_root", "storm_root", "connect"}
     schemas = anyio.run(_schemas, served)
-    assert not tools & {p for props in schemas.values() for p in props}
+    assert not servers & {p for props in schemas.values() for p in props}
 
 
 async def _schemas(served) -> dict:
