@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100
 MAX_PEEK_COUNT = 10  # messages per partition an answer previews (offctl peek takes up to 1000)
+MAX_HEADERS = 20  # headers a previewed message shows (a record may carry thousands)
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 INSTRUCTIONS = (
@@ -134,6 +135,20 @@ def page(items: list[dict], limit: int, offset: int) -> dict[str, Any]:
             "next_offset": end if end < len(items) else None}
 
 
+def few(lines: list[str], limit: int = MAX_LIMIT) -> list[str]:
+    """At most `limit` lines of notes (the last one saying how many more there were): every answer is bounded."""
+    return lines if len(lines) <= limit else [*lines[:limit - 1], f"... and {len(lines) - limit + 1} more"]
+
+
+def few_headers(partitions: list[dict]) -> list[dict]:
+    """Peek's partitions with at most MAX_HEADERS headers a message; `headers_total` where there were more."""
+    for p in partitions:
+        for m in p["messages"]:
+            if len(m["headers"]) > MAX_HEADERS:
+                m["headers_total"], m["headers"] = len(m["headers"]), m["headers"][:MAX_HEADERS]
+    return partitions
+
+
 def worst_consumers_first(consumers: list[dict]) -> list[dict]:
     """Worst status first, then the largest lag, then by name (ties stay put in the report's order)."""
     return sorted(consumers, key=lambda c: (-_rank(c["status"]), -(c["max_lag"] or 0), c["consumer"]))
@@ -191,7 +206,8 @@ def fleet_answer(face: Face, context: str | None, status: str | None, limit: int
                    "captured_at": doc["captured_at"], "summary": doc["summary"], "consumers": got["items"],
                    "total": got["total"], "offset": offset, "next_offset": got["next_offset"],
                    "hints": {k: v for k, v in doc["hints"].items() if k in codes},
-                   "notes": doc["notes"], "incomplete": doc["incomplete"], "checks_skipped": doc["checks_skipped"],
+                   "notes": few(doc["notes"]), "incomplete": few(doc["incomplete"]),
+                   "checks_skipped": few(doc["checks_skipped"]),
                    "spout_settings": doc["spout_settings"]})
 
 
@@ -221,7 +237,8 @@ def consumer_answer(face: Face, context: str | None, name: str, store: Store | N
                    "profile": profile_name, "spout_settings": thresholds.spout.describe(),
                    "processing_guarantee": doc["processing_guarantee"],
                    "offsets_retention": doc["offsets_retention"],
-                   "notes": doc["notes"], "incomplete": doc["incomplete"], "checks_skipped": doc["checks_skipped"]})
+                   "notes": few(doc["notes"]), "incomplete": few(doc["incomplete"]),
+                   "checks_skipped": few(doc["checks_skipped"])})
 
 
 def _later(*offsets: int | None) -> int | None:
@@ -239,11 +256,11 @@ def peek_answer(face: Face, context: str | None, name: str, store: Store | None,
     doc = peek_document(result)
     mine = _found(doc, name, _store_of(store))
     got = page(sorted((p for p in doc["partitions"] if mine(p)), key=lambda p: -(p["lag"] or 0)), limit, offset)
-    not_found = [f.message for f in result.report.findings if f.code == "CONSUMER_NOT_FOUND"]
+    not_found = few([f.message for f in result.report.findings if f.code == "CONSUMER_NOT_FOUND"])
     return answer({"context": run.name, "captured_at": doc["captured_at"], "count": doc["count"],
-                   "partitions": got["items"], "total": got["total"], "offset": offset,
+                   "partitions": few_headers(got["items"]), "total": got["total"], "offset": offset,
                    "next_offset": got["next_offset"], "not_found": not_found if not doc["partitions"] else [],
-                   "notes": doc["notes"], "incomplete": doc["incomplete"]})
+                   "notes": few(doc["notes"]), "incomplete": few(doc["incomplete"])})
 
 
 def finding_answer(code: str) -> dict[str, Any]:

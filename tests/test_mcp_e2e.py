@@ -39,7 +39,8 @@ def served(zk, kafka, broker, zk_server, names, tmp_path):
     a config file naming the fixture servers as context `fixture` (with secrets) and a second context `other`."""
     topic = names("payments")
     kafka.create_topic(topic, 3)
-    kafka.produce_records(topic, 0, [{"value": b"m0"}, {"value": b"m1"}, {"value": INJECTED_VALUE, "key": b"k2"},
+    kafka.produce_records(topic, 0, [{"value": b"m0"}, {"value": b"m1"}, {"value": INJECTED_VALUE, "key": b"k2",
+                                                                   "headers": [(f"h{i}", b"v") for i in range(25)]},
                                      {"value": b"m3"}, {"value": b"m4"}])
     kafka.produce(topic, 1, 2)
     storm_root = names.root + "-storm"
@@ -174,6 +175,7 @@ def test_every_read_tool_answers_what_inspect_says(served, cli):
     assert message["offset"] == 2 and message["value_size"] == len(INJECTED_VALUE) and message["key"] == "k2"
     assert message["value"] == preview(INJECTED_VALUE) and message["value"].endswith("...")  # never the bytes
     assert "\x1b" not in message["value"] and "\\n" in message["value"]
+    assert len(message["headers"]) == 20 and message["headers_total"] == 25  # bounded: 20 headers a message
 
     assert code.structured_content["code"] == "HIGH_LAG" and code.structured_content["severity"] == "warning"
     settings = said.structured_content
