@@ -32,7 +32,7 @@ from pydantic import Field
 from offctl import __version__
 from offctl.config import Connection
 from offctl.core.findings import CATALOGUE
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Severity
+from offctl.core.model import ConsumerKey, Severity
 from offctl.core.profiles import Profiles
 from offctl.core.quoting import PROSE_CHARS, bounded, quoted
 from offctl.errors import OffctlError, UsageError
@@ -57,7 +57,7 @@ INSTRUCTIONS = (
     "--allow-writes."
 )
 
-Store = Literal["zookeeper", "kafka", "trident"]
+Store = Literal["zookeeper", "kafka", "trident"]  # the documents' `store` values (offctl.core.model)
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Items per page (1 to {MAX_LIMIT}).")]
 Offset = Annotated[int, Field(ge=0, description="Items to skip: the previous answer's next_offset.")]
 ContextArg = Annotated[str | None, Field(description="A context of the server's config (see `contexts`); "
@@ -177,11 +177,8 @@ def consumer_selection(run: Run, consumer: str, store: Store | None) -> Selectio
                      tridents=(consumer,) if "trident" in stores else (), topic=run.selection.topic)
 
 
-def _store_of(store: Store | None) -> str | None:
-    return {"zookeeper": ZOOKEEPER, "kafka": KAFKA, "trident": TRIDENT}[store] if store else None
-
-
-def _found(report_doc: Mapping[str, Any], consumer: str, store: str | None) -> Callable[[Mapping[str, Any]], bool]:
+def _found(consumer: str, store: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether an object of a document (consumer, partition, finding) is this consumer's, in `store` if named."""
     def mine(d: Mapping[str, Any]) -> bool:
         return d["consumer"] == consumer and (store is None or d["store"] == store)
     return mine
@@ -220,7 +217,7 @@ def consumer_answer(face: Face, context: str | None, name: str, store: Store | N
     report = inspect(run.conn, consumer_selection(run, name, store), run.profiles,
                      time_lag_budget_s=run.time_lag_budget_s, expiry_options=run.expiry)
     doc = report_document(report)
-    mine = _found(doc, name, _store_of(store))
+    mine = _found(name, store)
     consumers = [c for c in doc["consumers"] if mine(c)]
     findings = [f for f in doc["findings"] if mine(f)]
     if consumers:  # read in one store: the other stores' "not found" is no news
@@ -254,7 +251,7 @@ def peek_answer(face: Face, context: str | None, name: str, store: Store | None,
     result = read(run.conn, consumer_selection(run, name, store), run.profiles,
                   partitions=frozenset(partitions) if partitions else None, count=count)
     doc = peek_document(result)
-    mine = _found(doc, name, _store_of(store))
+    mine = _found(name, store)
     got = page(sorted((p for p in doc["partitions"] if mine(p)), key=lambda p: -(p["lag"] or 0)), limit, offset)
     not_found = few([f.message for f in result.report.findings if f.code == "CONSUMER_NOT_FOUND"])
     return answer({"context": run.name, "captured_at": doc["captured_at"], "count": doc["count"],

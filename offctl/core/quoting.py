@@ -55,7 +55,7 @@ def bounded(text: str, limit: int) -> str:
     """`text` escaped, and cut after `limit` characters of the escaped form with CUT_MARK (which counts the
     characters of `text` itself); never cut inside an escape."""
     out, used = [], 0
-    for i, ch in enumerate(text):
+    for ch in text:
         piece = ch if ch.isprintable() else _ESCAPES.get(ch) or _escape(ch)
         if used + len(piece) > limit:
             return "".join(out) + CUT_MARK.format(n=len(text))
