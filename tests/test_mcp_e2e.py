@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
@@ -314,16 +314,14 @@ def test_http_off_loopback_is_refused_without_a_token(served):
     assert done.returncode == 2 and "shorter than 16" in done.stderr and "Zq9tok" not in done.stderr
 
 
-def test_http_with_a_token_answers_only_requests_that_carry_it(served):
-    import httpx2
-
-    port = _free_port()
-    cmd, env = _mcp(served, "--http", f"0.0.0.0:{port}", token=TOKEN)
-    log = served["tmp"] / "http.stderr"
+@contextmanager
+def http_server(served, listen: str, port: int, token: str | None = None):
+    """`offctl mcp --http LISTEN` running, once it listens on 127.0.0.1:PORT; its stderr's path."""
+    cmd, env = _mcp(served, "--http", listen, token=token)
+    log = served["tmp"] / f"http-{port}.stderr"
     with open(log, "w") as err:
         server = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=err)
     try:
-        url = f"http://127.0.0.1:{port}/mcp"
         deadline = time.monotonic() + 60
         while True:  # until it listens (no timed assertion: the deadline only ends a server that never starts)
             try:
@@ -332,6 +330,39 @@ def test_http_with_a_token_answers_only_requests_that_carry_it(served):
             except OSError:
                 assert server.poll() is None and time.monotonic() < deadline, log.read_text()
                 time.sleep(0.1)
+        yield log
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+async def _over_http(url: str, headers: dict[str, str]):
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return ({t.name for t in (await s.list_tools()).tools},
+                        await s.call_tool("finding", {"code": "HIGH_LAG"}))
+
+
+def test_http_on_loopback_needs_no_token(served):
+    port = _free_port()
+    with http_server(served, str(port), port) as log:  # PORT alone: 127.0.0.1
+        tools, answer = anyio.run(_over_http, f"http://127.0.0.1:{port}/mcp", {})
+    assert tools == READ_TOOLS and answer.structured_content["code"] == "HIGH_LAG"
+    assert "loopback only" in log.read_text()
+
+
+def test_http_with_a_token_answers_only_requests_that_carry_it(served):
+    import httpx2
+
+    port = _free_port()
+    with http_server(served, f"0.0.0.0:{port}", port, token=TOKEN) as log:
+        url = f"http://127.0.0.1:{port}/mcp"
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                             "clientInfo": {"name": "test", "version": "0"}}}
@@ -339,21 +370,6 @@ def test_http_with_a_token_answers_only_requests_that_carry_it(served):
         assert httpx2.post(url, json=hello, headers=headers).status_code == 401
         wrong = httpx2.post(url, json=hello, headers={**headers, "Authorization": "Bearer " + TOKEN[:-1] + "x"})
         assert wrong.status_code == 401
-
-        async def main():
-            from mcp.client.session import ClientSession
-            from mcp.client.streamable_http import streamable_http_client
-
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http:
-                async with streamable_http_client(url, http_client=http) as (read, write):
-                    async with ClientSession(read, write) as s:
-                        await s.initialize()
-                        return ({t.name for t in (await s.list_tools()).tools},
-                                await s.call_tool("finding", {"code": "HIGH_LAG"}))
-
-        tools, answer = anyio.run(main)
-        assert tools == READ_TOOLS and answer.structured_content["code"] == "HIGH_LAG"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    assert TOKEN not in log.read_text()
+        tools, answer = anyio.run(_over_http, url, {"Authorization": f"Bearer {TOKEN}"})
+    assert tools == READ_TOOLS and answer.structured_content["code"] == "HIGH_LAG"
+    assert TOKEN not in log.read_text() and "bearer token required" in log.read_text()
