@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import replace
@@ -10,12 +11,13 @@ from typing import Annotated, Optional
 import typer
 
 from offctl.errors import UsageError
+from offctl.settings import SANDBOX
 from offctl.inputs import check_quiet_period, printable, secret
 
 from .config import show_document
 from .options import (CONNECTION_OPTIONS, DEFAULTS, HORIZON_OPTIONS, SAFETY_OPTIONS, SELECTION_OPTIONS,
                       SPOUT_OPTIONS, Given, connection, err_console, expiry_options, from_file, judged_by, pick,
-                      reported_errors, selection, shared)
+                      reported_errors, selection, shared, written_profile)
 
 TOKEN_VARIABLE = "OFFCTL_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
@@ -73,7 +75,8 @@ def _run(name: str, given: Given, chosen):
     safety = Safety(quiet_period_s=check_quiet_period(given.quiet_period),
                     backup_dir=given.backup_dir or defaults.backup_dir, audit_log=given.audit_log or defaults.audit_log)
     return Run(name, conn, judged_by(given), fleet, given.time_lag_budget, expiry_options(given),
-               show_document(given), safety)
+               show_document(given), safety, functools.partial(written_profile, given),
+               given.context.name if given.context else name if name == SANDBOX else None)
 
 
 def resolved_runs(given: Given) -> tuple[dict, str]:
@@ -89,7 +92,7 @@ def resolved_runs(given: Given) -> tuple[dict, str]:
         if settings.sandbox_context() is None:
             raise UsageError("no servers to reach: give --context NAME (or a default-context in the config file), "
                              "--zk and/or --bootstrap-servers, or start the sandbox")
-        default = settings.SANDBOX
+        default = SANDBOX
     runs = {default: _run(default, given, selection(given))}
     for context in given.config.contexts.values():
         if context.name in runs:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hmac
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,7 @@ from offctl.inputs import redact
 from offctl.inspect import ExpiryOptions, Selection
 
 if TYPE_CHECKING:
+    from offctl.core.behaviour import SpoutProfile
     from offctl.reset import Safety
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100
@@ -79,6 +80,9 @@ class Run:
     expiry: ExpiryOptions
     settings: Mapping[str, Any]  # `offctl config show -o json`'s document for this context, secrets masked
     safety: Safety | None = field(default=None, repr=False)  # what a write of this context keeps (backups, audit log)
+    # the spout profile a write of these consumers is planned with (commands/options.py written_profile's answer)
+    written_profile: Callable[[Sequence[str]], SpoutProfile] | None = field(default=None, repr=False)
+    cli_context: str | None = None  # the --context an operator's offctl takes for this run (None: flags only)
 
 
 @dataclass(frozen=True)
