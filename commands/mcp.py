@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from offctl.errors import UsageError
-from offctl.settings import SANDBOX
+from offctl.settings import SANDBOX, sandbox_context
 from offctl.inputs import check_quiet_period, printable, secret
 
 from .config import show_document
@@ -87,9 +87,7 @@ def resolved_runs(given: Given) -> tuple[dict, str]:
         raise UsageError(f"the config file has a context named {COMMAND_LINE!r}, the name offctl mcp gives the "
                          f"servers of the command line: give --context to choose one, or rename it")
     if not (given.zk or given.bootstrap_servers) and not given.context:
-        from offctl import settings
-
-        if settings.sandbox_context() is None:
+        if sandbox_context() is None:
             raise UsageError("no servers to reach: give --context NAME (or a default-context in the config file), "
                              "--zk and/or --bootstrap-servers, or start the sandbox")
         default = SANDBOX
