@@ -21,6 +21,7 @@ from .audit import audit_command
 from .config import app as config_app
 from .options import err_console
 from .inspect import inspect_command
+from .mcp import mcp_command
 from .lagmonitor import CONTEXT_SETTINGS as MONITOR_CONTEXT, storm_kafka_monitor_command
 from .peek import peek_command
 from .reset import delete_command, migrate_command, reset_command, restore_command
@@ -61,6 +62,7 @@ app.command("delete")(delete_command)
 app.command("serve")(serve_command)
 app.command("watch")(watch_command)
 app.command("audit")(audit_command)
+app.command("mcp")(mcp_command)
 app.command("storm-kafka-monitor", context_settings=MONITOR_CONTEXT)(storm_kafka_monitor_command)
 app.add_typer(sandbox_app)
 app.add_typer(config_app)

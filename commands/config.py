@@ -34,6 +34,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def show_document(given: Given) -> dict:
+    """`config show -o json`'s document of these settings (offctl mcp's `settings` tool answers it too)."""
+    rows = [(name.replace("_", "-"), _plain(value), given.origin(name)) for name, value in given.values.items()]
+    own = given.context.profiles if given.context else ()
+    tables = [(t, f"context {given.context.name}" if t in own else "top level")
+              for t in settings.profiles_of(given.config, given.context)]
+    return settings.document(given.config, given.context, rows, tables)
+
+
 @app.command("show")
 @shared(CONNECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS,
         pick(SAFETY_OPTIONS, "quiet_period", "backup_dir", "audit_log"), MONITOR_OPTIONS)
@@ -55,11 +64,7 @@ def show_command(
     """
     with reported_errors():
         connection(given)  # checked as every command checks it; with no server named, the sandbox's are shown
-        rows = [(name.replace("_", "-"), _plain(value), given.origin(name)) for name, value in given.values.items()]
-        own = given.context.profiles if given.context else ()
-        tables = [(t, f"context {given.context.name}" if t in own else "top level")
-                  for t in settings.profiles_of(given.config, given.context)]
-        doc = settings.document(given.config, given.context, rows, tables)
+        doc = show_document(given)
     if output is ShowFormat.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
