@@ -17,7 +17,7 @@ from offctl.inputs import check_quiet_period, printable, secret
 from .config import show_document
 from .options import (CONNECTION_OPTIONS, DEFAULTS, HORIZON_OPTIONS, SAFETY_OPTIONS, SELECTION_OPTIONS,
                       SPOUT_OPTIONS, Given, connection, err_console, expiry_options, from_file, judged_by, pick,
-                      reported_errors, selection, shared, written_profile)
+                      reported_errors, seconds, selection, shared, written_profile)
 
 TOKEN_VARIABLE = "OFFCTL_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
@@ -114,6 +114,9 @@ def mcp_command(
     allow_writes: Annotated[bool, typer.Option(
         "--allow-writes", help="Let the apply tool write a plan a human confirmed (default: reads and plans only).")]
         = False,
+    plan_ttl: Annotated[float, typer.Option(
+        "--plan-ttl", metavar="DURATION", parser=seconds(1, 24 * 3600),
+        help="How long a plan can be applied after it was made: 10m, 1h, or seconds.")] = 600.0,
 ) -> None:
     """Serve offctl to an AI assistant over the Model Context Protocol (stdio, or streamable HTTP).
 
@@ -126,14 +129,17 @@ def mcp_command(
       offctl mcp --context prod
       OFFCTL_MCP_TOKEN=$(cat token) offctl mcp --context prod --http 0.0.0.0:8765
     """
+    from offctl.mcpplans import PlanStore
     from offctl.mcpserver import build_server
+    from offctl.mcpwrites import register_plan_tools
 
     with reported_errors():
         host, port = parse_http(http) if http is not None else (None, None)
         token = bearer_token(host) if host is not None else None
         runs, default = resolved_runs(given)
-        # The lead wires the plan and apply tools here: register=[...] (offctl/mcpserver.py, build_server).
-        server = build_server(runs, default, allow_writes, bearer_token=token)
+        plans = PlanStore(ttl_s=plan_ttl)  # this process's plans: an id is valid only in the server that made it
+        server = build_server(runs, default, allow_writes, bearer_token=token,
+                              register=[lambda server, face: register_plan_tools(server, face, plans)])
     if host is None:
         server.run("stdio")
     else:
