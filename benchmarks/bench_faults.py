@@ -19,12 +19,10 @@ import json
 import logging
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -36,25 +34,10 @@ OFFCTL = [sys.executable, "-m", "offctl"]
 ROOT = "/bench/spouts"
 
 
-def black_hole() -> tuple[socket.socket, int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    held = []
-
-    def accept() -> None:
-        try:
-            while True:
-                held.append(sock.accept())
-        except OSError:
-            pass
-
-    threading.Thread(target=accept, daemon=True).start()
-    return sock, sock.getsockname()[1]
 
 
 def black_hole_seconds(store: str, timeout_s: float) -> tuple[float, int]:
-    sock, port = black_hole()
+    sock, port = servers.black_hole()
     try:
         args = (["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"] if store == "zookeeper"
                 else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"])

@@ -15,12 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -49,21 +47,6 @@ def figures(args: list[str], repeat: int, deadline: str, check) -> str:
     return f"best {min(times):.2f}s, median {statistics.median(times):.2f}s"
 
 
-def black_hole() -> tuple[socket.socket, str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    held = []
-
-    def accept() -> None:
-        try:
-            while True:
-                held.append(sock.accept())
-        except OSError:
-            pass
-
-    threading.Thread(target=accept, daemon=True).start()
-    return sock, f"127.0.0.1:{sock.getsockname()[1]}"
 
 
 def seed(zk_address: str, bootstrap: str, partitions: int) -> None:
@@ -120,7 +103,8 @@ def main() -> None:
             print("  old spout (-o ... -r /brokers):",
                   figures(["-o", "-t", "orders", "-n", "/kafka-spouts/orders-spout", "-z", zk_server.address + ",",
                            "-r", "/brokers"], opts.repeat, "10s", answered))
-            sock, hole = black_hole()
+            sock, port = servers.black_hole()
+            hole = f"127.0.0.1:{port}"
             try:
                 print(f"  black-holed broker, deadline {deadline}:",
                       figures(["-t", "orders", "-g", "g", "-b", hole], opts.repeat, deadline, failed))

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from offctl.adapters import servers
 from tests.conftest import storm_record
 from tests.storm_ui import RELEASES, requires_storm_ui, storm_ui_reads
 
@@ -214,10 +214,8 @@ def test_old_spout_node_that_does_not_exist(zk_server, names):
 
 @pytest.fixture
 def black_hole():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    yield f"127.0.0.1:{sock.getsockname()[1]}"
+    sock, port = servers.black_hole()
+    yield f"127.0.0.1:{port}"
     sock.close()
 
 

@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,3 +216,22 @@ def stop_group(pid: int, timeout: float = 10.0) -> None:
         os.killpg(group, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def black_hole() -> tuple[socket.socket, int]:
+    """A listener on loopback that accepts connections and never answers (a hung server, a dropped firewall
+    rule's far end), for the fault tests and benchmarks: its socket (close it to end the hole) and port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    held = []
+
+    def accept() -> None:
+        try:
+            while True:
+                held.append(sock.accept())
+        except OSError:  # the listener was closed: the hole is gone
+            pass
+
+    threading.Thread(target=accept, name="black-hole", daemon=True).start()
+    return sock, sock.getsockname()[1]

@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -293,29 +292,13 @@ def test_two_resets_racing(big_spout):
     assert set(_offsets(big_spout["state"]["server"].address, big_spout["root"])) == {0}
 
 
-def _black_hole() -> tuple[socket.socket, int]:
-    """A listener that accepts connections and never answers."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    held = []
-
-    def accept() -> None:
-        try:
-            for _ in range(64):
-                held.append(sock.accept())
-        except OSError:  # the test closed the listener: the hole is gone
-            pass
-
-    threading.Thread(target=accept, daemon=True).start()
-    return sock, sock.getsockname()[1]
 
 
 @pytest.mark.parametrize("store", ["zookeeper", "kafka"])
 def test_black_hole_servers_end_in_exit_3_within_the_timeout(store):
     """Ended by --timeout 2, as its message says (the 60 s limit only catches a hang; the time it takes is
     benchmarks/bench_faults.py's)."""
-    sock, port = _black_hole()
+    sock, port = servers.black_hole()
     try:
         args = (["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"] if store == "zookeeper"
                 else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"])
