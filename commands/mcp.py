@@ -33,9 +33,11 @@ def parse_http(text: str) -> tuple[str, int]:
     return (m.group(1) or "").strip("[]") or "127.0.0.1", int(m.group(2))
 
 
-def bearer_token(host: str) -> str | None:
-    """The token every HTTP request must carry: OFFCTL_MCP_TOKEN, required off loopback (exit 2 without it)."""
-    token = os.environ.get(TOKEN_VARIABLE) or None
+def bearer_token(host: str, context=None) -> str | None:
+    """The token every HTTP request must carry: OFFCTL_MCP_TOKEN, else the chosen context's `mcp-token` (a secret:
+    the file is refused unless only its owner can read it); required off loopback (exit 2 without it)."""
+    token = os.environ.get(TOKEN_VARIABLE) or (context.settings.get("mcp-token") if context is not None else None) \
+        or None
     if token is not None:
         secret(token)
         if len(token) < MIN_TOKEN_CHARS:
@@ -43,7 +45,7 @@ def bearer_token(host: str) -> str | None:
                              f"token must not be guessable; e.g. `openssl rand -hex 32`)")
     if token is None and host not in LOOPBACK:
         raise UsageError(f"--http {host}: an address other than loopback ({', '.join(sorted(LOOPBACK))}) needs a "
-                         f"bearer token in {TOKEN_VARIABLE}: refused to start without one")
+                         f"bearer token in {TOKEN_VARIABLE} or the context's mcp-token: refused to start without one")
     return token
 
 
@@ -135,7 +137,7 @@ def mcp_command(
 
     with reported_errors():
         host, port = parse_http(http) if http is not None else (None, None)
-        token = bearer_token(host) if host is not None else None
+        token = bearer_token(host, given.context) if host is not None else None
         runs, default = resolved_runs(given)
         plans = PlanStore(ttl_s=plan_ttl)  # this process's plans: an id is valid only in the server that made it
         server = build_server(runs, default, allow_writes, bearer_token=token,

@@ -63,8 +63,10 @@ DEFAULT_KEYS = {**{k: v for k, v in PROFILE_KEYS.items() if k != "topic"},
                 "time-lag-budget": DURATION, "commit-expiry-horizon": DURATION,
                 "offsets-retention-minutes": DURATION, "topic-retention": STRS, "retention-horizon": STR,
                 "fail-on": STR, "quiet-period": DURATION, "backup-dir": STR, "audit-log": STR, "deadline": DURATION}
-CONTEXT_KEYS = {**CONNECTION_KEYS, **DEFAULT_KEYS}
-SECRET_KEYS = frozenset({"zk-auth", "kafka-config"})
+# Settings of offctl's own servers, not command-line options: `offctl mcp --http`'s bearer token.
+SERVER_KEYS = {"mcp-token": STR}
+CONTEXT_KEYS = {**CONNECTION_KEYS, **DEFAULT_KEYS, **SERVER_KEYS}
+SECRET_KEYS = frozenset({"zk-auth", "kafka-config", "mcp-token"})
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,7 @@ def profiles_of(config: Config, context: Context | None) -> tuple[ProfileTable, 
 
 def masked(key: str, value: Any) -> Any:
     """A value as `config show` prints it: a secret's value as ***, a librdkafka setting's value too."""
-    if key == "zk-auth" and value:
+    if key in ("zk-auth", "mcp-token") and value:
         return "***"
     if key == "kafka-config" and value:
         return [f"{str(v).partition('=')[0]}=***" for v in value]

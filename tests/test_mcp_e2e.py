@@ -378,3 +378,24 @@ def test_http_with_a_token_answers_only_requests_that_carry_it(served):
         tools, answer = anyio.run(_over_http, url, {"Authorization": f"Bearer {TOKEN}"})
     assert tools == ALL_TOOLS and answer.structured_content["code"] == "HIGH_LAG"
     assert TOKEN not in log.read_text() and "bearer token required" in log.read_text()
+
+
+def test_http_token_from_the_context_of_an_owner_only_config(served):
+    import httpx2
+
+    config = served["config"]
+    config.write_text(config.read_text().replace('timeout = "20s"\n', f'timeout = "20s"\nmcp-token = "{TOKEN}"\n'))
+    port = _free_port()
+    with http_server(served, f"0.0.0.0:{port}", port) as log:  # no OFFCTL_MCP_TOKEN: the context's
+        url = f"http://127.0.0.1:{port}/mcp"
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "test", "version": "0"}}}
+        assert httpx2.post(url, json=hello, headers={"Accept": "application/json, text/event-stream"}).status_code \
+            == 401
+        tools, _ = anyio.run(_over_http, url, {"Authorization": f"Bearer {TOKEN}"})
+    assert tools == ALL_TOOLS and TOKEN not in log.read_text()
+    config.chmod(0o644)  # others may read the token: refused, as every secret in the file
+    cmd, env = _mcp(served, "--http", f"0.0.0.0:{_free_port()}")
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "mcp-token in context fixture" in done.stderr and TOKEN not in done.stderr

@@ -218,3 +218,27 @@ def test_a_plan_outside_the_context_is_refused(stuck):
     assert other_context.is_error and "no context 'prod'" in other_context.content[0].text
     assert other_root.is_error and "/elsewhere" in other_root.content[0].text
     assert unknown["status"] == "refused" and not unknown["written"]
+
+
+def test_migrate_and_delete_through_the_tools(zk, kafka, stuck, names):
+    group = names("client-group")
+
+    async def main():
+        async with session(stuck, "--allow-writes", answers=[True, True]) as s:
+            migrate = structured(await s.call_tool("plan_migrate", {"spout": "orders-spout", "group": group,
+                                                                    "topology_id": "orders-client-1-1700000001"}))
+            migrated = structured(await s.call_tool("apply", {"plan_id": migrate["plan_id"]}))
+            delete = structured(await s.call_tool("plan_delete", {"spout": "orders-spout", "partitions": "1"}))
+            deleted = structured(await s.call_tool("apply", {"plan_id": delete["plan_id"]}))
+            return migrate, migrated, delete, deleted
+
+    migrate, migrated, delete, deleted = anyio.run(main)
+    assert [(c["partition"], c["after"]) for c in migrate["plan"]["changes"]] == [(0, 2), (1, 2)]
+    assert migrate["command"].startswith("offctl migrate ") and migrated["status"] == "written"
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    committed = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
+    assert {tp.partition: tp.offset for tp in committed.topic_partitions} == {0: 2, 1: 2}
+    assert delete["kind"] == "delete" and delete["writes"] == 1 and deleted["status"] == "written"
+    assert not zk.exists(f"{stuck['root']}/orders-spout/partition_1") and zk.exists(stuck["node"])
+    assert deleted["undo"] and Path(deleted["backup"]).is_file()
