@@ -29,12 +29,12 @@ CONTEXT_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "a
 def failure_lines() -> Iterator[None]:
     """An offctl error (the config file, a context, a client setting) as the original reports any failure: one line
     on stdout, exit 0, so that Storm UI shows it as the spout's errorInfo instead of leaving the spout out."""
-    from offctl.core.lagdoc import failure
+    from offctl.lagmonitor import failure_line
 
     try:
         yield
     except OffctlError as exc:
-        sys.stdout.write(failure(f"offctl.{type(exc).__name__}", redact(str(exc))))
+        sys.stdout.write(failure_line(exc))
         sys.stdout.flush()
         raise typer.Exit(0) from None
 

@@ -35,6 +35,7 @@ from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
 from offctl.core.profiles import Profiles
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_hosts, read_bounded, redact
+from offctl.inspect import Estimates, Selection, assess, check_spout_id, read_snapshot
 
 DEADLINE_S = 10.0  # --deadline's default: docs/storm-ui-lag.md says why
 TIME_LAG_SHARE = 0.3  # of what is left of the deadline once the offsets are read, at most, for the time lags
@@ -72,10 +73,9 @@ class DeadlineExceeded(OffctlError):
     exit_code = 0
 
 
-def failure_line(exc: BaseException) -> str:
+def failure_line(exc: OffctlError) -> str:
     """The original's failure line for an offctl error: its class, then the message with every secret redacted."""
-    kind = f"offctl.{type(exc).__name__}" if isinstance(exc, OffctlError) else type(exc).__name__
-    return lagdoc.failure(kind, redact(str(exc)))
+    return lagdoc.failure(f"offctl.{type(exc).__name__}", redact(str(exc)))
 
 
 def answer_within(query: LagQuery, settings: MonitorSettings, started: float | None = None
@@ -163,12 +163,12 @@ def jaas_file() -> str | None:
 
 def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
                ) -> tuple[str, list[str]]:
-    from offctl.inspect import Estimates, Selection, assess, read_snapshot
-
     kafka_config, bootstrap, group, notes = _client_settings(query, settings)
     bootstrap = _hosts(bootstrap)
     if not bootstrap:
         raise UsageError("bootstrap-brokers names no broker")
+    if not group.strip():
+        raise UsageError("groupid names no group")
     check_bootstrap_servers(bootstrap)
     topics = [t for t in query.topics if t]
     selection = Selection(groups=(group,), log_topics=tuple(topics))
@@ -184,7 +184,7 @@ def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
                           f"at {bootstrap}", "consumerCommittedOffset", "logHeadOffset")
             snapshot, records = read_snapshot(zk, kafka, [], selection, settings.storm_root, int(time.time() * 1000))
             _complete(snapshot.incomplete)
-            report = _assess(snapshot, kafka, settings, records, progress, deadline, assess, Estimates)
+            report = _assess(snapshot, kafka, settings, records, progress, deadline)
         finally:
             if zk is not None:
                 zk.close()
@@ -221,8 +221,7 @@ def _complete(incomplete: tuple[str, ...]) -> None:
         raise StoreUnavailable("; ".join(incomplete))
 
 
-def _assess(snapshot, kafka, settings: MonitorSettings, records, progress: Progress, deadline: float, assess,
-            Estimates):  # noqa: N803 - the pipeline's own names, imported with the read path
+def _assess(snapshot, kafka, settings: MonitorSettings, records, progress: Progress, deadline: float):
     """The pipeline on what was read: analysis, then the time lags, within a share of what is left."""
     budget = min(settings.time_lag_budget_s, max(deadline - time.monotonic() - 1.0, 0.0) * TIME_LAG_SHARE)
     progress.step("reading the messages the spout resumes at, for the time lag", "timeLagSeconds")
@@ -233,7 +232,6 @@ def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
                ) -> tuple[str, list[str]]:
     from offctl.adapters.kafka import KafkaStore
     from offctl.adapters.zookeeper import ZkStore
-    from offctl.inspect import Estimates, Selection, assess, check_spout_id, read_snapshot
 
     zk_hosts = _hosts(query.zk_servers or "")
     if not zk_hosts:
@@ -284,7 +282,7 @@ def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
             snapshot, records = read_snapshot(zk, kafka, [root], selection, settings.storm_root,
                                               int(time.time() * 1000))
             _complete(snapshot.incomplete)
-            report = _assess(snapshot, kafka, settings, records, progress, deadline, assess, Estimates)
+            report = _assess(snapshot, kafka, settings, records, progress, deadline)
         finally:
             kafka.close()
     cluster = snapshot.cluster or {}
