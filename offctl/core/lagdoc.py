@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from offctl.core.behaviour import configured_start, first_poll_start
-from offctl.core.model import ConsumerKey, PartitionLog, PartitionRow, Report
+from offctl.core.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Report
 from offctl.core.profiles import Profiles
 from offctl.core.timelag import time_lag
 
@@ -56,15 +56,12 @@ def _pick(rows: Sequence[PartitionRow], asked: Asked) -> dict[tuple[str, int], P
     return chosen
 
 
-def _codes(report: Report, topic: str, partition: int) -> list[str]:
-    return list(dict.fromkeys(f.code for f in report.findings if f.topic == topic and f.partition == partition))
-
-
-def _why(report: Report, topic: str, partition: int, codes: Sequence[str]) -> str | None:
+def _by_partition(report: Report) -> dict[tuple[str | None, int | None], list[Finding]]:
+    """The report's findings by (topic, partition), in the report's order: read once, not once a partition."""
+    found: dict[tuple[str | None, int | None], list[Finding]] = {}
     for f in report.findings:
-        if f.topic == topic and f.partition == partition and f.code in codes:
-            return f.message
-    return None
+        found.setdefault((f.topic, f.partition), []).append(f)
+    return found
 
 
 def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[str, Mapping[int, PartitionLog]]
@@ -75,6 +72,7 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
     summary = next((c for c in report.consumers if c.key.consumer == asked.key.consumer), None)
     profile = summary.profile if summary is not None else name
     rows = _pick(report.rows, asked)
+    findings = _by_partition(report)
     out: dict[str, dict[str, dict]] = {}
     notes: list[str] = []
     for topic, partitions in asked.partitions.items():
@@ -86,7 +84,8 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
             if head is None:
                 notes.append(f"{topic}/{p}: the broker gave no log end offset; the partition is left out")
                 continue
-            codes = _codes(report, topic, p)
+            on = findings.get((topic, p), [])
+            codes = list(dict.fromkeys(f.code for f in on))
             committed = row.record.committed if row is not None and row.record.committed is not None else -1
             if row is not None and row.lag is not None:  # the analysis says where the spout resumes
                 lag = row.lag
@@ -103,7 +102,7 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
                      "timeLagSeconds": seconds, "findings": codes, "profile": profile, "resumeOffset": resume}
             if lag != original:
                 entry["originalLag"] = original
-                entry["why"] = _why(report, topic, p, codes) or (
+                entry["why"] = (on[0].message if on else None) or (
                     f"no committed offset: the spout starts at offset {resume}" if resume is not None else
                     "no committed offset, and where the spout starts is not known here")
             shown[str(p)] = entry
