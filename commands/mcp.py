@@ -15,8 +15,8 @@ from offctl.settings import SANDBOX, sandbox_context
 from offctl.inputs import check_quiet_period, printable, secret
 
 from .config import show_document
-from .options import (CONNECTION_OPTIONS, DEFAULTS, HORIZON_OPTIONS, SAFETY_OPTIONS, SELECTION_OPTIONS,
-                      SPOUT_OPTIONS, Given, connection, err_console, expiry_options, from_file, judged_by, pick,
+from .options import (CONNECTION_OPTIONS, DEFAULT, DEFAULTS, HORIZON_OPTIONS, SAFETY_OPTIONS, SELECTION_OPTIONS,
+                      SPOUT_OPTIONS, Given, connection, err_console, expiry_options, judged_by, pick,
                       reported_errors, seconds, selection, shared, written_profile)
 
 TOKEN_VARIABLE = "OFFCTL_MCP_TOKEN"
@@ -54,13 +54,9 @@ def _context_given(given: Given, context) -> Given:
     settings over the built-in defaults (the command line's flags and environment belong to the default run)."""
     values = {name: DEFAULTS.get(name) for name in given.values}
     values.update(config=given.values.get("config"), context=context.name)
-    origins = {name: "default" for name in values}
-    for name in values:
-        key = name.replace("_", "-")
-        if key in context.settings:
-            values[name] = from_file(name, context.settings[key], context.lines.get(key))
-            origins[name] = context.origin
-    return Given(values, origins, given.config, context)
+    other = Given(values, {name: DEFAULT for name in values}, given.config, context)
+    other.apply_context()
+    return other
 
 
 def _run(name: str, given: Given, chosen):

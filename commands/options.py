@@ -368,6 +368,10 @@ class Given:
             self.origins["context"] = f"default-context in {self.config.path}"
         for o in SPOUT_OPTIONS + pick(HORIZON_OPTIONS, "lag_threshold"):  # what profiles build on, in every command
             self.values.setdefault(o.name, o.default)
+        self.apply_context()
+
+    def apply_context(self) -> None:
+        """The context's settings for every value still at its built-in default (flags and environment win)."""
         for name in self.values:
             key = name.replace("_", "-")
             if self.origins.setdefault(name, DEFAULT) == DEFAULT and key in self.context.settings:
