@@ -33,7 +33,7 @@ from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.plan import Plan
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.errors import OffctlError, UsageError
-from offctl.reset import Confirm, Outcome, ResetRequest, Safety, seconds
+from offctl.reset import Confirm, Outcome, ResetRequest, Safety, safety_flags, server_flags
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
 STORES = (ZOOKEEPER, KAFKA, TRIDENT)
@@ -486,18 +486,9 @@ def plan_text(plans: Sequence[Plan], conn: Connection, plan_id: str | None = Non
 
 
 def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool = False) -> list[str]:
-    parts = []
-    if conn.zk:
-        parts += ["--zk", conn.zk]
-    if zk_root and conn.zk_roots:
-        parts += ["--zk-root", conn.zk_roots[0]]
-    if trident_root and conn.trident_roots:
-        parts += ["--trident-root", conn.trident_roots[0]]
-    if conn.bootstrap_servers:
-        parts += ["--bootstrap-servers", conn.bootstrap_servers]
-    if conn.storm_root != "/storm":
-        parts += ["--storm-root", conn.storm_root]
-    return parts
+    roots = (["--zk-root", conn.zk_roots[0]] if zk_root and conn.zk_roots else []) + \
+        (["--trident-root", conn.trident_roots[0]] if trident_root and conn.trident_roots else [])
+    return server_flags(conn, roots)
 
 
 def command_line(kind: str, request: Mapping, run: Run) -> str:
@@ -548,14 +539,7 @@ def command_line(kind: str, request: Mapping, run: Run) -> str:
                 parts += [flag, r[key]]
         if r.get("all_records"):
             parts.append("--all-records")
-    defaults = Safety()
-    if run.quiet_period_s != defaults.quiet_period_s:
-        parts += ["--quiet-period", seconds(float(run.quiet_period_s))]
-    if run.backup_dir != defaults.backup_dir:
-        parts += ["--backup-dir", str(run.backup_dir)]
-    if run.audit_log != defaults.audit_log:
-        parts += ["--audit-log", str(run.audit_log)]
-    return shlex.join(parts + ["--execute"])
+    return shlex.join(parts + safety_flags(run.safety(execute=True)) + ["--execute"])
 
 
 # --- apply ----------------------------------------------------------------------------------------------------

@@ -81,24 +81,36 @@ def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> 
     a topology still running is still running), and its backup directory and audit log. Secrets (--zk-auth,
     --kafka-config) are never printed: give them as the write had them, or through OFFCTL_ZK_AUTH and
     OFFCTL_KAFKA_CONFIG."""
-    parts = ["offctl", "restore", str(backup), "--execute"]
-    if conn.zk:
-        parts += ["--zk", conn.zk]
-    if conn.bootstrap_servers:
-        parts += ["--bootstrap-servers", conn.bootstrap_servers]
-    if conn.storm_root != "/storm":
-        parts += ["--storm-root", conn.storm_root]
-    defaults = Safety()
-    if safety.quiet_period_s != defaults.quiet_period_s:
-        parts += ["--quiet-period", seconds(safety.quiet_period_s)]
-    if safety.backup_dir != defaults.backup_dir:
-        parts += ["--backup-dir", str(safety.backup_dir)]
-    if safety.audit_log != defaults.audit_log:
-        parts += ["--audit-log", str(safety.audit_log)]
+    parts = ["offctl", "restore", str(backup), "--execute", *server_flags(conn), *safety_flags(safety)]
     # changed-since is forced per run: what changed before this write says nothing of what changes after it
     for guard in sorted(g.guard for g in plan.guards if g.status == "overridden" and g.guard != "changed-since"):
         parts += ["--force", guard]
     return shlex.join(parts)
+
+
+def server_flags(conn: Connection, roots: Sequence[str] = ()) -> list[str]:
+    """The flags that name a write's servers on a command line an operator pastes: --zk, then `roots` (--zk-root
+    or --trident-root and their values), --bootstrap-servers, and Storm's root when it is not the default; never a
+    secret."""
+    parts = ["--zk", conn.zk] if conn.zk else []
+    parts += roots
+    if conn.bootstrap_servers:
+        parts += ["--bootstrap-servers", conn.bootstrap_servers]
+    if conn.storm_root != "/storm":
+        parts += ["--storm-root", conn.storm_root]
+    return parts
+
+
+def safety_flags(safety: Safety) -> list[str]:
+    """The safety settings a write used that differ from the defaults: --quiet-period, --backup-dir, --audit-log."""
+    defaults, parts = Safety(), []
+    if safety.quiet_period_s != defaults.quiet_period_s:
+        parts += ["--quiet-period", seconds(float(safety.quiet_period_s))]
+    if safety.backup_dir != defaults.backup_dir:
+        parts += ["--backup-dir", str(safety.backup_dir)]
+    if safety.audit_log != defaults.audit_log:
+        parts += ["--audit-log", str(safety.audit_log)]
+    return parts
 
 
 def seconds(value: float) -> str:
