@@ -15,7 +15,7 @@ Targets (issue 15): inspect and a serve cycle within 4x of the floor; a cycle at
 --render N measures the /metrics render alone (issue 23), without servers: a fleet of N partitions built in
 memory (spouts of 100 partitions, each on its own topic, every partition lagging and moving each cycle), --cycles
 cycles of the window update and the render serve does after each, in a forked child (offctl.exporter.Rendered),
-with scrapes through serve's WSGI app while the child renders and after. It prints per cycle the exporter's own
+with scrapes through serve's answer while the child renders and after. It prints per cycle the exporter's own
 CPU for the render (the fork and the pipe read), the child's wall time, the child's peak RSS (pages it shares
 with the exporter included) and private memory (sampled from /proc every 50 ms), and the exporter's RSS after.
 
@@ -123,17 +123,16 @@ def median(values: list[float]) -> float:
 def render_only(size: int, cycles: int) -> None:
     """The render, as serve does it after each cycle (in a forked child), and scrapes during and between renders."""
     from offctl.core.analyze import analyze
-    from offctl.exporter import Rendered, make_app
+    from offctl.exporter import Rendered, answer
 
     monitor = Monitor()
     rendered = Rendered(monitor, timeout_s=600.0)
-    app = make_app(monitor, 30.0, rendered)
 
     def scrape() -> float:
         t0 = time.perf_counter()
-        chunks = app({"PATH_INFO": "/metrics", "REQUEST_METHOD": "GET"}, lambda status, headers: None)
+        _, _, body = answer(monitor, 30.0, rendered, "/metrics")
         elapsed = time.perf_counter() - t0
-        assert b"".join(chunks) == rendered.body
+        assert body is rendered.body
         return elapsed
 
     print(f"{size:,} partitions in memory, {cycles} cycles (RSS {rss_mib():.0f} MiB before the first)")

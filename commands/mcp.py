@@ -128,12 +128,13 @@ def mcp_command(
       OFFCTL_MCP_TOKEN=$(cat token) offctl mcp --context prod --http 0.0.0.0:8765
     """
     from offctl.mcpplans import PlanStore
-    from offctl.mcpserver import build_server
+    from offctl.mcpserver import build_server, http_listener, serve_http
     from offctl.mcpwrites import register_plan_tools
 
     with reported_errors():
         host, port = parse_http(http) if http is not None else (None, None)
         token = bearer_token(host, given.context) if host is not None else None
+        sock = http_listener(host, port) if host is not None else None
         runs, default = resolved_runs(given)
         plans = PlanStore(ttl_s=plan_ttl)  # this process's plans: an id is valid only in the server that made it
         server = build_server(runs, default, allow_writes, bearer_token=token,
@@ -144,4 +145,4 @@ def mcp_command(
         err_console.print(f"offctl mcp: serving streamable HTTP on {host}:{port}/mcp "
                           f"({'bearer token required' if token else 'loopback only'}); contexts: "
                           f"{', '.join(runs)} (default {default})")
-        server.run("streamable-http", host=host, port=port)
+        serve_http(server, sock, host)

@@ -66,8 +66,11 @@ LEFT_OUT = 7  # reset: the plan leaves a partition of its scope out; restore: on
 EXIT_CODES: dict[int, str] = {
     0: "healthy: no finding at or above `--fail-on`; a dry run that would be allowed; a write that was verified; "
        "a reset with nothing to do (`--to current` for a group with no commits, `--execute` too: nothing is "
-       "written); `serve` and `watch` stopped by SIGTERM or Ctrl-C (a store they cannot read is logged, not an "
-       "exit); `storm-kafka-monitor`: the lag, and also every failure (a store unreachable or partly read, the "
+       "written); a write whose plan writes nothing, which no guard refuses: `restore` of a backup whose partitions "
+       "all hold their before-image already (\"nothing to change\": the write it undoes was cut off before it "
+       "landed, or a restore put them back before; a restore writes back only what differs from the before-image, "
+       "so running it twice is safe); `serve` and `watch` stopped by SIGTERM or Ctrl-C (a store they cannot read "
+       "is logged, not an exit); `storm-kafka-monitor`: the lag, and also every failure (a store unreachable or partly read, the "
        "deadline passed, a setting or the config file refused): one line on stdout starting `Unable to get offset "
        "lags for kafka. Reason: `, as KafkaOffsetLagUtil prints it, so that Storm UI shows it as the spout's "
        "errorInfo (docs/storm-ui-lag.md)",
@@ -86,21 +89,24 @@ EXIT_CODES: dict[int, str] = {
        "message at a selected offset could not be read within `--budget`; `sandbox status`, `sandbox env`: no "
        "sandbox running",
     4: "refused by a safety guard (running-topology, recent-write, active-group, changed-since: `restore` of a "
-       "partition that changed since the write its backup undoes, or of a backup that cannot tell), also a dry run whose "
-       "execution would be refused; nothing was written (`audit --repair`, and "
+       "partition that changed since the write its backup undoes, to neither what the write left nor what it held "
+       "before, or of a backup that cannot tell), also a dry run whose execution would be refused; never a plan that "
+       "writes nothing (0); nothing was written (`audit --repair`, and "
        "`reset` over several groups: for that consumer; the others are written)",
     5: "a write conflicted (a node or commit changed since it was read: nothing was written), failed, or "
        "failed verification after writing, also when it landed but could not be read back (`restore`: also when the "
        "broker refused to delete the group it undoes); also when the backup "
        "or the audit log could not be written (nothing was written); `peek --save`: the messages could not be "
-       "written (nothing is left half-saved). The message names the backup. `reset` over "
+       "written (nothing is left half-saved). The message names the backup, and the undo line when the write was sent "
+       "(it puts back whatever part of the write landed: exit 0 and nothing to change if none did). `reset` over "
        "several groups: the consumers after the failed one are not written, and the result says so. The most "
        "urgent code wins: 6, 130, 5, 3, 4, 8, then 7",
     6: "interrupted (Ctrl-C or SIGTERM) after a write was sent. Either the change was made: it is reported as any "
        "write is (backup, undo line, audit-log outcome, verified or not); or the interrupt came while offctl waited "
-       "for the store's answer, and it may have been made: the message says so, names the backup and how to "
-       "check, and the audit log records it. Once the write landed, offctl finishes its report before it exits (what "
-       "it still waits for is bounded by --timeout) and a second Ctrl-C does not cut it short. `reset` over several "
+       "for the store's answer, and it may have been made: the message says so, names the backup, how to "
+       "check and the undo line, which puts back whatever part of the write landed (exit 0 and nothing to change if "
+       "none did), and the audit log records it. Once the write landed, offctl finishes its report before it exits "
+       "(what it still waits for is bounded by --timeout) and a second Ctrl-C does not cut it short. `reset` over several "
        "consumers: once one of them was written; none is written after the interrupt",
     7: "`reset`: the plan leaves a partition of its scope out, in a dry run and after "
        "a verified write alike: a partition of the spout's topic without a record offctl can write (its records "
@@ -123,6 +129,7 @@ EXIT_CODES: dict[int, str] = {
         "`offctl: internal error (a bug, please report it): TYPE: MESSAGE` on stderr, then the traceback. Never 1, "
         "which means findings",
     130: "interrupted (Ctrl-C or SIGTERM) before any write was sent: nothing was written (when the backup was "
-         "already made, the message names it and the audit log records the interrupt); also during start-up, "
+         "already made, the message names it and says no restore is needed, and the audit log records the "
+         "interrupt); also during start-up, "
          "while the command line loads: one line, never a traceback",
 }

@@ -2,32 +2,30 @@
 (the result in the terminal, refreshed in place).
 
 serve's HTTP side serves /metrics as prometheus_client rendered it after the last cycle (in a forked child:
-Rendered), beside /healthz and /status.json, on a threaded wsgiref server (GET and HEAD only, each request read
-within a few seconds, a bounded number of connections at once: make_http_server); the cycles run on the calling thread
+Rendered), beside /healthz and /status.json, on offctl's one HTTP stack (offctl.adapters.webserver: uvicorn with
+the limits every offctl server shares; GET and HEAD only) in a thread of its own; the cycles run on the calling thread
 until SIGTERM or Ctrl-C (then it stops cleanly, a running render's child with it). Both keep their window of
 observations per partition in a monitor.Monitor.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import gc
-import io
 import os
 import re
 import select
 import signal
-import socket
 import threading
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from socketserver import ThreadingMixIn
 from typing import NoReturn
-from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 
+from offctl.adapters.webserver import http_server, listen as listen_on, send_body
 from offctl.config import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
 from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect
@@ -46,145 +44,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     return m.group(1).strip("[]") or "0.0.0.0", int(m.group(2))
 
 
-REQUEST_TIMEOUT_S = 5.0  # a request line and headers not whole by then: the connection is dropped
-MAX_CONNECTIONS = 32  # connections served at once; one more is answered 503 and closed
-METHODS = ("GET", "HEAD")
-BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\nRetry-After: 5\r\nConnection: close\r\n"
-        b"\r\noffctl serve: too many connections at once\n")
-
-
-class _Server(ThreadingMixIn, WSGIServer):
-    """wsgiref's server, a thread per connection, at most `max_connections` at once (issue 28: 300 clients that
-    sent half a request line held 300 threads). One beyond the bound is refused at once (503, closed) rather than
-    queued: the accept loop never waits, and a scraper gets an answer it records instead of waiting behind the
-    slow connections until its own scrape timeout. Each connection's request must arrive within
-    `request_timeout_s` (_Handler), so a full house empties within that."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64  # the listen backlog (socketserver's default, 5, drops a burst of connects)
-    request_timeout_s = REQUEST_TIMEOUT_S
-    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)  # replaced per server by make_http_server
-    refused = 0
-
-    def process_request(self, request, client_address) -> None:
-        if not self.slots.acquire(blocking=False):
-            self.refused += 1
-            with contextlib.suppress(OSError):
-                request.setblocking(False)  # never wait on a client here: the accept loop serves everyone
-                request.send(BUSY)
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)  # starts the connection's thread
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request, client_address) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
-
-
-class _ByDeadline(io.RawIOBase):
-    """A socket's reads that all end by `deadline` (time.monotonic()): a per-read timeout alone lets a client that
-    sends a byte every few seconds hold its connection for ever. Writes keep the per-operation `timeout_s`."""
-
-    def __init__(self, sock: socket.socket, deadline: float, timeout_s: float) -> None:
-        self.sock, self.deadline, self.timeout_s = sock, deadline, timeout_s
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the request did not arrive in time")
-        self.sock.settimeout(left)
-        try:
-            return self.sock.recv_into(buffer)
-        finally:
-            self.sock.settimeout(self.timeout_s)
-
-
-class _ServerHandler(ServerHandler):
-    def log_exception(self, exc_info) -> None:
-        if not isinstance(exc_info[1], OSError):  # a client that stopped reading (the write timed out): not news
-            super().log_exception(exc_info)
-
-
-class _Handler(WSGIRequestHandler):
-    """One request per connection (wsgiref's), read within the server's request_timeout_s, else dropped."""
-
-    def setup(self) -> None:
-        super().setup()
-        timeout_s = self.server.request_timeout_s
-        self.connection.settimeout(timeout_s)  # also bounds each write to a client that does not read
-        self.rfile.close()
-        self.rfile = io.BufferedReader(_ByDeadline(self.connection, time.monotonic() + timeout_s, timeout_s))
-
-    def handle(self) -> None:
-        """wsgiref's WSGIRequestHandler.handle (CPython 3.11), with a request that does not arrive in time dropped
-        and a client that stops reading the answer not logged as an error."""
-        try:
-            self.raw_requestline = self.rfile.readline(65537)
-        except OSError:  # timed out (TimeoutError), or the client went away: nothing to answer
-            self.close_connection = True
-            return
-        if len(self.raw_requestline) > 65536:
-            self.requestline = self.request_version = self.command = ""
-            self.send_error(414)
-            return
-        try:
-            if not self.parse_request():  # an error was sent
-                return
-        except OSError:  # the headers did not arrive in time
-            self.close_connection = True
-            return
-        handler = _ServerHandler(self.rfile, self.wfile, self.get_stderr(), self.get_environ(), multithread=False)
-        handler.request_handler = self
-        handler.run(self.server.get_app())
-
-    def log_message(self, *args) -> None:  # a scrape every few seconds is not news
-        pass
-
-
-def make_http_server(host: str, port: int, app, *, request_timeout_s: float = REQUEST_TIMEOUT_S,
-                     max_connections: int = MAX_CONNECTIONS) -> _Server:
-    """serve's HTTP server: `app` (make_app) on wsgiref, each request read within `request_timeout_s`, at most
-    `max_connections` served at once."""
-    server = make_server(host, port, answer_only(METHODS, app), server_class=_Server, handler_class=_Handler)
-    server.request_timeout_s = request_timeout_s
-    server.slots = threading.BoundedSemaphore(max_connections)
-    return server
-
-
-def answer_only(methods: tuple[str, ...], app):
-    """`app` for `methods` (GET and HEAD); any other method is 405 with an Allow header (issue 28: FOO and POST
-    /metrics were answered with the page). HEAD is GET's status and headers, Content-Length included, no body."""
-
-    def answer(environ, start_response):
-        method = environ.get("REQUEST_METHOD", "")
-        if method not in methods:
-            start_response("405 Method Not Allowed", [("Allow", ", ".join(methods)), ("Content-Type", "text/plain")])
-            return [f"offctl serve answers {' and '.join(methods)} only\n".encode()]
-        if method != "HEAD":
-            return app(environ, start_response)
-        said: list = []
-        result = app({**environ, "REQUEST_METHOD": "GET"}, lambda status, headers, exc_info=None: said.append(
-            (status, headers)))
-        try:
-            length = sum(len(chunk) for chunk in result)
-        finally:
-            getattr(result, "close", lambda: None)()
-        status, headers = said[0]
-        start_response(status, [(k, v) for k, v in headers if k.lower() != "content-length"]
-                       + [("Content-Length", str(length))])
-        return []
-
-    return answer
+METHODS = ("GET", "HEAD")  # serve answers these; any other is 405 (offctl.adapters.webserver.guarded)
 
 
 def registry_of(monitor: Monitor, rendered: Rendered | None = None):
@@ -379,37 +239,52 @@ class _RenderCollector:
                                     "render, in its own process", value=r.last.child_s)
 
 
+Answer = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, headers, body
+
+
+def answer(monitor: Monitor, interval_s: float, rendered: Rendered, path: str) -> Answer:
+    """What serve answers at `path`. /metrics is the last whole page (a reference read, never a render here);
+    before the first render, the live registry's page, which a caller off the event loop makes (make_app)."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    text = [(b"content-type", b"text/plain")]
+    if path == "/metrics":
+        body = rendered.body
+        if body is None:
+            body = generate_latest(rendered.registry)
+        return 200, [(b"content-type", CONTENT_TYPE_LATEST.encode())], body
+    if path == "/healthz":
+        failure = rendered.last_failure
+        ok = monitor.healthy(time.time(), interval_s) and failure is None
+        reason = failure or monitor.last_error or "no cycle has read everything yet"
+        return (200, text, b"ok\n") if ok else (503, text, f"unhealthy: {reason}\n".encode())
+    if path == "/status.json":
+        with monitor.lock:
+            cycle = monitor.cycle
+        json = [(b"content-type", b"application/json")]
+        if cycle is None:
+            return 503, json, b'{"error":"no cycle has read the stores yet"}\n'
+        return 200, json, dump_bytes(report_document(cycle.report)) + b"\n"
+    return 404, text, b"offctl serve: /metrics, /healthz, /status.json\n"
+
+
 def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = None):
-    from prometheus_client import CONTENT_TYPE_LATEST, make_wsgi_app
-
+    """serve's ASGI application. The last rendered /metrics and /healthz are answered on the event loop (a
+    reference read each); /status.json (built from the last report, under the monitor's lock, which a cycle holds
+    while it updates) and the page before the first render are made in a worker thread, so that no request holds up
+    the others. prometheus_client's own ASGI app is not used: it renders the registry on the event loop, seconds
+    at 100,000 partitions, during which nothing else would be answered."""
     rendered = rendered or Rendered(monitor)
-    live = make_wsgi_app(rendered.registry)
 
-    def app(environ, start_response):
-        path = environ.get("PATH_INFO", "")
-        if path == "/metrics":
-            body = rendered.body
-            if body is None:
-                return live(environ, start_response)
-            start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
-            return [body]
-        if path == "/healthz":
-            failure = rendered.last_failure
-            ok = monitor.healthy(time.time(), interval_s) and failure is None
-            reason = failure or monitor.last_error or "no cycle has read everything yet"
-            body = b"ok\n" if ok else f"unhealthy: {reason}\n".encode()
-            start_response("200 OK" if ok else "503 Service Unavailable", [("Content-Type", "text/plain")])
-            return [body]
-        if path == "/status.json":
-            with monitor.lock:
-                cycle = monitor.cycle
-            if cycle is None:
-                start_response("503 Service Unavailable", [("Content-Type", "application/json")])
-                return [b'{"error":"no cycle has read the stores yet"}\n']
-            start_response("200 OK", [("Content-Type", "application/json")])
-            return [dump_bytes(report_document(cycle.report)) + b"\n"]
-        start_response("404 Not Found", [("Content-Type", "text/plain")])
-        return [b"offctl serve: /metrics, /healthz, /status.json\n"]
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        path = scope["path"]
+        if path == "/healthz" or (path == "/metrics" and rendered.body is not None):
+            status, headers, body = answer(monitor, interval_s, rendered, path)
+        else:
+            status, headers, body = await asyncio.to_thread(answer, monitor, interval_s, rendered, path)
+        await send_body(send, status, headers, body)
 
     return app
 
@@ -450,13 +325,10 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds | Profi
     host, port = parse_listen(listen)
     monitor = Monitor(window=window, allowed_lag=allowed_lag, partition_metrics=partition_metrics)
     rendered = Rendered(monitor, render_timeout(interval_s), log)
-    try:
-        server = make_http_server(host, port, make_app(monitor, interval_s, rendered))
-    except OSError as exc:
-        raise UsageError(f"--listen {listen}: cannot listen there ({exc.strerror or exc})") from None
-    thread = threading.Thread(target=server.serve_forever, name="offctl-serve-http", daemon=True)
-    thread.start()
-    log(f"serving http://{host}:{server.server_port}/metrics, /healthz, /status.json every {interval_s:g}s")
+    sock = listen_on(host, port)
+    server = http_server(make_app(monitor, interval_s, rendered), sock, METHODS, "offctl serve").start(
+        "offctl-serve-http")
+    log(f"serving http://{host}:{server.port}/metrics, /healthz, /status.json every {interval_s:g}s")
     stop = stop or threading.Event()
     budget = cycle_budget(time_lag_budget_s, interval_s)
     try:
@@ -475,8 +347,7 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds | Profi
         pass
     finally:
         rendered.close()
-        server.shutdown()
-        server.server_close()
+        server.stop()
         log("stopped")
     return monitor
 

@@ -545,16 +545,17 @@ def command_line(kind: str, request: Mapping, run: Run) -> str:
 # --- apply ----------------------------------------------------------------------------------------------------
 
 
-WRITTEN, VERIFICATION_FAILED, REFUSED, DECLINED, FAILED = (
-    "written", "verification-failed", "refused", "declined", "failed")
+WRITTEN, VERIFICATION_FAILED, REFUSED, DECLINED, FAILED, UNCHANGED = (
+    "written", "verification-failed", "refused", "declined", "failed", "unchanged")
 
 
 @dataclass(frozen=True)
 class ApplyResult:
     """What apply did. `status`: written, verification-failed (written; the read-back found `problems`), refused
-    (nothing written: `reason`), declined (the human said no: nothing written) or failed (`reason` says whether
-    the write landed). `audit`: the audit-log lines the write appended, as the CLI writes them. `command`: the
-    offctl command line an operator can run by hand instead."""
+    (nothing written: `reason`), declined (the human said no: nothing written), failed (`reason` says whether
+    the write landed) or unchanged (the plan writes nothing, so there was nothing to change: a restore whose
+    partitions all hold their before-image already). `audit`: the audit-log lines the write appended, as the CLI
+    writes them. `command`: the offctl command line an operator can run by hand instead."""
 
     plan_id: str
     status: str
@@ -616,8 +617,9 @@ def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[A
     if stored.refused:
         return refused("the plan's guards refused it when it was made (" + "; ".join(stored.refused)
                        + "): an assistant cannot override a guard; once it passes, ask for a new plan", "stale")
-    if not stored.writes:
-        return refused("the plan writes nothing", "stale")
+    if not stored.writes:  # nothing to change is no refusal: a restore after a write that never landed, or run twice
+        return ApplyResult(plan_id, UNCHANGED, f"nothing to change: the plan writes nothing. {NOT_WRITTEN}",
+                           command=command), "applied"
     if confirm is None:
         return refused("this MCP client cannot ask a human for a yes (no elicitation)" + _by_hand(command))
     if stored.digest is not None and _digest_now(Path(stored.request["backup"])) != stored.digest:

@@ -430,3 +430,23 @@ def build_server(runs: Mapping[str, Run], default_context: str, allow_writes: bo
     for add in register:
         add(server, face)
     return server
+
+
+HTTP_METHODS = ("GET", "POST", "DELETE")  # streamable HTTP: the SSE stream, messages, the end of a session
+
+
+def http_listener(host: str, port: int):
+    """--http's socket, bound now (exit 2 where it cannot be had), before anything else starts."""
+    from offctl.adapters.webserver import listen
+
+    return listen(host, port, flag="--http")
+
+
+def serve_http(server: MCPServer, sock, host: str) -> None:
+    """Streamable HTTP on offctl's one HTTP stack (offctl.adapters.webserver: the limits `offctl serve` has too),
+    until SIGTERM or Ctrl-C. The SDK's app keeps its own checks: the bearer token, DNS-rebinding protection on
+    loopback (`host`), and a body bound, here the stack's."""
+    from offctl.adapters.webserver import LIMITS, http_server
+
+    app = server.streamable_http_app(host=host, max_request_body_size=LIMITS.max_body_bytes)
+    http_server(app, sock, HTTP_METHODS, "offctl mcp", lifespan=True).run()

@@ -484,7 +484,7 @@ def outcome_lines(outcome) -> list[str]:
         return [f"nothing was written: {len(plan.refused)} guard(s) refused"]
     if outcome.declined:
         return []  # said on stderr (outcome_errors), exit 8
-    if not plan.changes:  # why, when the plan says (e.g. a group with no commits)
+    if not plan.changes and plan.operation != "restore":  # why, when the plan says (e.g. a group with no commits)
         return [f"nothing was written: {'; '.join(plan.warnings) or f'nothing to {plan.operation}'}"]
     if not n and plan.left_out:
         if plan.operation == "restore":
@@ -492,6 +492,8 @@ def outcome_lines(outcome) -> list[str]:
                     f"the others are already as before the write"]
         return [f"nothing to change: {len(plan.left_out)} asked-for partition(s) left out (see 'why'), "
                 f"nothing was written (exit 7)"]
+    if not n and plan.operation == "restore":  # a write cut off before it landed, or a restore run again
+        return ["nothing to change: every partition holds its before-image already; nothing was written"]
     if not n:
         return ["nothing to change: every selected partition is already there or skipped"]
     if not outcome.executed:

@@ -447,22 +447,23 @@ class _Since:
 
 
 def _since_write(backup, snapshot: Snapshot, hand_made: bool) -> _Since:
-    """Compare the store now with the after-image the backup keeps (the changed-since guard)."""
+    """Compare the store now with the after-image and the before-image the backup keeps (the changed-since guard:
+    a partition holding either is no later work)."""
     if hand_made:
         return _Since(na="a hand-made file: offctl trusts no after-image in it, so it cannot tell what changed "
                          "since a write (the planner's checks still apply)")
     if backup.key.store in ZK_STORES:
         after = backup.after or {}
-        changed = changed_zookeeper(after, snapshot.zk_nodes)
-        unknown = [n.path for n in backup.nodes if n.path not in after] + [p for p in backup.absent if p not in after]
+        changed = changed_zookeeper(after, snapshot.zk_nodes, backup.before)
         lines = tuple(f"{path}: {what}" for path, what in changed.items())
-        where = [f"{p}" for p in unknown]
+        where = [p for p in backup.before if p not in after]
     else:
         if backup.commits_after is None:
             return _Since(unknown=f"the backup (format {backup.format}) keeps no after-image of a Kafka write; "
                                   f"--force changed-since restores it as it is")
         group = backup.key.consumer
-        changed = changed_kafka(backup.commits_after, [c for c in snapshot.commits if c.group == group])
+        changed = changed_kafka(backup.commits_after, [c for c in snapshot.commits if c.group == group],
+                                backup.commits_before)
         lines = tuple(f"{t}/{p}: {what}" for (t, p), what in changed.items())
         where = []
     if where:
@@ -614,22 +615,24 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
         if not logged:
             raise  # no backup or no intent: it says so, and nothing was changed
         failed(str(exc))
-        raise WriteConflict(f"{exc}. {_trail(backup, safety)}") from None
+        # a conflict the store answered before changing anything says "nothing was written" (a versioned multi-op
+        # rolled back, an ACL); any other, once sent, may have landed in part (a partition Kafka refused)
+        raise WriteConflict(f"{exc}{_trail(plan, backup, conn, safety, sent and NOTHING not in str(exc))}") from None
     except StoreUnavailable as exc:
         known = ("the write was applied, but reading it back failed" if written else
-                 "the write may or may not have been applied" if sent else "nothing was written")
+                 "the write may or may not have been applied" if sent else NOTHING)
         failed(f"{known}: {exc}")
-        raise WriteConflict(f"{known}: {exc}. {_trail(backup, safety)}; check with offctl inspect") from None
+        raise WriteConflict(f"{known}: {exc}{_trail(plan, backup, conn, safety, sent)}") from None
     except KeyboardInterrupt:
         if not logged:
             raise  # before the backup: nothing to say but that offctl was interrupted
         if not written:
             interrupts.hold()  # a second Ctrl-C must not lose what follows: the audit log and the message
             known = ("interrupted during the write: it may or may not have been applied" if sent else
-                     "interrupted before the write: nothing was written")
+                     f"interrupted before the write: {NOTHING}")
             failed(known)
             raise (InterruptedWrite if sent else Interrupted)(
-                f"{known}. {_trail(backup, safety)}" + ("; check with offctl inspect" if sent else "")) from None
+                f"{known}{_trail(plan, backup, conn, safety, sent)}") from None
         interrupts.landed()
         interrupted, problems = True, []
     outcome = ("interrupted after the write was applied, before it was verified" if interrupted else
@@ -650,8 +653,19 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
                    undo=undo_command(plan, backup, conn, safety), interrupted=interrupted or interrupts.received())
 
 
-def _trail(backup: Path, safety: Safety) -> str:
-    return f"The before-image is in {backup}; the audit log {safety.audit_log} has the change"
+NOTHING = "nothing was written"
+
+
+def _trail(plan: Plan, backup: Path, conn: Connection, safety: Safety, sent: bool) -> str:
+    """What follows the message of a write that failed or was cut off: where its before-image and audit log are,
+    and what to do. A write never sent needs no restore. One that was sent may have landed in whole, in part or
+    not at all: its undo line (undo_command's, pasted as it is, last on the line as "undo with: " prints it)
+    puts back what differs from the before-image, and only that, so it is right whichever happened."""
+    kept = f". The before-image is in {backup}; the audit log {safety.audit_log} has the change"
+    if not sent:
+        return f"{kept}; no restore is needed"
+    return (f"; check with offctl inspect{kept}; undo with: {undo_command(plan, backup, conn, safety)}  # puts back "
+            f"whatever part of the write landed; if none did, it finds nothing to change and exits 0")
 
 
 def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read_back: ReadBack

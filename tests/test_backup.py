@@ -51,6 +51,20 @@ def test_kafka_backup_keeps_offset_metadata_and_partitions_without_commit(tmp_pa
     assert backup.commits == (KafkaCommit("g", "t", 0, 50, meta), ("t", 1))
 
 
+def test_the_before_image_by_entry_says_none_where_there_was_nothing(tmp_path):
+    """What a restore compares the store with first (issue 34): each node or commit as it was, None where the write
+    created it."""
+    backup = load_backup(write_backup(zk_plan(), tmp_path, 1))
+    assert {p: n.data for p, n in backup.before.items()} == {n.path: n.data for n in backup.nodes}
+    created = Plan("reset", SPOUT, "x", (Change("t", 1, None, 5, path="/spouts/orders/partition_1", version=-1,
+                                                after_data=b'{"offset":5}'),), 0)
+    assert load_backup(write_backup(created, tmp_path, 2)).before == {"/spouts/orders/partition_1": None}
+    meta = commit_metadata_json("orders-1-1700000000")
+    plan = plan_kafka("g", [KafkaCommit("g", "t", 0, 50, meta)], CLUSTER, Target("earliest"), scope=Scope({"t": None}))
+    assert load_backup(write_backup(plan, tmp_path, 3)).commits_before == {
+        ("t", 0): KafkaCommit("g", "t", 0, 50, meta), ("t", 1): None}
+
+
 def test_zookeeper_backup_keeps_the_after_image(tmp_path):
     """Format 3: the bytes the write leaves and the version it gives each node (issue 27, item 3)."""
     plan = zk_plan()

@@ -18,8 +18,8 @@ from offctl.core.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
 from offctl.core.plan import plan_zookeeper
 from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError, WriteConflict
-from offctl.mcpplans import (DECLINED, REFUSED, WRITTEN, PlanStore, Run, Seen, State, _target, apply, command_line,
-                             compare)
+from offctl.mcpplans import (DECLINED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, Seen, State, _target, apply,
+                             command_line, compare)
 from offctl.reset import _execute_all
 
 TOPOLOGY = "orders-1-1700000000"
@@ -193,6 +193,20 @@ def test_a_plan_its_guards_refused_is_shown_but_never_applied(setting):
     result = apply(store, plan.id, allow_writes=True, confirm=human)
     assert result.status == REFUSED and "the plan's guards refused it when it was made" in result.reason
     assert human.shown == [] and world.writes == []
+
+
+def test_a_plan_that_writes_nothing_is_nothing_to_change_not_a_refusal(setting):
+    """Issue 34: a plan that writes nothing (here a shift by 0; a restore whose partitions hold their before-image)
+    is refused by no guard, a running topology included, and its apply says there is nothing to change."""
+    world, store, run, _ = setting
+    world.running = frozenset({TOPOLOGY})
+    plan = store.keep("reset", run, REQUEST, world.call(Target("shift", by=0)))
+    assert plan.writes == 0 and not plan.refused and plan.document["result"] == "unchanged"
+    assert {g["status"] for g in plan.document["guards"]} == {"not-applicable"}
+    human = Human()
+    result = apply(store, plan.id, allow_writes=True, confirm=human)
+    assert result.status == UNCHANGED and not result.written and result.reason.startswith("nothing to change")
+    assert "Nothing was written" in result.reason and human.shown == [] and world.writes == []
 
 
 @pytest.mark.parametrize("was, now, changed, guards, moved", [

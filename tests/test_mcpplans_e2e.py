@@ -18,7 +18,7 @@ import pytest
 from offctl.config import Connection
 from offctl.core.model import ZOOKEEPER
 from offctl.errors import UsageError
-from offctl.mcpplans import DECLINED, REFUSED, WRITTEN, PlanStore, Run, apply
+from offctl.mcpplans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, apply
 from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -115,6 +115,50 @@ def test_the_backup_an_apply_wrote_is_restored_through_a_plan(fleet):
     restored = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
     assert restored.status == WRITTEN and restored.verified, restored.reason
     assert {p: d for p, (d, _) in fleet.state().items()} == {p: d for p, (d, _) in before.items()}
+
+
+def nothing_to_restore(fleet, backup: str) -> None:
+    """plan_restore of the backup finds every partition at its before-image: a plan that writes nothing, refused by
+    no guard, whose apply says there is nothing to change (issue 34)."""
+    plan = fleet.store.plan_restore(fleet.run, backup=Path(backup).name)
+    assert plan.writes == 0 and not plan.refused and plan.document["result"] == "unchanged"
+    assert [c["action"] for c in plan.document["changes"]] == ["unchanged"]
+    assert {g["status"] for g in plan.document["guards"]} == {"not-applicable"}
+    human = Human()
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    assert result.status == UNCHANGED and not result.written and "nothing to change" in result.reason
+    assert human.shown == []
+
+
+def test_a_restore_planned_and_applied_twice_finds_nothing_to_change_the_second_time(fleet):
+    before = fleet.state()
+    written = apply(fleet.store, poison_fix(fleet).id, allow_writes=True, confirm=Human())
+    assert written.status == WRITTEN, written.reason
+    first = fleet.store.plan_restore(fleet.run, backup=Path(written.backup).name)
+    assert apply(fleet.store, first.id, allow_writes=True, confirm=Human()).status == WRITTEN
+    backups = sorted(fleet.run.backup_dir.iterdir())
+    nothing_to_restore(fleet, written.backup)
+    assert sorted(fleet.run.backup_dir.iterdir()) == backups
+    assert {p: d for p, (d, _) in fleet.state().items()} == {p: d for p, (d, _) in before.items()}
+
+
+def test_the_restore_of_a_write_cut_off_before_it_landed_finds_nothing_to_change(fleet, monkeypatch):
+    """Ctrl-C while the apply waits for ZooKeeper's answer: the apply fails saying the write may or may not have
+    been applied, with the undo line; the write never landed, so its restore plan writes nothing."""
+    from offctl.adapters.zookeeper import ZkStore
+    from tests.runbook_walker import undo_lines
+
+    def cut(self, changes):
+        raise KeyboardInterrupt
+
+    before = fleet.state()
+    monkeypatch.setattr(ZkStore, "write_versioned", cut)
+    failed = apply(fleet.store, poison_fix(fleet).id, allow_writes=True, confirm=Human())
+    monkeypatch.undo()
+    assert failed.status == FAILED and "may or may not have been applied" in failed.reason
+    (undo,) = undo_lines(failed.reason)
+    assert fleet.state() == before
+    nothing_to_restore(fleet, shlex.split(undo)[2])
 
 
 def test_a_backup_outside_the_contexts_backup_directory_is_refused(fleet, tmp_path):

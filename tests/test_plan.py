@@ -620,42 +620,104 @@ def zk_at(path_partition: int, offset: int | None, version: int) -> ZkNode | Non
 P0 = "/spouts/orders/partition_0"
 
 
-@pytest.mark.parametrize("left, now, said", [
-    (zk_at(0, 5, 4), zk_at(0, 5, 4), None),
-    (zk_at(0, 5, 4), zk_at(0, 9, 5), "the write left offset 5, it is now 9"),
-    (zk_at(0, 5, 4), None, "the write left offset 5; it was deleted since"),
-    (None, zk_at(0, 9, 0), "the write deleted it; it was created again since, at offset 9"),
-    (None, None, None),
-    (zk_at(0, 5, 4), zk_at(0, 5, 6), None),  # written again with the very bytes the write left: nothing to lose
-    (zk_at(0, 5, 4), node(0, '{"offset":5,"topic":"t","partition":0}', version=5),
+def tx(txid: int, resume: int) -> ZkNode:
+    """A storm-kafka Trident state of partition 0 at `txid`, resuming at `resume` (its nextOffset)."""
+    return replace(node(0, '{"offset":%d,"nextOffset":%d,"topic":"t"}' % (resume - 2, resume)), path=f"{P0}/{txid}",
+                   trident="storm-kafka", txid=txid)
+
+
+# (before, left, now): each node as it was before the write (None: it did not exist), as the write left it (None:
+# the write deleted it), and as read now (None: it does not exist). Issue 34: a node holding its before-image byte
+# for byte is done (the write was cut off before it landed, or a restore put it back): no change since the write.
+@pytest.mark.parametrize("before, left, now, said", [
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), zk_at(0, 5, 4), None),
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), zk_at(0, 9, 5), "the write left offset 5, it is now 9"),
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), zk_at(0, 4, 3), None),
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), zk_at(0, 4, 7), None),
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), None, "the write left offset 5; it was deleted since"),
+    (None, zk_at(0, 5, 0), None, None),
+    (None, zk_at(0, 5, 0), zk_at(0, 9, 1), "the write left offset 5, it is now 9"),
+    (zk_at(0, 4, 3), None, zk_at(0, 4, 3), None),
+    (zk_at(0, 4, 3), None, zk_at(0, 9, 0), "the write deleted it; it was created again since, at offset 9"),
+    (zk_at(0, 4, 3), None, None, None),
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), zk_at(0, 5, 6), None),  # written again with the very bytes the write left
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), node(0, '{"offset":5,"topic":"t","partition":0}', version=5),
      "the write left offset 5 (version 4); other bytes are there now (version 5), offset 5"),
-    (replace(node(0, '{"offset":3,"nextOffset":5,"topic":"t"}'), path=P0 + "/7", trident="storm-kafka", txid=7),
-     replace(node(0, '{"offset":5,"nextOffset":9,"topic":"t"}'), path=P0 + "/8", trident="storm-kafka", txid=8),
-     "the write left offset 5; the spout has written " + P0 + "/8 since"),
-], ids=["unchanged", "moved", "deleted since", "recreated since the delete", "still deleted", "same bytes again",
-        "other bytes, same offset", "Trident: a newer txid"])
-def test_changed_zookeeper(left, now, said):
+    (zk_at(0, 4, 3), zk_at(0, 5, 4), node(0, '{"offset":4,"topic":"t","partition":0}', version=5),
+     "the write left offset 5, it is now 4"),  # the before offset in other bytes: a third value
+    (tx(7, 1), tx(7, 3), tx(8, 5), "the write left offset 3; the spout has written " + P0 + "/8 since"),
+    (tx(7, 1), tx(7, 3), tx(7, 1), None),
+], ids=["unchanged", "moved", "cut off: as before", "as before, another version", "deleted since",
+        "a creation cut off: still absent", "created, then moved", "a deletion cut off", "recreated since the delete",
+        "still deleted", "same bytes again", "other bytes, same offset", "other bytes, the before offset",
+        "Trident: a newer txid", "Trident: cut off"])
+def test_changed_zookeeper(before, left, now, said):
     from offctl.core.guards import changed_zookeeper
 
-    path = left.path if left is not None else P0
-    found = changed_zookeeper({path: left}, [now] if now else [])
+    path = next(n.path for n in (left, before, now) if n is not None)
+    found = changed_zookeeper({path: left}, [now] if now else [], {path: before})
     assert found == ({} if said is None else {path: said})
 
 
-@pytest.mark.parametrize("left, now, said", [
-    (commit(1, 5), commit(1, 5), None),
-    (commit(1, 5), commit(1, 9), "the write left offset 5, it is now 9"),
-    (commit(1, 5), None, "the write left offset 5, it now has no commit"),
-    (commit(1, 5), commit(1, 5, None), "the write left metadata '" + META[:30]),
-    (None, commit(1, 4), "the write removed its commit; it has offset 4 now"),
-    (None, None, None),
-], ids=["unchanged", "moved", "commit gone", "metadata dropped", "committed after the group was deleted",
-        "still none"])
-def test_changed_kafka(left, now, said):
+@pytest.mark.parametrize("before, left, now, said", [
+    (commit(1, 4), commit(1, 5), commit(1, 5), None),
+    (commit(1, 4), commit(1, 5), commit(1, 9), "the write left offset 5, it is now 9"),
+    (commit(1, 4), commit(1, 5), commit(1, 4), None),
+    (commit(1, 4), commit(1, 5), commit(1, 4, None), "the write left offset 5, it is now 4"),
+    (commit(1, 4), commit(1, 5), None, "the write left offset 5, it now has no commit"),
+    (commit(1, 4), commit(1, 5), commit(1, 5, None), "the write left metadata '" + META[:30]),
+    (None, commit(1, 5), None, None),
+    (None, commit(1, 5), commit(1, 9), "the write left offset 5, it is now 9"),
+    (commit(1, 4), None, commit(1, 4), None),
+    (commit(1, 4), None, commit(1, 7), "the write removed its commit; it has offset 7 now"),
+    (commit(1, 4), None, None, None),
+], ids=["unchanged", "moved", "cut off: as before", "the before offset, other metadata", "commit gone",
+        "metadata dropped", "a first commit cut off: still none", "a first commit, then moved",
+        "a group deletion cut off", "committed after the group was deleted", "still none"])
+def test_changed_kafka(before, left, now, said):
     from offctl.core.guards import changed_kafka
 
-    found = changed_kafka({("t", 1): left}, [now] if now else [])
+    found = changed_kafka({("t", 1): left}, [now] if now else [], {("t", 1): before})
     assert (found == {}) if said is None else found[("t", 1)].startswith(said)
+
+
+ALL_NA = {g: "not-applicable" for g in ("running-topology", "recent-write", "active-group", "changed-since")}
+
+
+# Issue 34: a guard keeps a write from overwriting something; a plan that writes nothing overwrites nothing, so no
+# guard refuses it, whatever the facts (a restore whose partitions all hold their before-image: exit 0).
+@pytest.mark.parametrize("saved, now, kw, expect", [
+    ([node(0, storm(0, 4))], [node(0, storm(0, 4), version=9)],
+     dict(running=frozenset({"orders-1-1700000000"}), zk_modified_ms={P0: 99_999}, restore=True,
+          changed_since=(f"{P0}: the write left offset 5, it is now 4",)), ALL_NA),
+    ([node(0, storm(0, 4))], [node(0, storm(0, 4))], dict(running=None, restore=True, changed_since_unknown="x"),
+     ALL_NA),
+    ([node(0, storm(0, 4))], [node(0, storm(0, 5))], dict(restore=True, changed_since=()),
+     {**ALL_NA, "running-topology": "pass", "changed-since": "pass"}),
+    ([node(0, storm(0, 4))], [node(0, storm(0, 5))], dict(restore=True, changed_since=("x",)),
+     {**ALL_NA, "running-topology": "pass", "changed-since": "refused"}),
+], ids=["writes nothing: every guard n/a", "writes nothing: even one that cannot tell", "writes: guarded",
+        "writes: refused"])
+def test_a_plan_that_writes_nothing_is_refused_by_no_guard(saved, now, kw, expect):
+    from offctl.core.guards import WRITES_NOTHING, with_guards
+
+    plan = with_guards(plan_restore_zookeeper(SPOUT, saved, now, CLUSTER, source="b"), facts(**kw), ())
+    assert statuses(plan.guards) == expect and bool(plan.refused) is ("refused" in expect.values())
+    if not plan.writes:
+        assert {g.message for g in plan.guards} == {WRITES_NOTHING}
+
+
+def test_a_restore_puts_back_only_what_differs_from_the_before_image():
+    """Partition 0 holds its before-image (the write never landed there), 1 what the write left: 1 is written."""
+    saved = [node(0, storm(0, 4)), node(1, storm(1, 5))]
+    plan = plan_restore_zookeeper(SPOUT, saved, [node(0, storm(0, 4), version=3), node(1, storm(1, 10), version=4)],
+                                  CLUSTER, source="b")
+    assert [(c.partition, c.action) for c in plan.changes] == [(0, UNCHANGED), (1, WRITE)]
+    assert [c.partition for c in plan.writes] == [1]
+    assert plan.changes[0].reasons[0] == "holds its before-image already: nothing to put back"
+    kafka = plan_restore_kafka("g", [commit(0, 4), commit(1, 5), ("t", 2)], [commit(0, 4), commit(1, 10)], CLUSTER,
+                               source="b", had_commits=True)
+    assert [(c.partition, c.action) for c in kafka.changes] == [(0, UNCHANGED), (1, WRITE), (2, SKIP)]
 
 
 # --- verification ------------------------------------------------------------------------------------------------

@@ -786,6 +786,7 @@ def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cl
     assert "interrupted before the write: nothing was written" in result.stderr
     (backup,) = fleet.backups.glob("*.json")
     assert f"The before-image is in {backup}" in result.stderr and not list(fleet.backups.glob(".*.tmp"))
+    assert result.stderr.rstrip().endswith("no restore is needed") and "undo with:" not in result.stderr
     assert len(json.loads(backup.read_text())["zookeeper"]) == 3
     assert nodes(fleet.state()) == before
     phases = [json.loads(line)["phase"] for line in fleet.audit.read_text().splitlines()]
@@ -1330,3 +1331,129 @@ def test_an_undo_whose_group_deletion_the_broker_refuses_exits_5_and_says_what_i
     assert "The before-image is in" in undone.stderr
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {
         (fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6}
+
+
+# --- a restore puts back what differs from the before-image, and only that (issue 34, item 1) ------------------
+
+
+def restored(cli, doc: dict, *extra: str):
+    """The printed undo line run as it is, with --yes and JSON output."""
+    return cli(*undo_argv(doc, "-o", "json", *extra))
+
+
+def nothing_to_change(result) -> None:
+    """Exit 0, no write and no backup of the restore: every partition holds its before-image already, and no guard
+    refuses a plan that writes nothing."""
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert doc["result"] == "unchanged" and not doc["executed"] and doc["backup"] is None, doc
+    assert doc["summary"]["write"] == doc["summary"]["delete"] == 0
+    assert {g["status"] for g in doc["guards"]} == {"not-applicable"}
+    assert {g["message"] for g in doc["guards"]} == {"the plan writes nothing"}
+    assert "nothing to change: every partition holds its before-image already" in result.stderr
+
+
+def test_a_zookeeper_restore_run_twice_exits_0_both_times(cli, fleet):
+    before = nodes(fleet.state())
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    first = restored(cli, done.json())
+    assert first.exit_code == 0 and first.json()["verified"], first.stderr
+    backups = sorted(fleet.backups.iterdir())
+    second = restored(cli, done.json())
+    nothing_to_change(second)
+    assert [(c["partition"], c["action"]) for c in second.json()["changes"]] == [
+        (0, "unchanged"), (1, "unchanged"), (2, "unchanged")]
+    assert sorted(fleet.backups.iterdir()) == backups  # nothing written, nothing backed up
+    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+
+
+def test_a_group_restore_run_twice_exits_0_both_times(cli, fleet, kafka, names):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 7, 1: 8})
+    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--to", "earliest", "--topology-id", TOPOLOGY,
+               "--execute", "--yes", "-o", "json")
+    expect_written(done, commits(kafka, group), {(fleet.topic, 0): 0, (fleet.topic, 1): 0})
+    first = restored(cli, done.json())
+    assert first.exit_code == 0 and first.json()["executed"], first.stderr
+    nothing_to_change(restored(cli, done.json()))
+    assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 7, (fleet.topic, 1): 8}
+
+
+def test_a_zookeeper_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, fleet, zk):
+    """Partition 0 holds its before-image again (as if the write had not landed there), 1 and 2 what the write
+    left: the restore writes back 1 and 2. With 1 moved to a third value instead, it is refused naming 1 alone."""
+    before = nodes(fleet.state())
+    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    left = nodes(fleet.state())
+    zk.set(fleet.path(0), before[0][0])  # by hand: the before bytes (another version)
+
+    zk.set(fleet.path(1), storm_record(fleet.topic, 1, 8))  # later work: neither before nor after
+    refused = restored(cli, done.json())
+    assert refused.exit_code == 4, refused.stderr
+    message = guard(refused.json(), "changed-since")["message"]
+    assert message.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
+                              f"overwrite: {fleet.path(1)}: the write left offset 10, it is now 8")
+    assert [(c["partition"], c["action"]) for c in refused.json()["changes"]] == [
+        (0, "unchanged"), (1, "write"), (2, "write")]
+    assert offset_of(zk.get(fleet.path(1))[0]) == 8 and offset_of(zk.get(fleet.path(2))[0]) == 10  # nothing written
+
+    zk.set(fleet.path(1), left[1][0])  # what the write left, again
+    back = restored(cli, done.json())
+    assert back.exit_code == 0 and back.json()["verified"], back.stderr
+    assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
+        (0, "unchanged"), (1, "write"), (2, "write")]
+    assert guard(back.json(), "changed-since")["status"] == "pass"
+    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+
+
+def test_a_group_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, fleet, kafka, names):
+    group = names("group")
+    kafka.commit(group, fleet.topic, {0: 7, 1: 8, 2: 9})
+    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--to", "earliest", "--no-storm-metadata",
+               "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    kafka.commit(group, fleet.topic, {0: 7})  # by hand, with the same metadata (none): its before-value
+
+    kafka.commit(group, fleet.topic, {1: 3})  # later work on partition 1
+    refused = restored(cli, done.json())
+    assert refused.exit_code == 4, refused.stderr
+    assert guard(refused.json(), "changed-since")["message"].startswith(
+        f"1 partition(s) changed since the write this backup undoes, which restoring would overwrite: "
+        f"{fleet.topic}/1: the write left offset 0, it is now 3")
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 7, 1: 3, 2: 0}
+
+    kafka.commit(group, fleet.topic, {1: 0})  # what the write left, again
+    back = restored(cli, done.json())
+    assert back.exit_code == 0 and back.json()["executed"], back.stderr
+    assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
+        (0, "unchanged"), (1, "write"), (2, "write")]
+    assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 7, 1: 8, 2: 9}
+    nothing_to_change(restored(cli, done.json()))
+
+
+def test_a_write_cut_off_before_it_landed_names_its_undo_which_finds_nothing_to_change(cli, fleet, monkeypatch):
+    """Ctrl-C while offctl waits for ZooKeeper's answer, the write never having landed: exit 6, "may or may not
+    have been applied", and the message ends with the undo line, which finds every node at its before-image."""
+    from offctl.adapters.zookeeper import ZkStore
+    from tests.runbook_walker import undo_lines
+
+    def cut(self, changes):
+        raise KeyboardInterrupt
+
+    before = nodes(fleet.state())
+    monkeypatch.setattr(ZkStore, "write_versioned", cut)
+    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    monkeypatch.undo()
+    assert result.exit_code == 6, result.stderr
+    (backup,) = fleet.backups.glob("*.json")
+    assert "may or may not have been applied; check with offctl inspect" in result.stderr
+    assert "puts back whatever part of the write landed; if none did, it finds nothing to change and exits 0" in \
+        result.stderr
+    (undo,) = undo_lines(result.stderr)
+    assert undo.startswith(f"offctl restore {backup} --execute ")
+    for _ in range(2):
+        nothing_to_change(cli(*shlex.split(undo)[1:], "--yes", "-o", "json"))
+    assert nodes(fleet.state()) == before
+

@@ -111,6 +111,58 @@ def test_every_exit_code_a_runbook_states_is_a_documented_one():
             assert int(code) in EXIT_CODES, f"{page.name} states exit {code}, which offctl does not have"
 
 
+@pytest.mark.parametrize("landed", [False, True], ids=["nothing landed", "it landed"])
+def test_the_steps_after_a_write_was_cut_off_run_as_written(landed, cli, zk, zk_server, broker, kafka, names,
+                                                            tmp_path, monkeypatch):
+    """README.md "When a write was cut off", as written (issue 34): a reset is cut off by Ctrl-C while offctl waits
+    for ZooKeeper's answer (exit 6, "may or may not have been applied"), its write having landed or not. Each step
+    then runs in bash on a terminal, BACKUP being the backup the message names, in a shell whose environment names
+    the test's servers as the page says to set them: each exits as its comment says, and the spout is as before."""
+    from offctl.adapters.zookeeper import ZkStore
+    from tests.conftest import storm_record
+
+    topic = kafka.filled_topic(names("orders"), 3, 10)
+    root = names.root + "/spouts"
+    path = lambda p: f"{root}/orders/partition_{p}"  # noqa: E731
+    for p in range(3):
+        zk.create(path(p), storm_record(topic, p, 4 + p), makepath=True)
+    zk.ensure_path(names.root + "/storm/storms")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_")}
+    env.update(OFFCTL_ZK=zk_server.address, OFFCTL_ZK_ROOT=root, OFFCTL_BOOTSTRAP_SERVERS=broker.address,
+               OFFCTL_STORM_ROOT=names.root + "/storm", XDG_STATE_HOME=str(tmp_path), NO_COLOR="1", COLUMNS="200",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    before = {p: zk.get(path(p))[0] for p in range(3)}
+    write = ZkStore.write_versioned
+
+    def cut_off(self, changes):
+        if landed:
+            write(self, changes)
+        raise KeyboardInterrupt  # while offctl waits for ZooKeeper's answer
+
+    monkeypatch.setattr(ZkStore, "write_versioned", cut_off)
+    reset = cli("reset", "--spout", "orders", "--to", "latest", "--quiet-period", "0", "--execute", "--yes", env=env)
+    monkeypatch.undo()
+    assert reset.exit_code == 6 and "may or may not have been applied" in reset.stderr, reset.stderr
+    assert {offset_of(zk.get(path(p))[0]) for p in range(3)} == ({10} if landed else {4, 5, 6})
+    (undo,) = undo_lines(reset.stderr)
+    backup = shlex.split(undo)[2]
+
+    walked = [s for s in steps((DOCS / "README.md").read_text()) if s.section == "when"]
+    assert walked and all(s.command.startswith("offctl restore BACKUP --execute") for s in walked), walked
+    for i, step in enumerate(walked):
+        ran = run(step.command.replace("BACKUP", shlex.quote(backup)), env, tmp_path)
+        assert ran.code in expected(step) and "Traceback" not in ran.stderr, f"`{step.command}`:\n{ran.seen[-3000:]}"
+        if landed and i == 0:
+            assert "wrote 3 partition(s)" in ran.seen and ran.prompts == 1, ran.seen[-3000:]
+        else:
+            assert "nothing to change" in ran.seen and ran.prompts == 0, ran.seen[-3000:]
+        assert {p: zk.get(path(p))[0] for p in range(3)} == before
+
+
+def offset_of(data: bytes) -> int:
+    return json.loads(data)["offset"]
+
+
 def expected(step: Step) -> frozenset[int]:
     if step.exits is not None:
         return step.exits

@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import replace
 
 import pytest
 
@@ -260,7 +261,7 @@ def test_a_render_still_running_when_the_next_cycle_ends_skips_that_cycles_rende
 @pytest.mark.parametrize("then, said", [("raise", "exit status 1"), ("die", "killed by signal 9"),
                                         ("wait", "timed out after 0.5s")])  # a gate never opened
 def test_a_render_that_fails_or_times_out_leaves_the_last_page_is_counted_logged_and_reaped(forked, then, said):
-    from offctl.exporter import make_app
+    from offctl.exporter import answer
 
     rendered, child, lines = forked
     rendered.timeout_s = 0.5
@@ -275,9 +276,8 @@ def test_a_render_that_fails_or_times_out_leaves_the_last_page_is_counted_logged
     assert rendered.body is last and rendered.failures == 1
     assert said in lines[-1] and "serving the last page" in lines[-1]
     assert reaped(pid) and rendered.child is None
-    app = make_app(rendered.monitor, 30.0, rendered)
-    health = app({"PATH_INFO": "/healthz"}, lambda status, headers: None)
-    assert said in b"".join(health).decode()  # the page does not move until a render succeeds: not healthy
+    status, _, health = answer(rendered.monitor, 30.0, rendered, "/healthz")
+    assert status == 503 and said in health.decode()  # the page does not move until a render succeeds: not healthy
     child.then = "nothing"
     rendered.refresh()  # the next cycle's render is tried, and says what failed
     rendered.wait()
@@ -461,20 +461,18 @@ def test_watch_in_a_real_terminal_redraws_in_place_and_ctrl_c_leaves(zk, kafka, 
 
 @pytest.fixture
 def http_server():
-    """serve's HTTP server over a monitor that has seen one cycle, on a free loopback port, with a short request
-    timeout and room for three connections; yields the server."""
-    import threading
-
-    from offctl.exporter import make_app, make_http_server
+    """serve's HTTP server (its app on offctl's HTTP stack, as serve starts it) over a monitor that has seen one
+    cycle, on a free loopback port, with a head deadline of 3 s and room for three connections."""
+    from offctl.adapters.webserver import LIMITS, http_server as stack, listen
+    from offctl.exporter import METHODS, make_app
 
     monitor = Monitor(window=3)
     monitor.update(analyze(snapshot(1_000, {0: 40})), 0.1)
-    server = make_http_server("127.0.0.1", 0, make_app(monitor, 30.0), request_timeout_s=1.0, max_connections=3)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
+    limits = replace(LIMITS, head_s=3.0, max_connections=3)
+    server = stack(make_app(monitor, 30.0), listen("127.0.0.1", 0, limits), METHODS, "offctl serve", limits)
+    server.start("test-serve-http")
     yield server
-    server.shutdown()
-    server.server_close()
+    server.stop()
 
 
 def raw(port: int, request: bytes) -> bytes:
@@ -491,26 +489,26 @@ def raw(port: int, request: bytes) -> bytes:
 @pytest.mark.parametrize("path", ["/metrics", "/healthz", "/status.json", "/nowhere"])
 def test_a_method_other_than_get_or_head_is_405_with_allow(http_server, method, path):
     """Issue 28: `FOO /metrics` and `POST /metrics` were answered 200 with the page."""
-    answer = raw(http_server.server_port, f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".encode())
+    answer = raw(http_server.port, f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".encode())
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.split(b"\r\n")[0].split(b" ", 2)[1] == b"405", answer[:300]
-    assert b"\r\nAllow: GET, HEAD" in head and b"offctl_" not in body
+    assert b"\r\nallow: GET, HEAD" in head.lower().replace(b"get, head", b"GET, HEAD") and b"offctl_" not in body
 
 
 def test_head_is_gets_status_and_headers_without_the_body(http_server):
-    port = http_server.server_port
+    port = http_server.port
     get_head, _, get_body = raw(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").partition(b"\r\n\r\n")
     head, _, body = raw(port, b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n").partition(b"\r\n\r\n")
     assert b" 200 " in get_head.split(b"\r\n")[0] and b"offctl_" in get_body
     assert b" 200 " in head.split(b"\r\n")[0] and body == b""
-    assert f"Content-Length: {len(get_body)}".encode() in head.split(b"\r\n")
+    assert f"content-length: {len(get_body)}".encode() in head.lower().split(b"\r\n")
 
 
 def test_clients_that_never_finish_the_request_are_dropped_and_a_scrape_is_still_served(http_server):
     """Issue 28: clients that sent half a request line held a thread each until they hung up. Two such clients
     (below the bound of three) hold their connections; a scrape meanwhile is answered; each slow client's connection
     is then closed by the server (its recv ends with EOF, not with the test's own 20 s timeout)."""
-    port = http_server.server_port
+    port = http_server.port
     slow = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(2)]
     try:
         for s in slow:
@@ -525,57 +523,39 @@ def test_clients_that_never_finish_the_request_are_dropped_and_a_scrape_is_still
     assert scrape(port)[0] == 200
 
 
-def test_connections_beyond_the_bound_are_refused_at_once_and_served_again_once_the_slow_ones_are_dropped(
-        http_server):
-    """The bound holds: with three slow connections held, a fourth is answered 503 and closed at once (its recv
-    ends before the slow ones are dropped); once they are, a scrape is served."""
-    port = http_server.server_port
-    slow = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(3)]
+def test_beyond_the_bound_the_oldest_idle_connection_is_shed_and_the_scrape_served(http_server):
+    """Issue 34: the bound of connections turned idle clients into a denial of service (the scrape was the one
+    refused). With the three slots held by clients that sent half a request, a scrape sheds the oldest of them and
+    is answered."""
+    port = http_server.port
+    slow = []
     try:
-        for s in slow:
-            s.sendall(b"GET /metr")
-        wait_for(lambda: http_server.slots._value == 0, 10)  # all three hold a slot
-        answer = raw(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert answer.startswith(b"HTTP/1.0 503 ") and b"too many connections" in answer
-        assert http_server.refused == 1
-        for s in slow:
-            assert s.recv(65536) == b""
+        for _ in range(3):
+            slow.append(socket.create_connection(("127.0.0.1", port), timeout=20))
+            slow[-1].sendall(b"GET /metr")
+            wait_for(lambda: http_server.connections == len(slow), 10)
+        assert scrape(port)[0] == 200
+        assert http_server.protocol.shed == 1 and http_server.protocol.refused == 0
+        assert slow[0].recv(65536) == b""  # closed: shed (counted above), not dropped by the deadline
     finally:
         for s in slow:
             s.close()
-    wait_for(lambda: http_server.slots._value == 3, 10)
     assert scrape(port)[0] == 200
 
 
 @pytest.mark.parametrize("sent", [b"GET /metrics HTTP/1.1\r\nHost: x\r\n", b""], ids=["headers-unfinished", "nothing"])
 def test_a_request_whose_headers_never_end_is_dropped(http_server, sent):
-    with socket.create_connection(("127.0.0.1", http_server.server_port), timeout=20) as s:
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=20) as s:
         s.sendall(sent)
         assert s.recv(65536) == b""
 
 
 def test_a_client_that_trickles_its_request_is_dropped_by_the_deadline_not_kept_by_each_byte(http_server):
-    """A byte every 0.2 s never lets a per-read timeout (1 s here) expire; the request's deadline does. The client
+    """A byte every 0.2 s never lets a per-read timeout expire; the head's deadline (3 s here) does. The client
     stops after 200 bytes (40 s): the server must have closed the connection long before."""
-    request = b"GET /metrics HTTP/1.1\r\n" + b"X-Slow: " + b"a" * 200
-    with socket.create_connection(("127.0.0.1", http_server.server_port), timeout=20) as s:
-        closed = False
-        for byte in request:
-            try:
-                s.sendall(bytes([byte]))
-            except OSError:  # reset by the server
-                closed = True
-                break
-            s.settimeout(0.2)
-            try:
-                closed = s.recv(65536) == b""
-            except TimeoutError:
-                pass
-            except OSError:
-                closed = True
-            if closed:
-                break
-        assert closed
+    from tests import hostile
+
+    assert hostile.trickle(http_server.port, b"GET /metrics HTTP/1.1\r\n" + b"X-Slow: " + b"a" * 200, 0.2)
 
 
 def test_each_groups_commit_period_is_its_profiles_in_the_window_rules():

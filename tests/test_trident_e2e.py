@@ -88,6 +88,42 @@ def test_reset_moves_a_trident_spout_and_restore_puts_it_back_byte_for_byte(cli,
     assert back.exit_code == 0, back.stderr
     assert {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
 
+    # Issue 34: run again, the restore finds every state at its before-image: nothing to change, exit 0
+    again = cli(*undo, "--yes", "-o", "json")
+    assert again.exit_code == 0, again.stderr
+    assert again.json()["result"] == "unchanged" and not again.json()["executed"]
+    assert [(c["partition"], c["action"]) for c in again.json()["changes"]] == [
+        (0, "unchanged"), (1, "unchanged"), (2, "unchanged")]
+    assert {g["status"] for g in again.json()["guards"]} == {"not-applicable"}
+    assert {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
+
+
+def test_a_trident_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, world, zk):
+    """By node path: partition 0's state holds its before-image again, 1 and 2 what the write left; 1 moved to a
+    third value is refused alone, and once it holds what the write left the restore puts back 1 and 2."""
+    path = lambda p: f"{world.root}/sk/user/partition_{p}/8"  # noqa: E731
+    before = {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)}
+    done = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "latest", "--quiet-period", "0",
+               "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    left = {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)}
+    zk.set(path(0), before[0])
+    later = left[1].replace(b'"nextOffset":10', b'"nextOffset":9')
+    assert later != left[1]
+    zk.set(path(1), later)
+    undo = [*shlex.split(done.json()["undo"])[1:], "--yes", "-o", "json"]  # with the reset's --quiet-period 0
+    refused = cli(*undo)
+    assert refused.exit_code == 4, refused.stderr
+    (said,) = [g["message"] for g in refused.json()["guards"] if g["guard"] == "changed-since"]
+    assert said.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
+                           f"overwrite: {path(1)}: the write left offset 10, it is now 9")
+    zk.set(path(1), left[1])
+    back = cli(*undo)
+    assert back.exit_code == 0 and back.json()["verified"], back.stderr
+    assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
+        (0, "unchanged"), (1, "write"), (2, "write")]
+    assert {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
+
 
 def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, monkeypatch):
     done = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "latest", "--quiet-period", "0",

@@ -169,6 +169,17 @@ class Backup:
     group_had_commits: bool | None = None  # Kafka: the group had some commit before the write (None: not known)
     format: int = FORMAT
 
+    @property
+    def before(self) -> dict[str, ZkNode | None]:
+        """The ZooKeeper before-image by path: each node as it was, None where it did not exist."""
+        return {**{n.path: n for n in self.nodes}, **dict.fromkeys(self.absent)}
+
+    @property
+    def commits_before(self) -> dict[tuple[str, int], KafkaCommit | None]:
+        """The Kafka before-image by (topic, partition): each commit as it was, None where there was none."""
+        had = {(c.topic, c.partition): c for c in self.commits if isinstance(c, KafkaCommit)}
+        return {**dict.fromkeys(c for c in self.commits if not isinstance(c, KafkaCommit)), **had}
+
     def own_writes(self, current: Iterable[ZkNode]) -> frozenset[str]:
         """Paths that still hold exactly what the operation this backup was made for wrote: the version it gave
         the node and the bytes it wrote. Nothing else has written them since."""

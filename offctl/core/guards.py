@@ -101,18 +101,28 @@ def _changed(f: GuardFacts) -> tuple[str | None, str]:
     if f.changed_since:
         return (f"{len(f.changed_since)} partition(s) {CHANGED_SINCE}, which restoring would overwrite: "
                 f"{named(f.changed_since)}"), ""
-    return None, "every partition is as the write this backup undoes left it"
+    return None, "every partition is as the write this backup undoes left it, or as it was before it"
 
 
-def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode]) -> dict[str, str]:
+# A restore puts back what differs from the before-image, and only that. A partition that holds its before-image
+# byte for byte (the write never landed there: ZooKeeper stopped, Ctrl-C; or a restore put it back already) is
+# done: no change since the write, and nothing for the restore to overwrite. Only a third value, neither what the
+# write left nor what was there before it, is later work that the changed-since guard keeps.
+
+
+def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode],
+                      before: Mapping[str, ZkNode | None]) -> dict[str, str]:
     """path -> what changed since the write: `left` holds each node as the write left it (its bytes), None where
-    the write deleted it. `now`: the spout's nodes as read (Trident: the
-    newest txid of each partition)."""
+    the write deleted it; `before` each node as it was before the write, None where it did not exist. A node that
+    holds its before-image (the same bytes; absent, where it was absent) is not counted. `now`: the spout's nodes
+    as read (Trident: the newest txid of each partition)."""
     current = {n.path: n for n in now}
     newest = {n.path.rsplit("/", 1)[0]: n for n in current.values() if n.trident}  # Trident: by partition
     out = {}
     for path, was in left.items():
         node = current.get(path)
+        if path in before and _data(node) == _data(before[path]):
+            continue
         newer = newest.get(path.rsplit("/", 1)[0]) if was is not None and was.trident else None
         if was is None:
             if node is not None:
@@ -131,19 +141,27 @@ def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode]) 
     return out
 
 
+def _data(node: ZkNode | None) -> bytes | None:
+    return None if node is None else node.data
+
+
 def _zk_offset(node: ZkNode) -> str:
     committed = parse_zk_node(node).committed
     return "bytes the spout cannot use" if committed is None else f"offset {committed}"
 
 
-def changed_kafka(left: Mapping[tuple[str, int], KafkaCommit | None],
-                  now: Iterable[KafkaCommit]) -> dict[tuple[str, int], str]:
+def changed_kafka(left: Mapping[tuple[str, int], KafkaCommit | None], now: Iterable[KafkaCommit],
+                  before: Mapping[tuple[str, int], KafkaCommit | None]) -> dict[tuple[str, int], str]:
     """(topic, partition) -> what changed since the write: `left` holds each commit as the write left it
-    (offset and metadata), None where the write removed it (a restore that deleted the group)."""
+    (offset and metadata), None where the write removed it (a restore that deleted the group); `before` each
+    commit as it was before the write, None where there was none. A partition that holds its before-image (the
+    same offset and metadata; no commit, where it had none) is not counted."""
     current = {(c.topic, c.partition): c for c in now}
     out = {}
     for tp, was in left.items():
         commit = current.get(tp)
+        if tp in before and _commit(commit) == _commit(before[tp]):
+            continue
         if was is None:
             if commit is not None:
                 out[tp] = f"the write removed its commit; it has offset {commit.offset} now"
@@ -156,6 +174,10 @@ def changed_kafka(left: Mapping[tuple[str, int], KafkaCommit | None],
     return out
 
 
+def _commit(commit: KafkaCommit | None) -> tuple[int, str | None] | None:
+    return None if commit is None else (commit.offset, commit.metadata)
+
+
 def _meta(metadata: str | None) -> str:
     if metadata is None:
         return "none"
@@ -163,5 +185,13 @@ def _meta(metadata: str | None) -> str:
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
+WRITES_NOTHING = "the plan writes nothing"
+
+
 def with_guards(plan: Plan, facts: GuardFacts, force: Iterable[str]) -> Plan:
+    """The plan with its guards' verdicts. A guard keeps a write from overwriting something; a plan that writes
+    nothing overwrites nothing, so no guard applies to it and none refuses it (a restore whose partitions all hold
+    their before-image again is "nothing to change", exit 0)."""
+    if not plan.writes:
+        return replace(plan, guards=tuple(GuardCheck(g, "not-applicable", WRITES_NOTHING) for g in GUARDS))
     return replace(plan, guards=check_guards(facts, force))

@@ -849,11 +849,15 @@ def _group_deletable(saved: Iterable[KafkaCommit | tuple[str, int]], now: Mappin
 
 
 CHANGED_SINCE = "changed since the write this backup undoes"
+AS_BEFORE = "holds its before-image already: nothing to put back"
 
 
 def _since(c: Change, what: str | None) -> Change:
-    """The change with what changed since the write it undoes first among its reasons (the changed-since guard)."""
-    return c if what is None else replace(c, reasons=(f"{CHANGED_SINCE}: {what}",) + c.reasons)
+    """The change with what changed since the write it undoes first among its reasons (the changed-since guard);
+    or, where it holds its before-image already (the write never landed there, or was undone), saying so."""
+    if what is not None:
+        return replace(c, reasons=(f"{CHANGED_SINCE}: {what}",) + c.reasons)
+    return replace(c, reasons=(AS_BEFORE,) + c.reasons) if c.action == UNCHANGED else c
 
 
 def named(items: Iterable[str], most: int = 10) -> str:
