@@ -1,5 +1,5 @@
 """What the commit expiry costs inspect: one storm-kafka-client group over N partitions (one message each, committed
-at 1) on a Tansu broker started here, inspected under AT_MOST_ONCE (nothing read for it) and AT_LEAST_ONCE (the
+at 1) on Apache Kafka 4.4 started here, inspected under AT_MOST_ONCE (nothing read for it) and AT_LEAST_ONCE (the
 message before each committed offset read, and the broker's offsets.retention.minutes asked). Prints the best of 3.
 
     python benchmarks/bench_expiry.py [N]   (default 200; measured: 200 -> 0.02 s / 0.04 s, 1000 -> 0.10 s / 0.24 s)

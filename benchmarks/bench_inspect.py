@@ -43,8 +43,7 @@ def seed(zk: KazooClient, bootstrap: str, spouts: int, partitions: int, first: i
     for i in range(0, len(topics), 100):
         for future in admin.create_topics([NewTopic(t, partitions, 1) for t in topics[i:i + 100]]).values():
             future.result(timeout=300)
-    # One record per partition: a produce request then holds single-record batches, which Tansu's
-    # high watermark gets right.
+    # One record per partition, batched per request as a producer batches them.
     # A producer per 50 topics: librdkafka's broker thread walks every partition it has produced to, which
     # at 100,000 partitions makes one long-lived producer crawl.
     for i in range(0, len(topics), 50):

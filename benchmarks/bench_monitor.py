@@ -56,9 +56,9 @@ def seed(zk_address: str, bootstrap: str, partitions: int) -> None:
     time.sleep(1)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
     for p in range(partitions):
-        for i in range(5):  # one record per request: Tansu's high watermark is wrong after a batch
+        for i in range(5):
             producer.produce("orders", partition=p, value=b"m%d" % i)
-            producer.flush(30)
+    producer.flush(30)  # batched, as producers do
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
     tps = [TopicPartition("orders", p, 3) for p in range(partitions)]

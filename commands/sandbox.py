@@ -13,22 +13,20 @@ if TYPE_CHECKING:
 from .options import err_console, reported_errors
 
 app = typer.Typer(name="sandbox", no_args_is_help=True, rich_markup_mode=None,
-                  help="A local ZooKeeper and Kafka-compatible broker with a seeded fleet, for trying offctl.")
+                  help="A local ZooKeeper and Apache Kafka with a seeded fleet, for trying offctl.")
 
 
 def _describe(s: sb.Sandbox) -> None:
-    from offctl import sandbox as sb
+    from offctl.adapters.servers import KAFKA
 
     alive = s.running
     typer.echo(f"ZooKeeper  {s.zk}  pid {s.zk_pid}  {'running' if alive['zookeeper'] else 'STOPPED'}")
-    typer.echo(f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}")
+    typer.echo(f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}  "
+               f"(Apache Kafka {KAFKA}, KRaft)")
     typer.echo(f"zkRoot     {s.zk_root}  (Storm's root {s.storm_root}){'' if s.seeded else '  not seeded yet'}")
     typer.echo(f"state      {s.directory}")
     for name, ids in sorted((s.stopped or {}).items()):
         typer.echo(f"stopped    {name} ({', '.join(ids)}): `offctl sandbox topology start {name}`")
-    typer.echo("broker limits (what they change in what offctl and the runbooks show here):")
-    for limit in sb.LIMITS:
-        typer.echo(f"  - {limit}")
 
 
 @app.command("up")

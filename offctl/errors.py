@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 
-class OffctlError(Exception):
-    """Base of every error offctl reports; only the command layer turns it into an exit."""
+INTERNAL_ERROR = 70  # an unexpected exception: a bug (EX_SOFTWARE of sysexits.h), never 1, which means findings
 
-    exit_code = 1
+
+class OffctlError(Exception):
+    """Base of every error offctl reports; only the command layer turns it into an exit. It has no exit code of
+    its own: a raise names its kind (a subclass, which carries the code), and a bare OffctlError, which no code
+    raises (tests/test_render.py checks), would be a bug's code, never 1, which means findings."""
+
+    exit_code = INTERNAL_ERROR
 
 
 class UsageError(OffctlError):
@@ -58,7 +63,6 @@ class SparkUnavailable(OffctlError):
 
 
 NOT_CONFIRMED = NotConfirmed.exit_code
-INTERNAL_ERROR = 70  # an unexpected exception: a bug (EX_SOFTWARE of sysexits.h), never 1, which means findings
 LEFT_OUT = 7  # reset: the plan leaves a partition of its scope out; restore: one it cannot put back (the rest is
 # planned or written)
 
@@ -87,7 +91,9 @@ EXIT_CODES: dict[int, str] = {
     3: "a store could not be reached or read, also when only part of it could be read (the report is "
        "partial); `audit`: also when Spark could not start or one of its jobs failed; `peek`: also when the "
        "message at a selected offset could not be read within `--budget`; `sandbox status`, `sandbox env`: no "
-       "sandbox running",
+       "sandbox running; `sandbox up`: a server could not start: Java, Debian's ZooKeeper or Apache Kafka's jars "
+       "are missing (the message says how to install or fetch them), or a server exited or did not answer in time "
+       "(the message names its log); nothing is left running",
     4: "refused by a safety guard (running-topology, recent-write, active-group, changed-since: `restore` of a "
        "partition that changed since the write its backup undoes, to neither what the write left nor what it held "
        "before, or of a backup that cannot tell), also a dry run whose execution would be refused; never a plan that "

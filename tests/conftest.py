@@ -1,4 +1,6 @@
-"""Fixtures: a real ZooKeeper and the Tansu broker on free loopback ports, stopped by pid at the end.
+"""Fixtures: a real ZooKeeper and Apache Kafka on free loopback ports, stopped by pid at the end: Kafka 4.4 in KRaft
+mode (`broker`, the default) and Kafka 3.9 in ZooKeeper mode (`broker39`, registered in the test ZooKeeper under
+/kafka39, for the storm-kafka era).
 
 Servers are started once per session; each test isolates itself with unique roots, topics and groups
 (the `names` fixture). A server that cannot start fails the tests that need it: a skipped integration test
@@ -14,6 +16,7 @@ import re
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,7 +97,26 @@ def zk_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
-    yield from _serve("Kafka broker", lambda: servers.start_broker(tmp_path_factory.mktemp("broker")))
+    yield from _serve("Apache Kafka 4.4", lambda: servers.start_broker(tmp_path_factory.mktemp("broker")))
+
+
+BROKER39_CHROOT = "/kafka39"
+
+
+@pytest.fixture(scope="session")
+def broker39(tmp_path_factory, zk_server):
+    """Apache Kafka 3.9 in ZooKeeper mode: its broker registry is at BROKER39_CHROOT/brokers in the test ZooKeeper,
+    as storm-kafka's ZkHosts and storm-kafka-monitor's old-spout mode read it."""
+    yield from _serve("Apache Kafka 3.9", lambda: servers.start_broker(
+        tmp_path_factory.mktemp("broker39"), version=servers.KAFKA_ZK,
+        zookeeper=zk_server.address + BROKER39_CHROOT))
+
+
+@pytest.fixture(scope="session")
+def kafka39(broker39):
+    helper = KafkaHelper(broker39.address)
+    yield helper
+    helper.close()
 
 
 @pytest.fixture(scope="session")
@@ -123,11 +145,13 @@ def zk(zk_server):
 
 @pytest.fixture(scope="session")
 def kafka(broker):
-    return KafkaHelper(broker.address)
+    helper = KafkaHelper(broker.address)
+    yield helper
+    helper.close()  # before the broker stops: its clients would log every failed reconnect on stderr
 
 
 class KafkaHelper:
-    """Seeds the broker. One record per produce call: Tansu's high watermark is wrong after batches."""
+    """Seeds a broker as producers do: records in batches, one flush per call."""
 
     def __init__(self, bootstrap: str) -> None:
         from confluent_kafka.admin import AdminClient
@@ -136,31 +160,56 @@ class KafkaHelper:
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
         self._producer = None
 
+    def close(self) -> None:
+        import gc
+
+        self._producer = self.admin = None
+        gc.collect()  # librdkafka's clients end when their Python objects go
+
     def create_topic(self, name: str, partitions: int, config: dict[str, str] | None = None) -> None:
         from confluent_kafka.admin import NewTopic
 
         for future in self.admin.create_topics([NewTopic(name, partitions, 1, config=config or {})]).values():
             future.result(timeout=30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            md = self.admin.list_topics(timeout=10)
-            if name in md.topics and len(md.topics[name].partitions) == partitions:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until every partition has a leader that answers for it
+            md = self.admin.list_topics(name, timeout=10)
+            found = md.topics.get(name)
+            if (found is not None and not found.error and len(found.partitions) == partitions
+                    and all(p.leader >= 0 for p in found.partitions.values()) and self._offsets_answered(name)):
                 return
             time.sleep(0.1)
         raise AssertionError(f"topic {name} did not appear")
+
+    def _offsets_answered(self, topic: str) -> bool:
+        """A new topic's partitions answer ListOffsets once their leader has taken them on (a broker answers
+        NOT_LEADER_OR_FOLLOWER before that)."""
+        from confluent_kafka import KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        md = self.admin.list_topics(topic, timeout=10).topics[topic]
+        asked = {TopicPartition(topic, p): OffsetSpec.latest() for p in md.partitions}
+        try:
+            for future in self.admin.list_offsets(asked, request_timeout=10).values():
+                future.result(10)
+        except KafkaException:
+            return False
+        return True
 
     def produce(self, topic: str, partition: int, count: int) -> None:
         self.produce_records(topic, partition, [{"value": b"m%d" % i} for i in range(count)])
 
     def produce_records(self, topic: str, partition: int, records: list[dict]) -> None:
-        """Records with the fields given (value, key, timestamp, headers), one per request."""
+        """Records with the fields given (value, key, timestamp, headers), in order, batched as a producer
+        batches them; returns once the broker has them all."""
         from confluent_kafka import Producer
 
         if self._producer is None:
-            self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 0})
+            self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5, "acks": "all",
+                                       "max.in.flight.requests.per.connection": 1})  # in order, whatever the retries
         for record in records:
             self._producer.produce(topic, partition=partition, **record)
-            self._producer.flush(30)
+        assert self._producer.flush(30) == 0, "records left unsent"
 
     def filled_topic(self, name: str, partitions: int, messages: int) -> str:
         """A new topic with `messages` records in each partition; returns its name."""
@@ -176,6 +225,182 @@ class KafkaHelper:
                for p, o in offsets.items()]
         for future in self.admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)]).values():
             future.result(timeout=30)
+
+
+# --- what a real broker keeps: a compacted log, transaction markers, a KIP-848 member --------------------------
+
+T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
+# A compacted partition: keys a b a c c at offsets 0-4, then d at 5 in a segment of its own. The cleaner keeps the
+# last record of each key in the segments before the active one, so it removes 0 and 3 and keeps 1, 2, 4 and 5.
+COMPACTED_KEYS = (b"a", b"b", b"a", b"c", b"c", b"d")
+COMPACTED_KEPT = (1, 2, 4, 5)
+_compacted: dict[str, str] = {}
+
+
+def compacted_at(offset: int) -> int:
+    """When message `offset` of the compacted topic was written."""
+    return T0 + offset * 1000
+
+
+def compacted_topic(kafka) -> str:
+    """A topic of one partition that the broker's log cleaner has compacted as COMPACTED_KEYS says, message o written
+    at compacted_at(o); made once per broker and shared (nothing writes to it after). segment.ms 100 and the
+    producer's 2025 timestamps make each produce request after the first roll a new segment (UnifiedLog.maybeRoll: the
+    segment's first timestamp is older than segment.ms), so the last record closes the segment holding 0-4, which
+    the cleaner compacts (min.cleanable.dirty.ratio 0.01, min.compaction.lag.ms 0) within log.cleaner.backoff.ms
+    (15 s) of its next look: about 10 s, measured."""
+    if kafka.bootstrap not in _compacted:
+        topic = f"compacted-{time.time_ns()}"
+        kafka.create_topic(topic, 1, {"cleanup.policy": "compact", "segment.ms": "100", "min.compaction.lag.ms": "0",
+                                      "min.cleanable.dirty.ratio": "0.01"})
+        records = [{"key": k, "value": b"v%d" % o, "timestamp": compacted_at(o)} for o, k in enumerate(COMPACTED_KEYS)]
+        kafka.produce_records(topic, 0, records[:-1])
+        kafka.produce_records(topic, 0, records[-1:])
+        deadline = time.monotonic() + 60
+        while (left := _offsets(kafka, topic)) != COMPACTED_KEPT:
+            assert time.monotonic() < deadline, f"the log cleaner did not compact {topic} within 60 s: {left}"
+            time.sleep(0.5)
+        _compacted[kafka.bootstrap] = topic
+    return _compacted[kafka.bootstrap]
+
+
+def _offsets(kafka, topic: str) -> tuple[int, ...]:
+    """The offsets of every message partition 0 of `topic` holds, read by offctl's own reader."""
+    from offctl.adapters.kafka import KafkaStore
+
+    store = KafkaStore(kafka.bootstrap, timeout=10)
+    try:
+        read = store.read_messages([(topic, 0, 0)], count=100)
+    finally:
+        store.close()
+    return tuple(m.offset for m in read.messages.get((topic, 0, 0), ()))
+
+
+def committed_transaction(kafka, topic: str, partition: int, count: int) -> int:
+    """`count` messages written to an empty partition in one transaction, then committed; returns the offset of its
+    commit marker (a control record: in the log, never handed to a consumer), the last before the log end."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"{topic}-{partition}"})
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    for o in range(count):
+        producer.produce(topic, partition=partition, value=b"t%d" % o)
+    producer.commit_transaction(60)
+    return count
+
+
+
+@contextmanager
+def joined_as_consumer(kafka, broker, group: str, topic: str):
+    """A consumer of `group` subscribed to `topic` with group.protocol=consumer (KIP-848: the broker assigns the
+    partitions), until the group is stable with the partitions assigned to it."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": broker.address, "group.id": group, "group.protocol": "consumer",
+                         "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while True:
+            consumer.poll(0.2)
+            desc = kafka.admin.describe_consumer_groups([group])[group].result(30)
+            if desc.state.name == "STABLE" and any(m.assignment.topic_partitions for m in desc.members):
+                break
+            assert time.monotonic() < deadline, f"group {group} did not become stable: {desc.state}"
+        yield consumer
+    finally:
+        consumer.close()
+
+
+
+
+# --- a broker with an authorizer: Apache Kafka 4.4, PLAINTEXT for the operator, SASL/PLAIN for the users --------
+
+SASL_USERS = {"storm": "storm-secret", "reader": "reader-s3cret-pw", "nobody": "nobody-s3cret-pw"}
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """Apache Kafka 4.4 started with offsets.retention.minutes 1440 and log.retention.hours 6 in its
+    server.properties and the StandardAuthorizer (nothing allowed without an ACL). `broker.address` is its PLAINTEXT
+    listener, where the client is ANONYMOUS, a super user: an operator. `sasl` is its SASL_PLAINTEXT listener, where
+    user storm (`storm_config`) may read and describe every topic and group and describe the cluster, and has no
+    DescribeConfigs permission (the broker answers CLUSTER_AUTHORIZATION_FAILED and TOPIC_AUTHORIZATION_FAILED);
+    users reader and nobody have only the ACLs a test grants them."""
+
+    broker: servers.Broker
+
+    @property
+    def sasl(self) -> str:
+        return self.broker.sasl_address
+
+    def config(self, user: str = "storm", password: str | None = None) -> dict[str, str]:
+        return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": user,
+                "sasl.password": password or SASL_USERS[user]}
+
+    @property
+    def storm_config(self) -> dict[str, str]:
+        return self.config()
+
+    @property
+    def storm_flags(self) -> list[str]:
+        return ["--bootstrap-servers", self.sasl, *(a for k, v in self.storm_config.items()
+                                                     for a in ("--kafka-config", f"{k}={v}"))]
+
+    def allow(self, user: str, *grants) -> None:
+        """ACLs for `user`: (resource type, name, operation), each a literal ALLOW."""
+        from confluent_kafka.admin import AclPermissionType
+
+        self._acls(user, AclPermissionType.ALLOW, grants)
+
+    def deny(self, user: str, *refusals) -> None:
+        """ACLs for `user`: (resource type, name, operation), each a literal DENY, which wins over any ALLOW."""
+        from confluent_kafka.admin import AclPermissionType
+
+        self._acls(user, AclPermissionType.DENY, refusals)
+
+    def _acls(self, user: str, permission, entries) -> None:
+        from confluent_kafka.admin import AclBinding, AdminClient, ResourcePatternType
+
+        admin = AdminClient({"bootstrap.servers": self.broker.address})
+        for future in admin.create_acls([AclBinding(kind, name, ResourcePatternType.LITERAL, f"User:{user}", "*", op,
+                                                    permission) for kind, name, op in entries]).values():
+            future.result(30)
+
+
+def start_guarded(log_dir) -> Guarded:
+    from confluent_kafka.admin import AclOperation, ResourceType
+
+    broker = servers.start_broker(log_dir, sasl_users=SASL_USERS, settings={
+        "offsets.retention.minutes": "1440", "log.retention.hours": "6"})
+    try:
+        guarded = Guarded(broker)
+        guarded.allow("storm", (ResourceType.TOPIC, "*", AclOperation.READ),  # READ implies DESCRIBE
+                      (ResourceType.GROUP, "*", AclOperation.READ),
+                      (ResourceType.BROKER, "kafka-cluster", AclOperation.DESCRIBE))
+    except BaseException:
+        servers.stop(broker.pid)
+        raise
+    return guarded
+
+
+@pytest.fixture(scope="session")
+def guarded(tmp_path_factory):
+    """The Guarded broker, started once a session, stopped by pid at the end."""
+    try:
+        on = start_guarded(tmp_path_factory.mktemp("guarded"))
+    except OffctlError as exc:
+        _unavailable("Apache Kafka 4.4 with an authorizer", exc)
+    yield on
+    servers.stop(on.broker.pid)
+
+
+@pytest.fixture(scope="session")
+def guarded_kafka(guarded):
+    helper = KafkaHelper(guarded.broker.address)
+    yield helper
+    helper.close()
 
 
 def storm_record(topic: str, partition: int, offset: int, *, topology_id: str = "orders-topology-1-1700000000",

@@ -544,7 +544,8 @@ def test_the_path_decides_the_wildcard_layout(nodes, consumers, expected, lag):
 
 
 # --- GROUP_TYPE_CONFLICT: the broker refuses or races a spout's commits to its group ----------------------------
-# Plain data for every type: the test broker (Tansu) has no KIP-848 consumer groups and no share groups.
+# Plain data for every type. End to end against Apache Kafka 4.4: classic and KIP-848 consumer groups with a member
+# (tests/test_inspect_e2e.py); share groups only here, as confluent-kafka 2.16's admin client cannot name one's type.
 # KafkaSpout 1.0.6+/1.1.2+/2.x assigns (TopicAssigner.assignPartitions, v2.8.8) and commits with generation -1 and
 # no member id; 1.0.0-1.0.5 and 1.1.0-1.1.1 subscribe (KafkaSpout.subscribeKafkaConsumer v1.0.5, NamedSubscription
 # default v1.1.1). Kafka: GroupCoordinator.validateOffsetCommit (3.8.0), ConsumerGroup/ClassicGroup/ShareGroup

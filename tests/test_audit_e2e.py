@@ -23,6 +23,8 @@ TIMED = ("time_lag_s", "retention_headroom_s", "commit_expiry_s", "max_time_lag_
 # What a read with no servers (--from-snapshots) cannot have: the messages are not read.
 ESTIMATES = ("time_lag_s", "time_lag_source", "retention_headroom_s", "retention_source", "commit_expiry_s",
              "commit_expiry_source", "max_time_lag_s", "min_retention_headroom_s")
+# Findings only a read of messages gives (the timestamps commit expiry and retention are estimated from).
+FROM_MESSAGES = ("COMMIT_EXPIRY_RISK", "RETENTION_RISK", "RETENTION_EXCEEDED")
 
 
 @pytest.fixture
@@ -99,11 +101,12 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     # one document shape (docs/contract.md): inspect's keys, each code's hint once, plus the audit's own keys
     assert set(a) == set(i) | {"topics", "topologies", "read_by", "driver"}
     assert a["offsets_retention"] == i["offsets_retention"] and a["offsets_retention"]["minutes"]
-    # the group's commit expiry is estimated in both, from the same message (Tansu drops nothing that this needs)
+    # the group's commit expiry is estimated in both, from the same message: the one before each commit
     expiring = [p for p in i["partitions"] if p["commit_expiry_source"] is not None]
-    assert expiring and all(p["store"] == "kafka" for p in expiring)
+    assert expiring and all(p["store"] == "kafka" and p["commit_expiry_source"] == "message" for p in expiring)
+    # every lagging partition is timed from the message it resumes at, read from the broker by each audit task
     lagging = {(p["consumer"], p["partition"]): p["time_lag_source"] for p in a["partitions"] if p["lag"]}
-    assert lagging and None not in lagging.values()
+    assert lagging and set(lagging.values()) == {"message"}
     # the summary says the fleet's extremes, the JSON one and the one for people
     assert a["summary"]["max_time_lag_s"] == max(p["time_lag_s"] for p in a["partitions"] if p["time_lag_s"] is not None)
     assert a["summary"]["min_commit_expiry_s"] == min(p["commit_expiry_s"] for p in expiring_a(a))
@@ -167,9 +170,12 @@ def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark
     assert inspected.exit_code == audited.exit_code == 1, audited.stderr
     i, a = inspected.json(), audited.json()
     sees_what_inspect_sees(i, a)
-    # the snapshot keeps the consumers that were named and not found
+    # the snapshot keeps the consumers that were named and not found. --all-groups takes every group of the shared
+    # broker whose commits carry Storm metadata, other tests' too, and a commit of one may be older than
+    # offsets.retention.minutes by its message: what needs a message read is the live audit's only
     offline = cli("audit", "--from-snapshots", str(tmp_path / "snaps"), *extra[-4:], "-o", "json")
-    assert _sorted(offline.json()["findings"]) == _sorted(a["findings"]), offline.stderr
+    assert _sorted(offline.json()["findings"]) == _sorted(f for f in a["findings"] if f["code"] not in FROM_MESSAGES), \
+        offline.stderr
     codes = {f["code"] for f in a["findings"]}
     assert {"CONSUMER_NOT_FOUND", "LAG_BEYOND_MAX_OFFSET_BEHIND"} <= codes
     assert a["spout_settings"] == i["spout_settings"] and "0.9.3-0.9.7" in a["spout_settings"]

@@ -172,3 +172,24 @@ def test_the_citation_table(name, text, file):
 
     cite = getattr(behaviour, name)
     assert (str(cite), cite.file) == (text, file)
+
+
+@pytest.mark.parametrize("release, strategy, said", [
+    ("2.8.8", "EARLIEST", "with EARLIEST the spout ignores these commits and starts at the log start (KafkaSpout.doSeek "
+                          "and CommitMetadataManager.isOffsetCommittedByThisTopology"),
+    ("1.2.4", "LATEST", "with LATEST the spout ignores these commits and starts at the log end"),
+    ("1.1.1", "EARLIEST", "with EARLIEST storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 ignores every commit, whoever "
+                          "wrote it, and starts at the log start (KafkaSpout.doSeek, v1.1.1)"),
+    ("1.1.1", "UNCOMMITTED_EARLIEST", None),
+    ("2.8.8", "UNCOMMITTED_LATEST", None),
+])
+def test_what_the_next_deployment_does_with_a_stopped_topologys_commits(release, strategy, said):
+    """STALE_TOPOLOGY's clause for a group, by release: the legacy line (no metadata check) is cited at v1.1.1, the
+    current one at its tags, never the other's."""
+    from offctl.core.behaviour import FirstPoll, SpoutProfile, StormKafkaClient, stale_commits_ignored
+
+    profile = SpoutProfile(client=StormKafkaClient.of_version(release), first_poll=FirstPoll(strategy))
+    got = stale_commits_ignored(profile)
+    assert (got is None) if said is None else got.startswith(said)
+    if got is not None and release == "1.1.1":
+        assert "isOffsetCommittedByThisTopology" not in got

@@ -3,7 +3,12 @@ nodes <root>/ids/<id> (ephemeral, ZkUtils.registerBrokerInZk@0.8.2.1 / BrokerIdZ
 <root>/topics/<t> ({"version":1,"partitions":{...}}) and <root>/topics/<t>/partitions/<n>/state
 (ZkUtils.leaderAndIsrZkData@0.8.2.1). What it must answer is what storm-kafka-monitor reads
 (KafkaOffsetLagUtil@v1.2.4 306-349): partitions 0..n-1 by count, leaders' host:port; odd cases with the reasons of
-offctl.core.brokers."""
+offctl.core.brokers.
+
+The registry Apache Kafka 3.9 writes in ZooKeeper mode (the `broker39` fixture, under /kafka39) is read first, as the
+broker left it. The registries written here by hand are the ones a live 3.9 broker never shows: the node formats of
+older releases (version 1 nodes, Kafka 0.8.2), a listener map with no PLAINTEXT endpoint, and broken ones (a leader
+of -1, a leader that is not registered, a gap in the partition names)."""
 
 from __future__ import annotations
 
@@ -50,6 +55,28 @@ def _cluster(zk, root: str) -> None:
               {"orders-eu": {"0": 0, "1": 1, "2": 0}, "orders-us": {"0": 1}, "payments": {"0": 0, "1": 1},
                "no-leader": {"0": -1, "1": 0}, "lost-leader": {"0": 7, "1": 1}, "sasl": {"0": 9},
                "gap": {"0": 0, "2": 1}})
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("multi_read", [True, False], ids=["multiread", "single-reads"])
+def test_the_registry_apache_kafka_3_9_writes(zk_server, broker39, kafka39, names, multi_read):
+    """Topics made on the 3.9 broker: their partitions, each led by that broker, at the address it advertises; a
+    wildcard over the topics it registered; and under the chroot it was given, as `-z host:port/kafka39 -r /brokers`
+    reads it."""
+    from tests.conftest import BROKER39_CHROOT
+
+    eu, us = names("orders-eu"), names("orders-us")
+    kafka39.create_topic(eu, 3)
+    kafka39.create_topic(us, 1)
+    leader = broker39.address
+    with ZkStore(zk_server.address, multi_read=multi_read) as store:
+        got = store.read_broker_registry(f"{BROKER39_CHROOT}/brokers", eu, False)
+        both = store.read_broker_registry(f"{BROKER39_CHROOT}/brokers", f"{names.prefix}-orders-.*", True)
+    assert got.topics == {eu: tuple(PartitionLeader(p, leader) for p in range(3))}
+    assert got.missing == {} and got.notes == () and leader in got.brokers
+    assert both.topics == {eu: got.topics[eu], us: (PartitionLeader(0, leader),)}
+    with ZkStore(zk_server.address + BROKER39_CHROOT) as store:
+        assert store.read_broker_registry("/brokers", eu, False).topics == got.topics
 
 
 @pytest.mark.parametrize("multi_read", [True, False], ids=["multiread", "single-reads"])

@@ -1,6 +1,9 @@
 """One commit, one verdict: migrate's read-back (plan.verify_kafka) and inspect (rule 6, the lag) say the same
 thing of the same commit, for every storm-kafka-client line, first-poll strategy and metadata the broker keeps.
-Plain data, one table; the e2e twin is tests/test_reset_e2e.py::test_migrate_and_inspect_give_one_verdict.
+Plain data, one table. Apache Kafka hands back the metadata written ("kept"): those rows run end to end in
+tests/test_reset_e2e.py::test_migrate_and_inspect_give_one_verdict. A broker that hands back none ("dropped") or
+another topology's ("foreign") in place of what it was sent cannot be made of Apache Kafka, so those rows, and
+what offctl then does to the backup (reset._keep_after_image), are tested here only.
 
 What the spout does (KafkaSpout.doSeek; CommitMetadataManager.isOffsetCommittedByThisTopology from v1.2.4):
   v1.1.1 (1.0.0-1.0.5, 1.1.0-1.1.1): a commit exists -> EARLIEST/LATEST seek to the beginning/end, whatever
@@ -41,7 +44,7 @@ CASES = [pytest.param(release, strategy, kept, strategy in resumes, id=f"{releas
 
 
 def stored_metadata(kept: str, written: str | None) -> str | None:
-    """What the broker hands back: the metadata written, none (Tansu drops it), or another topology's."""
+    """What the broker hands back: the metadata written, none (a broker that drops it), or another topology's."""
     return {"kept": written, "dropped": "",
             "foreign": json.dumps({"topologyId": OTHER, "taskId": 3, "threadName": "t"})}[kept]
 
@@ -86,6 +89,57 @@ def test_migrate_verification_and_inspect_agree(release, strategy, kept, resumes
     if kept == "dropped":  # inspect says FOREIGN_COMMIT with the same sentence verification used
         (foreign,) = [f for f in report.findings if f.code == "FOREIGN_COMMIT"]
         assert ("The spout ignores this commit" in foreign.message) is not resumes
+
+
+META = '{"topologyId":"orders-client-7-1763780000","taskId":-1,"threadName":"offctl"}'
+
+
+@pytest.mark.parametrize("read_back, rewritten", [
+    pytest.param({("t", 0): (5, META), ("t", 1): (6, META)}, {}, id="kept as sent (Apache Kafka)"),
+    pytest.param({("t", 0): (5, ""), ("t", 1): (6, META)}, {0: (5, "")}, id="metadata dropped on one partition"),
+    pytest.param({("t", 0): (5, None), ("t", 1): (6, None)}, {0: (5, None), 1: (6, None)}, id="dropped on both"),
+    pytest.param({("t", 0): (5, META)}, {}, id="a partition not read back is left to the verification"),
+])
+def test_the_backups_after_image_is_the_commit_the_broker_kept(tmp_path, read_back, rewritten):
+    """reset._keep_after_image: where the read-back differs from what was sent, the backup's after-image becomes
+    what the broker kept, so its undo compares the group with what the write left; as sent, the file stays
+    byte for byte."""
+    from offctl.adapters.backup import load_backup, write_backup
+    from offctl.core.model import KAFKA
+    from offctl.core.plan import Change, Plan
+    from offctl.reset import _keep_after_image
+
+    plan = Plan("reset", ConsumerKey(KAFKA, "g"), "to 5", (Change("t", 0, 3, 5, after_metadata=META),
+                                                           Change("t", 1, 3, 6, after_metadata=META)), 0,
+                group_had_commits=True)
+    path = write_backup(plan, tmp_path, 1_700_000_000_000)
+    sent = path.read_bytes()
+    assert _keep_after_image(plan, path, read_back) == ()
+    entries = json.loads(path.read_text())["kafka"]
+    assert {e["partition"]: (e["written"]["offset"], e["written"]["metadata"]) for e in entries
+            if e.get("written_read_back")} == rewritten
+    assert (path.read_bytes() == sent) is not bool(rewritten)
+    after = load_backup(path).commits_after  # the checksum holds either way
+    assert {p: after[("t", p)].metadata for p in (0, 1)} == {p: rewritten.get(p, (0, META))[1] for p in (0, 1)}
+
+
+def test_a_backup_that_cannot_be_rewritten_is_said_in_a_note(tmp_path, monkeypatch):
+    import errno
+
+    from offctl import reset
+    from offctl.adapters.backup import write_backup
+    from offctl.core.model import KAFKA
+    from offctl.core.plan import Change, Plan
+
+    def full(path, kept):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(reset, "record_read_back", full)
+    plan = Plan("reset", ConsumerKey(KAFKA, "g"), "to 5", (Change("t", 0, 3, 5, after_metadata=META),), 0)
+    path = write_backup(plan, tmp_path, 1_700_000_000_000)
+    assert reset._keep_after_image(plan, path, {("t", 0): (5, None)}) == (
+        f"the backup {path} keeps the commits as sent, not as the broker kept them (No space left on device): its "
+        f"undo will be refused by changed-since on 1 partition(s) (--force changed-since overrides)",)
 
 
 @pytest.mark.parametrize("release, text", [

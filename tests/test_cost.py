@@ -1,7 +1,7 @@
-"""What a plan costs (offctl.core.cost), on plain data: retention, compaction, transaction markers, reads that ran
-out of time and messages without timestamps cannot be made on the test broker (no DeleteRecords, no compaction),
-so every case is tested here from a plan, the log offsets and a read; tests/test_reset_e2e.py runs the real
-thing against the broker."""
+"""What a plan costs (offctl.core.cost), on plain data: every case from a plan, the log offsets and a read, as a
+table. Against Apache Kafka: tests/test_cost_e2e.py (records deleted below the log start, a compacted topic's gaps
+counted "up to", timestamps looked up) and tests/test_reset_e2e.py. Reads that run out of time and messages without
+a timestamp (a format Kafka 4 no longer writes) are made here only."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """What a plan costs, end to end: the real CLI against the real ZooKeeper and broker, with messages produced at
-known timestamps (one record per request: Tansu's high watermark is wrong after a batch).
-
-Tansu has no timestamp lookup (`--to time` plans offset 0 there), no DeleteRecords and no compaction: the
-clamped, compacted and unread cases are in tests/test_cost.py, on plain data."""
+known timestamps: a reset to a time (the broker's timestamp lookup), offsets below a log start DeleteRecords moved,
+and ranges whose first or last offset the log cleaner compacted away. A read that fails is made up (the adapter
+raises); messages without timestamps (message format v0, which Kafka 4 no longer writes) are in tests/test_cost.py,
+on plain data."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from offctl.core.model import iso_ms
 from tests.conftest import storm_record
+from tests.conftest import compacted_at, compacted_topic
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
@@ -28,7 +29,7 @@ def ts(partition: int, offset: int) -> int:
 def timed(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic of 2 partitions of 5 messages at ts(p, o), an old spout at 2 and 3, an empty Storm root."""
     topic = names("orders")
-    kafka.create_topic(topic, 2)
+    kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # written in 2025: kept, not deleted by retention
     for p in range(2):
         kafka.produce_records(topic, p, [{"value": b"m%d" % o, "timestamp": ts(p, o)} for o in range(5)])
     root = names.root + "/spouts"
@@ -125,6 +126,67 @@ def test_a_record_created_again_counts_from_where_the_spout_starts_without_one(c
     doc = cli("restore", deleted.json()["backup"], *timed.conn, "-o", "json").json()
     assert costs(doc) == [(1, "skip", 3, False, iso_ms(ts(1, 0)), iso_ms(ts(1, 2)), "full")]
     assert "no record before: counted from startOffsetTime, the log start" in doc["changes"][0]["cost"]
+
+
+def changed(doc: dict) -> list[tuple]:
+    return [(c["partition"], c["before"], c["after"], c["cost"]) for c in doc["changes"]]
+
+
+def test_a_reset_to_a_time_goes_to_the_first_message_written_at_or_after_it(cli, timed):
+    """--to time asks the broker for the first offset whose timestamp is at or after --at (ListOffsets by
+    timestamp), and where no message is that late the plan takes the log end, as kafka-consumer-groups does."""
+    late = cli("reset", *timed.conn, "--spout", "orders", "--to", "time", "--at", iso_ms(ts(1, 2)), "-o", "json")
+    assert late.exit_code == 0, late.stderr
+    doc = late.json()
+    assert changed(doc) == [
+        (0, 2, 5, f"skips 3 messages written {iso_ms(ts(0, 2))} to {iso_ms(ts(0, 4))[11:]}"),  # none that late
+        (1, 3, 2, f"replays 1 message written at {iso_ms(ts(1, 2))}")]
+    assert doc["changes"][0]["reasons"] == [f"no message at or after {iso_ms(ts(1, 2))}: log end, as "
+                                            f"kafka-consumer-groups does"]
+    between = cli("reset", *timed.conn, "--spout", "orders", "--to", "time", "--at", str(ts(0, 0) + 500),
+                  "--partitions", "0", "-o", "json").json()
+    assert changed(between) == [(0, 2, 1, f"replays 1 message written at {iso_ms(ts(0, 1))}")]  # the next one's
+
+
+def test_nothing_below_a_log_start_delete_records_moved_is_counted(cli, kafka, timed):
+    """DeleteRecords up to 3 on partition 0: the spout at 2 moved to the log start skips no message, and a group's
+    reset to 1 is clamped to the log start, replaying only what is left."""
+    from confluent_kafka import TopicPartition
+
+    (deleted,) = kafka.admin.delete_records([TopicPartition(timed.topic, 0, 3)]).values()
+    assert deleted.result(30).low_watermark == 3
+    spout = cli("reset", *timed.conn, "--spout", "orders", "--to", "earliest", "--partitions", "0", "-o", "json")
+    assert spout.exit_code == 0, spout.stderr
+    assert changed(spout.json()) == [(0, 2, 3, "skips no message (offset 2 below the log start 3: deleted, not "
+                                               "counted)")]
+    kafka.commit(timed.group, timed.topic, {0: 4})
+    group = cli("reset", *timed.conn, "--group", timed.group, "--topic", timed.topic, "--partitions", "0", "--to",
+                "offset", "--offset", "1", "--topology-id", TOPOLOGY, "-o", "json").json()
+    assert changed(group) == [(0, 4, 3, f"replays 1 message written at {iso_ms(ts(0, 3))}")]
+    assert "target 1 is below the log start 3: clamped" in group["changes"][0]["reasons"]
+
+
+def test_a_range_the_log_cleaner_compacted_counts_up_to_its_offsets_with_the_times_it_can_read(cli, kafka, timed):
+    """The compacted topic keeps offsets 1, 2, 4 and 5 of 0-5 (tests/test_peek.py). A range whose first offset was
+    compacted away counts its offsets as an upper bound and its span from the next message; one whose last offset
+    was has no time for its last message (a partial span)."""
+    topic = compacted_topic(kafka)  # log end 6
+
+    def reset_group(before: int, after: int) -> dict:
+        group = f"{timed.group}-{before}-{after}"
+        kafka.commit(group, topic, {0: before})
+        done = cli("reset", *timed.conn, "--group", group, "--topic", topic, "--to", "offset", "--offset", str(after),
+                   "--topology-id", TOPOLOGY, "-o", "json")
+        assert done.exit_code == 0, done.stderr
+        return done.json()
+
+    start_gone = reset_group(6, 3)  # [3, 6): 3 was compacted away, 4 and 5 are left
+    four, five = iso_ms(compacted_at(4)), iso_ms(compacted_at(5))
+    assert costs(start_gone) == [(0, "replay", 3, True, four, five, "full")]
+    assert start_gone["changes"][0]["cost"] == f"replays up to 3 messages written {four} to {five[11:]}"
+    end_gone = reset_group(4, 0)  # [0, 4): 0 and 3 were compacted away
+    assert costs(end_gone) == [(0, "replay", 4, True, iso_ms(compacted_at(1)), None, "partial")]
+    assert "offset 3 holds no message, so the last one's time is not known" in end_gone["changes"][0]["cost"]
 
 
 def test_a_plan_whose_messages_cannot_be_read_gives_counts_and_says_why(cli, timed, monkeypatch):

@@ -46,7 +46,7 @@ def fleet(zk, kafka, broker, names):
     # wildcard layout: <id>/<topic>/partition_N
     put("wild", 0, storm_record(topic, 0, 5, topology_id=RUNNING_ID, broker=leader), folder=topic)
     put("wild", 1, storm_record(names("other"), 1, 1, topology_id=RUNNING_ID, broker=leader), folder=topic)
-    # a storm-kafka-client group (Tansu drops commit metadata, so these commits read as foreign)
+    # a storm-kafka-client group with commits a tool wrote, without Storm metadata: they read as foreign
     group = names("group")
     kafka.commit(group, topic, {0: 2, 1: 3})
     return {"topic": topic, "root": names.root, "storm_root": storm_root, "group": group, "leader": leader}
@@ -177,18 +177,23 @@ def test_real_entry_point_pipes_json(zk_server, broker, fleet):
     assert json.loads(proc.stdout)["summary"]["status"] == "error"
 
 
-def test_offsets_for_times_answers_every_partition_within_the_log(kafka, broker, names):
-    """The adapter's timestamp lookup runs against the broker. Tansu has no timestamp index, so the values
-    are only checked to be positions in the log (or None); the rule itself is tested in test_plan.py."""
+def test_offsets_for_times_finds_the_first_message_at_or_after_the_time(kafka, broker, names):
+    """The adapter's timestamp lookup (ListOffsets by timestamp) against the broker's time index: the first offset
+    whose timestamp is at or after the time asked, and None where no message is that late (an empty partition too)."""
     from offctl.adapters.kafka import KafkaStore
 
+    t0 = 1_700_000_000_000
     topic = names("t")
-    kafka.create_topic(topic, 2)
-    kafka.produce(topic, 0, 3)
+    kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # written in 2023: kept, not deleted by retention
+    kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": t0 + o * 1000} for o in range(3)])
     store = KafkaStore(broker.address)
-    found = store.offsets_for_times([(topic, 0), (topic, 1)], 1_700_000_000_000)
-    assert set(found) == {(topic, 0), (topic, 1)}
-    assert all(v is None or 0 <= v <= 3 for v in found.values())
+    try:
+        found = {at: store.offsets_for_times([(topic, 0), (topic, 1)], at)
+                 for at in (t0 - 1, t0, t0 + 1, t0 + 2000, t0 + 2001)}
+    finally:
+        store.close()
+    assert {at: (f[(topic, 0)], f[(topic, 1)]) for at, f in found.items()} == {
+        t0 - 1: (0, None), t0: (0, None), t0 + 1: (1, None), t0 + 2000: (2, None), t0 + 2001: (None, None)}
 
 
 def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
@@ -253,12 +258,12 @@ def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(cli,
 
 def test_processing_guarantee_says_what_the_group_commits_mean(cli, kafka, broker, names):
     """--processing-guarantee AT_MOST_ONCE: the committed offset is the next to poll (KafkaSpout.pollKafkaBroker,
-    v2.8.8; 3.1.0 follows it). Tansu drops commit metadata, so the commits read as FOREIGN_COMMIT; the default
-    UNCOMMITTED_EARLIEST resumes from them all the same (the metadata-dependent parts: tests/test_guarantee.py)."""
+    v2.8.8; 3.1.0 follows it). The commit carries the spout's metadata, which the broker keeps: no FOREIGN_COMMIT
+    (the rest of what depends on the metadata: tests/test_guarantee.py)."""
     topic, group = names("polled"), names("most-once")
     kafka.create_topic(topic, 1)
     kafka.produce(topic, 0, 4)
-    kafka.commit(group, topic, {0: 1})
+    kafka.commit(group, topic, {0: 1}, json.dumps({"topologyId": RUNNING_ID, "taskId": 1, "threadName": "t"}))
     args = ("inspect", "--bootstrap-servers", broker.address, "--group", group, "--storm-kafka-client-release",
             "3.1.0", "--processing-guarantee", "AT_MOST_ONCE")
     doc = cli(*args, "--output", "json").json()
@@ -267,6 +272,7 @@ def test_processing_guarantee_says_what_the_group_commits_mean(cli, kafka, broke
     assert "right after each poll" in said["commits"] and "not yet polled" in said["lag"]
     assert "never processed" in said["restart"] and "KafkaSpout.java@v2.8.8" in said["sources"]
     assert [(r["committed"], r["lag"]) for r in doc["partitions"]] == [(1, 3)]  # 3 messages not yet polled
+    assert "FOREIGN_COMMIT" not in doc["summary"]["by_code"]
     assert "processingGuarantee=AT_MOST_ONCE" in doc["spout_settings"]
     table = cli(*args)
     assert "storm-kafka-client groups under AT_MOST_ONCE" in table.stdout
@@ -280,7 +286,8 @@ def test_a_group_another_consumer_joined_is_a_group_type_conflict(cli, kafka, br
     the broker refuses the spout's generation -1 commits while the member is there, so inspect reports
     GROUP_TYPE_CONFLICT (error, exit 1) with the group's type, state and members in the consumer's JSON. With
     --storm-kafka-client-release 1.1.1 (whose default NamedSubscription subscribes) the member may be the spout
-    itself: no finding. Tansu has no KIP-848 or share groups: those are test_analyze's plain-data cases."""
+    itself: no finding. A KIP-848 consumer group: the next test; share groups: test_analyze's plain-data cases
+    (confluent-kafka 2.16's admin client cannot name a share group's type)."""
     from tests.test_reset_e2e import joined
 
     topic = kafka.filled_topic(names("orders"), 1, 3)
@@ -303,3 +310,36 @@ def test_a_group_another_consumer_joined_is_a_group_type_conflict(cli, kafka, br
     assert before.json()["consumers"][0]["group_type"] == "classic"
     assert legacy.exit_code == 0, legacy.stderr
     assert "GROUP_TYPE_CONFLICT" not in legacy.json()["summary"]["by_code"]
+
+
+def test_a_spout_group_a_kip848_consumer_joined_is_a_group_type_conflict(cli, kafka, broker, names):
+    """A spout's group that a consumer joined with group.protocol=consumer (KIP-848) is a consumer group with a member:
+    the broker refuses the spout's commits (no member id, epoch -1: UNKNOWN_MEMBER_ID from
+    ConsumerGroup.validateOffsetCommit), so inspect reports GROUP_TYPE_CONFLICT with the group's type. Under
+    storm-kafka-client 1.1.1, whose clients speak only the classic protocol, the member cannot be the spout: another
+    application shares the group.id. Once the member has left, the group is an empty consumer group: no finding."""
+    from tests.conftest import joined_as_consumer
+
+    topic = kafka.filled_topic(names("orders"), 1, 3)
+    group = names("group")
+    kafka.commit(group, topic, {0: 2}, json.dumps({"topologyId": RUNNING_ID, "taskId": 1, "threadName": "t"}))
+    base = ("inspect", "--bootstrap-servers", broker.address, "--group", group, "--output", "json")
+    with joined_as_consumer(kafka, broker, group, topic):
+        during = cli(*base)
+        legacy = cli(*base, "--storm-kafka-client-release", "1.1.1")
+    after = cli(*base)
+    assert during.exit_code == 1, during.stderr
+    doc = during.json()
+    (conflict,) = [f for f in doc["findings"] if f["code"] == "GROUP_TYPE_CONFLICT"]
+    assert conflict["severity"] == "error" and conflict["consumer"] == group
+    assert "is a KIP-848 consumer group with 1 member joined (state stable" in conflict["message"]
+    assert "UNKNOWN_MEMBER_ID" in conflict["message"] and "ConsumerGroup.validateOffsetCommit" in conflict["message"]
+    (consumer,) = doc["consumers"]
+    assert (consumer["group_type"], consumer["group_state"], consumer["members"]) == ("consumer", "stable", 1)
+    assert legacy.exit_code == 1, legacy.stderr
+    (old,) = [f for f in legacy.json()["findings"] if f["code"] == "GROUP_TYPE_CONFLICT"]
+    assert "never use, so another application shares this group.id" in old["message"]
+    assert after.exit_code == 0, after.stderr
+    (consumer,) = after.json()["consumers"]
+    assert (consumer["group_type"], consumer["group_state"], consumer["members"]) == ("consumer", "empty", 0)
+    assert "GROUP_TYPE_CONFLICT" not in after.json()["summary"]["by_code"]

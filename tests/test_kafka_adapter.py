@@ -1,4 +1,5 @@
-"""The Kafka adapter against the test broker: log offsets of topics asked for before the metadata arrived."""
+"""The Kafka adapter against Apache Kafka 4.4: log offsets (of topics asked for before the metadata arrived, and of
+topics an ACL refuses), reads of messages, and group states of classic and KIP-848 groups."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from concurrent.futures import Future
 import pytest
 
 from offctl.adapters.kafka import REQUEST_PARTITIONS, KafkaStore
+from tests.conftest import joined_as_consumer
 
 pytestmark = pytest.mark.kafka
 
@@ -47,20 +49,10 @@ def test_logs_waits_for_the_metadata_of_topics_still_waiting(kafka, names):
     assert set(cluster) == {topic}  # a topic that does not exist is left to the core (UNKNOWN_TOPIC)
 
 
-def _produce(kafka, topic: str, partition: int, records: list[dict]) -> None:
-    """One record per request (Tansu's high watermark is wrong after a batch), with explicit timestamps."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 0})
-    for record in records:
-        producer.produce(topic, partition=partition, **record)
-        producer.flush(30)
-
-
 def test_read_messages_gives_exact_bytes_timestamps_and_headers_and_stops_at_the_log_end(kafka, names):
     topic = names("msgs")
-    kafka.create_topic(topic, 2)
-    _produce(kafka, topic, 0, [
+    kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # timestamps of 2023: kept, not deleted by retention
+    kafka.produce_records(topic, 0, [
         {"value": b"first", "key": b"k0", "timestamp": 1_700_000_000_000},
         {"value": b"\x00\xff\x1b[2J", "key": None, "timestamp": 1_700_000_001_000,
          "headers": [("trace", b"\x01\x02"), ("empty", None)]},
@@ -92,14 +84,18 @@ def test_read_messages_reports_what_it_could_not_read_and_never_joins_or_commits
         store.close()
     assert [m.offset for m in read.messages[(topic, 0, 1)]] == [1]
     assert (topic, 0, 1) in read.at_end and (topic, 0, 1) not in read.unread  # fewer than asked: the log ended
-    # Past the log end Apache Kafka answers OFFSET_OUT_OF_RANGE ("the broker refused the read"); Tansu answers
-    # empty fetches, so the budget runs out. Either way nothing is made up, and callers read only positions
-    # within [log start, log end) (offctl.core.messages.needs_read).
-    assert (topic, 0, 7) not in read.messages and read.unread[(topic, 0, 7)]
+    # Past the log end the broker answers OFFSET_OUT_OF_RANGE, and auto.offset.reset=error makes that the read's
+    # answer, at once: nothing is made up, the offset is not moved (callers read only positions within
+    # [log start, log end): offctl.core.messages.needs_read)
+    assert (topic, 0, 7) not in read.messages and (topic, 0, 7) not in read.at_end
+    assert read.unread[(topic, 0, 7)].startswith("the broker refused the read (")
+    assert "Broker: Offset out of range" in read.unread[(topic, 0, 7)]
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
     from offctl.adapters.kafka import LOOKUP_GROUP
 
-    offsets = kafka.admin.list_consumer_group_offsets([__import__("confluent_kafka").ConsumerGroupTopicPartitions(
-        LOOKUP_GROUP, [__import__("confluent_kafka").TopicPartition(topic, 0)])])
+    offsets = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(
+        LOOKUP_GROUP, [TopicPartition(topic, 0)])])
     committed = list(offsets.values())[0].result(timeout=30).topic_partitions[0].offset
     assert committed < 0  # nothing was committed for the partition read
 
@@ -136,38 +132,27 @@ def test_topic_names_kafka_cannot_have_are_never_sent_and_have_no_log(kafka, nam
     assert store.notes == []
 
 
-def _refusing(store, method: str, refused: str, code: int):
-    """Wrap an admin call: the real request, with `refused`'s answer replaced by the broker's refusal `code`
-    (Tansu has no ACLs: an authorization refusal is shown on a real request with one answer made up)."""
-    from confluent_kafka import KafkaError, KafkaException
+@pytest.mark.parametrize("targeted", [False, True], ids=["cluster-metadata", "targeted"])
+def test_a_refused_describe_of_one_topic_leaves_the_others_of_its_request(guarded, guarded_kafka, names, targeted):
+    """An ACL refusing DESCRIBE of one topic: that topic's refusal (TOPIC_AUTHORIZATION_FAILED) is noted, so the read
+    is partial, and the other topics of the same request keep their logs, whether the store describes the topics
+    asked for (an audit task) or reads the cluster's metadata (inspect), which leaves a refused topic out as if it did
+    not exist: the store asks for it by name to tell the two apart. A topic that does not exist is no note."""
+    from confluent_kafka.admin import AclOperation, ResourceType
 
-    real = getattr(store.admin, method)
-
-    def call(*args, **kwargs):
-        futures = real(*args, **kwargs)
-        failed: Future = Future()
-        failed.set_exception(KafkaException(KafkaError(code)))
-        return {k: failed if k == refused else f for k, f in futures.items()}
-
-    setattr(store.admin, method, call)
-
-
-def test_a_refused_describe_of_one_topic_leaves_the_others_of_its_request(kafka, names):
-    """A broker refusal (here TOPIC_AUTHORIZATION_FAILED) is that topic's: the read is partial (noted), the
-    other topics of the same describe-topics request keep their logs."""
-    from confluent_kafka import KafkaError
-
-    topic, secret = kafka.filled_topic(names("t"), 1, 2), kafka.filled_topic(names("secret"), 1, 1)
-    store = KafkaStore(kafka.bootstrap, timeout=10, targeted=True)
-    _refusing(store, "describe_topics", secret, KafkaError.TOPIC_AUTHORIZATION_FAILED)
+    topic, secret = guarded_kafka.filled_topic(names("t"), 1, 2), guarded_kafka.filled_topic(names("secret"), 1, 1)
+    guarded.deny("storm", (ResourceType.TOPIC, secret, AclOperation.DESCRIBE))  # storm may read every other topic
+    absent = names("absent")
+    store = KafkaStore(guarded.sasl, config=guarded.storm_config, timeout=10, targeted=targeted)
     try:
-        store.request_logs([topic, secret])
+        store.request_logs([topic, secret, absent])
         cluster = store.logs()
     finally:
         store.close()
     assert _logs(cluster) == {topic: {0: (0, 2)}}
     [note] = store.notes
-    assert secret in note and "refused" in note
+    assert note == f"topic {secret!r}: the broker refused to describe it (Broker: Topic authorization failed)"
+    assert absent not in guarded_kafka.admin.list_topics(timeout=10).topics  # asked for by name, never created
 
 
 def test_group_ids_librdkafka_cannot_name_are_noted_never_sent(kafka, names):
@@ -194,29 +179,31 @@ def test_group_ids_librdkafka_cannot_name_are_noted_never_sent(kafka, names):
     assert [c.offset for c in after] == [2]  # group g was not written
 
 
-def test_a_refused_describe_of_one_group_leaves_the_others(kafka, names):
-    from confluent_kafka import KafkaError
+def test_a_refused_describe_of_one_group_leaves_the_others(guarded, guarded_kafka, names):
+    """An ACL refusing DESCRIBE of one group: its state and commits are refused (GROUP_AUTHORIZATION_FAILED) and noted,
+    the other group's are read."""
+    from confluent_kafka.admin import AclOperation, ResourceType
 
-    topic = kafka.filled_topic(names("t"), 1, 1)
+    topic = guarded_kafka.filled_topic(names("t"), 1, 1)
     ok, secret = names("ok"), names("secret")
     for group in (ok, secret):
-        kafka.commit(group, topic, {0: 1})
-    store = KafkaStore(kafka.bootstrap, timeout=10)
-    _refusing(store, "describe_consumer_groups", secret, KafkaError.GROUP_AUTHORIZATION_FAILED)
+        guarded_kafka.commit(group, topic, {0: 1})
+    guarded.deny("storm", (ResourceType.GROUP, secret, AclOperation.DESCRIBE))  # storm may read every other group
+    store = KafkaStore(guarded.sasl, config=guarded.storm_config, timeout=10)
     try:
         states = store.group_states([ok, secret])
+        commits = store.group_commits([ok, secret])
     finally:
         store.close()
-    assert [s.group for s in states] == [ok]
-    [note] = store.notes
-    assert secret in note and "refused" in note
+    assert [s.group for s in states] == [ok] and [c.group for c in commits] == [ok]
+    assert len(store.notes) == 2 and all(secret in n and "Group authorization failed" in n for n in store.notes)
 
 
 def test_a_group_with_a_live_classic_member_reads_as_classic_and_active(kafka, broker, names):
     """A real confluent-kafka consumer subscribed with the group's id makes it a classic group with a member
-    (librdkafka's default group.protocol is classic). Tansu's ListGroups says classic while its describe answer
-    (ConsumerGroupDescribe) says consumer: the list's word is taken. The broker refuses a commit without member id
-    (UNKNOWN_MEMBER_ID) meanwhile, as Kafka's GroupCoordinator.validateOffsetCommit does (3.8.0)."""
+    (librdkafka's default group.protocol is classic): ListGroups and the describe answer both say classic. The broker
+    refuses a commit without member id (UNKNOWN_MEMBER_ID) meanwhile, as Kafka's GroupCoordinator.validateOffsetCommit
+    does (3.8.0)."""
     from offctl.errors import WriteConflict
     from tests.test_reset_e2e import joined
 
@@ -236,6 +223,34 @@ def test_a_group_with_a_live_classic_member_reads_as_classic_and_active(kafka, b
     assert (states[idle].type, states[idle].state, states[idle].active) == ("classic", "empty", False)
     assert states[group].protocol is None or isinstance(states[group].protocol, str)  # what the broker named
     assert not store.notes
+
+
+def test_a_group_with_a_live_kip848_member_reads_as_consumer_and_active(kafka, broker, names):
+    """A consumer that joins with group.protocol=consumer makes a KIP-848 consumer group: ListGroups (v5) names its
+    type consumer, and so does the describe (ConsumerGroupDescribe), with the broker-side assignor. The broker refuses
+    a commit with no member id meanwhile (UNKNOWN_MEMBER_ID: ConsumerGroup.validateOffsetCommit takes epoch -1 only
+    from an empty group), and takes it once the member has left; the group stays a consumer group, empty."""
+    from offctl.errors import WriteConflict
+
+    topic = kafka.filled_topic(names("t"), 2, 3)
+    group = names("g")
+    store, later = KafkaStore(kafka.bootstrap, timeout=10), KafkaStore(kafka.bootstrap, timeout=10)
+    try:
+        with joined_as_consumer(kafka, broker, group, topic):
+            (during,) = store.group_states([group])
+            with pytest.raises(WriteConflict, match="Unknown member"):
+                store.commit(group, [(topic, 0, 2, None)])
+        (after,) = later.group_states([group])  # a store lists the groups once: a new one for the group now
+        later.commit(group, [(topic, 0, 2, "m")])
+        commits = later.group_commits([group])
+    finally:
+        store.close()
+        later.close()
+    assert (during.type, during.state, during.members, during.active) == ("consumer", "stable", 1, True)
+    assert during.protocol in ("uniform", "range")  # group.consumer.assignors: the broker's, not the client's
+    assert (after.type, after.state, after.members, after.active) == ("consumer", "empty", 0, False)
+    assert [(c.partition, c.offset, c.metadata) for c in commits] == [(0, 2, "m")]
+    assert not store.notes and not later.notes
 
 
 def test_a_broker_that_names_no_group_type_reads_as_unknown(kafka, names, monkeypatch):

@@ -1,5 +1,9 @@
 """`offctl mcp` end to end: the SDK's own client drives the real command over stdio (and streamable HTTP) against
-the real ZooKeeper and broker; answers are checked against `offctl inspect -o json` of the same data."""
+the real ZooKeeper and Apache Kafka; answers are checked against `offctl inspect -o json` of the same data.
+
+The fleet tool reads every group on the context's brokers whose commits carry Storm metadata (as --all-groups), and
+the session's broker holds the other tests' groups too: a fleet is compared whole, every page of it, with inspect's,
+and with the Storm groups the broker holds."""
 
 from __future__ import annotations
 
@@ -15,7 +19,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from offctl.core.model import KafkaCommit
 from offctl.core.peek import preview
+from offctl.core.storm import storm_groups
 from offctl.core.quoting import CUT_MARK, NAME_CHARS, bounded
 from tests.conftest import storm_record
 
@@ -55,7 +61,12 @@ def served(zk, kafka, broker, zk_server, names, tmp_path):
             zk.create(f"{names.root}/{spout}/partition_{partition}",
                       storm_record(topic, partition, offset, topology_id=owner, broker=leader), makepath=True)
     group = names("clicks")
-    kafka.commit(group, topic, {0: 1, 1: 2})
+    kafka.commit(group, topic, {0: 1, 1: 2})  # no metadata: named with --group, FOREIGN_COMMIT
+    # a group as its storm-kafka-client spout commits (CommitMetadataManager): not named, found by its metadata
+    spout_group = names("payments-client")
+    kafka.commit(spout_group, topic, {0: 3, 1: 2}, metadata=json.dumps(
+        {"topologyId": RUNNING_ID, "taskId": 7, "threadName": "Thread-15-kafka-spout-executor[7 7]"},
+        separators=(",", ":")))
     config = tmp_path / "config.toml"
     config.write_text(f"""default-context = "fixture"
 
@@ -78,8 +89,32 @@ match = "payments-*"
 lag-threshold = 1
 """)
     config.chmod(0o600)
-    return {"topic": topic, "root": names.root, "storm_root": storm_root, "group": group, "config": config,
+    return {"topic": topic, "root": names.root, "storm_root": storm_root, "group": group, "spout_group": spout_group,
+            "config": config,
             "env": {"OFFCTL_CONFIG": str(config)}, "args": ["--group", group], "tmp": tmp_path}
+
+
+def storm_groups_on(kafka) -> set[str]:
+    """The groups on the broker whose commits carry Storm metadata: the rule --all-groups applies
+    (offctl.core.storm.storm_groups) to every group ListGroups names, their commits read with the admin client."""
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    listed = [g.group_id for g in kafka.admin.list_consumer_groups(request_timeout=30).result(60).valid]
+    commits = []
+    for group in listed:
+        got = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
+        commits += [KafkaCommit(group, tp.topic, tp.partition, tp.offset, tp.metadata or None)
+                    for tp in got.topic_partitions if tp.offset >= 0]
+    return storm_groups(commits)
+
+
+async def whole_fleet(s, **args) -> list:
+    """Every page of the fleet tool's answer, in order: the first, then each from the one before's next_offset."""
+    pages = [await s.call_tool("fleet", {**args, "limit": 100})]
+    while not pages[-1].is_error and pages[-1].structured_content["next_offset"] is not None:
+        pages.append(await s.call_tool("fleet", {**args, "limit": 100,
+                                                 "offset": pages[-1].structured_content["next_offset"]}))
+    return pages
 
 
 def _text(result) -> str:
@@ -118,11 +153,11 @@ def _stable(c: dict) -> dict:
     return {k: c[k] for k in STABLE}
 
 
-def test_every_read_tool_answers_what_inspect_says(served, cli):
+def test_every_read_tool_answers_what_inspect_says(served, cli, kafka):
     async def main():
         async with session(served) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            fleet = await s.call_tool("fleet", {})
+            fleet = await whole_fleet(s)
             first = await s.call_tool("fleet", {"limit": 1})
             stuck = await s.call_tool("consumer", {"consumer": "payments-spout"})
             group = await s.call_tool("consumer", {"consumer": served["group"], "store": "kafka"})
@@ -137,24 +172,34 @@ def test_every_read_tool_answers_what_inspect_says(served, cli):
     assert all(t.annotations.read_only_hint for name, t in tools.items() if name != "apply")
     assert tools["apply"].annotations.destructive_hint and not tools["apply"].annotations.read_only_hint
     assert all("not one" in tools[t].description for t in ("fleet", "consumer", "peek", "settings"))
-    for result in (fleet, first, stuck, group, peeked, code, said, contexts):
+    for result in (*fleet, first, stuck, group, peeked, code, said, contexts):
         assert not result.is_error, _text(result)
         assert json.loads(result.content[0].text) == result.structured_content
 
     doc = _inspect(cli, served)
     expected = {(c["store"], c["consumer"]): _stable(c) for c in doc["consumers"]}
-    answer = fleet.structured_content
-    assert answer["context"] == "fixture" and answer["total"] == len(doc["consumers"]) == 3
+    answer = fleet[0].structured_content
+    consumers = [c for page in fleet for c in page.structured_content["consumers"]]
+    assert answer["context"] == "fixture" and answer["total"] == len(consumers) == len(doc["consumers"])
     assert answer["summary"] == doc["summary"]
-    got = {(c["store"], c["consumer"]): _stable(c) for c in answer["consumers"]}
+    # this test's own: the two spouts under its root, the group named, and the Storm group found by its metadata
+    ours = {("zookeeper", bounded(INJECTED_ID, NAME_CHARS)), ("zookeeper", "payments-spout"),
+            ("kafka", served["group"]), ("kafka", served["spout_group"])}
+    theirs = {(store, name) for store, name in ((c["store"], c["consumer"]) for c in consumers)} - ours
+    assert {("kafka", g) for g in storm_groups_on(kafka)} == theirs | {("kafka", served["spout_group"])}
+    got = {(c["store"], c["consumer"]): _stable(c) for c in consumers}
     injected = ("zookeeper", INJECTED_ID)
     assert got.pop(("zookeeper", bounded(INJECTED_ID, NAME_CHARS))) == {**expected.pop(injected),
                                                                          "consumer": bounded(INJECTED_ID, NAME_CHARS)}
     assert got == expected
-    ranks = [{"error": 3, "warning": 2, "info": 1, "ok": 0}[c["status"]] for c in answer["consumers"]]
+    # Kafka kept the Storm metadata: the spout's group is the running topology's own, the named one foreign
+    codes = {c["consumer"]: c["finding_codes"] for c in consumers if c["store"] == "kafka"}
+    assert "FOREIGN_COMMIT" in codes[served["group"]] and "FOREIGN_COMMIT" not in codes[served["spout_group"]]
+    assert "STALE_TOPOLOGY" not in codes[served["spout_group"]]
+    ranks = [{"error": 3, "warning": 2, "info": 1, "ok": 0}[c["status"]] for c in consumers]
     assert ranks == sorted(ranks, reverse=True)  # worst first
-    assert [_stable(c) for c in first.structured_content["consumers"]] == [_stable(answer["consumers"][0])]
-    assert first.structured_content["next_offset"] == 1 and answer["next_offset"] is None
+    assert [_stable(c) for c in first.structured_content["consumers"]] == [_stable(consumers[0])]
+    assert first.structured_content["next_offset"] == 1 and fleet[-1].structured_content["next_offset"] is None
 
     one = stuck.structured_content
     want = [c for c in doc["consumers"] if c["consumer"] == "payments-spout"]

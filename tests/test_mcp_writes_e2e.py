@@ -15,7 +15,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from offctl.core.storm import commit_metadata_json
 from tests.conftest import storm_record
+from tests.test_mcp_e2e import storm_groups_on, whole_fleet
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
@@ -98,10 +100,10 @@ def shift_one(s, stuck):
     return s.call_tool("plan_reset", {"consumer": "orders-spout", "to": "shift", "value": "+1", "partitions": "0"})
 
 
-def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, stuck):
+def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, kafka, stuck):
     async def main():
         async with session(stuck, "--allow-writes", answers=[True, True]) as s:
-            fleet = structured(await s.call_tool("fleet", {}))
+            fleet = [c for page in await whole_fleet(s) for c in structured(page)["consumers"]]
             peeked = structured(await s.call_tool("peek", {"consumer": "orders-spout", "partitions": [0]}))
             plan = structured(await shift_one(s, stuck))
             written = structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]}))
@@ -115,7 +117,10 @@ def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, stuck):
     said = json.dumps([fleet, peeked, plan, written, again, undo, undone, shown])
     logged = (stuck["tmp"] / "mcp.stderr").read_text() + (stuck["tmp"] / "audit.log").read_text()
     assert ZK_PASSWORD not in said + logged and KAFKA_SECRET not in said + logged
-    assert [c["consumer"] for c in fleet["consumers"]] == ["orders-spout"]
+    # the stuck spout is the one under the context's root; the rest are the Storm groups on the context's broker
+    # (the session's, which holds the other tests' groups)
+    assert [c["consumer"] for c in fleet if c["store"] == "zookeeper"] == ["orders-spout"]
+    assert {c["consumer"] for c in fleet if c["store"] == "kafka"} == storm_groups_on(kafka)
     assert peeked["partitions"][0]["offset"] == 2 and peeked["partitions"][0]["messages"][0]["offset"] == 2
     # the plan: one change, 2 -> 3, its cost, its guards, bound to what it saw, and the command an operator runs
     assert plan["writes"] == 1 and plan["refused"] == [] and plan["kind"] == "reset"
@@ -235,10 +240,12 @@ def test_migrate_and_delete_through_the_tools(zk, kafka, stuck, names):
     migrate, migrated, delete, deleted = anyio.run(main)
     assert [(c["partition"], c["after"]) for c in migrate["plan"]["changes"]] == [(0, 2), (1, 2)]
     assert migrate["command"].startswith("offctl migrate ") and migrated["status"] == "written"
+    assert migrated["verified"] is True  # Kafka kept the Storm metadata written for topology_id
     from confluent_kafka import ConsumerGroupTopicPartitions
 
     committed = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
-    assert {tp.partition: tp.offset for tp in committed.topic_partitions} == {0: 2, 1: 2}
+    assert {tp.partition: (tp.offset, tp.metadata) for tp in committed.topic_partitions} == {
+        p: (2, commit_metadata_json("orders-client-1-1700000001")) for p in (0, 1)}
     assert delete["kind"] == "delete" and delete["writes"] == 1 and deleted["status"] == "written"
     assert not zk.exists(f"{stuck['root']}/orders-spout/partition_1") and zk.exists(stuck["node"])
     assert deleted["undo"] and Path(deleted["backup"]).is_file()

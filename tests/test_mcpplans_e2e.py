@@ -1,9 +1,8 @@
-"""offctl.mcpplans against the real ZooKeeper and broker: plans made and applied as the MCP face's tools make and
-apply them, with the human's answer given by a function (the face asks through MCP elicitation).
+"""offctl.mcpplans against the real ZooKeeper and Apache Kafka: plans made and applied as the MCP face's tools make
+and apply them, with the human's answer given by a function (the face asks through MCP elicitation).
 
-The test broker (Tansu) drops commit metadata: a group reset is written with --topology-id's metadata and read
-back without it, which a storm-kafka-client spout with the default first-poll strategy still resumes from
-(test_reset_e2e's docstring); the plan and the apply both read no metadata, so the binding holds there.
+Kafka keeps a commit's metadata as it is sent: a group reset or migrate is written with --topology-id's Storm
+metadata and read back with it (verified), and a plan is bound to each commit's metadata as well as its offset.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import pytest
 
 from offctl.config import Connection
 from offctl.core.model import ZOOKEEPER
+from offctl.core.storm import commit_metadata_json
 from offctl.errors import UsageError
 from offctl.mcpplans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, apply
 from tests.conftest import storm_record
@@ -226,9 +226,39 @@ def test_a_kafka_group_reset_is_planned_and_applied(fleet, kafka, names):
     assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [(0, 7, 0), (1, 8, 0)]
     assert "--group" in plan.command and f"--topology-id {TOPOLOGY}" in plan.command
     result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
-    assert result.status == WRITTEN and result.written, result.reason
-    assert _group_commits(kafka, group) == {0: 0, 1: 0}
+    assert result.status == WRITTEN and result.written and result.verified is True, result.reason
+    assert not result.document["notes"]
+    assert _group_commits(kafka, group, metadata=True) == {p: (0, commit_metadata_json(TOPOLOGY)) for p in (0, 1)}
     assert result.undo.startswith("offctl restore ") and Path(result.backup).is_file()
+
+
+def spout_metadata(topology_id: str) -> str:
+    """Commit metadata as storm-kafka-client's CommitMetadataManager writes it (v1.2.4 to v2.8.8)."""
+    return json.dumps({"topologyId": topology_id, "taskId": 4, "threadName": "Thread-12-kafka-spout-executor[4 4]"},
+                      separators=(",", ":"))
+
+
+def test_a_kafka_commit_whose_metadata_changed_since_the_plan_is_refused(fleet, kafka, names):
+    """The plan is bound to each commit as Kafka keeps it, metadata included: a redeployed spout (a new storm id)
+    that committed the same offset since the plan makes it stale. Its own plan, made again, keeps the new metadata."""
+    group = names("group")
+    first, redeployed = spout_metadata(TOPOLOGY), spout_metadata("orders-topology-2-1700000900")
+    kafka.commit(group, fleet.topic, {0: 7, 1: 8}, metadata=first)
+    plan = fleet.store.plan_reset(fleet.run, store="kafka", consumer=group, to="shift", value="+1",
+                                  topics=[f"{fleet.topic}:0"])
+    assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [(0, 7, 8)]
+    kafka.commit(group, fleet.topic, {0: 7}, metadata=redeployed)
+    human = Human()
+    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    assert result.status == REFUSED and human.shown == [], result.reason
+    assert (f"group {group} {fleet.topic}/0: offset 7, metadata {first!r} then, offset 7, metadata {redeployed!r} now"
+            in result.reason)
+    assert _group_commits(kafka, group, metadata=True) == {0: (7, redeployed), 1: (8, first)}
+    again = fleet.store.plan_reset(fleet.run, store="kafka", consumer=group, to="shift", value="+1",
+                                   topics=[f"{fleet.topic}:0"])
+    written = apply(fleet.store, again.id, allow_writes=True, confirm=human)
+    assert written.status == WRITTEN and written.verified is True, written.reason
+    assert _group_commits(kafka, group, metadata=True) == {0: (8, redeployed), 1: (8, first)}
 
 
 def test_a_kafka_commit_moved_since_the_plan_is_refused(fleet, kafka, names):
@@ -251,11 +281,13 @@ def test_a_spouts_records_are_deleted_through_a_plan(fleet, zk):
     assert result.undo.startswith("offctl restore ")
 
 
-def _group_commits(kafka, group: str) -> dict[int, int]:
+def _group_commits(kafka, group: str, *, metadata: bool = False) -> dict[int, int | tuple[int, str | None]]:
+    """partition -> offset committed, or (offset, metadata) with `metadata`."""
     from confluent_kafka import ConsumerGroupTopicPartitions
 
     result = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
-    return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+    return {tp.partition: (tp.offset, tp.metadata or None) if metadata else tp.offset
+            for tp in result.topic_partitions if tp.offset >= 0}
 
 
 def test_a_migrate_is_planned_and_applied(fleet, kafka, names):
@@ -265,5 +297,5 @@ def test_a_migrate_is_planned_and_applied(fleet, kafka, names):
         (0, None, 4), (1, None, 5), (2, None, 6)]
     assert shlex.split(plan.command)[1] == "migrate" and f"--topology-id {TOPOLOGY}" in plan.command
     result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
-    assert result.status == WRITTEN and result.written, result.reason
-    assert _group_commits(kafka, group) == {0: 4, 1: 5, 2: 6}
+    assert result.status == WRITTEN and result.written and result.verified is True, result.reason
+    assert _group_commits(kafka, group, metadata=True) == {p: (4 + p, commit_metadata_json(TOPOLOGY)) for p in range(3)}

@@ -1,9 +1,7 @@
 """offctl peek: the pure part on plain data (previews, selection, what is at an offset), then end to end against
-the real ZooKeeper and broker, with messages produced at known timestamps, keys and headers (one record per
-request: Tansu's high watermark is wrong after a batch).
-
-Tansu cannot delete records or compact a topic: `deleted` and `gap` are shown here on plain data (core) and
-through the JSON of a peek whose read is made up, never on the broker."""
+the real ZooKeeper and broker, with messages produced at known timestamps, keys and headers: `deleted` below a log
+start that DeleteRecords moved, and `gap` where the log cleaner compacted records away and at a transaction's commit
+marker."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from offctl.core.messages import DELETED, GAP, MESSAGE, NOT_WRITTEN
 from offctl.core.model import ConsumerKey, LogMessage, MessageRead, OffsetRecord, PartitionRow, iso_ms
 from offctl.core.peek import peeked, peeked_dict, positions, preview, selected
 from offctl.sandbox import client_trident_meta
-from tests.conftest import storm_record
+from tests.conftest import committed_transaction, compacted_at, compacted_topic, storm_record
 
 
 @pytest.mark.parametrize("data, shown", [
@@ -73,6 +71,7 @@ def test_what_each_partition_shows():
 # --- end to end ----------------------------------------------------------------------------------------------
 
 T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
+KEPT = {"retention.ms": "-1"}  # messages written in 2025: a broker deletes what is older than retention.ms
 POISON = b'{"amount": 1, "note": "\x1b[2J\x00\xff"}'
 
 @pytest.fixture
@@ -80,7 +79,7 @@ def stuck(zk, kafka, names, zk_server, broker):
     """A topic of 2 partitions of 4 messages (partition 0, offset 2: a poison message with a key and headers), an
     old spout at 2 and 4 (caught up on partition 1), a group at 1 and 4, a storm-kafka-client Trident state."""
     topic = names("pay")
-    kafka.create_topic(topic, 2)
+    kafka.create_topic(topic, 2, KEPT)
     for p in range(2):
         kafka.produce_records(topic, p, [
             {"key": b"order-1042", "value": POISON, "timestamp": T0 + o * 1000,
@@ -182,3 +181,70 @@ def test_peek_saves_the_exact_bytes_with_a_manifest_and_never_overwrites(cli, st
 def test_peek_usage_errors_and_a_missing_consumer(cli, stuck, args, code, said):
     done = cli("peek", *stuck.conn, *([] if "--spout" in args else ["--spout", "pay"]), *args)
     assert done.exit_code == code and said in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_peek_says_deleted_where_delete_records_moved_the_log_start_past_the_offset(cli, kafka, stuck):
+    """DeleteRecords (kafka-delete-records) up to 3 on partition 0: the spout's 2 and the group's 1 are below the
+    log start, and nothing is read for them; the Trident state resumes at 3, the oldest message left."""
+    from confluent_kafka import TopicPartition
+
+    (done,) = kafka.admin.delete_records([TopicPartition(stuck.topic, 0, 3)]).values()
+    assert done.result(30).low_watermark == 3
+    doc = cli("peek", *stuck.conn, "--spout", "pay", "--group", stuck.group, "--trident", "cl", "-o", "json").json()
+    parts = _parts(doc)
+    for key, offset in ((("zookeeper", "pay", 0), 2), (("kafka", stuck.group, 0), 1)):
+        p = parts[key]
+        assert (p["offset"], p["state"], p["log_start"], p["log_end"], p["messages"]) == (offset, "deleted", 3, 4, [])
+        assert f"offset {offset} is below the log start 3: deleted by retention (or DeleteRecords)" in p["why"]
+    trident = parts[("trident", "cl", 0)]
+    assert (trident["state"], [m["offset"] for m in trident["messages"]]) == ("message", [3])
+
+
+@pytest.fixture
+def compacted(zk, kafka, names, zk_server, broker):
+    """The compacted topic, a spout resuming at 3 (compacted away) and a group at 0 (compacted away)."""
+    topic = compacted_topic(kafka)
+    root = names.root + "/spouts"
+    zk.create(f"{root}/pay/partition_0", storm_record(topic, 0, 3), makepath=True)
+    group = names("group")
+    kafka.commit(group, topic, {0: 0})
+    return topic, group, ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+                          "--storm-root", names.root + "/storm", "--spout", "pay", "--group", group]
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_peek_shows_a_gap_where_the_log_cleaner_compacted_records_away(cli, compacted):
+    topic, group, conn = compacted
+    doc = cli("peek", *conn, "--count", "2", "-o", "json").json()
+    parts = _parts(doc)
+    spout, commit = parts[("zookeeper", "pay", 0)], parts[("kafka", group, 0)]
+    assert (spout["offset"], spout["state"], spout["next_offset"], spout["log_start"], spout["log_end"]) == (
+        3, "gap", 4, 0, 6)
+    assert (f"{topic}/0 has no message at offset 3: the next one is at 4 (offset 3: removed by compaction"
+            in spout["why"])
+    # the messages the spout is handed from 3 on: 4 (key c's last) and 5
+    assert [(m["offset"], m["key"], m["timestamp"]) for m in spout["messages"]] == [
+        (4, "c", iso_ms(compacted_at(4))), (5, "d", iso_ms(compacted_at(5)))]
+    assert (commit["offset"], commit["state"], commit["next_offset"]) == (0, "gap", 1)
+    assert [m["offset"] for m in commit["messages"]] == [1, 2]
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_peek_shows_a_gap_to_the_log_end_at_a_transaction_marker(cli, zk, kafka, names, zk_server, broker):
+    """A transactional producer's commit marker takes the last offset before the log end: a spout resuming there
+    has lag 1, and no message is left to hand it."""
+    topic = names("tx")
+    kafka.create_topic(topic, 1)
+    marker = committed_transaction(kafka, topic, 0, 3)
+    root = names.root + "/spouts"
+    zk.create(f"{root}/pay/partition_0", storm_record(topic, 0, marker), makepath=True)
+    doc = cli("peek", "--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+              "--storm-root", names.root + "/storm", "--spout", "pay", "-o", "json").json()
+    (p,) = doc["partitions"]
+    assert (p["offset"], p["lag"], p["log_end"], p["state"], p["next_offset"], p["messages"]) == (
+        3, 1, 4, "gap", None, [])
+    assert f"{topic}/0 has no message from offset 3 to the log end 4" in p["why"] and "transaction markers" in p["why"]

@@ -1,6 +1,7 @@
 """The safe-rewrite planner with plain data: targets, offset rewriting, plans, guards, verification.
 
-Time-based resets are covered here only: the test broker has no offset-for-timestamp lookup.
+Time-based resets are planned here from a table of looked-up offsets; tests/test_reset_e2e.py and
+tests/test_cost_e2e.py look them up on Apache Kafka (--to time, --by-duration).
 """
 
 from __future__ import annotations

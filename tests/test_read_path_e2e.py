@@ -21,7 +21,7 @@ def world(zk, kafka, broker, names):
     topic = names("orders")
     kafka.create_topic(topic, 4)
     for partition in range(4):
-        kafka.produce(topic, partition, 5)  # log end 5 everywhere, log start 0 (Tansu cannot delete records)
+        kafka.produce(topic, partition, 5)  # log end 5 everywhere, log start 0 until a test deletes records
     storm_root = names.root + "-storm"
     zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
 
@@ -107,6 +107,33 @@ def test_out_of_range_message_follows_the_release_given(cli, zk_server, world):
     assert "storm-kafka 0.9.3-0.9.7" in old["spout_settings"] and "storm-kafka 1.1.0-1.2.4" in new["spout_settings"]
 
 
+def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release_given_says(cli, zk_server, world,
+                                                                                            kafka):
+    """DeleteRecords up to 3 on partition 0 leaves the record at 1 below the log start: storm-kafka's fetch is out of
+    range and PartitionManager.fill goes to startOffsetTime, EarliestTime from 0.10.0 on (the log start) and, in
+    0.9.3-0.9.7 with forceFromStart false, LatestTime (the log end)."""
+    from confluent_kafka import TopicPartition
+
+    (deleted,) = kafka.admin.delete_records([TopicPartition(world["topic"], 0, 3)]).values()
+    assert deleted.result(30).low_watermark == 3
+    spout = world["names"]("spout")
+    world["put"](f"{spout}/partition_0", world["record"](0, 1))
+    world["put"](f"{spout}/partition_1", world["record"](1, 5))
+    topic = world["topic"]
+    for release, where in (("1.2.4", "the spout jumps to the log start (3; EarliestTime, PartitionManager.fill, "
+                                    "v1.2.4)"),
+                           ("0.9.6", "the spout jumps to the log end (LatestTime: forceFromStart is false) (5) "
+                                     "(PartitionManager.fill, v0.9.6)")):
+        doc = inspect(cli, zk_server, world, "--spout", spout, "--storm-kafka-release", release)
+        rows = rows_of(doc, spout)
+        assert {p: (r["used"], r["log_start"], r["log_end"]) for p, r in rows.items()} == {0: (True, 3, 5),
+                                                                                            1: (True, 0, 5)}
+        (below,) = [f for f in doc["findings"] if f["code"] == "OFFSET_BELOW_LOG_START"]
+        assert (below["partition"], below["severity"]) == (0, "error")
+        assert below["message"] == (f"{topic}/0 resumes at 1 < log start 3: 2 messages were deleted before they were "
+                                    f"processed; {where}")
+
+
 def test_a_record_of_another_topic_gets_the_lag_of_the_partition_it_is_applied_to(cli, zk_server, world, kafka):
     spout, other = world["names"]("spout"), world["names"]("payments")
     kafka.create_topic(other, 4)
@@ -160,9 +187,9 @@ def test_spout_ids_with_slashes_and_the_wildcard_layout(cli, zk_server, world):
 
 
 def test_all_groups_lists_the_cluster_and_keeps_named_and_storm_groups(cli, world, kafka):
-    """The test broker (Tansu) drops commit metadata, so no listed group shows Storm metadata here; that
-    a group with Storm metadata of either release is kept is covered on plain data
-    (test_read_snapshot.py::test_all_groups_keeps_the_groups_storm_wrote_and_those_named)."""
+    """--all-groups keeps the groups whose commits carry Storm metadata (the broker keeps a commit's metadata) and
+    those named, and leaves out a group without it; Storm metadata of either release: on plain data,
+    test_read_snapshot.py::test_all_groups_keeps_the_groups_storm_wrote_and_those_named."""
     names = world["names"]
     storm, plain, named = names("storm-group"), names("plain-group"), names("named-group")
     kafka.commit(storm, world["topic"], {0: 2}, metadata='{"topologyId":"%s","taskId":1,"threadName":"t"}' % RUNNING_ID)
@@ -173,7 +200,7 @@ def test_all_groups_lists_the_cluster_and_keeps_named_and_storm_groups(cli, worl
     assert result.exit_code in (0, 1), result.stderr
     doc = result.json()
     groups = {c["consumer"] for c in doc["consumers"]}
-    assert named in groups and plain not in groups
+    assert named in groups and storm in groups and plain not in groups
     note = next(n for n in doc["notes"] if n.startswith("--all-groups:"))
     kept, listed = map(int, re.match(r"--all-groups: (\d+) of (\d+) other groups", note).groups())
     assert kept == len(groups - {named}) and listed >= 2  # every group the cluster has, named ones aside

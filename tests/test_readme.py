@@ -28,7 +28,8 @@ pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 # What the suite's code runs from Debian, and the package that installs it. The README's first command
 # installs exactly these packages and python3-venv (its own `python3 -m venv`).
 SUITE_PROGRAMS = {
-    "java": "openjdk-17-jre-headless",  # ZooKeeper and Spark (offctl/adapters/servers.py, pyspark)
+    "java": "openjdk-17-jre-headless",  # ZooKeeper, Kafka and Spark (offctl/adapters/servers.py, pyspark)
+    "mvn": "maven",  # fetches Apache Kafka's jars from Maven Central (kafka/pom.xml; offctl/adapters/servers.py)
     "/usr/share/java/zookeeper.jar": "zookeeper",  # the tests' and the sandbox's ZooKeeper (offctl/adapters/servers.py)
     "promtool": "prometheus",  # docs/monitoring's rules and config (tests/test_monitoring.py)
     "prometheus": "prometheus",  # a real Prometheus scrapes offctl serve (tests/test_monitoring.py)
@@ -134,7 +135,7 @@ def test_the_dockerfile_follows_the_readme_setup():
     assert RUNTIME_PACKAGES <= set(readme_packages())
     assert set(docker_install[docker_install.index("--no-install-recommends") + 1:]) == RUNTIME_PACKAGES | {"python3"}
     assert "apt-get update" in runs and not any("sudo" in c for c in runs)
-    for step in ("python3 -m venv .venv", ".venv/bin/pip install -e '.[spark,sandbox]'"):
+    for step in ("python3 -m venv .venv", ".venv/bin/pip install -e '.[spark]'"):
         assert step in readme
         assert any(c.replace("--no-cache-dir ", "") == step for c in runs), step
 

@@ -135,12 +135,36 @@ def test_reference_pages_are_generated_from_the_code(name):
     assert page.read_text() == PAGES[name](), f"regenerate: python -m offctl.reference {name} > docs/{name}.md"
 
 
+def _kinds(cls) -> list[type]:
+    return [cls, *(k for sub in cls.__subclasses__() for k in _kinds(sub))]
+
+
 def test_every_exit_code_an_error_carries_is_documented():
     from offctl import errors
-    from offctl.adapters import servers
+    from offctl.adapters import servers  # noqa: F401 - its errors are subclasses too
 
-    classes = [errors.OffctlError, *errors.OffctlError.__subclasses__(), servers.MissingPrerequisite]
-    assert {c.exit_code for c in classes} <= set(errors.EXIT_CODES)
+    assert {c.exit_code for c in _kinds(errors.OffctlError)} <= set(errors.EXIT_CODES)
+
+
+def test_no_code_raises_the_bare_error_and_every_kind_names_its_own_code():
+    """Issue 35: `offctl sandbox up` exited 1, the findings' code, when a server could not start: servers.py raised
+    the bare OffctlError. The base carries the code of a bug; every raise names its kind."""
+    import ast
+    from pathlib import Path
+
+    from offctl import errors
+    from offctl.adapters import servers  # noqa: F401
+
+    root = Path(__file__).parent.parent
+    bare = [f"{path.relative_to(root)}:{node.lineno}" for tree in ("offctl", "commands")
+            for path in (root / tree).rglob("*.py")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+            and getattr(node.exc.func, "id", getattr(node.exc.func, "attr", None)) == "OffctlError"]
+    assert bare == []
+    assert errors.OffctlError.exit_code == errors.INTERNAL_ERROR
+    ours = [kind for kind in _kinds(errors.OffctlError)[1:] if kind.__module__.startswith("offctl")]
+    assert [k for k in ours if k.exit_code == errors.INTERNAL_ERROR] == []  # each has a kind's code, its own or its base's
 
 
 @pytest.mark.parametrize("ms, text", [

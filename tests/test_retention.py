@@ -1,9 +1,11 @@
 """Retention risk (offctl.core.retention) on plain data: durations, where retention.ms comes from, the headroom at
 each resume position, the findings and what each spout release then does, and inspect's use of one read.
 
-The test broker (Tansu) reports only the topic configs set when the topic was made, never refuses DescribeConfigs,
-keeps no retention of its own and has no compaction: refusals, cleanup.policy compact, gaps and messages without
-a timestamp are tested here; tests/test_retention_e2e.py does what the broker can show."""
+Each rule over every case is here; tests/test_retention_e2e.py runs against Apache Kafka what a broker shows: a
+topic's own retention.ms, the broker's for a topic without one, cleanup.policy compact, a principal refused
+DescribeConfigs (no figure, then --topic-retention) and a broker that does not answer. What none of them shows is
+only here: an answer without retention.ms (Apache Kafka's always has it), gaps at the resume offset, and messages
+without a timestamp (message format v0)."""
 
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def test_a_hostile_topic_retention_is_a_usage_error(values, says):
 @pytest.mark.parametrize("reported, stated, expected", [
     (TopicRetention("t", 2 * H), {}, (2 * H, BROKER)),
     (TopicRetention("t", 2 * H), {"t": 9 * H}, (2 * H, BROKER)),  # the broker's value wins
-    (TopicRetention("t"), {"t": 9 * H}, (9 * H, OPTION)),  # the broker reported none (Tansu, an older broker)
+    (TopicRetention("t"), {"t": 9 * H}, (9 * H, OPTION)),  # an answer without it (not Apache Kafka's)
     (None, {"t": 9 * H}, (9 * H, OPTION)),
     (TopicRetention("t", why="the broker did not report topic t's configs (Broker: Topic authorization failed)"),
      {"t": 9 * H}, (9 * H, OPTION)),  # refused (ACLs)

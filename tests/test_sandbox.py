@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
 EXPECTED = {"MALFORMED_RECORD", "TOPIC_MISMATCH", "ID_COLLISION", "OFFSET_ABOVE_LOG_END", "UNKNOWN_TOPIC",
             "UNKNOWN_PARTITION", "MISSING_PARTITION", "IGNORED_ZERO_OFFSET", "FOREIGN_COMMIT", "HIGH_LAG",
-            "STALE_TOPOLOGY", "STALE_BROKER", "INCONSISTENT_RECORD"}
+            "STALE_TOPOLOGY", "STALE_BROKER", "INCONSISTENT_RECORD", "OFFSET_BELOW_LOG_START"}
 
 
 def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, monkeypatch):
@@ -36,7 +36,11 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         doc = report.json()
         assert {f["code"] for f in doc["findings"]} == EXPECTED
         healthy = {c["consumer"] for c in doc["consumers"] if c["status"] == "ok"}
-        assert healthy == {"orders-etl", "wildcard-spout"}
+        assert healthy == {"orders-etl", "wildcard-spout"}  # clicks-client: its commits are its own, its lag 5 is high
+        foreign = {(f["consumer"], f["code"]) for f in doc["findings"] if f["code"] == "FOREIGN_COMMIT"}
+        assert foreign == {("payments-tool", "FOREIGN_COMMIT")}  # the group a tool committed to, and no other
+        below = [f for f in doc["findings"] if f["code"] == "OFFSET_BELOW_LOG_START"]
+        assert [(f["consumer"], f["topic"], f["partition"]) for f in below] == [("events-spout", "events", 0)]
 
         # the README's first command ends with the Spark audit of the sandbox: inspect's findings, a summary
         audited = cli("audit", "--lag-threshold", "5", "--zk-root", sandbox.ROOT, "--group", "clicks-client",
@@ -75,3 +79,15 @@ def test_fleet_names_every_finding_it_seeds():
     assert all(path.startswith(sandbox.ROOT + "/") for path in nodes)
     described = " ".join(shows)
     assert all(code in described for code in EXPECTED | {"OFFSET_BELOW_LOG_START"})
+
+
+def test_without_kafkas_jars_sandbox_up_says_how_to_fetch_them_and_leaves_nothing_running(cli, tmp_path, monkeypatch):
+    """Issue 35: the sandbox runs Apache Kafka from the jars kafka/pom.xml fetches. Without them: exit 3 (a server
+    could not start), the line to fetch them, no traceback, and the ZooKeeper it had started is stopped."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("OFFCTL_KAFKA_HOME", str(tmp_path / "no-kafka"))
+    result = cli("sandbox", "up")
+    assert result.exit_code == 3, result.stderr
+    assert f"Apache Kafka {servers.KAFKA} is not in {tmp_path / 'no-kafka' / servers.KAFKA / 'lib'}" in result.stderr
+    assert "mvn -q -B -f kafka/pom.xml package" in result.stderr and "Traceback" not in result.stderr
+    assert sandbox.load() is None and cli("sandbox", "status").exit_code == 3

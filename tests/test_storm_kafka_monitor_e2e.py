@@ -5,8 +5,8 @@ TSL = storm-core/src/jvm/org/apache/storm/utils/TopologySpoutLag.java; KOLU = ex
 java/org/apache/storm/kafka/monitor/KafkaOffsetLagUtil.java (apache/storm). Old-spout arguments are TSL@v1.2.4's
 getCommandLineOptionsForOldKafkaSpout (`-z` with a trailing comma); new-spout ones TSL@v2.8.8's.
 
-Tansu (the test broker) drops commit metadata, so the groups' commits read as FOREIGN_COMMIT here; the lag of a commit
-another topology wrote (KafkaSpout.doSeek with EARLIEST/LATEST) is checked on plain data in tests/test_lagdoc.py.
+Kafka keeps a commit's metadata as it is sent: a group committed with Storm metadata, as storm-kafka-client commits,
+is judged by the topology it names (KafkaSpout.doSeek, v2.8.8); one committed without any reads as FOREIGN_COMMIT.
 """
 
 from __future__ import annotations
@@ -89,6 +89,46 @@ def test_new_spout_first_poll_latest_from_the_context_profile(kafka, broker, top
     assert p["1"]["consumerCommittedOffset"] == -1 and p["1"]["lag"] == 0 and p["1"]["originalLag"] == 4
 
 
+def storm_metadata(topology_id: str) -> str:
+    """Commit metadata as storm-kafka-client's CommitMetadataManager writes it (v1.2.4 to v2.8.8)."""
+    return json.dumps({"topologyId": topology_id, "taskId": 5, "threadName": "Thread-9-kafka-spout-executor[5 5]"},
+                      separators=(",", ":"))
+
+
+def test_new_spout_earliest_ignores_the_commit_of_another_topology(kafka, broker, zk, zk_server, topic, names,
+                                                                   tmp_path):
+    """KafkaSpout.doSeek@v2.8.8 with EARLIEST: a commit whose Storm metadata names the running topology is resumed
+    from; one the deployment before a redeploy made is not (CommitMetadataManager.isOffsetCommittedByThisTopology),
+    and the spout starts at the log start, so the lag counts from there, KOLU's beside it. The running topology is
+    read from Storm's ZooKeeper, which the context names."""
+    storm_root = names.root + "-storm"
+    zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
+    own, before = names("own"), names("redeployed")
+    kafka.commit(own, topic, {0: 1, 1: 3}, metadata=storm_metadata(RUNNING_ID))
+    kafka.commit(before, topic, {0: 1, 1: 3}, metadata=storm_metadata("orders-topology-6-1690000000"))
+    config = tmp_path / "config.toml"
+    config.write_text(f'default-context = "ui"\n[contexts.ui]\nzk = "{zk_server.address}"\n'
+                      f'storm-root = "{storm_root}"\ndeadline = "30s"\n[[profiles]]\nname = "earliest"\n'
+                      f'match = "{names.prefix}-*"\nfirst-poll-offset-strategy = "EARLIEST"\n')
+    env = {"OFFCTL_CONFIG": str(config)}
+    answers = {g: monitor("-t", topic, "-g", g, "-b", broker.address, env=env) for g in (own, before)}
+    assert all(r.returncode == 0 for r in answers.values()), {g: r.stdout + r.stderr for g, r in answers.items()}
+    mine, theirs = (rows(answers[g].stdout)[topic] for g in (own, before))
+
+    def three(entry: dict) -> tuple:
+        return entry["consumerCommittedOffset"], entry["logHeadOffset"], entry["lag"]
+
+    assert [three(mine[p]) for p in ("0", "1")] == [(1, 4, 3), (3, 3, 0)]  # resumed from: KOLU's lag
+    assert "originalLag" not in mine["0"] and "originalLag" not in mine["1"] and mine["0"]["profile"] == "earliest"
+    assert [three(theirs[p]) for p in ("0", "1")] == [(1, 4, 4), (3, 3, 3)]  # from the log start, 0
+    assert [theirs[p]["originalLag"] for p in ("0", "1")] == [3, 0]
+    assert [theirs[p]["resumeOffset"] for p in ("0", "1")] == [0, 0]
+    # why: the consumer's STALE_TOPOLOGY, which says EARLIEST ignores the redeployed topology's commits
+    assert all("ignores these commits and starts at the log start" in theirs[p]["why"] for p in ("0", "1"))
+    assert all("no committed offset" not in theirs[p]["why"] for p in ("0", "1"))
+    assert three(mine["2"]) == three(theirs["2"]) == (-1, 2, 2)  # no commit: EARLIEST starts at the log start
+
+
 def test_new_spout_topics_listed_with_a_trailing_comma_and_an_unknown_topic(kafka, broker, topic, names):
     group = names("group")
     kafka.commit(group, topic, {0: 4, 1: 3, 2: 2})
@@ -126,29 +166,27 @@ def test_consumer_properties_override_bootstrap_and_refuse_a_jks_truststore_with
 # --- old spouts (storm-kafka): -o -t -n -z, then -r [-w] or -p -l, TSL@v1.2.4 ---------------------------------------
 
 @pytest.fixture
-def registry(zk, broker, names):
-    """Kafka's broker registry as Kafka 0.10 writes it (/brokers/ids/<id>, /brokers/topics/<t>/partitions/<n>/state),
-    under a root of this test's own, naming the test broker as broker 0."""
-    root = names.root + "-brokers"
-    host, port = broker.address.rsplit(":", 1)
-    zk.create(f"{root}/ids/0", json.dumps({"jmx_port": -1, "timestamp": "1700000000000",
-                                           "endpoints": [f"PLAINTEXT://{host}:{port}"], "host": host,
-                                           "version": 3, "port": int(port)}).encode(), makepath=True)
-
-    def add(topic: str, partitions: int) -> None:
-        zk.create(f"{root}/topics/{topic}", json.dumps({"version": 1, "partitions": {
-            str(p): [0] for p in range(partitions)}}).encode(), makepath=True)
-        for p in range(partitions):
-            zk.create(f"{root}/topics/{topic}/partitions/{p}/state",
-                      json.dumps({"controller_epoch": 1, "leader": 0, "version": 1, "leader_epoch": 0,
-                                  "isr": [0]}).encode(), makepath=True)
-
-    return root, add
+def old_topic(kafka39, names):
+    """On Apache Kafka 3.9 (ZooKeeper mode), the broker storm-kafka's spouts talk to: three partitions holding 4, 3
+    and 2 messages, registered by the broker in its registry."""
+    name = names("orders")
+    kafka39.create_topic(name, 3)
+    for partition, count in {0: 4, 1: 3, 2: 2}.items():
+        kafka39.produce(name, partition, count)
+    return name
 
 
-def test_old_spout_from_the_broker_registry(zk, zk_server, broker, topic, registry, names):
-    root, add = registry
-    add(topic, 3)
+@pytest.fixture
+def registry(broker39):
+    """Kafka's broker registry as Apache Kafka 3.9 writes it (/brokers/ids/<id>, /brokers/topics/<t>/partitions/<n>/
+    state) in the test ZooKeeper, under its chroot: the root storm-kafka-monitor's -r names."""
+    from tests.conftest import BROKER39_CHROOT
+
+    return f"{BROKER39_CHROOT}/brokers"
+
+
+def test_old_spout_from_the_broker_registry(zk, zk_server, broker39, old_topic, registry, names):
+    topic, root, broker = old_topic, registry, broker39
     spout = f"{names.root}/orders-spout"
     storm_root = names.root + "-storm"
     zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
@@ -170,13 +208,12 @@ def test_old_spout_from_the_broker_registry(zk, zk_server, broker, topic, regist
     assert p["2"]["lag"] == 2 and p["2"]["originalLag"] == -7 and p["2"]["why"]
 
 
-def test_old_spout_wildcard_topics_from_the_registry(zk, zk_server, kafka, broker, registry, names):
-    root, add = registry
+def test_old_spout_wildcard_topics_from_the_registry(zk, zk_server, kafka39, broker39, registry, names):
+    root, broker = registry, broker39
     first, second, other = names("clicks-a"), names("clicks-b"), names("views")
     for t in (first, second, other):
-        kafka.create_topic(t, 1)
-        kafka.produce(t, 0, 2)
-        add(t, 1)
+        kafka39.create_topic(t, 1)
+        kafka39.produce(t, 0, 2)
     spout = f"{names.root}/clicks-spout"
     zk.create(f"{spout}/{first}/partition_0", storm_record(first, 0, 1, broker=broker.address), makepath=True)
     # a Java regex over the registry's topics, matched whole (String.matches, DynamicBrokersReader@v1.2.4)
@@ -189,7 +226,8 @@ def test_old_spout_wildcard_topics_from_the_registry(zk, zk_server, kafka, broke
     assert doc[second]["0"]["consumerCommittedOffset"] == -1 and doc[second]["0"]["originalLag"] == 3
 
 
-def test_old_spout_static_hosts(zk, zk_server, broker, topic, names):
+def test_old_spout_static_hosts(zk, zk_server, broker39, old_topic, names):
+    topic, broker = old_topic, broker39
     spout = f"{names.root}/static-spout"
     zk.create(f"{spout}/partition_1", storm_record(topic, 1, 1, broker=broker.address), makepath=True)
     # KafkaSpout.getComponentConfiguration@v1.2.4 writes partitions and leaders with trailing commas

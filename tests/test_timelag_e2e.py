@@ -1,14 +1,15 @@
 """Time lag end to end: inspect (the library call with a fixed now, and the real CLI), watch and serve against the
-real ZooKeeper and broker, with messages produced at known timestamps (one record per request: Tansu's high
-watermark is wrong after a batch).
-
-Tansu takes the producer's CreateTime as it is; it has no topic configs (no LogAppendTime), no compaction and no
-transactions: those sources are tested in tests/test_timelag.py, on plain data."""
+real ZooKeeper and broker, with messages produced at known timestamps; a LogAppendTime topic, where the broker's
+clock replaces the producer's timestamp; a compacted gap, where the spout is handed the next message; a transaction's
+commit marker, where no message waits; and a reset to a time, after which the spout is as far behind as that time.
+Messages without a timestamp (message format v0, which Kafka 4 no longer writes) are in tests/test_timelag.py, on
+plain data."""
 
 from __future__ import annotations
 
 import re
 import signal
+import time
 
 import pytest
 
@@ -17,6 +18,7 @@ from offctl.core.model import Thresholds
 from offctl.inspect import Selection, inspect
 from offctl.render import report_document
 from tests.conftest import storm_record
+from tests.conftest import committed_transaction, compacted_at, compacted_topic
 from tests.test_serve import metric, scrape, start_serve, wait_for
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -32,11 +34,12 @@ def ts(partition: int, offset: int) -> int:
 
 @pytest.fixture
 def timed(zk, kafka, names, zk_server, broker):
-    """orders: 3 partitions of 5, 5 and 4 messages at ts(p, o). An old spout resumes at 2 (lag 3), 5 (lag 0, caught
-    up) and 1 (lag 3); a group (commits without Storm metadata: Tansu drops it; UNCOMMITTED_EARLIEST uses them) at
-    4 (lag 1) and 3 (lag 2)."""
+    """orders: 3 partitions of 5, 5 and 4 messages at ts(p, o), kept forever (retention.ms -1: written in 2025, they
+    would be deleted by the broker's retention, and inspect would say so). An old spout resumes at 2 (lag 3), 5 (lag
+    0, caught up) and 1 (lag 3); a group at 4 (lag 1) and 3 (lag 2), committed without Storm metadata (as a tool
+    writes it: UNCOMMITTED_EARLIEST resumes from it all the same, and --all-groups of other tests leaves it out)."""
     topic = names("orders")
-    kafka.create_topic(topic, 3)
+    kafka.create_topic(topic, 3, {"retention.ms": "-1"})
     for p, n in enumerate((5, 5, 4)):
         kafka.produce_records(topic, p, [{"value": b"m%d" % o, "timestamp": ts(p, o)} for o in range(n)])
     root = names.root + "/spouts"
@@ -147,6 +150,72 @@ def test_serve_without_reads_falls_back_to_the_estimate_and_says_so(kafka, timed
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
     assert proc.returncode == 0
+
+
+def test_after_a_reset_to_a_time_the_spout_is_as_far_behind_as_the_message_it_goes_to(cli, timed, tmp_path):
+    """reset --to time (the broker's timestamp lookup) then inspect: the time lag is the age of the first message at
+    or after --at; one command's time is the other's."""
+    done = cli("reset", *timed.flags[:8], "--spout", "orders", "--to", "time", "--at", str(ts(0, 1)), "--partitions",
+               "0", "--execute", "--yes", "--quiet-period", "0", "--backup-dir", str(tmp_path / "backups"),
+               "--audit-log", str(tmp_path / "audit.log"), "-o", "json")
+    assert done.exit_code == 0, done.stderr
+    assert [(c["partition"], c["before"], c["after"]) for c in done.json()["changes"]] == [(0, 2, 1)]
+    doc = report_document(inspect(timed.conn, Selection(("orders",)), Thresholds(), now_ms=NOW))
+    assert lags(doc)[("zookeeper", 0)] == (4, (NOW - ts(0, 1)) / 1000, "message")
+
+
+def _spout(zk, names, zk_server, broker, topic: str, offsets: dict[int, int]) -> Connection:
+    """Spout `orders` of storm-kafka resuming `topic` at these offsets; the connection to inspect it."""
+    root = names.root + "/spouts"
+    for p, offset in offsets.items():
+        zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, offset), makepath=True)
+    return Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address,
+                      storm_root=names.root + "/storm")
+
+
+def test_on_a_log_append_time_topic_the_broker_clock_gives_the_time_lag(zk, kafka, names, zk_server, broker):
+    """message.timestamp.type LogAppendTime: the broker stamps each message as it appends it, whatever the producer
+    set (here 2025): the time lag is counted from that, seconds, not a year."""
+    topic = names("appended")
+    kafka.create_topic(topic, 1, {"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": ts(0, o)} for o in range(3)])
+    after = int(time.time() * 1000)
+    report = inspect(_spout(zk, names, zk_server, broker, topic, {0: 1}), Selection(("orders",)), Thresholds())
+    lag, seconds, source = lags(report_document(report))[("zookeeper", 0)]
+    assert (lag, source) == (2, "message")
+    # the broker's clock is this machine's: appended between `before` and `after`, 1 s allowed for rounding
+    assert (report.captured_ms - after) / 1000 - 1 <= seconds <= (report.captured_ms - before) / 1000 + 1
+    assert seconds < 300 < (report.captured_ms - ts(0, 1)) / 1000
+
+
+def test_a_spout_resuming_in_a_compacted_gap_is_timed_from_the_next_message(zk, kafka, names, zk_server, broker):
+    """The compacted topic (tests/test_peek.py) keeps 1, 2, 4 and 5 of 0-5: a spout at 3 is handed 4 first, and a
+    group at 0 is handed 1 (PartitionManager.fill skips offsets below the one it fetched from, v1.2.4)."""
+    topic = compacted_topic(kafka)
+    conn = _spout(zk, names, zk_server, broker, topic, {0: 3})
+    group = names("group")
+    kafka.commit(group, topic, {0: 0})
+    doc = report_document(inspect(conn, Selection(("orders",), (group,)), Thresholds(), now_ms=NOW))
+    assert lags(doc) == {("zookeeper", 0): (3, (NOW - compacted_at(4)) / 1000, "message"),
+                         ("kafka", 0): (6, (NOW - compacted_at(1)) / 1000, "message")}
+
+
+def test_a_spout_at_a_transaction_marker_has_lag_1_and_nothing_waiting(zk, kafka, names, zk_server, broker):
+    """A committed transaction's marker takes the offset before the log end: the spout resuming there has lag 1 and
+    no message to be handed, so its time lag is 0 (caught up); one resuming at a transaction's first message is
+    timed from it."""
+    topic = names("tx")
+    kafka.create_topic(topic, 2)
+    marker = committed_transaction(kafka, topic, 0, 3)
+    before = int(time.time() * 1000)
+    committed_transaction(kafka, topic, 1, 3)
+    report = inspect(_spout(zk, names, zk_server, broker, topic, {0: marker, 1: 0}), Selection(("orders",)),
+                     Thresholds())
+    got = lags(report_document(report))
+    assert got[("zookeeper", 0)] == (1, 0.0, "caught-up")
+    lag, seconds, source = got[("zookeeper", 1)]  # the producer stamped it between `before` and now
+    assert (lag, source) == (4, "message") and 0 <= seconds <= (report.captured_ms - before) / 1000 + 1
 
 
 def test_a_broker_gone_before_the_messages_are_read_leaves_time_lags_unread_within_the_budget():

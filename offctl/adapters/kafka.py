@@ -69,11 +69,13 @@ class KafkaStore:
         self.bootstrap_servers = bootstrap_servers
         self.targeted = targeted
         self.timeout = timeout
+        self._refused_login: str | None = None  # why the broker refused the credentials, once it has
         settings = {
             **(config or {}),
             "bootstrap.servers": bootstrap_servers,
             "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),  # librdkafka's minimum
             "logger": _log,
+            "error_cb": self._client_error,
         }
         self._settings = settings
         self.admin = self._client(AdminClient, settings)
@@ -111,8 +113,24 @@ class KafkaStore:
                 pass  # closing must never mask what went wrong before
             self._consumer = None
 
+    def _client_error(self, err: KafkaError) -> None:
+        """librdkafka's error callback. A refused login is not a request's answer: the requests wait for a
+        connection that never authenticates and end as time-outs, so it is kept here to say what they met."""
+        if err.code() == KafkaError._AUTHENTICATION:
+            self._refused_login = err.str()
+
+    def _login_refused(self) -> StoreUnavailable | None:
+        self.admin.poll(0)  # the admin client serves its callbacks only when polled
+        if self._refused_login is None:
+            return None
+        return StoreUnavailable(f"Kafka at {self.bootstrap_servers} refused the credentials ({self._refused_login}): "
+                                f"check sasl.username and sasl.password (the context's kafka-config, "
+                                f"--kafka-config or --kafka-config-file)")
+
     def _unavailable(self, what: str, exc: BaseException) -> StoreUnavailable:
         err = _kafka_error(exc)
+        if (err is None or err.code() in _UNREACHABLE) and (refused := self._login_refused()) is not None:
+            return refused
         if err is not None and err.code() in _UNREACHABLE:
             return StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
                                     f"{self.timeout:g}s ({err.str()})")
@@ -125,8 +143,8 @@ class KafkaStore:
         try:
             return future.result(timeout=self.timeout + 5)
         except TimeoutError:
-            raise StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
-                                   f"{self.timeout:g}s") from None
+            raise self._login_refused() or StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not answer "
+                                                            f"{what} within {self.timeout:g}s") from None
         except KafkaException as exc:
             err = _kafka_error(exc)
             if isolate and err is not None and err.code() not in _UNREACHABLE:
@@ -226,11 +244,19 @@ class KafkaStore:
         self._flush_waiting()
 
     def _flush_waiting(self) -> None:
+        """Queue the waiting topics the cluster's metadata has. Those it has not are described by name, as a targeted
+        store describes every topic: Apache Kafka leaves out of the whole cluster's metadata the topics this principal
+        may not describe as well as those that do not exist, and only a request naming them tells a refusal (noted:
+        the read is partial) from a topic that does not exist (left to the core)."""
         leaders = self._metadata()
         new = {t: leaders[t] for t in self._waiting if t in leaders and t not in self._requested}
+        missing = {t for t in self._waiting if t not in leaders and t not in self._requested}
         self._waiting.clear()
-        self._requested.update(new)
+        self._requested |= set(new) | missing
+        self._undescribed |= missing
         self._queue(new)
+        if len(self._undescribed) >= DESCRIBE_TOPICS:
+            self._flush_undescribed()
 
     def _lookup(self, partitions: list[tuple[str, int]], timestamp: int) -> list[TopicPartition]:
         """offsets_for_times of these partitions at one timestamp (EARLIEST, LATEST or milliseconds); raises
@@ -261,10 +287,10 @@ class KafkaStore:
 
     def logs(self) -> Cluster:
         """Partitions, leaders and log offsets of every existing topic asked for, once all have answered."""
-        if self._undescribed:
-            self._flush_undescribed()
         if self._waiting:
             self._flush_waiting()
+        if self._undescribed:
+            self._flush_undescribed()
         if self._unsent:
             self._send(self._unsent)
             self._unsent = []
@@ -300,9 +326,10 @@ class KafkaStore:
         return sorted(self._listing())
 
     def _listing(self, *, isolate: bool = False) -> dict[str, str]:
-        """group -> the type ListGroups gives it (v5, KIP-848: classic or consumer; unknown from an older broker,
-        or a type this client has no name for, such as share before confluent-kafka names it), read once.
-        `isolate`: a refused listing is noted and read as no types."""
+        """group -> the type ListGroups gives it (v5, KIP-848: classic or consumer; unknown from an older broker),
+        read once. confluent-kafka 2.16 lists no share group (Kafka 4.4 has them; its type has no name in the client),
+        and describes one as a dead classic group: offctl cannot tell it yet. `isolate`: a refused listing is noted and
+        read as no types."""
         if self._group_types is None:
             try:
                 future = self.admin.list_consumer_groups(request_timeout=self.timeout)
@@ -369,10 +396,14 @@ class KafkaStore:
         return states
 
     def read_topic_configs(self, topics: Iterable[str]) -> dict[str, TopicRetention]:
-        """retention.ms, retention.bytes and cleanup.policy of each topic (DescribeConfigs, one request). A topic the
-        broker refuses (no DescribeConfigs permission), or a broker that cannot answer, gives a TopicRetention that
-        reports nothing and says why: the retention risk is then not estimated, the rest of the report stands. A
-        setting the broker leaves out (Tansu reports only those set on the topic) is None."""
+        """retention.ms, retention.bytes and cleanup.policy of each topic as the broker applies them (DescribeConfigs,
+        one request). Apache Kafka reports every config of a topic, set on it or not, and the value is used whatever
+        source the broker names: a topic without retention.ms reports the broker's log.retention.* or Kafka's 7 days,
+        and Kafka 3.9 and 4.4 both call the first a default (DEFAULT_CONFIG; measured with confluent-kafka 2.16 and
+        log.retention.hours 24 in server.properties). A topic the broker refuses (no DescribeConfigs permission) or
+        does not know, or a broker that cannot answer, gives a TopicRetention that reports nothing and says why: the
+        retention risk is then not estimated, the rest of the report stands. A setting not reported, or not a
+        number, is None."""
         names = [t for t in dict.fromkeys(topics) if is_topic_name(t)]
         if not names:
             return {}
@@ -497,8 +528,11 @@ class KafkaStore:
         """The broker settings `names` as one broker reports them (DescribeConfigs of a BROKER resource: the
         first broker DescribeCluster names), and why the others are not reported ("" when all are).
 
-        Never fails: a broker that refuses (ACLs), lacks DescribeConfigs or the setting (Tansu), or does not
-        answer in time leaves the setting unreported, with the reason, and the caller says what it assumes."""
+        Apache Kafka reports every broker setting, defaults included (offsets.retention.minutes 10080 where
+        server.properties does not set it): the value it applies, used whatever source it names. Never fails: a
+        broker that refuses (no DescribeConfigs permission on the cluster: CLUSTER_AUTHORIZATION_FAILED), lacks
+        DescribeConfigs (before Kafka 0.11) or the setting, or does not answer in time leaves the setting
+        unreported, with the reason, and the caller says what it assumes."""
         names = list(names)
         what = "a describe-configs request"
         try:

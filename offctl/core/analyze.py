@@ -55,10 +55,10 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (DO_SEEK_OURS, LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume,
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume,
                                    SpoutProfile, StormKafkaClient, client_start, commit_behaviour, commit_is_ours,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
-                                   start_outcome, trident_first_poll)
+                                   stale_commits_ignored, start_outcome, trident_first_poll)
 from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -630,10 +630,8 @@ def stale_topology(c: _Consumer) -> None:
                else f"no topology named '{name}' is running")
         ignored = ""
         if key.store == KAFKA:
-            if profile is not None and not profile.first_poll.uncommitted:
-                # KafkaSpout.doSeek, v2.8.8: isOffsetCommittedByThisTopology fails for another topology's commit
-                ignored = (f"; with {profile.first_poll.value} the spout ignores these commits and starts at the "
-                           f"{profile.first_poll.edge} ({DO_SEEK_OURS})")
+            said = stale_commits_ignored(profile) if profile is not None else None
+            ignored = f"; {said}" if said else ""
         elif profile is not None and profile.ignore_zk_offsets:
             force = "forceFromStart" if profile.storm_kafka.before_0_10 else "ignoreZkOffsets"
             ignored = (f"; with {force} the next deployment ignores these offsets and starts from "

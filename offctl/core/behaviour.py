@@ -507,6 +507,20 @@ def commit_is_ours(topology_id: str | None, running: frozenset[str] | None) -> b
     return None if running is None else topology_id in running
 
 
+def stale_commits_ignored(profile: SpoutProfile) -> str | None:
+    """What the next deployment of a storm-kafka-client spout does with commits of a topology that no longer runs,
+    where it ignores them (None: UNCOMMITTED_* resumes from them). The legacy line (KafkaSpout.doSeek, v1.1.1) has
+    no metadata check: EARLIEST/LATEST ignore every commit; the current one (v1.2.4, v2.8.8) ignores a commit that
+    isOffsetCommittedByThisTopology refuses, as another topology's."""
+    strategy = profile.first_poll
+    if strategy.uncommitted:
+        return None
+    if profile.client is StormKafkaClient.LEGACY:
+        return (f"with {strategy.value} storm-kafka-client {LEGACY_RELEASES} ignores every commit, whoever wrote it, "
+                f"and starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)")
+    return f"with {strategy.value} the spout ignores these commits and starts at the {strategy.edge} ({DO_SEEK_OURS})"
+
+
 def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool | None,
                  log_start: int | None = None, log_end: int | None = None) -> Resume:
     """Where a storm-kafka-client spout of this profile resumes a partition with this commit, and why: the one

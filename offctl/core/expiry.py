@@ -93,7 +93,12 @@ class Retention:
 
 
 def retention_of(reported: Mapping[str, str], option: int | None, why: str = "") -> Retention:
-    """The broker's value when it reports a usable one, else the option's, else Kafka's default, assumed."""
+    """The broker's value when it reports a usable one, else the option's, else Kafka's default, assumed.
+
+    Apache Kafka reports every broker setting, its defaults included: a broker without the line in its
+    server.properties reports 10080, the value it applies. So the broker's value is used whatever source it names,
+    and the option (or the assumption) only where it is refused (no DescribeConfigs permission on the cluster) or
+    has no DescribeConfigs (before Kafka 0.11)."""
     text = reported.get(SETTING)
     if text is not None and text.strip().isdigit() and 0 < int(text) <= RETENTION_MINUTES_MAX:
         return Retention(int(text), BROKER)
@@ -101,6 +106,14 @@ def retention_of(reported: Mapping[str, str], option: int | None, why: str = "")
     if option is not None:
         return Retention(option, OPTION, why)
     return Retention(KAFKA_DEFAULT_MINUTES, ASSUMED, why)
+
+
+def option_note(retention: Retention, option: int | None) -> str | None:
+    """One line for stderr when --offsets-retention-minutes was given and the broker's own value is used instead;
+    None otherwise."""
+    if option is None or retention.source != BROKER:
+        return None
+    return f"--offsets-retention-minutes {option}: the broker reports {SETTING}={retention.minutes}, which is used"
 
 
 @dataclass(frozen=True, slots=True)

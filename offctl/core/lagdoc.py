@@ -73,6 +73,7 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
     profile = summary.profile if summary is not None else name
     rows = _pick(report.rows, asked)
     findings = _by_partition(report)
+    consumer_wide = [f for f in findings.get((None, None), []) if f.key.consumer == asked.key.consumer]
     out: dict[str, dict[str, dict]] = {}
     notes: list[str] = []
     for topic, partitions in asked.partitions.items():
@@ -102,7 +103,10 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
                      "timeLagSeconds": seconds, "findings": codes, "profile": profile, "resumeOffset": resume}
             if lag != original:
                 entry["originalLag"] = original
-                entry["why"] = (on[0].message if on else None) or (
+                # a commit the spout does not resume from, with no finding of the partition's own: the consumer's
+                # says why (STALE_TOPOLOGY: EARLIEST/LATEST ignore a commit of a topology that is not running)
+                why = on or (consumer_wide if committed >= 0 else [])
+                entry["why"] = (why[0].message if why else None) or (
                     f"no committed offset: the spout starts at offset {resume}" if resume is not None else
                     "no committed offset, and where the spout starts is not known here")
             shown[str(p)] = entry

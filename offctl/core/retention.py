@@ -16,7 +16,9 @@ confluent-kafka does not offer: it is not estimated, and a note says so.
 The timestamp is the one the time lag read (offctl.core.timelag): the first message at or after the resume offset,
 read once for both. Each headroom says where its retention.ms comes from (`retention_source`):
 
-1. broker       retention.ms as the broker reported it (DescribeConfigs); it wins over --topic-retention.
+1. broker       retention.ms as the broker reported it (DescribeConfigs): set on the topic, or else the broker's
+                log.retention.* or Kafka's 7 days, which Apache Kafka reports as the topic's too, being what it
+                applies. It wins over --topic-retention.
 2. option       --topic-retention TOPIC=DURATION, for a topic whose retention.ms the broker did not report (a
                 broker that denies DescribeConfigs to this principal, or has no such answer).
 3. no-deletion  cleanup.policy without `delete` (the broker's), or retention.ms -1: nothing is deleted by time. No
