@@ -56,8 +56,8 @@ FLOOR_CLASSPATH = ":".join(f"/usr/share/java/{jar}.jar" for jar in ("zookeeper",
 
 
 def make_topics(bootstrap: str) -> dict[tuple[str, int], int]:
-    """TOPICS topics of PARTITIONS partitions with 4-7 messages each, produced one record per batch (the test
-    broker's high watermark is right only after single-record batches); returns each log end."""
+    """TOPICS topics of PARTITIONS partitions with 4-7 messages each, produced in batches as producers do; returns
+    each log end."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -65,7 +65,7 @@ def make_topics(bootstrap: str) -> dict[tuple[str, int], int]:
     topics = [f"fleet-{t}" for t in range(TOPICS)]
     for future in admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics]).values():
         future.result(timeout=120)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     ends = {}
     for topic in topics:
         for p in range(PARTITIONS):
