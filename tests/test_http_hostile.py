@@ -139,7 +139,8 @@ def test_thousands_of_idle_connections_hold_no_more_than_the_bound(face):
     held = hostile.hold(face.port, 3000, f"{face.method} {face.path} HTT".encode())
     try:
         peak = hostile.held(face.proc.pid)
-        assert peak.fds <= face.start.fds + LIMITS.max_connections + LIMITS.backlog + FDS_SLACK
+        # a batch accepted a turn of the loop, the connections shed for them closed a turn or two later (HttpLimits)
+        assert peak.fds <= face.start.fds + LIMITS.max_connections + 8 * LIMITS.accept_batch + FDS_SLACK
         assert face.answered() == 200
         time.sleep(0.5)  # the accepted batch's shed connections are closed on the loop's next turns
         settled = hostile.held(face.proc.pid)

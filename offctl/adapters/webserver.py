@@ -50,12 +50,14 @@ class HttpLimits:
     max_url_bytes: int = 8 * 1024  # the request line: 414 beyond
     max_head_bytes: int = 16 * 1024  # the request line and headers together: 431 beyond
     max_body_bytes: int = 1 << 20  # a declared Content-Length: 413 beyond (the MCP SDK bounds chunked bodies)
-    # Connections kept at once. asyncio accepts up to `backlog` connections in one go before the ones shed for them
-    # are closed, so open files peak at max_connections + backlog, under the common limit of 1024 with room for the
-    # stores' clients, and settle at max_connections.
     write_s: float = 10.0  # a client that stops reading the answer for this long is cut off
-    max_connections: int = 256
-    backlog: int = 512  # connections the kernel holds until they are accepted (a burst of scrapes waits there)
+    max_connections: int = 256  # connections kept at once
+    backlog: int = 1024  # connections the kernel holds until they are accepted (a burst of scrapes waits there)
+    # Connections asyncio accepts on one turn of its loop. A connection is made, and sheds another, a turn or two
+    # after it is accepted, and the shed one's socket closes a turn later, so open files run a few batches above
+    # max_connections during a flood and settle at it. asyncio ties the batch to the listen backlog; the server
+    # widens the kernel's queue to `backlog` once it listens (http_server).
+    accept_batch: int = 16
     shutdown_s: int = 3  # a request still running when the server stops gets this long to finish
 
 
@@ -282,14 +284,20 @@ def http_server(app, sock: socket.socket, methods: tuple[str, ...], face: str, l
     # uvicorn's warnings are one line per hostile request ("Invalid HTTP request received."): under an attack that
     # is a flood on stderr, itself a denial of service. Errors (an exception in offctl's application) still show.
     logging.getLogger("uvicorn.error").setLevel(logging.ERROR)
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)  # asyncio listens with the accept batch as its backlog: widen the queue
+            for sock in sockets or ():
+                sock.listen(limits.backlog)
+
     protocol = protocol_for(limits)
     config = uvicorn.Config(
         guarded(app, methods, face, limits), loop="asyncio", http=protocol, ws="none", lifespan="on" if lifespan else "off",
-        log_config=None, access_log=False, server_header=False, backlog=limits.backlog,
+        log_config=None, access_log=False, server_header=False, backlog=limits.accept_batch,
         timeout_keep_alive=limits.keep_alive_s, timeout_graceful_shutdown=limits.shutdown_s,
         # h11 refuses a head over its own bound with a bare 400; ours (431, 414) comes first
         h11_max_incomplete_event_size=limits.max_head_bytes + 1024)
-    return HttpServer(uvicorn.Server(config), sock, protocol)
+    return HttpServer(Server(config), sock, protocol)
 
 
 CHUNK = 64 * 1024  # an answer goes out in chunks of this, each sent once the client has read the last
