@@ -13,8 +13,7 @@ does not bound, this module does (Protocol):
   whole request (an idle or stalled client), and only when every connection is serving a request is it answered
   503 and closed. So idle clients can never take the slots a scrape needs: a scrape's connection is the newest,
   sends its request at once, and is served;
-- a method the face does not answer is 405 with Allow (guarded; the connection closed: its body is never read).
-
+- a method the face does not answer is 405 with Allow (guarded; the connection closed: its body is never read);
 - an answer the client stops reading for `write_s` is cut off (the connection aborted): a client that asks and
   never reads holds its slot no longer than that.
 
@@ -158,11 +157,9 @@ class Protocol(H11Protocol):
             self._disarm()
 
     def _refuse(self, status: int, why: str) -> None:
-        if self.cycle is None or self.cycle.response_complete or not self.cycle.response_started:
-            self.transport.write(_answer(status, f"offctl: {why}\n"))
-        if self.cycle is not None:
-            self.cycle.disconnected = True  # the application gets http.disconnect, never this request's body
-            self.cycle.message_event.set()
+        """Answer a head refused before h11 parsed it (414, 431) and close. Only called while the client is IDLE,
+        so no request of this connection is with the application: a previous one's answer is complete."""
+        self.transport.write(_answer(status, f"offctl: {why}\n"))
         self._close()
 
     def pause_writing(self) -> None:
