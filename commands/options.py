@@ -24,7 +24,7 @@ from rich.console import Console
 
 from offctl import settings
 from offctl.config import Connection, parse_kafka_config
-from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT, FirstPoll, Guarantee
+from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT, FirstPoll, Guarantee, Isolation
 from offctl.core.expiry import HORIZON_S
 from offctl.core.model import duration
 from offctl.errors import NotConfirmed, OffctlError, UsageError
@@ -164,6 +164,10 @@ FirstPollOption = Annotated[FirstPoll, typer.Option(
 GuaranteeOption = Annotated[Guarantee, typer.Option(
     "--processing-guarantee", envvar="OFFCTL_PROCESSING_GUARANTEE", rich_help_panel=SPOUTS,
     help="The new spouts' ProcessingGuarantee (storm-kafka-client 1.0.6+ and 1.1.2+): what a commit means.")]
+IsolationOption = Annotated[Isolation, typer.Option(
+    "--isolation-level", envvar="OFFCTL_ISOLATION_LEVEL", rich_help_panel=SPOUTS,
+    help="The new spouts' Kafka consumer isolation.level: read_committed spouts stop at the last stable offset, "
+         "so their lag counts to it, and one waiting behind an open transaction is OPEN_TRANSACTION.")]
 CommitPeriod = Annotated[Optional[int], typer.Option(
     "--offset-commit-period-ms", metavar="MS", min=1, rich_help_panel=SPOUTS, show_default=False,
     help="The new spouts' offset.commit.period.ms \\[default: the release's: 15000 in 1.0.0-1.0.2, else 30000].")]
@@ -289,6 +293,7 @@ SPOUT_OPTIONS = (
     Shared("storm_kafka_client_release", StormKafkaClientRelease, CLIENT_RELEASE_DEFAULT),
     Shared("first_poll_offset_strategy", FirstPollOption, FirstPoll.UNCOMMITTED_EARLIEST),
     Shared("processing_guarantee", GuaranteeOption, Guarantee.AT_LEAST_ONCE),
+    Shared("isolation_level", IsolationOption, Isolation.READ_UNCOMMITTED),
     Shared("offset_commit_period_ms", CommitPeriod), Shared("static_partitions", StaticPartitions))
 HORIZON_OPTIONS = (
     Shared("lag_threshold", LagThreshold), Shared("time_lag_budget", TimeLagBudget, TIME_LAG_BUDGET_S),
@@ -664,7 +669,7 @@ def spout_thresholds(settings: Mapping[str, Any]):
                            client=client, first_poll=FirstPoll(s["first_poll_offset_strategy"]), client_major=major,
                            guarantee=guarantee,
                            commit_period_ms=s["offset_commit_period_ms"] or default_commit_period_ms(client_release),
-                           client_release=client_release.strip())
+                           client_release=client_release.strip(), isolation=Isolation(s["isolation_level"]))
     horizon = s["retention_horizon"]
     return Thresholds(expected_topic=s["topic"], lag_threshold=s["lag_threshold"], spout=profile,
                       static_partitions=parse_static_partitions(s["static_partitions"]),

@@ -12,11 +12,11 @@ from offctl.core.targets import parse_partitions
 from offctl.peek import MAX_COUNT, exit_code, peek
 from offctl.render import write_peek
 
-from .options import (CONNECTION_OPTIONS, OUTPUT, SELECTION, SELECTION_OPTIONS, Given, OutputFormat, connection,
-                      err_console, judged_by, reported_errors, seconds, selection, shared, without)
+from .options import (CONNECTION_OPTIONS, OUTPUT, SELECTION, SELECTION_OPTIONS, SPOUT_OPTIONS, Given, OutputFormat,
+                      connection, err_console, judged_by, pick, reported_errors, seconds, selection, shared, without)
 
 
-@shared(without(SELECTION_OPTIONS, "all_groups"), CONNECTION_OPTIONS)
+@shared(without(SELECTION_OPTIONS, "all_groups"), CONNECTION_OPTIONS, pick(SPOUT_OPTIONS, "isolation_level"))
 def peek_command(
     given: Given,
     partitions: Annotated[Optional[str], typer.Option(

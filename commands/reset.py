@@ -24,7 +24,8 @@ from .options import (CONNECTION_OPTIONS, SAFETY, SAFETY_OPTIONS, SELECTION, SPO
                       PlanFormat, PlanOutput, StaticPartitions, check_confirmable, connection, err_console, pick,
                       reported_errors, safety, shared, without, written_profile)
 
-CLIENT_SPOUT_OPTIONS = pick(SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy")
+CLIENT_SPOUT_OPTIONS = pick(SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy",
+                            "isolation_level")
 NO_TRIDENT = without(CONNECTION_OPTIONS, "trident_root")
 
 

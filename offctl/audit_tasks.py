@@ -93,7 +93,8 @@ def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: in
                                       log_topics=(*selection.log_topics, *expected_topics(thresholds)))
             snapshot, records = read_snapshot(zk, kafka, roots, chunk_selection, conn.storm_root, now_ms,
                                               spouts_by_root={r: chunk.spout_ids for r in roots},
-                                              trident_roots=[chunk.trident_root] if chunk.trident_root else ())
+                                              trident_roots=[chunk.trident_root] if chunk.trident_root else (),
+                                              judged_by=thresholds)
             snapshot = replace(snapshot, reader=process_name())
             return snapshot, assess(snapshot, kafka, thresholds, estimates, records)
     except OffctlError as exc:
@@ -308,7 +309,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("committed", "long", "the committed offset"),
         ("log_start", "long", "the partition's log start offset"),
         ("log_end", "long", "the partition's log end offset (high watermark)"),
-        ("lag", "long", "log_end - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
+        ("lag", "long", "log_end (last_stable_offset, where the spout reads committed) - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
                         "when it does not use it), when that is known and inside the log range"),
         ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
         ("topology_id", "string", "the storm id that wrote the offset"),
@@ -331,6 +332,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("commit_expiry_s", "double", "storm-kafka-client groups: seconds before the broker may delete the commit "
                                       "(negative once past), estimated"),
         ("commit_expiry_source", "string", "what the commit expiry is estimated from (null: not estimated)"),
+        ("last_stable_offset", "long", "the partition's last stable offset, where the spout reads committed "
+                                       "(--isolation-level read_committed: its lag counts to it); null otherwise"),
         ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
     )),
     "findings": ("one row per finding", (

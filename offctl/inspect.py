@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from offctl.core import expiry, judge, retention, timelag
+from offctl.core import expiry, judge, retention, timelag, transactions
 from offctl.core.analyze import with_findings
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, UsageError
+from offctl.core.behaviour import Isolation, Library, reads_committed
 from offctl.core.profiles import Profiles
-from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Headroom,
+from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Headroom,
                                MessageRead, ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot,
                                Thresholds, TopicRetention, ZkNode)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
@@ -38,13 +39,13 @@ class LogStore(Protocol):
 
     notes: list[str]
 
-    def request_logs(self, topics: Iterable[str]) -> None: ...
+    def request_logs(self, topics: Iterable[str], *, stable: bool = False) -> None: ...
     def logs(self) -> Cluster: ...
     def list_groups(self) -> list[str]: ...
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]: ...
     def group_states(self, groups: Iterable[str]) -> list[GroupState]: ...
     def read_messages(self, positions: Iterable[Position], *, count: int = 1,
-                      budget_s: float | None = None) -> MessageRead: ...
+                      budget_s: float | None = None, committed: bool = False) -> MessageRead: ...
     def read_broker_config(self, names: Iterable[str]) -> tuple[dict[str, str], str]: ...
     def read_topic_configs(self, topics: Iterable[str]) -> Mapping[str, TopicRetention]: ...
 
@@ -127,15 +128,35 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
         yield zk, kafka
 
 
+def committed_readers(judged_by: Thresholds | Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
+    """Whether the consumer `key`, read with a library, reads committed by its profile (behaviour.reads_committed):
+    its topics' last stable offsets are then read too. Decided once per consumer."""
+    run = Profiles.of(judged_by) if judged_by is not None else None
+    if run is None or all(t.spout.isolation is Isolation.READ_UNCOMMITTED
+                          for t in (run.default, *(p.thresholds for p in run.profiles))):
+        return lambda key, library: False
+    known: dict[tuple[ConsumerKey, Library], bool] = {}
+
+    def reads(key: ConsumerKey, library: Library) -> bool:
+        found = known.get((key, library))
+        if found is None:
+            found = known[(key, library)] = reads_committed(run.resolve(key)[1].spout, library)
+        return found
+    return reads
+
+
 def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str], selection: Selection,
                   storm_root: str, now_ms: int, *, spouts_by_root: Mapping[str, Sequence[str]] | None = None,
-                  trident_roots: Sequence[str] = ()) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
+                  trident_roots: Sequence[str] = (), judged_by: Thresholds | Profiles | None = None
+                  ) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
     """Read everything selected; return it raw, and parsed per consumer.
 
     Nodes are parsed as they arrive and log offsets are requested as each topic turns up, so the broker
     answers while ZooKeeper is still being read and parsed. `spouts_by_root` names the spout ids to read
-    under each root, already listed (an audit task's share); without it each root is listed here.
+    under each root, already listed (an audit task's share); without it each root is listed here. `judged_by`:
+    the run's settings; the topics of the consumers they say read committed get their last stable offsets read.
     """
+    reads = committed_readers(judged_by)
     notes: list[str] = []
     read_findings: list[ReadFinding] = []
     commits: list[KafkaCommit] = []
@@ -161,6 +182,9 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                     for g in named if g not in with_commits]
         kafka.request_logs(([selection.topic] if selection.topic else []) + list(selection.log_topics)
                            + [c.topic for c in commits])
+        stable = [c.topic for c in commits if reads(ConsumerKey(KAFKA, c.group), Library.STORM_KAFKA_CLIENT)]
+        if stable:
+            kafka.request_logs(stable, stable=True)
 
     records: dict[ConsumerKey, list[OffsetRecord]] = {}
     nodes: list[ZkNode] = []
@@ -212,6 +236,9 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
                     if kafka is not None and topic and topic not in asked:
                         asked.add(topic)
                         kafka.request_logs([topic])
+                if (kafka is not None and record.topic and record.trident == STORM_KAFKA_CLIENT
+                        and reads(record.key, Library.STORM_KAFKA_CLIENT)):
+                    kafka.request_logs([record.topic], stable=True)  # asked once per topic (KafkaStore)
         notes += [n for n in zk.trident_notes if not selection.tridents] if trident_roots else []
         read_findings += [ReadFinding(ConsumerKey(TRIDENT, t, ", ".join(trident_roots)),
                                       f"no Trident Kafka spout state '{t}' under {', '.join(trident_roots)}")
@@ -264,15 +291,31 @@ def cyclic_gc_paused() -> Iterator[None]:
 NOT_READ = "not read (--time-lag-budget 0)"
 
 
-def read_within(kafka: LogStore, wanted: list[Position], budget_s: float) -> MessageRead:
+def read_within(kafka: LogStore, wanted: list[Position], budget_s: float,
+                committed: Collection[Position] = ()) -> MessageRead:
     """The messages at `wanted`, read within `budget_s` seconds; none read (each `unread`, with why) when the
-    budget is 0 or the broker refuses: the time lag and the estimates built on it never make a read partial."""
+    budget is 0 or the broker refuses: the time lag and the estimates built on it never make a read partial.
+    The positions also in `committed` are read as a read_committed consumer reads them (a spout that reads
+    committed resumes there), in a read of their own after the others, within what is left of the budget."""
     if budget_s <= 0:
         return MessageRead(unread=dict.fromkeys(wanted, NOT_READ))
-    try:
-        return kafka.read_messages(wanted, budget_s=budget_s)
-    except OffctlError as exc:
-        return MessageRead(unread=dict.fromkeys(wanted, f"messages not read: {exc}"))
+    started = time.monotonic()
+    plain = [p for p in wanted if p not in committed] if committed else wanted
+    stable = [p for p in wanted if p in committed] if committed else []
+    reads = []
+    for positions, isolated in ((plain, False), (stable, True)):
+        if not positions:
+            continue
+        left = max(budget_s - (time.monotonic() - started), 0.001) if reads else budget_s
+        try:
+            reads.append(kafka.read_messages(positions, budget_s=left, committed=isolated) if isolated
+                         else kafka.read_messages(positions, budget_s=left))
+        except OffctlError as exc:
+            reads.append(MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}")))
+    if len(reads) == 1:
+        return reads[0]
+    return MessageRead({k: v for r in reads for k, v in r.messages.items()},
+                       frozenset().union(*(r.at_end for r in reads)), {k: v for r in reads for k, v in r.unread.items()})
 
 
 def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
@@ -288,7 +331,7 @@ def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
     wanted = timelag.positions(report.rows)
     if not wanted or kafka is None:
         return report
-    read = read_within(kafka, wanted, budget_s)
+    read = read_within(kafka, wanted, budget_s, timelag.committed_positions(report.rows))
     if budget_s <= 0:
         report = replace(report, time_lags=timelag.unread(wanted, NOT_READ))
     else:
@@ -320,6 +363,22 @@ def with_retention(report: Report, kafka: LogStore, read: MessageRead, threshold
     return with_findings(report, [f for _, t, part in judge.parts(report, thresholds)
                                   for f in retention.findings(part.rows, headrooms, t.spout, t.retention_horizon_ms,
                                                               behind)])
+
+
+def with_open_transactions(report: Report, kafka: LogStore | None, budget_s: float) -> Report:
+    """The report with OPEN_TRANSACTION and HANGING_TRANSACTION (offctl.core.transactions) on the partitions where a
+    spout that reads committed waits behind an open transaction: the first record of each read within `budget_s`
+    seconds for its age, and the broker's transaction.max.timeout.ms asked only when one is a minute old. Nothing is
+    read when no spout waits."""
+    wanted = transactions.positions(report.rows)
+    if not wanted or kafka is None:
+        return report
+    found = transactions.ages(report.rows, read_within(kafka, wanted, budget_s), report.captured_ms)
+    limit = (transactions.max_timeout_ms(kafka.read_broker_config([transactions.MAX_TIMEOUT])[0])
+             if transactions.old_enough(found) else (transactions.DEFAULT_MAX_TIMEOUT_MS, ""))
+    new, notes = transactions.findings(report.rows, found, report.captured_ms, limit)
+    report = with_findings(report, new)
+    return replace(report, notes=(*report.notes, *notes)) if notes else report
 
 
 @dataclass(frozen=True)
@@ -397,9 +456,14 @@ def assess(snapshot: Snapshot, kafka: LogStore | None, thresholds: Thresholds | 
     started = time.monotonic()
     report = with_time_lags(judge.analyze_each(snapshot, thresholds, records), kafka, budget_s, thresholds,
                             estimates.behind)
-    # The time lags come first; the commit expiry gets what is left of the same budget.
-    left = max(budget_s - (time.monotonic() - started), 0.001) if budget_s > 0 else 0.0
-    return with_commit_expiry(report, kafka, thresholds, estimates.expiry, left)
+    # The time lags come first; the open transactions, then the commit expiry, get what is left of the same budget.
+    report = with_open_transactions(report, kafka, _left(budget_s, started))
+    return with_commit_expiry(report, kafka, thresholds, estimates.expiry, _left(budget_s, started))
+
+
+def _left(budget_s: float, started: float) -> float:
+    """What is left of a budget of `budget_s` seconds started at `started` (monotonic): at least 1 ms, 0 when 0."""
+    return max(budget_s - (time.monotonic() - started), 0.001) if budget_s > 0 else 0.0
 
 
 def inspect(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles,
@@ -415,5 +479,5 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds | Pro
         with open_stores(conn) as (zk, kafka):
             snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
                                               now_ms if now_ms is not None else int(time.time() * 1000),
-                                              trident_roots=trident_list(conn, selection))
+                                              trident_roots=trident_list(conn, selection), judged_by=thresholds)
             return assess(snapshot, kafka, thresholds, Estimates(time_lag_budget_s, expiry_options, behind), records)

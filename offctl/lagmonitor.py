@@ -24,11 +24,12 @@ import posixpath
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from offctl.config import Connection
 from offctl.core import lagdoc
+from offctl.core.behaviour import Isolation
 from offctl.core.javaprops import parse_properties_bytes, translate
 from offctl.core.lagutil import LagQuery
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
@@ -134,7 +135,8 @@ def _hosts(text: str) -> str:
     return ",".join(h for h in (s.strip() for s in hosts.split(",")) if h) + slash + chroot
 
 
-def _client_settings(query: LagQuery, settings: MonitorSettings) -> tuple[dict[str, str], str, str, list[str]]:
+def _client_settings(query: LagQuery, settings: MonitorSettings
+                     ) -> tuple[dict[str, str], str, str, list[str], str | None]:
     """librdkafka settings, bootstrap servers and group, as KOLU builds its consumer: -s, -m, then the -c file over
     them (putAll: the file's bootstrap.servers and group.id win over -b and -g); the login of the JAAS file Storm's
     script gives its JVM where the properties have none (jaas_file)."""
@@ -145,7 +147,7 @@ def _client_settings(query: LagQuery, settings: MonitorSettings) -> tuple[dict[s
     client = translate(props, query.security_protocol, query.sasl_mechanism, jaas_file=jaas_file(),
                        given=settings.kafka_config)
     return client.settings, client.bootstrap or query.bootstrap or "", client.group or query.group or "", \
-        list(client.notes)
+        list(client.notes), client.isolation
 
 
 def jaas_file() -> str | None:
@@ -163,7 +165,9 @@ def jaas_file() -> str | None:
 
 def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
                ) -> tuple[str, list[str]]:
-    kafka_config, bootstrap, group, notes = _client_settings(query, settings)
+    kafka_config, bootstrap, group, notes, isolation = _client_settings(query, settings)
+    if isolation is not None:  # the spout's own consumer setting, as TopologySpoutLag passes it: over offctl's
+        settings = replace(settings, judged=settings.judged.with_isolation(Isolation(isolation)))
     bootstrap = _hosts(bootstrap)
     if not bootstrap:
         raise UsageError("bootstrap-brokers names no broker")
@@ -182,7 +186,8 @@ def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
         try:
             progress.step(f"reading group {group!r}'s commits and the log offsets of {', '.join(topics)} from Kafka "
                           f"at {bootstrap}", "consumerCommittedOffset", "logHeadOffset")
-            snapshot, records = read_snapshot(zk, kafka, [], selection, settings.storm_root, int(time.time() * 1000))
+            snapshot, records = read_snapshot(zk, kafka, [], selection, settings.storm_root, int(time.time() * 1000),
+                                              judged_by=settings.judged)
             _complete(snapshot.incomplete)
             report = _assess(snapshot, kafka, settings, records, progress, deadline)
         finally:

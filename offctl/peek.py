@@ -11,8 +11,9 @@ from offctl.config import Connection
 from offctl.core.judge import analyze_each
 from offctl.core.model import MessageRead, Report, Thresholds
 from offctl.core.profiles import Profiles
-from offctl.core.peek import Peeked, peeked, positions, selected, unanswered
-from offctl.errors import UsageError
+from offctl.core.peek import (Peeked, census, census_positions, committed_positions, peeked, positions, selected,
+                               unanswered)
+from offctl.errors import OffctlError, UsageError
 from offctl.inspect import Selection, cyclic_gc_paused, open_stores, read_snapshot, spout_roots, trident_list, validate
 
 MAX_COUNT = 1000  # messages per partition: peek is for looking, not for copying a log
@@ -45,12 +46,46 @@ def peek(conn: Connection, selection: Selection, thresholds: Thresholds | Profil
     with cyclic_gc_paused():
         with open_stores(conn) as (zk, kafka):
             snapshot, records = read_snapshot(zk, kafka, spout_roots(conn, selection), selection, conn.storm_root,
-                                              now_ms, trident_roots=trident_list(conn, selection))
+                                              now_ms, trident_roots=trident_list(conn, selection),
+                                              judged_by=thresholds)
             report = analyze_each(snapshot, thresholds, records)  # each consumer by its own profile
             rows = selected(report.rows, partitions)
             wanted = positions(rows)
-            read = kafka.read_messages(wanted, count=count, budget_s=budget_s) if wanted else MessageRead()
-    return PeekResult(report, tuple(peeked(rows, read)), count, now_ms)
+            stable = committed_positions(rows)
+            read = _read(kafka, [p for p in wanted if p not in stable], count, budget_s, False)
+            if stable:
+                spout_view = _read(kafka, [p for p in wanted if p in stable], count, budget_s, True)
+                read = MessageRead({**read.messages, **spout_view.messages}, read.at_end | spout_view.at_end,
+                                   {**read.unread, **spout_view.unread})
+            counted = _census(kafka, rows, budget_s)
+    return PeekResult(report, tuple(peeked(rows, read, counted)), count, now_ms)
+
+
+def _read(kafka, wanted: list, count: int, budget_s: float | None, committed: bool) -> MessageRead:
+    if not wanted:
+        return MessageRead()
+    if committed:
+        return kafka.read_messages(wanted, count=count, budget_s=budget_s, committed=True)
+    return kafka.read_messages(wanted, count=count, budget_s=budget_s)
+
+
+def _census(kafka, rows, budget_s: float | None) -> dict:
+    """The census (offctl.core.peek.Census) of the rows of spouts that read committed: their offsets from the commit
+    to the last stable offset read twice, as a read_committed and as a read_uncommitted consumer reads them, and
+    the topics' cleanup.policy (a compacted topic's missing offsets may be removed records, not markers)."""
+    wanted, span = census_positions(rows)
+    if not wanted:
+        return {}
+    committed = kafka.read_messages(wanted, count=span, budget_s=budget_s, committed=True)
+    uncommitted = kafka.read_messages(wanted, count=span + 1, budget_s=budget_s)
+    topics = sorted({t for t, _, _ in wanted})
+    try:
+        configs = kafka.read_topic_configs(topics)
+    except OffctlError:
+        configs = {}
+    compacted = {t: "compact" in (getattr(configs.get(t), "cleanup_policy", None) or "compact") for t in topics}
+    by_position = {(r.topic, r.record.partition, r.record.committed): r for r in rows}
+    return {p: census(by_position[p], committed, uncommitted, compacted[p[0]]) for p in wanted}
 
 
 def exit_code(result: PeekResult) -> int:

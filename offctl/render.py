@@ -28,7 +28,7 @@ from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
                     "record_topic", "used", "time_lag_s", "time_lag_source", "retention_headroom_s",
-                    "retention_source", "commit_expiry_s", "commit_expiry_source")
+                    "retention_source", "commit_expiry_s", "commit_expiry_source", "last_stable_offset")
 
 
 def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom | None = None) -> dict:
@@ -41,7 +41,7 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
     d = {
         "store": k.store, "consumer": k.consumer, "zk_root": k.zk_root,
         "topic": row.topic, "partition": r.partition, "committed": r.committed,
-        "log_start": row.log_start, "log_end": row.log_end, "lag": row.lag,
+        "log_start": row.log_start, "log_end": row.log_end, "last_stable_offset": row.last_stable, "lag": row.lag,
         "status": row.status.label if row.status else "ok",
         "topology_id": r.topology_id, "topology_name": r.topology_name, "path": r.path,
         "version": r.version, "modified": iso_ms(r.modified_ms), "broker": r.broker,
@@ -276,8 +276,10 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         for row, lag in zip(report.rows, lags):
             r = row.record
             label, style = _status(row.status)
+            end = _n(row.log_end) if row.last_stable in (None, row.log_end) else \
+                f"{_n(row.log_end)} (stable {_n(row.last_stable)})"  # the lag counts to the last stable offset
             parts.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), _n(row.log_start),
-                          _n(row.log_end), _n(row.lag), time_lag_text(lag),
+                          end, _n(row.lag), time_lag_text(lag),
                           headroom_text(headroom(row, report.headrooms)), Text(label, style=style))
         console.print(parts)
 
@@ -718,9 +720,14 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
     for p in result.peeked:
         r = p.row
         head = Text(f"{r.record.key}  {r.topic or '?'}/{r.record.partition}", style="bold")
-        head.append(f"  resumes at {_n(p.offset)}  log {_n(r.log_start)}-{_n(r.log_end)}  lag {_n(r.lag)}"
+        stable = f"  last stable {_n(r.last_stable)}" if r.last_stable is not None else ""
+        head.append(f"  resumes at {_n(p.offset)}  log {_n(r.log_start)}-{_n(r.log_end)}{stable}  lag {_n(r.lag)}"
                     + (f"  [{', '.join(r.codes)}]" if r.codes else ""), style="")
         console.print(head)
+        if p.census is not None:
+            console.print(Text(f"  {p.census.text(r.last_stable)}"))
+        elif p.census_why:
+            console.print(Text(f"  offsets to the last stable offset not counted: {p.census_why}", style="yellow"))
         at = p.at
         if at is None or at.why:
             console.print(Text(f"  {p.why if at is None else at.why}", style="yellow"))

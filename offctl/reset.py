@@ -24,6 +24,7 @@ from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrit
 from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
 from offctl.core.cost import Spout, cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
+                               Thresholds,
                                OffsetRecord, Position, Snapshot)
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
@@ -175,13 +176,16 @@ def _check_consumer(spout: str | None, group: str | None) -> None:
 
 
 def _read(zk: SpoutStore | None, kafka: LogStore | None, roots: list[str], selection: Selection,
-          storm_root: str, trident: ConsumerKey | None = None) -> tuple[Snapshot, list[OffsetRecord]]:
+          storm_root: str, trident: ConsumerKey | None = None,
+          profile: SpoutProfile | None = None) -> tuple[Snapshot, list[OffsetRecord]]:
     """The consumer's current state, raw and parsed; StoreUnavailable unless all of it could be read.
-    `trident`: the Trident spout to read, under its root."""
+    `trident`: the Trident spout to read, under its root. `profile`: the written consumer's settings (a spout that
+    reads committed has its topics' last stable offsets read: `--to latest` moves it there)."""
     if trident is not None:
         selection = replace(selection, tridents=(trident.consumer,))
     snapshot, records = read_snapshot(zk, kafka, roots, selection, storm_root, _now(),
-                                      trident_roots=[trident.zk_root] if trident else ())
+                                      trident_roots=[trident.zk_root] if trident else (),
+                                      judged_by=Thresholds(spout=profile) if profile is not None else None)
     if snapshot.incomplete:
         raise StoreUnavailable("could not read everything a safe plan needs: " + "; ".join(snapshot.incomplete))
     return snapshot, [r for rs in records.values() for r in rs]
@@ -315,7 +319,7 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
         selection = Selection(groups=request.groups, all_groups=request.all_groups,
                               log_topics=tuple(scope.topics) + tuple({t for t, _ in target.offsets or {}}))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident)
+        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
         cluster = snapshot.cluster or {}
         time_offsets = {}
         if target.kind == "time":
@@ -408,7 +412,7 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         _need(conn, kafka=True, why=f"restoring {key}")
         roots, selection = [], Selection(groups=(key.consumer,))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident)
+        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
         since = _since_write(backup, snapshot, hand_made)
         if key.store in ZK_STORES:
             plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),

@@ -143,7 +143,7 @@ def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
     directory.mkdir(parents=True, exist_ok=True)
     zk = servers.start_zookeeper(directory / "zookeeper")
     try:
-        broker = servers.start_broker(directory / "broker")
+        broker = servers.start_broker(directory / "broker", settings=BROKER_SETTINGS)
     except OffctlError:
         servers.stop(zk.pid)
         raise
@@ -216,7 +216,7 @@ RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-
            "reports-1-1763600000", "audit-2-1763600500",  # shared-id's two topologies run, as in its runbook
            "orders-trident-4-1763700300", "clicks-trident-6-1763700400")
 TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30), "archive": (1, 12),  # partitions, messages
-          "events": (2, 40), "audit-trail": (1, 15), "profiles": (1, 30)}
+          "events": (2, 40), "audit-trail": (1, 15), "profiles": (1, 30), "ledger": (1, 0)}
 # Topic settings: audit-trail's timestamps are the broker's (LogAppendTime: a time lag counts from when the broker
 # appended the message); profiles is compacted, its keys written three times each and its segments rolled at once,
 # so that the broker's cleaner leaves gaps in its offsets soon after the seed (peek shows them, and a cost counts
@@ -232,6 +232,15 @@ DELETED = {"events": 25}
 # offset 2, 4 h 58 min old at the seed, so `--topic-retention archive=6h` leaves it about an hour (RETENTION_RISK).
 # The topic has no retention.ms of its own: without the option, the sandbox's reports stay as they were.
 AGED = {"archive": 5 * 3_600_000}
+# ledger is written by a transactional producer (LEDGER: each transaction's records, and how it ends): committed,
+# aborted, committed, then one left open, its records dated LEDGER_OPEN_AGE_MS before the seed. The producer exits with
+# it open; the broker keeps it open for LEDGER_TIMEOUT_MS (transaction.max.timeout.ms is raised to allow it), so a
+# read_committed spout at the last stable offset 16 waits behind it (OPEN_TRANSACTION). Offsets: committed 0-5,
+# marker 6, aborted 7-9, marker 10, committed 11-14, marker 15, open 16-17.
+LEDGER = ((6, "commit"), (3, "abort"), (4, "commit"), (2, "open"))
+LEDGER_OPEN_AGE_MS = 10 * 60_000
+LEDGER_TIMEOUT_MS = 7 * 86_400_000
+BROKER_SETTINGS = {"transaction.max.timeout.ms": str(LEDGER_TIMEOUT_MS)}
 # payments-spout is stuck on payments/1 at offset 2 (lag 8): the message there is a poison one, binary with
 # control characters (a terminal must not be driven by it) and a header, for `offctl peek` to show and save
 POISON = ("payments", 1, 2, b'{"amount": 12.5, "currency": "\x1b[31mEUR\x00\xff"}')
@@ -273,6 +282,8 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
         "payments-tool": {("payments", 0): (3, None), ("payments", 1): (4, None)},  # written by a tool
         "archive-client": {("archive", 0): (2, meta)},  # lag 10, on messages written 5 h before the seed
         "audit-client": {("audit-trail", 0): (5, meta)},  # lag 10, timed by the broker's append time
+        "ledger-client": {("ledger", 0): (16, meta)},  # read_committed: at the last stable offset, behind the open one
+        "ledger-reports": {("ledger", 0): (0, meta)},  # read_committed: lag 16 to the last stable offset, 18 to the end
     }
     shows = [
         "/sandbox/spouts/orders-etl       healthy",
@@ -294,6 +305,11 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
         "broker's append time",
         "/sandbox/spouts/profiles-spout   lag on profiles, a compacted topic: once the broker's cleaner has run "
         "(seconds after the seed) `offctl peek --spout profiles-spout --count 5` shows the gaps",
+        "group ledger-client              read_committed (--isolation-level read_committed): lag 0 to the last "
+        "stable offset 16, waiting behind a transaction open since 10 min before the seed (OPEN_TRANSACTION); "
+        "read_uncommitted it lags 2",
+        "group ledger-reports             read_committed: lag 16 to the last stable offset; `offctl peek --group "
+        "ledger-reports --isolation-level read_committed` counts 10 committed records, 3 aborted, 3 markers",
         "group archive-client             lag 10 on archive, written 5 h before the seed: `offctl inspect --group "
         "archive-client --topic-retention archive=6h` gives RETENTION_RISK (about an hour left after the seed; "
         "RETENTION_EXCEEDED once it has passed)",
@@ -373,6 +389,26 @@ def trident_fleet(broker: str) -> tuple[dict[str, bytes], list[str]]:
     return nodes, shows
 
 
+def _ledger(broker: str, now_ms: int) -> None:
+    """ledger's transactions (LEDGER), from a transactional producer that exits with the last one open."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": broker, "transactional.id": "sandbox-ledger",
+                         "transaction.timeout.ms": LEDGER_TIMEOUT_MS})
+    producer.init_transactions(30)
+    for n, (count, end) in enumerate(LEDGER):
+        producer.begin_transaction()
+        dated = {"timestamp": now_ms - LEDGER_OPEN_AGE_MS} if end == "open" else {}
+        for i in range(count):
+            producer.produce("ledger", value=b"ledger-%d-%d" % (n, i), partition=0, **dated)
+        if producer.flush(30):  # abort_transaction drops what is not sent: the aborted records must be in the log
+            raise StoreUnavailable(f"the sandbox broker at {broker} did not take the ledger's records")
+        if end == "commit":
+            producer.commit_transaction(30)
+        elif end == "abort":
+            producer.abort_transaction(30)
+
+
 def seed(sandbox: Sandbox) -> list[str]:
     """Write the fleet: ZooKeeper records are replaced each time; topics are created and filled once."""
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
@@ -411,6 +447,8 @@ def seed(sandbox: Sandbox) -> list[str]:
             producer.produce("profiles", key=b"key-0", value=b"profiles-0-latest", partition=0)
         if producer.flush(30):
             raise StoreUnavailable(f"the sandbox broker at {sandbox.broker} did not take the seed's messages")
+        if "ledger" in {t.topic for t in new}:
+            _ledger(sandbox.broker, now_ms)
         deleted = [TopicPartition(t.topic, p, DELETED[t.topic]) for t in new if t.topic in DELETED
                    for p in range(TOPICS[t.topic][0])]
         for future in admin.delete_records(deleted).values() if deleted else ():

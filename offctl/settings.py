@@ -58,6 +58,7 @@ CONNECTION_KEYS = {"zk": STR, "zk-root": STRS, "trident-root": STRS, "bootstrap-
 PROFILE_KEYS = {"storm-kafka-release": STR, "start-offset-time": STR_OR_INT, "ignore-zk-offsets": BOOL,
                 "no-out-of-range-reset": BOOL, "max-offset-behind": INT, "storm-kafka-client-release": STR,
                 "first-poll-offset-strategy": STR, "processing-guarantee": STR, "offset-commit-period-ms": INT,
+                "isolation-level": STR,
                 "static-partitions": STRS, "topic": STR, "lag-threshold": INT}
 DEFAULT_KEYS = {**{k: v for k, v in PROFILE_KEYS.items() if k != "topic"},
                 "time-lag-budget": DURATION, "commit-expiry-horizon": DURATION,

@@ -56,6 +56,15 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
                 # a named group alone shows that group, not every spout of the sandbox's root as well
         alone = cli("inspect", "--group", "payments-tool", "-o", "json")
         assert {c["consumer"] for c in alone.json()["consumers"]} == {"payments-tool"}
+        # the ledger's transactions: a read_committed spout waits behind the one the seed left open (issue 35)
+        ledger = cli("inspect", "--group", "ledger-client", "--group", "ledger-reports", "--isolation-level",
+                     "read_committed", "--per-partition", "-o", "json").json()
+        assert {(p["consumer"], p["last_stable_offset"], p["log_end"], p["lag"]) for p in ledger["partitions"]} == {
+            ("ledger-client", 16, 18, 0), ("ledger-reports", 16, 18, 16)}
+        assert [(f["consumer"], f["code"]) for f in ledger["findings"]] == [("ledger-client", "OPEN_TRANSACTION")]
+        counted = cli("peek", "--group", "ledger-reports", "--isolation-level", "read_committed", "-o", "json").json()
+        assert counted["partitions"][0]["to_last_stable"] == {"offsets": 16, "records": 10, "aborted": 3,
+                                                              "markers": 3, "markers_or_compacted": False}
         assert audited.exit_code == 1 and "Worst consumers" in audited.stderr
         assert {f["code"] for f in audited.json()["findings"]} == EXPECTED
 

@@ -12,7 +12,10 @@ REQUEST_PARTITIONS as topics are asked for, and are collected by logs().
 
 The consumer never subscribes, joins or commits: confluent-kafka requires a group.id, and librdkafka only
 looks up that group's coordinator. Its isolation level is read_uncommitted, so the log end is the high
-watermark, as with AdminClient.list_offsets' default.
+watermark, as with AdminClient.list_offsets' default. The topics asked for with `stable` are also looked up by a
+second consumer whose isolation level is read_committed: librdkafka sends ListOffsets (v2+) with the client's
+isolation level, and Kafka answers LATEST with the last stable offset (LSO), where a read_committed consumer stops
+(KIP-98).
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ _log.propagate = False  # librdkafka's connection chatter must not reach stderr
 REQUEST_PARTITIONS = 500
 LOOKUP_THREADS = 2  # lookups in flight at once
 EARLIEST, LATEST = -2, -1  # ListOffsets' special timestamps (librdkafka's RD_KAFKA_OFFSET_BEGINNING and _END)
+# The log offsets looked up: what each is called in a note, its ListOffsets timestamp, whether read_committed asks it
+LOG_START, LOG_END, LAST_STABLE = "log start", "log end", "last stable"
+_LOOKUPS = {LOG_START: (EARLIEST, False), LOG_END: (LATEST, False), LAST_STABLE: (LATEST, True)}
 LOOKUP_GROUP = "offctl-log-offsets"  # required by confluent-kafka's Consumer; never joined nor committed to
 DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
 MESSAGE_PARTITIONS = 1000  # partitions one read of messages is assigned at once
@@ -80,6 +86,7 @@ class KafkaStore:
         self._settings = settings
         self.admin = self._client(AdminClient, settings)
         self._consumer: Consumer | None = None  # for log offsets, made when first needed
+        self._committed_consumer: Consumer | None = None  # for last stable offsets (read_committed), likewise
         self._lookup_pool: ThreadPoolExecutor | None = None
         self._broken: str | None = None  # why the broker is unreachable, once a lookup has said so
         self.notes: list[str] = []  # partial read failures, reported with exit 3
@@ -89,7 +96,10 @@ class KafkaStore:
         self._waiting: dict[str, None] = {}  # topics asked for before the metadata arrived, in order
         self._undescribed: set[str] = set()
         self._unsent: list[tuple[str, int]] = []
-        self._pending: list[tuple[int, list[tuple[str, int]], Future]] = []  # (timestamp, partitions, lookup)
+        self._queued: dict[str, list[int]] = {}  # topic -> its partitions, once queued for lookup
+        self._stable: set[str] = set()  # topics whose last stable offsets are asked for too
+        self._unsent_stable: list[tuple[str, int]] = []
+        self._pending: list[tuple[str, list[tuple[str, int]], Future]] = []  # (LOG_START..., partitions, lookup)
         self._group_types: dict[str, str] | None = None  # ListGroups' answer, once asked
 
     @staticmethod
@@ -106,12 +116,13 @@ class KafkaStore:
         if self._lookup_pool is not None:
             self._lookup_pool.shutdown(wait=True, cancel_futures=True)
             self._lookup_pool = None
-        if self._consumer is not None:
-            try:
-                self._consumer.close()
-            except (KafkaException, RuntimeError):
-                pass  # closing must never mask what went wrong before
-            self._consumer = None
+        for consumer in (self._consumer, self._committed_consumer):
+            if consumer is not None:
+                try:
+                    consumer.close()
+                except (KafkaException, RuntimeError):
+                    pass  # closing must never mask what went wrong before
+        self._consumer = self._committed_consumer = None
 
     def _client_error(self, err: KafkaError) -> None:
         """librdkafka's error callback. A refused login is not a request's answer: the requests wait for a
@@ -212,13 +223,25 @@ class KafkaStore:
 
     def _queue(self, leaders: Mapping[str, Mapping[int, str | None]]) -> None:
         for topic, partitions in leaders.items():
+            self._queued[topic] = list(partitions)
             self._unsent += [(topic, p) for p in partitions]
+            if topic in self._stable:
+                self._unsent_stable += [(topic, p) for p in partitions]
+        self._send_full()
+
+    def _send_full(self) -> None:
+        """Send the lookups that have REQUEST_PARTITIONS partitions waiting."""
         while len(self._unsent) >= REQUEST_PARTITIONS:
             self._send(self._unsent[:REQUEST_PARTITIONS])
             del self._unsent[:REQUEST_PARTITIONS]
+        while len(self._unsent_stable) >= REQUEST_PARTITIONS:
+            self._pending.append((LAST_STABLE, self._unsent_stable[:REQUEST_PARTITIONS],
+                                  self._submit(self._unsent_stable[:REQUEST_PARTITIONS], LAST_STABLE)))
+            del self._unsent_stable[:REQUEST_PARTITIONS]
 
-    def request_logs(self, topics: Iterable[str]) -> None:
-        """Ask for log start and end offsets of these topics' partitions; logs() collects the answers.
+    def request_logs(self, topics: Iterable[str], *, stable: bool = False) -> None:
+        """Ask for log start and end offsets of these topics' partitions; logs() collects the answers. `stable`:
+        their last stable offsets too (what a read_committed consumer reads up to), asked for once per topic.
 
         Call it as topics turn up: requests go out once REQUEST_PARTITIONS partitions are waiting, so
         the broker answers while other reads go on. Until the cluster's metadata has arrived (at 100,000
@@ -229,6 +252,10 @@ class KafkaStore:
         reads "t\\0x" as topic t, the broker refuses the others).
         """
         topics = [t for t in topics if is_topic_name(t)]
+        if stable:
+            fresh = [t for t in dict.fromkeys(topics) if t not in self._stable]
+            self._stable.update(fresh)
+            self._unsent_stable += [(t, p) for t in fresh if t in self._queued for p in self._queued[t]]
         if self.targeted:
             new = {t for t in topics if t not in self._requested}
             self._undescribed |= new
@@ -258,32 +285,39 @@ class KafkaStore:
         if len(self._undescribed) >= DESCRIBE_TOPICS:
             self._flush_undescribed()
 
-    def _lookup(self, partitions: list[tuple[str, int]], timestamp: int) -> list[TopicPartition]:
-        """offsets_for_times of these partitions at one timestamp (EARLIEST, LATEST or milliseconds); raises
-        KafkaException for the whole list. Once the broker proved unreachable, the rest fail at once, so a
-        dead broker costs one time-out per thread, not one per list."""
+    def _lookup(self, partitions: list[tuple[str, int]], timestamp: int,
+                consumer: Consumer | None = None) -> list[TopicPartition]:
+        """offsets_for_times of these partitions at one timestamp (EARLIEST, LATEST or milliseconds), by `consumer`
+        (default: the read_uncommitted one); raises KafkaException for the whole list. Once the broker proved
+        unreachable, the rest fail at once, so a dead broker costs one time-out per thread, not one per list."""
         if self._broken is not None:
             raise KafkaException(KafkaError(KafkaError._TRANSPORT, self._broken))
         try:
-            return self._consumer.offsets_for_times([TopicPartition(t, p, timestamp) for t, p in partitions],
-                                                    self.timeout)
+            return (consumer or self._consumer).offsets_for_times(
+                [TopicPartition(t, p, timestamp) for t, p in partitions], self.timeout)
         except KafkaException as exc:
             err = _kafka_error(exc)
             if err is not None and err.code() in _UNREACHABLE:
                 self._broken = err.str()
             raise
 
-    def _submit(self, partitions: list[tuple[str, int]], timestamp: int) -> Future:
+    def _lookup_consumer(self, isolation: str) -> Consumer:
+        return self._client(Consumer, {**self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
+                                       "isolation.level": isolation})
+
+    def _submit(self, partitions: list[tuple[str, int]], kind: str) -> Future:
+        timestamp, committed = _LOOKUPS[kind]
         if self._consumer is None:
-            self._consumer = self._client(Consumer, {**self._settings, "group.id": LOOKUP_GROUP,
-                                                     "enable.auto.commit": False,
-                                                     "isolation.level": "read_uncommitted"})
+            self._consumer = self._lookup_consumer("read_uncommitted")
             self._lookup_pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="offctl-offsets")
-        return self._lookup_pool.submit(self._lookup, partitions, timestamp)
+        if committed and self._committed_consumer is None:
+            self._committed_consumer = self._lookup_consumer("read_committed")
+        return self._lookup_pool.submit(self._lookup, partitions, timestamp,
+                                        self._committed_consumer if committed else None)
 
     def _send(self, partitions: list[tuple[str, int]]) -> None:
-        for timestamp in (EARLIEST, LATEST):
-            self._pending.append((timestamp, partitions, self._submit(partitions, timestamp)))
+        for kind in (LOG_START, LOG_END):
+            self._pending.append((kind, partitions, self._submit(partitions, kind)))
 
     def logs(self) -> Cluster:
         """Partitions, leaders and log offsets of every existing topic asked for, once all have answered."""
@@ -294,10 +328,12 @@ class KafkaStore:
         if self._unsent:
             self._send(self._unsent)
             self._unsent = []
-        offsets: dict[int, dict[tuple[str, int], int]] = {EARLIEST: {}, LATEST: {}}
+        if self._unsent_stable:
+            self._pending.append((LAST_STABLE, self._unsent_stable, self._submit(self._unsent_stable, LAST_STABLE)))
+            self._unsent_stable = []
+        offsets: dict[str, dict[tuple[str, int], int]] = {kind: {} for kind in _LOOKUPS}
         failed: dict[tuple[str, str], list[str]] = {}
-        for timestamp, partitions, lookup in self._pending:
-            what = "log start" if timestamp == EARLIEST else "log end"
+        for what, partitions, lookup in self._pending:
             try:
                 answers = lookup.result(timeout=self.timeout + 5)
             except (KafkaException, TimeoutError) as exc:
@@ -309,14 +345,14 @@ class KafkaStore:
                 if tp.error is not None:
                     failed.setdefault((what, tp.error.str()), []).append(f"{tp.topic}/{tp.partition}")
                 else:
-                    offsets[timestamp][(tp.topic, tp.partition)] = tp.offset
+                    offsets[what][(tp.topic, tp.partition)] = tp.offset
         for (what, reason), where in failed.items():
             shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
             self.notes.append(f"could not read the {what} offset of {shown}: {reason}")
-        start, end = offsets[EARLIEST], offsets[LATEST]
+        start, end, stable = offsets[LOG_START], offsets[LOG_END], offsets[LAST_STABLE]
         leaders = (self._leaders or {}) if self.targeted else self._metadata()
         return {
-            topic: {p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader)
+            topic: {p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader, stable.get((topic, p)))
                     for p, leader in sorted(leaders[topic].items())}
             for topic in sorted(self._requested) if topic in leaders
         }
@@ -443,14 +479,17 @@ class KafkaStore:
         return found
 
     def read_messages(self, positions: Iterable[Position], *, count: int = 1,
-                      budget_s: float | None = None) -> MessageRead:
+                      budget_s: float | None = None, committed: bool = False) -> MessageRead:
         """Up to `count` messages from each (topic, partition, offset) on: the first at or after the offset,
         then the ones after it, up to the log end. Read-only: the consumer is assigned the partitions at those
         offsets and never subscribes, joins a group or commits (enable.auto.commit off, nothing stored).
 
         Partitions are read MESSAGE_PARTITIONS at a time; several positions of one partition are read in
         turns. Whatever is not read within `budget_s` seconds (default: the connection's timeout) is `unread`,
-        with the reason, as is a position the broker refuses (an offset out of range, say)."""
+        with the reason, as is a position the broker refuses (an offset out of range, say).
+
+        `committed`: read as a read_committed consumer does, up to the last stable offset, without the records of
+        aborted transactions (default: every record up to the high watermark). Neither is handed the markers."""
         budget = self.timeout if budget_s is None else budget_s
         deadline = time.monotonic() + budget
         turns: list[list[Position]] = []
@@ -466,11 +505,13 @@ class KafkaStore:
         unread: dict[Position, str] = {}
         for turn in turns:
             for i in range(0, len(turn), MESSAGE_PARTITIONS):
-                self._read_chunk(turn[i:i + MESSAGE_PARTITIONS], count, deadline, budget, found, at_end, unread)
+                self._read_chunk(turn[i:i + MESSAGE_PARTITIONS], count, deadline, budget, found, at_end, unread,
+                                 committed)
         return MessageRead({p: tuple(m) for p, m in found.items() if m}, frozenset(at_end), unread)
 
     def _read_chunk(self, chunk: list[Position], count: int, deadline: float, budget: float,
-                    found: dict[Position, list[LogMessage]], at_end: set[Position], unread: dict[Position, str]) -> None:
+                    found: dict[Position, list[LogMessage]], at_end: set[Position], unread: dict[Position, str],
+                    committed: bool = False) -> None:
         position = {(t, p): (t, p, o) for t, p, o in chunk}  # one position per partition within a chunk
         pending = set(position)
         last_error = ""
@@ -478,7 +519,8 @@ class KafkaStore:
             consumer = self._client(Consumer, {
                 **self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
                 "enable.auto.offset.store": False, "auto.offset.reset": "error", "enable.partition.eof": True,
-                "isolation.level": "read_uncommitted", "fetch.wait.max.ms": 100, "queued.min.messages": count,
+                "isolation.level": "read_committed" if committed else "read_uncommitted", "fetch.wait.max.ms": 100,
+                "queued.min.messages": count,
                 # A partition whose queue holds `count` messages backs off its fetches, and when every fetched one
                 # has, the broker's fetcher sleeps that long before it asks for the others: librdkafka's default
                 # of 1000 ms stalled the first read of 1,000 partitions for 1-2 s (librdkafka >= 2.4).

@@ -202,7 +202,7 @@ SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "groups": (("chunk", "long"), ("group", "string"), ("state", "string"), ("members", "long"), ("type", "string"),
                ("protocol", "string")),
     "logs": (("chunk", "long"), ("topic", "string"), ("partition", "long"), ("log_start", "long"),
-             ("log_end", "long"), ("leader", "string")),
+             ("log_end", "long"), ("leader", "string"), ("last_stable", "long")),  # last_stable: null before it was read
 }
 
 
@@ -227,7 +227,7 @@ def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
         return [(chunk, c.group, c.topic, c.partition, c.offset, c.metadata) for c in s.commits]
     if table == "groups":
         return [(chunk, g.group, g.state, g.members, g.type, g.protocol) for g in s.groups]
-    return [(chunk, topic, p, log.log_start, log.log_end, log.leader)
+    return [(chunk, topic, p, log.log_start, log.log_end, log.leader, log.last_stable)
             for topic, parts in (s.cluster or {}).items() for p, log in parts.items()]
 
 
@@ -240,7 +240,8 @@ def _snapshot_of(parts) -> Snapshot:
     head = chunks[0]
     cluster: dict[str, dict[int, PartitionLog]] | None = {} if head["kafka"] else None
     for r in logs:
-        cluster.setdefault(r["topic"], {})[r["partition"]] = PartitionLog(r["log_start"], r["log_end"], r["leader"])
+        cluster.setdefault(r["topic"], {})[r["partition"]] = PartitionLog(r["log_start"], r["log_end"], r["leader"],
+                                                                           r["last_stable"])
     return Snapshot(
         captured_ms=head["captured_ms"],
         # trident, txid, txids: null in snapshots saved before offctl read Trident state

@@ -25,7 +25,8 @@ Rules run in this order for each consumer:
     IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (lag from startOffsetTime)
  9. LAG_BEYOND_MAX_OFFSET_BEHIND  the start-up offset is more than maxOffsetBehind ahead of the stored one
                         (the lag still counts from the stored offset: a running spout moves on from it)
-10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); the lag is log end minus where the spout
+10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); the lag is log end (the last stable
+                        offset, where the spout reads committed: behaviour.reads_committed) minus where the spout
                         resumes, when that is inside the log: the stored offset, or where the start-up rule
                         puts it when the spout does not use it (rules 2, 6, 8, 14; none for a time
                         startOffsetTime, which only the broker's time index resolves)
@@ -47,6 +48,10 @@ Rules run in this order for each consumer:
                         --retention-horizon, else offctl.core.retention's default rules), or is past
                         retention.ms (after the analysis, from the time lag's read and the topics' configs:
                         offctl.core.retention, with_findings)
+19. OPEN_TRANSACTION / HANGING_TRANSACTION  a spout that reads committed has read up to the last stable
+                        offset and waits behind a transaction open a minute or more, or longer than the broker's
+                        transaction.max.timeout.ms (after the analysis, from the first record of the transaction:
+                        offctl.core.transactions)
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume,
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, reads_committed,
                                    SpoutProfile, StormKafkaClient, client_start, commit_behaviour, commit_is_ours,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
                                    stale_commits_ignored, start_outcome, trident_first_poll)
@@ -280,6 +285,7 @@ class _Consumer:
         self.key = key = records[0].key
         self.zk = key.store == ZOOKEEPER
         self.old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
+        self.reads_committed = reads_committed(self.profile, library_of(records[0]))  # stops at the last stable offset
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
@@ -308,7 +314,8 @@ class _Consumer:
                 status, codes = max([f.severity for f in found]), tuple([f.code for f in found])
             plog = logs.get(i)
             rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
-                             status, topic_of.get(i), codes, i not in started))
+                             status, topic_of.get(i), codes, i not in started,
+                             plog.last_stable if plog is not None and self.reads_committed else None))
         return rows
 
 
@@ -574,11 +581,14 @@ def high_lag(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, posi
     counted only when it is inside the log; and HIGH_LAG, at or above the user's --lag-threshold."""
     if position is None or start is None or end is None or not start <= position <= end:
         return
-    lag = c.lags[i] = end - position
+    stable = c.logs[i].last_stable if c.reads_committed and i in c.logs else None
+    lag = c.lags[i] = end - position if stable is None else max(stable - position, 0)
     threshold = c.thresholds.lag_threshold
     if threshold is not None and lag >= threshold:
-        c.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind the log end "
-                                             f"({end}), at or above --lag-threshold {threshold}")
+        behind = "the log end" if stable is None else "the last stable offset"
+        c.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind {behind} "
+                                             f"({end if stable is None else stable}), at or above --lag-threshold "
+                                             f"{threshold}")
 
 
 # 12.

@@ -136,6 +136,15 @@ class StormKafkaClient(str, Enum):
         return _release(text, "storm-kafka-client", CLIENT_RELEASE_DEFAULT)[0]
 
 
+class Isolation(str, Enum):
+    """The Kafka consumer's isolation.level a storm-kafka-client spout is given in its Kafka properties
+    (KafkaSpoutConfig.Builder.setProp): Storm neither sets nor reads it, so the consumer has kafka-clients'
+    default, read_uncommitted, unless the topology sets it (reads_committed says which spouts it binds)."""
+
+    READ_UNCOMMITTED = "read_uncommitted"
+    READ_COMMITTED = "read_committed"
+
+
 class Guarantee(str, Enum):
     """storm-kafka-client's KafkaSpoutConfig.ProcessingGuarantee: in 1.0.6+, 1.1.2+, 1.2.x, 2.x and 3.x
     (KafkaSpoutConfig.java, v1.0.6, v1.1.2 to v2.8.8, master 73da988d9), AT_LEAST_ONCE by default
@@ -172,6 +181,7 @@ class SpoutProfile:
     guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
     commit_period_ms: int = 30_000  # offset.commit.period.ms (default_commit_period_ms of the release)
     client_release: str = CLIENT_RELEASE_DEFAULT  # --storm-kafka-client-release, as given (client is its line)
+    isolation: Isolation = Isolation.READ_UNCOMMITTED  # the new spouts' consumer isolation.level
 
     @property
     def client_version(self) -> tuple[int, ...]:
@@ -201,7 +211,7 @@ class SpoutProfile:
                 f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
                 f"{self._client_named()}, "
                 f"firstPollOffsetStrategy={self.first_poll.value}, processingGuarantee={self.guarantee.value}, "
-                f"offset.commit.period.ms={self.commit_period_ms}")
+                f"offset.commit.period.ms={self.commit_period_ms}, isolation.level={self.isolation.value}")
 
     def _client_named(self) -> str:
         """The storm-kafka-client release given, or its line's releases where the profile names only a line."""
@@ -311,6 +321,17 @@ class Library(str, Enum):
     STORM_KAFKA = "storm-kafka"
     STORM_KAFKA_TRIDENT = "storm-kafka Trident"
     STORM_KAFKA_CLIENT = "storm-kafka-client"
+
+
+def reads_committed(profile: SpoutProfile, library: Library) -> bool:
+    """Whether the spout that reads with `library` stops at the last stable offset (KIP-98), so its lag counts to
+    there: a storm-kafka-client spout (or Trident emitter) whose consumer is given isolation.level=read_committed.
+    storm-kafka-client builds its KafkaConsumer from the topology's Kafka properties (KafkaSpoutConfig's kafkaProps,
+    v1.2.4 to v2.8.8), and the Java consumer then reads committed records only, up to the last stable offset.
+    storm-kafka's spout and Trident emitter fetch with the old SimpleConsumer (KafkaUtils.fetchMessages, v0.9.2 to
+    v1.2.4), whose Fetch requests (v0 to v3) have no isolation level: Kafka answers them read_uncommitted, up to the
+    high watermark, aborted records included."""
+    return library is Library.STORM_KAFKA_CLIENT and profile.isolation is Isolation.READ_COMMITTED
 
 
 class Lands(str, Enum):

@@ -156,7 +156,7 @@ def acked_position(row: PartitionRow) -> Position | None:
     if (r.key.store != KAFKA or r.trident is not None or row.lag is None or not row.resumes_stored or row.topic is None
             or row.log_start is None or row.log_end is None):
         return None
-    acked = row.log_end - row.lag - 1
+    acked = row.lag_end - row.lag - 1
     return (row.topic, r.partition, acked) if row.log_start <= acked < row.log_end else None
 
 
@@ -199,7 +199,7 @@ def _duration(seconds: float) -> str:
 
 def then(profile: SpoutProfile, row: PartitionRow) -> str:
     """What the spout does on its next start once the commit is gone (KafkaSpout.doSeek, no committed offset)."""
-    committed = row.log_end - row.lag
+    committed = row.lag_end - row.lag
     if profile.first_poll in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST):
         n = committed - row.log_start
         return (f"its next start (a restart, a redeploy, a reassignment) finds no commit and {profile.first_poll.value} "
@@ -218,7 +218,7 @@ def expiry_finding(row: PartitionRow, expiry: Expiry, retention: Retention, prof
         return None
     r = row.record
     where = f"{row.topic}/{r.partition}"
-    committed = row.log_end - row.lag
+    committed = row.lag_end - row.lag
     basis = (f"the timestamp of message {committed - 1}, the last one acked" if expiry.source == MESSAGE
              else "the last cycle before offctl serve saw the offset move")
     if expiry.headroom_s > 0:

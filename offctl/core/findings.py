@@ -156,6 +156,23 @@ CATALOGUE: dict[str, Code] = {
              "of its log segment is as old",
              "Raise the topic's retention.ms now (kafka-configs --alter) to keep what is left, or plan the "
              "replay: once deleted, the spout does what the message says (docs/runbooks/out-of-range.md)."),
+        Code("OPEN_TRANSACTION", _W,
+             "a spout that reads committed (`--isolation-level read_committed`) has read up to the partition's last "
+             "stable offset, and the transaction open there (the first record at that offset) has been open for a "
+             "minute or more, kafka-clients' default transaction.timeout.ms: everything written after its first "
+             "record is held back until its producer commits or aborts it (KIP-98). The message gives its age",
+             "Find the producer: `kafka-transactions.sh --bootstrap-server B describe-producers --topic T "
+             "--partition N` names its producer id and the transaction's start. A producer that died is aborted by "
+             "the coordinator once its transaction.timeout.ms passes; a live one that does not commit is the "
+             "application's to fix. Resetting the spout past the transaction does not help: it would wait there too, "
+             "and skip the transaction's records once committed."),
+        Code("HANGING_TRANSACTION", _E,
+             "as OPEN_TRANSACTION, but the transaction has been open longer than the broker's "
+             "transaction.max.timeout.ms (default 15 min): no producer may keep one open so long and the coordinator "
+             "aborts those whose timeout passed, so this one hangs (KIP-664) and will not end on its own",
+             "Confirm it: `kafka-transactions.sh --bootstrap-server B find-hanging --broker-id ID` (the partition's "
+             "leader). Then end it: `kafka-transactions.sh --bootstrap-server B abort --topic T --partition N "
+             "--start-offset OFFSET` with the last stable offset the message names (Kafka 3.0+). The spout moves on as soon as it is aborted."),
         Code("HIGH_LAG", _W,
              "lag >= the threshold the user gave",
              "The spout is falling behind: check the topology's capacity, failed tuples and "

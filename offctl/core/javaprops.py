@@ -261,6 +261,7 @@ class ClientSettings:
     bootstrap: str | None = None  # the file's bootstrap.servers: overrides -b (putAll after it)
     group: str | None = None  # the file's group.id: overrides -g (putAll after it)
     notes: tuple[str, ...] = ()
+    isolation: str | None = None  # the file's isolation.level: read_committed reads the log head at the LSO
 
     def __repr__(self) -> str:
         shown = {k: ("***" if k == "sasl.password" else v) for k, v in self.settings.items()}
@@ -304,7 +305,12 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
     uses_sasl = protocol.startswith("SASL_")
     uses_ssl = protocol in ("SSL", "SASL_SSL")
 
-    handled = {"security.protocol", "bootstrap.servers", "group.id"}
+    handled = {"security.protocol", "bootstrap.servers", "group.id", "isolation.level"}
+    isolation = props.get("isolation.level")
+    if isolation is not None and isolation not in ("read_committed", "read_uncommitted"):
+        # the Java consumer's ConfigDef refuses it (ValidString: read_committed, read_uncommitted; case-sensitive)
+        refused.append("isolation.level (not read_committed or read_uncommitted)")
+        isolation = None
     if uses_sasl:
         handled |= {"sasl.mechanism", "sasl.jaas.config"}
         _sasl(props, settings, refused, jaas_file, given or {})
@@ -334,8 +340,11 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
         notes.append("bootstrap.servers: from the consumer properties, over -b, as KafkaOffsetLagUtil's putAll does")
     if "group.id" in properties:
         notes.append("group.id: from the consumer properties, over -g, as KafkaOffsetLagUtil's putAll does")
+    if isolation == "read_committed":
+        notes.append("isolation.level=read_committed: the log head is the last stable offset, where the Java "
+                     "consumer's seekToEnd puts a read_committed consumer, and the lag counts to it")
     return ClientSettings(settings=settings, bootstrap=properties.get("bootstrap.servers"),
-                          group=properties.get("group.id"), notes=tuple(notes))
+                          group=properties.get("group.id"), notes=tuple(notes), isolation=isolation)
 
 
 def jaas_section(text: str, name: str = "KafkaClient") -> str | None:

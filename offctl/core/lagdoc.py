@@ -81,7 +81,10 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
         for p in partitions:
             row = rows.get((topic, p))
             plog = cluster.get(topic, {}).get(p)
-            head = row.log_end if row is not None else plog.log_end if plog is not None else None
+            # the lag's end: the last stable offset for a spout that reads committed, as the Java consumer's seekToEnd
+            # puts a read_committed consumer there; else the log end
+            head = (row.lag_end if row is not None else None if plog is None
+                    else plog.last_stable if plog.last_stable is not None else plog.log_end)
             if head is None:
                 notes.append(f"{topic}/{p}: the broker gave no log end offset; the partition is left out")
                 continue

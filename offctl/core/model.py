@@ -150,8 +150,11 @@ class PartitionLog:
     """Log offsets and leader of one topic partition; None where the broker did not say."""
 
     log_start: int | None
-    log_end: int | None
+    log_end: int | None  # the high watermark
     leader: str | None = None  # "host:port" of the current leader
+    # the last stable offset (KIP-98), where a read_committed consumer stops: the first offset of the oldest open
+    # transaction, else the high watermark. None: not asked for (no spout of the partition reads committed)
+    last_stable: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +320,14 @@ class PartitionRow:
     # False: the spout does not resume from the stored offset (a finding says why), and `lag` counts from where
     # its start-up rule puts it instead (startOffsetTime, the first-poll strategy's log start or end)
     resumes_stored: bool = True
+    # where the spout reads committed (behaviour.reads_committed): the partition's last stable offset, which its lag
+    # counts to instead of the log end; None otherwise, or when the broker did not say
+    last_stable: int | None = None
+
+    @property
+    def lag_end(self) -> int | None:
+        """The offset the lag counts to: the last stable offset where the spout reads committed, else the log end."""
+        return self.log_end if self.last_stable is None else self.last_stable
 
     @property
     def partition_key(self) -> tuple:

@@ -29,8 +29,9 @@ PARTITION_FAMILIES = tuple((f"offctl_partition_{name}", doc) for name, doc in (
     ("committed_offset", "The stored offset (Trident: the offset its state resumes from)"),
     ("log_start_offset", "The partition's log start offset"),
     ("log_end_offset", "The partition's log end offset (high watermark)"),
-    ("lag", "Log end minus the offset the spout will resume from (the stored one, or where its start-up rule "
-            "puts it when it does not use it), when inside the log"),
+    ("lag", "Log end (the last stable offset, where the spout reads committed) minus the offset the spout will "
+            "resume from (the stored one, or where its start-up rule puts it when it does not use it), when inside "
+            "the log"),
     ("time_lag_seconds", "Seconds the message the spout resumes at has waited: from its timestamp, or "
                          "estimated (offctl_partition_time_lag_source)"),
     ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
@@ -40,7 +41,9 @@ PARTITION_FAMILIES = tuple((f"offctl_partition_{name}", doc) for name, doc in (
                                    "(its timestamp plus retention.ms; negative: past), where known"),
     ("commit_expiry_seconds", "storm-kafka-client groups: seconds before the broker may delete the commit "
                               "(offsets.retention.minutes after the last commit, estimated from below; "
-                              "negative once past)")))
+                              "negative once past)"),
+    ("last_stable_offset", "The partition's last stable offset, where the spout reads committed "
+                           "(--isolation-level read_committed): its lag counts to it")))
 
 
 @dataclass
@@ -254,7 +257,8 @@ def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
         rows.append((labels, tuple(None if v is None else float(v) for v in (
             r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
             SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None,
-            room.seconds if room is not None else None, expiry.headroom_s if expiry is not None else None))))
+            room.seconds if room is not None else None, expiry.headroom_s if expiry is not None else None,
+            row.last_stable))))
     return rows
 
 

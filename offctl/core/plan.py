@@ -135,7 +135,14 @@ def target_offset(target: Target, topic: str, partition: int, before: int | None
     if kind == "earliest":
         wanted, why = log.log_start, ()
     elif kind == "latest":
-        wanted, why = log.log_end, ()
+        if log.last_stable is not None and log.log_end is not None and log.last_stable < log.log_end:
+            # a spout that reads committed: where its consumer's seekToEnd lands. The log end would skip the records
+            # of the open transaction once it is committed.
+            wanted, why = log.last_stable, (f"the last stable offset: the spout reads committed, and the "
+                                            f"{log.log_end - log.last_stable} offsets to the log end {log.log_end} "
+                                            f"are an open transaction's, which it reads once committed",)
+        else:
+            wanted, why = log.log_end, ()
     elif kind == "current":
         # ConsumerGroupCommand.resetToCurrent: the committed offset as it is (no range check), and the log
         # end where there is no commit.

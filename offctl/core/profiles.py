@@ -7,9 +7,10 @@ each in file order). A consumer no profile matches is judged by the defaults (pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
+from offctl.core.behaviour import Isolation
 from offctl.core.model import ConsumerKey, Thresholds
 
 GLOB_CHARS = frozenset("*?[")
@@ -46,3 +47,10 @@ class Profiles:
         exact = next((p for p in self.profiles if p.exact and p.matches(key.consumer)), None)
         chosen = exact or next((p for p in self.profiles if not p.exact and p.matches(key.consumer)), None)
         return (chosen.name, chosen.thresholds) if chosen else (None, self.default)
+
+    def with_isolation(self, isolation: Isolation) -> Profiles:
+        """These profiles with every spout's consumer isolation.level set to `isolation` (storm-kafka-monitor: the
+        consumer properties Storm passes are the spout's own)."""
+        def of(t: Thresholds) -> Thresholds:
+            return replace(t, spout=replace(t.spout, isolation=isolation))
+        return Profiles(of(self.default), tuple(replace(p, thresholds=of(p.thresholds)) for p in self.profiles))

@@ -139,7 +139,7 @@ def measure(rows: Iterable[PartitionRow], read: MessageRead, configs: Mapping[st
         if ms is None:
             out[position] = Headroom(None, source, said)
             continue
-        at = at_offset(*position, PartitionLog(row.log_start, row.log_end), read)
+        at = at_offset(*position, PartitionLog(row.log_start, row.lag_end), read)
         if at.kind not in (MESSAGE, GAP):
             out[position] = Headroom(None, UNREAD, f"the message's timestamp is not known: {at.why}")
         elif at.first is None:
@@ -238,7 +238,7 @@ def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom
         rule = at_risk(h.seconds, h.retention_ms, horizon_ms, pace)
         if not rule:
             continue
-        resume = row.log_end - row.lag
+        resume = row.lag_end - row.lag
         where = f"{row.topic}/{row.record.partition}"
         deleted = _deleted(profile, row)
         loss = _loss(_LANDS.get(deleted.lands, FAILS), row, resume, h.offset)

@@ -47,16 +47,23 @@ def resume_position(row: PartitionRow) -> Position | None:
     from, which is not the stored one for a legacy storm-kafka-client commit, nor where the spout does not use
     the stored offset: row.resumes_stored); None unless the lag is above 0."""
     lag = row.lag
-    if not lag or row.topic is None or row.log_end is None:
+    if not lag or row.topic is None or row.lag_end is None:
         return None
-    return row.topic, row.record.partition, row.log_end - lag
+    return row.topic, row.record.partition, row.lag_end - lag
 
 
 def positions(rows: Iterable[PartitionRow]) -> list[Position]:
     """The positions whose message gives a time lag: one per lagging (topic, partition, offset). resume_position
     inlined: this runs over every row of every report, and a healthy one should cost next to nothing."""
-    return list(dict.fromkeys((r.topic, r.record.partition, r.log_end - r.lag) for r in rows
+    return list(dict.fromkeys((r.topic, r.record.partition, r.lag_end - r.lag) for r in rows
                               if r.lag and r.topic is not None))
+
+
+def committed_positions(rows: Iterable[PartitionRow]) -> frozenset[Position]:
+    """The positions of `positions` where a spout that reads committed resumes (row.last_stable): the message it
+    is handed there is the first committed one, which a read_committed read finds."""
+    return frozenset((r.topic, r.record.partition, r.last_stable - r.lag) for r in rows
+                     if r.lag and r.topic is not None and r.last_stable is not None)
 
 
 def measure(rows: Iterable[PartitionRow], read: MessageRead, now_ms: int) -> dict[Position, TimeLag]:
@@ -66,7 +73,7 @@ def measure(rows: Iterable[PartitionRow], read: MessageRead, now_ms: int) -> dic
         position = resume_position(row)
         if position is None or position in lags:
             continue
-        at = at_offset(*position, PartitionLog(row.log_start, row.log_end), read)
+        at = at_offset(*position, PartitionLog(row.log_start, row.lag_end), read)
         if at.kind in (AT_MESSAGE, GAP) and at.first is not None:
             age = age_ms(at.first, now_ms)
             lags[position] = (TimeLag(None, NO_TIMESTAMP, f"{at.topic}/{at.partition} offset {at.first.offset}: "
@@ -90,7 +97,7 @@ def time_lag(row: PartitionRow, lags: Mapping[Position, TimeLag]) -> TimeLag:
     lag = row.lag
     if not lag:
         return NO_LAG if lag is None else NOTHING_WAITS
-    return lags.get((row.topic, row.record.partition, row.log_end - lag), NOT_READ)
+    return lags.get((row.topic, row.record.partition, row.lag_end - lag), NOT_READ)
 
 
 def served(row: PartitionRow, lags: Mapping[Position, TimeLag], estimate_s: float | None) -> TimeLag:
