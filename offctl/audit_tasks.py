@@ -334,6 +334,10 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("commit_expiry_source", "string", "what the commit expiry is estimated from (null: not estimated)"),
         ("last_stable_offset", "long", "the partition's last stable offset, where the spout reads committed "
                                        "(--isolation-level read_committed: its lag counts to it); null otherwise"),
+        ("resumes_at", "long", "the offset the spout will fetch first (null: not known, or nothing is fetched)"),
+        ("resumes", "string", "where that is: stored, stored+1, log-start, log-end, time, waits-until-log-end-reaches "
+                              "or fetch-fails (docs/contract.md, where the spout resumes)"),
+        ("resumes_citation", "string", "the Storm source that says so: member (file at tag)"),
         ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
     )),
     "findings": ("one row per finding", (
@@ -347,6 +351,9 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
         ("message", "string", "what is wrong, with the numbers"),
         ("hint", "string", "what to do"),
+        ("resumes_at", "long", "MISSING_PARTITION: the offset the spout will fetch the partition from first"),
+        ("resumes", "string", "MISSING_PARTITION: where that is (log-start, log-end, time)"),
+        ("resumes_citation", "string", "MISSING_PARTITION: the Storm source that says so"),
     )),
     "consumers": ("one row per spout id or group", (
         ("store", "string", "zookeeper, kafka or trident"),
@@ -388,5 +395,5 @@ def flat(name: str, row: Mapping) -> tuple:
     sep = {"findings": ";", "topics": ",", "finding_codes": ","}
     if name == "findings" and "hint" not in row:  # the files keep a hint per row; the JSON document says it per code
         row = {**row, "hint": CATALOGUE[row["code"]].hint}
-    return tuple(sep[c].join(row[c]) if c in sep and isinstance(row[c], list) else row[c]
+    return tuple(sep[c].join(row[c]) if c in sep and isinstance(row.get(c), list) else row.get(c)
                  for c, _, _ in FILES[name][1])

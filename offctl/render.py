@@ -28,7 +28,8 @@ from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
                     "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
                     "record_topic", "used", "time_lag_s", "time_lag_source", "retention_headroom_s",
-                    "retention_source", "commit_expiry_s", "commit_expiry_source", "last_stable_offset")
+                    "retention_source", "commit_expiry_s", "commit_expiry_source", "last_stable_offset", "resumes_at", "resumes",
+                    "resumes_citation")
 
 
 def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom | None = None) -> dict:
@@ -45,7 +46,7 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
         "status": row.status.label if row.status else "ok",
         "topology_id": r.topology_id, "topology_name": r.topology_name, "path": r.path,
         "version": r.version, "modified": iso_ms(r.modified_ms), "broker": r.broker,
-        "record_topic": r.topic, "used": r.malformed is None,
+        "record_topic": r.topic, "used": r.malformed is None, **resumes_fields(row.resumes),
     }
     if lag is not None:
         d["time_lag_s"], d["time_lag_source"] = lag.seconds, lag.source
@@ -83,6 +84,13 @@ def retention_dict(retention) -> dict | None:
 DOCUMENT_VERSION = 2
 
 
+def resumes_fields(resumes) -> dict:
+    """`resumes_at`, `resumes` and `resumes_citation` of a behaviour.Resumption (all null for none)."""
+    if resumes is None:
+        return {"resumes_at": None, "resumes": None, "resumes_citation": None}
+    return {"resumes_at": resumes.at, "resumes": resumes.kind.value, "resumes_citation": resumes.citation_text()}
+
+
 def finding_dict(f: Finding) -> dict:
     """A finding in the JSON document. Its `hint` only where it is not its code's (those are in `hints`, once
     per code): an all-broken fleet of 100,000 partitions otherwise repeats them 200,000 times, 43 MB."""
@@ -91,6 +99,8 @@ def finding_dict(f: Finding) -> dict:
          "zk_root": k.zk_root, "topic": f.topic, "partition": f.partition, "path": f.path, "message": f.message}
     if f.hint != CATALOGUE[f.code].hint:
         d["hint"] = f.hint
+    if f.resumes is not None:  # MISSING_PARTITION: where the spout starts the partition it names
+        d.update(resumes_fields(f.resumes))
     return d
 
 

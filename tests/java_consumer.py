@@ -13,53 +13,20 @@ at the end. About 1.5 s a call (a JVM start, most of it).
 
 from __future__ import annotations
 
-import atexit
 import functools
-import json
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 from offctl.adapters import servers
+from tests.javarun import JVM_FLAGS, compile_java, run_json_line, tool
 
 SOURCE = Path(__file__).parent / "java" / "ConsumerView.java"
 ISOLATIONS = ("read_committed", "read_uncommitted")
 
-# kafka-clients logs through slf4j, bound by Kafka's lib/ to log4j2, whose default configuration writes ERRORs to
-# stdout. ConsumerView keeps stdout for its JSON line anyway (System.out goes to stderr); this puts WARNs and up on
-# stderr, where a failure's message shows them.
-_LOG4J2 = """rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = stderr
-appender.stderr.type = Console
-appender.stderr.name = stderr
-appender.stderr.target = SYSTEM_ERR
-appender.stderr.layout.type = PatternLayout
-appender.stderr.layout.pattern = kafka-clients: %p %c{1}: %m%n%ex
-"""
-
-
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        raise AssertionError(f"{name} not found: ConsumerView needs a JDK (apt-get install openjdk-17-jdk-headless)")
-    return found
-
-
 @functools.cache
 def _classes() -> tuple[str, str]:
-    """Compile ConsumerView.java once per session into a temporary directory; returns (its classpath with Kafka's
-    jars, the log4j2 configuration file)."""
+    """ConsumerView compiled once per session: (its classpath with Kafka's jars, the log4j2 configuration file)."""
     kafka = servers.kafka_classpath(servers.KAFKA)  # "<kafka home>/<version>/lib/*": java expands the wildcard
-    where = tempfile.mkdtemp(prefix="consumer-view-")
-    atexit.register(shutil.rmtree, where, ignore_errors=True)
-    compiled = subprocess.run([_tool("javac"), "-nowarn", "-Xlint:none", "-cp", kafka, "-d", where, str(SOURCE)],
-                              capture_output=True, text=True, timeout=120)
-    if compiled.returncode != 0:
-        raise AssertionError(f"javac {SOURCE.name} failed ({compiled.returncode}): {compiled.stderr}")
-    logging = Path(where) / "log4j2.properties"
-    logging.write_text(_LOG4J2)
-    return f"{where}:{kafka}", str(logging)
+    return compile_java(SOURCE, kafka, prefix="consumer-view-", log_prefix="kafka-clients")
 
 
 def consumer_view(bootstrap: str, topic: str, starts: dict[int, int], *,
@@ -73,23 +40,12 @@ def consumer_view(bootstrap: str, topic: str, starts: dict[int, int], *,
     if not starts:
         raise ValueError("no partitions to read")
     classpath, logging = _classes()
-    argv = [_tool("java"), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-            f"-Dlog4j2.configurationFile={logging}", "-cp", classpath, "ConsumerView", bootstrap, isolation, topic,
-            *(f"{int(p)}={int(o)}" for p, o in starts.items())]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"ConsumerView did not end within {timeout} s; stderr: {exc.stderr}") from None
-    if proc.returncode != 0:
-        raise AssertionError(f"ConsumerView failed ({proc.returncode}): {proc.stderr}")
-    lines = proc.stdout.splitlines()
-    if len(lines) != 1:
-        raise AssertionError(f"ConsumerView printed {len(lines)} lines, not one: {proc.stdout!r}; "
-                             f"stderr: {proc.stderr}")
-    try:
-        view = {int(p): v for p, v in json.loads(lines[0]).items()}
-    except ValueError as exc:
-        raise AssertionError(f"ConsumerView printed no JSON object ({exc}): {lines[0]!r}") from None
+    argv = [tool("java", "ConsumerView"), *JVM_FLAGS, f"-Dlog4j2.configurationFile={logging}", "-cp", classpath,
+            "ConsumerView", bootstrap, isolation, topic, *(f"{int(p)}={int(o)}" for p, o in starts.items())]
+    answer = run_json_line("ConsumerView", argv, timeout=timeout)
+    if not isinstance(answer, dict):
+        raise AssertionError(f"ConsumerView printed no JSON object: {answer!r}")
+    view = {int(p): v for p, v in answer.items()}
     if sorted(view) != sorted(int(p) for p in starts):
         raise AssertionError(f"ConsumerView answered for partitions {sorted(view)}, not {sorted(starts)}")
     return view

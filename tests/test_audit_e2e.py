@@ -30,6 +30,16 @@ FROM_MESSAGES = ("COMMIT_EXPIRY_RISK", "RETENTION_RISK", "RETENTION_EXCEEDED")
 @pytest.fixture
 def fleet(zk, zk_server, kafka, names):
     """A small fleet with healthy spouts and problems: (connection flags, what was seeded)."""
+    return _fleet(zk, zk_server, kafka, names)
+
+
+@pytest.fixture
+def fleet39(zk, zk_server, kafka39, names):
+    """The fleet on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read its spouts alone."""
+    return _fleet(zk, zk_server, kafka39, names)
+
+
+def _fleet(zk, zk_server, kafka, names):
     t1, t2 = names("t1"), names("t2")
     kafka.create_topic(t1, 3)
     kafka.create_topic(t2, 2)
@@ -146,14 +156,14 @@ def test_the_audit_reads_after_the_analysis_with_the_options_inspect_takes(cli, 
             assert "COMMIT_EXPIRY_RISK" in codes(a) - codes(default)
 
 
-def test_a_wildcard_record_naming_another_topic_reads_as_in_inspect(cli, spark, zk, zk_server, kafka, names):
+def test_a_wildcard_record_naming_another_topic_reads_as_in_inspect(cli, spark, zk, zk_server, kafka39, names):
     """Issue 22: the audit's tasks read a spout id and its topic folders together, with inspect's parser and
     rules: <id>/orders/partition_0 naming clicks is orders/0's offset (PartitionManager.java, v1.2.4)."""
-    orders, clicks = kafka.filled_topic(names("orders"), 2, 3), kafka.filled_topic(names("clicks"), 2, 0)
+    orders, clicks = kafka39.filled_topic(names("orders"), 2, 3), kafka39.filled_topic(names("clicks"), 2, 0)
     base = f"{names.root}/{names('wild')}"
     zk.create(f"{base}/{orders}/partition_0", storm_record(clicks, 0, 1), makepath=True)
     zk.create(f"{base}/{clicks}/partition_0", storm_record(clicks, 0, 1), makepath=True)
-    flags = ["--zk", zk_server.address, "--zk-root", names.root, "--bootstrap-servers", kafka.bootstrap, "-o", "json"]
+    flags = ["--zk", zk_server.address, "--zk-root", names.root, "--bootstrap-servers", kafka39.bootstrap, "-o", "json"]
     inspected, audited = cli("inspect", *flags).json(), cli("audit", *flags).json()
     sees_what_inspect_sees(inspected, audited)
     assert [c["consumer"] for c in audited["consumers"]] == [names("wild")]
@@ -374,7 +384,7 @@ def test_spark_submit_runs_the_audit(fleet, tmp_path):
     assert "Worst consumers" in proc.stderr and "Worst consumers" not in proc.stdout
 
 
-def test_progress_reports_tasks_of_each_phase(spark, fleet, zk_server, kafka):
+def test_progress_reports_tasks_of_each_phase(spark, fleet39, zk_server, kafka39):
     from contextlib import contextmanager
 
     from offctl.audit import AuditSettings, audit
@@ -386,8 +396,8 @@ def test_progress_reports_tasks_of_each_phase(spark, fleet, zk_server, kafka):
     def track(phase):
         yield lambda done, total: seen.__setitem__(phase, (done, total))
 
-    flags, seeded = fleet
-    conn = Connection(zk=zk_server.address, zk_roots=(seeded["root"],), bootstrap_servers=kafka.bootstrap,
+    flags, seeded = fleet39
+    conn = Connection(zk=zk_server.address, zk_roots=(seeded["root"],), bootstrap_servers=kafka39.bootstrap,
                       storm_root=seeded["storm"])
     with audit(conn, AuditSettings(), track=track) as done:
         assert (done.result.tally.consumers, done.result.tally.partitions) == (3, 7)  # the spouts; no group given
@@ -408,9 +418,9 @@ HEALTHY = "-ok \u00e9 #%\u200b"  # the healthy spouts' ids hold characters ZooKe
 
 
 @pytest.fixture
-def odd_fleet(zk, zk_server, kafka, names):
+def odd_fleet(zk, zk_server, kafka39, names):
     """Beside each spout whose records name an odd topic, in the same Spark task, a healthy spout with lag 2."""
-    topic = kafka.filled_topic(names("t"), 2, 5)
+    topic = kafka39.filled_topic(names("t"), 2, 5)
     root, storm = names.root + "/spouts", names.root + "/storm"
     running = "etl-1-1763700000"
     zk.create(f"{storm}/storms/{running}", makepath=True)
@@ -425,7 +435,7 @@ def odd_fleet(zk, zk_server, kafka, names):
                       makepath=True)
             zk.create(f"{root}/{i}{HEALTHY}/partition_{p}", storm_record(topic, p, 3, topology_id=running),
                       makepath=True)
-    flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka.bootstrap,
+    flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka39.bootstrap,
              "--storm-root", storm]
     return flags, {"root": root, "topic": topic, "odd": odd}
 

@@ -62,7 +62,10 @@ OUT_OF_RANGE = [
     pytest.param(SpoutProfile(out_of_range_reset=False), SK, "below", Lands.FAILS, "KafkaUtils.fetchMessages", KU,
                  ("v1.2.4",), "without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, "
                  "KafkaUtils.fetchMessages, v1.2.4) and the partition never emits from it again: those messages are "
-                 "gone", id="fails:KafkaUtils.fetchMessages@v1.2.4(FailedFetchException)"),
+                 "gone; KafkaSpout.nextTuple retries the failing partition without moving on to the next (its "
+                 "_currPartitionIndex stays), so once the task reaches it, none of its partitions emits again "
+                 "(KafkaSpout.nextTuple, v1.2.4; run on storm-kafka 1.2.4)",
+                 id="fails:KafkaUtils.fetchMessages@v1.2.4(FailedFetchException)"),
     pytest.param(SpoutProfile(), TR, "below", Lands.LOG_START, "TridentKafkaEmitter", TKE, ("v1.2.4",),
                  "the emitter moves to the log start (EarliestTime, on TopicOffsetOutOfRangeException; "
                  "TridentKafkaEmitter, v1.2.4)", id="log-start:TridentKafkaEmitter@v1.2.4"),
@@ -77,7 +80,13 @@ OUT_OF_RANGE = [
     pytest.param(client("2.8.8"), CL, "above", Lands.LOG_START, "KafkaSpoutConfig", KSC, ("v1.2.4", "v2.8.8"),
                  "the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
                  "KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another (KafkaSpoutConfig, "
-                 "v1.2.4 and v2.8.8)", id="log-start:KafkaSpoutConfig@v2.8.8(AT_LEAST_ONCE-earliest)"),
+                 "v1.2.4 and v2.8.8); but the spout counts its commits from the stored offset, so its first commit "
+                 "after acking a message from the log start throws IllegalStateException (the offset is below the "
+                 "current nextCommitOffset, OffsetManager.findNextCommitOffset, v1.2.4 and v2.8.8; run on "
+                 "storm-kafka-client 1.2.4 and 2.8.3). Thrown out of nextTuple at the first commit period, it ends the "
+                 "worker, which restarts into the same commit (read from the source): the commit never moves, and the "
+                 "messages from the log start are emitted again on every restart",
+                 id="log-start:KafkaSpoutConfig@v2.8.8(AT_LEAST_ONCE-earliest)"),
     pytest.param(client("3.1.0", Guarantee.AT_MOST_ONCE), CL, "below", Lands.LOG_END, "KafkaSpoutConfig", KSC,
                  ("v1.2.4", "v2.8.8"), None, id="log-end:KafkaSpoutConfig@v2.8.8(AT_MOST_ONCE-latest)"),
 ]

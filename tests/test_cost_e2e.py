@@ -28,6 +28,17 @@ def ts(partition: int, offset: int) -> int:
 @pytest.fixture
 def timed(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic of 2 partitions of 5 messages at ts(p, o), an old spout at 2 and 3, an empty Storm root."""
+    return _timed(zk, kafka, names, zk_server, broker, tmp_path)
+
+
+@pytest.fixture
+def timed39(zk, kafka39, names, zk_server, broker39, tmp_path):
+    """`timed` on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests whose only consumer is the old
+    spout."""
+    return _timed(zk, kafka39, names, zk_server, broker39, tmp_path)
+
+
+def _timed(zk, kafka, names, zk_server, broker, tmp_path):
     topic = names("orders")
     kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # written in 2025: kept, not deleted by retention
     for p in range(2):
@@ -61,8 +72,8 @@ def summed(partitions: int, messages: int, first: int | None, last: int | None) 
 NOTHING = summed(0, 0, None, None)
 
 
-def test_a_shift_by_one_skips_the_one_message_at_the_old_offset(cli, timed):
-    args = ["reset", *timed.conn, "--spout", "orders", "--to", "shift", "--by", "1", "--partitions", "0"]
+def test_a_shift_by_one_skips_the_one_message_at_the_old_offset(cli, timed39):
+    args = ["reset", *timed39.conn, "--spout", "orders", "--to", "shift", "--by", "1", "--partitions", "0"]
     table = cli(*args)
     assert table.exit_code == 0, table.stderr
     at = iso_ms(ts(0, 2))
@@ -87,8 +98,8 @@ def test_a_group_reset_to_earliest_replays_what_it_processed_with_the_span(cli, 
             f"under at-least-once they are processed again (duplicates downstream)") in table.stdout
 
 
-def test_a_write_states_the_cost_of_its_undo_and_the_restore_plan_states_it_too(cli, timed):
-    written = cli("reset", *timed.conn, "--spout", "orders", "--to", "latest", "--partitions", "0", "--execute",
+def test_a_write_states_the_cost_of_its_undo_and_the_restore_plan_states_it_too(cli, timed39):
+    written = cli("reset", *timed39.conn, "--spout", "orders", "--to", "latest", "--partitions", "0", "--execute",
                   "--yes")
     assert written.exit_code == 0, written.stderr
     span = f"{iso_ms(ts(0, 2))} to {iso_ms(ts(0, 4))[11:]}"
@@ -98,10 +109,10 @@ def test_a_write_states_the_cost_of_its_undo_and_the_restore_plan_states_it_too(
     backup = re.search(r"^backup: (\S+)$", written.stdout, re.M).group(1)
     assert undo.group(1).startswith(f"offctl restore {backup} --execute")
 
-    restore = cli("restore", backup, *timed.conn, "-o", "json")
+    restore = cli("restore", backup, *timed39.conn, "-o", "json")
     assert restore.exit_code == 0, restore.stderr
     assert costs(restore.json()) == [(0, "replay", 3, False, iso_ms(ts(0, 2)), iso_ms(ts(0, 4)), "full")]
-    restored = cli("restore", backup, *timed.conn, "--execute", "--yes", "-o", "json").json()
+    restored = cli("restore", backup, *timed39.conn, "--execute", "--yes", "-o", "json").json()
     assert restored["verified"] and restored["cost"]["replay"] == summed(1, 3, ts(0, 2), ts(0, 4))
     # undoing the restore skips the same three messages again
     assert restored["undo_cost"] == {"replay": NOTHING, "skip": summed(1, 3, ts(0, 2), ts(0, 4)),
@@ -119,11 +130,11 @@ def test_a_migration_into_a_group_without_commits_counts_from_where_the_new_spou
     assert doc["cost"]["skip"] == summed(2, 5, ts(0, 0), ts(1, 2))
 
 
-def test_a_record_created_again_counts_from_where_the_spout_starts_without_one(cli, timed):
-    deleted = cli("delete", *timed.conn, "--spout", "orders", "--partitions", "1", "--execute", "--yes", "-o", "json")
+def test_a_record_created_again_counts_from_where_the_spout_starts_without_one(cli, timed39):
+    deleted = cli("delete", *timed39.conn, "--spout", "orders", "--partitions", "1", "--execute", "--yes", "-o", "json")
     assert deleted.exit_code == 0, deleted.stderr
     assert deleted.json()["cost"] is None  # delete reads no Kafka
-    doc = cli("restore", deleted.json()["backup"], *timed.conn, "-o", "json").json()
+    doc = cli("restore", deleted.json()["backup"], *timed39.conn, "-o", "json").json()
     assert costs(doc) == [(1, "skip", 3, False, iso_ms(ts(1, 0)), iso_ms(ts(1, 2)), "full")]
     assert "no record before: counted from startOffsetTime, the log start" in doc["changes"][0]["cost"]
 
@@ -132,10 +143,10 @@ def changed(doc: dict) -> list[tuple]:
     return [(c["partition"], c["before"], c["after"], c["cost"]) for c in doc["changes"]]
 
 
-def test_a_reset_to_a_time_goes_to_the_first_message_written_at_or_after_it(cli, timed):
+def test_a_reset_to_a_time_goes_to_the_first_message_written_at_or_after_it(cli, timed39):
     """--to time asks the broker for the first offset whose timestamp is at or after --at (ListOffsets by
     timestamp), and where no message is that late the plan takes the log end, as kafka-consumer-groups does."""
-    late = cli("reset", *timed.conn, "--spout", "orders", "--to", "time", "--at", iso_ms(ts(1, 2)), "-o", "json")
+    late = cli("reset", *timed39.conn, "--spout", "orders", "--to", "time", "--at", iso_ms(ts(1, 2)), "-o", "json")
     assert late.exit_code == 0, late.stderr
     doc = late.json()
     assert changed(doc) == [
@@ -143,7 +154,7 @@ def test_a_reset_to_a_time_goes_to_the_first_message_written_at_or_after_it(cli,
         (1, 3, 2, f"replays 1 message written at {iso_ms(ts(1, 2))}")]
     assert doc["changes"][0]["reasons"] == [f"no message at or after {iso_ms(ts(1, 2))}: log end, as "
                                             f"kafka-consumer-groups does"]
-    between = cli("reset", *timed.conn, "--spout", "orders", "--to", "time", "--at", str(ts(0, 0) + 500),
+    between = cli("reset", *timed39.conn, "--spout", "orders", "--to", "time", "--at", str(ts(0, 0) + 500),
                   "--partitions", "0", "-o", "json").json()
     assert changed(between) == [(0, 2, 1, f"replays 1 message written at {iso_ms(ts(0, 1))}")]  # the next one's
 
@@ -189,7 +200,7 @@ def test_a_range_the_log_cleaner_compacted_counts_up_to_its_offsets_with_the_tim
     assert "offset 3 holds no message, so the last one's time is not known" in end_gone["changes"][0]["cost"]
 
 
-def test_a_plan_whose_messages_cannot_be_read_gives_counts_and_says_why(cli, timed, monkeypatch):
+def test_a_plan_whose_messages_cannot_be_read_gives_counts_and_says_why(cli, timed39, monkeypatch):
     from offctl.adapters.kafka import KafkaStore
     from offctl.errors import StoreUnavailable
 
@@ -197,7 +208,7 @@ def test_a_plan_whose_messages_cannot_be_read_gives_counts_and_says_why(cli, tim
         raise StoreUnavailable("Kafka at test: a read of messages failed: TOPIC_AUTHORIZATION_FAILED")
 
     monkeypatch.setattr(KafkaStore, "read_messages", refused)
-    result = cli("reset", *timed.conn, "--spout", "orders", "--to", "earliest", "-o", "json")
+    result = cli("reset", *timed39.conn, "--spout", "orders", "--to", "earliest", "-o", "json")
     assert result.exit_code == 0, result.stderr
     doc = result.json()
     assert costs(doc) == [(0, "replay", 2, False, None, None, "unknown"), (1, "replay", 3, False, None, None, "unknown")]

@@ -18,6 +18,16 @@ RUNNING_ID = "orders-topology-7-1700000000"
 @pytest.fixture
 def fleet(zk, kafka, broker, names):
     """A topic with data, a Storm root, and spouts with one of each problem."""
+    return _fleet(zk, kafka, broker, names)
+
+
+@pytest.fixture
+def fleet39(zk, kafka39, broker39, names):
+    """The fleet on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read its spouts alone."""
+    return _fleet(zk, kafka39, broker39, names)
+
+
+def _fleet(zk, kafka, broker, names):
     topic = names("orders")
     kafka.create_topic(topic, 4)
     for partition, count in {0: 5, 1: 3, 2: 1, 3: 2}.items():
@@ -119,9 +129,9 @@ def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, flee
     assert doc["summary"]["partitions"] == len(doc["partitions"])
 
 
-def test_healthy_spout_exits_zero_and_fail_on_escalates(cli, zk_server, broker, fleet):
-    base = ("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--spout", "healthy",
-            "--bootstrap-servers", broker.address, "--storm-root", fleet["storm_root"], "--output", "json")
+def test_healthy_spout_exits_zero_and_fail_on_escalates(cli, zk_server, broker39, fleet39):
+    base = ("inspect", "--zk", zk_server.address, "--zk-root", fleet39["root"], "--spout", "healthy",
+            "--bootstrap-servers", broker39.address, "--storm-root", fleet39["storm_root"], "--output", "json")
     assert cli(*base).exit_code == 0
     assert cli(*base, "--lag-threshold", "2").exit_code == 0  # HIGH_LAG is a warning
     assert cli(*base, "--lag-threshold", "2", "--fail-on", "warning").exit_code == 1
@@ -139,9 +149,9 @@ def test_table_and_csv_outputs(cli, zk_server, broker, fleet):
     assert any(",broken," in line and "OFFSET_ABOVE_LOG_END" in line for line in lines)
 
 
-def test_env_variables_replace_flags(cli, zk_server, broker, fleet):
-    env = {"OFFCTL_ZK": zk_server.address, "OFFCTL_ZK_ROOT": fleet["root"],
-           "OFFCTL_BOOTSTRAP_SERVERS": broker.address, "OFFCTL_STORM_ROOT": fleet["storm_root"]}
+def test_env_variables_replace_flags(cli, zk_server, broker39, fleet39):
+    env = {"OFFCTL_ZK": zk_server.address, "OFFCTL_ZK_ROOT": fleet39["root"],
+           "OFFCTL_BOOTSTRAP_SERVERS": broker39.address, "OFFCTL_STORM_ROOT": fleet39["storm_root"]}
     result = cli("inspect", "--spout", "healthy", "--output", "json", env=env)
     assert result.exit_code == 0, result.stderr
     assert {r["consumer"] for r in result.json()["partitions"]} == {"healthy"}
@@ -223,24 +233,26 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
         gc.enable()
 
 
-def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(cli, zk, zk_server, kafka, broker, names):
+def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(cli, zk, zk_server, kafka39, broker39,
+                                                                            names):
     """Issue 22: <id>/orders/partition_0 names clicks. PartitionManager reads committedPath = zkRoot + "/" + id +
     "/" + Partition.getId(), getId() = topic + "/partition_N" for a wildcard topic, and takes only topology.id
     and offset from it (PartitionManager.java, Partition.java, v1.0.0 to v1.2.4): orders/0's offset, and
     orders/1-3 have none. No flat spout '<id>/orders' reading clicks."""
-    orders, clicks = kafka.filled_topic(names("orders"), 4, 0), kafka.filled_topic(names("clicks"), 4, 2)
-    kafka.produce(orders, 0, 5)
+    orders, clicks = kafka39.filled_topic(names("orders"), 4, 0), kafka39.filled_topic(names("clicks"), 4, 2)
+    kafka39.produce(orders, 0, 5)
     spout = names("wild")
     base = f"{names.root}/{spout}"
     def put(folder: str, partition: int, offset: int) -> None:  # every record names clicks
         zk.create(f"{base}/{folder}/partition_{partition}",
-                  storm_record(clicks, partition, offset, topology_id=RUNNING_ID, broker=broker.address), makepath=True)
+                  storm_record(clicks, partition, offset, topology_id=RUNNING_ID, broker=broker39.address),
+                  makepath=True)
 
     put(orders, 0, 3)
     for p in range(4):
         put(clicks, p, 2)
     result = cli("inspect", "--zk", zk_server.address, "--zk-root", names.root, "--bootstrap-servers",
-                 broker.address, "--output", "json")
+                 broker39.address, "--output", "json")
     doc = result.json()
     assert [c["consumer"] for c in doc["consumers"]] == [spout]
     (row,) = [r for r in doc["partitions"] if r["topic"] == orders]

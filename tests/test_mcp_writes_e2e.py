@@ -29,6 +29,17 @@ ZK_PASSWORD, KAFKA_SECRET = "zk-digest-pw-for-writes", "kafka-client-secret-for-
 def stuck(zk, kafka, broker, zk_server, names, tmp_path):
     """A spout stuck at offset 2 of partition 0 (the poison message), its topology stopped, and a config file whose
     context `fixture` names the fixture servers, with a backup directory and an audit log of this test's own."""
+    return _stuck(zk, kafka, broker, zk_server, names, tmp_path)
+
+
+@pytest.fixture
+def stuck39(zk, kafka39, broker39, zk_server, names, tmp_path):
+    """`stuck` on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests whose only consumer is the
+    spout."""
+    return _stuck(zk, kafka39, broker39, zk_server, names, tmp_path)
+
+
+def _stuck(zk, kafka, broker, zk_server, names, tmp_path):
     topic = names("orders")
     kafka.create_topic(topic, 2)
     kafka.produce_records(topic, 0, [{"value": b"m0"}, {"value": b"m1"}, {"value": b"\xff poison"}, {"value": b"m3"}])
@@ -100,14 +111,14 @@ def shift_one(s, stuck):
     return s.call_tool("plan_reset", {"consumer": "orders-spout", "to": "shift", "value": "+1", "partitions": "0"})
 
 
-def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, kafka, stuck):
+def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, kafka39, stuck39):
     async def main():
-        async with session(stuck, "--allow-writes", answers=[True, True]) as s:
+        async with session(stuck39, "--allow-writes", answers=[True, True]) as s:
             fleet = [c for page in await whole_fleet(s) for c in structured(page)["consumers"]]
             peeked = structured(await s.call_tool("peek", {"consumer": "orders-spout", "partitions": [0]}))
-            plan = structured(await shift_one(s, stuck))
+            plan = structured(await shift_one(s, stuck39))
             written = structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]}))
-            after = offset_of(zk, stuck["node"])
+            after = offset_of(zk, stuck39["node"])
             again = structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]}))
             undo = structured(await s.call_tool("plan_restore", {"backup": Path(written["backup"]).name}))
             undone = structured(await s.call_tool("apply", {"plan_id": undo["plan_id"]}))
@@ -115,12 +126,12 @@ def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, kafka, stuck):
 
     fleet, peeked, plan, written, after, again, undo, undone, shown = anyio.run(main)
     said = json.dumps([fleet, peeked, plan, written, again, undo, undone, shown])
-    logged = (stuck["tmp"] / "mcp.stderr").read_text() + (stuck["tmp"] / "audit.log").read_text()
+    logged = (stuck39["tmp"] / "mcp.stderr").read_text() + (stuck39["tmp"] / "audit.log").read_text()
     assert ZK_PASSWORD not in said + logged and KAFKA_SECRET not in said + logged
     # the stuck spout is the one under the context's root; the rest are the Storm groups on the context's broker
     # (the session's, which holds the other tests' groups)
     assert [c["consumer"] for c in fleet if c["store"] == "zookeeper"] == ["orders-spout"]
-    assert {c["consumer"] for c in fleet if c["store"] == "kafka"} == storm_groups_on(kafka)
+    assert {c["consumer"] for c in fleet if c["store"] == "kafka"} == storm_groups_on(kafka39)
     assert peeked["partitions"][0]["offset"] == 2 and peeked["partitions"][0]["messages"][0]["offset"] == 2
     # the plan: one change, 2 -> 3, its cost, its guards, bound to what it saw, and the command an operator runs
     assert plan["writes"] == 1 and plan["refused"] == [] and plan["kind"] == "reset"
@@ -135,83 +146,84 @@ def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, kafka, stuck):
     assert again["status"] == "refused" and not again["written"]  # a plan is applied once
     assert [(c["partition"], c["before"], c["after"]) for state in undo["state"] for c in state["changes"]] == \
         [(0, 3, 2)]
-    assert undone["status"] == "written" and offset_of(zk, stuck["node"]) == 2
+    assert undone["status"] == "written" and offset_of(zk, stuck39["node"]) == 2
 
 
 @pytest.mark.parametrize("said", [False, "decline"], ids=["answered-no", "declined"])
-def test_a_human_who_says_no_writes_nothing(zk, stuck, said):
+def test_a_human_who_says_no_writes_nothing(zk, stuck39, said):
     async def main():
-        async with session(stuck, "--allow-writes", answers=[said]) as s:
-            plan = structured(await shift_one(s, stuck))
+        async with session(stuck39, "--allow-writes", answers=[said]) as s:
+            plan = structured(await shift_one(s, stuck39))
             return structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]})), list(s.shown)
 
     result, shown = anyio.run(main)
     assert len(shown) == 1 and result["status"] == "declined" and not result["written"]
-    assert offset_of(zk, stuck["node"]) == 2 and not (stuck["tmp"] / "backups").exists()
+    assert offset_of(zk, stuck39["node"]) == 2 and not (stuck39["tmp"] / "backups").exists()
 
 
-def test_without_allow_writes_nothing_is_written_and_the_command_is_named(zk, stuck):
+def test_without_allow_writes_nothing_is_written_and_the_command_is_named(zk, stuck39):
     async def main():
-        async with session(stuck, answers=[True]) as s:
-            plan = structured(await shift_one(s, stuck))
+        async with session(stuck39, answers=[True]) as s:
+            plan = structured(await shift_one(s, stuck39))
             return plan, structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]})), list(s.shown)
 
     plan, result, shown = anyio.run(main)
     assert result["status"] == "refused" and "--allow-writes" in result["reason"] and plan["command"] in result["reason"]
-    assert shown == [] and offset_of(zk, stuck["node"]) == 2
+    assert shown == [] and offset_of(zk, stuck39["node"]) == 2
 
 
-def test_a_client_that_cannot_elicit_gets_the_command_line_instead(zk, stuck):
+def test_a_client_that_cannot_elicit_gets_the_command_line_instead(zk, stuck39):
     async def main():
-        async with session(stuck, "--allow-writes") as s:
-            plan = structured(await shift_one(s, stuck))
+        async with session(stuck39, "--allow-writes") as s:
+            plan = structured(await shift_one(s, stuck39))
             return plan, structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]}))
 
     plan, result = anyio.run(main)
     assert result["status"] == "refused" and not result["written"]
-    assert plan["command"] in result["reason"] and offset_of(zk, stuck["node"]) == 2
+    assert plan["command"] in result["reason"] and offset_of(zk, stuck39["node"]) == 2
 
 
-def test_a_record_changed_between_plan_and_apply_is_refused(zk, broker, stuck):
+def test_a_record_changed_between_plan_and_apply_is_refused(zk, broker39, stuck39):
     async def main():
-        async with session(stuck, "--allow-writes", answers=[True]) as s:
-            plan = structured(await shift_one(s, stuck))
+        async with session(stuck39, "--allow-writes", answers=[True]) as s:
+            plan = structured(await shift_one(s, stuck39))
             # the spout (or another operator) moved on meanwhile
-            zk.set(stuck["node"], storm_record(stuck["topic"], 0, 3, topology_id=STOPPED_ID, broker=broker.address))
+            zk.set(stuck39["node"],
+                   storm_record(stuck39["topic"], 0, 3, topology_id=STOPPED_ID, broker=broker39.address))
             return structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]})), list(s.shown)
 
     result, shown = anyio.run(main)
     assert result["status"] == "refused" and "state changed since the plan" in result["reason"]
-    assert shown == [] and offset_of(zk, stuck["node"]) == 3  # not shifted from the new offset either
+    assert shown == [] and offset_of(zk, stuck39["node"]) == 3  # not shifted from the new offset either
 
 
-def test_an_expired_plan_is_refused(zk, stuck):
+def test_an_expired_plan_is_refused(zk, stuck39):
     async def main():
-        async with session(stuck, "--allow-writes", "--plan-ttl", "1s", answers=[True]) as s:
-            plan = structured(await shift_one(s, stuck))
+        async with session(stuck39, "--allow-writes", "--plan-ttl", "1s", answers=[True]) as s:
+            plan = structured(await shift_one(s, stuck39))
             await anyio.sleep(1.5)
             return structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]}))
 
     result = anyio.run(main)
     assert result["status"] == "refused" and "expired" in result["reason"]
-    assert offset_of(zk, stuck["node"]) == 2
+    assert offset_of(zk, stuck39["node"]) == 2
 
 
-def test_a_running_topology_refuses_at_apply(zk, stuck):
+def test_a_running_topology_refuses_at_apply(zk, stuck39):
     async def main():
-        async with session(stuck, "--allow-writes", answers=[True]) as s:
-            plan = structured(await shift_one(s, stuck))
-            zk.create(f"{stuck['storm_root']}/storms/{STOPPED_ID}", b"")  # the topology was started again
+        async with session(stuck39, "--allow-writes", answers=[True]) as s:
+            plan = structured(await shift_one(s, stuck39))
+            zk.create(f"{stuck39['storm_root']}/storms/{STOPPED_ID}", b"")  # the topology was started again
             return plan, structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]})), list(s.shown)
 
     plan, result, shown = anyio.run(main)
     assert plan["refused"] == [] and result["status"] == "refused" and not result["written"]
-    assert shown == [] and offset_of(zk, stuck["node"]) == 2
+    assert shown == [] and offset_of(zk, stuck39["node"]) == 2
 
 
-def test_a_plan_outside_the_context_is_refused(stuck):
+def test_a_plan_outside_the_context_is_refused(stuck39):
     async def main():
-        async with session(stuck, "--allow-writes", answers=[]) as s:
+        async with session(stuck39, "--allow-writes", answers=[]) as s:
             other_context = await s.call_tool("plan_reset", {"consumer": "orders-spout", "to": "earliest",
                                                              "context": "prod"})
             other_root = await s.call_tool("plan_reset", {"consumer": "orders-spout", "to": "earliest",

@@ -39,6 +39,17 @@ class Human:
 def fleet(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic of 3 partitions of 10 messages, the spout `orders` at 4, 5, 6, an empty Storm root, and the run
     the MCP face resolves for its context."""
+    return _fleet(zk, kafka, names, zk_server, broker, tmp_path)
+
+
+@pytest.fixture
+def fleet39(zk, kafka39, names, zk_server, broker39, tmp_path):
+    """The fleet on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests whose only consumer is the
+    spout."""
+    return _fleet(zk, kafka39, names, zk_server, broker39, tmp_path)
+
+
+def _fleet(zk, kafka, names, zk_server, broker, tmp_path):
     topic = kafka.filled_topic(names("orders"), 3, 10)
     root = names.root + "/spouts"
     for p in range(3):
@@ -69,10 +80,10 @@ def offset_of(data: bytes) -> int:
     return json.loads(data)["offset"]
 
 
-def test_the_poison_message_fix_is_written_with_a_yes_and_its_undo_puts_it_back(cli, fleet):
-    before = fleet.state()
-    plan = poison_fix(fleet)
-    assert plan.writes == 1 and plan.document["mode"] == "dry-run" and fleet.state() == before
+def test_the_poison_message_fix_is_written_with_a_yes_and_its_undo_puts_it_back(cli, fleet39):
+    before = fleet39.state()
+    plan = poison_fix(fleet39)
+    assert plan.writes == 1 and plan.document["mode"] == "dry-run" and fleet39.state() == before
     assert [(c["partition"], c["before"], c["after"], c["action"]) for c in plan.document["changes"]] == [
         (1, 5, 6, "write")]
     assert plan.document["cost"]["skip"]["messages"] == 1  # the one message skipped
@@ -80,41 +91,41 @@ def test_the_poison_message_fix_is_written_with_a_yes_and_its_undo_puts_it_back(
     assert plan.state[0].changes[0].before_data == before[1][0] and plan.state[0].changes[0].version == before[1][1]
 
     human = Human()
-    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    result = apply(fleet39.store, plan.id, allow_writes=True, confirm=human)
     assert result.status == WRITTEN and result.written and result.verified, result.reason
     assert human.shown == [plan.text]
-    after = fleet.state()
+    after = fleet39.state()
     assert after[1] == (before[1][0].replace(b'"offset":5', b'"offset":6'), before[1][1] + 1)
     assert after[0] == before[0] and after[2] == before[2]
-    assert Path(result.backup).is_file() and Path(result.backup).parent == fleet.run.backup_dir
+    assert Path(result.backup).is_file() and Path(result.backup).parent == fleet39.run.backup_dir
     assert [json.loads(line)["phase"] for line in result.audit] == ["intent", "done"]
     assert Path(result.audit_log).read_text().splitlines() == list(result.audit)
     done = json.loads(result.audit[-1])
-    assert (done["path"], done["before"], done["after"], done["outcome"]) == (fleet.path(1), 5, 6, "verified")
+    assert (done["path"], done["before"], done["after"], done["outcome"]) == (fleet39.path(1), 5, 6, "verified")
     assert result.undo.startswith(f"offctl restore {result.backup} --execute")
     assert result.document["executed"] and result.document["undo"] == result.undo
     assert shlex.split(result.command)[:2] == ["offctl", "reset"] and "--by" in result.command
 
     undone = cli(*shlex.split(result.undo)[1:], "--yes")  # --yes: the test has no terminal to answer
     assert undone.exit_code == 0, undone.stderr
-    assert {p: d for p, (d, _) in fleet.state().items()} == {p: d for p, (d, _) in before.items()}
+    assert {p: d for p, (d, _) in fleet39.state().items()} == {p: d for p, (d, _) in before.items()}
 
 
-def test_the_backup_an_apply_wrote_is_restored_through_a_plan(fleet):
-    before = fleet.state()
-    written = apply(fleet.store, poison_fix(fleet).id, allow_writes=True, confirm=Human())
+def test_the_backup_an_apply_wrote_is_restored_through_a_plan(fleet39):
+    before = fleet39.state()
+    written = apply(fleet39.store, poison_fix(fleet39).id, allow_writes=True, confirm=Human())
     assert written.status == WRITTEN, written.reason
-    edited = fleet.store.plan_restore(fleet.run, backup=written.backup)
+    edited = fleet39.store.plan_restore(fleet39.run, backup=written.backup)
     Path(written.backup).write_text(Path(written.backup).read_text() + " ")  # the file changed since its plan
-    refused = apply(fleet.store, edited.id, allow_writes=True, confirm=Human())
+    refused = apply(fleet39.store, edited.id, allow_writes=True, confirm=Human())
     assert refused.status == REFUSED and "the backup file is not what it was" in refused.reason
     Path(written.backup).write_text(Path(written.backup).read_text()[:-1])
-    plan = fleet.store.plan_restore(fleet.run, backup=Path(written.backup).name)
+    plan = fleet39.store.plan_restore(fleet39.run, backup=Path(written.backup).name)
     assert plan.kind == "restore" and plan.writes == 1
     assert {g["guard"]: g["status"] for g in plan.document["guards"]}["changed-since"] == "pass"
-    restored = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    restored = apply(fleet39.store, plan.id, allow_writes=True, confirm=Human())
     assert restored.status == WRITTEN and restored.verified, restored.reason
-    assert {p: d for p, (d, _) in fleet.state().items()} == {p: d for p, (d, _) in before.items()}
+    assert {p: d for p, (d, _) in fleet39.state().items()} == {p: d for p, (d, _) in before.items()}
 
 
 def nothing_to_restore(fleet, backup: str) -> None:
@@ -130,19 +141,19 @@ def nothing_to_restore(fleet, backup: str) -> None:
     assert human.shown == []
 
 
-def test_a_restore_planned_and_applied_twice_finds_nothing_to_change_the_second_time(fleet):
-    before = fleet.state()
-    written = apply(fleet.store, poison_fix(fleet).id, allow_writes=True, confirm=Human())
+def test_a_restore_planned_and_applied_twice_finds_nothing_to_change_the_second_time(fleet39):
+    before = fleet39.state()
+    written = apply(fleet39.store, poison_fix(fleet39).id, allow_writes=True, confirm=Human())
     assert written.status == WRITTEN, written.reason
-    first = fleet.store.plan_restore(fleet.run, backup=Path(written.backup).name)
-    assert apply(fleet.store, first.id, allow_writes=True, confirm=Human()).status == WRITTEN
-    backups = sorted(fleet.run.backup_dir.iterdir())
-    nothing_to_restore(fleet, written.backup)
-    assert sorted(fleet.run.backup_dir.iterdir()) == backups
-    assert {p: d for p, (d, _) in fleet.state().items()} == {p: d for p, (d, _) in before.items()}
+    first = fleet39.store.plan_restore(fleet39.run, backup=Path(written.backup).name)
+    assert apply(fleet39.store, first.id, allow_writes=True, confirm=Human()).status == WRITTEN
+    backups = sorted(fleet39.run.backup_dir.iterdir())
+    nothing_to_restore(fleet39, written.backup)
+    assert sorted(fleet39.run.backup_dir.iterdir()) == backups
+    assert {p: d for p, (d, _) in fleet39.state().items()} == {p: d for p, (d, _) in before.items()}
 
 
-def test_the_restore_of_a_write_cut_off_before_it_landed_finds_nothing_to_change(fleet, monkeypatch):
+def test_the_restore_of_a_write_cut_off_before_it_landed_finds_nothing_to_change(fleet39, monkeypatch):
     """Ctrl-C while the apply waits for ZooKeeper's answer: the apply fails saying the write may or may not have
     been applied, with the undo line; the write never landed, so its restore plan writes nothing."""
     from offctl.adapters.zookeeper import ZkStore
@@ -151,69 +162,69 @@ def test_the_restore_of_a_write_cut_off_before_it_landed_finds_nothing_to_change
     def cut(self, changes):
         raise KeyboardInterrupt
 
-    before = fleet.state()
+    before = fleet39.state()
     monkeypatch.setattr(ZkStore, "write_versioned", cut)
-    failed = apply(fleet.store, poison_fix(fleet).id, allow_writes=True, confirm=Human())
+    failed = apply(fleet39.store, poison_fix(fleet39).id, allow_writes=True, confirm=Human())
     monkeypatch.undo()
     assert failed.status == FAILED and "may or may not have been applied" in failed.reason
     (undo,) = undo_lines(failed.reason)
-    assert fleet.state() == before
-    nothing_to_restore(fleet, shlex.split(undo)[2])
+    assert fleet39.state() == before
+    nothing_to_restore(fleet39, shlex.split(undo)[2])
 
 
-def test_a_backup_outside_the_contexts_backup_directory_is_refused(fleet, tmp_path):
+def test_a_backup_outside_the_contexts_backup_directory_is_refused(fleet39, tmp_path):
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_text("{}")
     for name in (str(elsewhere), "../elsewhere.json", "missing.json"):
         with pytest.raises(UsageError, match="is not a backup file in"):
-            fleet.store.plan_restore(fleet.run, backup=name)
+            fleet39.store.plan_restore(fleet39.run, backup=name)
 
 
-def test_a_no_writes_nothing(fleet):
-    before = fleet.state()
-    plan = poison_fix(fleet)
-    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human(False))
+def test_a_no_writes_nothing(fleet39):
+    before = fleet39.state()
+    plan = poison_fix(fleet39)
+    result = apply(fleet39.store, plan.id, allow_writes=True, confirm=Human(False))
     assert result.status == DECLINED and not result.written and "Nothing was written" in result.reason
-    assert fleet.state() == before and not fleet.run.backup_dir.exists() and not fleet.run.audit_log.exists()
+    assert fleet39.state() == before and not fleet39.run.backup_dir.exists() and not fleet39.run.audit_log.exists()
 
 
-def test_without_allow_writes_it_is_refused(fleet):
-    before = fleet.state()
-    plan = poison_fix(fleet)
+def test_without_allow_writes_it_is_refused(fleet39):
+    before = fleet39.state()
+    plan = poison_fix(fleet39)
     human = Human()
-    result = apply(fleet.store, plan.id, allow_writes=False, confirm=human)
+    result = apply(fleet39.store, plan.id, allow_writes=False, confirm=human)
     assert result.status == REFUSED and "--allow-writes" in result.reason and human.shown == []
-    assert fleet.state() == before and not fleet.run.backup_dir.exists()
+    assert fleet39.state() == before and not fleet39.run.backup_dir.exists()
 
 
-def test_a_record_changed_between_plan_and_apply_is_refused(fleet, zk):
-    plan = poison_fix(fleet)
-    zk.set(fleet.path(1), storm_record(fleet.topic, 1, 7))  # the spout moved on meanwhile
-    before = fleet.state()
+def test_a_record_changed_between_plan_and_apply_is_refused(fleet39, zk):
+    plan = poison_fix(fleet39)
+    zk.set(fleet39.path(1), storm_record(fleet39.topic, 1, 7))  # the spout moved on meanwhile
+    before = fleet39.state()
     human = Human()
-    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    result = apply(fleet39.store, plan.id, allow_writes=True, confirm=human)
     assert result.status == REFUSED and human.shown == []
     assert result.reason.startswith("state changed since the plan: ") and "ask for a new plan" in result.reason
-    assert f"{fleet.path(1)}: offset 5 (version 0) then, offset 7 (version 1) now" in result.reason
-    assert fleet.state() == before and not fleet.run.backup_dir.exists()
+    assert f"{fleet39.path(1)}: offset 5 (version 0) then, offset 7 (version 1) now" in result.reason
+    assert fleet39.state() == before and not fleet39.run.backup_dir.exists()
 
 
-def test_an_expired_plan_is_refused(fleet):
-    before = fleet.state()
-    plan = poison_fix(fleet)
-    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human(), now=plan.expires)
-    assert result.status == REFUSED and "expired" in result.reason and fleet.state() == before
+def test_an_expired_plan_is_refused(fleet39):
+    before = fleet39.state()
+    plan = poison_fix(fleet39)
+    result = apply(fleet39.store, plan.id, allow_writes=True, confirm=Human(), now=plan.expires)
+    assert result.status == REFUSED and "expired" in result.reason and fleet39.state() == before
 
 
-def test_a_topology_started_since_the_plan_is_refused_by_the_guard(fleet, zk):
-    plan = poison_fix(fleet)
+def test_a_topology_started_since_the_plan_is_refused_by_the_guard(fleet39, zk):
+    plan = poison_fix(fleet39)
     assert {g["guard"]: g["status"] for g in plan.document["guards"]}["running-topology"] == "pass"
-    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
-    before = fleet.state()
+    zk.create(f"{fleet39.storm_root}/storms/{TOPOLOGY}")
+    before = fleet39.state()
     human = Human()
-    result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
+    result = apply(fleet39.store, plan.id, allow_writes=True, confirm=human)
     assert result.status == REFUSED and result.reason.startswith("refused by the guards: running-topology: ")
-    assert f"{TOPOLOGY} is running" in result.reason and human.shown == [] and fleet.state() == before
+    assert f"{TOPOLOGY} is running" in result.reason and human.shown == [] and fleet39.state() == before
 
 
 def test_a_kafka_group_reset_is_planned_and_applied(fleet, kafka, names):
@@ -271,13 +282,13 @@ def test_a_kafka_commit_moved_since_the_plan_is_refused(fleet, kafka, names):
     assert _group_commits(kafka, group) == {0: 9, 1: 8}
 
 
-def test_a_spouts_records_are_deleted_through_a_plan(fleet, zk):
-    plan = fleet.store.plan_delete(fleet.run, spout="orders", partitions="2")
+def test_a_spouts_records_are_deleted_through_a_plan(fleet39, zk):
+    plan = fleet39.store.plan_delete(fleet39.run, spout="orders", partitions="2")
     assert plan.writes == 1 and [c["action"] for c in plan.document["changes"]] == ["delete"]
     assert "--partitions 2" in plan.command and shlex.split(plan.command)[1] == "delete"
-    result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
+    result = apply(fleet39.store, plan.id, allow_writes=True, confirm=Human())
     assert result.status == WRITTEN and result.verified, result.reason
-    assert not zk.exists(fleet.path(2)) and zk.exists(fleet.path(1))
+    assert not zk.exists(fleet39.path(2)) and zk.exists(fleet39.path(1))
     assert result.undo.startswith("offctl restore ")
 
 

@@ -67,13 +67,13 @@ def test_the_dashboard_and_alerts_use_only_metrics_the_exporter_serves():
 
 @pytest.mark.zookeeper
 @pytest.mark.kafka
-def test_a_real_prometheus_follows_lag_status_and_findings(zk, kafka, names, zk_server, tmp_path):
+def test_a_real_prometheus_follows_lag_status_and_findings(zk, kafka39, names, zk_server, tmp_path):
     prometheus = tool("prometheus")
-    topic = kafka.filled_topic(names("orders"), 2, 10)
+    topic = kafka39.filled_topic(names("orders"), 2, 10)
     root = names.root + "/spouts"
     zk.create(f"{root}/s/partition_0", storm_record(topic, 0, 4), makepath=True)
     zk.create(f"{root}/s/partition_1", storm_record(topic, 1, 50), makepath=True)  # above the log end
-    serve, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka.bootstrap)
+    serve, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka39.bootstrap)
     web = servers.free_port()
     (tmp_path / "prometheus.yml").write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"

@@ -20,10 +20,10 @@ pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
 
 @pytest.fixture
-def mixed(zk, zk_server, kafka, names):
+def mixed(zk, zk_server, kafka39, names):
     """Spouts of two kinds under one root: legacy-* run storm-kafka 0.9.6 with startOffsetTime latest on the
     orders topic; the others the defaults."""
-    orders, clicks = kafka.filled_topic(names("orders"), 2, 5), kafka.filled_topic(names("clicks"), 2, 5)
+    orders, clicks = kafka39.filled_topic(names("orders"), 2, 5), kafka39.filled_topic(names("clicks"), 2, 5)
     root = names.root
 
     def put(spout, partition, data):
@@ -38,7 +38,7 @@ def mixed(zk, zk_server, kafka, names):
     legacy = Thresholds(expected_topic=orders,
                         spout=SpoutProfile(StormKafka.of_version("0.9.6"), start_offset_time=LATEST_TIME))
     profiles = Profiles(Thresholds(), (Profile("legacy", "legacy-*", legacy),))
-    conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=kafka.bootstrap)
+    conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=kafka39.bootstrap)
     return conn, profiles, legacy, {"orders": orders, "clicks": clicks}
 
 

@@ -18,6 +18,16 @@ RUNNING_ID = "orders-topology-7-1700000000"
 
 @pytest.fixture
 def world(zk, kafka, broker, names):
+    return _world(zk, kafka, broker, names)
+
+
+@pytest.fixture
+def world39(zk, kafka39, broker39, names):
+    """The world on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read old spouts alone."""
+    return _world(zk, kafka39, broker39, names)
+
+
+def _world(zk, kafka, broker, names):
     topic = names("orders")
     kafka.create_topic(topic, 4)
     for partition in range(4):
@@ -81,11 +91,11 @@ CASES = [
 
 
 @pytest.mark.parametrize("name, records, extra, rows, findings", CASES, ids=[c[0] for c in CASES])
-def test_each_release_record_is_read_as_storm_reads_it(cli, zk_server, world, name, records, extra, rows, findings):
-    spout = world["names"]("spout")
-    for partition, data in records(world).items():
-        world["put"](f"{spout}/partition_{partition}", data)
-    doc = inspect(cli, zk_server, world, "--spout", spout, *(e.format(spout=spout) for e in extra))
+def test_each_release_record_is_read_as_storm_reads_it(cli, zk_server, world39, name, records, extra, rows, findings):
+    spout = world39["names"]("spout")
+    for partition, data in records(world39).items():
+        world39["put"](f"{spout}/partition_{partition}", data)
+    doc = inspect(cli, zk_server, world39, "--spout", spout, *(e.format(spout=spout) for e in extra))
     got = rows_of(doc, spout)
     assert {p: (r["used"], r["lag"]) for p, r in got.items()} == rows
     codes = [(c, p) for c, _, p in findings_of(doc, spout)]
@@ -95,11 +105,11 @@ def test_each_release_record_is_read_as_storm_reads_it(cli, zk_server, world, na
     assert codes == sorted(findings)
 
 
-def test_out_of_range_message_follows_the_release_given(cli, zk_server, world):
-    spout = world["names"]("spout")
-    world["put"](f"{spout}/partition_0", world["record"](0, 9))
-    old = inspect(cli, zk_server, world, "--spout", spout, "--storm-kafka-release", "0.9.6")
-    new = inspect(cli, zk_server, world, "--spout", spout)
+def test_out_of_range_message_follows_the_release_given(cli, zk_server, world39):
+    spout = world39["names"]("spout")
+    world39["put"](f"{spout}/partition_0", world39["record"](0, 9))
+    old = inspect(cli, zk_server, world39, "--spout", spout, "--storm-kafka-release", "0.9.6")
+    new = inspect(cli, zk_server, world39, "--spout", spout)
     (old_f,) = [f for f in old["findings"] if f["code"] == "OFFSET_ABOVE_LOG_END"]
     (new_f,) = [f for f in new["findings"] if f["code"] == "OFFSET_ABOVE_LOG_END"]
     assert "the spout jumps to the log end" in old_f["message"] and "v0.9.6" in old_f["message"]
@@ -107,24 +117,24 @@ def test_out_of_range_message_follows_the_release_given(cli, zk_server, world):
     assert "storm-kafka 0.9.3-0.9.7" in old["spout_settings"] and "storm-kafka 1.1.0-1.2.4" in new["spout_settings"]
 
 
-def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release_given_says(cli, zk_server, world,
-                                                                                            kafka):
+def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release_given_says(cli, zk_server, world39,
+                                                                                            kafka39):
     """DeleteRecords up to 3 on partition 0 leaves the record at 1 below the log start: storm-kafka's fetch is out of
     range and PartitionManager.fill goes to startOffsetTime, EarliestTime from 0.10.0 on (the log start) and, in
     0.9.3-0.9.7 with forceFromStart false, LatestTime (the log end)."""
     from confluent_kafka import TopicPartition
 
-    (deleted,) = kafka.admin.delete_records([TopicPartition(world["topic"], 0, 3)]).values()
+    (deleted,) = kafka39.admin.delete_records([TopicPartition(world39["topic"], 0, 3)]).values()
     assert deleted.result(30).low_watermark == 3
-    spout = world["names"]("spout")
-    world["put"](f"{spout}/partition_0", world["record"](0, 1))
-    world["put"](f"{spout}/partition_1", world["record"](1, 5))
-    topic = world["topic"]
+    spout = world39["names"]("spout")
+    world39["put"](f"{spout}/partition_0", world39["record"](0, 1))
+    world39["put"](f"{spout}/partition_1", world39["record"](1, 5))
+    topic = world39["topic"]
     for release, where in (("1.2.4", "the spout jumps to the log start (3; EarliestTime, PartitionManager.fill, "
                                     "v1.2.4)"),
                            ("0.9.6", "the spout jumps to the log end (LatestTime: forceFromStart is false) (5) "
                                      "(PartitionManager.fill, v0.9.6)")):
-        doc = inspect(cli, zk_server, world, "--spout", spout, "--storm-kafka-release", release)
+        doc = inspect(cli, zk_server, world39, "--spout", spout, "--storm-kafka-release", release)
         rows = rows_of(doc, spout)
         assert {p: (r["used"], r["log_start"], r["log_end"]) for p, r in rows.items()} == {0: (True, 3, 5),
                                                                                             1: (True, 0, 5)}
@@ -134,54 +144,54 @@ def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release
                                     f"processed; {where}")
 
 
-def test_a_record_of_another_topic_gets_the_lag_of_the_partition_it_is_applied_to(cli, zk_server, world, kafka):
-    spout, other = world["names"]("spout"), world["names"]("payments")
-    kafka.create_topic(other, 4)
-    world["put"](f"{spout}/partition_0", world["record"](0, 3))
-    world["put"](f"{spout}/partition_1", world["record"](1, 4))
-    world["put"](f"{spout}/partition_2", world["record"](2, 1, topic=other))  # payments' log end is 0
-    doc = inspect(cli, zk_server, world, "--spout", spout)
+def test_a_record_of_another_topic_gets_the_lag_of_the_partition_it_is_applied_to(cli, zk_server, world39, kafka39):
+    spout, other = world39["names"]("spout"), world39["names"]("payments")
+    kafka39.create_topic(other, 4)
+    world39["put"](f"{spout}/partition_0", world39["record"](0, 3))
+    world39["put"](f"{spout}/partition_1", world39["record"](1, 4))
+    world39["put"](f"{spout}/partition_2", world39["record"](2, 1, topic=other))  # payments' log end is 0
+    doc = inspect(cli, zk_server, world39, "--spout", spout)
     row = rows_of(doc, spout)[2]
-    assert (row["topic"], row["record_topic"], row["log_end"], row["lag"]) == (world["topic"], other, 5, 4)
-    assert ("TOPIC_MISMATCH", world["topic"], 2) in findings_of(doc, spout)
+    assert (row["topic"], row["record_topic"], row["log_end"], row["lag"]) == (world39["topic"], other, 5, 4)
+    assert ("TOPIC_MISMATCH", world39["topic"], 2) in findings_of(doc, spout)
 
 
-def test_a_tie_is_the_same_report_after_rewriting_the_same_bytes(cli, zk_server, world, zk):
+def test_a_tie_is_the_same_report_after_rewriting_the_same_bytes(cli, zk_server, world39, zk):
     """A reset and a restore of the very same bytes change only versions and mtimes."""
-    spout, other = world["names"]("spout"), world["names"]("payments")
-    a, b = world["record"](0, 3), world["record"](1, 3, topic=other)
-    world["put"](f"{spout}/partition_0", a)
-    world["put"](f"{spout}/partition_1", b)
-    first = inspect(cli, zk_server, world, "--spout", spout)
-    zk.set(f"{world['root']}/{spout}/partition_0", a)  # newest write now on the other side of the tie
-    second = inspect(cli, zk_server, world, "--spout", spout)
+    spout, other = world39["names"]("spout"), world39["names"]("payments")
+    a, b = world39["record"](0, 3), world39["record"](1, 3, topic=other)
+    world39["put"](f"{spout}/partition_0", a)
+    world39["put"](f"{spout}/partition_1", b)
+    first = inspect(cli, zk_server, world39, "--spout", spout)
+    zk.set(f"{world39['root']}/{spout}/partition_0", a)  # newest write now on the other side of the tie
+    second = inspect(cli, zk_server, world39, "--spout", spout)
     assert first["findings"] == second["findings"]
     (tie,) = [f for f in first["findings"] if f["code"] == "TOPIC_MISMATCH"]
     assert "2 topics equally often" in tie["message"] and tie["partition"] is None
 
 
-def test_spout_ids_with_slashes_and_the_wildcard_layout(cli, zk_server, world):
+def test_spout_ids_with_slashes_and_the_wildcard_layout(cli, zk_server, world39):
     """committedPath = zkRoot + "/" + id + "/" + Partition.getId(), and PartitionManager finds a record by that
     path alone, never by its topic field (PartitionManager, Partition.java@v1.2.4): <root>/a/b/partition_N is
     id 'a' reading topic 'b' where the cluster has topic 'b' (a wildcard spout writes folders of the topics
     DynamicBrokersReader lists), said when no record of b/ names 'b'; a folder the cluster has no topic for,
     whose records name another topic, is part of the id; --spout a/b reads id 'a/b'."""
-    team = world["names"]("team")
-    topic, root = world["topic"], world["root"]
-    world["put"](f"{team}/ingest/partition_0", world["record"](0, 3))  # no topic 'ingest': id '<team>/ingest'
-    world["put"](f"{team}/ingest/partition_1", world["record"](1, 3))
-    world["put"](f"{team}/{topic}/partition_0", world["record"](0, 4))  # wildcard: id '<team>', folder = topic
-    world["put"](f"{team}/deep/er/partition_0", world["record"](0, 2))  # id '<team>/deep/er'
-    world["put"](f"{team}/in gest/partition_0", world["record"](0, 1))  # no topic is named so: id '<team>/in gest'
-    world["put"](f"{team}/quiet/partition_0", b'{"topology":{"id":"%s","name":"x"},"offset":2}' % RUNNING_ID.encode())
-    doc = inspect(cli, zk_server, world)
+    team = world39["names"]("team")
+    topic, root = world39["topic"], world39["root"]
+    world39["put"](f"{team}/ingest/partition_0", world39["record"](0, 3))  # no topic 'ingest': id '<team>/ingest'
+    world39["put"](f"{team}/ingest/partition_1", world39["record"](1, 3))
+    world39["put"](f"{team}/{topic}/partition_0", world39["record"](0, 4))  # wildcard: id '<team>', folder = topic
+    world39["put"](f"{team}/deep/er/partition_0", world39["record"](0, 2))  # id '<team>/deep/er'
+    world39["put"](f"{team}/in gest/partition_0", world39["record"](0, 1))  # no topic is named so: id '<team>/in gest'
+    world39["put"](f"{team}/quiet/partition_0", b'{"topology":{"id":"%s","name":"x"},"offset":2}' % RUNNING_ID.encode())
+    doc = inspect(cli, zk_server, world39)
     consumers = {c["consumer"] for c in doc["consumers"] if c["consumer"].startswith(team)}
     assert consumers == {f"{team}/ingest", team, f"{team}/deep/er", f"{team}/in gest"}
     assert rows_of(doc, f"{team}/ingest")[0]["lag"] == 2
     ambiguous = [f for f in doc["findings"] if f["code"] == "AMBIGUOUS_SPOUT_ID"]
     assert [f["path"] for f in ambiguous] == [f"{root}/{team}/quiet"]
     assert ambiguous[0]["message"].endswith("its records name no topic")
-    named = inspect(cli, zk_server, world, "--spout", f"{team}/quiet")  # the user says which
+    named = inspect(cli, zk_server, world39, "--spout", f"{team}/quiet")  # the user says which
     assert [c["consumer"] for c in named["consumers"]] == [f"{team}/quiet"]
     assert not [f for f in named["findings"] if f["code"] in ("AMBIGUOUS_SPOUT_ID", "CONSUMER_NOT_FOUND")]
 
@@ -214,13 +224,13 @@ def test_a_named_group_or_spout_that_does_not_exist_fails_the_run(cli, zk_server
     assert sorted(f["code"] for f in result.json()["findings"]) == ["CONSUMER_NOT_FOUND"] * 2
 
 
-def test_every_node_under_a_spout_is_read_or_reported(cli, zk_server, world):
+def test_every_node_under_a_spout_is_read_or_reported(cli, zk_server, world39):
     """Partition.getId() writes "partition_" + an int (Partition.java@v1.2.4): other names are never read."""
-    spout = world["names"]("spout")
-    world["put"](f"{spout}/partition_1", world["record"](1, 3))
+    spout = world39["names"]("spout")
+    world39["put"](f"{spout}/partition_1", world39["record"](1, 3))
     for odd in ("partition_01", "partition_2147483648", "partition_-1", "junk"):
-        world["put"](f"{spout}/{odd}", world["record"](1, 4))
-    doc = inspect(cli, zk_server, world, "--spout", spout)
+        world39["put"](f"{spout}/{odd}", world39["record"](1, 4))
+    doc = inspect(cli, zk_server, world39, "--spout", spout)
     assert [r["partition"] for r in doc["partitions"]] == [1]  # partition_01 is not read as partition 1
     unread = sorted(f["path"].rsplit("/", 1)[1] for f in doc["findings"] if f["code"] == "UNREAD_NODE")
     assert unread == ["junk", "partition_-1", "partition_01", "partition_2147483648"]

@@ -25,21 +25,21 @@ NOWHERE = "127.0.0.1:1"  # nothing listens there: reaching it would be exit 3, n
 
 
 @pytest.fixture
-def rehearsal(zk, zk_server, broker, kafka, names, tmp_path, monkeypatch):
+def rehearsal(zk, zk_server, broker39, kafka39, names, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     for name in [n for n in os.environ if n.startswith("OFFCTL_")]:
         monkeypatch.delenv(name)
     directory = sb.sandbox_dir()
     directory.mkdir(parents=True)
-    state = sb.Sandbox(str(directory), zk_server.pid, zk_server.address, broker.pid, broker.address,
+    state = sb.Sandbox(str(directory), zk_server.pid, zk_server.address, broker39.pid, broker39.address,
                        zk_root=names.root + "/spouts", storm_root=names.root + "/storm",
                        trident_root=names.root + "/transactional", seeded=True)
     sb._save(state)
-    topic = kafka.filled_topic(names("orders"), 2, 10)
+    topic = kafka39.filled_topic(names("orders"), 2, 10)
     for p in range(2):
         zk.create(f"{state.zk_root}/orders/partition_{p}", storm_record(topic, p, 4), makepath=True)
         zk.create(f"{state.trident_root}/tx/user/partition_{p}/3",
-                  sb.trident_meta(topic, p, 2, 4, "tx-1-1700000000", broker.address), makepath=True)
+                  sb.trident_meta(topic, p, 2, 4, "tx-1-1700000000", broker39.address), makepath=True)
     zk.ensure_path(f"{state.storm_root}/storms")
     assert sb.active() == state
     return state

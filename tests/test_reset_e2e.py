@@ -54,6 +54,17 @@ def answer_yes_after(monkeypatch):
 @pytest.fixture
 def fleet(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic with 3 partitions of 10 messages, a spout at 4,5,6, an empty Storm root, and the flags."""
+    return _fleet(zk, kafka, names, zk_server, broker, tmp_path)
+
+
+@pytest.fixture
+def fleet39(zk, kafka39, names, zk_server, broker39, tmp_path):
+    """The fleet on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests whose only consumer is the
+    spout."""
+    return _fleet(zk, kafka39, names, zk_server, broker39, tmp_path)
+
+
+def _fleet(zk, kafka, names, zk_server, broker, tmp_path):
     topic = kafka.filled_topic(names("orders"), 3, 10)
     root = names.root + "/spouts"
     for p in range(3):
@@ -83,9 +94,9 @@ def offset_of(data: bytes) -> int:
     return json.loads(data)["offset"]
 
 
-def test_dry_run_prints_the_plan_and_changes_nothing(cli, fleet):
-    before = nodes(fleet.state())
-    result = cli("reset", *fleet.spout, "--to", "earliest", "--quiet-period", "0", "-o", "json")
+def test_dry_run_prints_the_plan_and_changes_nothing(cli, fleet39):
+    before = nodes(fleet39.state())
+    result = cli("reset", *fleet39.spout, "--to", "earliest", "--quiet-period", "0", "-o", "json")
     assert result.exit_code == 0, result.stderr
     doc = result.json()
     assert doc["mode"] == "dry-run" and not doc["executed"] and doc["backup"] is None
@@ -93,97 +104,97 @@ def test_dry_run_prints_the_plan_and_changes_nothing(cli, fleet):
         (0, 4, 0, "write"), (1, 5, 0, "write"), (2, 6, 0, "write")]
     assert any("ignores a stored offset <= 0" in r for r in doc["changes"][0]["reasons"])
     assert "dry run" in result.stderr
-    assert nodes(fleet.state()) == before and not fleet.backups.exists() and not fleet.audit.exists()
+    assert nodes(fleet39.state()) == before and not fleet39.backups.exists() and not fleet39.audit.exists()
 
 
-def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_the_bytes_back(cli, fleet, zk):
+def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_the_bytes_back(cli, fleet39, zk):
     odd = b'{"offset":4,  "topic":"%s","partition":0,"extra":{"k":[1,2]},"topology":{"id":"%s"}}' % (
-        fleet.topic.encode(), TOPOLOGY.encode())
-    zk.set(fleet.path(0), odd)
-    zk.create(fleet.root + "/other/partition_0", storm_record(fleet.topic, 0, 9), makepath=True)
-    before = nodes(fleet.state())
-    result = cli("reset", *fleet.spout, "--to", "offset", "--offset", "3", "--partitions", "0,1",
+        fleet39.topic.encode(), TOPOLOGY.encode())
+    zk.set(fleet39.path(0), odd)
+    zk.create(fleet39.root + "/other/partition_0", storm_record(fleet39.topic, 0, 9), makepath=True)
+    before = nodes(fleet39.state())
+    result = cli("reset", *fleet39.spout, "--to", "offset", "--offset", "3", "--partitions", "0,1",
                  "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert result.exit_code == 0, result.stderr
     doc = result.json()
     assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0, "delete": 0,
                                                                 "left_out": 0}
-    after = nodes(fleet.state())
+    after = nodes(fleet39.state())
     assert after[0] == (odd.replace(b'"offset":4', b'"offset":3'), before[0][1] + 1)
     assert after[1][0] == before[1][0].replace(b'"offset":5', b'"offset":3') and offset_of(after[1][0]) == 3
     assert after[2] == before[2]  # not selected
-    assert zk.get(fleet.root + "/other/partition_0")[0] == storm_record(fleet.topic, 0, 9)
-    audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert zk.get(fleet39.root + "/other/partition_0")[0] == storm_record(fleet39.topic, 0, 9)
+    audit = [json.loads(line) for line in fleet39.audit.read_text().splitlines()]
     # the intent is logged before the first write, the outcome after it
     assert [(a["phase"], a["path"], a["before"], a["after"], a["backup"], a.get("outcome")) for a in audit] == [
-        ("intent", fleet.path(0), 4, 3, doc["backup"], None), ("intent", fleet.path(1), 5, 3, doc["backup"], None),
-        ("done", fleet.path(0), 4, 3, doc["backup"], "verified"), ("done", fleet.path(1), 5, 3, doc["backup"],
+        ("intent", fleet39.path(0), 4, 3, doc["backup"], None), ("intent", fleet39.path(1), 5, 3, doc["backup"], None),
+        ("done", fleet39.path(0), 4, 3, doc["backup"], "verified"), ("done", fleet39.path(1), 5, 3, doc["backup"],
                                                                     "verified")]
-    assert oct(fleet.audit.stat().st_mode & 0o777) == "0o600"
+    assert oct(fleet39.audit.stat().st_mode & 0o777) == "0o600"
     assert oct(Path(doc["backup"]).stat().st_mode & 0o777) == "0o600"
 
-    restored = cli("restore", doc["backup"], *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes",
+    restored = cli("restore", doc["backup"], *fleet39.conn, *fleet39.safe, "--quiet-period", "0", "--execute", "--yes",
                    "-o", "json")
     assert restored.exit_code == 0, restored.stderr
     assert restored.json()["operation"] == "restore" and restored.json()["verified"]
-    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+    assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
 
 
-def test_table_output_names_the_backup_and_how_to_undo(cli, fleet):
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+def test_table_output_names_the_backup_and_how_to_undo(cli, fleet39):
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
     assert result.exit_code == 0, result.stderr
     assert "backup: " in result.stdout and "undo with: offctl restore " in result.stdout
     assert "verified" in result.stdout
-    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
+    assert [offset_of(d) for d, _ in fleet39.state().values()] == [10, 10, 10]
 
 
-def test_running_topology_refuses_and_force_overrides(cli, fleet, zk):
-    zk.create(f"{fleet.storm_root}/storms/orders-topology-4-1700000400")  # redeployed: new id, same name
-    before = nodes(fleet.state())
-    refused = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+def test_running_topology_refuses_and_force_overrides(cli, fleet39, zk):
+    zk.create(f"{fleet39.storm_root}/storms/orders-topology-4-1700000400")  # redeployed: new id, same name
+    before = nodes(fleet39.state())
+    refused = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
     assert refused.exit_code == 4
     assert "running-topology" in refused.stderr and "orders-topology-4-1700000400 is running" in refused.stderr
-    assert nodes(fleet.state()) == before and not fleet.backups.exists()
-    forced = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes",
+    assert nodes(fleet39.state()) == before and not fleet39.backups.exists()
+    forced = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes",
                  "--force", "running-topology", "-o", "json")
     assert forced.exit_code == 0, forced.stderr
     guard = {g["guard"]: g for g in forced.json()["guards"]}["running-topology"]
     assert guard["status"] == "overridden" and "overridden by --force running-topology" in guard["message"]
 
 
-def test_dry_run_reports_a_refusal_with_exit_4(cli, fleet, zk):
-    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
+def test_dry_run_reports_a_refusal_with_exit_4(cli, fleet39, zk):
+    zk.create(f"{fleet39.storm_root}/storms/{TOPOLOGY}")
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
     assert result.exit_code == 4 and result.json()["mode"] == "dry-run"
 
 
-def test_unknown_storm_root_refuses(cli, fleet):
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--storm-root", "/no-storm-here")
+def test_unknown_storm_root_refuses(cli, fleet39):
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--storm-root", "/no-storm-here")
     assert result.exit_code == 4 and "cannot tell whether the owning topology runs" in result.stderr
 
 
-def test_recent_write_refuses_within_the_quiet_period(cli, fleet):
-    before = nodes(fleet.state())
-    result = cli("reset", *fleet.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600")
+def test_recent_write_refuses_within_the_quiet_period(cli, fleet39):
+    before = nodes(fleet39.state())
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600")
     assert result.exit_code == 4 and "recent-write" in result.stderr and "quiet period" in result.stderr
-    assert nodes(fleet.state()) == before
-    forced = cli("reset", *fleet.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600",
+    assert nodes(fleet39.state()) == before
+    forced = cli("reset", *fleet39.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600",
                  "--force", "recent-write")
     assert forced.exit_code == 0, forced.stderr
 
 
-def test_a_node_changed_between_plan_and_write_aborts_the_whole_spout(cli, fleet, zk, answer_yes_after):
-    before = nodes(fleet.state())
-    moved = storm_record(fleet.topic, 1, 8)
-    asked = answer_yes_after(lambda: zk.set(fleet.path(1), moved))  # the spout commits while we are asked
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute")
+def test_a_node_changed_between_plan_and_write_aborts_the_whole_spout(cli, fleet39, zk, answer_yes_after):
+    before = nodes(fleet39.state())
+    moved = storm_record(fleet39.topic, 1, 8)
+    asked = answer_yes_after(lambda: zk.set(fleet39.path(1), moved))  # the spout commits while we are asked
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute")
     assert asked and result.exit_code == 5, result.stderr
-    assert f"{fleet.path(1)} changed since it was read" in result.stderr and "nothing was written" in result.stderr
-    after = nodes(fleet.state())
+    assert f"{fleet39.path(1)} changed since it was read" in result.stderr and "nothing was written" in result.stderr
+    after = nodes(fleet39.state())
     assert after[0] == before[0] and after[2] == before[2]
     assert after[1][0] == moved
     # the audit log has the intent and what came of it: nothing written
-    lines = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    lines = [json.loads(line) for line in fleet39.audit.read_text().splitlines()]
     assert [a["phase"] for a in lines] == ["intent"] * 3 + ["failed"] * 3
     assert "nothing was written" in lines[-1]["outcome"]
 
@@ -205,19 +216,20 @@ def on_terminal(args: list[str], answer: bytes, timeout: float = 120) -> subproc
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def test_declining_the_prompt_writes_nothing_and_exits_8(fleet, zk_server):
-    before = nodes(fleet.state())
-    proc = on_terminal(["reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute"], b"n\n")
+def test_declining_the_prompt_writes_nothing_and_exits_8(fleet39, zk_server):
+    before = nodes(fleet39.state())
+    proc = on_terminal(["reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute"], b"n\n")
     assert proc.returncode == 8, proc.stderr
     assert "offctl: not confirmed: nothing was written" in proc.stderr
     # the question names the operation, the consumer and the cluster; it goes to stderr
-    assert f"Reset 3 partitions of spout orders (zkRoot {fleet.root}) on ZooKeeper {zk_server.address}?" in proc.stderr
+    assert (f"Reset 3 partitions of spout orders (zkRoot {fleet39.root}) on ZooKeeper {zk_server.address}?"
+            in proc.stderr)
     assert proc.stdout.count("-> latest") == 1 and "-> latest" not in proc.stderr  # the plan once, on stdout
-    assert nodes(fleet.state()) == before and not fleet.backups.exists()
+    assert nodes(fleet39.state()) == before and not fleet39.backups.exists()
 
 
-def test_a_confirmed_json_run_keeps_stdout_one_document(fleet):
-    proc = on_terminal(["reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "-o", "json"],
+def test_a_confirmed_json_run_keeps_stdout_one_document(fleet39):
+    proc = on_terminal(["reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "-o", "json"],
                        b"y\n")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["executed"]  # stdout is the document and nothing else
@@ -238,14 +250,14 @@ def test_a_delete_and_a_group_reset_say_what_they_do_where(fleet, kafka, names, 
     assert commits(kafka, group) == {(fleet.topic, 0): (3, None)}
 
 
-def test_a_terminal_that_hangs_up_at_the_question_is_not_confirmed(fleet):
+def test_a_terminal_that_hangs_up_at_the_question_is_not_confirmed(fleet39):
     """The operator's terminal goes away (ssh dropped) while offctl asks: no answer, so nothing is written, exit 8
     with a line saying why, never an internal error (reading the answer fails with EIO)."""
     import pty
 
-    before = nodes(fleet.state())
+    before = nodes(fleet39.state())
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "offctl", "reset", *fleet.spout, "--to", "latest",
+    proc = subprocess.Popen([sys.executable, "-m", "offctl", "reset", *fleet39.spout, "--to", "latest",
                              "--quiet-period", "0", "--execute"], stdin=slave, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     os.close(slave)
@@ -259,7 +271,7 @@ def test_a_terminal_that_hangs_up_at_the_question_is_not_confirmed(fleet):
     assert proc.wait(timeout=60) == 8, err
     assert "the terminal went away before an answer" in err and "not confirmed: nothing was written" in err
     assert "internal error" not in err and "Traceback" not in err
-    assert nodes(fleet.state()) == before and not fleet.backups.exists()
+    assert nodes(fleet39.state()) == before and not fleet39.backups.exists()
 
 
 def test_a_hung_up_terminal_is_told_from_ctrl_d():
@@ -285,26 +297,26 @@ def test_a_hung_up_terminal_is_told_from_ctrl_d():
 
 
 @pytest.mark.parametrize("command", [["reset", "--to", "latest"], ["delete", "--partitions", "1"]])
-def test_execute_without_yes_and_no_terminal_refuses_at_once_with_exit_8(fleet, command):
+def test_execute_without_yes_and_no_terminal_refuses_at_once_with_exit_8(fleet39, command):
     """cron, a pipe: no terminal to ask, so offctl does not prompt (end of input is no answer) and reads nothing."""
-    before = nodes(fleet.state())
-    proc = subprocess.run([sys.executable, "-m", "offctl", command[0], *fleet.spout, *command[1:], "--quiet-period",
+    before = nodes(fleet39.state())
+    proc = subprocess.run([sys.executable, "-m", "offctl", command[0], *fleet39.spout, *command[1:], "--quiet-period",
                            "0", "--execute"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 8, proc.stderr
     assert proc.stderr == ("offctl: not confirmed: --execute asks before writing, and there is no terminal to ask; "
                            "add --yes to write without asking (nothing was written)\n")
-    assert proc.stdout == "" and nodes(fleet.state()) == before and not fleet.backups.exists()
+    assert proc.stdout == "" and nodes(fleet39.state()) == before and not fleet39.backups.exists()
 
 
-def test_from_file_plan_replays_a_saved_dry_run(cli, fleet, tmp_path):
-    plan = cli("reset", *fleet.spout, "--to", "shift", "--by", "-2", "--quiet-period", "0", "-o", "json")
+def test_from_file_plan_replays_a_saved_dry_run(cli, fleet39, tmp_path):
+    plan = cli("reset", *fleet39.spout, "--to", "shift", "--by", "-2", "--quiet-period", "0", "-o", "json")
     saved = tmp_path / "plan.json"
     saved.write_text(plan.stdout)
-    no_root = [a for i, a in enumerate(fleet.conn) if a != "--zk-root" and fleet.conn[i - 1] != "--zk-root"]
-    result = cli("reset", *no_root, *fleet.safe, "--from-file", str(saved), "--quiet-period", "0", "--execute",
+    no_root = [a for i, a in enumerate(fleet39.conn) if a != "--zk-root" and fleet39.conn[i - 1] != "--zk-root"]
+    result = cli("reset", *no_root, *fleet39.safe, "--from-file", str(saved), "--quiet-period", "0", "--execute",
                  "--yes")  # the plan names its zkRoot
     assert result.exit_code == 0, result.stderr
-    assert [offset_of(d) for d, _ in fleet.state().values()] == [2, 3, 4]
+    assert [offset_of(d) for d, _ in fleet39.state().values()] == [2, 3, 4]
 
 
 # --- Kafka groups -------------------------------------------------------------------------------------------
@@ -660,36 +672,36 @@ def test_bad_flags_exit_2_with_a_clear_message(cli, args, message):
     assert message in result.stderr
 
 
-def test_unreachable_zookeeper_exits_3_and_writes_nothing(cli, tmp_path, broker):
+def test_unreachable_zookeeper_exits_3_and_writes_nothing(cli, tmp_path, broker39):
     from offctl.adapters.servers import free_port
 
     result = cli("reset", "--zk", f"127.0.0.1:{free_port()}", "--zk-root", "/r", "--spout", "s",
-                 "--bootstrap-servers", broker.address, "--to", "latest", "--timeout", "1", "--execute", "--yes",
+                 "--bootstrap-servers", broker39.address, "--to", "latest", "--timeout", "1", "--execute", "--yes",
                  "--backup-dir", str(tmp_path / "b"))
     assert result.exit_code == 3 and "ZooKeeper" in result.stderr
     assert not (tmp_path / "b").exists()
 
 
-def test_an_edited_backup_is_refused_and_a_hand_made_one_is_checked(cli, fleet):
+def test_an_edited_backup_is_refused_and_a_hand_made_one_is_checked(cli, fleet39):
     """A backup is offctl's own artefact: restore writes it back only while its checksum holds."""
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
     path = done.json()["backup"]
     doc = json.loads(open(path).read())
     saved = {e["partition"]: e for e in doc["zookeeper"]}
     saved[0]["data_base64"] = base64.b64encode(b"\x00garbage").decode()  # bytes no spout can use
-    saved[1]["data_base64"] = base64.b64encode(storm_record(fleet.topic, 1, 99)).decode()  # beyond the log end
-    saved[2]["data_base64"] = base64.b64encode(storm_record(fleet.topic, 2, 3)).decode()  # a fine record
+    saved[1]["data_base64"] = base64.b64encode(storm_record(fleet39.topic, 1, 99)).decode()  # beyond the log end
+    saved[2]["data_base64"] = base64.b64encode(storm_record(fleet39.topic, 2, 3)).decode()  # a fine record
     with open(path, "w") as f:
         json.dump(doc, f)
-    before = nodes(fleet.state())
-    refused = cli("restore", path, *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes")
+    before = nodes(fleet39.state())
+    refused = cli("restore", path, *fleet39.conn, *fleet39.safe, "--quiet-period", "0", "--execute", "--yes")
     assert refused.exit_code == 2
     assert f"{path} is not a usable offctl backup: it fails its checksum" in refused.stderr
-    assert nodes(fleet.state()) == before  # nothing written
+    assert nodes(fleet39.state()) == before  # nothing written
 
-    hand = cli("restore", path, "--hand-made", *fleet.conn, *fleet.safe, "--quiet-period", "0", "--execute", "--yes",
-               "-o", "json")
+    hand = cli("restore", path, "--hand-made", *fleet39.conn, *fleet39.safe, "--quiet-period", "0", "--execute",
+               "--yes", "-o", "json")
     # exit 7: the restore cannot put two partitions back (issue 27: it never reads as done)
     assert hand.exit_code == 7, hand.stderr
     actions = {c["partition"]: (c["action"], c["reasons"], c["left_out"]) for c in hand.json()["changes"]}
@@ -698,18 +710,18 @@ def test_an_edited_backup_is_refused_and_a_hand_made_one_is_checked(cli, fleet):
     assert actions[2][:1] == ("write",) and not actions[2][2]
     assert any(w.startswith("cannot be undone for 2 partition(s)") for w in hand.json()["warnings"])
     assert [g["status"] for g in hand.json()["guards"] if g["guard"] == "changed-since"] == ["not-applicable"]
-    after = nodes(fleet.state())
+    after = nodes(fleet39.state())
     assert (after[0], after[1]) == (before[0], before[1]) and offset_of(after[2][0]) == 3
 
 
 @pytest.mark.parametrize("fmt", [4, "2", None, 2.0, True], ids=["4", "the string 2", "missing", "2.0", "true"])
 @pytest.mark.parametrize("hand_made", [False, True], ids=["signed", "hand-made"])
-def test_a_backup_format_offctl_does_not_write_is_refused_before_any_store(cli, fleet, fmt, hand_made):
+def test_a_backup_format_offctl_does_not_write_is_refused_before_any_store(cli, fleet39, fmt, hand_made):
     """Only the formats offctl writes (3 and 2; 1 by hand) are read back: another, even correctly signed, is exit 2
     before a store is read or written, and no backup of the restore is made."""
     from offctl.adapters.backup import digest
 
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
     path = done.json()["backup"]
     doc = json.loads(open(path).read())
@@ -717,29 +729,30 @@ def test_a_backup_format_offctl_does_not_write_is_refused_before_any_store(cli, 
     doc["sha256"] = digest(doc)
     with open(path, "w") as f:
         json.dump(doc, f)
-    before, backups = nodes(fleet.state()), sorted(fleet.backups.iterdir())
+    before, backups = nodes(fleet39.state()), sorted(fleet39.backups.iterdir())
     # an unreachable ZooKeeper shows that no store is read: the format is refused first
-    for conn in (fleet.conn, ["--zk", "127.0.0.1:1", "--zk-root", fleet.root, "--timeout", "0.5"]):
-        refused = cli("restore", path, *(["--hand-made"] if hand_made else []), *conn, *fleet.safe,
+    for conn in (fleet39.conn, ["--zk", "127.0.0.1:1", "--zk-root", fleet39.root, "--timeout", "0.5"]):
+        refused = cli("restore", path, *(["--hand-made"] if hand_made else []), *conn, *fleet39.safe,
                       "--quiet-period", "0", "--execute", "--yes")
         assert refused.exit_code == 2, refused.stderr
         assert refused.stderr.startswith(f"offctl: {path} is not a usable offctl backup: ")
         assert "format" in refused.stderr and refused.stdout == ""
-    assert nodes(fleet.state()) == before and sorted(fleet.backups.iterdir()) == backups
+    assert nodes(fleet39.state()) == before and sorted(fleet39.backups.iterdir()) == backups
 
 
-def test_an_audit_log_that_cannot_be_written_stops_the_write(cli, fleet, tmp_path):
+def test_an_audit_log_that_cannot_be_written_stops_the_write(cli, fleet39, tmp_path):
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("")
-    before = nodes(fleet.state())
-    result = cli("reset", *fleet.conn, "--backup-dir", str(fleet.backups), "--audit-log", str(blocked / "audit.log"),
-                 "--spout", "orders", "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    before = nodes(fleet39.state())
+    result = cli("reset", *fleet39.conn, "--backup-dir", str(fleet39.backups), "--audit-log",
+                 str(blocked / "audit.log"), "--spout", "orders", "--to", "latest", "--quiet-period", "0", "--execute",
+                 "--yes")
     assert result.exit_code == 5
     assert "could not write the audit log" in result.stderr and "nothing was changed" in result.stderr
-    assert nodes(fleet.state()) == before
+    assert nodes(fleet39.state()) == before
 
 
-def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet, monkeypatch):
+def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet39, monkeypatch):
     """The write is applied, then ZooKeeper stops answering the read-back: the message, exit code and audit log
     say what landed, with the backup path."""
     from offctl.errors import StoreUnavailable
@@ -749,16 +762,16 @@ def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet, mo
         raise StoreUnavailable("ZooKeeper at z did not answer a read of /x within 1s")
 
     monkeypatch.setattr(ZkStore, "read_data", broken)
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
     assert result.exit_code == 5
     assert "the write was applied, but reading it back failed" in result.stderr
-    assert "The before-image is in " in result.stderr and str(fleet.audit) in result.stderr
-    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
-    phases = [json.loads(line)["phase"] for line in fleet.audit.read_text().splitlines()]
+    assert "The before-image is in " in result.stderr and str(fleet39.audit) in result.stderr
+    assert [offset_of(d) for d, _ in fleet39.state().values()] == [10, 10, 10]
+    phases = [json.loads(line)["phase"] for line in fleet39.audit.read_text().splitlines()]
     assert phases == ["intent"] * 3 + ["failed"] * 3
 
 
-def test_ctrl_c_before_the_read_back_reports_the_write_as_made(cli, fleet, monkeypatch):
+def test_ctrl_c_before_the_read_back_reports_the_write_as_made(cli, fleet39, monkeypatch):
     """Issue 22: the multi-op was committed, then Ctrl-C (here raised where the read-back waits): the change is
     reported as made, with its backup, undo line and audit-log outcome, and exit 6, not 130."""
     from offctl.adapters.zookeeper import ZkStore
@@ -767,15 +780,15 @@ def test_ctrl_c_before_the_read_back_reports_the_write_as_made(cli, fleet, monke
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ZkStore, "read_data", interrupted)
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert result.exit_code == 6, result.stderr
     doc = result.json()
     assert doc["executed"] and doc["verified"] is False and Path(doc["backup"]).is_file()
     assert doc["undo"].startswith(f"offctl restore {doc['backup']} --execute")
     assert "interrupted after the write was applied, before it was verified" in result.stderr
     assert "verified: read back as planned" not in result.stderr
-    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
-    audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert [offset_of(d) for d, _ in fleet39.state().values()] == [10, 10, 10]
+    audit = [json.loads(line) for line in fleet39.audit.read_text().splitlines()]
     assert [a["phase"] for a in audit] == ["intent"] * 3 + ["done"] * 3
     assert audit[-1]["outcome"] == "interrupted after the write was applied, before it was verified"
 
@@ -831,7 +844,7 @@ def ctrl_c():
     interrupts.start()
 
 
-def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cli, fleet, monkeypatch, ctrl_c):
+def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cli, fleet39, monkeypatch, ctrl_c):
     """The backup and its intent lines are written whole; then offctl stops, says nothing was written and names
     the backup (exit 130)."""
     from offctl import reset as library
@@ -843,16 +856,16 @@ def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cl
         return write_backup(*args)
 
     monkeypatch.setattr(library, "write_backup", pressed)
-    before = nodes(fleet.state())
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    before = nodes(fleet39.state())
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
     assert result.exit_code == 130, result.stderr
     assert "interrupted before the write: nothing was written" in result.stderr
-    (backup,) = fleet.backups.glob("*.json")
-    assert f"The before-image is in {backup}" in result.stderr and not list(fleet.backups.glob(".*.tmp"))
+    (backup,) = fleet39.backups.glob("*.json")
+    assert f"The before-image is in {backup}" in result.stderr and not list(fleet39.backups.glob(".*.tmp"))
     assert result.stderr.rstrip().endswith("no restore is needed") and "undo with:" not in result.stderr
     assert len(json.loads(backup.read_text())["zookeeper"]) == 3
-    assert nodes(fleet.state()) == before
-    phases = [json.loads(line)["phase"] for line in fleet.audit.read_text().splitlines()]
+    assert nodes(fleet39.state()) == before
+    phases = [json.loads(line)["phase"] for line in fleet39.audit.read_text().splitlines()]
     assert phases == ["intent"] * 3 + ["failed"] * 3
 
 
@@ -870,18 +883,18 @@ def _pressed_on_done_lines(monkeypatch, ctrl_c) -> None:
     monkeypatch.setattr(library, "append_audit", pressed)
 
 
-def test_ctrl_c_while_the_outcome_is_logged_loses_nothing(cli, fleet, monkeypatch, ctrl_c):
+def test_ctrl_c_while_the_outcome_is_logged_loses_nothing(cli, fleet39, monkeypatch, ctrl_c):
     """Issue 22: a Ctrl-C after the write landed printed only "offctl: interrupted". Now the report is whole:
     the result, backup, undo line and audit-log outcome, and exit 6."""
     _pressed_on_done_lines(monkeypatch, ctrl_c)
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
     assert result.exit_code == 6, result.stderr
     assert "wrote 3 partition(s)" in result.stdout and "verified: read back as planned" in result.stdout
-    backup = next(fleet.backups.glob("*.json"))
+    backup = next(fleet39.backups.glob("*.json"))
     assert f"backup: {backup}" in result.stdout and f"undo with: offctl restore {backup} --execute" in result.stdout
     assert "interrupted after the write was applied" in result.stderr
-    assert [offset_of(d) for d, _ in fleet.state().values()] == [10, 10, 10]
-    audit = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert [offset_of(d) for d, _ in fleet39.state().values()] == [10, 10, 10]
+    audit = [json.loads(line) for line in fleet39.audit.read_text().splitlines()]
     assert [(a["phase"], a.get("outcome")) for a in audit] == [("intent", None)] * 3 + [("done", "verified")] * 3
 
 
@@ -899,12 +912,12 @@ def test_ctrl_c_after_one_group_was_written_writes_no_other(cli, fleet, kafka, n
     assert commits(kafka, a)[(fleet.topic, 0)][0] == 10 and commits(kafka, b)[(fleet.topic, 0)][0] == 2
 
 
-def test_the_printed_undo_works_as_printed_right_after_the_reset(cli, fleet, zk):
+def test_the_printed_undo_works_as_printed_right_after_the_reset(cli, fleet39, zk):
     """No --quiet-period 0 and no --force recent-write: offctl's own write, still untouched, is not a sign of
     something committing. A running topology forced for the reset is forced in the undo line too."""
-    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")  # the spout's topology is running
-    before = nodes(fleet.state())
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--force", "running-topology",
+    zk.create(f"{fleet39.storm_root}/storms/{TOPOLOGY}")  # the spout's topology is running
+    before = nodes(fleet39.state())
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--force", "running-topology",
                "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
     undo = done.json()["undo"]
@@ -912,36 +925,36 @@ def test_the_printed_undo_works_as_printed_right_after_the_reset(cli, fleet, zk)
     argv = shlex.split(undo)[1:] + ["--yes"]  # --yes: the test has no terminal to answer the prompt
     undone = cli(*argv)
     assert undone.exit_code == 0, undone.stderr
-    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+    assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
 
 
-def test_the_undo_still_waits_when_something_else_wrote_after_offctl(cli, fleet, zk):
+def test_the_undo_still_waits_when_something_else_wrote_after_offctl(cli, fleet39, zk):
     """The undo checks for a live committer with the reset's own quiet period (here 4 s, once the fixture's
     writes are older than that): offctl's own write does not count, the spout's commit since does."""
     quiet = 4
-    while time.time() * 1000 - max(stat.mtime for _, stat in fleet.state().values()) < quiet * 1000 + 500:
+    while time.time() * 1000 - max(stat.mtime for _, stat in fleet39.state().values()) < quiet * 1000 + 500:
         time.sleep(0.2)  # waits for the fixture's writes to age; asserts nothing about time
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", str(quiet), "--execute", "--yes",
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", str(quiet), "--execute", "--yes",
                "-o", "json")
     assert done.exit_code == 0, done.stderr
     assert f"--quiet-period {quiet}" in done.json()["undo"]
-    zk.set(fleet.path(1), storm_record(fleet.topic, 1, 9))  # the spout committed since
+    zk.set(fleet39.path(1), storm_record(fleet39.topic, 1, 9))  # the spout committed since
     again = cli(*shlex.split(done.json()["undo"])[1:], "--yes")
     assert again.exit_code == 4 and "recent-write" in again.stderr
 
 
-def test_the_undo_of_a_reset_with_quiet_period_0_works_pasted_at_once(cli, fleet):
+def test_the_undo_of_a_reset_with_quiet_period_0_works_pasted_at_once(cli, fleet39):
     """Issue 22: the reset wrote partition 0; partitions 1 and 2 were written a moment ago (by the fixture, as a
     spout's commits would be). --quiet-period 0 let the reset through; its undo line carries it, as it carries
     --force, so pasting it at once puts the bytes back instead of exiting 4 on a node the reset did not touch."""
-    before = nodes(fleet.state())
-    done = cli("reset", *fleet.spout, "--partitions", "0", "--to", "latest", "--quiet-period", "0", "--execute",
+    before = nodes(fleet39.state())
+    done = cli("reset", *fleet39.spout, "--partitions", "0", "--to", "latest", "--quiet-period", "0", "--execute",
                "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
     undo = done.json()["undo"]
     undone = cli(*shlex.split(undo)[1:], "--yes")  # --yes: the test has no terminal to answer the prompt
     assert undone.exit_code == 0, undone.stderr
-    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+    assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
     assert "--quiet-period 0" in undo
 
 
@@ -969,8 +982,8 @@ def test_the_undo_line_gives_the_quiet_period_as_the_option_takes_it(value, text
     assert seconds(value) == text and float(text) == value
 
 
-def test_a_huge_quiet_period_refuses_with_a_readable_message(cli, fleet):
-    result = cli("reset", *fleet.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "1e300")
+def test_a_huge_quiet_period_refuses_with_a_readable_message(cli, fleet39):
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "1e300")
     assert result.exit_code == 4 and "within the quiet period of 1e+300s" in result.stderr
 
 
@@ -1073,44 +1086,44 @@ def test_all_groups_without_storm_metadata_anywhere_is_a_clear_usage_error(cli, 
 # --- delete (issue 13): stale records go through the same plan, guards, backup and multi-op ------------------
 
 
-def test_delete_removes_only_the_matching_records_and_restore_creates_them_again(cli, fleet, zk):
+def test_delete_removes_only_the_matching_records_and_restore_creates_them_again(cli, fleet39, zk):
     other = storm_record("payments", 1, 77, topology_id="reports-1-1700000000")
-    zk.set(fleet.path(1), other)  # a record another topology left under this id
-    before = nodes(fleet.state())
-    dry = cli("delete", *fleet.spout, "--record-topic", "payments", "--quiet-period", "0", "-o", "json")
+    zk.set(fleet39.path(1), other)  # a record another topology left under this id
+    before = nodes(fleet39.state())
+    dry = cli("delete", *fleet39.spout, "--record-topic", "payments", "--quiet-period", "0", "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     assert [(c["partition"], c["action"]) for c in dry.json()["changes"]] == [(1, "delete")]
-    assert nodes(fleet.state()) == before
+    assert nodes(fleet39.state()) == before
 
-    nothing = cli("delete", *fleet.spout, "--quiet-period", "0")
+    nothing = cli("delete", *fleet39.spout, "--quiet-period", "0")
     assert nothing.exit_code == 2 and "say which records to delete" in nothing.stderr
-    none_match = cli("delete", *fleet.spout, "--written-by", "nobody", "--quiet-period", "0")
+    none_match = cli("delete", *fleet39.spout, "--written-by", "nobody", "--quiet-period", "0")
     assert none_match.exit_code == 2 and "nothing matches" in none_match.stderr
 
-    done = cli("delete", *fleet.spout, "--written-by", "reports", "--quiet-period", "0", "--execute", "--yes",
+    done = cli("delete", *fleet39.spout, "--written-by", "reports", "--quiet-period", "0", "--execute", "--yes",
                "-o", "json")
     assert done.exit_code == 0, done.stderr
-    assert done.json()["verified"] and not zk.exists(fleet.path(1))
-    assert zk.exists(fleet.path(0)) and zk.exists(fleet.path(2))
-    lines = [json.loads(line) for line in fleet.audit.read_text().splitlines()]
+    assert done.json()["verified"] and not zk.exists(fleet39.path(1))
+    assert zk.exists(fleet39.path(0)) and zk.exists(fleet39.path(2))
+    lines = [json.loads(line) for line in fleet39.audit.read_text().splitlines()]
     assert [(line["phase"], line["operation"]) for line in lines] == [("intent", "delete"), ("done", "delete")]
     assert lines[1]["action"] == "delete" and lines[1]["version_written"] is None and lines[1]["version_read"] >= 1
 
     undo = done.json()["undo"]
     # --quiet-period 0: the fixture wrote the spout's other records moments ago, which the guard rightly sees
-    back = cli(*shlex.split(undo)[1:], *fleet.safe, "--yes", "--quiet-period", "0", "-o", "json")
+    back = cli(*shlex.split(undo)[1:], *fleet39.safe, "--yes", "--quiet-period", "0", "-o", "json")
     assert back.exit_code == 0, back.stderr
-    assert zk.get(fleet.path(1))[0] == other  # created again, byte for byte
+    assert zk.get(fleet39.path(1))[0] == other  # created again, byte for byte
     # and the undo of that restore deletes the node it created
-    again = cli(*shlex.split(back.json()["undo"])[1:], *fleet.safe, "--yes", "--quiet-period", "0", "-o", "json")
+    again = cli(*shlex.split(back.json()["undo"])[1:], *fleet39.safe, "--yes", "--quiet-period", "0", "-o", "json")
     assert again.exit_code == 0, again.stderr
-    assert [c["action"] for c in again.json()["changes"]] == ["delete"] and not zk.exists(fleet.path(1))
+    assert [c["action"] for c in again.json()["changes"]] == ["delete"] and not zk.exists(fleet39.path(1))
 
 
-def test_delete_is_refused_while_the_writing_topology_runs(cli, fleet, zk):
-    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
-    result = cli("delete", *fleet.spout, "--partitions", "0", "--quiet-period", "0", "--execute", "--yes")
-    assert result.exit_code == 4 and "running-topology" in result.stderr and zk.exists(fleet.path(0))
+def test_delete_is_refused_while_the_writing_topology_runs(cli, fleet39, zk):
+    zk.create(f"{fleet39.storm_root}/storms/{TOPOLOGY}")
+    result = cli("delete", *fleet39.spout, "--partitions", "0", "--quiet-period", "0", "--execute", "--yes")
+    assert result.exit_code == 4 and "running-topology" in result.stderr and zk.exists(fleet39.path(0))
 
 
 # --- every partition in the plan (issue 20): a partition with no record ---------------------------------------
@@ -1124,46 +1137,47 @@ def leader(kafka, topic: str, partition: int) -> str:
 
 
 def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_its_undo_deletes_it(
-        cli, fleet, zk, kafka):
+        cli, fleet39, zk, kafka39):
     """A spout with records for partitions 0 and 1 of a 3-partition topic: the reset covers partition 2 too,
     with a record byte for byte as PartitionManager.commit writes one (v0.9.6 to v1.2.4), in the same
     versioned multi-op; the backup records its absence, so the undo deletes it again."""
-    zk.delete(fleet.path(2))
-    before = {p: zk.get(fleet.path(p))[0] for p in (0, 1)}
-    dry = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
+    zk.delete(fleet39.path(2))
+    before = {p: zk.get(fleet39.path(p))[0] for p in (0, 1)}
+    dry = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     doc = dry.json()
     assert [(c["partition"], c["before"], c["after"], c["action"], c["new_record"], c["left_out"])
             for c in doc["changes"]] == [(0, 4, 10, "write", False, False), (1, 5, 10, "write", False, False),
                                          (2, None, 10, "write", True, False)]
-    assert doc["changes"][2]["path"] == fleet.path(2) and "no record: created" in doc["changes"][2]["reasons"][0]
-    assert doc["summary"]["left_out"] == 0 and not zk.exists(fleet.path(2))
-    table = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0")
+    assert doc["changes"][2]["path"] == fleet39.path(2) and "no record: created" in doc["changes"][2]["reasons"][0]
+    assert doc["summary"]["left_out"] == 0 and not zk.exists(fleet39.path(2))
+    table = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0")
     assert table.exit_code == 0 and "create" in table.stdout
 
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
     assert done.json()["verified"]
-    data, stat = zk.get(fleet.path(2))
-    assert data == storm_record(fleet.topic, 2, 10, broker=leader(kafka, fleet.topic, 2)) and stat.version == 0
+    data, stat = zk.get(fleet39.path(2))
+    assert (data == storm_record(fleet39.topic, 2, 10, broker=leader(kafka39, fleet39.topic, 2))
+            and stat.version == 0)
     # inspect reads it as the spout's own: no finding on partition 2 (missing, malformed, inconsistent, stale broker)
-    seen = cli("inspect", *fleet.conn, "--spout", "orders", "-o", "json", "--fail-on", "never").json()
+    seen = cli("inspect", *fleet39.conn, "--spout", "orders", "-o", "json", "--fail-on", "never").json()
     assert [f["code"] for f in seen["findings"] if f["partition"] == 2] == []
     assert [r["committed"] for r in seen["partitions"]] == [10, 10, 10]
     saved = json.loads(Path(done.json()["backup"]).read_text())
-    assert [e for e in saved["zookeeper"] if e["path"] == fleet.path(2)] == [
-        {"path": fleet.path(2), "topic": fleet.topic, "partition": 2, "offset": None, "version": None,
+    assert [e for e in saved["zookeeper"] if e["path"] == fleet39.path(2)] == [
+        {"path": fleet39.path(2), "topic": fleet39.topic, "partition": 2, "offset": None, "version": None,
          "data_base64": None, "written_base64": base64.b64encode(data).decode(), "written_version": 0,
          "absent": True}]
-    intent = [json.loads(line) for line in fleet.audit.read_text().splitlines()][2]
+    intent = [json.loads(line) for line in fleet39.audit.read_text().splitlines()][2]
     assert (intent["path"], intent["new_record"], intent["version_read"], intent["version_written"]) == (
-        fleet.path(2), True, None, 0)
+        fleet39.path(2), True, None, 0)
 
     undone = cli(*shlex.split(done.json()["undo"])[1:], "--yes", "-o", "json")  # the undo as printed
     assert undone.exit_code == 0, undone.stderr
     assert [(c["partition"], c["action"]) for c in undone.json()["changes"]] == [(2, "delete"), (0, "write"),
                                                                                 (1, "write")]
-    assert not zk.exists(fleet.path(2)) and {p: zk.get(fleet.path(p))[0] for p in (0, 1)} == before
+    assert not zk.exists(fleet39.path(2)) and {p: zk.get(fleet39.path(p))[0] for p in (0, 1)} == before
 
 
 @pytest.mark.parametrize("records, why", [
@@ -1172,56 +1186,58 @@ def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_it
     pytest.param({p: b'{"topic":"{topic}","partition":%d,"offset":"x"}' % p for p in (0, 1)},
                  "none of the spout's records names a topology the spout can use", id="every record malformed"),
 ])
-def test_a_partition_offctl_cannot_write_is_left_out_and_the_exit_code_says_so(cli, fleet, zk, records, why):
+def test_a_partition_offctl_cannot_write_is_left_out_and_the_exit_code_says_so(cli, fleet39, zk, records, why):
     for p, data in records.items():
-        zk.set(fleet.path(p), data.replace(b"{topic}", fleet.topic.encode()))
-    zk.delete(fleet.path(2))
-    dry = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
+        zk.set(fleet39.path(p), data.replace(b"{topic}", fleet39.topic.encode()))
+    zk.delete(fleet39.path(2))
+    dry = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
     assert dry.exit_code == 7, dry.stderr
     doc = dry.json()
     (left,) = [c for c in doc["changes"] if c["left_out"]]
-    assert (left["partition"], left["action"], left["path"]) == (2, "skip", fleet.path(2))
-    assert why in left["reasons"][0] and "starts " + fleet.topic + "/2 from startOffsetTime" in left["reasons"][0]
+    assert (left["partition"], left["action"], left["path"]) == (2, "skip", fleet39.path(2))
+    assert why in left["reasons"][0] and "starts " + fleet39.topic + "/2 from startOffsetTime" in left["reasons"][0]
     assert doc["summary"]["left_out"] == 1 and any("exit code 7" in w for w in doc["warnings"])
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 7 and done.json()["verified"], done.stderr  # 0 and 1 written, 2 still left out
-    assert [offset_of(zk.get(fleet.path(p))[0]) for p in (0, 1)] == [10, 10] and not zk.exists(fleet.path(2))
+    assert [offset_of(zk.get(fleet39.path(p))[0]) for p in (0, 1)] == [10, 10] and not zk.exists(fleet39.path(2))
 
 
-def test_the_wildcard_layout_gets_the_new_record_in_the_topics_folder(cli, fleet, zk, kafka):
+def test_the_wildcard_layout_gets_the_new_record_in_the_topics_folder(cli, fleet39, zk, kafka39):
     """Partition.getId (v1.0.6 to v1.2.4) with the topic in the path: <zkRoot>/<id>/<topic>/partition_N."""
-    folder = f"{fleet.root}/wild/{fleet.topic}"
+    folder = f"{fleet39.root}/wild/{fleet39.topic}"
     for p in (0, 1):
-        zk.create(f"{folder}/partition_{p}", storm_record(fleet.topic, p, 3), makepath=True)
-    done = cli("reset", *fleet.conn, *fleet.safe, "--spout", "wild", "--to", "offset", "--offset", "7",
+        zk.create(f"{folder}/partition_{p}", storm_record(fleet39.topic, p, 3), makepath=True)
+    done = cli("reset", *fleet39.conn, *fleet39.safe, "--spout", "wild", "--to", "offset", "--offset", "7",
                "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
     assert [(c["path"], c["new_record"]) for c in done.json()["changes"]] == [
         (f"{folder}/partition_{p}", p == 2) for p in range(3)]
-    assert zk.get(f"{folder}/partition_2")[0] == storm_record(fleet.topic, 2, 7, broker=leader(kafka, fleet.topic, 2))
+    assert zk.get(f"{folder}/partition_2")[0] == storm_record(fleet39.topic, 2, 7,
+                                                              broker=leader(kafka39, fleet39.topic, 2))
 
 
-def test_static_partitions_bound_the_plan_to_the_partitions_the_spout_reads(cli, fleet, zk):
-    zk.delete(fleet.path(2))
-    dry = cli("reset", *fleet.spout, "--static-partitions", "orders=0-1", "--to", "latest", "--quiet-period", "0",
+def test_static_partitions_bound_the_plan_to_the_partitions_the_spout_reads(cli, fleet39, zk):
+    zk.delete(fleet39.path(2))
+    dry = cli("reset", *fleet39.spout, "--static-partitions", "orders=0-1", "--to", "latest", "--quiet-period", "0",
               "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     assert [c["partition"] for c in dry.json()["changes"]] == [0, 1]
-    other = cli("reset", *fleet.spout, "--static-partitions", "billing=0-1", "--to", "latest")
+    other = cli("reset", *fleet39.spout, "--static-partitions", "billing=0-1", "--to", "latest")
     assert other.exit_code == 2 and "--static-partitions names another spout id" in other.stderr
-    groups = cli("reset", *fleet.conn, "--group", "g", "--static-partitions", "g=0", "--to", "latest")
+    groups = cli("reset", *fleet39.conn, "--group", "g", "--static-partitions", "g=0", "--to", "latest")
     assert groups.exit_code == 2 and "not Kafka groups" in groups.stderr
 
 
-def test_a_record_created_between_plan_and_write_aborts_the_whole_spout(cli, fleet, zk, answer_yes_after):
-    zk.delete(fleet.path(2))
-    before = {p: zk.get(fleet.path(p))[0] for p in (0, 1)}
-    theirs = storm_record(fleet.topic, 2, 7)
-    asked = answer_yes_after(lambda: zk.create(fleet.path(2), theirs))  # the spout commits it meanwhile
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute")
+def test_a_record_created_between_plan_and_write_aborts_the_whole_spout(cli, fleet39, zk, answer_yes_after):
+    zk.delete(fleet39.path(2))
+    before = {p: zk.get(fleet39.path(p))[0] for p in (0, 1)}
+    theirs = storm_record(fleet39.topic, 2, 7)
+    asked = answer_yes_after(lambda: zk.create(fleet39.path(2), theirs))  # the spout commits it meanwhile
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute")
     assert asked and result.exit_code == 5, result.stderr
-    assert f"{fleet.path(2)} was created since it was read" in result.stderr and "nothing was written" in result.stderr
-    assert {p: zk.get(fleet.path(p))[0] for p in (0, 1)} == before and zk.get(fleet.path(2))[0] == theirs
+    assert (f"{fleet39.path(2)} was created since it was read" in result.stderr
+            and "nothing was written" in result.stderr)
+    assert {p: zk.get(fleet39.path(p))[0] for p in (0, 1)} == before and zk.get(fleet39.path(2))[0] == theirs
 
 
 # --- every undo undoes or says it cannot (issue 27) ------------------------------------------------------------
@@ -1236,20 +1252,20 @@ def guard(doc: dict, name: str) -> dict:
     return next(g for g in doc["guards"] if g["guard"] == name)
 
 
-def test_the_undo_of_a_delete_refuses_to_overwrite_a_record_written_since(cli, fleet, zk):
+def test_the_undo_of_a_delete_refuses_to_overwrite_a_record_written_since(cli, fleet39, zk):
     """Item 3: delete, then the spout (a later write) creates the node again: the undo would write the old record
     over the new one. It is refused (exit 4) naming the node and what changed, the new node is left, the dry run's
     row says it; --force changed-since restores the old record."""
-    old = zk.get(fleet.path(1))[0]
-    done = cli("delete", *fleet.spout, "--partitions", "1", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
-    assert done.exit_code == 0, done.stderr and not zk.exists(fleet.path(1))
-    new = storm_record(fleet.topic, 1, 9)
-    zk.create(fleet.path(1), new)  # the spout started again and committed
+    old = zk.get(fleet39.path(1))[0]
+    done = cli("delete", *fleet39.spout, "--partitions", "1", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 0, done.stderr and not zk.exists(fleet39.path(1))
+    new = storm_record(fleet39.topic, 1, 9)
+    zk.create(fleet39.path(1), new)  # the spout started again and committed
 
     dry = cli(*[a for a in shlex.split(done.json()["undo"])[1:] if a != "--execute"], "--quiet-period", "0",
               "-o", "json")
     assert dry.exit_code == 4, dry.stderr
-    said = f"{fleet.path(1)}: the write deleted it; it was created again since, at offset 9"
+    said = f"{fleet39.path(1)}: the write deleted it; it was created again since, at offset 9"
     assert guard(dry.json(), "changed-since")["status"] == "refused" and said in guard(dry.json(), "changed-since")["message"]
     (row,) = dry.json()["changes"]
     assert row["reasons"][0] == "changed since the write this backup undoes: " + said.split(": ", 1)[1]
@@ -1257,40 +1273,40 @@ def test_the_undo_of_a_delete_refuses_to_overwrite_a_record_written_since(cli, f
     undone = cli(*undo_argv(done.json(), "--quiet-period", "0"))
     assert undone.exit_code == 4 and "refused by changed-since" in undone.stderr and said in undone.stderr
     assert "--force changed-since overrides" in undone.stderr
-    assert zk.get(fleet.path(1))[0] == new  # left as the later write made it
+    assert zk.get(fleet39.path(1))[0] == new  # left as the later write made it
 
     forced = cli(*undo_argv(done.json(), "--quiet-period", "0", "--force", "changed-since", "-o", "json"))
     assert forced.exit_code == 0, forced.stderr
-    assert zk.get(fleet.path(1))[0] == old and guard(forced.json(), "changed-since")["status"] == "overridden"
+    assert zk.get(fleet39.path(1))[0] == old and guard(forced.json(), "changed-since")["status"] == "overridden"
     assert "changed-since" not in forced.json()["undo"]  # forced for that run only: its own undo checks again
 
 
-def test_the_undo_of_a_reset_refuses_when_the_record_moved_since_and_restores_byte_for_byte_when_not(cli, fleet, zk):
-    before = nodes(fleet.state())
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+def test_the_undo_of_a_reset_refuses_when_the_record_moved_since_and_restores_byte_for_byte_when_not(cli, fleet39, zk):
+    before = nodes(fleet39.state())
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
-    zk.set(fleet.path(2), storm_record(fleet.topic, 2, 8))  # the spout committed since
+    zk.set(fleet39.path(2), storm_record(fleet39.topic, 2, 8))  # the spout committed since
     moved = cli(*undo_argv(done.json(), "-o", "json"))
     assert moved.exit_code == 4, moved.stderr
     message = guard(moved.json(), "changed-since")["message"]
     assert message.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
-                              f"overwrite: {fleet.path(2)}: the write left offset 10, it is now 8")
-    assert nodes(fleet.state())[0][0] == before[0][0].replace(b'"offset":4', b'"offset":10')  # nothing written
+                              f"overwrite: {fleet39.path(2)}: the write left offset 10, it is now 8")
+    assert nodes(fleet39.state())[0][0] == before[0][0].replace(b'"offset":4', b'"offset":10')  # nothing written
 
-    state = nodes(fleet.state())
-    again = cli("reset", *fleet.spout, "--to", "earliest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    state = nodes(fleet39.state())
+    again = cli("reset", *fleet39.spout, "--to", "earliest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert again.exit_code == 0, again.stderr
     undone = cli(*undo_argv(again.json(), "-o", "json"))
     assert undone.exit_code == 0, undone.stderr
     assert guard(undone.json(), "changed-since")["status"] == "pass"
-    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in state.items()}
+    assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in state.items()}
 
 
-def test_the_undo_refused_by_a_restarted_topology_says_to_stop_it_again(cli, fleet, zk):
+def test_the_undo_refused_by_a_restarted_topology_says_to_stop_it_again(cli, fleet39, zk):
     """Item 9: the reset ran with the topology stopped; it was started again before the undo."""
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
-    zk.create(f"{fleet.storm_root}/storms/{TOPOLOGY}")
+    zk.create(f"{fleet39.storm_root}/storms/{TOPOLOGY}")
     undone = cli(*undo_argv(done.json()))
     assert undone.exit_code == 4, undone.stderr
     assert "refused by running-topology" in undone.stderr
@@ -1431,19 +1447,19 @@ def nothing_to_change(result) -> None:
     assert "nothing to change: every partition holds its before-image already" in result.stderr
 
 
-def test_a_zookeeper_restore_run_twice_exits_0_both_times(cli, fleet):
-    before = nodes(fleet.state())
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+def test_a_zookeeper_restore_run_twice_exits_0_both_times(cli, fleet39):
+    before = nodes(fleet39.state())
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
     first = restored(cli, done.json())
     assert first.exit_code == 0 and first.json()["verified"], first.stderr
-    backups = sorted(fleet.backups.iterdir())
+    backups = sorted(fleet39.backups.iterdir())
     second = restored(cli, done.json())
     nothing_to_change(second)
     assert [(c["partition"], c["action"]) for c in second.json()["changes"]] == [
         (0, "unchanged"), (1, "unchanged"), (2, "unchanged")]
-    assert sorted(fleet.backups.iterdir()) == backups  # nothing written, nothing backed up
-    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+    assert sorted(fleet39.backups.iterdir()) == backups  # nothing written, nothing backed up
+    assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
 
 
 def test_a_group_restore_run_twice_exits_0_both_times(cli, fleet, kafka, names):
@@ -1458,32 +1474,32 @@ def test_a_group_restore_run_twice_exits_0_both_times(cli, fleet, kafka, names):
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 7, (fleet.topic, 1): 8}
 
 
-def test_a_zookeeper_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, fleet, zk):
+def test_a_zookeeper_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, fleet39, zk):
     """Partition 0 holds its before-image again (as if the write had not landed there), 1 and 2 what the write
     left: the restore writes back 1 and 2. With 1 moved to a third value instead, it is refused naming 1 alone."""
-    before = nodes(fleet.state())
-    done = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    before = nodes(fleet39.state())
+    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
-    left = nodes(fleet.state())
-    zk.set(fleet.path(0), before[0][0])  # by hand: the before bytes (another version)
+    left = nodes(fleet39.state())
+    zk.set(fleet39.path(0), before[0][0])  # by hand: the before bytes (another version)
 
-    zk.set(fleet.path(1), storm_record(fleet.topic, 1, 8))  # later work: neither before nor after
+    zk.set(fleet39.path(1), storm_record(fleet39.topic, 1, 8))  # later work: neither before nor after
     refused = restored(cli, done.json())
     assert refused.exit_code == 4, refused.stderr
     message = guard(refused.json(), "changed-since")["message"]
     assert message.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
-                              f"overwrite: {fleet.path(1)}: the write left offset 10, it is now 8")
+                              f"overwrite: {fleet39.path(1)}: the write left offset 10, it is now 8")
     assert [(c["partition"], c["action"]) for c in refused.json()["changes"]] == [
         (0, "unchanged"), (1, "write"), (2, "write")]
-    assert offset_of(zk.get(fleet.path(1))[0]) == 8 and offset_of(zk.get(fleet.path(2))[0]) == 10  # nothing written
+    assert offset_of(zk.get(fleet39.path(1))[0]) == 8 and offset_of(zk.get(fleet39.path(2))[0]) == 10  # nothing written
 
-    zk.set(fleet.path(1), left[1][0])  # what the write left, again
+    zk.set(fleet39.path(1), left[1][0])  # what the write left, again
     back = restored(cli, done.json())
     assert back.exit_code == 0 and back.json()["verified"], back.stderr
     assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
         (0, "unchanged"), (1, "write"), (2, "write")]
     assert guard(back.json(), "changed-since")["status"] == "pass"
-    assert {p: d for p, (d, _) in nodes(fleet.state()).items()} == {p: d for p, (d, _) in before.items()}
+    assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
 
 
 def test_a_group_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, fleet, kafka, names):
@@ -1511,7 +1527,7 @@ def test_a_group_write_that_landed_in_part_is_restored_and_a_third_value_refused
     nothing_to_change(restored(cli, done.json()))
 
 
-def test_a_write_cut_off_before_it_landed_names_its_undo_which_finds_nothing_to_change(cli, fleet, monkeypatch):
+def test_a_write_cut_off_before_it_landed_names_its_undo_which_finds_nothing_to_change(cli, fleet39, monkeypatch):
     """Ctrl-C while offctl waits for ZooKeeper's answer, the write never having landed: exit 6, "may or may not
     have been applied", and the message ends with the undo line, which finds every node at its before-image."""
     from offctl.adapters.zookeeper import ZkStore
@@ -1520,12 +1536,12 @@ def test_a_write_cut_off_before_it_landed_names_its_undo_which_finds_nothing_to_
     def cut(self, changes):
         raise KeyboardInterrupt
 
-    before = nodes(fleet.state())
+    before = nodes(fleet39.state())
     monkeypatch.setattr(ZkStore, "write_versioned", cut)
-    result = cli("reset", *fleet.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
+    result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes")
     monkeypatch.undo()
     assert result.exit_code == 6, result.stderr
-    (backup,) = fleet.backups.glob("*.json")
+    (backup,) = fleet39.backups.glob("*.json")
     assert "may or may not have been applied; check with offctl inspect" in result.stderr
     assert "puts back whatever part of the write landed; if none did, it finds nothing to change and exits 0" in \
         result.stderr
@@ -1533,5 +1549,5 @@ def test_a_write_cut_off_before_it_landed_names_its_undo_which_finds_nothing_to_
     assert undo.startswith(f"offctl restore {backup} --execute ")
     for _ in range(2):
         nothing_to_change(cli(*shlex.split(undo)[1:], "--yes", "-o", "json"))
-    assert nodes(fleet.state()) == before
+    assert nodes(fleet39.state()) == before
 

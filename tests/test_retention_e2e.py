@@ -93,6 +93,16 @@ def aging(zk, kafka, names, zk_server, broker):
     test, near the broker's clock). `kept` has retention.ms 6 h; `plain` none of its own (the broker's default
     applies, 7 days); `compacted` cleanup.policy compact. An old spout resumes at 1 on each (lag 3); a group at 3
     on kept (lag 1)."""
+    return _aging(zk, kafka, names, zk_server, broker)
+
+
+@pytest.fixture
+def aging39(zk, kafka39, names, zk_server, broker39):
+    """`aging` on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read its old spouts alone."""
+    return _aging(zk, kafka39, names, zk_server, broker39)
+
+
+def _aging(zk, kafka, names, zk_server, broker):
     now = int(time.time()) * 1000
     kept, plain, compacted = names("kept"), names("plain"), names("compacted")
     kafka.create_topic(kept, 1, {"retention.ms": str(6 * H)})
@@ -151,13 +161,13 @@ def test_inspect_estimates_the_headroom_from_the_message_and_the_brokers_retenti
     assert exit_code(report, "error") == 0  # warnings only
 
 
-def test_an_hour_later_the_message_is_past_its_topics_retention_and_not_the_brokers_default(aging):
-    report = inspect(aging.conn, Selection((), ()), Thresholds(), now_ms=aging.now + H)
+def test_an_hour_later_the_message_is_past_its_topics_retention_and_not_the_brokers_default(aging39):
+    report = inspect(aging39.conn, Selection((), ()), Thresholds(), now_ms=aging39.now + H)
     doc = report_document(report)
     got = rooms(doc)
-    assert got[("on-kept", aging.kept)] == (3, -29 * 60.0, "broker")
-    assert got[("on-plain", aging.plain)] == (3, (WEEK - 6 * H - 29 * M) / 1000, "broker")
-    assert got[("on-compacted", aging.compacted)] == (3, None, "no-deletion")  # nothing is deleted by time
+    assert got[("on-kept", aging39.kept)] == (3, -29 * 60.0, "broker")
+    assert got[("on-plain", aging39.plain)] == (3, (WEEK - 6 * H - 29 * M) / 1000, "broker")
+    assert got[("on-compacted", aging39.compacted)] == (3, None, "no-deletion")  # nothing is deleted by time
     [past] = [f for f in doc["findings"] if f["code"].startswith("RETENTION")]
     assert (past["code"], past["severity"], past["consumer"]) == ("RETENTION_EXCEEDED", "error", "on-kept")
     assert "29m00s past retention" in past["message"] and exit_code(report, "error") == 1
@@ -223,15 +233,15 @@ def test_a_topic_without_retention_ms_has_the_brokers_and_a_principal_refused_it
     assert "retention risk not estimated" not in stated.stderr
 
 
-def test_serve_exports_the_headroom_of_a_message_near_deletion(kafka, names, zk, zk_server, broker):
+def test_serve_exports_the_headroom_of_a_message_near_deletion(kafka39, names, zk, zk_server, broker39):
     """Written 5 h ago under retention.ms 6 h: about an hour left, from the broker's config, at serve's own clock."""
     topic = names("near")
-    kafka.create_topic(topic, 1, {"retention.ms": str(6 * H)})
+    kafka39.create_topic(topic, 1, {"retention.ms": str(6 * H)})
     written = int(time.time() * 1000) - 5 * H
-    kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": written} for o in range(3)])
+    kafka39.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": written} for o in range(3)])
     root = names.root + "/spouts"
     zk.create(f"{root}/near/partition_0", storm_record(topic, 0, 1), makepath=True)
-    proc, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+    proc, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker39.address,
                              "--storm-root", names.root + "/storm", "--interval", "4")
     try:
         text = wait_for(lambda: (t := scrape(port)[1]) and metric(
@@ -246,7 +256,8 @@ def test_serve_exports_the_headroom_of_a_message_near_deletion(kafka, names, zk,
     assert proc.returncode == 0
 
 
-def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_by_default(cli, kafka, names, zk, zk_server, broker):
+def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_by_default(cli, kafka39, names, zk, zk_server,
+                                                                              broker39):
     """Issue 28: with the fixed 6 h default, every lagging partition of a topic kept 6 h or less warned ("may be
     deleted in 5h58m"). Now by default a quarter of the retention: a spout a minute behind is quiet, one 5h40m
     behind on the same retention warns; --retention-horizon 6h (or its variable) says the old rule explicitly."""
@@ -254,10 +265,10 @@ def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_by_default(cli
     now = int(time.time() * 1000)
     root = names.root + "/spouts"
     for topic, written in ((fresh, now - 60_000), (old, now - 5 * H - 40 * 60_000)):
-        kafka.create_topic(topic, 1, {"retention.ms": str(6 * H)})
-        kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": written} for o in range(3)])
+        kafka39.create_topic(topic, 1, {"retention.ms": str(6 * H)})
+        kafka39.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": written} for o in range(3)])
         zk.create(f"{root}/on-{topic}/partition_0", storm_record(topic, 0, 1), makepath=True)
-    flags = ["inspect", "--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+    flags = ["inspect", "--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker39.address,
              "--storm-root", names.root + "/storm", "-o", "json"]
 
     def risks(result) -> dict:

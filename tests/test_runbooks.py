@@ -111,7 +111,7 @@ def test_every_exit_code_a_runbook_states_is_a_documented_one():
 
 
 @pytest.mark.parametrize("landed", [False, True], ids=["nothing landed", "it landed"])
-def test_the_steps_after_a_write_was_cut_off_run_as_written(landed, cli, zk, zk_server, broker, kafka, names,
+def test_the_steps_after_a_write_was_cut_off_run_as_written(landed, cli, zk, zk_server, broker39, kafka39, names,
                                                             tmp_path, monkeypatch):
     """README.md "When a write was cut off", as written (issue 34): a reset is cut off by Ctrl-C while offctl waits
     for ZooKeeper's answer (exit 6, "may or may not have been applied"), its write having landed or not. Each step
@@ -120,14 +120,14 @@ def test_the_steps_after_a_write_was_cut_off_run_as_written(landed, cli, zk, zk_
     from offctl.adapters.zookeeper import ZkStore
     from tests.conftest import storm_record
 
-    topic = kafka.filled_topic(names("orders"), 3, 10)
+    topic = kafka39.filled_topic(names("orders"), 3, 10)
     root = names.root + "/spouts"
     path = lambda p: f"{root}/orders/partition_{p}"  # noqa: E731
     for p in range(3):
         zk.create(path(p), storm_record(topic, p, 4 + p), makepath=True)
     zk.ensure_path(names.root + "/storm/storms")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_")}
-    env.update(OFFCTL_ZK=zk_server.address, OFFCTL_ZK_ROOT=root, OFFCTL_BOOTSTRAP_SERVERS=broker.address,
+    env.update(OFFCTL_ZK=zk_server.address, OFFCTL_ZK_ROOT=root, OFFCTL_BOOTSTRAP_SERVERS=broker39.address,
                OFFCTL_STORM_ROOT=names.root + "/storm", XDG_STATE_HOME=str(tmp_path), NO_COLOR="1", COLUMNS="200",
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     before = {p: zk.get(path(p))[0] for p in range(3)}

@@ -343,12 +343,12 @@ def _listening(port: int) -> bool:
 
 @pytest.mark.zookeeper
 @pytest.mark.kafka
-def test_serve_follows_the_spouts_and_stops_cleanly_on_sigterm(zk, kafka, names, zk_server):
-    topic = kafka.filled_topic(names("orders"), 2, 10)
+def test_serve_follows_the_spouts_and_stops_cleanly_on_sigterm(zk, kafka39, names, zk_server):
+    topic = kafka39.filled_topic(names("orders"), 2, 10)
     root = names.root + "/spouts"
     for p in range(2):
         zk.create(f"{root}/s/partition_{p}", storm_record(topic, p, 4), makepath=True)
-    proc, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka.bootstrap)
+    proc, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka39.bootstrap)
     try:
         first = wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", consumer="s", partition=0))
         assert first == 6.0
@@ -369,17 +369,17 @@ def test_serve_follows_the_spouts_and_stops_cleanly_on_sigterm(zk, kafka, names,
 
 @pytest.mark.zookeeper
 @pytest.mark.kafka
-def test_a_store_that_goes_away_is_a_metric_and_a_log_line_not_a_crash(kafka, names, tmp_path):
+def test_a_store_that_goes_away_is_a_metric_and_a_log_line_not_a_crash(kafka39, names, tmp_path):
     zk_server = servers.start_zookeeper(tmp_path / "zk")
     from kazoo.client import KazooClient
 
     client = KazooClient(hosts=zk_server.address)
     client.start(timeout=30)
-    topic = kafka.filled_topic(names("orders"), 1, 5)
+    topic = kafka39.filled_topic(names("orders"), 1, 5)
     client.create("/spouts/s/partition_0", storm_record(topic, 0, 2), makepath=True)
     client.stop()
     proc, port = start_serve("--zk", zk_server.address, "--zk-root", "/spouts", "--bootstrap-servers",
-                             kafka.bootstrap, "--timeout", "1")
+                             kafka39.bootstrap, "--timeout", "1")
     try:
         wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", consumer="s") == 3.0)
         stamped = [line for line in scrape(port)[1].splitlines() if line.startswith("offctl_partition_lag{")][0]
@@ -407,11 +407,11 @@ def test_a_bad_listen_address_is_a_usage_error(cli):
 
 @pytest.mark.zookeeper
 @pytest.mark.kafka
-def test_watch_shows_offsets_moving_and_leaves_cleanly_on_ctrl_c(zk, kafka, names, zk_server):
-    topic = kafka.filled_topic(names("orders"), 1, 10)
+def test_watch_shows_offsets_moving_and_leaves_cleanly_on_ctrl_c(zk, kafka39, names, zk_server):
+    topic = kafka39.filled_topic(names("orders"), 1, 10)
     root = names.root + "/spouts"
     zk.create(f"{root}/w/partition_0", storm_record(topic, 0, 3), makepath=True)
-    flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka.bootstrap]
+    flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka39.bootstrap]
     proc = subprocess.Popen([sys.executable, "-m", "offctl", "watch", *flags, "-n", "0.5"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3)
@@ -425,26 +425,26 @@ def test_watch_shows_offsets_moving_and_leaves_cleanly_on_ctrl_c(zk, kafka, name
     assert "↓" in out
 
 
-def test_watch_stops_after_count(cli, zk_server, names, kafka):
+def test_watch_stops_after_count(cli, zk_server, names, kafka39):
     result = cli("watch", "--zk", zk_server.address, "--zk-root", names.root + "/none", "--bootstrap-servers",
-                 kafka.bootstrap, "--count", "1")
+                 kafka39.bootstrap, "--count", "1")
     assert result.exit_code == 0 and "refresh 1" in result.stdout
 
 
 @pytest.mark.zookeeper
 @pytest.mark.kafka
-def test_watch_in_a_real_terminal_redraws_in_place_and_ctrl_c_leaves(zk, kafka, names, zk_server, tmp_path):
+def test_watch_in_a_real_terminal_redraws_in_place_and_ctrl_c_leaves(zk, kafka39, names, zk_server, tmp_path):
     """tmux gives watch a terminal: rich Live redraws one table in place; Ctrl-C ends it with exit 0."""
     tmux = shutil.which("tmux")
     if tmux is None:
         pytest.fail("tmux is missing (apt-get install tmux)")
-    topic = kafka.filled_topic(names("orders"), 1, 10)
+    topic = kafka39.filled_topic(names("orders"), 1, 10)
     root = names.root + "/spouts"
     zk.create(f"{root}/t/partition_0", storm_record(topic, 0, 3), makepath=True)
     rc = tmp_path / "rc"
     session = names("watch")
     command = (f"{sys.executable} -m offctl watch --zk {zk_server.address} --zk-root {root} --bootstrap-servers "
-               f"{kafka.bootstrap} -n 0.5; echo $? > {rc}")
+               f"{kafka39.bootstrap} -n 0.5; echo $? > {rc}")
     subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "160", "-y", "40", command], check=True)
     try:
         screen = wait_for(lambda: (s := subprocess.run([tmux, "capture-pane", "-p", "-t", session], capture_output=True,

@@ -38,6 +38,16 @@ def timed(zk, kafka, names, zk_server, broker):
     would be deleted by the broker's retention, and inspect would say so). An old spout resumes at 2 (lag 3), 5 (lag
     0, caught up) and 1 (lag 3); a group at 4 (lag 1) and 3 (lag 2), committed without Storm metadata (as a tool
     writes it: UNCOMMITTED_EARLIEST resumes from it all the same, and --all-groups of other tests leaves it out)."""
+    return _timed(zk, kafka, names, zk_server, broker)
+
+
+@pytest.fixture
+def timed39(zk, kafka39, names, zk_server, broker39):
+    """`timed` on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read its old spout alone."""
+    return _timed(zk, kafka39, names, zk_server, broker39)
+
+
+def _timed(zk, kafka, names, zk_server, broker):
     topic = names("orders")
     kafka.create_topic(topic, 3, {"retention.ms": "-1"})
     for p, n in enumerate((5, 5, 4)):
@@ -152,15 +162,15 @@ def test_serve_without_reads_falls_back_to_the_estimate_and_says_so(kafka, timed
     assert proc.returncode == 0
 
 
-def test_after_a_reset_to_a_time_the_spout_is_as_far_behind_as_the_message_it_goes_to(cli, timed, tmp_path):
+def test_after_a_reset_to_a_time_the_spout_is_as_far_behind_as_the_message_it_goes_to(cli, timed39, tmp_path):
     """reset --to time (the broker's timestamp lookup) then inspect: the time lag is the age of the first message at
     or after --at; one command's time is the other's."""
-    done = cli("reset", *timed.flags[:8], "--spout", "orders", "--to", "time", "--at", str(ts(0, 1)), "--partitions",
+    done = cli("reset", *timed39.flags[:8], "--spout", "orders", "--to", "time", "--at", str(ts(0, 1)), "--partitions",
                "0", "--execute", "--yes", "--quiet-period", "0", "--backup-dir", str(tmp_path / "backups"),
                "--audit-log", str(tmp_path / "audit.log"), "-o", "json")
     assert done.exit_code == 0, done.stderr
     assert [(c["partition"], c["before"], c["after"]) for c in done.json()["changes"]] == [(0, 2, 1)]
-    doc = report_document(inspect(timed.conn, Selection(("orders",)), Thresholds(), now_ms=NOW))
+    doc = report_document(inspect(timed39.conn, Selection(("orders",)), Thresholds(), now_ms=NOW))
     assert lags(doc)[("zookeeper", 0)] == (4, (NOW - ts(0, 1)) / 1000, "message")
 
 
@@ -173,15 +183,15 @@ def _spout(zk, names, zk_server, broker, topic: str, offsets: dict[int, int]) ->
                       storm_root=names.root + "/storm")
 
 
-def test_on_a_log_append_time_topic_the_broker_clock_gives_the_time_lag(zk, kafka, names, zk_server, broker):
+def test_on_a_log_append_time_topic_the_broker_clock_gives_the_time_lag(zk, kafka39, names, zk_server, broker39):
     """message.timestamp.type LogAppendTime: the broker stamps each message as it appends it, whatever the producer
     set (here 2025): the time lag is counted from that, seconds, not a year."""
     topic = names("appended")
-    kafka.create_topic(topic, 1, {"message.timestamp.type": "LogAppendTime"})
+    kafka39.create_topic(topic, 1, {"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
-    kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": ts(0, o)} for o in range(3)])
+    kafka39.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": ts(0, o)} for o in range(3)])
     after = int(time.time() * 1000)
-    report = inspect(_spout(zk, names, zk_server, broker, topic, {0: 1}), Selection(("orders",)), Thresholds())
+    report = inspect(_spout(zk, names, zk_server, broker39, topic, {0: 1}), Selection(("orders",)), Thresholds())
     lag, seconds, source = lags(report_document(report))[("zookeeper", 0)]
     assert (lag, source) == (2, "message")
     # the broker's clock is this machine's: appended between `before` and `after`, 1 s allowed for rounding
@@ -201,16 +211,16 @@ def test_a_spout_resuming_in_a_compacted_gap_is_timed_from_the_next_message(zk, 
                          ("kafka", 0): (6, (NOW - compacted_at(1)) / 1000, "message")}
 
 
-def test_a_spout_at_a_transaction_marker_has_lag_1_and_nothing_waiting(zk, kafka, names, zk_server, broker):
+def test_a_spout_at_a_transaction_marker_has_lag_1_and_nothing_waiting(zk, kafka39, names, zk_server, broker39):
     """A committed transaction's marker takes the offset before the log end: the spout resuming there has lag 1 and
     no message to be handed, so its time lag is 0 (caught up); one resuming at a transaction's first message is
     timed from it."""
     topic = names("tx")
-    kafka.create_topic(topic, 2)
-    marker = committed_transaction(kafka, topic, 0, 3)
+    kafka39.create_topic(topic, 2)
+    marker = committed_transaction(kafka39, topic, 0, 3)
     before = int(time.time() * 1000)
-    committed_transaction(kafka, topic, 1, 3)
-    report = inspect(_spout(zk, names, zk_server, broker, topic, {0: marker, 1: 0}), Selection(("orders",)),
+    committed_transaction(kafka39, topic, 1, 3)
+    report = inspect(_spout(zk, names, zk_server, broker39, topic, {0: marker, 1: 0}), Selection(("orders",)),
                      Thresholds())
     got = lags(report_document(report))
     assert got[("zookeeper", 0)] == (1, 0.0, "caught-up")

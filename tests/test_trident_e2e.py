@@ -17,6 +17,17 @@ SK_ID, CL_ID = "orders-trident-4-1700000300", "clicks-trident-6-1700000400"
 
 @pytest.fixture
 def world(zk, kafka, names, zk_server, broker, tmp_path):
+    return _world(zk, kafka, names, zk_server, broker, tmp_path)
+
+
+@pytest.fixture
+def world39(zk, kafka39, names, zk_server, broker39, tmp_path):
+    """The world on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read storm-kafka's
+    Trident spouts alone."""
+    return _world(zk, kafka39, names, zk_server, broker39, tmp_path)
+
+
+def _world(zk, kafka, names, zk_server, broker, tmp_path):
     topic = kafka.filled_topic(names("orders"), 3, 10)
     root = names.root + "/transactional"
 
@@ -98,15 +109,15 @@ def test_reset_moves_a_trident_spout_and_restore_puts_it_back_byte_for_byte(cli,
     assert {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
 
 
-def test_a_trident_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, world, zk):
+def test_a_trident_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, world39, zk):
     """By node path: partition 0's state holds its before-image again, 1 and 2 what the write left; 1 moved to a
     third value is refused alone, and once it holds what the write left the restore puts back 1 and 2."""
-    path = lambda p: f"{world.root}/sk/user/partition_{p}/8"  # noqa: E731
-    before = {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)}
-    done = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "latest", "--quiet-period", "0",
+    path = lambda p: f"{world39.root}/sk/user/partition_{p}/8"  # noqa: E731
+    before = {p: world39.get(f"sk/user/partition_{p}/8") for p in range(3)}
+    done = cli("reset", *world39.conn, *world39.safe, "--trident", "sk", "--to", "latest", "--quiet-period", "0",
                "--execute", "--yes", "-o", "json")
     assert done.exit_code == 0, done.stderr
-    left = {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)}
+    left = {p: world39.get(f"sk/user/partition_{p}/8") for p in range(3)}
     zk.set(path(0), before[0])
     later = left[1].replace(b'"nextOffset":10', b'"nextOffset":9')
     assert later != left[1]
@@ -122,7 +133,7 @@ def test_a_trident_write_that_landed_in_part_is_restored_and_a_third_value_refus
     assert back.exit_code == 0 and back.json()["verified"], back.stderr
     assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
         (0, "unchanged"), (1, "write"), (2, "write")]
-    assert {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
+    assert {p: world39.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
 
 
 def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, monkeypatch):
@@ -148,10 +159,10 @@ def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, m
     assert raced.exit_code == 5 and "/7 was written after" in raced.stderr
 
 
-def test_a_storm_kafka_trident_partition_without_state_is_left_out_with_exit_6(cli, world):
+def test_a_storm_kafka_trident_partition_without_state_is_left_out_with_exit_6(cli, world39):
     """skw has state for partition 1 only; TridentKafkaEmitter.doEmitNewPartitionBatch (v1.2.4) starts the
     others from startOffsetTime, and offctl creates no transaction's state for them."""
-    dry = cli("reset", *world.conn, *world.safe, "--trident", "skw", "--to", "latest", "--quiet-period", "0",
+    dry = cli("reset", *world39.conn, *world39.safe, "--trident", "skw", "--to", "latest", "--quiet-period", "0",
               "-o", "json")
     assert dry.exit_code == 7, dry.stderr
     rows = [(c["partition"], c["action"], c["left_out"]) for c in dry.json()["changes"]]

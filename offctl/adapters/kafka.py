@@ -29,6 +29,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
+from offctl.core.storm import metadata_read
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
 from offctl.core.model import (GROUP_TYPES, UNKNOWN_TYPE, Cluster, GroupState, KafkaCommit, LogMessage, MessageRead,
                                PartitionLog, Position, TopicRetention, is_topic_name)
@@ -49,6 +50,7 @@ _LOOKUPS = {LOG_START: (EARLIEST, False), LOG_END: (LATEST, False), LAST_STABLE:
 LOOKUP_GROUP = "offctl-log-offsets"  # required by confluent-kafka's Consumer; never joined nor committed to
 DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
 MESSAGE_PARTITIONS = 1000  # partitions one read of messages is assigned at once
+METADATA_READS = 3  # reads of a group's offsets whose metadata confluent-kafka hands back as bytes that are not UTF-8
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent_kafka.TIMESTAMP_CREATE_TIME, _LOG_APPEND_TIME
 
 _UNREACHABLE = {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
@@ -236,7 +238,7 @@ class KafkaStore:
             del self._unsent[:REQUEST_PARTITIONS]
         while len(self._unsent_stable) >= REQUEST_PARTITIONS:
             self._pending.append((LAST_STABLE, self._unsent_stable[:REQUEST_PARTITIONS],
-                                  self._submit(self._unsent_stable[:REQUEST_PARTITIONS], LAST_STABLE)))
+                                  self._submit(self._unsent_stable[:REQUEST_PARTITIONS], *_LOOKUPS[LAST_STABLE])))
             del self._unsent_stable[:REQUEST_PARTITIONS]
 
     def request_logs(self, topics: Iterable[str], *, stable: bool = False) -> None:
@@ -305,8 +307,8 @@ class KafkaStore:
         return self._client(Consumer, {**self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
                                        "isolation.level": isolation})
 
-    def _submit(self, partitions: list[tuple[str, int]], kind: str) -> Future:
-        timestamp, committed = _LOOKUPS[kind]
+    def _submit(self, partitions: list[tuple[str, int]], timestamp: int, committed: bool = False) -> Future:
+        """offsets_for_times of these partitions at `timestamp` in a lookup thread, read_committed if `committed`."""
         if self._consumer is None:
             self._consumer = self._lookup_consumer("read_uncommitted")
             self._lookup_pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="offctl-offsets")
@@ -317,7 +319,7 @@ class KafkaStore:
 
     def _send(self, partitions: list[tuple[str, int]]) -> None:
         for kind in (LOG_START, LOG_END):
-            self._pending.append((kind, partitions, self._submit(partitions, kind)))
+            self._pending.append((kind, partitions, self._submit(partitions, *_LOOKUPS[kind])))
 
     def logs(self) -> Cluster:
         """Partitions, leaders and log offsets of every existing topic asked for, once all have answered."""
@@ -329,7 +331,8 @@ class KafkaStore:
             self._send(self._unsent)
             self._unsent = []
         if self._unsent_stable:
-            self._pending.append((LAST_STABLE, self._unsent_stable, self._submit(self._unsent_stable, LAST_STABLE)))
+            self._pending.append((LAST_STABLE, self._unsent_stable,
+                                  self._submit(self._unsent_stable, *_LOOKUPS[LAST_STABLE])))
             self._unsent_stable = []
         offsets: dict[str, dict[tuple[str, int], int]] = {kind: {} for kind in _LOOKUPS}
         failed: dict[tuple[str, str], list[str]] = {}
@@ -394,17 +397,42 @@ class KafkaStore:
                 raise self._unavailable(f"a request for the offsets of group {group}", exc) from None
         commits = []
         for group, future in futures.items():
-            # A group the broker refuses (an invalid id, no authorization) is noted; the others are read.
-            result = self._wait(future, f"a request for the offsets of group {group}", isolate=True)
-            if result is None:
-                continue
-            for tp in result.topic_partitions:
-                if tp.error is not None:
-                    self.notes.append(f"group {group}: could not read {tp.topic}/{tp.partition}: {tp.error.str()}")
-                elif tp.offset >= 0:  # -1001: no commit for this partition
-                    commits.append(KafkaCommit(group, tp.topic, tp.partition, tp.offset, tp.metadata or None))
+            for attempt in range(METADATA_READS):
+                # A group the broker refuses (an invalid id, no authorization) is noted; the others are read.
+                result = self._wait(future, f"a request for the offsets of group {group}", isolate=True)
+                if result is None:
+                    break
+                try:
+                    commits += self._commits(group, result.topic_partitions)
+                    break
+                except UnicodeDecodeError:
+                    # metadata_read: the client read past a Java client's metadata into bytes that are not UTF-8;
+                    # what lies past it differs from one read to the next, so the group is read again
+                    if attempt + 1 == METADATA_READS:
+                        self.notes.append(f"group {group}: its commit metadata could not be read in {METADATA_READS} "
+                                          f"tries (confluent-kafka handed back bytes that are not UTF-8)")
+                        break
+                    future = self._submit_offsets(group)
         commits.sort(key=lambda c: (c.group, c.topic, c.partition))
         return commits
+
+    def _submit_offsets(self, group: str) -> Future:
+        try:
+            return self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                          request_timeout=self.timeout)[group]
+        except KafkaException as exc:
+            raise self._unavailable(f"a request for the offsets of group {group}", exc) from None
+
+    def _commits(self, group: str, partitions) -> list[KafkaCommit]:
+        """A group's commits, their metadata as a Java client wrote it (storm.metadata_read); UnicodeDecodeError
+        when the client hands back metadata that is not UTF-8."""
+        out = []
+        for tp in partitions:
+            if tp.error is not None:
+                self.notes.append(f"group {group}: could not read {tp.topic}/{tp.partition}: {tp.error.str()}")
+            elif tp.offset >= 0:  # -1001: no commit for this partition
+                out.append(KafkaCommit(group, tp.topic, tp.partition, tp.offset, metadata_read(tp.metadata) or None))
+        return out
 
     def group_states(self, groups: Iterable[str]) -> list[GroupState]:
         """State and members of each group; one the broker refuses is noted, one librdkafka cannot name

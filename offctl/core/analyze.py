@@ -60,7 +60,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, reads_committed,
+from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, Resumes, Resumption,
+                                   reads_committed, stored_citation, time_lands,
                                    SpoutProfile, StormKafkaClient, client_start, commit_behaviour, commit_is_ours,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
                                    stale_commits_ignored, start_outcome, trident_first_poll)
@@ -243,11 +244,6 @@ def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, positio
     return out_of_range_outcome(profile, library_of(r), side).sentence(position, start, end)
 
 
-def _start_text(profile: SpoutProfile, topic: str | None, partition: int, cluster: Cluster | None) -> str:
-    plog = (cluster.get(topic) or {}).get(partition) if cluster is not None and topic else None
-    return configured_start(profile, plog.log_start if plog else None, plog.log_end if plog else None).text()
-
-
 class _Collector:
     """Findings of one consumer, remembering which record each partition-level finding is about."""
 
@@ -297,6 +293,7 @@ class _Consumer:
         self.logs: dict[int, PartitionLog] = {}
         self.started: set[int] = set()  # records the spout does not resume from: it starts where its start-up rule says
         self.resumes: dict[int, Resume] = {}  # rule 6: where a storm-kafka-client spout resumes each commit
+        self.resumption: dict[int, Resumption] = {}  # where the spout fetches each record's partition first
         self.moves: dict[tuple[str | None, str], Outcome] = {}  # out_of_range_outcome, once per library and side
 
     def rows(self) -> list[PartitionRow]:
@@ -315,7 +312,8 @@ class _Consumer:
             plog = logs.get(i)
             rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
                              status, topic_of.get(i), codes, i not in started,
-                             plog.last_stable if plog is not None and self.reads_committed else None))
+                             plog.last_stable if plog is not None and self.reads_committed else None,
+                             self.resumption.get(i)))
         return rows
 
 
@@ -379,8 +377,12 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     start = (configured_start(profile, log_start, log_end) if c.old else first_poll_start(profile, log_start, log_end))
     then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
     c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
-    if not r.stuck:
+    if r.stuck:
+        c.resumption[i] = Resumption(None, Resumes.FETCH_FAILS, stored_citation(profile, library_of(r), r.trident is not None))
+    else:
         c.started.add(i)
+        outcome = start_outcome(profile, library_of(r))
+        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, log_start, log_end, start.offset)
     if plog is not None and not r.stuck and (static is None or r.partition in static):
         c.logs[i] = plog
         high_lag(c, i, r, topic, where, start.offset, log_start, log_end)
@@ -469,9 +471,12 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         c.started.add(i)
         high_lag(c, i, r, topic, where, instead.offset, start, end)  # 11
         return
+    position = c.resumes[i].at.offset if c.key.store == KAFKA else r.committed
+    plus_one = c.key.store == KAFKA and position != r.committed
+    c.resumption[i] = Resumption(position, Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
+                                 stored_citation(c.profile, library_of(r), r.trident is not None))
     if c.max_offset_behind != LONG_MAX:
         lag_beyond_max_offset_behind(c, i, r, topic, where, start, end)  # 9
-    position = c.resumes[i].at.offset if c.key.store == KAFKA else r.committed
     if start is None or end is None:
         return
     if offset_out_of_range(c, i, r, topic, where, position, start, end):  # 10
@@ -521,22 +526,32 @@ def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: s
     if c.old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
         # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
         # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
-        return ignored_start(profile, start, end)
+        instead = ignored_start(profile, start, end)
+        c.resumption[i] = Resumption.landing(time_lands(profile), stored_citation(profile, library_of(r), r.trident is not None), None,
+                                             start, end, instead.offset)
+        return instead
     if r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
         instead = first_poll_start(profile, start, end)
         c.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
                     f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
                     f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
                     f"{_at(instead)}")
+        c.resumption[i] = Resumption(instead.offset, Resumes(profile.first_poll.edge.replace(" ", "-")),
+                                     stored_citation(profile, library_of(r), r.trident is not None))
         return instead
     if c.zk and r.committed <= 0:
         instead = configured_start(profile, start, end)
         c.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
                     f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
                     f"starts from {instead.text()}")
+        outcome = start_outcome(profile, Library.STORM_KAFKA)
+        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, start, end, instead.offset)
         return instead
     if c.key.store == KAFKA and not c.resumes[i].uses_commit:
-        return c.resumes[i].at  # rule 6 says why
+        at = c.resumes[i].at  # rule 6 says why
+        c.resumption[i] = Resumption(at.offset, Resumes(profile.first_poll.edge.replace(" ", "-")),
+                                     stored_citation(profile, Library.STORM_KAFKA_CLIENT))
+        return at
     return None
 
 
@@ -549,6 +564,8 @@ def lag_beyond_max_offset_behind(c: _Consumer, i: int, r: OffsetRecord, topic: s
     mob = c.max_offset_behind
     current = configured_start(c.profile, start, end)
     if current.offset is not None and current.offset - r.committed > mob:
+        outcome = start_outcome(c.profile, Library.STORM_KAFKA)  # PartitionManager's constructor: a start goes there
+        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, start, end, current.offset)
         c.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
                     f"{where} committed {r.committed} is {current.offset - r.committed} behind "
                     f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
@@ -561,13 +578,17 @@ def offset_out_of_range(c: _Consumer, i: int, r: OffsetRecord, topic: str, where
     """OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END: where the spout resumes is outside the log, and what its
     release then does (behaviour.out_of_range_outcome, decided once per consumer). False when it is inside."""
     if position < start:
-        jump = _move(c.moves, c.profile, r, "below").say(position, start, end)
+        outcome = _move(c.moves, c.profile, r, "below")
+        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, position, start, end)
+        jump = outcome.say(position, start, end)
         c.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
                     f"{where} resumes at {position} < log start {start}: {start - position} messages were "
                     f"deleted before they were processed; {jump}")
         return False
     if position > end:
-        jump = _move(c.moves, c.profile, r, "above").say(position, start, end)
+        outcome = _move(c.moves, c.profile, r, "above")
+        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, position, start, end)
+        jump = outcome.say(position, start, end)
         c.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
                     f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
         return False
@@ -611,14 +632,22 @@ def missing_partition(c: _Consumer) -> None:
         if partitions is None:
             continue
         wanted = set(partitions) if static is None else set(partitions) & static
+        library = library_of(c.records[0])
+        outcome = start_outcome(profile, library)
+        citation = stored_citation(profile, library, True) if c.key.store == TRIDENT and not c.old \
+            else outcome.citation
         for p in sorted(wanted - have):
-            start = _start_text(profile, topic, p, cluster) if c.old \
-                else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
+            plog = partitions[p]
+            at = (configured_start(profile, plog.log_start, plog.log_end) if c.old
+                  else first_poll_start(profile, plog.log_start, plog.log_end))
+            start = at.text() if c.old else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
             c.out.on_consumer("MISSING_PARTITION",
                               f"{topic}/{p} has no committed offset ({len(have & wanted)} of {len(wanted)} partitions "
                               f"the spout reads{declared} have one): it starts from {start}",
-                              topic=topic, partition=p, path=_partition_path(c.key, folder, p))
+                              topic=topic, partition=p, path=_partition_path(c.key, folder, p),
+                              resumes=Resumption.landing(outcome.lands, citation, None, plog.log_start,
+                                                         plog.log_end, at.offset))
 
 
 # 14.

@@ -358,7 +358,47 @@ class Outcome:
         return self.say(position, log_start, log_end)
 
 
-def _time_lands(profile: SpoutProfile) -> Lands:
+class Resumes(str, Enum):
+    """Where the spout fetches a partition first, as the JSON's `resumes` names it (docs/contract.md)."""
+
+    STORED = "stored"  # the stored offset
+    STORED_PLUS_1 = "stored+1"  # the stored offset + 1 (storm-kafka-client 1.0.0-1.0.5, 1.1.0-1.1.1)
+    LOG_START = "log-start"
+    LOG_END = "log-end"
+    TIME = "time"  # the offset at a timestamp startOffsetTime (only the broker's time index knows it)
+    WAITS = "waits-until-log-end-reaches"  # fetches the stored offset, past the log end: nothing until it is reached
+    FETCH_FAILS = "fetch-fails"  # every fetch fails: nothing is emitted
+
+
+_RESUMES = {Lands.LOG_START: Resumes.LOG_START, Lands.LOG_END: Resumes.LOG_END, Lands.TIME: Resumes.TIME,
+            Lands.WAITS: Resumes.WAITS, Lands.FAILS: Resumes.FETCH_FAILS}
+
+
+@dataclass(frozen=True, slots=True)
+class Resumption:
+    """Where the spout will fetch a partition first (`at`: None where it cannot be told, or nothing is fetched),
+    what kind of place that is, and the Storm source that says so."""
+
+    at: int | None
+    kind: Resumes
+    citation: Citation
+
+    @classmethod
+    def landing(cls, lands: Lands, citation: Citation, position: int | None, log_start: int | None,
+                log_end: int | None, at: int | None = None) -> Resumption:
+        """Where an Outcome's landing puts a spout whose stored position is `position`: the log start or end, the
+        stored position it waits at, or none (a time, failing fetches). `at`: the offset where already known."""
+        kind = _RESUMES[lands]
+        if at is None:
+            at = {Resumes.LOG_START: log_start, Resumes.LOG_END: log_end, Resumes.WAITS: position}.get(kind)
+        return cls(at, kind, citation)
+
+    def citation_text(self) -> str:
+        """`Member (path at tag[ and tag])`, as the JSON's `resumes_citation` gives it."""
+        return f"{self.citation.member} ({self.citation.file} at {self.citation.tag_text})"
+
+
+def time_lands(profile: SpoutProfile) -> Lands:
     """Where startOffsetTime puts the spout (_at_time)."""
     return {EARLIEST_TIME: Lands.LOG_START, LATEST_TIME: Lands.LOG_END}.get(profile.start_offset_time, Lands.TIME)
 
@@ -367,7 +407,7 @@ def _configured_lands(profile: SpoutProfile) -> Lands:
     """Where `current` puts the spout (configured_start)."""
     if profile.storm_kafka.before_0_10 and not profile.ignore_zk_offsets:
         return Lands.LOG_END
-    return _time_lands(profile)
+    return time_lands(profile)
 
 
 def _stuck(committed: int, log_end: int | None) -> str:
@@ -384,7 +424,7 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str) -> 
     if library is Library.STORM_KAFKA_TRIDENT:
         return _trident_out_of_range(profile)
     if library is Library.STORM_KAFKA_CLIENT:
-        return _client_out_of_range(profile)
+        return _client_out_of_range(profile, side)
     line = profile.storm_kafka
     tag = line.tag
     fill = storm_kafka_citation("PartitionManager.fill", tag)
@@ -392,8 +432,11 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str) -> 
         fetch = storm_kafka_citation("KafkaUtils.fetchMessages", tag)
         stays = ("emits nothing until the log end reaches it" if side == "above"
                  else "never emits from it again: those messages are gone")
+        spout = storm_kafka_citation("KafkaSpout.nextTuple", tag)
         text = (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, {fetch}) "
-                f"and the partition {stays}")
+                f"and the partition {stays}; KafkaSpout.nextTuple retries the failing partition without moving on to "
+                f"the next (its _currPartitionIndex stays), so once the task reaches it, none of its partitions emits "
+                f"again ({spout}; run on storm-kafka 1.2.4)")
         return Outcome(Lands.FAILS, fetch, lambda position, start, end: text)
     if line is StormKafka.V0_9_0:
         # KafkaUtils.fetchMessages retries at startOffsetTime; fill() then skips messages below the stored offset.
@@ -402,7 +445,7 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str) -> 
                 f"{_stuck(position, end)} (the retry at startOffsetTime returns only offsets below {position}, which "
                 f"fill skips; {fill})"))
         fetch = storm_kafka_citation("KafkaUtils.fetchMessages", tag)
-        return Outcome(_time_lands(profile), fetch, lambda position, start, end: (
+        return Outcome(time_lands(profile), fetch, lambda position, start, end: (
             f"the spout refetches from {_at_time(profile, start, end).text()} ({fetch})"))
     if line is StormKafka.V0_9_3:
         # UpdateOffsetException: _emittedToOffset = KafkaUtils.getOffset(..., spoutConfig), the configured start
@@ -426,7 +469,7 @@ def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
         lands = Lands.FAILS
     elif line is StormKafka.V0_9_0:
         text = f"KafkaUtils.fetchMessages refetches from startOffsetTime ({cite})"
-        lands = _time_lands(profile)
+        lands = time_lands(profile)
     elif line is StormKafka.V0_9_3:
         text = (f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch: every "
                 f"batch of this partition fails and is retried ({cite})")
@@ -437,9 +480,13 @@ def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
     return Outcome(lands, cite, lambda position, start, end: text)
 
 
-def _client_out_of_range(profile: SpoutProfile) -> Outcome:
+def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
     """Where an out-of-range commit sends a storm-kafka-client consumer: its auto.offset.reset, which
-    KafkaSpoutConfig sets to 'earliest' under AT_LEAST_ONCE (v1.2.4, v2.8.8) and not at all before 1.0.6/1.1.2."""
+    KafkaSpoutConfig sets to 'earliest' under AT_LEAST_ONCE (v1.2.4, v2.8.8) and not at all before 1.0.6/1.1.2.
+    Above the log end under AT_LEAST_ONCE the spout's OffsetManager starts at the commit (KafkaSpout's
+    onPartitionsAssigned: new OffsetManager(tp, fetchOffset)) while the consumer re-reads from the log start, so the
+    first commit of what it acks throws (OffsetManager.findNextCommitOffset: "is below the current
+    nextCommitOffset"), run on storm-kafka-client 1.2.4 and 2.8.3."""
     if profile.client is StormKafkaClient.LEGACY:
         cite = client_citation("KafkaSpoutConfig", "v1.1.1")
         text = ("the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
@@ -449,10 +496,36 @@ def _client_out_of_range(profile: SpoutProfile) -> Outcome:
     if profile.guarantee is Guarantee.AT_LEAST_ONCE:
         text = ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
                 f"KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another ({cite})")
+        if side == "above":
+            manager = client_citation("OffsetManager.findNextCommitOffset", "v1.2.4", "v2.8.8",
+                                      file="internal/OffsetManager")
+            text += (f"; but the spout counts its commits from the stored offset, so its first commit after acking "
+                     f"a message from the log start throws IllegalStateException (the offset is below the current "
+                     f"nextCommitOffset, {manager}; run on storm-kafka-client 1.2.4 and 2.8.3). Thrown out of nextTuple "
+                     f"at the first commit period, it ends the worker, which restarts into the same commit (read from "
+                     f"the source): the commit never moves, and the messages from the log start are emitted again "
+                     f"on every restart")
         return Outcome(Lands.LOG_START, cite, lambda position, start, end: text)
     text = (f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
             f"unless the topology sets it, which {profile.guarantee.value} does not ({cite})")
     return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
+
+
+def stored_citation(profile: SpoutProfile, library: Library, trident: bool = False) -> Citation:
+    """The Storm source that resumes a partition from its stored position: PartitionManager's constructor
+    (storm-kafka), TridentKafkaEmitter.doEmitNewPartitionBatch (its Trident emitter), KafkaSpout.doSeek
+    (storm-kafka-client; v1.1.1 for its legacy line) or KafkaTridentSpoutEmitter.seek (its Trident emitter)."""
+    if library is Library.STORM_KAFKA:
+        return storm_kafka_citation("PartitionManager", profile.storm_kafka.tag)
+    if library is Library.STORM_KAFKA_TRIDENT:
+        return storm_kafka_citation("TridentKafkaEmitter.doEmitNewPartitionBatch", profile.storm_kafka.tag,
+                                    "trident/TridentKafkaEmitter")
+    if trident:
+        return client_citation("KafkaTridentSpoutEmitter.seek", "v1.2.4", "v2.8.8",
+                               file="trident/KafkaTridentSpoutEmitter")
+    if profile.client is StormKafkaClient.LEGACY:
+        return client_citation("KafkaSpout.doSeek", "v1.1.1")
+    return DO_SEEK_BOTH_LINES
 
 
 def start_outcome(profile: SpoutProfile, library: Library) -> Outcome:

@@ -196,10 +196,14 @@ CATALOGUE: dict[str, Code] = {
 
 
 def finding(code: str, key: ConsumerKey, message: str, *, topic: str | None = None,
-            partition: int | None = None, path: str | None = None, hint: str | None = None) -> Finding:
-    """Build a finding of a catalogued code, with the catalogue's severity and default hint."""
+            partition: int | None = None, path: str | None = None, hint: str | None = None,
+            resumes=None) -> Finding:
+    """Build a finding of a catalogued code, with the catalogue's severity and default hint (`resumes`: where the
+    spout starts the partition it names, behaviour.Resumption)."""
     entry = CATALOGUE[code]
-    return new_finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)
+    if resumes is None:
+        return new_finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)
+    return new_finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint, resumes)
 
 
 new_finding = builder(Finding)  # Finding(...), made once or twice per partition of a broken fleet (offctl.core.frozen)

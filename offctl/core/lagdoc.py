@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import configured_start, first_poll_start
+from offctl.core.behaviour import Library, Resumption, configured_start, first_poll_start, start_outcome
 from offctl.core.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Report
 from offctl.core.profiles import Profiles
 from offctl.core.timelag import time_lag
@@ -91,6 +91,7 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
             on = findings.get((topic, p), [])
             codes = list(dict.fromkeys(f.code for f in on))
             committed = row.record.committed if row is not None and row.record.committed is not None else -1
+            resumes = row.resumes if row is not None else None
             if row is not None and row.lag is not None:  # the analysis says where the spout resumes
                 lag = row.lag
                 resume = head - lag
@@ -101,9 +102,15 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
                 resume = start.offset
                 lag = head - resume if resume is not None else head - committed
                 seconds = None
+                if row is None:
+                    outcome = start_outcome(thresholds.spout,
+                                            Library.STORM_KAFKA if asked.old else Library.STORM_KAFKA_CLIENT)
+                    resumes = Resumption.landing(outcome.lands, outcome.citation, None, None, None, resume)
             original = head - committed
             entry = {"consumerCommittedOffset": committed, "logHeadOffset": head, "lag": lag,
-                     "timeLagSeconds": seconds, "findings": codes, "profile": profile, "resumeOffset": resume}
+                     "timeLagSeconds": seconds, "findings": codes, "profile": profile, "resumeOffset": resume,
+                     "resumes": resumes.kind.value if resumes is not None else None,
+                     "resumesCitation": resumes.citation_text() if resumes is not None else None}
             if lag != original:
                 entry["originalLag"] = original
                 # a commit the spout does not resume from, with no finding of the partition's own: the consumer's

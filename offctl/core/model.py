@@ -14,7 +14,7 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import NamedTuple
 
-from offctl.core.behaviour import CommitBehaviour, SpoutProfile
+from offctl.core.behaviour import CommitBehaviour, Resumption, SpoutProfile
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
@@ -306,6 +306,7 @@ class Finding:
     path: str | None
     message: str
     hint: str
+    resumes: Resumption | None = None  # MISSING_PARTITION: where the spout starts the partition it names
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +324,9 @@ class PartitionRow:
     # where the spout reads committed (behaviour.reads_committed): the partition's last stable offset, which its lag
     # counts to instead of the log end; None otherwise, or when the broker did not say
     last_stable: int | None = None
+    # where the spout will fetch this partition first, the kind of place, and the Storm source (behaviour.Resumption);
+    # None where offctl cannot tell (no topic, an unknown partition, a partition the spout does not read)
+    resumes: Resumption | None = None
 
     @property
     def lag_end(self) -> int | None:

@@ -48,11 +48,11 @@ def _client(address: str) -> KazooClient:
 
 
 @pytest.fixture
-def big_spout(own_zk, kafka, names, broker, tmp_path):
+def big_spout(own_zk, kafka39, names, broker39, tmp_path):
     """A spout of 2,000 partitions at offset 5, on a topic of 2,000 empty partitions (log end 0)."""
     data, state = own_zk
     topic = names("big")
-    kafka.create_topic(topic, PARTITIONS)
+    kafka39.create_topic(topic, PARTITIONS)
     zk = _client(state["server"].address)
     root = "/faults/spouts"
     tx = zk.transaction()
@@ -65,7 +65,7 @@ def big_spout(own_zk, kafka, names, broker, tmp_path):
     zk.close()
     backups, audit = tmp_path / "backups", tmp_path / "audit.log"
     argv = [sys.executable, "-m", "offctl", "reset", "--zk", state["server"].address, "--zk-root", root,
-            "--spout", "big", "--bootstrap-servers", broker.address, "--storm-root", "/faults/storm",
+            "--spout", "big", "--bootstrap-servers", broker39.address, "--storm-root", "/faults/storm",
             "--to", "latest", "--quiet-period", "0", "--timeout", TIMEOUT, "--execute",
             "--backup-dir", str(backups), "--audit-log", str(audit)]
     return {"argv": argv, "root": root, "state": state, "data": data, "backups": backups, "audit": audit}
@@ -359,11 +359,14 @@ def test_a_backup_directory_that_cannot_be_written(big_spout, tmp_path):
 
 
 @contextlib.contextmanager
-def _own_broker(tmp_path, zk, names, spout_partitions: dict[str, int]):
-    """A broker of this test alone (so that it can be killed), topic "t", and spouts with records on it."""
+def _own_broker(tmp_path, zk, zk_server, names, spout_partitions: dict[str, int]):
+    """A broker of this test alone (so that it can be killed), topic "t", and spouts with records on it. The spouts
+    are storm-kafka's: the broker is Apache Kafka 3.9 in ZooKeeper mode, as `broker39` (tests/conftest.py), registered
+    under a chroot of this test's own."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    broker = servers.start_broker(tmp_path / "broker")
+    broker = servers.start_broker(tmp_path / "broker", version=servers.KAFKA_ZK,
+                                  zookeeper=f"{zk_server.address}{names.root}-kafka")
     try:
         admin = AdminClient({"bootstrap.servers": broker.address})
         for f in admin.create_topics([NewTopic("t", max(spout_partitions.values()), 1)]).values():
@@ -378,7 +381,7 @@ def _own_broker(tmp_path, zk, names, spout_partitions: dict[str, int]):
 
 def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
     """A broker that dies while inspect reads: exit 3 (the report is partial or missing), in bounded time."""
-    with _own_broker(tmp_path, zk, names, {"s": 8}) as broker:
+    with _own_broker(tmp_path, zk, zk_server, names, {"s": 8}) as broker:
         proc = subprocess.Popen([sys.executable, "-m", "offctl", "inspect", "--zk", zk_server.address, "--zk-root",
                                  names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
                                  "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -395,7 +398,7 @@ def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
 def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
     """The audit runs in Spark (its own process here); its broker dies while it runs: exit 3, no traceback, and
     the failed reads named (the 300 s limit only catches a hang)."""
-    with _own_broker(tmp_path, zk, names, {f"s{i}": 1 for i in range(6)}) as broker:
+    with _own_broker(tmp_path, zk, zk_server, names, {f"s{i}": 1 for i in range(6)}) as broker:
         proc = subprocess.Popen([sys.executable, "-m", "offctl", "audit", "--zk", zk_server.address, "--zk-root",
                                  names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
                                  "--master", "local[2]"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

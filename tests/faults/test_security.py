@@ -14,16 +14,16 @@ USER, SECRET = "offctl", "zk-Pa55-w0rd-42"
 
 
 @pytest.fixture
-def guarded(zk, names, kafka, zk_server, broker, tmp_path):
+def guarded(zk, names, kafka39, zk_server, broker39, tmp_path):
     """A spout whose nodes only USER (digest) may read and write."""
-    topic = kafka.filled_topic(names("orders"), 2, 3)
+    topic = kafka39.filled_topic(names("orders"), 2, 3)
     acl = [make_digest_acl(USER, SECRET, all=True)]
     root = names.root + "/spouts"
     zk.ensure_path(f"{root}/orders")
     for p in range(2):
         zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, 0), acl=acl)
     zk.ensure_path(names.root + "/storm/storms")
-    conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+    conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker39.address,
             "--storm-root", names.root + "/storm"]
     files = tmp_path / "state"
     safe = ["--backup-dir", str(files / "backups"), "--audit-log", str(files / "audit.log")]
