@@ -333,7 +333,7 @@ def test_a_reset_then_the_spout_starts_where_the_plan_said(repairs, kafka, targe
 
 def test_offctl_reads_the_metadata_the_real_spout_committed_exactly_every_time(client_2_8, broker):
     """The spout (Java) writes its metadata without a NUL after it; confluent-kafka 2.16 reads metadata as a C string
-    and, about one read in 40, handed back bytes of memory after it, or bytes that are not UTF-8 (which crashed an
+    and, in 9 of 200 reads, handed back bytes of memory after it, or bytes that are not UTF-8 (which crashed an
     --all-groups audit). offctl reads Storm's metadata to where it ends, and reads a group again when the client
     hands back bytes that are not UTF-8 (KafkaStore.group_commits, storm.metadata_read)."""
     from offctl.adapters.kafka import KafkaStore
