@@ -219,7 +219,10 @@ def client_run(line: str, zk_server, zk, kafka, broker_address: str) -> tuple[di
         scenarios.append({"name": name, "bootstrap_servers": broker_address, "topic": topics[on], "group_id": group,
                           "topology_id": STORM_ID, "first_poll_offset_strategy": strategy,
                           "processing_guarantee": guarantee})
-    return offctl, {r["name"]: r for r in run_client_spouts(line, scenarios)}
+    ran = {r["name"]: r for r in run_client_spouts(line, scenarios)}
+    for scenario in scenarios:
+        ran[scenario["name"]]["group_id"] = scenario["group_id"]
+    return offctl, ran
 
 
 @pytest.fixture(scope="module")
@@ -343,10 +346,10 @@ def test_offctl_reads_the_metadata_the_real_spout_committed_exactly_every_time(c
     assert written[0]["metadata"] == metadata(STORM_ID)  # as a Java client reads it back
     store = KafkaStore(broker.address)
     try:
-        group = [g for g in store.list_groups() if g.endswith("-own-commit") and "oracle-client-2.8.3" in g][0]
+        group = ran["own-commit"]["group_id"]
         for _ in range(100):
             read = {c.partition: c.metadata for c in store.group_commits([group])}
+            assert not store.notes, store.notes
             assert read == {p: w["metadata"] for p, w in written.items()}
-            assert not store.notes
     finally:
         store.close()
