@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -235,21 +236,32 @@ def _coordinator_ready(broker: Broker, timeout: float) -> None:
     COORDINATOR_LOAD_IN_PROGRESS crashes librdkafka's ListConsumerGroupOffsets (a NULL group handle:
     confluentinc/librdkafka#5040, open at librdkafka 2.16), so nothing reads a group's commits before this.
     DescribeGroups takes those answers as errors, and answers a group that does not exist once the coordinator
-    is ready."""
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": broker.address})
+    is ready. Each try runs in a child process: after a DescribeGroups that timed out on a new Kafka 3.9 broker,
+    librdkafka 2.16.1 sometimes aborts its process (rd_kafka_enq_once_del_source_return: "eonce->refcnt > 0"), which
+    must end the try, not the caller."""
     deadline = time.monotonic() + timeout
+    why = ""
     while True:
         try:
-            (future,) = admin.describe_consumer_groups(["offctl-coordinator-ready"], request_timeout=5).values()
-            future.result(10)
-            return
-        except Exception as exc:  # noqa: BLE001 - any answer but a whole one means "not yet"
-            if time.monotonic() > deadline:
-                raise ServerFailed(f"{broker.name}'s group coordinator did not answer within {timeout:g}s ({exc}); "
-                                   f"log {broker.log}") from None
-            time.sleep(0.2)
+            tried = subprocess.run([sys.executable, "-c", _COORDINATOR_PROBE, broker.address], capture_output=True,
+                                   text=True, timeout=30)
+            if tried.returncode == 0:
+                return
+            why = (tried.stderr.strip().splitlines() or [f"exit {tried.returncode}"])[-1]
+        except subprocess.TimeoutExpired:
+            why = "no answer within 30s"
+        if time.monotonic() > deadline:
+            raise ServerFailed(f"{broker.name}'s group coordinator did not answer within {timeout:g}s ({why}); "
+                               f"log {broker.log}")
+        time.sleep(0.2)
+
+
+_COORDINATOR_PROBE = """import sys
+from confluent_kafka.admin import AdminClient
+admin = AdminClient({"bootstrap.servers": sys.argv[1]})
+(future,) = admin.describe_consumer_groups(["offctl-coordinator-ready"], request_timeout=5).values()
+future.result(10)
+"""
 
 
 def is_running(pid: int) -> bool:
