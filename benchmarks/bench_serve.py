@@ -126,7 +126,7 @@ def render_only(size: int, cycles: int) -> None:
     from offctl.exporter import Rendered, answer
 
     monitor = Monitor()
-    rendered = Rendered(monitor, timeout_s=600.0)
+    rendered = Rendered(monitor, log=lambda line: None, timeout_s=600.0)
 
     def scrape() -> float:
         t0 = time.perf_counter()

@@ -19,6 +19,7 @@ from offctl import __version__
 
 from .audit import audit_command
 from .config import app as config_app
+from .help import Typer
 from .options import err_console
 from .inspect import inspect_command
 from .mcp import mcp_command
@@ -29,7 +30,7 @@ from .serve import serve_command
 from .watch import watch_command
 from .sandbox import app as sandbox_app
 
-app = typer.Typer(
+app = Typer(
     name="offctl",
     help="Inspect and repair the consumer offsets of Apache Storm Kafka spouts.",
     no_args_is_help=True,

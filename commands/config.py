@@ -12,11 +12,12 @@ import typer
 
 from offctl import settings
 
+from .help import Typer
 from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, MONITOR_OPTIONS, OUTPUT, SAFETY_OPTIONS,
                       SPOUT_OPTIONS, Given, connection, pick, reported_errors, shared)
 
-app = typer.Typer(name="config", no_args_is_help=True, rich_markup_mode="rich",
-                  help="The config file: contexts (servers and defaults by name) and per-spout profiles.")
+app = Typer(name="config", no_args_is_help=True, rich_markup_mode="rich",
+            help="The config file: contexts (servers and defaults by name) and per-spout profiles.")
 
 
 class ShowFormat(str, Enum):

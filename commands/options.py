@@ -634,7 +634,7 @@ def spout_thresholds(settings: Mapping[str, Any]):
     """The Thresholds (topic, lag threshold, spout profile, static partitions, retention) these settings describe,
     read by option name; a setting not given is its built-in default (DEFAULTS)."""
     from offctl.core.behaviour import (EARLIEST_TIME, GUARANTEE_RELEASES, LATEST_TIME, SpoutProfile, StormKafka,
-                                       StormKafkaClient, default_commit_period_ms)
+                                       StormKafkaClient, default_commit_period_ms, guarantees_of)
     from offctl.core.model import Thresholds
     from offctl.core.retention import parse_span, parse_topic_retention
     from offctl.core.targets import parse_static_partitions
@@ -651,7 +651,7 @@ def spout_thresholds(settings: Mapping[str, Any]):
     except ValueError as exc:
         raise UsageError(f"--storm-kafka-client-release: {exc}") from None
     guarantee = Guarantee(s["processing_guarantee"])
-    if client is StormKafkaClient.LEGACY and guarantee is not Guarantee.AT_LEAST_ONCE:
+    if guarantee not in guarantees_of(client):
         raise UsageError(f"--processing-guarantee {guarantee.value}: storm-kafka-client {client_release} has no "
                          f"ProcessingGuarantee (it came in {GUARANTEE_RELEASES}; earlier releases commit acked "
                          f"offsets only, as AT_LEAST_ONCE)")
@@ -750,6 +750,13 @@ def expiry_options(given: Given):
     from offctl.inspect import ExpiryOptions
 
     return ExpiryOptions(given.commit_expiry_horizon, given.offsets_retention_minutes)
+
+
+def estimates(given: Given):
+    """What the reads after the analysis are told (inspect.Estimates): the time-lag budget and the expiry options."""
+    from offctl.inspect import Estimates
+
+    return Estimates(given.time_lag_budget, expiry_options(given))
 
 
 def reading(given: Given):

@@ -12,11 +12,12 @@ from offctl.core.targets import parse_partitions
 from offctl.peek import MAX_COUNT, exit_code, peek
 from offctl.render import write_peek
 
-from .options import (CONNECTION_OPTIONS, OUTPUT, SELECTION, SELECTION_OPTIONS, SPOUT_OPTIONS, Given, OutputFormat,
-                      connection, err_console, judged_by, pick, reported_errors, seconds, selection, shared, without)
+from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, OUTPUT, SELECTION, SELECTION_OPTIONS, SPOUT_OPTIONS, Given,
+                      OutputFormat, connection, err_console, estimates, judged_by, reported_errors, seconds, selection,
+                      shared, without)
 
 
-@shared(without(SELECTION_OPTIONS, "all_groups"), CONNECTION_OPTIONS, pick(SPOUT_OPTIONS, "isolation_level"))
+@shared(without(SELECTION_OPTIONS, "all_groups"), SPOUT_OPTIONS, HORIZON_OPTIONS, CONNECTION_OPTIONS)
 def peek_command(
     given: Given,
     partitions: Annotated[Optional[str], typer.Option(
@@ -48,7 +49,7 @@ def peek_command(
 
             raise UsageError("peek writes --output table or json")
         result = peek(connection(given), selection(given), judged_by(given), partitions=parse_partitions(partitions),
-                      count=count, budget_s=budget)
+                      count=count, budget_s=budget, estimates=estimates(given))
         saved = None
         if save is not None:
             from offctl.adapters.saved import save_messages

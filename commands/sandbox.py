@@ -10,10 +10,11 @@ import typer
 if TYPE_CHECKING:
     from offctl import sandbox as sb
 
+from .help import Typer
 from .options import err_console, reported_errors
 
-app = typer.Typer(name="sandbox", no_args_is_help=True, rich_markup_mode=None,
-                  help="A local ZooKeeper and Apache Kafka with a seeded fleet, for trying offctl.")
+app = Typer(name="sandbox", no_args_is_help=True, rich_markup_mode=None,
+            help="A local ZooKeeper and Apache Kafka with a seeded fleet, for trying offctl.")
 
 
 def _describe(s: sb.Sandbox) -> None:

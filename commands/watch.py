@@ -7,12 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, Given, reading,
-                      reported_errors, seconds, shared, without)
+from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, Given, expiry_options,
+                      reading, reported_errors, seconds, shared)
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS,
-        without(HORIZON_OPTIONS, "commit_expiry_horizon", "offsets_retention_minutes"), CONNECTION_OPTIONS)
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, CONNECTION_OPTIONS)
 def watch_command(
     given: Given,
     interval: Annotated[float, typer.Option(
@@ -50,8 +49,10 @@ def watch_command(
 
         if not console.is_terminal:  # piped or logged: every refresh, one after the other
             watch(conn, selection, thresholds, lambda *a: console.print(frame(*a)), interval_s=interval, count=count,
-                  allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget)
+                  allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget,
+                  expiry_options=expiry_options(given))
             return
         with Live(console=console, auto_refresh=False, transient=False) as live:
             watch(conn, selection, thresholds, lambda *a: live.update(frame(*a), refresh=True), interval_s=interval,
-                  count=count, allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget)
+                  count=count, allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget,
+                  expiry_options=expiry_options(given))

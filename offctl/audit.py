@@ -164,34 +164,53 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
     if not safety.execute:
         return planned
     dry = [o for o, _ in planned]
-    runnable = {i for i, o in enumerate(dry) if not o.error and not o.plan.refused and o.plan.writes}
+    runnable = _runnable(dry)
     if runnable and not confirm_all([dry[i].plan for i in sorted(runnable)]):
         return [(replace(o, declined=True), NOT_CONFIRMED) if i in runnable else planned[i]
                 for i, o in enumerate(dry)]
+    return _write_repairs(conn, items, planned, runnable, safety, profiles)
+
+
+def _runnable(dry: Sequence) -> set[int]:
+    """Which planned repairs (by index) would write: planned without an error or a refusal, with writes."""
+    return {i for i, o in enumerate(dry) if not o.error and not o.plan.refused and o.plan.writes}
+
+
+def _write_repairs(conn: Connection, items: Sequence[Repair], planned: list[tuple[object, int]], runnable: set[int],
+                   safety, profiles: Sequence[SpoutProfile]) -> list[tuple[object, int]]:
+    """Write the confirmed repairs one consumer after another; the others keep their plan's result, and after an
+    interrupt none is written."""
     done = []
-    for i, (item, shown, profile) in enumerate(zip(items, dry, profiles)):
+    for i, (item, (shown, _), profile) in enumerate(zip(items, planned, profiles)):
         if i not in runnable:
             done.append(planned[i])
-            continue
-        if interrupts.received():  # Ctrl-C during or after an earlier repair: no more writes
-            wrote = any(o.executed for o, _ in done)
-            done.append((replace(shown, problems=("not written: interrupted (Ctrl-C or SIGTERM)",)),
-                         InterruptedWrite.exit_code if wrote else Interrupted.exit_code))
-            continue
-        try:
-            outcome = reset(conn, repair_request(item), safety,
-                            lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want, profile)[0]
-        except OffctlError as exc:
-            done.append((replace(shown, problems=(str(exc),)), exc.exit_code))
-            continue
-        if outcome.declined:
-            outcome = replace(outcome, declined=False, problems=(
-                f"{outcome.plan.key} changed between the plan shown and the write: nothing was written for it; "
-                f"run the audit again",))
-            done.append((outcome, 5))
-            continue
-        done.append((outcome, outcome_exit_code(outcome)))
+        elif interrupts.received():  # Ctrl-C during or after an earlier repair: no more writes
+            done.append(_interrupted(shown, wrote=any(o.executed for o, _ in done)))
+        else:
+            done.append(_write_repair(conn, item, shown, safety, profile))
     return done
+
+
+def _interrupted(shown, *, wrote: bool) -> tuple[object, int]:
+    """A repair left unwritten by an interrupt: exit 6 when an earlier repair wrote, else 130."""
+    return (replace(shown, problems=("not written: interrupted (Ctrl-C or SIGTERM)",)),
+            InterruptedWrite.exit_code if wrote else Interrupted.exit_code)
+
+
+def _write_repair(conn: Connection, item: Repair, shown, safety, profile: SpoutProfile) -> tuple[object, int]:
+    """One consumer's repair through reset's safe writer, written only if the plan read again is the one shown
+    (exit 5 when it changed); a failure is this consumer's result, with its error's exit code."""
+    try:
+        outcome = reset(conn, repair_request(item), safety,
+                        lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want, profile)[0]
+    except OffctlError as exc:
+        return replace(shown, problems=(str(exc),)), exc.exit_code
+    if outcome.declined:
+        outcome = replace(outcome, declined=False, problems=(
+            f"{outcome.plan.key} changed between the plan shown and the write: nothing was written for it; "
+            f"run the audit again",))
+        return outcome, 5
+    return outcome, outcome_exit_code(outcome)
 
 
 # --- the whole audit ----------------------------------------------------------------------------------------
@@ -331,6 +350,19 @@ def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, l
     return spouts, listed, notes
 
 
+@dataclass(frozen=True)
+class _Source:
+    """What the audit reads from: its tasks (an RDD of (chunk index, ChunkRead, chunk outputs)), when it was
+    captured, the running topologies when known already, the driver's notes, and the earlier snapshots that give
+    history."""
+
+    tasks: object
+    captured_ms: int
+    running: frozenset[str] | None
+    notes: list[str]
+    earlier: list[str]
+
+
 def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track = adapter.no_track) -> AuditResult:
     """Read (or load) a fleet's offsets, analyze them, add history, write files and snapshot; the result keeps
     its rows in Spark for the caller to stream."""
@@ -338,42 +370,92 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
 
     sc = spark.sparkContext
     files = adapter.Files(spark)
-    selection, thresholds, window, estimates = settings.selection, settings.thresholds, settings.window, settings.estimates
-    allowed = settings.allowed_lag
     timings: dict[str, float] = {}
     clock = time.perf_counter()
-    earlier: list[str] = []
     if settings.from_snapshots:
-        saved = adapter.list_snapshots(files, settings.from_snapshots)
-        if not saved:
-            raise UsageError(f"--from-snapshots {settings.from_snapshots}: no complete snapshot there")
-        *earlier, latest = saved
-        meta, loaded = adapter.load_snapshot(spark, files, latest)
-        # no servers: the reads that follow the analysis are not made (each lagging partition's time lag `unread`)
-        tasks = loaded.map(lambda kv: (kv[0], kv[1], chunk_outputs(assess(kv[1], None, thresholds))))
-        captured_ms, running = meta["captured_ms"], meta.get("running")
-        running = frozenset(running) if running is not None else None
-        driver_notes = [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"]
+        source = _saved_source(spark, files, settings)
     else:
-        spouts, listed, driver_notes = _list_consumers(conn, selection)
-        chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed,
-                             trident_roots=trident_list(conn, selection))
-        captured_ms = int(time.time() * 1000)
-        # each task reads its chunk and runs inspect's pipeline on it, with its own clients (audit.audit_chunk)
-        tasks = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
-                 .map(lambda ic: (ic[0], *audit_chunk(conn, selection, ic[1], int(time.time() * 1000), thresholds,
-                                                      estimates)))
-                 .map(lambda t: (t[0], t[1], chunk_outputs(t[2]))))
-        running = None
-        if settings.save_snapshot:
-            earlier = adapter.list_snapshots(files, settings.save_snapshot)
-    tasks = tasks.persist(StorageLevel.MEMORY_AND_DISK)
+        source = _live_source(sc, files, conn, settings)
+    tasks = source.tasks.persist(StorageLevel.MEMORY_AND_DISK)
     reads = tasks.map(lambda t: (t[0], t[1]))
     with adapter.job(sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track):
         readers = sorted(r for r in reads.map(lambda kv: kv[1].reader).distinct().collect() if r)
     timings["read"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
+    analyzed, tally, running = _analyze(sc, tasks, reads, source.running, track)
+    tally.notes[:0] = [n for n in source.notes if n not in tally.notes]
+    timings["analyze"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    snapshot_path = None
+    if settings.save_snapshot:
+        meta = _snapshot_meta(conn, settings.selection, source.captured_ms, running, tally.partitions)
+        with adapter.job(sc, "saving the snapshot", track):
+            snapshot_path = adapter.save_snapshot(spark, files, reads, settings.save_snapshot, meta)
+        timings["snapshot"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    earlier = source.earlier[-(settings.window - 1):]
+    rows = _rows_with_history(spark, files, analyzed.flatMap(lambda o: o[1]), earlier, running, settings)
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    findings = analyzed.flatMap(lambda o: o[2])
+    consumers = analyzed.flatMap(lambda o: o[3])
+    topics, topologies = _lag_totals(rows)
+    with adapter.job(sc, "adding up lag per topic and topology" + (" and history" if earlier else ""), track):
+        worst = consumers.takeOrdered(settings.top, key=worst_first)
+        top_topics = topics.takeOrdered(settings.top, key=lambda t: (-t["total_lag"], t["topic"] or ""))
+        history = history_counts(rows.map(lambda r: r["history_status"]).countByValue()) if earlier else None
+    timings["history and totals" if earlier else "totals"] = time.perf_counter() - clock
+
+    result = AuditResult(captured_ms=source.captured_ms, tally=tally, worst=worst, top_topics=top_topics,
+                         history=history, snapshots_used=len(earlier) + 1, rows=rows, findings=findings,
+                         consumers=consumers, topics=topics, topologies=topologies, snapshot=snapshot_path,
+                         timings=timings, spout_settings=assumptions(tally.profiles, settings.thresholds),
+                         read_by=readers, driver=process_name())
+    if settings.out:
+        clock = time.perf_counter()
+        with adapter.job(sc, f"writing {settings.file_format} files to {settings.out}", track):
+            result.written = write_files(spark, files, result, settings.out, settings.file_format)
+        timings["write"] = time.perf_counter() - clock
+    return result
+
+
+def _saved_source(spark, files: adapter.Files, settings: AuditSettings) -> _Source:
+    """The audit of saved snapshots: the latest is analyzed again, with no servers (the reads that follow the
+    analysis are not made: each lagging partition's time lag is `unread`); the ones before it give history."""
+    thresholds = settings.thresholds
+    saved = adapter.list_snapshots(files, settings.from_snapshots)
+    if not saved:
+        raise UsageError(f"--from-snapshots {settings.from_snapshots}: no complete snapshot there")
+    *earlier, latest = saved
+    meta, loaded = adapter.load_snapshot(spark, files, latest)
+    tasks = loaded.map(lambda kv: (kv[0], kv[1], chunk_outputs(assess(kv[1], None, thresholds))))
+    running = meta.get("running")
+    return _Source(tasks, meta["captured_ms"], frozenset(running) if running is not None else None,
+                   [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"], earlier)
+
+
+def _live_source(sc, files: adapter.Files, conn: Connection, settings: AuditSettings) -> _Source:
+    """The audit of the live stores: the driver lists the consumers and plans their chunks, and each task reads
+    its chunk and runs inspect's pipeline on it, with its own clients (audit_tasks.audit_chunk); the snapshots
+    saved before under --save-snapshot give history."""
+    selection, thresholds, estimates = settings.selection, settings.thresholds, settings.estimates
+    spouts, listed, driver_notes = _list_consumers(conn, selection)
+    chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed,
+                         trident_roots=trident_list(conn, selection))
+    captured_ms = int(time.time() * 1000)
+    tasks = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
+             .map(lambda ic: (ic[0], *audit_chunk(conn, selection, ic[1], int(time.time() * 1000), thresholds,
+                                                  estimates)))
+             .map(lambda t: (t[0], t[1], chunk_outputs(t[2]))))
+    earlier = adapter.list_snapshots(files, settings.save_snapshot) if settings.save_snapshot else []
+    return _Source(tasks, captured_ms, None, driver_notes, earlier)
+
+
+def _analyze(sc, tasks, reads, running: frozenset[str] | None, track: adapter.Track):
+    """The analysis job: the tasks' outputs, their tally, and the running topologies (from the first chunk that
+    read Storm's root, when the source did not say)."""
     analyzed = tasks.map(lambda t: t[2])
     with adapter.job(sc, "analyzing", track):
         tally = analyzed.map(lambda o: o[0]).fold(Tally(), lambda a, b: a + b)
@@ -381,64 +463,46 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
             # Every chunk read Storm's root; the union is what the history rules ask about.
             found = reads.map(lambda kv: kv[1].running).filter(lambda r: r is not None).take(1)
             running = found[0] if found else None
-    tally.notes[:0] = [n for n in driver_notes if n not in tally.notes]
-    timings["analyze"] = time.perf_counter() - clock
+    return analyzed, tally, running
 
-    clock = time.perf_counter()
-    snapshot_path = None
-    if settings.save_snapshot:
-        meta = {"format": adapter.SNAPSHOT_FORMAT, "version": adapter.SNAPSHOT_VERSION, "captured_ms": captured_ms,
-                "captured_at": iso_ms(captured_ms), "zk": conn.zk, "zk_roots": list(conn.zk_roots),
-                "trident_roots": list(conn.trident_roots),
-                "bootstrap_servers": conn.bootstrap_servers, "storm_root": conn.storm_root,
-                "groups": list(selection.groups), "spouts": list(selection.spouts), "topic": selection.topic,
-                "running": sorted(running) if running is not None else None,
-                "partitions": tally.partitions}
-        with adapter.job(sc, "saving the snapshot", track):
-            snapshot_path = adapter.save_snapshot(spark, files, reads, settings.save_snapshot, meta)
-        timings["snapshot"] = time.perf_counter() - clock
 
-    clock = time.perf_counter()
-    earlier = earlier[-(window - 1):]
-    rows = analyzed.flatMap(lambda o: o[1])
-    history = None
-    if earlier:
-        past = None
-        for path in earlier:
-            _, snap = adapter.load_snapshot(spark, files, path)
-            obs = snap.flatMap(lambda kv: observations(kv[1]))
-            past = obs if past is None else past.union(obs)
-        rows = (rows.map(lambda r: (partition_key(r), r))
-                .leftOuterJoin(past.groupByKey())
-                .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed,
-                                             commit_period(thresholds, kv[1][0]))))
-    else:
-        rows = rows.map(without_history)
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
-    findings = analyzed.flatMap(lambda o: o[2])
-    consumers = analyzed.flatMap(lambda o: o[3])
+def _snapshot_meta(conn: Connection, selection: Selection, captured_ms: int, running: frozenset[str] | None,
+                   partitions: int) -> dict:
+    """What a saved snapshot says of itself: when and from where it was read, and what was selected."""
+    return {"format": adapter.SNAPSHOT_FORMAT, "version": adapter.SNAPSHOT_VERSION, "captured_ms": captured_ms,
+            "captured_at": iso_ms(captured_ms), "zk": conn.zk, "zk_roots": list(conn.zk_roots),
+            "trident_roots": list(conn.trident_roots),
+            "bootstrap_servers": conn.bootstrap_servers, "storm_root": conn.storm_root,
+            "groups": list(selection.groups), "spouts": list(selection.spouts), "topic": selection.topic,
+            "running": sorted(running) if running is not None else None,
+            "partitions": partitions}
+
+
+def _rows_with_history(spark, files: adapter.Files, rows, earlier: list[str], running: frozenset[str] | None,
+                       settings: AuditSettings):
+    """The partition rows with their history status, joined on the partition with their observations in the
+    earlier snapshots; without any, each row says it has none."""
+    if not earlier:
+        return rows.map(without_history)
+    window, allowed, thresholds = settings.window, settings.allowed_lag, settings.thresholds
+    past = None
+    for path in earlier:
+        _, snap = adapter.load_snapshot(spark, files, path)
+        obs = snap.flatMap(lambda kv: observations(kv[1]))
+        past = obs if past is None else past.union(obs)
+    return (rows.map(lambda r: (partition_key(r), r))
+            .leftOuterJoin(past.groupByKey())
+            .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed,
+                                         commit_period(thresholds, kv[1][0]))))
+
+
+def _lag_totals(rows):
+    """The lag totals per topic and per topology, as RDDs kept for the top figures and the files."""
     topics = (rows.mapPartitions(lambda it: lag_totals(it, "topic").items()).reduceByKey(add_totals)
               .map(lambda kv: totals_dict("topic", *kv)).persist())
     topologies = (rows.mapPartitions(lambda it: lag_totals(it, "topology_name").items()).reduceByKey(add_totals)
                   .map(lambda kv: totals_dict("topology_name", *kv)).persist())
-    with adapter.job(sc, "adding up lag per topic and topology" + (" and history" if earlier else ""), track):
-        worst = consumers.takeOrdered(settings.top, key=worst_first)
-        top_topics = topics.takeOrdered(settings.top, key=lambda t: (-t["total_lag"], t["topic"] or ""))
-        if earlier:
-            history = history_counts(rows.map(lambda r: r["history_status"]).countByValue())
-    timings["history and totals" if earlier else "totals"] = time.perf_counter() - clock
-
-    result = AuditResult(captured_ms=captured_ms, tally=tally, worst=worst, top_topics=top_topics, history=history,
-                         snapshots_used=len(earlier) + 1, rows=rows, findings=findings, consumers=consumers,
-                         topics=topics, topologies=topologies, snapshot=snapshot_path, timings=timings,
-                         spout_settings=assumptions(tally.profiles, thresholds), read_by=readers,
-                         driver=process_name())
-    if settings.out:
-        clock = time.perf_counter()
-        with adapter.job(sc, f"writing {settings.file_format} files to {settings.out}", track):
-            result.written = write_files(spark, files, result, settings.out, settings.file_format)
-        timings["write"] = time.perf_counter() - clock
-    return result
+    return topics, topologies
 
 
 def write_files(spark, files: adapter.Files, result: AuditResult, out: str, fmt: str) -> list[str]:

@@ -299,6 +299,19 @@ def history_counts(counts: Mapping[str | None, int]) -> dict:
 
 # --- the files an audit writes (--out DIR); docs/audit-files.md is made from these -------------------------
 
+# The columns that name a consumer, in the findings and consumers files alike.
+_CONSUMER_COLUMNS = (
+    ("store", "string", "zookeeper, kafka or trident"),
+    ("consumer", "string", "spout id, group id or txStateId"),
+    ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
+)
+# The lag over consumer-partitions, in the topics and topologies files alike.
+_LAG_COLUMNS = (
+    ("partitions", "long", "consumer-partitions"),
+    ("total_lag", "long", "sum of their lag"),
+    ("max_lag", "long", "largest partition lag"),
+)
+
 FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
     "partitions": ("one row per consumer-partition", (
         ("store", "string", "zookeeper (storm-kafka), kafka (storm-kafka-client) or trident (a Trident spout's state)"),
@@ -343,9 +356,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
     "findings": ("one row per finding", (
         ("code", "string", "the finding code (docs/findings.md)"),
         ("severity", "string", "error, warning or info"),
-        ("store", "string", "zookeeper, kafka or trident"),
-        ("consumer", "string", "spout id, group id or txStateId"),
-        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
+        *_CONSUMER_COLUMNS,
         ("topic", "string", "topic, when the finding is about one"),
         ("partition", "long", "partition, when the finding is about one"),
         ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
@@ -356,9 +367,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("resumes_citation", "string", "MISSING_PARTITION: the Storm source that says so"),
     )),
     "consumers": ("one row per spout id or group", (
-        ("store", "string", "zookeeper, kafka or trident"),
-        ("consumer", "string", "spout id, group id or txStateId"),
-        ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
+        *_CONSUMER_COLUMNS,
         ("topics", "string", "topics of its records, ','-separated"),
         ("partitions", "long", "partitions with a record"),
         ("total_lag", "long", "sum of the partitions' lag"),
@@ -376,16 +385,12 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
     "topics": ("lag per topic, over every consumer reading it", (
         ("topic", "string", "the topic"),
         ("consumers", "long", "consumers with records on it"),
-        ("partitions", "long", "consumer-partitions"),
-        ("total_lag", "long", "sum of their lag"),
-        ("max_lag", "long", "largest partition lag"),
+        *_LAG_COLUMNS,
     )),
     "topologies": ("lag per topology name, over its consumers", (
         ("topology_name", "string", "the topology name the records name (null: none)"),
         ("consumers", "long", "consumers with records of it"),
-        ("partitions", "long", "consumer-partitions"),
-        ("total_lag", "long", "sum of their lag"),
-        ("max_lag", "long", "largest partition lag"),
+        *_LAG_COLUMNS,
     )),
 }
 

@@ -13,53 +13,43 @@ class OffctlError(Exception):
 
     exit_code = INTERNAL_ERROR
 
+    def __init_subclass__(cls, code: int | None = None, **kwargs) -> None:
+        """`class X(OffctlError, code=N)`: X's exit code is N (a subclass without one keeps its base's)."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.exit_code = code
 
-class UsageError(OffctlError):
+
+class UsageError(OffctlError, code=2):
     """The command line asks for something that cannot be done (exit 2)."""
 
-    exit_code = 2
 
-
-class StoreUnavailable(OffctlError):
+class StoreUnavailable(OffctlError, code=3):
     """A store (ZooKeeper, Kafka) could not be reached or read (exit 3)."""
 
-    exit_code = 3
 
-
-class GuardRefused(OffctlError):
+class GuardRefused(OffctlError, code=4):
     """A safety guard refused a change (exit 4)."""
 
-    exit_code = 4
 
-
-class WriteConflict(OffctlError):
+class WriteConflict(OffctlError, code=5):
     """A write conflicted with a concurrent change or failed verification (exit 5)."""
 
-    exit_code = 5
 
-
-class Interrupted(OffctlError):
+class Interrupted(OffctlError, code=130):
     """Ctrl-C or SIGTERM; raised where offctl has something to say about what was under way (exit 130)."""
 
-    exit_code = 130
 
-
-class InterruptedWrite(Interrupted):
+class InterruptedWrite(Interrupted, code=6):
     """Ctrl-C or SIGTERM once a write was sent: it was made, or may have been (exit 6)."""
 
-    exit_code = 6
 
-
-class NotConfirmed(OffctlError):
+class NotConfirmed(OffctlError, code=8):
     """`--execute` without `--yes` and no terminal to ask, or the operator answered no (exit 8)."""
 
-    exit_code = 8
 
-
-class SparkUnavailable(OffctlError):
+class SparkUnavailable(OffctlError, code=3):
     """Spark could not start, or a Spark job of the audit failed (exit 3)."""
-
-    exit_code = 3
 
 
 NOT_CONFIRMED = NotConfirmed.exit_code

@@ -69,7 +69,7 @@ class Rendered:
     One render at a time: a cycle that ends while the last render runs skips its render (counted), so the
     cycles keep their interval and a slow render never holds up the reads nor piles up children."""
 
-    def __init__(self, monitor: Monitor, timeout_s: float = 90.0, log: Callable[[str], None] = print,
+    def __init__(self, monitor: Monitor, log: Callable[[str], None], timeout_s: float = 90.0,
                  registry_factory: Callable[[], object] | None = None) -> None:
         from prometheus_client import generate_latest  # imported here, not first in a child
 
@@ -268,13 +268,12 @@ def answer(monitor: Monitor, interval_s: float, rendered: Rendered, path: str) -
     return 404, text, b"offctl serve: /metrics, /healthz, /status.json\n"
 
 
-def make_app(monitor: Monitor, interval_s: float, rendered: Rendered | None = None):
+def make_app(monitor: Monitor, interval_s: float, rendered: Rendered):
     """serve's ASGI application. The last rendered /metrics and /healthz are answered on the event loop (a
     reference read each); /status.json (built from the last report, under the monitor's lock, which a cycle holds
     while it updates) and the page before the first render are made in a worker thread, so that no request holds up
     the others. prometheus_client's own ASGI app is not used: it renders the registry on the event loop, seconds
     at 100,000 partitions, during which nothing else would be answered."""
-    rendered = rendered or Rendered(monitor)
 
     async def app(scope, receive, send):
         if scope["type"] != "http":
@@ -318,13 +317,13 @@ def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds | P
 
 def serve(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, *, listen: str = DEFAULT_LISTEN,
           interval_s: float = 30.0, window: int = 10, allowed_lag: int = 0, partition_metrics: bool = True,
-          time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None] = print,
+          time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None],
           stop: threading.Event | None = None, expiry_options: ExpiryOptions = ExpiryOptions()) -> Monitor:
     """Run cycles every `interval_s` and serve them until `stop` is set, SIGTERM or Ctrl-C. A cycle that cannot
     read a store is logged and counted; the server keeps serving the last good values, with their time."""
     host, port = parse_listen(listen)
     monitor = Monitor(window=window, allowed_lag=allowed_lag, partition_metrics=partition_metrics)
-    rendered = Rendered(monitor, render_timeout(interval_s), log)
+    rendered = Rendered(monitor, log, render_timeout(interval_s))
     sock = listen_on(host, port)
     server = http_server(make_app(monitor, interval_s, rendered), sock, METHODS, "offctl serve").start(
         "offctl-serve-http")
@@ -357,11 +356,12 @@ Draw = Callable[[object, dict, dict, int, str | None], None]
 
 def watch(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, draw: Draw, *, interval_s: float = 2.0,
           count: int | None = None, window: int = 10, allowed_lag: int = 0,
-          time_lag_budget_s: float = TIME_LAG_BUDGET_S) -> int:
-    """Inspect every `interval_s` and call draw(report, previous, statuses, refresh, error) after each: the
-    previous refresh's (committed, lag) per partition, each partition's history status and time lag. `count`:
-    stop after that many refreshes. Ctrl-C stops it. A refresh that cannot read draws the last report with the
-    error. Returns the number of refreshes."""
+          time_lag_budget_s: float = TIME_LAG_BUDGET_S, expiry_options: ExpiryOptions = ExpiryOptions()) -> int:
+    """Run serve's cycle (run_cycle: the one pipeline, the commit expiry dated by when an offset was seen to move)
+    every `interval_s` and call draw(report, previous, statuses, refresh, error) after each: the previous refresh's
+    (committed, lag) per partition, each partition's history status and time lag. `count`: stop after that many
+    refreshes. Ctrl-C stops it. A refresh that cannot read draws the last report with the error. Returns the number
+    of refreshes."""
     monitor = Monitor(window=window, allowed_lag=allowed_lag, partition_metrics=False)
     previous: dict = {}
     shown = None
@@ -372,9 +372,7 @@ def watch(conn: Connection, selection: Selection, thresholds: Thresholds | Profi
             started = time.monotonic()
             error = None
             try:
-                report = inspect(conn, selection, thresholds, time_lag_budget_s=budget,
-                                 behind=monitor.falling_behind())
-                monitor.update(report, time.monotonic() - started)
+                report = run_cycle(conn, selection, thresholds, monitor, budget, expiry_options)
             except OffctlError as exc:
                 error, report = str(exc), shown
             refreshed += 1

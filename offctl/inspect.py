@@ -6,14 +6,14 @@ import gc
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from offctl.core import expiry, judge, retention, timelag, transactions
 from offctl.core.analyze import with_findings
 from offctl.config import Connection, normalize_root
 from offctl.errors import OffctlError, UsageError
-from offctl.core.behaviour import Isolation, Library, reads_committed
+from offctl.core.behaviour import Library, reads_committed
 from offctl.core.profiles import Profiles
 from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Headroom,
                                MessageRead, ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot,
@@ -63,16 +63,8 @@ class Selection:
 
 def validate(conn: Connection, selection: Selection) -> None:
     """Refuse command lines that cannot inspect anything, before connecting anywhere."""
-    if (conn.zk_roots or selection.spouts) and not conn.zk:
-        raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
-    if (selection.groups or selection.all_groups) and not conn.bootstrap_servers:
-        raise UsageError(f"{'--group' if selection.groups else '--all-groups'} needs --bootstrap-servers")
-    if selection.tridents and not conn.trident_roots:
-        raise UsageError("--trident needs --trident-root (Storm's transactional.zookeeper.root)")
-    if selection.spouts and not conn.zk_roots:
-        raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
-    if conn.trident_roots and not conn.zk:
-        raise UsageError("--trident-root needs --zk (the ZooKeeper connect string of Storm's transactional state)")
+    _check_servers(conn, selection)
+    _check_roots(conn, selection)
     if not conn.zk_roots and not conn.trident_roots and not selection.groups and not selection.all_groups:
         raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
                          "--all-groups (new spouts, with --bootstrap-servers)")
@@ -81,6 +73,26 @@ def validate(conn: Connection, selection: Selection) -> None:
     for group in selection.groups:
         if not group.strip():
             raise UsageError("--group needs a group id, not an empty string")
+
+
+def _check_servers(conn: Connection, selection: Selection) -> None:
+    """Refuse a ZooKeeper or Kafka option without the server it is read from."""
+    if (conn.zk_roots or selection.spouts) and not conn.zk:
+        raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
+    if (selection.groups or selection.all_groups) and not conn.bootstrap_servers:
+        raise UsageError(f"{'--group' if selection.groups else '--all-groups'} needs --bootstrap-servers")
+    if conn.trident_roots and not conn.zk:
+        raise UsageError("--trident-root needs --zk (the ZooKeeper connect string of Storm's transactional state)")
+
+
+def _check_roots(conn: Connection, selection: Selection) -> None:
+    """Refuse a spout named without the root it is under. Checked after the servers, so after --trident-root's
+    --zk too: a command line lacking both that and a root here names --spout without --zk, refused first either
+    way, so each command line is refused with the error it always was."""
+    if selection.tridents and not conn.trident_roots:
+        raise UsageError("--trident needs --trident-root (Storm's transactional.zookeeper.root)")
+    if selection.spouts and not conn.zk_roots:
+        raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
 
 
 def spout_roots(conn: Connection, selection: Selection) -> list[str]:
@@ -132,8 +144,8 @@ def committed_readers(judged_by: Thresholds | Profiles | None) -> Callable[[Cons
     """Whether the consumer `key`, read with a library, reads committed by its profile (behaviour.reads_committed):
     its topics' last stable offsets are then read too. Decided once per consumer."""
     run = Profiles.of(judged_by) if judged_by is not None else None
-    if run is None or all(t.spout.isolation is Isolation.READ_UNCOMMITTED
-                          for t in (run.default, *(p.thresholds for p in run.profiles))):
+    if run is None or not any(reads_committed(t.spout, Library.STORM_KAFKA_CLIENT)
+                              for t in (run.default, *(p.thresholds for p in run.profiles))):
         return lambda key, library: False
     known: dict[tuple[ConsumerKey, Library], bool] = {}
 
@@ -143,6 +155,18 @@ def committed_readers(judged_by: Thresholds | Profiles | None) -> Callable[[Cons
             found = known[(key, library)] = reads_committed(run.resolve(key)[1].spout, library)
         return found
     return reads
+
+
+@dataclass
+class _Reading:
+    """What read_snapshot has gathered so far, in the order read: ZooKeeper's nodes and the records parsed from them
+    per consumer, the notes and read findings, and the topics ZooKeeper's records have asked the broker for."""
+
+    nodes: list[ZkNode] = field(default_factory=list)
+    records: dict[ConsumerKey, list[OffsetRecord]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    read_findings: list[ReadFinding] = field(default_factory=list)
+    asked: set[str | None] = field(default_factory=set)
 
 
 def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str], selection: Selection,
@@ -157,103 +181,180 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
     the run's settings; the topics of the consumers they say read committed get their last stable offsets read.
     """
     reads = committed_readers(judged_by)
-    notes: list[str] = []
-    read_findings: list[ReadFinding] = []
-    commits: list[KafkaCommit] = []
-    groups: list[GroupState] = []
-    if kafka is not None:
-        named = list(dict.fromkeys(selection.groups))
-        if selection.listed_groups is not None:
-            listed = [g for g in selection.listed_groups if g not in named]
-        else:
-            listed = [g for g in kafka.list_groups() if g not in named] if selection.all_groups else []
-        commits = [c for c in kafka.group_commits(named + listed)
-                   if not selection.topic or c.topic == selection.topic]  # --topic narrows groups
-        keep = set(named) | storm_groups(commits)
-        commits = [c for c in commits if c.group in keep]
-        if listed:
-            kept = len(keep - set(named))
-            notes.append(f"--all-groups: {kept} of {len(listed)} other group{'s' if len(listed) != 1 else ''} "
-                         f"carry Storm commit metadata and are included")
-        groups = kafka.group_states(sorted(keep))
-        with_commits = {c.group for c in commits}
-        read_findings += [ReadFinding(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets"
-                            + (f" on {selection.topic}" if selection.topic else ""))
-                    for g in named if g not in with_commits]
-        kafka.request_logs(([selection.topic] if selection.topic else []) + list(selection.log_topics)
-                           + [c.topic for c in commits])
-        stable = [c.topic for c in commits if reads(ConsumerKey(KAFKA, c.group), Library.STORM_KAFKA_CLIENT)]
-        if stable:
-            kafka.request_logs(stable, stable=True)
-
-    records: dict[ConsumerKey, list[OffsetRecord]] = {}
-    nodes: list[ZkNode] = []
+    read = _Reading()
+    # The groups first: their topics' log offsets are asked for before ZooKeeper is read, and travel meanwhile.
+    commits, groups = _read_groups(kafka, selection, reads, read) if kafka is not None else ([], [])
     running = None
     if zk is not None:
-        asked: set[str | None] = set()
         for root in roots:
-            if spouts_by_root is None:
-                ids = zk.spout_ids(root)
-                if ids is None:
-                    notes.append(f"zkRoot {root} does not exist")
-                    read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}': zkRoot {root} does not "
-                                                                            f"exist") for s in selection.spouts]
-                    continue
-                wanted = list(selection.spouts) or ids
-            else:
-                wanted = list(spouts_by_root.get(root, ()))
-            found: set[str] = set()
-            unread_before = len(getattr(zk, "unread", ()))
-            key = bucket = None
-            for node in zk.read_partitions(root, wanted):
-                nodes.append(node)
-                record = parse_zk_node(node)
-                if record.key is not key:  # a spout's nodes come together, and share one key object
-                    key = record.key
-                    found.add(node.spout_id)
-                    bucket = records.setdefault(key, [])
-                bucket.append(record)
-                if kafka is not None:
-                    for topic in (record.topic, node.folder_topic) if node.folder_topic else (record.topic,):
-                        if topic not in asked:
-                            asked.add(topic)
-                            if topic:
-                                kafka.request_logs([topic])
-            read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, sid, root), f"{path}: {why}", "UNREAD_NODE", path)
-                              for sid, path, why in getattr(zk, "unread", ())[unread_before:]]
-            read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records under {root}")
-                        for s in selection.spouts if s in wanted and not any(f == s or f.startswith(s + "/") for f in found)]
-        seen: set[str] = set()
-        for root in trident_roots:
-            for node in zk.read_trident(root):
-                if selection.tridents and node.spout_id not in selection.tridents:
-                    continue
-                seen.add(node.spout_id)
-                nodes.append(node)
-                record = parse_zk_node(node)
-                records.setdefault(record.key, []).append(record)
-                for topic in (record.topic, node.folder_topic):
-                    if kafka is not None and topic and topic not in asked:
-                        asked.add(topic)
-                        kafka.request_logs([topic])
-                if (kafka is not None and record.topic and record.trident == STORM_KAFKA_CLIENT
-                        and reads(record.key, Library.STORM_KAFKA_CLIENT)):
-                    kafka.request_logs([record.topic], stable=True)  # asked once per topic (KafkaStore)
-        notes += [n for n in zk.trident_notes if not selection.tridents] if trident_roots else []
-        read_findings += [ReadFinding(ConsumerKey(TRIDENT, t, ", ".join(trident_roots)),
-                                      f"no Trident Kafka spout state '{t}' under {', '.join(trident_roots)}")
-                          for t in selection.tridents if t not in seen and trident_roots]
-        running = zk.running_topologies(storm_root)
-        if running is None:
-            notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
-                         f"(set --storm-root)")
+            wanted = _spouts_under(zk, root, selection.spouts, spouts_by_root, read)
+            if wanted is not None:
+                _read_spouts(zk, kafka, root, wanted, selection.spouts, read)
+        _read_tridents(zk, kafka, trident_roots, selection.tridents, reads, read)
+        running = _running_topologies(zk, storm_root, read.notes)
     for record in map(parse_commit, commits):
-        records.setdefault(record.key, []).append(record)
-    cluster = kafka.logs() if kafka is not None else None
-    snapshot = Snapshot(captured_ms=now_ms, zk_nodes=tuple(nodes), commits=tuple(commits), groups=tuple(groups),
-                        cluster=cluster, running=running, notes=tuple(notes), read_findings=tuple(read_findings),
+        read.records.setdefault(record.key, []).append(record)
+    cluster = kafka.logs() if kafka is not None else None  # the answers to every request above, awaited last
+    snapshot = Snapshot(captured_ms=now_ms, zk_nodes=tuple(read.nodes), commits=tuple(commits), groups=tuple(groups),
+                        cluster=cluster, running=running, notes=tuple(read.notes),
+                        read_findings=tuple(read.read_findings),
                         incomplete=tuple(kafka.notes) if kafka is not None else ())
-    return snapshot, records
+    return snapshot, read.records
+
+
+def _read_groups(kafka: LogStore, selection: Selection, reads: Callable[[ConsumerKey, Library], bool],
+                 read: _Reading) -> tuple[list[KafkaCommit], list[GroupState]]:
+    """Read the groups named and those --all-groups keeps (the ones Storm committed for): their commits, narrowed
+    to --topic, and their states; then ask for their topics' log offsets."""
+    named, listed = _groups_to_read(kafka, selection)
+    commits = [c for c in kafka.group_commits(named + listed)
+               if not selection.topic or c.topic == selection.topic]  # --topic narrows groups
+    keep = set(named) | storm_groups(commits)
+    commits = [c for c in commits if c.group in keep]
+    if listed:
+        kept = len(keep - set(named))
+        read.notes.append(f"--all-groups: {kept} of {len(listed)} other group{'s' if len(listed) != 1 else ''} "
+                          f"carry Storm commit metadata and are included")
+    groups = kafka.group_states(sorted(keep))
+    read.read_findings += _groups_without_commits(named, commits, selection.topic)
+    _request_group_logs(kafka, selection, commits, reads)
+    return commits, groups
+
+
+def _groups_to_read(kafka: LogStore, selection: Selection) -> tuple[list[str], list[str]]:
+    """The groups named, and the others to read besides them: --all-groups' listing (an audit task's share when
+    it was listed already), none without it."""
+    named = list(dict.fromkeys(selection.groups))
+    if selection.listed_groups is not None:
+        listed = [g for g in selection.listed_groups if g not in named]
+    else:
+        listed = [g for g in kafka.list_groups() if g not in named] if selection.all_groups else []
+    return named, listed
+
+
+def _groups_without_commits(named: Sequence[str], commits: Sequence[KafkaCommit], topic: str | None
+                            ) -> list[ReadFinding]:
+    """A read finding for each group named that has no committed offset (on --topic, when given)."""
+    with_commits = {c.group for c in commits}
+    return [ReadFinding(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets"
+                        + (f" on {topic}" if topic else ""))
+            for g in named if g not in with_commits]
+
+
+def _request_group_logs(kafka: LogStore, selection: Selection, commits: Sequence[KafkaCommit],
+                        reads: Callable[[ConsumerKey, Library], bool]) -> None:
+    """Ask for the log offsets of --topic, the reset scope's topics and the committed topics, and for the last
+    stable offsets of the topics of the groups that read committed."""
+    kafka.request_logs(([selection.topic] if selection.topic else []) + list(selection.log_topics)
+                       + [c.topic for c in commits])
+    stable = [c.topic for c in commits if reads(ConsumerKey(KAFKA, c.group), Library.STORM_KAFKA_CLIENT)]
+    if stable:
+        kafka.request_logs(stable, stable=True)
+
+
+def _spouts_under(zk: SpoutStore, root: str, spouts: Sequence[str],
+                  spouts_by_root: Mapping[str, Sequence[str]] | None, read: _Reading) -> list[str] | None:
+    """The spout ids to read under one zkRoot: the audit task's share when given, else those named, else every
+    one listed there; None when the root does not exist (a note, and a read finding per spout named)."""
+    if spouts_by_root is not None:
+        return list(spouts_by_root.get(root, ()))
+    ids = zk.spout_ids(root)
+    if ids is None:
+        read.notes.append(f"zkRoot {root} does not exist")
+        read.read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}': zkRoot {root} does not "
+                                                                             f"exist") for s in spouts]
+        return None
+    return list(spouts) or ids
+
+
+def _read_spouts(zk: SpoutStore, kafka: LogStore | None, root: str, wanted: list[str], spouts: Sequence[str],
+                 read: _Reading) -> None:
+    """Read the partition records of the `wanted` spouts under one zkRoot, then find what was not read: the nodes
+    storm-kafka never reads, and the spouts named that have no record."""
+    unread_before = len(getattr(zk, "unread", ()))
+    found = _read_partitions(zk, kafka, root, wanted, read)
+    read.read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, sid, root), f"{path}: {why}", "UNREAD_NODE", path)
+                           for sid, path, why in getattr(zk, "unread", ())[unread_before:]]
+    read.read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records "
+                                                                        f"under {root}")
+                           for s in spouts if s in wanted and not any(f == s or f.startswith(s + "/") for f in found)]
+
+
+def _read_partitions(zk: SpoutStore, kafka: LogStore | None, root: str, wanted: list[str], read: _Reading
+                     ) -> set[str]:
+    """Parse each partition node as it arrives and ask for its topics' log offsets the first time each turns up;
+    return the spout ids that had a node."""
+    nodes, records, asked = read.nodes, read.records, read.asked
+    found: set[str] = set()
+    key = bucket = None
+    for node in zk.read_partitions(root, wanted):
+        nodes.append(node)
+        record = parse_zk_node(node)
+        if record.key is not key:  # a spout's nodes come together, and share one key object
+            key = record.key
+            found.add(node.spout_id)
+            bucket = records.setdefault(key, [])
+        bucket.append(record)
+        if kafka is not None:
+            for topic in (record.topic, node.folder_topic) if node.folder_topic else (record.topic,):
+                if topic not in asked:
+                    asked.add(topic)
+                    if topic:
+                        kafka.request_logs([topic])
+    return found
+
+
+def _read_tridents(zk: SpoutStore, kafka: LogStore | None, trident_roots: Sequence[str], tridents: Sequence[str],
+                   reads: Callable[[ConsumerKey, Library], bool], read: _Reading) -> None:
+    """Read the Trident Kafka spouts' state under each transactional root (those named, or every one), then note
+    the states read_trident left out (when none is named) and find the ones named that are not there."""
+    if not trident_roots:
+        return
+    seen: set[str] = set()
+    for root in trident_roots:
+        seen |= _read_trident_root(zk, kafka, root, tridents, reads, read)
+    read.notes += [n for n in zk.trident_notes if not tridents]
+    read.read_findings += [ReadFinding(ConsumerKey(TRIDENT, t, ", ".join(trident_roots)),
+                                       f"no Trident Kafka spout state '{t}' under {', '.join(trident_roots)}")
+                           for t in tridents if t not in seen]
+
+
+def _read_trident_root(zk: SpoutStore, kafka: LogStore | None, root: str, tridents: Sequence[str],
+                       reads: Callable[[ConsumerKey, Library], bool], read: _Reading) -> set[str]:
+    """Parse each Trident spout's node under one root as it arrives (those named, or every one) and ask for its
+    topics' log offsets; return the txStateIds read."""
+    seen: set[str] = set()
+    for node in zk.read_trident(root):
+        if tridents and node.spout_id not in tridents:
+            continue
+        seen.add(node.spout_id)
+        read.nodes.append(node)
+        record = parse_zk_node(node)
+        read.records.setdefault(record.key, []).append(record)
+        if kafka is not None:
+            _ask_trident_logs(kafka, read.asked, record, node, reads)
+    return seen
+
+
+def _ask_trident_logs(kafka: LogStore, asked: set[str | None], record: OffsetRecord, node: ZkNode,
+                      reads: Callable[[ConsumerKey, Library], bool]) -> None:
+    """Ask for the log offsets of a Trident record's topics the first time each turns up, and for its topic's last
+    stable offsets when the storm-kafka-client spout that wrote it reads committed."""
+    for topic in (record.topic, node.folder_topic):
+        if topic and topic not in asked:
+            asked.add(topic)
+            kafka.request_logs([topic])
+    if record.topic and record.trident == STORM_KAFKA_CLIENT and reads(record.key, Library.STORM_KAFKA_CLIENT):
+        kafka.request_logs([record.topic], stable=True)  # asked once per topic (KafkaStore)
+
+
+def _running_topologies(zk: SpoutStore, storm_root: str, notes: list[str]) -> frozenset[str] | None:
+    """The topologies running under Storm's root; None, with a note, when the root has no storms/ node."""
+    running = zk.running_topologies(storm_root)
+    if running is None:
+        notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
+                     f"(set --storm-root)")
+    return running
 
 
 def exit_code(report: Report, fail_on: str) -> int:
@@ -399,6 +500,26 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thres
     kafka_rows = [r for r in report.rows if r.record.key.store == KAFKA and r.lag is not None]
     if kafka is None or not kafka_rows:
         return report
+    estimated, skipped = _expiry_parts(report, thresholds, kafka_rows)
+    if skipped:
+        report = replace(report, checks_skipped=(*report.checks_skipped, *skipped))
+    if not estimated:
+        return report
+    retention, read = _expiry_reads(report, kafka, estimated, options, budget_s)
+    expiries, found = {}, []
+    for spout, part, _ in estimated:
+        e, f = expiry.assess(part, read, retention, spout, horizon_s=options.horizon_s, moved_after=options.moved_after)
+        expiries.update(e)
+        found += f
+    notes = _expiry_notes(expiries, retention, options, found)
+    report = with_findings(report, found)
+    return replace(report, commit_expiry=expiries, offsets_retention=retention, notes=(*report.notes, *notes))
+
+
+def _expiry_parts(report: Report, thresholds: Thresholds | Profiles, kafka_rows: list
+                  ) -> tuple[list[tuple], list[str]]:
+    """Which profiles' groups get a commit-expiry estimate, as (spout, part of the report, its lagging Kafka rows):
+    those whose spout stops refreshing its commits; and the check skipped, with why, for each of the others."""
     estimated, skipped = [], []
     parts = judge.parts(report, thresholds)
     for name, t, part in parts:
@@ -411,26 +532,30 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thres
         else:
             whose = f" for profile {name or judge.DEFAULTS}'s groups" if len(parts) > 1 else ""
             skipped.append(f"COMMIT_EXPIRY_RISK ({expiry.skipped_because(t.spout)}){whose}")
-    if skipped:
-        report = replace(report, checks_skipped=(*report.checks_skipped, *skipped))
-    if not estimated:
-        return report
+    return estimated, skipped
+
+
+def _expiry_reads(report: Report, kafka: LogStore, estimated: list[tuple], options: ExpiryOptions, budget_s: float
+                  ) -> tuple[expiry.Retention, MessageRead]:
+    """What the estimate reads: the offsets retention (the broker's, else --offsets-retention-minutes, else Kafka's
+    default) and the message before each committed offset, within `budget_s` seconds."""
     reported, why = kafka.read_broker_config([expiry.SETTING])
     retention = expiry.retention_of(reported, options.retention_minutes, why)
     members = {c.key: c.members for c in report.consumers}
     wanted = list(dict.fromkeys(p for _, _, rows in estimated for p in expiry.positions(rows, members)))
     read = read_within(kafka, wanted, budget_s) if wanted else MessageRead()
-    expiries, found = {}, []
-    for spout, part, _ in estimated:
-        e, f = expiry.assess(part, read, retention, spout, horizon_s=options.horizon_s, moved_after=options.moved_after)
-        expiries.update(e)
-        found += f
+    return retention, read
+
+
+def _expiry_notes(expiries: Mapping[tuple, expiry.Expiry], retention: expiry.Retention, options: ExpiryOptions,
+                  found: list) -> list[str]:
+    """What the estimate says of itself: the messages not read, the option given but not used, and the retention
+    assumed when a finding rests on it."""
     notes = [n for n in (expiry.unread_note(expiries), expiry.option_note(retention, options.retention_minutes)) if n]
     if retention.source == expiry.ASSUMED and found:
         notes.append(f"commit expiry assumes {expiry.SETTING}={retention.minutes}, Kafka's default: {retention.why} "
                      f"(give --offsets-retention-minutes)")
-    report = with_findings(report, found)
-    return replace(report, commit_expiry=expiries, offsets_retention=retention, notes=(*report.notes, *notes))
+    return notes
 
 
 @dataclass(frozen=True)

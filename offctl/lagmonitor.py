@@ -235,9 +235,34 @@ def _assess(snapshot, kafka, settings: MonitorSettings, records, progress: Progr
 
 def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
                ) -> tuple[str, list[str]]:
-    from offctl.adapters.kafka import KafkaStore
     from offctl.adapters.zookeeper import ZkStore
 
+    zk_hosts, node, root, spout = _old_spout_node(query)
+    notes: list[str] = []
+    progress.step(f"connecting to ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
+    with ZkStore(zk_hosts, auth=settings.zk_auth, timeout=_left(deadline)) as zk:
+        progress.step(f"reading {node} in ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
+        if node not in zk.children([node]):
+            # KOLU@v1.2.4:386-388 throws IllegalArgumentException("zk-node '<node>' dose not exists.")
+            raise StoreUnavailable(f"zk-node '{node}' does not exist in ZooKeeper at {zk_hosts}")
+        if query.zk_brokers_root is not None:
+            partitions, bootstrap = _registry_partitions(zk, query, zk_hosts, progress, notes)
+            if not partitions:  # -w matched no topic: KOLU prints {}
+                return lagdoc.render({}), notes
+        else:
+            partitions = {query.topics_arg: _static_partitions(query.partitions or ())}
+            bootstrap = settings.bootstrap_servers or ",".join(_leader(lead) for lead in query.leaders or ())
+        snapshot, report = _old_spout_read(zk, root, spout, partitions, bootstrap, settings, progress, deadline)
+    cluster = snapshot.cluster or {}
+    asked = lagdoc.Asked(ConsumerKey(ZOOKEEPER, spout, root), old=True, partitions=partitions,
+                         folder=query.wildcard)
+    doc, more = lagdoc.document(report, asked, settings.judged, cluster)
+    return lagdoc.render(doc), notes + more
+
+
+def _old_spout_node(query: LagQuery) -> tuple[str, str, str, str]:
+    """The ZooKeeper hosts and the spout's node as KOLU takes them (-z, -n: <zkRoot>/<spout id>), and the zkRoot and
+    spout id the node names."""
     zk_hosts = _hosts(query.zk_servers or "")
     if not zk_hosts:
         raise UsageError("zk-servers names no server")
@@ -247,54 +272,52 @@ def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
         raise UsageError(f"zk-node {node!r}: expected the spout's node, <zkRoot>/<spout id>")
     root, spout = posixpath.split(node)
     check_spout_id(spout)
-    notes: list[str] = []
-    progress.step(f"connecting to ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
-    with ZkStore(zk_hosts, auth=settings.zk_auth, timeout=_left(deadline)) as zk:
-        progress.step(f"reading {node} in ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
-        if node not in zk.children([node]):
-            # KOLU@v1.2.4:386-388 throws IllegalArgumentException("zk-node '<node>' dose not exists.")
-            raise StoreUnavailable(f"zk-node '{node}' does not exist in ZooKeeper at {zk_hosts}")
-        if query.zk_brokers_root is not None:
-            progress.step(f"reading Kafka's broker registry under {query.zk_brokers_root} in ZooKeeper at {zk_hosts}",
-                          "consumerCommittedOffset", "logHeadOffset")
-            registry = zk.read_broker_registry(query.zk_brokers_root, query.topics_arg, query.wildcard)
-            if registry.missing:
-                # KOLU@v1.2.4 306-349 fails the whole run on a topic (or, with -w, a topics node) it cannot list
-                raise StoreUnavailable("Kafka's broker registry in ZooKeeper at " + zk_hosts + ": " + "; ".join(
-                    f"{what}: {why}" for what, why in registry.missing.items()))
-            partitions = {t: [pl.partition for pl in parts] for t, parts in registry.topics.items()}
-            # a partition without a leader in the registry: its log end comes from the brokers all the same
-            notes += [f"{t}/{pl.partition}: {pl.why}" for t, parts in registry.topics.items() for pl in parts
-                      if pl.why]
-            notes += list(registry.notes)
-            bootstrap = ",".join(registry.brokers)
-            if not bootstrap and partitions:
-                raise StoreUnavailable(f"no broker with a host and port is registered under {registry.root}ids in "
-                                       f"ZooKeeper at {zk_hosts}")
-            if not partitions:  # -w matched no topic: KOLU prints {}
-                return lagdoc.render({}), notes + [f"no topic under {registry.root}topics matches "
-                                                   f"{query.topics_arg!r}"]
-        else:
-            partitions = {query.topics_arg: _static_partitions(query.partitions or ())}
-            bootstrap = settings.bootstrap_servers or ",".join(_leader(lead) for lead in query.leaders or ())
-        check_bootstrap_servers(bootstrap)
-        topics = list(partitions)
-        selection = Selection(spouts=(spout,), log_topics=tuple(topics))
-        progress.step(f"reading the log offsets of {', '.join(topics) or 'no topic'} from Kafka at {bootstrap}",
-                      "logHeadOffset")
-        kafka = KafkaStore(bootstrap, config=dict(settings.kafka_config), timeout=_left(deadline), targeted=True)
-        try:
-            snapshot, records = read_snapshot(zk, kafka, [root], selection, settings.storm_root,
-                                              int(time.time() * 1000))
-            _complete(snapshot.incomplete)
-            report = _assess(snapshot, kafka, settings, records, progress, deadline)
-        finally:
-            kafka.close()
-    cluster = snapshot.cluster or {}
-    asked = lagdoc.Asked(ConsumerKey(ZOOKEEPER, spout, root), old=True, partitions=partitions,
-                         folder=query.wildcard)
-    doc, more = lagdoc.document(report, asked, settings.judged, cluster)
-    return lagdoc.render(doc), notes + more
+    return zk_hosts, node, root, spout
+
+
+def _registry_partitions(zk, query: LagQuery, zk_hosts: str, progress: Progress, notes: list[str]
+                         ) -> tuple[dict[str, list[int]], str]:
+    """The partitions of the topics asked for (-t, or -w's pattern) and the brokers, from Kafka's broker registry
+    in ZooKeeper (-b); none, with a note, when -w matches no topic."""
+    progress.step(f"reading Kafka's broker registry under {query.zk_brokers_root} in ZooKeeper at {zk_hosts}",
+                  "consumerCommittedOffset", "logHeadOffset")
+    registry = zk.read_broker_registry(query.zk_brokers_root, query.topics_arg, query.wildcard)
+    if registry.missing:
+        # KOLU@v1.2.4 306-349 fails the whole run on a topic (or, with -w, a topics node) it cannot list
+        raise StoreUnavailable("Kafka's broker registry in ZooKeeper at " + zk_hosts + ": " + "; ".join(
+            f"{what}: {why}" for what, why in registry.missing.items()))
+    partitions = {t: [pl.partition for pl in parts] for t, parts in registry.topics.items()}
+    # a partition without a leader in the registry: its log end comes from the brokers all the same
+    notes += [f"{t}/{pl.partition}: {pl.why}" for t, parts in registry.topics.items() for pl in parts
+              if pl.why]
+    notes += list(registry.notes)
+    bootstrap = ",".join(registry.brokers)
+    if not bootstrap and partitions:
+        raise StoreUnavailable(f"no broker with a host and port is registered under {registry.root}ids in "
+                               f"ZooKeeper at {zk_hosts}")
+    if not partitions:
+        notes.append(f"no topic under {registry.root}topics matches {query.topics_arg!r}")
+    return partitions, bootstrap
+
+
+def _old_spout_read(zk, root: str, spout: str, partitions: dict[str, list[int]], bootstrap: str,
+                    settings: MonitorSettings, progress: Progress, deadline: float):
+    """The spout's records and its topics' log offsets, read and assessed: the snapshot and the report."""
+    from offctl.adapters.kafka import KafkaStore
+
+    check_bootstrap_servers(bootstrap)
+    topics = list(partitions)
+    selection = Selection(spouts=(spout,), log_topics=tuple(topics))
+    progress.step(f"reading the log offsets of {', '.join(topics) or 'no topic'} from Kafka at {bootstrap}",
+                  "logHeadOffset")
+    kafka = KafkaStore(bootstrap, config=dict(settings.kafka_config), timeout=_left(deadline), targeted=True)
+    try:
+        snapshot, records = read_snapshot(zk, kafka, [root], selection, settings.storm_root,
+                                          int(time.time() * 1000))
+        _complete(snapshot.incomplete)
+        return snapshot, _assess(snapshot, kafka, settings, records, progress, deadline)
+    finally:
+        kafka.close()
 
 
 def _static_partitions(given: tuple[str, ...]) -> list[int]:

@@ -159,29 +159,55 @@ def compare(saw: Sequence[State], now: Sequence[State], *, follows_log: bool = F
     changed += [f"{c}: planned now, not in the plan" for c in now_by if c not in was_by]
     for consumer in (c for c in was_by if c in now_by):
         was, is_ = was_by[consumer], now_by[consumer]
-        old, new = {c.where: c for c in was.changes}, {c.where: c for c in is_.changes}
-        changed += [f"{consumer} {w}: in the plan, gone now" for w in old if w not in new]
-        changed += [f"{consumer} {w}: not in the plan, there now ({_offset_text(new[w])})" for w in new
-                    if w not in old]
-        for where in (w for w in old if w in new):
-            a, b = old[where], new[where]
-            before_a = (a.version, a.before, a.before_data, a.before_metadata, a.had_commit)
-            before_b = (b.version, b.before, b.before_data, b.before_metadata, b.had_commit)
-            if before_a != before_b:
-                why = (f"{_offset_text(a)} then, {_offset_text(b)} now" if _offset_text(a) != _offset_text(b)
-                       else "other bytes now")
-                changed.append(f"{consumer} {where}: {why}")
-            elif (a.action, a.after, a.after_data, a.after_metadata) != (b.action, b.after, b.after_data,
-                                                                         b.after_metadata):
-                said = f"{consumer} {where}: planned {a.action} to {a.after}, now {b.action} to {b.after}"
-                (moved if follows_log and a.action == b.action else changed).append(said)
-        if was.group_had_commits != is_.group_had_commits:
-            changed.append(f"{consumer}: the group {'had' if was.group_had_commits else 'had no'} commits then, "
-                           f"{'has' if is_.group_had_commits else 'has none'} now")
-        verdicts = dict(is_.guards)
-        guards += [f"{consumer}: guard {g} was {s}, now {verdicts.get(g, 'not judged')}" for g, s in was.guards
-                   if verdicts.get(g) != s]
+        differ, follow = _compare_changes(consumer, was, is_, follows_log)
+        changed += differ + _group_commits_change(consumer, was, is_)
+        moved += follow
+        guards += _guard_changes(consumer, was, is_)
     return Comparison(tuple(changed), tuple(guards), tuple(moved))
+
+
+def _compare_changes(consumer: str, was: State, is_: State, follows_log: bool) -> tuple[list[str], list[str]]:
+    """One consumer's changes then and now, where by where: those gone or new, and those that differ (changed), or
+    whose write only moved with the log (moved)."""
+    old, new = {c.where: c for c in was.changes}, {c.where: c for c in is_.changes}
+    changed = [f"{consumer} {w}: in the plan, gone now" for w in old if w not in new]
+    changed += [f"{consumer} {w}: not in the plan, there now ({_offset_text(new[w])})" for w in new if w not in old]
+    moved: list[str] = []
+    for where in (w for w in old if w in new):
+        said, only_moved = _compare_change(f"{consumer} {where}", old[where], new[where], follows_log)
+        if said is not None:
+            (moved if only_moved else changed).append(said)
+    return changed, moved
+
+
+def _compare_change(label: str, a: Seen, b: Seen, follows_log: bool) -> tuple[str | None, bool]:
+    """What differs in one change, said (None: nothing), and whether it only moved with the log: the same action
+    to another after-offset, for a target that follows the log. A different before-value always counts."""
+    before_a = (a.version, a.before, a.before_data, a.before_metadata, a.had_commit)
+    before_b = (b.version, b.before, b.before_data, b.before_metadata, b.had_commit)
+    if before_a != before_b:
+        why = (f"{_offset_text(a)} then, {_offset_text(b)} now" if _offset_text(a) != _offset_text(b)
+               else "other bytes now")
+        return f"{label}: {why}", False
+    if (a.action, a.after, a.after_data, a.after_metadata) != (b.action, b.after, b.after_data, b.after_metadata):
+        return (f"{label}: planned {a.action} to {a.after}, now {b.action} to {b.after}",
+                follows_log and a.action == b.action)
+    return None, False
+
+
+def _group_commits_change(consumer: str, was: State, is_: State) -> list[str]:
+    """Whether the group had commits then and has now, said when that differs."""
+    if was.group_had_commits == is_.group_had_commits:
+        return []
+    return [f"{consumer}: the group {'had' if was.group_had_commits else 'had no'} commits then, "
+            f"{'has' if is_.group_had_commits else 'has none'} now"]
+
+
+def _guard_changes(consumer: str, was: State, is_: State) -> list[str]:
+    """The guards whose verdict now differs from the plan's (or that are not judged now)."""
+    verdicts = dict(is_.guards)
+    return [f"{consumer}: guard {g} was {s}, now {verdicts.get(g, 'not judged')}" for g, s in was.guards
+            if verdicts.get(g) != s]
 
 
 # --- plans ----------------------------------------------------------------------------------------------------
@@ -501,45 +527,63 @@ def command_line(kind: str, request: Mapping, run: Run) -> str:
         parts += ["--context", run.cli_context]
     r = dict(request)
     if kind == "reset":
-        store = r["store"]
-        parts += _server_flags(conn, zk_root=store == ZOOKEEPER, trident_root=store == TRIDENT)
-        parts += [{ZOOKEEPER: "--spout", KAFKA: "--group", TRIDENT: "--trident"}[store], r["consumer"]]
-        for topic in r.get("topics") or ():
-            parts += ["--topic", topic]
-        if r.get("partitions"):
-            parts += ["--partitions", r["partitions"]]
-        if r.get("static_partitions"):
-            parts += ["--static-partitions", f"{r['consumer']}={r['static_partitions']}"]
-        parts += ["--to", r["to"]]
-        flag = {"offset": "--offset", "time": "--at", "shift": "--by"}.get(r["to"])
-        if flag:
-            parts += [flag, r["at"] if r["to"] == "time" else str(r["value"]).strip()]
-        if r.get("topology_id"):
-            parts += ["--topology-id", r["topology_id"]]
-        if r.get("no_storm_metadata"):
-            parts.append("--no-storm-metadata")
+        parts += _reset_args(conn, r)
     elif kind == "restore":
         parts[2:2] = [r["backup"]]
         parts += _server_flags(conn)
     elif kind == "migrate":
-        parts += _server_flags(conn, zk_root=True)
-        parts += ["--spout", r["spout"], "--group", r["group"], "--topology-id", r["topology_id"]]
-        if r.get("topic"):
-            parts += ["--topic", r["topic"]]
-        if r.get("partitions"):
-            parts += ["--partitions", r["partitions"]]
+        parts += _migrate_args(conn, r)
     elif kind == "delete":
-        parts += _server_flags(conn, zk_root=True)
-        parts += ["--spout", r["spout"]]
-        for topic in r.get("topics") or ():
-            parts += ["--topic", topic]
-        for key, flag in (("partitions", "--partitions"), ("record_topic", "--record-topic"),
-                          ("written_by", "--written-by")):
-            if r.get(key):
-                parts += [flag, r[key]]
-        if r.get("all_records"):
-            parts.append("--all-records")
+        parts += _delete_args(conn, r)
     return shlex.join(parts + safety_flags(run.safety(execute=True)) + ["--execute"])
+
+
+def _reset_args(conn: Connection, r: Mapping) -> list[str]:
+    """`offctl reset`'s servers, consumer, scope and target for a reset request."""
+    store = r["store"]
+    parts = _server_flags(conn, zk_root=store == ZOOKEEPER, trident_root=store == TRIDENT)
+    parts += [{ZOOKEEPER: "--spout", KAFKA: "--group", TRIDENT: "--trident"}[store], r["consumer"]]
+    for topic in r.get("topics") or ():
+        parts += ["--topic", topic]
+    if r.get("partitions"):
+        parts += ["--partitions", r["partitions"]]
+    if r.get("static_partitions"):
+        parts += ["--static-partitions", f"{r['consumer']}={r['static_partitions']}"]
+    parts += ["--to", r["to"]]
+    flag = {"offset": "--offset", "time": "--at", "shift": "--by"}.get(r["to"])
+    if flag:
+        parts += [flag, r["at"] if r["to"] == "time" else str(r["value"]).strip()]
+    if r.get("topology_id"):
+        parts += ["--topology-id", r["topology_id"]]
+    if r.get("no_storm_metadata"):
+        parts.append("--no-storm-metadata")
+    return parts
+
+
+def _migrate_args(conn: Connection, r: Mapping) -> list[str]:
+    """`offctl migrate`'s servers, spout, group, topology and scope for a migrate request."""
+    parts = _server_flags(conn, zk_root=True)
+    parts += ["--spout", r["spout"], "--group", r["group"], "--topology-id", r["topology_id"]]
+    if r.get("topic"):
+        parts += ["--topic", r["topic"]]
+    if r.get("partitions"):
+        parts += ["--partitions", r["partitions"]]
+    return parts
+
+
+def _delete_args(conn: Connection, r: Mapping) -> list[str]:
+    """`offctl delete`'s servers, spout and the records chosen for a delete request."""
+    parts = _server_flags(conn, zk_root=True)
+    parts += ["--spout", r["spout"]]
+    for topic in r.get("topics") or ():
+        parts += ["--topic", topic]
+    for key, flag in (("partitions", "--partitions"), ("record_topic", "--record-topic"),
+                      ("written_by", "--written-by")):
+        if r.get(key):
+            parts += [flag, r[key]]
+    if r.get("all_records"):
+        parts.append("--all-records")
+    return parts
 
 
 # --- apply ----------------------------------------------------------------------------------------------------

@@ -209,7 +209,8 @@ def fleet_answer(face: Face, context: str | None, status: str | None, limit: int
                    "hints": {k: v for k, v in doc["hints"].items() if k in codes},
                    "notes": few(doc["notes"]), "incomplete": few(doc["incomplete"]),
                    "checks_skipped": few(doc["checks_skipped"]),
-                   "spout_settings": doc["spout_settings"]})
+                   "spout_settings": doc["spout_settings"], "processing_guarantee": doc["processing_guarantee"],
+                   "offsets_retention": doc["offsets_retention"]})
 
 
 def consumer_answer(face: Face, context: str | None, name: str, store: Store | None, limit: int,

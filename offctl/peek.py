@@ -8,13 +8,13 @@ import time
 from dataclasses import dataclass
 
 from offctl.config import Connection
-from offctl.core.judge import analyze_each
 from offctl.core.model import MessageRead, Report, Thresholds
 from offctl.core.profiles import Profiles
 from offctl.core.peek import (Peeked, census, census_positions, committed_positions, peeked, positions, selected,
                                unanswered)
 from offctl.errors import OffctlError, UsageError
-from offctl.inspect import Selection, cyclic_gc_paused, open_stores, read_snapshot, spout_roots, trident_list, validate
+from offctl.inspect import (Estimates, Selection, assess, cyclic_gc_paused, open_stores, read_snapshot, spout_roots,
+                            trident_list, validate)
 
 MAX_COUNT = 1000  # messages per partition: peek is for looking, not for copying a log
 
@@ -33,8 +33,10 @@ class PeekResult:
 
 
 def peek(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, *, partitions: frozenset[int] | None = None,
-         count: int = 1, budget_s: float | None = None, now_ms: int | None = None) -> PeekResult:
-    """The message at each chosen partition's resume offset, and `count` - 1 after it."""
+         count: int = 1, budget_s: float | None = None, now_ms: int | None = None,
+         estimates: Estimates = Estimates()) -> PeekResult:
+    """The message at each chosen partition's resume offset, and `count` - 1 after it, with inspect's report of the
+    consumers read: the one pipeline (inspect.assess), so its findings are inspect's on the same stores."""
     if not 1 <= count <= MAX_COUNT:
         raise UsageError(f"--count must be a whole number from 1 to {MAX_COUNT}")
     if budget_s is not None and not 0 < budget_s < float("inf"):
@@ -48,7 +50,7 @@ def peek(conn: Connection, selection: Selection, thresholds: Thresholds | Profil
             snapshot, records = read_snapshot(zk, kafka, spout_roots(conn, selection), selection, conn.storm_root,
                                               now_ms, trident_roots=trident_list(conn, selection),
                                               judged_by=thresholds)
-            report = analyze_each(snapshot, thresholds, records)  # each consumer by its own profile
+            report = assess(snapshot, kafka, thresholds, estimates, records)  # each consumer by its own profile
             rows = selected(report.rows, partitions)
             wanted = positions(rows)
             stable = committed_positions(rows)

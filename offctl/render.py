@@ -259,6 +259,16 @@ def headroom_text(room: Headroom | None) -> str:
     return duration(room.seconds) if room.seconds >= 0 else f"-{duration(-room.seconds)}"
 
 
+def expiry_text(e: Expiry | None) -> str:
+    """A commit's expiry headroom in a table: the time left, how long past (-), why there is none, or - without an
+    estimate (offctl.core.expiry)."""
+    if e is None:
+        return "-"
+    if e.headroom_s is None:
+        return e.source.lower().replace("_", " ")
+    return duration(e.headroom_s) if e.headroom_s >= 0 else f"-{duration(-e.headroom_s)}"
+
+
 def write_table(report: Report, console: Console, *, per_partition: bool = False) -> None:
     lags = time_lags(report)
     maxima = consumer_maxima(report.rows, lags)
@@ -488,6 +498,12 @@ def write_plan_table(outcome, console: Console) -> None:
 
 def outcome_lines(outcome) -> list[str]:
     """What happened, in words: after the plan (table) or on stderr (json)."""
+    unwritten = _unwritten_lines(outcome)
+    return unwritten if unwritten is not None else _written_lines(outcome)
+
+
+def _unwritten_lines(outcome) -> list[str] | None:
+    """Why nothing was written (a failure, a refusal, a no, nothing to change, a dry run); None when it was."""
     plan = outcome.plan
     n = len(plan.writes)
     if outcome.error:
@@ -498,18 +514,30 @@ def outcome_lines(outcome) -> list[str]:
         return []  # said on stderr (outcome_errors), exit 8
     if not plan.changes and plan.operation != "restore":  # why, when the plan says (e.g. a group with no commits)
         return [f"nothing was written: {'; '.join(plan.warnings) or f'nothing to {plan.operation}'}"]
-    if not n and plan.left_out:
+    if not n:
+        return _nothing_to_change(plan)
+    if not outcome.executed:
+        return [f"dry run: {n} partition(s) would change; nothing was written. Add --execute to apply"]
+    return None
+
+
+def _nothing_to_change(plan) -> list[str]:
+    """Why a plan that writes nothing wrote nothing: partitions left out, or every one already where it goes."""
+    if plan.left_out:
         if plan.operation == "restore":
             return [f"nothing was written: {len(plan.left_out)} partition(s) cannot be undone (see 'why'; exit 7); "
                     f"the others are already as before the write"]
         return [f"nothing to change: {len(plan.left_out)} asked-for partition(s) left out (see 'why'), "
                 f"nothing was written (exit 7)"]
-    if not n and plan.operation == "restore":  # a write cut off before it landed, or a restore run again
+    if plan.operation == "restore":  # a write cut off before it landed, or a restore run again
         return ["nothing to change: every partition holds its before-image already; nothing was written"]
-    if not n:
-        return ["nothing to change: every selected partition is already there or skipped"]
-    if not outcome.executed:
-        return [f"dry run: {n} partition(s) would change; nothing was written. Add --execute to apply"]
+    return ["nothing to change: every selected partition is already there or skipped"]
+
+
+def _written_lines(outcome) -> list[str]:
+    """What a write did: what it wrote, its backup and undo line (with the undo's cost), audit log, read-back."""
+    plan = outcome.plan
+    n = len(plan.writes)
     done = (f"deleted {n} record(s) of {plan.key}" if plan.operation == "delete" else
             f"deleted {plan.key} and its {n} commit(s)" if plan.key.store == KAFKA and plan.writes[0].delete else
             f"wrote {n} partition(s) of {plan.key}")
@@ -608,43 +636,64 @@ def write_audit_summary(result, console: Console, *, startup_s: float | None = N
     console.print(f"audit of {s['consumers']:,} consumers, {s['partitions']:,} partitions, captured "
                   f"{iso_ms(result.captured_ms)}: total lag {s['total_lag']:,}; findings: {counts}", style="bold")
     if s["by_code"]:
-        codes = Table(title="Findings by code", title_justify="left")
-        codes.add_column("Code")
-        codes.add_column("Severity")
-        codes.add_column("Count", justify="right")
-        for code, n in sorted(s["by_code"].items(), key=lambda kv: (-CATALOGUE[kv[0]].severity, -kv[1], kv[0])):
-            sev = CATALOGUE[code].severity
-            codes.add_row(code, Text(sev.label, style=_STYLE[sev]), f"{n:,}")
-        console.print(codes)
+        console.print(_codes_table(s["by_code"]))
     if result.worst:
-        worst = Table(title=f"Worst consumers (top {len(result.worst)})", title_justify="left")
-        worst.add_column("Consumer", overflow="fold")
-        worst.add_column("Topics", overflow="fold")
-        for col in ("Partitions", "Total lag", "Max lag"):
-            worst.add_column(col, justify="right")
-        worst.add_column("Status")
-        worst.add_column("Findings", overflow="fold")
-        for c in result.worst:
-            sev = Severity.parse(c["status"]) if c["status"] != "ok" else None
-            label, style = _status(sev)
-            worst.add_row(consumer_label(c), ",".join(c["topics"]), _n(c["partitions"]), _n(c["total_lag"]),
-                          _n(c["max_lag"]), Text(label, style=style), ",".join(c["finding_codes"]))
-        console.print(worst)
+        console.print(_worst_table(result.worst))
     if result.top_topics and any(t["total_lag"] for t in result.top_topics):
-        topics = Table(title="Lag by topic (top)", title_justify="left")
-        topics.add_column("Topic", overflow="fold")
-        for col in ("Consumers", "Partitions", "Total lag", "Max lag"):
-            topics.add_column(col, justify="right")
-        for t in result.top_topics:
-            topics.add_row(t["topic"] or "?", _n(t["consumers"]), _n(t["partitions"]), _n(t["total_lag"]),
-                           _n(t["max_lag"]))
-        console.print(topics)
+        console.print(_top_topics_table(result.top_topics))
     figures = [_extreme_text(name, extreme) for name, extreme in (
         ("largest time lag", result.tally.max_time_lag), ("smallest retention headroom",
                                                           result.tally.min_retention_headroom),
         ("soonest commit expiry", result.tally.min_commit_expiry)) if extreme is not None]
     if figures:
         console.print("; ".join(figures), soft_wrap=True)
+    _write_audit_outputs(result, console, startup_s)
+    _write_audit_notes(result.tally, console)
+
+
+def _codes_table(by_code: dict[str, int]) -> Table:
+    """The findings counted by code, the most severe first, then the most frequent."""
+    codes = Table(title="Findings by code", title_justify="left")
+    codes.add_column("Code")
+    codes.add_column("Severity")
+    codes.add_column("Count", justify="right")
+    for code, n in sorted(by_code.items(), key=lambda kv: (-CATALOGUE[kv[0]].severity, -kv[1], kv[0])):
+        sev = CATALOGUE[code].severity
+        codes.add_row(code, Text(sev.label, style=_STYLE[sev]), f"{n:,}")
+    return codes
+
+
+def _worst_table(worst: list[dict]) -> Table:
+    """The worst consumers, worst first: their topics, lag, status and finding codes."""
+    table = Table(title=f"Worst consumers (top {len(worst)})", title_justify="left")
+    table.add_column("Consumer", overflow="fold")
+    table.add_column("Topics", overflow="fold")
+    for col in ("Partitions", "Total lag", "Max lag"):
+        table.add_column(col, justify="right")
+    table.add_column("Status")
+    table.add_column("Findings", overflow="fold")
+    for c in worst:
+        sev = Severity.parse(c["status"]) if c["status"] != "ok" else None
+        label, style = _status(sev)
+        table.add_row(consumer_label(c), ",".join(c["topics"]), _n(c["partitions"]), _n(c["total_lag"]),
+                      _n(c["max_lag"]), Text(label, style=style), ",".join(c["finding_codes"]))
+    return table
+
+
+def _top_topics_table(top_topics: list[dict]) -> Table:
+    """The topics with the most lag: their consumers, partitions and lag."""
+    topics = Table(title="Lag by topic (top)", title_justify="left")
+    topics.add_column("Topic", overflow="fold")
+    for col in ("Consumers", "Partitions", "Total lag", "Max lag"):
+        topics.add_column(col, justify="right")
+    for t in top_topics:
+        topics.add_row(t["topic"] or "?", _n(t["consumers"]), _n(t["partitions"]), _n(t["total_lag"]),
+                       _n(t["max_lag"]))
+    return topics
+
+
+def _write_audit_outputs(result, console: Console, startup_s: float | None) -> None:
+    """What the audit kept and how long it took: the history it had, the snapshot and files it wrote, the timings."""
     if result.history is not None:
         console.print(f"history over {result.snapshots_used} snapshots: "
                       + ", ".join(f"{k.upper()} {v:,}" for k, v in result.history.items()), soft_wrap=True)
@@ -658,11 +707,15 @@ def write_audit_summary(result, console: Console, *, startup_s: float | None = N
     times = ([f"Spark start-up {startup_s:.1f}s"] if startup_s is not None else []) + \
         [f"{k} {v:.1f}s" for k, v in result.timings.items()]
     console.print("timings: " + ", ".join(times), style="dim", soft_wrap=True)
-    for note in result.tally.notes:
+
+
+def _write_audit_notes(tally, console: Console) -> None:
+    """The audit's notes as warnings, the checks it skipped, and the reads that failed (the audit is partial)."""
+    for note in tally.notes:
         console.print(f"warning: {note}", soft_wrap=True)
-    for skipped in result.tally.checks_skipped:
+    for skipped in tally.checks_skipped:
         console.print(f"note: not checked: {skipped}", soft_wrap=True)
-    for problem in result.tally.incomplete:
+    for problem in tally.incomplete:
         console.print(f"error: {problem}", soft_wrap=True)
 
 
@@ -675,8 +728,8 @@ _STATUS_STYLE = {"OK": "green", "WARN": "yellow", "STALL": "bold red", "STOP": "
 def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | None]],
                 statuses: dict[tuple, tuple[str | None, TimeLag]], refreshed: int) -> Table:
     """The watch view: each partition's committed offset (moving or stuck since the last refresh), lag with
-    its trend, time lag (~ when estimated) and history status. `previous`: (committed, lag) by partition key
-    from the last refresh."""
+    its trend, time lag (~ when estimated), retention headroom, commit expiry and history status. `previous`:
+    (committed, lag) by partition key from the last refresh."""
     table = Table(title=f"offctl watch: {iso_ms(report.captured_ms)} (refresh {refreshed}; Ctrl-C to leave)",
                   title_justify="left")
     for col in ("Consumer", "Topic"):
@@ -685,8 +738,11 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
         table.add_column(col, justify="right")
     table.add_column("Trend")
     table.add_column("Time lag", justify="right")
+    table.add_column("Retention", justify="right")
+    table.add_column("Expiry", justify="right")
     table.add_column("Status")
     table.add_column("Findings", overflow="fold")
+    expiries = report.commit_expiry or {}
     for row in report.rows:
         r = row.record
         before, lag_before = previous.get(row.partition_key, (None, None))
@@ -699,8 +755,9 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
             trend = Text(*_TREND[sign])
         status, lag = statuses.get(row.partition_key, (None, None))
         table.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), moved_text, _n(row.lag), trend,
-                      time_lag_text(lag), Text(status or "-", style=_STATUS_STYLE.get(status, "dim")),
-                      ", ".join(row.codes))
+                      time_lag_text(lag), headroom_text(headroom(row, report.headrooms)),
+                      expiry_text(expiries.get(row.partition_key)),
+                      Text(status or "-", style=_STATUS_STYLE.get(status, "dim")), ", ".join(row.codes))
     return table
 
 

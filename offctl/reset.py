@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from offctl.adapters.backup import (append_audit, audit_lines, load_backup, load_offsets_file, record_read_back,
-                                    state_dir, write_backup)
+from offctl.adapters.backup import (OffsetsFile, append_audit, audit_lines, load_backup, load_offsets_file,
+                                    record_read_back, state_dir, write_backup)
 from offctl.config import Connection, normalize_root
 from offctl import interrupts
 from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
@@ -238,39 +238,79 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
         raise UsageError("give either --to or --from-file, not both (--by-duration is a --to)")
     target, by_group = request.target, None
     if request.from_file is not None:
-        loaded = load_offsets_file(request.from_file)
-        key = loaded.key
-        if key is not None:
-            chosen = (ConsumerKey(ZOOKEEPER, request.spout, key.zk_root) if request.spout else
-                      ConsumerKey(TRIDENT, request.trident, key.zk_root) if request.trident else
-                      ConsumerKey(KAFKA, request.groups[0]) if len(request.groups) == 1 else None)
-            if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer) \
-                    and loaded.by_group is None:
-                raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for {chosen}")
-            if key.store == TRIDENT:
-                if request.groups or request.all_groups or request.spout:
-                    raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}")
-                request = replace(request, trident=key.consumer, zk_root=key.zk_root)
-            elif key.store == ZOOKEEPER:
-                if request.groups or request.all_groups:
-                    raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for a Kafka group")
-                if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
-                    raise UsageError(f"{request.from_file} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
-                request = replace(request, spout=key.consumer, zk_root=key.zk_root)
-            elif not request.groups and not request.all_groups and not request.spout and not request.trident:
-                request = replace(request, groups=(key.consumer,))
-        if loaded.by_group is not None:
-            if request.spout:
-                raise UsageError(f"{request.from_file} holds Kafka groups' offsets (a group column), not a spout's")
-            by_group = loaded.by_group
-            if not request.groups and not request.all_groups:  # the file names its groups
-                request = replace(request, groups=tuple(sorted(by_group)))
-        elif not loaded.offsets:
-            raise UsageError(f"{request.from_file} holds no offsets to apply")
-        target = Target("file", offsets=loaded.offsets, source=str(request.from_file))
+        request, target, by_group = _from_file(conn, request)
     if target is None:
         raise UsageError("say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
                          "--by-duration, or --from-file")
+    _check_one_consumer(request)
+    _check_metadata_options(request)
+    _check_static_partitions(request)
+    return request, target, by_group
+
+
+def _from_file(conn: Connection, request: ResetRequest) -> tuple[ResetRequest, Target, dict | None]:
+    """What --from-file moves: the consumer its file is for (_file_consumer), and its offsets, per group when the
+    file has a group column."""
+    loaded = load_offsets_file(request.from_file)
+    if loaded.key is not None:
+        request = _file_consumer(conn, request, loaded)
+    by_group = None
+    if loaded.by_group is not None:
+        if request.spout:
+            raise UsageError(f"{request.from_file} holds Kafka groups' offsets (a group column), not a spout's")
+        by_group = loaded.by_group
+        if not request.groups and not request.all_groups:  # the file names its groups
+            request = replace(request, groups=tuple(sorted(by_group)))
+    elif not loaded.offsets:
+        raise UsageError(f"{request.from_file} holds no offsets to apply")
+    return request, Target("file", offsets=loaded.offsets, source=str(request.from_file)), by_group
+
+
+def _file_consumer(conn: Connection, request: ResetRequest, loaded: OffsetsFile) -> ResetRequest:
+    """The consumer a plan or backup given to --from-file is for, refused when the command line names another:
+    its spout, Trident spout or group becomes the request's when the command line names none."""
+    key = loaded.key
+    chosen = _named_consumer(request, key.zk_root)
+    if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer) \
+            and loaded.by_group is None:
+        raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for {chosen}")
+    if key.store == TRIDENT:
+        return _file_trident(request, loaded)
+    if key.store == ZOOKEEPER:
+        return _file_spout(conn, request, loaded)
+    if not request.groups and not request.all_groups and not request.spout and not request.trident:
+        return replace(request, groups=(key.consumer,))
+    return request
+
+
+def _named_consumer(request: ResetRequest, zk_root: str | None) -> ConsumerKey | None:
+    """The one consumer the command line names (--spout, --trident or one --group), if it names one."""
+    return (ConsumerKey(ZOOKEEPER, request.spout, zk_root) if request.spout else
+            ConsumerKey(TRIDENT, request.trident, zk_root) if request.trident else
+            ConsumerKey(KAFKA, request.groups[0]) if len(request.groups) == 1 else None)
+
+
+def _file_trident(request: ResetRequest, loaded: OffsetsFile) -> ResetRequest:
+    """The request for the Trident spout a --from-file file is for: refused with --spout, --group or --all-groups."""
+    key = loaded.key
+    if request.groups or request.all_groups or request.spout:
+        raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}")
+    return replace(request, trident=key.consumer, zk_root=key.zk_root)
+
+
+def _file_spout(conn: Connection, request: ResetRequest, loaded: OffsetsFile) -> ResetRequest:
+    """The request for the storm-kafka spout a --from-file file is for: refused with --group/--all-groups, or a
+    --zk-root other than the file's."""
+    key = loaded.key
+    if request.groups or request.all_groups:
+        raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for a Kafka group")
+    if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
+        raise UsageError(f"{request.from_file} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
+    return replace(request, spout=key.consumer, zk_root=key.zk_root)
+
+
+def _check_one_consumer(request: ResetRequest) -> None:
+    """Exactly one kind of consumer is named (a spout, a Trident spout, or groups), each by a valid id."""
     if [request.spout is not None, request.trident is not None, bool(request.groups or request.all_groups)
         ].count(True) != 1:
         raise UsageError("reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper), --trident (a "
@@ -280,18 +320,25 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
     _check_consumer(request.spout, None)
     for group in request.groups:
         _check_consumer(None, group)
+
+
+def _check_metadata_options(request: ResetRequest) -> None:
+    """--topology-id and --no-storm-metadata: for Kafka groups only, and not both."""
     if (request.spout or request.trident) is not None and (request.topology_id is not None or request.plain):
         raise UsageError(f"{'--topology-id' if request.topology_id is not None else '--no-storm-metadata'} is for "
                          f"Kafka groups: a ZooKeeper record keeps its own topology")
     if request.topology_id is not None and request.plain:
         raise UsageError("--topology-id writes Storm metadata and --no-storm-metadata writes none: give one")
+
+
+def _check_static_partitions(request: ResetRequest) -> None:
+    """--static-partitions: for the one spout (or Trident spout) the reset names, never for groups."""
     consumer = request.spout if request.spout is not None else request.trident
     if request.static_partitions and consumer is None:
         raise UsageError("--static-partitions describes a storm-kafka spout on StaticHosts, not Kafka groups")
     if set(request.static_partitions) - {consumer}:
         raise UsageError("--static-partitions names another spout id: a reset moves the one spout it names "
                          "(--static-partitions ID=LIST with the same ID)")
-    return request, target, by_group
 
 
 def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm,
@@ -301,76 +348,127 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
     plan's rows say where the spout starts by and a group's commits are verified against (None: the plan names
     each setting's start, and the read-back judges by the defaults)."""
     request, target, by_group = _resolve_request(conn, request)
+    trident, roots, selection = _reset_reads(conn, request, target)
+    with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
+        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
+        time_offsets = _time_offsets(target, snapshot.cluster or {}, kafka)
+        guard = _Guard(snapshot, records, conn, safety)
+        if request.spout is not None or trident is not None:
+            key = trident or ConsumerKey(ZOOKEEPER, request.spout, roots[0])
+            plans = [_plan_spout(key, request, target, snapshot, time_offsets, guard, profile)]
+        else:
+            plans = [_plan_group(group, request, target, by_group, snapshot, time_offsets, guard, profile)
+                     for group in _reset_groups(request, snapshot)]
+        judged = ReadBack(profile or SpoutProfile(), snapshot.running, request.topology_id)
+        plans = _costed(plans, kafka, snapshot.cluster, judged)
+        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
+
+
+def _reset_reads(conn: Connection, request: ResetRequest, target: Target
+                 ) -> tuple[ConsumerKey | None, list[str], Selection]:
+    """Which store a reset reads, and what of it: the Trident spout and its root, the spout's zkRoot, or the
+    groups, with the topics their plans need log offsets of; UsageError when a server or root it needs is not
+    given."""
     scope = request.scope
-    trident = None
     if request.trident is not None:
         _need(conn, zk=True, kafka=True, why="reset --trident")
         if request.zk_root is None and len(conn.trident_roots) != 1:
             raise UsageError(f"reset --trident needs exactly one --trident-root (got {len(conn.trident_roots)})")
         trident = ConsumerKey(TRIDENT, request.trident, request.zk_root or normalize_root(conn.trident_roots[0]))
-        roots, selection = [], Selection(log_topics=tuple(scope.topics))
-    elif request.spout is not None:
+        return trident, [], Selection(log_topics=tuple(scope.topics))
+    if request.spout is not None:
         _need(conn, zk=True, root=request.zk_root is None, kafka=True, why="reset --spout")
         roots = [request.zk_root or normalize_root(conn.zk_roots[0])]
-        selection = Selection(spouts=(request.spout,), log_topics=tuple(scope.topics))
-    else:
-        _need(conn, kafka=True, why="reset --group" if request.groups else "reset --all-groups")
-        roots = []
-        selection = Selection(groups=request.groups, all_groups=request.all_groups,
-                              log_topics=tuple(scope.topics) + tuple({t for t, _ in target.offsets or {}}))
-    with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
-        cluster = snapshot.cluster or {}
-        time_offsets = {}
-        if target.kind == "time":
-            wanted = {(t, p) for t in cluster for p in cluster[t]}
-            time_offsets = kafka.offsets_for_times(sorted(wanted), target.at_ms)
-        if request.spout is not None or trident is not None:
-            key = trident or ConsumerKey(ZOOKEEPER, request.spout, roots[0])
-            if not snapshot.zk_nodes:
-                raise UsageError(f"spout id '{request.spout}' has no partition records under {roots[0]}" if trident is None
-                                 else f"no Trident Kafka spout state '{trident.consumer}' under {trident.zk_root}")
-            plan = plan_zookeeper(key, snapshot.zk_nodes, cluster, target, scope=scope, time_offsets=time_offsets,
-                                  static=request.static_partitions.get(key.consumer), captured_ms=snapshot.captured_ms,
-                                  profile=profile)
-            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
-            plans = [_nonempty(with_guards(plan, facts, safety.force), request)]
-        else:
-            groups = list(dict.fromkeys(request.groups))
-            if request.all_groups:
-                groups += sorted(storm_groups(snapshot.commits) - set(groups))
-                if not groups:
-                    raise UsageError("--all-groups: no group on the cluster carries Storm commit metadata")
-            plans = []
-            for group in groups:
-                own = target
-                if by_group is not None:
-                    rows = by_group.get(group)
-                    own = replace(target, offsets=rows or {},
-                                  source=f"{target.source} (its rows for group {group})")
-                plan = plan_kafka(group, snapshot.commits, cluster, own, scope=scope, topology_id=request.topology_id,
-                                  plain=request.plain, time_offsets=time_offsets, captured_ms=snapshot.captured_ms,
-                                  profile=profile)
-                if by_group is not None:
-                    others = sum(len(rows) for g, rows in by_group.items() if g != group)
-                    extra = ((f"{request.from_file} has no rows for group {group}: nothing planned for it",)
-                             if not by_group.get(group) else ())
-                    if others and not request.many:
-                        extra += (f"{others} row(s) of {request.from_file} are for other groups: not applied to "
-                                  f"{group}",)
-                    plan = replace(plan, warnings=extra + plan.warnings)
-                group_records = [r for r in records if r.key == ConsumerKey(KAFKA, group)]
-                facts = _facts(snapshot, conn, safety, topology_ids=_topologies(group_records) | {request.topology_id},
-                               zk_paths=False, groups=(group,))
-                plan = with_guards(plan, facts, safety.force)
-                # --to current keeps each commit: a group with none has nothing to reset, which is no mistake
-                idle = own.kind == "current" and not plan.changes and all(c.group != group for c in snapshot.commits)
-                if idle:
-                    plan = replace(plan, warnings=(f"group {group} {NO_COMMITS}", *plan.warnings))
-                plans.append(plan if request.many or idle else _nonempty(plan, request))
-        judged = ReadBack(profile or SpoutProfile(), snapshot.running, request.topology_id)
-        plans = _costed(plans, kafka, snapshot.cluster, judged)
-        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
+        return None, roots, Selection(spouts=(request.spout,), log_topics=tuple(scope.topics))
+    _need(conn, kafka=True, why="reset --group" if request.groups else "reset --all-groups")
+    return None, [], Selection(groups=request.groups, all_groups=request.all_groups,
+                               log_topics=tuple(scope.topics) + tuple({t for t, _ in target.offsets or {}}))
+
+
+def _time_offsets(target: Target, cluster: Cluster, kafka: LogWriter | None) -> dict[tuple[str, int], int | None]:
+    """For --to time, the first offset at or after the time on every partition of the cluster read; else none."""
+    if target.kind != "time":
+        return {}
+    wanted = {(t, p) for t in cluster for p in cluster[t]}
+    return kafka.offsets_for_times(sorted(wanted), target.at_ms)
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """What a reset's guards judge its plans by: the state it read, and the run's safety settings."""
+
+    snapshot: Snapshot
+    records: list[OffsetRecord]
+    conn: Connection
+    safety: Safety
+
+    def check(self, plan: Plan, *, topology_ids: set[str], zk_paths: bool, groups: tuple[str, ...]) -> Plan:
+        """The plan with the guards' verdicts on it."""
+        facts = _facts(self.snapshot, self.conn, self.safety, topology_ids=topology_ids, zk_paths=zk_paths,
+                       groups=groups)
+        return with_guards(plan, facts, self.safety.force)
+
+
+def _plan_spout(key: ConsumerKey, request: ResetRequest, target: Target, snapshot: Snapshot,
+                time_offsets: Mapping[tuple[str, int], int | None], guard: _Guard,
+                profile: SpoutProfile | None) -> Plan:
+    """The guarded plan of a storm-kafka or Trident spout's records; UsageError when it has none, or none in the
+    scope."""
+    if not snapshot.zk_nodes:
+        raise UsageError(f"spout id '{request.spout}' has no partition records under {key.zk_root}"
+                         if key.store != TRIDENT
+                         else f"no Trident Kafka spout state '{key.consumer}' under {key.zk_root}")
+    plan = plan_zookeeper(key, snapshot.zk_nodes, snapshot.cluster or {}, target, scope=request.scope,
+                          time_offsets=time_offsets, static=request.static_partitions.get(key.consumer),
+                          captured_ms=snapshot.captured_ms, profile=profile)
+    plan = guard.check(plan, topology_ids=_topologies(guard.records), zk_paths=True, groups=())
+    return _nonempty(plan, request)
+
+
+def _reset_groups(request: ResetRequest, snapshot: Snapshot) -> list[str]:
+    """The groups a reset plans: those named, then with --all-groups every other group with Storm commit
+    metadata; UsageError when --all-groups finds none."""
+    groups = list(dict.fromkeys(request.groups))
+    if request.all_groups:
+        groups += sorted(storm_groups(snapshot.commits) - set(groups))
+        if not groups:
+            raise UsageError("--all-groups: no group on the cluster carries Storm commit metadata")
+    return groups
+
+
+def _plan_group(group: str, request: ResetRequest, target: Target, by_group: dict | None, snapshot: Snapshot,
+                time_offsets: Mapping[tuple[str, int], int | None], guard: _Guard,
+                profile: SpoutProfile | None) -> Plan:
+    """The guarded plan of one group's commits; a single group's plan that covers nothing is a UsageError, but
+    not a group --to current finds without commits (it has nothing to reset, which is no mistake)."""
+    own = target
+    if by_group is not None:
+        own = replace(target, offsets=by_group.get(group) or {},
+                      source=f"{target.source} (its rows for group {group})")
+    plan = plan_kafka(group, snapshot.commits, snapshot.cluster or {}, own, scope=request.scope,
+                      topology_id=request.topology_id, plain=request.plain, time_offsets=time_offsets,
+                      captured_ms=snapshot.captured_ms, profile=profile)
+    if by_group is not None:
+        plan = replace(plan, warnings=_file_rows_warnings(group, request, by_group) + plan.warnings)
+    group_records = [r for r in guard.records if r.key == ConsumerKey(KAFKA, group)]
+    plan = guard.check(plan, topology_ids=_topologies(group_records) | {request.topology_id}, zk_paths=False,
+                       groups=(group,))
+    # --to current keeps each commit: a group with none has nothing to reset, which is no mistake
+    idle = own.kind == "current" and not plan.changes and all(c.group != group for c in snapshot.commits)
+    if idle:
+        plan = replace(plan, warnings=(f"group {group} {NO_COMMITS}", *plan.warnings))
+    return plan if request.many or idle else _nonempty(plan, request)
+
+
+def _file_rows_warnings(group: str, request: ResetRequest, by_group: Mapping[str, Mapping]) -> tuple[str, ...]:
+    """What a --from-file CSV with a group column leaves of a group: no rows for it, or rows for other groups that
+    a single-group reset does not apply."""
+    others = sum(len(rows) for g, rows in by_group.items() if g != group)
+    extra = ((f"{request.from_file} has no rows for group {group}: nothing planned for it",)
+             if not by_group.get(group) else ())
+    if others and not request.many:
+        extra += (f"{others} row(s) of {request.from_file} are for other groups: not applied to {group}",)
+    return extra
 
 
 # kafka-consumer-groups --reset-offsets --to-current plans nothing for such a group, and commits nothing with
@@ -576,41 +674,21 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
 
 def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
            read_back: ReadBack = ReadBack()) -> Outcome:
-    server = f"zookeeper {conn.zk}" if plan.key.store in ZK_STORES else f"kafka {conn.bootstrap_servers}"
-
-    def failed(outcome: str) -> None:
-        try:
-            with interrupts.deferred():
-                append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server,
-                                                           phase="failed", outcome=outcome))
-        except OSError:
-            pass  # the intent line is there; the message below says the rest
-
+    """Back the plan up, log its intent, send it through its store's writer, read it back and log the outcome;
+    a failure or an interrupt on the way is logged and raised saying what it left (_conflict, _unavailable,
+    _cut_off)."""
     logged = sent = written = interrupted = False
     said: tuple[str, ...] = ()  # what the read-back notes (metadata the broker did not keep, still resumed from)
     try:
         with interrupts.deferred():  # the backup and the intent lines are written whole, a Ctrl-C or not
-            backup = write_backup(plan, safety.backup_dir, _now())
-            try:  # the intent is on disk before the first write, or nothing is written
-                append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server,
-                                                           phase="intent"))
-            except OSError as exc:
-                raise WriteConflict(f"could not write the audit log {safety.audit_log} ({exc.strerror or exc}); "
-                                    f"nothing was changed. Choose another with --audit-log") from None
+            backup = _back_up(plan, conn, safety)
             logged = True
         if interrupts.received():
             raise KeyboardInterrupt  # it came while the backup was written: the store is not touched
-        if plan.key.store in ZK_STORES:
-            sent = True
-            zk.write_versioned([(c.path, c.after_data, c.version) for c in plan.writes])
-        else:
+        if plan.key.store not in ZK_STORES:
             _unmoved(plan, kafka)
-            sent = True
-            if any(c.delete for c in plan.writes):  # plan_restore_kafka: the group had no commits before the write
-                kafka.delete_group(plan.key.consumer)
-            else:
-                kafka.commit(plan.key.consumer, [(c.topic, c.partition, c.after, c.after_metadata)
-                                                 for c in plan.writes])
+        sent = True
+        _send(plan, zk, kafka)
         written = True
         interrupts.landed()  # the store has the change: from here on an interrupt must not cut its report short
         problems, said, back = _read_back(plan, zk, kafka, read_back)
@@ -618,31 +696,96 @@ def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Co
     except WriteConflict as exc:  # its message says whether anything was written
         if not logged:
             raise  # no backup or no intent: it says so, and nothing was changed
-        failed(str(exc))
-        # a conflict the store answered before changing anything says "nothing was written" (a versioned multi-op
-        # rolled back, an ACL); any other, once sent, may have landed in part (a partition Kafka refused)
-        raise WriteConflict(f"{exc}{_trail(plan, backup, conn, safety, sent and NOTHING not in str(exc))}") from None
+        raise _conflict(exc, plan, backup, conn, safety, sent) from None
     except StoreUnavailable as exc:
-        known = ("the write was applied, but reading it back failed" if written else
-                 "the write may or may not have been applied" if sent else NOTHING)
-        failed(f"{known}: {exc}")
-        raise WriteConflict(f"{known}: {exc}{_trail(plan, backup, conn, safety, sent)}") from None
+        raise _unavailable(exc, plan, backup, conn, safety, sent=sent, written=written) from None
     except KeyboardInterrupt:
         if not logged:
             raise  # before the backup: nothing to say but that offctl was interrupted
         if not written:
-            interrupts.hold()  # a second Ctrl-C must not lose what follows: the audit log and the message
-            known = ("interrupted during the write: it may or may not have been applied" if sent else
-                     f"interrupted before the write: {NOTHING}")
-            failed(known)
-            raise (InterruptedWrite if sent else Interrupted)(
-                f"{known}{_trail(plan, backup, conn, safety, sent)}") from None
+            raise _cut_off(plan, backup, conn, safety, sent) from None
         interrupts.landed()
         interrupted, problems = True, []
+    return _landed(plan, backup, conn, safety, problems, said, interrupted=interrupted)
+
+
+def _server(plan: Plan, conn: Connection) -> str:
+    """The servers a plan is written to, as the audit log names them."""
+    return f"zookeeper {conn.zk}" if plan.key.store in ZK_STORES else f"kafka {conn.bootstrap_servers}"
+
+
+def _back_up(plan: Plan, conn: Connection, safety: Safety) -> Path:
+    """Write the plan's before-image to a backup file and its intent to the audit log, before anything is
+    written: WriteConflict, with nothing changed, when the audit log cannot take it."""
+    backup = write_backup(plan, safety.backup_dir, _now())
+    try:  # the intent is on disk before the first write, or nothing is written
+        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn),
+                                                   phase="intent"))
+    except OSError as exc:
+        raise WriteConflict(f"could not write the audit log {safety.audit_log} ({exc.strerror or exc}); "
+                            f"nothing was changed. Choose another with --audit-log") from None
+    return backup
+
+
+def _send(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None) -> None:
+    """Send the plan's writes through its store's writer: one versioned multi-op in ZooKeeper; in Kafka one commit
+    request for the group, or deleting the group where it had no commits before (plan_restore_kafka)."""
+    if plan.key.store in ZK_STORES:
+        zk.write_versioned([(c.path, c.after_data, c.version) for c in plan.writes])
+    elif any(c.delete for c in plan.writes):
+        kafka.delete_group(plan.key.consumer)
+    else:
+        kafka.commit(plan.key.consumer, [(c.topic, c.partition, c.after, c.after_metadata) for c in plan.writes])
+
+
+def _log_failed(plan: Plan, backup: Path, conn: Connection, safety: Safety, outcome: str) -> None:
+    """Append a write's failure to the audit log, if it can: its intent is there, and the error says the rest."""
+    try:
+        with interrupts.deferred():
+            append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn),
+                                                       phase="failed", outcome=outcome))
+    except OSError:
+        pass  # the intent line is there; the message below says the rest
+
+
+def _conflict(exc: WriteConflict, plan: Plan, backup: Path, conn: Connection, safety: Safety,
+              sent: bool) -> WriteConflict:
+    """A store's refusal after the backup, logged, with where the before-image is and, if it may have landed in
+    part, how to undo it."""
+    _log_failed(plan, backup, conn, safety, str(exc))
+    # a conflict the store answered before changing anything says "nothing was written" (a versioned multi-op
+    # rolled back, an ACL); any other, once sent, may have landed in part (a partition Kafka refused)
+    return WriteConflict(f"{exc}{_trail(plan, backup, conn, safety, sent and NOTHING not in str(exc))}")
+
+
+def _unavailable(exc: StoreUnavailable, plan: Plan, backup: Path, conn: Connection, safety: Safety, *,
+                 sent: bool, written: bool) -> WriteConflict:
+    """A store lost on the way, logged, saying whether the write was applied, may have been, or was not sent."""
+    known = ("the write was applied, but reading it back failed" if written else
+             "the write may or may not have been applied" if sent else NOTHING)
+    _log_failed(plan, backup, conn, safety, f"{known}: {exc}")
+    return WriteConflict(f"{known}: {exc}{_trail(plan, backup, conn, safety, sent)}")
+
+
+def _cut_off(plan: Plan, backup: Path, conn: Connection, safety: Safety, sent: bool) -> Interrupted:
+    """An interrupt before the store took the write, logged: Interrupted when nothing was sent, InterruptedWrite
+    when the write may or may not have been applied."""
+    interrupts.hold()  # a second Ctrl-C must not lose what follows: the audit log and the message
+    known = ("interrupted during the write: it may or may not have been applied" if sent else
+             f"interrupted before the write: {NOTHING}")
+    _log_failed(plan, backup, conn, safety, known)
+    return (InterruptedWrite if sent else Interrupted)(f"{known}{_trail(plan, backup, conn, safety, sent)}")
+
+
+def _landed(plan: Plan, backup: Path, conn: Connection, safety: Safety, problems: list[str],
+            said: tuple[str, ...], *, interrupted: bool) -> Outcome:
+    """The outcome of a write the store took: verified or what the read-back found, appended to the audit log (a
+    note says when it could not be), with its undo line."""
     outcome = ("interrupted after the write was applied, before it was verified" if interrupted else
                "verified" if not problems else "; ".join(problems))
     try:
-        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), server, outcome=outcome))
+        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn),
+                                                   outcome=outcome))
         audit, notes = safety.audit_log, said
     except OSError as exc:
         audit = None

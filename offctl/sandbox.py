@@ -411,53 +411,90 @@ def _ledger(broker: str, now_ms: int) -> None:
 
 def seed(sandbox: Sandbox) -> list[str]:
     """Write the fleet: ZooKeeper records are replaced each time; topics are created and filled once."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
-    from confluent_kafka.admin import AdminClient, NewTopic
-    from kazoo.client import KazooClient
-    from kazoo.exceptions import KazooException
-    from kazoo.handlers.threading import KazooTimeoutError
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
 
     nodes, commits, shows = fleet(sandbox.broker)
     trident_nodes, trident_shows = trident_fleet(sandbox.broker)
     try:
         admin = AdminClient({"bootstrap.servers": sandbox.broker})
-        existing = set(admin.list_topics(timeout=10).topics)
-        new = [NewTopic(t, n, 1, config=CONFIGS.get(t, {})) for t, (n, _) in TOPICS.items() if t not in existing]
-        for future in admin.create_topics(new).values() if new else ():
-            future.result(30)
-        producer = Producer({"bootstrap.servers": sandbox.broker, "linger.ms": 5,
-                             "max.in.flight.requests.per.connection": 1})  # in order, whatever the retries
-        now_ms = int(time.time() * 1000)
-        for topic in (t.topic for t in new):
-            partitions, messages = TOPICS[topic]
-            for p in range(partitions):
-                for i in range(messages):
-                    # CreateTime as the producer sets it (the broker keeps it): old messages where AGED says
-                    aged = {"timestamp": now_ms - AGED[topic] + i * 60_000} if topic in AGED else {}
-                    if (topic, p, i) == POISON[:3]:
-                        producer.produce(topic, key=b"order-1042", value=POISON[3], partition=p,
-                                         headers=[("trace-id", b"\x8f\x01\x02")])
-                    else:
-                        keyed = {"key": b"key-%d" % (i % KEYS[topic])} if topic in KEYS else {}
-                        producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p, **aged,
-                                         **keyed)
-        if "profiles" in {t.topic for t in new}:  # one more, past segment.ms: the broker rolls the segment the
-            producer.flush(30)                     # cleaner then compacts (it never touches the active one)
-            time.sleep(0.2)
-            producer.produce("profiles", key=b"key-0", value=b"profiles-0-latest", partition=0)
-        if producer.flush(30):
-            raise StoreUnavailable(f"the sandbox broker at {sandbox.broker} did not take the seed's messages")
-        if "ledger" in {t.topic for t in new}:
-            _ledger(sandbox.broker, now_ms)
-        deleted = [TopicPartition(t.topic, p, DELETED[t.topic]) for t in new if t.topic in DELETED
-                   for p in range(TOPICS[t.topic][0])]
-        for future in admin.delete_records(deleted).values() if deleted else ():
-            future.result(30)
-        for group, offsets in commits.items():
-            tps = [TopicPartition(t, p, o, m) if m else TopicPartition(t, p, o) for (t, p), (o, m) in offsets.items()]
-            admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])[group].result(30)
+        new = _create_topics(admin)
+        _fill_topics(admin, sandbox.broker, new)
+        _commit_groups(admin, commits)
     except KafkaException as exc:
         raise StoreUnavailable(f"the sandbox broker at {sandbox.broker}: {exc}") from None
+    _write_zookeeper(sandbox, nodes, trident_nodes)
+    _save(replace(sandbox, seeded=True, stopped={}))
+    return shows + trident_shows
+
+
+def _create_topics(admin) -> list:
+    """Create the fleet's topics the broker does not have yet (TOPICS, with CONFIGS); return them (NewTopic)."""
+    from confluent_kafka.admin import NewTopic
+
+    existing = set(admin.list_topics(timeout=10).topics)
+    new = [NewTopic(t, n, 1, config=CONFIGS.get(t, {})) for t, (n, _) in TOPICS.items() if t not in existing]
+    for future in admin.create_topics(new).values() if new else ():
+        future.result(30)
+    return new
+
+
+def _fill_topics(admin, broker: str, new: list) -> None:
+    """Fill the topics just created, once: their messages, the compacted topic's rolled segment, the ledger's
+    transactions, and the records retention has deleted (DELETED)."""
+    from confluent_kafka import Producer, TopicPartition
+
+    producer = Producer({"bootstrap.servers": broker, "linger.ms": 5,
+                         "max.in.flight.requests.per.connection": 1})  # in order, whatever the retries
+    now_ms = int(time.time() * 1000)
+    _produce_messages(producer, new, now_ms)
+    if "profiles" in {t.topic for t in new}:  # one more, past segment.ms: the broker rolls the segment the
+        producer.flush(30)                     # cleaner then compacts (it never touches the active one)
+        time.sleep(0.2)
+        producer.produce("profiles", key=b"key-0", value=b"profiles-0-latest", partition=0)
+    if producer.flush(30):
+        raise StoreUnavailable(f"the sandbox broker at {broker} did not take the seed's messages")
+    if "ledger" in {t.topic for t in new}:
+        _ledger(broker, now_ms)
+    deleted = [TopicPartition(t.topic, p, DELETED[t.topic]) for t in new if t.topic in DELETED
+               for p in range(TOPICS[t.topic][0])]
+    for future in admin.delete_records(deleted).values() if deleted else ():
+        future.result(30)
+
+
+def _produce_messages(producer, new: list, now_ms: int) -> None:
+    """Each new topic's TOPICS messages per partition: aged where AGED says, keyed where KEYS says, and the poison
+    message where POISON says."""
+    for topic in (t.topic for t in new):
+        partitions, messages = TOPICS[topic]
+        for p in range(partitions):
+            for i in range(messages):
+                # CreateTime as the producer sets it (the broker keeps it): old messages where AGED says
+                aged = {"timestamp": now_ms - AGED[topic] + i * 60_000} if topic in AGED else {}
+                if (topic, p, i) == POISON[:3]:
+                    producer.produce(topic, key=b"order-1042", value=POISON[3], partition=p,
+                                     headers=[("trace-id", b"\x8f\x01\x02")])
+                else:
+                    keyed = {"key": b"key-%d" % (i % KEYS[topic])} if topic in KEYS else {}
+                    producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p, **aged,
+                                     **keyed)
+
+
+def _commit_groups(admin, commits: dict) -> None:
+    """Commit each seeded group's offsets (and Storm's commit metadata, where it has some)."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    for group, offsets in commits.items():
+        tps = [TopicPartition(t, p, o, m) if m else TopicPartition(t, p, o) for (t, p), (o, m) in offsets.items()]
+        admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])[group].result(30)
+
+
+def _write_zookeeper(sandbox: Sandbox, nodes: dict[str, bytes], trident_nodes: dict[str, bytes]) -> None:
+    """Replace the sandbox's ZooKeeper tree: the running topologies, the spouts' records, the Trident state."""
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import KazooException
+    from kazoo.handlers.threading import KazooTimeoutError
+
     zk = KazooClient(hosts=sandbox.zk, timeout=10)
     try:
         zk.start(timeout=10)
@@ -474,5 +511,3 @@ def seed(sandbox: Sandbox) -> list[str]:
     finally:
         zk.stop()
         zk.close()
-    _save(replace(sandbox, seeded=True, stopped={}))
-    return shows + trident_shows

@@ -17,7 +17,7 @@ import functools
 from pathlib import Path
 
 from offctl.adapters import servers
-from tests.javarun import JVM_FLAGS, compile_java, run_json_line, tool
+from tests.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_json_line, tool
 
 SOURCE = Path(__file__).parent / "java" / "ConsumerView.java"
 ISOLATIONS = ("read_committed", "read_uncommitted")
@@ -26,7 +26,7 @@ ISOLATIONS = ("read_committed", "read_uncommitted")
 def _classes() -> tuple[str, str]:
     """ConsumerView compiled once per session: (its classpath with Kafka's jars, the log4j2 configuration file)."""
     kafka = servers.kafka_classpath(servers.KAFKA)  # "<kafka home>/<version>/lib/*": java expands the wildcard
-    return compile_java(SOURCE, kafka, prefix="consumer-view-", log_prefix="kafka-clients")
+    return compile_java((SOURCE, RUNNER_IO), kafka, prefix="consumer-view-", log_prefix="kafka-clients")
 
 
 def consumer_view(bootstrap: str, topic: str, starts: dict[int, int], *,

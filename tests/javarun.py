@@ -1,5 +1,6 @@
 """The suite's small Java programs (tests/java/ConsumerView.java, tests/storm_runner/*/…Runner.java): compiled once
-per session into a temporary directory against a classpath, and run with stdout kept for one JSON line.
+per session into a temporary directory against a classpath, each with tests/java/RunnerIO.java (RUNNER_IO: what they
+share, plain Java), and run with stdout kept for one JSON line.
 
 Kafka's and Storm's jars bind slf4j to log4j2, whose default configuration writes ERRORs to stdout; each program
 keeps stdout for its line anyway, and the configuration written here puts WARN and up on stderr, where a failure's
@@ -12,7 +13,7 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 _LOG4J2 = """rootLogger.level = warn
@@ -23,6 +24,7 @@ appender.stderr.target = SYSTEM_ERR
 appender.stderr.layout.type = PatternLayout
 appender.stderr.layout.pattern = {prefix}: %p %c{{1}}: %m%n%ex
 """
+RUNNER_IO = Path(__file__).parent / "java" / "RunnerIO.java"
 JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")  # short runs: start fast, one GC thread
 
 
@@ -35,16 +37,19 @@ def tool(name: str, what: str, java_home: str | None = None) -> str:
     return found
 
 
-def compile_java(source: Path, classpath: str, *, prefix: str, log_prefix: str, java_home: str | None = None,
-                 files: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """Compile `source` against `classpath` into a new temporary directory (removed at exit), with `files` (path
-    relative to it -> text) written beside the classes; returns (the classpath to run it with, the log4j2 file)."""
+def compile_java(source: Path | Sequence[Path], classpath: str, *, prefix: str, log_prefix: str,
+                 java_home: str | None = None, files: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """Compile `source` (one file, or several compiled together: the program first, e.g. (SOURCE, RUNNER_IO))
+    against `classpath` into a new temporary directory (removed at exit), with `files` (path relative to it -> text)
+    written beside the classes; returns (the classpath to run it with, the log4j2 file)."""
+    sources = [source] if isinstance(source, Path) else list(source)
     where = tempfile.mkdtemp(prefix=prefix)
     atexit.register(shutil.rmtree, where, ignore_errors=True)
-    compiled = subprocess.run([tool("javac", source.stem, java_home), "-nowarn", "-Xlint:none", "-cp", classpath,
-                               "-d", where, str(source)], capture_output=True, text=True, timeout=120)
+    compiled = subprocess.run([tool("javac", sources[0].stem, java_home), "-nowarn", "-Xlint:none", "-cp", classpath,
+                               "-d", where, *map(str, sources)], capture_output=True, text=True, timeout=120)
     if compiled.returncode != 0:
-        raise AssertionError(f"javac {source.name} failed ({compiled.returncode}): {compiled.stderr}")
+        names = " ".join(path.name for path in sources)
+        raise AssertionError(f"javac {names} failed ({compiled.returncode}): {compiled.stderr}")
     for name, text in (files or {}).items():
         path = Path(where) / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,3 +76,28 @@ def run_json_line(name: str, argv: list[str], *, timeout: float, stdin: str | No
         return json.loads(lines[0])
     except ValueError as exc:
         raise AssertionError(f"{name} printed no JSON ({exc}): {lines[0]!r}; stderr: {proc.stderr}") from None
+
+
+def scenario_timeout(scenarios: list[dict], timeout: float | None) -> float:
+    """`timeout`, by default 60 s plus each scenario's deadline_ms (20 s where it has none), once `scenarios` are
+    checked: ValueError if there are none or two share a name."""
+    if not scenarios:
+        raise ValueError("no scenarios")
+    names = [s.get("name") for s in scenarios]
+    if len(set(names)) != len(names):
+        raise ValueError(f"scenario names must be unique: {names}")
+    return 60.0 + sum(s.get("deadline_ms", 20_000) for s in scenarios) / 1000 if timeout is None else timeout
+
+
+def run_scenarios(name: str, argv: list[str], scenarios: list[dict], *, timeout: float) -> list[dict]:
+    """Run `argv`, a runner that reads {"scenarios": [...]} on stdin and prints {"scenarios": [report, ...]}; returns
+    the reports, in the scenarios' order. AssertionError (see run_json_line) if it prints none, or not one a
+    scenario with its name."""
+    answer = run_json_line(name, argv, timeout=timeout, stdin=json.dumps({"scenarios": scenarios}))
+    reports = answer.get("scenarios") if isinstance(answer, dict) else None
+    if not isinstance(reports, list):
+        raise AssertionError(f"{name} printed no report: {answer!r}")
+    names = [s.get("name") for s in scenarios]
+    if [r.get("name") for r in reports] != names:
+        raise AssertionError(f"{name} answered for {[r.get('name') for r in reports]}, not {names}")
+    return reports

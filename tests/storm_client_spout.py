@@ -37,12 +37,11 @@ The jars are each line's runtime, fetched from Maven Central by tests/storm_runn
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 from pathlib import Path
 
-from tests.javarun import JVM_FLAGS, compile_java, run_json_line, tool
+from tests.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_scenarios, scenario_timeout, tool
 
 HERE = Path(__file__).parent / "storm_runner" / "client"
 SOURCE = HERE / "ClientSpoutRunner.java"
@@ -82,8 +81,8 @@ def lib_dir(line: str) -> Path:
 @functools.cache
 def _classes(line: str, jars: Path) -> tuple[str, str]:
     """ClientSpoutRunner compiled against the line's jars, once per session: (its classpath, the log4j2 file)."""
-    return compile_java(SOURCE, f"{jars}/*", prefix=f"client-spout-{line}-", log_prefix="storm-kafka-client",
-                        java_home=LINES[line])
+    return compile_java((SOURCE, RUNNER_IO), f"{jars}/*", prefix=f"client-spout-{line}-",
+                        log_prefix="storm-kafka-client", java_home=LINES[line])
 
 
 def run_client_spouts(line: str, scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:
@@ -91,22 +90,11 @@ def run_client_spouts(line: str, scenarios: list[dict], *, timeout: float | None
     returns the runner's answers in the same order, partition keys as ints. AssertionError, with the runner's
     stderr, if it fails, prints anything but one JSON line, or does not end within `timeout` seconds (default: 60 s
     plus every scenario's deadline)."""
-    if not scenarios:
-        raise ValueError("no scenarios to run")
-    names = [s.get("name") for s in scenarios]
+    timeout = scenario_timeout(scenarios, timeout)
     classpath, logging = _classes(line, lib_dir(line))
-    if timeout is None:
-        timeout = 60 + sum(s.get("deadline_ms", 20_000) for s in scenarios) / 1000
     argv = [tool("java", "ClientSpoutRunner", LINES[line]), *JVM_FLAGS, f"-Dlog4j2.configurationFile={logging}",
             "-cp", classpath, "ClientSpoutRunner"]
-    answer = run_json_line(f"ClientSpoutRunner ({line})", argv, timeout=timeout,
-                           stdin=json.dumps({"scenarios": scenarios}))
-    answers = answer.get("scenarios") if isinstance(answer, dict) else None
-    if not isinstance(answers, list):
-        raise AssertionError(f"ClientSpoutRunner ({line}) printed no scenarios: {answer!r}")
-    if [a.get("name") for a in answers] != names:
-        raise AssertionError(f"ClientSpoutRunner ({line}) answered for {[a.get('name') for a in answers]}, "
-                             f"not {names}")
+    answers = run_scenarios(f"ClientSpoutRunner ({line})", argv, scenarios, timeout=timeout)
     for answer in answers:
         for key in PARTITIONED:
             answer[key] = {int(p): v for p, v in answer[key].items()}

@@ -26,12 +26,11 @@ Java: the JDK on PATH, 17 here (25 works too). The lib/ holds ZooKeeper's 3.5.3-
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 from pathlib import Path
 
-from tests.javarun import JVM_FLAGS, compile_java, run_json_line, tool
+from tests.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_scenarios, scenario_timeout, tool
 
 RELEASE = "1.2.4"
 ZOOKEEPER_CLIENT = "3.5.3-beta"  # tests/storm_runner/kafka/1.2.4/pom.xml says why not Storm's 3.4.14
@@ -79,7 +78,7 @@ def lib_dir(release: str = RELEASE) -> Path:
 @functools.cache
 def _classes() -> tuple[str, str]:
     """OldSpoutRunner compiled once per session: (its classpath with the release's jars, the log4j2 file)."""
-    return compile_java(SOURCE, str(lib_dir() / "*"), prefix="old-spout-runner-", log_prefix="storm",
+    return compile_java((SOURCE, RUNNER_IO), str(lib_dir() / "*"), prefix="old-spout-runner-", log_prefix="storm",
                         files={f"mockito-extensions/{plugin}": choice for plugin, choice in _MOCKITO_PLUGINS.items()})
 
 
@@ -87,20 +86,8 @@ def run_old_spouts(scenarios: list[dict], *, timeout: float | None = None) -> li
     """Run each scenario (OldSpoutRunner.java's format) on the real storm-kafka KafkaSpout, all in one JVM; returns
     their reports in order. AssertionError, with the program's stderr, if it fails, prints anything but one JSON
     document, or does not end within `timeout` seconds (by default 60 s plus each scenario's deadline_ms)."""
-    if not scenarios:
-        raise ValueError("no scenarios")
-    names = [s.get("name") for s in scenarios]
-    if len(set(names)) != len(names):
-        raise ValueError(f"scenario names must be unique: {names}")
-    if timeout is None:
-        timeout = 60.0 + sum(s.get("deadline_ms", 20_000) for s in scenarios) / 1000
+    timeout = scenario_timeout(scenarios, timeout)
     classpath, logging = _classes()
     argv = [tool("java", "OldSpoutRunner"), *JVM_FLAGS, "-Djava.net.preferIPv4Stack=true",
             f"-Dlog4j2.configurationFile={logging}", "-cp", classpath, "OldSpoutRunner", "-"]
-    answer = run_json_line("OldSpoutRunner", argv, timeout=timeout, stdin=json.dumps({"scenarios": scenarios}))
-    reports = answer.get("scenarios") if isinstance(answer, dict) else None
-    if not isinstance(reports, list):
-        raise AssertionError(f"OldSpoutRunner printed no report: {answer!r}")
-    if [r.get("name") for r in reports] != names:
-        raise AssertionError(f"OldSpoutRunner answered for {[r.get('name') for r in reports]}, not {names}")
-    return reports
+    return run_scenarios("OldSpoutRunner", argv, scenarios, timeout=timeout)

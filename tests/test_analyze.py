@@ -175,7 +175,7 @@ IGNORED_CASES = [
                  "IGNORED_ZERO_OFFSET", False, id="PartitionManager.java@v1.2.4 committed <= 0: startOffsetTime latest"),
     pytest.param([rec(0, 0)], [], (0, 200), SpoutProfile(start_offset_time=1_700_000_000_000), RUNNING, None,
                  "IGNORED_ZERO_OFFSET", False, id="PartitionManager.java@v1.2.4 committed <= 0: a time startOffsetTime is "
-                                           "unknown without the broker's time index"),
+                                           "unknown without the segment files' mtimes"),
     pytest.param([rec(0, 0)], [], (0, 200), SpoutProfile(StormKafka.V0_9_3), RUNNING, 0, "IGNORED_ZERO_OFFSET", False,
                  id="KafkaUtils.java@v0.9.6 getOffset: LatestTime without forceFromStart"),
     pytest.param([rec(0, 0, raw=b"{")], [], (100, 200), SpoutProfile(), RUNNING, 100, "MALFORMED_RECORD", False,
@@ -339,7 +339,13 @@ def test_out_of_range_without_use_start_offset_time():
     (SpoutProfile(StormKafka.V0_9_3, ignore_zk_offsets=True), "startOffsetTime, the log start (100)"),
     (SpoutProfile(StormKafka.V0_10), "startOffsetTime, the log start (100)"),  # KafkaUtils.java@v0.10.0
     (SpoutProfile(start_offset_time=LATEST_TIME), "startOffsetTime, the log end (200)"),
-    (SpoutProfile(start_offset_time=1_700_000_000_000), "the offset at startOffsetTime 1700000000000"),
+    # ListOffsets v0 (UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0); run in tests/test_spout_oracle_time_e2e.py
+    (SpoutProfile(start_offset_time=1_700_000_000_000), "the offset Kafka answers for startOffsetTime 1700000000000 "
+     "(ListOffsets v0 reads segment files, not record timestamps: UnifiedLog.legacyFetchOffsetsBefore, apache/kafka "
+     "3.9.0): the base offset, at least the log start, of the last log segment whose file was last modified at or "
+     "before then, or the log end to a spout that starts before then; or, when every segment was modified later, "
+     "none: the spout goes to -5 (KafkaUtils.NO_OFFSET) and its first fetch is out of range: it jumps to the log "
+     "start (EarliestTime, PartitionManager.fill, v1.2.4)"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_zero_and_unusable_records_start_where_the_release_says(profile, start):
     report = run([rec(0, 0), rec(1, 0, raw=b"junk"), rec(2, 150)], cl=cluster(3), th=Thresholds(spout=profile))

@@ -12,6 +12,7 @@ import pytest
 
 from offctl.audit import FILES
 from offctl.core.findings import CATALOGUE
+from tests import seeds
 from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
@@ -27,41 +28,24 @@ ESTIMATES = ("time_lag_s", "time_lag_source", "retention_headroom_s", "retention
 FROM_MESSAGES = ("COMMIT_EXPIRY_RISK", "RETENTION_RISK", "RETENTION_EXCEEDED")
 
 
-@pytest.fixture
-def fleet(zk, zk_server, kafka, names):
-    """A small fleet with healthy spouts and problems: (connection flags, what was seeded)."""
-    return _fleet(zk, zk_server, kafka, names)
-
-
-@pytest.fixture
-def fleet39(zk, zk_server, kafka39, names):
-    """The fleet on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read its spouts alone."""
-    return _fleet(zk, zk_server, kafka39, names)
-
-
 def _fleet(zk, zk_server, kafka, names):
-    t1, t2 = names("t1"), names("t2")
-    kafka.create_topic(t1, 3)
-    kafka.create_topic(t2, 2)
-    for p in range(3):
-        kafka.produce(t1, p, 10)
-    for p in range(2):
-        kafka.produce(t2, p, 4)
-    root, storm = names.root + "/spouts", names.root + "/storm"
-    running = "etl-1-1763700000"
-    zk.create(f"{storm}/storms/{running}", makepath=True)
-    for p in range(3):
-        zk.create(f"{root}/healthy/partition_{p}", storm_record(t1, p, 10, topology_id=running), makepath=True)
+    """A small fleet with healthy spouts and problems: (connection flags, what was seeded)."""
+    t1, t2 = kafka.filled_topic(names("t1"), 3, 10), kafka.filled_topic(names("t2"), 2, 4)
+    root, running = names.root + "/spouts", "etl-1-1763700000"
+    storm = seeds.storm_root(zk, names.root + "/storm", running)
+    seeds.spout(zk, root, "healthy", t1, {0: 10, 1: 10, 2: 10}, topology_id=running)
     # out of range on 0 (above the log end), lagging on 1, partition 2 missing; its topology is stopped
-    zk.create(f"{root}/broken/partition_0", storm_record(t1, 0, 50, topology_id="old-1-1700000000"), makepath=True)
-    zk.create(f"{root}/broken/partition_1", storm_record(t1, 1, 3, topology_id="old-1-1700000000"), makepath=True)
+    seeds.spout(zk, root, "broken", t1, {0: 50, 1: 3}, topology_id="old-1-1700000000")
     zk.create(f"{root}/mixed/partition_0", b"{not json", makepath=True)
-    zk.create(f"{root}/mixed/partition_1", storm_record(t2, 1, 2, topology_id=running), makepath=True)
+    seeds.spout(zk, root, "mixed", t2, {1: 2}, topology_id=running)
     group = names("group")
     kafka.commit(group, t2, {0: 1, 1: 4})  # no Storm metadata: FOREIGN_COMMIT
     flags = ["--zk", zk_server.address, "--zk-root", root,
              "--bootstrap-servers", kafka.bootstrap, "--storm-root", storm, "--group", group]
     return flags, {"root": root, "t1": t1, "t2": t2, "group": group, "storm": storm}
+
+
+fleet, fleet39 = seeds.on_each_broker("fleet", _fleet)
 
 
 def _sorted(rows, drop=()):

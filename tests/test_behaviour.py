@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.analyze import out_of_range_move
-from offctl.core.behaviour import (EARLIEST_TIME, LATEST_TIME, Guarantee, Lands, Library, SpoutProfile, StormKafka,
-                                   StormKafkaClient, FirstPoll, out_of_range_outcome, release, start_outcome)
+from offctl.core.behaviour import (EARLIEST_TIME, LATEST_TIME, Guarantee, Lands, Library, Resumes, Resumption,
+                                   SpoutProfile, StormKafka, StormKafkaClient, FirstPoll, configured_start, ignored_start,
+                                   out_of_range_outcome, release, start_outcome, time_after, time_lands)
+from offctl.core.behaviour import (IdleCommit, first_poll_start, guarantees_of, idle_commit, starts_alike,
+                                   storm_kafka_ignores, subscribes)
 from offctl.core.model import KAFKA, STORM_KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, OffsetRecord, PartitionRow
 from offctl.core.retention import END, FAILS, START, TIME, lands
 
@@ -23,6 +26,14 @@ KS = "external/storm-kafka-client/src/main/java/org/apache/storm/kafka/spout/Kaf
 
 SK, TR, CL = Library.STORM_KAFKA, Library.STORM_KAFKA_TRIDENT, Library.STORM_KAFKA_CLIENT
 AT_TIME = 1_700_000_000_000
+# What Kafka answers storm-kafka's ListOffsets v0 for a timestamp (UnifiedLog.legacyFetchOffsetsBefore, apache/kafka
+# 3.9.0: segment files' mtimes, not the time index), as the sentences say it where the capture time is not known; run
+# on storm-kafka 1.2.4 and Kafka 3.9.2 in tests/test_spout_oracle_time_e2e.py.
+V0 = (f"the offset Kafka answers for startOffsetTime {AT_TIME} (ListOffsets v0 reads segment files, not record "
+      f"timestamps: UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0): the base offset, at least the log start, "
+      f"of the last log segment whose file was last modified at or before then")
+ANY_TIME = ", or the log end to a spout that starts before then"
+NO_ANSWER = "; or, when every segment was modified later, none: the spout goes to -5 (KafkaUtils.NO_OFFSET) and "
 
 
 def client(release_: str, guarantee: Guarantee = Guarantee.AT_LEAST_ONCE) -> SpoutProfile:
@@ -51,7 +62,8 @@ OUT_OF_RANGE = [
                  "(PartitionManager.fill, v0.9.6)", id="log-end:PartitionManager.fill@v0.9.6(UpdateOffsetException)"),
     pytest.param(SpoutProfile(storm_kafka=StormKafka.V0_9_3, ignore_zk_offsets=True, start_offset_time=AT_TIME), SK,
                  "below", Lands.TIME, "PartitionManager.fill", PM_0, ("v0.9.6",),
-                 f"the spout jumps to the offset at startOffsetTime {AT_TIME} (PartitionManager.fill, v0.9.6)",
+                 f"the spout jumps to {V0}{ANY_TIME}{NO_ANSWER}every fetch is out of range, as its retry asks for "
+                 f"startOffsetTime again: it emits nothing (PartitionManager.fill, v0.9.6)",
                  id="time:PartitionManager.fill@v0.9.6(forceFromStart)"),
     pytest.param(SpoutProfile(storm_kafka=StormKafka.V0_9_0, start_offset_time=LATEST_TIME), SK, "below",
                  Lands.LOG_END, "KafkaUtils.fetchMessages", KU_0, ("v0.9.2-incubating",),
@@ -112,7 +124,8 @@ START_CASES = [
                  "the log end (LatestTime: forceFromStart is false) (120)",
                  id="log-end:PartitionManager@v0.9.6(LatestTime)"),
     pytest.param(SpoutProfile(start_offset_time=AT_TIME), SK, Lands.TIME, "PartitionManager", PM, ("v1.2.4",),
-                 f"the offset at startOffsetTime {AT_TIME}", id="time:PartitionManager@v1.2.4"),
+                 f"{V0}{ANY_TIME}{NO_ANSWER}its first fetch is out of range: it jumps to the log start (EarliestTime, "
+                 f"PartitionManager.fill, v1.2.4)", id="time:PartitionManager@v1.2.4"),
     pytest.param(SpoutProfile(), CL, Lands.LOG_START, "KafkaSpout.doSeek", KS, ("v2.8.8",), "the log start (100)",
                  id="log-start:KafkaSpout.doSeek@v2.8.8(UNCOMMITTED_EARLIEST)"),
     pytest.param(SpoutProfile(first_poll=FirstPoll.LATEST), CL, Lands.LOG_END, "KafkaSpout.doSeek", KS, ("v2.8.8",),
@@ -202,3 +215,165 @@ def test_what_the_next_deployment_does_with_a_stopped_topologys_commits(release,
     assert (got is None) if said is None else got.startswith(said)
     if got is not None and release == "1.1.1":
         assert "isOffsetCommittedByThisTopology" not in got
+
+
+# A timestamp startOffsetTime placed against the capture time (`now_ms`): after it, Kafka answers ListOffsets v0 with
+# the log end to a spout that starts before it (the (logEndOffset, the broker's now) entry, or an empty active
+# segment's, of UnifiedLog.legacyFetchOffsetsBefore, UnifiedLog.scala:1381-1424 at apache/kafka 3.9.0); at or before
+# it, the answer is the base offset of a segment chosen by its file's mtime, which offctl cannot read, or none (-5,
+# KafkaUtils.getOffset, v1.2.4). Run on storm-kafka 1.2.4 and Kafka 3.9.2 in tests/test_spout_oracle_time_e2e.py.
+FIRST_FETCH = "its first fetch is out of range: it jumps to the log start (EarliestTime, PartitionManager.fill, v1.2.4)"
+TIME_CASES = [
+    pytest.param(SpoutProfile(start_offset_time=AT_TIME), AT_TIME - 1, Lands.LOG_END, 120,
+                 f"the log end, which Kafka answers for startOffsetTime {AT_TIME}, after now, to a spout that starts "
+                 f"before then (ListOffsets v0, UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0: the log end's "
+                 f"entry is dated the request's time; from then on, the last segment whose file was last modified at "
+                 f"or before it)", id="after-the-capture:log-end"),
+    pytest.param(SpoutProfile(start_offset_time=AT_TIME), AT_TIME, Lands.TIME, None, f"{V0}{NO_ANSWER}{FIRST_FETCH}",
+                 id="at-the-capture:the-segments-decide"),
+    pytest.param(SpoutProfile(start_offset_time=AT_TIME), None, Lands.TIME, None,
+                 f"{V0}{ANY_TIME}{NO_ANSWER}{FIRST_FETCH}", id="no-capture-time:either"),
+    pytest.param(SpoutProfile(start_offset_time=AT_TIME, out_of_range_reset=False), AT_TIME + 1, Lands.TIME, None,
+                 f"{V0}{NO_ANSWER}every fetch is out of range and fails (FailedFetchException): it emits nothing",
+                 id="before-the-capture:no-reset"),
+    pytest.param(SpoutProfile(storm_kafka=StormKafka.V0_10, start_offset_time=AT_TIME), AT_TIME + 1, Lands.TIME, None,
+                 f"{V0}{NO_ANSWER}its first fetch is out of range: it jumps to the log start (EarliestTime, "
+                 f"PartitionManager.fill, v0.10.2)", id="before-the-capture:v0.10.2"),
+    pytest.param(SpoutProfile(storm_kafka=StormKafka.V0_9_3, start_offset_time=AT_TIME), AT_TIME - 1, Lands.LOG_END,
+                 120, "the log end (LatestTime: forceFromStart is false)",
+                 id="v0.9.6-without-forceFromStart:LatestTime"),
+    pytest.param(SpoutProfile(start_offset_time=LATEST_TIME), AT_TIME, Lands.LOG_END, 120,
+                 "startOffsetTime, the log end", id="latest:not-a-timestamp"),
+    pytest.param(SpoutProfile(start_offset_time=EARLIEST_TIME), AT_TIME, Lands.LOG_START, 100,
+                 "startOffsetTime, the log start", id="earliest:not-a-timestamp"),
+]
+
+
+@pytest.mark.parametrize("profile, now, where, offset, label", TIME_CASES)
+def test_a_timestamp_start_offset_time_against_the_capture_time(profile, now, where, offset, label):
+    said = start_outcome(profile, SK, now)
+    at = configured_start(profile, 100, 120, now)
+    assert (said.lands, at.offset, at.label) == (where, offset, label)
+    assert said.sentence(0, 100, 120) == at.text()
+    resumes = Resumption.landing(said.lands, said.citation, None, 100, 120, at.offset)
+    assert (resumes.at, resumes.kind) == (offset, {Lands.TIME: Resumes.TIME, Lands.LOG_END: Resumes.LOG_END,
+                                                   Lands.LOG_START: Resumes.LOG_START}[where])
+    if profile.ignore_zk_offsets or not profile.storm_kafka.before_0_10:  # where ignoreZkOffsets sends another's record
+        assert ignored_start(profile, 100, 120, now) == at and time_lands(profile, now) is where
+    assert time_after(profile, now) is (where is Lands.LOG_END and profile.start_offset_time > 0)
+
+
+def test_without_a_capture_time_a_timestamp_is_never_placed_after_it():
+    """The rules' callers that know no capture time (cost, plan, lagdoc) name the rule, both answers included."""
+    profile = SpoutProfile(start_offset_time=4_000_000_000_000)  # the year 2096
+    assert time_lands(profile) is Lands.TIME and configured_start(profile, 100, 120).offset is None
+    assert ANY_TIME in configured_start(profile, 100, 120).label
+
+
+# --- one answer per question (issue 37, item 5): what expiry, analyze, cost and the options read ----------------------
+
+ALL_GUARANTEES = (Guarantee.AT_LEAST_ONCE, Guarantee.AT_MOST_ONCE, Guarantee.NO_GUARANTEE)
+
+
+@pytest.mark.parametrize("release_, want", [
+    pytest.param("1.0.0", (Guarantee.AT_LEAST_ONCE,), id="v1.0.0:no-setting"),
+    pytest.param("1.0.5", (Guarantee.AT_LEAST_ONCE,), id="v1.0.5:no-setting"),
+    pytest.param("1.0.6", ALL_GUARANTEES, id="KafkaSpoutConfig.ProcessingGuarantee:v1.0.6"),
+    pytest.param("1.1.1", (Guarantee.AT_LEAST_ONCE,), id="v1.1.1:no-setting"),
+    pytest.param("1.1.2", ALL_GUARANTEES, id="KafkaSpoutConfig.ProcessingGuarantee:v1.1.2"),
+    pytest.param("2.8.8", ALL_GUARANTEES, id="KafkaSpoutConfig.ProcessingGuarantee:v2.8.8"),
+    pytest.param("3.1.0", ALL_GUARANTEES, id="3.1.0:as-2.x"),
+])
+def test_the_guarantees_a_release_can_run_under(release_, want):
+    assert guarantees_of(StormKafkaClient.of_version(release_)) == want
+
+
+@pytest.mark.parametrize("release_, want", [
+    pytest.param("1.0.0", True, id="KafkaSpout.subscribeKafkaConsumer:v1.0.0"),
+    pytest.param("1.0.5", True, id="KafkaSpout.subscribeKafkaConsumer:v1.0.5"),
+    pytest.param("1.0.6", False, id="ManualPartitionSubscription:v1.0.6"),
+    pytest.param("1.1.0", True, id="NamedSubscription:v1.1.0"),
+    pytest.param("1.1.1", True, id="NamedSubscription:v1.1.1"),
+    pytest.param("1.1.2", False, id="ManualPartitionSubscription:v1.1.2"),
+    pytest.param("1.2.4", False, id="ManualPartitionSubscription:v1.2.4"),
+    pytest.param("2.8.8", False, id="TopicAssigner.assignPartitions:v2.8.8"),
+    pytest.param("3.1.0", False, id="3.1.0:as-2.x"),
+])
+def test_which_releases_subscribe(release_, want):
+    assert subscribes(client(release_)) is want
+
+
+@pytest.mark.parametrize("release_, guarantee, want", [
+    pytest.param("2.8.8", Guarantee.AT_LEAST_ONCE, IdleCommit.AGES, id="commitOffsetsForAckedTuples:v2.8.8"),
+    pytest.param("1.2.4", Guarantee.AT_LEAST_ONCE, IdleCommit.AGES, id="commitOffsetsForAckedTuples:v1.2.4"),
+    pytest.param("3.1.0", Guarantee.AT_LEAST_ONCE, IdleCommit.AGES, id="3.1.0:as-2.x"),
+    pytest.param("2.8.8", Guarantee.AT_MOST_ONCE, IdleCommit.EVERY_POLL, id="pollKafkaBroker-commitSync:v2.8.8"),
+    pytest.param("1.2.4", Guarantee.NO_GUARANTEE, IdleCommit.EVERY_PERIOD, id="nextTuple-commitAsync:v1.2.4"),
+    pytest.param("1.1.1", Guarantee.AT_LEAST_ONCE, IdleCommit.MEMBERS, id="NamedSubscription:v1.1.1"),
+    # a legacy profile built by hand with a guarantee it has no setting for: the group's members still decide
+    pytest.param("1.0.5", Guarantee.NO_GUARANTEE, IdleCommit.MEMBERS, id="subscribeKafkaConsumer:v1.0.5"),
+])
+def test_what_keeps_an_idle_partitions_commit_fresh(release_, guarantee, want):
+    assert idle_commit(client(release_, guarantee)) is want
+
+
+@pytest.mark.parametrize("strategy, want", [
+    pytest.param(FirstPoll.EARLIEST, True, id="EARLIEST:seekToBeginning"),
+    pytest.param(FirstPoll.UNCOMMITTED_EARLIEST, True, id="UNCOMMITTED_EARLIEST:seekToBeginning"),
+    pytest.param(FirstPoll.LATEST, False, id="LATEST:seekToEnd"),
+    pytest.param(FirstPoll.UNCOMMITTED_LATEST, False, id="UNCOMMITTED_LATEST:seekToEnd"),
+])
+def test_where_a_first_poll_strategy_starts_without_a_commit(strategy, want):
+    """KafkaSpout.doSeek, v2.8.8: the one answer first_poll_start, the edge's words and expiry's `then` read."""
+    assert strategy.from_log_start is want
+    profile = SpoutProfile(first_poll=strategy)
+    assert first_poll_start(profile, 3, 9).offset == (3 if want else 9)
+    assert strategy.edge == ("log start" if want else "log end")
+
+
+@pytest.mark.parametrize("line, want", [
+    pytest.param(StormKafka.V0_9_0, "forceFromStart", id="KafkaConfig:v0.9.2-incubating"),
+    pytest.param(StormKafka.V0_9_3, "forceFromStart", id="KafkaConfig:v0.9.6"),
+    pytest.param(StormKafka.V0_10, "ignoreZkOffsets", id="KafkaConfig:v0.10.0"),
+    pytest.param(StormKafka.V1_0, "ignoreZkOffsets", id="KafkaConfig:v1.0.7"),
+    pytest.param(StormKafka.V1_X, "ignoreZkOffsets", id="KafkaConfig:v1.2.4"),
+])
+def test_the_setting_that_ignores_another_topologys_offsets(line, want):
+    assert line.ignore_setting == want
+    assert f", {want}=false," in SpoutProfile(storm_kafka=line).describe()
+
+
+@pytest.mark.parametrize("committed, want", [
+    pytest.param(-1, True, id="negative"),
+    pytest.param(0, True, id="zero:PartitionManager-committedTo<=0"),
+    pytest.param(1, False, id="one"),
+    pytest.param(2**63 - 1, False, id="Long.MAX_VALUE"),
+])
+def test_which_stored_offsets_storm_kafka_replaces(committed, want):
+    assert storm_kafka_ignores(committed) is want
+
+
+@pytest.mark.parametrize("other, want", [
+    pytest.param(SpoutProfile(), True, id="the-same"),
+    pytest.param(SpoutProfile(first_poll=FirstPoll.LATEST, guarantee=Guarantee.AT_MOST_ONCE), True,
+                 id="storm-kafka-client-settings-do-not-count"),
+    pytest.param(SpoutProfile(max_offset_behind=5, out_of_range_reset=False), True,
+                 id="maxOffsetBehind-and-out-of-range-do-not-count"),
+    pytest.param(SpoutProfile(start_offset_time=LATEST_TIME), False, id="startOffsetTime"),
+    pytest.param(SpoutProfile(ignore_zk_offsets=True), False, id="ignoreZkOffsets"),
+    pytest.param(SpoutProfile(storm_kafka=StormKafka.V0_9_3), False, id="the-release-line"),
+])
+def test_which_profiles_start_storm_kafka_alike(other, want):
+    assert starts_alike(SpoutProfile(), other) is want
+    assert starts_alike(other, SpoutProfile()) is want
+
+
+def test_profiles_that_start_alike_start_at_the_same_place():
+    """starts_alike reads every setting configured_start does: alike profiles always give the same start."""
+    profiles = [SpoutProfile(storm_kafka=line, start_offset_time=at, ignore_zk_offsets=ignore, max_offset_behind=mob)
+                for line in StormKafka for at in (EARLIEST_TIME, LATEST_TIME, AT_TIME) for ignore in (False, True)
+                for mob in (None, 5)]
+    for a in profiles:
+        for b in profiles:
+            if starts_alike(a, b):
+                assert configured_start(a, 100, 120, AT_TIME - 1) == configured_start(b, 100, 120, AT_TIME - 1)

@@ -77,6 +77,44 @@ def test_the_retention_options_are_documented_and_exist(command):
     assert documented <= _options("audit")  # every audit task reads with the options inspect takes
 
 
+def _every_command(command=None, path=()) -> dict[str, set[str]]:
+    """Every command of the CLI (a group's too, as `config show`), walking the tree: its long options."""
+    command = command or typer.main.get_command(app)
+    if hasattr(command, "commands"):
+        return {name: options for sub_name, sub in command.commands.items()
+                for name, options in _every_command(sub, (*path, sub_name)).items()}
+    return {" ".join(path): {o for p in command.params for o in p.opts if o.startswith("--")}}
+
+
+@pytest.mark.parametrize("heading", ["### Selection and reporting", "### Time lag", "### Retention risk",
+                                     "### Commit expiry", "### Spout settings"])
+def test_an_option_groups_heading_names_the_commands_that_take_it(heading):
+    """Issue 37: a heading names exactly the commands that take every option of its table; a row that says `only`
+    names which of them take it. `config show` takes the settings to show where each comes from, as the
+    Options section says, and is named there, not in the headings."""
+    section = _section(heading)
+    named = set(re.findall(r"`([^`]+)`", section.splitlines()[0]))
+    commands = _every_command()
+    assert named and named <= set(commands), named - set(commands)
+    everywhere, only = set(), {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            cells = line.split("|")
+            keys, meaning = set(re.findall(r"`([^`]+)`", cells[1])), cells[-2].strip()
+            if meaning.startswith("only "):
+                for key in keys:
+                    only[key] = set(re.findall(r"`([^`]+)`", meaning)) & set(commands)
+            else:
+                everywhere |= keys
+    assert everywhere
+    taking = {name for name, options in commands.items() if everywhere <= options}
+    assert taking - {"config show"} == named, f"the commands that take every option: {sorted(taking)}"
+    for key, takers in only.items():
+        assert {name for name in named if key in commands[name]} == takers, key
+    if "config show" in taking:
+        assert "`offctl config show` also takes" in _section("## Options")
+
+
 def _document() -> dict:
     nodes = __import__("offctl.core.model", fromlist=["ZkNode"]).ZkNode
     snapshot = Snapshot(0, zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),

@@ -7,12 +7,13 @@ on plain data."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from offctl.core.model import iso_ms
-from tests.conftest import storm_record
 from tests.conftest import compacted_at, compacted_topic
+from tests.seeds import on_each_broker, spout, storm_root
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
@@ -25,38 +26,22 @@ def ts(partition: int, offset: int) -> int:
     return T0 + partition * 60_000 + offset * 1000
 
 
-@pytest.fixture
-def timed(zk, kafka, names, zk_server, broker, tmp_path):
-    """A topic of 2 partitions of 5 messages at ts(p, o), an old spout at 2 and 3, an empty Storm root."""
-    return _timed(zk, kafka, names, zk_server, broker, tmp_path)
-
-
-@pytest.fixture
-def timed39(zk, kafka39, names, zk_server, broker39, tmp_path):
-    """`timed` on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests whose only consumer is the old
-    spout."""
-    return _timed(zk, kafka39, names, zk_server, broker39, tmp_path)
-
-
 def _timed(zk, kafka, names, zk_server, broker, tmp_path):
+    """A topic of 2 partitions of 5 messages at ts(p, o), an old spout at 2 and 3, an empty Storm root."""
     topic = names("orders")
     kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # written in 2025: kept, not deleted by retention
     for p in range(2):
         kafka.produce_records(topic, p, [{"value": b"m%d" % o, "timestamp": ts(p, o)} for o in range(5)])
     root = names.root + "/spouts"
-    for p, offset in ((0, 2), (1, 3)):
-        zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, offset), makepath=True)
-    zk.ensure_path(names.root + "/storm/storms")
+    spout(zk, root, "orders", topic, {0: 2, 1: 3})
+    storm = storm_root(zk, names.root + "/storm")
+    conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+            "--storm-root", storm, "--backup-dir", str(tmp_path / "backups"),
+            "--audit-log", str(tmp_path / "audit.log"), "--quiet-period", "0"]
+    return SimpleNamespace(topic=topic, group=names("group"), conn=conn)
 
-    class Timed:
-        pass
 
-    t = Timed()
-    t.topic, t.group = topic, names("group")
-    t.conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-              "--storm-root", names.root + "/storm", "--backup-dir", str(tmp_path / "backups"),
-              "--audit-log", str(tmp_path / "audit.log"), "--quiet-period", "0"]
-    return t
+timed, timed39 = on_each_broker("timed", _timed)
 
 
 def costs(doc: dict) -> list[tuple]:

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests import seeds
 from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -15,25 +16,13 @@ pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 RUNNING_ID = "orders-topology-7-1700000000"
 
 
-@pytest.fixture
-def fleet(zk, kafka, broker, names):
-    """A topic with data, a Storm root, and spouts with one of each problem."""
-    return _fleet(zk, kafka, broker, names)
-
-
-@pytest.fixture
-def fleet39(zk, kafka39, broker39, names):
-    """The fleet on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read its spouts alone."""
-    return _fleet(zk, kafka39, broker39, names)
-
-
 def _fleet(zk, kafka, broker, names):
+    """A topic with data, a Storm root, and spouts with one of each problem."""
     topic = names("orders")
     kafka.create_topic(topic, 4)
     for partition, count in {0: 5, 1: 3, 2: 1, 3: 2}.items():
         kafka.produce(topic, partition, count)
-    storm_root = names.root + "-storm"
-    zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
+    storm_root = seeds.storm_root(zk, names.root + "-storm", RUNNING_ID)
     leader = broker.address
 
     def put(spout, partition, data, folder=None):
@@ -60,6 +49,9 @@ def _fleet(zk, kafka, broker, names):
     group = names("group")
     kafka.commit(group, topic, {0: 2, 1: 3})
     return {"topic": topic, "root": names.root, "storm_root": storm_root, "group": group, "leader": leader}
+
+
+fleet, fleet39 = seeds.on_each_broker("fleet", _fleet)
 
 
 def _args(zk_server, broker, fleet, *extra):

@@ -23,7 +23,7 @@ from offctl.core.model import KafkaCommit
 from offctl.core.peek import preview
 from offctl.core.storm import storm_groups
 from offctl.core.quoting import CUT_MARK, NAME_CHARS, bounded
-from tests.conftest import storm_record
+from tests.seeds import fixture_config, spout, storm_root
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
@@ -51,15 +51,12 @@ def served(zk, kafka, broker, zk_server, names, tmp_path):
                                                                    "headers": [(f"h{i}", b"v") for i in range(25)]},
                                      {"value": b"m3"}, {"value": b"m4"}])
     kafka.produce(topic, 1, 2)
-    storm_root = names.root + "-storm"
-    zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
-    leader = broker.address
-    for spout, offsets in {"payments-spout": {0: 2, 1: 2, 2: 0}, INJECTED_ID: {0: 5, 1: 2}}.items():
-        for partition, offset in offsets.items():
-            # the injected id's partition 1 by another topology: ID_COLLISION, whose message names the spout id
-            owner = "other-topology-9-1600000000" if spout == INJECTED_ID and partition == 1 else RUNNING_ID
-            zk.create(f"{names.root}/{spout}/partition_{partition}",
-                      storm_record(topic, partition, offset, topology_id=owner, broker=leader), makepath=True)
+    storm = storm_root(zk, names.root + "-storm", RUNNING_ID)
+    spout(zk, names.root, "payments-spout", topic, {0: 2, 1: 2, 2: 0}, topology_id=RUNNING_ID, broker=broker.address)
+    spout(zk, names.root, INJECTED_ID, topic, {0: 5}, topology_id=RUNNING_ID, broker=broker.address)
+    # the injected id's partition 1 by another topology: ID_COLLISION, whose message names the spout id
+    spout(zk, names.root, INJECTED_ID, topic, {1: 2}, topology_id="other-topology-9-1600000000",
+          broker=broker.address)
     group = names("clicks")
     kafka.commit(group, topic, {0: 1, 1: 2})  # no metadata: named with --group, FOREIGN_COMMIT
     # a group as its storm-kafka-client spout commits (CommitMetadataManager): not named, found by its metadata
@@ -67,14 +64,7 @@ def served(zk, kafka, broker, zk_server, names, tmp_path):
     kafka.commit(spout_group, topic, {0: 3, 1: 2}, metadata=json.dumps(
         {"topologyId": RUNNING_ID, "taskId": 7, "threadName": "Thread-15-kafka-spout-executor[7 7]"},
         separators=(",", ":")))
-    config = tmp_path / "config.toml"
-    config.write_text(f"""default-context = "fixture"
-
-[contexts.fixture]
-zk = "{zk_server.address}"
-zk-root = ["{names.root}"]
-bootstrap-servers = "{broker.address}"
-storm-root = "{storm_root}"
+    config = fixture_config(tmp_path / "config.toml", zk_server, broker, names.root, storm, f"""\
 zk-auth = "mcpuser:{ZK_PASSWORD}"
 kafka-config = ["client.id={KAFKA_SECRET}"]
 timeout = "20s"
@@ -88,8 +78,7 @@ name = "payments"
 match = "payments-*"
 lag-threshold = 1
 """)
-    config.chmod(0o600)
-    return {"topic": topic, "root": names.root, "storm_root": storm_root, "group": group, "spout_group": spout_group,
+    return {"topic": topic, "root": names.root, "storm_root": storm, "group": group, "spout_group": spout_group,
             "config": config,
             "env": {"OFFCTL_CONFIG": str(config)}, "args": ["--group", group], "tmp": tmp_path}
 
@@ -182,6 +171,8 @@ def test_every_read_tool_answers_what_inspect_says(served, cli, kafka):
     consumers = [c for page in fleet for c in page.structured_content["consumers"]]
     assert answer["context"] == "fixture" and answer["total"] == len(consumers) == len(doc["consumers"])
     assert answer["summary"] == doc["summary"]
+    for key in ("spout_settings", "processing_guarantee", "offsets_retention"):  # the document's, none dropped
+        assert answer[key] == doc[key], key
     # this test's own: the two spouts under its root, the group named, and the Storm group found by its metadata
     ours = {("zookeeper", bounded(INJECTED_ID, NAME_CHARS)), ("zookeeper", "payments-spout"),
             ("kafka", served["group"]), ("kafka", served["spout_group"])}

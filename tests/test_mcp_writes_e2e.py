@@ -17,6 +17,7 @@ import pytest
 
 from offctl.core.storm import commit_metadata_json
 from tests.conftest import storm_record
+from tests.seeds import fixture_config, on_each_broker, spout, storm_root
 from tests.test_mcp_e2e import storm_groups_on, whole_fleet
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -25,48 +26,27 @@ STOPPED_ID = "orders-topology-3-1700000000"  # not under Storm's root: the runni
 ZK_PASSWORD, KAFKA_SECRET = "zk-digest-pw-for-writes", "kafka-client-secret-for-writes"
 
 
-@pytest.fixture
-def stuck(zk, kafka, broker, zk_server, names, tmp_path):
+def _stuck(zk, kafka, broker, zk_server, names, tmp_path):
     """A spout stuck at offset 2 of partition 0 (the poison message), its topology stopped, and a config file whose
     context `fixture` names the fixture servers, with a backup directory and an audit log of this test's own."""
-    return _stuck(zk, kafka, broker, zk_server, names, tmp_path)
-
-
-@pytest.fixture
-def stuck39(zk, kafka39, broker39, zk_server, names, tmp_path):
-    """`stuck` on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests whose only consumer is the
-    spout."""
-    return _stuck(zk, kafka39, broker39, zk_server, names, tmp_path)
-
-
-def _stuck(zk, kafka, broker, zk_server, names, tmp_path):
     topic = names("orders")
     kafka.create_topic(topic, 2)
     kafka.produce_records(topic, 0, [{"value": b"m0"}, {"value": b"m1"}, {"value": b"\xff poison"}, {"value": b"m3"}])
     kafka.produce(topic, 1, 2)
-    storm_root = names.root + "-storm"
-    zk.create(f"{storm_root}/storms", b"", makepath=True)
-    for partition, offset in {0: 2, 1: 2}.items():
-        zk.create(f"{names.root}/orders-spout/partition_{partition}",
-                  storm_record(topic, partition, offset, topology_id=STOPPED_ID, broker=broker.address),
-                  makepath=True)
-    config = tmp_path / "config.toml"
-    config.write_text(f"""default-context = "fixture"
-
-[contexts.fixture]
-zk = "{zk_server.address}"
-zk-root = ["{names.root}"]
-bootstrap-servers = "{broker.address}"
-storm-root = "{storm_root}"
+    storm = storm_root(zk, names.root + "-storm")
+    spout(zk, names.root, "orders-spout", topic, {0: 2, 1: 2}, topology_id=STOPPED_ID, broker=broker.address)
+    config = fixture_config(tmp_path / "config.toml", zk_server, broker, names.root, storm, f"""\
 backup-dir = "{tmp_path / 'backups'}"
 audit-log = "{tmp_path / 'audit.log'}"
 quiet-period = "0s"
 zk-auth = "writer:{ZK_PASSWORD}"
 kafka-config = ["client.id={KAFKA_SECRET}"]
 """)
-    config.chmod(0o600)
-    return {"topic": topic, "root": names.root, "storm_root": storm_root, "config": config, "tmp": tmp_path,
+    return {"topic": topic, "root": names.root, "storm_root": storm, "config": config, "tmp": tmp_path,
             "node": f"{names.root}/orders-spout/partition_0"}
+
+
+stuck, stuck39 = on_each_broker("stuck", _stuck)
 
 
 def offset_of(zk, path: str) -> int:

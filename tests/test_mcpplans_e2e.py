@@ -20,54 +20,27 @@ from offctl.core.storm import commit_metadata_json
 from offctl.errors import UsageError
 from offctl.mcpplans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, apply
 from tests.conftest import storm_record
+from tests.seeds import on_each_broker, orders_fleet
+from tests.test_mcpplans import Human
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
 TOPOLOGY = "orders-topology-1-1700000000"  # storm_record's default
 
 
-class Human:
-    def __init__(self, answer: bool = True) -> None:
-        self.answer, self.shown = answer, []
-
-    def __call__(self, text: str) -> bool:
-        self.shown.append(text)
-        return self.answer
-
-
-@pytest.fixture
-def fleet(zk, kafka, names, zk_server, broker, tmp_path):
+def _fleet(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic of 3 partitions of 10 messages, the spout `orders` at 4, 5, 6, an empty Storm root, and the run
     the MCP face resolves for its context."""
-    return _fleet(zk, kafka, names, zk_server, broker, tmp_path)
-
-
-@pytest.fixture
-def fleet39(zk, kafka39, names, zk_server, broker39, tmp_path):
-    """The fleet on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests whose only consumer is the
-    spout."""
-    return _fleet(zk, kafka39, names, zk_server, broker39, tmp_path)
-
-
-def _fleet(zk, kafka, names, zk_server, broker, tmp_path):
-    topic = kafka.filled_topic(names("orders"), 3, 10)
-    root = names.root + "/spouts"
-    for p in range(3):
-        zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, 4 + p), makepath=True)
-    zk.ensure_path(names.root + "/storm/storms")
-
-    class Fleet:
-        pass
-
-    f = Fleet()
-    f.topic, f.root, f.storm_root = topic, root, names.root + "/storm"
-    f.conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address,
+    f = orders_fleet(zk, kafka, names)
+    f.conn = Connection(zk=zk_server.address, zk_roots=(f.root,), bootstrap_servers=broker.address,
                         storm_root=f.storm_root)
     f.run = Run("test", f.conn, tmp_path / "backups", tmp_path / "audit.log", quiet_period_s=0)
-    f.path = lambda p: f"{root}/orders/partition_{p}"
     f.state = lambda: {p: (zk.get(f.path(p))[0], zk.get(f.path(p))[1].version) for p in range(3)}
     f.store = PlanStore()
     return f
+
+
+fleet, fleet39 = on_each_broker("fleet", _fleet)
 
 
 def poison_fix(fleet):

@@ -248,3 +248,35 @@ def test_peek_shows_a_gap_to_the_log_end_at_a_transaction_marker(cli, zk, kafka,
     assert (p["offset"], p["lag"], p["log_end"], p["state"], p["next_offset"], p["messages"]) == (
         3, 1, 4, "gap", None, [])
     assert f"{topic}/0 has no message from offset 3 to the log end 4" in p["why"] and "transaction markers" in p["why"]
+
+
+@pytest.mark.zookeeper
+@pytest.mark.kafka
+def test_peek_judges_as_inspect_does_with_the_same_settings(cli, zk, kafka, names, zk_server, broker):
+    """peek runs the one pipeline (inspect.assess) and takes inspect's spout settings and horizon options: on the same
+    stores, every partition it shows carries inspect's codes, RETENTION_* included (issue 37: peek lacked them, and
+    refused --first-poll-offset-strategy)."""
+    topic = names("aging")
+    kafka.create_topic(topic, 1, {"retention.ms": str(370 * 86_400_000)})  # T0 is about a year old: kept, not long
+    kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": T0 + o * 1000} for o in range(4)])
+    root = names.root + "/spouts"
+    zk.create(f"{root}/aging/partition_0", storm_record(topic, 0, 1), makepath=True)
+    group = names("group")
+    kafka.commit(group, topic, {0: 1})  # no Storm metadata: FOREIGN_COMMIT, which LATEST ignores
+    conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
+            "--storm-root", names.root + "/storm", "--spout", "aging", "--group", group, "--topic", topic]
+    seen = set()
+    for extra in ([], ["--retention-horizon", "4800h"], ["--first-poll-offset-strategy", "LATEST",
+                                                       "--start-offset-time", "latest", "--retention-horizon", "4800h"]):
+        said = cli("inspect", *conn, "--per-partition", "--fail-on", "never", "-o", "json", *extra)
+        shown = cli("peek", *conn, "-o", "json", *extra)
+        assert said.exit_code == 0 and shown.exit_code == 0, (extra, said.stderr, shown.stderr)
+        inspected: dict[tuple, list[str]] = {}
+        for f in said.json()["findings"]:
+            if f.get("partition") is not None:
+                inspected.setdefault((f["store"], f["consumer"], f["partition"]), []).append(f["code"])
+        inspected = {k: sorted(v) for k, v in inspected.items()}
+        peeked = {k: sorted(p["codes"]) for k, p in _parts(shown.json()).items()}
+        assert peeked and all(inspected.get(k, []) == codes for k, codes in peeked.items()), (extra, inspected, peeked)
+        seen.update(c for codes in peeked.values() for c in codes)
+    assert {"RETENTION_RISK", "FOREIGN_COMMIT"} <= seen, seen

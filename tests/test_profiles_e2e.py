@@ -15,6 +15,7 @@ from offctl.core.profiles import Profile, Profiles
 from offctl.inspect import Selection, inspect
 from offctl.render import report_document
 from tests.conftest import storm_record
+from tests.test_settings import lab_profiles
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
@@ -106,18 +107,7 @@ def _lab(tmp_path, conn: Connection, orders: str):
 zk = "{conn.zk}"
 zk-root = ["{conn.zk_roots[0]}"]
 bootstrap-servers = "{conn.bootstrap_servers}"
-
-[[contexts.lab.profiles]]
-match = "legacy-*"
-storm-kafka-release = "0.9.6"
-start-offset-time = "latest"
-topic = "{orders}"
-
-[[profiles]]
-name = "clients"
-match = "plain"
-lag-threshold = 1
-""")
+""" + lab_profiles(orders, clients="plain", lag_threshold=1))
     path.chmod(0o600)
     return {"OFFCTL_CONFIG": str(path), "OFFCTL_CONTEXT": "lab"}
 

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from tests import seeds
 from tests.conftest import storm_record
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -16,24 +17,10 @@ pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 RUNNING_ID = "orders-topology-7-1700000000"
 
 
-@pytest.fixture
-def world(zk, kafka, broker, names):
-    return _world(zk, kafka, broker, names)
-
-
-@pytest.fixture
-def world39(zk, kafka39, broker39, names):
-    """The world on Apache Kafka 3.9, the broker of the storm-kafka era, for the tests that read old spouts alone."""
-    return _world(zk, kafka39, broker39, names)
-
-
 def _world(zk, kafka, broker, names):
-    topic = names("orders")
-    kafka.create_topic(topic, 4)
-    for partition in range(4):
-        kafka.produce(topic, partition, 5)  # log end 5 everywhere, log start 0 until a test deletes records
-    storm_root = names.root + "-storm"
-    zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
+    """A topic of 4 partitions of 5 messages, a Storm root where RUNNING_ID runs, and how to seed records."""
+    topic = kafka.filled_topic(names("orders"), 4, 5)  # log end 5 everywhere, log start 0 until a test deletes records
+    storm_root = seeds.storm_root(zk, names.root + "-storm", RUNNING_ID)
 
     def put(path: str, data: bytes) -> None:
         zk.create(f"{names.root}/{path}", data, makepath=True)
@@ -44,6 +31,9 @@ def _world(zk, kafka, broker, names):
 
     return {"topic": topic, "root": names.root, "storm_root": storm_root, "put": put, "record": record,
             "broker": broker.address, "names": names}
+
+
+world, world39 = seeds.on_each_broker("world", _world)
 
 
 def inspect(cli, zk_server, world, *extra):

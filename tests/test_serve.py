@@ -226,13 +226,14 @@ def test_the_forked_render_is_the_in_process_render_of_the_same_state_line_for_l
     from offctl.exporter import Rendered, registry_of
 
     m = three_cycles(partitions)
-    rendered = Rendered(m)
+    logged: list[str] = []
+    rendered = Rendered(m, log=logged.append)
     expected = generate_latest(registry_of(m, rendered)).decode().splitlines()
     rendered.refresh()
     rendered.wait()
     assert rendered.body.decode().splitlines() == expected
     assert sum(line.startswith("offctl_partition_committed_offset{") for line in expected) == partitions
-    assert rendered.child is None and rendered.failures == 0
+    assert rendered.child is None and rendered.failures == 0 and logged == []
 
 
 def test_a_render_still_running_when_the_next_cycle_ends_skips_that_cycles_render(forked):
@@ -464,12 +465,13 @@ def http_server():
     """serve's HTTP server (its app on offctl's HTTP stack, as serve starts it) over a monitor that has seen one
     cycle, on a free loopback port, with a head deadline of 3 s and room for three connections."""
     from offctl.adapters.webserver import LIMITS, http_server as stack, listen
-    from offctl.exporter import METHODS, make_app
+    from offctl.exporter import METHODS, Rendered, make_app
 
     monitor = Monitor(window=3)
     monitor.update(analyze(snapshot(1_000, {0: 40})), 0.1)
     limits = replace(LIMITS, head_s=3.0, max_connections=3)
-    server = stack(make_app(monitor, 30.0), listen("127.0.0.1", 0, limits), METHODS, "offctl serve", limits)
+    server = stack(make_app(monitor, 30.0, Rendered(monitor, log=lambda line: None)), listen("127.0.0.1", 0, limits),
+                   METHODS, "offctl serve", limits)
     server.start("test-serve-http")
     yield server
     server.stop()

@@ -268,18 +268,25 @@ def test_config_show_through_the_real_cli(tmp_path):
 
 # --- profiles: each complete, built default < context < profile < environment < flag -------------------------
 
-PROFILES = """
+def lab_profiles(topic: str, clients: str, lag_threshold: int) -> str:
+    """Two profiles of a config file (Issue 28): in context lab, legacy-* spouts run storm-kafka 0.9.6 with
+    start-offset-time latest on `topic`; `clients`, a profile of every context, matches `clients` with its own lag
+    threshold."""
+    return f"""
 [[contexts.lab.profiles]]
 match = "legacy-*"
 storm-kafka-release = "0.9.6"
 start-offset-time = "latest"
-topic = "orders"
+topic = "{topic}"
 
 [[profiles]]
 name = "clients"
-match = "orders-*"
-lag-threshold = 100
+match = "{clients}"
+lag-threshold = {lag_threshold}
 """
+
+
+PROFILES = lab_profiles("orders", clients="orders-*", lag_threshold=100)
 
 
 def _run_profiles(tmp_path, flags: dict, env: dict):

@@ -9,7 +9,8 @@ all scenarios of a family in one JVM. For every partition the two must agree on 
     stored, stored+1, log-start, log-end   the spout emits resumes_at first (the topics have no gaps), or nothing
                                            when resumes_at is the log end
     waits-until-log-end-reaches, fetch-fails  it emits nothing
-    time                                   not compared (resumes_at is null: only the broker's time index knows)
+    time                                   not compared here (resumes_at is null: Kafka answers storm-kafka from its
+                                           segment files' mtimes; tests/test_spout_oracle_time_e2e.py runs it)
 
 Where they disagreed, offctl was wrong and was fixed (docs/storm.md, "Run on the real spouts").
 """
@@ -282,11 +283,13 @@ def repairs(zk_server, zk, broker, kafka, names, tmp_path):
     return {"topic": topic, "group": group, "root": root, "conn": conn, "broker": broker.address}
 
 
-def write(*args: str) -> dict:
+def write(*args: str, code: int = 0) -> dict:
+    """The write's JSON document; `code`: the exit code it must end with (5: it wrote, and its read-back says the
+    spout will not resume from what it wrote)."""
     from offctl.commands.app import app
 
     result = CliRunner().invoke(app, [*args, "--execute", "--yes", "-o", "json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == code, result.stderr
     return json.loads(result.stdout)
 
 
@@ -353,3 +356,349 @@ def test_offctl_reads_the_metadata_the_real_spout_committed_exactly_every_time(c
             assert read == {p: w["metadata"] for p, w in written.items()}
     finally:
         store.close()
+
+
+# --- the remaining repairs, proven on the spouts (issue 36, item 4): reset --to time, a group's commits deleted,
+# restore, on storm-kafka-client 2.8.3 and 1.2.4, and every repair of the old spout's ZooKeeper records -------------
+#
+# Each family sets up independent consumers (a group or a zkRoot each), makes its first repair on every one, runs the
+# real spout on all of them in one JVM, makes its second step (the restore of the first write's backup; for a group
+# the reset gave its first commits, that restore deletes the group), and runs the spout again: two JVMs a family. The
+# spout never acks (ack false), so it writes nothing back and each restore finds what the write left. The spout must
+# start every partition where the plan's row says (`after`); where the row says the spout will not start there (a
+# ZooKeeper offset <= 0, a record deleted, a group deleted), where the statement it points to says: `offctl inspect`
+# right after (`resumes_at`), or the row's cost (where it counts from). Never a constant of the test's own.
+
+IGNORES_ZERO = "ignores a stored offset <= 0"
+
+
+def timed_topic(kafka, name: str, base_ms: int) -> str:
+    """2 partitions of 10 records: record o of partition p written at base_ms + o * 1000 * (p + 1), so one timestamp
+    falls on a different offset in each (base_ms + 3500: 4 in partition 0, 2 in partition 1)."""
+    kafka.create_topic(name, 2)
+    for p in range(2):
+        kafka.produce_records(name, p, [{"value": b"m%d" % o, "timestamp": base_ms + o * 1000 * (p + 1)}
+                                        for o in range(10)])
+    return name
+
+
+def trimmed_topic(kafka, name: str, log_start: int) -> str:
+    """2 partitions of 10 records, partition 0's deleted below `log_start`."""
+    from confluent_kafka import TopicPartition
+
+    kafka.filled_topic(name, 2, 10)
+    (deleted,) = kafka.admin.delete_records([TopicPartition(name, 0, log_start)]).values()
+    deleted.result(30)
+    return name
+
+
+def safety(zk_server, bootstrap: str, storm_root: str, tmp) -> list[str]:
+    return ["--zk", zk_server.address, "--storm-root", storm_root, "--bootstrap-servers", bootstrap,
+            "--backup-dir", str(tmp / "backups"), "--audit-log", str(tmp / "audit.jsonl"), "--quiet-period", "0"]
+
+
+def rows(plan: dict) -> dict[int, dict]:
+    return {c["partition"]: c for c in plan["changes"]}
+
+
+def first(offset: int | None, log_end: int) -> int | None:
+    """The first offset a spout that starts at `offset` emits on a topic without gaps: nothing at the log end."""
+    return None if offset is None or offset >= log_end else offset
+
+
+NEXT_ID = "orders-topology-2-1700000900"  # the deployment started after the restore (a new storm id)
+
+# storm-kafka-client: name -> (topic, the commits before {partition: offset}, an earlier deployment's (OTHER_ID), or
+# none; the spouts' first-poll strategy; the first repair's flags (every reset writes metadata for STORM_ID, the
+# deployment then started); the second step: "restore" (the first write's backup; then NEXT_ID starts) or "produce"
+# (one record to partition 0, which the commit at the log end points at; then STORM_ID starts again, a worker
+# restarted), and the exit code the restore must end with)
+CLIENT_REPAIRS = {
+    # EARLIEST ignores the restored commits: they name OTHER_ID, and what starts next is NEXT_ID. The restore's
+    # read-back says so (exit 5, "the spout will ignore this commit"), and inspect after it says the log start.
+    "time": ("timed", {0: 8, 1: 8}, "EARLIEST", ("--to", "time", "--at", "{between}"), "restore", 5),
+    "time-after-last": ("late", {0: 3, 1: 2}, "EARLIEST", ("--to", "time", "--at", "{after_last}"), "produce", 0),
+    "offset": ("timed", {0: 3, 1: 2}, "UNCOMMITTED_EARLIEST", ("--to", "offset", "--offset", "6"), "restore", 0),
+    "delete-uncommitted-earliest": ("trimmed", None, "UNCOMMITTED_EARLIEST", ("--to", "offset", "--offset", "6"),
+                                    "restore", 0),
+    "delete-uncommitted-latest": ("trimmed", None, "UNCOMMITTED_LATEST", ("--to", "offset", "--offset", "6"),
+                                  "restore", 0),
+}
+
+
+def client_repairs(line: str, zk_server, zk, kafka, bootstrap: str, tmp) -> dict:
+    from tests.storm_client_spout import run_client_spouts
+
+    prefix = f"repairs-client-{line}-{time.time_ns()}"
+    base = int(time.time() * 1000) - 3_600_000
+    at = {"between": str(base + 3500), "after_last": str(base + 18_000 + 500)}
+    topics = {"timed": timed_topic(kafka, f"{prefix}-timed", base), "late": timed_topic(kafka, f"{prefix}-late", base),
+              "trimmed": trimmed_topic(kafka, f"{prefix}-trimmed", 4)}
+    storm_root = f"/{prefix}/storm"
+    zk.create(f"{storm_root}/storms", makepath=True)  # nothing runs: the guards let the writes through
+    flags = safety(zk_server, bootstrap, storm_root, tmp)
+    release = "2.8.8" if line == "2.8.3" else "1.2.4"  # 2.8.3's KafkaSpout is v2.8.8's (tests/storm_client_spout.py)
+    out: dict = {}
+
+    def spout_settings(strategy: str) -> list[str]:
+        return ["--storm-kafka-client-release", release, "--first-poll-offset-strategy", strategy]
+
+    def run(step: str) -> None:
+        ran = run_client_spouts(line, [
+            {"name": name, "bootstrap_servers": bootstrap, "topic": s["topic"], "group_id": s["group"],
+             "topology_id": s["storm_id"], "first_poll_offset_strategy": s["strategy"], "ack": False}
+            for name, s in out.items()])
+        for r in ran:
+            out[r["name"]][step] = r
+
+    for name, (on, commits, strategy, repair, _, _) in CLIENT_REPAIRS.items():
+        group, topic = f"{prefix}-{name}", topics[on]
+        if commits:
+            kafka.commit(group, topic, commits, metadata(OTHER_ID))
+        plan = write("reset", *flags, "--group", group, "--topic", topic, "--topology-id", STORM_ID,
+                     *spout_settings(strategy), *(a.format(**at) for a in repair))
+        out[name] = {"group": group, "topic": topic, "strategy": strategy, "plan": plan, "storm_id": STORM_ID}
+    run("first")
+    for name, (_, _, strategy, _, second, code) in CLIENT_REPAIRS.items():
+        s = out[name]
+        if second == "produce":
+            kafka.produce(s["topic"], 0, 1)
+            continue
+        s["restore"] = write("restore", s["plan"]["backup"], *flags, *spout_settings(strategy), code=code)
+        s["inspected"] = inspect("--zk", zk_server.address, "--storm-root", storm_root, "--bootstrap-servers",
+                                 bootstrap, "--group", s["group"], "--topic", s["topic"], *spout_settings(strategy))
+        s["inspect"] = verdicts(s["inspected"])
+        s["storm_id"] = NEXT_ID
+    run("second")
+    return out
+
+
+@pytest.fixture(scope="module")
+def client_repairs_2_8(zk_server, zk, broker, kafka, tmp_path_factory):
+    return client_repairs("2.8.3", zk_server, zk, kafka, broker.address, tmp_path_factory.mktemp("repairs-2.8"))
+
+
+@pytest.fixture(scope="module")
+def client_repairs_1_2(zk_server, zk, broker39, kafka39, tmp_path_factory):
+    return client_repairs("1.2.4", zk_server, zk, kafka39, broker39.address, tmp_path_factory.mktemp("repairs-1.2"))
+
+
+def starts(r: dict) -> dict[int, int | None]:
+    assert r["errors"] == {} and not r["timed_out"], r
+    return {p: r["first_emitted"].get(p) for p in r["assigned"]}
+
+
+def _client_first(s: dict) -> None:
+    """The first repair was verified, and the spout started every partition at the plan's target."""
+    plan, r = s["plan"], s["first"]
+    assert plan["verified"] and plan["executed"], plan
+    want = {p: first(c["after"], r["log_end"][p]) for p, c in rows(plan).items()}
+    assert starts(r) == want, (plan["changes"], r)
+
+
+def _client_second(s: dict, said: dict[int, int | None] | None = None) -> dict[int, int | None]:
+    """Where the spout started after the second step: where `said` says (partition -> the offset it starts at), by
+    default where `offctl inspect` said right after the restore (resumes_at)."""
+    r = s["second"]
+    if said is None:
+        said = {p: resumes_at for p, (resumes_at, _, _) in s["inspect"].items()}
+        assert set(said) == {0, 1} and None not in said.values(), json.dumps(s["inspected"])
+    got = starts(r)
+    assert got == {p: first(at, r["log_end"][p]) for p, at in said.items()}, (said, r)
+    return got
+
+
+def counted_from(change: dict) -> int:
+    """Where a change's cost says the spout goes (docs/contract.md, "What a plan costs"): it replays [after, before)
+    or skips [before, after), so after is before - messages or before + messages."""
+    sign = {"replay": -1, "skip": 1, "none": 0}[change["direction"]]
+    return change["before"] + sign * change["messages"]
+
+
+@pytest.mark.parametrize("fixture", ["client_repairs_2_8", "client_repairs_1_2"])
+def test_a_reset_to_a_time_then_the_client_spout_starts_at_the_plans_target(request, fixture):
+    """--to time between the records: each partition's target is the first offset at or after it (the broker's time
+    index; partition 1's records are twice as far apart), and the spout, under EARLIEST, starts there. The restore
+    then puts back the earlier deployment's commits, which a new deployment under EARLIEST ignores: the restore's
+    read-back says so (exit 5), inspect says the log start, and the spout starts there."""
+    s = request.getfixturevalue(fixture)["time"]
+    assert {p: c["after"] for p, c in rows(s["plan"]).items()} == {0: 4, 1: 2}, s["plan"]
+    _client_first(s)
+    restore = s["restore"]
+    assert {p: c["after"] for p, c in rows(restore).items()} == {0: 8, 1: 8} and restore["verified"] is False
+    assert all("the spout will ignore this commit" in problem and "starts at the log start" in problem
+               for problem in restore["problems"]) and len(restore["problems"]) == 2, restore["problems"]
+    assert _client_second(s) == {0: 0, 1: 0}
+
+
+@pytest.mark.parametrize("fixture", ["client_repairs_2_8", "client_repairs_1_2"])
+def test_a_reset_to_a_time_after_the_last_record_then_the_client_spout_waits_at_the_log_end(request, fixture):
+    """--to time after every record: the plan's target is the log end; the spout emits nothing and the commit stays
+    there; the next record produced is the first it emits."""
+    s = request.getfixturevalue(fixture)["time-after-last"]
+    r = s["first"]
+    assert {p: c["after"] for p, c in rows(s["plan"]).items()} == r["log_end"] == {0: 10, 1: 10}, s["plan"]
+    _client_first(s)
+    assert {p: c["offset"] for p, c in r["committed"].items()} == {0: 10, 1: 10}, r
+    assert starts(s["second"]) == {0: rows(s["plan"])[0]["after"], 1: None}, s["second"]
+
+
+@pytest.mark.parametrize("fixture", ["client_repairs_2_8", "client_repairs_1_2"])
+def test_a_reset_to_an_offset_then_restore_then_the_client_spout_starts_where_each_plan_said(request, fixture):
+    s = request.getfixturevalue(fixture)["offset"]
+    _client_first(s)
+    restore = s["restore"]
+    assert restore["verified"], restore
+    assert _client_second(s) == {p: c["after"] for p, c in rows(restore).items()} == {0: 3, 1: 2}
+
+
+@pytest.mark.parametrize("name", ["delete-uncommitted-earliest", "delete-uncommitted-latest"])
+@pytest.mark.parametrize("fixture", ["client_repairs_2_8", "client_repairs_1_2"])
+def test_a_groups_commits_deleted_then_the_client_spout_starts_where_offctl_says(request, fixture, name):
+    """The only delete of a group's commits offctl makes: the restore of a write that gave a group with no commits its
+    first ones deletes the group (docs/contract.md, safe rewrite rule 9). The spout then has no commit, and starts
+    where the restore's plan says each row's cost counts from ("the commit is removed (the group is deleted):
+    counted from the log start (UNCOMMITTED_EARLIEST ...)": partition 0's start is 4; "... the log end
+    (UNCOMMITTED_LATEST ...)"). `offctl inspect` right after says CONSUMER_NOT_FOUND, and not where the spout
+    starts, so the plan is the statement compared."""
+    s = request.getfixturevalue(fixture)[name]
+    _client_first(s)
+    restore = s["restore"]
+    assert restore["verified"] and {c["action"] for c in restore["changes"]} == {"delete"}, restore
+    assert s["second"]["committed"] == {0: None, 1: None}, s["second"]  # the spout ran on no commit
+    edge = "start" if s["strategy"].endswith("EARLIEST") else "end"
+    assert all(f"the group is deleted): counted from the log {edge} ({s['strategy']}" in c["cost"]
+               for c in restore["changes"]), restore["changes"]
+    _client_second(s, {p: counted_from(c) for p, c in rows(restore).items()})
+
+
+# storm-kafka 1.2.4 (records in ZooKeeper, Kafka 3.9): name -> (topic, the records {partition: offset}, written by
+# STORM_ID; SpoutConfig settings; the first repair: its command and flags; the second is the restore of its backup)
+OLD_REPAIRS = {
+    "offset": ("timed", {0: 4, 1: 7}, {}, ("reset", "--to", "offset", "--offset", "6")),
+    # partition 1's log start is 0: the plan writes 0 and says the spout ignores it for startOffsetTime
+    "earliest": ("trimmed", {0: 5, 1: 7}, {}, ("reset", "--to", "earliest")),
+    "earliest-startoffsettime-latest": ("timed", {0: 4, 1: 7}, {"startOffsetTime": LATEST},
+                                        ("reset", "--to", "earliest")),
+    "time": ("timed", {0: 8, 1: 8}, {}, ("reset", "--to", "time", "--at", "{between}")),
+    "time-after-last": ("timed", {0: 3, 1: 2}, {}, ("reset", "--to", "time", "--at", "{after_last}")),
+    "delete-one": ("trimmed", {0: 5, 1: 7}, {}, ("delete", "--partitions", "0")),
+    "delete-all-startoffsettime-latest": ("timed", {0: 4, 1: 7}, {"startOffsetTime": LATEST},
+                                          ("delete", "--all-records")),
+}
+
+
+@pytest.fixture(scope="module")
+def old_repairs(zk_server, zk, broker39, kafka39, tmp_path_factory):
+    from tests.storm_kafka_spout import run_old_spouts
+
+    prefix = f"repairs-old-{time.time_ns()}"
+    base = int(time.time() * 1000) - 3_600_000
+    at = {"between": str(base + 3500), "after_last": str(base + 18_000 + 500)}
+    topics = {"timed": timed_topic(kafka39, f"{prefix}-timed", base),
+              "trimmed": trimmed_topic(kafka39, f"{prefix}-trimmed", 3)}
+    root, broker = f"/{prefix}", broker39.address
+    zk.create(f"{root}/storm/storms", makepath=True)  # nothing runs
+    flags = safety(zk_server, broker, f"{root}/storm", tmp_path_factory.mktemp("repairs-old"))
+    out: dict = {}
+
+    def said(name: str) -> dict:
+        s = out[name]
+        s["inspected"] = inspect("--zk", zk_server.address, "--zk-root", s["zk_root"], "--spout", "orders-spout",
+                                 "--topic", s["topic"], "--storm-root", f"{root}/storm", "--bootstrap-servers", broker,
+                                 *old_flags(s["settings"]))
+        return verdicts(s["inspected"])
+
+    def run(step: str) -> None:
+        ran = run_old_spouts([{"name": name, "zookeeper": zk_server.address, "zk_root": s["zk_root"],
+                               "spout_id": "orders-spout", "topic": s["topic"], "storm_id": STORM_ID, "idle_ms": 300,
+                               "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
+                               "spout_config": s["settings"], "ack": False} for name, s in out.items()])
+        for r in ran:
+            out[r["name"]][step] = r
+
+    for name, (on, records, settings, (command, *repair)) in OLD_REPAIRS.items():
+        topic, zk_root = topics[on], f"{root}/{name}"
+        for p, offset in records.items():
+            zk.create(f"{zk_root}/orders-spout/partition_{p}", storm_record(topic, p, offset, broker=broker),
+                      makepath=True)
+        out[name] = {"topic": topic, "zk_root": zk_root, "settings": settings,
+                     "log_start": {0: 3 if on == "trimmed" else 0, 1: 0}}
+        out[name]["plan"] = write(command, *flags, "--zk-root", zk_root, "--spout", "orders-spout",
+                                  *(a.format(**at) for a in repair))
+        out[name]["inspect"] = said(name)
+    run("first")
+    for name, s in out.items():
+        s["restore"] = write("restore", s["plan"]["backup"], *flags, "--zk-root", s["zk_root"])
+    run("second")
+    return out
+
+
+def configured_start(s: dict, partition: int) -> int | None:
+    """Where offctl's rule puts a storm-kafka 1.2.4 spout of the scenario's settings on a partition with no record
+    (behaviour.configured_start, what a MISSING_PARTITION finding says): startOffsetTime's offset, which the delete
+    plan's rows name ("starts it as its start-up rules say (startOffsetTime from 0.10 on ...)")."""
+    from offctl.core.behaviour import SpoutProfile, StormKafka, configured_start as start
+
+    profile = SpoutProfile(storm_kafka=StormKafka.of_version("1.2.4"),
+                           start_offset_time=s["settings"].get("startOffsetTime", EARLIEST))
+    return start(profile, s["log_start"][partition], 10).offset
+
+
+def old_starts(r: dict) -> dict[int, int | None]:
+    assert not r["timed_out"] and not r["errors"], r
+    return {int(p): offset for p, offset in r["first_emitted"].items()}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_REPAIRS))
+def test_a_repair_of_the_old_spouts_records_then_the_old_spout_starts_where_offctl_said(old_repairs, name):
+    """Each repair, then the real storm-kafka 1.2.4 spout: every partition starts at the plan's `after`; where the
+    row says the spout does not start there (a target <= 0: "storm-kafka ignores a stored offset <= 0 and starts
+    from startOffsetTime"; a record deleted: "starts it as its start-up rules say (startOffsetTime ...)"), at the
+    `resumes_at` that `offctl inspect` gives right after the repair, with the spout's settings (after every record
+    is deleted inspect says CONSUMER_NOT_FOUND instead: then startOffsetTime's offset as offctl's own rule puts it,
+    configured_start). Then the restore of the repair's backup, and the spout starts at each restored record's
+    offset."""
+    s = old_repairs[name]
+    plan, said, r = s["plan"], s["inspect"], s["first"]
+    assert plan["executed"] and plan["verified"] and r["written"] == {}, (plan, r)
+    if not said:  # every record deleted: inspect says CONSUMER_NOT_FOUND, not where the spout starts
+        assert {c["action"] for c in plan["changes"]} == {"delete"}, json.dumps(s["inspected"])
+        said = {p: (configured_start(s, p), None, None) for p in (0, 1)}
+    assert set(said) == {0, 1}, json.dumps(s["inspected"])
+    want = {p: first(resumes_at, 10) for p, (resumes_at, _, _) in said.items()}  # the partitions the plan leaves
+    for p, c in rows(plan).items():
+        resumes_at = said[p][0]
+        if c["action"] == "delete" or any(IGNORES_ZERO in why for why in c["reasons"]):
+            assert resumes_at is not None and "startOffsetTime" in " ".join(c["reasons"]), (c, said[p])
+            want[p] = first(resumes_at, 10)
+        else:
+            assert resumes_at == c["after"], (c, said[p])  # inspect, right after, says the plan's target too
+            want[p] = first(c["after"], 10)
+    assert old_starts(r) == want, (plan["changes"], said, r)
+
+    restore = s["restore"]
+    assert restore["executed"] and restore["verified"], restore
+    before = OLD_REPAIRS[name][1]  # the records before the repair; the restore puts back those it changed
+    restored = {p: c["after"] for p, c in rows(restore).items()}
+    assert restored == {p: before[p] for p in rows(plan)}, restore["changes"]
+    assert old_starts(s["second"]) == {p: first(restored.get(p, offset), 10) for p, offset in before.items()}, (
+        restore["changes"], s["second"])
+
+
+def test_the_old_spout_repairs_reach_what_they_were_meant_to(old_repairs):
+    """The repairs above are the ones meant: the time falls between records on different offsets per partition,
+    the earliest of the trimmed topic is its log start, the delete leaves startOffsetTime to decide."""
+    after = {name: {p: c["after"] for p, c in rows(s["plan"]).items()} for name, s in old_repairs.items()}
+    assert after["offset"] == {0: 6, 1: 6}
+    assert after["earliest"] == {0: 3, 1: 0}
+    assert after["earliest-startoffsettime-latest"] == {0: 0, 1: 0}
+    assert after["time"] == {0: 4, 1: 2}
+    assert after["time-after-last"] == {0: 10, 1: 10}
+    assert {p: c["action"] for p, c in rows(old_repairs["delete-one"]["plan"]).items()} == {0: "delete"}
+    assert {p: c["action"] for p, c in rows(old_repairs["delete-all-startoffsettime-latest"]["plan"]).items()} == {
+        0: "delete", 1: "delete"}
+    said = {name: {p: v[:2] for p, v in s["inspect"].items()} for name, s in old_repairs.items()}
+    assert said["earliest"][1] == (0, "log-start")
+    assert said["earliest-startoffsettime-latest"] == {0: (10, "log-end"), 1: (10, "log-end")}
+    assert said["delete-one"][0] == (3, "log-start")

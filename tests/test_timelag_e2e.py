@@ -124,6 +124,26 @@ def test_watch_shows_the_time_lag(cli, timed):
     assert re.search(r"\b\d+d\d\dh\b", result.stdout)  # written in 2025: days behind, from the message
 
 
+def test_watch_shows_the_commit_expiry_inspect_gives(cli, timed):
+    """watch runs serve's cycle, the commit expiry included (issue 37: it had no expiry options and no column): its
+    Expiry column shows inspect's estimate for the group's partitions, and none for the old spout's."""
+    doc = cli("inspect", *timed.flags, "-o", "json", "--commit-expiry-horizon", "1h").json()
+    sources = {(p["store"], p["partition"]): p["commit_expiry_source"] for p in doc["partitions"]}
+    assert {sources[("kafka", 0)], sources[("kafka", 1)]} <= {"message", "moved"} and sources[("zookeeper", 0)] is None
+    result = cli("watch", *timed.flags, "--count", "1", "--commit-expiry-horizon", "1h", env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.stderr
+    header = next(line for line in result.stdout.splitlines() if "Consumer" in line)
+    assert "Retention" in header and "Expiry" in header
+    cells = {}
+    for line in result.stdout.splitlines():
+        parts = [c.strip() for c in line.split("│")[1:-1]]
+        if len(parts) == 12 and parts[2].isdigit():  # a row's first line: Consumer, ..., Partition, ..., Expiry
+            cells[("kafka" if parts[0].startswith("group") else "zookeeper", int(parts[2]))] = parts[9]
+    kafka = [v for (store, _), v in cells.items() if store == "kafka"]
+    assert kafka and all(re.fullmatch(r"-?\d+d\d\dh|-?\d+h\d\dm|-?\d+m\d\ds|-?\d+s", v) for v in kafka), cells
+    assert all(v == "-" for (store, _), v in cells.items() if store == "zookeeper"), cells
+
+
 def test_serve_times_lagging_partitions_from_the_message(zk, timed):
     """A cycle every 4 s reads within 2 s (half the interval): the message's figure, and the consumer's maximum,
     with their sources (0 message, 1 caught up)."""

@@ -107,7 +107,10 @@ def test_trident_lag_missing_partitions_and_what_a_stuck_state_does():
     rows, found = run(nodes)
     assert [r.lag for r in rows] == [83, 40, None]
     stuck = found[("MALFORMED_RECORD", 2)]
-    assert "every batch of this partition fails" in stuck and "starts" not in stuck
+    # the whole state stops, not only partition 2 (run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3:
+    # tests/test_trident_oracle_e2e.py, no-next-offset and no-last-offset)
+    assert "no partition of this Trident state moves, this one or any other" in stuck and "starts" not in stuck
+    assert [(r.resumes.kind.value, r.resumes.at) for r in rows] == [("fetch-fails", None)] * 3
 
 
 def test_a_missing_trident_partition_starts_as_each_library_says():
@@ -214,3 +217,49 @@ def test_earliest_and_latest_ignore_trident_state(release, strategy, running, ig
     # ignored, the spout starts at the log start (10) or end (100), and the lag counts from there
     lag = 100 - (10 if strategy == "EARLIEST" else 100) if ignored else rows[0].log_end - rows[0].record.committed
     assert (rows[0].lag, rows[0].resumes_stored) == (lag, ignored is None)
+
+
+def _resumes(rows) -> list[tuple]:
+    return [(r.resumes.kind.value, r.resumes.at) if r.resumes else None for r in rows]
+
+
+@pytest.mark.parametrize("line, whole", [
+    pytest.param(StormKafka.V0_9_3, True, id="KafkaUtils.java@v0.9.6 UpdateOffsetException stops every partition"),
+    pytest.param(StormKafka.V1_X, False, id="TridentKafkaEmitter.java@v1.2.4 moves to the log start"),
+])
+def test_a_throw_out_of_range_stops_every_partition_of_the_state(line, whole):
+    """OpaquePartitionedTridentSpoutExecutor.emitBatch (v1.2.4): one throw fails the batch of every partition."""
+    above = trident_meta("orders", 0, 150, 150, STORM_ID, "k1:9092")
+    inside = trident_meta("orders", 1, 40, 50, STORM_ID, "k1:9092")
+    rows, _ = run([node(above), node(inside, 1)], SpoutProfile(storm_kafka=line))
+    assert (_resumes(rows)[1] == ("fetch-fails", None)) is whole, _resumes(rows)
+
+
+@pytest.mark.parametrize("release, side, want", [
+    pytest.param("2.8.8", "below", ("log-end", 100), id="CommonKafkaSpoutConfig.java@v2.8.8 no auto.offset.reset"),
+    pytest.param("2.8.8", "above", ("log-end", 100), id="CommonKafkaSpoutConfig.java@v2.8.8 above: latest too"),
+    pytest.param("1.2.4", "below", ("log-start", 10), id="KafkaSpoutConfig.java@v1.2.4 earliest under AT_LEAST_ONCE"),
+])
+def test_a_client_trident_state_out_of_range_goes_where_its_consumer_resets(release, side, want):
+    """storm-kafka-client's Trident consumer (run on 2.8.3: tests/test_trident_oracle_e2e.py, below-log-start and
+    above-log-end): 2.x's KafkaTridentSpoutConfig never sets auto.offset.reset, so Kafka's 'latest' applies."""
+    last = 4 if side == "below" else 200
+    rows, found = run([node(client_trident_meta(last - 1, last, STORM_ID), client=True, folder="orders")],
+                      SpoutProfile(client_release=release, client_major=int(release[0])))
+    assert _resumes(rows)[0] == want
+    code = "OFFSET_BELOW_LOG_START" if side == "below" else "OFFSET_ABOVE_LOG_END"
+    assert "OffsetManager" not in found[(code, 0)], found[(code, 0)]
+
+
+@pytest.mark.parametrize("release, json_smart", [("2.5.0", False), ("2.6.0", True), ("3.1.0", True)])
+def test_state_json_simple_refuses_from_storm_client_2_6_is_said_unknown(release, json_smart):
+    """TransactionalState.getData: json-simple to storm-client 2.5, json-smart's permissive parser from 2.6.0
+    (v2.6.0, v2.8.8), which reads unquoted keys, bare words and trailing text (run on 2.8.3)."""
+    rows, found = run([node("{firstOffset:2,lastOffset:3}", client=True, folder="orders"),
+                       node(client_trident_meta(40, 49, STORM_ID), 1, client=True, folder="orders")],
+                      SpoutProfile(client_release=release, client_major=int(release[0])))
+    assert ("json-smart" in found[("MALFORMED_RECORD", 0)]) is json_smart
+    if json_smart:
+        assert _resumes(rows) == [None, None] and rows[1].lag == 50  # the lag still counts from the stored 50
+    else:
+        assert _resumes(rows) == [("log-start", 10), ("stored", 50)]

@@ -204,49 +204,73 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
     """A backup, refused unless its checksum holds: it is offctl's own artefact, and a changed one must not be
     written back. `hand_made`: a file made or edited on purpose; no checksum is asked for (the planner's
     checks still apply)."""
+    fmt = _format(doc, path)
+    if not hand_made:
+        _verify_checksum(doc, path, fmt)
+    key = _backup_key(doc, path)
+    created = doc.get("created_ms") if isinstance(doc.get("created_ms"), int) else 0
+    try:
+        images = _zk_images(doc, key, fmt, hand_made) if key.store in ZK_STORES else \
+            _kafka_images(doc, key, fmt, hand_made)
+        return Backup(key, str(doc.get("operation")), created, path, **images, format=fmt)
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise _bad(path, f"an entry is damaged ({type(exc).__name__}: {exc})") from None
+
+
+def _format(doc: dict, path: Path) -> int:
+    """The backup's format, one offctl reads: the integers offctl writes, not 2.0, "2" or true."""
     fmt = doc.get("offctl_backup")
-    if not _is_int(fmt) or fmt not in FORMATS:  # the integers offctl writes: not 2.0, "2" or true
+    if not _is_int(fmt) or fmt not in FORMATS:
         given = json.dumps(fmt)[:20] if "offctl_backup" in doc else "missing"
         raise _bad(path, f"unknown format (offctl_backup {given}); offctl reads formats "
                          f"{', '.join(map(str, FORMATS[:-1]))} and {FORMAT}")
-    if not hand_made:
-        if fmt == 1:
-            raise _bad(path, f"it has no checksum (written by an older offctl): check it by hand, then pass "
-                             f"{HAND_MADE_FLAG}")
-        if doc.get("sha256") != digest(doc):
-            raise _bad(path, f"it fails its checksum: it was changed or damaged after offctl wrote it. Restore a "
-                             f"file made or edited on purpose with {HAND_MADE_FLAG}")
+    return fmt
+
+
+def _verify_checksum(doc: dict, path: Path, fmt: int) -> None:
+    """Refuse a backup that has no checksum, or fails it: changed or damaged since offctl wrote it."""
+    if fmt == 1:
+        raise _bad(path, f"it has no checksum (written by an older offctl): check it by hand, then pass "
+                         f"{HAND_MADE_FLAG}")
+    if doc.get("sha256") != digest(doc):
+        raise _bad(path, f"it fails its checksum: it was changed or damaged after offctl wrote it. Restore a "
+                         f"file made or edited on purpose with {HAND_MADE_FLAG}")
+
+
+def _backup_key(doc: dict, path: Path) -> ConsumerKey:
+    """Whom the backup is of: its store and consumer, and the zk_root of a ZooKeeper or Trident one."""
     store, consumer, root = doc.get("store"), doc.get("consumer"), doc.get("zk_root")
     if store not in (ZOOKEEPER, KAFKA, TRIDENT) or not isinstance(consumer, str) or not consumer:
         raise _bad(path, "no store and consumer")
     if store in ZK_STORES and not (isinstance(root, str) and root.startswith("/")):
         raise _bad(path, "no zk_root")
-    key = ConsumerKey(store, consumer, root if store in ZK_STORES else None)
-    created = doc.get("created_ms") if isinstance(doc.get("created_ms"), int) else 0
-    try:
-        if store in ZK_STORES:
-            entries = [e for e in doc["zookeeper"] if e.get("absent") is not True]
-            absent = [e for e in doc["zookeeper"] if e.get("absent") is True]
-            nodes = tuple(_saved_node(e, key) for e in entries)
-            gone = tuple(_saved_path(e, key)[0] for e in absent)
-            # A hand-made file's claim of what offctl wrote is not trusted: it could lift the recent-write and
-            # changed-since guards.
-            after = None if hand_made else {
-                _saved_path(e, key)[0]: _after_node(e, key, fmt, before) for e, before in
-                [*zip(entries, nodes), *((e, None) for e in absent)] if fmt >= 3 or "written_base64" in e}
-            return Backup(key, str(doc.get("operation")), created, path, nodes=nodes, absent=gone, after=after,
-                          format=fmt)
-        commits = tuple(_saved_commit(e, consumer) for e in doc["kafka"])
-        if hand_made or fmt < 3:  # format 2 keeps no after-image of a Kafka write
-            return Backup(key, str(doc.get("operation")), created, path, commits=commits, format=fmt)
-        had = doc["group_had_commits"]
-        if not isinstance(had, bool):
-            raise ValueError("group_had_commits is not true or false")
-        commits_after = {(e["topic"], e["partition"]): _written_commit(e, consumer) for e in doc["kafka"]}
-        return Backup(key, str(doc.get("operation")), created, path, commits=commits, commits_after=commits_after,
-                      group_had_commits=had, format=fmt)
-    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
-        raise _bad(path, f"an entry is damaged ({type(exc).__name__}: {exc})") from None
+    return ConsumerKey(store, consumer, root if store in ZK_STORES else None)
+
+
+def _zk_images(doc: dict, key: ConsumerKey, fmt: int, hand_made: bool) -> dict:
+    """A ZooKeeper or Trident backup's nodes as they were, the paths that did not exist, and what the write left."""
+    entries = [e for e in doc["zookeeper"] if e.get("absent") is not True]
+    absent = [e for e in doc["zookeeper"] if e.get("absent") is True]
+    nodes = tuple(_saved_node(e, key) for e in entries)
+    gone = tuple(_saved_path(e, key)[0] for e in absent)
+    # A hand-made file's claim of what offctl wrote is not trusted: it could lift the recent-write and
+    # changed-since guards.
+    after = None if hand_made else {
+        _saved_path(e, key)[0]: _after_node(e, key, fmt, before) for e, before in
+        [*zip(entries, nodes), *((e, None) for e in absent)] if fmt >= 3 or "written_base64" in e}
+    return {"nodes": nodes, "absent": gone, "after": after}
+
+
+def _kafka_images(doc: dict, key: ConsumerKey, fmt: int, hand_made: bool) -> dict:
+    """A Kafka backup's commits as they were and, trusted in format 3, what the write left and whether it had any."""
+    commits = tuple(_saved_commit(e, key.consumer) for e in doc["kafka"])
+    if hand_made or fmt < 3:  # format 2 keeps no after-image of a Kafka write
+        return {"commits": commits}
+    had = doc["group_had_commits"]
+    if not isinstance(had, bool):
+        raise ValueError("group_had_commits is not true or false")
+    commits_after = {(e["topic"], e["partition"]): _written_commit(e, key.consumer) for e in doc["kafka"]}
+    return {"commits": commits, "commits_after": commits_after, "group_had_commits": had}
 
 
 def _after_node(e: dict, key: ConsumerKey, fmt: int, before: ZkNode | None) -> ZkNode | None:

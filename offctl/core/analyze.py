@@ -28,8 +28,9 @@ Rules run in this order for each consumer:
 10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); the lag is log end (the last stable
                         offset, where the spout reads committed: behaviour.reads_committed) minus where the spout
                         resumes, when that is inside the log: the stored offset, or where the start-up rule
-                        puts it when the spout does not use it (rules 2, 6, 8, 14; none for a time
-                        startOffsetTime, which only the broker's time index resolves)
+                        puts it when the spout does not use it (rules 2, 6, 8, 14; none for a timestamp
+                        startOffsetTime at or before the capture time, which Kafka answers from its segment
+                        files' mtimes: behaviour._time_answer)
 11. HIGH_LAG            (needs a lag and the user's threshold)
 12. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
 13. MISSING_PARTITION   partitions the spout reads without a record (needs Kafka)
@@ -62,9 +63,12 @@ from dataclasses import replace
 
 from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, Resumes, Resumption,
                                    reads_committed, stored_citation, time_lands,
-                                   SpoutProfile, StormKafkaClient, client_start, commit_behaviour, commit_is_ours,
+                                   SpoutProfile, storm_kafka_ignores, subscribes, client_start, commit_behaviour,
+                                   commit_is_ours,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
-                                   stale_commits_ignored, start_outcome, trident_first_poll)
+                                   stale_commits_ignored, start_outcome, stuck_trident_state, trident_first_poll,
+                                   TRIDENT_STUCK, JSON_SMART, trident_out_of_range_throws,
+                                   trident_state_read_by_json_smart)
 from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
 from offctl.core.model import (
@@ -224,7 +228,7 @@ def _move(moves: dict[tuple[str | None, str], Outcome], profile: SpoutProfile, r
     every partition)."""
     found = moves.get((r.trident, side))  # one consumer's records share a store: r.trident tells the library
     if found is None:
-        found = moves[(r.trident, side)] = out_of_range_outcome(profile, library_of(r), side)
+        found = moves[(r.trident, side)] = out_of_range_outcome(profile, library_of(r), side, r.trident is not None)
     return found
 
 
@@ -241,7 +245,7 @@ def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, positio
     """What the spout that wrote `r` does when `position` is out of the log on `side` (below, above), by its
     library and release (behaviour.out_of_range_outcome); also what offctl.core.retention says of a deletion to
     come."""
-    return out_of_range_outcome(profile, library_of(r), side).sentence(position, start, end)
+    return out_of_range_outcome(profile, library_of(r), side, r.trident is not None).sentence(position, start, end)
 
 
 class _Collector:
@@ -272,10 +276,11 @@ class _Consumer:
     functions share, in the order analyze_consumer runs them."""
 
     def __init__(self, records: Sequence[OffsetRecord], cluster: Cluster | None, running: frozenset[str] | None,
-                 thresholds: Thresholds) -> None:
+                 thresholds: Thresholds, now_ms: int | None = None) -> None:
         self.records = records
         self.cluster = cluster
         self.running = running
+        self.now_ms = now_ms  # the capture time: a timestamp startOffsetTime after it is the log end (_at_time)
         self.thresholds = thresholds
         self.profile = thresholds.spout
         self.key = key = records[0].key
@@ -294,6 +299,8 @@ class _Consumer:
         self.started: set[int] = set()  # records the spout does not resume from: it starts where its start-up rule says
         self.resumes: dict[int, Resume] = {}  # rule 6: where a storm-kafka-client spout resumes each commit
         self.resumption: dict[int, Resumption] = {}  # where the spout fetches each record's partition first
+        self.unreadable = False  # a Trident state json-smart may read otherwise than json-simple (rule 2)
+        self.throws = False  # a Trident state the emitter throws on: every batch of the state fails (rules 2, 10)
         self.moves: dict[tuple[str | None, str], Outcome] = {}  # out_of_range_outcome, once per library and side
 
     def rows(self) -> list[PartitionRow]:
@@ -318,13 +325,14 @@ class _Consumer:
 
 
 def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
-                     running: frozenset[str] | None, thresholds: Thresholds
+                     running: frozenset[str] | None, thresholds: Thresholds, now_ms: int | None = None
                      ) -> tuple[list[PartitionRow], list[Finding]]:
     """Apply every rule to the records of one consumer (one spout id under one root, or one group), in the order
-    of the module's list (rules 15-18 follow elsewhere: the read, analyze, offctl.core.expiry and retention)."""
+    of the module's list (rules 15-18 follow elsewhere: the read, analyze, offctl.core.expiry and retention).
+    `now_ms`: the capture time, against which a timestamp startOffsetTime is placed."""
     if not records:
         return [], []
-    c = _Consumer(records, cluster, running, thresholds)
+    c = _Consumer(records, cluster, running, thresholds, now_ms)
     ambiguous_spout_id(c)  # 1
     for i, r in enumerate(records):  # 2, 3: in record order
         if r.malformed is not None:
@@ -341,6 +349,9 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         missing_partition(c)  # 13
     if running is not None:
         stale_topology(c)  # 14
+    c.throws = c.throws or any(r.stuck for r in records)
+    if c.key.store == TRIDENT and (c.unreadable or c.throws):
+        stuck_state(c)  # 2 and 10, for the whole state
     return c.rows(), c.out.findings
 
 
@@ -374,18 +385,41 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     cluster, profile, static = c.cluster, c.profile, c.static
     plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
-    start = (configured_start(profile, log_start, log_end) if c.old else first_poll_start(profile, log_start, log_end))
-    then = "" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
+    start = (configured_start(profile, log_start, log_end, c.now_ms) if c.old
+             else first_poll_start(profile, log_start, log_end))
+    if r.trident == STORM_KAFKA_CLIENT and not r.stuck and trident_state_read_by_json_smart(profile):
+        c.on_record(i, r, topic, "MALFORMED_RECORD", (
+            f"{r.path or where}: json-simple cannot read it; storm-client {profile.client_release} reads Trident state "
+            f"with json-smart's permissive parser ({JSON_SMART}), which reads much that json-simple refuses (unquoted "
+            f"keys, a bare word, trailing text): offctl cannot tell whether the spout resumes from it, starts "
+            f"{where} as with no state, or fails every batch of the spout"))
+        c.unreadable = True
+        return
+    then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
     c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
     if r.stuck:
         c.resumption[i] = Resumption(None, Resumes.FETCH_FAILS, stored_citation(profile, library_of(r), r.trident is not None))
     else:
         c.started.add(i)
-        outcome = start_outcome(profile, library_of(r))
+        outcome = start_outcome(profile, library_of(r), c.now_ms)
         c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, log_start, log_end, start.offset)
     if plog is not None and not r.stuck and (static is None or r.partition in static):
         c.logs[i] = plog
         high_lag(c, i, r, topic, where, start.offset, log_start, log_end)
+
+
+def stuck_state(c: _Consumer) -> None:
+    """Rule 2 for a whole Trident state: a meta the emitter throws on fails every batch, so no partition of the state
+    resumes anywhere (behaviour.stuck_trident_state), those with a usable meta and those without any included; a
+    meta json-smart may read otherwise (a bare word it reads as a String also fails every batch) leaves where every
+    partition resumes unknown (null)."""
+    stuck = stuck_trident_state() if c.throws else None
+    for i in range(len(c.records)):
+        if stuck is None:
+            c.resumption.pop(i, None)  # the lag still counts from the stored position: stuck or not, it stays there
+        else:
+            c.resumption[i] = stuck
+    c.out.findings[:] = [replace(f, resumes=stuck) if f.code == "MISSING_PARTITION" else f for f in c.out.findings]
 
 
 # 3.
@@ -475,11 +509,12 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
     plus_one = c.key.store == KAFKA and position != r.committed
     c.resumption[i] = Resumption(position, Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
                                  stored_citation(c.profile, library_of(r), r.trident is not None))
-    if c.max_offset_behind != LONG_MAX:
-        lag_beyond_max_offset_behind(c, i, r, topic, where, start, end)  # 9
+    restart = None  # where rule 9 starts a restart instead of the stored offset
+    if c.max_offset_behind != LONG_MAX and lag_beyond_max_offset_behind(c, i, r, topic, where, start, end):  # 9
+        restart = c.resumption[i]
     if start is None or end is None:
         return
-    if offset_out_of_range(c, i, r, topic, where, position, start, end):  # 10
+    if offset_out_of_range(c, i, r, topic, where, position, start, end, restart):  # 10
         high_lag(c, i, r, topic, where, position, start, end)  # 11
     if c.old and plog is not None:
         stale_broker(c, i, r, topic, where, plog)  # 12
@@ -526,8 +561,9 @@ def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: s
     if c.old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
         # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
         # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
-        instead = ignored_start(profile, start, end)
-        c.resumption[i] = Resumption.landing(time_lands(profile), stored_citation(profile, library_of(r), r.trident is not None), None,
+        instead = ignored_start(profile, start, end, c.now_ms)
+        c.resumption[i] = Resumption.landing(time_lands(profile, c.now_ms),
+                                             stored_citation(profile, library_of(r), r.trident is not None), None,
                                              start, end, instead.offset)
         return instead
     if r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
@@ -539,12 +575,12 @@ def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: s
         c.resumption[i] = Resumption(instead.offset, Resumes(profile.first_poll.edge.replace(" ", "-")),
                                      stored_citation(profile, library_of(r), r.trident is not None))
         return instead
-    if c.zk and r.committed <= 0:
-        instead = configured_start(profile, start, end)
+    if c.zk and storm_kafka_ignores(r.committed):
+        instead = configured_start(profile, start, end, c.now_ms)
         c.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
                     f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
                     f"starts from {instead.text()}")
-        outcome = start_outcome(profile, Library.STORM_KAFKA)
+        outcome = start_outcome(profile, Library.STORM_KAFKA, c.now_ms)
         c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, start, end, instead.offset)
         return instead
     if c.key.store == KAFKA and not c.resumes[i].uses_commit:
@@ -557,42 +593,66 @@ def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: s
 
 # 9.
 def lag_beyond_max_offset_behind(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None,
-                                 end: int | None) -> None:
+                                 end: int | None) -> bool:
     """LAG_BEYOND_MAX_OFFSET_BEHIND: the start-up offset is more than maxOffsetBehind ahead of the stored one.
     Only a start (or a reassignment) applies maxOffsetBehind: a running spout still moves on from the stored
-    offset, so the lag counts from it, and the finding says where a restart goes."""
+    offset, so the lag counts from it, and the finding says where a restart goes. A timestamp startOffsetTime
+    whose answer is not known here (behaviour._time_answer) is at most the log end (or -5): within maxOffsetBehind
+    of the log end the stored offset holds; further behind, where a start goes is not known (resumes `time`).
+    True when a start goes elsewhere than the stored offset: the check comes before any fetch, so a stored offset
+    out of range is never fetched by a restart (rule 10 says so)."""
     mob = c.max_offset_behind
-    current = configured_start(c.profile, start, end)
+    current = configured_start(c.profile, start, end, c.now_ms)
+    if current.offset is None and end is not None and end - r.committed > mob:
+        # PartitionManager (v1.2.4): `currentOffset - _committedTo > maxOffsetBehind` with currentOffset Kafka's answer
+        c.resumption[i] = Resumption(None, Resumes.TIME, start_outcome(c.profile, Library.STORM_KAFKA).citation)
+        return True
     if current.offset is not None and current.offset - r.committed > mob:
-        outcome = start_outcome(c.profile, Library.STORM_KAFKA)  # PartitionManager's constructor: a start goes there
+        outcome = start_outcome(c.profile, Library.STORM_KAFKA, c.now_ms)  # PartitionManager's constructor starts there
         c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, start, end, current.offset)
         c.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
                     f"{where} committed {r.committed} is {current.offset - r.committed} behind "
                     f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
                     f"from {current.offset}")
+        return True
+    return False
 
 
 # 10.
 def offset_out_of_range(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, position: int, start: int,
-                        end: int) -> bool:
+                        end: int, restart: Resumption | None = None) -> bool:
     """OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END: where the spout resumes is outside the log, and what its
-    release then does (behaviour.out_of_range_outcome, decided once per consumer). False when it is inside."""
+    release then does (behaviour.out_of_range_outcome, decided once per consumer). False when it is inside.
+    `restart`: where rule 9 sends a restart instead (PartitionManager's constructor applies maxOffsetBehind before
+    any fetch, v1.2.4): that stays the resumption, and the finding says the jump is what the running spout does."""
+    if (position < start or position > end) and trident_out_of_range_throws(c.profile, library_of(r)):
+        c.throws = True
     if position < start:
         outcome = _move(c.moves, c.profile, r, "below")
-        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, position, start, end)
-        jump = outcome.say(position, start, end)
+        jump = _running_jump(c, i, outcome.say(position, start, end), restart,
+                             Resumption.landing(outcome.lands, outcome.citation, position, start, end))
         c.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
                     f"{where} resumes at {position} < log start {start}: {start - position} messages were "
                     f"deleted before they were processed; {jump}")
         return False
     if position > end:
         outcome = _move(c.moves, c.profile, r, "above")
-        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, position, start, end)
-        jump = outcome.say(position, start, end)
+        jump = _running_jump(c, i, outcome.say(position, start, end), restart,
+                             Resumption.landing(outcome.lands, outcome.citation, position, start, end))
         c.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
                     f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
         return False
     return True
+
+
+def _running_jump(c: _Consumer, i: int, jump: str, restart: Resumption | None, landing: Resumption) -> str:
+    """Rule 10's sentence and resumption: the release's jump, or, where rule 9 starts a restart elsewhere, the jump
+    as what the running spout does and rule 9's start as where a restart resumes."""
+    if restart is None:
+        c.resumption[i] = landing
+        return jump
+    where = "where startOffsetTime's offset falls" if restart.at is None else str(restart.at)
+    return f"{jump} while it runs; a restart never fetches it (maxOffsetBehind sends it to {where} first)"
 
 
 # 11.
@@ -633,12 +693,12 @@ def missing_partition(c: _Consumer) -> None:
             continue
         wanted = set(partitions) if static is None else set(partitions) & static
         library = library_of(c.records[0])
-        outcome = start_outcome(profile, library)
+        outcome = start_outcome(profile, library, c.now_ms)
         citation = stored_citation(profile, library, True) if c.key.store == TRIDENT and not c.old \
             else outcome.citation
         for p in sorted(wanted - have):
             plog = partitions[p]
-            at = (configured_start(profile, plog.log_start, plog.log_end) if c.old
+            at = (configured_start(profile, plog.log_start, plog.log_end, c.now_ms) if c.old
                   else first_poll_start(profile, plog.log_start, plog.log_end))
             start = at.text() if c.old else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
@@ -672,9 +732,9 @@ def stale_topology(c: _Consumer) -> None:
             said = stale_commits_ignored(profile) if profile is not None else None
             ignored = f"; {said}" if said else ""
         elif profile is not None and profile.ignore_zk_offsets:
-            force = "forceFromStart" if profile.storm_kafka.before_0_10 else "ignoreZkOffsets"
+            force = profile.storm_kafka.ignore_setting
             ignored = (f"; with {force} the next deployment ignores these offsets and starts from "
-                       f"{ignored_start(profile, None, None).label} "
+                       f"{ignored_start(profile, None, None, c.now_ms).label} "
                        f"({start_outcome(profile, Library.STORM_KAFKA).citation})")
         c.out.on_consumer("STALE_TOPOLOGY",
                           f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not "
@@ -718,9 +778,9 @@ def group_type_conflict(state: GroupState, profile: SpoutProfile) -> str | None:
                 f"apache/kafka group-coordinator), so the spout can neither resume nor commit: {_REFUSED}")
     if not state.active:
         return None
-    legacy = profile.client is StormKafkaClient.LEGACY  # 1.0.0-1.0.5 / 1.1.0-1.1.1 subscribe: classic members
+    joins = subscribes(profile)  # 1.0.0-1.0.5 / 1.1.0-1.1.1: the spout's executors are classic members
     if state.type == CONSUMER:
-        if legacy:
+        if joins:
             return (f"{name} is a KIP-848 consumer group with {joined}: they speak a protocol the Kafka clients of "
                     f"storm-kafka-client {LEGACY_RELEASES} never use, so another application shares this group.id "
                     f"and the spout's partitions")
@@ -729,7 +789,7 @@ def group_type_conflict(state: GroupState, profile: SpoutProfile) -> str | None:
         return (f"{name} is a KIP-848 consumer group with {joined}: {_SIMPLE_COMMIT}; the broker answers "
                 f"UNKNOWN_MEMBER_ID (ConsumerGroup.validateOffsetCommit, apache/kafka 3.9) and the members' own "
                 f"commits overwrite the spout's: {_REFUSED}")
-    if legacy:
+    if joins:
         return None  # the members are the spout's own executors
     kind = "a classic group" if state.type != UNKNOWN_TYPE else "a group of unknown type (read as classic)"
     # GroupCoordinator.validateOffsetCommit (core, apache/kafka 3.8.0) and ClassicGroup.validateOffsetCommit
@@ -771,8 +831,9 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
     consumers: list[ConsumerSummary] = []
     states = {g.group: g for g in snapshot.groups}
     grouped = resolve_layouts(records if records is not None else parse_snapshot(snapshot), snapshot.cluster)
+    now_ms = snapshot.captured_ms if snapshot.captured_ms > 0 else None  # 0: a snapshot made without a clock
     for key, consumer_records in grouped.items():
-        r, f = analyze_consumer(consumer_records, snapshot.cluster, snapshot.running, thresholds)
+        r, f = analyze_consumer(consumer_records, snapshot.cluster, snapshot.running, thresholds, now_ms)
         state = states.get(key.consumer) if key.store == KAFKA else None
         conflict = group_type_conflict(state, thresholds.spout) if state else None
         if conflict:

@@ -74,6 +74,12 @@ class StormKafka(str, Enum):
     def before_0_10(self) -> bool:
         return self in (StormKafka.V0_9_0, StormKafka.V0_9_3)
 
+    @property
+    def ignore_setting(self) -> str:
+        """The setting that makes the spout ignore another topology's stored offsets: KafkaConfig.forceFromStart
+        before 0.10 (KafkaConfig.java, v0.9.6), KafkaConfig.ignoreZkOffsets from 0.10.0 on (v0.10.0 to v1.2.4)."""
+        return "forceFromStart" if self.before_0_10 else "ignoreZkOffsets"
+
     @classmethod
     def of_version(cls, text: str) -> StormKafka:
         """The line of a release number: 0.9.2, 0.9.6, 0.10.1, 1.0.3, 1.2.4 (or a line name itself)."""
@@ -103,7 +109,14 @@ class FirstPoll(str, Enum):
 
     @property
     def edge(self) -> str:
-        return "log start" if self in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST) else "log end"
+        return "log start" if self.from_log_start else "log end"
+
+    @property
+    def from_log_start(self) -> bool:
+        """Whether the strategy starts a partition without a commit at the log start: EARLIEST and
+        UNCOMMITTED_EARLIEST seekToBeginning, LATEST and UNCOMMITTED_LATEST seekToEnd (KafkaSpout.doSeek, v1.2.4 and
+        v2.8.8; the Trident emitter likewise: KafkaTridentSpoutEmitter.seek, v2.8.8)."""
+        return self in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST)
 
 
 # The newest storm-kafka-client release offctl knows, the --storm-kafka-client-release default.
@@ -159,6 +172,13 @@ class Guarantee(str, Enum):
 GUARANTEE_RELEASES = "1.0.6-1.0.7, 1.1.2+, 1.2.x, 2.x, 3.0.x and 3.1.x"
 
 
+def guarantees_of(client: StormKafkaClient) -> tuple[Guarantee, ...]:
+    """The ProcessingGuarantees a storm-kafka-client line can run under: every one from 1.0.6 and 1.1.2 on
+    (KafkaSpoutConfig.ProcessingGuarantee, v1.0.6, v1.1.2 to v2.8.8); AT_LEAST_ONCE only before, which has no such
+    setting and commits acked offsets only (KafkaSpout.java and KafkaSpoutConfig.java, v1.0.5 and v1.1.1)."""
+    return (Guarantee.AT_LEAST_ONCE,) if client is StormKafkaClient.LEGACY else tuple(Guarantee)
+
+
 def default_commit_period_ms(release: str) -> int:
     """KafkaSpoutConfig.DEFAULT_OFFSET_COMMIT_PERIOD_MS: 15000 in 1.0.0-1.0.2, 30000 from 1.0.3 on
     (KafkaSpoutConfig.java, v1.0.0 to v1.0.2; v1.0.3 to v2.8.8 and master 73da988d9)."""
@@ -204,7 +224,7 @@ class SpoutProfile:
 
     def describe(self) -> str:
         """One line for notes and docs: the settings the findings assume."""
-        force = "forceFromStart" if self.storm_kafka.before_0_10 else "ignoreZkOffsets"
+        force = self.storm_kafka.ignore_setting
         mob = self.effective_max_offset_behind
         return (f"storm-kafka {self.storm_kafka.releases}, {self.start_time_label()}, {force}="
                 f"{str(self.ignore_zk_offsets).lower()}, maxOffsetBehind={'Long.MAX_VALUE' if mob == LONG_MAX else mob}, "
@@ -230,7 +250,7 @@ class SpoutProfile:
 @dataclass(frozen=True, slots=True)
 class Position:
     """An offset the spout starts from, as offctl can name it: `offset` None when it cannot be computed
-    here (a timestamp startOffsetTime: the broker's time index decides)."""
+    here (a timestamp startOffsetTime: Kafka answers it from its segment files' mtimes, _time_answer)."""
 
     offset: int | None
     label: str  # "the log end", "startOffsetTime (earliest)", ...
@@ -239,26 +259,93 @@ class Position:
         return f"{self.label} ({self.offset})" if self.offset is not None else self.label
 
 
-def _at_time(profile: SpoutProfile, log_start: int | None, log_end: int | None) -> Position:
+# A timestamp startOffsetTime. storm-kafka asks it with KafkaUtils.getOffset (every tag, v0.9.2-incubating to v1.2.4):
+# SimpleConsumer.getOffsetsBefore, ListOffsets v0 with maxNumOffsets 1; an empty answer is NO_OFFSET, -5
+# (KafkaUtils.java:57, 74-87 at v1.2.4). Kafka answers v0 from its segment files, not from record timestamps or the
+# time index (apache/kafka 3.9.0, read at tag 3.9.0-rc3, "Bump version to 3.9.0"; the 3.9.2 jar has the same method):
+# KafkaApis.handleListOffsetRequestV0 (KafkaApis.scala:1095-1150) -> Partition.legacyFetchOffsetsForTimestamp
+# (Partition.scala:1644-1660, clamped to the high watermark) -> UnifiedLog.legacyFetchOffsetsBefore
+# (UnifiedLog.scala:1381-1424): an entry per segment, (max(baseOffset, logStartOffset), its log file's lastModified),
+# and (logEndOffset, the broker's now) when the active segment is not empty; the last entry whose time is <= the
+# timestamp, or none. offctl reads Kafka with ListOffsets v1 and up (the time index) and sees no mtime, so it names
+# that rule, except for a timestamp after the capture time: the last entry, the log end's (or an empty active
+# segment's, which starts there), is dated before it for a request made before it.
+# Run on storm-kafka 1.2.4 and Kafka 3.9.2: tests/test_spout_oracle_time_e2e.py.
+KAFKA_V0 = "UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0"
+
+
+def time_after(profile: SpoutProfile, now_ms: int | None) -> bool:
+    """Whether startOffsetTime is a timestamp after `now_ms` (None: not known), so that Kafka answers it with the
+    log end to a spout that starts before it."""
+    at = profile.start_offset_time
+    return now_ms is not None and at not in (EARLIEST_TIME, LATEST_TIME) and at > now_ms
+
+
+def _time_answer(profile: SpoutProfile, now_ms: int | None) -> str:
+    """What Kafka answers for a timestamp startOffsetTime at or before `now_ms` (None: at any time), and what the
+    release then does with no answer: -5 is below every log start, so the first fetch is out of range."""
+    at = profile.start_offset_time
+    if profile.storm_kafka.before_0_10:
+        # v0.9.2-incubating KafkaUtils.fetchMessages retries once at startOffsetTime; v0.9.6 PartitionManager.fill
+        # moves to KafkaUtils.getOffset(startOffsetTime) again (forceFromStart): -5 both times (read, not run)
+        none = "every fetch is out of range, as its retry asks for startOffsetTime again: it emits nothing"
+    elif not profile.out_of_range_reset:
+        none = "every fetch is out of range and fails (FailedFetchException): it emits nothing"
+    else:
+        fill = storm_kafka_citation("PartitionManager.fill", profile.storm_kafka.tag)
+        none = f"its first fetch is out of range: it jumps to the log start (EarliestTime, {fill})"
+    later = "" if now_ms is not None else ", or the log end to a spout that starts before then"
+    return (f"the offset Kafka answers for startOffsetTime {at} (ListOffsets v0 reads segment files, not record "
+            f"timestamps: {KAFKA_V0}): the base offset, at least the log start, of the last log segment whose file "
+            f"was last modified at or before then{later}; or, when every segment was modified later, none: the spout "
+            f"goes to -5 (KafkaUtils.NO_OFFSET) and {none}")
+
+
+def _at_time(profile: SpoutProfile, log_start: int | None, log_end: int | None,
+             now_ms: int | None = None) -> Position:
     if profile.start_offset_time == EARLIEST_TIME:
         return Position(log_start, "startOffsetTime, the log start")
     if profile.start_offset_time == LATEST_TIME:
         return Position(log_end, "startOffsetTime, the log end")
-    return Position(None, f"the offset at startOffsetTime {profile.start_offset_time}")
+    if time_after(profile, now_ms):
+        at = profile.start_offset_time
+        return Position(log_end, f"the log end, which Kafka answers for startOffsetTime {at}, after now, to a spout "
+                                 f"that starts before then (ListOffsets v0, {KAFKA_V0}: the log end's entry is dated "
+                                 f"the request's time; from then on, the last segment whose file was last modified "
+                                 f"at or before it)")
+    return Position(None, _time_answer(profile, now_ms))
 
 
-def configured_start(profile: SpoutProfile, log_start: int | None, log_end: int | None) -> Position:
+def configured_start(profile: SpoutProfile, log_start: int | None, log_end: int | None,
+                     now_ms: int | None = None) -> Position:
     """`current`: where PartitionManager starts without a usable record, and what maxOffsetBehind and the
     `committed <= 0` check compare with. v0.9.x KafkaUtils.getOffset(..., KafkaConfig): LatestTime unless
-    forceFromStart; v0.10.0 on: startOffsetTime."""
+    forceFromStart; v0.10.0 on: startOffsetTime. `now_ms`: the capture time, which places a timestamp
+    startOffsetTime after it (the log end) or not (not known here)."""
     if profile.storm_kafka.before_0_10 and not profile.ignore_zk_offsets:
         return Position(log_end, "the log end (LatestTime: forceFromStart is false)")
-    return _at_time(profile, log_start, log_end)
+    return _at_time(profile, log_start, log_end, now_ms)
 
 
-def ignored_start(profile: SpoutProfile, log_start: int | None, log_end: int | None) -> Position:
+def ignored_start(profile: SpoutProfile, log_start: int | None, log_end: int | None,
+                  now_ms: int | None = None) -> Position:
     """Where ignoreZkOffsets (forceFromStart) sends a record of another topology id: startOffsetTime."""
-    return _at_time(profile, log_start, log_end)
+    return _at_time(profile, log_start, log_end, now_ms)
+
+
+def storm_kafka_ignores(committed: int) -> bool:
+    """Whether storm-kafka's PartitionManager replaces a stored offset it read with `current` (configured_start)
+    whatever maxOffsetBehind says: an offset <= 0 (`|| _committedTo <= 0`, PartitionManager's constructor,
+    v0.9.2-incubating to v1.2.4)."""
+    return committed <= 0
+
+
+def starts_alike(a: SpoutProfile, b: SpoutProfile) -> bool:
+    """Whether two profiles start a storm-kafka partition without a usable record at the same place: `current`
+    (configured_start) follows the release line, startOffsetTime and ignoreZkOffsets (forceFromStart) only
+    (KafkaUtils.getOffset(consumer, topic, partition, config), v0.9.6 and v1.2.4)."""
+    return ((a.storm_kafka, a.start_offset_time, a.ignore_zk_offsets) ==
+            (b.storm_kafka, b.start_offset_time, b.ignore_zk_offsets))
 
 
 # --- what a release does with a stored position outside the log: one structured answer --------------------------
@@ -339,7 +426,7 @@ class Lands(str, Enum):
 
     LOG_START = "log start"
     LOG_END = "log end"
-    TIME = "time"  # the offset at a timestamp startOffsetTime (only the broker's time index knows it)
+    TIME = "time"  # the offset Kafka answers for a timestamp startOffsetTime (from segment mtimes: _time_answer)
     FAILS = "fails fetching"  # every fetch fails: the partition emits nothing (or every batch fails)
     WAITS = "waits"  # emits nothing until the log end reaches the stored offset
 
@@ -365,7 +452,7 @@ class Resumes(str, Enum):
     STORED_PLUS_1 = "stored+1"  # the stored offset + 1 (storm-kafka-client 1.0.0-1.0.5, 1.1.0-1.1.1)
     LOG_START = "log-start"
     LOG_END = "log-end"
-    TIME = "time"  # the offset at a timestamp startOffsetTime (only the broker's time index knows it)
+    TIME = "time"  # the offset Kafka answers for a timestamp startOffsetTime (from segment mtimes: _time_answer)
     WAITS = "waits-until-log-end-reaches"  # fetches the stored offset, past the log end: nothing until it is reached
     FETCH_FAILS = "fetch-fails"  # every fetch fails: nothing is emitted
 
@@ -398,16 +485,18 @@ class Resumption:
         return f"{self.citation.member} ({self.citation.file} at {self.citation.tag_text})"
 
 
-def time_lands(profile: SpoutProfile) -> Lands:
-    """Where startOffsetTime puts the spout (_at_time)."""
+def time_lands(profile: SpoutProfile, now_ms: int | None = None) -> Lands:
+    """Where startOffsetTime puts the spout (_at_time): a timestamp after `now_ms` at the log end."""
+    if time_after(profile, now_ms):
+        return Lands.LOG_END
     return {EARLIEST_TIME: Lands.LOG_START, LATEST_TIME: Lands.LOG_END}.get(profile.start_offset_time, Lands.TIME)
 
 
-def _configured_lands(profile: SpoutProfile) -> Lands:
+def _configured_lands(profile: SpoutProfile, now_ms: int | None = None) -> Lands:
     """Where `current` puts the spout (configured_start)."""
     if profile.storm_kafka.before_0_10 and not profile.ignore_zk_offsets:
         return Lands.LOG_END
-    return time_lands(profile)
+    return time_lands(profile, now_ms)
 
 
 def _stuck(committed: int, log_end: int | None) -> str:
@@ -415,7 +504,7 @@ def _stuck(committed: int, log_end: int | None) -> str:
             f"{committed - log_end} messages that arrive before then are never emitted")
 
 
-def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str) -> Outcome:
+def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str, trident: bool = False) -> Outcome:
     """What the spout does with a stored position outside the log on `side` ("below" the log start, "above" the
     log end), by its library and release. storm-kafka: how PartitionManager.fill() leaves the offset with
     useStartOffsetTimeIfOffsetOutOfRange (without it KafkaUtils.fetchMessages throws FailedFetchException on every
@@ -424,7 +513,7 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str) -> 
     if library is Library.STORM_KAFKA_TRIDENT:
         return _trident_out_of_range(profile)
     if library is Library.STORM_KAFKA_CLIENT:
-        return _client_out_of_range(profile, side)
+        return _client_trident_out_of_range(profile) if trident else _client_out_of_range(profile, side)
     line = profile.storm_kafka
     tag = line.tag
     fill = storm_kafka_citation("PartitionManager.fill", tag)
@@ -459,6 +548,15 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str) -> 
     return Outcome(Lands.WAITS, fill, lambda position, start, end: f"{_stuck(position, end)} ({fill})")
 
 
+def trident_out_of_range_throws(profile: SpoutProfile, library: Library) -> bool:
+    """Whether a Trident state outside the log makes the emitter throw, which stops the whole state (TRIDENT_BATCH):
+    storm-kafka 0.9.3 to 0.9.7 with useStartOffsetTimeIfOffsetOutOfRange (UpdateOffsetException; read from the
+    source, TridentKafkaEmitter at v0.9.6). Without it the fetch fails and the batch is empty, which moves nothing
+    else."""
+    return (library is Library.STORM_KAFKA_TRIDENT and profile.out_of_range_reset
+            and profile.storm_kafka is StormKafka.V0_9_3)
+
+
 def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
     """What TridentKafkaEmitter does with a state outside the log (doEmitNewPartitionBatch, per line)."""
     line = profile.storm_kafka
@@ -471,8 +569,8 @@ def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
         text = f"KafkaUtils.fetchMessages refetches from startOffsetTime ({cite})"
         lands = time_lands(profile)
     elif line is StormKafka.V0_9_3:
-        text = (f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch: every "
-                f"batch of this partition fails and is retried ({cite})")
+        text = (f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch ({cite}), "
+                f"{TRIDENT_STUCK}")
         lands = Lands.FAILS
     else:
         text = f"the emitter moves to the log start (EarliestTime, on TopicOffsetOutOfRangeException; {cite})"
@@ -511,6 +609,62 @@ def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
     return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
 
 
+# A Trident state the emitter throws on fails the whole batch, so no partition of the spout's state moves, not only
+# its own: OpaquePartitionedTridentSpoutExecutor.emitBatch (storm-core v1.2.4; storm-client v2.8.3) emits every
+# partition of the batch in one loop and writes their metas only at the batch's commit; storm-kafka-client's
+# KafkaTridentSpoutEmitter.emitBatchNew (v2.8.3) seeks every partition before its one poll, so it emits nothing at
+# all. The exception leaves the executor (TridentBoltExecutor catches only FailedException), which ends the worker:
+# read from the source. Run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3 (tests/test_trident_oracle_e2e.py).
+TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
+                         "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
+                         ("v1.2.4", "v2.8.3"))
+TRIDENT_STUCK = ("so every batch of the spout fails and is retried: no partition of this Trident state moves, this "
+                 f"one or any other, until the state is fixed ({TRIDENT_BATCH})")
+
+
+# storm-client 2.6.0 and later read Trident state with json-smart (TransactionalState.getData: the shaded
+# net.minidev JSONValue.parseWithException, v2.6.0 to v2.8.8; json-simple in storm-core 1.x and storm-client 2.0-2.5).
+# json-smart's permissive mode reads much json-simple refuses: unquoted keys (a usable meta), a bare word (a String:
+# ClassCastException, the whole state stuck), trailing text, NaN, empty data: run on storm-kafka-client 2.8.3
+# (tests/test_trident_oracle_e2e.py). offctl parses as json-simple does; on data json-simple refuses, from 2.6 on it
+# cannot tell what the spout does.
+JSON_SMART = Citation("TransactionalState.getData",
+                      "storm-client/src/jvm/org/apache/storm/trident/topology/state/TransactionalState.java",
+                      ("v2.6.0", "v2.8.8"))
+
+
+def trident_state_read_by_json_smart(profile: SpoutProfile) -> bool:
+    """Whether storm-kafka-client's Trident state is read by json-smart (storm-client 2.6.0 on, the Storm release
+    that goes with --storm-kafka-client-release), not json-simple (JSON_SMART)."""
+    return profile.client_version[:2] >= (2, 6)
+
+
+def stuck_trident_state() -> Resumption:
+    """Where every partition of a Trident state resumes when the emitter throws on one partition's meta: nowhere
+    (TRIDENT_BATCH)."""
+    return Resumption(None, Resumes.FETCH_FAILS, TRIDENT_BATCH)
+
+
+def _client_trident_out_of_range(profile: SpoutProfile) -> Outcome:
+    """Where an out-of-range Trident state sends storm-kafka-client's Trident consumer: its auto.offset.reset. From 2.0
+    the Trident spout is configured by KafkaTridentSpoutConfig, whose CommonKafkaSpoutConfig never sets it (v2.0.0 to
+    v2.8.8): Kafka's default 'latest', the log end, on either side, and no OffsetManager. In 1.2.x it takes a
+    KafkaSpoutConfig, which sets 'earliest' under its default AT_LEAST_ONCE (setKafkaPropsForProcessingGuarantee,
+    v1.2.4); before 1.0.6/1.1.2 nothing sets it. Run on storm-kafka-client 2.8.3's KafkaTridentSpoutOpaque
+    (tests/test_trident_oracle_e2e.py: below the log start and above the log end, both at the log end)."""
+    if profile.client is StormKafkaClient.LEGACY:
+        return _client_out_of_range(profile)
+    if profile.client_major < 2:
+        cite = client_citation("KafkaSpoutConfig", "v1.2.4")
+        text = ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which the "
+                f"KafkaSpoutConfig the Trident spout takes sets unless the topology sets another ({cite})")
+        return Outcome(Lands.LOG_START, cite, lambda position, start, end: text)
+    cite = client_citation("CommonKafkaSpoutConfig", "v2.0.0", "v2.8.8", file="internal/CommonKafkaSpoutConfig")
+    text = ("the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) unless "
+            f"the topology sets it, which KafkaTridentSpoutConfig does not ({cite}; run on 2.8.3)")
+    return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
+
+
 def stored_citation(profile: SpoutProfile, library: Library, trident: bool = False) -> Citation:
     """The Storm source that resumes a partition from its stored position: PartitionManager's constructor
     (storm-kafka), TridentKafkaEmitter.doEmitNewPartitionBatch (its Trident emitter), KafkaSpout.doSeek
@@ -528,16 +682,17 @@ def stored_citation(profile: SpoutProfile, library: Library, trident: bool = Fal
     return DO_SEEK_BOTH_LINES
 
 
-def start_outcome(profile: SpoutProfile, library: Library) -> Outcome:
+def start_outcome(profile: SpoutProfile, library: Library, now_ms: int | None = None) -> Outcome:
     """Where the spout starts a partition without a stored position it can use (none, a malformed one, a storm-kafka
     offset <= 0): storm-kafka at `current` (configured_start: PartitionManager's constructor), storm-kafka-client
-    at its first-poll strategy's edge (first_poll_start: KafkaSpout.doSeek). The sentence names the position."""
+    at its first-poll strategy's edge (first_poll_start: KafkaSpout.doSeek). The sentence names the position.
+    `now_ms`: the capture time (configured_start)."""
     if library is Library.STORM_KAFKA_CLIENT:
         return Outcome(Lands.LOG_START if profile.first_poll.edge == "log start" else Lands.LOG_END,
                        client_citation("KafkaSpout.doSeek", "v2.8.8"),
                        lambda position, start, end: first_poll_start(profile, start, end).text())
-    return Outcome(_configured_lands(profile), storm_kafka_citation("PartitionManager", profile.storm_kafka.tag),
-                   lambda position, start, end: configured_start(profile, start, end).text())
+    return Outcome(_configured_lands(profile, now_ms), storm_kafka_citation("PartitionManager", profile.storm_kafka.tag),
+                   lambda position, start, end: configured_start(profile, start, end, now_ms).text())
 
 
 def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: frozenset[str] | None) -> str | None:
@@ -739,3 +894,41 @@ def commit_behaviour(profile: SpoutProfile) -> CommitBehaviour:
         out_of_range="the consumer's auto.offset.reset: 'earliest' unless the topology sets it (KafkaSpoutConfig "
                      "sets it under AT_LEAST_ONCE)",
         sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java", "internal/OffsetManager.java"))
+
+
+# --- storm-kafka-client: its group's members, and what keeps an idle partition's commit fresh ----------------------
+
+
+def subscribes(profile: SpoutProfile) -> bool:
+    """Whether the spout's KafkaConsumer subscribes, so its group has members (the spout's own executors, classic
+    protocol) while the topology runs: storm-kafka-client 1.0.0-1.0.5 call kafkaConsumer.subscribe
+    (KafkaSpout.subscribeKafkaConsumer, v1.0.5) and 1.1.0-1.1.1 default to NamedSubscription/PatternSubscription,
+    which subscribe (KafkaSpoutConfig.Builder, v1.1.1). Later releases assign (ManualPartitionSubscription,
+    v1.0.6, v1.1.2, v1.2.4; TopicAssigner.assignPartitions, v2.0.0 to v2.8.8) and commit with no generation."""
+    return profile.client is StormKafkaClient.LEGACY
+
+
+class IdleCommit(str, Enum):
+    """What becomes of an idle partition's commit while a storm-kafka-client spout runs (KafkaSpout.java, v1.2.4
+    and v2.8.8; 3.x unchanged at master 73da988d9; the legacy line: subscribes)."""
+
+    AGES = "ages"  # AT_LEAST_ONCE: commitOffsetsForAckedTuples commits only partitions with a newly acked offset
+    MEMBERS = "members"  # the group has members while the spout runs (subscribes): timed from when it empties
+    EVERY_POLL = "every poll"  # AT_MOST_ONCE: commitSync of every assigned partition's position after each poll
+    EVERY_PERIOD = "every period"  # NO_GUARANTEE: commitAsync of every assigned partition's position on the timer
+
+
+def idle_commit(profile: SpoutProfile) -> IdleCommit:
+    """Whether an idle partition's commit ages while the spout runs (AGES) or what keeps it from expiring: a group
+    with members (subscribes: KafkaSpout.subscribeKafkaConsumer, v1.0.5; NamedSubscription, v1.1.1), AT_MOST_ONCE's
+    commit after every poll (KafkaSpout.pollKafkaBroker, v1.2.4 and v2.8.8), NO_GUARANTEE's commit of every
+    assigned partition on the commit timer (KafkaSpout.nextTuple, v1.2.4 and v2.8.8). Under AT_LEAST_ONCE
+    KafkaSpout.commitOffsetsForAckedTuples commits only the partitions OffsetManager.findNextCommitOffset finds a
+    newly acked offset for (v1.2.4 and v2.8.8)."""
+    if subscribes(profile):
+        return IdleCommit.MEMBERS
+    if profile.guarantee is Guarantee.AT_MOST_ONCE:
+        return IdleCommit.EVERY_POLL
+    if profile.guarantee is Guarantee.NO_GUARANTEE:
+        return IdleCommit.EVERY_PERIOD
+    return IdleCommit.AGES

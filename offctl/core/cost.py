@@ -36,7 +36,8 @@ from dataclasses import dataclass, replace
 
 from offctl.core.behaviour import Position as Start
 from offctl.core.analyze import commit_resume
-from offctl.core.behaviour import Library, SpoutProfile, configured_start, first_poll_start, start_outcome
+from offctl.core.behaviour import (Library, SpoutProfile, configured_start, first_poll_start, start_outcome,
+                                   starts_alike, storm_kafka_ignores)
 from offctl.core.messages import GAP, MESSAGE, at_offset
 from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, KafkaCommit, LogMessage, MessageRead, PartitionLog, Position, ZkNode,
                                iso_ms)
@@ -91,22 +92,16 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
     why = gone
     if data is not None:
         record = parse_zk_node(ZkNode("", "", "", 0, None, data, 0, 0))  # as PartitionManager reads the bytes
-        if record.malformed is None and record.committed is not None and record.committed > 0:
+        if record.malformed is None and record.committed is not None and not storm_kafka_ignores(record.committed):
             return record.committed, ""
         why = ("the spout cannot use the record" if record.malformed or record.committed is None else
                f"stored offset {record.committed} <= 0, which storm-kafka ignores")
     # where this spout starts (its profile: the written consumer's, reset resolves it), as inspect says it
     profile = spout.profile
     said = start_outcome(profile, Library.STORM_KAFKA)
-    rule = "storm-kafka's default" if _same_start(profile, DEFAULTS) else "the spout's settings"
+    rule = "storm-kafka's default" if starts_alike(profile, DEFAULTS) else "the spout's settings"
     return _start(configured_start(profile, log.log_start if log else None, log.log_end if log else None), why,
                   f"{rule}; {said.citation}")
-
-
-def _same_start(a: SpoutProfile, b: SpoutProfile) -> bool:
-    """Whether two profiles start a storm-kafka partition without a usable record at the same place."""
-    return ((a.storm_kafka, a.start_offset_time, a.ignore_zk_offsets) ==
-            (b.storm_kafka, b.start_offset_time, b.ignore_zk_offsets))
 
 
 def _start(start: Start, why: str, rule: str) -> tuple[int | None, str]:

@@ -53,8 +53,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import (COMMIT_ACKED, DO_SEEK_BOTH_LINES, LEGACY_RELEASES, FirstPoll, Guarantee,
-                                   SpoutProfile, StormKafkaClient)
+from offctl.core.behaviour import (COMMIT_ACKED, DO_SEEK_BOTH_LINES, LEGACY_RELEASES, IdleCommit, SpoutProfile,
+                                   idle_commit)
 from offctl.core.findings import finding
 from offctl.core.history import Observation
 from offctl.core.messages import GAP, MESSAGE as AT_MESSAGE, at_offset
@@ -130,8 +130,8 @@ class Expiry:
 
 def not_refreshed(profile: SpoutProfile) -> str | None:
     """Why an idle partition's commit ages while the spout runs (module docstring, case 1), or None when the
-    release and guarantee keep it fresh or the group has members (cases 2-4)."""
-    if profile.client is StormKafkaClient.LEGACY or profile.guarantee is not Guarantee.AT_LEAST_ONCE:
+    release and guarantee keep it fresh or the group has members (cases 2-4): behaviour.idle_commit."""
+    if idle_commit(profile) is not IdleCommit.AGES:
         return None
     return ("under AT_LEAST_ONCE the spout commits a partition only when it acks a new message there "
             f"({COMMIT_ACKED})")
@@ -139,10 +139,11 @@ def not_refreshed(profile: SpoutProfile) -> str | None:
 
 def skipped_because(profile: SpoutProfile) -> str:
     """One line on why commit expiry is not estimated for this profile (not_refreshed gave None)."""
-    if profile.client is StormKafkaClient.LEGACY:
+    kept = idle_commit(profile)
+    if kept is IdleCommit.MEMBERS:
         return (f"storm-kafka-client {LEGACY_RELEASES} subscribes: its group has members while it runs, and Kafka "
                 f"expires its offsets only after the group has been empty for {SETTING}")
-    if profile.guarantee is Guarantee.AT_MOST_ONCE:
+    if kept is IdleCommit.EVERY_POLL:
         return ("AT_MOST_ONCE commits every assigned partition's position after each poll: the commit is refreshed "
                 "while the spout runs")
     return ("NO_GUARANTEE commits every assigned partition's position on the commit timer: the commit is "
@@ -200,7 +201,7 @@ def _duration(seconds: float) -> str:
 def then(profile: SpoutProfile, row: PartitionRow) -> str:
     """What the spout does on its next start once the commit is gone (KafkaSpout.doSeek, no committed offset)."""
     committed = row.lag_end - row.lag
-    if profile.first_poll in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST):
+    if profile.first_poll.from_log_start:
         n = committed - row.log_start
         return (f"its next start (a restart, a redeploy, a reassignment) finds no commit and {profile.first_poll.value} "
                 f"seeks to the log start ({row.log_start}): the {n} message{'s' if n != 1 else ''} it already "

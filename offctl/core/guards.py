@@ -53,6 +53,14 @@ def _name(storm_id: str) -> str:
     return parse_storm_id(storm_id) or storm_id
 
 
+# Why deactivating is not enough: a deactivated spout keeps its position in memory and, once activated again, goes on
+# from it and commits it over the change. storm-kafka's KafkaSpout (v1.2.4) commits on deactivate and keeps its
+# PartitionManagers; storm-kafka-client's (v2.8.3) commits on deactivate, keeps its consumer, and activate's
+# refreshAssignment seeks only partitions newly assigned (KafkaSpout.activate/deactivate, initialize).
+_DEACTIVATED = ("A deactivated topology is not enough: it stays listed, and once activated it goes on from the "
+                "position it holds in memory and commits it over the change")
+
+
 def _running(f: GuardFacts) -> tuple[str | None, str]:
     if f.running is None:
         return f"cannot tell whether the owning topology runs: {f.running_unknown_why}", ""
@@ -62,12 +70,12 @@ def _running(f: GuardFacts) -> tuple[str | None, str]:
     live = sorted(r for r in f.running if r in f.topology_ids or _name(r) in names)
     if live and f.restore:
         return (f"topology {', '.join(live)} is running (listed under Storm's root): it was started again since the "
-                f"write this backup undoes, and would overwrite the undo within seconds. Stop it again before the "
-                f"undo (storm kill NAME, or storm deactivate NAME and wait for its last commit; in offctl's sandbox: "
-                f"offctl sandbox topology stop NAME), then run the undo line again"), ""
+                f"write this backup undoes, and would overwrite the undo within seconds. Kill it again before the "
+                f"undo (storm kill NAME; in offctl's sandbox: offctl sandbox topology stop NAME), then run the undo "
+                f"line again. {_DEACTIVATED}"), ""
     if live:
         return (f"topology {', '.join(live)} is running (listed under Storm's root) and would overwrite the "
-                f"change within seconds: kill it, or deactivate it and wait for its last commit"), ""
+                f"change within seconds: kill it (storm kill NAME). {_DEACTIVATED}"), ""
     return None, f"no running topology named {', '.join(sorted(names))}"
 
 

@@ -280,37 +280,17 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
     set, the Java client logs in with its `KafkaClient` section (JaasContext.loadClientContext, kafka clients 0.10.2+;
     0.10.1, Storm 1.2.x's, knows no sasl.jaas.config at all). `given`: librdkafka settings offctl's own config
     already holds (the context's kafka-config): a username and password there stand in for a login module."""
-    props: dict[str, str] = {}
-    if security_protocol is not None:
-        props["security.protocol"] = security_protocol
-    if sasl_mechanism is not None:
-        props["sasl.mechanism"] = sasl_mechanism
-    props.update(properties)  # props.putAll(Utils.loadProps(file)): the file wins
-    for key, value in props.items():
-        if _SECRET_KEY.search(key):
-            secret(value)  # redacted from every message (offctl.inputs.redact); the jaas password below too
-
+    props = _consumer_props(properties, security_protocol, sasl_mechanism)
     settings: dict[str, str] = {}
     refused: list[str] = []
     notes: list[str] = []
 
-    protocol = props.get("security.protocol", "PLAINTEXT")
-    if protocol.upper() not in PROTOCOLS:
-        refused.append("security.protocol (not one of " + ", ".join(PROTOCOLS) + ")")
-        protocol = "PLAINTEXT"
-    else:
-        protocol = protocol.upper()
-        if "security.protocol" in props:
-            settings["security.protocol"] = protocol
+    protocol = _protocol(props, settings, refused)
     uses_sasl = protocol.startswith("SASL_")
     uses_ssl = protocol in ("SSL", "SASL_SSL")
 
     handled = {"security.protocol", "bootstrap.servers", "group.id", "isolation.level"}
-    isolation = props.get("isolation.level")
-    if isolation is not None and isolation not in ("read_committed", "read_uncommitted"):
-        # the Java consumer's ConfigDef refuses it (ValidString: read_committed, read_uncommitted; case-sensitive)
-        refused.append("isolation.level (not read_committed or read_uncommitted)")
-        isolation = None
+    isolation = _isolation(props, refused)
     if uses_sasl:
         handled |= {"sasl.mechanism", "sasl.jaas.config"}
         _sasl(props, settings, refused, jaas_file, given or {})
@@ -321,21 +301,71 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
         _ssl(props, settings, refused, notes)
 
     for key in sorted(props):
-        if key in handled:
-            continue
-        if key.startswith(("ssl.", "sasl.", "security.")):
-            if (key.startswith("ssl.") and uses_ssl) or (key.startswith("sasl.") and uses_sasl) \
-                    or key.startswith("security."):
-                refused.append(f"{key} (a {key.split('.')[0].upper()} setting offctl cannot carry over to "
-                               "librdkafka)")
-            else:
-                notes.append(f"{key}: ignored, {protocol} does not use it (nor does the Java client)")
-        elif key in OLD_SPOUT_KEYS:
-            notes.append(f"{key}: ignored, a storm-kafka (old spout) setting that KafkaOffsetLagUtil does not read")
-        else:
-            notes.append(f"{key}: ignored, it does not change where or as whom offsets are read")
+        if key not in handled:
+            _unhandled(key, protocol, uses_ssl, uses_sasl, refused, notes)
     if refused:
         raise UsageError("storm-kafka-monitor: cannot connect as the Java client would: " + "; ".join(refused))
+    notes += _file_overrides(properties, isolation)
+    return ClientSettings(settings=settings, bootstrap=properties.get("bootstrap.servers"),
+                          group=properties.get("group.id"), notes=tuple(notes), isolation=isolation)
+
+
+def _consumer_props(properties: Mapping[str, str], security_protocol: str | None,
+                    sasl_mechanism: str | None) -> dict[str, str]:
+    """KafkaOffsetLagUtil's consumer properties, -s and -m then the file over them; every secret among them redacted."""
+    props: dict[str, str] = {}
+    if security_protocol is not None:
+        props["security.protocol"] = security_protocol
+    if sasl_mechanism is not None:
+        props["sasl.mechanism"] = sasl_mechanism
+    props.update(properties)  # props.putAll(Utils.loadProps(file)): the file wins
+    for key, value in props.items():
+        if _SECRET_KEY.search(key):
+            secret(value)  # redacted from every message (offctl.inputs.redact); the jaas password below too
+    return props
+
+
+def _protocol(props: Mapping[str, str], settings: dict[str, str], refused: list[str]) -> str:
+    """The security protocol the consumer uses (PLAINTEXT where none is given, or one Kafka does not know)."""
+    protocol = props.get("security.protocol", "PLAINTEXT")
+    if protocol.upper() not in PROTOCOLS:
+        refused.append("security.protocol (not one of " + ", ".join(PROTOCOLS) + ")")
+        return "PLAINTEXT"
+    protocol = protocol.upper()
+    if "security.protocol" in props:
+        settings["security.protocol"] = protocol
+    return protocol
+
+
+def _isolation(props: Mapping[str, str], refused: list[str]) -> str | None:
+    """The consumer's isolation.level where one is given and the Java consumer takes it."""
+    isolation = props.get("isolation.level")
+    if isolation is not None and isolation not in ("read_committed", "read_uncommitted"):
+        # the Java consumer's ConfigDef refuses it (ValidString: read_committed, read_uncommitted; case-sensitive)
+        refused.append("isolation.level (not read_committed or read_uncommitted)")
+        return None
+    return isolation
+
+
+def _unhandled(key: str, protocol: str, uses_ssl: bool, uses_sasl: bool, refused: list[str],
+               notes: list[str]) -> None:
+    """A key translate does not carry over: refused where it changes how the protocol connects, else a note."""
+    if key.startswith(("ssl.", "sasl.", "security.")):
+        if (key.startswith("ssl.") and uses_ssl) or (key.startswith("sasl.") and uses_sasl) \
+                or key.startswith("security."):
+            refused.append(f"{key} (a {key.split('.')[0].upper()} setting offctl cannot carry over to "
+                           "librdkafka)")
+        else:
+            notes.append(f"{key}: ignored, {protocol} does not use it (nor does the Java client)")
+    elif key in OLD_SPOUT_KEYS:
+        notes.append(f"{key}: ignored, a storm-kafka (old spout) setting that KafkaOffsetLagUtil does not read")
+    else:
+        notes.append(f"{key}: ignored, it does not change where or as whom offsets are read")
+
+
+def _file_overrides(properties: Mapping[str, str], isolation: str | None) -> list[str]:
+    """Notes on what the properties file decides over the command line: -b, -g, and the log head of read_committed."""
+    notes = []
     if "bootstrap.servers" in properties:
         notes.append("bootstrap.servers: from the consumer properties, over -b, as KafkaOffsetLagUtil's putAll does")
     if "group.id" in properties:
@@ -343,8 +373,7 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
     if isolation == "read_committed":
         notes.append("isolation.level=read_committed: the log head is the last stable offset, where the Java "
                      "consumer's seekToEnd puts a read_committed consumer, and the lag counts to it")
-    return ClientSettings(settings=settings, bootstrap=properties.get("bootstrap.servers"),
-                          group=properties.get("group.id"), notes=tuple(notes), isolation=isolation)
+    return notes
 
 
 def jaas_section(text: str, name: str = "KafkaClient") -> str | None:

@@ -70,6 +70,75 @@ def _tokens(text: str):
     yield EOF, None
 
 
+def _opened(kind: str, value: object) -> object:
+    """The value a token gives: a new container for `{` or `[`, else the token's own value."""
+    return {} if kind == "{" else [] if kind == "[" else value
+
+
+def _after_key(stack: list[object], kind: str, value: object) -> None:
+    """S_PASSED_PAIR_KEY: skip a colon, else set the key on top of `stack` to the value that follows it."""
+    if kind == ":":
+        return
+    if kind not in (VALUE, "{", "["):
+        raise ValueError(f"unexpected {kind!r} after a key")
+    key = stack.pop()
+    new = _opened(kind, value)
+    stack[-1][key] = new
+    if kind != VALUE:
+        stack.append(new)
+
+
+def _in_object(stack: list[object], kind: str, value: object) -> bool:
+    """S_IN_OBJECT: skip a comma, push a string as the next key; True for the `}` that closes the object."""
+    if kind == ",":
+        return False
+    if kind == VALUE and isinstance(value, str):
+        stack.append(value)
+        return False
+    if kind != "}":
+        raise ValueError(f"unexpected {kind!r} in an object")
+    return True
+
+
+def _in_array(stack: list[object], kind: str, value: object) -> bool:
+    """S_IN_ARRAY: skip a comma, append a value (opening a container); True for the `]` that closes the array."""
+    if kind == ",":
+        return False
+    if kind in (VALUE, "{", "["):
+        new = _opened(kind, value)
+        stack[-1].append(new)
+        if kind != VALUE:
+            stack.append(new)
+        return False
+    if kind != "]":
+        raise ValueError(f"unexpected {kind!r} in an array")
+    return True
+
+
+def _inside(stack: list[object], kind: str, value: object) -> bool:
+    """One token read inside the open containers of `stack`; True when it closes the outermost one."""
+    top = stack[-1]
+    if isinstance(top, str):  # S_PASSED_PAIR_KEY
+        _after_key(stack, kind, value)
+        return False
+    closes = _in_object(stack, kind, value) if isinstance(top, dict) else _in_array(stack, kind, value)
+    if not closes:
+        return False
+    stack.pop()  # a closing } or ]
+    return not stack
+
+
+def _start(stack: list[object], kind: str, value: object) -> tuple[object, bool]:
+    """S_INIT: the top-level value, and whether it is already whole (a scalar) or opened on `stack`."""
+    if kind == VALUE:
+        return value, True
+    if kind in ("{", "["):
+        result = _opened(kind, value)
+        stack.append(result)
+        return result, False
+    raise ValueError(f"unexpected {kind!r} at the start")
+
+
 def loads(text: str) -> object:
     """The value json-simple 1.1's JSONParser.parse reads from `text`; ValueError where it fails."""
     stack: list[object] = []  # open containers; a str on top of a dict is a key waiting for its value
@@ -82,49 +151,10 @@ def loads(text: str) -> object:
             return result
         if kind == EOF:
             raise ValueError("the text ends inside a value")
-        top = stack[-1] if stack else None
-        if isinstance(top, str):  # S_PASSED_PAIR_KEY
-            if kind == ":":
-                continue
-            if kind not in (VALUE, "{", "["):
-                raise ValueError(f"unexpected {kind!r} after a key")
-            stack.pop()
-            new = {} if kind == "{" else [] if kind == "[" else value
-            stack[-1][top] = new
-            if kind != VALUE:
-                stack.append(new)
-            continue
-        if isinstance(top, dict):  # S_IN_OBJECT
-            if kind == ",":
-                continue
-            if kind == VALUE and isinstance(value, str):
-                stack.append(value)
-                continue
-            if kind != "}":
-                raise ValueError(f"unexpected {kind!r} in an object")
-        elif isinstance(top, list):  # S_IN_ARRAY
-            if kind == ",":
-                continue
-            if kind in (VALUE, "{", "["):
-                new = {} if kind == "{" else [] if kind == "[" else value
-                top.append(new)
-                if kind != VALUE:
-                    stack.append(new)
-                continue
-            if kind != "]":
-                raise ValueError(f"unexpected {kind!r} in an array")
-        else:  # S_INIT
-            if kind == VALUE:
-                result, done = value, True
-            elif kind in ("{", "["):
-                result = {} if kind == "{" else []
-                stack.append(result)
-            else:
-                raise ValueError(f"unexpected {kind!r} at the start")
-            continue
-        stack.pop()  # a closing } or ]
-        if not stack:
-            done = True
+        if stack:
+            done = _inside(stack, kind, value)
+        else:
+            result, done = _start(stack, kind, value)
     if done:
         return result
     raise ValueError("the text ends inside a value")

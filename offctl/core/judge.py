@@ -50,6 +50,19 @@ def merged(order: Sequence[ConsumerKey], parts: Sequence[tuple[str | None, Thres
     """One report from the reports of the profile groups (`parts`, in the order their first consumer comes) and of
     the read findings (`read`): consumers in `order`, each with its rows and findings together as analyze gives
     them, the read's findings last."""
+    rows, found, consumers = _by_consumer(parts)
+    kafka, period, periods = _commit_periods(order, parts)
+    return replace(read, rows=tuple(r for k in order for r in rows.get(k, ())),
+                   findings=_findings_in_order(order, found, read),
+                   consumers=tuple(consumers[k] for k in order if k in consumers),
+                   notes=tuple(dict.fromkeys(n for _, _, report in parts for n in report.notes)),
+                   commits=kafka.commits if kafka is not None else None, kafka_commit_period_ms=period,
+                   commit_periods=periods)
+
+
+def _by_consumer(parts: Sequence[tuple[str | None, Thresholds, Report]]
+                 ) -> tuple[dict[ConsumerKey, list], dict[ConsumerKey, list], dict]:
+    """Each consumer's rows, findings and summary from the parts' reports, the summary named by its part's profile."""
     rows: dict[ConsumerKey, list] = {}
     found: dict[ConsumerKey, list] = {}
     consumers = {}
@@ -60,21 +73,28 @@ def merged(order: Sequence[ConsumerKey], parts: Sequence[tuple[str | None, Thres
             found.setdefault(f.key, []).append(f)
         for c in report.consumers:
             consumers[c.key] = replace(c, profile=name)
+    return rows, found, consumers
+
+
+def _commit_periods(order: Sequence[ConsumerKey], parts: Sequence[tuple[str | None, Thresholds, Report]]
+                    ) -> tuple[Report | None, int, dict[ConsumerKey, int]]:
+    """The commit period the report states, the report whose commits go with it, and each Kafka consumer's own
+    period where it differs."""
     # Report-level: the profile of the first storm-kafka-client group in the document's order (its commits' meaning, its
     # commit period); a group whose profile's period differs keeps its own in commit_periods.
     part_of = {c.key: (t, report) for _, t, report in parts for c in report.consumers}
     first = next((k for k in order if k.store == KAFKA and k in part_of), None)
-    kafka = [part_of[first]] if first is not None else []
-    period = kafka[0][0].spout.kafka_commit_period_ms if kafka else parts[0][1].spout.kafka_commit_period_ms
+    thresholds, kafka = part_of[first] if first is not None else (parts[0][1], None)
+    period = thresholds.spout.kafka_commit_period_ms
     periods = {c.key: t.spout.kafka_commit_period_ms for _, t, report in parts for c in report.consumers
                if c.key.store == KAFKA and t.spout.kafka_commit_period_ms != period}
-    return replace(read, rows=tuple(r for k in order for r in rows.get(k, ())),
-                   findings=(*(f for k in order for f in found.pop(k, ())), *(f for fs in found.values() for f in fs),
-                             *read.findings),
-                   consumers=tuple(consumers[k] for k in order if k in consumers),
-                   notes=tuple(dict.fromkeys(n for _, _, report in parts for n in report.notes)),
-                   commits=kafka[0][1].commits if kafka else None, kafka_commit_period_ms=period,
-                   commit_periods=periods)
+    return kafka, period, periods
+
+
+def _findings_in_order(order: Sequence[ConsumerKey], found: dict[ConsumerKey, list], read: Report) -> tuple:
+    """The findings consumer by consumer in `order`, then those of consumers not in it, then the read's."""
+    found = dict(found)  # each consumer's taken once: popped, so what is left is the consumers not in `order`
+    return (*(f for k in order for f in found.pop(k, ())), *(f for fs in found.values() for f in fs), *read.findings)
 
 
 def assumptions(counts: Mapping[str | None, int], settings: Thresholds | Profiles) -> str:

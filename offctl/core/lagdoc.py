@@ -22,8 +22,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import Library, Resumption, configured_start, first_poll_start, start_outcome
-from offctl.core.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Report
+from offctl.core.behaviour import (Library, Resumption, SpoutProfile, configured_start, first_poll_start,
+                                   start_outcome)
+from offctl.core.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Position, Report, TimeLag
 from offctl.core.profiles import Profiles
 from offctl.core.timelag import time_lag
 
@@ -81,48 +82,78 @@ def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[
         for p in partitions:
             row = rows.get((topic, p))
             plog = cluster.get(topic, {}).get(p)
-            # the lag's end: the last stable offset for a spout that reads committed, as the Java consumer's seekToEnd
-            # puts a read_committed consumer there; else the log end
-            head = (row.lag_end if row is not None else None if plog is None
-                    else plog.last_stable if plog.last_stable is not None else plog.log_end)
+            head = _head(row, plog)
             if head is None:
                 notes.append(f"{topic}/{p}: the broker gave no log end offset; the partition is left out")
                 continue
-            on = findings.get((topic, p), [])
-            codes = list(dict.fromkeys(f.code for f in on))
-            committed = row.record.committed if row is not None and row.record.committed is not None else -1
-            resumes = row.resumes if row is not None else None
-            if row is not None and row.lag is not None:  # the analysis says where the spout resumes
-                lag = row.lag
-                resume = head - lag
-                seconds = time_lag(row, report.time_lags).seconds
-            else:  # no record: where the spout starts instead (PartitionManager; KafkaSpout.doSeek)
-                start = (configured_start(thresholds.spout, plog.log_start if plog else None, head) if asked.old
-                         else first_poll_start(thresholds.spout, plog.log_start if plog else None, head))
-                resume = start.offset
-                lag = head - resume if resume is not None else head - committed
-                seconds = None
-                if row is None:
-                    outcome = start_outcome(thresholds.spout,
-                                            Library.STORM_KAFKA if asked.old else Library.STORM_KAFKA_CLIENT)
-                    resumes = Resumption.landing(outcome.lands, outcome.citation, None, None, None, resume)
-            original = head - committed
-            entry = {"consumerCommittedOffset": committed, "logHeadOffset": head, "lag": lag,
-                     "timeLagSeconds": seconds, "findings": codes, "profile": profile, "resumeOffset": resume,
-                     "resumes": resumes.kind.value if resumes is not None else None,
-                     "resumesCitation": resumes.citation_text() if resumes is not None else None}
-            if lag != original:
-                entry["originalLag"] = original
-                # a commit the spout does not resume from, with no finding of the partition's own: the consumer's
-                # says why (STALE_TOPOLOGY: EARLIEST/LATEST ignore a commit of a topology that is not running)
-                why = on or (consumer_wide if committed >= 0 else [])
-                entry["why"] = (why[0].message if why else None) or (
-                    f"no committed offset: the spout starts at offset {resume}" if resume is not None else
-                    "no committed offset, and where the spout starts is not known here")
-            shown[str(p)] = entry
+            committed = _committed(row)
+            place = _resumption(row, plog, head, committed, asked.old, thresholds.spout, report.time_lags)
+            shown[str(p)] = _entry(head, committed, place, findings.get((topic, p), []), consumer_wide, profile)
         if shown:
             out[topic] = shown
     return out, notes
+
+
+def _head(row: PartitionRow | None, plog: PartitionLog | None) -> int | None:
+    """The partition's logHeadOffset, the lag's end; None where the broker gave no log end."""
+    # the last stable offset for a spout that reads committed, as the Java consumer's seekToEnd puts a read_committed
+    # consumer there; else the log end
+    return (row.lag_end if row is not None else None if plog is None
+            else plog.last_stable if plog.last_stable is not None else plog.log_end)
+
+
+def _committed(row: PartitionRow | None) -> int:
+    """The partition's consumerCommittedOffset: the offset the spout has stored, -1 where it has none."""
+    return row.record.committed if row is not None and row.record.committed is not None else -1
+
+
+_Place = tuple[int | None, int, float | None, Resumption | None]  # resumeOffset, lag, timeLagSeconds, resumes
+
+
+def _resumption(row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool,
+                spout: SpoutProfile, time_lags: Mapping[Position, TimeLag]) -> _Place:
+    """Where the spout resumes, its lag and time lag, and how: the analysis's where it has one, else where it starts."""
+    if row is not None and row.lag is not None:  # the analysis says where the spout resumes
+        return head - row.lag, row.lag, time_lag(row, time_lags).seconds, row.resumes
+    return _start(row, plog, head, committed, old, spout)
+
+
+def _start(row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool,
+           spout: SpoutProfile) -> _Place:
+    """Where a spout with no record starts instead (PartitionManager; KafkaSpout.doSeek), and its lag from there."""
+    log_start = plog.log_start if plog else None
+    start = configured_start(spout, log_start, head) if old else first_poll_start(spout, log_start, head)
+    resume = start.offset
+    lag = head - resume if resume is not None else head - committed
+    if row is not None:
+        return resume, lag, None, row.resumes
+    outcome = start_outcome(spout, Library.STORM_KAFKA if old else Library.STORM_KAFKA_CLIENT)
+    return resume, lag, None, Resumption.landing(outcome.lands, outcome.citation, None, None, None, resume)
+
+
+def _entry(head: int, committed: int, place: _Place, on: list[Finding], consumer_wide: list[Finding],
+           profile: str | None) -> dict:
+    """One partition's object: the three keys Storm UI reads, offctl's, and why the lag is not the original's."""
+    resume, lag, seconds, resumes = place
+    original = head - committed
+    entry = {"consumerCommittedOffset": committed, "logHeadOffset": head, "lag": lag,
+             "timeLagSeconds": seconds, "findings": list(dict.fromkeys(f.code for f in on)), "profile": profile,
+             "resumeOffset": resume, "resumes": resumes.kind.value if resumes is not None else None,
+             "resumesCitation": resumes.citation_text() if resumes is not None else None}
+    if lag != original:
+        entry["originalLag"] = original
+        entry["why"] = _why(on, consumer_wide, committed, resume)
+    return entry
+
+
+def _why(on: list[Finding], consumer_wide: list[Finding], committed: int, resume: int | None) -> str:
+    """Why the spout's lag is not the original's: the partition's first finding, else the consumer's, else no commit."""
+    # a commit the spout does not resume from, with no finding of the partition's own: the consumer's says why
+    # (STALE_TOPOLOGY: EARLIEST/LATEST ignore a commit of a topology that is not running)
+    why = on or (consumer_wide if committed >= 0 else [])
+    return (why[0].message if why else None) or (
+        f"no committed offset: the spout starts at offset {resume}" if resume is not None else
+        "no committed offset, and where the spout starts is not known here")
 
 
 def render(doc: Mapping[str, Mapping[str, Mapping]]) -> str:

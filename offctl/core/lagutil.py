@@ -298,54 +298,68 @@ def parse_args(argv: list[str]) -> LagQuery | LagUsage:
         # KOLU main: catch (Exception ex) { print("Unable to get offset lags ..."); ex.printStackTrace(System.out) }
         # and no exit: 0. printStackTrace's first line is `<class>: <message>`.
         return LagUsage(message=f"{REASON_PREFIX}{exc.java_class}: {exc.message}", exit_code=0, help=False)
-    has = given.__contains__
-    value = lambda name: _first(given, name)  # noqa: E731
 
-    if not has("topics"):
+    if "topics" not in given:
         return _usage("topics is required")  # KOLU@v1.2.4:84-86, @v2.8.8:62-64
-    topics_arg = value("topics")
+    topics_arg = _first(given, "topics")
     assert topics_arg is not None
-    common = dict(topics_arg=topics_arg, topics=java_split(topics_arg), consumer_config=value("consumer-config"))
+    common = dict(topics_arg=topics_arg, topics=java_split(topics_arg),
+                  consumer_config=_first(given, "consumer-config"))
+    if "old-spout" in given:  # KOLU@v1.2.4:87-127 (1.x only; 2.x has no -o: UnrecognizedOptionException there)
+        return _old_spout(given, common)
+    return _new_spout(given, common)
 
-    if has("old-spout"):  # KOLU@v1.2.4:87-127 (1.x only; 2.x has no -o: UnrecognizedOptionException there)
-        if has("groupid") or has("bootstrap-brokers") or has("security-protocol"):
-            return _usage("groupid or bootstrap-brokers or security-protocol is not accepted with option old-spout")
-        if has("sasl-mechanism"):
-            # Union choice: 1.x has no -m at all (it would be an UnrecognizedOptionException); refused like -s,
-            # in the same words, since old mode never talks to a broker with SASL.
-            return _usage("sasl-mechanism is not accepted with option old-spout")
-        if not has("zk-servers") or not has("zk-node"):
-            return _usage("zk-servers and zk-node are required  with old-spout")  # two spaces, as in the source
-        if len(java_split(topics_arg)) > 1:
-            return _usage("Multiple topics not supported with option old-spout. Either a single topic or a "
-                          "wildcard string for matching topics is supported")
-        old = dict(common, mode="old", zk_servers=value("zk-servers"), zk_node=value("zk-node"))
-        if has("zk-brokers-root-node"):
-            if has("partitions") or has("leaders"):
-                return _usage("partitions or leaders is not accepted with zk-brokers-root-node")
-            return LagQuery(**old, wildcard=has("wildcard-topic"),  # type: ignore[arg-type]
-                            zk_brokers_root=value("zk-brokers-root-node"))
-        if has("wildcard-topic"):
-            return _usage("wildcard-topic is not supported without zk-brokers-root-node")
-        if not has("partitions") or not has("leaders"):
-            return _usage("partitions and leaders are required if zk-brokers-root-node is not provided")
-        partitions = java_split(value("partitions") or "")
-        leaders = java_split(value("leaders") or "")
-        if len(partitions) != len(leaders):
-            return _usage("partitions and leaders need to be of same size")
-        return LagQuery(**old, partitions=partitions, leaders=leaders)  # type: ignore[arg-type]
 
-    # new-spout mode: KOLU@v1.2.4:128-144; 2.x (KOLU@v2.0.0:59-70, @v2.8.8:62-74) has none of the old options
+def _old_spout(given: dict[str, list[str]], common: dict[str, object]) -> LagQuery | LagUsage:
+    """The old-spout checks (KOLU@v1.2.4:87-127) in their order, and the query a command line passing them asks."""
+    has = given.__contains__
+    if has("groupid") or has("bootstrap-brokers") or has("security-protocol"):
+        return _usage("groupid or bootstrap-brokers or security-protocol is not accepted with option old-spout")
+    if has("sasl-mechanism"):
+        # Union choice: 1.x has no -m at all (it would be an UnrecognizedOptionException); refused like -s,
+        # in the same words, since old mode never talks to a broker with SASL.
+        return _usage("sasl-mechanism is not accepted with option old-spout")
+    if not has("zk-servers") or not has("zk-node"):
+        return _usage("zk-servers and zk-node are required  with old-spout")  # two spaces, as in the source
+    if len(common["topics"]) > 1:  # type: ignore[arg-type]
+        return _usage("Multiple topics not supported with option old-spout. Either a single topic or a "
+                      "wildcard string for matching topics is supported")
+    old = dict(common, mode="old", zk_servers=_first(given, "zk-servers"), zk_node=_first(given, "zk-node"))
+    if has("zk-brokers-root-node"):
+        if has("partitions") or has("leaders"):
+            return _usage("partitions or leaders is not accepted with zk-brokers-root-node")
+        return LagQuery(**old, wildcard=has("wildcard-topic"),  # type: ignore[arg-type]
+                        zk_brokers_root=_first(given, "zk-brokers-root-node"))
+    return _static_hosts(given, old)
+
+
+def _static_hosts(given: dict[str, list[str]], old: dict[str, object]) -> LagQuery | LagUsage:
+    """An old spout without zk-brokers-root-node (StaticHosts): its partitions and their leaders, one for one."""
+    has = given.__contains__
+    if has("wildcard-topic"):
+        return _usage("wildcard-topic is not supported without zk-brokers-root-node")
+    if not has("partitions") or not has("leaders"):
+        return _usage("partitions and leaders are required if zk-brokers-root-node is not provided")
+    partitions = java_split(_first(given, "partitions") or "")
+    leaders = java_split(_first(given, "leaders") or "")
+    if len(partitions) != len(leaders):
+        return _usage("partitions and leaders need to be of same size")
+    return LagQuery(**old, partitions=partitions, leaders=leaders)  # type: ignore[arg-type]
+
+
+def _new_spout(given: dict[str, list[str]], common: dict[str, object]) -> LagQuery | LagUsage:
+    """The new-spout checks in their order, and the query a command line passing them asks."""
+    # KOLU@v1.2.4:128-144; 2.x (KOLU@v2.0.0:59-70, @v2.8.8:62-74) has none of the old options
     for old_option in ("wildcard-topic", "partitions", "leaders", "zk-servers", "zk-node", "zk-brokers-root-node"):
-        if has(old_option):
+        if old_option in given:
             return _usage(f"{old_option} is not accepted without old-spout")
-    if not has("groupid") or not has("bootstrap-brokers"):
+    if "groupid" not in given or "bootstrap-brokers" not in given:
         # 1.x's words (KOLU@v1.2.4:137-139); 2.x says only "groupid and bootstrap-brokers are required"
         # (KOLU@v2.0.0:63-64). Union choice: 1.x's, the grammar offctl accepts has old-spout.
         return _usage("groupid and bootstrap-brokers are required if old-spout is not specified")
-    return LagQuery(**common, mode="new", group=value("groupid"),  # type: ignore[arg-type]
-                    bootstrap=value("bootstrap-brokers"), security_protocol=value("security-protocol"),
-                    sasl_mechanism=value("sasl-mechanism"))
+    return LagQuery(**common, mode="new", group=_first(given, "groupid"),  # type: ignore[arg-type]
+                    bootstrap=_first(given, "bootstrap-brokers"), security_protocol=_first(given, "security-protocol"),
+                    sasl_mechanism=_first(given, "sasl-mechanism"))
 
 
 # What `buildOptions()` describes each option with (KOLU@v1.2.4 lines 180-204, `-c` @v1.2.4, `-m` @v2.8.8 line 126),

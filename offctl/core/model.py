@@ -293,7 +293,7 @@ class OffsetRecord:
     layout_ambiguous: bool = False  # <root>/a/b/partition_N read as id 'a', topic 'b', with nothing to confirm it
     trident: str | None = None  # Trident state: storm-kafka or storm-kafka-client wrote it (committed: where it resumes)
     txid: int | None = None  # Trident: the transaction whose state it resumes from
-    stuck: bool = False  # Trident: the emitter throws on this state, so every batch of the partition fails
+    stuck: bool = False  # Trident: the emitter throws on this state, so every batch of the whole state fails
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,60 +131,93 @@ def _clamp(wanted: int, log: PartitionLog) -> tuple[int, tuple[str, ...]]:
 def target_offset(target: Target, topic: str, partition: int, before: int | None, log: PartitionLog,
                   time_offsets: Mapping[tuple[str, int], int | None]) -> tuple[int | None, tuple[str, ...]]:
     """The offset a partition moves to, clamped to [log start, log end], with the reasons; None to skip."""
-    kind = target.kind
-    if kind == "earliest":
-        wanted, why = log.log_start, ()
-    elif kind == "latest":
-        if log.last_stable is not None and log.log_end is not None and log.last_stable < log.log_end:
-            # a spout that reads committed: where its consumer's seekToEnd lands. The log end would skip the records
-            # of the open transaction once it is committed.
-            wanted, why = log.last_stable, (f"the last stable offset: the spout reads committed, and the "
-                                            f"{log.log_end - log.last_stable} offsets to the log end {log.log_end} "
-                                            f"are an open transaction's, which it reads once committed",)
-        else:
-            wanted, why = log.log_end, ()
-    elif kind == "current":
-        # ConsumerGroupCommand.resetToCurrent: the committed offset as it is (no range check), and the log
-        # end where there is no commit.
-        if before is None:
-            if log.log_end is None:
-                return None, ("the broker did not give this partition's log offsets",)
-            return log.log_end, ("no commit: the log end, as kafka-consumer-groups --to-current does",)
-        outside = _range_note(before, log, "kept as it is, as kafka-consumer-groups --to-current does")
-        return before, outside
-    elif kind == "offset":
-        wanted, why = target.offset, ()
-    elif kind == "shift":
-        if before is None:
-            return None, ("no valid committed offset to shift from",)
-        wanted, why = before + target.by, ()
-    elif kind == "time":
-        found = time_offsets.get((topic, partition))
-        if found is None:
-            wanted, why = log.log_end, (f"no message at or after {iso_ms(target.at_ms)}: log end, as "
-                                        f"kafka-consumer-groups does",)
-        else:
-            wanted, why = found, ()
-    elif kind == "file":
-        if (topic, partition) not in target.offsets:
-            return None, (f"not in {target.source}",)
-        wanted, why = target.offsets[(topic, partition)], ()
-    elif kind == "repair":
-        # Only what is still out of range when the plan is made: a spout may have moved since the audit.
-        if (topic, partition) not in target.repair:
-            return None, ("not found out of range by the audit",)
-        if before is not None and log.log_start is not None and log.log_end is not None \
-                and log.log_start <= before <= log.log_end:
-            return None, (f"back in range [{log.log_start}, {log.log_end}] since the audit: left alone",)
-        # The log start for both: below it the messages are gone; above the log end the topic was
-        # recreated or truncated, and its messages from the start were never read. No loss either way.
-        wanted, why = log.log_start, ("out of range: moved to the log start",)
-    else:
-        raise ValueError(f"unknown target {kind}")
+    if target.kind == "current":
+        return _current(before, log)
+    left = _left_alone(target, topic, partition, before, log)
+    if left:
+        return None, left
+    wanted, why = _wanted(target, topic, partition, before, log, time_offsets)
     if wanted is None:
         return None, ("the broker did not give this partition's log offsets",)
     after, clamped = _clamp(wanted, log)
     return after, why + clamped
+
+
+def _current(before: int | None, log: PartitionLog) -> tuple[int | None, tuple[str, ...]]:
+    """Where --to current leaves a partition, unclamped."""
+    # ConsumerGroupCommand.resetToCurrent: the committed offset as it is (no range check), and the log
+    # end where there is no commit.
+    if before is None:
+        if log.log_end is None:
+            return None, ("the broker did not give this partition's log offsets",)
+        return log.log_end, ("no commit: the log end, as kafka-consumer-groups --to-current does",)
+    outside = _range_note(before, log, "kept as it is, as kafka-consumer-groups --to-current does")
+    return before, outside
+
+
+def _left_alone(target: Target, topic: str, partition: int, before: int | None, log: PartitionLog
+                ) -> tuple[str, ...]:
+    """Why the target leaves this partition alone (nothing to shift, not in the file, not to repair); () to move it."""
+    if target.kind == "shift" and before is None:
+        return ("no valid committed offset to shift from",)
+    if target.kind == "file" and (topic, partition) not in target.offsets:
+        return (f"not in {target.source}",)
+    if target.kind == "repair":
+        return _repaired(target, topic, partition, before, log)
+    return ()
+
+
+def _repaired(target: Target, topic: str, partition: int, before: int | None, log: PartitionLog) -> tuple[str, ...]:
+    """Why a repair leaves this partition alone: not out of range when the audit ran, or no longer; () to repair it."""
+    # Only what is still out of range when the plan is made: a spout may have moved since the audit.
+    if (topic, partition) not in target.repair:
+        return ("not found out of range by the audit",)
+    if before is not None and log.log_start is not None and log.log_end is not None \
+            and log.log_start <= before <= log.log_end:
+        return (f"back in range [{log.log_start}, {log.log_end}] since the audit: left alone",)
+    return ()
+
+
+def _wanted(target: Target, topic: str, partition: int, before: int | None, log: PartitionLog,
+            time_offsets: Mapping[tuple[str, int], int | None]) -> tuple[int | None, tuple[str, ...]]:
+    """The offset the target asks for on a partition it moves, before clamping, with the reasons."""
+    kind = target.kind
+    if kind == "earliest":
+        return log.log_start, ()
+    if kind == "latest":
+        return _latest(log)
+    if kind == "offset":
+        return target.offset, ()
+    if kind == "shift":
+        return before + target.by, ()
+    if kind == "time":
+        return _at_time(target, time_offsets.get((topic, partition)), log)
+    if kind == "file":
+        return target.offsets[(topic, partition)], ()
+    if kind == "repair":
+        # The log start for both: below it the messages are gone; above the log end the topic was
+        # recreated or truncated, and its messages from the start were never read. No loss either way.
+        return log.log_start, ("out of range: moved to the log start",)
+    raise ValueError(f"unknown target {kind}")
+
+
+def _latest(log: PartitionLog) -> tuple[int | None, tuple[str, ...]]:
+    """Where --to latest moves a partition: the log end, or the last stable offset below an open transaction."""
+    if log.last_stable is not None and log.log_end is not None and log.last_stable < log.log_end:
+        # a spout that reads committed: where its consumer's seekToEnd lands. The log end would skip the records
+        # of the open transaction once it is committed.
+        return log.last_stable, (f"the last stable offset: the spout reads committed, and the "
+                                 f"{log.log_end - log.last_stable} offsets to the log end {log.log_end} "
+                                 f"are an open transaction's, which it reads once committed",)
+    return log.log_end, ()
+
+
+def _at_time(target: Target, found: int | None, log: PartitionLog) -> tuple[int | None, tuple[str, ...]]:
+    """Where --to time moves a partition: the first message at or after the time, else the log end."""
+    if found is None:
+        return log.log_end, (f"no message at or after {iso_ms(target.at_ms)}: log end, as "
+                             f"kafka-consumer-groups does",)
+    return found, ()
 
 
 def _log_of(cluster: Cluster, topic: str | None, partition: int) -> tuple[PartitionLog | None, str | None]:
@@ -228,53 +261,87 @@ def _unrecorded(scope: Scope, spout: Applied, cluster: Cluster, *, every: bool =
     as kafka-consumer-groups covers every partition of a named topic. A new record goes in the folder of the
     topic's records, beside them; a <topic>/ folder only when a record in it names that topic (the wildcard
     layout, Partition.getId, v1.2.4), else the folder may be part of a spout id (AMBIGUOUS_SPOUT_ID)."""
-    read: dict[tuple[str, str | None, str], tuple[str, set[int]]] = {}  # (topic, folder, id) -> (parent, have)
-    named: dict[str | None, set[str]] = {}  # folder -> the topics its records name
-    for node, record, t in spout:
-        named.setdefault(node.folder_topic, set()).add(record.topic)
-        if t is not None and (not scope.topics or t in scope.topics):
-            parent = node.path.rsplit("/", 1)[0]
-            read.setdefault((t, node.folder_topic, node.spout_id), (parent, set()))[1].add(node.node_partition)
+    read, named = _record_folders(spout, scope)
     from_file: dict[str, set[int]] = {}
     for t, p in rows_of_file:
         if scope.includes(t, p):
             from_file.setdefault(t, set()).add(p)
     rows: list[Unrecorded] = []
     lines: list[str] = []
-
-    def line(text: str) -> None:
-        if text not in lines:
-            lines.append(text)
-
     for (t, folder, _), (parent, have) in sorted(read.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])):
-        asked, parts = scope.partitions_of(t), cluster.get(t)
-        wanted = set(asked or ())
-        if parts is not None:
-            if gone := sorted(wanted - set(parts) - have):  # a node of one is a row saying so
-                line(_absent_line(t, gone, parts))
-            own = set(parts) if static is None else set(parts) & static
-            if unread := sorted(wanted & set(parts) - own - have):
-                line(f"{t} partition {ranges(unread)}: not one the spout reads (--static-partitions): left out")
-            wanted = (own if asked is None else own & asked) if every else wanted & own
-        wanted |= from_file.get(t, set())
-        why = None if folder is None or folder in named[folder] else (
-            f"no record, and no record in {folder}/ names topic {folder}: offctl cannot tell that it is a topic "
-            f"folder (<topic>/partition_N) and not part of a spout id")
-        rows += [(t, p, parent if why is None else None, why) for p in sorted(wanted - have)]
+        wanted, said = _asked_of_read_topic(t, have, scope, cluster, every=every, static=static)
+        lines += said
+        why = _folder_doubt(folder, named)
+        rows += [(t, p, parent if why is None else None, why)
+                 for p in sorted((wanted | from_file.get(t, set())) - have)]
     read_topics = {t for t, _, _ in read}
     for t in dict.fromkeys([*(scope.topics or ([] if read_topics else [None])), *from_file]):
-        wanted = set(scope.partitions_of(t) or ()) | from_file.get(t, set())
-        if t in read_topics or not wanted:
-            continue
-        have = cluster.get(t) if t else None
-        if gone := sorted(p for p in scope.partitions_of(t) or () if have is not None and p not in have):
-            line(_absent_line(t, gone, have))
-        why = (f"no record; {UNKNOWN_TOPIC}" if t is None else
-               f"no record, and none of the spout's records is applied to {t}: offctl writes a new record only "
-               f"for a topic the spout reads, beside its records")
-        on_node = {node.node_partition for node, _, a in spout if a == t}
-        rows += [(t, p, None, why) for p in sorted(wanted - set(gone) - on_node)]
-    return rows, lines
+        if t not in read_topics:
+            more, said = _unread_topic(t, scope, cluster, spout, from_file.get(t, set()))
+            rows += more
+            lines += said
+    return rows, list(dict.fromkeys(lines))  # each line once, in the order first said
+
+
+# What a spout's records say of where they are: (applied topic, folder, spout id) -> (their parent path, the
+# partitions with a record), and folder -> the topics its records name
+RecordFolders = tuple[dict[tuple[str, str | None, str], tuple[str, set[int]]], dict[str | None, set[str]]]
+
+
+def _record_folders(spout: Applied, scope: Scope) -> RecordFolders:
+    """Where the spout's records in the --topic scope are, per topic they apply to, folder and spout id, with the
+    partitions they cover; and the topics each folder's records name."""
+    read: dict[tuple[str, str | None, str], tuple[str, set[int]]] = {}
+    named: dict[str | None, set[str]] = {}
+    for node, record, t in spout:
+        named.setdefault(node.folder_topic, set()).add(record.topic)
+        if t is not None and (not scope.topics or t in scope.topics):
+            parent = node.path.rsplit("/", 1)[0]
+            read.setdefault((t, node.folder_topic, node.spout_id), (parent, set()))[1].add(node.node_partition)
+    return read, named
+
+
+def _asked_of_read_topic(t: str, have: set[int], scope: Scope, cluster: Cluster, *, every: bool,
+                         static: frozenset[int] | None) -> tuple[set[int], list[str]]:
+    """The partitions asked for of a topic the spout reads (with `every`, each it reads), and a line for those
+    asked for that the topic does not have or a StaticHosts spout does not read."""
+    asked, parts = scope.partitions_of(t), cluster.get(t)
+    wanted = set(asked or ())
+    if parts is None:
+        return wanted, []
+    lines = []
+    if gone := sorted(wanted - set(parts) - have):  # a node of one is a row saying so
+        lines.append(_absent_line(t, gone, parts))
+    own = set(parts) if static is None else set(parts) & static
+    if unread := sorted(wanted & set(parts) - own - have):
+        lines.append(f"{t} partition {ranges(unread)}: not one the spout reads (--static-partitions): left out")
+    return ((own if asked is None else own & asked) if every else wanted & own), lines
+
+
+def _folder_doubt(folder: str | None, named: Mapping[str | None, set[str]]) -> str | None:
+    """Why a new record cannot go in `folder` beside the records there (None: it can): a <topic>/ folder is one
+    only when a record in it names that topic."""
+    if folder is None or folder in named[folder]:
+        return None
+    return (f"no record, and no record in {folder}/ names topic {folder}: offctl cannot tell that it is a topic "
+            f"folder (<topic>/partition_N) and not part of a spout id")
+
+
+def _unread_topic(t: str | None, scope: Scope, cluster: Cluster, spout: Applied, in_file: set[int]
+                  ) -> tuple[list[Unrecorded], list[str]]:
+    """A topic asked for (--topic, an offsets file's rows) that none of the spout's records apply to: a row, which
+    cannot be written, per partition asked for without a node, and a line for those the topic does not have."""
+    wanted = set(scope.partitions_of(t) or ()) | in_file
+    if not wanted:
+        return [], []
+    have = cluster.get(t) if t else None
+    gone = sorted(p for p in scope.partitions_of(t) or () if have is not None and p not in have)
+    why = (f"no record; {UNKNOWN_TOPIC}" if t is None else
+           f"no record, and none of the spout's records is applied to {t}: offctl writes a new record only "
+           f"for a topic the spout reads, beside its records")
+    on_node = {node.node_partition for node, _, a in spout if a == t}
+    rows = [(t, p, None, why) for p in sorted(wanted - set(gone) - on_node)]
+    return rows, [_absent_line(t, gone, have)] if gone else []
 
 
 def _absent_line(topic: str, gone: Iterable[int], have: Mapping) -> str:
@@ -490,30 +557,49 @@ def _kafka_scope(scope: Scope, current: Mapping[tuple[str, int], KafkaCommit], c
     A named topic covers all of its partitions, as kafka-consumer-groups --topic does; no --topic covers
     the partitions the group has commits on. The rows of an offsets file are covered too, so a partition
     with no commit yet is planned."""
-    lines = []
-    if scope.topics:
-        tps: set[tuple[str, int]] = set()
-        for t in scope.topics:
-            have = cluster.get(t)
-            ours = {tp for tp in current if tp[0] == t}
-            if not have and not ours:
-                lines.append(f"topic {t} does not exist and the group has no commits on it: left out")
-                continue
-            tps |= {(t, p) for p in (have or {})} | ours
-            wanted = scope.partitions_of(t)
-            gone = sorted((wanted or frozenset()) - {p for topic, p in tps if topic == t})
-            if gone:
-                lines.append(_absent_line(t, gone, have or {}))
-    else:
-        tps = set(current)
-        gone = sorted((scope.partitions or frozenset()) - {p for _, p in tps}
-                      - {p for _, p in (target.offsets or {}) if target.kind == "file"})
-        if gone:
-            lines.append(f"the group has no commit on partition {ranges(gone)} of any topic: left out (name the "
-                         f"topic with --topic TOPIC:PARTITIONS to commit them)")
+    tps, lines = (_named_topics(scope, current, cluster) if scope.topics else
+                  _committed_partitions(scope, current, target))
     if target.kind == "file":
         tps |= set(target.offsets)
     return sorted(tp for tp in tps if scope.includes(*tp)), lines
+
+
+def _named_topics(scope: Scope, current: Mapping[tuple[str, int], KafkaCommit], cluster: Cluster
+                  ) -> tuple[set[tuple[str, int]], list[str]]:
+    """The partitions of the topics --topic names, and a line for each part of them that does not exist."""
+    tps: set[tuple[str, int]] = set()
+    lines = []
+    for t in scope.topics:
+        found, line = _named_topic(t, scope, current, cluster)
+        tps |= found
+        if line:
+            lines.append(line)
+    return tps, lines
+
+
+def _named_topic(t: str, scope: Scope, current: Mapping[tuple[str, int], KafkaCommit], cluster: Cluster
+                 ) -> tuple[set[tuple[str, int]], str | None]:
+    """One named topic's partitions (all it has, and those the group has commits on), and a line for the
+    partitions asked for that it does not have, or for a topic that is not there at all."""
+    have = cluster.get(t)
+    ours = {tp for tp in current if tp[0] == t}
+    if not have and not ours:
+        return set(), f"topic {t} does not exist and the group has no commits on it: left out"
+    tps = {(t, p) for p in (have or {})} | ours
+    gone = sorted((scope.partitions_of(t) or frozenset()) - {p for _, p in tps})
+    return tps, _absent_line(t, gone, have or {}) if gone else None
+
+
+def _committed_partitions(scope: Scope, current: Mapping[tuple[str, int], KafkaCommit], target: Target
+                          ) -> tuple[set[tuple[str, int]], list[str]]:
+    """Without --topic: the partitions the group has commits on, and a line for --partitions it has none on."""
+    tps = set(current)
+    gone = sorted((scope.partitions or frozenset()) - {p for _, p in tps}
+                  - {p for _, p in (target.offsets or {}) if target.kind == "file"})
+    if gone:
+        return tps, [f"the group has no commit on partition {ranges(gone)} of any topic: left out (name the "
+                     f"topic with --topic TOPIC:PARTITIONS to commit them)"]
+    return tps, []
 
 
 def plan_kafka(group: str, commits: Iterable[KafkaCommit], cluster: Cluster, target: Target, *,
@@ -918,18 +1004,35 @@ def with_undo_warnings(plan: Plan) -> Plan:
 
 def _warnings(changes: Iterable[Change], *, restore: bool = False) -> tuple[str, ...]:
     """Plan-level warnings: what the operator must read before executing."""
+    changes = list(changes)
+    return _offset_warnings(changes) + _unmoved_warnings(changes, restore=restore)
+
+
+def _offset_warnings(changes: list[Change]) -> tuple[str, ...]:
+    """What the offsets the plan writes mean: <= 0 (storm-kafka ignores them), clamped, outside the log range."""
     out = []
-    zero = [c for c in changes if c.action == WRITE and any("ignores a stored offset <= 0" in r for r in c.reasons)]
+    zero = _written_with(changes, "ignores a stored offset <= 0")
     if zero:
         out.append(f"{len(zero)} partition(s) would get offset <= 0, which storm-kafka ignores: the spout "
                    f"starts them from its startOffsetTime instead (see 'why')")
     clamped = [c for c in changes if any(r.endswith(CLAMPED) for r in c.reasons)]
     if clamped:
         out.append(f"{len(clamped)} partition(s) clamped to the log range")
-    outside = [c for c in changes if c.action == WRITE and any(OUTSIDE in r for r in c.reasons)]
+    outside = _written_with(changes, OUTSIDE)
     if outside:
         out.append(f"{len(outside)} partition(s) written with an offset outside today's log range, not clamped "
                    f"(see 'why')")
+    return tuple(out)
+
+
+def _written_with(changes: list[Change], text: str) -> list[Change]:
+    """The changes written whose reasons say `text`."""
+    return [c for c in changes if c.action == WRITE and any(text in r for r in c.reasons)]
+
+
+def _unmoved_warnings(changes: list[Change], *, restore: bool) -> tuple[str, ...]:
+    """What the plan does not move: partitions skipped, and those left out (a restore cannot undo them)."""
+    out = []
     skipped = [c for c in changes if c.action == SKIP]
     if skipped:
         out.append(f"{len(skipped)} partition(s) skipped (see 'why')")

@@ -180,7 +180,7 @@ _LANDS = {Lands.LOG_START: START, Lands.LOG_END: END, Lands.TIME: TIME}  # any o
 
 def _deleted(profile: SpoutProfile, row: PartitionRow) -> Outcome:
     """What the spout of `row` does once its resume offset falls below the log start."""
-    return out_of_range_outcome(profile, library_of(row.record), "below")
+    return out_of_range_outcome(profile, library_of(row.record), "below", row.record.trident is not None)
 
 
 def lands(profile: SpoutProfile, row: PartitionRow) -> str:

@@ -301,7 +301,7 @@ def newest_txid(children: Iterable[str]) -> tuple[int, int] | None:
     return (max(txids), len(txids)) if txids else None
 
 
-STUCK = "the emitter throws on it ({why}), so every batch of this partition fails and is retried"
+STUCK = "the emitter throws on it ({why})"  # what follows: behaviour.TRIDENT_STUCK
 
 
 def parse_trident_node(node: ZkNode) -> OffsetRecord:

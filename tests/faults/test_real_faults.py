@@ -379,18 +379,25 @@ def _own_broker(tmp_path, zk, zk_server, names, spout_partitions: dict[str, int]
         servers.stop(broker.pid)
 
 
+def _broker_killed_during(broker, zk_server, names, args: list[str], after_s: float, limit_s: float):
+    """`offctl ARGS` against the test's own broker (--timeout 2), which is killed (SIGKILL) `after_s` seconds into
+    the run; returns its exit code, stdout and stderr once it exits (`limit_s` only catches a hang)."""
+    proc = subprocess.Popen([sys.executable, "-m", "offctl", *args, "--zk", zk_server.address, "--zk-root", names.root,
+                             "--bootstrap-servers", broker.address, "--timeout", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after_s)
+    os.kill(broker.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=limit_s)
+    return proc.returncode, out, err
+
+
 def test_the_broker_killed_during_inspect(tmp_path, zk, zk_server, names):
     """A broker that dies while inspect reads: exit 3 (the report is partial or missing), in bounded time."""
     with _own_broker(tmp_path, zk, zk_server, names, {"s": 8}) as broker:
-        proc = subprocess.Popen([sys.executable, "-m", "offctl", "inspect", "--zk", zk_server.address, "--zk-root",
-                                 names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
-                                 "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.3)
-        os.kill(broker.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=60)
-    assert proc.returncode in (0, 3), err  # 0 only if every answer came before the kill
+        code, out, err = _broker_killed_during(broker, zk_server, names, ["inspect", "--output", "json"], 0.3, 60)
+    assert code in (0, 3), err  # 0 only if every answer came before the kill
     assert "Traceback" not in err
-    if proc.returncode == 3:
+    if code == 3:
         assert "Kafka at" in err or json.loads(out)["incomplete"]
 
 
@@ -399,13 +406,8 @@ def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
     """The audit runs in Spark (its own process here); its broker dies while it runs: exit 3, no traceback, and
     the failed reads named (the 300 s limit only catches a hang)."""
     with _own_broker(tmp_path, zk, zk_server, names, {f"s{i}": 1 for i in range(6)}) as broker:
-        proc = subprocess.Popen([sys.executable, "-m", "offctl", "audit", "--zk", zk_server.address, "--zk-root",
-                                 names.root, "--bootstrap-servers", broker.address, "--timeout", "2",
-                                 "--master", "local[2]"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(2)
-        os.kill(broker.pid, signal.SIGKILL)
-        _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 3, err[-3000:]
+        code, _, err = _broker_killed_during(broker, zk_server, names, ["audit", "--master", "local[2]"], 2, 300)
+    assert code == 3, err[-3000:]
     assert "Traceback" not in err
     assert "Kafka at" in err or "could not read" in err
 

@@ -45,8 +45,7 @@ public final class ConsumerView {
     static final Duration POLL = Duration.ofMillis(200);
 
     public static void main(String[] args) {
-        PrintStream out = System.out;
-        System.setOut(System.err);  // only our JSON line goes to the real stdout
+        PrintStream out = RunnerIO.keepStdout();  // only our JSON line goes to the real stdout
         if (args.length < 4 || !(args[1].equals("read_committed") || args[1].equals("read_uncommitted"))) {
             System.err.println("usage: ConsumerView BOOTSTRAP read_committed|read_uncommitted TOPIC P=START ...");
             System.exit(2);
@@ -70,15 +69,9 @@ public final class ConsumerView {
             System.exit(2);
         }
         try {
-            out.println(view(bootstrap, isolation, starts));
-            out.flush();
-            if (out.checkError()) {
-                throw new IllegalStateException("could not write to stdout");
-            }
+            RunnerIO.printLine(out, view(bootstrap, isolation, starts));
         } catch (Throwable t) {
-            System.err.print("ConsumerView failed: ");
-            t.printStackTrace(System.err);
-            System.exit(1);
+            RunnerIO.fail("ConsumerView", t);
         }
         System.exit(0);  // whatever threads kafka-clients may have left
     }

@@ -74,15 +74,12 @@
  */
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -111,7 +108,7 @@ import org.apache.storm.task.TopologyContext;
 import org.mockito.ArgumentMatchers;
 import org.mockito.Mockito;
 
-public final class ClientSpoutRunner {
+public final class ClientSpoutRunner extends RunnerIO {
 
     static final ObjectMapper JSON = new ObjectMapper();
     static final String SPOUT = "org.apache.storm.kafka.spout.";
@@ -123,8 +120,7 @@ public final class ClientSpoutRunner {
     static final boolean TWO_X = exists(SPOUT + "FirstPollOffsetStrategy");
 
     public static void main(String[] args) {
-        PrintStream out = System.out;
-        System.setOut(System.err);  // only our JSON line goes to the real stdout
+        PrintStream out = keepStdout();  // only our JSON line goes to the real stdout
         try {
             String input = args.length > 0 ? args[0] : readAll(System.in);
             @SuppressWarnings("unchecked")
@@ -144,15 +140,9 @@ public final class ClientSpoutRunner {
             }
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("scenarios", results);
-            out.println(JSON.writeValueAsString(answer));
-            out.flush();
-            if (out.checkError()) {
-                throw new IllegalStateException("could not write to stdout");
-            }
+            printLine(out, JSON.writeValueAsString(answer));
         } catch (Throwable t) {
-            System.err.print("ClientSpoutRunner failed: ");
-            t.printStackTrace(System.err);
-            System.exit(1);
+            fail("ClientSpoutRunner", t);
         }
         System.exit(0);  // whatever threads kafka-clients or Storm may have left
     }
@@ -582,12 +572,8 @@ public final class ClientSpoutRunner {
 
     // ---- small things -------------------------------------------------------------------------------------------
 
-    interface Call {
-        void run() throws Exception;
-    }
-
     /** Runs one spout call; an exception is recorded under `phase` (the first of that phase) and false returned. */
-    static boolean call(Map<String, String> errors, String phase, Call call) {
+    static boolean call(Map<String, String> errors, String phase, Step call) {
         try {
             call.run();
             return true;
@@ -597,15 +583,6 @@ public final class ClientSpoutRunner {
             errors.putIfAbsent(phase, describe(t));
             return false;
         }
-    }
-
-    static String describe(Throwable t) {
-        StringBuilder text = new StringBuilder(t.getClass().getName() + ": " + t.getMessage());
-        for (Throwable cause = t.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
-            text.append(" (caused by ").append(cause.getClass().getName()).append(": ").append(cause.getMessage())
-                .append(')');
-        }
-        return text.toString();
     }
 
     static Map<String, Long> keyed(Map<Integer, Long> byPartition) {
@@ -631,14 +608,5 @@ public final class ClientSpoutRunner {
         } catch (ClassNotFoundException e) {
             return false;
         }
-    }
-
-    static String readAll(InputStream in) throws Exception {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        byte[] buffer = new byte[8192];
-        for (int n; (n = in.read(buffer)) > 0; ) {
-            bytes.write(buffer, 0, n);
-        }
-        return new String(bytes.toByteArray(), StandardCharsets.UTF_8);
     }
 }

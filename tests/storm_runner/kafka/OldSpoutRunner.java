@@ -71,10 +71,6 @@
  * throws ConnectionLossException. Nothing needs --add-opens: the reflection here is on classpath classes.
  */
 
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.PrintStream;
-import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -117,12 +113,11 @@ import org.json.simple.JSONValue;
 import org.json.simple.parser.JSONParser;
 import org.mockito.Mockito;
 
-public final class OldSpoutRunner {
+public final class OldSpoutRunner extends RunnerIO {
 
     static final String STORM_KAFKA = "org.apache.storm.kafka";
     static final Pattern STARTING = Pattern.compile("^Starting Kafka .* partition=(\\d+)\\} from offset (-?\\d+)$");
     static final Pattern NAMES_PARTITION = Pattern.compile("partition=(\\d+)\\}|/partition_(\\d+)\\b");
-    static final Pattern STORM_ID_TAIL = Pattern.compile("^(.*)-\\d+-\\d+$");
     static final int LOG_LINES = 200;
 
     /** What storm-kafka logs while a scenario runs (any thread), kept for that scenario's report. */
@@ -164,48 +159,9 @@ public final class OldSpoutRunner {
     static volatile Capture current;
 
     public static void main(String[] args) {
-        PrintStream out = System.out;
-        System.setOut(System.err);  // only our JSON line goes to the real stdout
-        List<Map<String, Object>> scenarios;
-        try {
-            String document = args.length == 0 || args[0].equals("-") ? readAll(System.in) : args[0];
-            Object parsed = new JSONParser().parse(document);
-            Object list = parsed instanceof Map ? ((Map<?, ?>) parsed).get("scenarios") : null;
-            if (!(list instanceof List) || ((List<?>) list).isEmpty()) {
-                throw new IllegalArgumentException("want {\"scenarios\": [ {...}, ... ]}");
-            }
-            scenarios = new ArrayList<>();
-            for (Object s : (List<?>) list) {
-                if (!(s instanceof Map)) {
-                    throw new IllegalArgumentException("a scenario is not an object: " + s);
-                }
-                @SuppressWarnings("unchecked") Map<String, Object> scenario = (Map<String, Object>) s;
-                scenarios.add(scenario);
-            }
-        } catch (Exception e) {
-            System.err.println("OldSpoutRunner: bad input: " + e);
-            System.exit(2);
-            return;
-        }
-        try {
-            captureStormKafkaLogs();
-            List<Object> results = new ArrayList<>();
-            for (Map<String, Object> scenario : scenarios) {
-                results.add(run(scenario));
-            }
-            Map<String, Object> document = new LinkedHashMap<>();
-            document.put("scenarios", results);
-            out.println(JSONValue.toJSONString(document));
-            out.flush();
-            if (out.checkError()) {
-                throw new IllegalStateException("could not write to stdout");
-            }
-        } catch (Throwable t) {
-            System.err.print("OldSpoutRunner failed: ");
-            t.printStackTrace(System.err);
-            System.exit(1);
-        }
-        System.exit(0);  // Curator's and ZooKeeper's threads would keep the JVM up
+        // Curator's and ZooKeeper's threads would keep the JVM up: runScenarios exits
+        runScenarios("OldSpoutRunner", args, document -> new JSONParser().parse(document),
+                     OldSpoutRunner::captureStormKafkaLogs, OldSpoutRunner::run, JSONValue::toJSONString);
     }
 
     // --- one scenario ------------------------------------------------------------------------------------------
@@ -223,25 +179,13 @@ public final class OldSpoutRunner {
 
         // The topology conf a worker hands open(): Storm's defaults, its ZooKeeper, the topology's name.
         Map<String, Object> conf = new HashMap<>(Utils.readDefaultConfig());
-        List<String> servers = new ArrayList<>();
-        Integer port = null;
-        for (String server : text(s, "zookeeper").split(",")) {
-            int colon = server.lastIndexOf(':');
-            int p = Integer.parseInt(server.substring(colon + 1).trim());
-            if (port != null && port != p) {
-                throw new IllegalArgumentException(name + ": Storm's conf has one ZooKeeper port for all servers");
-            }
-            port = p;
-            servers.add(server.substring(0, colon).trim());
-        }
+        ZooKeeperServers zookeeper = zooKeeperServers(name, text(s, "zookeeper"));
+        List<String> servers = zookeeper.hosts;
+        Integer port = zookeeper.port;
         conf.put(Config.STORM_ZOOKEEPER_SERVERS, servers);
         conf.put(Config.STORM_ZOOKEEPER_PORT, port);
         String topologyName = (String) s.get("topology_name");
-        if (topologyName == null) {
-            Matcher tail = STORM_ID_TAIL.matcher(stormId);
-            topologyName = tail.matches() ? tail.group(1) : stormId;
-        }
-        conf.put(Config.TOPOLOGY_NAME, topologyName);
+        conf.put(Config.TOPOLOGY_NAME, topologyName != null ? topologyName : topologyOf(stormId));
         if (s.get("conf") instanceof Map) {
             for (Map.Entry<?, ?> e : ((Map<?, ?>) s.get("conf")).entrySet()) {
                 conf.put((String) e.getKey(), e.getValue());
@@ -251,7 +195,7 @@ public final class OldSpoutRunner {
         SpoutConfig spoutConfig = new SpoutConfig(hosts(s, topic), topic, zkRoot, spoutId);
         if (s.get("spout_config") instanceof Map) {
             for (Map.Entry<?, ?> e : ((Map<?, ?>) s.get("spout_config")).entrySet()) {
-                set(spoutConfig, (String) e.getKey(), e.getValue());
+                setField(spoutConfig, (String) e.getKey(), e.getValue());
             }
         }
 
@@ -402,10 +346,6 @@ public final class OldSpoutRunner {
         return result;
     }
 
-    interface Step {
-        void run() throws Exception;
-    }
-
     /** Calls a spout method; false, with what it threw, if it threw (a worker would die there). */
     static boolean call(Capture capture, String what, Step step) {
         try {
@@ -441,28 +381,6 @@ public final class OldSpoutRunner {
             zkHosts.refreshFreqSecs = ((Number) hosts.get("refresh_secs")).intValue();
         }
         return zkHosts;
-    }
-
-    /** Sets a public field of SpoutConfig/KafkaConfig from a JSON value. */
-    static void set(SpoutConfig config, String fieldName, Object value) throws Exception {
-        Field f = SpoutConfig.class.getField(fieldName);
-        Class<?> type = f.getType();
-        Object v;
-        if (value == null) {
-            v = null;
-        } else if (type == int.class || type == Integer.class) {
-            v = ((Number) value).intValue();
-        } else if (type == long.class || type == Long.class) {
-            v = ((Number) value).longValue();
-        } else if (type == double.class || type == Double.class) {
-            v = ((Number) value).doubleValue();
-        } else if (type == boolean.class || type == Boolean.class || type == String.class || type == List.class) {
-            v = value;
-        } else {
-            throw new IllegalArgumentException("spout_config." + fieldName + ": a " + type.getName()
-                    + " is not set here");
-        }
-        f.set(config, v);
     }
 
     /** The children of path with their Stat; empty if path is absent. */
@@ -521,55 +439,9 @@ public final class OldSpoutRunner {
 
     // --- helpers ------------------------------------------------------------------------------------------------
 
-    static Object field(Object on, String name) {
-        for (Class<?> c = on.getClass(); c != null; c = c.getSuperclass()) {
-            try {
-                Field f = c.getDeclaredField(name);
-                f.setAccessible(true);
-                return f.get(on);
-            } catch (NoSuchFieldException e) {
-                // look in the superclass
-            } catch (IllegalAccessException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-        throw new IllegalStateException(on.getClass().getName() + " has no field " + name);
-    }
-
     static String partitionNamed(String text) {
         Matcher m = NAMES_PARTITION.matcher(text);
         return m.find() ? (m.group(1) != null ? m.group(1) : m.group(2)) : null;
-    }
-
-    /** Numbers in numeric order first, then other keys by name. */
-    static int byNumber(String a, String b) {
-        boolean na = a.matches("\\d+"), nb = b.matches("\\d+");
-        if (na && nb) {
-            return Long.compare(Long.parseLong(a), Long.parseLong(b));
-        }
-        return na != nb ? (na ? -1 : 1) : a.compareTo(b);
-    }
-
-    static String text(Map<String, Object> s, String key) {
-        Object v = s.get(key);
-        if (!(v instanceof String)) {
-            throw new IllegalArgumentException("scenario " + s.get("name") + ": " + key + " must be a string: " + v);
-        }
-        return (String) v;
-    }
-
-    static long number(Map<String, Object> s, String key, long otherwise) {
-        Object v = s.get(key);
-        return v instanceof Number ? ((Number) v).longValue() : otherwise;
-    }
-
-    static String readAll(InputStream in) throws Exception {
-        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        byte[] chunk = new byte[8192];
-        for (int n; (n = in.read(chunk)) > 0; ) {
-            buffer.write(chunk, 0, n);
-        }
-        return new String(buffer.toByteArray(), StandardCharsets.UTF_8);
     }
 
     /** storm-kafka's loggers (org.apache.storm.kafka.*) at INFO, into the current scenario's Capture; its WARNs and
