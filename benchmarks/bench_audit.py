@@ -47,8 +47,8 @@ def inspect_cli(zk: str, bootstrap: str) -> tuple[float, int]:
 
 
 def audit_run(zk: str, bootstrap: str, out: str) -> tuple[float, int, dict]:
-    from offctl.audit import AuditSettings, audit
-    from offctl.config import Connection
+    from offctl.faces.audit.job import AuditSettings, audit
+    from offctl.settings.connection import Connection
 
     conn = Connection(zk=zk, zk_roots=(ROOT,), bootstrap_servers=bootstrap)
     t0 = time.perf_counter()

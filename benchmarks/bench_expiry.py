@@ -8,10 +8,10 @@ import pathlib, sys, tempfile, time
 from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from offctl.adapters import servers
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.behaviour import Guarantee, SpoutProfile
 from offctl.core.model import Thresholds
-from offctl.inspect import Selection, inspect
+from offctl.pipeline import Selection, inspect
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 b = servers.start_broker(pathlib.Path(tempfile.mkdtemp()))

@@ -11,7 +11,7 @@ The floor is benchmarks/floor/Floor.java run on the same root: ZooKeeper's own J
 and multiReads their nodes, then bare ListOffsets ask the broker for the log start and end of each
 topic-partition the nodes name. The floor is its in-process time (the JVM's start-up left out, as issue 23
 asks); inspect is a new Python process, start-up included. A serve cycle is what serve does each interval
-before its render (offctl.exporter.run_cycle: inspect in process, then the window update), timed once the
+before its render (offctl.faces.serve.exporter.run_cycle: inspect in process, then the window update), timed once the
 windows are full (10 cycles). Every figure is the best of --repeat runs.
 
     .venv/bin/python benchmarks/bench_fleet.py [--sizes 20000,100000] [--repeat 3]
@@ -40,11 +40,11 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from bench_inspect import bench_servers, create_all
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.model import Thresholds
-from offctl.core.monitor import Monitor
-from offctl.exporter import cycle_budget, run_cycle
-from offctl.inspect import TIME_LAG_BUDGET_S, Selection
+from offctl.faces.serve.monitor import Monitor
+from offctl.faces.serve.exporter import cycle_budget, run_cycle
+from offctl.pipeline import TIME_LAG_BUDGET_S, Selection
 
 TOPICS = 10
 PARTITIONS = 100  # per topic, and per spout
@@ -130,7 +130,7 @@ def inspect_cli(zk: str, root: str, bootstrap: str, fleet: str, size: int) -> fl
 
 
 def serve_cycle(conn: Connection, monitor: Monitor) -> float:
-    """serve's own cycle (offctl.exporter.run_cycle), with its time-lag budget at the default --interval."""
+    """serve's own cycle (offctl.faces.serve.exporter.run_cycle), with its time-lag budget at the default --interval."""
     t0 = time.perf_counter()
     run_cycle(conn, Selection(), Thresholds(), monitor, cycle_budget(TIME_LAG_BUDGET_S, 30.0))
     return time.perf_counter() - t0

@@ -30,7 +30,7 @@ import time
 
 from offctl.core.analyze import analyze
 from offctl.core.model import PartitionLog, Snapshot, ZkNode
-from offctl.render import dumps, report_document
+from offctl.render.output import dumps, report_document
 
 ROOT = "/kafka-spouts"
 TOPICS = 10

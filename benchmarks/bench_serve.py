@@ -14,7 +14,7 @@ Targets (issue 15): inspect and a serve cycle within 4x of the floor; a cycle at
 
 --render N measures the /metrics render alone (issue 23), without servers: a fleet of N partitions built in
 memory (spouts of 100 partitions, each on its own topic, every partition lagging and moving each cycle), --cycles
-cycles of the window update and the render serve does after each, in a forked child (offctl.exporter.Rendered),
+cycles of the window update and the render serve does after each, in a forked child (offctl.faces.serve.exporter.Rendered),
 with scrapes through serve's answer while the child renders and after. It prints per cycle the exporter's own
 CPU for the render (the fork and the pipe read), the child's wall time, the child's peak RSS (pages it shares
 with the exporter included) and private memory (sampled from /proc every 50 ms), and the exporter's RSS after.
@@ -36,10 +36,10 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, generate_latest
 
 from bench_inspect import ROOT, bench_servers, seed
-from offctl.config import Connection
-from offctl.inspect import Selection, inspect
+from offctl.settings.connection import Connection
+from offctl.pipeline import Selection, inspect
 from offctl.core.model import Snapshot, Thresholds
-from offctl.core.monitor import Collector, Monitor
+from offctl.faces.serve.monitor import Collector, Monitor
 
 PARTITIONS = 100
 FLOOR = Path(__file__).parent / "floor" / "Floor.java"
@@ -123,7 +123,7 @@ def median(values: list[float]) -> float:
 def render_only(size: int, cycles: int) -> None:
     """The render, as serve does it after each cycle (in a forked child), and scrapes during and between renders."""
     from offctl.core.analyze import analyze
-    from offctl.exporter import Rendered, answer
+    from offctl.faces.serve.exporter import Rendered, answer
 
     monitor = Monitor()
     rendered = Rendered(monitor, log=lambda line: None, timeout_s=600.0)

@@ -23,8 +23,8 @@ from pathlib import Path
 OFFCTL = str(Path(sys.executable).with_name("offctl"))
 COMMANDS = [["--help"], ["inspect", "--help"], ["reset", "--help"], ["audit", "--help"], ["serve", "--help"],
             ["--version"]]
-HEAVY = ("offctl.audit", "offctl.adapters.spark", "pyspark", "offctl.exporter", "prometheus_client", "wsgiref",
-         "kazoo", "confluent_kafka", "offctl.reset", "offctl.sandbox")
+HEAVY = ("offctl.faces.audit.job", "offctl.adapters.spark", "pyspark", "offctl.faces.serve.exporter", "prometheus_client", "wsgiref",
+         "kazoo", "confluent_kafka", "offctl.repair.reset", "offctl.faces.sandbox")
 
 
 def wall(args: list[str], repeat: int) -> list[float]:

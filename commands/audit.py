@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 
 from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SAFETY_OPTIONS, SELECTION_OPTIONS,
                       SPOUT_OPTIONS, Given, check_confirmable, confirm_plans, connection, err_console, expiry_options,
@@ -91,9 +91,9 @@ def audit_command(
     """
     # Spark, the repair writer and their renderers load only when an audit runs (offctl --help, inspect and
     # the rest never pay for them)
-    from offctl.audit import AuditSettings, audit, exit_code, nothing_to_repair
-    from offctl.inspect import Estimates
-    from offctl.render import (outcome_document, outcome_errors, outcome_lines, write_audit_summary,
+    from offctl.faces.audit.job import AuditSettings, audit, exit_code, nothing_to_repair
+    from offctl.pipeline import Estimates
+    from offctl.render.output import (outcome_document, outcome_errors, outcome_lines, write_audit_summary,
                                write_json_stream, write_plan_table)
 
     with reported_errors():

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from offctl import settings
+from offctl.settings import configfile as settings
 
 from .help import Typer
 from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, MONITOR_OPTIONS, OUTPUT, SAFETY_OPTIONS,
@@ -71,7 +71,7 @@ def show_command(
         return
     from rich.table import Table
 
-    from offctl.render import table_console
+    from offctl.render.output import table_console
 
     console = table_console(sys.stdout)
     console.print(f"config file: {doc['config'] or '(none)'}; context: {doc['context'] or '(none)'}")

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from offctl.inspect import cyclic_gc_paused, exit_code, inspect
-from offctl.render import write_notes, write_report
+from offctl.pipeline import cyclic_gc_paused, exit_code, inspect
+from offctl.render.output import write_notes, write_report
 
 from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SELECTION_OPTIONS, SPOUT_OPTIONS,
                       Given, OutputFormat, connection, err_console, expiry_options, judged_by, reported_errors,

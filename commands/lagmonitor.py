@@ -1,6 +1,6 @@
 """offctl storm-kafka-monitor: Storm UI's lag script, answered by offctl (docs/storm-ui-lag.md).
 
-The command line after offctl's own options is KafkaOffsetLagUtil's, read as it reads it (offctl.core.lagutil); what
+The command line after offctl's own options is KafkaOffsetLagUtil's, read as it reads it (offctl.faces.stormui.args); what
 is printed and the exit code are the original's, so Storm UI reads them as it reads the original's: the JSON object,
 or one failure line, on stdout, exit 0; a refused command line, its message and the help on stdout, exit 1 (the UI
 then leaves the spout out). The `storm-kafka-monitor` program installed with offctl runs this command with every
@@ -29,7 +29,7 @@ CONTEXT_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "a
 def failure_lines() -> Iterator[None]:
     """An offctl error (the config file, a context, a client setting) as the original reports any failure: one line
     on stdout, exit 0, so that Storm UI shows it as the spout's errorInfo instead of leaving the spout out."""
-    from offctl.lagmonitor import failure_line
+    from offctl.faces.stormui.monitor import failure_line
 
     try:
         yield
@@ -56,8 +56,8 @@ def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
     old spout on StaticHosts. See docs/storm-ui-lag.md.
     """
     from offctl import STARTED
-    from offctl.core.lagutil import LagUsage, help_text, parse_args
-    from offctl.lagmonitor import MonitorSettings, answer_within
+    from offctl.faces.stormui.args import LagUsage, help_text, parse_args
+    from offctl.faces.stormui.monitor import MonitorSettings, answer_within
 
     query = parse_args(list(ctx.args))
     if isinstance(query, LagUsage):

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from offctl.errors import UsageError
-from offctl.settings import SANDBOX, sandbox_context
+from offctl.settings.configfile import SANDBOX, sandbox_context
 from offctl.inputs import check_quiet_period, printable, secret
 
 from .config import show_document
@@ -61,9 +61,9 @@ def _context_given(given: Given, context) -> Given:
 
 def _run(name: str, given: Given, chosen):
     """One resolved run: its connection (every root it names is read), what `fleet` reads, how it judges."""
-    from offctl.inspect import Selection, validate
-    from offctl.mcpserver import Run
-    from offctl.reset import Safety
+    from offctl.pipeline import Selection, validate
+    from offctl.faces.mcp.server import Run
+    from offctl.repair.reset import Safety
 
     conn = connection(given)
     conn = replace(conn, default_roots=False, default_trident_roots=False)  # fleet reads every root it names
@@ -127,9 +127,9 @@ def mcp_command(
       offctl mcp --context prod
       OFFCTL_MCP_TOKEN=$(cat token) offctl mcp --context prod --http 0.0.0.0:8765
     """
-    from offctl.mcpplans import PlanStore
-    from offctl.mcpserver import build_server, http_listener, serve_http
-    from offctl.mcpwrites import register_plan_tools
+    from offctl.faces.mcp.plans import PlanStore
+    from offctl.faces.mcp.server import build_server, http_listener, serve_http
+    from offctl.faces.mcp.writes import register_plan_tools
 
     with reported_errors():
         host, port = parse_http(http) if http is not None else (None, None)

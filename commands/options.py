@@ -22,8 +22,8 @@ import typer
 import typer.main
 from rich.console import Console
 
-from offctl import settings
-from offctl.config import Connection, parse_kafka_config
+from offctl.settings import configfile as settings
+from offctl.settings.connection import Connection, parse_kafka_config
 from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT, FirstPoll, Guarantee, Isolation
 from offctl.core.expiry import HORIZON_S
 from offctl.core.model import duration
@@ -42,7 +42,7 @@ OUTPUT = "Output"
 SAFETY = "Safety"
 MONITOR = "Storm UI"
 
-TIME_LAG_BUDGET_S = 5.0  # offctl.inspect.TIME_LAG_BUDGET_S, inspect's default --time-lag-budget (not imported: it
+TIME_LAG_BUDGET_S = 5.0  # offctl.pipeline.TIME_LAG_BUDGET_S, inspect's default --time-lag-budget (not imported: it
 # would load the read path for every command)
 
 
@@ -362,7 +362,7 @@ class Given:
         return given
 
     def _from_config(self) -> None:
-        """Below the flags and the environment, the chosen context's settings (offctl/settings.py)."""
+        """Below the flags and the environment, the chosen context's settings (offctl/settings/configfile.py)."""
         path, named = settings.config_path(self.values.get("config"), os.environ)
         self.config = settings.load(path, named)
         self.context = settings.choose(self.config, self.values.get("context"), os.environ)
@@ -517,7 +517,7 @@ def connection(given: Given) -> Connection:
 def _rehearsal(zk: str | None, bootstrap_servers: str | None) -> None:
     """A rehearsal shell (OFFCTL_SANDBOX=1) reaches the running sandbox and nothing else: a flag or a variable set
     after `eval "$(offctl sandbox env)"` that points elsewhere is refused before anything connects."""
-    from offctl.sandbox import active, foreign_servers
+    from offctl.settings.sandbox import active, foreign_servers
 
     sandbox = active()
     foreign = foreign_servers(sandbox, zk, bootstrap_servers)
@@ -548,7 +548,7 @@ def reported_errors() -> Iterator[None]:
 
 def safety(given: Given, execute: bool | None = None):
     """The write's safety settings (reset, restore, migrate, delete; audit --repair has its own --execute)."""
-    from offctl.reset import Safety
+    from offctl.repair.reset import Safety
 
     defaults = Safety()
     return Safety(execute=given.execute if execute is None else execute,
@@ -585,7 +585,7 @@ class Confirmation:
     def __call__(self, plans) -> bool:
         if self.yes:
             return True
-        from offctl.render import table_console
+        from offctl.render.output import table_console
 
         self.shown = self.output == "table"
         return confirm_plans(False, plans, table_console(sys.stdout) if self.shown else err_console, conn=self.conn)
@@ -595,9 +595,9 @@ def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = N
     """Show the plans (on stderr unless `console` says where) and ask once whether to write them."""
     if yes:
         return True
-    from offctl.render import confirm_question, write_plan_table
-    from offctl.reset import Outcome
-    from offctl.sandbox import is_sandbox
+    from offctl.render.output import confirm_question, write_plan_table
+    from offctl.repair.reset import Outcome
+    from offctl.settings.sandbox import is_sandbox
 
     for plan in plans:
         write_plan_table(Outcome(plan), console or err_console)
@@ -740,21 +740,21 @@ def client_profile(client_release: str, first_poll: FirstPoll | str):
 
 def selection(given: Given):
     """What to read, from the selection options by name."""
-    from offctl.inspect import Selection
+    from offctl.pipeline import Selection
 
     return Selection(tuple(given.spout or ()), tuple(given.group or ()), given.topic, given.get("all_groups", False),
                      tridents=tuple(given.trident or ()))
 
 
 def expiry_options(given: Given):
-    from offctl.inspect import ExpiryOptions
+    from offctl.pipeline import ExpiryOptions
 
     return ExpiryOptions(given.commit_expiry_horizon, given.offsets_retention_minutes)
 
 
 def estimates(given: Given):
     """What the reads after the analysis are told (inspect.Estimates): the time-lag budget and the expiry options."""
-    from offctl.inspect import Estimates
+    from offctl.pipeline import Estimates
 
     return Estimates(given.time_lag_budget, expiry_options(given))
 
@@ -762,7 +762,7 @@ def estimates(given: Given):
 def reading(given: Given):
     """The connection, selection and spout settings of a command that reads like inspect (serve, watch),
     checked before anything connects."""
-    from offctl.inspect import validate
+    from offctl.pipeline import validate
 
     conn, chosen = connection(given), selection(given)
     validate(conn, chosen)

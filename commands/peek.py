@@ -9,8 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from offctl.core.targets import parse_partitions
-from offctl.peek import MAX_COUNT, exit_code, peek
-from offctl.render import write_peek
+from offctl.faces.peek import MAX_COUNT, exit_code, peek
+from offctl.render.output import write_peek
 
 from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, OUTPUT, SELECTION, SELECTION_OPTIONS, SPOUT_OPTIONS, Given,
                       OutputFormat, connection, err_console, estimates, judged_by, reported_errors, seconds, selection,

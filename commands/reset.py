@@ -1,4 +1,4 @@
-"""offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer (offctl.reset,
+"""offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer (offctl.repair.reset,
 imported when one of them runs: other commands do not pay for it)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 if TYPE_CHECKING:
-    from offctl.reset import Outcome
+    from offctl.repair.reset import Outcome
 
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
-from offctl.render import outcome_errors, write_outcome, write_outcomes
+from offctl.render.output import outcome_errors, write_outcome, write_outcomes
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.inputs import parse_seconds
 
 from .options import (CONNECTION_OPTIONS, SAFETY, SAFETY_OPTIONS, SELECTION, SPOUT_OPTIONS, Confirmation, Given,
@@ -46,7 +46,7 @@ def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, 
     for outcome in outcomes:
         for line in outcome_errors(outcome):
             err_console.print(f"offctl: {line}")
-    from offctl.reset import outcome_exit_code, outcomes_exit_code
+    from offctl.repair.reset import outcome_exit_code, outcomes_exit_code
 
     raise typer.Exit(outcomes_exit_code(outcomes) if many else outcome_exit_code(outcomes[0]))
 
@@ -135,7 +135,7 @@ def reset_command(
       offctl reset ... --to earliest --execute               # apply; prints the backup
       offctl reset ... --group a --group b --topic orders:0-3 --by-duration PT30M
     """
-    from offctl.reset import ResetRequest, reset
+    from offctl.repair.reset import ResetRequest, reset
 
     with reported_errors():
         confirm, conn = _writing(given, output)
@@ -173,7 +173,7 @@ def restore_command(
         --zk zk1:2181 --bootstrap-servers k1:9092 --execute
     """
     from offctl.adapters.backup import load_backup
-    from offctl.reset import restore
+    from offctl.repair.reset import restore
 
     with reported_errors():
         confirm, conn = _writing(given, output)
@@ -200,7 +200,7 @@ def migrate_command(
       offctl migrate --zk zk1:2181 --zk-root /kafka-spouts --spout orders \\
         --bootstrap-servers k1:9092 --group orders-spout --topology-id orders-7-1763780000
     """
-    from offctl.reset import migrate
+    from offctl.repair.reset import migrate
 
     with reported_errors():
         confirm, conn = _writing(given, output)
@@ -232,7 +232,7 @@ def delete_command(
     Example:
       offctl delete --zk zk1:2181 --zk-root /kafka-spouts --spout shared-id --record-topic payments
     """
-    from offctl.reset import delete
+    from offctl.repair.reset import delete
 
     with reported_errors():
         confirm, conn = _writing(given, output)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from offctl import sandbox as sb
+    from offctl.settings import sandbox as state
 
 from .help import Typer
 from .options import err_console, reported_errors
@@ -17,7 +17,7 @@ app = Typer(name="sandbox", no_args_is_help=True, rich_markup_mode=None,
             help="A local ZooKeeper and Apache Kafka with a seeded fleet, for trying offctl.")
 
 
-def _describe(s: sb.Sandbox) -> None:
+def _describe(s: state.Sandbox) -> None:
     from offctl.adapters.servers import KAFKA
 
     alive = s.running
@@ -40,7 +40,7 @@ def up_command() -> None:
     Example:
       offctl sandbox up && offctl sandbox seed && offctl inspect
     """
-    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.faces import sandbox as sb  # imported when a sandbox command runs: it starts servers
 
     with reported_errors():
         sandbox, started = sb.up()
@@ -56,10 +56,11 @@ def seed_command() -> None:
     Example:
       offctl sandbox seed && offctl inspect --lag-threshold 5
     """
-    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.faces import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.settings import sandbox as state
 
     with reported_errors():
-        sandbox = sb.active()
+        sandbox = state.active()
         if sandbox is None:
             err_console.print("offctl: no sandbox is running: start it with `offctl sandbox up`")
             raise typer.Exit(3)
@@ -78,9 +79,9 @@ def status_command() -> None:
     Example:
       offctl sandbox status
     """
-    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.settings import sandbox as state
 
-    sandbox = sb.load()
+    sandbox = state.load()
     if sandbox is None:
         typer.echo("no sandbox: start one with `offctl sandbox up`")
         raise typer.Exit(3)
@@ -101,15 +102,15 @@ def env_command() -> None:
     Example:
       eval "$(offctl sandbox env)" && offctl reset --spout legacy-clicks --to earliest
     """
-    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.settings import sandbox as state
 
-    sandbox = sb.active()
+    sandbox = state.active()
     if sandbox is None:
         err_console.print("offctl: no sandbox is running: start it with `offctl sandbox up` (the lines printed "
                           "make a shell that evaluates them refuse every server)")
-        typer.echo(sb.no_sandbox_script(), nl=False)
+        typer.echo(state.no_sandbox_script(), nl=False)
         raise typer.Exit(3)
-    typer.echo(sb.env_script(sandbox), nl=False)
+    typer.echo(state.env_script(sandbox), nl=False)
 
 
 @app.command("down")
@@ -120,7 +121,7 @@ def down_command() -> None:
     Example:
       offctl sandbox down
     """
-    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.faces import sandbox as sb  # imported when a sandbox command runs: it starts servers
 
     with reported_errors():
         sandbox = sb.down()
@@ -144,10 +145,11 @@ def topology_command(
     Example:
       offctl sandbox topology stop orders-etl && offctl reset --spout orders-etl --to earliest
     """
-    from offctl import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.faces import sandbox as sb  # imported when a sandbox command runs: it starts servers
+    from offctl.settings import sandbox as state
 
     with reported_errors():
-        sandbox = sb.active()
+        sandbox = state.active()
         if sandbox is None:
             err_console.print("offctl: no sandbox is running: start it with `offctl sandbox up`")
             raise typer.Exit(3)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from offctl.config import DEFAULT_LISTEN
+from offctl.settings.connection import DEFAULT_LISTEN
 from offctl.inputs import printable
 
 from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, Given, err_console,
@@ -39,7 +39,7 @@ def serve_command(
       offctl serve --zk zk1:2181 --zk-root /kafka-spouts --bootstrap-servers k1:9092 \\
         --group orders-spout --listen 0.0.0.0:9717 --interval 30
     """
-    from offctl.exporter import serve  # the HTTP server and prometheus_client load only when serving
+    from offctl.faces.serve.exporter import serve  # the HTTP server and prometheus_client load only when serving
 
     with reported_errors():
         conn, selection, thresholds = reading(given)

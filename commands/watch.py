@@ -34,8 +34,8 @@ def watch_command(
     from rich.live import Live
     from rich.text import Text
 
-    from offctl.exporter import watch  # the exporter's modules load only when watching
-    from offctl.render import table_console, watch_table
+    from offctl.faces.serve.exporter import watch  # the exporter's modules load only when watching
+    from offctl.render.output import table_console, watch_table
 
     with reported_errors():
         conn, selection, thresholds = reading(given)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from offctl.audit import FILES
+from offctl.faces.audit.job import FILES
 from offctl.core.findings import CATALOGUE
 from tests import seeds
 from tests.conftest import storm_record
@@ -355,7 +355,7 @@ def test_spark_submit_runs_the_audit(fleet, tmp_path):
     """spark-submit on a local master. spark-submit merges its Python driver's stderr into its stdout; the
     entry script sends offctl's messages to spark-submit's own stderr, so stdout stays data."""
     flags, _ = fleet
-    import offctl.spark_submit as entry
+    import offctl.faces.audit.spark_submit as entry
     from pyspark.find_spark_home import _find_spark_home
 
     submit = Path(_find_spark_home()) / "bin" / "spark-submit"
@@ -371,8 +371,8 @@ def test_spark_submit_runs_the_audit(fleet, tmp_path):
 def test_progress_reports_tasks_of_each_phase(spark, fleet39, zk_server, kafka39):
     from contextlib import contextmanager
 
-    from offctl.audit import AuditSettings, audit
-    from offctl.config import Connection
+    from offctl.faces.audit.job import AuditSettings, audit
+    from offctl.settings.connection import Connection
 
     seen: dict[str, tuple[int, int]] = {}
 
@@ -428,7 +428,7 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
     """Issue 22: the audit reads what inspect reads. A topic name Kafka cannot have is never sent to the
     broker: it is a topic with no log, as in inspect's read of the whole cluster's metadata (UNKNOWN_TOPIC),
     and the healthy spout in the same task keeps its lag. Nothing is partial: exit 1, as inspect."""
-    from offctl.audit_tasks import plan_chunks
+    from offctl.faces.audit.tasks import plan_chunks
 
     flags, seeded = odd_fleet
     spouts = [f"{i}-{w}" for i, w in enumerate(seeded["odd"])] + [f"{i}{HEALTHY}" for i in range(len(seeded["odd"]))]
@@ -454,7 +454,7 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
 def test_repair_plans_trident_spouts_as_reset_trident_does(cli, spark, zk, zk_server, kafka, names, tmp_path):
     """Issue 27: a Trident spout out of range crashed the repair (an assert, exit 1). It is planned through the
     same reset as `offctl reset --trident ID --trident-root ROOT`, dry run and --execute --yes."""
-    from offctl.sandbox import client_trident_meta, trident_meta
+    from offctl.faces.sandbox import client_trident_meta, trident_meta
 
     topic = kafka.filled_topic(names("orders"), 2, 10)
     root, storm = names.root + "/transactional", names.root + "/storm"

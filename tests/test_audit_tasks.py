@@ -1,4 +1,4 @@
-"""What an audit task hands back (offctl.audit) on plain data: inspect's figures per partition and consumer (time lag,
+"""What an audit task hands back (offctl.faces.audit.job) on plain data: inspect's figures per partition and consumer (time lag,
 retention headroom, commit expiry), the fleet's extremes in the tally, and the history's estimate standing in only
 where the message gave no time lag. tests/test_audit_e2e.py runs the audit against the real ZooKeeper and broker and
 compares these figures with inspect's."""
@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from offctl.audit_tasks import TASK_KEYS, chunk_outputs, with_history, without_history
+from offctl.faces.audit.tasks import TASK_KEYS, chunk_outputs, with_history, without_history
 from offctl.core.expiry import Expiry
 from offctl.core.history import Observation
 from offctl.core.model import (KAFKA, ZOOKEEPER, ConsumerKey, ConsumerSummary, Headroom, OffsetRecord, PartitionRow,
                                Report, TimeLag)
-from offctl.render import report_document
+from offctl.render.output import report_document
 
 NOW = 1_763_776_800_000
 SPOUT, GROUP = ConsumerKey(ZOOKEEPER, "orders", "/spouts"), ConsumerKey(KAFKA, "orders-client")

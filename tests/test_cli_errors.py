@@ -294,7 +294,7 @@ def test_json_schema_is_stable():
     with a new document_version, which the contract says. Version 2 moved each code's hint to `hints`."""
     from offctl.core.analyze import analyze
     from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
-    from offctl.render import report_document
+    from offctl.render.output import report_document
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 1), 4, 1700000000000)
     snapshot = Snapshot(0, (node,), (KafkaCommit("g", "t", 0, 9, None),),
@@ -376,12 +376,12 @@ def test_shell_completion_is_offered(cli, monkeypatch):
 
 def test_a_command_loads_only_the_modules_it_uses():
     """Issue 23, start-up: the command line alone (and so `offctl inspect`) loads no Spark, exporter, HTTP server,
-    writer (offctl.reset) or sandbox modules; the commands that use them load them when they run
+    writer (offctl.repair.reset) or sandbox modules; the commands that use them load them when they run
     (benchmarks/bench_startup.py measures it)."""
     probe = ("import sys, offctl.commands.app; "
              "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('pyspark', 'prometheus_client', 'wsgiref') or m in ('offctl.audit', 'offctl.adapters.spark', "
-             "'offctl.exporter', 'offctl.core.monitor', 'offctl.reset', 'offctl.sandbox'))))")
+             "('pyspark', 'prometheus_client', 'wsgiref') or m in ('offctl.faces.audit.job', 'offctl.adapters.spark', "
+             "'offctl.faces.serve.exporter', 'offctl.faces.serve.monitor', 'offctl.repair.reset', 'offctl.faces.sandbox'))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []
 
@@ -418,9 +418,9 @@ def test_main_gives_back_the_signal_handlers_and_mask_it_found():
 
 
 @pytest.mark.parametrize("argv, where", [
-    (["inspect", "--zk", "127.0.0.1:1", "--zk-root", "/r"], "offctl.inspect.validate"),
+    (["inspect", "--zk", "127.0.0.1:1", "--zk-root", "/r"], "offctl.pipeline.validate"),
     (["reset", "--zk", "127.0.0.1:1", "--zk-root", "/r", "--spout", "s", "--bootstrap-servers", "127.0.0.1:1",
-      "--to", "earliest"], "offctl.reset.reset"),
+      "--to", "earliest"], "offctl.repair.reset.reset"),
 ])
 def test_an_unexpected_exception_is_exit_70_with_one_line_then_the_traceback(argv, where, capsys, monkeypatch):
     """A bug is never exit 1 (findings, to cron) nor 2: one line saying it is one, the traceback after it."""

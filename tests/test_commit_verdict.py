@@ -107,7 +107,7 @@ def test_the_backups_after_image_is_the_commit_the_broker_kept(tmp_path, read_ba
     from offctl.adapters.backup import load_backup, write_backup
     from offctl.core.model import KAFKA
     from offctl.core.plan import Change, Plan
-    from offctl.reset import _keep_after_image
+    from offctl.repair.reset import _keep_after_image
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "to 5", (Change("t", 0, 3, 5, after_metadata=META),
                                                            Change("t", 1, 3, 6, after_metadata=META)), 0,
@@ -126,7 +126,7 @@ def test_the_backups_after_image_is_the_commit_the_broker_kept(tmp_path, read_ba
 def test_a_backup_that_cannot_be_rewritten_is_said_in_a_note(tmp_path, monkeypatch):
     import errno
 
-    from offctl import reset
+    from offctl.repair import reset
     from offctl.adapters.backup import write_backup
     from offctl.core.model import KAFKA
     from offctl.core.plan import Change, Plan

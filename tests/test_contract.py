@@ -13,7 +13,7 @@ from offctl.core.analyze import analyze
 from offctl.commands.app import app
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import KafkaCommit, PartitionLog, Snapshot
-from offctl.render import report_document
+from offctl.render.output import report_document
 from tests.conftest import storm_record
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -152,8 +152,8 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
     from offctl.core.cost import plan_cost
     from offctl.core.model import KAFKA, ConsumerKey, MessageRead
     from offctl.core.plan import Change, Plan
-    from offctl.render import outcome_document
-    from offctl.reset import Outcome
+    from offctl.render.output import outcome_document
+    from offctl.repair.reset import Outcome
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)
     plan = Plan("reset", plan.key, plan.target, plan.changes, 0,

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.audit_tasks import with_history
+from offctl.faces.audit.tasks import with_history
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import (Guarantee, SpoutProfile, StormKafkaClient, commit_behaviour,
                                    default_commit_period_ms)
 from offctl.core.history import OK, STALL, Observation, evaluate
 from offctl.core.model import Snapshot, Thresholds
-from offctl.core.monitor import Monitor
-from offctl.render import partition_dict
+from offctl.faces.serve.monitor import Monitor
+from offctl.render.output import partition_dict
 from tests.test_analyze import RUNNING, cluster, commit, rec
 
 SEC = 1000

@@ -1,4 +1,4 @@
-"""offctl.core.javaprops: the -c properties file and -s/-m of storm-kafka-monitor, as librdkafka settings.
+"""offctl.faces.stormui.javaprops: the -c properties file and -s/-m of storm-kafka-monitor, as librdkafka settings.
 
 The reader's rows were checked once against the JDK (OpenJDK 17 java.util.Properties.store and .load, and a
 java.io.StreamTokenizer set up as Kafka's JaasConfig does: clients/src/main/java/org/apache/kafka/common/security/
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.javaprops import (
+from offctl.faces.stormui.javaprops import (
     jaas_section,
     PLAIN_MODULE,
     SCRAM_MODULE,

@@ -111,10 +111,10 @@ def test_parts_cut_the_report_by_profile_and_leave_a_plain_run_whole():
 
 
 def test_retention_and_commit_expiry_findings_follow_each_consumers_profile():
-    """The reads after the analysis (offctl.inspect): RETENTION_RISK by each profile's horizon, COMMIT_EXPIRY_RISK
+    """The reads after the analysis (offctl.pipeline): RETENTION_RISK by each profile's horizon, COMMIT_EXPIRY_RISK
     only for the groups whose profile's commit can age (AT_LEAST_ONCE), the other skipped with its profile named."""
     from offctl.core.model import LogMessage, MessageRead, TopicRetention
-    from offctl.inspect import ExpiryOptions, with_commit_expiry, with_time_lags
+    from offctl.pipeline import ExpiryOptions, with_commit_expiry, with_time_lags
     from tests.test_retention import Store
 
     H = 3_600_000

@@ -1,4 +1,4 @@
-"""offctl.core.lagdoc: the monitor's answer for Storm UI, over plain data (the analysis runs, no servers).
+"""offctl.render.lagdoc: the monitor's answer for Storm UI, over plain data (the analysis runs, no servers).
 
 Each row's id names the Storm source deciding offctl's lag where it differs from KafkaOffsetLagUtil's (KOLU:
 lag = logHeadOffset - consumerCommittedOffset, committed -1 where none). The commits of the running topology and of
@@ -12,7 +12,9 @@ import json
 
 import pytest
 
-from offctl.core import judge, lagdoc
+from offctl.core import judge
+
+from offctl.render import lagdoc
 from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, PartitionLog, Snapshot, Thresholds
 from offctl.core.profiles import Profile, Profiles

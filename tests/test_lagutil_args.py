@@ -1,4 +1,4 @@
-"""offctl.core.lagutil: storm-kafka-monitor's command line, as KafkaOffsetLagUtil reads it.
+"""offctl.faces.stormui.args: storm-kafka-monitor's command line, as KafkaOffsetLagUtil reads it.
 
 KOLU = apache/storm external/storm-kafka-monitor/src/main/java/org/apache/storm/kafka/monitor/KafkaOffsetLagUtil.java;
 cli = apache/commons-cli src/main/java/org/apache/commons/cli/DefaultParser.java@cli-1.3.1. Each row's id names the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.lagutil import LagQuery, LagUsage, java_split, parse_args
+from offctl.faces.stormui.args import LagQuery, LagUsage, java_split, parse_args
 
 NEW = ["-t", "t1", "-g", "grp", "-b", "h1:9092"]
 OLD_R = ["-o", "-t", "t1", "-z", "zk1:2181,", "-n", "/root/spout", "-r", "/brokers"]
@@ -247,7 +247,7 @@ def test_the_tokenizer_agrees_with_commons_cli(tmp_path):
     import subprocess
     from pathlib import Path
 
-    from offctl.core import lagutil
+    from offctl.faces.stormui import args as lagutil
     if shutil.which("javac") is None or not Path(COMMONS_CLI).exists():  # `java File.java` needs the JDK's compiler
         pytest.skip(f"needs a JDK (javac) and {COMMONS_CLI} (Debian's libcommons-cli-java)")
     options = ",".join(f'{{"{s}","{lng}","{int(arg)}"}}' for s, lng, arg in lagutil.OPTIONS)

@@ -1,5 +1,6 @@
-"""The import graph of offctl/ and commands/ (STYLE.md, "Layout that shows the architecture"): no cycle between
-modules, and no import from a lower layer up to a higher one.
+"""The import graph of offctl/ and commands/ (STYLE.md, "Layout that shows the architecture"; the picture is
+docs/architecture.md): no cycle between modules, no import from a lower floor up to a higher one, and no flat bin
+of modules at the top of offctl/.
 
 Read from the source with ast, nothing imported: every `import` and `from ... import` of the tree, at module level
 or inside a function (a function-level import is still a dependency, only a later one), relative ones resolved.
@@ -14,17 +15,20 @@ and, for the cycle check only, so is the import Python makes of each enclosing p
 (importing offctl.core.model runs offctl/__init__.py and offctl/core/__init__.py first). The __init__ files import
 nothing today, so these edges close no cycle; one that imported its own submodules would.
 
-Layers, lowest first; a module imports from its own layer or lower ones:
+Floors, lowest first, by folder; a module imports from its own floor or lower ones:
 
 0. foundation: offctl (the package's __init__: the version), offctl.errors (the one error hierarchy),
-   offctl.inputs (checks of hostile input), offctl.interrupts (Ctrl-C and SIGTERM), offctl.config (the connection
-   a command describes). Leaves every other layer may use.
-1. offctl.core: the pure core (records, findings, lag, plans). Imports the core and the foundation only.
-2. offctl.adapters: the outside world (ZooKeeper, Kafka, Spark, files), returning core types.
-3. the library's top: every other module of offctl/ (inspect's pipeline, audit, reset, render, exporter, sandbox,
-   peek, reference, and what is added there), which the faces call.
-4. the faces: offctl.commands (the Typer layer) and the entry points that run it: offctl.__main__ (`offctl`,
-   `python -m offctl`) and offctl.spark_submit (the script spark-submit runs: `offctl audit` on a cluster).
+   offctl.inputs (checks of hostile input), offctl.interrupts (Ctrl-C and SIGTERM). Leaves every floor may use.
+1. offctl/core/: the pure core (records, Storm's behaviour, the rules, lag, estimates, plans).
+2. offctl/adapters/: the outside world (ZooKeeper, Kafka, Spark, files, HTTP), returning core types.
+3. the library every face shares: offctl.ports (the stores' Protocols), offctl/settings/ (settings resolved
+   once), offctl.pipeline (the one read-analyze-estimate call), offctl/repair/ (the repairs and their one
+   writer), offctl/render/ (the one renderer).
+4. the faces: offctl/faces/ (serve and watch, Storm UI's monitor, mcp, audit, peek, sandbox, reference),
+   offctl.commands (the Typer layer) and offctl.__main__ (`offctl`, `python -m offctl`).
+
+Inside floor 3, settings and ports come before the pipeline, the pipeline before repair, and none of them
+imports render (render reads the result objects; the library never formats).
 """
 
 from __future__ import annotations
@@ -36,9 +40,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = {"offctl": ROOT / "offctl", "offctl.commands": ROOT / "commands"}
-FOUNDATION = {"offctl", "offctl.errors", "offctl.inputs", "offctl.interrupts", "offctl.config"}
-ENTRY_POINTS = {"offctl.__main__", "offctl.spark_submit"}
+FOUNDATION = {"offctl", "offctl.errors", "offctl.inputs", "offctl.interrupts"}
+FLOORS = (  # (floor, the module or folder), by dotted name
+    (1, "offctl.core"), (2, "offctl.adapters"),
+    (3, "offctl.ports"), (3, "offctl.settings"), (3, "offctl.pipeline"), (3, "offctl.repair"), (3, "offctl.render"),
+    (4, "offctl.faces"), (4, "offctl.commands"), (4, "offctl.__main__"))
 LAYERS = ("foundation", "core", "adapters", "library", "faces")
+# Within the library floor, what each room may import of the others (render is imported by faces only).
+LIBRARY_ORDER = {"offctl.ports": set(), "offctl.settings": set(), "offctl.render": {"offctl.settings"},
+                 "offctl.pipeline": {"offctl.ports", "offctl.settings"},
+                 "offctl.repair": {"offctl.ports", "offctl.settings", "offctl.pipeline"}}
+TOP_MODULES_AT_MOST = 8
 
 
 def modules() -> dict[str, Path]:
@@ -53,13 +65,18 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def layer(module: str) -> int:
+def room(module: str) -> tuple[int, str] | None:
+    """(floor, the module or folder it belongs to); None for a module no floor names."""
     if module in FOUNDATION:
-        return 0
-    for i, prefix in ((1, "offctl.core"), (2, "offctl.adapters"), (4, "offctl.commands")):
+        return 0, module
+    for floor, prefix in FLOORS:
         if module == prefix or module.startswith(prefix + "."):
-            return i
-    return 4 if module in ENTRY_POINTS else 3
+            return floor, prefix
+    return None
+
+
+def layer(module: str) -> int:
+    return room(module)[0]
 
 
 def imports(module: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
@@ -138,10 +155,10 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_tree_is_read():
     g = graph()
-    assert {"offctl.inspect", "offctl.core.model", "offctl.adapters.kafka", "offctl.commands.app"} <= set(g)
+    assert {"offctl.pipeline", "offctl.core.model", "offctl.adapters.kafka", "offctl.commands.app"} <= set(g)
     # function-level and relative imports are seen: inspect opens the adapters inside a function, the commands
     # import their options relatively
-    assert "offctl.adapters.kafka" in {m for m, _ in g["offctl.inspect"]}
+    assert "offctl.adapters.kafka" in {m for m, _ in g["offctl.pipeline"]}
     assert "offctl.commands.options" in {m for m, _ in g["offctl.commands.app"]}
     assert "offctl.commands.app" in {m for m, _ in g["offctl.__main__"]}
 
@@ -154,6 +171,29 @@ def test_no_import_cycle_between_modules():
     assert not found, "import cycles: " + "; ".join(
         " <-> ".join(c) + " (" + ", ".join(f"{m} -> {t} line {line}" for m in c for t, line in g[m] if t in c) + ")"
         for c in found)
+
+
+def test_every_module_is_on_a_floor():
+    """A new module goes in a folder the floors name (docs/architecture.md, "Where a new thing goes")."""
+    assert [m for m in graph() if room(m) is None] == []
+
+
+def test_no_flat_bin_at_the_top_of_offctl():
+    top = sorted(p.name for p in (ROOT / "offctl").glob("*.py"))
+    assert len(top) <= TOP_MODULES_AT_MOST, top
+
+
+def test_the_library_rooms_import_in_their_order():
+    """settings and ports first, then the pipeline, then repair; render from the result objects, imported by the
+    faces only."""
+    wrong = []
+    for m, targets in graph().items():
+        here = room(m)
+        for t, line in targets:
+            there = room(t)
+            if here[0] == there[0] == 3 and here[1] != there[1] and there[1] not in LIBRARY_ORDER[here[1]]:
+                wrong.append(f"{m} imports {t} at line {line}")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_no_import_from_a_lower_layer_up_to_a_higher_one():

@@ -1,6 +1,6 @@
-"""offctl.mcpplans with plain data: how a plan is bound to the state it saw, how apply compares it with the state
+"""offctl.faces.mcp.plans with plain data: how a plan is bound to the state it saw, how apply compares it with the state
 read again just before the write, and every refusal. The store is an in-memory ZooKeeper behind the real safe
-writer (offctl.reset._execute_all: backup, audit log, versioned write, read-back); the servers are
+writer (offctl.repair.reset._execute_all: backup, audit log, versioned write, read-back); the servers are
 test_mcpplans_e2e's."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.guards import GuardFacts, with_guards
 from offctl.core.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
 from offctl.core.plan import plan_zookeeper
 from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError, WriteConflict
-from offctl.mcpplans import (DECLINED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, Seen, State, _target, apply,
+from offctl.faces.mcp.plans import (DECLINED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, Seen, State, _target, apply,
                              command_line, compare)
-from offctl.reset import _execute_all
+from offctl.repair.reset import _execute_all
 
 TOPOLOGY = "orders-1-1700000000"
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
@@ -61,7 +61,7 @@ class World:
 
     def call(self, target: Target = Target("shift", by=1), scope: Scope = Scope(partitions=frozenset({0}))):
         """The library call a plan re-runs, over this world: read, plan, guard, and (executing) confirm and
-        write, as offctl.reset.reset does."""
+        write, as offctl.repair.reset.reset does."""
         def call(safety, confirm):
             plan = plan_zookeeper(SPOUT, self.read(), CLUSTER, target, scope=scope, captured_ms=0)
             facts = GuardFacts(topology_ids=frozenset({TOPOLOGY}), running=self.running, now_ms=0,

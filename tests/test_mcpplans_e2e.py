@@ -1,4 +1,4 @@
-"""offctl.mcpplans against the real ZooKeeper and Apache Kafka: plans made and applied as the MCP face's tools make
+"""offctl.faces.mcp.plans against the real ZooKeeper and Apache Kafka: plans made and applied as the MCP face's tools make
 and apply them, with the human's answer given by a function (the face asks through MCP elicitation).
 
 Kafka keeps a commit's metadata as it is sent: a group reset or migrate is written with --topology-id's Storm
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.model import ZOOKEEPER
 from offctl.core.storm import commit_metadata_json
 from offctl.errors import UsageError
-from offctl.mcpplans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, apply
+from offctl.faces.mcp.plans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, apply
 from tests.conftest import storm_record
 from tests.seeds import on_each_broker, orders_fleet
 from tests.test_mcpplans import Human

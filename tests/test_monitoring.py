@@ -17,7 +17,7 @@ import pytest
 
 from offctl.adapters import servers
 from offctl.core.analyze import analyze
-from offctl.core.monitor import Collector, Monitor
+from offctl.faces.serve.monitor import Collector, Monitor
 from tests.conftest import _unavailable, storm_record
 from tests.test_serve import snapshot, start_serve, wait_for
 

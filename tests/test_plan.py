@@ -328,7 +328,7 @@ def test_a_trident_partition_without_state_is_left_out_saying_what_the_emitter_d
     """TridentKafkaEmitter.doEmitNewPartitionBatch (v0.9.6, v1.2.4): no lastMeta -> KafkaUtils.getOffset(config);
     KafkaTridentSpoutEmitter.seek (v2.8.8): no lastBatchMeta -> the firstPollOffsetStrategy."""
     from offctl.core.model import STORM_KAFKA_CLIENT, TRIDENT
-    from offctl.sandbox import client_trident_meta
+    from offctl.faces.sandbox import client_trident_meta
 
     key = ConsumerKey(TRIDENT, "cl", "/tx")
     state = ZkNode("/tx", "cl", "/tx/cl/user/t@0/6", 0, "t", client_trident_meta(4, 6, TOPOLOGY_ID), 0, 0,

@@ -19,7 +19,7 @@ from offctl.core.model import STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKe
 from offctl.core.plan import plan_kafka, plan_migrate, plan_zookeeper
 from offctl.core.storm import commit_metadata_json
 from offctl.core.targets import Scope, Target
-from offctl.sandbox import client_trident_meta
+from offctl.faces.sandbox import client_trident_meta
 
 TOPOLOGY_ID = "orders-1-1700000000"
 CLUSTER = {"t": {0: PartitionLog(10, 100, "k1:9092"), 1: PartitionLog(10, 100, "k2:9092")}}

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.core.model import Thresholds
 from offctl.core.profiles import Profile, Profiles
-from offctl.inspect import Selection, inspect
-from offctl.render import report_document
+from offctl.pipeline import Selection, inspect
+from offctl.render.output import report_document
 from tests.conftest import storm_record
 from tests.test_settings import lab_profiles
 
@@ -83,7 +83,7 @@ def test_one_profile_for_every_spout_is_a_run_with_its_settings(mixed):
 
 @pytest.mark.spark
 def test_the_audits_tasks_judge_each_spout_by_its_own_profile(spark, mixed):
-    from offctl.audit import AuditSettings, audit
+    from offctl.faces.audit.job import AuditSettings, audit
 
     conn, profiles, _, _ = mixed
     inspected = report_document(inspect(conn, Selection(), profiles))

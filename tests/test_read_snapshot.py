@@ -7,7 +7,7 @@ import json
 import pytest
 
 from offctl.core.analyze import analyze, parse_snapshot
-from offctl.inspect import Selection, exit_code, read_snapshot
+from offctl.pipeline import Selection, exit_code, read_snapshot
 from offctl.core.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
 
 

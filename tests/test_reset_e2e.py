@@ -828,7 +828,7 @@ def ctrl_c():
 def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cli, fleet39, monkeypatch, ctrl_c):
     """The backup and its intent lines are written whole; then offctl stops, says nothing was written and names
     the backup (exit 130)."""
-    from offctl import reset as library
+    from offctl.repair import reset as library
 
     write_backup = library.write_backup
 
@@ -852,7 +852,7 @@ def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cl
 
 def _pressed_on_done_lines(monkeypatch, ctrl_c) -> None:
     """Ctrl-C while the write's outcome is appended to the audit log: the write has landed."""
-    from offctl import reset as library
+    from offctl.repair import reset as library
 
     append_audit = library.append_audit
 
@@ -963,7 +963,7 @@ def test_the_undo_of_a_group_reset_carries_the_zookeeper_its_guard_read(cli, fle
 @pytest.mark.parametrize("value, text", [(0.0, "0"), (4.0, "4"), (2.5, "2.5"), (0.1, "0.1"), (1e-05, "1e-05"),
                                          (86400.0, "86400"), (1e20, "100000000000000000000")])
 def test_the_undo_line_gives_the_quiet_period_as_the_option_takes_it(value, text):
-    from offctl.reset import seconds
+    from offctl.repair.reset import seconds
 
     assert seconds(value) == text and float(text) == value
 

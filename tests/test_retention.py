@@ -333,7 +333,7 @@ def report_of(*rows: PartitionRow) -> Report:
 def test_inspect_reads_the_message_once_and_the_configs_of_lagging_topics_only():
     from offctl.core.model import Thresholds
     from offctl.core.timelag import time_lag
-    from offctl.inspect import with_time_lags
+    from offctl.pipeline import with_time_lags
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 5 * H),)}), {"t": TopicRetention("t", 6 * H)})
     caught_up = row(5, 0, topic="idle", log_end=5)
@@ -350,7 +350,7 @@ def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pac
     """Issue 28 through inspect's pipeline: a message a minute old on a topic kept 6 h warns only when told to
     (--retention-horizon 6h), or when serve's window says the spout stands still."""
     from offctl.core.model import Thresholds
-    from offctl.inspect import with_time_lags
+    from offctl.pipeline import with_time_lags
 
     def store():
         return Store(MessageRead({("t", 0, 12): (msg(12, NOW - M),)}), {"t": TopicRetention("t", 6 * H)})
@@ -364,7 +364,7 @@ def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pac
 
 def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect():
     from offctl.core.model import Thresholds
-    from offctl.inspect import exit_code, with_time_lags
+    from offctl.pipeline import exit_code, with_time_lags
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 7 * H),)}), refuse=True)
     got = with_time_lags(report_of(row(12, 8)), store, 5.0, Thresholds())
@@ -378,7 +378,7 @@ def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect()
 
 def test_a_budget_of_0_asks_the_broker_nothing():
     from offctl.core.model import Thresholds
-    from offctl.inspect import with_time_lags
+    from offctl.pipeline import with_time_lags
 
     store = Store(MessageRead())
     got = with_time_lags(report_of(row(12, 8)), store, 0, Thresholds(topic_retention_ms={"t": H}))
@@ -389,7 +389,7 @@ def test_a_budget_of_0_asks_the_broker_nothing():
 # --- output: JSON, table, metrics ---------------------------------------------------------------------------------
 
 def test_the_json_rows_and_consumers_carry_the_headroom_and_its_source():
-    from offctl.render import report_document
+    from offctl.render.output import report_document
 
     r = replace(report_of(row(12, 8), row(5, 0, partition=1)),
                 headrooms={("t", 0, 12): Headroom(3600.5, OPTION, "", 12)})
@@ -404,7 +404,7 @@ def test_the_table_shows_the_headroom_per_partition():
 
     from rich.console import Console
 
-    from offctl.render import headroom_text, write_table
+    from offctl.render.output import headroom_text, write_table
 
     assert [headroom_text(h) for h in (None, Headroom(None, None), Headroom(7500.0, BROKER), Headroom(-60.0, BROKER),
                                        Headroom(None, UNKNOWN), Headroom(None, NO_DELETION))] == [
@@ -416,7 +416,7 @@ def test_the_table_shows_the_headroom_per_partition():
 
 
 def test_serve_exports_the_headroom_where_it_is_known():
-    from offctl.core.monitor import Collector, Monitor
+    from offctl.faces.serve.monitor import Collector, Monitor
 
     rows = (row(12, 8), row(3, 17, partition=1), row(9, 4, key=GROUP))
     m = Monitor()

@@ -75,9 +75,9 @@ def live_sandbox(tmp_path_factory):
 
 
 def sandbox_of(env: dict):
-    from offctl import sandbox as sb
+    from offctl.settings import sandbox as state
 
-    found = sb.active(Path(env["XDG_STATE_HOME"]) / "offctl" / "sandbox")
+    found = state.active(Path(env["XDG_STATE_HOME"]) / "offctl" / "sandbox")
     assert found is not None, "the sandbox is not running"
     return found
 

@@ -20,7 +20,7 @@ import pytest
 from offctl.adapters import servers
 from offctl.core.analyze import analyze
 from offctl.core.model import PartitionLog, Snapshot, ZkNode
-from offctl.core.monitor import Collector, Monitor
+from offctl.faces.serve.monitor import Collector, Monitor
 from tests.conftest import storm_record
 
 
@@ -112,7 +112,7 @@ def test_the_per_partition_page_is_prometheus_clients_writer_over_add_metric_lin
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.core import GaugeMetricFamily
 
-    from offctl.core.monitor import PARTITION_FAMILIES, PARTITION_LABELS, STATUS_CODES
+    from offctl.render.metrics import PARTITION_FAMILIES, PARTITION_LABELS, STATUS_CODES
     from offctl.core.timelag import NO_LAG, SOURCE_CODES
 
     m = Monitor()
@@ -188,7 +188,7 @@ class InTheChild:
 def forked():
     """serve's forked render of a monitor after three cycles, with an InTheChild after the exporter's families;
     the lines it logged."""
-    from offctl.exporter import Rendered, registry_of
+    from offctl.faces.serve.exporter import Rendered, registry_of
 
     m, child, lines = three_cycles(3), InTheChild(), []
 
@@ -223,7 +223,7 @@ def three_cycles(partitions: int) -> Monitor:
 def test_the_forked_render_is_the_in_process_render_of_the_same_state_line_for_line(partitions):
     from prometheus_client import generate_latest
 
-    from offctl.exporter import Rendered, registry_of
+    from offctl.faces.serve.exporter import Rendered, registry_of
 
     m = three_cycles(partitions)
     logged: list[str] = []
@@ -262,7 +262,7 @@ def test_a_render_still_running_when_the_next_cycle_ends_skips_that_cycles_rende
 @pytest.mark.parametrize("then, said", [("raise", "exit status 1"), ("die", "killed by signal 9"),
                                         ("wait", "timed out after 0.5s")])  # a gate never opened
 def test_a_render_that_fails_or_times_out_leaves_the_last_page_is_counted_logged_and_reaped(forked, then, said):
-    from offctl.exporter import answer
+    from offctl.faces.serve.exporter import answer
 
     rendered, child, lines = forked
     rendered.timeout_s = 0.5
@@ -465,7 +465,7 @@ def http_server():
     """serve's HTTP server (its app on offctl's HTTP stack, as serve starts it) over a monitor that has seen one
     cycle, on a free loopback port, with a head deadline of 3 s and room for three connections."""
     from offctl.adapters.webserver import LIMITS, http_server as stack, listen
-    from offctl.exporter import METHODS, Rendered, make_app
+    from offctl.faces.serve.exporter import METHODS, Rendered, make_app
 
     monitor = Monitor(window=3)
     monitor.update(analyze(snapshot(1_000, {0: 40})), 0.1)

@@ -1,6 +1,6 @@
 """Options declared once, durations, the config file (contexts, profiles) and where each setting comes from.
 
-Precedence is flag > environment > context > built-in default for every command (offctl/settings.py,
+Precedence is flag > environment > context > built-in default for every command (offctl/settings/configfile.py,
 commands/options.py); a profile sits between the context and the environment (docs/contract.md)."""
 
 from __future__ import annotations
@@ -291,7 +291,7 @@ PROFILES = lab_profiles("orders", clients="orders-*", lag_threshold=100)
 
 def _run_profiles(tmp_path, flags: dict, env: dict):
     """The Profiles of a run, built as the commands build them, from plain values and their origins."""
-    from offctl import settings
+    from offctl.settings import configfile as settings
     from offctl.commands.options import DEFAULTS, FLAG, Given, profiles
 
     path = _config(tmp_path, LAB + PROFILES)
@@ -340,7 +340,7 @@ def test_a_write_takes_the_profile_of_the_consumer_it_writes(tmp_path, cli):
 
     path = _config(tmp_path, LAB + PROFILES + '\n[[profiles]]\nmatch = "late-group"\nfirst-poll-offset-strategy '
                                               '= "UNCOMMITTED_LATEST"\n')
-    from offctl import settings
+    from offctl.settings import configfile as settings
     from offctl.commands.options import DEFAULTS, Given
 
     config = settings.load(path, True)

@@ -7,7 +7,7 @@ the older one is cleaned up after the next success), the coordinator's currtx on
 state. The runner must start at currtx (MasterBatchCoordinator.getStoredCurrTransaction), hand the emitter the
 highest txid's meta (OpaquePartitionedTridentSpoutExecutor.Emitter.emitBatch: getLastState), emit from where that meta
 says, write the new batch's meta at commit, delete the older txids at success and move currtx on. The metas it writes
-are byte for byte what offctl.sandbox.trident_meta and client_trident_meta make for the same values, which the
+are byte for byte what offctl.faces.sandbox.trident_meta and client_trident_meta make for the same values, which the
 scenario table (tests/test_trident_oracle_e2e.py) seeds its states with.
 """
 
@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from offctl.sandbox import client_trident_meta, trident_meta
+from offctl.faces.sandbox import client_trident_meta, trident_meta
 from tests.conftest import BROKER39_CHROOT
 from tests.storm_trident_spout import run_client_trident, run_old_trident
 

@@ -9,7 +9,7 @@ import pytest
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, LogMessage, MessageRead, OffsetRecord, PartitionRow, TimeLag
 from offctl.core.timelag import (CAUGHT_UP, ESTIMATE, MESSAGE, NO_TIMESTAMP, UNREAD, consumer_maxima, measure,
                                  positions, served, time_lag, unread, unread_note)
-from offctl.render import duration, time_lag_text
+from offctl.render.output import duration, time_lag_text
 
 NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
 SPOUT, GROUP = ConsumerKey(ZOOKEEPER, "orders", "/spouts"), ConsumerKey(KAFKA, "orders-client")
@@ -127,7 +127,7 @@ def test_time_lags_in_tables(lag, text):
         assert duration(lag.seconds) == text.lstrip("~")
 
 
-# --- inspect's read (offctl.inspect.with_time_lags) with a store that answers as told ----------------------------
+# --- inspect's read (offctl.pipeline.with_time_lags) with a store that answers as told ----------------------------
 
 
 class Store:
@@ -152,7 +152,7 @@ def report(*rows: PartitionRow):
 
 
 def test_inspect_reads_only_lagging_positions_within_its_budget_and_notes_what_it_did_not_get():
-    from offctl.inspect import exit_code, with_time_lags
+    from offctl.pipeline import exit_code, with_time_lags
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 2_000),)},
                               unread={("t", 1, 5): "not read within the time budget of 5s"}))
@@ -166,7 +166,7 @@ def test_inspect_reads_only_lagging_positions_within_its_budget_and_notes_what_i
 
 
 def test_a_read_that_fails_leaves_the_time_lags_unread_not_the_report():
-    from offctl.inspect import with_time_lags
+    from offctl.pipeline import with_time_lags
 
     got = with_time_lags(report(row(12, 8)), Store(fails=True), 5.0)
     assert time_lag(got.rows[0], got.time_lags).source == UNREAD
@@ -174,7 +174,7 @@ def test_a_read_that_fails_leaves_the_time_lags_unread_not_the_report():
 
 
 def test_nothing_is_read_when_nothing_lags_or_the_budget_is_0():
-    from offctl.inspect import with_time_lags
+    from offctl.pipeline import with_time_lags
 
     store = Store()
     caught_up = report(row(20, 0), row(25, None, partition=1))

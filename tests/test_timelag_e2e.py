@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.model import Thresholds
-from offctl.inspect import Selection, inspect
-from offctl.render import report_document
+from offctl.pipeline import Selection, inspect
+from offctl.render.output import report_document
 from tests.conftest import storm_record
 from tests.conftest import committed_transaction, compacted_at, compacted_topic
 from tests.test_serve import metric, scrape, start_serve, wait_for
@@ -253,7 +253,7 @@ def test_a_broker_gone_before_the_messages_are_read_leaves_time_lags_unread_with
     lagging partitions say unread and why, and the report stays complete (no exit 3)."""
     from offctl.adapters import servers
     from offctl.adapters.kafka import KafkaStore
-    from offctl.inspect import exit_code, with_time_lags
+    from offctl.pipeline import exit_code, with_time_lags
     from tests.test_timelag import report, row
 
     store = KafkaStore(f"127.0.0.1:{servers.free_port()}", timeout=1)  # nothing listens there

@@ -15,7 +15,7 @@ from offctl.core.model import (STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, Consume
 from offctl.core.plan import WRITE, plan_restore_zookeeper, plan_zookeeper
 from offctl.core.rewrite import rewrite_node
 from offctl.core.targets import Target
-from offctl.sandbox import client_trident_meta, trident_meta
+from offctl.faces.sandbox import client_trident_meta, trident_meta
 from offctl.core.storm import newest_txid, parse_zk_node, trident_partition
 
 ROOT, SID = "/transactional", "orders-stream"

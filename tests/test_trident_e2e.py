@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from offctl.sandbox import client_trident_meta, trident_meta
+from offctl.faces.sandbox import client_trident_meta, trident_meta
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 

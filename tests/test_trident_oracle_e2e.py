@@ -3,7 +3,7 @@ to Storm's REAL opaque Trident Kafka spouts.
 
 Each scenario is Trident state written to the test ZooKeeper under its own transactional root as Storm writes it
 (<root>/<txStateId>/user/<partition id>/<txid>, the batch meta as json-simple writes a HashMap, the partition folder
-holding 7, the coordinator's currtx one past the highest txid: offctl.sandbox.trident_meta and client_trident_meta,
+holding 7, the coordinator's currtx one past the highest txid: offctl.faces.sandbox.trident_meta and client_trident_meta,
 held byte for byte to what the real spouts write in tests/test_storm_trident_spout.py), the log state in the real
 broker, and the spout's settings. `offctl inspect --trident-root ... --trident ... --per-partition -o json` speaks
 first; then the real spout runs on the same stores (tests/storm_trident_spout.py: Storm's
@@ -33,7 +33,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from offctl.sandbox import client_trident_meta, trident_meta
+from offctl.faces.sandbox import client_trident_meta, trident_meta
 from tests.conftest import BROKER39_CHROOT
 from tests.test_spout_oracle_e2e import NO_EMIT, expected_first, inspect, old_flags, verdicts
 

@@ -7,7 +7,7 @@ findings and consumers in the order one analyze gives them, read findings last, 
 (or whose consumers all resolve to one) is one analyze, as before, so nothing changes in any output but each
 consumer's `profile`.
 
-The reads that follow the analysis (offctl.inspect) judge each part of the report by its own profile: `parts`.
+The reads that follow the analysis (offctl.pipeline) judge each part of the report by its own profile: `parts`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from offctl.core.analyze import analyze
 from offctl.errors import UsageError
 from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
-from offctl.render import write_report
+from offctl.render.output import write_report
 from offctl.core.storm import parse_commit, parse_zk_node
 from tests.faults.conftest import counted
 
@@ -239,7 +239,7 @@ def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, 
 def test_the_json_renderer_writes_what_json_dumps_writes(doc):
     """render.dumps (orjson where it can) gives json.dumps' document, value for value, in ASCII: names with
     lone surrogates or non-ASCII characters, integers beyond 64 bits and deep nesting included."""
-    from offctl.render import dumps
+    from offctl.render.output import dumps
 
     text = dumps(doc)
     assert text.isascii()

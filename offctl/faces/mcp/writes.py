@@ -1,8 +1,8 @@
 """`offctl mcp`'s writes, in two steps: plan tools that write nothing, and `apply`, which writes a plan only with a
 human's yes (docs/mcp.md, "Plans and apply").
 
-The plans are offctl.mcpplans': each bound to every before-value it saw and its guards' verdicts, kept in memory for
-its lifetime (ten minutes). `apply` runs offctl.mcpplans.apply in a worker thread: the library reads the stores
+The plans are offctl.faces.mcp.plans': each bound to every before-value it saw and its guards' verdicts, kept in memory for
+its lifetime (ten minutes). `apply` runs offctl.faces.mcp.plans.apply in a worker thread: the library reads the stores
 again, compares, and calls back just before the write; the callback asks the human through MCP elicitation (form
 mode), shown the plan's table and cost, and waits for the answer with the stores open. A client that cannot elicit
 gets a refusal that names the offctl command line to run by hand.
@@ -19,8 +19,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ClientCapabilities, ElicitationCapability, FormElicitationCapability, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from offctl import mcpplans
-from offctl.mcpserver import DATA_NOTE, ContextArg, Face, Run, answer, tool_errors
+from offctl.faces.mcp import plans as mcpplans
+from offctl.faces.mcp.server import DATA_NOTE, ContextArg, Face, Run, answer, tool_errors
 
 PLANNING = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 APPLYING = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)

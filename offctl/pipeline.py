@@ -4,50 +4,23 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from offctl.core import expiry, judge, retention, timelag, transactions
 from offctl.core.analyze import with_findings
-from offctl.config import Connection, normalize_root
+from offctl.settings.connection import Connection, normalize_root
 from offctl.errors import OffctlError, UsageError
 from offctl.core.behaviour import Library, reads_committed
 from offctl.core.profiles import Profiles
-from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, GroupState, KafkaCommit, Headroom,
+from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, Headroom,
                                MessageRead, ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot,
                                Thresholds, TopicRetention, ZkNode)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
+from offctl.ports import LogStore, SpoutStore
 
 TIME_LAG_BUDGET_S = 5.0  # inspect's default --time-lag-budget
-
-
-class SpoutStore(Protocol):
-    """What offctl needs from ZooKeeper."""
-
-    def spout_ids(self, root: str) -> list[str] | None: ...
-    def read_partitions(self, root: str, spout_ids: Sequence[str]) -> Iterable[ZkNode]: ...
-    # read_partitions may also note nodes storm-kafka never reads, as (spout id, path, why), in `unread`
-    def running_topologies(self, storm_root: str) -> frozenset[str] | None: ...
-    def read_trident(self, root: str) -> Iterable[ZkNode]: ...
-    # read_trident notes the txStateIds it leaves out in `trident_notes`
-
-
-class LogStore(Protocol):
-    """What offctl needs from Kafka. `notes` collects partial read failures."""
-
-    notes: list[str]
-
-    def request_logs(self, topics: Iterable[str], *, stable: bool = False) -> None: ...
-    def logs(self) -> Cluster: ...
-    def list_groups(self) -> list[str]: ...
-    def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]: ...
-    def group_states(self, groups: Iterable[str]) -> list[GroupState]: ...
-    def read_messages(self, positions: Iterable[Position], *, count: int = 1,
-                      budget_s: float | None = None, committed: bool = False) -> MessageRead: ...
-    def read_broker_config(self, names: Iterable[str]) -> tuple[dict[str, str], str]: ...
-    def read_topic_configs(self, topics: Iterable[str]) -> Mapping[str, TopicRetention]: ...
 
 
 @dataclass(frozen=True)

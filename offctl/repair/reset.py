@@ -13,19 +13,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
 from offctl.adapters.backup import (OffsetsFile, append_audit, audit_lines, load_backup, load_offsets_file,
                                     record_read_back, state_dir, write_backup)
-from offctl.config import Connection, normalize_root
+from offctl.settings.connection import Connection, normalize_root
 from offctl import interrupts
 from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
                            WriteConflict)
-from offctl.inspect import LogStore, Selection, SpoutStore, check_spout_id, open_stores, read_snapshot
+from offctl.pipeline import Selection, check_spout_id, open_stores, read_snapshot
+from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
 from offctl.core.cost import Spout, cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
-                               Thresholds,
-                               OffsetRecord, Position, Snapshot)
+                               OffsetRecord, Snapshot, Thresholds)
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
 from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
@@ -120,19 +119,6 @@ def seconds(value: float) -> str:
 
 
 Confirm = Callable[[Sequence[Plan]], bool]  # shows the plans and asks once whether to write them all
-
-
-class SpoutWriter(SpoutStore, Protocol):
-    def read_data(self, paths: Sequence[str]) -> dict[str, bytes]: ...
-    def write_versioned(self, changes: Sequence[tuple[str, bytes, int]]) -> None: ...
-
-
-class LogWriter(LogStore, Protocol):
-    def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]: ...
-    def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> None: ...
-    def delete_group(self, group: str) -> None: ...
-    def read_messages(self, positions: Iterable[Position], *, count: int = 1,
-                      budget_s: float | None = None) -> MessageRead: ...
 
 
 @dataclass(frozen=True)

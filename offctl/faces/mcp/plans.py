@@ -1,7 +1,7 @@
 """Plans an assistant may ask for, bound to the state they saw, and applied only with a human's yes (issue 30).
 
 The MCP face's plan tools call `PlanStore.plan_reset / plan_restore / plan_migrate / plan_delete`: each runs the
-very library call the CLI's dry run makes (offctl.reset with Safety(execute=False)) and keeps what it saw: every
+very library call the CLI's dry run makes (offctl.repair.reset with Safety(execute=False)) and keeps what it saw: every
 change's before-value (ZooKeeper bytes and version, Kafka offset and metadata), what it would write, and the
 guards' verdicts. `apply` runs the same call again with Safety(execute=True); the library reads the state afresh
 and hands the plans to its Confirm callback just before the write, where they are compared with the stored plan:
@@ -27,13 +27,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from offctl.config import Connection, normalize_root
+from offctl.settings.connection import Connection, normalize_root
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.plan import Plan
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.errors import OffctlError, UsageError
-from offctl.reset import Confirm, Outcome, ResetRequest, Safety, safety_flags, server_flags
+from offctl.repair.reset import Confirm, Outcome, ResetRequest, Safety, safety_flags, server_flags
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
 STORES = (ZOOKEEPER, KAFKA, TRIDENT)
@@ -299,7 +299,7 @@ class PlanStore:
         LIST); `topology_id` or `no_storm_metadata` for a group, as the CLI's --topology-id and
         --no-storm-metadata. What the CLI takes beyond this (several groups, --all-groups, --from-file,
         --by-duration, --force) is the operator's, at the command line."""
-        from offctl.reset import reset
+        from offctl.repair.reset import reset
 
         if store not in STORES:
             raise UsageError(f"store {store!r}: expected one of {', '.join(STORES)}")
@@ -333,7 +333,7 @@ class PlanStore:
         """Plan putting back a backup an earlier write kept, named by its file name (or path) in the context's
         backup directory. Hand-made files are the operator's, at the command line."""
         from offctl.adapters.backup import load_backup
-        from offctl.reset import restore
+        from offctl.repair.reset import restore
 
         path = _backup_path(run, backup)
         digest = _sha256(path)
@@ -350,7 +350,7 @@ class PlanStore:
                      partitions: str | None = None, zk_root: str | None = None) -> StoredPlan:
         """Plan copying a storm-kafka spout's ZooKeeper offsets into its storm-kafka-client successor's group,
         with Storm metadata for `topology_id`."""
-        from offctl.reset import migrate
+        from offctl.repair.reset import migrate
 
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         conn = _rooted(run, zk_root)
@@ -367,7 +367,7 @@ class PlanStore:
                     partitions: str | None = None, record_topic: str | None = None, written_by: str | None = None,
                     all_records: bool = False, zk_root: str | None = None) -> StoredPlan:
         """Plan deleting some of a storm-kafka spout's partition records (all of the selectors given must match)."""
-        from offctl.reset import delete
+        from offctl.repair.reset import delete
 
         if record_topic is not None:
             parse_topics([record_topic])
@@ -411,7 +411,7 @@ def _never(plans: Sequence[Plan]) -> bool:  # a dry run has nothing to confirm
 
 
 def _document(outcomes: Sequence[Outcome]) -> dict:
-    from offctl.render import outcome_document, outcomes_document
+    from offctl.render.output import outcome_document, outcomes_document
 
     return outcome_document(outcomes[0]) if len(outcomes) == 1 else outcomes_document(list(outcomes))
 
@@ -494,8 +494,8 @@ def plan_text(plans: Sequence[Plan], conn: Connection, plan_id: str | None = Non
     warnings), in plain text, then the question naming the cluster."""
     from rich.console import Console
 
-    from offctl.render import confirm_question, write_plan_table
-    from offctl.sandbox import is_sandbox
+    from offctl.render.output import confirm_question, write_plan_table
+    from offctl.settings.sandbox import is_sandbox
 
     out = io.StringIO()
     console = Console(file=out, width=160, markup=False, highlight=False, color_system=None, emoji=False)
@@ -519,7 +519,7 @@ def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool
 
 def command_line(kind: str, request: Mapping, run: Run) -> str:
     """The offctl command line an operator runs by hand for this plan (it asks before writing), in the style of
-    offctl.reset.undo_command: every server, root and safety setting the write uses, never a secret (--zk-auth
+    offctl.repair.reset.undo_command: every server, root and safety setting the write uses, never a secret (--zk-auth
     and --kafka-config come from the context named, or OFFCTL_ZK_AUTH and OFFCTL_KAFKA_CONFIG)."""
     conn = run.conn
     parts = ["offctl", kind]
@@ -715,7 +715,7 @@ def _listed(lines: Sequence[str], most: int = 10) -> str:
 
 
 def _written(plan_id: str, outcomes: Sequence[Outcome], moved: Sequence[str], command: str) -> ApplyResult:
-    from offctl.render import outcome_lines
+    from offctl.render.output import outcome_lines
 
     outcome = outcomes[0]  # a plan is of one consumer
     errors = [o.error for o in outcomes if o.error]

@@ -12,7 +12,7 @@ def findings_markdown() -> str:
     lines = [
         "# Finding codes",
         "",
-        "Generated from `offctl/core/findings.py` by `python -m offctl.reference`; a test fails when this page and",
+        "Generated from `offctl/core/findings.py` by `python -m offctl.faces.reference`; a test fails when this page and",
         "the code disagree. Severities decide the exit code with `--fail-on` (default `error`).",
         "",
         "| code | severity | when | what to do |",
@@ -43,7 +43,7 @@ def exit_codes_markdown() -> str:
     lines = [
         "# Exit codes",
         "",
-        "Generated from `offctl/errors.py` by `python -m offctl.reference exit-codes`; a test fails when this",
+        "Generated from `offctl/errors.py` by `python -m offctl.faces.reference exit-codes`; a test fails when this",
         "page and the code disagree. Every command uses the same codes; the message is on stderr, data on stdout.",
         "",
         "| code | meaning |",
@@ -93,10 +93,10 @@ def exit_codes_markdown() -> str:
 
 
 def audit_files_markdown() -> str:
-    from offctl.audit_tasks import FILES
+    from offctl.faces.audit.tasks import FILES
 
     lines = ["# Files of `offctl audit --out DIR`", "",
-             "Generated from `offctl/audit_tasks.py` by `python -m offctl.reference audit-files`; a test fails when this page and the code disagree.",
+             "Generated from `offctl/faces/audit/tasks.py` by `python -m offctl.faces.reference audit-files`; a test fails when this page and the code disagree.",
              "", "Each is a directory `DIR/<name>/` in the `--format` chosen (parquet, json lines, or csv with a "
              "header), plus `DIR/summary.json`, written last. The same columns in every format.", ""]
     for name, (what, columns) in FILES.items():

@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.model import MessageRead, Report, Thresholds
 from offctl.core.profiles import Profiles
 from offctl.core.peek import (Peeked, census, census_positions, committed_positions, peeked, positions, selected,
                                unanswered)
 from offctl.errors import OffctlError, UsageError
-from offctl.inspect import (Estimates, Selection, assess, cyclic_gc_paused, open_stores, read_snapshot, spout_roots,
+from offctl.pipeline import (Estimates, Selection, assess, cyclic_gc_paused, open_stores, read_snapshot, spout_roots,
                             trident_list, validate)
 
 MAX_COUNT = 1000  # messages per partition: peek is for looking, not for copying a log

@@ -1,5 +1,5 @@
 """`offctl audit`'s Spark-free task functions: chunks of work, what each Spark task runs on its chunk, what it hands
-back (rows, totals, history), and the files' columns. Nothing here imports pyspark or drives Spark: offctl/audit.py
+back (rows, totals, history), and the files' columns. Nothing here imports pyspark or drives Spark: offctl/faces/audit/job.py
 is the driver, offctl/adapters/spark.py the adapter to Spark itself.
 
 The driver lists the spout ids under each zkRoot and takes the --group list (cheap), and cuts them into chunks
@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import CommitBehaviour
 from offctl.core.findings import CATALOGUE
@@ -28,8 +28,8 @@ from offctl.core.model import ConsumerKey, Report, Severity, Snapshot, Threshold
 from offctl.core.profiles import Profiles
 from offctl.core.timelag import ESTIMATE
 from offctl.errors import OffctlError
-from offctl.inspect import Estimates, Selection, assess, open_stores, read_snapshot
-from offctl.render import consumer_dicts, finding_dict, partition_dicts, time_lags
+from offctl.pipeline import Estimates, Selection, assess, open_stores, read_snapshot
+from offctl.render.output import consumer_dicts, finding_dict, partition_dicts, time_lags
 
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
 TASKS_PER_CORE = 4
@@ -82,7 +82,7 @@ def process_name() -> str:
 
 def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int, thresholds: Thresholds | Profiles,
                 estimates: Estimates = Estimates()) -> tuple[Snapshot, Report]:
-    """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.inspect.assess:
+    """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.pipeline.assess:
     the analysis, then the time lag, retention headroom and commit expiry read with the same Kafka client), so the
     audit sees what inspect sees, each consumer judged by its own profile. Returns the chunk's reads (a snapshot to save) and its report. A store that cannot
     be reached makes the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""

@@ -3,7 +3,7 @@
 Storm UI runs `storm-kafka-monitor` once per Kafka spout and waits for it with no time limit (TopologySpoutLag, via
 ShellUtils with timeout 0: storm-core/src/jvm/org/apache/storm/utils/TopologySpoutLag.java@v1.2.4, ShellUtils.java
 @v1.2.4 and storm-client/.../ShellCommandRunnerImpl.java@v2.8.8). This module answers the question the original
-answers (KafkaOffsetLagUtil, KOLU) with offctl's one pipeline (offctl.inspect: read, analyze, time lag), and bounds
+answers (KafkaOffsetLagUtil, KOLU) with offctl's one pipeline (offctl.pipeline: read, analyze, time lag), and bounds
 it: `answer_within` always returns within its deadline, with the JSON object, or the failure line naming what was
 still being read.
 
@@ -27,16 +27,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from offctl.config import Connection
-from offctl.core import lagdoc
+from offctl.render import lagdoc
 from offctl.core.behaviour import Isolation
-from offctl.core.javaprops import parse_properties_bytes, translate
-from offctl.core.lagutil import LagQuery
+from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
+from offctl.faces.stormui.args import LagQuery
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
 from offctl.core.profiles import Profiles
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_hosts, read_bounded, redact
-from offctl.inspect import Estimates, Selection, assess, check_spout_id, read_snapshot
+from offctl.pipeline import Estimates, Selection, assess, check_spout_id, read_snapshot
 
 DEADLINE_S = 10.0  # --deadline's default: docs/storm-ui-lag.md says why
 TIME_LAG_SHARE = 0.3  # of what is left of the deadline once the offsets are read, at most, for the time lags

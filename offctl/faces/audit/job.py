@@ -2,7 +2,7 @@
 fleet's chunks, add history and totals, write files and snapshots, and repair through reset's safe writer.
 
 The work runs as RDDs of offctl's own objects: one Spark partition per chunk of consumers, read and analyzed in the
-same task by the Spark-free functions of offctl/audit_tasks.py (inspect's pipeline), so no read goes through the
+same task by the Spark-free functions of offctl/faces/audit/tasks.py (inspect's pipeline), so no read goes through the
 driver and no shuffle is needed until history joins several snapshots on the partition. offctl/adapters/spark.py is
 the adapter to Spark itself (the session, jobs and their progress, files, snapshots).
 """
@@ -17,19 +17,19 @@ from dataclasses import dataclass, field, replace
 
 from offctl import interrupts
 from offctl.adapters import spark as adapter
-from offctl.audit_tasks import (FILES, TASK_KEYS, Tally, add_totals, audit_chunk, chunk_outputs, commit_period, flat,
+from offctl.faces.audit.tasks import (FILES, TASK_KEYS, Tally, add_totals, audit_chunk, chunk_outputs, commit_period, flat,
                                 history_counts, lag_totals, observations, partition_key, plan_chunks, process_name,
                                 totals_dict, with_history, without_history, worst_first)
-from offctl.config import Connection
+from offctl.settings.connection import Connection
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.judge import assumptions
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds, iso_ms
 from offctl.core.profiles import Profiles
 from offctl.core.targets import Scope, Target
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
-from offctl.inspect import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list, validate
-from offctl.render import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
-from offctl.reset import ResetRequest, Safety, outcome_exit_code, reset
+from offctl.pipeline import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list, validate
+from offctl.render.output import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
+from offctl.repair.reset import ResetRequest, Safety, outcome_exit_code, reset
 
 # --repair values: the finding codes whose safe target is unambiguous (the log start), and a name for both.
 REPAIRABLE = ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END")
@@ -89,7 +89,7 @@ def repair_request(repair: Repair) -> ResetRequest:
 def _declined(repair: Repair, exc: OffctlError):
     """A consumer the repair cannot plan: an empty plan whose result says why, with the error's exit code."""
     from offctl.core.plan import Plan
-    from offctl.reset import Outcome
+    from offctl.repair.reset import Outcome
 
     request_target = Target("repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes)))
     why = f"not repaired: {exc}"

@@ -26,13 +26,13 @@ from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from offctl.adapters.webserver import http_server, listen as listen_on, send_body
-from offctl.config import DEFAULT_LISTEN, Connection
+from offctl.settings.connection import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
-from offctl.inspect import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect
+from offctl.pipeline import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect
 from offctl.core.model import Report, Thresholds
 from offctl.core.profiles import Profiles
-from offctl.core.monitor import Collector, Monitor
-from offctl.render import dump_bytes, report_document
+from offctl.faces.serve.monitor import Collector, Monitor
+from offctl.render.output import dump_bytes, report_document
 
 
 

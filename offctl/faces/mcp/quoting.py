@@ -30,7 +30,7 @@ _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _PLAIN = re.compile(r"[A-Za-z0-9._\-/:@+=]+")
 
 # The fields whose strings are data (read from ZooKeeper or Kafka), in every document an answer reuses
-# (offctl.render, offctl.core.peek): bounded at NAME_CHARS.
+# (offctl.render.output, offctl.core.peek): bounded at NAME_CHARS.
 DATA_FIELDS = frozenset({
     "consumer", "zk_root", "topic", "record_topic", "path", "topology_id", "topology_name", "broker", "topics",
     "group_state", "group_type", "group_protocol", "key", "value", "match", "name",

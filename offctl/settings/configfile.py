@@ -166,7 +166,7 @@ def choose(config: Config, flag: str | None, environ: Mapping[str, str]) -> Cont
 def sandbox_context(required: bool = False) -> Context | None:
     """The built-in context `sandbox`: the running sandbox's servers and roots; None when none runs (an error when
     it was asked for by name)."""
-    from offctl import sandbox as sb
+    from offctl.settings import sandbox as sb
 
     running = sb.active()
     if running is None:

@@ -1,8 +1,8 @@
 """`offctl audit` under spark-submit, on a cluster:
 
-    spark-submit --master yarn [spark options] "$(python -m offctl.spark_submit)" [offctl audit options]
+    spark-submit --master yarn [spark options] "$(python -m offctl.faces.audit.spark_submit)" [offctl audit options]
 
-`python -m offctl.spark_submit` prints this file's path; `python -m offctl.spark_submit --log4j` prints the
+`python -m offctl.faces.audit.spark_submit` prints this file's path; `python -m offctl.faces.audit.spark_submit --log4j` prints the
 path of offctl's quiet log4j2 settings, for spark-submit's `--driver-java-options`. Run by spark-submit, the
 audit uses the session spark-submit sets up (its master and settings) and otherwise behaves exactly as
 `offctl audit`.
@@ -30,16 +30,16 @@ def _stderr_to_parents() -> None:
     os.close(fd)
 
 
-if __name__ == "__main__" and __spec__ is not None:  # python -m offctl.spark_submit [--log4j]
+if __name__ == "__main__" and __spec__ is not None:  # python -m offctl.faces.audit.spark_submit [--log4j]
     if sys.argv[1:] == ["--log4j"]:
         from importlib import resources
 
         print(resources.files("offctl").joinpath("log4j2-quiet.properties"))
     else:
         print(os.path.abspath(__file__))
-elif __name__ == "__main__":  # spark-submit .../offctl/spark_submit.py
-    # Run as a script, this file puts its folder (offctl/) first on sys.path, where offctl's inspect.py
-    # would shadow the standard library's inspect.
+elif __name__ == "__main__":  # spark-submit .../offctl/faces/audit/spark_submit.py
+    # Run as a script, this file puts its folder (offctl/faces/audit/) first on sys.path, where a module of
+    # the folder would shadow a top-level one of the same name: keep the folder off.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     _stderr_to_parents()

@@ -1,0 +1,1 @@
+"""offctl.faces: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""offctl.faces.audit: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""offctl.faces.mcp: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""offctl.faces.serve: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""offctl.faces.stormui: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""offctl.render: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""offctl.repair: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""offctl.settings: see docs/architecture.md."""
