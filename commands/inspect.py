@@ -3,27 +3,22 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
 
 import typer
 
 from offctl.pipeline import cyclic_gc_paused, exit_code, inspect
 from offctl.render.output import write_notes, write_report
 
-from .options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OUTPUT, SELECTION_OPTIONS, SPOUT_OPTIONS,
-                      Given, OutputFormat, connection, err_console, expiry_options, judged_by, reported_errors,
-                      selection, shared)
+from offctl.settings.options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS,
+                                     SPOUT_OPTIONS, OutputFormat)
+from offctl.settings.resolve import Given, expiry_options, judged_by, selection
+
+from .options import connection, err_console, reported_errors, shared
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS, CONNECTION_OPTIONS)
-def inspect_command(
-    given: Given,
-    output: Annotated[OutputFormat, typer.Option(
-        "--output", "-o", rich_help_panel=OUTPUT, help="Output format.")] = OutputFormat.table,
-    per_partition: Annotated[bool, typer.Option(
-        "--per-partition", rich_help_panel=OUTPUT,
-        help="Table output: list every partition, not just consumers and findings.")] = False,
-) -> None:
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS, CONNECTION_OPTIONS,
+        own=("output", "per_partition"))
+def inspect_command(given: Given, output: OutputFormat, per_partition: bool) -> None:
     """Show where each spout is, how far behind, and what is wrong.
 
     \b

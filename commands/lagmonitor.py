@@ -1,7 +1,7 @@
 """offctl storm-kafka-monitor: Storm UI's lag script, answered by offctl (docs/storm-ui-lag.md).
 
-The command line after offctl's own options is KafkaOffsetLagUtil's, read as it reads it (offctl.faces.stormui.args); what
-is printed and the exit code are the original's, so Storm UI reads them as it reads the original's: the JSON object,
+The command line after offctl's own options is KafkaOffsetLagUtil's, read as it reads it
+(offctl.faces.stormui.args); what is printed and the exit code are the original's, so Storm UI reads them as it reads the original's: the JSON object,
 or one failure line, on stdout, exit 0; a refused command line, its message and the help on stdout, exit 1 (the UI
 then leaves the spout out). The `storm-kafka-monitor` program installed with offctl runs this command with every
 argument passed through (offctl.__main__.storm_kafka_monitor).
@@ -19,8 +19,11 @@ import typer
 from offctl.errors import OffctlError
 from offctl.inputs import redact
 
-from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, MONITOR_OPTIONS, SPOUT_OPTIONS, Given, err_console,
-                      judged_by, parse_kafka_config, pick, shared)
+from offctl.settings import resolve
+from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, MONITOR_OPTIONS, SPOUT_OPTIONS
+from offctl.settings.resolve import Given
+
+from .options import err_console, pick, say, shared
 
 CONTEXT_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False}
 
@@ -41,7 +44,8 @@ def failure_lines() -> Iterator[None]:
 
 @shared(pick(CONNECTION_OPTIONS, "zk", "bootstrap_servers", "storm_root", "zk_auth", "kafka_config",
              "kafka_config_file", "config", "context"),
-        SPOUT_OPTIONS, pick(HORIZON_OPTIONS, "time_lag_budget", "topic_retention", "retention_horizon"),
+        SPOUT_OPTIONS, pick(HORIZON_OPTIONS, "time_lag_budget", "topic_retention", "retention_horizon",
+                            "commit_expiry_horizon", "offsets_retention_minutes"),
         MONITOR_OPTIONS, errors=failure_lines)
 def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
     """Storm UI's lag script (storm-kafka-monitor), answered by offctl within --deadline.
@@ -65,11 +69,8 @@ def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
         sys.stdout.flush()
         raise typer.Exit(query.exit_code)
     with failure_lines():
-        settings = MonitorSettings(
-            deadline_s=given.deadline, judged=judged_by(given), time_lag_budget_s=given.time_lag_budget,
-            storm_root=given.storm_root, zk=given.zk, zk_auth=given.zk_auth,
-            bootstrap_servers=given.bootstrap_servers,
-            kafka_config=parse_kafka_config(given.kafka_config or (), given.kafka_config_file))
+        settings = MonitorSettings(resolve.connection(given, say, sandbox=False), resolve.judged_by(given),
+                                   given.time_lag_budget, given.deadline, resolve.expiry_options(given))
     text, notes, finished = answer_within(query, settings, started=STARTED)
     sys.stdout.write(text)
     sys.stdout.flush()

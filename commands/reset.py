@@ -1,13 +1,12 @@
-"""offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer (offctl.repair.reset,
-imported when one of them runs: other commands do not pay for it)."""
+"""offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer
+(offctl.repair.reset, imported when one of them runs: other commands do not pay for it)."""
 
 from __future__ import annotations
 
 import sys
 import time
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,26 +15,15 @@ if TYPE_CHECKING:
 
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render.output import outcome_errors, write_outcome, write_outcomes
-
 from offctl.settings.connection import Connection
-from offctl.inputs import parse_seconds
+from offctl.settings.options import CONNECTION_OPTIONS, OPTIONS, SAFETY_OPTIONS, SPOUT_OPTIONS, PlanOutput, To
+from offctl.settings.resolve import Given, safety, written_profile
 
-from .options import (CONNECTION_OPTIONS, SAFETY, SAFETY_OPTIONS, SELECTION, SPOUT_OPTIONS, Confirmation, Given,
-                      PlanFormat, PlanOutput, StaticPartitions, check_confirmable, connection, err_console, pick,
-                      reported_errors, safety, shared, without, written_profile)
+from .options import Confirmation, check_confirmable, connection, err_console, pick, reported_errors, shared, without
 
 CLIENT_SPOUT_OPTIONS = pick(SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy",
                             "isolation_level")
 NO_TRIDENT = without(CONNECTION_OPTIONS, "trident_root")
-
-
-class To(str, Enum):
-    earliest = "earliest"
-    latest = "latest"
-    current = "current"
-    offset = "offset"
-    time = "time"
-    shift = "shift"
 
 
 def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, *, many: bool = False) -> None:
@@ -49,18 +37,6 @@ def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, 
     from offctl.repair.reset import outcome_exit_code, outcomes_exit_code
 
     raise typer.Exit(outcomes_exit_code(outcomes) if many else outcome_exit_code(outcomes[0]))
-
-
-def _by_duration(text: str) -> str:
-    """--by-duration in the syntax of every duration option (30m, 6h, 1d12h) as the ISO-8601 duration
-    kafka-consumer-groups takes (PT1800S); ISO-8601, and anything else, is left to offctl.core.targets to judge."""
-    cleaned = text.strip()
-    if cleaned[:1].isdigit() and not cleaned.replace(".", "", 1).isdigit():  # has a unit: not ISO, not bare
-        try:
-            return f"PT{parse_seconds(cleaned):g}S"
-        except ValueError:
-            pass
-    return text
 
 
 def _writing(given: Given, output: PlanOutput) -> tuple[Confirmation, Connection]:
@@ -78,51 +54,20 @@ def _profile(given: Given, *consumers: str | None):
     return written_profile(given, [c for c in consumers if c])
 
 
-Topic = Annotated[Optional[str], typer.Option("--topic", rich_help_panel=SELECTION, metavar="TOPIC", help="Only this topic's partitions.")]
-Topics = Annotated[Optional[list[str]], typer.Option(
-    "--topic", rich_help_panel=SELECTION, metavar="TOPIC[:PARTITIONS]",
-    help="Only this topic, or these of its partitions: orders, orders:0-3,7 (repeatable).")]
-Partitions = Annotated[Optional[str], typer.Option(
-    "--partitions", rich_help_panel=SELECTION, metavar="LIST", help="Only these partitions: 0,3,5 or 0-7.")]
-TopologyId = Annotated[Optional[str], typer.Option(
-    "--topology-id", metavar="STORM_ID",
-    help="Kafka groups: write Storm metadata for this storm id, so the storm-kafka-client spout honours the "
-         "commit.")]
+OUTPUT = OPTIONS["output"].but(kind=PlanOutput, default=PlanOutput.table)
+ONE_SPOUT = OPTIONS["spout"].but(many=False, required=True)
+TOPICS = OPTIONS["topic"].but(many=True, metavar="TOPIC[:PARTITIONS]")
 
 
-@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, CONNECTION_OPTIONS)
-def reset_command(
-    given: Given,
-    spout: Annotated[Optional[str], typer.Option("--spout", rich_help_panel=SELECTION, metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")] = None,
-    group: Annotated[Optional[list[str]], typer.Option(
-        "--group", rich_help_panel=SELECTION, metavar="GROUP", help="group.id of a storm-kafka-client spout (repeatable).")] = None,
-    all_groups: Annotated[bool, typer.Option(
-        "--all-groups", rich_help_panel=SELECTION, help="Every group whose commits carry Storm metadata.")] = False,
-    trident: Annotated[Optional[str], typer.Option(
-        "--trident", rich_help_panel=SELECTION, metavar="TXSTATEID",
-        help="A Trident spout's txStateId (the stream name), under the one --trident-root.")] = None,
-    topic: Topics = None, partitions: Partitions = None, static_partitions: StaticPartitions = None,
-    to: Annotated[Optional[To], typer.Option(
-        "--to", help="Where to move the offsets (current: the commit as it is; the log end where there is none).")] = None,
-    by_duration: Annotated[Optional[str], typer.Option(
-        "--by-duration", metavar="DURATION",
-        parser=_by_duration,
-        help="To the first offset at or after now minus a duration: 30m, 6h, 1d12h, or ISO-8601 as "
-             "kafka-consumer-groups takes it: PT30M, PT6H, P1DT12H.")] = None,
-    offset: Annotated[Optional[int], typer.Option("--offset", metavar="N", help="With --to offset.")] = None,
-    at: Annotated[Optional[str], typer.Option(
-        "--at", metavar="TIME", help="With --to time: ISO-8601 with a zone, or epoch milliseconds.")] = None,
-    by: Annotated[Optional[int], typer.Option("--by", metavar="±N", help="With --to shift: move each partition by N.")] = None,
-    from_file: Annotated[Optional[Path], typer.Option(
-        "--from-file", metavar="FILE",
-        help="Offsets from an offctl plan (reset --output json) or backup, or a kafka-consumer-groups CSV export.")] = None,
-    topology_id: TopologyId = None,
-    no_storm_metadata: Annotated[bool, typer.Option(
-        "--no-storm-metadata",
-        help="Kafka groups: commit partitions that have no Storm metadata without it (a spout whose first-poll "
-             "strategy is UNCOMMITTED_* honours any commit); commits that have it keep it.")] = False,
-    output: PlanFormat = PlanOutput.table,
-) -> None:
+@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, CONNECTION_OPTIONS,
+        own=(OPTIONS["spout"].but(many=False), "group", "all_groups", OPTIONS["trident"].but(many=False), TOPICS,
+             "partitions", "static_partitions", "to", "by_duration", "offset", "at", "by", "from_file",
+             "topology_id", "no_storm_metadata", OUTPUT))
+def reset_command(given: Given, spout: str | None, group: list[str] | None, all_groups: bool,
+                  trident: str | None, topic: list[str] | None, partitions: str | None,
+                  static_partitions: list[str] | None, to: To | None, by_duration: str | None, offset: int | None,
+                  at: str | None, by: int | None, from_file: Path | None, topology_id: str | None,
+                  no_storm_metadata: bool, output: PlanOutput) -> None:
     """Move a spout's or groups' offsets: plan (dry run), then --execute with backup and checks.
 
     Guards refuse (exit 4) while the owning topology runs, while records were written within
@@ -151,15 +96,12 @@ def reset_command(
     _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 
 
-@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT)
+@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT, own=("hand_made", OUTPUT))
 def restore_command(
     given: Given,
-    backup: Annotated[Path, typer.Argument(metavar="BACKUP", help="A backup file printed by reset, restore or migrate.")],
-    hand_made: Annotated[bool, typer.Option(
-        "--hand-made", rich_help_panel=SAFETY,
-        help="BACKUP was made or edited by hand: restore it without its checksum. Only records the spout can "
-             "use, with offsets inside today's log, are written.")] = False,
-    output: PlanFormat = PlanOutput.table,
+    backup: Annotated[Path, typer.Argument(metavar="BACKUP",
+                                           help="A backup file printed by reset, restore or migrate.")],
+    hand_made: bool, output: PlanOutput,
 ) -> None:
     """Put a backup's before-image back, byte for byte, through the same guards and writer.
 
@@ -183,14 +125,10 @@ def restore_command(
     _finish([outcome], output, confirm)
 
 
-@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT)
-def migrate_command(
-    given: Given,
-    spout: Annotated[str, typer.Option("--spout", rich_help_panel=SELECTION, metavar="ID", help="spoutConfig.id of the old storm-kafka spout.")],
-    group: Annotated[str, typer.Option("--group", rich_help_panel=SELECTION, metavar="GROUP", help="group.id of the new storm-kafka-client spout.")],
-    topology_id: TopologyId = None, topic: Topic = None, partitions: Partitions = None,
-    output: PlanFormat = PlanOutput.table,
-) -> None:
+@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT,
+        own=(ONE_SPOUT, OPTIONS["group"].but(many=False, required=True), "topology_id", "topic", "partitions", OUTPUT))
+def migrate_command(given: Given, spout: str, group: str, topology_id: str | None, topic: str | None,
+                    partitions: str | None, output: PlanOutput) -> None:
     """Copy an old spout's ZooKeeper offsets into the Kafka group of its storm-kafka-client successor.
 
     Commits carry Storm metadata for --topology-id, so the new spout resumes where the old one stopped.
@@ -211,18 +149,10 @@ def migrate_command(
     _finish([outcome], output, confirm)
 
 
-@shared(SAFETY_OPTIONS, NO_TRIDENT)
-def delete_command(
-    given: Given,
-    spout: Annotated[str, typer.Option("--spout", rich_help_panel=SELECTION, metavar="ID", help="spoutConfig.id of a storm-kafka spout (in --zk-root).")],
-    topic: Topics = None, partitions: Partitions = None,
-    record_topic: Annotated[Optional[str], typer.Option(
-        "--record-topic", rich_help_panel=SELECTION, metavar="TOPIC", help="Only records that name this topic (TOPIC_MISMATCH shows them).")] = None,
-    written_by: Annotated[Optional[str], typer.Option(
-        "--written-by", rich_help_panel=SELECTION, metavar="TOPOLOGY", help="Only records written by this topology (name or storm id).")] = None,
-    all_records: Annotated[bool, typer.Option("--all-records", rich_help_panel=SELECTION, help="Every record of the spout.")] = False,
-    output: PlanFormat = PlanOutput.table,
-) -> None:
+@shared(SAFETY_OPTIONS, NO_TRIDENT,
+        own=(ONE_SPOUT, TOPICS, "partitions", "record_topic", "written_by", "all_records", OUTPUT))
+def delete_command(given: Given, spout: str, topic: list[str] | None, partitions: str | None,
+                   record_topic: str | None, written_by: str | None, all_records: bool, output: PlanOutput) -> None:
     """Delete a storm-kafka spout's stale partition records: plan, guards, backup, one multi-op.
 
     The spout then starts those partitions as its start-up rules say (startOffsetTime from 0.10 on).

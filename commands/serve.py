@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from offctl.settings.connection import DEFAULT_LISTEN
 from offctl.inputs import printable
+from offctl.settings.options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, OPTIONS, SELECTION_OPTIONS, SERVE_INTERVAL_S,
+                                     SPOUT_OPTIONS)
+from offctl.settings.resolve import Given, expiry_options
 
-from .options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, Given, err_console,
-                      expiry_options, reading, reported_errors, seconds, shared)
+from .options import err_console, reading, reported_errors, shared
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, CONNECTION_OPTIONS)
-def serve_command(
-    given: Given,
-    listen: Annotated[str, typer.Option(
-        "--listen", metavar="HOST:PORT", envvar="OFFCTL_LISTEN", help="Where to serve /metrics, /healthz and "
-                                                                     "/status.json.")] = DEFAULT_LISTEN,
-    interval: Annotated[float, typer.Option(
-        "--interval", metavar="DURATION", envvar="OFFCTL_INTERVAL", parser=seconds(1, 86400),
-        help="Time between inspections: 30s, 5m, or seconds.")] = 30.0,
-    window: Annotated[int, typer.Option(
-        "--window", metavar="N", min=2, max=1000, help="Cycles per partition for the history status.")] = 10,
-    allowed_lag: Annotated[int, typer.Option(
-        "--allowed-lag", metavar="N", min=0, help="Lag that counts as caught up in the history status.")] = 0,
-    no_partition_metrics: Annotated[bool, typer.Option(
-        "--no-partition-metrics", help="Only per-consumer and exporter metrics: bounded series for huge fleets.")] = False,
-) -> None:
+@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, CONNECTION_OPTIONS,
+        own=("listen", OPTIONS["interval"].but(default=SERVE_INTERVAL_S), "window", "allowed_lag",
+             "no_partition_metrics"))
+def serve_command(given: Given, listen: str, interval: float, window: int, allowed_lag: int,
+                  no_partition_metrics: bool) -> None:
     """Inspect every --interval and serve Prometheus metrics, until SIGTERM or Ctrl-C.
 
     A cycle that cannot read a store is logged on stderr and counted (offctl_read_errors_total); the last

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from offctl.core import expiry, judge, retention, timelag, transactions
 from offctl.core.analyze import with_findings
 from offctl.settings.connection import Connection, normalize_root
-from offctl.errors import OffctlError, UsageError
+from offctl.errors import OffctlError
 from offctl.core.behaviour import Library, reads_committed
 from offctl.core.profiles import Profiles
 from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, Headroom,
@@ -19,54 +19,8 @@ from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, Co
                                Thresholds, TopicRetention, ZkNode)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 from offctl.ports import LogStore, SpoutStore
-
-TIME_LAG_BUDGET_S = 5.0  # inspect's default --time-lag-budget
-
-
-@dataclass(frozen=True)
-class Selection:
-    spouts: tuple[str, ...] = ()
-    groups: tuple[str, ...] = ()
-    topic: str | None = None
-    all_groups: bool = False  # every group whose commits carry Storm metadata, besides those named
-    listed_groups: tuple[str, ...] | None = None  # --all-groups' listing, already made (an audit task's share)
-    log_topics: tuple[str, ...] = ()  # topics whose log offsets to read besides the consumers' (reset scopes)
-    tridents: tuple[str, ...] = ()  # Trident txStateIds to show (none: every one under each --trident-root)
-
-
-def validate(conn: Connection, selection: Selection) -> None:
-    """Refuse command lines that cannot inspect anything, before connecting anywhere."""
-    _check_servers(conn, selection)
-    _check_roots(conn, selection)
-    if not conn.zk_roots and not conn.trident_roots and not selection.groups and not selection.all_groups:
-        raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
-                         "--all-groups (new spouts, with --bootstrap-servers)")
-    for spout in selection.spouts:
-        check_spout_id(spout)
-    for group in selection.groups:
-        if not group.strip():
-            raise UsageError("--group needs a group id, not an empty string")
-
-
-def _check_servers(conn: Connection, selection: Selection) -> None:
-    """Refuse a ZooKeeper or Kafka option without the server it is read from."""
-    if (conn.zk_roots or selection.spouts) and not conn.zk:
-        raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
-    if (selection.groups or selection.all_groups) and not conn.bootstrap_servers:
-        raise UsageError(f"{'--group' if selection.groups else '--all-groups'} needs --bootstrap-servers")
-    if conn.trident_roots and not conn.zk:
-        raise UsageError("--trident-root needs --zk (the ZooKeeper connect string of Storm's transactional state)")
-
-
-def _check_roots(conn: Connection, selection: Selection) -> None:
-    """Refuse a spout named without the root it is under. Checked after the servers, so after --trident-root's
-    --zk too: a command line lacking both that and a root here names --spout without --zk, refused first either
-    way, so each command line is refused with the error it always was."""
-    if selection.tridents and not conn.trident_roots:
-        raise UsageError("--trident needs --trident-root (Storm's transactional.zookeeper.root)")
-    if selection.spouts and not conn.zk_roots:
-        raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
-
+from offctl.settings.options import TIME_LAG_BUDGET_S
+from offctl.settings.run import Estimates, ExpiryOptions, Selection, validate
 
 def spout_roots(conn: Connection, selection: Selection) -> list[str]:
     """The zkRoots to list spouts under. Naming groups and no spout asks for those groups only, unless
@@ -82,13 +36,6 @@ def trident_list(conn: Connection, selection: Selection) -> list[str]:
     if (selection.groups or selection.spouts) and not selection.tridents and conn.default_trident_roots:
         return []
     return list(dict.fromkeys(normalize_root(r) for r in conn.trident_roots))
-
-
-def check_spout_id(spout: str) -> None:
-    """A spoutConfig.id as it can stand in committedPath: ZooKeeper path segments, '/' between them (ids
-    may contain '/': committedPath is zkRoot + "/" + id + "/" + partition id)."""
-    if not spout or any(seg in ("", ".", "..") for seg in spout.split("/")):
-        raise UsageError(f"--spout {spout!r} is not a spout id (ZooKeeper node names, '/' between them)")
 
 
 @contextmanager
@@ -455,15 +402,6 @@ def with_open_transactions(report: Report, kafka: LogStore | None, budget_s: flo
     return replace(report, notes=(*report.notes, *notes)) if notes else report
 
 
-@dataclass(frozen=True)
-class ExpiryOptions:
-    """What the user says for the commit-expiry estimate (offctl.core.expiry)."""
-
-    horizon_s: float = expiry.HORIZON_S  # --commit-expiry-horizon
-    retention_minutes: int | None = None  # --offsets-retention-minutes: used where the broker does not report it
-    moved_after: Mapping[tuple, int] | None = None  # serve: when it last saw each committed offset move
-
-
 def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thresholds | Profiles,
                        options: ExpiryOptions, budget_s: float) -> Report:
     """The report with the estimated commit expiry of its storm-kafka-client groups' partitions and their
@@ -529,17 +467,6 @@ def _expiry_notes(expiries: Mapping[tuple, expiry.Expiry], retention: expiry.Ret
         notes.append(f"commit expiry assumes {expiry.SETTING}={retention.minutes}, Kafka's default: {retention.why} "
                      f"(give --offsets-retention-minutes)")
     return notes
-
-
-@dataclass(frozen=True)
-class Estimates:
-    """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
-    options, and serve's and watch's pace per partition (offctl.core.history.falling_behind) for RETENTION_RISK's
-    default rule."""
-
-    time_lag_budget_s: float = TIME_LAG_BUDGET_S
-    expiry: ExpiryOptions = ExpiryOptions()
-    behind: Mapping[tuple, float] | None = None
 
 
 def assess(snapshot: Snapshot, kafka: LogStore | None, thresholds: Thresholds | Profiles,

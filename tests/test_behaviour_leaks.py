@@ -16,7 +16,7 @@ BEHAVIOUR = ROOT / "offctl" / "core" / "behaviour.py"
 # The settings a profile holds, whose meaning only behaviour.py decides.
 SETTINGS = frozenset({"StormKafkaClient", "Guarantee", "FirstPoll", "StormKafka", "Isolation"})
 # Issue 37 item 5 named these; every other module of offctl/ and commands/ is held to the same rule.
-NAMED = ("offctl/core/expiry.py", "offctl/core/analyze.py", "offctl/core/cost.py", "commands/options.py")
+NAMED = ("offctl/core/expiry.py", "offctl/core/analyze.py", "offctl/core/cost.py", "offctl/settings/resolve.py")
 
 
 def sources() -> list[Path]:

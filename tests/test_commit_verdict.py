@@ -151,7 +151,7 @@ def test_the_assumptions_footer_names_the_release_given(release, text):
 
 
 def test_the_default_footer_names_the_default_release():
-    from commands.options import client_profile
+    from offctl.settings.resolve import client_profile
     from offctl.core.behaviour import FirstPoll
     from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
 

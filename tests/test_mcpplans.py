@@ -20,6 +20,7 @@ from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError, WriteConflict
 from offctl.faces.mcp.plans import (DECLINED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, Seen, State, _target, apply,
                              command_line, compare)
+from offctl.render.mcp import apply_result, stored_plan
 from offctl.repair.reset import _execute_all
 
 TOPOLOGY = "orders-1-1700000000"
@@ -113,7 +114,7 @@ def test_a_plan_binds_what_it_saw_and_applies_with_a_yes(setting):
     assert [s for _, s in plan.state[0].guards] == ["pass", "not-applicable", "not-applicable", "not-applicable"]
     assert plan.document["mode"] == "dry-run" and plan.document["changes"][0]["after"] == 5
     assert "Reset 1 partition of spout orders (zkRoot /spouts) on ZooKeeper zk1:2181?" in plan.text
-    doc = plan.json()
+    doc = stored_plan(plan)
     assert json.loads(json.dumps(doc)) == doc and doc["state"][0]["changes"][0]["version"] == 3
 
     human = Human()
@@ -125,8 +126,8 @@ def test_a_plan_binds_what_it_saw_and_applies_with_a_yes(setting):
     assert Path(result.backup).is_file() and result.undo.startswith(f"offctl restore {result.backup} --execute")
     assert [json.loads(line)["phase"] for line in result.audit] == ["intent", "done"]
     assert json.loads(result.audit[-1])["outcome"] == "verified"
-    assert result.json()["result"]["executed"] is True
-    said = json.dumps([plan.json(), result.json()])  # the connection has a ZooKeeper password and a SASL one
+    assert apply_result(result)["result"]["executed"] is True
+    said = json.dumps([stored_plan(plan), apply_result(result)])  # the connection has a ZooKeeper password and a SASL one
     assert "s3cret" not in said and "hunter2" not in said
 
 

@@ -13,10 +13,9 @@ import subprocess
 import sys
 
 import pytest
-import typer
 
 from offctl.faces import sandbox as sb
-from offctl.settings import sandbox as state
+from offctl.settings import sandbox as sandbox_state
 from tests.conftest import storm_record
 from tests.test_reset_e2e import on_terminal
 
@@ -30,19 +29,19 @@ def rehearsal(zk, zk_server, broker39, kafka39, names, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     for name in [n for n in os.environ if n.startswith("OFFCTL_")]:
         monkeypatch.delenv(name)
-    directory = state.sandbox_dir()
+    directory = sandbox_state.sandbox_dir()
     directory.mkdir(parents=True)
-    state = state.Sandbox(str(directory), zk_server.pid, zk_server.address, broker39.pid, broker39.address,
+    state = sandbox_state.Sandbox(str(directory), zk_server.pid, zk_server.address, broker39.pid, broker39.address,
                        zk_root=names.root + "/spouts", storm_root=names.root + "/storm",
                        trident_root=names.root + "/transactional", seeded=True)
-    state.save(state)
+    sandbox_state.save(state)
     topic = kafka39.filled_topic(names("orders"), 2, 10)
     for p in range(2):
         zk.create(f"{state.zk_root}/orders/partition_{p}", storm_record(topic, p, 4), makepath=True)
         zk.create(f"{state.trident_root}/tx/user/partition_{p}/3",
                   sb.trident_meta(topic, p, 2, 4, "tx-1-1700000000", broker39.address), makepath=True)
     zk.ensure_path(f"{state.storm_root}/storms")
-    assert state.active() == state
+    assert sandbox_state.active() == state
     return state
 
 
@@ -83,7 +82,7 @@ def test_a_rehearsal_shell_refuses_a_write_elsewhere_before_asking(rehearsal, cl
 
 
 def test_sandbox_env_without_a_sandbox_exits_3_and_leaves_a_shell_that_refuses(rehearsal):
-    state.sandbox_dir().joinpath("sandbox.json").unlink()
+    sandbox_state.sandbox_dir().joinpath("sandbox.json").unlink()
     proc = sh(f'export OFFCTL_ZK={NOWHERE} OFFCTL_ZK_ROOT=/kafka-spouts; eval "$(offctl sandbox env)" && exit 9; '
               f'offctl inspect; echo "inspect=$?"')
     assert "no sandbox is running" in proc.stderr and "inspect=2" in proc.stdout, proc.stderr
@@ -118,12 +117,8 @@ def test_the_confirmation_says_when_the_cluster_is_the_sandbox(rehearsal):
 
 def test_sandbox_env_sets_or_unsets_every_connection_variable():
     """A variable a connection option reads and the rehearsal shell left alone would reach production."""
-    from offctl.commands import options
+    from offctl.settings.options import CONNECTION, OPTIONS
 
-    read = set()
-    for value in vars(options).values():
-        for meta in getattr(value, "__metadata__", ()):
-            if isinstance(meta, typer.models.OptionInfo) and meta.rich_help_panel == options.CONNECTION:
-                read.add(meta.envvar)
-    assert read and read - {"OFFCTL_TIMEOUT"} == (set(state.rehearsal_env(state.Sandbox("", 0, "", 0, ""))) |
-                                                  set(state.UNSET_IN_REHEARSAL)) - {"OFFCTL_SANDBOX", "OFFCTL_SPARK_MASTER"}
+    read = {o.env for o in OPTIONS.values() if o.panel == CONNECTION and o.env}
+    assert read and read - {"OFFCTL_TIMEOUT"} == (set(sandbox_state.rehearsal_env(sandbox_state.Sandbox("", 0, "", 0, ""))) |
+                                                  set(sandbox_state.UNSET_IN_REHEARSAL)) - {"OFFCTL_SANDBOX", "OFFCTL_SPARK_MASTER"}

@@ -75,9 +75,9 @@ def live_sandbox(tmp_path_factory):
 
 
 def sandbox_of(env: dict):
-    from offctl.settings import sandbox as state
+    from offctl.settings import sandbox as sandbox_state
 
-    found = state.active(Path(env["XDG_STATE_HOME"]) / "offctl" / "sandbox")
+    found = sandbox_state.active(Path(env["XDG_STATE_HOME"]) / "offctl" / "sandbox")
     assert found is not None, "the sandbox is not running"
     return found
 

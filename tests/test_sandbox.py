@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from offctl.faces import sandbox
-from offctl.settings import sandbox as state
+from offctl.settings import sandbox as sandbox_state
 from offctl.adapters import servers
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
@@ -22,10 +22,10 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
     started = cli("sandbox", "up")
     try:
         assert started.exit_code == 0, started.stderr
-        state = state.load()
+        state = sandbox_state.load()
         assert state is not None and all(state.running.values())
         again = cli("sandbox", "up")
-        assert "already running" in again.stdout and state.load() == state
+        assert "already running" in again.stdout and sandbox_state.load() == state
 
         seeded = cli("sandbox", "seed")
         assert seeded.exit_code == 0, seeded.stderr
@@ -81,7 +81,7 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         stopped = cli("sandbox", "down")
     assert stopped.exit_code == 0 and "stopped" in stopped.stdout
     assert not servers.is_running(state.zk_pid) and not servers.is_running(state.broker_pid)
-    assert state.load() is None and cli("sandbox", "status").exit_code == 3
+    assert sandbox_state.load() is None and cli("sandbox", "status").exit_code == 3
 
 
 def test_fleet_names_every_finding_it_seeds():
@@ -100,4 +100,4 @@ def test_without_kafkas_jars_sandbox_up_says_how_to_fetch_them_and_leaves_nothin
     assert result.exit_code == 3, result.stderr
     assert f"Apache Kafka {servers.KAFKA} is not in {tmp_path / 'no-kafka' / servers.KAFKA / 'lib'}" in result.stderr
     assert "mvn -q -B -f kafka/pom.xml package" in result.stderr and "Traceback" not in result.stderr
-    assert state.load() is None and cli("sandbox", "status").exit_code == 3
+    assert sandbox_state.load() is None and cli("sandbox", "status").exit_code == 3

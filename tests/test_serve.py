@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -415,15 +416,24 @@ def test_watch_shows_offsets_moving_and_leaves_cleanly_on_ctrl_c(zk, kafka39, na
     flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka39.bootstrap]
     proc = subprocess.Popen([sys.executable, "-m", "offctl", "watch", *flags, "-n", "0.5"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
-    zk.set(f"{root}/w/partition_0", storm_record(topic, 0, 7))
-    time.sleep(3)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    # Every refresh is printed (stdout is a pipe): read them as they come, and move the offset only once a refresh
+    # has shown 3 (a fixed sleep raced a slow start-up: the first refresh then read 7, and no move was shown).
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: "refresh 1" in "".join(lines), 60)
+        zk.set(f"{root}/w/partition_0", storm_record(topic, 0, 7))
+        wait_for(lambda: "+4" in "".join(lines), 60)  # a refresh after the move shows it (7 - 3)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    err = proc.stderr.read()
+    proc.wait(timeout=30)
+    reader.join(timeout=30)
+    out = "".join(lines)
     assert proc.returncode == 0, err
     assert "offctl watch" in out and "/w" in out
-    assert "+4" in out  # the refresh after the move shows it (7 - 3), and the lag going down
-    assert "↓" in out
+    assert "+4" in out and "↓" in out  # the move, and the lag going down
 
 
 def test_watch_stops_after_count(cli, zk_server, names, kafka39):

@@ -28,9 +28,9 @@ def _param(command: str, option: str):
 
 
 def _parse(command: str, option: str, text: str):
-    from offctl.commands.options import _probe_context
+    import typer.core
 
-    return _param(command, option).process_value(_probe_context(), text)
+    return _param(command, option).process_value(typer.Context(typer.core.TyperCommand("offctl")), text)
 
 
 # --- durations: one syntax for every duration option; a bare number keeps the option's old meaning --------------
@@ -292,7 +292,8 @@ PROFILES = lab_profiles("orders", clients="orders-*", lag_threshold=100)
 def _run_profiles(tmp_path, flags: dict, env: dict):
     """The Profiles of a run, built as the commands build them, from plain values and their origins."""
     from offctl.settings import configfile as settings
-    from offctl.commands.options import DEFAULTS, FLAG, Given, profiles
+    from offctl.settings.options import DEFAULTS
+    from offctl.settings.resolve import FLAG, Given, profiles
 
     path = _config(tmp_path, LAB + PROFILES)
     config = settings.load(path, True)
@@ -304,9 +305,9 @@ def _run_profiles(tmp_path, flags: dict, env: dict):
     for name in values:  # the context's values below the flags and the environment, as Given.of applies them
         key = name.replace("_", "-")
         if name not in origins and key in context.settings:
-            from offctl.commands.options import from_file
+            from offctl.settings.options import parse_value
 
-            given.values[name] = from_file(name, context.settings[key], None)
+            given.values[name] = parse_value(name, context.settings[key], None)
             given.origins[name] = context.origin
     return profiles(given)
 
@@ -336,12 +337,13 @@ def test_profiles_are_complete_and_a_flag_overrides_every_profile(tmp_path, cons
 
 
 def test_a_write_takes_the_profile_of_the_consumer_it_writes(tmp_path, cli):
-    from offctl.commands.options import written_profile
+    from offctl.settings.resolve import written_profile
 
     path = _config(tmp_path, LAB + PROFILES + '\n[[profiles]]\nmatch = "late-group"\nfirst-poll-offset-strategy '
                                               '= "UNCOMMITTED_LATEST"\n')
     from offctl.settings import configfile as settings
-    from offctl.commands.options import DEFAULTS, Given
+    from offctl.settings.options import DEFAULTS
+    from offctl.settings.resolve import Given
 
     config = settings.load(path, True)
     given = Given(dict(DEFAULTS), {}, config, None)

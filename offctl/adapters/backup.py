@@ -31,7 +31,7 @@ from offctl.errors import UsageError, WriteConflict
 from offctl.inputs import read_text
 from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey,
                           KafkaCommit, ZkNode, iso_ms)
-from offctl.core.plan import CREATE, Change, Plan, change_dict
+from offctl.core.plan import CREATE, Change, Plan
 from offctl.core.storm import parse_zk_node
 
 FORMAT = 3  # 3 adds the after-image of every entry; 2 adds "sha256"; 1 (no checksum) is restored only as hand-made
@@ -460,6 +460,13 @@ def who() -> str:
     return f"{sudo} (as {user})" if sudo and sudo != user else user
 
 
+def _logged(c: Change) -> dict:
+    """A change's fields as the audit log records them (a file format of its own: the plans' JSON rows are
+    offctl.render's)."""
+    return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
+            "delta": c.delta, "action": c.action, "new_record": c.new_record, "left_out": c.left_out}
+
+
 def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int, where: str, *,
                 phase: str = "done", outcome: str | None = None) -> list[str]:
     """One JSON line per change. `phase`: "intent" before the first write, then "done" (with `outcome`:
@@ -471,7 +478,7 @@ def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int
         base["outcome"] = outcome
     if plan.source is not None:
         base["from"] = str(plan.source)
-    return [json.dumps({**base, **{k: v for k, v in change_dict(c).items() if k != "reasons"}, **_versions(c)})
+    return [json.dumps({**base, **_logged(c), **_versions(c)})
             for c in written]
 
 

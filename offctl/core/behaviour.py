@@ -121,6 +121,7 @@ class FirstPoll(str, Enum):
 
 # The newest storm-kafka-client release offctl knows, the --storm-kafka-client-release default.
 CLIENT_RELEASE_DEFAULT = "3.1.0"
+STORM_KAFKA_RELEASE_DEFAULT = "1.2.4"  # --storm-kafka-release's default: the last storm-kafka release
 
 
 class StormKafkaClient(str, Enum):

@@ -15,6 +15,9 @@ from offctl.core.plan import CHANGED_SINCE, GuardCheck, Plan, named
 GUARDS = ("running-topology", "recent-write", "active-group", "changed-since")
 
 
+QUIET_PERIOD_S = 10.0  # --quiet-period's default: a ZooKeeper record written more recently refuses (recent-write)
+
+
 @dataclass(frozen=True)
 class GuardFacts:
     """What the guards look at, read together with the plan."""
@@ -25,7 +28,7 @@ class GuardFacts:
     zk_modified_ms: Mapping[str, int] = field(default_factory=dict)  # path -> mtime, ZooKeeper only
     groups: tuple[GroupState, ...] = ()  # Kafka groups written to
     now_ms: int = 0
-    quiet_period_s: float = 10.0
+    quiet_period_s: float = QUIET_PERIOD_S
     restore: bool = False  # the write is a restore: it undoes an earlier write
     # restore: each partition that changed since the write the backup undoes, "name: what changed" (changed_*
     # below); None: not a restore, or a file whose after-image is not trusted (changed_since_na says why)

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
-from offctl.core.messages import UNREAD, AtOffset, age_ms, at_offset, needs_read
-from offctl.core.model import PartitionLog, PartitionRow, Position, MessageRead, iso_ms
+from offctl.core.messages import UNREAD, AtOffset, at_offset, needs_read
+from offctl.core.model import MessageRead, PartitionLog, PartitionRow, Position
 
 HELD = "held"  # at or past the last stable offset, below the log end: an open transaction's records
 PREVIEW_CHARS = 80  # characters of a text preview; a binary one shows half as many bytes, in hex
@@ -38,10 +38,6 @@ class Census:
     aborted: int  # records of aborted transactions: read_committed skips them
     markers: int  # transaction markers (control records), or records compaction removed (`compacted`)
     compacted: bool = False  # the topic may be compacted: a missing offset is a marker or a removed record
-
-    def as_dict(self) -> dict:
-        return {"offsets": self.offsets, "records": self.records, "aborted": self.aborted,
-                "markers": self.markers, "markers_or_compacted": self.compacted}
 
     def text(self, last_stable: int) -> str:
         markers = "transaction markers or compacted records" if self.compacted else "transaction markers"
@@ -184,36 +180,6 @@ def _escape(ch: str) -> str:
 
 def digest(data: bytes | None) -> str | None:
     return None if data is None else sha256(data).hexdigest()
-
-
-def message_dict(m, now_ms: int) -> dict:
-    """A message as peek's JSON shows it: sizes, a preview and sha256 of key and value, headers previewed."""
-    return {
-        "offset": m.offset, "timestamp": iso_ms(m.timestamp_ms), "timestamp_type": m.timestamp_type,
-        "age_ms": age_ms(m, now_ms),
-        "key_size": None if m.key is None else len(m.key), "value_size": None if m.value is None else len(m.value),
-        "key": preview(m.key), "value": preview(m.value),
-        "key_sha256": digest(m.key), "value_sha256": digest(m.value),
-        "headers": [{"key": preview(k.encode("utf-8", "surrogateescape")), "value": preview(v),
-                     "size": None if v is None else len(v)} for k, v in m.headers],
-    }
-
-
-def peeked_dict(p: Peeked, now_ms: int) -> dict:
-    """One partition of peek's JSON document."""
-    r = p.row
-    at = p.at
-    state = at.kind if at is not None else UNREAD
-    return {
-        **r.record.key.fields(), "topic": r.topic, "partition": r.record.partition, "offset": p.offset,
-        "log_start": r.log_start, "log_end": r.log_end, "last_stable_offset": r.last_stable, "lag": r.lag,
-        "codes": list(r.codes),
-        "to_last_stable": p.census.as_dict() if p.census is not None else None,
-        "to_last_stable_why": p.census_why or None,
-        "state": state, "next_offset": at.next_offset if at is not None else None,
-        "why": p.why if at is None else at.why,
-        "messages": [message_dict(m, now_ms) for m in (at.messages if at is not None else ())],
-    }
 
 
 def unanswered(p: Peeked) -> bool:

@@ -1125,10 +1125,3 @@ def _show(data: bytes | None) -> str:
         return "nothing (node gone)"
     text = data.decode("utf-8", "replace")
     return repr(text if len(text) <= 120 else text[:117] + "...")
-
-
-def change_dict(c: Change) -> dict:
-    """The JSON form of a change, shared by the renderer and the audit log."""
-    return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
-            "delta": c.delta, "action": c.action, "reasons": list(c.reasons), "new_record": c.new_record,
-            "left_out": c.left_out}

@@ -14,9 +14,9 @@ from offctl.core.peek import (Peeked, census, census_positions, committed_positi
                                unanswered)
 from offctl.errors import OffctlError, UsageError
 from offctl.pipeline import (Estimates, Selection, assess, cyclic_gc_paused, open_stores, read_snapshot, spout_roots,
-                            trident_list, validate)
-
-MAX_COUNT = 1000  # messages per partition: peek is for looking, not for copying a log
+                            trident_list)
+from offctl.settings.options import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
+from offctl.settings.run import validate
 
 
 @dataclass(frozen=True)

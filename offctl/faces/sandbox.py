@@ -14,7 +14,7 @@ from pathlib import Path
 from offctl.adapters import servers
 from offctl.core.storm import storm_kafka_record
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
-from offctl.settings.sandbox import ROOT, STORM_ROOT, TRIDENT_ROOT, Sandbox, active, load, sandbox_dir, save
+from offctl.settings.sandbox import ROOT, SANDBOX_STORM_ROOT, TRIDENT_ROOT, Sandbox, active, load, sandbox_dir, save
 
 def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
     """Start both servers (or find them running); returns the sandbox and whether it was started now."""
@@ -385,7 +385,7 @@ def _write_zookeeper(sandbox: Sandbox, nodes: dict[str, bytes], trident_nodes: d
         if zk.exists("/sandbox"):
             zk.delete("/sandbox", recursive=True)
         for storm_id in RUNNING:
-            zk.create(f"{STORM_ROOT}/storms/{storm_id}", makepath=True)
+            zk.create(f"{SANDBOX_STORM_ROOT}/storms/{storm_id}", makepath=True)
         for path, data in nodes.items():
             zk.create(path, data, makepath=True)
         for path in sorted(trident_nodes, key=lambda p: p.count("/")):  # folders (data 7) before their txids

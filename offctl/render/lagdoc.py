@@ -123,7 +123,9 @@ def _start(row: PartitionRow | None, plog: PartitionLog | None, head: int, commi
     """Where a spout with no record starts instead (PartitionManager; KafkaSpout.doSeek), and its lag from there."""
     log_start = plog.log_start if plog else None
     start = configured_start(spout, log_start, head) if old else first_poll_start(spout, log_start, head)
-    resume = start.offset
+    # a stored offset outside the log: the analysis's answer (the out-of-range rule), not the start-up rule's
+    known = row.resumes.at if row is not None and row.resumes is not None else None
+    resume = known if known is not None else start.offset
     lag = head - resume if resume is not None else head - committed
     if row is not None:
         return resume, lag, None, row.resumes

@@ -21,7 +21,7 @@ from offctl.core.expiry import Expiry
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import (KAFKA, ConsumerSummary, Finding, Headroom, PartitionRow, Report, Severity, TimeLag,
                                duration, iso_ms, ranges)
-from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, change_dict
+from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 
@@ -370,6 +370,14 @@ def write_notes(report: Report, err: Console) -> None:
 # --- plans of reset, restore and migrate ----------------------------------------------------------------------
 
 
+def change_dict(c: Change) -> dict:
+    """A change's row in the plans' JSON (`--output json` of reset, restore, migrate, delete and audit --repair,
+    and the MCP plan answers), before its undone_by and cost keys."""
+    return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
+            "delta": c.delta, "action": c.action, "reasons": list(c.reasons), "new_record": c.new_record,
+            "left_out": c.left_out}
+
+
 COST_FIELDS = ("direction", "messages", "messages_up_to", "first_timestamp", "last_timestamp", "span", "cost")
 
 
@@ -463,8 +471,12 @@ _GUARD_STYLE = {"pass": "green", "refused": "bold red", "overridden": "yellow", 
 
 
 def write_plan_table(outcome, console: Console) -> None:
-    """The plan for people: one row per partition, then the guards, then what happened."""
-    plan = outcome.plan
+    """The plan of an outcome for people: write_plan."""
+    write_plan(outcome.plan, console)
+
+
+def write_plan(plan, console: Console) -> None:
+    """The plan for people: one row per partition, its cost, then the guards and the warnings."""
     where = f" from {plan.source}" if plan.source else ""
     console.print(f"{plan.operation} {plan.key}{where} -> {plan.target}", style="bold")
     table = Table(title_justify="left")
@@ -615,6 +627,17 @@ def write_json_stream(head: dict, sections: dict[str, Iterable[dict]], tail: dic
     out.write("}\n")
 
 
+def write_audit_json(result, out: IO[str], repairs: list | None = None, repair_note: str | None = None) -> None:
+    """audit's `--output json` document: inspect's, streamed from the audit result's parts (AuditResult.
+    document_parts: head, sections of rows still in Spark, tail), then, when a repair was asked for (`repairs` not
+    None), `repair` (each repair's outcome_document) and `repair_note` (why there was nothing to repair, or null)."""
+    head, sections, tail = result.document_parts()
+    if repairs is not None:
+        tail["repair"] = [outcome_document(o) for o in repairs]
+        tail["repair_note"] = repair_note
+    write_json_stream(head, sections, tail, out)
+
+
 def consumer_label(d: dict) -> str:
     """A consumer dict named as ConsumerKey names it."""
     if d["store"] == "zookeeper":
@@ -725,6 +748,18 @@ _TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
 _STATUS_STYLE = {"OK": "green", "WARN": "yellow", "STALL": "bold red", "STOP": "bold red", "REWIND": "magenta"}
 
 
+def watch_frame(report: Report | None, previous: dict[tuple, tuple[int | None, int | None]],
+                statuses: dict[tuple, tuple[str | None, TimeLag]], refreshed: int, error: str | None):
+    """One refresh of the watch view: its table (none before the first read), and the refresh's read error."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts = [watch_table(report, previous, statuses, refreshed)] if report is not None else []
+    if error:
+        parts.append(Text(f"offctl: refresh {refreshed} could not read: {error}", style="yellow"))
+    return Group(*parts)
+
+
 def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | None]],
                 statuses: dict[tuple, tuple[str | None, TimeLag]], refreshed: int) -> Table:
     """The watch view: each partition's committed offset (moving or stuck since the last refresh), lag with
@@ -764,13 +799,29 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
 # --- offctl peek ---------------------------------------------------------------------------------------------
 
 
-def peek_document(result, saved: str | None = None) -> dict:
-    """peek's `--output json` document (docs/contract.md, "offctl peek")."""
-    from offctl.core.peek import peeked_dict
+# What a peeked partition carries of inspect's row (docs/contract.md, "What each face shows"): its figures from the
+# one assessed report, beside peek's own keys.
+PEEK_FIGURES = ("status", "time_lag_s", "time_lag_source", "retention_headroom_s", "retention_source",
+                "commit_expiry_s", "commit_expiry_source", "resumes_at", "resumes", "resumes_citation")
 
-    return {"captured_at": iso_ms(result.captured_ms), "count": result.count,
-            "partitions": [peeked_dict(p, result.captured_ms) for p in result.peeked],
-            "saved": saved, "notes": list(result.report.notes), "incomplete": list(result.report.incomplete)}
+
+def peek_document(result, saved: str | None = None) -> dict:
+    """peek's `--output json` document (docs/contract.md, "offctl peek"): each partition with inspect's figures of
+    its row (PEEK_FIGURES), from the report peek read."""
+    from offctl.render.peek import peeked_dict
+
+    report = result.report
+    wanted = {id(p.row) for p in result.peeked}
+    figures = {id(row): d for row, d in zip(report.rows, partition_dicts(report, time_lags(report)))
+               if id(row) in wanted}
+    partitions = []
+    for p in result.peeked:
+        d = peeked_dict(p, result.captured_ms)
+        row = figures.get(id(p.row))
+        d.update((k, row[k] if row is not None else None) for k in PEEK_FIGURES)
+        partitions.append(d)
+    return {"captured_at": iso_ms(result.captured_ms), "count": result.count, "partitions": partitions,
+            "saved": saved, "notes": list(report.notes), "incomplete": list(report.incomplete)}
 
 
 def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> None:
@@ -778,7 +829,7 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
         out.write(dumps(peek_document(result, saved)))
         out.write("\n")
         return
-    from offctl.core.peek import message_dict
+    from offctl.render.peek import message_dict
 
     console = table_console(out)
     if not result.peeked:
@@ -786,11 +837,7 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
                       "--partitions)")
     for p in result.peeked:
         r = p.row
-        head = Text(f"{r.record.key}  {r.topic or '?'}/{r.record.partition}", style="bold")
-        stable = f"  last stable {_n(r.last_stable)}" if r.last_stable is not None else ""
-        head.append(f"  resumes at {_n(p.offset)}  log {_n(r.log_start)}-{_n(r.log_end)}{stable}  lag {_n(r.lag)}"
-                    + (f"  [{', '.join(r.codes)}]" if r.codes else ""), style="")
-        console.print(head)
+        console.print(_peek_head(p))
         if p.census is not None:
             console.print(Text(f"  {p.census.text(r.last_stable)}"))
         elif p.census_why:
@@ -810,6 +857,19 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
                 console.print(Text(f"    header {h['key']}: {h['value']}"))
     if saved:
         console.print(Text(f"saved to {saved} (manifest.json lists every file with its sha256)"))
+
+
+def _peek_head(p) -> Text:
+    """A peeked partition's line: where the spout resumes (inspect's resumes_at; the stored offset, whose message is
+    shown, beside it where they differ), the log, the lag and the codes."""
+    r = p.row
+    head = Text(f"{r.record.key}  {r.topic or '?'}/{r.record.partition}", style="bold")
+    stable = f"  last stable {_n(r.last_stable)}" if r.last_stable is not None else ""
+    resumes = r.resumes.at if r.resumes is not None else None
+    where = f"resumes at {_n(resumes)}" + (f" (stored {_n(p.offset)})" if resumes != p.offset else "")
+    head.append(f"  {where}  log {_n(r.log_start)}-{_n(r.log_end)}{stable}  lag {_n(r.lag)}"
+                + (f"  [{', '.join(r.codes)}]" if r.codes else ""), style="")
+    return head
 
 
 def _size(n: int | None) -> str:

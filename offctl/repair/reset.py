@@ -15,12 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from offctl.adapters.backup import (OffsetsFile, append_audit, audit_lines, load_backup, load_offsets_file,
-                                    record_read_back, state_dir, write_backup)
-from offctl.settings.connection import Connection, normalize_root
+                                    record_read_back, write_backup)
+from offctl.settings.connection import STORM_ROOT, Connection, normalize_root
 from offctl import interrupts
 from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
                            WriteConflict)
-from offctl.pipeline import Selection, check_spout_id, open_stores, read_snapshot
+from offctl.pipeline import Selection, open_stores, read_snapshot
+from offctl.settings.run import Safety, check_spout_id
 from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
 from offctl.core.cost import Spout, cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
@@ -31,15 +32,6 @@ from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_
                               plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper)
 from offctl.core.targets import Scope, Target
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
-
-
-@dataclass(frozen=True)
-class Safety:
-    execute: bool = False
-    force: frozenset[str] = frozenset()
-    quiet_period_s: float = 10.0
-    backup_dir: Path = field(default_factory=lambda: state_dir() / "backups")
-    audit_log: Path = field(default_factory=lambda: state_dir() / "audit.log")
 
 
 @dataclass(frozen=True)
@@ -96,7 +88,7 @@ def server_flags(conn: Connection, roots: Sequence[str] = ()) -> list[str]:
     parts += roots
     if conn.bootstrap_servers:
         parts += ["--bootstrap-servers", conn.bootstrap_servers]
-    if conn.storm_root != "/storm":
+    if conn.storm_root != STORM_ROOT:
         parts += ["--storm-root", conn.storm_root]
     return parts
 

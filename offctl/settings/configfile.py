@@ -41,30 +41,20 @@ from typing import Any
 
 from offctl.errors import UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, printable, read_text, secret
+from offctl.settings.options import (BOOL, IN_CONTEXT, IN_DEFAULTS, IN_PROFILE, INT, STR, STR_OR_INT, STRS,
+                                     keys)
 
 CONFIG_VARIABLE = "OFFCTL_CONFIG"
 CONTEXT_VARIABLE = "OFFCTL_CONTEXT"
 SANDBOX = "sandbox"  # the built-in context: the running sandbox's servers and roots (`offctl sandbox up`)
 
-# What a value of each kind must be in the file.
-STR, STRS, BOOL, INT, DURATION = ("a string", "a list of strings", "true or false", "a whole number",
-                                  'a duration ("30s", "90m", "6h", "7d") or a number')
-STR_OR_INT = "a string or a whole number"
-
-# The keys of a context: each a command-line option's long name without the dashes.
-CONNECTION_KEYS = {"zk": STR, "zk-root": STRS, "trident-root": STRS, "bootstrap-servers": STR, "storm-root": STR,
-                   "timeout": DURATION, "zk-auth": STR, "kafka-config": STRS, "kafka-config-file": STR}
+# The keys of a context: each a command-line option's long name without the dashes, from the one option table
+# (offctl.settings.options: where the file takes each option, and what its value must be).
+CONNECTION_KEYS = keys(IN_CONTEXT)
 # The keys of a profile: the spout settings, the topic the spout should read, its lag threshold.
-PROFILE_KEYS = {"storm-kafka-release": STR, "start-offset-time": STR_OR_INT, "ignore-zk-offsets": BOOL,
-                "no-out-of-range-reset": BOOL, "max-offset-behind": INT, "storm-kafka-client-release": STR,
-                "first-poll-offset-strategy": STR, "processing-guarantee": STR, "offset-commit-period-ms": INT,
-                "isolation-level": STR,
-                "static-partitions": STRS, "topic": STR, "lag-threshold": INT}
-DEFAULT_KEYS = {**{k: v for k, v in PROFILE_KEYS.items() if k != "topic"},
-                "time-lag-budget": DURATION, "commit-expiry-horizon": DURATION,
-                "offsets-retention-minutes": DURATION, "topic-retention": STRS, "retention-horizon": STR,
-                "fail-on": STR, "quiet-period": DURATION, "backup-dir": STR, "audit-log": STR, "deadline": DURATION}
-# Settings of offctl's own servers, not command-line options: `offctl mcp --http`'s bearer token.
+PROFILE_KEYS = keys(IN_PROFILE)
+# A context's defaults: the profile's keys but the topic, and the thresholds, horizons and safety settings.
+DEFAULT_KEYS = {k: v for k, v in keys(IN_PROFILE, IN_DEFAULTS).items() if k != "topic"}
 SERVER_KEYS = {"mcp-token": STR}
 CONTEXT_KEYS = {**CONNECTION_KEYS, **DEFAULT_KEYS, **SERVER_KEYS}
 SECRET_KEYS = frozenset({"zk-auth", "kafka-config", "mcp-token"})

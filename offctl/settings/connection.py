@@ -9,6 +9,8 @@ from pathlib import Path
 from offctl.errors import UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, read_text, secret
 
+STORM_ROOT = "/storm"  # --storm-root's default: storm.zookeeper.root's
+TIMEOUT_S = 10.0  # --timeout's default
 DEFAULT_LISTEN = "0.0.0.0:9717"  # offctl serve's address (the exporter's port, as Prometheus' registry of ports has it)
 
 
@@ -17,8 +19,8 @@ class Connection:
     zk: str | None = None
     zk_roots: tuple[str, ...] = ()
     bootstrap_servers: str | None = None
-    storm_root: str = "/storm"
-    timeout: float = 10.0
+    storm_root: str = STORM_ROOT
+    timeout: float = TIMEOUT_S
     zk_auth: str | None = field(default=None, repr=False)
     kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
     default_roots: bool = False  # zk_roots came from the environment or the sandbox, not the command line

@@ -13,7 +13,7 @@ from offctl.adapters import servers
 from offctl.adapters.backup import state_dir
 
 ROOT = "/sandbox/spouts"  # the seeded zkRoot
-STORM_ROOT = "/sandbox/storm"
+SANDBOX_STORM_ROOT = "/sandbox/storm"
 TRIDENT_ROOT = "/sandbox/transactional"  # transactional.zookeeper.root of the seeded Trident spouts
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Sandbox:
     broker_pid: int
     broker: str
     zk_root: str = ROOT
-    storm_root: str = STORM_ROOT
+    storm_root: str = SANDBOX_STORM_ROOT
     trident_root: str = TRIDENT_ROOT
     seeded: bool = False
     stopped: dict = None  # topology name -> the storm ids `topology stop` removed, for `topology start`
@@ -90,8 +90,8 @@ def is_sandbox(zk: str | None, broker: str | None) -> bool:
 # it unsets: credentials and client settings of other clusters (the sandbox needs none), and a Spark master
 # (the rehearsal's audit runs locally). OFFCTL_TIMEOUT is kept: it names no cluster.
 REHEARSAL_MARKER = "OFFCTL_SANDBOX"
-# A named config file is unset too, and the context is the built-in `sandbox` (offctl/settings/configfile.py): no context of
-# another cluster lends its credentials to the rehearsal.
+# A named config file is unset too, and the context is the built-in `sandbox` (offctl/settings/configfile.py): no
+# context of another cluster lends its credentials to the rehearsal.
 UNSET_IN_REHEARSAL = ("OFFCTL_ZK_AUTH", "OFFCTL_KAFKA_CONFIG", "OFFCTL_KAFKA_CONFIG_FILE", "OFFCTL_SPARK_MASTER",
                       "OFFCTL_CONFIG")
 

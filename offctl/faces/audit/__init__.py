@@ -1,1 +1,1 @@
-"""offctl.faces.audit: see docs/architecture.md."""
+"""`offctl audit`: the Spark job (job), the functions its tasks run (tasks), and spark-submit's entry script."""

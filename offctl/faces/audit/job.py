@@ -27,7 +27,8 @@ from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds
 from offctl.core.profiles import Profiles
 from offctl.core.targets import Scope, Target
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
-from offctl.pipeline import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list, validate
+from offctl.pipeline import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list
+from offctl.settings.run import validate
 from offctl.render.output import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
 from offctl.repair.reset import ResetRequest, Safety, outcome_exit_code, reset
 

@@ -1,1 +1,2 @@
-"""offctl.faces.mcp: see docs/architecture.md."""
+"""`offctl mcp`: the Model Context Protocol server (server), its runs (runs), plans and writes, and quoting of data
+for an AI assistant."""

@@ -15,9 +15,7 @@ need no client.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import secrets
 import shlex
@@ -29,10 +27,12 @@ from pathlib import Path
 
 from offctl.settings.connection import Connection, normalize_root
 from offctl.core.behaviour import SpoutProfile
+from offctl.core.guards import QUIET_PERIOD_S
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.plan import Plan
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.errors import OffctlError, UsageError
+from offctl.render import mcp as documents
 from offctl.repair.reset import Confirm, Outcome, ResetRequest, Safety, safety_flags, server_flags
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
@@ -52,14 +52,14 @@ def _no_profile(consumers: Sequence[str]) -> SpoutProfile | None:
 @dataclass(frozen=True)
 class Run:
     """Where one context's writes go and how: its servers and roots (`conn`), the spout profile of the consumers
-    written (`profile`: commands/options.py written_profile's answer for them), and the Safety settings a write
+    written (`profile`: offctl.settings.resolve.written_profile's answer for them), and the Safety settings a write
     keeps. `cli_context`: the --context an operator's offctl takes for these servers (None: they are only flags)."""
 
     context: str
     conn: Connection
     backup_dir: Path
     audit_log: Path
-    quiet_period_s: float = 10.0
+    quiet_period_s: float = QUIET_PERIOD_S
     profile: Callable[[Sequence[str]], SpoutProfile | None] = _no_profile
     cli_context: str | None = None
 
@@ -91,12 +91,6 @@ class Seen:
     after_data: bytes | None
     after_metadata: str | None
 
-    def json(self) -> dict:
-        return {"where": self.where, "topic": self.topic, "partition": self.partition, "path": self.path,
-                "version": self.version, "before": self.before, "before_data": _b64(self.before_data),
-                "before_metadata": self.before_metadata, "had_commit": self.had_commit, "action": self.action,
-                "after": self.after, "after_data": _b64(self.after_data), "after_metadata": self.after_metadata}
-
 
 @dataclass(frozen=True)
 class State:
@@ -107,15 +101,6 @@ class State:
     changes: tuple[Seen, ...]
     guards: tuple[tuple[str, str], ...]
     group_had_commits: bool | None = None
-
-    def json(self) -> dict:
-        return {"consumer": self.consumer, "changes": [c.json() for c in self.changes],
-                "guards": [{"guard": g, "status": s} for g, s in self.guards],
-                "group_had_commits": self.group_had_commits}
-
-
-def _b64(data: bytes | None) -> str | None:
-    return None if data is None else base64.b64encode(data).decode()
 
 
 def state_of(plan: Plan) -> State:
@@ -239,13 +224,6 @@ class StoredPlan:
     run: Run | None = field(default=None, repr=False, compare=False)
     digest: str | None = None  # restore: the backup file's sha256 when planned
 
-    def json(self) -> dict:
-        return {"plan_id": self.id, "kind": self.kind, "context": self.context, "request": self.request,
-                "created": iso_ms(int(self.created * 1000)), "expires": iso_ms(int(self.expires * 1000)),
-                "plan": self.document, "text": self.text, "refused": list(self.refused), "writes": self.writes,
-                "state": [s.json() for s in self.state], "command": self.command}
-
-
 @dataclass
 class _Entry:
     plan: StoredPlan
@@ -274,7 +252,8 @@ class PlanStore:
         expires = now + self.ttl_s
         stored = StoredPlan(
             id=plan_id, kind=kind, context=run.context, request=request, state=tuple(map(state_of, plans)),
-            document=_document(outcomes), text=plan_text(plans, run.conn, plan_id, expires),
+            document=documents.plan_document(outcomes),
+            text=documents.plan_text(plans, run.conn, plan_id, expires),
             command=command_line(kind, request, run), created=now, expires=expires, follows_log=follows_log,
             refused=tuple(f"{g.guard}: {g.message}" for p in plans for g in p.refused),
             writes=sum(len(p.writes) for p in plans), call=call, run=run, digest=digest)
@@ -410,12 +389,6 @@ def _never(plans: Sequence[Plan]) -> bool:  # a dry run has nothing to confirm
     return False
 
 
-def _document(outcomes: Sequence[Outcome]) -> dict:
-    from offctl.render.output import outcome_document, outcomes_document
-
-    return outcome_document(outcomes[0]) if len(outcomes) == 1 else outcomes_document(list(outcomes))
-
-
 def _target(to: str, value: str | int | None, now_ms: int) -> Target:
     """`to` and its one value as the CLI's --to and --offset / --at / --by take them."""
     if to not in TARGETS:
@@ -485,30 +458,7 @@ def _quoted(text: str, most: int = 80) -> str:
     return json.dumps(text[:most] + ("..." if len(text) > most else ""))
 
 
-# --- what a human is shown, and the command line --------------------------------------------------------------
-
-
-def plan_text(plans: Sequence[Plan], conn: Connection, plan_id: str | None = None,
-              expires: float | None = None) -> str:
-    """The plan as the CLI shows it before its question (render.write_plan_table: rows, cost, guards,
-    warnings), in plain text, then the question naming the cluster."""
-    from rich.console import Console
-
-    from offctl.render.output import confirm_question, write_plan_table
-    from offctl.settings.sandbox import is_sandbox
-
-    out = io.StringIO()
-    console = Console(file=out, width=160, markup=False, highlight=False, color_system=None, emoji=False)
-    for plan in plans:
-        write_plan_table(Outcome(plan), console)
-    text = out.getvalue().rstrip("\n")
-    if plans and any(p.writes for p in plans):
-        question = confirm_question([p for p in plans if p.writes], conn.zk, conn.bootstrap_servers,
-                                    sandbox=is_sandbox(conn.zk, conn.bootstrap_servers))
-        text += f"\n{question}"
-    if plan_id is not None and expires is not None:
-        text += f"\n(plan {plan_id}, valid until {iso_ms(int(expires * 1000))})"
-    return text
+# --- the command line ------------------------------------------------------------------------------------------
 
 
 def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool = False) -> list[str]:
@@ -616,13 +566,6 @@ class ApplyResult:
     lines: tuple[str, ...] = ()  # render.outcome_lines: what happened, in words
     command: str | None = None
 
-    def json(self) -> dict:
-        return {"plan_id": self.plan_id, "status": self.status, "reason": self.reason, "written": self.written,
-                "backup": self.backup, "audit_log": self.audit_log, "audit": list(self.audit), "undo": self.undo,
-                "verified": self.verified, "problems": list(self.problems), "notes": list(self.notes),
-                "lines": list(self.lines), "command": self.command, "result": self.document}
-
-
 NOT_WRITTEN = "Nothing was written."
 
 
@@ -724,7 +667,7 @@ def _written(plan_id: str, outcomes: Sequence[Outcome], moved: Sequence[str], co
     notes = tuple(f"the log moved since the plan: {m}" for m in moved) + tuple(n for o in outcomes for n in o.notes)
     return ApplyResult(
         plan_id, status, "; ".join(errors) or None, written=any(o.executed for o in outcomes),
-        document=_document(outcomes), backup=str(outcome.backup) if outcome.backup else None,
+        document=documents.plan_document(outcomes), backup=str(outcome.backup) if outcome.backup else None,
         audit_log=str(outcome.audit_log) if outcome.audit_log else None, audit=tuple(_audit_lines(outcome)),
         undo=outcome.undo, verified=outcome.verified, problems=tuple(p for o in outcomes for p in o.problems),
         notes=notes, lines=tuple(line for o in outcomes for line in outcome_lines(o)), command=command)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from offctl.faces.mcp import plans as mcpplans
 from offctl.faces.mcp.server import DATA_NOTE, ContextArg, Face, Run, answer, tool_errors
+from offctl.render import mcp as documents
 
 PLANNING = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 APPLYING = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
@@ -83,16 +84,16 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
         shift, value +1, one partition)."""
         with tool_errors():
             run = plans_run(face.run(context))
-            return answer(plans.plan_reset(run, store=store, consumer=consumer, to=to, value=value, topics=topics,
-                                           partitions=partitions, zk_root=zk_root, topology_id=topology_id,
-                                           no_storm_metadata=no_storm_metadata).json())
+            return answer(documents.stored_plan(plans.plan_reset(
+                run, store=store, consumer=consumer, to=to, value=value, topics=topics, partitions=partitions,
+                zk_root=zk_root, topology_id=topology_id, no_storm_metadata=no_storm_metadata)))
 
     def plan_restore(backup: Annotated[str, Field(description="A backup's file name in the context's backup "
                                                               "directory (an apply's `backup`).")],
                      context: ContextArg = None) -> dict[str, Any]:
         """Plan putting a backup's before-image back, as `offctl restore` does: the undo of an earlier write."""
         with tool_errors():
-            return answer(plans.plan_restore(plans_run(face.run(context)), backup=backup).json())
+            return answer(documents.stored_plan(plans.plan_restore(plans_run(face.run(context)), backup=backup)))
 
     def plan_migrate(spout: str, group: str,
                      topology_id: Annotated[str, Field(description="The storm-kafka-client topology's id.")],
@@ -101,9 +102,9 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
         """Plan moving a storm-kafka spout's offsets into the group of its storm-kafka-client successor, as
         `offctl migrate` does."""
         with tool_errors():
-            return answer(plans.plan_migrate(plans_run(face.run(context)), spout=spout, group=group,
-                                             topology_id=topology_id, topic=topic, partitions=partitions,
-                                             zk_root=zk_root).json())
+            return answer(documents.stored_plan(plans.plan_migrate(
+                plans_run(face.run(context)), spout=spout, group=group, topology_id=topology_id, topic=topic,
+                partitions=partitions, zk_root=zk_root)))
 
     def plan_delete(spout: str, topics: Topics = None, partitions: Partitions = None,
                     record_topic: Annotated[str | None, Field(description="Only records naming this topic.")] = None,
@@ -112,9 +113,9 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
                     all_records: bool = False, zk_root: ZkRoot = None, context: ContextArg = None) -> dict[str, Any]:
         """Plan deleting a storm-kafka spout's records, as `offctl delete` does (a restore creates them again)."""
         with tool_errors():
-            return answer(plans.plan_delete(plans_run(face.run(context)), spout=spout, topics=topics,
-                                            partitions=partitions, record_topic=record_topic,
-                                            written_by=written_by, all_records=all_records, zk_root=zk_root).json())
+            return answer(documents.stored_plan(plans.plan_delete(
+                plans_run(face.run(context)), spout=spout, topics=topics, partitions=partitions,
+                record_topic=record_topic, written_by=written_by, all_records=all_records, zk_root=zk_root)))
 
     async def apply_plan(plan_id: Annotated[str, Field(description="The plan_id a plan tool returned.")],
                          ctx: Context) -> dict[str, Any]:
@@ -131,7 +132,7 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
 
         with tool_errors():
             result = await anyio.to_thread.run_sync(write)
-            return answer(result.json())
+            return answer(documents.apply_result(result))
 
     for fn, name, note, hints in (
             (plan_reset, "plan_reset", PLAN_NOTE, PLANNING), (plan_restore, "plan_restore", PLAN_NOTE, PLANNING),

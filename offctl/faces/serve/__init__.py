@@ -1,1 +1,1 @@
-"""offctl.faces.serve: see docs/architecture.md."""
+"""`offctl serve` and `offctl watch`: the cycles and the HTTP server (exporter), the state kept between cycles (monitor)."""

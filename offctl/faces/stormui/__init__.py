@@ -1,1 +1,2 @@
-"""offctl.faces.stormui: see docs/architecture.md."""
+"""`storm-kafka-monitor`, Storm UI's lag script answered by offctl: the run (monitor), KafkaOffsetLagUtil's arguments
+(args) and the Java properties of its consumer config (javaprops)."""

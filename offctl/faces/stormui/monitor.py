@@ -23,7 +23,6 @@ import os
 import posixpath
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,24 +34,27 @@ from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
 from offctl.core.profiles import Profiles
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_hosts, read_bounded, redact
-from offctl.pipeline import Estimates, Selection, assess, check_spout_id, read_snapshot
+from offctl.pipeline import Estimates, ExpiryOptions, Selection, assess, read_snapshot
+from offctl.settings.connection import Connection
+from offctl.settings.options import DEADLINE_S, TIME_LAG_BUDGET_S
+from offctl.settings.run import check_spout_id
 
-DEADLINE_S = 10.0  # --deadline's default: docs/storm-ui-lag.md says why
 TIME_LAG_SHARE = 0.3  # of what is left of the deadline once the offsets are read, at most, for the time lags
 
 
 @dataclass(frozen=True)
 class MonitorSettings:
-    """What the run takes from offctl's settings (flags, environment, context): nothing here comes from Storm UI."""
+    """What the run takes from offctl's settings (flags, environment, context), resolved as every command resolves
+    them (offctl.settings.resolve): the connection (Storm's ZooKeeper for new spouts' running topologies; the brokers
+    of StaticHosts old spouts; client settings), the profiles each consumer is judged by, the time-lag budget and the
+    deadline, and the commit-expiry options (COMMIT_EXPIRY_RISK in `findings`, as inspect judges it). Nothing here
+    comes from Storm UI."""
 
-    deadline_s: float = DEADLINE_S
+    conn: Connection = Connection()
     judged: Profiles = field(default_factory=Profiles)
-    time_lag_budget_s: float = 5.0
-    storm_root: str = "/storm"
-    zk: str | None = None  # Storm's ZooKeeper (new spouts: the running topologies), from the context
-    zk_auth: str | None = field(default=None, repr=False)
-    bootstrap_servers: str | None = None  # StaticHosts old spouts: the brokers to ask for log offsets
-    kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
+    time_lag_budget_s: float = TIME_LAG_BUDGET_S
+    deadline_s: float = DEADLINE_S
+    expiry: ExpiryOptions = ExpiryOptions()
 
 
 class Progress:
@@ -144,7 +146,7 @@ def _client_settings(query: LagQuery, settings: MonitorSettings
         props = parse_properties_bytes(read_bounded(Path(query.consumer_config), "consumer-config",
                                                     MAX_CONFIG_BYTES))
     client = translate(props, query.security_protocol, query.sasl_mechanism, jaas_file=jaas_file(),
-                       given=settings.kafka_config)
+                       given=settings.conn.kafka_config)
     return client.settings, client.bootstrap or query.bootstrap or "", client.group or query.group or "", \
         list(client.notes), client.isolation
 
@@ -178,14 +180,14 @@ def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
     from offctl.adapters.kafka import KafkaStore
 
     progress.step(f"connecting to Kafka at {bootstrap}", "consumerCommittedOffset", "logHeadOffset")
-    kafka = KafkaStore(bootstrap, config={**settings.kafka_config, **kafka_config}, timeout=_left(deadline),
+    kafka = KafkaStore(bootstrap, config={**settings.conn.kafka_config, **kafka_config}, timeout=_left(deadline),
                        targeted=True)
     try:
         zk = _storm_zk(settings, progress, deadline, notes)
         try:
             progress.step(f"reading group {group!r}'s commits and the log offsets of {', '.join(topics)} from Kafka "
                           f"at {bootstrap}", "consumerCommittedOffset", "logHeadOffset")
-            snapshot, records = read_snapshot(zk, kafka, [], selection, settings.storm_root, int(time.time() * 1000),
+            snapshot, records = read_snapshot(zk, kafka, [], selection, settings.conn.storm_root, int(time.time() * 1000),
                                               judged_by=settings.judged)
             _complete(snapshot.incomplete)
             report = _assess(snapshot, kafka, settings, records, progress, deadline)
@@ -206,12 +208,12 @@ def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
 def _storm_zk(settings: MonitorSettings, progress: Progress, deadline: float, notes: list[str]):
     """Storm's ZooKeeper from the context, for the running topologies; None without one or when it does not answer
     (the commits' topology is then not checked, said in a note): the lag does not depend on it."""
-    if not settings.zk:
+    if not settings.conn.zk:
         return None
     from offctl.adapters.zookeeper import ZkStore
 
-    progress.step(f"connecting to Storm's ZooKeeper at {settings.zk}", "consumerCommittedOffset", "logHeadOffset")
-    store = ZkStore(settings.zk, auth=settings.zk_auth, timeout=min(_left(deadline), 3.0))
+    progress.step(f"connecting to Storm's ZooKeeper at {settings.conn.zk}", "consumerCommittedOffset", "logHeadOffset")
+    store = ZkStore(settings.conn.zk, auth=settings.conn.zk_auth, timeout=min(_left(deadline), 3.0))
     try:
         return store.__enter__()
     except StoreUnavailable as exc:
@@ -226,10 +228,12 @@ def _complete(incomplete: tuple[str, ...]) -> None:
 
 
 def _assess(snapshot, kafka, settings: MonitorSettings, records, progress: Progress, deadline: float):
-    """The pipeline on what was read: analysis, then the time lags, within a share of what is left."""
+    """The pipeline on what was read: analysis, then the time lags (and the reads after them: retention, commit
+    expiry with the run's options), within a share of what is left."""
     budget = min(settings.time_lag_budget_s, max(deadline - time.monotonic() - 1.0, 0.0) * TIME_LAG_SHARE)
     progress.step("reading the messages the spout resumes at, for the time lag", "timeLagSeconds")
-    return assess(snapshot, kafka, settings.judged, Estimates(time_lag_budget_s=budget), records)
+    return assess(snapshot, kafka, settings.judged, Estimates(time_lag_budget_s=budget, expiry=settings.expiry),
+                  records)
 
 
 def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
@@ -239,7 +243,7 @@ def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
     zk_hosts, node, root, spout = _old_spout_node(query)
     notes: list[str] = []
     progress.step(f"connecting to ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
-    with ZkStore(zk_hosts, auth=settings.zk_auth, timeout=_left(deadline)) as zk:
+    with ZkStore(zk_hosts, auth=settings.conn.zk_auth, timeout=_left(deadline)) as zk:
         progress.step(f"reading {node} in ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
         if node not in zk.children([node]):
             # KOLU@v1.2.4:386-388 throws IllegalArgumentException("zk-node '<node>' dose not exists.")
@@ -250,7 +254,7 @@ def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
                 return lagdoc.render({}), notes
         else:
             partitions = {query.topics_arg: _static_partitions(query.partitions or ())}
-            bootstrap = settings.bootstrap_servers or ",".join(_leader(lead) for lead in query.leaders or ())
+            bootstrap = settings.conn.bootstrap_servers or ",".join(_leader(lead) for lead in query.leaders or ())
         snapshot, report = _old_spout_read(zk, root, spout, partitions, bootstrap, settings, progress, deadline)
     cluster = snapshot.cluster or {}
     asked = lagdoc.Asked(ConsumerKey(ZOOKEEPER, spout, root), old=True, partitions=partitions,
@@ -309,9 +313,9 @@ def _old_spout_read(zk, root: str, spout: str, partitions: dict[str, list[int]],
     selection = Selection(spouts=(spout,), log_topics=tuple(topics))
     progress.step(f"reading the log offsets of {', '.join(topics) or 'no topic'} from Kafka at {bootstrap}",
                   "logHeadOffset")
-    kafka = KafkaStore(bootstrap, config=dict(settings.kafka_config), timeout=_left(deadline), targeted=True)
+    kafka = KafkaStore(bootstrap, config=dict(settings.conn.kafka_config), timeout=_left(deadline), targeted=True)
     try:
-        snapshot, records = read_snapshot(zk, kafka, [root], selection, settings.storm_root,
+        snapshot, records = read_snapshot(zk, kafka, [root], selection, settings.conn.storm_root,
                                           int(time.time() * 1000))
         _complete(snapshot.incomplete)
         return snapshot, _assess(snapshot, kafka, settings, records, progress, deadline)

@@ -1,0 +1,98 @@
+"""What the settings of a run make, for the library to use: what to read (Selection), what the reads after the
+analysis are told (Estimates, ExpiryOptions), and a write's safety (Safety). offctl.settings.resolve makes them from
+the options; the pipeline and the repairs read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from offctl.adapters.backup import state_dir
+from offctl.core import expiry
+from offctl.core.guards import QUIET_PERIOD_S
+from offctl.errors import UsageError
+from offctl.settings.connection import Connection
+from offctl.settings.options import TIME_LAG_BUDGET_S
+
+
+@dataclass(frozen=True)
+class Selection:
+    spouts: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    topic: str | None = None
+    all_groups: bool = False  # every group whose commits carry Storm metadata, besides those named
+    listed_groups: tuple[str, ...] | None = None  # --all-groups' listing, already made (an audit task's share)
+    log_topics: tuple[str, ...] = ()  # topics whose log offsets to read besides the consumers' (reset scopes)
+    tridents: tuple[str, ...] = ()  # Trident txStateIds to show (none: every one under each --trident-root)
+
+
+@dataclass(frozen=True)
+class ExpiryOptions:
+    """What the user says for the commit-expiry estimate (offctl.core.expiry)."""
+
+    horizon_s: float = expiry.HORIZON_S  # --commit-expiry-horizon
+    retention_minutes: int | None = None  # --offsets-retention-minutes: used where the broker does not report it
+    moved_after: Mapping[tuple, int] | None = None  # serve: when it last saw each committed offset move
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
+    options, and serve's and watch's pace per partition (offctl.core.history.falling_behind) for RETENTION_RISK's
+    default rule."""
+
+    time_lag_budget_s: float = TIME_LAG_BUDGET_S
+    expiry: ExpiryOptions = ExpiryOptions()
+    behind: Mapping[tuple, float] | None = None
+
+
+@dataclass(frozen=True)
+class Safety:
+    execute: bool = False
+    force: frozenset[str] = frozenset()
+    quiet_period_s: float = QUIET_PERIOD_S
+    backup_dir: Path = field(default_factory=lambda: state_dir() / "backups")
+    audit_log: Path = field(default_factory=lambda: state_dir() / "audit.log")
+
+
+def validate(conn: Connection, selection: Selection) -> None:
+    """Refuse command lines that cannot inspect anything, before connecting anywhere."""
+    _check_servers(conn, selection)
+    _check_roots(conn, selection)
+    if not conn.zk_roots and not conn.trident_roots and not selection.groups and not selection.all_groups:
+        raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
+                         "--all-groups (new spouts, with --bootstrap-servers)")
+    for spout in selection.spouts:
+        check_spout_id(spout)
+    for group in selection.groups:
+        if not group.strip():
+            raise UsageError("--group needs a group id, not an empty string")
+
+
+def _check_servers(conn: Connection, selection: Selection) -> None:
+    """Refuse a ZooKeeper or Kafka option without the server it is read from."""
+    if (conn.zk_roots or selection.spouts) and not conn.zk:
+        raise UsageError("--zk-root and --spout need --zk (the ZooKeeper connect string)")
+    if (selection.groups or selection.all_groups) and not conn.bootstrap_servers:
+        raise UsageError(f"{'--group' if selection.groups else '--all-groups'} needs --bootstrap-servers")
+    if conn.trident_roots and not conn.zk:
+        raise UsageError("--trident-root needs --zk (the ZooKeeper connect string of Storm's transactional state)")
+
+
+def _check_roots(conn: Connection, selection: Selection) -> None:
+    """Refuse a spout named without the root it is under. Checked after the servers, so after --trident-root's
+    --zk too: a command line lacking both that and a root here names --spout without --zk, refused first either
+    way, so each command line is refused with the error it always was."""
+    if selection.tridents and not conn.trident_roots:
+        raise UsageError("--trident needs --trident-root (Storm's transactional.zookeeper.root)")
+    if selection.spouts and not conn.zk_roots:
+        raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
+
+
+def check_spout_id(spout: str) -> None:
+    """A spoutConfig.id as it can stand in committedPath: ZooKeeper path segments, '/' between them (ids
+    may contain '/': committedPath is zkRoot + "/" + id + "/" + partition id)."""
+    if not spout or any(seg in ("", ".", "..") for seg in spout.split("/")):
+        raise UsageError(f"--spout {spout!r} is not a spout id (ZooKeeper node names, '/' between them)")
