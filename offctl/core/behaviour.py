@@ -22,6 +22,7 @@ storm-kafka, PartitionManager's constructor (identical read in v0.9.2-incubating
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -372,12 +373,14 @@ class Citation:
         return " and ".join(self.tags)
 
 
+@functools.cache  # one immutable Citation per (member, tag, file): a fleet cites the same few per partition
 def storm_kafka_citation(member: str, tag: str, file: str | None = None) -> Citation:
     """A file of storm-kafka at `tag`: under storm/kafka/ before 1.0, org/apache/storm/kafka/ from 1.0 on."""
     name = file or member.split(".")[0]
     return Citation(member, f"{STORM_KAFKA_DIR[not tag.startswith('v0.')]}{name}.java", (tag,))
 
 
+@functools.cache
 def client_citation(member: str, *tags: str, file: str | None = None) -> Citation:
     """A file of storm-kafka-client's spout package at `tags`."""
     return Citation(member, f"{CLIENT_DIR}{file or member.split('.')[0]}.java", tags)
