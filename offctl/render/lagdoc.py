@@ -112,9 +112,13 @@ _Place = tuple[int | None, int, float | None, Resumption | None]  # resumeOffset
 
 def _resumption(row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool,
                 spout: SpoutProfile, time_lags: Mapping[Position, TimeLag]) -> _Place:
-    """Where the spout resumes, its lag and time lag, and how: the analysis's where it has one, else where it starts."""
+    """Where the spout resumes, its lag and time lag, and how: the analysis's where it has one (inside the log: its
+    lag; outside: where its out-of-range rule sends the spout), else where it starts."""
     if row is not None and row.lag is not None:  # the analysis says where the spout resumes
         return head - row.lag, row.lag, time_lag(row, time_lags).seconds, row.resumes
+    at = row.resumes.at if row is not None and row.resumes is not None else None
+    if at is not None:
+        return at, head - at, None, row.resumes
     return _start(row, plog, head, committed, old, spout)
 
 
@@ -123,9 +127,7 @@ def _start(row: PartitionRow | None, plog: PartitionLog | None, head: int, commi
     """Where a spout with no record starts instead (PartitionManager; KafkaSpout.doSeek), and its lag from there."""
     log_start = plog.log_start if plog else None
     start = configured_start(spout, log_start, head) if old else first_poll_start(spout, log_start, head)
-    # a stored offset outside the log: the analysis's answer (the out-of-range rule), not the start-up rule's
-    known = row.resumes.at if row is not None and row.resumes is not None else None
-    resume = known if known is not None else start.offset
+    resume = start.offset
     lag = head - resume if resume is not None else head - committed
     if row is not None:
         return resume, lag, None, row.resumes

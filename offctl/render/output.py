@@ -54,11 +54,11 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
     return d
 
 
-def partition_dicts(report: Report, lags: Iterable[TimeLag]) -> list[dict]:
-    """Every row as the JSON document and the CSV give it: partition_dict with its time lag and retention headroom,
-    then expiry_fields."""
+def partition_dicts(report: Report, lags: Iterable[TimeLag], rows: Iterable[PartitionRow] | None = None) -> list[dict]:
+    """Every row (or these `rows` of the report) as the JSON document and the CSV give it: partition_dict with its
+    time lag and retention headroom, then expiry_fields."""
     rooms, expiries, out = report.headrooms, report.commit_expiry, []
-    for row, lag in zip(report.rows, lags):
+    for row, lag in zip(report.rows if rows is None else rows, lags):
         d = partition_dict(row, lag, headroom(row, rooms) if rooms else None)
         # Looked up only where something was estimated (a storm-kafka-client group): the key is a tuple per row.
         d.update(expiry_fields(expiries.get(row.partition_key) if expiries else None))
@@ -811,14 +811,11 @@ def peek_document(result, saved: str | None = None) -> dict:
     from offctl.render.peek import peeked_dict
 
     report = result.report
-    wanted = {id(p.row) for p in result.peeked}
-    figures = {id(row): d for row, d in zip(report.rows, partition_dicts(report, time_lags(report)))
-               if id(row) in wanted}
+    rows = [p.row for p in result.peeked]  # rows of the report (offctl.faces.peek: selected(report.rows, ...))
     partitions = []
-    for p in result.peeked:
+    for p, row in zip(result.peeked, partition_dicts(report, [time_lag(r, report.time_lags) for r in rows], rows)):
         d = peeked_dict(p, result.captured_ms)
-        row = figures.get(id(p.row))
-        d.update((k, row[k] if row is not None else None) for k in PEEK_FIGURES)
+        d.update((k, row[k]) for k in PEEK_FIGURES)
         partitions.append(d)
     return {"captured_at": iso_ms(result.captured_ms), "count": result.count, "partitions": partitions,
             "saved": saved, "notes": list(report.notes), "incomplete": list(report.incomplete)}

@@ -27,7 +27,7 @@ from offctl.errors import UsageError
 from offctl.inputs import check_bootstrap_servers, check_quiet_period, check_timeout, check_zk_hosts, secret
 from offctl.settings import configfile
 from offctl.settings.connection import STORM_ROOT, TIMEOUT_S, Connection, parse_kafka_config
-from offctl.settings.options import DEFAULTS, SPOUT_OPTIONS, parse_value
+from offctl.settings.options import DEFAULTS, OPTIONS, SPOUT_OPTIONS, parse_value
 from offctl.settings.run import Estimates, ExpiryOptions, Safety, Selection, validate
 
 FLAG, DEFAULT = "flag", "default"
@@ -119,8 +119,9 @@ def _plain(value: Any) -> Any:
 
 # --- the connection ----------------------------------------------------------------------------------------------
 
-ROOT_VARIABLES = (("zk_root", "OFFCTL_ZK_ROOT", "--zk-root"), ("trident_root", "OFFCTL_TRIDENT_ROOT", "--trident-root"),
-                  ("storm_root", "OFFCTL_STORM_ROOT", "--storm-root"))
+# The roots a sandbox brings its own of: (name, environment variable, flag), as the option table declares them.
+ROOT_VARIABLES = tuple((name, OPTIONS[name].env, OPTIONS[name].flags[0])
+                       for name in ("zk_root", "trident_root", "storm_root"))
 
 
 def connection(given: Given, say: Say, *, sandbox: bool = True) -> Connection:
