@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from offctl.adapters import servers
 from offctl.core.model import KafkaCommit
 from offctl.core.peek import preview
 from offctl.core.storm import storm_groups
@@ -332,12 +333,6 @@ def test_the_poison_message_prompt_and_the_resources(served):
 
 # --- streamable HTTP --------------------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _mcp(served, *args: str, token: str | None = None) -> tuple[list[str], dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_")} | served["env"]
     if token:
@@ -346,11 +341,11 @@ def _mcp(served, *args: str, token: str | None = None) -> tuple[list[str], dict[
 
 
 def test_http_off_loopback_is_refused_without_a_token(served):
-    cmd, env = _mcp(served, "--http", f"0.0.0.0:{_free_port()}")
+    cmd, env = _mcp(served, "--http", f"0.0.0.0:{servers.free_port()}")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "OFFCTL_MCP_TOKEN" in done.stderr and done.stdout == ""
-    cmd, env = _mcp(served, "--http", f"0.0.0.0:{_free_port()}", token="Zq9tok")
+    cmd, env = _mcp(served, "--http", f"0.0.0.0:{servers.free_port()}", token="Zq9tok")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "shorter than 16" in done.stderr and "Zq9tok" not in done.stderr
 
@@ -391,7 +386,7 @@ async def _over_http(url: str, headers: dict[str, str]):
 
 
 def test_http_on_loopback_needs_no_token(served):
-    port = _free_port()
+    port = servers.free_port()
     with http_server(served, str(port), port) as log:  # PORT alone: 127.0.0.1
         tools, answer = anyio.run(_over_http, f"http://127.0.0.1:{port}/mcp", {})
     assert tools == ALL_TOOLS and answer.structured_content["code"] == "HIGH_LAG"
@@ -401,7 +396,7 @@ def test_http_on_loopback_needs_no_token(served):
 def test_http_with_a_token_answers_only_requests_that_carry_it(served):
     import httpx2
 
-    port = _free_port()
+    port = servers.free_port()
     with http_server(served, f"0.0.0.0:{port}", port, token=TOKEN) as log:
         url = f"http://127.0.0.1:{port}/mcp"
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -421,7 +416,7 @@ def test_http_token_from_the_context_of_an_owner_only_config(served):
 
     config = served["config"]
     config.write_text(config.read_text().replace('timeout = "20s"\n', f'timeout = "20s"\nmcp-token = "{TOKEN}"\n'))
-    port = _free_port()
+    port = servers.free_port()
     with http_server(served, f"0.0.0.0:{port}", port) as log:  # no OFFCTL_MCP_TOKEN: the context's
         url = f"http://127.0.0.1:{port}/mcp"
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -432,6 +427,6 @@ def test_http_token_from_the_context_of_an_owner_only_config(served):
         tools, _ = anyio.run(_over_http, url, {"Authorization": f"Bearer {TOKEN}"})
     assert tools == ALL_TOOLS and TOKEN not in log.read_text()
     config.chmod(0o644)  # others may read the token: refused, as every secret in the file
-    cmd, env = _mcp(served, "--http", f"0.0.0.0:{_free_port()}")
+    cmd, env = _mcp(served, "--http", f"0.0.0.0:{servers.free_port()}")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "mcp-token in context fixture" in done.stderr and TOKEN not in done.stderr

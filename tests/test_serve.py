@@ -585,3 +585,22 @@ def test_each_groups_commit_period_is_its_profiles_in_the_window_rules():
                         cluster={"t": {0: PartitionLog(0, 100 + 20 * i)}}, running=frozenset())
         m.update(analyze_each(snap, profiles), 0.1)
     assert m.falling_behind() == {("kafka", "fast", "", "t", 0): 1.0}
+
+
+def test_a_free_port_lies_below_the_ephemeral_range_where_no_client_connection_takes_it():
+    """The race a fixture's server lost (ZooKeeper exiting 1 at start, port in use): a port bind(0) gives is one the
+    kernel also hands to outgoing connections, which can take it before the server binds."""
+    low = servers._ephemeral_low()
+    ports = {servers.free_port() for _ in range(50)}
+    assert all(servers.LOWEST_PORT <= p < low for p in ports) and len(ports) > 1
+    for port in ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # free when handed out
+
+
+def test_a_free_port_falls_back_to_the_kernels_where_the_range_leaves_no_room(monkeypatch):
+    monkeypatch.setattr(servers, "_ephemeral_low", lambda: servers.LOWEST_PORT + 10)
+    port = servers.free_port()
+    assert not servers.LOWEST_PORT <= port < servers.LOWEST_PORT + 10  # bind(0)'s, not a pick from a range too small
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import random
 import shutil
 import signal
 import socket
@@ -50,7 +51,33 @@ class LocalServer:
         return f"{self.host}:{self.port}"
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_PORT = 20000  # where free_port starts looking
+
+
+def _ephemeral_low() -> int:
+    """The lowest port the kernel gives an outgoing connection (net.ipv4.ip_local_port_range; Linux's default 32768)."""
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
+    """A free loopback port for a server offctl starts, below the kernel's ephemeral range. A port bind(0) gives is
+    one the kernel also hands to outgoing connections: between this check and the server's own bind, a client
+    connection (Kafka's, ZooKeeper's, many a second) could take it, and the server would exit with the port in use.
+    Below the range only another server's bind can take it. Falls back to bind(0) where the range leaves no room."""
+    low = _ephemeral_low()
+    rng = random.Random()
+    for _ in range(200) if low - LOWEST_PORT >= 1000 else ():
+        port = rng.randrange(LOWEST_PORT, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
