@@ -229,7 +229,14 @@ class KafkaHelper:
 
 # --- what a real broker keeps: a compacted log, transaction markers, a KIP-848 member --------------------------
 
-T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
+DAY_MS = 86_400_000
+T0_DAYS_AGO = 330
+# When the records the tests write with a timestamp of their own were written: 02:00 UTC, T0_DAYS_AGO days before
+# the run's day. Old enough to be days behind and to roll a segment at once, young enough for a year's retention;
+# always that old, because it is taken from the clock. A fixed date aged against today's clock until retention (and
+# offctl's retention and expiry rules) judged its records otherwise, and the suite passed or failed by the calendar
+# (tests/clock/ahead runs the suite a year ahead to show it no longer does).
+T0 = (int(time.time() * 1000) // DAY_MS - T0_DAYS_AGO) * DAY_MS + 2 * 3_600_000
 # A compacted partition: keys a b a c c at offsets 0-4, then d at 5 in a segment of its own. The cleaner keeps the
 # last record of each key in the segments before the active one, so it removes 0 and 3 and keeps 1, 2, 4 and 5.
 COMPACTED_KEYS = (b"a", b"b", b"a", b"c", b"c", b"d")
@@ -245,10 +252,10 @@ def compacted_at(offset: int) -> int:
 def compacted_topic(kafka) -> str:
     """A topic of one partition that the broker's log cleaner has compacted as COMPACTED_KEYS says, message o written
     at compacted_at(o); made once per broker and shared (nothing writes to it after). segment.ms 100 and the
-    producer's 2025 timestamps make each produce request after the first roll a new segment (UnifiedLog.maybeRoll: the
-    segment's first timestamp is older than segment.ms), so the last record closes the segment holding 0-4, which
-    the cleaner compacts (min.cleanable.dirty.ratio 0.01, min.compaction.lag.ms 0) within log.cleaner.backoff.ms
-    (15 s) of its next look: about 10 s, measured."""
+    records' timestamps (T0, months old) make each produce request after the first roll a new segment
+    (UnifiedLog.maybeRoll: the segment's first timestamp is older than segment.ms), so the last record closes the
+    segment holding 0-4, which the cleaner compacts (min.cleanable.dirty.ratio 0.01, min.compaction.lag.ms 0) within
+    log.cleaner.backoff.ms (15 s) of its next look: about 10 s, measured."""
     if kafka.bootstrap not in _compacted:
         topic = f"compacted-{time.time_ns()}"
         kafka.create_topic(topic, 1, {"cleanup.policy": "compact", "segment.ms": "100", "min.compaction.lag.ms": "0",

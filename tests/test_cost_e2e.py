@@ -12,12 +12,11 @@ from types import SimpleNamespace
 import pytest
 
 from offctl.core.model import iso_ms
-from tests.conftest import compacted_at, compacted_topic
+from tests.conftest import T0, compacted_at, compacted_topic
 from tests.seeds import on_each_broker, spout, storm_root
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
-T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
 TOPOLOGY = "orders-topology-1-1700000000"  # storm_record's default
 
 
@@ -29,7 +28,7 @@ def ts(partition: int, offset: int) -> int:
 def _timed(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic of 2 partitions of 5 messages at ts(p, o), an old spout at 2 and 3, an empty Storm root."""
     topic = names("orders")
-    kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # written in 2025: kept, not deleted by retention
+    kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # written T0_DAYS_AGO days ago: kept, not deleted by retention
     for p in range(2):
         kafka.produce_records(topic, p, [{"value": b"m%d" % o, "timestamp": ts(p, o)} for o in range(5)])
     root = names.root + "/spouts"

@@ -15,7 +15,7 @@ from offctl.core.model import ConsumerKey, LogMessage, MessageRead, OffsetRecord
 from offctl.core.peek import peeked, positions, preview, selected
 from offctl.render.peek import peeked_dict
 from offctl.faces.sandbox import client_trident_meta
-from tests.conftest import committed_transaction, compacted_at, compacted_topic, storm_record
+from tests.conftest import T0, committed_transaction, compacted_at, compacted_topic, storm_record
 
 
 @pytest.mark.parametrize("data, shown", [
@@ -71,8 +71,7 @@ def test_what_each_partition_shows():
 
 # --- end to end ----------------------------------------------------------------------------------------------
 
-T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
-KEPT = {"retention.ms": "-1"}  # messages written in 2025: a broker deletes what is older than retention.ms
+KEPT = {"retention.ms": "-1"}  # messages written T0_DAYS_AGO days ago: a broker deletes what is older than retention.ms
 POISON = b'{"amount": 1, "note": "\x1b[2J\x00\xff"}'
 
 @pytest.fixture
@@ -258,7 +257,7 @@ def test_peek_judges_as_inspect_does_with_the_same_settings(cli, zk, kafka, name
     stores, every partition it shows carries inspect's codes, RETENTION_* included (issue 37: peek lacked them, and
     refused --first-poll-offset-strategy)."""
     topic = names("aging")
-    kafka.create_topic(topic, 1, {"retention.ms": str(370 * 86_400_000)})  # T0 is about a year old: kept, not long
+    kafka.create_topic(topic, 1, {"retention.ms": str(370 * 86_400_000)})  # T0 is 330 days old: kept 40 days more
     kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": T0 + o * 1000} for o in range(4)])
     root = names.root + "/spouts"
     zk.create(f"{root}/aging/partition_0", storm_record(topic, 0, 1), makepath=True)

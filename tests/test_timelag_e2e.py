@@ -17,13 +17,12 @@ from offctl.settings.connection import Connection
 from offctl.core.model import Thresholds
 from offctl.pipeline import Selection, inspect
 from offctl.render.output import report_document
-from tests.conftest import storm_record
+from tests.conftest import T0, storm_record
 from tests.conftest import committed_transaction, compacted_at, compacted_topic
 from tests.test_serve import metric, scrape, start_serve, wait_for
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
-T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
 NOW = T0 + 3_600_000  # an hour later: the capture time the library call is given
 
 
@@ -34,8 +33,8 @@ def ts(partition: int, offset: int) -> int:
 
 @pytest.fixture
 def timed(zk, kafka, names, zk_server, broker):
-    """orders: 3 partitions of 5, 5 and 4 messages at ts(p, o), kept forever (retention.ms -1: written in 2025, they
-    would be deleted by the broker's retention, and inspect would say so). An old spout resumes at 2 (lag 3), 5 (lag
+    """orders: 3 partitions of 5, 5 and 4 messages at ts(p, o), kept forever (retention.ms -1: written T0_DAYS_AGO
+    days ago, they would be deleted by the broker's retention, and inspect would say so). An old spout resumes at 2 (lag 3), 5 (lag
     0, caught up) and 1 (lag 3); a group at 4 (lag 1) and 3 (lag 2), committed without Storm metadata (as a tool
     writes it: UNCOMMITTED_EARLIEST resumes from it all the same, and --all-groups of other tests leaves it out)."""
     return _timed(zk, kafka, names, zk_server, broker)
@@ -121,7 +120,7 @@ def test_watch_shows_the_time_lag(cli, timed):
     result = cli("watch", *timed.flags, "--count", "1")
     assert result.exit_code == 0, result.stderr
     assert "Time lag" in result.stdout
-    assert re.search(r"\b\d+d\d\dh\b", result.stdout)  # written in 2025: days behind, from the message
+    assert re.search(r"\b\d+d\d\dh\b", result.stdout)  # written T0_DAYS_AGO days ago: days behind, from the message
 
 
 def test_watch_shows_the_commit_expiry_inspect_gives(cli, timed):
@@ -155,7 +154,7 @@ def test_serve_times_lagging_partitions_from_the_message(zk, timed):
         assert metric(text, "offctl_partition_time_lag_source", store="zookeeper", partition=1) == 1.0
         assert metric(text, "offctl_partition_time_lag_seconds", store="zookeeper", partition=1) == 0.0
         behind = metric(text, "offctl_partition_time_lag_seconds", store="zookeeper", partition=0)
-        assert behind > 300 * 86_400  # written in November 2025, a year before this test was written
+        assert behind > 300 * 86_400  # written T0_DAYS_AGO (330) days before the run
         assert metric(text, "offctl_consumer_time_lag_max_seconds", store="zookeeper") == behind
         assert metric(text, "offctl_consumer_time_lag_max_source", store="zookeeper") == 0.0
     finally:
@@ -205,7 +204,7 @@ def _spout(zk, names, zk_server, broker, topic: str, offsets: dict[int, int]) ->
 
 def test_on_a_log_append_time_topic_the_broker_clock_gives_the_time_lag(zk, kafka39, names, zk_server, broker39):
     """message.timestamp.type LogAppendTime: the broker stamps each message as it appends it, whatever the producer
-    set (here 2025): the time lag is counted from that, seconds, not a year."""
+    set (here T0, months ago): the time lag is counted from that, seconds, not a year."""
     topic = names("appended")
     kafka39.create_topic(topic, 1, {"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
