@@ -166,10 +166,11 @@ class KafkaHelper:
         self._producer = self.admin = None
         gc.collect()  # librdkafka's clients end when their Python objects go
 
-    def create_topic(self, name: str, partitions: int, config: dict[str, str] | None = None) -> None:
+    def create_topic(self, name: str, partitions: int, config: dict[str, str] | None = None,
+                     replicas: int = 1) -> None:
         from confluent_kafka.admin import NewTopic
 
-        for future in self.admin.create_topics([NewTopic(name, partitions, 1, config=config or {})]).values():
+        for future in self.admin.create_topics([NewTopic(name, partitions, replicas, config=config or {})]).values():
             future.result(timeout=30)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # until every partition has a leader that answers for it
@@ -219,12 +220,26 @@ class KafkaHelper:
         return name
 
     def commit(self, group: str, topic: str, offsets: dict[int, int], metadata: str | None = None) -> None:
-        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+        """Commit these offsets (with this metadata, byte for byte) as a tool does, through offctl's own group client
+        (kafka-python: confluent-kafka adds a NUL to the metadata it writes)."""
+        from offctl.adapters.groups import GroupClient
 
-        tps = [TopicPartition(topic, p, o, metadata) if metadata else TopicPartition(topic, p, o)
-               for p, o in offsets.items()]
-        for future in self.admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)]).values():
-            future.result(timeout=30)
+        client = GroupClient(self.bootstrap, {}, 30)
+        try:
+            refused = client.commit(group, [(topic, p, o, metadata) for p, o in offsets.items()])
+        finally:
+            client.close()
+        assert not refused, refused
+
+    def committed(self, group: str) -> dict[tuple[str, int], tuple[int, str | None]]:
+        """(topic, partition) -> (offset, metadata) of the group's commits, exactly as the broker holds them."""
+        from offctl.adapters.groups import GroupClient
+
+        client = GroupClient(self.bootstrap, {}, 30)
+        try:
+            return client.offsets(group)
+        finally:
+            client.close()
 
 
 # --- what a real broker keeps: a compacted log, transaction markers, a KIP-848 member --------------------------

@@ -24,8 +24,18 @@ class Held:
 
 
 def held(pid: int) -> Held:
+    """What the command started as `pid` holds: the process that runs it, the child of `pid` (offctl/__main__.py
+    runs each command in a child it watches)."""
+    pid = command_pid(pid)
     status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     return Held(int(status["Threads"]), int(status["VmRSS"].split()[0]), len(os.listdir(f"/proc/{pid}/fd")))
+
+
+def command_pid(pid: int) -> int:
+    """The process that runs the command `offctl` was started as `pid`: its one child (the supervisor's), or `pid`
+    itself when it has none (OFFCTL_SUPERVISOR=off)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return int(children[0]) if len(children) == 1 else pid
 
 
 def status_of(answer: bytes) -> int | None:

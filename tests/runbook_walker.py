@@ -154,17 +154,20 @@ def zk_state(client, roots: list[str]) -> dict[str, bytes]:
 
 def kafka_state(bootstrap: str) -> dict[str, dict[tuple[str, int], tuple[int, str]]]:
     """Every consumer group's commits (offset and metadata), by group; a group with none is absent."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
     from confluent_kafka.admin import AdminClient
+
+    from offctl.adapters.groups import GroupClient
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     groups = sorted(g.group_id for g in admin.list_consumer_groups(request_timeout=20).result(30).valid)
     state = {}
-    for group in groups:
-        result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                   request_timeout=20)[group].result(30)
-        commits = {(tp.topic, tp.partition): (tp.offset, tp.metadata or "") for tp in result.topic_partitions
-                   if tp.offset >= 0}
-        if commits:
-            state[group] = commits
+    client = GroupClient(bootstrap, {}, 20)  # the commits as the broker holds them, metadata byte for byte
+    try:
+        for group in groups:
+            commits = {tp: (offset, metadata or "") for tp, (offset, metadata) in client.offsets(group).items()
+                       if offset >= 0}
+            if commits:
+                state[group] = commits
+    finally:
+        client.close()
     return state

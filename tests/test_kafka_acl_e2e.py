@@ -60,11 +60,7 @@ def offctl(secured, context: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def commits(secured) -> dict[int, tuple[int, str | None]]:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
-    group = secured["group"]
-    found = secured["kafka"].admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group]
-    return {tp.partition: (tp.offset, tp.metadata) for tp in found.result(30).topic_partitions}
+    return {partition: found for (_, partition), found in secured["kafka"].committed(secured["group"]).items()}
 
 
 def test_a_user_the_acls_allow_reads_the_group_with_the_contexts_credentials(secured):

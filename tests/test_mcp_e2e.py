@@ -86,15 +86,12 @@ lag-threshold = 1
 
 def storm_groups_on(kafka) -> set[str]:
     """The groups on the broker whose commits carry Storm metadata: the rule --all-groups applies
-    (offctl.core.storm.storm_groups) to every group ListGroups names, their commits read with the admin client."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
+    (offctl.core.storm.storm_groups) to every group ListGroups names, their commits read as the broker holds them."""
     listed = [g.group_id for g in kafka.admin.list_consumer_groups(request_timeout=30).result(60).valid]
     commits = []
     for group in listed:
-        got = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
-        commits += [KafkaCommit(group, tp.topic, tp.partition, tp.offset, tp.metadata or None)
-                    for tp in got.topic_partitions if tp.offset >= 0]
+        commits += [KafkaCommit(group, topic, partition, offset, metadata or None)
+                    for (topic, partition), (offset, metadata) in kafka.committed(group).items() if offset >= 0]
     return storm_groups(commits)
 
 

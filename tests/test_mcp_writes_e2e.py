@@ -233,10 +233,7 @@ def test_migrate_and_delete_through_the_tools(zk, kafka, stuck, names):
     assert [(c["partition"], c["after"]) for c in migrate["plan"]["changes"]] == [(0, 2), (1, 2)]
     assert migrate["command"].startswith("offctl migrate ") and migrated["status"] == "written"
     assert migrated["verified"] is True  # Kafka kept the Storm metadata written for topology_id
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
-    committed = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
-    assert {tp.partition: (tp.offset, tp.metadata) for tp in committed.topic_partitions} == {
+    assert {p: found for (_, p), found in kafka.committed(group).items()} == {
         p: (2, commit_metadata_json("orders-client-1-1700000001")) for p in (0, 1)}
     assert delete["kind"] == "delete" and delete["writes"] == 1 and deleted["status"] == "written"
     assert not zk.exists(f"{stuck['root']}/orders-spout/partition_1") and zk.exists(stuck["node"])

@@ -267,11 +267,8 @@ def test_a_spouts_records_are_deleted_through_a_plan(fleet39, zk):
 
 def _group_commits(kafka, group: str, *, metadata: bool = False) -> dict[int, int | tuple[int, str | None]]:
     """partition -> offset committed, or (offset, metadata) with `metadata`."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
-    result = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
-    return {tp.partition: (tp.offset, tp.metadata or None) if metadata else tp.offset
-            for tp in result.topic_partitions if tp.offset >= 0}
+    return {partition: (offset, text or None) if metadata else offset
+            for (_, partition), (offset, text) in kafka.committed(group).items() if offset >= 0}
 
 
 def test_a_migrate_is_planned_and_applied(fleet, kafka, names):

@@ -304,11 +304,7 @@ def test_from_file_plan_replays_a_saved_dry_run(cli, fleet39, tmp_path):
 
 
 def commits(kafka, group: str) -> dict:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
-    result = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
-    return {(tp.topic, tp.partition): (tp.offset, tp.metadata or None) for tp in result.topic_partitions
-            if tp.offset >= 0}
+    return {tp: (offset, metadata or None) for tp, (offset, metadata) in kafka.committed(group).items() if offset >= 0}
 
 
 NOT_KEPT = "The broker did not keep the Storm metadata written on"

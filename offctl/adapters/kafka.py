@@ -1,6 +1,8 @@
-"""Kafka adapter (confluent-kafka): topic metadata, log offsets, group commits and state.
+"""Kafka adapter: topic metadata, log offsets and group state (confluent-kafka), group commits (groups.py).
 
-Metadata, group commits and group state come from the AdminClient. Log start and end offsets come from a
+Metadata and group state come from confluent-kafka's AdminClient; a group's commits are read, written and deleted
+through kafka-python (offctl/adapters/groups.py says why: librdkafka crashes on a coordinator that moves, and
+carries commit metadata as C strings). Log start and end offsets come from a
 Consumer's offsets_for_times with librdkafka's EARLIEST (-2) and LATEST (-1) as the timestamps: librdkafka
 sends the partitions' offset fields as the ListOffsets timestamps, one request per leader for a whole list
 (rd_kafka_offsets_for_times in src/rdkafka.c; rdkafka.h: "The timestamps to query are represented as offset
@@ -26,10 +28,10 @@ import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from offctl.core.storm import metadata_read
+from offctl.adapters.groups import COORDINATOR_ERRORS, Backoff, GroupClient, coordinator_waited, error_words
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
 from offctl.core.model import (GROUP_TYPES, UNKNOWN_TYPE, Cluster, GroupState, KafkaCommit, LogMessage, MessageRead,
                                PartitionLog, Position, TopicRetention, is_topic_name)
@@ -50,16 +52,15 @@ _LOOKUPS = {LOG_START: (EARLIEST, False), LOG_END: (LATEST, False), LAST_STABLE:
 LOOKUP_GROUP = "offctl-log-offsets"  # required by confluent-kafka's Consumer; never joined nor committed to
 DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
 MESSAGE_PARTITIONS = 1000  # partitions one read of messages is assigned at once
-# Reads of a group's offsets whose metadata confluent-kafka hands back as bytes that are not UTF-8: librdkafka keeps
-# the metadata a Java client wrote without a NUL after it, and the client reads it as a C string, into whatever
-# lies after it (librdkafka issue 4649, open). Measured on the real spout's commit (2.16.1): 30 of 400 reads
-# undecodable, up to 6 in a row, so a read is tried again up to 12 times. In a long-lived process what lies after it
-# can stay the same read after read (a suite run failed all 12 on one client), so from the 4th try on each read goes
-# through a new admin client, whose reads land elsewhere (21 of 100 undecodable, independently of each other).
-METADATA_READS = 12
-METADATA_SAME_CLIENT = 3
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent_kafka.TIMESTAMP_CREATE_TIME, _LOG_APPEND_TIME
 
+# A partition's leader that is moving: asked again until the timeout (logs()). OFFSET_NOT_AVAILABLE: a new leader
+# whose high watermark has not caught up yet (KIP-207); the leader epochs: a leader that changed under the request.
+# librdkafka answers a whole lookup _UNKNOWN_PARTITION while its metadata gives a partition no leader (the metadata
+# offctl read said the partition exists, so it is one whose leader is moving).
+_LEADER_MOVING = {KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.REPLICA_NOT_AVAILABLE,
+                  KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH,
+                  KafkaError._UNKNOWN_PARTITION}
 _UNREACHABLE = {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
                 KafkaError._RESOLVE, KafkaError._MSG_TIMED_OUT}
 
@@ -94,7 +95,7 @@ class KafkaStore:
         }
         self._settings = settings
         self.admin = self._client(AdminClient, settings)
-        self._fresh_admin: AdminClient | None = None  # group_commits' latest new client (METADATA_SAME_CLIENT)
+        self.groups = GroupClient(bootstrap_servers, config or {}, timeout)  # offsets, commits, deletion (groups.py)
         self._consumer: Consumer | None = None  # for log offsets, made when first needed
         self._committed_consumer: Consumer | None = None  # for last stable offsets (read_committed), likewise
         self._lookup_pool: ThreadPoolExecutor | None = None
@@ -111,6 +112,7 @@ class KafkaStore:
         self._unsent_stable: list[tuple[str, int]] = []
         self._pending: list[tuple[str, list[tuple[str, int]], Future]] = []  # (LOG_START..., partitions, lookup)
         self._group_types: dict[str, str] | None = None  # ListGroups' answer, once asked
+        self._unlisted: list[str] = []  # the brokers ListGroups did not hear from (_listing)
 
     @staticmethod
     def _client(kind, settings: Mapping):
@@ -122,7 +124,8 @@ class KafkaStore:
             raise UsageError(f"Kafka client settings: {(err.str() if err else str(exc)).strip()}") from None
 
     def close(self) -> None:
-        """Stop the lookup threads and close the consumer (the admin client needs no closing)."""
+        """Stop the lookup threads, close the consumers and the group client (the admin client needs no closing)."""
+        self.groups.close()
         if self._lookup_pool is not None:
             self._lookup_pool.shutdown(wait=True, cancel_futures=True)
             self._lookup_pool = None
@@ -155,7 +158,7 @@ class KafkaStore:
         if err is not None and err.code() in _UNREACHABLE:
             return StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
                                     f"{self.timeout:g}s ({err.str()})")
-        detail = err.str() if err is not None else (str(exc) or type(exc).__name__)
+        detail = _reason(err) if err is not None else (str(exc) or type(exc).__name__)
         return StoreUnavailable(f"Kafka at {self.bootstrap_servers}: {what} failed: {detail}")
 
     def _wait(self, future, what: str, *, isolate: bool = False):
@@ -169,7 +172,7 @@ class KafkaStore:
         except KafkaException as exc:
             err = _kafka_error(exc)
             if isolate and err is not None and err.code() not in _UNREACHABLE:
-                self.notes.append(f"{what} was refused: {err.str()}")
+                self.notes.append(f"{what} was refused: {_reason(err)}")
                 return None
             raise self._unavailable(what, exc) from None
 
@@ -302,14 +305,26 @@ class KafkaStore:
         unreachable, the rest fail at once, so a dead broker costs one time-out per thread, not one per list."""
         if self._broken is not None:
             raise KafkaException(KafkaError(KafkaError._TRANSPORT, self._broken))
-        try:
-            return (consumer or self._consumer).offsets_for_times(
-                [TopicPartition(t, p, timestamp) for t, p in partitions], self.timeout)
-        except KafkaException as exc:
-            err = _kafka_error(exc)
-            if err is not None and err.code() in _UNREACHABLE:
-                self._broken = err.str()
-            raise
+        backoff, asked, answered = Backoff(self.timeout), partitions, {}
+        while True:
+            try:
+                answers = (consumer or self._consumer).offsets_for_times(
+                    [TopicPartition(t, p, timestamp) for t, p in asked], self.timeout)
+            except KafkaException as exc:
+                err = _kafka_error(exc)
+                if err is not None and err.code() in _UNREACHABLE:
+                    self._broken = err.str()
+                if err is None or err.code() not in _LEADER_MOVING or not backoff.wait():
+                    raise
+                continue  # the whole list: librdkafka knows no leader for one of them yet
+            answered.update({(tp.topic, tp.partition): tp for tp in answers})
+            # A partition whose leader is moving (a broker restart, a rolling upgrade) is asked again with Kafka's
+            # back-off until the timeout, as the Java consumer's offsets lookups are; librdkafka refreshes its
+            # metadata on such an answer.
+            asked = [(tp.topic, tp.partition) for tp in answers
+                     if tp.error is not None and tp.error.code() in _LEADER_MOVING]
+            if not asked or not backoff.wait():
+                return [answered[tp] for tp in partitions if tp in answered]
 
     def _lookup_consumer(self, isolation: str) -> Consumer:
         return self._client(Consumer, {**self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
@@ -346,7 +361,7 @@ class KafkaStore:
         failed: dict[tuple[str, str], list[str]] = {}
         for what, partitions, lookup in self._pending:
             try:
-                answers = lookup.result(timeout=self.timeout + 5)
+                answers = lookup.result(timeout=2 * self.timeout + 5)  # _lookup waits a moving leader out
             except (KafkaException, TimeoutError) as exc:
                 err = _kafka_error(exc)
                 failed.setdefault((what, err.str() if err else "no answer"), []).extend(
@@ -369,14 +384,19 @@ class KafkaStore:
         }
 
     def list_groups(self) -> list[str]:
-        """Every consumer group the cluster knows (ListGroups), sorted."""
-        return sorted(self._listing())
+        """Every consumer group the cluster knows (ListGroups), sorted; a broker that did not answer is noted (the
+        groups it coordinates are not listed)."""
+        listed = self._listing()
+        self.notes += self._unlisted
+        self._unlisted = []
+        return sorted(listed)
 
     def _listing(self, *, isolate: bool = False) -> dict[str, str]:
         """group -> the type ListGroups gives it (v5, KIP-848: classic or consumer; unknown from an older broker),
         read once. confluent-kafka 2.16 lists no share group (Kafka 4.4 has them; its type has no name in the client),
         and describes one as a dead classic group: offctl cannot tell it yet. `isolate`: a refused listing is noted and
-        read as no types."""
+        read as no types. A broker that did not answer is kept in _unlisted, for list_groups to note: a group it
+        coordinates is missing from the list, and a group named (group_states) takes its describe's type instead."""
         if self._group_types is None:
             try:
                 future = self.admin.list_consumer_groups(request_timeout=self.timeout)
@@ -385,84 +405,73 @@ class KafkaStore:
             result = self._wait(future, "a list-groups request", isolate=isolate)
             if result is None:
                 return {}
-            for error in result.errors or ():
-                self.notes.append(f"listing consumer groups: {error.str() if hasattr(error, 'str') else error}")
+            self._unlisted = [f"listing consumer groups: {error.str() if hasattr(error, 'str') else error}"
+                              for error in result.errors or ()]
             self._group_types = {g.group_id: _type_name(getattr(g, "type", None)) for g in result.valid}
         return self._group_types
 
     def group_commits(self, groups: Iterable[str]) -> list[KafkaCommit]:
-        """Committed offsets with their metadata, for each group (one request per group, all in flight)."""
-        futures = {}
+        """Committed offsets with their metadata, byte for byte, for each group (groups.py: through kafka-python).
+        A group the broker refuses (an invalid id, no authorization) is noted and the others are read; a coordinator
+        that is loading or moving is waited out within the timeout, then StoreUnavailable."""
+        import kafka.errors as errors
+
+        commits = []
         for group in groups:
             if not _sendable_group(group):
                 self.notes.append(f"group {group!r}: not read: librdkafka cannot name a group id that is empty "
                                   f"or holds a NUL character")
                 continue
             try:
-                futures.update(self.admin.list_consumer_group_offsets(
-                    [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout))
-            except KafkaException as exc:
-                raise self._unavailable(f"a request for the offsets of group {group}", exc) from None
-        commits = []
-        for group, future in futures.items():
-            for attempt in range(METADATA_READS):
-                # A group the broker refuses (an invalid id, no authorization) is noted; the others are read.
-                result = self._wait(future, f"a request for the offsets of group {group}", isolate=True)
-                if result is None:
-                    break
-                try:
-                    commits += self._commits(group, result.topic_partitions)
-                    break
-                except UnicodeDecodeError:
-                    # metadata_read: the client read past a Java client's metadata into bytes that are not UTF-8;
-                    # what lies past it differs from one read to the next, so the group is read again
-                    if attempt + 1 == METADATA_READS:
-                        self.notes.append(f"group {group}: its commit metadata could not be read in {METADATA_READS} "
-                                          f"tries (confluent-kafka handed back bytes that are not UTF-8)")
-                        break
-                    future = self._submit_offsets(group, fresh=attempt + 1 >= METADATA_SAME_CLIENT)
+                found = self._groups(lambda: self.groups.offsets(group))
+            except errors.BrokerResponseError as exc:
+                self.notes.append(f"a request for the offsets of group {group} was refused: {_answered(exc)}")
+                continue
+            except errors.KafkaError as exc:
+                raise StoreUnavailable(f"Kafka at {self.bootstrap_servers}: a request for the offsets of group "
+                                       f"{group} failed: {error_words(exc)}") from None
+            commits += [KafkaCommit(group, topic, partition, offset, metadata or None)
+                        for (topic, partition), (offset, metadata) in found.items() if offset >= 0]
         commits.sort(key=lambda c: (c.group, c.topic, c.partition))
         return commits
 
-    def _submit_offsets(self, group: str, fresh: bool = False) -> Future:
-        """A request for a group's offsets; `fresh`: through a new admin client, whose reads land in other memory
-        (METADATA_SAME_CLIENT)."""
-        admin = self.admin
-        if fresh:  # kept on self until the next: a client let go of never answers its request
-            admin = self._fresh_admin = self._client(AdminClient, self._settings)
+    def _groups(self, call):
+        """call()'s answer: a request of the group client (groups.py). When it gave up on a broker that never
+        answered, and the broker refused confluent-kafka's login meanwhile, the refused login is the reason (kafka-python
+        takes a refused SASL handshake as a broker it could not bootstrap from)."""
         try:
-            return admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                     request_timeout=self.timeout)[group]
-        except KafkaException as exc:
-            raise self._unavailable(f"a request for the offsets of group {group}", exc) from None
-
-    def _commits(self, group: str, partitions) -> list[KafkaCommit]:
-        """A group's commits, their metadata as a Java client wrote it (storm.metadata_read); UnicodeDecodeError
-        when the client hands back metadata that is not UTF-8."""
-        out = []
-        for tp in partitions:
-            if tp.error is not None:
-                self.notes.append(f"group {group}: could not read {tp.topic}/{tp.partition}: {tp.error.str()}")
-            elif tp.offset >= 0:  # -1001: no commit for this partition
-                out.append(KafkaCommit(group, tp.topic, tp.partition, tp.offset, metadata_read(tp.metadata) or None))
-        return out
+            return call()
+        except StoreUnavailable:
+            refused = self._login_refused()
+            if refused is None:
+                raise
+            raise refused from None
 
     def group_states(self, groups: Iterable[str]) -> list[GroupState]:
         """State and members of each group; one the broker refuses is noted, one librdkafka cannot name
-        (group_commits noted it) is left out."""
-        groups = [g for g in groups if _sendable_group(g)]
-        if not groups:
+        (group_commits noted it) is left out. A coordinator that is loading or moving is asked again with Kafka's
+        back-off (groups.Backoff) until the timeout, then StoreUnavailable: a group is never described as missing
+        because its coordinator was not ready."""
+        asked = [g for g in groups if _sendable_group(g)]
+        if not asked:
             return []
-        try:
-            futures = self.admin.describe_consumer_groups(groups, request_timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._unavailable("a describe-groups request", exc) from None
         listed = self._listing(isolate=True)
+        backoff, described = Backoff(self.timeout), {}
+        while asked:
+            waiting = {}
+            for group, answer in self._describe_groups(asked).items():
+                if isinstance(answer, KafkaError):
+                    waiting[group] = answer
+                elif answer is not None:
+                    described[group] = answer
+            asked = sorted(waiting)
+            if asked and not backoff.wait():
+                group, err = asked[0], waiting[asked[0]]
+                raise StoreUnavailable(coordinator_waited(
+                    self.bootstrap_servers, group, COORDINATOR_ERRORS[err.name()], None,
+                    f"a request for the state of group {group}", self.timeout, err.name()))
         states = []
-        for group, future in futures.items():
-            desc = self._wait(future, f"a request for the state of group {group}", isolate=True)
-            if desc is None:
-                continue
+        for group, desc in sorted(described.items()):
             # ListGroups' type is the broker's own word for the group; the describe's is which API librdkafka
             # got its answer from (ConsumerGroupDescribe or DescribeGroups), the fallback when the list has none.
             kind = listed.get(group, UNKNOWN_TYPE)
@@ -471,6 +480,28 @@ class KafkaStore:
             states.append(GroupState(group, desc.state.name.lower() if desc.state else "unknown",
                                      len(desc.members), kind, desc.partition_assignor or None))
         return states
+
+    def _describe_groups(self, groups: list[str]) -> dict:
+        """group -> its description; its KafkaError when the coordinator was loading or moving (to ask again);
+        None when the broker refused it otherwise (noted)."""
+        try:
+            futures = self.admin.describe_consumer_groups(groups, request_timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unavailable("a describe-groups request", exc) from None
+        answers = {}
+        for group, future in futures.items():
+            what = f"a request for the state of group {group}"
+            try:
+                answers[group] = future.result(timeout=self.timeout + 5)
+            except KafkaException as exc:
+                err = _kafka_error(exc)
+                if err is not None and err.name() in COORDINATOR_ERRORS:
+                    answers[group] = err
+                    continue
+                answers[group] = self._wait(_failed(exc), what, isolate=True)
+            except TimeoutError:
+                answers[group] = self._wait(_failed(TimeoutError()), what, isolate=True)
+        return answers
 
     def read_topic_configs(self, topics: Iterable[str]) -> dict[str, TopicRetention]:
         """retention.ms, retention.bytes and cleanup.policy of each topic as the broker applies them (DescribeConfigs,
@@ -645,16 +676,17 @@ class KafkaStore:
         if not _sendable_group(group):
             raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
                              f"a NUL character)")
-        what = f"a commit to group {group}"
-        tps = [TopicPartition(t, p, o, m) if m is not None else TopicPartition(t, p, o) for t, p, o, m in offsets]
-        result = self._answer(what, lambda: self.admin.alter_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=self.timeout)[group])
-        refused = [f"{tp.topic}/{tp.partition} ({tp.error.str()})" for tp in result.topic_partitions
-                   if tp.error is not None]
-        if refused:
-            raise WriteConflict(f"Kafka refused part of {what}: {', '.join(refused[:10])}"
-                                + (f" and {len(refused) - 10} more" if len(refused) > 10 else ""))
+        import kafka.errors as errors
 
+        what = f"a commit to group {group}"
+        try:
+            refused = self._groups(lambda: self.groups.commit(group, offsets))
+        except errors.KafkaError as exc:
+            raise WriteConflict(f"Kafka refused {what}: {_answered(exc)}") from None
+        if refused:
+            shown = [f"{t}/{p} ({KafkaError(code).str()})" for (t, p), code in sorted(refused.items())]
+            raise WriteConflict(f"Kafka refused part of {what}: {', '.join(shown[:10])}"
+                                + (f" and {len(shown) - 10} more" if len(shown) > 10 else ""))
 
     def delete_group(self, group: str) -> None:
         """Delete the group and with it all its commits (DeleteGroups, KIP-229, Kafka 1.1.0). The broker deletes
@@ -665,23 +697,36 @@ class KafkaStore:
         if not _sendable_group(group):
             raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
                              f"a NUL character)")
-        self._answer(f"the deletion of group {group}",
-                     lambda: self.admin.delete_consumer_groups([group], request_timeout=self.timeout)[group])
+        import kafka.errors as errors
 
-    def _answer(self, what: str, send):
-        """The result of an admin write (`send` sends it and returns its future): WriteConflict when the broker
-        refuses it or does not answer in time (it may or may not have been applied), StoreUnavailable when the
-        broker cannot be reached."""
+        what = f"the deletion of group {group}"
         try:
-            return send().result(timeout=self.timeout + 5)
-        except TimeoutError:
-            raise WriteConflict(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
-                                f"{self.timeout:g}s; it may or may not have been applied") from None
-        except KafkaException as exc:
-            err = _kafka_error(exc)
-            if err is not None and err.code() in _UNREACHABLE:
-                raise self._unavailable(what, exc) from None
-            raise WriteConflict(f"Kafka refused {what}: {err.str() if err else exc}") from None
+            answer = self._groups(lambda: self.groups.delete(group))
+        except errors.KafkaError as exc:
+            raise WriteConflict(f"Kafka refused {what}: {_answered(exc)}") from None
+        if answer:
+            raise WriteConflict(f"Kafka refused {what}: {KafkaError(answer).str()}")
+
+
+def _answered(exc: BaseException) -> str:
+    """What kafka-python raised for a group's request, in librdkafka's words where it is a broker's answer ("Broker:
+    Group authorization failed"), so that it reads as the rest of offctl's messages."""
+    code = getattr(exc, "errno", None)
+    return KafkaError(code).str() if isinstance(code, int) and code > 0 else error_words(exc)
+
+
+def _reason(err: KafkaError) -> str:
+    """librdkafka's words for an error, with its name where the words say nothing (a refused ConsumerGroupDescribe
+    comes back as "ConsumerGroupDescribe:")."""
+    text = err.str().strip()
+    return text if text and not text.endswith(":") else f"{text} {err.name()}".strip()
+
+
+def _failed(exc: BaseException) -> Future:
+    """A future that raises `exc`, for _wait to judge as it judges a request's own."""
+    future: Future = Future()
+    future.set_exception(exc)
+    return future
 
 
 def _type_name(kind) -> str:

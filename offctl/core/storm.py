@@ -402,25 +402,6 @@ def json_prefix(text: str):
     return _PREFIX_DECODER.raw_decode(text.lstrip(" \t\r\n"))[0]
 
 
-def metadata_read(metadata: str | None) -> str | None:
-    """Commit metadata as a Java client wrote it, from what confluent-kafka 2.16 hands back: that client reads
-    metadata as a C string, so a commit a Java client wrote (no NUL after it) sometimes comes back with bytes of
-    memory after it (measured: 9 of 200 reads of Storm's own metadata). Storm's metadata, a JSON object or the legacy
-    {topic-partition=...} text, ends where that ends; other metadata is returned as read."""
-    if not metadata:
-        return metadata
-    stripped = metadata.lstrip(" \t\r\n")
-    if stripped.startswith("{"):
-        try:
-            _, end = _PREFIX_DECODER.raw_decode(stripped)
-            return metadata[:len(metadata) - len(stripped) + end]
-        except (ValueError, RecursionError):
-            legacy = LEGACY_METADATA.match(metadata)
-            if legacy is not None:
-                return legacy.group(0)
-    return metadata
-
-
 def parse_commit_metadata(metadata: str | None) -> CommitMetadata | None:
     """Storm's commit metadata as CommitMetadataManager reads it, or None when the spout would not.
 

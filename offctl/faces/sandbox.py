@@ -304,7 +304,7 @@ def seed(sandbox: Sandbox) -> list[str]:
         admin = AdminClient({"bootstrap.servers": sandbox.broker})
         new = _create_topics(admin)
         _fill_topics(admin, sandbox.broker, new)
-        _commit_groups(admin, commits)
+        _commit_groups(sandbox.broker, commits)
     except KafkaException as exc:
         raise StoreUnavailable(f"the sandbox broker at {sandbox.broker}: {exc}") from None
     _write_zookeeper(sandbox, nodes, trident_nodes)
@@ -364,13 +364,19 @@ def _produce_messages(producer, new: list, now_ms: int) -> None:
                                      **keyed)
 
 
-def _commit_groups(admin, commits: dict) -> None:
-    """Commit each seeded group's offsets (and Storm's commit metadata, where it has some)."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+def _commit_groups(bootstrap: str, commits: dict) -> None:
+    """Commit each seeded group's offsets (and Storm's commit metadata, where it has some, byte for byte)."""
+    from offctl.adapters.groups import GroupClient
 
-    for group, offsets in commits.items():
-        tps = [TopicPartition(t, p, o, m) if m else TopicPartition(t, p, o) for (t, p), (o, m) in offsets.items()]
-        admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])[group].result(30)
+    client = GroupClient(bootstrap, {}, 30)
+    try:
+        for group, offsets in commits.items():
+            refused = client.commit(group, [(t, p, o, m) for (t, p), (o, m) in offsets.items()])
+            if refused:
+                raise StoreUnavailable(f"the sandbox broker at {bootstrap} refused the seed's commit to group {group}: "
+                                       f"{', '.join(sorted(set(refused.values())))}")
+    finally:
+        client.close()
 
 
 def _write_zookeeper(sandbox: Sandbox, nodes: dict[str, bytes], trident_nodes: dict[str, bytes]) -> None:
