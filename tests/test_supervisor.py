@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 CRASH = """
-import ctypes, os, sys, time
+import ctypes, os, signal, sys, time
 import offctl.__main__ as entry
 import offctl.commands.app as app
 
@@ -26,6 +26,7 @@ def crash():
     elif sys.argv[1] == "abort":
         os.abort()
     elif sys.argv[1] == "sleep":
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)  # not the SIG_IGN a nohup'd test run would hand down
         print(os.getpid(), flush=True)
         time.sleep(60)
     elif sys.argv[1] == "exit":
