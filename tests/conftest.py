@@ -249,8 +249,8 @@ T0_DAYS_AGO = 330
 # When the records the tests write with a timestamp of their own were written: 02:00 UTC, T0_DAYS_AGO days before
 # the run's day. Old enough to be days behind and to roll a segment at once, young enough for a year's retention;
 # always that old, because it is taken from the clock. A fixed date aged against today's clock until retention (and
-# offctl's retention and expiry rules) judged its records otherwise, and the suite passed or failed by the calendar
-# (tests/clock/ahead runs the suite a year ahead to show it no longer does).
+# offctl's retention and expiry rules) judged its records otherwise, and the suite passed or failed by the calendar.
+# tests/clock/ahead runs the suite with Python's clock a year ahead (README: what it can and cannot show yet).
 T0 = (int(time.time() * 1000) // DAY_MS - T0_DAYS_AGO) * DAY_MS + 2 * 3_600_000
 # A compacted partition: keys a b a c c at offsets 0-4, then d at 5 in a segment of its own. The cleaner keeps the
 # last record of each key in the segments before the active one, so it removes 0 and 3 and keeps 1, 2, 4 and 5.
