@@ -139,8 +139,9 @@ def test_a_write_whose_answer_was_lost_may_have_been_applied_and_says_so(client)
         client.call("a commit to group g", "g", send, write=True)
     assert "is moving" in str(gave_up.value) and "may or may not have been applied" in str(gave_up.value)
     refused_only = Answers(*[errors.NotCoordinatorError()] * 1000)  # never sent past the coordinator: not written
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(StoreUnavailable) as not_written:
         client.call("a commit to group g", "g", refused_only, write=True)
+    assert str(not_written.value).endswith("; nothing was written")
 
 
 def test_a_refusal_is_not_waited_out(client):

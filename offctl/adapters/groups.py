@@ -205,7 +205,7 @@ class GroupClient:
                 if state == MOVING or lost:
                     self.close()  # the next try finds the coordinator again
             if not backoff.wait():
-                raise self._gave_up(what, group, state, where, last, sent_unanswered)
+                raise self._gave_up(what, group, state, where, last, write, sent_unanswered)
 
     def coordinator(self, group: str) -> str | None:
         """host:port (node N) of the group's coordinator as the client last found it; None before it has."""
@@ -218,7 +218,8 @@ class GroupClient:
             return None
         return None if broker is None else f"{broker.host}:{broker.port} (node {node})"
 
-    def _gave_up(self, what: str, group: str, state: str, where: str | None, exc, maybe_applied: bool):
+    def _gave_up(self, what: str, group: str, state: str, where: str | None, exc, write: bool,
+                 maybe_applied: bool):
         """StoreUnavailable (exit 3): nothing was written; WriteConflict (exit 5) when a try of a write was sent and
         its answer lost, so that it may have been applied."""
         if state == UNREACHABLE:
@@ -228,7 +229,7 @@ class GroupClient:
             text = coordinator_waited(self.bootstrap_servers, group, state, where, what, self.timeout, error_name(exc))
         if maybe_applied:
             return WriteConflict(text + "; it may or may not have been applied")
-        return StoreUnavailable(text)
+        return StoreUnavailable(text + ("; nothing was written" if write else ""))
 
     # --- the requests --------------------------------------------------------------------------------------
 
