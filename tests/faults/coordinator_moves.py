@@ -247,7 +247,13 @@ class Serve:
             self.tier.counts.signals.append(f"serve ended with {self.proc.returncode}: {self.proc.stderr.read()}")
             return
         self.proc.send_signal(signal.SIGTERM)
-        _, err = self.proc.communicate(timeout=30)
+        try:
+            _, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # counted, so that the run still prints what it saw
+            self.proc.kill()
+            _, err = self.proc.communicate()
+            self.tier.counts.wrong.append(f"serve did not stop within 30 s of SIGTERM: {err[-1500:]}")
+            return
         if self.proc.returncode != 0:
             self.tier.counts.wrong.append(f"serve stopped with {self.proc.returncode}: {err[-500:]}")
 
