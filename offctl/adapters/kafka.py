@@ -54,7 +54,7 @@ DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
 MESSAGE_PARTITIONS = 1000  # partitions one read of messages is assigned at once
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent_kafka.TIMESTAMP_CREATE_TIME, _LOG_APPEND_TIME
 
-# A partition's leader that is moving: asked again until the timeout (logs()). OFFSET_NOT_AVAILABLE: a new leader
+# A partition's leader that is moving: asked again until the timeout (_lookup). OFFSET_NOT_AVAILABLE: a new leader
 # whose high watermark has not caught up yet (KIP-207); the leader epochs: a leader that changed under the request.
 # librdkafka answers a whole lookup _UNKNOWN_PARTITION while its metadata gives a partition no leader (the metadata
 # offctl read said the partition exists, so it is one whose leader is moving).
@@ -447,6 +447,15 @@ class KafkaStore:
                 raise
             raise refused from None
 
+    def _group_write(self, what: str, call):
+        """call()'s answer: a write of the group client; WriteConflict when the broker refused it."""
+        import kafka.errors as errors
+
+        try:
+            return self._groups(call)
+        except errors.KafkaError as exc:
+            raise WriteConflict(f"Kafka refused {what}: {_answered(exc)}") from None
+
     def group_states(self, groups: Iterable[str]) -> list[GroupState]:
         """State and members of each group; one the broker refuses is noted, one librdkafka cannot name
         (group_commits noted it) is left out. A coordinator that is loading or moving is asked again with Kafka's
@@ -676,13 +685,8 @@ class KafkaStore:
         if not _sendable_group(group):
             raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
                              f"a NUL character)")
-        import kafka.errors as errors
-
         what = f"a commit to group {group}"
-        try:
-            refused = self._groups(lambda: self.groups.commit(group, offsets))
-        except errors.KafkaError as exc:
-            raise WriteConflict(f"Kafka refused {what}: {_answered(exc)}") from None
+        refused = self._group_write(what, lambda: self.groups.commit(group, offsets))
         if refused:
             shown = [f"{t}/{p} ({KafkaError(code).str()})" for (t, p), code in sorted(refused.items())]
             raise WriteConflict(f"Kafka refused part of {what}: {', '.join(shown[:10])}"
@@ -697,13 +701,8 @@ class KafkaStore:
         if not _sendable_group(group):
             raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
                              f"a NUL character)")
-        import kafka.errors as errors
-
         what = f"the deletion of group {group}"
-        try:
-            answer = self._groups(lambda: self.groups.delete(group))
-        except errors.KafkaError as exc:
-            raise WriteConflict(f"Kafka refused {what}: {_answered(exc)}") from None
+        answer = self._group_write(what, lambda: self.groups.delete(group))
         if answer:
             raise WriteConflict(f"Kafka refused {what}: {KafkaError(answer).str()}")
 
