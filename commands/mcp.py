@@ -27,6 +27,7 @@ def mcp_command(given: Given, http: str | None, allow_writes: bool, plan_ttl: fl
     from offctl.faces.mcp.runs import bearer_token, parse_http, resolved_runs
     from offctl.faces.mcp.server import build_server, http_listener, serve_http
     from offctl.faces.mcp.writes import register_plan_tools
+    from offctl.pipeline import kafka_in_child
 
     with reported_errors():
         host, port = parse_http(http) if http is not None else (None, None)
@@ -36,10 +37,11 @@ def mcp_command(given: Given, http: str | None, allow_writes: bool, plan_ttl: fl
         plans = PlanStore(ttl_s=plan_ttl)  # this process's plans: an id is valid only in the server that made it
         server = build_server(runs, default, allow_writes, bearer_token=token,
                               register=[lambda server, face: register_plan_tools(server, face, plans)])
-    if host is None:
-        server.run("stdio")
-    else:
-        err_console.print(f"offctl mcp: serving streamable HTTP on {host}:{port}/mcp "
-                          f"({'bearer token required' if token else 'loopback only'}); contexts: "
-                          f"{', '.join(runs)} (default {default})")
-        serve_http(server, sock, host)
+    with kafka_in_child():  # a crash inside librdkafka costs one tool call, not the session (pipeline.py)
+        if host is None:
+            server.run("stdio")
+        else:
+            err_console.print(f"offctl mcp: serving streamable HTTP on {host}:{port}/mcp "
+                              f"({'bearer token required' if token else 'loopback only'}); contexts: "
+                              f"{', '.join(runs)} (default {default})")
+            serve_http(server, sock, host)

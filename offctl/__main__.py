@@ -21,10 +21,9 @@ def _interrupted_at_start_up(signum, frame) -> None:
 signal.signal(signal.SIGINT, _interrupted_at_start_up)
 signal.signal(signal.SIGTERM, _interrupted_at_start_up)
 
+from offctl.errors import CRASH_SIGNALS  # noqa: E402 (after the handlers: an interrupt is offctl's from the start)
+
 _PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_CRASHES = {signal.SIGSEGV: "a segmentation fault (SIGSEGV)", signal.SIGABRT: "an abort (SIGABRT)",
-            signal.SIGBUS: "a bus error (SIGBUS)", signal.SIGILL: "an illegal instruction (SIGILL)",
-            signal.SIGFPE: "an arithmetic fault (SIGFPE)"}
 _SI_KERNEL = 0x80  # siginfo's si_code for a signal the kernel sent: the terminal's Ctrl-C, which the child has too
 _PR_SET_PDEATHSIG = 1
 CRASHED = 3  # the exit code of a command whose process a native library crashed (docs/exit-codes.md)
@@ -62,8 +61,8 @@ def _supervised() -> None:
             break
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        if sig in _CRASHES:
-            os.write(2, _crash_message(_CRASHES[sig]))
+        if sig in CRASH_SIGNALS:
+            os.write(2, _crash_message(CRASH_SIGNALS[sig]))
             os._exit(CRASHED)
         signal.signal(sig, signal.SIG_DFL)  # ended by a signal (SIGKILL, say): so does this process
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 
 INTERNAL_ERROR = 70  # an unexpected exception: a bug (EX_SOFTWARE of sysexits.h), never 1, which means findings
 
@@ -52,6 +54,13 @@ class SparkUnavailable(OffctlError, code=3):
     """Spark could not start, or a Spark job of the audit failed (exit 3)."""
 
 
+# The signals a crash inside a native library ends a process with, as offctl's messages name them: the supervisor
+# of a command (offctl/__main__.py) and the Kafka client's child process (offctl/adapters/kafka_child.py).
+CRASH_SIGNALS: dict[int, str] = {
+    signal.SIGSEGV: "a segmentation fault (SIGSEGV)", signal.SIGABRT: "an abort (SIGABRT)",
+    signal.SIGBUS: "a bus error (SIGBUS)", signal.SIGILL: "an illegal instruction (SIGILL)",
+    signal.SIGFPE: "an arithmetic fault (SIGFPE)"}
+
 NOT_CONFIRMED = NotConfirmed.exit_code
 LEFT_OUT = 7  # reset: the plan leaves a partition of its scope out; restore: one it cannot put back (the rest is
 # planned or written)
@@ -85,7 +94,9 @@ EXIT_CODES: dict[int, str] = {
        "on this way was not applied: the coordinator refused it); also when the command's process died inside a "
        "native library it uses (a crash, SIGSEGV or SIGABRT, in librdkafka, the Kafka client): one message names "
        "the signal, and for a write it had begun, the restore that puts back whatever part of it landed (its backup "
-       "and the audit log's intent line come before it); `audit`: also when Spark could not start or one of its jobs failed; `peek`: also when the "
+       "and the audit log's intent line come before it); `serve`, `watch` and `mcp` do not exit on such a crash: "
+       "their Kafka client runs in a child process, and the cycle, refresh or tool call it cut fails with that message "
+       "(logged, drawn or answered) and the next one starts a new client; `audit`: also when Spark could not start or one of its jobs failed; `peek`: also when the "
        "message at a selected offset could not be read within `--budget`; `sandbox status`, `sandbox env`: no "
        "sandbox running; `sandbox up`: a server could not start: Java, Debian's ZooKeeper or Apache Kafka's jars "
        "are missing (the message says how to install or fetch them), or a server exited or did not answer in time "

@@ -38,6 +38,23 @@ def trident_list(conn: Connection, selection: Selection) -> list[str]:
     return list(dict.fromkeys(normalize_root(r) for r in conn.trident_roots))
 
 
+_kafka_in_child = False  # set by kafka_in_child()
+
+
+@contextmanager
+def kafka_in_child() -> Iterator[None]:
+    """Within it, the stores open_stores makes run the Kafka client in a child process
+    (offctl/adapters/kafka_child.py), in whatever thread: serve, watch and mcp, which run for hours, so that a
+    crash inside librdkafka costs them one cycle or one tool call, not the process. One-shot commands have their
+    supervisor (offctl/__main__.py) instead, and no child's cost."""
+    global _kafka_in_child
+    was, _kafka_in_child = _kafka_in_child, True
+    try:
+        yield
+    finally:
+        _kafka_in_child = was
+
+
 @contextmanager
 def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[SpoutStore | None, LogStore | None]]:
     """Connect to the stores the connection names; adapters are imported only when used.
@@ -46,7 +63,10 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
     with ExitStack() as stack:
         zk = kafka = None
         if conn.bootstrap_servers:
-            from offctl.adapters.kafka import KafkaStore
+            if _kafka_in_child:
+                from offctl.adapters.kafka_child import ChildKafkaStore as KafkaStore
+            else:
+                from offctl.adapters.kafka import KafkaStore
 
             kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout,
                                targeted=targeted)

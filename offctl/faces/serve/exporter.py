@@ -28,7 +28,7 @@ from typing import NoReturn
 from offctl.adapters.webserver import http_server, listen as listen_on, send_body
 from offctl.settings.connection import DEFAULT_LISTEN, Connection
 from offctl.errors import OffctlError, UsageError
-from offctl.pipeline import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect
+from offctl.pipeline import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect, kafka_in_child
 from offctl.core.model import Report, Thresholds
 from offctl.core.profiles import Profiles
 from offctl.faces.serve.monitor import Collector, Monitor
@@ -307,7 +307,7 @@ def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds | P
     partition's pace over the window (Monitor.falling_behind). The cycle collector is held throughout: what a
     cycle makes lives until the next, holds no cycle, and the collector's passes over it found nothing."""
     started = time.monotonic()
-    with cyclic_gc_paused():
+    with cyclic_gc_paused(), kafka_in_child():
         report = inspect(conn, selection, thresholds, time_lag_budget_s=budget_s,
                          expiry_options=replace(expiry_options, moved_after=monitor.moved_after()),
                          behind=monitor.falling_behind())

@@ -1,0 +1,37 @@
+"""A real crash where librdkafka's would be, for the tests of issue 43's isolation (tests/test_kafka_child_e2e.py).
+
+Loaded by every Python process started with this folder first on PYTHONPATH (the offctl command, its supervisor, the
+fork server of its Kafka client's children). With OFFCTL_TEST_CRASH naming a file, the Kafka adapter's read of log
+offsets (KafkaStore.logs, which waits on librdkafka's answers) crashes its process with a SIGSEGV made in C (a
+read of address 0 through ctypes) whenever that file exists, and removes the file first: one crash per file the
+test creates. Without the variable nothing is changed. A sitecustomize later on the path (tests/clock's, in a run
+a year ahead) is loaded too."""
+
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_flag = os.environ.get("OFFCTL_TEST_CRASH")
+if _flag:
+    import ctypes
+
+    from offctl.adapters import kafka
+
+    _logs = kafka.KafkaStore.logs
+
+    def _crashing_logs(self):
+        try:
+            os.unlink(_flag)
+        except FileNotFoundError:
+            return _logs(self)
+        ctypes.string_at(0)  # SIGSEGV, in native code, as librdkafka issue 5040's
+
+    kafka.KafkaStore.logs = _crashing_logs
+
+_later = [p for p in sys.path if p and os.path.abspath(p) != _here]
+_next = importlib.machinery.PathFinder.find_spec("sitecustomize", _later)
+if _next is not None and _next.origin and os.path.dirname(os.path.abspath(_next.origin)) != _here:
+    _module = importlib.util.module_from_spec(_next)
+    _next.loader.exec_module(_module)
