@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -123,10 +124,22 @@ def floor(zk: str, root: str, bootstrap: str, size: int) -> dict:
     return found
 
 
-def inspect_cli(zk: str, root: str, bootstrap: str, fleet: str, size: int) -> float:
+def checkout_env(checkout: str | None) -> dict | None:
+    """The environment that runs offctl from another checkout (--against): its offctl/ first on the path, with
+    commands/ reached as offctl.commands through a link inside it (made here, as the package-dir mapping does)."""
+    if checkout is None:
+        return None
+    link = Path(checkout) / "offctl" / "commands"
+    if not link.exists():
+        link.symlink_to(Path("..") / "commands")
+    return {**os.environ, "PYTHONPATH": checkout}
+
+
+def inspect_cli(zk: str, root: str, bootstrap: str, fleet: str, size: int, checkout: str | None = None) -> float:
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", root,
-                           "--bootstrap-servers", bootstrap, "--output", "json"], capture_output=True)
+                           "--bootstrap-servers", bootstrap, "--output", "json"], capture_output=True,
+                          env=checkout_env(checkout))
     elapsed = time.perf_counter() - t0
     doc = json.loads(proc.stdout)
     codes = {f["code"] for f in doc["findings"]}
@@ -147,11 +160,55 @@ def serve_cycle(conn: Connection, monitor: Monitor) -> float:
     return time.perf_counter() - t0
 
 
+CYCLES = """
+import sys, time
+from offctl.settings.connection import Connection
+from offctl.core.model import Thresholds
+from offctl.faces.serve.monitor import Monitor
+from offctl.faces.serve.exporter import cycle_budget, run_cycle
+from offctl.pipeline import TIME_LAG_BUDGET_S, Selection
+zk, root, bootstrap, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+conn = Connection(zk=zk, zk_roots=(root,), bootstrap_servers=bootstrap)
+monitor, times = Monitor(), []
+for i in range(monitor.window + repeat):
+    t0 = time.perf_counter()
+    run_cycle(conn, Selection(), Thresholds(), monitor, cycle_budget(TIME_LAG_BUDGET_S, 30.0))
+    times.append(time.perf_counter() - t0)
+print(min(times[monitor.window:]))
+"""
+
+
+def cycles_in_process(zk: str, root: str, bootstrap: str, repeat: int, checkout: str | None) -> float:
+    """serve cycles as serve_cycle times them, in a process of their own running this or another checkout: the best
+    of `repeat` once the windows are full."""
+    proc = subprocess.run([sys.executable, "-c", CYCLES, zk, root, bootstrap, str(repeat)], capture_output=True,
+                          text=True, env=checkout_env(checkout))
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    return float(proc.stdout.split()[-1])
+
+
+def compare(zk: str, root: str, bootstrap: str, fleet: str, size: int, repeat: int, against: str) -> tuple:
+    """(inspect, serve cycle) of this checkout and of `against`, each the best of `repeat` runs made in turn (this,
+    that, this, that...), so that the machine's drift falls on both alike."""
+    mine, theirs, mine_cycle, their_cycle = [], [], [], []
+    for _ in range(repeat):
+        mine.append(inspect_cli(zk, root, bootstrap, fleet, size))
+        theirs.append(inspect_cli(zk, root, bootstrap, fleet, size, against))
+    for _ in range(repeat):
+        mine_cycle.append(cycles_in_process(zk, root, bootstrap, 1, None))
+        their_cycle.append(cycles_in_process(zk, root, bootstrap, 1, against))
+    return min(theirs), min(mine), min(their_cycle), min(mine_cycle)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="20000,100000")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each timing; the best is printed")
+    ap.add_argument("--against", metavar="CHECKOUT", help="also time offctl from another checkout (a git worktree "
+                    "of an earlier commit), in turn with this one, and print before/after (no floor)")
     args = ap.parse_args()
+    if args.against:
+        return main_against(args)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     rows = []
     with tempfile.TemporaryDirectory() as tmp, bench_servers(tmp) as (zk_server, broker, zk):
@@ -183,6 +240,29 @@ def main() -> None:
     for size, fleet, best, cli, cycle in rows:
         print(f"| {size:,} | {fleet} | {best['total_s']:.2f} s | {cli:.2f} s | {cli / best['total_s']:.2f}x | "
               f"{cycle:.2f} s | {cycle / best['total_s']:.2f}x |")
+
+
+def main_against(args) -> None:
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, bench_servers(tmp) as (zk_server, broker, zk):
+        ends = make_topics(broker.address)
+        zk.ensure_path(f"/storm/storms/{TOPOLOGY}")
+        seeded = 0
+        for size in sizes:
+            seed(zk, broker.address, ends, seeded // PARTITIONS, size // PARTITIONS)
+            seeded = size
+            for fleet, root in ROOTS.items():
+                row = compare(zk_server.address, root, broker.address, fleet, size, args.repeat, args.against)
+                rows.append((size, fleet, *row))
+                print(f"  {size:,} {fleet}: inspect {row[0]:.2f}s -> {row[1]:.2f}s; serve cycle {row[2]:.2f}s -> "
+                      f"{row[3]:.2f}s", flush=True)
+    print(f"\n| partitions | fleet | inspect -o json, {args.against} | this checkout | change | serve cycle, before | "
+          f"this checkout | change |")
+    print("|---|---|---|---|---|---|---|---|")
+    for size, fleet, before, after, cycle_before, cycle_after in rows:
+        print(f"| {size:,} | {fleet} | {before:.2f} s | {after:.2f} s | {after / before - 1:+.1%} | "
+              f"{cycle_before:.2f} s | {cycle_after:.2f} s | {cycle_after / cycle_before - 1:+.1%} |")
 
 
 if __name__ == "__main__":

@@ -209,7 +209,8 @@ class KafkaHelper:
             self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5, "acks": "all",
                                        "max.in.flight.requests.per.connection": 1})  # in order, whatever the retries
         for record in records:
-            self._producer.produce(topic, partition=partition, **record)
+            # Stamped with Python's clock, which tests/clock/ahead moves and librdkafka's would not be.
+            self._producer.produce(topic, partition=partition, **{"timestamp": int(time.time() * 1000), **record})
         assert self._producer.flush(30) == 0, "records left unsent"
 
     def filled_topic(self, name: str, partitions: int, messages: int) -> str:
@@ -250,7 +251,8 @@ T0_DAYS_AGO = 330
 # the run's day. Old enough to be days behind and to roll a segment at once, young enough for a year's retention;
 # always that old, because it is taken from the clock. A fixed date aged against today's clock until retention (and
 # offctl's retention and expiry rules) judged its records otherwise, and the suite passed or failed by the calendar.
-# tests/clock/ahead runs the suite with Python's clock a year ahead (README: what it can and cannot show yet).
+# tests/clock/machine-ahead runs the suite with the machine's clock a year ahead, tests/clock/ahead with Python's
+# (README: what each shows).
 T0 = (int(time.time() * 1000) // DAY_MS - T0_DAYS_AGO) * DAY_MS + 2 * 3_600_000
 # A compacted partition: keys a b a c c at offsets 0-4, then d at 5 in a segment of its own. The cleaner keeps the
 # last record of each key in the segments before the active one, so it removes 0 and 3 and keeps 1, 2, 4 and 5.
