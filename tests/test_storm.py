@@ -132,11 +132,14 @@ def test_parse_storm_id(storm_id, name):
 
 
 # CommitMetadataManager.isOffsetCommittedByThisTopology (v1.1.2 to v2.8.8): Jackson into CommitMetadata,
-# an unknown property fails the read.
+# an unknown property fails the read; taskId is a primitive int: 0 when missing, a numeric string coerced (as the
+# real class binds them: tests/test_metadata_differential.py).
 @pytest.mark.parametrize("metadata, topology_id, task_id", [
     ('{"topologyId":"wc-1-1700000000","taskId":4,"threadName":"Thread-7"}', "wc-1-1700000000", 4),
-    ('{"topologyId":"wc-1-1700000000"}', "wc-1-1700000000", None),
-    ('{"topologyId":"wc-1-1700000000","taskId":"4"}', "wc-1-1700000000", None),
+    ('{"topologyId":"wc-1-1700000000"}', "wc-1-1700000000", 0),
+    ('{"topologyId":"wc-1-1700000000","taskId":"4"}', "wc-1-1700000000", 4),
+    ('{"topologyId":"wc-1-1700000000","taskId":"four"}', None, None),
+    ('{"topologyId":5,"taskId":4.9}', "5", 4),
     ('{"topologyId":"wc-1-1700000000","taskId":4,"threadName":"t","extra":1}', None, None),
     ("{topic-partition=orders-0, offset=41, numFails=0, thread='Thread-11-spout-executor[3 3]'}", None, None),
     ("", None, None),

@@ -12,7 +12,7 @@ from functools import lru_cache
 import orjson
 
 from offctl.core.behaviour import LEGACY_METADATA
-from offctl.core import jsonsimple
+from offctl.core import jackson, jsonsimple
 from offctl.core.frozen import builder
 from offctl.inputs import printable
 from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord,
@@ -386,47 +386,19 @@ class CommitMetadata:
     """storm-kafka-client's commit metadata: {"topologyId":..., "taskId":..., "threadName":...}."""
 
     topology_id: str
-    task_id: int | None
+    task_id: int
     thread_name: str | None
 
 
-_METADATA_KEYS = {"topologyId", "taskId", "threadName"}
-
-
-_PREFIX_DECODER = json.JSONDecoder()
-
-
-def json_prefix(text: str):
-    """The JSON value `text` starts with (after white space), whatever follows it: what a default Jackson
-    ObjectMapper's readValue reads (FAIL_ON_TRAILING_TOKENS is off by default). ValueError when it starts with none."""
-    return _PREFIX_DECODER.raw_decode(text.lstrip(" \t\r\n"))[0]
-
-
 def parse_commit_metadata(metadata: str | None) -> CommitMetadata | None:
-    """Storm's commit metadata as CommitMetadataManager reads it, or None when the spout would not.
-
-    CommitMetadataManager.isOffsetCommittedByThisTopology (v1.1.2 to v2.8.8) reads it with a default
-    Jackson ObjectMapper into CommitMetadata(topologyId, taskId, threadName): an unknown key fails the read
-    (FAIL_ON_UNKNOWN_PROPERTIES), a failed read means "not this topology's commit", and what follows the object is
-    not read (FAIL_ON_TRAILING_TOKENS is off: the real spout took '{...}' followed by a NUL as its own, run on
-    storm-kafka-client 1.2.4 and 2.8.3)."""
-    if not metadata:
+    """Storm's commit metadata as CommitMetadataManager binds it (offctl/core/jackson.py: a default Jackson
+    ObjectMapper into CommitMetadata; held to the real class on generated input, storm-kafka-client 1.2.4 and 2.8.3),
+    or None where it names no topology: the bind fails (the spout takes the commit as another topology's), binds
+    no topologyId (the spout throws at start: jackson.verdict says CRASHES), or an empty one."""
+    bound = jackson.bind(metadata or "")
+    if bound is jackson.UNBOUND or bound is None or not bound["topologyId"]:
         return None
-    try:
-        doc = json_prefix(metadata)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(doc, dict) or set(doc) - _METADATA_KEYS:
-        return None
-    if not isinstance(doc.get("topologyId"), str) or not doc["topologyId"]:
-        return None
-    task_id = doc.get("taskId")
-    thread = doc.get("threadName")
-    return CommitMetadata(
-        topology_id=doc["topologyId"],
-        task_id=task_id if _is_int(task_id) else None,
-        thread_name=thread if isinstance(thread, str) else None,
-    )
+    return CommitMetadata(topology_id=bound["topologyId"], task_id=bound["taskId"], thread_name=bound["threadName"])
 
 
 def is_legacy_metadata(metadata: str | None) -> bool:
