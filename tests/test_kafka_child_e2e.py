@@ -32,9 +32,9 @@ CRASH_DIR = str(Path(__file__).resolve().parent / "crash")
 METADATA = '{"topologyId":"t-1-1","taskId":3,"threadName":"Thread-5-kafka-spout-executor[3 3]"}'
 
 
-def crashing_env(flag: Path) -> dict[str, str]:
+def crashing_env(flag: Path, method: str = "logs") -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([CRASH_DIR, *filter(None, [os.environ.get("PYTHONPATH")])]),
-            "OFFCTL_TEST_CRASH": str(flag)}
+            "OFFCTL_TEST_CRASH": str(flag), "OFFCTL_TEST_CRASH_IN": method}
 
 
 @pytest.fixture
@@ -194,3 +194,30 @@ def test_mcp_keeps_its_session_through_a_crash_in_one_tool_call(served, tmp_path
     consumers = [[_stable(c) for c in r.structured_content["consumers"]] for r in (first, after)]
     assert consumers[0] == consumers[1] and consumers[0], consumers
     assert not flag.exists()
+
+
+def test_a_reset_cut_by_a_crash_after_its_write_leaves_a_backup_an_intent_and_a_restore_that_works(kafka,
+                                                                                                 topic_and_group,
+                                                                                                 tmp_path):
+    """The worst moment: the group's commits were written, and the process died before it said so. The supervisor's
+    message names the restore; the backup and the audit log's intent line are on disk; the restore puts the commits
+    back, metadata and all."""
+    topic, group = topic_and_group
+    before = kafka.committed(group)
+    flag, backups, audit = tmp_path / "crash", tmp_path / "backups", tmp_path / "audit.log"
+    flag.touch()
+    safe = ["--bootstrap-servers", kafka.bootstrap, "--backup-dir", str(backups), "--audit-log", str(audit),
+            "--timeout", "20", "--force", "running-topology"]  # no Storm ZooKeeper here to ask
+    proc = subprocess.run([sys.executable, "-m", "offctl", "reset", *safe, "--group", group, "--to", "earliest",
+                           "--quiet-period", "0", "--execute", "--yes"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **crashing_env(flag, "commit:after")})
+    assert proc.returncode == 3, proc.stderr
+    assert "a segmentation fault (SIGSEGV)" in proc.stderr and "offctl restore BACKUP" in proc.stderr, proc.stderr
+    assert not flag.exists()  # the crash came, after the write
+    assert {tp: o for tp, (o, _) in kafka.committed(group).items()} == {(topic, p): 0 for p in range(3)}
+    [backup] = backups.iterdir()
+    assert backup.name in audit.read_text()  # the intent line names it
+    restored = subprocess.run([sys.executable, "-m", "offctl", "restore", str(backup), *safe, "--quiet-period", "0",
+                               "--execute", "--yes"], capture_output=True, text=True, timeout=120)
+    assert restored.returncode == 0, restored.stderr
+    assert kafka.committed(group) == before

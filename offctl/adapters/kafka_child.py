@@ -102,13 +102,15 @@ class ChildKafkaStore:
         if code is None:
             self._kill()
         doing = _DOING[self._deferred[0] if self._deferred else name]
-        what = (CRASH_SIGNALS.get(-code, f"signal {-code}") if code is not None and code < 0 else
-                f"exit status {code}" if code is not None else "its pipe closed")
+        if code is not None and code < 0:
+            what = (f"{CRASH_SIGNALS.get(-code, f'signal {-code}')} while {doing} (a crash inside librdkafka, the "
+                    f"Kafka client, most likely: offctl itself is Python)")
+        else:
+            what = f"{f'exit status {code}' if code is not None else 'its pipe closed'} while {doing}"
         after = ("the write may have been sent" if name in _WRITES else
                  "nothing was written; the next read starts a new client")
-        return StoreUnavailable(f"Kafka at {self.bootstrap_servers}: the Kafka client's process ended with {what} "
-                                f"while {doing} (a crash inside librdkafka, the Kafka client, most likely: offctl "
-                                f"itself is Python); {after}")
+        return StoreUnavailable(f"Kafka at {self.bootstrap_servers}: the Kafka client's process ended with {what}; "
+                                f"{after}")
 
     def _kill(self) -> None:
         if self._process.exitcode is None:

@@ -4,7 +4,9 @@ Loaded by every Python process started with this folder first on PYTHONPATH (the
 fork server of its Kafka client's children). With OFFCTL_TEST_CRASH naming a file, the Kafka adapter's read of log
 offsets (KafkaStore.logs, which waits on librdkafka's answers) crashes its process with a SIGSEGV made in C (a
 read of address 0 through ctypes) whenever that file exists, and removes the file first: one crash per file the
-test creates. Without the variable nothing is changed. A sitecustomize later on the path (tests/clock's, in a run
+test creates. OFFCTL_TEST_CRASH_IN names another KafkaStore method instead; "commit:after" crashes once the
+method has returned (a write that landed, and a process that never said so). Without the variables nothing is
+changed. A sitecustomize later on the path (tests/clock's, in a run
 a year ahead) is loaded too."""
 
 import importlib.machinery
@@ -19,16 +21,18 @@ if _flag:
 
     from offctl.adapters import kafka
 
-    _logs = kafka.KafkaStore.logs
+    _method, _, _when = os.environ.get("OFFCTL_TEST_CRASH_IN", "logs").partition(":")
+    _original = getattr(kafka.KafkaStore, _method)
 
-    def _crashing_logs(self):
-        try:
-            os.unlink(_flag)
-        except FileNotFoundError:
-            return _logs(self)
+    def _crashing(self, *args, **kwargs):
+        if not os.path.exists(_flag):
+            return _original(self, *args, **kwargs)
+        if _when == "after":
+            _original(self, *args, **kwargs)
+        os.unlink(_flag)
         ctypes.string_at(0)  # SIGSEGV, in native code, as librdkafka issue 5040's
 
-    kafka.KafkaStore.logs = _crashing_logs
+    setattr(kafka.KafkaStore, _method, _crashing)
 
 _later = [p for p in sys.path if p and os.path.abspath(p) != _here]
 _next = importlib.machinery.PathFinder.find_spec("sitecustomize", _later)
