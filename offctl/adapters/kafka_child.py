@@ -16,6 +16,7 @@ over a multiprocessing Pipe. Secrets in the client settings travel that way too,
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import multiprocessing.context
 import signal
@@ -172,6 +173,7 @@ def _host(pipe, settings: dict) -> None:
     waiting that fails keeps its error for the next answer, and the calls after it are not made (in one process,
     the failure would have ended the run there)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C at the terminal is the parent's to act on
+    gc.disable()  # as the cycle's own process holds its collector (pipeline.cyclic_gc_paused); the child lives a cycle
     from offctl.adapters.kafka import KafkaStore
 
     store, failed, noted = None, None, 0  # failed: the answer of an unanswered call that failed
