@@ -137,12 +137,13 @@ def test_a_one_shot_command_under_the_same_crash_exits_3(kafka, topic_and_group,
 def test_serve_keeps_serving_through_a_crash_in_one_cycle(kafka, topic_and_group, tmp_path):
     topic, group = topic_and_group
     flag = tmp_path / "crash"
+    saved = dict(os.environ)
     os.environ.update(crashing_env(flag))  # start_serve's process inherits them
     try:
         proc, port = start_serve("--bootstrap-servers", kafka.bootstrap, "--group", group, "--timeout", "20")
     finally:
-        for name in crashing_env(flag):
-            os.environ.pop(name)
+        os.environ.clear()
+        os.environ.update(saved)
     try:
         wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", consumer=group, partition=0) == 4.0)
         cycles = metric(scrape(port)[1], "offctl_cycles_total")

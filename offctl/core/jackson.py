@@ -67,8 +67,11 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_Object, parse_int=_Number, parse_
 
 
 def _java_identifier_part(char: str) -> bool:
-    """Character.isJavaIdentifierPart."""
+    """Character.isJavaIdentifierPart of a Java char: a character beyond U+FFFF is two chars in Java, the first a
+    high surrogate, which is not one."""
     code = ord(char)
+    if code > 0xFFFF:
+        return False
     if code <= 0x08 or 0x0E <= code <= 0x1B or 0x7F <= code <= 0x9F:
         return True  # isIdentifierIgnorable
     category = unicodedata.category(char)
@@ -77,9 +80,10 @@ def _java_identifier_part(char: str) -> bool:
 
 def _java_long(text: str) -> int | None:
     """Long.parseLong(text) (Integer.parseInt agrees within int): an optional sign, then decimal digits of any
-    script (Character.digit); None where it throws."""
+    script in the Basic Multilingual Plane (Character.digit of each Java char: a character beyond U+FFFF is a
+    surrogate pair, no digit); None where it throws."""
     digits = text[1:] if text[:1] in ("+", "-") else text
-    values = [unicodedata.decimal(c, None) for c in digits]
+    values = [unicodedata.decimal(c, None) if ord(c) <= 0xFFFF else None for c in digits]  # Java's chars
     if not values or None in values:
         return None
     number = 0
