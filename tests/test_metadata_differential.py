@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from offctl.core.jackson import verdict as commit_verdict
+from offctl.core.jackson import MAX_NUMBER_LENGTH, verdict as commit_verdict
 from tests.storm_client_spout import LINES
 from tests.storm_metadata import MetadataOracle
 
@@ -33,6 +33,7 @@ EXAMPLES = int(os.environ.get("OFFCTL_DIFFERENTIAL_EXAMPLES", "2000"))
 CORPUS = Path(__file__).parent / "corpus" / "commit_metadata.txt"
 IDS = ("orders-1-1700000000", "5", "-0", "1e2", "true", "", "null", "t\u00e9-1-1")  # storm ids, and ids as scalars
 COUNTS: collections.Counter = collections.Counter()
+JACKSON = {"1.2.4": "2.9", "2.8.3": "2.20"}  # the Jackson of each line's jars
 
 
 def ws() -> st.SearchStrategy[str]:
@@ -119,7 +120,7 @@ def oracle(request):
 def agree(oracle: MetadataOracle, cases: list[tuple[str, bytes]]) -> None:
     storm = oracle.ask(cases)
     for (storm_id, data), said in zip(cases, storm):
-        modelled = commit_verdict(data.decode("utf-8", "replace"), storm_id)
+        modelled = commit_verdict(data.decode("utf-8", "replace"), storm_id, MAX_NUMBER_LENGTH[JACKSON[oracle.line]])
         COUNTS[oracle.line, said] += 1
         assert modelled == said, (f"storm-kafka-client {oracle.line}: {data!r} with storm id {storm_id!r}: Storm "
                                   f"says {said}, offctl {modelled}")

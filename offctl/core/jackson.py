@@ -110,7 +110,10 @@ def _as_int(value):
     return UNBOUND
 
 
-def _as_string(value):
+def _as_string(value, max_number_length: int | None = None):
+    if isinstance(value, _Number) and max_number_length is not None and \
+            len(value.lstrip("-")) > max_number_length:
+        return UNBOUND  # StreamReadConstraints (Jackson 2.15+): a number longer than maxNumberLength fails the read
     if value is None or isinstance(value, str):  # a _Number is its text
         return value
     if isinstance(value, bool):
@@ -121,9 +124,16 @@ def _as_string(value):
 _PROPERTIES = {"topologyId": _as_string, "taskId": _as_int, "threadName": _as_string}
 
 
-def bind(metadata: str) -> dict | None | object:
+# Jackson 2.15 and later refuse a number longer than 1,000 characters (StreamReadConstraints.maxNumberLength), even
+# one a String property would take as its text; 2.9.4 (storm-kafka-client 1.2.x) takes it. Which Storm release first
+# ships 2.15 or later is not yet read: 2.8.3's jars carry 2.20 (held to it), 1.2.4's 2.9.4.
+MAX_NUMBER_LENGTH = {"2.9": None, "2.20": 1000}
+
+
+def bind(metadata: str, max_number_length: int | None = None) -> dict | None | object:
     """`new ObjectMapper().readValue(metadata, CommitMetadata.class)`: the bound properties (topologyId, taskId,
-    threadName), None for a JSON null document, or UNBOUND where the bind throws."""
+    threadName), None for a JSON null document, or UNBOUND where the bind throws. `max_number_length`: the
+    Jackson's (MAX_NUMBER_LENGTH), None for none."""
     text = metadata.lstrip(_WHITE)
     try:
         value, end = _DECODER.raw_decode(text)
@@ -139,17 +149,17 @@ def bind(metadata: str) -> dict | None | object:
         convert = _PROPERTIES.get(key)
         if convert is None:
             return UNBOUND
-        item = convert(item)
+        item = convert(item) if convert is _as_int else convert(item, max_number_length)
         if item is UNBOUND:
             return UNBOUND
         bound[key] = item
     return bound
 
 
-def verdict(metadata: str | None, storm_id: str) -> str:
+def verdict(metadata: str | None, storm_id: str, max_number_length: int | None = None) -> str:
     """isOffsetCommittedByThisTopology's answer for a commit with this metadata (None: none, which kafka-clients
     reads as "") and a spout of this storm id, at start (no offset manager yet): OWN, OTHER or CRASHES."""
-    bound = bind(metadata or "")
+    bound = bind(metadata or "", max_number_length)
     if bound is UNBOUND:
         return OTHER
     if bound is None or bound["topologyId"] is None:
