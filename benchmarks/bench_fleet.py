@@ -200,6 +200,22 @@ def compare(zk: str, root: str, bootstrap: str, fleet: str, size: int, repeat: i
     return min(theirs), min(mine), min(their_cycle), min(mine_cycle)
 
 
+def fleets(sizes_arg: str):
+    """(zk server, broker, size, fleet, root) for each size (ascending) and fleet, on one set of servers: both
+    fleets are seeded up to each size before its fleets are yielded."""
+    with tempfile.TemporaryDirectory() as tmp, bench_servers(tmp) as (zk_server, broker, zk):
+        ends = make_topics(broker.address)
+        zk.ensure_path(f"/storm/storms/{TOPOLOGY}")
+        seeded = 0
+        for size in sorted(int(s) for s in sizes_arg.split(",")):
+            t0 = time.perf_counter()
+            seed(zk, broker.address, ends, seeded // PARTITIONS, size // PARTITIONS)
+            seeded = size
+            print(f"{size:,} partitions a fleet, both fleets seeded in {time.perf_counter() - t0:.1f}s", flush=True)
+            for fleet, root in ROOTS.items():
+                yield zk_server, broker, size, fleet, root
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="20000,100000")
@@ -209,32 +225,22 @@ def main() -> None:
     args = ap.parse_args()
     if args.against:
         return main_against(args)
-    sizes = sorted(int(s) for s in args.sizes.split(","))
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, bench_servers(tmp) as (zk_server, broker, zk):
-        ends = make_topics(broker.address)
-        zk.ensure_path(f"/storm/storms/{TOPOLOGY}")
-        seeded = 0
-        for size in sizes:
-            t0 = time.perf_counter()
-            seed(zk, broker.address, ends, seeded // PARTITIONS, size // PARTITIONS)
-            seeded = size
-            print(f"{size:,} partitions a fleet, both fleets seeded in {time.perf_counter() - t0:.1f}s", flush=True)
-            for fleet, root in ROOTS.items():
-                floors = [floor(zk_server.address, root, broker.address, size) for _ in range(args.repeat)]
-                best = min(floors, key=lambda f: f["total_s"])
-                cli = min(inspect_cli(zk_server.address, root, broker.address, fleet, size)
-                          for _ in range(args.repeat))
-                conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address)
-                monitor = Monitor()
-                for _ in range(monitor.window):  # the windows full, as in a serve that has run a while
-                    serve_cycle(conn, monitor)
-                cycle = min(serve_cycle(conn, monitor) for _ in range(args.repeat))
-                rows.append((size, fleet, best, cli, cycle))
-                print(f"  {fleet:7}: floor {best['total_s']:.2f}s (list {best['list_s']:.2f}, multiRead "
-                      f"{best['multiread_s']:.2f}, topics {best['topics_s']:.2f}, ListOffsets "
-                      f"{best['list_offsets_s']:.2f}); inspect {cli:.2f}s = {cli / best['total_s']:.2f}x; "
-                      f"serve cycle {cycle:.2f}s = {cycle / best['total_s']:.2f}x", flush=True)
+    for zk_server, broker, size, fleet, root in fleets(args.sizes):
+        floors = [floor(zk_server.address, root, broker.address, size) for _ in range(args.repeat)]
+        best = min(floors, key=lambda f: f["total_s"])
+        cli = min(inspect_cli(zk_server.address, root, broker.address, fleet, size)
+                  for _ in range(args.repeat))
+        conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address)
+        monitor = Monitor()
+        for _ in range(monitor.window):  # the windows full, as in a serve that has run a while
+            serve_cycle(conn, monitor)
+        cycle = min(serve_cycle(conn, monitor) for _ in range(args.repeat))
+        rows.append((size, fleet, best, cli, cycle))
+        print(f"  {fleet:7}: floor {best['total_s']:.2f}s (list {best['list_s']:.2f}, multiRead "
+              f"{best['multiread_s']:.2f}, topics {best['topics_s']:.2f}, ListOffsets "
+              f"{best['list_offsets_s']:.2f}); inspect {cli:.2f}s = {cli / best['total_s']:.2f}x; "
+              f"serve cycle {cycle:.2f}s = {cycle / best['total_s']:.2f}x", flush=True)
     print("\n| partitions | fleet | floor (in process) | inspect -o json | ratio | serve cycle | ratio |")
     print("|---|---|---|---|---|---|---|")
     for size, fleet, best, cli, cycle in rows:
@@ -243,20 +249,12 @@ def main() -> None:
 
 
 def main_against(args) -> None:
-    sizes = sorted(int(s) for s in args.sizes.split(","))
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, bench_servers(tmp) as (zk_server, broker, zk):
-        ends = make_topics(broker.address)
-        zk.ensure_path(f"/storm/storms/{TOPOLOGY}")
-        seeded = 0
-        for size in sizes:
-            seed(zk, broker.address, ends, seeded // PARTITIONS, size // PARTITIONS)
-            seeded = size
-            for fleet, root in ROOTS.items():
-                row = compare(zk_server.address, root, broker.address, fleet, size, args.repeat, args.against)
-                rows.append((size, fleet, *row))
-                print(f"  {size:,} {fleet}: inspect {row[0]:.2f}s -> {row[1]:.2f}s; serve cycle {row[2]:.2f}s -> "
-                      f"{row[3]:.2f}s", flush=True)
+    for zk_server, broker, size, fleet, root in fleets(args.sizes):
+        row = compare(zk_server.address, root, broker.address, fleet, size, args.repeat, args.against)
+        rows.append((size, fleet, *row))
+        print(f"  {size:,} {fleet}: inspect {row[0]:.2f}s -> {row[1]:.2f}s; serve cycle {row[2]:.2f}s -> "
+              f"{row[3]:.2f}s", flush=True)
     print(f"\n| partitions | fleet | inspect -o json, {args.against} | this checkout | change | serve cycle, before | "
           f"this checkout | change |")
     print("|---|---|---|---|---|---|---|---|")
