@@ -91,6 +91,46 @@ def test_migrate_verification_and_inspect_agree(release, strategy, kept, resumes
         assert ("The spout ignores this commit" in foreign.message) is not resumes
 
 
+# Metadata that binds with no topologyId: isOffsetCommittedByThisTopology throws NullPointerException in activate()
+# (behaviour.COMMIT_CRASH; run on 1.2.4 and 2.8.3 in tests/test_spout_oracle_e2e.py). The legacy line never reads it.
+CRASHING = ["null", ' null\n', '{"taskId":3,"threadName":"t"}', '{"topologyId":null,"taskId":"7"}', "{}"]
+
+
+@pytest.mark.parametrize("metadata", CRASHING)
+@pytest.mark.parametrize("release", ["1.1.1", "1.2.4", "2.8.8", "3.1.0"])
+@pytest.mark.parametrize("strategy", [FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_LATEST])
+def test_a_commit_without_a_topology_id_crashes_every_current_line_and_both_verdicts_say_so(metadata, release,
+                                                                                           strategy):
+    profile = profile_of(release, strategy)
+    crashes = release != "1.1.1"
+    report = analyze(Snapshot(0, (), (KafkaCommit("g", "t", 0, 150, metadata),), cluster={"t": {0: LOG}},
+                              running=frozenset({TOPOLOGY})), Thresholds(spout=profile))
+    (row,) = report.rows
+    codes = {f.code for f in report.findings}
+    assert (row.resumes.kind.value == "crashes") is crashes and ("CRASHING_COMMIT" in codes) is crashes
+    assert ("FOREIGN_COMMIT" in codes) is not crashes  # the legacy line reads it as any commit without metadata
+    if crashes:  # nowhere; the lag counts from the commit, which stays; the finding cites the manager
+        assert row.resumes.at is None and row.lag == LOG.log_end - 150 and row.status.name == "ERROR"
+        (found,) = [f for f in report.findings if f.code == "CRASHING_COMMIT"]
+        assert "NullPointerException in activate()" in found.message and "CommitMetadataManager.isOffsetCommittedByThisTopology, v1.2.4 and v2.8.8" in found.message
+    # the read-back of a write the broker kept with such metadata is a problem wherever the spout throws on it
+    plan = plan_migrate(ConsumerKey(ZOOKEEPER, "orders", "/spouts"), [ZkNode(
+        "/spouts", "orders", "/spouts/orders/partition_0", 0, None, json.dumps(
+            {"topology": {"id": "orders-1-1", "name": "orders"}, "offset": 150, "partition": 0, "topic": "t"}).encode(),
+        1, 0)], "g", [], {"t": {0: LOG}}, TOPOLOGY)
+    verified = verify_kafka(plan, {("t", 0): (150, metadata)}, profile, frozenset(), TOPOLOGY)
+    assert any("NullPointerException" in p for p in verified.problems) is crashes, verified
+
+
+def test_what_a_reset_of_a_crashing_commit_costs_and_says():
+    """The cost counts from the commit (where a repaired spout resumes), and says the spout throws on it now."""
+    from offctl.core.cost import Spout, _resumes
+
+    offset, note = _resumes("kafka", 150, b"null", LOG, gone="no commit before",
+                            spout=Spout(profile_of("2.8.8", FirstPoll.EARLIEST), frozenset({TOPOLOGY})))
+    assert offset == 150 and "NullPointerException in activate()" in note and "once it is rewritten" in note
+
+
 META = '{"topologyId":"orders-client-7-1763780000","taskId":-1,"threadName":"offctl"}'
 
 

@@ -15,7 +15,7 @@ it (storm-kafka-monitor does not: it is held within the moments before and after
 The state: topic T of 5 partitions of 6 messages written 30 h ago (retention.ms 2 days), partition 4's log start
 moved to 3 (DeleteRecords). An old storm-kafka spout `legacy` (its topology stopped) at 2, 6, 0 and 1 (below the log
 start), none on partition 3; a storm-kafka-client group (its topology running, Storm's commit metadata) at 1, 4, 6
-and 1, none on 3. The spout settings given to every face change where three partitions resume (storm-kafka 0.9.6
+and 1, none on 3 (partition 1's metadata a JSON null: CRASHING_COMMIT, the spout throws at start). The spout settings given to every face change where three partitions resume (storm-kafka 0.9.6
 ignores offset 0 and starts at the log end; UNCOMMITTED_LATEST starts a partition without a commit at the log end);
 --lag-threshold 3 (from the config file's context: Storm UI's program takes no such flag) gives HIGH_LAG,
 --retention-horizon 1d RETENTION_RISK and --commit-expiry-horizon 6d COMMIT_EXPIRY_RISK (the commits expire in
@@ -67,6 +67,7 @@ STOPPED = "legacy-topology-1-1700000000"
 SPOUT_ID = "legacy"
 LEGACY_AT = {0: 2, 1: 6, 2: 0, 4: 1}  # partition 3 has no record
 GROUP_AT = {0: 1, 1: 4, 2: 6, 4: 1}  # nor a commit
+CRASHING = 1  # the group's partition whose commit metadata is a JSON null
 DELETED_BELOW = {4: 3}  # partition 4's log start, after DeleteRecords
 SPOUT_SETTINGS = ("--storm-kafka-release", "0.9.6", "--storm-kafka-client-release", "2.8.8",
                   "--first-poll-offset-strategy", "UNCOMMITTED_LATEST")
@@ -122,6 +123,7 @@ def state(zk, zk_server, kafka, broker, tmp_path_factory):
     spout(zk, root, SPOUT_ID, topic, LEGACY_AT, topology_id=STOPPED, broker=broker.address)
     group = names("clicks")
     kafka.commit(group, topic, GROUP_AT, storm_metadata(RUNNING))
+    kafka.commit(group, topic, {CRASHING: GROUP_AT[CRASHING]}, "null")  # the spout throws in activate() on it
     config = tmp_path_factory.mktemp("face-parity") / "config.toml"
     config.write_text('default-context = "parity"\n\n[contexts.parity]\nlag-threshold = 3\n')
     config.chmod(0o600)
@@ -283,6 +285,7 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     assert rows[(*legacy, 2)]["resumes"] == "log-end"  # 0.9.6: offset 0 ignored, the log end (1.2.4: the start)
     assert reference.missing[(*group, 3)]["resumes"] == "log-end"  # UNCOMMITTED_LATEST (default: the log start)
     assert reference.missing[(*legacy, 3)]["resumes"] == "log-end"  # 0.9.6 without forceFromStart
+    assert rows[(*group, CRASHING)]["resumes"] == "crashes" and "CRASHING_COMMIT" in codes
 
 
 # --- offctl peek -------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.zookeeper]
 STORM_ID = "orders-topology-1-1700000000"  # the running topology: the runner's context reports it
 OTHER_ID = "orders-topology-7-1690000000"  # an earlier deployment
 EARLIEST, LATEST = -2, -1
-NO_EMIT = ("waits-until-log-end-reaches", "fetch-fails")
+NO_EMIT = ("waits-until-log-end-reaches", "fetch-fails", "crashes")
 
 
 def inspect(*args: str) -> dict:
@@ -193,6 +193,15 @@ CLIENT = {  # name: (commits {partition: (offset, metadata)}, first-poll strateg
                      "AT_MOST_ONCE", "orders"),
     "no-guarantee": ({0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST",
                      "NO_GUARANTEE", "orders"),
+    # metadata that binds with no topologyId: activate() throws NullPointerException (behaviour.COMMIT_CRASH), on a
+    # task given partition 0 alone (its fifth element: the task's partitions) and, below, on one given both
+    "null-metadata-document": ({0: (3, "null"), 1: (2, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE",
+                               "orders", [0]),
+    "no-topology-id-earliest": ({0: (3, '{"taskId":1,"threadName":"main"}'), 1: (2, metadata(STORM_ID))},
+                                "EARLIEST", "AT_LEAST_ONCE", "orders", [0]),
+    "null-topology-id-latest": ({0: (3, '{"topologyId":null,"taskId":1}')}, "LATEST", "AT_MOST_ONCE", "orders", [0]),
+    "null-topology-id-whole-task": ({0: (3, metadata(STORM_ID)), 1: (2, ' {"topologyId" : null} ')},
+                                    "UNCOMMITTED_LATEST", "AT_LEAST_ONCE", "orders", [0, 1]),
 }
 
 
@@ -209,7 +218,7 @@ def client_run(line: str, zk_server, zk, kafka, broker_address: str) -> tuple[di
     storm_root = f"/{prefix}/storm"
     zk.create(f"{storm_root}/storms/{STORM_ID}", makepath=True)
     scenarios, offctl = [], {}
-    for name, (commits, strategy, guarantee, on) in CLIENT.items():
+    for name, (commits, strategy, guarantee, on, *task) in CLIENT.items():
         group = f"{prefix}-{name}"
         for p, (offset, meta) in commits.items():
             kafka.commit(group, topics[on], {p: offset}, meta)
@@ -219,10 +228,11 @@ def client_run(line: str, zk_server, zk, kafka, broker_address: str) -> tuple[di
             "--first-poll-offset-strategy", strategy, "--processing-guarantee", guarantee))
         scenarios.append({"name": name, "bootstrap_servers": broker_address, "topic": topics[on], "group_id": group,
                           "topology_id": STORM_ID, "first_poll_offset_strategy": strategy,
-                          "processing_guarantee": guarantee})
+                          "processing_guarantee": guarantee, **({"partitions": task[0]} if task else {})})
     ran = {r["name"]: r for r in run_client_spouts(line, scenarios)}
     for scenario in scenarios:
         ran[scenario["name"]]["group_id"] = scenario["group_id"]
+        ran[scenario["name"]]["task"] = scenario.get("partitions")
     return offctl, ran
 
 
@@ -238,7 +248,12 @@ def client_1_2(zk_server, zk, broker39, kafka39):
 
 def _agree(name: str, offctl: dict, ran: dict) -> None:
     r, said = ran[name], offctl[name]
-    for p in sorted(set(said) | set(r["assigned"])):
+    crashes = [p for p, (_, resumes, _) in said.items() if resumes == "crashes"]
+    if crashes:  # the spout's own exception, from activate(), before any partition of the task is read: none emits
+        assert "NullPointerException" in str(r["errors"].get("activate")), (name, r)
+        assert not any(v is not None for v in r["first_emitted"].values()) and not any(r["emitted"].values()), (name, r)
+        return
+    for p in sorted((set(said) if r["task"] is None else set(r["task"])) | set(r["assigned"])):
         resumes_at, resumes, log_end = said[p]
         want = expected_first(resumes_at, resumes, r["log_end"][p] if log_end is None else log_end)
         if want == "not compared":
@@ -335,6 +350,23 @@ def test_a_reset_then_the_spout_starts_where_the_plan_said(repairs, kafka, targe
     restored = write("restore", plan["backup"], *r["conn"])
     assert restored["verified"]
     assert spout_starts(r, "EARLIEST") == {0: 3, 1: 2}  # the restore put back the commits, metadata and all
+
+
+def test_a_commit_that_crashes_the_spout_then_the_hinted_reset_then_it_resumes_there(repairs, kafka):
+    """CRASHING_COMMIT's hint, run: commits whose metadata is a JSON null make the spout throw in activate() (the
+    client_2_8 scenarios run that); `reset --to shift --by 0 --topology-id STORM_ID` rewrites their metadata, and
+    the real spout then resumes from the same offsets, whatever its first-poll strategy."""
+    r = repairs
+    kafka.commit(r["group"], r["topic"], {0: 3, 1: 2}, "null")
+    doc = inspect(*r["conn"][:8], "--group", r["group"], "--topic", r["topic"])
+    assert {(p["partition"], p["resumes"], p["resumes_at"], p["lag"]) for p in doc["partitions"]} == {
+        (0, "crashes", None, 7), (1, "crashes", None, 8)}
+    assert [f["partition"] for f in doc["findings"] if f["code"] == "CRASHING_COMMIT"] == [0, 1]
+    assert "--to shift --by 0 --topology-id STORM_ID" in doc["hints"]["CRASHING_COMMIT"]
+    plan = write("reset", *r["conn"], "--group", r["group"], "--topic", r["topic"], "--to", "shift", "--by", "0",
+                 "--topology-id", STORM_ID)
+    assert plan["verified"] and {c["partition"]: c["after"] for c in plan["changes"]} == {0: 3, 1: 2}
+    assert spout_starts(r, "EARLIEST") == {0: 3, 1: 2}
 
 
 METADATA_READS = 10_000

@@ -122,7 +122,7 @@ SAYS = {
     "max-offset-behind-below-log-start-between-m2-m3": TIME, "max-offset-behind-below-log-start-future": FUTURE,
     "touched-before-every-write": TIME, "touched-between-m0-m1": TIME,
 }
-NO_EMIT = ("waits-until-log-end-reaches", "fetch-fails")
+NO_EMIT = ("waits-until-log-end-reaches", "fetch-fails", "crashes")
 
 
 def segment_mtimes(broker39, topic: str, partition: int) -> dict[int, int]:

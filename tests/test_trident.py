@@ -110,7 +110,7 @@ def test_trident_lag_missing_partitions_and_what_a_stuck_state_does():
     # the whole state stops, not only partition 2 (run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3:
     # tests/test_trident_oracle_e2e.py, no-next-offset and no-last-offset)
     assert "no partition of this Trident state moves, this one or any other" in stuck and "starts" not in stuck
-    assert [(r.resumes.kind.value, r.resumes.at) for r in rows] == [("fetch-fails", None)] * 3
+    assert [(r.resumes.kind.value, r.resumes.at) for r in rows] == [("crashes", None)] * 3
 
 
 def test_a_missing_trident_partition_starts_as_each_library_says():
@@ -232,7 +232,7 @@ def test_a_throw_out_of_range_stops_every_partition_of_the_state(line, whole):
     above = trident_meta("orders", 0, 150, 150, STORM_ID, "k1:9092")
     inside = trident_meta("orders", 1, 40, 50, STORM_ID, "k1:9092")
     rows, _ = run([node(above), node(inside, 1)], SpoutProfile(storm_kafka=line))
-    assert (_resumes(rows)[1] == ("fetch-fails", None)) is whole, _resumes(rows)
+    assert (_resumes(rows)[1] == ("crashes", None)) is whole, _resumes(rows)
 
 
 @pytest.mark.parametrize("release, side, want", [

@@ -17,6 +17,7 @@ Rules run in this order for each consumer:
                         reported as a tie, and its records get no lag
  5. ID_COLLISION        one spout id / group names more than one topology name
  6. FOREIGN_COMMIT      Kafka commit without Storm metadata, or from another topology id than the rest
+    CRASHING_COMMIT     Kafka commit whose metadata names no topology id: the spout throws in activate()
     LEGACY_COMMIT_METADATA  Kafka commit in storm-kafka-client's pre-1.1.2 format
  7. UNKNOWN_TOPIC / UNKNOWN_PARTITION       of the partition the offset applies to (needs Kafka)
     UNREAD_PARTITION    a record of a partition the spout does not read (--static-partitions)
@@ -64,7 +65,7 @@ from dataclasses import replace
 from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, Resumes, Resumption,
                                    reads_committed, stored_citation, time_lands,
                                    SpoutProfile, storm_kafka_ignores, subscribes, client_start, commit_behaviour,
-                                   commit_is_ours,
+                                   commit_is_ours, commit_crash, crashing,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
                                    stale_commits_ignored, start_outcome, stuck_trident_state, trident_first_poll,
                                    TRIDENT_STUCK, JSON_SMART, trident_out_of_range_throws,
@@ -215,7 +216,10 @@ def commit_resume(profile: SpoutProfile, record: OffsetRecord, running: frozense
     """Whether and where a storm-kafka-client spout of this profile resumes from this commit (parse_commit's
     record), the topologies in `running` running: behaviour.client_start. Rule 6 (FOREIGN_COMMIT and the lag)
     and the read-back of migrate, reset --group and restore (plan.verify_kafka) both ask it, so the two never
-    give two verdicts on one commit."""
+    give two verdicts on one commit. A commit whose metadata makes the spout throw at start: behaviour.commit_crash."""
+    crash = commit_crash(profile, record.committed, record.crashes)
+    if crash is not None:
+        return crash
     return client_start(profile, record.committed, record.legacy_metadata,
                         commit_is_ours(record.topology_id, running), log_start, log_end)
 
@@ -398,7 +402,7 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
     c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
     if r.stuck:
-        c.resumption[i] = Resumption(None, Resumes.FETCH_FAILS, stored_citation(profile, library_of(r), r.trident is not None))
+        c.resumption[i] = crashing(stored_citation(profile, library_of(r), r.trident is not None))
     else:
         c.started.add(i)
         outcome = start_outcome(profile, library_of(r), c.now_ms)
@@ -474,7 +478,10 @@ def foreign_commit(c: _Consumer) -> None:
         resume = c.resumes[i] = commit_resume(c.profile, r, c.running, plog.log_start if plog else None,
                                               plog.log_end if plog else None)
         where = f"{r.topic}/{r.partition}"
-        if r.legacy_metadata:
+        if resume.crashes:
+            c.on_record(i, r, r.topic, "CRASHING_COMMIT",
+                        f"Commit {r.committed} on {where} has metadata that names no topology id. {resume.why}")
+        elif r.legacy_metadata:
             c.on_record(i, r, r.topic, "LEGACY_COMMIT_METADATA",
                         f"Commit {r.committed} on {where} was written by storm-kafka-client "
                         f"{LEGACY_RELEASES}. {resume.why}")
@@ -506,6 +513,10 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         high_lag(c, i, r, topic, where, instead.offset, start, end)  # 11
         return
     position = c.resumes[i].at.offset if c.key.store == KAFKA else r.committed
+    if c.key.store == KAFKA and c.resumes[i].crashes:  # rule 6 says so: the lag counts from the commit, which stays
+        c.resumption[i] = crashing()
+        high_lag(c, i, r, topic, where, position, start, end)  # 11
+        return
     plus_one = c.key.store == KAFKA and position != r.committed
     c.resumption[i] = Resumption(position, Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
                                  stored_citation(c.profile, library_of(r), r.trident is not None))

@@ -459,6 +459,7 @@ class Resumes(str, Enum):
     TIME = "time"  # the offset Kafka answers for a timestamp startOffsetTime (from segment mtimes: _time_answer)
     WAITS = "waits-until-log-end-reaches"  # fetches the stored offset, past the log end: nothing until it is reached
     FETCH_FAILS = "fetch-fails"  # every fetch fails: nothing is emitted
+    CRASHES = "crashes"  # the spout's start-up (or its Trident emitter) throws: the worker dies, and restarts into it
 
 
 _RESUMES = {Lands.LOG_START: Resumes.LOG_START, Lands.LOG_END: Resumes.LOG_END, Lands.TIME: Resumes.TIME,
@@ -622,8 +623,9 @@ def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
 TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
                          "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
                          ("v1.2.4", "v2.8.3"))
-TRIDENT_STUCK = ("so every batch of the spout fails and is retried: no partition of this Trident state moves, this "
-                 f"one or any other, until the state is fixed ({TRIDENT_BATCH})")
+TRIDENT_STUCK = ("so every batch of the spout fails: the exception ends the worker, the next worker's try fails the same "
+                 f"way, and no partition of this Trident state moves, this one or any other, until the state is fixed "
+                 f"({TRIDENT_BATCH})")
 
 
 # storm-client 2.6.0 and later read Trident state with json-smart (TransactionalState.getData: the shaded
@@ -645,8 +647,8 @@ def trident_state_read_by_json_smart(profile: SpoutProfile) -> bool:
 
 def stuck_trident_state() -> Resumption:
     """Where every partition of a Trident state resumes when the emitter throws on one partition's meta: nowhere
-    (TRIDENT_BATCH)."""
-    return Resumption(None, Resumes.FETCH_FAILS, TRIDENT_BATCH)
+    (TRIDENT_BATCH): the exception ends the worker, which restarts into the same state."""
+    return Resumption(None, Resumes.CRASHES, TRIDENT_BATCH)
 
 
 def _client_trident_out_of_range(profile: SpoutProfile) -> Outcome:
@@ -735,6 +737,7 @@ class Resume:
     uses_commit: bool  # False: the first-poll strategy ignores the commit
     at: Position  # the commit (+ 1 for a pre-1.1.2 line), or the log start or end the strategy seeks to
     why: str  # a whole sentence, with the Storm source it follows
+    crashes: bool = False  # the spout throws before it seeks (commit_crash): `at` is where a repaired one resumes
 
     @property
     def reason(self) -> str:
@@ -748,6 +751,40 @@ def first_poll_start(profile: SpoutProfile, log_start: int | None, log_end: int 
     (KafkaSpout.doSeek, v1.2.4 and v2.8.8)."""
     edge = profile.first_poll.edge
     return Position(log_start if edge == "log start" else log_end, f"the {edge}")
+
+
+# A commit whose metadata CommitMetadataManager.isOffsetCommittedByThisTopology binds with no topologyId (a JSON null
+# document, or an object without topologyId or with a null one: offctl/core/jackson.py, held to the real class) makes
+# its `getTopologyId().equals(context.getStormId())` throw NullPointerException, which its `catch (IOException)` does
+# not catch. KafkaSpout.doSeek asks it of every commit, whatever the firstPollOffsetStrategy, from
+# onPartitionsAssigned, which activate() calls itself (ManualPartitionSubscription.refreshAssignment, the default
+# subscription of 1.0.6-1.0.7, 1.1.2-1.1.4 and 1.2.x; TopicAssigner.assignPartitions, 2.x). The exception leaves
+# activate(), and the executor's handler ends the worker (storm-core's executor.clj report-error-and-die, v1.2.4;
+# storm-client's ReportErrorAndDie, v2.8.8), which Storm restarts into the same commit. Read at v1.0.6, v1.1.2,
+# v1.2.4 and v2.8.8; run on storm-kafka-client 1.2.4 and 2.8.3 (tests/test_spout_oracle_e2e.py). The legacy line
+# (1.0.0-1.0.5, 1.1.0-1.1.1) never reads the metadata.
+COMMIT_CRASH = client_citation("CommitMetadataManager.isOffsetCommittedByThisTopology", "v1.2.4", "v2.8.8",
+                               file="internal/CommitMetadataManager")
+
+
+def commit_crash(profile: SpoutProfile, committed: int, crashes: bool) -> Resume | None:
+    """Where a spout of this profile resumes a commit whose metadata binds with no topologyId (`crashes`:
+    parse_commit's record says so): nowhere, it throws in activate() (COMMIT_CRASH). None where it does not throw
+    (no such metadata, or the legacy line, which never reads it). `at` is the commit: where the spout resumes once the
+    commit's metadata is rewritten for it, and what the lag counts from."""
+    if not crashes or profile.client is StormKafkaClient.LEGACY:
+        return None
+    return Resume(True, Position(committed, "committed"), (
+        f"The spout throws NullPointerException in activate(), before it reads any partition: its metadata binds "
+        f"with no topologyId, and the check of whose commit it is calls getTopologyId().equals(...) on every "
+        f"commit, whatever the firstPollOffsetStrategy ({COMMIT_CRASH}; run on "
+        f"1.2.4 and 2.8.3). The exception ends the worker, which restarts into the same commit: no partition of the "
+        f"spout task given this one is read until the commit is rewritten."), crashes=True)
+
+
+def crashing(citation: Citation = COMMIT_CRASH) -> Resumption:
+    """Where a spout whose start-up throws resumes a partition: nowhere (`crashes`)."""
+    return Resumption(None, Resumes.CRASHES, citation)
 
 
 def commit_is_ours(topology_id: str | None, running: frozenset[str] | None) -> bool | None:

@@ -71,15 +71,7 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
     if store == KAFKA:
         start, end = (log.log_start, log.log_end) if log else (None, None)
         if offset is not None:
-            # whether a storm-kafka-client spout of the profile resumes from this commit: inspect's answer
-            metadata = data.decode("utf-8", "replace") if data is not None else None
-            resume = commit_resume(spout.profile, parse_commit(KafkaCommit("", "", 0, offset, metadata)),
-                                   spout.running, start, end)
-            if resume.at.offset == offset:
-                return offset, ""
-            if resume.at.offset is None:
-                return None, f"{resume.why} Not known without log offsets."
-            return resume.at.offset, f"{resume.why} Counted from {resume.at.offset}."
+            return _commit_resumes(offset, data, start, end, spout)
         strategy = spout.profile.first_poll
         said = start_outcome(spout.profile, Library.STORM_KAFKA_CLIENT)
         rule = (f"{strategy.value}, storm-kafka-client's default" if strategy is DEFAULTS.first_poll
@@ -102,6 +94,22 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
     rule = "storm-kafka's default" if starts_alike(profile, DEFAULTS) else "the spout's settings"
     return _start(configured_start(profile, log.log_start if log else None, log.log_end if log else None), why,
                   f"{rule}; {said.citation}")
+
+
+def _commit_resumes(offset: int, data: bytes | None, start: int | None, end: int | None,
+                    spout: Spout) -> tuple[int | None, str]:
+    """Whether and where a storm-kafka-client spout of the profile resumes from this commit (`data`: its metadata):
+    inspect's answer, and the words when that is not the commit itself."""
+    metadata = data.decode("utf-8", "replace") if data is not None else None
+    resume = commit_resume(spout.profile, parse_commit(KafkaCommit("", "", 0, offset, metadata)), spout.running,
+                           start, end)
+    if resume.crashes:  # it reads nothing until the commit is rewritten, and then resumes from it
+        return offset, f"{resume.why} Counted from the commit, where the spout resumes once it is rewritten."
+    if resume.at.offset == offset:
+        return offset, ""
+    if resume.at.offset is None:
+        return None, f"{resume.why} Not known without log offsets."
+    return resume.at.offset, f"{resume.why} Counted from {resume.at.offset}."
 
 
 def _start(start: Start, why: str, rule: str) -> tuple[int | None, str]:

@@ -100,6 +100,13 @@ CATALOGUE: dict[str, Code] = {
              "UNCOMMITTED_* first-poll strategies (the default) resume from any commit; EARLIEST and LATEST "
              "ignore one that is not their topology's. If it should count, `offctl reset --group G --to shift "
              "--by 0 --topology-id STORM_ID` rewrites only its metadata."),
+        Code("CRASHING_COMMIT", _E,
+             "a Kafka commit whose Storm metadata names no topology id (a JSON `null`, or an object without "
+             "`topologyId` or with a null one): storm-kafka-client 1.0.6 and later throw NullPointerException in "
+             "the spout's activate(), whatever the first-poll strategy, and the worker dies and restarts into it",
+             "Until the commit is rewritten the spout task given this partition reads nothing. Rewrite its "
+             "metadata for the running topology, keeping the offset: `offctl reset --group G --to shift --by 0 "
+             "--topology-id STORM_ID` (a dry run first), then start or let Storm restart the topology."),
         Code("IGNORED_TRIDENT_STATE", _W,
              "a storm-kafka-client Trident spout with firstPollOffsetStrategy EARLIEST or LATEST ignores its "
              "stored state: on every executor start (1.x), or on a new deployment (2.x and 3.x: the state's "

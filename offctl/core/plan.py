@@ -690,6 +690,8 @@ def _client_start(commit: KafkaCommit | None, where: str, log: PartitionLog,
                 f"its firstPollOffsetStrategy {_strategy(profile.first_poll)} does ({outcome.citation})")
     if profile is not None:
         resume = commit_resume(profile, parse_commit(commit), None, log.log_start, log.log_end)
+        if resume.crashes:
+            return f"the spout throws on {where}'s commit {commit.offset}: {_clause(resume.why)}"
         return (f"the spout {'resumes' if resume.uses_commit else 'starts'} {where} at {resume.at.text()}: "
                 f"{_clause(resume.why)}")
     if commit is None:
@@ -1093,7 +1095,9 @@ def verify_kafka(plan: Plan, read_back: Mapping[tuple[str, int], tuple[int, str 
         verdict = commit_resume(profile, parse_commit(KafkaCommit(plan.key.consumer, c.topic, c.partition, got[0],
                                                               got[1])), running)
         kept = got[1] == c.after_metadata
-        if not verdict.uses_commit:
+        if verdict.crashes:
+            problems.append(f"{where}: the broker kept {_meta(got[1])}, on which {_clause(verdict.why)}")
+        elif not verdict.uses_commit:
             lost = "" if kept else f"the broker kept {_meta(got[1])} instead of the Storm metadata written, and "
             problems.append(f"{where}: {lost}the spout will ignore this commit: {verdict.reason}")
         elif not kept:

@@ -113,9 +113,12 @@ _Place = tuple[int | None, int, float | None, Resumption | None]  # resumeOffset
 def _resumption(row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool,
                 spout: SpoutProfile, time_lags: Mapping[Position, TimeLag]) -> _Place:
     """Where the spout resumes, its lag and time lag, and how: the analysis's where it has one (inside the log: its
-    lag; outside: where its out-of-range rule sends the spout), else where it starts."""
+    lag; outside: where its out-of-range rule sends the spout), else where it starts. resumeOffset is inspect's
+    `resumes_at` wherever the analysis has one: a lag may count from elsewhere (a stored offset that a restart would
+    leave for maxOffsetBehind's, or one the spout crashes on and never leaves)."""
     if row is not None and row.lag is not None:  # the analysis says where the spout resumes
-        return head - row.lag, row.lag, time_lag(row, time_lags).seconds, row.resumes
+        at = row.resumes.at if row.resumes is not None else head - row.lag
+        return at, row.lag, time_lag(row, time_lags).seconds, row.resumes
     at = row.resumes.at if row is not None and row.resumes is not None else None
     if at is not None:
         return at, head - at, None, row.resumes

@@ -348,8 +348,8 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
         ("last_stable_offset", "long", "the partition's last stable offset, where the spout reads committed "
                                        "(--isolation-level read_committed: its lag counts to it); null otherwise"),
         ("resumes_at", "long", "the offset the spout will fetch first (null: not known, or nothing is fetched)"),
-        ("resumes", "string", "where that is: stored, stored+1, log-start, log-end, time, waits-until-log-end-reaches "
-                              "or fetch-fails (docs/contract.md, where the spout resumes)"),
+        ("resumes", "string", "where that is: stored, stored+1, log-start, log-end, time, waits-until-log-end-reaches, "
+                              "fetch-fails or crashes (docs/contract.md, where the spout resumes)"),
         ("resumes_citation", "string", "the Storm source that says so: member (file at tag)"),
         ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
     )),
