@@ -46,7 +46,7 @@ FETCH_STORM_KAFKA = ('mvn -q -B -f tests/storm_runner/kafka/pom.xml package '
 # Mockito 5 would mock TopologyContext with its inline mock maker and reach members through its instrumentation,
 # both of which attach a Java agent to the running JVM (warnings on stderr from JDK 21 on); a subclass and plain
 # reflection are all a non-final class needs.
-_MOCKITO_PLUGINS = {"org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
+MOCKITO_PLUGINS = {"org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
                     "org.mockito.plugins.MemberAccessor": "member-accessor-reflection\n"}
 
 
@@ -79,7 +79,7 @@ def lib_dir(release: str = RELEASE) -> Path:
 def _classes() -> tuple[str, str]:
     """OldSpoutRunner compiled once per session: (its classpath with the release's jars, the log4j2 file)."""
     return compile_java((SOURCE, RUNNER_IO), str(lib_dir() / "*"), prefix="old-spout-runner-", log_prefix="storm",
-                        files={f"mockito-extensions/{plugin}": choice for plugin, choice in _MOCKITO_PLUGINS.items()})
+                        files={f"mockito-extensions/{plugin}": choice for plugin, choice in MOCKITO_PLUGINS.items()})
 
 
 def run_old_spouts(scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:

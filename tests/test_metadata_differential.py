@@ -18,18 +18,19 @@ from __future__ import annotations
 import base64
 import collections
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import strategies as st
 
 from offctl.core.jackson import MAX_NUMBER_LENGTH, verdict as commit_verdict
+from tests import differential
+from tests.differential import damaged, each_generated
 from tests.storm_client_spout import LINES
 from tests.storm_metadata import MetadataOracle
 
-EXAMPLES = int(os.environ.get("OFFCTL_DIFFERENTIAL_EXAMPLES", "2000"))
+EXAMPLES = differential.EXAMPLES
 CORPUS = Path(__file__).parent / "corpus" / "commit_metadata.txt"
 IDS = ("orders-1-1700000000", "5", "-0", "1e2", "true", "", "null", "t\u00e9-1-1")  # storm ids, and ids as scalars
 COUNTS: collections.Counter = collections.Counter()
@@ -96,19 +97,7 @@ def cases(draw) -> tuple[str, bytes]:
 @st.composite
 def metadata(draw, root: str | None = None) -> bytes:
     text = draw(ws()) + (root if root is not None else draw(ROOTS)) + draw(TRAILING)
-    data = bytearray(text.encode("utf-8", "surrogatepass"))
-    for _ in range(draw(st.integers(0, 2))):  # damage: a byte inserted, removed or replaced
-        at = draw(st.integers(0, len(data)))
-        how = draw(st.sampled_from(["insert", "remove", "replace"]))
-        byte = draw(st.sampled_from([0x00, 0x22, 0x2C, 0x3A, 0x5C, 0x7B, 0x7D, 0x80, 0xC3, 0xE2, 0xED, 0xF0, 0xFF]))
-        if how == "insert":
-            data.insert(at, byte)
-        elif at < len(data):
-            if how == "remove":
-                del data[at]
-            else:
-                data[at] = byte
-    return bytes(data)
+    return damaged(draw, text.encode("utf-8", "surrogatepass"))
 
 
 @pytest.fixture(scope="module", params=sorted(LINES))
@@ -140,26 +129,13 @@ def test_the_corpus_agrees(oracle):
 
 
 def test_generated_metadata_agrees(oracle):
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-    @given(cases())
-    def one(case):
-        agree(oracle, [case])
-
-    one()
+    each_generated(cases(), lambda case: agree(oracle, [case]), EXAMPLES)
 
 
 def main(examples: int) -> None:
     """Run `examples` generated inputs per line and print the verdicts' counts (the full count of issue 44)."""
-    global EXAMPLES
-    EXAMPLES = examples
-    for line in sorted(LINES):
-        with MetadataOracle(line) as running:
-            test_the_corpus_agrees(running)
-            test_generated_metadata_agrees(running)
-            print(f"storm-kafka-client {line}: {running.asked:,} inputs asked, every verdict agreed: "
-                  + ", ".join(f"{verdict} {n:,}" for (ln, verdict), n in sorted(COUNTS.items()) if ln == line),
-                  flush=True)
+    differential.full_run(sys.modules[__name__], examples, sorted(LINES), MetadataOracle,
+                          lambda line: f"storm-kafka-client {line}")
 
 
 if __name__ == "__main__":

@@ -291,11 +291,14 @@ class _Consumer:
         self.zk = key.store == ZOOKEEPER
         self.old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
         self.reads_committed = reads_committed(self.profile, library_of(records[0]))  # stops at the last stable offset
+        # a storm-kafka-client Trident state read by json-smart (storm-client 2.6+): what json-simple refuses is unknown
+        self.json_smart = records[0].trident == STORM_KAFKA_CLIENT and trident_state_read_by_json_smart(self.profile)
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
         self.topic_of = {i: self.applied[i][0] for i in self.applied}
-        self.valid = [(i, r) for i, r in enumerate(records) if r.malformed is None]
+        self.valid = [(i, r) for i, r in enumerate(records)
+                      if r.malformed is None and not (self.json_smart and r.unparsed)]
         self.static = thresholds.static_partitions.get(key.consumer) if self.zk else None
         self.max_offset_behind = self.profile.effective_max_offset_behind if self.zk else LONG_MAX
         self.lags: dict[int, int] = {}
@@ -339,7 +342,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     c = _Consumer(records, cluster, running, thresholds, now_ms)
     ambiguous_spout_id(c)  # 1
     for i, r in enumerate(records):  # 2, 3: in record order
-        if r.malformed is not None:
+        if r.malformed is not None or (c.json_smart and r.unparsed):
             malformed_record(c, i, r)
         elif r.inconsistent:
             inconsistent_record(c, i, r)
@@ -353,7 +356,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         missing_partition(c)  # 13
     if running is not None:
         stale_topology(c)  # 14
-    c.throws = c.throws or any(r.stuck for r in records)
+    c.throws = c.throws or any(r.stuck and not (r.unparsed and c.json_smart) for r in records)
     if c.key.store == TRIDENT and (c.unreadable or c.throws):
         stuck_state(c)  # 2 and 10, for the whole state
     return c.rows(), c.out.findings
@@ -391,11 +394,12 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
     start = (configured_start(profile, log_start, log_end, c.now_ms) if c.old
              else first_poll_start(profile, log_start, log_end))
-    if r.trident == STORM_KAFKA_CLIENT and not r.stuck and trident_state_read_by_json_smart(profile):
+    if c.json_smart and r.unparsed:
         c.on_record(i, r, topic, "MALFORMED_RECORD", (
-            f"{r.path or where}: json-simple cannot read it; storm-client {profile.client_release} reads Trident state "
-            f"with json-smart's permissive parser ({JSON_SMART}), which reads much that json-simple refuses (unquoted "
-            f"keys, a bare word, trailing text): offctl cannot tell whether the spout resumes from it, starts "
+            f"{r.path or where}: it is not plain JSON, which json-simple and json-smart read alike; storm-client "
+            f"{profile.client_release} reads Trident state with json-smart's permissive parser ({JSON_SMART}), which "
+            f"reads much that json-simple refuses (unquoted keys, a bare word, trailing text) and refuses some that "
+            f"json-simple reads (a missing colon): offctl cannot tell whether the spout resumes from it, starts "
             f"{where} as with no state, or fails every batch of the spout"))
         c.unreadable = True
         return

@@ -623,8 +623,8 @@ def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
 TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
                          "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
                          ("v1.2.4", "v2.8.3"))
-TRIDENT_STUCK = ("so every batch of the spout fails: the exception ends the worker, the next worker's try fails the same "
-                 f"way, and no partition of this Trident state moves, this one or any other, until the state is fixed "
+TRIDENT_STUCK = ("so every batch of the spout fails: the exception ends the worker, the next worker's try fails "
+                 f"the same way, and no partition of this Trident state moves, this one or any other, until the state is fixed "
                  f"({TRIDENT_BATCH})")
 
 

@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from offctl.core import jsonsimple
+from offctl.core import javautf8, jsonsimple
 from offctl.errors import UsageError
 from offctl.inputs import printable
 
@@ -128,7 +128,7 @@ def broker_path(root: str, broker_id: int | str) -> str:
 def _json_map(data: bytes, what: str) -> tuple[dict | None, str | None]:
     """The node's JSON object as `(Map) JSONValue.parseWithException(new String(data, "UTF-8"))` gives it."""
     try:
-        value = jsonsimple.loads(data.decode("utf-8", errors="replace"))  # new String(bytes, UTF-8) replaces
+        value = jsonsimple.loads(javautf8.decode(data)[0])  # new String(bytes, UTF-8) replaces, as Java counts
     except (ValueError, RecursionError) as exc:
         return None, f"{what} is not JSON as json-simple reads it ({str(exc)[:80]}): ParseException"
     if not isinstance(value, dict):

@@ -4,7 +4,10 @@ JSONValue.parse). No Python library reads JSON the way it does, so this is that 
 
 - the lexer: INT `-?[0-9]+` (leading zeros allowed, a Long: Long.valueOf fails the whole parse beyond a Java
   long), DOUBLE `INT((\\.[0-9]+)?([eE][-+]?[0-9]+)?)`, strings of any character but `"` and `\\` (raw control
-  characters included) with the escapes \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX, true, false, null, { } [ ] , :,
+  characters included) with the escapes \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX, and a backslash before anything
+  else is itself (its last STRING_BEGIN rule, `\\\\ {sb.append('\\\\');}`: `"\\x"` is backslash, x), each the longest match
+  with no going back (a DFA: `"a\\"` has no end), and a string the text ends inside is the end of the text
+  (the lexer returns end of input in its string state: `{"a":1} "x` is `{"a":1}`), true, false, null, { } [ ] , :,
   whitespace [ \\t\\r\\n]; anything else ends the parse (no NaN, no Infinity);
 - the parser: commas are skipped inside objects and arrays (`[1,,2]`, `[1 2]`, `{,"a":1,}`), colons are
   skipped after a key (`{"a"::1}`, `{"a" 1}`), a colon where a key belongs is an error, keys are strings,
@@ -19,15 +22,16 @@ from __future__ import annotations
 import re
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+OVERFLOW = "does not fit a Java long"  # in the error of an integer token Long.valueOf refuses: NumberFormatException
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<num>-?[0-9]+(?P<frac>(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?))
-  | (?P<str>"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")
+  | (?P<str>"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\\)*+")
   | (?P<lit>true|false|null)
   | (?P<punct>[{}\[\],:])
 """, re.VERBOSE)
-_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))")
+_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))?')  # no escape after it: a backslash
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS = {"true": True, "false": False, "null": None}
 VALUE, EOF = "value", "eof"
@@ -37,7 +41,7 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _unescape(body: str) -> str:
-    text = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else _SIMPLE[m.group(2)], body)
+    text = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else _SIMPLE.get(m.group(2), "\\"), body)
     if _SURROGATES.search(text):
         # Java strings are UTF-16: a \ud83d\ude00 pair is one character; a lone half stays as it is.
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
@@ -48,6 +52,8 @@ def _tokens(text: str):
     pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
+        if m is None and text[pos] == '"':
+            break  # a string the text ends inside: JFlex's end of input in STRING_BEGIN, the end of the tokens
         if m is None:
             raise ValueError(f"json-simple cannot read the character at {pos}")
         pos = m.end()
@@ -59,7 +65,7 @@ def _tokens(text: str):
             else:
                 value = int(m.group("num"))
                 if not _LONG_MIN <= value <= _LONG_MAX:
-                    raise ValueError(f"integer {m.group('num')[:24]} does not fit a Java long")
+                    raise ValueError(f"integer {m.group('num')[:24]} {OVERFLOW}")
                 yield VALUE, value
         elif m.group("str") is not None:
             yield VALUE, _unescape(m.group("str")[1:-1])

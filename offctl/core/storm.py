@@ -12,7 +12,7 @@ from functools import lru_cache
 import orjson
 
 from offctl.core.behaviour import LEGACY_METADATA
-from offctl.core import jackson, jsonsimple
+from offctl.core import jackson, javautf8, jsonsimple
 from offctl.core.frozen import builder
 from offctl.inputs import printable
 from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord,
@@ -64,7 +64,7 @@ def _long(text: str) -> int:
     value = int(text)
     if not _LONG_MIN <= value <= _LONG_MAX:
         # json-simple's Yylex does Long.valueOf on every integer token: NumberFormatException fails the parse.
-        raise _Rejected(f"integer {text[:24]}{'...' if len(text) > 24 else ''} does not fit a Java long")
+        raise _Rejected(f"integer {text[:24]}{'...' if len(text) > 24 else ''} {jsonsimple.OVERFLOW}")
     return value
 
 
@@ -74,7 +74,8 @@ _LONG_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_lon
 
 def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
     """(value, why it could not be parsed, whether the bytes were valid UTF-8), as ZkState.readJSON reads
-    a node: `new String(bytes, "UTF-8")` (invalid bytes become U+FFFD) then JSONValue.parse."""
+    a node: `new String(bytes, "UTF-8")` (invalid bytes become U+FFFD, as many as Java makes: javautf8) then
+    JSONValue.parse."""
     if len(data) > MAX_NODE_BYTES:
         return None, f"node data is {len(data)} bytes, more than a partition record can be", True
     if not _has_long_digits(data):
@@ -91,10 +92,7 @@ def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
 
 def load_as_storm(data: bytes) -> tuple[object, str | None, bool]:
     """load_json_simple without its fast path."""
-    try:
-        text, utf8 = data.decode("utf-8"), True
-    except UnicodeDecodeError:
-        text, utf8 = data.decode("utf-8", errors="replace"), False
+    text, utf8 = javautf8.decode(data)  # new String(bytes, "UTF-8"): invalid bytes become U+FFFD as Java counts them
     try:
         # Only an integer of 19 digits or more can leave the long range: check those (rare) one by one.
         return (_LONG_DECODER if _has_long_digits(data) else _DECODER).decode(text), None, utf8
@@ -316,22 +314,22 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
     doc, reason, utf8 = load_json_simple(node.data)
     base = dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
                 trident=node.trident, txid=node.txid)
-    if reason is not None:  # getData: parseWithException fails, the state is null
-        return OffsetRecord(key, node.node_partition, node.folder_topic, None, malformed=(
-            f"{reason}: TransactionalState.getData reads it as no state"), **base)
+    unread = _unread_state(reason, doc)
+    if unread is not None:
+        malformed, stuck = unread
+        return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=stuck, unparsed=reason is not None,
+                            malformed=malformed, **base)
     client = node.trident == STORM_KAFKA_CLIENT
+    if client and (not _plain_json(node.data) or isinstance(doc, dict) and isinstance(doc.get("lastOffset"), float)):
+        # json-simple read it by its leniency, which json-smart does not share; or json-smart makes a BigDecimal of a
+        # long decimal (its text over 18 characters), whose longValue is not the Double's (run on storm-client 2.8.3)
+        base["unparsed"] = True
     why = _trident_unusable(doc, client)
     if why is not None:
         return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True,
                             malformed=STUCK.format(why=why), **base)
     if client:
-        storm_id = doc.get("topologyId") if isinstance(doc.get("topologyId"), str) else None
-        resume = (_java_long(doc["lastOffset"]) + 1 - _LONG_MIN) % 2**64 + _LONG_MIN  # seek(tp, lastOffset + 1), a long
-        if resume < 0:  # KafkaConsumer.seek: "seek offset must not be a negative number"
-            return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True, malformed=STUCK.format(
-                why=f"lastOffset + 1 is {resume}: KafkaConsumer.seek throws IllegalArgumentException"), **base)
-        return OffsetRecord(key, node.node_partition, node.folder_topic, resume, topology_id=printable(storm_id)
-                            if storm_id else None, topology_name=parse_storm_id(storm_id), **base)
+        return _client_state(key, node, doc, base)
     named = doc.get("topic")
     topology = doc.get("topology") if isinstance(doc.get("topology"), dict) else {}
     storm_id, name = topology.get("id"), topology.get("name")
@@ -343,6 +341,48 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
         topology_name=printable(name) if isinstance(name, str) and name else parse_storm_id(storm_id),
         broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
         inconsistent=_inconsistencies(doc, node, utf8) if topology else (), **base)
+
+
+def _unread_state(reason: str | None, doc: object) -> tuple[str, bool] | None:
+    """Where TransactionalState.getData gives no state, or throws: (why, whether it throws), else None.
+    getData catches ParseException only (v1.2.4, v2.8.8): Long.valueOf's NumberFormatException (json-simple: an
+    integer beyond a long) leaves it, and every batch fails (json-smart, storm-client 2.6+, reads the integer);
+    data that does not parse, and JSON null, are no state (run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3:
+    tests/test_state_differential.py)."""
+    if reason is not None and jsonsimple.OVERFLOW in reason:
+        return STUCK.format(why=f"{reason}: NumberFormatException out of TransactionalState.getData"), True
+    if reason is not None:
+        return f"{reason}: TransactionalState.getData reads it as no state", False
+    if doc is None:
+        return "the state is JSON null: TransactionalState.getData reads it as no state", False
+    return None
+
+
+def _client_state(key: ConsumerKey, node: ZkNode, doc: dict, base: dict) -> OffsetRecord:
+    """A storm-kafka-client meta fromMap reads: where seek puts the partition (lastOffset + 1), and its topology."""
+    storm_id = doc.get("topologyId") if isinstance(doc.get("topologyId"), str) else None
+    resume = (_java_long(doc["lastOffset"]) + 1 - _LONG_MIN) % 2**64 + _LONG_MIN  # seek(tp, lastOffset + 1), a long
+    if resume < 0:  # KafkaConsumer.seek: "seek offset must not be a negative number"
+        return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True, malformed=STUCK.format(
+            why=f"lastOffset + 1 is {resume}: KafkaConsumer.seek throws IllegalArgumentException"), **base)
+    return OffsetRecord(key, node.node_partition, node.folder_topic, resume, topology_id=printable(storm_id)
+                        if storm_id else None, topology_name=parse_storm_id(storm_id), **base)
+
+
+def _plain_json(data: bytes) -> bool:
+    """Whether the bytes, as Java decodes them, are JSON by RFC 8259 (no NaN or Infinity), which json-simple and
+    json-smart read alike; json-simple's leniency (skipped commas and colons, leading zeros, raw control characters)
+    is not json-smart's."""
+    try:
+        orjson.loads(data)
+        return True
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        _DECODER.decode(javautf8.decode(data)[0])
+        return True
+    except (ValueError, RecursionError):
+        return False
 
 
 def _java_long(value: int | float) -> int:
@@ -367,6 +407,8 @@ def _trident_unusable(doc: object, client: bool) -> str | None:
                 return f"no {field}: NullPointerException in KafkaTridentSpoutBatchMetadata.fromMap"
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 return f"{field} is not a number: ClassCastException in KafkaTridentSpoutBatchMetadata.fromMap"
+        if not _is_str_or_none(doc.get("topologyId")):  # (String) map.get(TOPOLOGY_ID_KEY), v2.0.0 to v2.8.8
+            return "topologyId is not a string: ClassCastException in KafkaTridentSpoutBatchMetadata.fromMap"
         return None
     topology = doc.get("topology")
     if topology is not None and not isinstance(topology, dict):

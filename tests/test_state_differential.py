@@ -1,0 +1,136 @@
+"""offctl's model of a Trident Kafka spout's stored state (offctl/core/storm.py parse_trident_node) held to Storm's
+own classes on generated input (issue 44): for each state's bytes, whether the spout starts the partition as with no
+state, resumes from it (the offset, and the topology id it compares), or fails every batch (the emitter, or
+TransactionalState.getData itself, throws). The oracle is tests/storm_runner/trident/StateOracle.java (the real
+getData over each line's JSON parser, then the emitter's reading), one JVM per line:
+
+    storm-kafka 1.2.4          storm-core 1.2.4's json-simple; TridentKafkaEmitter's casts
+    storm-kafka-client 2.8.3   storm-client 2.8.3's json-smart; the real KafkaTridentSpoutBatchMetadata.fromMap
+
+From storm-client 2.6 the state is read by json-smart, which offctl does not model: where json-simple refuses the
+bytes offctl says it cannot tell (those inputs are counted as "cannot tell", not compared); everywhere else its answer
+must be json-smart's.
+
+OFFCTL_DIFFERENTIAL_EXAMPLES examples per line (default 2,000 in the suite; `python -m tests.test_state_differential
+100000` runs that many per line and prints the counts). tests/corpus/trident_states.txt is replayed first."""
+
+from __future__ import annotations
+
+import base64
+import collections
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+
+from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, ZkNode
+from offctl.core.storm import load_json_simple, parse_trident_node
+from offctl.inputs import printable
+from tests import differential
+from tests.differential import damaged, each_generated
+from tests.storm_metadata import StateOracle
+from tests.test_record_differential import NUMBERS, STRINGS, TRAILING, VALUES, ws
+
+EXAMPLES = differential.EXAMPLES
+CORPUS = Path(__file__).parent / "corpus" / "trident_states.txt"
+LINES = ("storm-kafka 1.2.4", "storm-kafka-client 2.8.3")
+COUNTS: collections.Counter = collections.Counter()
+CANNOT_TELL = "cannot tell"
+
+
+def model(data: bytes, line: str) -> str:
+    """offctl's verdict in the oracle's words ("none", "use <offset> <id>", "throws"), or CANNOT_TELL."""
+    client = "client" in line
+    node = ZkNode("/transactional", "spout", "/transactional/spout/user/partition_0/7", 0, None, data, 1, 0,
+                  trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA, txid=7)
+    record = parse_trident_node(node)
+    if client and record.unparsed:
+        return CANNOT_TELL  # storm-client 2.6+: json-smart may read what json-simple refuses, and refuse what it reads
+    if record.stuck:
+        return "throws"
+    if record.malformed is not None:
+        return "none"
+    doc = load_json_simple(data)[0]  # the id as stored (the record holds it made printable)
+    raw = doc.get("topologyId") if client else (doc.get("topology") or {}).get("id")
+    assert record.topology_id == (printable(raw) if raw or not client and raw is not None else None), (record, raw)
+    if raw is None:
+        return f"use {record.committed} -"
+    java = raw.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")  # getBytes(UTF_8)
+    return f"use {record.committed} {base64.b64encode(java.encode('utf-8', 'replace')).decode()}"
+
+
+KEYS = st.one_of(
+    st.sampled_from(['"nextOffset"', '"topology"', '"firstOffset"', '"lastOffset"', '"topologyId"', '"offset"',
+                     '"partition"', '"broker"', '"topic"', '"tp"', '"topicPartition"']),
+    st.sampled_from(['"NextOffset"', '"lastOffset "', '"last\\u004fffset"', '"id"', '"x"', '""']),
+)
+
+
+@st.composite
+def documents(draw) -> str:
+    """A state: near what each emitter writes (its offsets, and a topology id, of drawn types) with other members, or
+    any value, or what json-smart reads and json-simple does not (unquoted keys and words, single quotes)."""
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return draw(VALUES)
+    if kind == 1:
+        return draw(st.sampled_from(["", "null", "{}", "[]", '"x"', "{firstOffset:1,lastOffset:4}", "nextOffset",
+                                     "{'nextOffset':5}", "{\"nextOffset\":5,}", "NaN", "{\"lastOffset\":NaN}"]))
+    members = []
+    if kind >= 3:
+        number = NUMBERS if draw(st.integers(0, 2)) else VALUES
+        if draw(st.booleans()):
+            members.append(f'"nextOffset":{draw(number)}')
+            members.append(f'"topology":{{"id":{draw(STRINGS | VALUES)},"name":"orders"}}')
+        else:
+            members.append(f'"firstOffset":{draw(number)}')
+            members.append(f'"lastOffset":{draw(number)}')
+            members.append(f'"topologyId":{draw(STRINGS | VALUES)}')
+    members += [f"{draw(KEYS)}:{draw(VALUES)}" for _ in range(draw(st.integers(0, 2)))]
+    members = [m for m in draw(st.permutations(members)) if draw(st.integers(0, 7))]  # now and then one left out
+    return "{" + ",".join(members) + "}"
+
+
+@st.composite
+def states(draw) -> bytes:
+    return damaged(draw, (draw(ws()) + draw(documents()) + draw(TRAILING)).encode("utf-8", "surrogatepass"))
+
+
+@pytest.fixture(scope="module", params=LINES)
+def oracle(request):
+    with StateOracle(request.param) as running:
+        yield running
+
+
+def agree(oracle: StateOracle, inputs: list[bytes]) -> None:
+    storm = oracle.ask(inputs)
+    for data, said in zip(inputs, storm):
+        modelled = model(data, oracle.line)
+        COUNTS[oracle.line, said.split(" ")[0] if modelled != CANNOT_TELL else CANNOT_TELL] += 1
+        if modelled == CANNOT_TELL:
+            continue
+        assert modelled == said.split(" ")[0] if said.startswith("throws") else modelled == said, (
+            f"{oracle.line} reads {data!r} as {said!r}; offctl as {modelled!r}")
+
+
+def corpus() -> list[bytes]:
+    return [base64.b64decode(line) for line in CORPUS.read_text().splitlines() if line and not line.startswith("#")]
+
+
+def test_the_corpus_agrees(oracle):
+    agree(oracle, corpus())
+
+
+def test_generated_states_agree(oracle):
+    each_generated(states(), lambda data: agree(oracle, [data]), EXAMPLES)
+
+
+def main(examples: int) -> None:
+    """Run `examples` generated inputs per line and print the verdicts' counts (the full count of issue 44)."""
+    differential.full_run(sys.modules[__name__], examples, LINES, StateOracle, lambda line: f"{line} Trident states")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
