@@ -190,6 +190,29 @@ def test_the_txid_a_partition_resumes_from(children, expected):
     assert newest_txid(children) == expected
 
 
+@pytest.mark.parametrize("children, currtx, expected", [
+    pytest.param(["9", "10"], 11, (10, 2), id="acked: currtx is past the highest"),
+    pytest.param(["9", "10"], 10, (9, 2), id="commit not acked: emitBatch removes txid 10 and reads 9"),
+    pytest.param(["10"], 10, None, id="only the batch emitted again: no state"),
+    pytest.param(["1"], 1, None, id="no currtx: INIT_TXID 1 is emitted first, and its state removed"),
+    pytest.param(["3", "12"], 5, (12, 2), id="removeState takes the current txid only"),
+])
+def test_the_txid_after_the_coordinators_currtx(children, currtx, expected):
+    """OpaquePartitionedTridentSpoutExecutor.java@v1.2.4 and @v2.8.8 emitBatch: removeState(txid), then
+    getLastState; run on both executors in tests/test_trident_oracle_e2e.py ("commit-not-acked")."""
+    assert newest_txid(children, currtx) == expected
+
+
+@pytest.mark.parametrize("data, expected", [
+    (None, 1), (b"12", 12), (b"12.0", 12), (b"\"12\"", 1), (b"{not", 1), (b"0", 1), (b"-3", 1), (b"null", 1),
+])
+def test_the_coordinators_currtx_as_master_batch_coordinator_reads_it(data, expected):
+    """MasterBatchCoordinator.java@v2.8.8 getStoredCurrTransaction: a Number's longValue, at least INIT_TXID 1."""
+    from offctl.core.storm import coordinator_txid
+
+    assert coordinator_txid(data) == expected
+
+
 @pytest.mark.parametrize("release, strategy, running, ignored", [
     pytest.param("1.2.4", "EARLIEST", frozenset({STORM_ID}), "every start of its executor",
                  id="KafkaTridentSpoutEmitter.java@v1.2.4 seek: EARLIEST on every first poll"),

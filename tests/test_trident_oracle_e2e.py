@@ -55,9 +55,10 @@ def write(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
-def seed(zk, root: str, sid: str, folders: dict[str, dict[int, bytes]]) -> None:
+def seed(zk, root: str, sid: str, folders: dict[str, dict[int, bytes]], acked: bool = True) -> None:
     """Trident state as the executor leaves it: each folder (mkdir writes 7) with its txid nodes, and the
-    coordinator's currtx one past the highest txid (MasterBatchCoordinator.ack writes txid + 1)."""
+    coordinator's currtx one past the highest txid (MasterBatchCoordinator.ack writes txid + 1); not `acked`: at
+    the highest txid, as a worker that died between the commit of a batch and its ack leaves it."""
     zk.ensure_path(f"{root}/{sid}/user")
     highest = 0
     for folder, metas in folders.items():
@@ -65,7 +66,7 @@ def seed(zk, root: str, sid: str, folders: dict[str, dict[int, bytes]]) -> None:
         for txid, data in metas.items():
             zk.create(f"{root}/{sid}/user/{folder}/{txid}", data)
             highest = max(highest, txid)
-    zk.create(f"{root}/{sid}/coordinator/currtx", str(highest + 1).encode(), makepath=True)
+    zk.create(f"{root}/{sid}/coordinator/currtx", str(highest + acked).encode(), makepath=True)
 
 
 def agree(name: str, said: dict, ran: dict) -> None:
@@ -125,6 +126,8 @@ def no_next_offset(meta: bytes) -> bytes:
 OLD = {
     "meta-inside": ({0: {8: 4}, 1: {8: 7}, 2: {8: 9}}, {}, "orders", STORM_ID),
     "two-txids-highest-wins": ({0: {9: 2, 10: 6}, 1: {9: 8, 10: 3}, 2: {10: 5}}, {}, "orders", STORM_ID),
+    # currtx 10: txid 10 was committed, not acked; the executor emits 10 again, from 9's state (2 has none)
+    "commit-not-acked": ({0: {9: 2, 10: 6}, 1: {9: 8, 10: 3}, 2: {10: 5}}, {}, "orders", STORM_ID),
     "no-meta-earliest": ({0: {8: 4}}, {"startOffsetTime": EARLIEST}, "orders", STORM_ID),
     "no-meta-latest": ({0: {8: 4}}, {"startOffsetTime": LATEST}, "orders", STORM_ID),
     "not-json": ({0: {8: b"{not json"}, 1: {8: 4}, 2: {8: 4}}, {}, "orders", STORM_ID),
@@ -190,7 +193,7 @@ def old_trident(zk_server, zk, broker39, kafka39, tmp_path_factory):
     for name, (states, settings, on, writer) in OLD.items():
         topic, root = topics[on], f"/{prefix}/{name}/transactional"
         seed(zk, root, "sk", {f"partition_{p}": {txid: meta(topic, p, spec, writer) for txid, spec in metas.items()}
-                              for p, metas in states.items()})
+                              for p, metas in states.items()}, acked=name != "commit-not-acked")
         offctl[name] = verdicts(inspect("--zk", zk_server.address, "--trident-root", root, "--trident", "sk",
                                         "--topic", topic, "--storm-root", running, "--bootstrap-servers", broker,
                                         *old_flags(settings)))
@@ -198,17 +201,23 @@ def old_trident(zk_server, zk, broker39, kafka39, tmp_path_factory):
                           "tx_state_id": "sk", "storm_id": STORM_ID, "topic": topic, "hosts": hosts,
                           "spout_config": settings})
 
-    # the repair: a stopped topology's state reset to offset 6; the next deployment's spout starts there
-    root, backups = f"/{prefix}/repair/transactional", tmp_path_factory.mktemp("old-trident-repair")
-    seed(zk, root, "sk", {f"partition_{p}": {7: meta(topics["orders"], p, 2, STORM_ID),
-                                             8: meta(topics["orders"], p, 3 + p, STORM_ID)} for p in range(3)})
-    plan = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "sk", "--bootstrap-servers",
-                 broker, "--storm-root", stopped, "--backup-dir", str(backups / "backups"), "--audit-log",
-                 str(backups / "audit.jsonl"), "--quiet-period", "0", "--to", "offset", "--offset", "6")
-    scenarios.append({"name": "repair", "zookeeper": zk_server.address, "transactional_root": root,
-                      "tx_state_id": "sk", "storm_id": NEW_ID, "topic": topics["orders"], "hosts": hosts})
+    # the repair: a stopped topology's state reset to offset 6; the next deployment's spout starts there. Twice:
+    # with txid 8 acked (currtx 9: the reset writes txid 8), and not (currtx 8: txid 8 is emitted again, from 7's
+    # state, so the reset writes txid 7)
+    plans = {}
+    for name, acked in REPAIRS.items():
+        root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"old-trident-{name}")
+        seed(zk, root, "sk", {f"partition_{p}": {7: meta(topics["orders"], p, 2, STORM_ID),
+                                                 8: meta(topics["orders"], p, 3 + p, STORM_ID)} for p in range(3)},
+             acked=acked)
+        plans[name] = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "sk",
+                            "--bootstrap-servers", broker, "--storm-root", stopped, "--backup-dir",
+                            str(backups / "backups"), "--audit-log", str(backups / "audit.jsonl"), "--quiet-period",
+                            "0", "--to", "offset", "--offset", "6")
+        scenarios.append({"name": name, "zookeeper": zk_server.address, "transactional_root": root,
+                          "tx_state_id": "sk", "storm_id": NEW_ID, "topic": topics["orders"], "hosts": hosts})
     ran = {r["name"]: r for r in timed("storm-kafka 1.2.4", "old", run_old_trident, scenarios)}
-    return offctl, ran, plan
+    return offctl, ran, plans
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=OLD_DISAGREE[n]))
@@ -218,20 +227,27 @@ def test_storm_kafka_1_2_4_trident_starts_where_offctl_says(old_trident, name):
     agree(name, offctl[name], ran[name])
 
 
-def repaired(oracle, to: int) -> dict:
-    """The "repair" run of a fixture's (offctl, ran, plan), once the reset plan is checked (verified, every partition
-    to offset `to`) and the spout seen to start there with no error."""
-    _, ran, plan = oracle
+REPAIRS = {"repair": True, "repair-not-acked": False}  # run name: whether the state's last commit was acked
+
+
+def repaired(oracle, to: int, name: str) -> dict:
+    """The repair run `name` of a fixture's (offctl, ran, plans), once its reset plan is checked (verified, every
+    partition to offset `to`, written at the txid the next batch reads: 8, or 7 where currtx is 8) and the spout
+    seen to start there with no error."""
+    _, ran, plans = oracle
+    plan = plans[name]
     after = {c["partition"]: c["after"] for c in plan["changes"]}
     assert plan["verified"] and after == {0: to, 1: to, 2: to}, plan
-    r = ran["repair"]
+    assert {c["path"].rsplit("/", 1)[1] for c in plan["changes"]} == {"8" if REPAIRS[name] else "7"}, plan
+    r = ran[name]
     assert r["errors"] == {} and r["first_emitted"] == after == r["started_at"], r
     return r
 
 
-def test_storm_kafka_trident_reset_then_the_spout_starts_where_the_plan_said(old_trident):
-    r = repaired(old_trident, 6)
-    assert {p: json.loads(m)["nextOffset"] for p, m in r["handed"].items()} == {0: 6, 1: 6, 2: 6}  # txid 8, not 7
+@pytest.mark.parametrize("name", sorted(REPAIRS))
+def test_storm_kafka_trident_reset_then_the_spout_starts_where_the_plan_said(old_trident, name):
+    r = repaired(old_trident, 6, name)
+    assert {p: json.loads(m)["nextOffset"] for p, m in r["handed"].items()} == {0: 6, 1: 6, 2: 6}
 
 
 # --- storm-kafka-client 2.8.3: KafkaTridentSpoutOpaque (KafkaTridentSpoutEmitter), Kafka 4.4 ---------------------
@@ -242,6 +258,8 @@ CLIENT = {
     "meta-inside": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
     "two-txids-highest-wins": ({0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
                                "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
+    "commit-not-acked": ({0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
+                         "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
     "no-meta-uncommitted-earliest": ({0: {8: (2, 3)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
     "no-meta-uncommitted-latest": ({0: {8: (2, 3)}}, "UNCOMMITTED_LATEST", "orders", STORM_ID),
     "not-json": ({0: {8: b"{not json"}, 1: {8: (2, 3)}, 2: {8: (2, 3)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
@@ -299,22 +317,25 @@ def client_trident(zk_server, zk, broker, kafka, tmp_path_factory):
     for name, (states, strategy, on, writer) in CLIENT.items():
         topic, root = topics[on], f"/{prefix}/{name}/transactional"
         seed(zk, root, "cl", {f"{topic}@{p}": {txid: meta(spec, writer) for txid, spec in metas.items()}
-                              for p, metas in states.items()})
+                              for p, metas in states.items()}, acked=name != "commit-not-acked")
         offctl[name] = verdicts(inspect("--zk", zk_server.address, "--trident-root", root, "--trident", "cl",
                                         "--storm-root", running, "--bootstrap-servers", broker.address,
                                         "--storm-kafka-client-release", "2.8.8",
                                         "--first-poll-offset-strategy", strategy))
         scenarios.append(scenario(name, root, topic, strategy))
 
-    root, backups = f"/{prefix}/repair/transactional", tmp_path_factory.mktemp("client-trident-repair")
-    seed(zk, root, "cl", {f"{topics['orders']}@{p}": {7: meta((0, 1), STORM_ID), 8: meta((2, 3 + p), STORM_ID)}
-                          for p in range(3)})
-    plan = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "cl", "--bootstrap-servers",
-                 broker.address, "--storm-root", stopped, "--backup-dir", str(backups / "backups"), "--audit-log",
-                 str(backups / "audit.jsonl"), "--quiet-period", "0", "--to", "offset", "--offset", "7")
-    scenarios.append(scenario("repair", root, topics["orders"], "UNCOMMITTED_EARLIEST", NEW_ID))
+    plans = {}
+    for name, acked in REPAIRS.items():  # as storm-kafka's: txid 8 acked, and not
+        root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"client-trident-{name}")
+        seed(zk, root, "cl", {f"{topics['orders']}@{p}": {7: meta((0, 1), STORM_ID), 8: meta((2, 3 + p), STORM_ID)}
+                              for p in range(3)}, acked=acked)
+        plans[name] = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "cl",
+                            "--bootstrap-servers", broker.address, "--storm-root", stopped, "--backup-dir",
+                            str(backups / "backups"), "--audit-log", str(backups / "audit.jsonl"), "--quiet-period",
+                            "0", "--to", "offset", "--offset", "7")
+        scenarios.append(scenario(name, root, topics["orders"], "UNCOMMITTED_EARLIEST", NEW_ID))
     ran = {r["name"]: r for r in timed("storm-kafka-client 2.8.3", "client", run_client_trident, scenarios)}
-    return offctl, ran, plan
+    return offctl, ran, plans
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=CLIENT_DISAGREE[n]))
@@ -336,8 +357,9 @@ def test_state_json_smart_reads_otherwise_is_said_unknown_and_the_runs_show_why(
                        "json-smart-unquoted-keys": {0: 4, 1: 4, 2: 4}}[name], (name, r)
 
 
-def test_storm_kafka_client_trident_reset_then_the_spout_starts_where_the_plan_said(client_trident):
-    r = repaired(client_trident, 7)
+@pytest.mark.parametrize("name", sorted(REPAIRS))
+def test_storm_kafka_client_trident_reset_then_the_spout_starts_where_the_plan_said(client_trident, name):
+    r = repaired(client_trident, 7, name)
     assert {p: json.loads(m)["lastOffset"] for p, m in r["handed"].items()} == {0: 6, 1: 6, 2: 6}
 
 

@@ -39,7 +39,7 @@ from offctl.errors import StoreUnavailable, WriteConflict
 from offctl.core import brokers
 from offctl.core.frozen import builder
 from offctl.core.model import STORM_KAFKA, ZkNode
-from offctl.core.storm import newest_txid, partition_node, trident_partition
+from offctl.core.storm import INIT_TXID, coordinator_txid, newest_txid, partition_node, trident_partition
 
 WINDOW = 2000  # single requests in flight
 # A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.
@@ -297,8 +297,9 @@ class ZkStore:
 
     def read_trident(self, root: str) -> Iterator[ZkNode]:
         """The state each Trident Kafka spout resumes from: for every txStateId under Storm's transactional
-        root, <root>/<txStateId>/user/<partition id>/<txid>, the node of the highest txid of each partition
-        (RotatingTransactionalState.getLastState; TransactionalState.newUserState). Partition ids are
+        root, <root>/<txStateId>/user/<partition id>/<txid>, the node of the highest txid of each partition but the
+        txid its coordinator emits first (<root>/<txStateId>/coordinator/currtx: storm.newest_txid says why;
+        RotatingTransactionalState.getLastState; TransactionalState.newUserState and newCoordinatorState). Partition ids are
         storm-kafka's partition_N or <topic>/partition_N (Partition.getId) and storm-kafka-client's
         <topic>@N (KafkaTridentSpoutTopicPartition.getId). A txStateId with none of them is noted in
         `trident_notes` and left out."""
@@ -326,9 +327,11 @@ class ZkStore:
         for sid in sorted(set(users.values()) - found):
             self.trident_notes.append(f"{join(root, sid)} holds no Kafka spout's state (no partition_N or "
                                       f"<topic>@N under user/): left out")
+        currtx = {join(join(join(root, sid), "coordinator"), "currtx"): sid for sid in found}
+        current = {currtx[path]: coordinator_txid(data) for path, data, _, _ in self._read_data(sorted(currtx))}
         newest: dict[str, tuple[str, int, int]] = {}  # txid node -> (partition dir, txid, txids present)
         for path, kids in self.children(list(parts)).items():
-            found = newest_txid(kids)
+            found = newest_txid(kids, current.get(parts[path][0], INIT_TXID))
             if found:
                 newest[join(path, str(found[0]))] = (path, *found)
         for path, data, version, mtime in self._read_data(list(newest)):

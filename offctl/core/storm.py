@@ -292,11 +292,30 @@ def trident_partition(name: str) -> tuple[int, str | None, str] | None:
     return None
 
 
-def newest_txid(children: Iterable[str]) -> tuple[int, int] | None:
-    """The txid a partition's state resumes from (RotatingTransactionalState.getLastState: the highest, as
-    a long, not as text) and how many txids the folder holds; None without any."""
+INIT_TXID = 1  # MasterBatchCoordinator.INIT_TXID: the first txid when the coordinator has no currtx
+
+
+def newest_txid(children: Iterable[str], current: int = INIT_TXID) -> tuple[int, int] | None:
+    """The txid a partition's state resumes from, and how many txids the folder holds; None without any.
+    OpaquePartitionedTridentSpoutExecutor.Emitter.emitBatch (storm-core v1.2.4, storm-client v2.8.8) first removes
+    the state of the txid it emits (RotatingTransactionalState.removeState), then takes getLastState: the highest
+    of the others, as a long. A restarted topology's first txid is the coordinator's `current` (currtx,
+    coordinator_txid), whose state exists when a worker died between a batch's commit and its ack."""
     txids = [int(c) for c in children if _TXID.fullmatch(c)]
-    return (max(txids), len(txids)) if txids else None
+    others = [t for t in txids if t != current]
+    return (max(others), len(txids)) if others else None
+
+
+def coordinator_txid(data: bytes | None) -> int:
+    """The txid a restarted Trident topology emits first: its coordinator's currtx
+    (MasterBatchCoordinator.getStoredCurrTransaction: a Number, v2.8.8; a Long, v1.2.4), else INIT_TXID. currtx
+    is written as MasterBatchCoordinator acks a commit: the next txid."""
+    if data is None:
+        return INIT_TXID
+    value, reason, _ = load_json_simple(data)
+    if reason is not None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return INIT_TXID  # 2.x ignores what is not a Number (1.x's (Long) cast would throw: not modelled)
+    return max(INIT_TXID, _java_long(value))
 
 
 STUCK = "the emitter throws on it ({why})"  # what follows: behaviour.TRIDENT_STUCK
