@@ -9,7 +9,7 @@ and look-alike keys, duplicates, every JSON type in every property, numbers at a
 digits, numeric strings with signs, spaces and other scripts' digits, nulls, nesting, trailing bytes) and then,
 often, damaged at the byte level (a byte inserted, removed or replaced: invalid UTF-8, NULs, broken syntax).
 
-OFFCTL_DIFFERENTIAL_EXAMPLES examples per line (default 2,000 in the suite; `python -m tests.test_metadata_differential
+OFFCTL_DIFFERENTIAL_EXAMPLES examples per line (default 1,000 in the suite; `python -m tests.test_metadata_differential
 100000` runs that many per line and prints the counts). tests/corpus/commit_metadata.txt is replayed first: the
 inputs that once disagreed, and the hand-picked ones."""
 
