@@ -295,7 +295,7 @@ class OffsetRecord:
     trident: str | None = None  # Trident state: storm-kafka or storm-kafka-client wrote it (committed: where it resumes)
     txid: int | None = None  # Trident: the transaction whose state it resumes from
     stuck: bool = False  # Trident: the emitter throws on this state, so every batch of the whole state fails
-    unparsed: bool = False  # Trident: json-simple does not read it (storm-client 2.6+ reads it with json-smart)
+    unparsed: bool = False  # storm-kafka-client Trident: json-smart (storm-client 2.6+) may read it otherwise
 
 
 @dataclass(frozen=True, slots=True)

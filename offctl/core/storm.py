@@ -331,18 +331,18 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
     it; with `stuck` the emitter throws on every batch, else it starts the partition as with no state."""
     key = ConsumerKey(TRIDENT, node.spout_id, node.zk_root)
     doc, reason, utf8 = load_json_simple(node.data)
+    client = node.trident == STORM_KAFKA_CLIENT
+    # storm-kafka-client's state may be read by json-smart (storm-client 2.6+), which reads alike only plain JSON:
+    # json-simple refused it or read it by a leniency json-smart does not share; or json-smart makes a BigDecimal of
+    # a long decimal (its text over 18 characters), whose longValue is not the Double's (run on storm-client 2.8.3)
+    unparsed = client and (reason is not None or not _plain_json(node.data)
+                           or isinstance(doc, dict) and isinstance(doc.get("lastOffset"), float))
     base = dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
-                trident=node.trident, txid=node.txid)
+                trident=node.trident, txid=node.txid, unparsed=unparsed)
     unread = _unread_state(reason, doc)
     if unread is not None:
         malformed, stuck = unread
-        return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=stuck, unparsed=reason is not None,
-                            malformed=malformed, **base)
-    client = node.trident == STORM_KAFKA_CLIENT
-    if client and (not _plain_json(node.data) or isinstance(doc, dict) and isinstance(doc.get("lastOffset"), float)):
-        # json-simple read it by its leniency, which json-smart does not share; or json-smart makes a BigDecimal of a
-        # long decimal (its text over 18 characters), whose longValue is not the Double's (run on storm-client 2.8.3)
-        base["unparsed"] = True
+        return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=stuck, malformed=malformed, **base)
     why = _trident_unusable(doc, client)
     if why is not None:
         return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True,
@@ -389,9 +389,12 @@ def _client_state(key: ConsumerKey, node: ZkNode, doc: dict, base: dict) -> Offs
 
 
 def _plain_json(data: bytes) -> bool:
-    """Whether the bytes, as Java decodes them, are JSON by RFC 8259 (no NaN or Infinity), which json-simple and
-    json-smart read alike; json-simple's leniency (skipped commas and colons, leading zeros, raw control characters)
-    is not json-smart's."""
+    """Whether the bytes, as Java decodes them, are JSON by RFC 8259 (no NaN or Infinity) without a raw DEL, which
+    json-simple and json-smart read alike; json-simple's leniency (skipped commas and colons, leading zeros, raw
+    control characters) is not json-smart's, and json-smart's permissive mode drops a raw DEL (U+007F, which RFC
+    8259 lets a string hold) from a string (found by tests/test_state_differential.py on storm-client 2.8.3)."""
+    if b"\x7f" in data:
+        return False
     try:
         orjson.loads(data)
         return True
