@@ -5,6 +5,9 @@ TransactionalState.getData itself, throws). The oracle is tests/storm_runner/tri
 getData over each line's JSON parser, then the emitter's reading), one JVM per line:
 
     storm-kafka 1.2.4          storm-core 1.2.4's json-simple; TridentKafkaEmitter's casts
+    storm-kafka-client 1.2.4   storm-core 1.2.4's json-simple; the real 1.x KafkaTridentSpoutBatchMetadata.fromMap
+                               (a tp map, no topologyId): where it reads a meta otherwise than 2.x's, which offctl
+                               models, offctl says it cannot tell (counted, not compared)
     storm-kafka-client 2.8.3   storm-client 2.8.3's json-smart; the real KafkaTridentSpoutBatchMetadata.fromMap
 
 From storm-client 2.6 the state is read by json-smart, which offctl does not model: where json-simple refuses the
@@ -35,7 +38,7 @@ from tests.test_record_differential import INTEGERS, NUMBERS, STRINGS, TRAILING,
 
 EXAMPLES = differential.EXAMPLES
 CORPUS = Path(__file__).parent / "corpus" / "trident_states.txt"
-LINES = ("storm-kafka 1.2.4", "storm-kafka-client 2.8.3")
+LINES = ("storm-kafka 1.2.4", "storm-kafka-client 1.2.4", "storm-kafka-client 2.8.3")
 COUNTS: collections.Counter = collections.Counter()
 CANNOT_TELL = "cannot tell"
 
@@ -46,8 +49,11 @@ def model(data: bytes, line: str) -> str:
     node = ZkNode("/transactional", "spout", "/transactional/spout/user/partition_0/7", 0, None, data, 1, 0,
                   trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA, txid=7)
     record = parse_trident_node(node)
-    if client and record.unparsed:
+    json_smart, client_1x = line.endswith("2.8.3"), client and line.endswith("1.2.4")
+    if json_smart and record.unparsed:
         return CANNOT_TELL  # storm-client 2.6+: json-smart may read what json-simple refuses, and refuse what it reads
+    if client_1x and record.differs_1x:
+        return CANNOT_TELL  # 1.x's fromMap reads a tp map and no topologyId: offctl models 2.x's
     if record.stuck:
         return "throws"
     if record.malformed is not None:
@@ -55,7 +61,7 @@ def model(data: bytes, line: str) -> str:
     doc = load_json_simple(data)[0]  # the id as stored (the record holds it made printable)
     raw = doc.get("topologyId") if client else (doc.get("topology") or {}).get("id")
     assert record.topology_id == (printable(raw) if raw or not client and raw is not None else None), (record, raw)
-    if raw is None:
+    if raw is None or client_1x:  # 1.x's meta has no topology id
         return f"use {record.committed} -"
     java = raw.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")  # getBytes(UTF_8)
     return f"use {record.committed} {base64.b64encode(java.encode('utf-8', 'replace')).decode()}"
@@ -87,6 +93,9 @@ def documents(draw, client: bool) -> str:
         else:
             members += [f'"firstOffset":{draw(offsets)}', f'"lastOffset":{draw(offsets)}',
                         f'"topologyId":{draw(STRINGS)}']
+            if draw(st.booleans()):  # 1.x's meta: its topic and partition (KafkaTridentSpoutBatchMetadata, v1.2.4)
+                topic = draw(st.one_of(*[st.just('"orders"')] * 3, STRINGS, VALUES))
+                members.append(f'"tp":{{"topic":{topic},"partition":{draw(st.one_of(offsets, offsets, VALUES))}}}')
     elif kind >= 3:
         number = NUMBERS if draw(st.integers(0, 2)) else VALUES
         if draw(st.booleans()):

@@ -233,13 +233,22 @@ def test_earliest_and_latest_ignore_trident_state(release, strategy, running, ig
 
     StormKafkaClient.of_version(release)  # a release offctl knows
     profile = SpoutProfile(first_poll=FirstPoll(strategy), client_major=StormKafkaClient.major_of(release))
-    n = node(client_trident_meta(20, 24, STORM_ID), client=True, folder="orders")
+    n = node(client_meta(release, 20, 24, STORM_ID), client=True, folder="orders")
     rows, found = run([n], profile, running)
     message = found.get(("IGNORED_TRIDENT_STATE", 0))
     assert (message is None) == (ignored is None) and (ignored is None or ignored in message)
     # ignored, the spout starts at the log start (10) or end (100), and the lag counts from there
     lag = 100 - (10 if strategy == "EARLIEST" else 100) if ignored else rows[0].log_end - rows[0].record.committed
     assert (rows[0].lag, rows[0].resumes_stored) == (lag, ignored is None)
+
+
+def client_meta(release: str, first: int, last: int, storm_id: str) -> bytes:
+    """A storm-kafka-client Trident meta as `release` writes it: 2.x's (sandbox.client_trident_meta), or 1.x's with
+    its tp map and no topologyId (KafkaTridentSpoutBatchMetadata.toMap, v1.2.4)."""
+    if release.startswith("1."):
+        return json.dumps({"tp": {"topic": "orders", "partition": 0}, "firstOffset": first,
+                           "lastOffset": last}).encode()
+    return client_trident_meta(first, last, storm_id)
 
 
 def _resumes(rows) -> list[tuple]:
@@ -267,7 +276,7 @@ def test_a_client_trident_state_out_of_range_goes_where_its_consumer_resets(rele
     """storm-kafka-client's Trident consumer (run on 2.8.3: tests/test_trident_oracle_e2e.py, below-log-start and
     above-log-end): 2.x's KafkaTridentSpoutConfig never sets auto.offset.reset, so Kafka's 'latest' applies."""
     last = 4 if side == "below" else 200
-    rows, found = run([node(client_trident_meta(last - 1, last, STORM_ID), client=True, folder="orders")],
+    rows, found = run([node(client_meta(release, last - 1, last, STORM_ID), client=True, folder="orders")],
                       SpoutProfile(client_release=release, client_major=int(release[0])))
     assert _resumes(rows)[0] == want
     code = "OFFSET_BELOW_LOG_START" if side == "below" else "OFFSET_ABOVE_LOG_END"

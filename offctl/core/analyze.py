@@ -68,7 +68,7 @@ from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, 
                                    commit_is_ours, commit_crash, crashing,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
                                    stale_commits_ignored, start_outcome, stuck_trident_state, trident_first_poll,
-                                   TRIDENT_STUCK, JSON_SMART, trident_out_of_range_throws,
+                                   TRIDENT_STUCK, JSON_SMART, CLIENT_1X_META, trident_out_of_range_throws,
                                    trident_state_read_by_json_smart)
 from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
@@ -291,14 +291,16 @@ class _Consumer:
         self.zk = key.store == ZOOKEEPER
         self.old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
         self.reads_committed = reads_committed(self.profile, library_of(records[0]))  # stops at the last stable offset
-        # a storm-kafka-client Trident state read by json-smart (storm-client 2.6+): what json-simple refuses is unknown
-        self.json_smart = records[0].trident == STORM_KAFKA_CLIENT and trident_state_read_by_json_smart(self.profile)
+        # a storm-kafka-client Trident state read by json-smart (storm-client 2.6+): what it may read otherwise than
+        # json-simple is unknown; so is, under a 1.x release, a meta 1.x's emitter reads otherwise than 2.x's
+        client = records[0].trident == STORM_KAFKA_CLIENT
+        self.json_smart = client and trident_state_read_by_json_smart(self.profile)
+        self.client_1x = client and self.profile.client_major < 2
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
         self.topic_of = {i: self.applied[i][0] for i in self.applied}
-        self.valid = [(i, r) for i, r in enumerate(records)
-                      if r.malformed is None and not (self.json_smart and r.unparsed)]
+        self.valid = [(i, r) for i, r in enumerate(records) if r.malformed is None and not self.unsure(r)]
         self.static = thresholds.static_partitions.get(key.consumer) if self.zk else None
         self.max_offset_behind = self.profile.effective_max_offset_behind if self.zk else LONG_MAX
         self.lags: dict[int, int] = {}
@@ -309,6 +311,11 @@ class _Consumer:
         self.unreadable = False  # a Trident state json-smart may read otherwise than json-simple (rule 2)
         self.throws = False  # a Trident state the emitter throws on: every batch of the state fails (rules 2, 10)
         self.moves: dict[tuple[str | None, str], Outcome] = {}  # out_of_range_outcome, once per library and side
+
+    def unsure(self, r: OffsetRecord) -> bool:
+        """Whether offctl cannot tell what this spout's release makes of the Trident state `r` (MALFORMED_RECORD
+        says so): json-smart may read it otherwise, or a 1.x emitter reads it otherwise than 2.x's."""
+        return (self.json_smart and r.unparsed) or (self.client_1x and r.differs_1x)
 
     def rows(self) -> list[PartitionRow]:
         """A row per record: its log offsets, lag, worst finding and codes, and whether the spout resumes from it."""
@@ -342,7 +349,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     c = _Consumer(records, cluster, running, thresholds, now_ms)
     ambiguous_spout_id(c)  # 1
     for i, r in enumerate(records):  # 2, 3: in record order
-        if r.malformed is not None or (c.json_smart and r.unparsed):
+        if r.malformed is not None or c.unsure(r):
             malformed_record(c, i, r)
         elif r.inconsistent:
             inconsistent_record(c, i, r)
@@ -356,7 +363,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
         missing_partition(c)  # 13
     if running is not None:
         stale_topology(c)  # 14
-    c.throws = c.throws or any(r.stuck and not (r.unparsed and c.json_smart) for r in records)
+    c.throws = c.throws or any(r.stuck and not c.unsure(r) for r in records)
     if c.key.store == TRIDENT and (c.unreadable or c.throws):
         stuck_state(c)  # 2 and 10, for the whole state
     return c.rows(), c.out.findings
@@ -394,6 +401,14 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
     start = (configured_start(profile, log_start, log_end, c.now_ms) if c.old
              else first_poll_start(profile, log_start, log_end))
+    if c.client_1x and r.differs_1x:
+        c.on_record(i, r, topic, "MALFORMED_RECORD", (
+            f"{r.path or where}: storm-kafka-client {profile.client_release}'s Trident emitter reads this meta "
+            f"otherwise than 2.x's, which offctl models (1.x's fromMap also reads a tp map of topic and partition, "
+            f"and never topologyId: {CLIENT_1X_META}): offctl cannot tell whether the spout resumes from it, starts "
+            f"{where} as with no state, or fails every batch of the spout"))
+        c.unreadable = True
+        return
     if c.json_smart and r.unparsed:
         c.on_record(i, r, topic, "MALFORMED_RECORD", (
             f"{r.path or where}: it is not plain JSON, which json-simple and json-smart read alike; storm-client "

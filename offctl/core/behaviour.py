@@ -639,6 +639,11 @@ JSON_SMART = Citation("TransactionalState.getData",
                       ("v2.6.0", "v2.8.8"))
 
 
+# storm-kafka-client 1.1.2 to 1.2.x's Trident meta: fromMap reads a tp map besides the offsets, and no topologyId
+CLIENT_1X_META = client_citation("KafkaTridentSpoutBatchMetadata.fromMap", "v1.2.4",
+                                 file="trident/KafkaTridentSpoutBatchMetadata")
+
+
 def trident_state_read_by_json_smart(profile: SpoutProfile) -> bool:
     """Whether storm-kafka-client's Trident state is read by json-smart (storm-client 2.6.0 on, the Storm release
     that goes with --storm-kafka-client-release), not json-simple (JSON_SMART)."""

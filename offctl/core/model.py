@@ -296,6 +296,7 @@ class OffsetRecord:
     txid: int | None = None  # Trident: the transaction whose state it resumes from
     stuck: bool = False  # Trident: the emitter throws on this state, so every batch of the whole state fails
     unparsed: bool = False  # storm-kafka-client Trident: json-smart (storm-client 2.6+) may read it otherwise
+    differs_1x: bool = False  # storm-kafka-client Trident: its 1.x emitter uses it where 2.x's throws, or the reverse
 
 
 @dataclass(frozen=True, slots=True)

@@ -332,18 +332,16 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
     key = ConsumerKey(TRIDENT, node.spout_id, node.zk_root)
     doc, reason, utf8 = load_json_simple(node.data)
     client = node.trident == STORM_KAFKA_CLIENT
-    # storm-kafka-client's state may be read by json-smart (storm-client 2.6+), which reads alike only plain JSON:
-    # json-simple refused it or read it by a leniency json-smart does not share; or json-smart makes a BigDecimal of
-    # a long decimal (its text over 18 characters), whose longValue is not the Double's (run on storm-client 2.8.3)
-    unparsed = client and (reason is not None or not _plain_json(node.data)
-                           or isinstance(doc, dict) and isinstance(doc.get("lastOffset"), float))
     base = dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
-                trident=node.trident, txid=node.txid, unparsed=unparsed)
+                trident=node.trident, txid=node.txid,
+                unparsed=client and _json_smart_may_differ(node.data, reason, doc))
     unread = _unread_state(reason, doc)
     if unread is not None:
         malformed, stuck = unread
         return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=stuck, malformed=malformed, **base)
     why = _trident_unusable(doc, client)
+    if client and (why is None) != (_client_1x_unusable(doc) is None):
+        base["differs_1x"] = True  # storm-kafka-client 1.x's emitter would use it where 2.x's throws, or the reverse
     if why is not None:
         return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True,
                             malformed=STUCK.format(why=why), **base)
@@ -388,6 +386,15 @@ def _client_state(key: ConsumerKey, node: ZkNode, doc: dict, base: dict) -> Offs
                         if storm_id else None, topology_name=parse_storm_id(storm_id), **base)
 
 
+def _json_smart_may_differ(data: bytes, reason: str | None, doc: object) -> bool:
+    """Whether json-smart (storm-client 2.6+) may read a storm-kafka-client state otherwise than json-simple: it
+    reads alike only plain JSON, so json-simple refused it or read it by a leniency json-smart does not share; or
+    json-smart makes a BigDecimal of a long decimal (its text over 18 characters), whose longValue is not the
+    Double's (run on storm-client 2.8.3)."""
+    return (reason is not None or not _plain_json(data)
+            or isinstance(doc, dict) and isinstance(doc.get("lastOffset"), float))
+
+
 def _plain_json(data: bytes) -> bool:
     """Whether the bytes, as Java decodes them, are JSON by RFC 8259 (no NaN or Infinity) without a raw DEL, which
     json-simple and json-smart read alike; json-simple's leniency (skipped commas and colons, leading zeros, raw
@@ -416,6 +423,19 @@ def _java_long(value: int | float) -> int:
     if value in (float("inf"), float("-inf")):
         return _LONG_MAX if value > 0 else _LONG_MIN
     return max(_LONG_MIN, min(_LONG_MAX, int(value)))
+
+
+def _client_1x_unusable(doc: object) -> str | None:
+    """Why storm-kafka-client 1.1.2 to 1.2.x's fromMap throws on this meta, or None: besides the offsets it reads a
+    `tp` map, `new TopicPartition((String) tp.get("topic"), ((Number) tp.get("partition")).intValue())`, and never
+    `topologyId` (KafkaTridentSpoutBatchMetadata.java, TopicPartitionSerializer.java at v1.2.4)."""
+    tp = doc.get("tp") if isinstance(doc, dict) else None
+    if not isinstance(tp, dict):
+        return "no tp map"
+    partition = tp.get("partition")
+    if not _is_str_or_none(tp.get("topic")) or isinstance(partition, bool) or not isinstance(partition, (int, float)):
+        return "tp's topic is not a string, or its partition not a number"
+    return _trident_unusable({k: v for k, v in doc.items() if k != "topologyId"}, True)
 
 
 def _trident_unusable(doc: object, client: bool) -> str | None:
