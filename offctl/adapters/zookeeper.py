@@ -299,8 +299,8 @@ class ZkStore:
         """The state each Trident Kafka spout resumes from: for every txStateId under Storm's transactional
         root, <root>/<txStateId>/user/<partition id>/<txid>, the node of the highest txid of each partition but the
         txid its coordinator emits first (<root>/<txStateId>/coordinator/currtx: storm.newest_txid says why;
-        RotatingTransactionalState.getLastState; TransactionalState.newUserState and newCoordinatorState). Partition ids are
-        storm-kafka's partition_N or <topic>/partition_N (Partition.getId) and storm-kafka-client's
+        RotatingTransactionalState.getLastState; TransactionalState.newUserState and newCoordinatorState).
+        Partition ids are storm-kafka's partition_N or <topic>/partition_N (Partition.getId) and storm-kafka-client's
         <topic>@N (KafkaTridentSpoutTopicPartition.getId). A txStateId with none of them is noted in
         `trident_notes` and left out."""
         listed = self.children([root])

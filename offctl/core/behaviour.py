@@ -624,8 +624,8 @@ TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
                          "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
                          ("v1.2.4", "v2.8.3"))
 TRIDENT_STUCK = ("so every batch of the spout fails: the exception ends the worker, the next worker's try fails "
-                 f"the same way, and no partition of this Trident state moves, this one or any other, until the state is fixed "
-                 f"({TRIDENT_BATCH})")
+                 "the same way, and no partition of this Trident state moves, this one or any other, until the state "
+                 f"is fixed ({TRIDENT_BATCH})")
 
 
 # storm-client 2.6.0 and later read Trident state with json-smart (TransactionalState.getData: the shaded

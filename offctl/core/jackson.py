@@ -156,12 +156,18 @@ def bind(metadata: str, max_number_length: int | None = None) -> dict | None | o
     return bound
 
 
+def names_no_topology(bound: dict | None | object) -> bool:
+    """Whether metadata bound so (bind) makes isOffsetCommittedByThisTopology's getTopologyId().equals(...) throw
+    NullPointerException: a JSON null document, or an object with no (or a null) topologyId."""
+    return bound is None or (isinstance(bound, dict) and bound["topologyId"] is None)
+
+
 def verdict(metadata: str | None, storm_id: str, max_number_length: int | None = None) -> str:
     """isOffsetCommittedByThisTopology's answer for a commit with this metadata (None: none, which kafka-clients
     reads as "") and a spout of this storm id, at start (no offset manager yet): OWN, OTHER or CRASHES."""
     bound = bind(metadata or "", max_number_length)
     if bound is UNBOUND:
         return OTHER
-    if bound is None or bound["topologyId"] is None:
+    if names_no_topology(bound):
         return CRASHES
     return OWN if bound["topologyId"] == storm_id else OTHER

@@ -5,9 +5,10 @@ JSONValue.parse). No Python library reads JSON the way it does, so this is that 
 - the lexer: INT `-?[0-9]+` (leading zeros allowed, a Long: Long.valueOf fails the whole parse beyond a Java
   long), DOUBLE `INT((\\.[0-9]+)?([eE][-+]?[0-9]+)?)`, strings of any character but `"` and `\\` (raw control
   characters included) with the escapes \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX, and a backslash before anything
-  else is itself (its last STRING_BEGIN rule, `\\\\ {sb.append('\\\\');}`: `"\\x"` is backslash, x), each the longest match
-  with no going back (a DFA: `"a\\"` has no end), and a string the text ends inside is the end of the text
-  (the lexer returns end of input in its string state: `{"a":1} "x` is `{"a":1}`), true, false, null, { } [ ] , :,
+  else is itself (its last STRING_BEGIN rule, `\\\\ {sb.append('\\\\');}`: `"\\x"` is backslash, x), each the
+  longest match with no going back (a DFA: `"a\\"` has no end), and a string the text ends inside is the end of
+  the text (the lexer returns end of input in its string state: `{"a":1} "x` is `{"a":1}`), true, false, null,
+  { } [ ] , :,
   whitespace [ \\t\\r\\n]; anything else ends the parse (no NaN, no Infinity);
 - the parser: commas are skipped inside objects and arrays (`[1,,2]`, `[1 2]`, `{,"a":1,}`), colons are
   skipped after a key (`{"a"::1}`, `{"a" 1}`), a colon where a key belongs is an error, keys are strings,

@@ -478,7 +478,7 @@ def parse_commit_metadata(metadata: str | None) -> CommitMetadata | None:
     """Storm's commit metadata as CommitMetadataManager binds it (offctl/core/jackson.py: a default Jackson
     ObjectMapper into CommitMetadata; held to the real class on generated input, storm-kafka-client 1.2.4 and 2.8.3),
     or None where it names no topology: the bind fails (the spout takes the commit as another topology's), binds
-    no topologyId (the spout throws at start: crashes_spout), or an empty one."""
+    no topologyId (the spout throws at start: jackson.names_no_topology), or an empty one."""
     return _metadata(jackson.bind(metadata or ""))
 
 
@@ -486,12 +486,6 @@ def _metadata(bound: dict | None | object) -> CommitMetadata | None:
     if bound is jackson.UNBOUND or bound is None or not bound["topologyId"]:
         return None
     return CommitMetadata(topology_id=bound["topologyId"], task_id=bound["taskId"], thread_name=bound["threadName"])
-
-
-def crashes_spout(bound: dict | None | object) -> bool:
-    """Whether metadata bound so (jackson.bind) makes isOffsetCommittedByThisTopology throw NullPointerException: a
-    JSON null document, or an object with no (or a null) topologyId (jackson.verdict's CRASHES)."""
-    return bound is None or (isinstance(bound, dict) and bound["topologyId"] is None)
 
 
 def is_legacy_metadata(metadata: str | None) -> bool:
@@ -520,7 +514,7 @@ def parse_commit(commit: KafkaCommit) -> OffsetRecord:
         topology_name=parse_storm_id(topology_id) or topology_id,
         has_storm_metadata=meta is not None or legacy,
         legacy_metadata=legacy,
-        crashes=crashes_spout(bound),
+        crashes=jackson.names_no_topology(bound),
     )
 
 
