@@ -50,8 +50,16 @@ FETCH = ('mvn -q -B -f tests/storm_runner/client/pom.xml package '
 
 # The release lines tests/storm_runner/client/pom.xml fetches: line -> the JDK that runs it (None: java on PATH,
 # Java 17 here). storm-kafka-client 2.8.3 is the newest 2.x Maven Central resolves (2.8.3/pom.xml says why; its
-# KafkaSpout is v2.8.8's but for imports); 1.2.4 is the last 1.x, with kafka-clients 0.10.1.0, for Kafka 3.9.
-LINES: dict[str, str | None] = {"2.8.3": None, "1.2.4": None}
+# KafkaSpout is v2.8.8's but for imports); 1.2.4 is the last 1.x, with kafka-clients 0.10.1.0, for Kafka 3.9. The
+# others (tests/test_storm_kafka_client_releases_e2e.py): 2.0.0, the oldest 2.x (kafka-clients 0.11.0.3); 1.1.3 and
+# 1.0.6, the first "current" 1.x (CommitMetadataManager; kafka-clients 0.10.1.0); 1.1.1 and 1.0.5, the newest of
+# the legacy lines (commits hold the last processed offset; kafka-clients 0.10.0.0 and 0.9.0.1). All but 2.8.3 talk
+# to Kafka 3.9 only: Kafka 4.x refuses the request versions kafka-clients before 2.1 send (KIP-896).
+LINES: dict[str, str | None] = {"2.8.3": None, "1.2.4": None, "2.0.0": None, "1.1.3": None, "1.0.6": None,
+                                "1.1.1": None, "1.0.5": None}
+# The KafkaSpoutConfig API each line is driven through (ClientSpoutRunner's header; its answers' "api")
+APIS = {"2.8.3": "2.x", "2.0.0": "2.x", "1.2.4": "1.x", "1.1.3": "1.x", "1.0.6": "1.x", "1.1.1": "1.1-legacy",
+        "1.0.5": "1.0-legacy"}
 PARTITIONED = ("log_start", "log_end", "start_position", "end_position", "first_emitted", "emitted", "committed")
 
 
@@ -86,7 +94,7 @@ def _classes(line: str, jars: Path) -> tuple[str, str]:
 
 
 def run_client_spouts(line: str, scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:
-    """Run each scenario's KafkaSpout of storm-kafka-client `line` ("2.8.3" or "1.2.4"), in order, in one JVM;
+    """Run each scenario's KafkaSpout of storm-kafka-client `line` (one of LINES), in order, in one JVM;
     returns the runner's answers in the same order, partition keys as ints. AssertionError, with the runner's
     stderr, if it fails, prints anything but one JSON line, or does not end within `timeout` seconds (default: 60 s
     plus every scenario's deadline)."""

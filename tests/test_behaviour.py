@@ -377,3 +377,24 @@ def test_profiles_that_start_alike_start_at_the_same_place():
         for b in profiles:
             if starts_alike(a, b):
                 assert configured_start(a, 100, 120, AT_TIME - 1) == configured_start(b, 100, 120, AT_TIME - 1)
+
+
+@pytest.mark.parametrize("release_, has", [
+    ("1.0.5", False), ("1.0.6", True), ("1.0.7", True), ("1.1.1", False), ("1.1.2", True), ("1.1.3", True),
+    ("1.1.4", False), ("1.2.0", True), ("1.2.2", True), ("1.2.3", False), ("1.2.4", False), ("2.0.0", False),
+    ("2.8.8", False), ("3.1.0", False)])
+def test_storm_2844s_check_is_in_the_releases_whose_source_has_it(release_, has):
+    """KafkaSpout.emitOrRetryTuple's "already been committed" check, found by `git grep` at every 1.x tag
+    (v1.0.6-v1.0.7, v1.1.2-v1.1.3, v1.2.0-v1.2.2; STORM-3102 removed it in v1.1.4 and v1.2.3; never in 2.x); run on
+    1.0.6 and 1.1.3 (tests/test_storm_kafka_client_releases_e2e.py). Only AT_LEAST_ONCE reads it."""
+    from offctl.core.behaviour import committed_above_outcome, emit_check
+
+    assert emit_check(client(release_)) is has
+    assert emit_check(client(release_, Guarantee.AT_MOST_ONCE)) is False
+    ours = committed_above_outcome(client(release_), True)
+    assert (ours is not None and ours.lands is Lands.CRASHES) is has
+    assert committed_above_outcome(client(release_), False) is None  # another topology's commit: no throw
+    unknown = committed_above_outcome(client(release_), None)
+    assert (unknown is not None and unknown.lands is Lands.LOG_START
+            and "if this commit is the running topology's" in unknown.sentence(50, 4, 10)) is has
+    assert Resumption.landing(Lands.CRASHES, ours.citation, 50, 4, 10).kind is Resumes.CRASHES if has else True

@@ -86,8 +86,8 @@ OLD = {  # name: (stored offsets by partition, or bytes; settings as SpoutConfig
 }
 
 
-def old_flags(settings: dict) -> list[str]:
-    flags = ["--storm-kafka-release", "1.2.4"]
+def old_flags(settings: dict, release: str = "1.2.4") -> list[str]:
+    flags = ["--storm-kafka-release", release]
     at = settings.get("startOffsetTime", EARLIEST)
     flags += ["--start-offset-time", {EARLIEST: "earliest", LATEST: "latest"}.get(at, str(at))]
     if settings.get("ignoreZkOffsets"):
@@ -99,22 +99,32 @@ def old_flags(settings: dict) -> list[str]:
     return flags
 
 
-@pytest.fixture(scope="module")
-def old_spouts(zk_server, zk, broker39, kafka39):
+def old_topics(kafka39, prefix: str) -> dict[str, str]:
+    """OLD's topics on Kafka 3.9 ("orders": 3 partitions, "orders1": 1, 10 records each; "trimmed": 1 partition,
+    records 0-4 deleted), named <prefix>-<key>. The spouts only read them: runs of several releases share them."""
     from confluent_kafka import TopicPartition
 
-    from tests.storm_kafka_spout import run_old_spouts
-
-    prefix = f"oracle-{time.time_ns()}"
     topics = {"orders": kafka39.filled_topic(f"{prefix}-orders", 3, 10),
               "orders1": kafka39.filled_topic(f"{prefix}-orders1", 1, 10),
               "trimmed": kafka39.filled_topic(f"{prefix}-trimmed", 1, 10)}
     (deleted,) = kafka39.admin.delete_records([TopicPartition(topics["trimmed"], 0, 5)]).values()
     deleted.result(30)
-    root, broker = f"/{prefix}", broker39.address
+    return topics
+
+
+def old_setup(zk_server, zk, broker39, topics: dict[str, str], prefix: str, root: str, release: str = "1.2.4",
+              scenarios: dict | None = None) -> tuple[list[dict], dict]:
+    """The records of `scenarios` (OLD's form; default OLD) written under <root>/<name>/orders-spout (Storm's root
+    at <root>/storm), and what `offctl inspect --storm-kafka-release release` says of each: (the runner's
+    scenarios, {name: verdicts}). The spout writes the records back, so each run needs its own root.
+    ignoreZkOffsets is given to the spout by the release's name for it (forceFromStart before 0.10)."""
+    from offctl.core.behaviour import StormKafka
+
+    ignore = StormKafka.of_version(release).ignore_setting
+    broker = broker39.address
     zk.create(f"{root}/storm/storms/{STORM_ID}", makepath=True)
-    scenarios, offctl = [], {}
-    for name, (stored, settings, on, writer) in OLD.items():
+    runs, offctl = [], {}
+    for name, (stored, settings, on, writer) in (OLD if scenarios is None else scenarios).items():
         topic = topics[on]
         for p, value in stored.items():
             if isinstance(value, bytes):
@@ -128,18 +138,17 @@ def old_spouts(zk_server, zk, broker39, kafka39):
             zk.create(f"{root}/{name}/orders-spout/partition_{p}", data, makepath=True)
         offctl[name] = verdicts(inspect("--zk", zk_server.address, "--zk-root", f"{root}/{name}", "--spout",
                                         "orders-spout", "--topic", topic, "--storm-root", f"{root}/storm",
-                                        "--bootstrap-servers", broker, *old_flags(settings)))
-        scenarios.append({"name": name, "zookeeper": zk_server.address, "zk_root": f"{root}/{name}",
-                          "spout_id": "orders-spout", "topic": topic, "storm_id": STORM_ID, "idle_ms": 300,
-                          "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
-                          "spout_config": settings})
-    ran = {r["name"]: r for r in run_old_spouts(scenarios)}
-    return offctl, ran
+                                        "--bootstrap-servers", broker, *old_flags(settings, release)))
+        runs.append({"name": name, "zookeeper": zk_server.address, "zk_root": f"{root}/{name}",
+                     "spout_id": "orders-spout", "topic": topic, "storm_id": STORM_ID, "idle_ms": 300,
+                     "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
+                     "spout_config": {ignore if key == "ignoreZkOffsets" else key: value
+                                      for key, value in settings.items()}})
+    return runs, offctl
 
 
-@pytest.mark.parametrize("name", sorted(OLD))
-def test_storm_kafka_1_2_4_starts_where_offctl_says(old_spouts, name):
-    offctl, ran = old_spouts
+def old_agrees(offctl: dict, ran: dict, name: str) -> None:
+    """The first offset the spout emitted on each partition of scenario `name` is offctl's verdict (expected_first)."""
     r = ran[name]
     said = offctl[name]
     partitions = {int(p) for p in r["first_emitted"]} | set(said)
@@ -150,6 +159,23 @@ def test_storm_kafka_1_2_4_starts_where_offctl_says(old_spouts, name):
             continue
         got = r["first_emitted"].get(str(p))
         assert got == want, (name, p, said[p], r)
+
+
+@pytest.fixture(scope="module")
+def old_spouts(zk_server, zk, broker39, kafka39):
+    from tests.storm_kafka_spout import run_old_spouts
+
+    prefix = f"oracle-{time.time_ns()}"
+    topics = old_topics(kafka39, prefix)
+    scenarios, offctl = old_setup(zk_server, zk, broker39, topics, prefix, f"/{prefix}")
+    ran = {r["name"]: r for r in run_old_spouts(scenarios)}
+    return offctl, ran
+
+
+@pytest.mark.parametrize("name", sorted(OLD))
+def test_storm_kafka_1_2_4_starts_where_offctl_says(old_spouts, name):
+    offctl, ran = old_spouts
+    old_agrees(offctl, ran, name)
 
 
 def test_one_partition_failing_its_fetches_stops_the_whole_task_as_offctl_says(old_spouts):
@@ -205,11 +231,15 @@ CLIENT = {  # name: (commits {partition: (offset, metadata)}, first-poll strateg
 }
 
 
-def client_run(line: str, zk_server, zk, kafka, broker_address: str) -> tuple[dict, dict]:
+def client_setup(line: str, zk_server, zk, kafka, broker_address: str, *, release: str | None = None,
+                 scenarios: dict | None = None) -> tuple[list[dict], dict, dict]:
+    """The stores of `scenarios` (CLIENT's form; default CLIENT) set up, and what offctl says of each, told
+    `--storm-kafka-client-release release` (default: 2.8.8 for line 2.8.3, else the line): (the runner's scenarios,
+    {name: verdicts}, {"topics": {"orders": ..., "trimmed": ...}, "storm_root": ..., "prefix": ...}). A commit's
+    metadata may be a function of (topic, partition, offset), for metadata that names them."""
     from confluent_kafka import TopicPartition
 
-    from tests.storm_client_spout import run_client_spouts
-
+    release = release or ("2.8.8" if line == "2.8.3" else line)
     prefix = f"oracle-client-{line}-{time.time_ns()}"
     topics = {"orders": kafka.filled_topic(f"{prefix}-orders", 2, 10),
               "trimmed": kafka.filled_topic(f"{prefix}-trimmed", 1, 10)}
@@ -217,18 +247,25 @@ def client_run(line: str, zk_server, zk, kafka, broker_address: str) -> tuple[di
     deleted.result(30)
     storm_root = f"/{prefix}/storm"
     zk.create(f"{storm_root}/storms/{STORM_ID}", makepath=True)
-    scenarios, offctl = [], {}
-    for name, (commits, strategy, guarantee, on, *task) in CLIENT.items():
+    runs, offctl = [], {}
+    for name, (commits, strategy, guarantee, on, *task) in (CLIENT if scenarios is None else scenarios).items():
         group = f"{prefix}-{name}"
         for p, (offset, meta) in commits.items():
-            kafka.commit(group, topics[on], {p: offset}, meta)
+            kafka.commit(group, topics[on], {p: offset}, meta(topics[on], p, offset) if callable(meta) else meta)
         offctl[name] = verdicts(inspect(
             "--zk", zk_server.address, "--storm-root", storm_root, "--bootstrap-servers", broker_address, "--group",
-            group, "--topic", topics[on], "--storm-kafka-client-release", "2.8.8" if line != "1.2.4" else "1.2.4",
+            group, "--topic", topics[on], "--storm-kafka-client-release", release,
             "--first-poll-offset-strategy", strategy, "--processing-guarantee", guarantee))
-        scenarios.append({"name": name, "bootstrap_servers": broker_address, "topic": topics[on], "group_id": group,
-                          "topology_id": STORM_ID, "first_poll_offset_strategy": strategy,
-                          "processing_guarantee": guarantee, **({"partitions": task[0]} if task else {})})
+        runs.append({"name": name, "bootstrap_servers": broker_address, "topic": topics[on], "group_id": group,
+                     "topology_id": STORM_ID, "first_poll_offset_strategy": strategy,
+                     "processing_guarantee": guarantee, **({"partitions": task[0]} if task else {})})
+    return runs, offctl, {"topics": topics, "storm_root": storm_root, "prefix": prefix}
+
+
+def client_run(line: str, zk_server, zk, kafka, broker_address: str) -> tuple[dict, dict]:
+    from tests.storm_client_spout import run_client_spouts
+
+    scenarios, offctl, _ = client_setup(line, zk_server, zk, kafka, broker_address)
     ran = {r["name"]: r for r in run_client_spouts(line, scenarios)}
     for scenario in scenarios:
         ran[scenario["name"]]["group_id"] = scenario["group_id"]
@@ -249,8 +286,11 @@ def client_1_2(zk_server, zk, broker39, kafka39):
 def _agree(name: str, offctl: dict, ran: dict) -> None:
     r, said = ran[name], offctl[name]
     crashes = [p for p, (_, resumes, _) in said.items() if resumes == "crashes"]
-    if crashes:  # the spout's own exception, from activate(), before any partition of the task is read: none emits
-        assert "NullPointerException" in str(r["errors"].get("activate")), (name, r)
+    if crashes:  # the spout's own exception before it emits anything: from activate(), before any partition of the
+        # task is read (a commit that binds with no topologyId: behaviour.COMMIT_CRASH), or from nextTuple() before
+        # the first emit (STORM-2844's check on a commit above the log end: behaviour.EMIT_CHECK); none emits
+        assert ("NullPointerException" in str(r["errors"].get("activate"))
+                or "already been committed" in str(r["errors"].get("nextTuple"))), (name, r)
         assert not any(v is not None for v in r["first_emitted"].values()) and not any(r["emitted"].values()), (name, r)
         return
     for p in sorted((set(said) if r["task"] is None else set(r["task"])) | set(r["assigned"])):

@@ -65,7 +65,7 @@ from dataclasses import replace
 from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, Position, Resume, Resumes, Resumption,
                                    reads_committed, stored_citation, time_lands,
                                    SpoutProfile, storm_kafka_ignores, subscribes, client_start, commit_behaviour,
-                                   commit_is_ours, commit_crash, crashing,
+                                   commit_is_ours, commit_crash, committed_above_outcome, crashing,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
                                    stale_commits_ignored, start_outcome, stuck_trident_state, trident_first_poll,
                                    TRIDENT_STUCK, JSON_SMART, CLIENT_1X_META, trident_out_of_range_throws,
@@ -578,6 +578,16 @@ def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: 
     return plog
 
 
+def _another_topologys(profile: SpoutProfile, r: OffsetRecord, running: frozenset[str] | None) -> bool:
+    """Whether storm-kafka's ignoreZkOffsets (forceFromStart) takes `r` for another topology's record, the running
+    topologies being `running` (None: unknown). Before 1.0 the spout compares the record with its own random id
+    (StormKafka.names_a_uuid), one per submission, never a storm id: a record naming a storm id, running or not, is
+    another's; one naming another id is taken as the next deployment takes it, another's."""
+    if profile.storm_kafka.names_a_uuid:
+        return running is not None or parse_storm_id(r.topology_id or "") is not None
+    return running is not None and r.topology_id not in running
+
+
 # 8.
 def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None,
                      end: int | None) -> Position | None:
@@ -588,7 +598,7 @@ def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: s
     first-poll strategy ignores (rule 6 says so). PartitionManager's constructor, storm-kafka v0.9.2-incubating
     to v1.2.4; KafkaSpout.doSeek, v2.8.8."""
     profile, running = c.profile, c.running
-    if c.old and profile.ignore_zk_offsets and running is not None and r.topology_id not in running:
+    if c.old and profile.ignore_zk_offsets and _another_topologys(profile, r, running):
         # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
         # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
         instead = ignored_start(profile, start, end, c.now_ms)
@@ -667,6 +677,8 @@ def offset_out_of_range(c: _Consumer, i: int, r: OffsetRecord, topic: str, where
         return False
     if position > end:
         outcome = _move(c.moves, c.profile, r, "above")
+        if c.key.store == KAFKA and r.trident is None:  # STORM-2844's check, on the releases that have it
+            outcome = committed_above_outcome(c.profile, commit_is_ours(r.topology_id, c.running)) or outcome
         jump = _running_jump(c, i, outcome.say(position, start, end), restart,
                              Resumption.landing(outcome.lands, outcome.citation, position, start, end))
         c.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",

@@ -76,6 +76,15 @@ class StormKafka(str, Enum):
         return self in (StormKafka.V0_9_0, StormKafka.V0_9_3)
 
     @property
+    def names_a_uuid(self) -> bool:
+        """Whether the line's spout writes and compares a random id, not the storm id: KafkaSpout._uuid
+        (`UUID.randomUUID()`, a field set when the topology is built, so one per submission; KafkaSpout.java:54 at
+        v0.9.2-incubating, v0.9.7 and v0.10.2), where 1.0.0 on take context.getStormId() (KafkaSpout.java:62 at
+        v1.0.0). Run on 0.9.2-incubating, 0.9.7 and 0.10.2 (tests/test_storm_kafka_releases_e2e.py): with
+        forceFromStart/ignoreZkOffsets a record naming the running storm id is ignored."""
+        return self in (StormKafka.V0_9_0, StormKafka.V0_9_3, StormKafka.V0_10)
+
+    @property
     def ignore_setting(self) -> str:
         """The setting that makes the spout ignore another topology's stored offsets: KafkaConfig.forceFromStart
         before 0.10 (KafkaConfig.java, v0.9.6), KafkaConfig.ignoreZkOffsets from 0.10.0 on (v0.10.0 to v1.2.4)."""
@@ -433,6 +442,7 @@ class Lands(str, Enum):
     TIME = "time"  # the offset Kafka answers for a timestamp startOffsetTime (from segment mtimes: _time_answer)
     FAILS = "fails fetching"  # every fetch fails: the partition emits nothing (or every batch fails)
     WAITS = "waits"  # emits nothing until the log end reaches the stored offset
+    CRASHES = "crashes"  # the spout throws before it emits: the worker dies, and restarts into the same position
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,7 +473,7 @@ class Resumes(str, Enum):
 
 
 _RESUMES = {Lands.LOG_START: Resumes.LOG_START, Lands.LOG_END: Resumes.LOG_END, Lands.TIME: Resumes.TIME,
-            Lands.WAITS: Resumes.WAITS, Lands.FAILS: Resumes.FETCH_FAILS}
+            Lands.WAITS: Resumes.WAITS, Lands.FAILS: Resumes.FETCH_FAILS, Lands.CRASHES: Resumes.CRASHES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,6 +591,44 @@ def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
         text = f"the emitter moves to the log start (EarliestTime, on TopicOffsetOutOfRangeException; {cite})"
         lands = Lands.LOG_START
     return Outcome(lands, cite, lambda position, start, end: text)
+
+
+# STORM-2844's check: under AT_LEAST_ONCE, KafkaSpout.emitOrRetryTuple reads the partition's commit before it emits a
+# record and throws IllegalStateException ("Attempting to emit a message that has already been committed") when the
+# commit is above the record and isOffsetCommittedByThisTopology; nothing catches it, so the worker dies. It is in
+# 1.0.6-1.0.7, 1.1.2-1.1.3 and 1.2.0-1.2.2 (read at each tag); STORM-3102 removed it in 1.1.4 and 1.2.3, and no 2.x
+# has it. A commit above the log end is where it fires: auto.offset.reset 'earliest' sends the consumer to the log
+# start, below the commit. Run on storm-kafka-client 1.0.6 and 1.1.3 (tests/test_storm_kafka_client_releases_e2e.py):
+# nextTuple threw before the first emit.
+EMIT_CHECK = client_citation("KafkaSpout.emitOrRetryTuple", "v1.0.6", "v1.1.3", "v1.2.2", file="KafkaSpout")
+
+
+def emit_check(profile: SpoutProfile) -> bool:
+    """Whether the profile's storm-kafka-client release has STORM-2844's check (EMIT_CHECK) and it applies:
+    AT_LEAST_ONCE on 1.0.6-1.0.7, 1.1.2-1.1.3 or 1.2.0-1.2.2."""
+    if profile.client is not StormKafkaClient.CURRENT or profile.guarantee is not Guarantee.AT_LEAST_ONCE:
+        return False
+    version = profile.client_version
+    return (1, 0, 6) <= version < (1, 1) or (1, 1, 2) <= version < (1, 1, 4) or (1, 2) <= version < (1, 2, 3)
+
+
+def committed_above_outcome(profile: SpoutProfile, ours: bool | None) -> Outcome | None:
+    """Where a storm-kafka-client commit above the log end sends a spout whose release has STORM-2844's check
+    (emit_check): a commit that is the running topology's (`ours`: commit_is_ours) makes nextTuple throw before the
+    first emit; one that is not, or that offctl cannot tell (None), re-reads from the log start, said with the
+    condition. None where the check does not apply (_client_out_of_range answers)."""
+    if not emit_check(profile) or ours is False:
+        return None
+    throws = (f"nextTuple throws IllegalStateException before it emits anything (the record at the log start is "
+              f"below this topology's commit: STORM-2844's check, {EMIT_CHECK}; run on storm-kafka-client 1.0.6 and "
+              f"1.1.3): the exception ends the worker, which restarts into the same commit, so the spout never emits "
+              f"from this partition's task until the commit is moved (offctl reset)")
+    if ours:
+        return Outcome(Lands.CRASHES, EMIT_CHECK, lambda position, start, end: "the consumer moves to the log start "
+                       f"(auto.offset.reset 'earliest'), but {throws}")
+    moved = _client_out_of_range(profile, "above")
+    return Outcome(moved.lands, moved.citation, lambda position, start, end: (
+        f"{moved.sentence(position, start, end)}; if this commit is the running topology's, {throws}"))
 
 
 def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:

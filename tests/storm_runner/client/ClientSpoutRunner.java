@@ -6,12 +6,34 @@
  *
  *   java -cp CLASSES:LIB/'*' ClientSpoutRunner '{"scenarios": [SCENARIO, ...]}'     (or the document on stdin)
  *
- * One source for both lines (storm-kafka-client 2.8.x with storm-client, 1.2.4 with storm-core): what is spelt the
- * same in both (KafkaSpout, its open/activate/nextTuple/ack/deactivate/close, SpoutOutputCollector,
- * ISpoutOutputCollector, TopologyContext, KafkaSpoutMessageId) is compiled against; what differs (where
- * FirstPollOffsetStrategy, NamedTopicFilter and ManualPartitioner live, the builder's constructor, the spout's consumer
- * field, KafkaConsumer#committed) is reached by reflection, each case naming the Storm file it follows. The spout's
- * private consumer and waitingToEmit fields are read (never written) to say where it stands.
+ * One source for every release line (storm-kafka-client 2.x with storm-client, 1.x with storm-core): what is spelt
+ * the same in all (KafkaSpout, its open/activate/nextTuple/ack/deactivate/close, SpoutOutputCollector,
+ * ISpoutOutputCollector, TopologyContext, KafkaSpoutMessageId#partition/offset) is compiled against; what differs is
+ * reached by reflection, each case naming the Storm file it follows. The line's API is told from the classes on the
+ * classpath (API below, answered as "api"):
+ *   "2.x"         2.0.0 to 2.8.x: subscription.NamedTopicFilter, subscription.ManualPartitioner, top-level
+ *                 FirstPollOffsetStrategy, new Builder(bootstrap, TopicFilter, ManualPartitioner)
+ *   "1.x"         1.0.6-1.0.7, 1.1.2+, 1.2.x (the "current" 1.x, CommitMetadataManager): new Builder(bootstrap,
+ *                 ManualPartitionSubscription(ManualPartitioner, NamedTopicFilter)),
+ *                 KafkaSpoutConfig$FirstPollOffsetStrategy
+ *   "1.1-legacy"  1.1.0-1.1.1: new Builder(bootstrap, StringDeserializer.class, StringDeserializer.class,
+ *                 Subscription) with the Builder's default NamedSubscription, which subscribes (consumer.subscribe,
+ *                 then poll(0) in activate(), which joins the group and runs the rebalance listener's doSeek);
+ *                 ManualPartitionNamedSubscription when "partitions" are named, though v1.1.1's first
+ *                 refreshAssignment assigns without calling the listener, so that spout never initializes (run
+ *                 once here: the consumer sat where auto.offset.reset put it and nothing was emitted); no
+ *                 ProcessingGuarantee
+ *   "1.0-legacy"  1.0.0-1.0.5: new Builder(Map kafkaProps, KafkaSpoutStreamsNamedTopics,
+ *                 KafkaSpoutTuplesBuilderNamedTopics): the tuple builder is an abstract class, made here with
+ *                 Mockito (a mock that calls the real constructor and methods, buildTuple answering [topic,
+ *                 partition, offset, key, value] as DefaultRecordTranslator does); the spout always subscribes
+ *                 (KafkaSpout.subscribeKafkaConsumer, v1.0.5): "partitions" and a processing_guarantee other than
+ *                 AT_LEAST_ONCE are refused
+ * The spout's private consumer field ("consumer" in 2.x, "kafkaConsumer" in 1.x) and waitingToEmit (a map by
+ * partition from 1.0.6/1.1.2 on; one Iterator over every partition's records in the legacy lines, so there "has
+ * nothing more to emit" needs the whole iterator empty) are read, never written, to say where it stands. Before
+ * kafka-clients 0.10.1 (the legacy lines' 0.9.0.1 and 0.10.0.0) there is no beginningOffsets/endOffsets: the log's
+ * ends are read by seekToBeginning/seekToEnd and position() on an assigned reader.
  *
  * A SCENARIO (JSON object; only the first five are required):
  *   name                        any string, echoed back
@@ -57,13 +79,14 @@
  * die.
  *
  * Output, one JSON line on stdout, partitions as strings, in the order of the input scenarios:
- *   {"scenarios": [{"name": ..., "storm_line": "2.x", "assigned": [0], "log_start": {"0": 0}, "log_end": {"0": 10},
- *                   "start_position": {"0": 3}, "end_position": {"0": 10}, "first_emitted": {"0": 3},
- *                   "emitted": {"0": [3, 4]}, "timed_out": false, "errors": {},
+ *   {"scenarios": [{"name": ..., "storm_line": "2.x", "api": "2.x", "assigned": [0], "log_start": {"0": 0},
+ *                   "log_end": {"0": 10}, "start_position": {"0": 3}, "end_position": {"0": 10},
+ *                   "first_emitted": {"0": 3}, "emitted": {"0": [3, 4]}, "timed_out": false, "errors": {},
  *                   "committed": {"0": {"offset": 5, "metadata": "{...}"}}, "elapsed_ms": 812}, ...]}
- * storm_line: "2.x" or "1.x", the API found on the classpath; assigned: the partitions the spout's consumer was
- * assigned; log_start/log_end: beginningOffsets/endOffsets before the spout opened; start_position: the spout
- * consumer's position() right after activate(), where doSeek left it (null if it could not be read); end_position:
+ * storm_line: "2.x" or "1.x", the major line found on the classpath; api: the API (above); assigned: the partitions
+ * the spout's consumer was assigned; log_start/log_end: beginningOffsets/endOffsets (or what stands for them, above)
+ * before the spout opened; start_position: the spout consumer's position() right after activate(), where doSeek
+ * left it (null if it could not be read); end_position:
  * the same after the last nextTuple(), before the acks; first_emitted: the first offset the spout emitted from the
  * partition, null if none; emitted: every offset emitted, in order (from the KafkaSpoutMessageId, or for
  * untracked emits without one from DefaultRecordTranslator's "partition" and "offset" values); committed: the group's
@@ -115,9 +138,17 @@ public final class ClientSpoutRunner extends RunnerIO {
     static final String COMPONENT = "kafka-spout";
     static final long DEFAULT_DEADLINE_MS = 20_000;
 
-    /** 2.x: FirstPollOffsetStrategy is a top-level enum (v2.8.3 FirstPollOffsetStrategy.java); 1.x: nested in
-     *  KafkaSpoutConfig (v1.2.4 KafkaSpoutConfig.java). */
+    /** 2.x: FirstPollOffsetStrategy is a top-level enum (v2.0.0 to v2.8.3 FirstPollOffsetStrategy.java); 1.x: nested
+     *  in KafkaSpoutConfig (v1.0.1 to v1.2.4 KafkaSpoutConfig.java). */
     static final boolean TWO_X = exists(SPOUT + "FirstPollOffsetStrategy");
+    /** The line's configuration API (the header): 1.0.0-1.0.5 have KafkaSpoutStreams (v1.0.5), 1.1.0-1.1.1
+     *  ManualPartitionNamedSubscription (v1.1.1), 1.0.6+, 1.1.2+ and 1.2.x ManualPartitionSubscription (v1.0.6, v1.1.2,
+     *  v1.2.4). */
+    static final String API = TWO_X ? "2.x"
+        : exists(SPOUT + "KafkaSpoutStreams") ? "1.0-legacy"
+        : exists(SPOUT + "ManualPartitionSubscription") ? "1.x"
+        : "1.1-legacy";
+    static final boolean LEGACY = API.endsWith("-legacy");
 
     public static void main(String[] args) {
         PrintStream out = keepStdout();  // only our JSON line goes to the real stdout
@@ -191,10 +222,10 @@ public final class ClientSpoutRunner extends RunnerIO {
             if (wanted != null && tps.size() != new HashSet<>(wanted).size()) {
                 throw new IllegalArgumentException(name + ": partitions " + wanted + " are not all in " + topic);
             }
-            for (Map.Entry<TopicPartition, Long> e : reader.beginningOffsets(tps).entrySet()) {
+            for (Map.Entry<TopicPartition, Long> e : logOffsets(reader, tps, false).entrySet()) {
                 logStart.put(e.getKey().partition(), e.getValue());
             }
-            for (Map.Entry<TopicPartition, Long> e : reader.endOffsets(tps).entrySet()) {
+            for (Map.Entry<TopicPartition, Long> e : logOffsets(reader, tps, true).entrySet()) {
                 logEnd.put(e.getKey().partition(), e.getValue());
             }
         }
@@ -281,6 +312,7 @@ public final class ClientSpoutRunner extends RunnerIO {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("name", s.get("name"));
         result.put("storm_line", TWO_X ? "2.x" : "1.x");
+        result.put("api", API);
         result.put("assigned", assigned);
         result.put("log_start", keyed(logStart));
         result.put("log_end", keyed(logEnd));
@@ -327,12 +359,19 @@ public final class ClientSpoutRunner extends RunnerIO {
         return true;
     }
 
-    /** Records of `tp` the spout has polled and not yet emitted: its private waitingToEmit (both lines). */
+    /** Records of `tp` the spout has polled and not yet emitted: its private waitingToEmit, a map by partition
+     *  (1.0.6+, 1.1.2+, 1.2.x, 2.x), or in the legacy lines one Iterator over the records of every partition polled
+     *  (v1.0.5, v1.1.1 KafkaSpout.java), which cannot be read without moving it: any record left counts for every
+     *  partition. */
     static boolean waiting(KafkaSpout<?, ?> spout, TopicPartition tp) {
         try {
             Field field = KafkaSpout.class.getDeclaredField("waitingToEmit");
             field.setAccessible(true);
-            Map<?, ?> waiting = (Map<?, ?>) field.get(spout);
+            Object value = field.get(spout);
+            if (value instanceof java.util.Iterator) {
+                return ((java.util.Iterator<?>) value).hasNext();
+            }
+            Map<?, ?> waiting = (Map<?, ?>) value;
             List<?> records = waiting == null ? null : (List<?>) waiting.get(tp);
             return records != null && !records.isEmpty();
         } catch (ReflectiveOperationException e) {
@@ -357,12 +396,20 @@ public final class ClientSpoutRunner extends RunnerIO {
 
     /** KafkaSpoutConfig from its Builder, as a topology would make it. 2.x (v2.8.3 KafkaSpoutConfig.java):
      *  new Builder(bootstrap, TopicFilter, ManualPartitioner) with subscription.NamedTopicFilter; 1.x (v1.2.4):
-     *  new Builder(bootstrap, new ManualPartitionSubscription(ManualPartitioner, NamedTopicFilter)). Both then
-     *  setProp (deserializers, group.id, kafka_props), setFirstPollOffsetStrategy, setProcessingGuarantee and
-     *  setOffsetCommitPeriodMs. */
+     *  new Builder(bootstrap, new ManualPartitionSubscription(ManualPartitioner, NamedTopicFilter)); 1.1-legacy
+     *  (v1.1.1): new Builder(bootstrap, key and value deserializer classes, NamedSubscription or
+     *  ManualPartitionNamedSubscription); 1.0-legacy (v1.0.5): legacy10Builder. All but 1.0-legacy then setProp
+     *  (deserializers, group.id, kafka_props); all setFirstPollOffsetStrategy and setOffsetCommitPeriodMs; 2.x and
+     *  1.x setProcessingGuarantee (the legacy lines have none: they commit acked offsets, as AT_LEAST_ONCE). */
     @SuppressWarnings("unchecked")
     static KafkaSpoutConfig<String, String> config(Map<String, Object> s, String bootstrap, String topic, String group,
                                                    List<Integer> wanted) throws Exception {
+        String guarantee = s.get("processing_guarantee") == null ? "AT_LEAST_ONCE"
+                                                                 : String.valueOf(s.get("processing_guarantee"));
+        if (LEGACY && !guarantee.equals("AT_LEAST_ONCE")) {
+            throw new IllegalArgumentException(s.get("name") + ": storm-kafka-client " + API + " has no "
+                                               + "ProcessingGuarantee (it commits acked offsets): " + guarantee);
+        }
         Object builder;
         if (TWO_X) {
             String sub = SPOUT + "subscription.";
@@ -373,7 +420,7 @@ public final class ClientSpoutRunner extends RunnerIO {
             builder = KafkaSpoutConfig.Builder.class.getConstructor(String.class, Class.forName(sub + "TopicFilter"),
                                                                     Class.forName(sub + "ManualPartitioner"))
                 .newInstance(bootstrap, filter, partitioner);
-        } else {
+        } else if (API.equals("1.x")) {
             Object filter = Class.forName(SPOUT + "NamedTopicFilter").getConstructor(String[].class)
                 .newInstance((Object) new String[] {topic});
             Class<?> partitionerType = Class.forName(SPOUT + "ManualPartitioner");
@@ -382,14 +429,32 @@ public final class ClientSpoutRunner extends RunnerIO {
                 .getConstructor(partitionerType, Class.forName(SPOUT + "TopicFilter")).newInstance(partitioner, filter);
             builder = KafkaSpoutConfig.Builder.class.getConstructor(String.class, Class.forName(SPOUT + "Subscription"))
                 .newInstance(bootstrap, subscription);
+        } else if (API.equals("1.1-legacy")) {
+            Object subscription;
+            if (wanted == null) {  // the Builder's default (v1.1.1 KafkaSpoutConfig.Builder(bootstrap, ..., topics))
+                subscription = Class.forName(SPOUT + "NamedSubscription").getConstructor(String[].class)
+                    .newInstance((Object) new String[] {topic});
+            } else {
+                Class<?> partitionerType = Class.forName(SPOUT + "ManualPartitioner");
+                subscription = Class.forName(SPOUT + "ManualPartitionNamedSubscription")
+                    .getConstructor(partitionerType, String[].class)
+                    .newInstance(partitioner(partitionerType, wanted, null), new String[] {topic});
+            }
+            builder = KafkaSpoutConfig.Builder.class.getConstructor(String.class, Class.class, Class.class,
+                                                                    Class.forName(SPOUT + "Subscription"))
+                .newInstance(bootstrap, StringDeserializer.class, StringDeserializer.class, subscription);
+        } else {
+            builder = legacy10Builder(s, bootstrap, topic, group, wanted);
         }
-        Method setProp = builder.getClass().getMethod("setProp", String.class, Object.class);
-        setProp.invoke(builder, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        setProp.invoke(builder, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        setProp.invoke(builder, ConsumerConfig.GROUP_ID_CONFIG, group);
-        if (s.get("kafka_props") != null) {
-            for (Map.Entry<String, Object> e : ((Map<String, Object>) s.get("kafka_props")).entrySet()) {
-                setProp.invoke(builder, e.getKey(), e.getValue());
+        if (!API.equals("1.0-legacy")) {
+            Method setProp = builder.getClass().getMethod("setProp", String.class, Object.class);
+            setProp.invoke(builder, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+            setProp.invoke(builder, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+            setProp.invoke(builder, ConsumerConfig.GROUP_ID_CONFIG, group);
+            if (s.get("kafka_props") != null) {
+                for (Map.Entry<String, Object> e : ((Map<String, Object>) s.get("kafka_props")).entrySet()) {
+                    setProp.invoke(builder, e.getKey(), e.getValue());
+                }
             }
         }
         Class<?> strategyType = Class.forName(TWO_X ? SPOUT + "FirstPollOffsetStrategy"
@@ -398,16 +463,66 @@ public final class ClientSpoutRunner extends RunnerIO {
                                                                       : s.get("first_poll_offset_strategy");
         builder.getClass().getMethod("setFirstPollOffsetStrategy", strategyType)
             .invoke(builder, enumValue(strategyType, String.valueOf(strategy)));
-        Class<?> guaranteeType = Class.forName(SPOUT + "KafkaSpoutConfig$ProcessingGuarantee");
-        String guarantee = s.get("processing_guarantee") == null ? "AT_LEAST_ONCE"
-                                                                 : String.valueOf(s.get("processing_guarantee"));
-        builder.getClass().getMethod("setProcessingGuarantee", guaranteeType)
-            .invoke(builder, enumValue(guaranteeType, guarantee));
+        if (!LEGACY) {
+            Class<?> guaranteeType = Class.forName(SPOUT + "KafkaSpoutConfig$ProcessingGuarantee");
+            builder.getClass().getMethod("setProcessingGuarantee", guaranteeType)
+                .invoke(builder, enumValue(guaranteeType, guarantee));
+        }
         if (s.get("offset_commit_period_ms") != null) {
             builder.getClass().getMethod("setOffsetCommitPeriodMs", long.class)
                 .invoke(builder, ((Number) s.get("offset_commit_period_ms")).longValue());
         }
         return (KafkaSpoutConfig<String, String>) builder.getClass().getMethod("build").invoke(builder);
+    }
+
+    /** 1.0.0-1.0.5 (v1.0.5 KafkaSpoutConfig.java, KafkaSpoutStreamsNamedTopics.java,
+     *  KafkaSpoutTuplesBuilderNamedTopics.java, KafkaSpoutTupleBuilder.java): new Builder(kafkaProps, streams,
+     *  tuplesBuilder), kafkaProps holding bootstrap.servers, group.id, the deserializers and kafka_props; one stream
+     *  ("default") of the topic with DefaultRecordTranslator's fields; KafkaSpoutTupleBuilder is abstract, so it is a
+     *  Mockito mock built through its real constructor (the topic) whose buildTuple answers [topic, partition,
+     *  offset, key, value] and whose other methods are the real ones. */
+    static Object legacy10Builder(Map<String, Object> s, String bootstrap, String topic, String group,
+                                  List<Integer> wanted) throws Exception {
+        if (wanted != null) {
+            throw new IllegalArgumentException(s.get("name") + ": storm-kafka-client 1.0.0-1.0.5 subscribes "
+                                               + "(KafkaSpout.subscribeKafkaConsumer): no \"partitions\" of one task");
+        }
+        Map<String, Object> props = new HashMap<>();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        if (s.get("kafka_props") != null) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> more = (Map<String, Object>) s.get("kafka_props");
+            props.putAll(more);
+        }
+        org.apache.storm.tuple.Fields fields =
+            new org.apache.storm.tuple.Fields("topic", "partition", "offset", "key", "value");
+        Object streamsBuilder = Class.forName(SPOUT + "KafkaSpoutStreamsNamedTopics$Builder")
+            .getConstructor(org.apache.storm.tuple.Fields.class, String[].class)
+            .newInstance(fields, new String[] {topic});
+        Object streams = streamsBuilder.getClass().getMethod("build").invoke(streamsBuilder);
+        Class<?> tupleBuilderType = Class.forName(SPOUT + "KafkaSpoutTupleBuilder");
+        Object tupleBuilder = Mockito.mock(tupleBuilderType, Mockito.withSettings()
+            .useConstructor((Object) new String[] {topic})
+            .defaultAnswer(invocation -> {
+                if (invocation.getMethod().getName().equals("buildTuple")) {
+                    org.apache.kafka.clients.consumer.ConsumerRecord<?, ?> r =
+                        (org.apache.kafka.clients.consumer.ConsumerRecord<?, ?>) invocation.getArgument(0);
+                    return new ArrayList<Object>(java.util.Arrays.asList(r.topic(), r.partition(), r.offset(), r.key(),
+                                                                         r.value()));
+                }
+                return Mockito.CALLS_REAL_METHODS.answer(invocation);
+            }));
+        Object tuplesArray = java.lang.reflect.Array.newInstance(tupleBuilderType, 1);
+        java.lang.reflect.Array.set(tuplesArray, 0, tupleBuilder);
+        Object tuplesBuilderBuilder = Class.forName(SPOUT + "KafkaSpoutTuplesBuilderNamedTopics$Builder")
+            .getConstructor(tuplesArray.getClass()).newInstance(tuplesArray);
+        Object tuplesBuilder = tuplesBuilderBuilder.getClass().getMethod("build").invoke(tuplesBuilderBuilder);
+        return KafkaSpoutConfig.Builder.class.getConstructor(Map.class, Class.forName(SPOUT + "KafkaSpoutStreams"),
+                                                             Class.forName(SPOUT + "KafkaSpoutTuplesBuilder"))
+            .newInstance(props, streams, tuplesBuilder);
     }
 
     /** Storm's RoundRobinManualPartitioner when no partitions are named (one task: every partition); else a
@@ -538,6 +653,35 @@ public final class ClientSpoutRunner extends RunnerIO {
         }
         try (KafkaConsumer<String, String> committer = reader(bootstrap, group)) {
             committer.commitSync(offsets);
+        }
+    }
+
+    /** The log start (end: the log end) of each partition: beginningOffsets/endOffsets (kafka-clients 0.10.1 on);
+     *  before, as those did it, assign, seekToBeginning/seekToEnd (varargs in 0.9, a Collection from 0.10.0) and
+     *  position(). */
+    @SuppressWarnings("unchecked")
+    static Map<TopicPartition, Long> logOffsets(KafkaConsumer<?, ?> reader, List<TopicPartition> tps, boolean end)
+            throws Exception {
+        String name = end ? "endOffsets" : "beginningOffsets";
+        try {
+            return (Map<TopicPartition, Long>) KafkaConsumer.class.getMethod(name, Collection.class)
+                .invoke(reader, tps);
+        } catch (NoSuchMethodException e) {
+            reader.assign(tps);
+            String seek = end ? "seekToEnd" : "seekToBeginning";
+            try {
+                KafkaConsumer.class.getMethod(seek, Collection.class).invoke(reader, tps);
+            } catch (NoSuchMethodException old) {
+                KafkaConsumer.class.getMethod(seek, TopicPartition[].class)
+                    .invoke(reader, (Object) tps.toArray(new TopicPartition[0]));
+            }
+            Map<TopicPartition, Long> offsets = new HashMap<>();
+            for (TopicPartition tp : tps) {
+                offsets.put(tp, reader.position(tp));
+            }
+            return offsets;
+        } catch (InvocationTargetException e) {
+            throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
         }
     }
 

@@ -1,8 +1,9 @@
 /*
- * The real old storm-kafka spout (org.apache.storm.kafka.KafkaSpout, storm-kafka 1.2.4, from the lib/ that
- * tests/storm_runner/kafka/pom.xml fills) run against a real ZooKeeper and broker, outside a worker: where it starts
- * reading each partition, what it emits, what goes wrong, and the offset nodes it writes back
- * (<zkRoot>/<id>/partition_<N>). tests/storm_kafka_spout.py compiles and runs it.
+ * The real old storm-kafka spout (org.apache.storm.kafka.KafkaSpout of storm-kafka 1.2.4, 1.1.3 or 1.0.6;
+ * storm.kafka.KafkaSpout of 0.10.2, 0.9.7 or 0.9.2-incubating; from the lib/ that tests/storm_runner/kafka/pom.xml
+ * fills for each) run against a real ZooKeeper and broker, outside a worker: where it starts reading each partition,
+ * what it emits, what goes wrong, and the offset nodes it writes back (<zkRoot>/<id>/partition_<N>).
+ * tests/storm_kafka_spout.py compiles and runs it, against one release's jars per compilation.
  *
  *   java -cp CLASSES:LIB/'*' OldSpoutRunner '{"scenarios": [...]}'    (or the document on stdin: argument "-" or none)
  *
@@ -43,7 +44,9 @@
  *
  *   "name":          as given
  *   "started_at":    {"0": 4, ...}: the offset each PartitionManager set out from, as its constructor logs it
- *                    ("Starting Kafka ... from offset N", PartitionManager.java:156)
+ *                    ("Starting Kafka <host> Partition{..., partition=N} from offset M", PartitionManager.java:156
+ *                    at v1.0.6 to v1.2.4; "Starting Kafka <host>:N from offset M" at v0.9.2-incubating to v0.10.2,
+ *                    PartitionManager.java:102 at v0.9.2-incubating, :103 at v0.9.7, :110 at v0.10.2)
  *   "first_emitted": {"0": 4, "1": null, ...}: per partition the spout managed, the first offset emitted (a
  *                    KafkaMessageId's), or null
  *   "visit_order":   [0, 2, 1]: the partitions in the order nextTuple() visits their PartitionManagers (a HashMap's
@@ -66,9 +69,29 @@
  * reports; a malformed document: a message on stderr, exit status 2; a scenario the runner cannot set up (a missing
  * key, an unknown spout_config field) or a failure of its own: the stack trace on stderr, exit status 1.
  *
- * Java: runs on JDK 17 and 25 (the only ones here) with the ZooKeeper client the pom puts in lib/, 3.5.3-beta;
- * Storm 1.2.4's own 3.4.14 cannot connect to any server on JDK 14 and later (the pom says why), and open() then
+ * Java: runs on JDK 17 and 25 (the only ones here) with the ZooKeeper client each release's pom puts in lib/;
+ * Storm 1.2.4's own 3.4.14 cannot connect to any server on JDK 14 and later (its pom says why), and open() then
  * throws ConnectionLossException. Nothing needs --add-opens: the reflection here is on classpath classes.
+ *
+ * Releases (one source for all):
+ *   - 0.9.x and 0.10.x name their packages backtype.storm (storm-core) and storm.kafka (storm-kafka):
+ *     tests/storm_kafka_spout.py compiles a copy of this file with "org.apache.storm.kafka" replaced by
+ *     "storm.kafka" and then "org.apache.storm." by "backtype.storm." (imports, STORM_KAFKA, comments); every
+ *     class and member named here exists under those names (KafkaSpout, SpoutConfig, ZkHosts, StaticHosts, Broker,
+ *     GlobalPartitionInformation, PartitionManager.getPartition, Partition.partition, KafkaMessageId.partition and
+ *     .offset, KafkaSpout._coordinator and ._connections, ZkCoordinator._cachedList and ._reader,
+ *     StaticCoordinator._allManagers, DynamicPartitionConnections._reader and .clear, Config.TOPOLOGY_NAME,
+ *     Utils.readDefaultConfig: read at v0.9.2-incubating, v0.9.7 and v0.10.2).
+ *   - What differs is handled here, each where it is used: ISpoutOutputCollector.getPendingCount exists from 1.0
+ *     only (so it is implemented without @Override); GlobalPartitionInformation(String topic) from 1.0, a no-argument
+ *     constructor before (chosen by reflection); the "Starting Kafka" line's two forms (STARTING);
+ *     CuratorFramework.blockUntilConnected(int, TimeUnit) is in Storm 1.x's Curator (2.10.0, 4.0.1), not in
+ *     0.9.x/0.10.x's (2.4.0, 2.5.0): the runner's own client then polls CuratorZookeeperClient.isConnected() for
+ *     up to the same 15 s; the spout_config field for another topology's offsets is forceFromStart
+ *     before 0.10 and ignoreZkOffsets from 0.10 on (the caller names the release's field: an unknown one fails).
+ *   - Logging: the runner captures storm-kafka's loggers through log4j2 (Storm's own binding from 0.10 on); the
+ *     0.9.x poms replace storm-core's logback by log4j2's slf4j binding (their comments say why), since storm-kafka
+ *     itself only calls slf4j.
  */
 
 import java.nio.charset.StandardCharsets;
@@ -116,7 +139,10 @@ import org.mockito.Mockito;
 public final class OldSpoutRunner extends RunnerIO {
 
     static final String STORM_KAFKA = "org.apache.storm.kafka";
-    static final Pattern STARTING = Pattern.compile("^Starting Kafka .* partition=(\\d+)\\} from offset (-?\\d+)$");
+    /** The line PartitionManager's constructor logs last: "Starting Kafka <host> Partition{host=..., topic=...,
+     *  partition=N} from offset M" (1.x), "Starting Kafka <host>:N from offset M" (0.9.x, 0.10.x). */
+    static final Pattern STARTING = Pattern.compile(
+            "^Starting Kafka (?:.* partition=(\\d+)\\}|\\S*:(\\d+)) from offset (-?\\d+)$");
     static final Pattern NAMES_PARTITION = Pattern.compile("partition=(\\d+)\\}|/partition_(\\d+)\\b");
     static final int LOG_LINES = 200;
 
@@ -137,7 +163,8 @@ public final class OldSpoutRunner extends RunnerIO {
             }
             Matcher starting = STARTING.matcher(message);
             if (starting.matches()) {
-                startedAt.put(starting.group(1), Long.parseLong(starting.group(2)));
+                String partition = starting.group(1) != null ? starting.group(1) : starting.group(2);
+                startedAt.put(partition, Long.parseLong(starting.group(3)));
             }
             if (event.getLevel().isMoreSpecificThan(Level.WARN)) {
                 String where = partitionNamed(message + (thrown == null ? "" : " " + thrown));
@@ -230,7 +257,7 @@ public final class OldSpoutRunner extends RunnerIO {
                 record(messageId);
             }
 
-            @Override
+            // no @Override: ISpoutOutputCollector has it from 1.0 on (0.9.x, 0.10.x: emit, emitDirect, reportError)
             public long getPendingCount() {
                 return ids.size();
             }
@@ -253,7 +280,7 @@ public final class OldSpoutRunner extends RunnerIO {
         try (CuratorFramework zk = CuratorFrameworkFactory.newClient(stateConnect.toString(),
                 new RetryNTimes(3, 500))) {
             zk.start();
-            boolean reading = zk.blockUntilConnected(15, TimeUnit.SECONDS);
+            boolean reading = blockUntilConnected(zk);
             if (!reading) {  // the spout is run all the same: what it does then is the report
                 capture.runnerError("could not connect to ZooKeeper at " + stateConnect + " within 15 s: "
                         + "no nodes read before or after");
@@ -366,7 +393,7 @@ public final class OldSpoutRunner extends RunnerIO {
         }
         Map<?, ?> hosts = (Map<?, ?>) h;
         if (hosts.get("static") instanceof Map) {
-            GlobalPartitionInformation info = new GlobalPartitionInformation(topic);
+            GlobalPartitionInformation info = partitionInformation(topic);
             for (Map.Entry<?, ?> e : ((Map<?, ?>) hosts.get("static")).entrySet()) {
                 info.addPartition(Integer.parseInt((String) e.getKey()), Broker.fromString((String) e.getValue()));
             }
@@ -406,7 +433,9 @@ public final class OldSpoutRunner extends RunnerIO {
         Object coordinator = field(spout, "_coordinator");
         if (coordinator != null) {
             boolean zk = coordinator.getClass().getSimpleName().equals("ZkCoordinator");
-            for (Object manager : (List<?>) field(coordinator, zk ? "_cachedList" : "_allManagers")) {
+            List<?> managers = (List<?>) field(coordinator, zk ? "_cachedList" : "_allManagers");
+            for (Object manager : managers == null ? Collections.emptyList() : managers) {  // 0.9.2: null until
+                                                                                             // the first refresh
                 order.add((long) ((PartitionManager) manager).getPartition().partition);
             }
         }
@@ -434,6 +463,42 @@ public final class OldSpoutRunner extends RunnerIO {
             }
         } catch (Throwable t) {
             System.err.println("old-spout: could not release the spout's clients: " + t);
+        }
+    }
+
+    // --- what differs between releases ---------------------------------------------------------------------------
+
+    /** GlobalPartitionInformation(String topic) from 1.0 on; a no-argument constructor in 0.9.x and 0.10.x. */
+    static GlobalPartitionInformation partitionInformation(String topic) {
+        try {
+            try {
+                return GlobalPartitionInformation.class.getConstructor(String.class).newInstance(topic);
+            } catch (NoSuchMethodException before10) {
+                return GlobalPartitionInformation.class.getConstructor().newInstance();
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("GlobalPartitionInformation: " + e, e);
+        }
+    }
+
+    /** The runner's own ZooKeeper client connected within 15 s: CuratorFramework.blockUntilConnected where Curator
+     *  has it (2.10.0 and 4.0.1 of Storm 1.x); else (Curator 2.4.0 and 2.5.0 of Storm 0.9.x and 0.10.x) its
+     *  CuratorZookeeperClient.isConnected() polled every 5 ms (that client's blockUntilConnectedOrTimedOut waits on
+     *  a watcher added after it found no connection, in steps of 1 s: up to a second lost when the connection
+     *  comes in between). */
+    static boolean blockUntilConnected(CuratorFramework zk) throws Exception {
+        try {
+            return (Boolean) zk.getClass().getMethod("blockUntilConnected", int.class, TimeUnit.class)
+                    .invoke(zk, 15, TimeUnit.SECONDS);
+        } catch (NoSuchMethodException olderCurator) {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+            while (!zk.getZookeeperClient().isConnected()) {
+                if (System.nanoTime() > until) {
+                    return false;
+                }
+                Thread.sleep(5);
+            }
+            return true;
         }
     }
 
