@@ -22,6 +22,17 @@ directory, as tests/storm_kafka_spout.py compiles OldSpoutRunner; all scenarios 
                                "storm_id": ..., "bootstrap_servers": broker.address, "topic": topic,
                                "first_poll_offset_strategy": "UNCOMMITTED_EARLIEST"}])
 
+ClientTridentRunner also runs on storm-kafka-client 1.2.4's jars (client-1.2.4/lib: storm-core 1.2.4's Trident,
+KafkaSpoutConfig, kafka-clients 0.10.1.0, so against the Kafka 3.9 broker), reaching what differs between the lines
+by reflection (its header says how); compiled once a session per release:
+
+    run_client_trident([...], release="1.2.4")        tests/test_trident_releases_e2e.py
+
+And both runners take "executor": "transactional": Storm's PartitionedTridentSpoutExecutor around the library's
+transactional (non-opaque) spout, storm-kafka 1.2.4's TransactionalTridentKafkaSpout and storm-kafka-client's
+KafkaTridentSpoutTransactional (2.8.3's; 1.2.4's is a stub that answers null), without commit (its Emitter is no
+committer), each replay noted under "replayed" (tests/test_trident_transactional_e2e.py).
+
 A scenario's keys and the report's are listed at the top of each runner. Partition-keyed maps of the report
 (first_emitted, started_at, emitted, handed, returned, and errors but its "batch" key) are keyed by int here.
 
@@ -42,6 +53,11 @@ Measured here (2 cores, JDK 17, tests/test_trident_oracle_e2e.py): javac 2.3 s (
 exit); the first scenario takes 0.7 s (1.2.4) and 1.8 s (2.8.3: kafka-clients and Mockito load), then a storm-kafka
 scenario 0.1-0.4 s, a storm-kafka-client one 0.25-0.8 s, and 1.3 s when a partition emits nothing (the runner waits
 three empty batches, each the emitter's 200 ms poll). 17 scenarios in 4.8 s (1.2.4), 16 in 15 s (2.8.3).
+storm-kafka-client 1.2.4 (tests/test_trident_releases_e2e.py, machine shared, load 4-8): javac 4-6 s; 0.2 s a
+scenario that fails at its first batch, 1.3-4.7 s one that emits (kafka-clients 0.10.1.0's first polls of each
+partition often come back empty, 200 ms each, partition by partition); 26 scenarios in 23 s. Transactional
+(tests/test_trident_transactional_e2e.py): storm-kafka 14 scenarios in 5-8.5 s, storm-kafka-client 2.8.3 12 in
+17-22 s, each after a 2-scenario opaque call (5-9 s) that writes the hand-over states.
 """
 
 from __future__ import annotations
@@ -57,6 +73,7 @@ HERE = Path(__file__).parent / "storm_runner" / "trident"
 OLD_SOURCE = HERE / "OldTridentRunner.java"
 CLIENT_SOURCE = HERE / "ClientTridentRunner.java"
 OLD_RELEASE, CLIENT_RELEASE = "1.2.4", "2.8.3"
+CLIENT_RELEASES = ("2.8.3", "1.2.4")  # ClientTridentRunner runs on either line's jars (its header says how)
 
 # jdk.net.hosts.file: what ZooKeeper 3.4.14's StaticHostProvider looks up on JDK 14+ (see above)
 HOSTS = "127.0.0.1 127.0.0.1/<unresolved> localhost/<unresolved> localhost\n"
@@ -66,17 +83,23 @@ HOSTS = "127.0.0.1 127.0.0.1/<unresolved> localhost/<unresolved> localhost\n"
 _FILES = {"mockito-extensions/org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
           "mockito-extensions/org.mockito.plugins.MemberAccessor": "member-accessor-reflection\n",
           "hosts": HOSTS}
-PARTITIONED = ("first_emitted", "started_at", "emitted", "handed", "returned")
+PARTITIONED = ("first_emitted", "started_at", "emitted", "handed", "returned", "replayed")
 
 
 @functools.cache
 def _classes(which: str) -> tuple[str, str]:
-    """A runner compiled against its library's jars once per session: (its classpath, the log4j2 file)."""
+    """A runner compiled against its library's jars once per session: (its classpath, the log4j2 file). `which`:
+    "old" (storm-kafka 1.2.4), "client" (storm-kafka-client 2.8.3) or "client-<release>" (one of CLIENT_RELEASES)."""
     if which == "old":
         return compile_java((OLD_SOURCE, RUNNER_IO), f"{old_lib_dir(OLD_RELEASE)}/*", prefix="old-trident-runner-",
                             log_prefix="storm-kafka-trident", files=_FILES)
-    return compile_java((CLIENT_SOURCE, RUNNER_IO), f"{client_lib_dir(CLIENT_RELEASE)}/*",
-                        prefix="client-trident-runner-", log_prefix="storm-kafka-client-trident", files=_FILES)
+    release = CLIENT_RELEASE if which == "client" else which.removeprefix("client-")
+    if release not in CLIENT_RELEASES:
+        raise ValueError(f"no ClientTridentRunner for storm-kafka-client {release!r}: one of {CLIENT_RELEASES}")
+    tag = "" if release == CLIENT_RELEASE else f"-{release}"
+    return compile_java((CLIENT_SOURCE, RUNNER_IO), f"{client_lib_dir(release)}/*",
+                        prefix=f"client-trident-runner{tag}-", log_prefix=f"storm-kafka-client-trident{tag}",
+                        files=_FILES)
 
 
 def run_old_trident(scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:
@@ -84,10 +107,13 @@ def run_old_trident(scenarios: list[dict], *, timeout: float | None = None) -> l
     return _run("old", "OldTridentRunner", scenarios, timeout)
 
 
-def run_client_trident(scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:
-    """storm-kafka-client 2.8.3's KafkaTridentSpoutOpaque on each scenario, in order, in one JVM
-    (ClientTridentRunner.java)."""
-    return _run("client", "ClientTridentRunner", scenarios, timeout)
+def run_client_trident(scenarios: list[dict], *, timeout: float | None = None,
+                       release: str = CLIENT_RELEASE) -> list[dict]:
+    """storm-kafka-client `release`'s KafkaTridentSpoutOpaque (or, a scenario's "executor": "transactional", its
+    KafkaTridentSpoutTransactional under PartitionedTridentSpoutExecutor) on each scenario, in order, in one JVM
+    (ClientTridentRunner.java). 1.2.4 speaks kafka-clients 0.10.1.0: give it the Kafka 3.9 broker."""
+    return _run("client" if release == CLIENT_RELEASE else f"client-{release}", "ClientTridentRunner", scenarios,
+                timeout)
 
 
 def _run(which: str, main: str, scenarios: list[dict], timeout: float | None) -> list[dict]:
@@ -95,12 +121,14 @@ def _run(which: str, main: str, scenarios: list[dict], timeout: float | None) ->
     but one JSON line, or does not end within `timeout` seconds (default: 60 s plus each scenario's deadline)."""
     timeout = scenario_timeout(scenarios, timeout)
     classpath, logging = _classes(which)
-    hosts = [f"-Djdk.net.hosts.file={Path(logging).parent / 'hosts'}"] if which == "old" else []
+    # storm-core 1.2.4's shaded ZooKeeper 3.4.14 client (storm-kafka's runner and storm-kafka-client 1.2.4's)
+    hosts = [f"-Djdk.net.hosts.file={Path(logging).parent / 'hosts'}"] if which in ("old", "client-1.2.4") else []
     argv = [tool("java", main), *JVM_FLAGS, "-Djava.net.preferIPv4Stack=true", *hosts,
             f"-Dlog4j2.configurationFile={logging}", "-cp", classpath, main, "-"]
     reports = run_scenarios(main, argv, scenarios, timeout=timeout)
     for report in reports:
         for key in PARTITIONED:
-            report[key] = {int(p): v for p, v in report[key].items()}
+            if key in report:
+                report[key] = {int(p): v for p, v in report[key].items()}
         report["errors"] = {(int(p) if p.isdigit() else p): v for p, v in report["errors"].items()}
     return reports

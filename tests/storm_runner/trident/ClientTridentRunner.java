@@ -18,6 +18,10 @@
  *   "bootstrap_servers", "topic"
  *   "first_poll_offset_strategy"  EARLIEST | LATEST | UNCOMMITTED_EARLIEST (Storm's default) | UNCOMMITTED_LATEST
  *   "kafka_props"                 more consumer properties (KafkaTridentSpoutConfig.Builder#setProp)
+ *   "executor"                    "opaque" (default): OpaquePartitionedTridentSpoutExecutor around
+ *                                 KafkaTridentSpoutOpaque; "transactional": PartitionedTridentSpoutExecutor around
+ *                                 KafkaTridentSpoutTransactional (a real spout from 2.0.0; a stub whose getCoordinator
+ *                                 and getEmitter answer null in 1.x: KafkaTridentSpoutTransactional.java at v1.2.4)
  *   "max_batches"                 at most this many transactions (default 6)
  *   "idle_batches"                stop after this many batches in a row that emit nothing new (default 3; an empty
  *                                 batch costs the emitter's poll timeout, 200 ms)
@@ -57,9 +61,35 @@
  *   "seconds".
  *
  * stdout carries that line only. Bad input: exit 2; the runner's own failure: exit 1. Java 17 (and 25).
+ *
+ * The same source runs on storm-kafka-client 1.2.4's jars (client-1.2.4/lib: storm-core 1.2.4 holds Trident,
+ * kafka-clients 0.10.1.0, so against the Kafka 3.9 broker): what differs between the releases is reached by
+ * reflection and by method name, never imported. In 1.x the spout is new KafkaTridentSpoutOpaque(KafkaSpoutConfig
+ * .builder(bootstrap, topic).setFirstPollOffsetStrategy(KafkaSpoutConfig.FirstPollOffsetStrategy...).build())
+ * (its default ManualPartitionSubscription, RoundRobinManualPartitioner), the executor calls the emitter's
+ * emitPartitionBatch(tx, collector, partition, lastMeta) once per partition (storm-core v1.2.4,
+ * OpaquePartitionedTridentSpoutExecutor.java:135-145), which the proxy notes as it notes emitBatchNew, and the
+ * coordinator's partitions are those KafkaTridentSpoutTopicPartitionRegistry.INSTANCE holds: a JVM-wide enum the
+ * emitter's consumer fills as it is assigned partitions and nothing empties but a revocation, emptied here before
+ * each scenario as a fresh worker's JVM starts it (else a scenario's coordinator would also name the partitions of
+ * the topics before it). 1.x's meta is {"tp": {"topic", "partition"}, "firstOffset", "lastOffset"}, no topologyId,
+ * and an empty batch returns the meta it was handed (null without one: KafkaTridentSpoutEmitter.java:113-150), so
+ * "started_at" of a partition whose first batch emitted nothing is, in 1.x, the consumer's position after that batch
+ * (where its seek put it: KafkaTridentSpoutEmitter.kafkaConsumer.position, read by reflection).
+ * storm-core 1.2.4's TransactionalState connects through its shaded ZooKeeper 3.4.14 client: the JVM needs the
+ * hosts file tests/storm_trident_spout.py gives OldTridentRunner's.
+ *
+ * "executor": "transactional" (tags: storm-core v1.2.4, storm-client v2.8.3, PartitionedTridentSpoutExecutor.java):
+ * the executor's Emitter is no ICommitterTridentSpout.Emitter, so TridentSpoutExecutor never calls commit (it is
+ * not called here either); emitBatch writes each partition's meta itself, as it emits (RotatingTransactionalState
+ * .getStateOrCreate), and replays a txid whose state exists (reEmitPartitionBatch in 2.x, emitPartitionBatch in
+ * the 1.x IPartitionedTridentSpout.Emitter), which the proxy notes too:
+ *   "replayed"       {"0": [<the meta the executor handed a replay, as JSON text>, ...]}
+ * and "started_at" is then, for a partition whose first batch was a replay, that meta's firstOffset.
  */
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -82,11 +112,7 @@ import org.apache.logging.log4j.core.LoggerContext;
 import org.apache.logging.log4j.core.appender.AbstractAppender;
 import org.apache.logging.log4j.core.config.Configuration;
 import org.apache.logging.log4j.core.config.LoggerConfig;
-import org.apache.logging.log4j.core.config.Property;
 import org.apache.storm.Config;
-import org.apache.storm.kafka.spout.FirstPollOffsetStrategy;
-import org.apache.storm.kafka.spout.trident.KafkaTridentSpoutConfig;
-import org.apache.storm.kafka.spout.trident.KafkaTridentSpoutOpaque;
 import org.apache.storm.metric.api.CombinedMetric;
 import org.apache.storm.metric.api.ICombiner;
 import org.apache.storm.metric.api.IReducer;
@@ -99,9 +125,11 @@ import org.apache.storm.task.TopologyContext;
 import org.apache.storm.trident.operation.TridentCollector;
 import org.apache.storm.trident.spout.ICommitterTridentSpout;
 import org.apache.storm.trident.spout.IOpaquePartitionedTridentSpout;
+import org.apache.storm.trident.spout.IPartitionedTridentSpout;
 import org.apache.storm.trident.spout.ISpoutPartition;
 import org.apache.storm.trident.spout.ITridentSpout;
 import org.apache.storm.trident.spout.OpaquePartitionedTridentSpoutExecutor;
+import org.apache.storm.trident.spout.PartitionedTridentSpoutExecutor;
 import org.apache.storm.trident.topology.TransactionAttempt;
 import org.apache.storm.trident.topology.state.TransactionalState;
 import org.apache.storm.utils.Utils;
@@ -130,6 +158,11 @@ public final class ClientTridentRunner extends RunnerIO {
     static final class Seen {
         final Map<String, Object> handed = new TreeMap<>(ClientTridentRunner::byNumber);
         final Map<String, List<Object>> returned = new TreeMap<>(ClientTridentRunner::byNumber);
+        final Map<String, List<Object>> replayed = new TreeMap<>(ClientTridentRunner::byNumber);
+        final Map<String, Long> firstReplay = new TreeMap<>(ClientTridentRunner::byNumber);  // partition -> txid
+        final Map<String, Long> firstNew = new TreeMap<>(ClientTridentRunner::byNumber);
+        // 1.x: the consumer's position after a partition's first batch (where an empty one started)
+        final Map<String, Long> position = new TreeMap<>(ClientTridentRunner::byNumber);
         long txid;
     }
 
@@ -157,22 +190,23 @@ public final class ClientTridentRunner extends RunnerIO {
         conf.put(Config.TOPOLOGY_NAME, topologyOf(stormId));
         conf.put(Config.STORM_ID, stormId);
 
-        KafkaTridentSpoutConfig.Builder<String, String> builder = KafkaTridentSpoutConfig.builder(bootstrap, topic);
-        if (s.get("first_poll_offset_strategy") != null) {
-            builder.setFirstPollOffsetStrategy(FirstPollOffsetStrategy.valueOf(text(s, "first_poll_offset_strategy")));
+        Object executorKind = s.get("executor");
+        boolean transactional = "transactional".equals(executorKind);
+        if (executorKind != null && !transactional && !"opaque".equals(executorKind)) {
+            throw new IllegalArgumentException(name + ": executor: want \"opaque\" or \"transactional\"");
         }
-        if (s.get("kafka_props") instanceof Map) {
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) s.get("kafka_props")).entrySet()) {
-                builder.setProp((String) e.getKey(), e.getValue());
-            }
-        }
-        KafkaTridentSpoutOpaque<String, String> real = new KafkaTridentSpoutOpaque<>(builder.build());
+        Object real = spout(s, bootstrap, topic, transactional);
 
         TopologyContext context = context(stormId);
         Seen seen = new Seen();
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        IOpaquePartitionedTridentSpout<Object, ISpoutPartition, Object> spout =
-            (IOpaquePartitionedTridentSpout) observed(real, seen);
+        Object spout = observed(real, seen, transactional);
+        if (!TWO_X) {
+            // a fresh worker's JVM: the JVM-wide registry 1.x's coordinator reads holds no partition yet
+            Object registry = Class.forName(PACKAGE + "KafkaTridentSpoutTopicPartitionRegistry").getEnumConstants()[0];
+            Object held = registry.getClass().getMethod("getTopicPartitions").invoke(registry);
+            registry.getClass().getMethod("removeAll", java.util.Collection.class)
+                .invoke(registry, new ArrayList<>((java.util.Collection<?>) held));
+        }
 
         Map<String, List<Long>> offsets = new TreeMap<>(ClientTridentRunner::byNumber);
         Map<String, List<Object>> emitted = new TreeMap<>(ClientTridentRunner::byNumber);
@@ -191,9 +225,12 @@ public final class ClientTridentRunner extends RunnerIO {
             result.put("nodes_before", nodes(zk, userPath, before));
 
             currentLog = log;
-            OpaquePartitionedTridentSpoutExecutor executor = new OpaquePartitionedTridentSpoutExecutor(spout);
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            ITridentSpout<Object> executor = transactional
+                ? new PartitionedTridentSpoutExecutor((IPartitionedTridentSpout) spout)
+                : new OpaquePartitionedTridentSpoutExecutor((IOpaquePartitionedTridentSpout) spout);
             ITridentSpout.BatchCoordinator<Object> coordinator = executor.getCoordinator(txStateId, conf, context);
-            ICommitterTridentSpout.Emitter emitter = executor.getEmitter(txStateId, conf, context);
+            ITridentSpout.Emitter<Object> emitter = executor.getEmitter(txStateId, conf, context);
             TransactionalState coordinatorState = TransactionalState.newCoordinatorState(conf, txStateId);
             try {
                 // MasterBatchCoordinator.getStoredCurrTransaction (v2.8.3): any Number (json-smart reads "9" as an
@@ -208,7 +245,14 @@ public final class ClientTridentRunner extends RunnerIO {
                         timedOut = true;
                         break;
                     }
-                    Object meta = coordinator.initializeTransaction(txid, previous, null);
+                    Object[] initialized = new Object[1];
+                    long tx = txid;
+                    Object prior = previous;
+                    if (!call(batchErrors, "initializeTransaction txid " + txid,
+                              () -> initialized[0] = coordinator.initializeTransaction(tx, prior, null))) {
+                        break;  // the coordinator would die here (1.x's KafkaTridentSpoutTransactional: null)
+                    }
+                    Object meta = initialized[0];
                     previous = meta;
                     if (partitions.isEmpty()) {
                         for (Object tp : (List<?>) meta) {  // TopicPartitionSerializer.toMap
@@ -228,7 +272,7 @@ public final class ClientTridentRunner extends RunnerIO {
                             batch.computeIfAbsent(p, k -> new ArrayList<>()).add(((Number) values.get(2)).longValue());
                         }
 
-                        @Override
+                        // TridentCollector.flush, from 2.x (not @Override: 1.x's interface has none)
                         public void flush() {
                         }
 
@@ -247,7 +291,9 @@ public final class ClientTridentRunner extends RunnerIO {
                         emitted.computeIfAbsent(e.getKey(), k -> new ArrayList<>())
                             .add(List.of(txid, got.get(0), got.get(got.size() - 1), (long) got.size()));
                     }
-                    if (!ok || !call(batchErrors, "commit txid " + txid, () -> emitter.commit(attempt))) {
+                    // TridentSpoutExecutor.execute commits a committer's batches only (the opaque executor's)
+                    if (!ok || emitter instanceof ICommitterTridentSpout.Emitter && !call(batchErrors,
+                            "commit txid " + txid, () -> ((ICommitterTridentSpout.Emitter) emitter).commit(attempt))) {
                         break;  // the executor would die here: nothing more is called
                     }
                     if (!call(batchErrors, "success txid " + txid, () -> emitter.success(attempt))) {
@@ -264,7 +310,9 @@ public final class ClientTridentRunner extends RunnerIO {
                 call(batchErrors, "coordinator.close", coordinator::close);
                 // after the run, what nothing in Storm closes: the two TransactionalStates' Curator clients
                 closeLater("closing the coordinator state", coordinatorState::close);
-                closeLater("closing the emitter's state", () -> ((TransactionalState) field(emitter, "state")).close());
+                String stateField = TWO_X ? "state" : "_state";  // the executor Emitter's (1.x: _state)
+                closeLater("closing the emitter's state",
+                           () -> ((TransactionalState) field(emitter, stateField)).close());
                 currentLog = null;
             }
             Map<String, Map<String, Stat>> after = stats(zk, userPath);
@@ -297,7 +345,14 @@ public final class ClientTridentRunner extends RunnerIO {
             List<Object> metas = seen.returned.get(key);
             Object meta = metas == null || metas.isEmpty() ? null : metas.get(0);
             Object start = null;
-            if (meta instanceof Map) {
+            Long replay = seen.firstReplay.get(key);
+            if (replay != null && (!seen.firstNew.containsKey(key) || replay < seen.firstNew.get(key))) {
+                Object replayedMeta = seen.replayed.get(key).get(0);  // the replayed batch starts at its firstOffset
+                start = replayedMeta instanceof Map ? ((Map<?, ?>) replayedMeta).get("firstOffset") : null;
+            } else if (!TWO_X && !(emitted.containsKey(key)
+                                   && ((List<?>) emitted.get(key).get(0)).get(0).equals(txids.get(0)))) {
+                start = seen.position.get(key);  // 1.x: an empty first batch returns the meta handed, or null
+            } else if (meta instanceof Map) {
                 boolean emittedFirst = !emitted.getOrDefault(key, Collections.emptyList()).isEmpty()
                     && ((List<?>) emitted.get(key).get(0)).get(0).equals(txids.get(0));
                 Map<?, ?> m = (Map<?, ?>) meta;
@@ -329,6 +384,15 @@ public final class ClientTridentRunner extends RunnerIO {
         result.put("emitted", emitted);
         result.put("handed", handed);
         result.put("returned", returned);
+        Map<String, Object> replayed = new TreeMap<>(ClientTridentRunner::byNumber);
+        for (Map.Entry<String, List<Object>> e : seen.replayed.entrySet()) {
+            List<Object> texts = new ArrayList<>();
+            for (Object meta : e.getValue()) {
+                texts.add(meta == null ? null : JSON.writeValueAsString(meta));
+            }
+            replayed.put(e.getKey(), texts);
+        }
+        result.put("replayed", replayed);
         result.put("errors", errors);
         synchronized (log) {
             result.put("log", new ArrayList<>(log));
@@ -338,35 +402,124 @@ public final class ClientTridentRunner extends RunnerIO {
         return result;
     }
 
-    /** The spout, its coordinator passed through, its emitter behind a Proxy that notes each emitBatchNew
-     *  (IOpaquePartitionedTridentSpout.Emitter, v2.8.3: emitBatchNew(tx, collector, partitions, lastPartitionMetaMap),
-     *  which OpaquePartitionedTridentSpoutExecutor.Emitter.emitBatch calls once per batch). */
-    static Object observed(IOpaquePartitionedTridentSpout<?, ?, ?> spout, Seen seen) {
+    static final String PACKAGE = "org.apache.storm.kafka.spout.trident.";
+    /** storm-kafka-client 2.x (KafkaTridentSpoutConfig, from 2.0.0) or 1.x (KafkaSpoutConfig) on the classpath. */
+    static final boolean TWO_X = present(PACKAGE + "KafkaTridentSpoutConfig");
+
+    static boolean present(String name) {
+        try {
+            Class.forName(name, false, ClientTridentRunner.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
+    /** The real spout, built by reflection as a topology builds it (the two releases share no config class):
+     *  2.x new KafkaTridentSpoutOpaque|KafkaTridentSpoutTransactional(KafkaTridentSpoutConfig.builder(bootstrap,
+     *  topic).setFirstPollOffsetStrategy(FirstPollOffsetStrategy.X).setProp(...).build());
+     *  1.x new KafkaTridentSpoutOpaque(KafkaSpoutConfig.builder(bootstrap, topic)
+     *  .setFirstPollOffsetStrategy(KafkaSpoutConfig.FirstPollOffsetStrategy.X).setProp(...).build()), and 1.x's
+     *  stub new KafkaTridentSpoutTransactional(). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static Object spout(Map<String, Object> s, String bootstrap, String topic, boolean transactional)
+            throws Exception {
+        String spoutClass = PACKAGE + (transactional ? "KafkaTridentSpoutTransactional" : "KafkaTridentSpoutOpaque");
+        if (!TWO_X && transactional) {
+            return Class.forName(spoutClass).getConstructor().newInstance();
+        }
+        Class<?> config = Class.forName(TWO_X ? PACKAGE + "KafkaTridentSpoutConfig"
+                                              : "org.apache.storm.kafka.spout.KafkaSpoutConfig");
+        Object builder = config.getMethod("builder", String.class, String[].class)
+            .invoke(null, bootstrap, new String[] {topic});
+        if (s.get("first_poll_offset_strategy") != null) {
+            Class<? extends Enum> strategy = (Class<? extends Enum>) Class.forName(TWO_X
+                ? "org.apache.storm.kafka.spout.FirstPollOffsetStrategy"
+                : "org.apache.storm.kafka.spout.KafkaSpoutConfig$FirstPollOffsetStrategy");
+            builder.getClass().getMethod("setFirstPollOffsetStrategy", strategy)
+                .invoke(builder, Enum.valueOf(strategy, text(s, "first_poll_offset_strategy")));
+        }
+        if (s.get("kafka_props") instanceof Map) {
+            Method setProp = builder.getClass().getMethod("setProp", String.class, Object.class);
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) s.get("kafka_props")).entrySet()) {
+                setProp.invoke(builder, e.getKey(), e.getValue());
+            }
+        }
+        Object built = builder.getClass().getMethod("build").invoke(builder);
+        for (java.lang.reflect.Constructor<?> c : Class.forName(spoutClass).getConstructors()) {
+            if (c.getParameterCount() == 1 && c.getParameterTypes()[0].isInstance(built)) {
+                return c.newInstance(built);
+            }
+        }
+        throw new IllegalStateException(spoutClass + " has no constructor taking " + built.getClass().getName());
+    }
+
+    /** The spout, its coordinator passed through, its emitter behind a Proxy that notes, per batch, the last metas
+     *  the executor handed it (which txid's state it chose), the metas it returned, and the metas of the batches it
+     *  was asked to replay: emitBatchNew(tx, collector, partitions, lastPartitionMetaMap) (2.x, both executors: v2.8.3
+     *  OpaquePartitionedTridentSpoutExecutor.Emitter.emitBatch, PartitionedTridentSpoutExecutor.Emitter.emitBatch),
+     *  emitPartitionBatch(tx, collector, partition, lastMeta) (1.x opaque, per partition), reEmitPartitionBatch(tx,
+     *  collector, partition, meta) (2.x transactional) and emitPartitionBatchNew / emitPartitionBatch (the 1.x
+     *  IPartitionedTridentSpout.Emitter, which 1.x's stub never makes). */
+    static Object observed(Object spout, Seen seen, boolean transactional) {
         ClassLoader loader = ClientTridentRunner.class.getClassLoader();
-        return Proxy.newProxyInstance(loader, new Class<?>[] {IOpaquePartitionedTridentSpout.class},
+        Class<?> spoutType = transactional ? IPartitionedTridentSpout.class : IOpaquePartitionedTridentSpout.class;
+        Class<?> emitterType = transactional ? IPartitionedTridentSpout.Emitter.class
+                                             : IOpaquePartitionedTridentSpout.Emitter.class;
+        return Proxy.newProxyInstance(loader, new Class<?>[] {spoutType},
             (proxy, method, args) -> {
                 Object answer = invoke(spout, method, args);
-                if (!method.getName().equals("getEmitter")) {
+                if (!method.getName().equals("getEmitter") || answer == null) {
                     return answer;
                 }
                 Object emitter = answer;
-                return Proxy.newProxyInstance(loader, new Class<?>[] {IOpaquePartitionedTridentSpout.Emitter.class},
+                return Proxy.newProxyInstance(loader, new Class<?>[] {emitterType},
                     (p, m, a) -> {
-                        if (!m.getName().equals("emitBatchNew")) {
+                        String called = m.getName();
+                        boolean replay = transactional && (called.equals("reEmitPartitionBatch")
+                                                           || called.equals("emitPartitionBatch"));
+                        if (replay) {
+                            String partition = partitionKey(((ISpoutPartition) a[2]).getId());
+                            seen.replayed.computeIfAbsent(partition, k -> new ArrayList<>()).add(a[3]);
+                            seen.firstReplay.putIfAbsent(partition, seen.txid);
                             return invoke(emitter, m, a);
                         }
-                        for (Map.Entry<?, ?> e : ((Map<?, ?>) a[3]).entrySet()) {
-                            String partition = partitionKey(((ISpoutPartition) e.getKey()).getId());
-                            if (!seen.handed.containsKey(partition)) {
-                                seen.handed.put(partition, e.getValue());
+                        if (called.equals("emitBatchNew")) {
+                            for (Map.Entry<?, ?> e : ((Map<?, ?>) a[3]).entrySet()) {
+                                String partition = partitionKey(((ISpoutPartition) e.getKey()).getId());
+                                if (!seen.handed.containsKey(partition)) {
+                                    seen.handed.put(partition, e.getValue());
+                                }
                             }
+                            for (Object partition : (java.util.Collection<?>) a[2]) {
+                                seen.firstNew.putIfAbsent(partitionKey(((ISpoutPartition) partition).getId()),
+                                                          seen.txid);
+                            }
+                            Object metas = invoke(emitter, m, a);
+                            for (Map.Entry<?, ?> e : ((Map<?, ?>) metas).entrySet()) {
+                                String partition = partitionKey(((ISpoutPartition) e.getKey()).getId());
+                                seen.returned.computeIfAbsent(partition, k -> new ArrayList<>()).add(e.getValue());
+                            }
+                            return metas;
                         }
-                        Object metas = invoke(emitter, m, a);
-                        for (Map.Entry<?, ?> e : ((Map<?, ?>) metas).entrySet()) {
-                            String partition = partitionKey(((ISpoutPartition) e.getKey()).getId());
-                            seen.returned.computeIfAbsent(partition, k -> new ArrayList<>()).add(e.getValue());
+                        if (called.equals("emitPartitionBatch") || called.equals("emitPartitionBatchNew")) {
+                            String partition = partitionKey(((ISpoutPartition) a[2]).getId());
+                            if (!seen.handed.containsKey(partition)) {
+                                seen.handed.put(partition, a[3]);
+                            }
+                            seen.firstNew.putIfAbsent(partition, seen.txid);
+                            Object meta = invoke(emitter, m, a);
+                            seen.returned.computeIfAbsent(partition, k -> new ArrayList<>()).add(meta);
+                            if (!TWO_X && !seen.position.containsKey(partition)) {
+                                // 1.x's KafkaTridentSpoutEmitter.kafkaConsumer, after the batch's seek and poll
+                                Object tp = a[2].getClass().getMethod("getTopicPartition").invoke(a[2]);
+                                Object consumer = field(emitter, "kafkaConsumer");
+                                seen.position.put(partition, ((Number) consumer.getClass()
+                                    .getMethod("position", tp.getClass()).invoke(consumer, tp)).longValue());
+                            }
+                            return meta;
                         }
-                        return metas;
+                        return invoke(emitter, m, a);
                     });
             });
     }
@@ -474,8 +627,8 @@ public final class ClientTridentRunner extends RunnerIO {
     static void captureLogs() {
         LoggerContext context = (LoggerContext) LogManager.getContext(false);
         Configuration configuration = context.getConfiguration();
-        AbstractAppender appender = new AbstractAppender("client-trident-capture", null, null, true,
-                                                         Property.EMPTY_ARRAY) {
+        // (name, filter, layout, ignoreExceptions): log4j 2.8.2's (1.x) and 2.25's (2.x) both have it
+        AbstractAppender appender = new AbstractAppender("client-trident-capture", null, null, true) {
             @Override
             public void append(LogEvent event) {
                 String message = event.getMessage() == null ? "" : event.getMessage().getFormattedMessage();

@@ -23,6 +23,9 @@
  *   "max_batches"          at most this many transactions (default 6)
  *   "idle_batches"         stop after this many batches in a row that emit nothing new (default 2)
  *   "deadline_ms"          no new batch after this long (default 20000): then "timed_out" is true
+ *   "executor"             "opaque" (default): OpaquePartitionedTridentSpoutExecutor around OpaqueTridentKafkaSpout;
+ *                          "transactional": PartitionedTridentSpoutExecutor around TransactionalTridentKafkaSpout
+ *                          (TridentKafkaEmitter.asTransactionalEmitter), below
  *
  * What it does, as a Trident topology's components would (tags: storm-core and storm-kafka v1.2.4):
  *   - the conf: Storm's defaults.yaml + storm.zookeeper.servers/port + transactional.zookeeper.servers/port/root +
@@ -71,6 +74,16 @@
  * stdout carries that line only: System.out is pointed at stderr first. Bad input: exit 2; the runner's own
  * failure: the stack trace on stderr, exit 1.
  *
+ * "executor": "transactional" (tags: storm-core and storm-kafka v1.2.4): new PartitionedTridentSpoutExecutor(new
+ * TransactionalTridentKafkaSpout(config)), driven as above but for commit: its Emitter is no
+ * ICommitterTridentSpout.Emitter, so TridentSpoutExecutor.execute (:68-70) never commits it, and emitBatch writes
+ * each partition's meta itself, as it emits (PartitionedTridentSpoutExecutor.java:131-148,
+ * RotatingTransactionalState.getStateOrCreate). The proxy then notes emitPartitionBatchNew as it notes the opaque
+ * emitPartitionBatch, and each replay, emitPartitionBatch(tx, collector, partition, meta) of a txid whose state
+ * exists (TridentKafkaEmitter.reEmitPartitionBatch):
+ *   "replayed"       {"0": [<the meta the executor handed the replay, as JSON text>, ...]}
+ * and "started_at" is, for a partition whose first batch was a replay, that meta's "offset".
+ *
  * Java 17 (and 25). storm-core 1.2.4 shades ZooKeeper 3.4.14's client for TransactionalState, whose
  * StaticHostProvider.getHostString parses InetSocketAddress.toString(): on JDK 14+ that reads
  * "127.0.0.1/<unresolved>", which it then looks up by name. tests/storm_trident_spout.py starts the JVM with
@@ -109,6 +122,7 @@ import org.apache.storm.kafka.StringMessageAndMetadataScheme;
 import org.apache.storm.kafka.ZkHosts;
 import org.apache.storm.kafka.trident.GlobalPartitionInformation;
 import org.apache.storm.kafka.trident.OpaqueTridentKafkaSpout;
+import org.apache.storm.kafka.trident.TransactionalTridentKafkaSpout;
 import org.apache.storm.kafka.trident.TridentKafkaConfig;
 import org.apache.storm.metric.api.CombinedMetric;
 import org.apache.storm.metric.api.ICombiner;
@@ -118,9 +132,11 @@ import org.apache.storm.task.TopologyContext;
 import org.apache.storm.trident.operation.TridentCollector;
 import org.apache.storm.trident.spout.ICommitterTridentSpout;
 import org.apache.storm.trident.spout.IOpaquePartitionedTridentSpout;
+import org.apache.storm.trident.spout.IPartitionedTridentSpout;
 import org.apache.storm.trident.spout.ISpoutPartition;
 import org.apache.storm.trident.spout.ITridentSpout;
 import org.apache.storm.trident.spout.OpaquePartitionedTridentSpoutExecutor;
+import org.apache.storm.trident.spout.PartitionedTridentSpoutExecutor;
 import org.apache.storm.trident.topology.TransactionAttempt;
 import org.apache.storm.trident.topology.state.TransactionalState;
 import org.apache.storm.utils.Utils;
@@ -151,6 +167,9 @@ public final class OldTridentRunner extends RunnerIO {
         final Map<String, Object> handed = new TreeMap<>(OldTridentRunner::byNumber);
         final Map<String, List<Object>> returned = new TreeMap<>(OldTridentRunner::byNumber);
         final Map<String, List<String>> errors = new TreeMap<>(OldTridentRunner::byNumber);
+        final Map<String, List<Object>> replayed = new TreeMap<>(OldTridentRunner::byNumber);
+        final Map<String, Long> firstReplay = new TreeMap<>(OldTridentRunner::byNumber);  // partition -> txid
+        final Map<String, Long> firstNew = new TreeMap<>(OldTridentRunner::byNumber);
         long txid;
         Object emitter;  // the spout's own emitter, behind the Proxy
     }
@@ -194,11 +213,15 @@ public final class OldTridentRunner extends RunnerIO {
             }
         }
 
+        Object executorKind = s.get("executor");
+        boolean transactional = "transactional".equals(executorKind);
+        if (executorKind != null && !transactional && !"opaque".equals(executorKind)) {
+            throw new IllegalArgumentException(name + ": executor: want \"opaque\" or \"transactional\"");
+        }
         TopologyContext context = context(stormId);
         Seen seen = new Seen();
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        IOpaquePartitionedTridentSpout<Object, ISpoutPartition, Object> spout =
-            (IOpaquePartitionedTridentSpout) observed(new OpaqueTridentKafkaSpout(config), seen);
+        Object spout = observed(transactional ? new TransactionalTridentKafkaSpout(config)
+                                              : new OpaqueTridentKafkaSpout(config), seen, transactional);
 
         Map<String, List<Long>> offsets = new TreeMap<>(OldTridentRunner::byNumber);
         Map<String, List<Object>> emitted = new TreeMap<>(OldTridentRunner::byNumber);
@@ -217,9 +240,12 @@ public final class OldTridentRunner extends RunnerIO {
             result.put("nodes_before", nodes(zk, userPath, before));
 
             currentLog = log;
-            OpaquePartitionedTridentSpoutExecutor executor = new OpaquePartitionedTridentSpoutExecutor(spout);
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            ITridentSpout<Object> executor = transactional
+                ? new PartitionedTridentSpoutExecutor((IPartitionedTridentSpout) spout)
+                : new OpaquePartitionedTridentSpoutExecutor((IOpaquePartitionedTridentSpout) spout);
             ITridentSpout.BatchCoordinator<Object> coordinator = executor.getCoordinator(txStateId, conf, context);
-            ICommitterTridentSpout.Emitter emitter = executor.getEmitter(txStateId, conf, context);
+            ITridentSpout.Emitter<Object> emitter = executor.getEmitter(txStateId, conf, context);
             TransactionalState coordinatorState = TransactionalState.newCoordinatorState(conf, txStateId);
             try {
                 // MasterBatchCoordinator.getStoredCurrTransaction (v1.2.4: a Long, json-simple's), else INIT_TXID 1
@@ -269,7 +295,9 @@ public final class OldTridentRunner extends RunnerIO {
                         emitted.computeIfAbsent(e.getKey(), k -> new ArrayList<>())
                             .add(List.of(txid, got.get(0), got.get(got.size() - 1), (long) got.size()));
                     }
-                    if (!ok || !call(batchErrors, "commit txid " + txid, () -> emitter.commit(attempt))) {
+                    // TridentSpoutExecutor.execute commits a committer's batches only (the opaque executor's)
+                    if (!ok || emitter instanceof ICommitterTridentSpout.Emitter && !call(batchErrors,
+                            "commit txid " + txid, () -> ((ICommitterTridentSpout.Emitter) emitter).commit(attempt))) {
                         break;  // the executor would die here: nothing more is called
                     }
                     if (!call(batchErrors, "success txid " + txid, () -> emitter.success(attempt))) {
@@ -316,6 +344,10 @@ public final class OldTridentRunner extends RunnerIO {
             first.put(key, got == null ? null : got.get(0));
             List<Object> metas = seen.returned.get(key);
             Object meta = metas == null || metas.isEmpty() ? null : metas.get(0);
+            Long replay = seen.firstReplay.get(key);
+            if (replay != null && (!seen.firstNew.containsKey(key) || replay < seen.firstNew.get(key))) {
+                meta = seen.replayed.get(key).get(0);  // the replayed batch starts at its offset
+            }
             startedAt.put(key, meta instanceof Map ? ((Map<?, ?>) meta).get("offset") : null);
         }
         Map<String, Object> errors = new TreeMap<>(OldTridentRunner::byNumber);
@@ -343,6 +375,15 @@ public final class OldTridentRunner extends RunnerIO {
         result.put("emitted", emitted);
         result.put("handed", handed);
         result.put("returned", returned);
+        Map<String, Object> replayed = new TreeMap<>(OldTridentRunner::byNumber);
+        for (Map.Entry<String, List<Object>> e : seen.replayed.entrySet()) {
+            List<Object> texts = new ArrayList<>();
+            for (Object meta : e.getValue()) {
+                texts.add(meta == null ? null : JSONValue.toJSONString(meta));
+            }
+            replayed.put(e.getKey(), texts);
+        }
+        result.put("replayed", replayed);
         result.put("errors", errors);
         synchronized (log) {
             result.put("log", new ArrayList<>(log));
@@ -352,11 +393,17 @@ public final class OldTridentRunner extends RunnerIO {
         return result;
     }
 
-    /** The spout, its coordinator passed through, its emitter behind a Proxy that notes each emitPartitionBatch
-     *  (IOpaquePartitionedTridentSpout.Emitter, v1.2.4: emitPartitionBatch(tx, collector, partition, lastMeta)). */
-    static Object observed(IOpaquePartitionedTridentSpout<?, ?, ?> spout, Seen seen) {
+    /** The spout, its coordinator passed through, its emitter behind a Proxy that notes each new batch of a
+     *  partition (IOpaquePartitionedTridentSpout.Emitter.emitPartitionBatch(tx, collector, partition, lastMeta), or
+     *  IPartitionedTridentSpout.Emitter.emitPartitionBatchNew, v1.2.4) and, for the transactional spout, each replay
+     *  (IPartitionedTridentSpout.Emitter.emitPartitionBatch(tx, collector, partition, meta)). */
+    static Object observed(Object spout, Seen seen, boolean transactional) {
         ClassLoader loader = OldTridentRunner.class.getClassLoader();
-        return Proxy.newProxyInstance(loader, new Class<?>[] {IOpaquePartitionedTridentSpout.class},
+        Class<?> spoutType = transactional ? IPartitionedTridentSpout.class : IOpaquePartitionedTridentSpout.class;
+        Class<?> emitterType = transactional ? IPartitionedTridentSpout.Emitter.class
+                                             : IOpaquePartitionedTridentSpout.Emitter.class;
+        String fresh = transactional ? "emitPartitionBatchNew" : "emitPartitionBatch";
+        return Proxy.newProxyInstance(loader, new Class<?>[] {spoutType},
             (proxy, method, args) -> {
                 Object answer = invoke(spout, method, args);
                 if (!method.getName().equals("getEmitter")) {
@@ -364,22 +411,31 @@ public final class OldTridentRunner extends RunnerIO {
                 }
                 Object emitter = answer;
                 seen.emitter = emitter;
-                return Proxy.newProxyInstance(loader, new Class<?>[] {IOpaquePartitionedTridentSpout.Emitter.class},
+                return Proxy.newProxyInstance(loader, new Class<?>[] {emitterType},
                     (p, m, a) -> {
-                        if (!m.getName().equals("emitPartitionBatch")) {
+                        boolean replay = transactional && m.getName().equals("emitPartitionBatch");
+                        if (!m.getName().equals(fresh) && !replay) {
                             return invoke(emitter, m, a);
                         }
                         String partition = partitionKey(((ISpoutPartition) a[2]).getId());
-                        if (!seen.handed.containsKey(partition)) {
-                            seen.handed.put(partition, a[3]);
+                        if (replay) {
+                            seen.replayed.computeIfAbsent(partition, k -> new ArrayList<>()).add(a[3]);
+                            seen.firstReplay.putIfAbsent(partition, seen.txid);
+                        } else {
+                            if (!seen.handed.containsKey(partition)) {
+                                seen.handed.put(partition, a[3]);
+                            }
+                            seen.firstNew.putIfAbsent(partition, seen.txid);
                         }
                         try {
                             Object meta = invoke(emitter, m, a);
-                            seen.returned.computeIfAbsent(partition, k -> new ArrayList<>()).add(meta);
+                            if (!replay) {
+                                seen.returned.computeIfAbsent(partition, k -> new ArrayList<>()).add(meta);
+                            }
                             return meta;
                         } catch (Throwable t) {
                             seen.errors.computeIfAbsent(partition, k -> new ArrayList<>())
-                                .add("emitPartitionBatch txid " + seen.txid + ": " + t);
+                                .add(m.getName() + " txid " + seen.txid + ": " + t);
                             throw t;
                         }
                     });
