@@ -129,6 +129,48 @@ def test_a_read_committed_spout_lags_to_the_last_stable_offset_and_waits_behind_
     assert {p: v["end_offset"] for p, v in uncommitted.items()} == {p: r["log_end"] for p, r in rows.items()}
 
 
+@pytest.mark.zookeeper
+def test_the_real_spout_with_each_isolation_level_emits_what_offctl_counts_as_its_lag(cli, kafka, broker, names,
+                                                                                      ledger):
+    """storm-kafka-client 2.8.3's KafkaSpout run on the ledger (tests/storm_client_spout.py), given
+    isolation.level through KafkaSpoutConfig.Builder#setProp as a topology sets it (Storm itself never sets it:
+    docs/storm.md), from its own commits at 2, 0 and 0. read_committed: it emits the committed transactions' records
+    between its commit and the last stable offset, never the aborted ones, and nothing of the open transaction, so
+    it stops at the last stable offset that offctl's --isolation-level read_committed counts the lag to.
+    read_uncommitted (Kafka's default): it emits every record up to the log end, aborted and open ones too, as
+    offctl's lag to the log end counts them."""
+    from tests.storm_client_spout import run_client_spouts
+
+    topology = "ledger-topology-1-1763780000"  # METADATA's: the spout's own commits
+    commits = {0: 2, 1: 0, 2: 0}
+    groups = {level: names(level) for level in ("read_uncommitted", "read_committed")}  # the JVM warms up on the first
+    said = {}
+    for level, group in groups.items():
+        kafka.commit(group, ledger.topic, commits, METADATA)
+        doc = cli("inspect", "--bootstrap-servers", broker.address, "--group", group, "--isolation-level", level,
+                  "--storm-kafka-client-release", "2.8.8", "--per-partition", "--fail-on", "never", "-o", "json").json()
+        said[level] = {p: (r["resumes_at"], r["lag"], r["last_stable_offset"] or r["log_end"])
+                       for p, r in partitions(doc, group).items()}
+    ran = {r["name"]: r for r in run_client_spouts("2.8.3", [
+        {"name": level, "bootstrap_servers": broker.address, "topic": ledger.topic, "group_id": group,
+         # "all" stops at the log end, which read_committed never reaches: it runs to its deadline, 8 s
+         "topology_id": topology, "emit": "all", "ack": False, "deadline_ms": 8000,
+         "kafka_props": {"isolation.level": level}} for level, group in groups.items()])}
+    # what the ledger holds from each commit (fixture `ledger`): committed 0-2 | marker 3 | aborted 4 5 | marker 6 |
+    # committed 7 8 | marker 9 | open 10 11 on partition 0; committed 0 1 | marker 2 | open 3 4 on 1; 0-2 | 3 on 2
+    expected = {"read_committed": {0: [2, 7, 8], 1: [0, 1], 2: [0, 1, 2]},
+                "read_uncommitted": {0: [2, 4, 5, 7, 8, 10, 11], 1: [0, 1, 3, 4], 2: [0, 1, 2]}}
+    for level, r in ran.items():
+        assert not r["errors"], r
+        assert r["start_position"] == commits, r
+        assert r["emitted"] == expected[level], (level, r)
+        for p, (resumes_at, lag, head) in said[level].items():
+            # offctl: where the spout resumes, and the lag it counts to the head the spout can reach (the last
+            # stable offset or the log end); the spout emitted from there and nothing at or past that head
+            assert resumes_at == commits[p] and lag == head - commits[p], (level, p, said[level])
+            assert r["emitted"][p][0] == resumes_at and r["emitted"][p][-1] < head, (level, p, said[level], r)
+
+
 def test_a_profile_key_sets_the_isolation_level_of_the_spouts_it_matches(cli, kafka, broker, names, ledger, tmp_path):
     group, other = names("ledger-client"), names("other-client")
     kafka.commit(group, ledger.topic, {0: 10}, METADATA)
