@@ -12,7 +12,7 @@ from offctl.core import analyze
 
 RULES = [  # (number, function, the codes its docstring names)
     (1, "ambiguous_spout_id", ("AMBIGUOUS_SPOUT_ID",)),
-    (2, "malformed_record", ("MALFORMED_RECORD",)),
+    (2, "malformed_record", ("MALFORMED_RECORD", "TRIDENT_REPLAY")),
     (3, "inconsistent_record", ("INCONSISTENT_RECORD",)),
     (4, "topic_mismatch", ("TOPIC_MISMATCH",)),
     (5, "id_collision", ("ID_COLLISION",)),

@@ -464,6 +464,8 @@ def test_repair_plans_trident_spouts_as_reset_trident_does(cli, spark, zk, zk_se
         zk.create(f"{root}/sk/user/partition_{p}", b"7", makepath=True)
         zk.create(f"{root}/sk/user/partition_{p}/8", trident_meta(topic, p, first, nxt, sk, kafka.bootstrap))
     zk.create(f"{root}/cl/user/{topic}@0/6", client_trident_meta(40, 44, "clicks-1-1700000400"), makepath=True)
+    for sid, currtx in (("sk", b"9"), ("cl", b"7")):  # one past the last acked txid, as MasterBatchCoordinator leaves it
+        zk.create(f"{root}/{sid}/coordinator/currtx", currtx, makepath=True)
     common = ["--zk", zk_server.address, "--trident-root", root, "--bootstrap-servers", kafka.bootstrap,
               "--storm-root", storm, "--repair", "out-of-range", "--quiet-period", "0", "--backup-dir",
               str(tmp_path / "b"), "--audit-log", str(tmp_path / "audit.log"), "-o", "json", "--fail-on", "never"]

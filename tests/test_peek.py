@@ -92,6 +92,7 @@ def stuck(zk, kafka, names, zk_server, broker):
     kafka.commit(group, topic, {0: 1, 1: 4})
     troot = names.root + "/transactional"
     zk.create(f"{troot}/cl/user/{topic}@0/5", client_trident_meta(0, 2, "t-1-1700000000"), makepath=True)
+    zk.create(f"{troot}/cl/coordinator/currtx", b"6", makepath=True)  # one past the last acked txid
 
     class Stuck:
         pass

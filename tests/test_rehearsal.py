@@ -40,6 +40,7 @@ def rehearsal(zk, zk_server, broker39, kafka39, names, tmp_path, monkeypatch):
         zk.create(f"{state.zk_root}/orders/partition_{p}", storm_record(topic, p, 4), makepath=True)
         zk.create(f"{state.trident_root}/tx/user/partition_{p}/3",
                   sb.trident_meta(topic, p, 2, 4, "tx-1-1700000000", broker39.address), makepath=True)
+    zk.create(f"{state.trident_root}/tx/coordinator/currtx", b"4", makepath=True)  # one past the last acked txid
     zk.ensure_path(f"{state.storm_root}/storms")
     assert sandbox_state.active() == state
     return state

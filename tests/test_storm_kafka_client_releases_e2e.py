@@ -18,8 +18,8 @@ acking nothing, so the commit stays the first one's): offctl, asked after the ru
 started, and the first one's commit must be in the release's form. Each release's scenarios run in one JVM call
 (tests/storm_client_spout.py); the JVM calls of the releases run side by side, each in a thread of its own.
 
-Where the spout disagrees with offctl the scenario is a strict xfail citing the Storm source (DISAGREE: none now). A release
-whose jars are missing or whose runner fails fails every one of its tests with the runner's own message.
+Where the spout disagrees with offctl the scenario is a strict xfail citing the Storm source (DISAGREE: none now). A
+release whose jars are missing or whose runner fails fails every one of its tests with the runner's own message.
 """
 
 from __future__ import annotations

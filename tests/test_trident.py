@@ -295,3 +295,61 @@ def test_state_json_simple_refuses_from_storm_client_2_6_is_said_unknown(release
         assert _resumes(rows) == [None, None] and rows[1].lag == 50  # the lag still counts from the stored 50
     else:
         assert _resumes(rows) == [("log-start", 10), ("stored", 50)]
+
+
+@pytest.mark.parametrize("children, currtx, expected", [
+    pytest.param(["9", "10"], 11, None, id="acked: nothing at or past currtx, both executors start anew"),
+    pytest.param(["9", "10"], 10, 10, id="commit not acked: the batch stored at currtx is replayed"),
+    pytest.param(["3", "12"], 5, 12, id="a later batch stored: txids up to it are skipped, then it is replayed"),
+    pytest.param(["10", "11"], 10, 10, id="the lowest at or past currtx comes first"),
+    pytest.param([], 1, None, id="no state"),
+])
+def test_the_txid_a_transactional_spout_replays(children, currtx, expected):
+    """PartitionedTridentSpoutExecutor.java@v1.2.4 emitBatch through RotatingTransactionalState.getStateOrCreate:
+    a state at the txid is re-emitted, one past it makes the txid skipped; run in
+    tests/test_trident_transactional_e2e.py."""
+    from offctl.core.storm import replayed_txid
+
+    assert replayed_txid(children, currtx) == expected
+
+
+def replaying(data: bytes, replay: bytes | None, replay_txid: int | None, partition: int = 0, *,
+              client: bool = False) -> ZkNode:
+    base = node(data, partition, client=client, folder="orders" if client else None, txid=9)
+    return ZkNode(*[getattr(base, f) for f in ("zk_root", "spout_id", "path", "node_partition", "folder_topic",
+                                               "data", "version", "mtime_ms", "trident", "txid", "txids")],
+                  replay_txid=replay_txid, replay_data=replay)
+
+
+def test_a_batch_stored_at_currtx_that_begins_elsewhere_than_the_opaque_resume_is_said_unknown():
+    """A batch at the coordinator's currtx that begins where txid 9's ends (a worker died before the ack): both
+    executors start at 17, and offctl says so. One that begins elsewhere (a reset or hand edit between them): the
+    opaque spout resumes at 17, the transactional one replays from 30 (PartitionedTridentSpoutExecutor, v1.2.4),
+    and offctl cannot tell which wrote the state: TRIDENT_REPLAY, no resume, no lag."""
+    follows = trident_meta("orders", 0, 17, 20, STORM_ID, "k1:9092")
+    elsewhere = trident_meta("orders", 1, 30, 33, STORM_ID, "k1:9092")
+    rows, found = run([replaying(SK, follows, 10, 0), replaying(trident_meta("orders", 1, 16, 17, STORM_ID, "k1:9092"),
+                                                                elsewhere, 10, 1)])
+    by = {r.record.partition: r for r in rows}
+    assert (by[0].resumes.at, by[0].lag) == (17, 83)
+    assert (by[1].resumes, by[1].lag) == (None, None)
+    message = found[("TRIDENT_REPLAY", 1)]
+    assert "an opaque spout resumes at 17, after txid 9" in message and "replays the batch stored at txid 10 from 30" \
+        in message and "offctl cannot tell" in message
+    assert ("TRIDENT_REPLAY", 0) not in found
+
+
+def test_storm_client_2x_replays_every_partition_of_the_task_when_one_has_a_batch_at_currtx():
+    """PartitionedTridentSpoutExecutor.java@v2.8.3 emitBatch: one partition with state at the txid makes every one
+    re-emitted, and one without state there throws NullPointerException (run: emit-interrupted); storm-core 1.x
+    decides per partition."""
+    meta = client_trident_meta(10, 16, STORM_ID)
+    stored = client_trident_meta(17, 19, STORM_ID)
+    nodes = [replaying(meta, stored, 10, 0, client=True), replaying(meta, None, None, 1, client=True)]
+    rows, found = run(nodes, SpoutProfile(client_release="2.8.8", client_major=2))
+    # partition 0's replay begins where the opaque spout resumes, but the batch fails on partition 1 all the same
+    assert {r.record.partition: r.resumes for r in rows} == {0: None, 1: None}
+    assert "throws NullPointerException on this one" in found[("TRIDENT_REPLAY", 1)]
+    assert "another partition of its task has none there" in found[("TRIDENT_REPLAY", 0)]
+    rows, found = run(nodes, SpoutProfile(client_release="1.2.4", client_major=1))
+    assert not any(code == "TRIDENT_REPLAY" for code, _ in found)

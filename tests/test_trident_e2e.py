@@ -40,9 +40,11 @@ def _world(zk, kafka, names, zk_server, broker, tmp_path):
         put(f"sk/user/partition_{p}/8", trident_meta(topic, p, 2, 3 + p, SK_ID, broker.address))
     put("sk/coordinator/currtx", b"9")
     put(f"skw/user/{topic}/partition_1/3", trident_meta(topic, 1, 4, 6, SK_ID, broker.address))  # wildcard
+    put("skw/coordinator/currtx", b"4")  # as MasterBatchCoordinator leaves it: one past the last acked txid
     for p in range(2):  # storm-kafka-client 2.x
         put(f"cl/user/{topic}@{p}/5", client_trident_meta(0, 3, CL_ID))
         put(f"cl/user/{topic}@{p}/6", client_trident_meta(4, 6 + p, CL_ID))
+    put("cl/coordinator/currtx", b"7")
     put("wordcount/user/counts/1", b"{}")
     zk.ensure_path(names.root + "/storm/storms")
 
@@ -57,6 +59,7 @@ def _world(zk, kafka, names, zk_server, broker, tmp_path):
     w.get = lambda path: zk.get(f"{root}/{path}")[0]
     w.exists = lambda path: zk.exists(f"{root}/{path}") is not None
     w.put = put
+    w.set = lambda path, data: zk.set(f"{root}/{path}", data)
     return w
 
 
@@ -148,8 +151,9 @@ def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, m
     assert json.loads(world.get(f"cl/user/{world.topic}@0/6")) == {"topologyId": CL_ID, "lastOffset": 9,
                                                                  "firstOffset": 10}
 
-    def confirm(question, **kw):  # the topology commits a new batch while the operator reads the plan
-        world.put(f"cl/user/{world.topic}@1/7", client_trident_meta(10, 10, CL_ID))
+    def confirm(question, **kw):  # the topology commits a new batch, and its commit is acked, while the operator
+        world.put(f"cl/user/{world.topic}@1/7", client_trident_meta(10, 10, CL_ID))  # reads the plan
+        world.set("cl/coordinator/currtx", b"8")
         return True
 
     monkeypatch.setattr("offctl.commands.options.typer.confirm", confirm)

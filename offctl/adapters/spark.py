@@ -196,7 +196,8 @@ SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
                ("notes", "array<string>"), ("incomplete", "array<string>"), ("read_findings", "array<string>")),
     "nodes": (("chunk", "long"), ("zk_root", "string"), ("spout_id", "string"), ("path", "string"),
               ("node_partition", "long"), ("folder_topic", "string"), ("data", "binary"), ("version", "long"),
-              ("mtime_ms", "long"), ("trident", "string"), ("txid", "long"), ("txids", "long")),
+              ("mtime_ms", "long"), ("trident", "string"), ("txid", "long"), ("txids", "long"),
+              ("replay_txid", "long"), ("replay_data", "binary")),
     "commits": (("chunk", "long"), ("group", "string"), ("topic", "string"), ("partition", "long"),
                 ("offset", "long"), ("metadata", "string")),
     "groups": (("chunk", "long"), ("group", "string"), ("state", "string"), ("members", "long"), ("type", "string"),
@@ -222,7 +223,8 @@ def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
                   for m in s.read_findings])]
     if table == "nodes":
         return [(chunk, n.zk_root, n.spout_id, n.path, n.node_partition, n.folder_topic, bytearray(n.data),
-                 n.version, n.mtime_ms, n.trident, n.txid, n.txids) for n in s.zk_nodes]
+                 n.version, n.mtime_ms, n.trident, n.txid, n.txids, n.replay_txid,
+                 None if n.replay_data is None else bytearray(n.replay_data)) for n in s.zk_nodes]
     if table == "commits":
         return [(chunk, c.group, c.topic, c.partition, c.offset, c.metadata) for c in s.commits]
     if table == "groups":
@@ -244,10 +246,13 @@ def _snapshot_of(parts) -> Snapshot:
                                                                            r["last_stable"])
     return Snapshot(
         captured_ms=head["captured_ms"],
-        # trident, txid, txids: null in snapshots saved before offctl read Trident state
+        # trident, txid, txids: null in snapshots saved before offctl read Trident state; replay_txid, replay_data
+        # before it read what a transactional spout replays
         zk_nodes=tuple(sorted((ZkNode(r["zk_root"], r["spout_id"], r["path"], r["node_partition"], r["folder_topic"],
                                       bytes(r["data"]), r["version"], r["mtime_ms"], r["trident"], r["txid"],
-                                      r["txids"] or 0) for r in nodes),
+                                      r["txids"] or 0, r["replay_txid"],
+                                      None if r["replay_data"] is None else bytes(r["replay_data"]))
+                               for r in nodes),
                               key=lambda n: n.path)),
         commits=tuple(sorted((KafkaCommit(r["group"], r["topic"], r["partition"], r["offset"], r["metadata"])
                               for r in commits), key=lambda c: (c.group, c.topic, c.partition))),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -39,7 +39,8 @@ from offctl.errors import StoreUnavailable, WriteConflict
 from offctl.core import brokers
 from offctl.core.frozen import builder
 from offctl.core.model import STORM_KAFKA, ZkNode
-from offctl.core.storm import INIT_TXID, coordinator_txid, newest_txid, partition_node, trident_partition
+from offctl.core.storm import (INIT_TXID, coordinator_txid, newest_txid, partition_node, replayed_txid,
+                               trident_partition)
 
 WINDOW = 2000  # single requests in flight
 # A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.
@@ -329,16 +330,35 @@ class ZkStore:
                                       f"<topic>@N under user/): left out")
         currtx = {join(join(join(root, sid), "coordinator"), "currtx"): sid for sid in found}
         current = {currtx[path]: coordinator_txid(data) for path, data, _, _ in self._read_data(sorted(currtx))}
-        newest: dict[str, tuple[str, int, int]] = {}  # txid node -> (partition dir, txid, txids present)
-        for path, kids in self.children(list(parts)).items():
-            found = newest_txid(kids, current.get(parts[path][0], INIT_TXID))
-            if found:
-                newest[join(path, str(found[0]))] = (path, *found)
+        newest, replays = self._txids(parts, current)
+        replayed = {path: data for path, data, _, _ in self._read_data(
+            sorted({join(folder, str(txid)) for folder, txid in replays.items()} - set(newest)))}
         for path, data, version, mtime in self._read_data(list(newest)):
             folder, txid, count = newest[path]
             sid, partition, topic, library = parts[folder]
+            replay = replays.get(folder)
+            replay_path = join(folder, str(replay))
             yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
-                         data=data, version=version, mtime_ms=mtime, trident=library, txid=txid, txids=count)
+                         data=data, version=version, mtime_ms=mtime, trident=library, txid=txid, txids=count,
+                         replay_txid=replay, replay_data=None if replay is None
+                         else data if replay_path == path else replayed.get(replay_path))
+
+    def _txids(self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
+               ) -> tuple[dict[str, tuple[str, int, int]], dict[str, int]]:
+        """For each partition dir of read_trident: the node of the txid an opaque spout resumes from (txid node ->
+        (partition dir, txid, txids present): storm.newest_txid), and the txid a transactional one replays
+        (partition dir -> txid: storm.replayed_txid), by its txStateId's coordinator's currtx."""
+        newest: dict[str, tuple[str, int, int]] = {}
+        replays: dict[str, int] = {}
+        for path, kids in self.children(list(parts)).items():
+            at = current.get(parts[path][0], INIT_TXID)
+            found = newest_txid(kids, at)
+            if found:
+                newest[join(path, str(found[0]))] = (path, *found)
+                replay = replayed_txid(kids, at)
+                if replay is not None:
+                    replays[path] = replay
+        return newest, replays
 
     def read_broker_registry(self, brokers_root: str, topic: str, wildcard: bool) -> brokers.Registry:
         """Kafka's broker registry under `brokers_root` (-r) for `topic` (-t; with `wildcard` (-w) a Java regex

@@ -11,6 +11,8 @@ Rules run in this order for each consumer:
  1. AMBIGUOUS_SPOUT_ID  <root>/a/b/partition_N: read by its path as id 'a' reading topic 'b', but no
                         record names 'b', and spout id 'a/b' would write the same nodes (layouts)
  2. MALFORMED_RECORD    the spout cannot read topology.id and offset: it starts as with no record
+    TRIDENT_REPLAY      a Trident state's batch at or past the coordinator's currtx: a transactional spout
+                        replays it where an opaque one resumes elsewhere; offctl cannot tell which wrote it
  3. INCONSISTENT_RECORD fields Storm does not read disagree with where the record sits, or are missing
  4. TOPIC_MISMATCH      the topic a record names is not the topic it is applied to (user's --topic,
                         its <topic>/ folder, or the topic most records of the spout name); a tie is
@@ -69,6 +71,7 @@ from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, 
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
                                    stale_commits_ignored, start_outcome, stuck_trident_state, trident_first_poll,
                                    TRIDENT_STUCK, JSON_SMART, CLIENT_1X_META, trident_out_of_range_throws,
+                                   TRIDENT_OPAQUE, TRIDENT_TRANSACTIONAL,
                                    trident_state_read_by_json_smart)
 from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
@@ -296,6 +299,10 @@ class _Consumer:
         client = records[0].trident == STORM_KAFKA_CLIENT
         self.json_smart = client and trident_state_read_by_json_smart(self.profile)
         self.client_1x = client and self.profile.client_major < 2
+        # storm-client 2.x's transactional executor replays every partition of a task when one has a batch stored at
+        # the txid it emits, and throws on one without (PartitionedTridentSpoutExecutor.Emitter.emitBatch, v2.8.3)
+        replays = [r.replay_txid is not None for r in records]
+        self.replay_all = client and not self.client_1x and any(replays) and not all(replays)
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
@@ -315,7 +322,15 @@ class _Consumer:
     def unsure(self, r: OffsetRecord) -> bool:
         """Whether offctl cannot tell what this spout's release makes of the Trident state `r` (MALFORMED_RECORD
         says so): json-smart may read it otherwise, or a 1.x emitter reads it otherwise than 2.x's."""
-        return (self.json_smart and r.unparsed) or (self.client_1x and r.differs_1x)
+        return (self.json_smart and r.unparsed) or (self.client_1x and r.differs_1x) or self.replays(r)
+
+    def replays(self, r: OffsetRecord) -> bool:
+        """Whether a transactional Trident spout would start `r`'s partition elsewhere than the opaque one offctl
+        reads it as (TRIDENT_REPLAY says so): a batch stored at or past currtx that does not begin where the opaque
+        spout resumes, or, under storm-client 2.x, a sibling partition's such batch."""
+        if r.replay_txid is None:
+            return self.replay_all
+        return r.malformed is None and (r.replay_from is None or r.replay_from != r.committed or self.replay_all)
 
     def rows(self) -> list[PartitionRow]:
         """A row per record: its log offsets, lag, worst finding and codes, and whether the spout resumes from it."""
@@ -389,11 +404,57 @@ def ambiguous_spout_id(c: _Consumer) -> None:
                           path=f"{base}/{folder}")
 
 
+def _replay_message(c: _Consumer, r: OffsetRecord, where: str) -> str:
+    """TRIDENT_REPLAY's sentence: where each executor starts the partition, and the Storm source."""
+    opaque = (f"an opaque spout resumes at {r.committed}, after txid {r.txid} ({TRIDENT_OPAQUE})"
+              if r.committed is not None else "an opaque spout starts it as with no state")
+    if r.replay_txid is None:
+        replay = ("a transactional one (storm-client 2.x) replays every partition of its task when another has a "
+                  "batch stored at the coordinator's currtx, and throws NullPointerException on this one, which has "
+                  "none")
+    else:
+        start = f"from {r.replay_from}" if r.replay_from is not None else "(its meta is not one the emitter reads)"
+        replay = f"a transactional one replays the batch stored at txid {r.replay_txid} {start}"
+        if c.replay_all:
+            replay += (", and storm-client 2.x then throws NullPointerException, as another partition of its task has "
+                       "none there")
+    return (f"{r.path or where}: {opaque}; {replay} ({TRIDENT_TRANSACTIONAL}; run on storm-kafka 1.2.4 and "
+            f"storm-kafka-client 2.8.3). The stored bytes do not say which spout wrote them: offctl cannot tell "
+            f"where {where} resumes")
+
+
+def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where: str) -> bool:
+    """Rule 2's findings on a Trident state offctl cannot tell the spout's reading of (_Consumer.unsure): True when
+    it said so, and the partition has no resumption and no lag."""
+    if c.client_1x and r.differs_1x:
+        c.on_record(i, r, topic, "MALFORMED_RECORD", (
+            f"{r.path or where}: storm-kafka-client {c.profile.client_release}'s Trident emitter reads this meta "
+            f"otherwise than 2.x's, which offctl models (1.x's fromMap also reads a tp map of topic and partition, "
+            f"and never topologyId: {CLIENT_1X_META}): offctl cannot tell whether the spout resumes from it, starts "
+            f"{where} as with no state, or fails every batch of the spout"))
+        c.unreadable = True
+        return True
+    if c.json_smart and r.unparsed:
+        c.on_record(i, r, topic, "MALFORMED_RECORD", (
+            f"{r.path or where}: it is not plain JSON, which json-simple and json-smart read alike; storm-client "
+            f"{c.profile.client_release} reads Trident state with json-smart's permissive parser ({JSON_SMART}), which "
+            f"reads much that json-simple refuses (unquoted keys, a bare word, trailing text) and refuses some that "
+            f"json-simple reads (a missing colon): offctl cannot tell whether the spout resumes from it, starts "
+            f"{where} as with no state, or fails every batch of the spout"))
+        c.unreadable = True
+        return True
+    if c.replays(r):  # after the two above, which may stop every batch of the state
+        c.on_record(i, r, topic, "TRIDENT_REPLAY", _replay_message(c, r, where))
+        return True
+    return False
+
+
 # 2.
 def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     """MALFORMED_RECORD: the spout cannot read topology.id and offset, so it starts as with no record
     (behaviour.start_outcome: PartitionManager's `current`, or the first-poll strategy's edge); the lag counts
-    from there."""
+    from there. TRIDENT_REPLAY: a Trident state whose batch at or past the coordinator's currtx a transactional
+    spout replays where the opaque one resumes elsewhere (_Consumer.replays): offctl cannot tell, and counts no lag."""
     topic = c.topic_of.get(i)
     where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
     cluster, profile, static = c.cluster, c.profile, c.static
@@ -401,22 +462,7 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
     start = (configured_start(profile, log_start, log_end, c.now_ms) if c.old
              else first_poll_start(profile, log_start, log_end))
-    if c.client_1x and r.differs_1x:
-        c.on_record(i, r, topic, "MALFORMED_RECORD", (
-            f"{r.path or where}: storm-kafka-client {profile.client_release}'s Trident emitter reads this meta "
-            f"otherwise than 2.x's, which offctl models (1.x's fromMap also reads a tp map of topic and partition, "
-            f"and never topologyId: {CLIENT_1X_META}): offctl cannot tell whether the spout resumes from it, starts "
-            f"{where} as with no state, or fails every batch of the spout"))
-        c.unreadable = True
-        return
-    if c.json_smart and r.unparsed:
-        c.on_record(i, r, topic, "MALFORMED_RECORD", (
-            f"{r.path or where}: it is not plain JSON, which json-simple and json-smart read alike; storm-client "
-            f"{profile.client_release} reads Trident state with json-smart's permissive parser ({JSON_SMART}), which "
-            f"reads much that json-simple refuses (unquoted keys, a bare word, trailing text) and refuses some that "
-            f"json-simple reads (a missing colon): offctl cannot tell whether the spout resumes from it, starts "
-            f"{where} as with no state, or fails every batch of the spout"))
-        c.unreadable = True
+    if _cannot_tell(c, i, r, topic, where):
         return
     then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
     c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")

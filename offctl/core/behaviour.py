@@ -671,6 +671,15 @@ def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
 TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
                          "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
                          ("v1.2.4", "v2.8.3"))
+# Where a restarted Trident spout starts each partition: the opaque executor removes the state of the txid it emits
+# (the coordinator's currtx) and resumes after the highest other one; the transactional one replays the batch stored
+# at or past currtx and starts anew only where none is (storm.newest_txid, storm.replayed_txid).
+TRIDENT_OPAQUE = Citation("OpaquePartitionedTridentSpoutExecutor.Emitter.emitBatch",
+                          "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
+                          ("v1.2.4", "v2.8.3"))
+TRIDENT_TRANSACTIONAL = Citation("PartitionedTridentSpoutExecutor.Emitter.emitBatch",
+                                 "storm-core/src/jvm/org/apache/storm/trident/spout/PartitionedTridentSpoutExecutor.java",
+                                 ("v1.2.4", "v2.8.3"))
 TRIDENT_STUCK = ("so every batch of the spout fails: the exception ends the worker, the next worker's try fails "
                  "the same way, and no partition of this Trident state moves, this one or any other, until the state "
                  f"is fixed ({TRIDENT_BATCH})")

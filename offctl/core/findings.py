@@ -107,6 +107,15 @@ CATALOGUE: dict[str, Code] = {
              "Until the commit is rewritten the spout task given this partition reads nothing. Rewrite its "
              "metadata for the running topology, keeping the offset: `offctl reset --group G --to shift --by 0 "
              "--topology-id STORM_ID` (a dry run first), then start or let Storm restart the topology."),
+        Code("TRIDENT_REPLAY", _W,
+             "a Trident state holds a batch at or past the txid its coordinator emits first (currtx), where it "
+             "does not begin where the spout otherwise resumes: an opaque spout resumes after the highest other txid, "
+             "a transactional one replays that batch, and the stored bytes do not say which spout wrote them",
+             "offctl cannot tell where this partition resumes: an opaque spout (OpaqueTridentKafkaSpout, "
+             "KafkaTridentSpoutOpaque, the usual) resumes where the message says first, a transactional one "
+             "(TransactionalTridentKafkaSpout, KafkaTridentSpoutTransactional) replays the stored batch from its "
+             "first offset. Such a batch is left when a worker died between a batch and its commit's ack. A `reset "
+             "--trident` moves an opaque spout only: a transactional one replays the stored batch first."),
         Code("IGNORED_TRIDENT_STATE", _W,
              "a storm-kafka-client Trident spout with firstPollOffsetStrategy EARLIEST or LATEST ignores its "
              "stored state: on every executor start (1.x), or on a new deployment (2.x and 3.x: the state's "

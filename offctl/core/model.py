@@ -108,6 +108,10 @@ class ZkNode:
     trident: str | None = None
     txid: int | None = None
     txids: int = 0
+    # Trident: the lowest txid at or past the coordinator's currtx, and its node's bytes: the batch a transactional
+    # spout (PartitionedTridentSpoutExecutor) replays first, where the opaque one resumes from `txid` (storm.replayed_txid)
+    replay_txid: int | None = None
+    replay_data: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +301,10 @@ class OffsetRecord:
     stuck: bool = False  # Trident: the emitter throws on this state, so every batch of the whole state fails
     unparsed: bool = False  # storm-kafka-client Trident: json-smart (storm-client 2.6+) may read it otherwise
     differs_1x: bool = False  # storm-kafka-client Trident: its 1.x emitter uses it where 2.x's throws, or the reverse
+    # Trident: a batch stored at or past the coordinator's currtx (its txid), which a transactional spout replays,
+    # and the offset its replay starts at (None: not readable as a batch meta): storm.replay_start
+    replay_txid: int | None = None
+    replay_from: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -306,6 +306,31 @@ def newest_txid(children: Iterable[str], current: int = INIT_TXID) -> tuple[int,
     return (max(others), len(txids)) if others else None
 
 
+def replayed_txid(children: Iterable[str], current: int = INIT_TXID) -> int | None:
+    """The txid whose batch a restarted TRANSACTIONAL Trident spout replays first, where the opaque one resumes from
+    newest_txid: the lowest stored at or past the coordinator's `current`, None without one.
+    PartitionedTridentSpoutExecutor.Emitter.emitBatch (storm-core v1.2.4: per partition, through
+    RotatingTransactionalState.getStateOrCreate) re-emits the very batch stored at the txid it emits and skips a txid
+    that a later one has state past; only with nothing stored at or past it does a new batch start from the highest
+    state below (storm-client v2.8.3 decides for the task's partitions together). Run on storm-kafka 1.2.4 and
+    storm-kafka-client 2.8.3 (tests/test_trident_transactional_e2e.py)."""
+    ahead = [t for t in map(int, filter(_TXID.fullmatch, children)) if t >= current]
+    return min(ahead) if ahead else None
+
+
+def replay_start(data: bytes | None, client: bool) -> int | None:
+    """Where a transactional spout's replay of a stored batch starts: its meta's `offset` (storm-kafka:
+    TridentKafkaEmitter.reEmitPartitionBatch, v1.2.4, a Long) or `firstOffset` (storm-kafka-client:
+    KafkaTridentSpoutEmitter.reEmitPartitionBatch, v2.8.3, any Number); None where the bytes are no such meta."""
+    if data is None:
+        return None
+    doc, reason, _ = load_json_simple(data)
+    value = doc.get("firstOffset" if client else "offset") if reason is None and isinstance(doc, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int if not client else (int, float)):
+        return None
+    return _java_long(value)
+
+
 def coordinator_txid(data: bytes | None) -> int:
     """The txid a restarted Trident topology emits first: its coordinator's currtx
     (MasterBatchCoordinator.getStoredCurrTransaction: a Number, v2.8.8; a Long, v1.2.4), else INIT_TXID. currtx
@@ -333,7 +358,8 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
     doc, reason, utf8 = load_json_simple(node.data)
     client = node.trident == STORM_KAFKA_CLIENT
     base = dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
-                trident=node.trident, txid=node.txid,
+                trident=node.trident, txid=node.txid, replay_txid=node.replay_txid,
+                replay_from=None if node.replay_txid is None else replay_start(node.replay_data, client),
                 unparsed=client and _json_smart_may_differ(node.data, reason, doc))
     unread = _unread_state(reason, doc)
     if unread is not None:
