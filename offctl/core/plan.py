@@ -367,6 +367,12 @@ def _kafka_change(topic: str | None, partition: int, commit: KafkaCommit | None,
 
 UNKNOWN_TOPIC = ("offctl cannot tell which topic this spout reads (its records name several topics equally "
                  "often, or none): give --topic")
+# A batch stored at or past the coordinator's currtx besides the txid rewritten: a transactional Trident spout
+# replays it first (storm.replayed_txid; run: tests/test_trident_transactional_e2e.py, repair-not-acked).
+REPLAYED = ("txid {txid} holds a batch at or past the coordinator's currtx: a transactional spout "
+            "(TransactionalTridentKafkaSpout, KafkaTridentSpoutTransactional) replays it first, which this change does "
+            "not move; an opaque one resumes from the change (stop the topology after its last batch was acked: then "
+            "no batch is stored there)")
 ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and starts from startOffsetTime "
                 "instead")
 NEW_RECORD = ("no record: created as storm-kafka writes one (PartitionManager.commit), for topology {topology} with "
@@ -415,6 +421,8 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
             reasons += (ZERO_IGNORED.format(after=after),)
         elif node.trident and parse_zk_node(replace(node, data=data)).malformed:
             reasons += ("the state stays unusable after the rewrite (see its finding): fix or delete it by hand",)
+        if node.replay_txid is not None and node.replay_txid != node.txid:
+            reasons += (REPLAYED.format(txid=node.replay_txid),)
         changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
     rows, lines = _unrecorded(scope, spout, cluster, every=True, static=static,
                               rows_of_file=target.offsets if target.kind == "file" else ())
