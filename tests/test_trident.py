@@ -353,3 +353,19 @@ def test_storm_client_2x_replays_every_partition_of_the_task_when_one_has_a_batc
     assert "another partition of its task has none there" in found[("TRIDENT_REPLAY", 0)]
     rows, found = run(nodes, SpoutProfile(client_release="1.2.4", client_major=1))
     assert not any(code == "TRIDENT_REPLAY" for code, _ in found)
+
+
+@pytest.mark.parametrize("release, said", [("1.2.4", None), ("2.8.8", 100)])
+def test_latest_on_storm_kafka_client_1x_may_hand_the_ignored_state_on(release, said):
+    """KafkaTridentSpoutEmitter.java@v1.2.4 emitPartitionBatch and seek: LATEST seeks the log end on the first poll,
+    but a poll that finds nothing hands the stored meta on and the next batch seeks its lastOffset + 1 (run on 1.2.4,
+    a quiet partition: tests/test_trident_releases_e2e.py); whether a record arrives is timing, so offctl says it
+    cannot tell. 2.x (v2.8.3) records where the first poll left the consumer: the log end."""
+    from offctl.core.behaviour import FirstPoll, StormKafkaClient
+
+    profile = SpoutProfile(first_poll=FirstPoll.LATEST, client_release=release,
+                           client_major=StormKafkaClient.major_of(release))
+    rows, found = run([node(client_meta(release, 20, 24, "orders-trident-1-1600000000"), client=True,
+                            folder="orders")], profile, frozenset({STORM_ID}))
+    assert (rows[0].resumes and rows[0].resumes.at) == said
+    assert ("offctl cannot tell which" in found[("IGNORED_TRIDENT_STATE", 0)]) is (said is None)

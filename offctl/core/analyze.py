@@ -70,6 +70,7 @@ from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, 
                                    commit_is_ours, commit_crash, committed_above_outcome, crashing,
                                    configured_start, first_poll_start, ignored_start, out_of_range_outcome,
                                    stale_commits_ignored, start_outcome, stuck_trident_state, trident_first_poll,
+                                   trident_handed_on,
                                    TRIDENT_STUCK, JSON_SMART, CLIENT_1X_META, trident_out_of_range_throws,
                                    TRIDENT_OPAQUE, TRIDENT_TRANSACTIONAL,
                                    trident_state_read_by_json_smart)
@@ -654,10 +655,13 @@ def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: s
         return instead
     if r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
         instead = first_poll_start(profile, start, end)
+        handed = trident_handed_on(profile, instead.offset, r.committed)
         c.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
                     f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
                     f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
-                    f"{_at(instead)}")
+                    f"{_at(instead)}{handed}")
+        if handed:  # offctl cannot tell which: no resumption, no lag
+            return Position(None, "not known")
         c.resumption[i] = Resumption(instead.offset, Resumes(profile.first_poll.edge.replace(" ", "-")),
                                      stored_citation(profile, library_of(r), r.trident is not None))
         return instead

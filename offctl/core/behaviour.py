@@ -780,6 +780,20 @@ def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: 
     return None
 
 
+def trident_handed_on(profile: SpoutProfile, edge: int | None, resume: int | None) -> str:
+    """What follows IGNORED_TRIDENT_STATE's sentence where storm-kafka-client 1.x's emitter may resume from the state
+    after all, or "": its first poll of a partition seeks by EARLIEST/LATEST, and a poll that returns nothing hands
+    the stored meta on (`currentBatch = lastBatchMeta`), so the next batch seeks its lastOffset + 1
+    (KafkaTridentSpoutEmitter.emitPartitionBatch and seek, v1.2.4; run on 1.2.4 under LATEST, a quiet partition:
+    tests/test_trident_releases_e2e.py). Whether a record arrives during that poll is timing: offctl cannot tell.
+    2.x records where the first poll left the consumer (v2.8.3), and the log start's poll returns records."""
+    if profile.client_major >= 2 or profile.first_poll is not FirstPoll.LATEST or resume is None or edge == resume:
+        return ""
+    return (f"; or, if no record reaches it during that first poll, storm-kafka-client {profile.client_release} "
+            f"hands the stored meta on and the next batch resumes at {resume} (KafkaTridentSpoutEmitter, v1.2.4): "
+            f"offctl cannot tell which")
+
+
 # --- storm-kafka-client commit metadata -----------------------------------------------------------------
 
 # KafkaSpoutMessageId.getMetadata (v1.0.0 to v1.0.5, v1.1.0, v1.1.1):
