@@ -27,7 +27,6 @@ from hypothesis import strategies as st
 from offctl.core.jackson import MAX_NUMBER_LENGTH, verdict as commit_verdict
 from tests import differential
 from tests.differential import damaged, each_generated
-from tests.storm_client_spout import LINES
 from tests.storm_metadata import MetadataOracle
 
 EXAMPLES = differential.EXAMPLES
@@ -35,6 +34,11 @@ CORPUS = Path(__file__).parent / "corpus" / "commit_metadata.txt"
 IDS = ("orders-1-1700000000", "5", "-0", "1e2", "true", "", "null", "t\u00e9-1-1")  # storm ids, and ids as scalars
 COUNTS: collections.Counter = collections.Counter()
 JACKSON = {"1.2.4": "2.9", "2.8.3": "2.20"}  # the Jackson of each line's jars
+# The lines the oracle runs on. Of the other releases tests/storm_client_spout.py runs, the legacy 1.0.5 and 1.1.1
+# never read metadata; 1.0.6, 1.1.3 (Jackson 2.6.3) and 2.0.0 (2.9.8) bind it with CommitMetadataManager as these do,
+# but MetadataOracle.java does not compile against them (it names what they lack): their metadata is judged on the
+# real spout's hand-picked scenarios only (tests/test_storm_kafka_client_releases_e2e.py), not on generated input.
+ORACLE_LINES = sorted(JACKSON)
 
 
 def ws() -> st.SearchStrategy[str]:
@@ -100,7 +104,7 @@ def metadata(draw, root: str | None = None) -> bytes:
     return damaged(draw, text.encode("utf-8", "surrogatepass"))
 
 
-@pytest.fixture(scope="module", params=sorted(LINES))
+@pytest.fixture(scope="module", params=ORACLE_LINES)
 def oracle(request):
     with MetadataOracle(request.param) as running:
         yield running
@@ -134,7 +138,7 @@ def test_generated_metadata_agrees(oracle):
 
 def main(examples: int) -> None:
     """Run `examples` generated inputs per line and print the verdicts' counts (the full count of issue 44)."""
-    differential.full_run(sys.modules[__name__], examples, sorted(LINES), MetadataOracle,
+    differential.full_run(sys.modules[__name__], examples, ORACLE_LINES, MetadataOracle,
                           lambda line: f"storm-kafka-client {line}")
 
 
