@@ -44,14 +44,13 @@ from types import SimpleNamespace
 from typing import NamedTuple
 
 import pytest
-from typer.testing import CliRunner
 
 from offctl.adapters import servers
 from offctl.core.expiry import Expiry
 from offctl.core.model import ConsumerKey, Headroom, TimeLag
 from offctl.core.timelag import SOURCE_CODES
 from offctl.render.output import expiry_text, headroom_text, time_lag_text
-from tests.conftest import Names, Result
+from tests.conftest import Names, Result, invoke
 from tests.seeds import spout, storm_root
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
@@ -136,9 +135,7 @@ def state(zk, zk_server, kafka, broker, tmp_path_factory):
 
 def offctl(state, *args: str) -> Result:
     """The real CLI in this process, as the `cli` fixture runs it, with the state's config file."""
-    from offctl.commands.app import app
-
-    result = CliRunner().invoke(app, list(args), env=state.env, catch_exceptions=False)
+    result = invoke(list(args), env=state.env, catch_exceptions=False)
     return Result(result.exit_code, result.stdout, result.stderr)
 
 

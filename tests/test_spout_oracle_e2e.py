@@ -21,9 +21,8 @@ import json
 import time
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import BROKER39_CHROOT, storm_record
+from tests.conftest import BROKER39_CHROOT, invoke, storm_record
 
 pytestmark = [pytest.mark.kafka, pytest.mark.zookeeper]
 
@@ -34,9 +33,7 @@ NO_EMIT = ("waits-until-log-end-reaches", "fetch-fails", "crashes")
 
 
 def inspect(*args: str) -> dict:
-    from offctl.commands.app import app
-
-    result = CliRunner().invoke(app, ["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"],
+    result = invoke(["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
@@ -341,9 +338,7 @@ def repairs(zk_server, zk, broker, kafka, names, tmp_path):
 def write(*args: str, code: int = 0) -> dict:
     """The write's JSON document; `code`: the exit code it must end with (5: it wrote, and its read-back says the
     spout will not resume from what it wrote)."""
-    from offctl.commands.app import app
-
-    result = CliRunner().invoke(app, [*args, "--execute", "--yes", "-o", "json"], catch_exceptions=False)
+    result = invoke([*args, "--execute", "--yes", "-o", "json"], catch_exceptions=False)
     assert result.exit_code == code, result.stderr
     return json.loads(result.stdout)
 

@@ -43,9 +43,8 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import BROKER39_CHROOT, storm_record
+from tests.conftest import BROKER39_CHROOT, invoke, storm_record
 from tests.test_spout_oracle_e2e import old_flags
 
 pytestmark = [pytest.mark.kafka, pytest.mark.zookeeper]
@@ -151,9 +150,7 @@ def segmented_topic(kafka39, name: str) -> str:
 
 
 def inspect(*args: str) -> dict:
-    from offctl.commands.app import app
-
-    result = CliRunner().invoke(app, ["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"],
+    result = invoke(["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)

@@ -31,10 +31,9 @@ import re
 import time
 
 import pytest
-from typer.testing import CliRunner
 
 from offctl.faces.sandbox import client_trident_meta, trident_meta
-from tests.conftest import BROKER39_CHROOT
+from tests.conftest import BROKER39_CHROOT, invoke
 from tests.test_spout_oracle_e2e import NO_EMIT, expected_first, inspect, old_flags, verdicts
 
 pytestmark = [pytest.mark.kafka, pytest.mark.zookeeper]
@@ -48,9 +47,7 @@ TIMINGS: dict[str, dict] = {}  # family -> the JVM call's wall time and each sce
 
 
 def write(*args: str) -> dict:
-    from offctl.commands.app import app
-
-    result = CliRunner().invoke(app, [*args, "--execute", "--yes", "-o", "json"], catch_exceptions=False)
+    result = invoke([*args, "--execute", "--yes", "-o", "json"], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
