@@ -93,6 +93,16 @@ def agree(name: str, said: dict, ran: dict) -> None:
             assert ran["started_at"].get(p) == resumes_at, (name, p, said[p], ran["started_at"], ran["returned"])
 
 
+def reset_stopped(zk, zk_server, root: str, sid: str, folders: dict[str, dict[int, bytes]], acked: bool, broker: str,
+                  stopped: str, backups, offset: int) -> dict:
+    """A stopped topology's Trident state seeded (seed), then `offctl reset --trident SID --to offset --offset N
+    --execute --yes` on it, its backup and audit log under `backups`: the plan's JSON."""
+    seed(zk, root, sid, folders, acked=acked)
+    return write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", sid, "--bootstrap-servers",
+                 broker, "--storm-root", stopped, "--backup-dir", str(backups / "backups"), "--audit-log",
+                 str(backups / "audit.jsonl"), "--quiet-period", "0", "--to", "offset", "--offset", str(offset))
+
+
 def timed(family: str, which: str, run, scenarios: list[dict]) -> list[dict]:
     """run(scenarios), its javac (once a session) timed apart from the JVM call, and each scenario's own time."""
     from tests.storm_trident_spout import _classes
@@ -204,13 +214,10 @@ def old_trident(zk_server, zk, broker39, kafka39, tmp_path_factory):
     plans = {}
     for name, acked in REPAIRS.items():
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"old-trident-{name}")
-        seed(zk, root, "sk", {f"partition_{p}": {7: meta(topics["orders"], p, 2, STORM_ID),
-                                                 8: meta(topics["orders"], p, 3 + p, STORM_ID)} for p in range(3)},
-             acked=acked)
-        plans[name] = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "sk",
-                            "--bootstrap-servers", broker, "--storm-root", stopped, "--backup-dir",
-                            str(backups / "backups"), "--audit-log", str(backups / "audit.jsonl"), "--quiet-period",
-                            "0", "--to", "offset", "--offset", "6")
+        plans[name] = reset_stopped(zk, zk_server, root, "sk", {f"partition_{p}": {
+            7: meta(topics["orders"], p, 2, STORM_ID), 8: meta(topics["orders"], p, 3 + p, STORM_ID)}
+            for p in range(3)},
+            acked, broker, stopped, backups, 6)
         scenarios.append({"name": name, "zookeeper": zk_server.address, "transactional_root": root,
                           "tx_state_id": "sk", "storm_id": NEW_ID, "topic": topics["orders"], "hosts": hosts})
     ran = {r["name"]: r for r in timed("storm-kafka 1.2.4", "old", run_old_trident, scenarios)}
@@ -324,12 +331,9 @@ def client_trident(zk_server, zk, broker, kafka, tmp_path_factory):
     plans = {}
     for name, acked in REPAIRS.items():  # as storm-kafka's: txid 8 acked, and not
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"client-trident-{name}")
-        seed(zk, root, "cl", {f"{topics['orders']}@{p}": {7: meta((0, 1), STORM_ID), 8: meta((2, 3 + p), STORM_ID)}
-                              for p in range(3)}, acked=acked)
-        plans[name] = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "cl",
-                            "--bootstrap-servers", broker.address, "--storm-root", stopped, "--backup-dir",
-                            str(backups / "backups"), "--audit-log", str(backups / "audit.jsonl"), "--quiet-period",
-                            "0", "--to", "offset", "--offset", "7")
+        plans[name] = reset_stopped(zk, zk_server, root, "cl", {f"{topics['orders']}@{p}": {
+            7: meta((0, 1), STORM_ID), 8: meta((2, 3 + p), STORM_ID)} for p in range(3)},
+            acked, broker.address, stopped, backups, 7)
         scenarios.append(scenario(name, root, topics["orders"], "UNCOMMITTED_EARLIEST", NEW_ID))
     ran = {r["name"]: r for r in timed("storm-kafka-client 2.8.3", "client", run_client_trident, scenarios)}
     return offctl, ran, plans

@@ -55,10 +55,10 @@ from tests.test_trident_oracle_e2e import (
     STORM_ID,
     TIMINGS,
     repaired,
+    reset_stopped,
     seed,
     timed,
     topics_and_roots,
-    write,
 )
 
 pytestmark = [pytest.mark.kafka, pytest.mark.zookeeper]
@@ -129,7 +129,8 @@ OLD = {
 _NO_STATE = ("the only txid is currtx: offctl, as for the opaque executor (which drops the state of the txid it "
              "emits: OpaquePartitionedTridentSpoutExecutor v1.2.4 :138-141, v2.8.3 :157-160), says there is no state "
              "(CONSUMER_NOT_FOUND) and names no partition, ")
-# Where the transactional spout does something else than offctl says (the module's docstring says what is left). Tags storm-core and storm-kafka v1.2.4.
+# Where the transactional spout does something else than offctl says (the module's docstring says what is
+# left). Tags storm-core and storm-kafka v1.2.4.
 OLD_DISAGREE: dict[str, str] = {
     "commit-not-acked": "currtx 10 is the highest txid: PartitionedTridentSpoutExecutor.Emitter.emitBatch (:131-147) "
                         "finds txid 10's state (RotatingTransactionalState.getStateOrCreate :135-144) and replays that "
@@ -203,13 +204,10 @@ def old_tx(zk_server, zk, broker39, kafka39, tmp_path_factory):
     plans = {}
     for name, acked in REPAIRS.items():  # as tests/test_trident_oracle_e2e's, then the transactional spout
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"old-tx-{name}")
-        seed(zk, root, "sk", {f"partition_{p}": {7: meta(topics["orders"], p, 2, STORM_ID),
-                                                 8: meta(topics["orders"], p, 3 + p, STORM_ID)} for p in range(3)},
-             acked=acked)
-        plans[name] = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "sk",
-                            "--bootstrap-servers", broker, "--storm-root", stopped, "--backup-dir",
-                            str(backups / "backups"), "--audit-log", str(backups / "audit.jsonl"), "--quiet-period",
-                            "0", "--to", "offset", "--offset", "6")
+        plans[name] = reset_stopped(zk, zk_server, root, "sk", {f"partition_{p}": {
+            7: meta(topics["orders"], p, 2, STORM_ID), 8: meta(topics["orders"], p, 3 + p, STORM_ID)}
+            for p in range(3)},
+            acked, broker, stopped, backups, 6)
         scenarios.append(scenario(name, root, topics["orders"], {}, NEW_ID, **TX))
     ran = {r["name"]: r for r in timed("storm-kafka 1.2.4 transactional", "old", run_old_trident, scenarios)}
     return offctl, ran, plans, wrote, docs, topics
@@ -385,13 +383,9 @@ def client_tx(zk_server, zk, broker, kafka, tmp_path_factory):
     plans = {}
     for name, acked in REPAIRS.items():
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"client-tx-{name}")
-        seed(zk, root, "cl", {f"{topics['orders']}@{p}": {7: client_trident_meta(0, 1, STORM_ID),
-                                                          8: client_trident_meta(2, 3 + p, STORM_ID)}
-                              for p in range(3)}, acked=acked)
-        plans[name] = write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", "cl",
-                            "--bootstrap-servers", broker.address, "--storm-root", stopped, "--backup-dir",
-                            str(backups / "backups"), "--audit-log", str(backups / "audit.jsonl"), "--quiet-period",
-                            "0", "--to", "offset", "--offset", "7")
+        plans[name] = reset_stopped(zk, zk_server, root, "cl", {f"{topics['orders']}@{p}": {
+            7: client_trident_meta(0, 1, STORM_ID), 8: client_trident_meta(2, 3 + p, STORM_ID)} for p in range(3)},
+            acked, broker.address, stopped, backups, 7)
         scenarios.append(scenario(name, root, topics["orders"], "UNCOMMITTED_EARLIEST", NEW_ID, **TX))
     ran = {r["name"]: r for r in timed("storm-kafka-client 2.8.3 transactional", "client", run_client_trident,
                                        scenarios)}

@@ -337,11 +337,12 @@ class ZkStore:
             folder, txid, count = newest[path]
             sid, partition, topic, library = parts[folder]
             replay = replays.get(folder)
-            replay_path = join(folder, str(replay))
+            # the replayed batch is the node read here when it is past currtx and the highest (replay == txid)
+            replay_data = (None if replay is None else data if replay == txid
+                           else replayed.get(join(folder, str(replay))))
             yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
                          data=data, version=version, mtime_ms=mtime, trident=library, txid=txid, txids=count,
-                         replay_txid=replay, replay_data=None if replay is None
-                         else data if replay_path == path else replayed.get(replay_path))
+                         replay_txid=replay, replay_data=replay_data)
 
     def _txids(self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
                ) -> tuple[dict[str, tuple[str, int, int]], dict[str, int]]:

@@ -72,7 +72,7 @@ from offctl.core.behaviour import (LEGACY_RELEASES, LONG_MAX, Library, Outcome, 
                                    stale_commits_ignored, start_outcome, stuck_trident_state, trident_first_poll,
                                    trident_handed_on,
                                    TRIDENT_STUCK, JSON_SMART, CLIENT_1X_META, trident_out_of_range_throws,
-                                   TRIDENT_OPAQUE, TRIDENT_TRANSACTIONAL,
+                                   TRIDENT_BATCH, TRIDENT_TRANSACTIONAL,
                                    trident_state_read_by_json_smart)
 from offctl.core.findings import CATALOGUE, finding, new_finding
 from offctl.core.frozen import builder
@@ -302,8 +302,7 @@ class _Consumer:
         self.client_1x = client and self.profile.client_major < 2
         # storm-client 2.x's transactional executor replays every partition of a task when one has a batch stored at
         # the txid it emits, and throws on one without (PartitionedTridentSpoutExecutor.Emitter.emitBatch, v2.8.3)
-        replays = [r.replay_txid is not None for r in records]
-        self.replay_all = client and not self.client_1x and any(replays) and not all(replays)
+        self.replay_all = client and not self.client_1x and len({r.replay_txid is None for r in records}) == 2
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
@@ -407,7 +406,7 @@ def ambiguous_spout_id(c: _Consumer) -> None:
 
 def _replay_message(c: _Consumer, r: OffsetRecord, where: str) -> str:
     """TRIDENT_REPLAY's sentence: where each executor starts the partition, and the Storm source."""
-    opaque = (f"an opaque spout resumes at {r.committed}, after txid {r.txid} ({TRIDENT_OPAQUE})"
+    opaque = (f"an opaque spout resumes at {r.committed}, after txid {r.txid} ({TRIDENT_BATCH})"
               if r.committed is not None else "an opaque spout starts it as with no state")
     if r.replay_txid is None:
         replay = ("a transactional one (storm-client 2.x) replays every partition of its task when another has a "
@@ -458,13 +457,13 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     spout replays where the opaque one resumes elsewhere (_Consumer.replays): offctl cannot tell, and counts no lag."""
     topic = c.topic_of.get(i)
     where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
+    if _cannot_tell(c, i, r, topic, where):
+        return
     cluster, profile, static = c.cluster, c.profile, c.static
     plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
     start = (configured_start(profile, log_start, log_end, c.now_ms) if c.old
              else first_poll_start(profile, log_start, log_end))
-    if _cannot_tell(c, i, r, topic, where):
-        return
     then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
     c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
     if r.stuck:

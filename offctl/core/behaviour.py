@@ -82,7 +82,7 @@ class StormKafka(str, Enum):
         v0.9.2-incubating, v0.9.7 and v0.10.2), where 1.0.0 on take context.getStormId() (KafkaSpout.java:62 at
         v1.0.0). Run on 0.9.2-incubating, 0.9.7 and 0.10.2 (tests/test_storm_kafka_releases_e2e.py): with
         forceFromStart/ignoreZkOffsets a record naming the running storm id is ignored."""
-        return self in (StormKafka.V0_9_0, StormKafka.V0_9_3, StormKafka.V0_10)
+        return self.before_0_10 or self is StormKafka.V0_10
 
     @property
     def ignore_setting(self) -> str:
@@ -672,11 +672,8 @@ TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
                          "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
                          ("v1.2.4", "v2.8.3"))
 # Where a restarted Trident spout starts each partition: the opaque executor removes the state of the txid it emits
-# (the coordinator's currtx) and resumes after the highest other one; the transactional one replays the batch stored
-# at or past currtx and starts anew only where none is (storm.newest_txid, storm.replayed_txid).
-TRIDENT_OPAQUE = Citation("OpaquePartitionedTridentSpoutExecutor.Emitter.emitBatch",
-                          "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
-                          ("v1.2.4", "v2.8.3"))
+# (the coordinator's currtx) and resumes after the highest other one (TRIDENT_BATCH); the transactional one replays
+# the batch stored at or past currtx and starts anew only where none is (storm.newest_txid, storm.replayed_txid).
 TRIDENT_TRANSACTIONAL = Citation("PartitionedTridentSpoutExecutor.Emitter.emitBatch",
                                  "storm-core/src/jvm/org/apache/storm/trident/spout/PartitionedTridentSpoutExecutor.java",
                                  ("v1.2.4", "v2.8.3"))
