@@ -328,9 +328,9 @@ class _Consumer:
         """Whether a transactional Trident spout would start `r`'s partition elsewhere than the opaque one offctl
         reads it as (TRIDENT_REPLAY says so): a batch stored at or past currtx that does not begin where the opaque
         spout resumes, or, under storm-client 2.x, a sibling partition's such batch."""
-        if r.replay_txid is None:
-            return self.replay_all
-        return r.malformed is None and (r.replay_from is None or r.replay_from != r.committed or self.replay_all)
+        if r.malformed is not None:  # rule 2's MALFORMED_RECORD says what the spout makes of it
+            return False
+        return self.replay_all or (r.replay_txid is not None and r.replay_from != r.committed)
 
     def rows(self) -> list[PartitionRow]:
         """A row per record: its log offsets, lag, worst finding and codes, and whether the spout resumes from it."""

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from offctl.core.analyze import analyze
+from offctl.core.behaviour import Resumes
 from offctl.errors import UsageError
 from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
 from offctl.render.output import write_report
@@ -110,6 +112,29 @@ def test_any_node_data_ends_in_a_row_and_maybe_a_finding(datas, library):
             # an unusable offset (docs/contract.md, lag)
             assert "MALFORMED_RECORD" in row.codes and row.lag in (None, 0, 10)
             assert row.lag is None or not row.resumes_stored
+    _render_all(report)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(node_bytes(), st.none() | node_bytes(), st.sampled_from([7, 8, 9])), min_size=1, max_size=4),
+       st.sampled_from([STORM_KAFKA, STORM_KAFKA_CLIENT]))
+@counted
+def test_any_batch_a_transactional_spout_would_replay_ends_in_a_row(states, library):
+    """Trident state with any bytes at the txid read and at the txid a transactional spout replays (None: nothing
+    stored at or past currtx): a row each; where offctl cannot tell (TRIDENT_REPLAY) no lag, and no resume point
+    unless another partition's meta makes every batch of the state throw (`crashes`, stuck_state)."""
+    nodes = tuple(replace(_node(p, data, library), replay_txid=None if replay is None else txid,
+                          replay_data=replay) for p, (data, replay, txid) in enumerate(states))
+    for node in nodes:
+        r = parse_zk_node(node)
+        assert r.replay_from is None or -(2**63) <= r.replay_from < 2**63
+    cluster = {"t": {p: PartitionLog(0, 10, "h:1") for p in range(4)}}
+    report = analyze(Snapshot(0, nodes, cluster=cluster, running=frozenset()))
+    assert len(report.rows) == len(nodes)
+    for row in report.rows:
+        if "TRIDENT_REPLAY" in row.codes:
+            stuck = any(r.record.stuck for r in report.rows)
+            assert row.lag is None and (row.resumes is None or stuck and row.resumes.kind is Resumes.CRASHES), row
     _render_all(report)
 
 
