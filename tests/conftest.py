@@ -169,11 +169,28 @@ class KafkaHelper:
 
     def create_topic(self, name: str, partitions: int, config: dict[str, str] | None = None,
                      replicas: int = 1) -> None:
+        from confluent_kafka import KafkaError, KafkaException
         from confluent_kafka.admin import NewTopic
 
-        for future in self.admin.create_topics([NewTopic(name, partitions, replicas, config=config or {})]).values():
-            future.result(timeout=30)
-        deadline = time.monotonic() + 60
+        # A broker busy elsewhere (a ZooKeeper-mode controller writing thousands of partitions) may not answer one
+        # request in time: ask again until the deadline, which only catches a hang; a topic that exists by then is
+        # the earlier request's, landed.
+        deadline, retry = time.monotonic() + 180, False
+        while True:
+            future = self.admin.create_topics([NewTopic(name, partitions, replicas, config=config or {})],
+                                              request_timeout=30)[name]
+            try:
+                future.result(timeout=35)
+                break
+            except KafkaException as exc:
+                if retry and exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    break
+                if exc.args[0].code() != KafkaError._TIMED_OUT or time.monotonic() > deadline:
+                    raise
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    raise
+            retry = True
         while time.monotonic() < deadline:  # until every partition has a leader that answers for it
             md = self.admin.list_topics(name, timeout=10)
             found = md.topics.get(name)

@@ -4,6 +4,7 @@ reset writes. Each case's id names the Storm source file and tag it follows."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -298,19 +299,20 @@ def test_state_json_simple_refuses_from_storm_client_2_6_is_said_unknown(release
 
 
 @pytest.mark.parametrize("children, currtx, expected", [
-    pytest.param(["9", "10"], 11, None, id="acked: nothing at or past currtx, both executors start anew"),
-    pytest.param(["9", "10"], 10, 10, id="commit not acked: the batch stored at currtx is replayed"),
-    pytest.param(["3", "12"], 5, 12, id="a later batch stored: txids up to it are skipped, then it is replayed"),
-    pytest.param(["10", "11"], 10, 10, id="the lowest at or past currtx comes first"),
-    pytest.param([], 1, None, id="no state"),
+    pytest.param(["9", "10"], 11, (), id="acked: nothing at or past currtx, both executors start anew"),
+    pytest.param(["9", "10"], 10, (10,), id="commit not acked: the batch stored at currtx is replayed"),
+    pytest.param(["3", "12"], 5, (12,), id="a later batch stored: txids up to it are skipped, then it is replayed"),
+    pytest.param(["11", "10", "9"], 10, (10, 11), id="the lowest at or past currtx comes first, then the others"),
+    pytest.param(["10", "x", "010"], 1, (10,), id="only what RotatingTransactionalState writes"),
+    pytest.param([], 1, (), id="no state"),
 ])
-def test_the_txid_a_transactional_spout_replays(children, currtx, expected):
+def test_the_txids_a_transactional_spout_replays(children, currtx, expected):
     """PartitionedTridentSpoutExecutor.java@v1.2.4 emitBatch through RotatingTransactionalState.getStateOrCreate:
     a state at the txid is re-emitted, one past it makes the txid skipped; run in
     tests/test_trident_transactional_e2e.py."""
-    from offctl.core.storm import replayed_txid
+    from offctl.core.storm import stored_from
 
-    assert replayed_txid(children, currtx) == expected
+    assert stored_from(children, currtx) == expected
 
 
 def replaying(data: bytes, replay: bytes | None, replay_txid: int | None, partition: int = 0, *,
@@ -369,3 +371,62 @@ def test_latest_on_storm_kafka_client_1x_may_hand_the_ignored_state_on(release, 
                             folder="orders")], profile, frozenset({STORM_ID}))
     assert (rows[0].resumes and rows[0].resumes.at) == said
     assert ("offctl cannot tell which" in found[("IGNORED_TRIDENT_STATE", 0)]) is (said is None)
+
+
+def only_at_currtx(data: bytes, partition: int = 0, *, client: bool = False) -> ZkNode:
+    """A partition whose only state is the batch `data` stored at the coordinator's currtx (10), as read_trident
+    gives it: its node, with no txid an opaque spout resumes from."""
+    return replace(node(data, partition, client=client, folder="orders" if client else None, txid=10), txid=None,
+                   replay_txid=10, replay_data=data, ahead=(10,))
+
+
+@pytest.mark.parametrize("client", [False, True], ids=["storm-kafka", "storm-kafka-client"])
+def test_a_partition_whose_only_state_is_at_currtx(client):
+    """OpaquePartitionedTridentSpoutExecutor.java@v1.2.4/v2.8.3 drops the state of the txid it emits, so with
+    nothing below currtx the opaque spout starts the partition as with no state (the log start, 10: startOffsetTime
+    EarliestTime, UNCOMMITTED_EARLIEST); PartitionedTridentSpoutExecutor replays the batch (run: commit-not-acked's
+    partition 2, handover-ack-lost, tests/test_trident_transactional_e2e.py). A batch that begins at the log start:
+    both start there (10), MISSING_PARTITION with the resume (storm-kafka-client: only an empty batch, as a reset
+    writes; a non-empty one is replayed by one poll, which may come back empty and leave it unemitted, run:
+    handover-ack-lost); one that begins elsewhere: TRIDENT_REPLAY, no resume, no lag; without the log, where the
+    opaque spout starts is not known: TRIDENT_REPLAY."""
+    def meta(first: int, partition: int, size: int) -> bytes:
+        return (client_trident_meta(first, first + size - 1, STORM_ID) if client
+                else trident_meta("orders", partition, first, first + size, STORM_ID, "k1:9092"))
+
+    profile = SpoutProfile(client_release="2.8.8", client_major=2) if client else SpoutProfile()
+    nodes = [only_at_currtx(meta(10, 0, 0 if client else 3), 0, client=client),
+             only_at_currtx(meta(30, 1, 3), 1, client=client)]
+    rows, found = run(nodes, profile)
+    by = {r.record.partition: r for r in rows}
+    assert (by[0].record.committed, by[0].resumes.at, by[0].lag, by[0].resumes_stored) == (None, 10, 90, False)
+    said = found[("MISSING_PARTITION", 0)]
+    assert "its only state is the batch stored at txid 10" in said and "from 10, the same offset" in said
+    assert (by[1].resumes, by[1].lag) == (None, None)
+    said = found[("TRIDENT_REPLAY", 1)]
+    assert "starts orders/1 as with no state, from startOffsetTime, the log start (10)" in said or client
+    assert "the log start (10)" in said and "replays the batch stored at txid 10 from 30" in said
+    rows, found = analyze_consumer([parse_zk_node(n) for n in nodes], None, frozenset({STORM_ID}),
+                                   Thresholds(spout=profile))
+    assert {f.code for f in found} == {"TRIDENT_REPLAY"} and all(r.resumes is None for r in rows)
+
+
+def test_storm_kafka_client_replays_a_batch_with_one_poll_that_may_come_back_empty():
+    """KafkaTridentSpoutEmitter.java@v2.8.3 reEmitPartitionBatch polls once; a poll that comes back empty (a paused
+    partition's fetch still waiting) emits nothing, and the next txid starts from the batch's lastOffset + 1 (run:
+    handover-ack-lost, where partitions 0 and 2 skipped [0, 9]). So a non-empty batch at currtx leaves where the
+    spout starts unknown even where it begins where the opaque spout resumes; an empty one (a reset's) does not.
+    storm-kafka-client 1.x has no transactional spout (a stub), so there its batches are the opaque spout's."""
+    profile = SpoutProfile(client_release="2.8.8", client_major=2)
+    follows, empty = client_trident_meta(17, 19, STORM_ID), client_trident_meta(17, 16, STORM_ID)
+    nodes = [replaying(client_trident_meta(10, 16, STORM_ID), follows, 10, 0, client=True),
+             replaying(client_trident_meta(10, 16, STORM_ID), empty, 10, 1, client=True)]
+    rows, found = run(nodes, profile)
+    assert {r.record.partition: r.resumes and r.resumes.at for r in rows} == {0: None, 1: 17}
+    assert "or, where the replay's single poll comes back empty, goes on from 20 without it" in \
+        found[("TRIDENT_REPLAY", 0)]
+    nodes = [replaying(client_meta("1.2.4", 10, 16, STORM_ID), client_meta("1.2.4", 17, 19, STORM_ID), 10, p,
+                       client=True) for p in (0, 1)]
+    rows, found = run(nodes, SpoutProfile(client_release="1.2.4", client_major=1))
+    assert {r.record.partition: r.resumes and r.resumes.at for r in rows} == {0: 17, 1: 17}
+    assert {code for code, _ in found} == {"MISSING_PARTITION"}  # partition 2, which has no state

@@ -60,6 +60,7 @@ def _world(zk, kafka, names, zk_server, broker, tmp_path):
     w.exists = lambda path: zk.exists(f"{root}/{path}") is not None
     w.put = put
     w.set = lambda path, data: zk.set(f"{root}/{path}", data)
+    w.delete = lambda path: zk.delete(f"{root}/{path}")
     return w
 
 
@@ -200,3 +201,42 @@ def test_naming_a_trident_spout_shows_it_alone_and_a_wrong_name_fails(cli, world
     typo = cli("inspect", *world.conn, "--trident", "c1", "-o", "json")
     assert typo.exit_code == 1
     assert [f["code"] for f in typo.json()["findings"]] == ["CONSUMER_NOT_FOUND"]
+
+
+def test_a_reset_rewrites_the_batches_stored_at_currtx_and_restore_puts_them_back(cli, world):
+    """A worker died between txid 8's commit and its ack (currtx 8), and partition 2 kept only txid 8. A
+    transactional spout replays the batch stored at currtx before it goes on (PartitionedTridentSpoutExecutor,
+    v1.2.4; run: tests/test_trident_transactional_e2e.py repair-not-acked), so the reset rewrites txid 7, which an
+    opaque spout resumes from, and txid 8 too, each to an empty batch at the target; partition 2, with nothing
+    below currtx, is written for a transactional spout and left out for an opaque one (exit 7). Restore puts every
+    node back byte for byte, and a second restore finds nothing to change."""
+    world.set("sk/coordinator/currtx", b"8")
+    world.delete("sk/user/partition_2/7")
+    paths = [f"sk/user/partition_{p}/{t}" for p in range(3) for t in (7, 8) if (p, t) != (2, 7)]
+    before = {path: world.get(path) for path in paths}
+    done = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "offset", "--offset", "1",
+               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert done.exit_code == 7 and done.json()["verified"], done.stderr
+    rows = [(c["partition"], c["path"].rsplit("/", 1)[1], c["batch"], c["after"], c["action"], c["left_out"])
+            for c in done.json()["changes"]]
+    assert rows == [(0, "7", None, 1, "write", False), (0, "8", 8, 1, "write", False),
+                    (1, "7", None, 1, "write", False), (1, "8", 8, 1, "write", False),
+                    (2, "8", None, 1, "write", True)], rows
+    assert "an opaque spout drops it and starts" in " ".join(done.json()["changes"][4]["reasons"])
+    for path in paths:  # an empty batch at 1: a transactional replay emits nothing, and both go on from 1
+        meta = json.loads(world.get(path))
+        assert (meta["offset"], meta["nextOffset"]) == (1, 1), (path, meta)
+    doc = cli("inspect", *world.conn, "--trident", "sk", "-o", "json", "--fail-on", "never").json()
+    said = {(f["partition"], f["code"]) for f in doc["findings"] if f["code"] in ("TRIDENT_REPLAY",
+                                                                                    "MISSING_PARTITION")}
+    assert said == {(2, "TRIDENT_REPLAY")}, doc["findings"]  # the opaque spout starts 2 at the log start, 0
+    assert {r["partition"]: r["resumes_at"] for r in doc["partitions"]} == {0: 1, 1: 1, 2: None}
+
+    undo = shlex.split(done.json()["undo"])[1:]
+    back = cli(*undo, "--yes", "-o", "json")
+    assert back.exit_code == 0 and back.json()["verified"], back.stderr
+    assert {path: world.get(path) for path in paths} == before
+    assert [(c["partition"], c["path"].rsplit("/", 1)[1], c["batch"]) for c in back.json()["changes"]] == [
+        (0, "7", None), (0, "8", 8), (1, "7", None), (1, "8", 8), (2, "8", None)]
+    again = cli(*undo, "--yes", "-o", "json")
+    assert again.exit_code == 0 and again.json()["result"] == "unchanged", again.stderr

@@ -236,13 +236,17 @@ REPAIRS = {"repair": True, "repair-not-acked": False}  # run name: whether the s
 
 def repaired(oracle, to: int, name: str) -> dict:
     """The repair run `name` of a fixture's (offctl, ran, plans), once its reset plan is checked (verified, every
-    partition to offset `to`, written at the txid the next batch reads: 8, or 7 where currtx is 8) and the spout
-    seen to start there with no error."""
+    partition to offset `to`, written at the txid the next batch reads: 8, or 7 where currtx is 8, and then the batch
+    stored at currtx 8 too, rewritten to an empty batch at `to`, which a transactional spout replays first) and the
+    spout seen to start there with no error."""
     _, ran, plans = oracle
     plan = plans[name]
-    after = {c["partition"]: c["after"] for c in plan["changes"]}
-    assert plan["verified"] and after == {0: to, 1: to, 2: to}, plan
-    assert {c["path"].rsplit("/", 1)[1] for c in plan["changes"]} == {"8" if REPAIRS[name] else "7"}, plan
+    own = [c for c in plan["changes"] if c["batch"] is None]
+    after = {c["partition"]: c["after"] for c in own}
+    assert plan["verified"] and after == {0: to, 1: to, 2: to} and not plan["summary"]["left_out"], plan
+    assert {c["path"].rsplit("/", 1)[1] for c in own} == {"8" if REPAIRS[name] else "7"}, plan
+    batches = [(c["partition"], c["batch"], c["after"]) for c in plan["changes"] if c["batch"] is not None]
+    assert sorted(batches) == ([] if REPAIRS[name] else [(p, 8, to) for p in range(3)]), plan
     r = ran[name]
     assert r["errors"] == {} and r["first_emitted"] == after == r["started_at"], r
     return r

@@ -27,12 +27,13 @@ txid), two-txids, commit-not-acked (currtx == the highest txid), emit-interrupte
 one partition lacks: a worker that died while the executor wrote the metas one by one), emitted-ahead (states above
 currtx: batches emitted, never committed), no-state (nothing under user/), no-state-some-partitions, out-of-range
 replays, a replay of another deployment's batch, the opaque spout's state read by the transactional spout (acked, and
-with its last ack lost), and offctl's reset followed by the transactional spout. Where they disagree offctl is NOT
-changed: the scenario is xfail(strict=True) with the reason (OLD_DISAGREE, CLIENT_DISAGREE). Since these runs offctl
-reads the batch stored at or past currtx and, where the transactional replay begins elsewhere than the opaque resume,
-says it cannot tell (TRIDENT_REPLAY: emit-interrupted and emitted-ahead agree so, and the partitions of
-commit-not-acked that have another state); what is left is a partition whose only state is at currtx, which offctl
-reads as none (and its repair, which rewrites the txid the opaque executor reads).
+with its last ack lost), and offctl's reset followed by the transactional spout. Where they disagree the scenario is
+xfail(strict=True) with the reason (OLD_DISAGREE, CLIENT_DISAGREE); none is left. The runs changed offctl: it reads
+every batch stored at or past currtx and, where the transactional replay begins elsewhere than the opaque resume (or,
+storm-kafka-client 2.x, the batch is not empty: its single replay poll may come back empty), says it cannot tell
+(TRIDENT_REPLAY); a partition whose only state is at currtx is one the opaque spout starts as with none
+(MISSING_PARTITION where the replay begins there too); and a reset rewrites the batches at or past currtx with the
+txid below, so that both executors go on from the target.
 """
 
 from __future__ import annotations
@@ -126,30 +127,18 @@ OLD = {
     "below-log-start": ({0: {8: 2}}, {}, "trimmed", STORM_ID, True),
     "below-log-start-commit-not-acked": ({0: {8: 2}}, {}, "trimmed", STORM_ID, False),
 }
-_NO_STATE = ("the only txid is currtx: offctl, as for the opaque executor (which drops the state of the txid it "
-             "emits: OpaquePartitionedTridentSpoutExecutor v1.2.4 :138-141, v2.8.3 :157-160), says there is no state "
-             "(CONSUMER_NOT_FOUND) and names no partition, ")
-# Where the transactional spout does something else than offctl says (the module's docstring says what is
-# left). Tags storm-core and storm-kafka v1.2.4.
-OLD_DISAGREE: dict[str, str] = {
-    "commit-not-acked": "currtx 10 is the highest txid: PartitionedTridentSpoutExecutor.Emitter.emitBatch (:131-147) "
-                        "finds txid 10's state (RotatingTransactionalState.getStateOrCreate :135-144) and replays that "
-                        "batch exactly (TridentKafkaEmitter.reEmitPartitionBatch :165-188, [offset, nextOffset)): "
-                        "it emits 5, 2 and 4, where offctl says 9's nextOffset (2, 8) and, partition 2 having no "
-                        "other state, the log start",
-    "handover-ack-lost": _NO_STATE + "where the transactional executor replays txid 1's batch, [0, 10), which the "
-                                     "opaque spout wrote",
-    "below-log-start-commit-not-acked": _NO_STATE + "where the transactional spout replays txid 8's batch [1, 2), "
-                                        "below the log start (5): reEmitPartitionBatch (:165-188) does not catch the "
-                                        "TopicOffsetOutOfRangeException KafkaUtils.fetchMessages throws (the new "
-                                        "batch's doEmitNewPartitionBatch does, :127-132), so the batch fails, nothing "
-                                        "is written, and every attempt of txid 8 replays it again: it never moves",
-}
-OLD_REPAIR_DISAGREE = {
-    "repair-not-acked": "currtx 8 is the highest txid: offctl's reset rewrites txid 7, the state the opaque executor "
-                        "resumes from, but the transactional executor replays txid 8's stored batch ([2, 3), [3, 4), "
-                        "[4, 5): getStateOrCreate, :134-147) and goes on from its nextOffset: the reset does nothing",
-}
+# Where the transactional spout does something else than offctl says: nothing, since offctl reads the batches stored
+# at or past currtx (TRIDENT_REPLAY, and a partition whose only state is there: analyze.malformed_record) and a reset
+# rewrites them. The scenarios that first showed it, with what the spout did (tags storm-core and storm-kafka
+# v1.2.4): commit-not-acked (currtx 10 the highest txid: PartitionedTridentSpoutExecutor.Emitter.emitBatch :131-147
+# replays txid 10's batches, 5, 2 and 4, through RotatingTransactionalState.getStateOrCreate :135-144 and
+# TridentKafkaEmitter.reEmitPartitionBatch :165-188, where offctl said 9's nextOffset), handover-ack-lost (the only
+# txid is currtx: the opaque executor drops it, OpaquePartitionedTridentSpoutExecutor :138-141, the transactional one
+# replays it), below-log-start-commit-not-acked (the replay of [1, 2) below the log start 5 throws
+# TopicOffsetOutOfRangeException, which reEmitPartitionBatch does not catch, on every attempt: it never moves) and
+# repair-not-acked (a reset of txid 7 alone: txid 8's stored batch is replayed, and the reset does nothing).
+OLD_DISAGREE: dict[str, str] = {}
+OLD_REPAIR_DISAGREE: dict[str, str] = {}
 OLD_HANDOVER = {"handover": True, "handover-ack-lost": False}  # the opaque spout's state; whether its ack stands
 
 
@@ -248,11 +237,12 @@ def test_storm_kafka_transactional_replays_the_batch_stored_at_currtx(old_tx):
     """The rule, where it differs from the opaque executor's: a partition with state at the txid emitted replays
     exactly that batch, [offset, nextOffset), and nothing is written for it (PartitionedTridentSpoutExecutor v1.2.4
     :134-147); one without state there emits anew from the highest state below (emit-interrupted's partition 2) and
-    its meta is written at once, with no commit."""
+    its meta is written at once, with no commit. After offctl's reset (repair-not-acked) the batch at currtx is the
+    empty one at the target that the reset wrote: replayed as nothing, then the next batch starts there."""
     _, ran, *_ = old_tx
     for name, currtx_, replays in (("commit-not-acked", 10, {0: 5, 1: 2, 2: 4}), ("emitted-ahead", 10,
                                    {0: 3, 1: 8, 2: 1}), ("handover-ack-lost", 1, {0: 0, 1: 0, 2: 0}),
-                                   ("emit-interrupted", 10, {0: 5, 1: 2}), ("repair-not-acked", 8, {0: 2, 1: 3, 2: 4})):
+                                   ("emit-interrupted", 10, {0: 5, 1: 2}), ("repair-not-acked", 8, {0: 6, 1: 6, 2: 6})):
         r = ran[name]
         assert replayed(r) == stored(r, old_folder, currtx_), (name, r["replayed"])
         assert {p: m["offset"] for p, m in replayed(r).items()} == replays, name
@@ -315,24 +305,13 @@ CLIENT = {
 # other partitions paused; after the first partition's replay the consumer's next fetch for it waits at the log end
 # (fetch.max.wait.ms, 500 ms), so a later partition's replay may emit nothing, and the next txid then starts at its
 # replayed meta's lastOffset + 1 (reEmitPartitionBatch records no first seek, :310-312, so that is the first poll's
-# lastBatchMeta branch, :265-267): the partitions replayed first disagree whatever that timing.
-CLIENT_DISAGREE: dict[str, str] = {
-    "commit-not-acked": "currtx 10 has state for every partition: PartitionedTridentSpoutExecutor.Emitter.emitBatch "
-                        "(:149-175) replays every partition's batch at 10 (reEmitPartitionBatch :106-162, seek to "
-                        "firstOffset: 4, 2, 3; or, a replay that came back empty, the next txid from its "
-                        "lastOffset + 1: 6, 3, 5), where offctl says 9's lastOffset + 1 (2, 8) and the log start (0)",
-    "handover-ack-lost": _NO_STATE + "where the transactional executor replays txid 1's batch, [0, 9], which the "
-                                     "opaque spout wrote",
-    "below-log-start-commit-not-acked": _NO_STATE + "where the transactional spout replays txid 8's batch [0, 1], "
-                                        "below the log start (4): KafkaTridentSpoutConfig sets no "
-                                        "auto.offset.reset, the consumer moves to the log end (10), and nothing is "
-                                        "emitted",
-}
-CLIENT_REPAIR_DISAGREE = {
-    "repair-not-acked": "currtx 8 is the highest txid: offctl's reset rewrites txid 7, but the transactional executor "
-                        "replays txid 8's stored batch (firstOffset 2) and goes on from its lastOffset + 1: the reset "
-                        "does nothing",
-}
+# lastBatchMeta branch, :265-267): offctl says it cannot tell for a non-empty batch (storm.replay_span), which the
+# runs first showed as disagreements: commit-not-acked (every partition's batch at 10 replayed, from 4, 2, 3, or, come
+# back empty, 6, 3, 5 on the next txid), handover-ack-lost (partitions 0 and 2 skipped [0, 9] and began at 10),
+# below-log-start-commit-not-acked (the replay of [0, 1] below the log start 4 moves the consumer to the log end,
+# 10, with no auto.offset.reset set by KafkaTridentSpoutConfig), repair-not-acked (as storm-kafka's).
+CLIENT_DISAGREE: dict[str, str] = {}
+CLIENT_REPAIR_DISAGREE: dict[str, str] = {}
 CLIENT_HANDOVER = {"handover": True, "handover-ack-lost": False}
 
 
@@ -458,12 +437,14 @@ def test_timings(old_tx, client_tx):
 
 
 @pytest.mark.parametrize("fixture", ["old_tx", "client_tx"])
-def test_a_reset_with_a_batch_stored_at_currtx_says_a_transactional_spout_replays_it(request, fixture):
-    """repair-not-acked: currtx 8 holds a batch, so the transactional spout replays it and the reset of txid 7 does
-    not move it (the strict xfail above); the plan's rows say so before anything is written (plan.REPLAYED), and
-    those of the acked repair do not."""
+def test_a_reset_with_a_batch_stored_at_currtx_rewrites_it_and_says_so(request, fixture):
+    """repair-not-acked: currtx 8 holds a batch, which the transactional spout replays before it goes on; the reset
+    rewrites it too (its own row, `batch` 8, no cost of its own), and the spout then starts at the target (the
+    repair test above); the acked repair has no such row."""
     _, _, plans, *_ = request.getfixturevalue(fixture)
     for name, acked in REPAIRS.items():
-        says = ["txid 8 holds a batch at or past the coordinator's currtx" in " ".join(c["reasons"])
-                for c in plans[name]["changes"]]
-        assert says == [not acked] * 3, (name, plans[name]["changes"])
+        rows = [c for c in plans[name]["changes"] if c["batch"] is not None]
+        assert len(rows) == (0 if acked else 3), (name, plans[name]["changes"])
+        for c in rows:
+            assert c["path"].endswith("/8") and c["action"] == "write" and c["cost"] is None, c
+            assert "txid 8 holds a batch at or past the coordinator's currtx" in " ".join(c["reasons"]), c

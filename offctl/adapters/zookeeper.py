@@ -12,6 +12,7 @@ import logging
 import struct
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -39,7 +40,7 @@ from offctl.errors import StoreUnavailable, WriteConflict
 from offctl.core import brokers
 from offctl.core.frozen import builder
 from offctl.core.model import STORM_KAFKA, ZkNode
-from offctl.core.storm import (INIT_TXID, coordinator_txid, newest_txid, partition_node, replayed_txid,
+from offctl.core.storm import (INIT_TXID, coordinator_txid, newest_txid, partition_node, stored_from,
                                trident_partition)
 
 WINDOW = 2000  # single requests in flight
@@ -334,31 +335,34 @@ class ZkStore:
         replayed = {path: data for path, data, _, _ in self._read_data(
             sorted({join(folder, str(txid)) for folder, txid in replays.items()} - set(newest)))}
         for path, data, version, mtime in self._read_data(list(newest)):
-            folder, txid, count = newest[path]
+            folder, txid, count, ahead = newest[path]
             sid, partition, topic, library = parts[folder]
-            replay = replays.get(folder)
-            # the replayed batch is the node read here when it is past currtx and the highest (replay == txid)
-            replay_data = (None if replay is None else data if replay == txid
+            replay = ahead[0] if ahead else None
+            # the replayed batch is the node read here when it is the only state or past currtx and the highest
+            replay_data = (None if replay is None else data if path == join(folder, str(replay))
                            else replayed.get(join(folder, str(replay))))
             yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
                          data=data, version=version, mtime_ms=mtime, trident=library, txid=txid, txids=count,
-                         replay_txid=replay, replay_data=replay_data)
+                         replay_txid=replay, replay_data=replay_data, ahead=ahead)
 
     def _txids(self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
-               ) -> tuple[dict[str, tuple[str, int, int]], dict[str, int]]:
+               ) -> tuple[dict[str, tuple[str, int | None, int, tuple[int, ...]]], dict[str, int]]:
         """For each partition dir of read_trident: the node of the txid an opaque spout resumes from (txid node ->
-        (partition dir, txid, txids present): storm.newest_txid), and the txid a transactional one replays
-        (partition dir -> txid: storm.replayed_txid), by its txStateId's coordinator's currtx."""
-        newest: dict[str, tuple[str, int, int]] = {}
+        (partition dir, txid, txids present, the txids stored at or past currtx): storm.newest_txid), and the txid a
+        transactional one replays (partition dir -> txid: storm.stored_from), by its txStateId's coordinator's
+        currtx. A dir whose only txids are at or past currtx gives the replayed batch's node, with txid None."""
+        newest: dict[str, tuple[str, int | None, int, tuple[int, ...]]] = {}
         replays: dict[str, int] = {}
         for path, kids in self.children(list(parts)).items():
             at = current.get(parts[path][0], INIT_TXID)
+            ahead = stored_from(kids, at)
             found = newest_txid(kids, at)
             if found:
-                newest[join(path, str(found[0]))] = (path, *found)
-                replay = replayed_txid(kids, at)
-                if replay is not None:
-                    replays[path] = replay
+                newest[join(path, str(found[0]))] = (path, *found, ahead)
+            elif ahead:
+                newest[join(path, str(ahead[0]))] = (path, None, len(ahead), ahead)
+            if ahead:
+                replays[path] = ahead[0]
         return newest, replays
 
     def read_broker_registry(self, brokers_root: str, topic: str, wildcard: bool) -> brokers.Registry:
@@ -398,6 +402,13 @@ class ZkStore:
     def read_data(self, paths: Sequence[str]) -> dict[str, bytes]:
         """Current data of each existing node (for verification after a write)."""
         return {path: data for path, data, _, _ in self._read_data(list(paths))}
+
+    def read_nodes(self, nodes: Sequence[ZkNode]) -> list[ZkNode]:
+        """Each of `nodes` that still exists, as it is now (its data, version and mtime): the Trident batches a
+        reset rewrites and a restore puts back, which read_trident does not give as nodes of their own."""
+        by_path = {n.path: n for n in nodes}
+        return [replace(by_path[path], data=data, version=version, mtime_ms=mtime)
+                for path, data, version, mtime in self._read_data(list(by_path))]
 
     def write_versioned(self, changes: Sequence[tuple[str, bytes | None, int]]) -> None:
         """Set every (path, data, version) in one multi-op: all of them, or none if any node's version moved.

@@ -264,9 +264,12 @@ class _Collector:
         self.findings: list[Finding] = []
         self.by_record: dict[int, list[Finding]] = {}
 
-    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str) -> None:
+    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str,
+                  resumes: Resumption | None = None) -> None:
         entry = CATALOGUE[code]  # finding(), without its keywords: a broken fleet makes two per partition
         f = new_finding(code, entry.severity, self.key, topic, record.partition, record.path, message, entry.hint)
+        if resumes is not None:
+            f = replace(f, resumes=resumes)
         self.findings.append(f)
         found = self.by_record.get(index)
         if found is None:
@@ -307,7 +310,8 @@ class _Consumer:
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
         self.topic_of = {i: self.applied[i][0] for i in self.applied}
-        self.valid = [(i, r) for i, r in enumerate(records) if r.malformed is None and not self.unsure(r)]
+        self.valid = [(i, r) for i, r in enumerate(records)
+                      if r.malformed is None and not r.replay_only and not self.unsure(r)]
         self.static = thresholds.static_partitions.get(key.consumer) if self.zk else None
         self.max_offset_behind = self.profile.effective_max_offset_behind if self.zk else LONG_MAX
         self.lags: dict[int, int] = {}
@@ -324,13 +328,22 @@ class _Consumer:
         says so): json-smart may read it otherwise, or a 1.x emitter reads it otherwise than 2.x's."""
         return (self.json_smart and r.unparsed) or (self.client_1x and r.differs_1x) or self.replays(r)
 
-    def replays(self, r: OffsetRecord) -> bool:
+    def replays(self, r: OffsetRecord, fresh: int | None = None) -> bool:
         """Whether a transactional Trident spout would start `r`'s partition elsewhere than the opaque one offctl
         reads it as (TRIDENT_REPLAY says so): a batch stored at or past currtx that does not begin where the opaque
-        spout resumes, or, under storm-client 2.x, a sibling partition's such batch."""
+        spout resumes (`fresh`: where it starts a partition with no state, for a record with only such batches;
+        None: not known), or, under storm-client 2.x, a sibling partition's such batch."""
         if r.malformed is not None:  # rule 2's MALFORMED_RECORD says what the spout makes of it
             return False
-        return self.replay_all or (r.replay_txid is not None and r.replay_from != r.committed)
+        if self.client_1x:  # storm-kafka-client 1.x's transactional spout is a stub: no batch is its
+            return False
+        if self.replay_all:
+            return True
+        if r.replay_txid is None:
+            return False
+        opaque = fresh if r.replay_only else r.committed
+        # storm-kafka-client 2.x replays a batch with one poll, and one that comes back empty leaves it unemitted
+        return opaque is None or r.replay_from != opaque or r.replay_after not in (None, r.replay_from)
 
     def rows(self) -> list[PartitionRow]:
         """A row per record: its log offsets, lag, worst finding and codes, and whether the spout resumes from it."""
@@ -364,7 +377,7 @@ def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
     c = _Consumer(records, cluster, running, thresholds, now_ms)
     ambiguous_spout_id(c)  # 1
     for i, r in enumerate(records):  # 2, 3: in record order
-        if r.malformed is not None or c.unsure(r):
+        if r.malformed is not None or r.replay_only or c.unsure(r):
             malformed_record(c, i, r)
         elif r.inconsistent:
             inconsistent_record(c, i, r)
@@ -404,10 +417,17 @@ def ambiguous_spout_id(c: _Consumer) -> None:
                           path=f"{base}/{folder}")
 
 
-def _replay_message(c: _Consumer, r: OffsetRecord, where: str) -> str:
-    """TRIDENT_REPLAY's sentence: where each executor starts the partition, and the Storm source."""
-    opaque = (f"an opaque spout resumes at {r.committed}, after txid {r.txid} ({TRIDENT_BATCH})"
-              if r.committed is not None else "an opaque spout starts it as with no state")
+def _replay_message(c: _Consumer, r: OffsetRecord, where: str, fresh: Position | None) -> str:
+    """TRIDENT_REPLAY's sentence: where each executor starts the partition, and the Storm source. `fresh`: where
+    the opaque spout starts a partition with no state."""
+    if r.replay_only:
+        start = fresh.text() if fresh is not None else "where its settings say"
+        opaque = (f"no state is stored below the coordinator's currtx, and an opaque spout drops the state of the "
+                  f"txid it emits first ({TRIDENT_BATCH}): it starts {where} as with no state, from {start}")
+    elif r.committed is not None:
+        opaque = f"an opaque spout resumes at {r.committed}, after txid {r.txid} ({TRIDENT_BATCH})"
+    else:
+        opaque = "an opaque spout starts it as with no state"
     if r.replay_txid is None:
         replay = ("a transactional one (storm-client 2.x) replays every partition of its task when another has a "
                   "batch stored at the coordinator's currtx, and throws NullPointerException on this one, which has "
@@ -415,6 +435,9 @@ def _replay_message(c: _Consumer, r: OffsetRecord, where: str) -> str:
     else:
         start = f"from {r.replay_from}" if r.replay_from is not None else "(its meta is not one the emitter reads)"
         replay = f"a transactional one replays the batch stored at txid {r.replay_txid} {start}"
+        if r.replay_after not in (None, r.replay_from):
+            replay += (f", or, where the replay's single poll comes back empty, goes on from {r.replay_after} without "
+                       f"it (KafkaTridentSpoutEmitter.reEmitPartitionBatch, v2.8.3)")
         if c.replay_all:
             replay += (", and storm-client 2.x then throws NullPointerException, as another partition of its task has "
                        "none there")
@@ -423,9 +446,11 @@ def _replay_message(c: _Consumer, r: OffsetRecord, where: str) -> str:
             f"where {where} resumes")
 
 
-def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where: str) -> bool:
+def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where: str,
+                 fresh: Position | None) -> bool:
     """Rule 2's findings on a Trident state offctl cannot tell the spout's reading of (_Consumer.unsure): True when
-    it said so, and the partition has no resumption and no lag."""
+    it said so, and the partition has no resumption and no lag. `fresh`: where the spout starts a partition with no
+    state (None: not known without the log)."""
     if c.client_1x and r.differs_1x:
         c.on_record(i, r, topic, "MALFORMED_RECORD", (
             f"{r.path or where}: storm-kafka-client {c.profile.client_release}'s Trident emitter reads this meta "
@@ -443,8 +468,8 @@ def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where
             f"{where} as with no state, or fails every batch of the spout"))
         c.unreadable = True
         return True
-    if c.replays(r):  # after the two above, which may stop every batch of the state
-        c.on_record(i, r, topic, "TRIDENT_REPLAY", _replay_message(c, r, where))
+    if c.replays(r, fresh.offset if fresh is not None else None):  # after the two above, which may stop every batch
+        c.on_record(i, r, topic, "TRIDENT_REPLAY", _replay_message(c, r, where, fresh))
         return True
     return False
 
@@ -457,21 +482,30 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     spout replays where the opaque one resumes elsewhere (_Consumer.replays): offctl cannot tell, and counts no lag."""
     topic = c.topic_of.get(i)
     where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
-    if _cannot_tell(c, i, r, topic, where):
-        return
     cluster, profile, static = c.cluster, c.profile, c.static
     plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
     start = (configured_start(profile, log_start, log_end, c.now_ms) if c.old
              else first_poll_start(profile, log_start, log_end))
-    then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
-    c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
+    if _cannot_tell(c, i, r, topic, where, start if plog is not None else None):
+        return
+    outcome = start_outcome(profile, library_of(r), c.now_ms)
+    landing = Resumption.landing(outcome.lands, outcome.citation, None, log_start, log_end, start.offset)
+    if r.replay_only:  # a transactional spout replays the batch from where the opaque one starts (_cannot_tell)
+        also = ("" if c.client_1x else f", and a transactional spout replays that batch from {r.replay_from}, the "
+                                         f"same offset ({TRIDENT_TRANSACTIONAL})")
+        c.on_record(i, r, topic, "MISSING_PARTITION", (
+            f"{where} has no state an opaque spout reads: its only state is the batch stored at txid {r.replay_txid}, "
+            f"at or past the coordinator's currtx, which the opaque executor drops ({TRIDENT_BATCH}); it starts from "
+            f"{start.text()}{also}"), resumes=landing)
+    else:
+        then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
+        c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
     if r.stuck:
         c.resumption[i] = crashing(stored_citation(profile, library_of(r), r.trident is not None))
     else:
         c.started.add(i)
-        outcome = start_outcome(profile, library_of(r), c.now_ms)
-        c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, log_start, log_end, start.offset)
+        c.resumption[i] = landing
     if plog is not None and not r.stuck and (static is None or r.partition in static):
         c.logs[i] = plog
         high_lag(c, i, r, topic, where, start.offset, log_start, log_end)
@@ -774,10 +808,13 @@ def stale_broker(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, 
 def missing_partition(c: _Consumer) -> None:
     """MISSING_PARTITION: partitions the spout reads without a record (needs Kafka)."""
     present: dict[tuple[str, str | None], set[int]] = defaultdict(set)
+    stored: dict[tuple[str, str | None], set[int]] = defaultdict(set)  # not only a batch the opaque spout drops
     topic_of, cluster, static, profile = c.topic_of, c.cluster, c.static, c.profile
     for i, r in enumerate(c.records):
         if i in topic_of:
             present[(topic_of[i], r.folder_topic)].add(r.partition)
+            if not r.replay_only:
+                stored[(topic_of[i], r.folder_topic)].add(r.partition)
     for (topic, folder), have in present.items():
         partitions = cluster.get(topic)
         if partitions is None:
@@ -794,7 +831,7 @@ def missing_partition(c: _Consumer) -> None:
             start = at.text() if c.old else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
             c.out.on_consumer("MISSING_PARTITION",
-                              f"{topic}/{p} has no committed offset ({len(have & wanted)} of {len(wanted)} partitions "
+                              f"{topic}/{p} has no committed offset ({len(stored[(topic, folder)] & wanted)} of {len(wanted)} partitions "
                               f"the spout reads{declared} have one): it starts from {start}",
                               topic=topic, partition=p, path=_partition_path(c.key, folder, p),
                               resumes=Resumption.landing(outcome.lands, citation, None, plog.log_start,

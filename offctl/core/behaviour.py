@@ -673,7 +673,7 @@ TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
                          ("v1.2.4", "v2.8.3"))
 # Where a restarted Trident spout starts each partition: the opaque executor removes the state of the txid it emits
 # (the coordinator's currtx) and resumes after the highest other one (TRIDENT_BATCH); the transactional one replays
-# the batch stored at or past currtx and starts anew only where none is (storm.newest_txid, storm.replayed_txid).
+# the batch stored at or past currtx and starts anew only where none is (storm.newest_txid, storm.stored_from).
 TRIDENT_TRANSACTIONAL = Citation("PartitionedTridentSpoutExecutor.Emitter.emitBatch",
                                  "storm-core/src/jvm/org/apache/storm/trident/spout/PartitionedTridentSpoutExecutor.java",
                                  ("v1.2.4", "v2.8.3"))

@@ -174,7 +174,8 @@ def _log(cluster: Cluster | None, c: Change) -> PartitionLog | None:
 
 
 def _costed(plan: Plan) -> list[tuple[int, Change]]:
-    return [(i, c) for i, c in enumerate(plan.changes) if c.action in (WRITE, DELETE)]
+    """The changes that move a spout: every write but a Trident batch rewritten beside its partition's row."""
+    return [(i, c) for i, c in enumerate(plan.changes) if c.action in (WRITE, DELETE) and c.batch is None]
 
 
 def cost_positions(plan: Plan, cluster: Cluster | None, spout: Spout = Spout()) -> list[Position]:

@@ -84,7 +84,9 @@ CATALOGUE: dict[str, Code] = {
              "unless the declaration is wrong."),
         Code("MISSING_PARTITION", _W,
              "a partition the spout reads has no committed offset: every partition of its topic, or those "
-             "declared with `--static-partitions`",
+             "declared with `--static-partitions` (a Trident partition whose only state is a batch at the "
+             "coordinator's currtx too, which an opaque spout drops, where a transactional one's replay of it begins "
+             "where the opaque spout starts)",
              "The spout will start this partition where the message says (or has not yet committed a new "
              "partition). Expected right after partitions were added. A spout on StaticHosts reads only its "
              "configured partitions: declare them with `--static-partitions ID=LIST`."),
@@ -109,13 +111,16 @@ CATALOGUE: dict[str, Code] = {
              "--topology-id STORM_ID` (a dry run first), then start or let Storm restart the topology."),
         Code("TRIDENT_REPLAY", _W,
              "a Trident state holds a batch at or past the txid its coordinator emits first (currtx), where it "
-             "does not begin where the spout otherwise resumes: an opaque spout resumes after the highest other txid, "
-             "a transactional one replays that batch, and the stored bytes do not say which spout wrote them",
+             "does not begin where the spout otherwise resumes: an opaque spout resumes after the highest other txid "
+             "(or, with none, as with no state), a transactional one replays that batch (storm-kafka-client 2.x: "
+             "with one poll, which may come back empty and leave it unemitted), and the stored bytes do not say "
+             "which spout wrote them",
              "offctl cannot tell where this partition resumes: an opaque spout (OpaqueTridentKafkaSpout, "
              "KafkaTridentSpoutOpaque, the usual) resumes where the message says first, a transactional one "
              "(TransactionalTridentKafkaSpout, KafkaTridentSpoutTransactional) replays the stored batch from its "
              "first offset. Such a batch is left when a worker died between a batch and its commit's ack. A `reset "
-             "--trident` moves an opaque spout only: a transactional one replays the stored batch first."),
+             "--trident` rewrites it too, to an empty batch at the target, so that both go on from there (a partition "
+             "with no state below currtx moves a transactional spout only)."),
         Code("IGNORED_TRIDENT_STATE", _W,
              "a storm-kafka-client Trident spout with firstPollOffsetStrategy EARLIEST or LATEST ignores its "
              "stored state: on every executor start (1.x), or on a new deployment (2.x and 3.x: the state's "

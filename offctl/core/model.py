@@ -109,9 +109,14 @@ class ZkNode:
     txid: int | None = None
     txids: int = 0
     # Trident: the lowest txid at or past the coordinator's currtx, and its node's bytes: the batch a transactional
-    # spout (PartitionedTridentSpoutExecutor) replays first, where the opaque one resumes from `txid` (storm.replayed_txid)
+    # spout (PartitionedTridentSpoutExecutor) replays first, where the opaque one resumes from `txid` (storm.stored_from)
+    # `txid` None: the partition has no state but such batches, so an opaque spout starts it as with none, and `path`
+    # and `data` are the replayed batch's
     replay_txid: int | None = None
     replay_data: bytes | None = None
+    # Trident: every txid stored at or past currtx, ascending (replay_txid is the first): the batches a reset rewrites
+    # with the partition (ZkStore.read_trident; not kept in Spark snapshots, which only analysis reads)
+    ahead: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,9 +307,17 @@ class OffsetRecord:
     unparsed: bool = False  # storm-kafka-client Trident: json-smart (storm-client 2.6+) may read it otherwise
     differs_1x: bool = False  # storm-kafka-client Trident: its 1.x emitter uses it where 2.x's throws, or the reverse
     # Trident: a batch stored at or past the coordinator's currtx (its txid), which a transactional spout replays,
-    # and the offset its replay starts at (None: not readable as a batch meta): storm.replay_start
+    # and the offset its replay starts at (None: not readable as a batch meta), and storm-kafka-client's lastOffset + 1,
+    # where the next batch starts when the replay's single poll comes back empty: storm.replay_span
     replay_txid: int | None = None
     replay_from: int | None = None
+    replay_after: int | None = None
+
+    @property
+    def replay_only(self) -> bool:
+        """Trident: the partition's only state is batches at or past currtx: an opaque spout drops the one it emits
+        and starts the partition as with no state; a transactional one replays it (storm.stored_from)."""
+        return self.trident is not None and self.txid is None and self.replay_txid is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,9 @@ class Change:
     had_commit: bool = True  # Kafka: False when the partition had no commit before
     delete: bool = False  # ZooKeeper: the node is deleted (offctl delete)
     left_out: bool = False  # skipped, though in the scope: the spout does not start this partition at the target
+    # Trident: the txid of a batch stored at or past the coordinator's currtx, rewritten beside the partition's state
+    # because a transactional spout replays it first; the partition's own row carries the cost
+    batch: int | None = None
 
     @property
     def new_record(self) -> bool:
@@ -367,12 +370,16 @@ def _kafka_change(topic: str | None, partition: int, commit: KafkaCommit | None,
 
 UNKNOWN_TOPIC = ("offctl cannot tell which topic this spout reads (its records name several topics equally "
                  "often, or none): give --topic")
-# A batch stored at or past the coordinator's currtx besides the txid rewritten: a transactional Trident spout
-# replays it first (storm.replayed_txid; run: tests/test_trident_transactional_e2e.py, repair-not-acked).
-REPLAYED = ("txid {txid} holds a batch at or past the coordinator's currtx: a transactional spout "
-            "(TransactionalTridentKafkaSpout, KafkaTridentSpoutTransactional) replays it first, which this change does "
-            "not move; an opaque one resumes from the change (stop the topology after its last batch was acked: then "
-            "no batch is stored there)")
+# A batch stored at or past the coordinator's currtx: a transactional Trident spout replays it before it resumes
+# (storm.stored_from; run: tests/test_trident_transactional_e2e.py, repair-not-acked), so a reset rewrites it too, to
+# the same empty batch at the target (rewrite.rewrite_node), which it replays as nothing before it goes on from there.
+REPLAYED = ("txid {txid} holds a batch at or past the coordinator's currtx, which a transactional spout "
+            "(TransactionalTridentKafkaSpout, KafkaTridentSpoutTransactional) replays first: rewritten to an empty "
+            "batch at {after} too, so that it replays nothing and goes on from {after}; an opaque spout drops it")
+ONLY_REPLAYED = ("no state below the coordinator's currtx: the batch stored at txid {txid} is rewritten to an empty "
+                 "batch at {after}, from which a transactional spout goes on, but an opaque spout drops it and "
+                 "starts {topic}/{partition} as with no state (offctl makes up no transaction): left out for an "
+                 "opaque spout")
 ZERO_IGNORED = ("target {after}: storm-kafka ignores a stored offset <= 0 and starts from startOffsetTime "
                 "instead")
 NEW_RECORD = ("no record: created as storm-kafka writes one (PartitionManager.commit), for topology {topology} with "
@@ -382,13 +389,16 @@ NEW_RECORD = ("no record: created as storm-kafka writes one (PartitionManager.co
 def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, target: Target, *,
                    scope: Scope = Scope(), static: frozenset[int] | None = None,
                    time_offsets: Mapping[tuple[str, int], int | None] = {},  # noqa: B006 - read only
-                   captured_ms: int = 0, profile: SpoutProfile | None = None) -> Plan:
+                   captured_ms: int = 0, profile: SpoutProfile | None = None, batches: Iterable[ZkNode] = ()) -> Plan:
     """Move the selected partitions of one spout: only the value of `offset` changes in each node, and every
     partition of the topic it reads that has no node gets a record as storm-kafka writes one (not a Trident
     spout: its row says what the emitter does). `static`: the partitions a StaticHosts spout reads. `profile`:
-    the spout's settings, so a row left out says where this spout starts (None: where each setting starts it)."""
+    the spout's settings, so a row left out says where this spout starts (None: where each setting starts it).
+    `batches`: a Trident spout's batches stored at or past currtx besides its nodes (ZkNode.ahead, as read now),
+    each rewritten with its partition (REPLAYED)."""
     changes: list[Change] = []
     spout = _applied(nodes, scope)
+    stored = {b.path: b for b in batches}
     for node, record, applied in spout:
         if not scope.includes(applied, node.node_partition):
             continue
@@ -421,9 +431,12 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
             reasons += (ZERO_IGNORED.format(after=after),)
         elif node.trident and parse_zk_node(replace(node, data=data)).malformed:
             reasons += ("the state stays unusable after the rewrite (see its finding): fix or delete it by hand",)
-        if node.replay_txid is not None and node.replay_txid != node.txid:
-            reasons += (REPLAYED.format(txid=node.replay_txid),)
-        changes.append(replace(base, after=after, after_data=data, reasons=why + reasons))
+        only = record.replay_only  # moves a transactional spout only
+        if only:
+            reasons += (ONLY_REPLAYED.format(txid=node.replay_txid, after=after, topic=applied,
+                                             partition=node.node_partition),)
+        changes.append(replace(base, after=after, after_data=data, reasons=why + reasons, left_out=only))
+        changes += _replayed_batches(node, stored, base, after)
     rows, lines = _unrecorded(scope, spout, cluster, every=True, static=static,
                               rows_of_file=target.offsets if target.kind == "file" else ())
     new = _new_record(key, spout, cluster, target, time_offsets, profile)
@@ -431,6 +444,29 @@ def plan_zookeeper(key: ConsumerKey, nodes: Iterable[ZkNode], cluster: Cluster, 
     changes += _file_rows_left(target, {(c.topic, c.partition) for c in changes}, scope, "not planned")
     return Plan("reset", key, target.describe(), tuple(changes), captured_ms,
                 warnings=tuple(lines) + _warnings(changes))
+
+
+def _replayed_batches(node: ZkNode, stored: Mapping[str, ZkNode], base: Change, after: int) -> list[Change]:
+    """The changes of a Trident partition's batches stored at or past currtx other than `node` (REPLAYED); one the
+    read did not find (gone since) is left alone, and the write's version checks catch any that moved."""
+    folder = node.path.rsplit("/", 1)[0]
+    out = []
+    for txid in node.ahead:
+        batch = stored.get(f"{folder}/{txid}")
+        if batch is None or batch.path == node.path:
+            continue
+        data = rewrite_node(batch, after)
+        if data is None:
+            out.append(replace(base, before=None, path=batch.path, version=batch.version, before_data=batch.data,
+                               batch=txid, left_out=True,
+                               reasons=(f"txid {txid} holds a batch at or past the coordinator's currtx, which a "
+                                        f"transactional spout replays first, and it is not a JSON object: fix or "
+                                        f"delete it by hand",)))
+            continue
+        out.append(replace(base, before=None, after=after, path=batch.path, version=batch.version,
+                           before_data=batch.data, after_data=data, batch=txid,
+                           reasons=(REPLAYED.format(txid=txid, after=after),)))
+    return out
 
 
 def _by_choice(target: Target, topic: str, partition: int) -> bool:
@@ -840,13 +876,15 @@ def _hand_made_range(offset: int | None, log: PartitionLog | None) -> str | None
 def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: Iterable[ZkNode],
                            cluster: Cluster | None, *, source: str, captured_ms: int = 0,
                            hand_made: bool = False, absent: Iterable[str] = (),
-                           changed: Mapping[str, str] = {}) -> Plan:  # noqa: B006 - read only
+                           changed: Mapping[str, str] = {},  # noqa: B006 - read only
+                           batches: Iterable[ZkNode] = ()) -> Plan:
     """Put each saved node's exact bytes back, checked against the version read now (a node deleted since
     is created again); delete the `absent` nodes, which did not exist before. From a `hand_made` file, only
     bytes the spout can use, with an offset inside today's log, are written. `changed`: the nodes that changed
-    since the write the backup undoes, with what changed (the changed-since guard), said on their rows."""
-    now = {n.path: n for n in current}
-    now_dirs = {n.path.rsplit("/", 1)[0]: n for n in now.values() if n.trident}
+    since the write the backup undoes, with what changed (the changed-since guard), said on their rows.
+    `batches`: a Trident spout's batches stored at or past currtx now, besides `current` (a reset rewrote them)."""
+    batches = list(batches)
+    now_dirs, now = _restore_reads(list(current), batches)
     changes = []
     for path in absent:
         node = now.get(path)
@@ -884,9 +922,23 @@ def plan_restore_zookeeper(key: ConsumerKey, saved: Iterable[ZkNode], current: I
         changes.append(Change(record.topic, old.node_partition, parse_zk_node(node).committed,
                               record.committed, reasons=_range_note(record.committed, log), path=old.path,
                               version=node.version, before_data=node.data, after_data=old.data))
-    changes = [_since(c, changed.get(c.path)) for c in changes]
+    changes = _restore_rows(changes, changed, {n.path for n in batches})
     return Plan("restore", key, f"backup {source}", tuple(changes), captured_ms,
                 warnings=_warnings(changes, restore=True))
+
+
+def _restore_reads(current: list[ZkNode], batches: list[ZkNode]) -> tuple[dict[str, ZkNode], dict[str, ZkNode]]:
+    """What a restore compares with: the node each Trident partition resumes from now, by its folder, and every node
+    read now (with the Trident batches at or past currtx), by path."""
+    return ({n.path.rsplit("/", 1)[0]: n for n in current if n.trident},
+            {n.path: n for n in [*current, *batches]})
+
+
+def _restore_rows(changes: list[Change], changed: Mapping[str, str], batches: set[str]) -> list[Change]:
+    """The restore's rows with what changed since the write said on each, and a Trident batch's (a path in
+    `batches`) marked as the reset's was, so that it is costed with its partition's own row."""
+    return [_since(replace(c, batch=int(c.path.rsplit("/", 1)[1])) if c.path in batches else c, changed.get(c.path))
+            for c in changes]
 
 
 def plan_restore_kafka(group: str, saved: Iterable[KafkaCommit | tuple[str, int]], current: Iterable[KafkaCommit],

@@ -306,29 +306,36 @@ def newest_txid(children: Iterable[str], current: int = INIT_TXID) -> tuple[int,
     return (max(others), len(txids)) if others else None
 
 
-def replayed_txid(children: Iterable[str], current: int = INIT_TXID) -> int | None:
-    """The txid whose batch a restarted TRANSACTIONAL Trident spout replays first, where the opaque one resumes from
-    newest_txid: the lowest stored at or past the coordinator's `current`, None without one.
+def stored_from(children: Iterable[str], current: int = INIT_TXID) -> tuple[int, ...]:
+    """The txids stored at or past the coordinator's `current`, ascending: the first is the batch a restarted
+    TRANSACTIONAL Trident spout replays first, where the opaque one resumes from newest_txid, and the others follow.
     PartitionedTridentSpoutExecutor.Emitter.emitBatch (storm-core v1.2.4: per partition, through
     RotatingTransactionalState.getStateOrCreate) re-emits the very batch stored at the txid it emits and skips a txid
     that a later one has state past; only with nothing stored at or past it does a new batch start from the highest
     state below (storm-client v2.8.3 decides for the task's partitions together). Run on storm-kafka 1.2.4 and
     storm-kafka-client 2.8.3 (tests/test_trident_transactional_e2e.py)."""
-    ahead = [t for t in map(int, filter(_TXID.fullmatch, children)) if t >= current]
-    return min(ahead) if ahead else None
+    return tuple(sorted(t for t in map(int, filter(_TXID.fullmatch, children)) if t >= current))
 
 
-def replay_start(data: bytes | None, client: bool) -> int | None:
-    """Where a transactional spout's replay of a stored batch starts: its meta's `offset` (storm-kafka:
-    TridentKafkaEmitter.reEmitPartitionBatch, v1.2.4, a Long) or `firstOffset` (storm-kafka-client:
-    KafkaTridentSpoutEmitter.reEmitPartitionBatch, v2.8.3, any Number); None where the bytes are no such meta."""
+def replay_span(data: bytes | None, client: bool) -> tuple[int | None, int | None]:
+    """Where a transactional spout's replay of a stored batch starts, and, for storm-kafka-client, where the next
+    batch starts when the replay emits nothing: (`offset`, None) for storm-kafka (TridentKafkaEmitter
+    .reEmitPartitionBatch, v1.2.4, a Long); (`firstOffset`, `lastOffset` + 1) for storm-kafka-client
+    (KafkaTridentSpoutEmitter.reEmitPartitionBatch, v2.8.3, any Number: it polls once, and a poll that comes back
+    empty leaves the batch unemitted, after which the next txid's batch starts from its lastOffset + 1; run:
+    tests/test_trident_transactional_e2e.py). None where the bytes are no such meta."""
     if data is None:
-        return None
+        return None, None
     doc, reason, _ = load_json_simple(data)
-    value = doc.get("firstOffset" if client else "offset") if reason is None and isinstance(doc, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int if not client else (int, float)):
-        return None
-    return _java_long(value)
+    if reason is not None or not isinstance(doc, dict):
+        return None, None
+    values = [doc.get(k) for k in (("firstOffset", "lastOffset") if client else ("offset",))]
+    if any(isinstance(v, bool) or not isinstance(v, (int, float) if client else int) for v in values):
+        return None, None
+    if not client:
+        return _java_long(values[0]), None
+    first, last = map(_java_long, values)
+    return first, (last + 1 - _LONG_MIN) % 2**64 + _LONG_MIN
 
 
 def coordinator_txid(data: bytes | None) -> int:
@@ -357,10 +364,9 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
     key = ConsumerKey(TRIDENT, node.spout_id, node.zk_root)
     doc, reason, utf8 = load_json_simple(node.data)
     client = node.trident == STORM_KAFKA_CLIENT
-    base = dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
-                trident=node.trident, txid=node.txid, replay_txid=node.replay_txid,
-                replay_from=None if node.replay_txid is None else replay_start(node.replay_data, client),
-                unparsed=client and _json_smart_may_differ(node.data, reason, doc))
+    base = _trident_fields(node, doc, reason, client)
+    if node.txid is None and node.replay_txid is not None:  # only batches at or past currtx: no state the opaque
+        return _replay_only(key, node, None if reason or client else doc, base)  # executor reads
     unread = _unread_state(reason, doc)
     if unread is not None:
         malformed, stuck = unread
@@ -373,6 +379,11 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
                             malformed=STUCK.format(why=why), **base)
     if client:
         return _client_state(key, node, doc, base)
+    return _kafka_state(key, node, doc, utf8, base)
+
+
+def _kafka_state(key: ConsumerKey, node: ZkNode, doc: dict, utf8: bool, base: dict) -> OffsetRecord:
+    """A storm-kafka meta the emitter uses: where it resumes (nextOffset), its topic, topology and broker."""
     named = doc.get("topic")
     topology = doc.get("topology") if isinstance(doc.get("topology"), dict) else {}
     storm_id, name = topology.get("id"), topology.get("name")
@@ -384,6 +395,22 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
         topology_name=printable(name) if isinstance(name, str) and name else parse_storm_id(storm_id),
         broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
         inconsistent=_inconsistencies(doc, node, utf8) if topology else (), **base)
+
+
+def _trident_fields(node: ZkNode, doc: object, reason: str | None, client: bool) -> dict:
+    """The OffsetRecord fields every Trident state has, whatever its meta: where it is, and its replayed batch."""
+    replay_from, replay_after = replay_span(node.replay_data, client)
+    return dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
+                trident=node.trident, txid=node.txid, replay_txid=node.replay_txid, replay_from=replay_from,
+                replay_after=replay_after, unparsed=client and _json_smart_may_differ(node.data, reason, doc))
+
+
+def _replay_only(key: ConsumerKey, node: ZkNode, doc: object, base: dict) -> OffsetRecord:
+    """A partition whose only state is batches at or past currtx (OffsetRecord.replay_only): no offset, and the
+    topic its storm-kafka meta names (`doc`: the parsed meta, None where it is not one or is storm-kafka-client's)."""
+    named = doc.get("topic") if isinstance(doc, dict) else None
+    topic = printable(named) if isinstance(named, str) and named else node.folder_topic
+    return OffsetRecord(key, node.node_partition, topic, None, **base)
 
 
 def _unread_state(reason: str | None, doc: object) -> tuple[str, bool] | None:

@@ -375,7 +375,7 @@ def change_dict(c: Change) -> dict:
     and the MCP plan answers), before its undone_by and cost keys."""
     return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
             "delta": c.delta, "action": c.action, "reasons": list(c.reasons), "new_record": c.new_record,
-            "left_out": c.left_out}
+            "left_out": c.left_out, "batch": c.batch}
 
 
 COST_FIELDS = ("direction", "messages", "messages_up_to", "first_timestamp", "last_timestamp", "span", "cost")

@@ -25,7 +25,7 @@ from offctl.settings.run import Safety, check_spout_id
 from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
 from offctl.core.cost import Spout, cost_positions, plan_cost
 from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
-                               OffsetRecord, Snapshot, Thresholds)
+                               OffsetRecord, Snapshot, Thresholds, ZkNode)
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
 from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
@@ -333,7 +333,8 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
         guard = _Guard(snapshot, records, conn, safety)
         if request.spout is not None or trident is not None:
             key = trident or ConsumerKey(ZOOKEEPER, request.spout, roots[0])
-            plans = [_plan_spout(key, request, target, snapshot, time_offsets, guard, profile)]
+            batches = _batches(zk, snapshot.zk_nodes) if trident is not None else []
+            plans = [_plan_spout(key, request, target, snapshot, time_offsets, guard, profile, batches)]
         else:
             plans = [_plan_group(group, request, target, by_group, snapshot, time_offsets, guard, profile)
                      for group in _reset_groups(request, snapshot)]
@@ -387,18 +388,27 @@ class _Guard:
         return with_guards(plan, facts, self.safety.force)
 
 
+def _batches(zk: SpoutWriter, nodes: Sequence[ZkNode]) -> list[ZkNode]:
+    """A Trident spout's batches stored at or past currtx besides the nodes read_trident gives (ZkNode.ahead), as
+    they are now: a reset rewrites them with their partition (plan.REPLAYED)."""
+    wanted = [replace(n, path=f"{n.path.rsplit('/', 1)[0]}/{txid}", txid=txid, txids=0, replay_txid=None,
+                      replay_data=None, ahead=()) for n in nodes for txid in n.ahead]
+    have = {n.path for n in nodes}
+    return zk.read_nodes([n for n in wanted if n.path not in have]) if wanted else []
+
+
 def _plan_spout(key: ConsumerKey, request: ResetRequest, target: Target, snapshot: Snapshot,
                 time_offsets: Mapping[tuple[str, int], int | None], guard: _Guard,
-                profile: SpoutProfile | None) -> Plan:
-    """The guarded plan of a storm-kafka or Trident spout's records; UsageError when it has none, or none in the
-    scope."""
+                profile: SpoutProfile | None, batches: Sequence[ZkNode] = ()) -> Plan:
+    """The guarded plan of a storm-kafka or Trident spout's records (`batches`: a Trident spout's, _batches);
+    UsageError when it has none, or none in the scope."""
     if not snapshot.zk_nodes:
         raise UsageError(f"spout id '{request.spout}' has no partition records under {key.zk_root}"
                          if key.store != TRIDENT
                          else f"no Trident Kafka spout state '{key.consumer}' under {key.zk_root}")
     plan = plan_zookeeper(key, snapshot.zk_nodes, snapshot.cluster or {}, target, scope=request.scope,
                           time_offsets=time_offsets, static=request.static_partitions.get(key.consumer),
-                          captured_ms=snapshot.captured_ms, profile=profile)
+                          captured_ms=snapshot.captured_ms, profile=profile, batches=batches)
     plan = guard.check(plan, topology_ids=_topologies(guard.records), zk_paths=True, groups=())
     return _nonempty(plan, request)
 
@@ -489,16 +499,18 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         roots, selection = [], Selection(groups=(key.consumer,))
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
         snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
-        since = _since_write(backup, snapshot, hand_made)
+        batches = _batches(zk, snapshot.zk_nodes) if trident is not None else []
+        since = _since_write(backup, replace(snapshot, zk_nodes=(*snapshot.zk_nodes, *batches)), hand_made)
         if key.store in ZK_STORES:
             plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),
                                           captured_ms=snapshot.captured_ms, hand_made=hand_made,
-                                          absent=() if hand_made else backup.absent, changed=since.changed)
+                                          absent=() if hand_made else backup.absent, changed=since.changed,
+                                          batches=batches)
             saved = _topologies(map(parse_zk_node, backup.nodes))
             facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True,
                            groups=())
             # offctl's own write, still untouched, is no sign that something else is committing
-            own = backup.own_writes(snapshot.zk_nodes)
+            own = backup.own_writes([*snapshot.zk_nodes, *batches])
             facts = replace(facts, zk_modified_ms={p: m for p, m in facts.zk_modified_ms.items() if p not in own})
         else:
             state = next((g for g in snapshot.groups if g.group == key.consumer), None)
@@ -826,11 +838,12 @@ def _keep_after_image(plan: Plan, backup: Path, back: Mapping[tuple[str, int], t
 
 
 def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:
-    """A Trident spout resumes from its highest txid: a newer one written meanwhile overrides the change."""
+    """A Trident spout resumes from its highest txid: a newer one written meanwhile overrides the change (a batch
+    rewritten beside its partition's row is checked by its read-back alone)."""
     newest = {n.path.rsplit("/", 1)[0]: n.path for n in zk.read_trident(plan.key.zk_root)
               if n.spout_id == plan.key.consumer}
     return [f"{now} was written after {c.path}: the spout resumes from it, not from the change"
-            for c in plan.writes if (now := newest.get(c.path.rsplit("/", 1)[0], c.path)) != c.path]
+            for c in plan.writes if c.batch is None and (now := newest.get(c.path.rsplit("/", 1)[0], c.path)) != c.path]
 
 
 def _unmoved(plan: Plan, kafka: LogWriter) -> None:

@@ -115,16 +115,28 @@ def test_any_node_data_ends_in_a_row_and_maybe_a_finding(datas, library):
     _render_all(report)
 
 
+def _replaying(p: int, data: bytes, replay: bytes | None, txid: int | None, library: str) -> ZkNode:
+    """_node with `replay` stored at `txid` at or past currtx; txid None: stored at txid 9, with nothing below."""
+    node = _node(p, data, library)
+    if replay is None:
+        return node
+    if txid is None:
+        return replace(node, path=node.path.rsplit("/", 1)[0] + "/9", data=replay, txid=None, replay_txid=9,
+                       replay_data=replay, ahead=(9,))
+    return replace(node, replay_txid=txid, replay_data=replay, ahead=(txid,))
+
+
 @SETTINGS
-@given(st.lists(st.tuples(node_bytes(), st.none() | node_bytes(), st.sampled_from([7, 8, 9])), min_size=1, max_size=4),
+@given(st.lists(st.tuples(node_bytes(), st.none() | node_bytes(), st.sampled_from([7, 8, 9, None])), min_size=1,
+                max_size=4),
        st.sampled_from([STORM_KAFKA, STORM_KAFKA_CLIENT]))
 @counted
 def test_any_batch_a_transactional_spout_would_replay_ends_in_a_row(states, library):
     """Trident state with any bytes at the txid read and at the txid a transactional spout replays (None: nothing
-    stored at or past currtx): a row each; where offctl cannot tell (TRIDENT_REPLAY) no lag, and no resume point
-    unless another partition's meta makes every batch of the state throw (`crashes`, stuck_state)."""
-    nodes = tuple(replace(_node(p, data, library), replay_txid=None if replay is None else txid,
-                          replay_data=replay) for p, (data, replay, txid) in enumerate(states))
+    stored at or past currtx; txid None: nothing stored below it, the node read is the replayed batch): a row each;
+    where offctl cannot tell (TRIDENT_REPLAY) no lag, and no resume point unless another partition's meta makes every
+    batch of the state throw (`crashes`, stuck_state)."""
+    nodes = tuple(_replaying(p, data, replay, txid, library) for p, (data, replay, txid) in enumerate(states))
     for node in nodes:
         r = parse_zk_node(node)
         assert r.replay_from is None or -(2**63) <= r.replay_from < 2**63

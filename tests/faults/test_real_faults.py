@@ -47,12 +47,21 @@ def _client(address: str) -> KazooClient:
     return client
 
 
+@pytest.fixture(scope="module")
+def big_topic(kafka39) -> str:
+    """One topic of 2,000 empty partitions (log end 0) for every big_spout: the tests write ZooKeeper, never the
+    topic, and a ZooKeeper-mode broker takes tens of seconds per 2,000-partition create on a loaded 2-core machine
+    (one create per test once timed out two set-ups in a row)."""
+    topic = f"faults-big-{time.time_ns()}"
+    kafka39.create_topic(topic, PARTITIONS)
+    return topic
+
+
 @pytest.fixture
-def big_spout(own_zk, kafka39, names, broker39, tmp_path):
+def big_spout(own_zk, big_topic, broker39, tmp_path):
     """A spout of 2,000 partitions at offset 5, on a topic of 2,000 empty partitions (log end 0)."""
     data, state = own_zk
-    topic = names("big")
-    kafka39.create_topic(topic, PARTITIONS)
+    topic = big_topic
     zk = _client(state["server"].address)
     root = "/faults/spouts"
     tx = zk.transaction()
