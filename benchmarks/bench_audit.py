@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_inspect import ROOT, seed  # the same healthy fleet as the inspect benchmark
 from kazoo.client import KazooClient
 
-from bench_inspect import ROOT, seed  # the same healthy fleet as the inspect benchmark
 from offctl.adapters import servers
 
 PARTITIONS = 100

@@ -49,14 +49,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_inspect import bench_servers, create_all
 from kazoo.client import KazooClient
 
-from bench_inspect import bench_servers, create_all
-from offctl.settings.connection import Connection
 from offctl.core.model import Thresholds
-from offctl.faces.serve.monitor import Monitor
 from offctl.faces.serve.exporter import cycle_budget, run_cycle
+from offctl.faces.serve.monitor import Monitor
 from offctl.pipeline import TIME_LAG_BUDGET_S, Selection
+from offctl.settings.connection import Connection
 
 TOPICS = 10
 PARTITIONS = 100  # per topic, and per spout

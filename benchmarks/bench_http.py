@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_serve import fleet  # noqa: E402
+
 from offctl.adapters.webserver import LIMITS, http_server, listen  # noqa: E402
 from tests import hostile  # noqa: E402
 
@@ -29,8 +30,8 @@ SCRAPE = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n
 def start(partitions: int) -> tuple[int, int]:
     """serve's application over `partitions` partitions, rendered once, on the stack, in a forked child."""
     from offctl.core.analyze import analyze
-    from offctl.faces.serve.monitor import Monitor
     from offctl.faces.serve.exporter import METHODS, Rendered, make_app
+    from offctl.faces.serve.monitor import Monitor
 
     sock = listen("127.0.0.1", 0)
     pid = os.fork()

@@ -33,13 +33,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_inspect import ROOT, bench_servers, seed
 from prometheus_client import CollectorRegistry, generate_latest
 
-from bench_inspect import ROOT, bench_servers, seed
-from offctl.settings.connection import Connection
-from offctl.pipeline import Selection, inspect
 from offctl.core.model import Snapshot, Thresholds
 from offctl.faces.serve.monitor import Collector, Monitor
+from offctl.pipeline import Selection, inspect
+from offctl.settings.connection import Connection
 
 PARTITIONS = 100
 FLOOR = Path(__file__).parent / "floor" / "Floor.java"

@@ -11,24 +11,23 @@ from typing import Annotated, Optional
 import typer
 from typer.exceptions import TyperException
 
-from offctl import interrupts
+from offctl import __version__, interrupts
 from offctl.errors import INTERNAL_ERROR, Interrupted, InterruptedWrite, OffctlError
 from offctl.inputs import check_utf8, redact
-
-from offctl import __version__
 
 from .audit import audit_command
 from .config import app as config_app
 from .help import Typer
-from .options import err_console
 from .inspect import inspect_command
+from .lagmonitor import CONTEXT_SETTINGS as MONITOR_CONTEXT
+from .lagmonitor import storm_kafka_monitor_command
 from .mcp import mcp_command
-from .lagmonitor import CONTEXT_SETTINGS as MONITOR_CONTEXT, storm_kafka_monitor_command
+from .options import err_console
 from .peek import peek_command
 from .reset import delete_command, migrate_command, reset_command, restore_command
+from .sandbox import app as sandbox_app
 from .serve import serve_command
 from .watch import watch_command
-from .sandbox import app as sandbox_app
 
 app = Typer(
     name="offctl",

@@ -9,8 +9,18 @@ from contextlib import contextmanager
 import typer
 
 from offctl.settings import resolve
-from offctl.settings.options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, OPTIONS, SAFETY_OPTIONS,
-                                     REPAIR, SELECTION_OPTIONS, SPOUT_OPTIONS, AuditOutput, FileFormat)
+from offctl.settings.options import (
+    CONNECTION_OPTIONS,
+    FAIL_ON_OPTIONS,
+    HORIZON_OPTIONS,
+    OPTIONS,
+    REPAIR,
+    SAFETY_OPTIONS,
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    AuditOutput,
+    FileFormat,
+)
 from offctl.settings.resolve import Given, judged_by, safety, selection
 
 from .options import check_confirmable, confirm_plans, connection, err_console, reported_errors, shared, without

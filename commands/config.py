@@ -5,8 +5,16 @@ from __future__ import annotations
 import sys
 
 from offctl.render.settings import write_settings
-from offctl.settings.options import (CONNECTION_OPTIONS, FAIL_ON_OPTIONS, HORIZON_OPTIONS, MONITOR_OPTIONS, OPTIONS,
-                                     SAFETY_OPTIONS, SPOUT_OPTIONS, PlanOutput)
+from offctl.settings.options import (
+    CONNECTION_OPTIONS,
+    FAIL_ON_OPTIONS,
+    HORIZON_OPTIONS,
+    MONITOR_OPTIONS,
+    OPTIONS,
+    SAFETY_OPTIONS,
+    SPOUT_OPTIONS,
+    PlanOutput,
+)
 from offctl.settings.resolve import Given
 
 from .help import Typer

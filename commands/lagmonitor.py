@@ -18,7 +18,6 @@ import typer
 
 from offctl.errors import OffctlError
 from offctl.inputs import redact
-
 from offctl.settings import resolve
 from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, MONITOR_OPTIONS, SPOUT_OPTIONS
 from offctl.settings.resolve import Given

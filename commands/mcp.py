@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from offctl.settings.options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, SAFETY_OPTIONS, SELECTION_OPTIONS,
-                                     SPOUT_OPTIONS)
+from offctl.settings.options import (
+    CONNECTION_OPTIONS,
+    HORIZON_OPTIONS,
+    SAFETY_OPTIONS,
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+)
 from offctl.settings.resolve import Given
 
 from .options import err_console, pick, reported_errors, say, shared

@@ -23,7 +23,7 @@ from offctl.inputs import redact
 from offctl.settings import resolve
 from offctl.settings.connection import Connection
 from offctl.settings.options import OPTIONS, Option
-from offctl.settings.resolve import FLAG, DEFAULT, Given
+from offctl.settings.resolve import DEFAULT, FLAG, Given
 
 # Names can contain brackets: no markup. Rich honours NO_COLOR by itself.
 err_console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)

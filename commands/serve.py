@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from offctl.inputs import printable
-from offctl.settings.options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, OPTIONS, SELECTION_OPTIONS, SERVE_INTERVAL_S,
-                                     SPOUT_OPTIONS)
+from offctl.settings.options import (
+    CONNECTION_OPTIONS,
+    HORIZON_OPTIONS,
+    OPTIONS,
+    SELECTION_OPTIONS,
+    SERVE_INTERVAL_S,
+    SPOUT_OPTIONS,
+)
 from offctl.settings.resolve import Given, expiry_options
 
 from .options import err_console, reading, reported_errors, shared

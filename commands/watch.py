@@ -5,8 +5,15 @@ from __future__ import annotations
 import sys
 
 from offctl.errors import UsageError
-from offctl.settings.options import (CONNECTION_OPTIONS, HORIZON_OPTIONS, OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS,
-                                     WATCH_INTERVAL_S, seconds)
+from offctl.settings.options import (
+    CONNECTION_OPTIONS,
+    HORIZON_OPTIONS,
+    OPTIONS,
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    WATCH_INTERVAL_S,
+    seconds,
+)
 from offctl.settings.resolve import Given, expiry_options
 
 from .options import reading, reported_errors, shared
@@ -27,7 +34,8 @@ def watch_command(given: Given, interval: float, count: int | None, allowed_lag:
     from rich.live import Live
 
     from offctl.faces.serve.exporter import watch  # the exporter's modules load only when watching
-    from offctl.render.output import table_console, watch_frame as frame
+    from offctl.render.output import table_console
+    from offctl.render.output import watch_frame as frame
 
     with reported_errors():
         if count is not None and count < 1:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 
-
 INTERNAL_ERROR = 70  # an unexpected exception: a bug (EX_SOFTWARE of sysexits.h), never 1, which means findings
 
 

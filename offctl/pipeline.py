@@ -10,17 +10,35 @@ from dataclasses import dataclass, field, replace
 
 from offctl.core import expiry, judge, retention, timelag, transactions
 from offctl.core.analyze import with_findings
-from offctl.settings.connection import Connection, normalize_root
-from offctl.errors import OffctlError
 from offctl.core.behaviour import Library, reads_committed
+from offctl.core.model import (
+    KAFKA,
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    GroupState,
+    Headroom,
+    KafkaCommit,
+    MessageRead,
+    OffsetRecord,
+    Position,
+    ReadFinding,
+    Report,
+    Severity,
+    Snapshot,
+    Thresholds,
+    TopicRetention,
+    ZkNode,
+)
 from offctl.core.profiles import Profiles
-from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, Headroom,
-                               MessageRead, ReadFinding, OffsetRecord, Position, Report, Severity, Snapshot,
-                               Thresholds, TopicRetention, ZkNode)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
+from offctl.errors import OffctlError
 from offctl.ports import LogStore, SpoutStore
+from offctl.settings.connection import Connection, normalize_root
 from offctl.settings.options import TIME_LAG_BUDGET_S
 from offctl.settings.run import Estimates, ExpiryOptions, Selection, validate
+
 
 def spout_roots(conn: Connection, selection: Selection) -> list[str]:
     """The zkRoots to list spouts under. Naming groups and no spout asks for those groups only, unless

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 EXAMPLES = int(os.environ.get("OFFCTL_DIFFERENTIAL_EXAMPLES", "1000"))  # per parser and line; 100,000 in main()
 DAMAGE = (0x00, 0x22, 0x2C, 0x2E, 0x30, 0x3A, 0x5C, 0x7B, 0x7D, 0x80, 0xC3, 0xE2, 0xED, 0xF0, 0xFF)

@@ -97,7 +97,8 @@ class MetadataOracle(_Oracle):
 @functools.cache
 def _record_classes() -> tuple[str, str]:
     """RecordOracle compiled against storm-kafka's jars, once per session: (its classpath, a quiet log4j2 file)."""
-    from tests.storm_kafka_spout import MOCKITO_PLUGINS, lib_dir as storm_kafka_lib
+    from tests.storm_kafka_spout import MOCKITO_PLUGINS
+    from tests.storm_kafka_spout import lib_dir as storm_kafka_lib
 
     files = {QUIET: "rootLogger.level = off\n",
              **{f"mockito-extensions/{plugin}": choice for plugin, choice in MOCKITO_PLUGINS.items()}}

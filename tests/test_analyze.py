@@ -9,7 +9,7 @@ import pytest
 
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
-from offctl.core.model import ConsumerKey, KafkaCommit, ReadFinding, PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.core.model import ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot, Thresholds, ZkNode
 
 T = "orders"
 LEADER = "kafka1:9092"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from offctl.faces.audit.job import FILES
 from offctl.core.findings import CATALOGUE
+from offctl.faces.audit.job import FILES
 from tests import seeds
 from tests.conftest import storm_record
 
@@ -355,8 +355,9 @@ def test_spark_submit_runs_the_audit(fleet, tmp_path):
     """spark-submit on a local master. spark-submit merges its Python driver's stderr into its stdout; the
     entry script sends offctl's messages to spark-submit's own stderr, so stdout stays data."""
     flags, _ = fleet
-    import offctl.faces.audit.spark_submit as entry
     from pyspark.find_spark_home import _find_spark_home
+
+    import offctl.faces.audit.spark_submit as entry
 
     submit = Path(_find_spark_home()) / "bin" / "spark-submit"
     proc = subprocess.run([str(submit), "--master", "local[1]", "--conf", f"spark.pyspark.python={sys.executable}",

@@ -7,11 +7,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from offctl.faces.audit.tasks import TASK_KEYS, chunk_outputs, with_history, without_history
 from offctl.core.expiry import Expiry
 from offctl.core.history import Observation
-from offctl.core.model import (KAFKA, ZOOKEEPER, ConsumerKey, ConsumerSummary, Headroom, OffsetRecord, PartitionRow,
-                               Report, TimeLag)
+from offctl.core.model import (
+    KAFKA,
+    ZOOKEEPER,
+    ConsumerKey,
+    ConsumerSummary,
+    Headroom,
+    OffsetRecord,
+    PartitionRow,
+    Report,
+    TimeLag,
+)
+from offctl.faces.audit.tasks import TASK_KEYS, chunk_outputs, with_history, without_history
 from offctl.render.output import report_document
 
 NOW = 1_763_776_800_000

@@ -8,11 +8,11 @@ import re
 import pytest
 
 from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
-from offctl.errors import UsageError, WriteConflict
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
 from offctl.core.plan import Change, Plan, plan_kafka, plan_zookeeper
-from offctl.core.targets import Scope, Target
 from offctl.core.storm import commit_metadata_json
+from offctl.core.targets import Scope, Target
+from offctl.errors import UsageError, WriteConflict
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
 CLUSTER = {"t": {0: PartitionLog(0, 100), 1: PartitionLog(0, 100)}, "u": {0: PartitionLog(0, 100)}}

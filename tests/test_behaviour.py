@@ -7,11 +7,33 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.analyze import out_of_range_move
-from offctl.core.behaviour import (EARLIEST_TIME, LATEST_TIME, Guarantee, Lands, Library, Resumes, Resumption,
-                                   SpoutProfile, StormKafka, StormKafkaClient, FirstPoll, configured_start, ignored_start,
-                                   out_of_range_outcome, release, start_outcome, time_after, time_lands)
-from offctl.core.behaviour import (IdleCommit, first_poll_start, guarantees_of, idle_commit, starts_alike,
-                                   storm_kafka_ignores, subscribes)
+from offctl.core.behaviour import (
+    EARLIEST_TIME,
+    LATEST_TIME,
+    FirstPoll,
+    Guarantee,
+    IdleCommit,
+    Lands,
+    Library,
+    Resumes,
+    Resumption,
+    SpoutProfile,
+    StormKafka,
+    StormKafkaClient,
+    configured_start,
+    first_poll_start,
+    guarantees_of,
+    idle_commit,
+    ignored_start,
+    out_of_range_outcome,
+    release,
+    start_outcome,
+    starts_alike,
+    storm_kafka_ignores,
+    subscribes,
+    time_after,
+    time_lands,
+)
 from offctl.core.model import KAFKA, STORM_KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, OffsetRecord, PartitionRow
 from offctl.core.retention import END, FAILS, START, TIME, lands
 

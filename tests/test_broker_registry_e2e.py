@@ -39,7 +39,7 @@ def _register(zk, root: str, brokers: dict[int, dict], topics: dict[str, dict[st
     for broker_id, node in brokers.items():
         tx.create(f"{root}/ids/{broker_id}", _json(node), ephemeral=True)
     for topic, leaders in topics.items():
-        tx.create(f"{root}/topics/{topic}", _json({"version": 1, "partitions": {p: [l] for p, l in leaders.items()}}))
+        tx.create(f"{root}/topics/{topic}", _json({"version": 1, "partitions": {p: [leader] for p, leader in leaders.items()}}))
         tx.create(f"{root}/topics/{topic}/partitions")
         for name, leader in leaders.items():
             tx.create(f"{root}/topics/{topic}/partitions/{name}")

@@ -21,7 +21,7 @@ import pytest
 
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import FirstPoll, SpoutProfile, StormKafkaClient
-from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, Thresholds, ZOOKEEPER, ConsumerKey, ZkNode
+from offctl.core.model import ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode
 from offctl.core.plan import plan_migrate, verify_kafka
 
 TOPOLOGY = "orders-client-7-1763780000"  # the storm id migrate writes (--topology-id), running
@@ -166,10 +166,10 @@ def test_the_backups_after_image_is_the_commit_the_broker_kept(tmp_path, read_ba
 def test_a_backup_that_cannot_be_rewritten_is_said_in_a_note(tmp_path, monkeypatch):
     import errno
 
-    from offctl.repair import reset
     from offctl.adapters.backup import write_backup
     from offctl.core.model import KAFKA
     from offctl.core.plan import Change, Plan
+    from offctl.repair import reset
 
     def full(path, kept):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -191,9 +191,8 @@ def test_the_assumptions_footer_names_the_release_given(release, text):
 
 
 def test_the_default_footer_names_the_default_release():
+    from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT, FirstPoll
     from offctl.settings.resolve import client_profile
-    from offctl.core.behaviour import FirstPoll
-    from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
 
     assert "1.0.6+" not in SpoutProfile().describe()
     assert f"storm-kafka-client {CLIENT_RELEASE_DEFAULT}," in SpoutProfile().describe()

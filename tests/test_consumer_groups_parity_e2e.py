@@ -27,10 +27,12 @@ def consumer_groups(bootstrap: str, group: str) -> dict[tuple[str, int], tuple[i
     lines = [line.split() for line in proc.stdout.splitlines() if line.strip()]
     header = next(i for i, words in enumerate(lines) if words[:3] == ["GROUP", "TOPIC", "PARTITION"])
     columns = lines[header]
+    def number(v: str) -> int | None:
+        return None if v == "-" else int(v)
+
     rows = {}
     for words in lines[header + 1:]:
         row = dict(zip(columns, words))
-        number = (lambda v: None if v == "-" else int(v))
         rows[(row["TOPIC"], int(row["PARTITION"]))] = (number(row["CURRENT-OFFSET"]), int(row["LOG-END-OFFSET"]),
                                                        number(row["LAG"]))
     return rows

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from offctl.core.analyze import analyze
 from offctl.commands.app import app
+from offctl.core.analyze import analyze
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import KafkaCommit, PartitionLog, Snapshot
 from offctl.render.output import report_document

@@ -7,12 +7,28 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.cost import (EMPTY, FULL, NONE, NOT_CONSULTED, PARTIAL, REPLAY, SKIP, UNKNOWN, UNKNOWN_SPAN, ChangeCost,
-                              cost_lines, cost_positions, describe, plan_cost, undo_cost, written)
+from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
+from offctl.core.cost import (
+    EMPTY,
+    FULL,
+    NONE,
+    NOT_CONSULTED,
+    PARTIAL,
+    REPLAY,
+    SKIP,
+    UNKNOWN,
+    UNKNOWN_SPAN,
+    ChangeCost,
+    Spout,
+    cost_lines,
+    cost_positions,
+    describe,
+    plan_cost,
+    undo_cost,
+    written,
+)
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, LogMessage, MessageRead, PartitionLog, iso_ms
 from offctl.core.plan import CREATE, Change, Plan
-from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
-from offctl.core.cost import Spout
 from tests.conftest import storm_record
 
 T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z

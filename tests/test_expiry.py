@@ -13,12 +13,43 @@ from dataclasses import replace
 import pytest
 
 from offctl.core.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafkaClient
-from offctl.core.expiry import (ASSUMED, BROKER, HORIZON_S, KAFKA_DEFAULT_MINUTES, MESSAGE, MOVED, NO_MESSAGE,
-                                NO_TIMESTAMP, OPTION, UNREAD, Expiry, Retention, acked_position, assess, estimate,
-                                expiry_finding, moved_after_ms, not_refreshed, positions, retention_of, unread_note)
+from offctl.core.expiry import (
+    ASSUMED,
+    BROKER,
+    HORIZON_S,
+    KAFKA_DEFAULT_MINUTES,
+    MESSAGE,
+    MOVED,
+    NO_MESSAGE,
+    NO_TIMESTAMP,
+    OPTION,
+    UNREAD,
+    Expiry,
+    Retention,
+    acked_position,
+    assess,
+    estimate,
+    expiry_finding,
+    moved_after_ms,
+    not_refreshed,
+    positions,
+    retention_of,
+    unread_note,
+)
 from offctl.core.history import Observation
-from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, ConsumerSummary, LogMessage, MessageRead,
-                               OffsetRecord, PartitionRow, Report, Severity)
+from offctl.core.model import (
+    KAFKA,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    ConsumerSummary,
+    LogMessage,
+    MessageRead,
+    OffsetRecord,
+    PartitionRow,
+    Report,
+    Severity,
+)
 
 NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
 MIN, HOUR, DAY = 60_000, 3_600_000, 86_400_000

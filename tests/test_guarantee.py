@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.faces.audit.tasks import with_history
 from offctl.core.analyze import analyze
-from offctl.core.behaviour import (Guarantee, SpoutProfile, StormKafkaClient, commit_behaviour,
-                                   default_commit_period_ms)
+from offctl.core.behaviour import Guarantee, SpoutProfile, StormKafkaClient, commit_behaviour, default_commit_period_ms
 from offctl.core.history import OK, STALL, Observation, evaluate
 from offctl.core.model import Snapshot, Thresholds
+from offctl.faces.audit.tasks import with_history
 from offctl.faces.serve.monitor import Monitor
 from offctl.render.output import partition_dict
 from tests.test_analyze import RUNNING, cluster, commit, rec
@@ -74,7 +73,7 @@ def test_out_of_range_follows_the_guarantee(release, guarantee, reset):
     report = analyze(Snapshot(0, (), (commit(0, 98),), cluster=cluster(1), running=frozenset({RUNNING})),
                      Thresholds(spout=profile(release, guarantee)))
     below = [f.message for f in report.findings if f.code == "OFFSET_BELOW_LOG_START"]
-    assert len(below) == 1 and f"the consumer moves where its auto.offset.reset says" in below[0], below
+    assert len(below) == 1 and "the consumer moves where its auto.offset.reset says" in below[0], below
     assert f"{reset} (the log {'start' if reset == repr('earliest') else 'end'})" in below[0], below
 
 

@@ -203,10 +203,10 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
     after a report, after a store that cannot be read, and left off when the caller had it off."""
     import gc
 
-    from offctl.settings.connection import Connection
+    from offctl.core.model import Thresholds
     from offctl.errors import StoreUnavailable
     from offctl.pipeline import Selection, cyclic_gc_paused, inspect
-    from offctl.core.model import Thresholds
+    from offctl.settings.connection import Connection
 
     seen = []
     with cyclic_gc_paused():

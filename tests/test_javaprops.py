@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import pytest
 
+from offctl.errors import UsageError
 from offctl.faces.stormui.javaprops import (
-    jaas_section,
     PLAIN_MODULE,
     SCRAM_MODULE,
     ClientSettings,
+    jaas_section,
     parse_jaas,
     parse_properties,
     parse_properties_bytes,
     translate,
 )
-from offctl.errors import UsageError
 from offctl.inputs import redact
 
 # --- the reader ----------------------------------------------------------------------------------------------

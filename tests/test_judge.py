@@ -10,8 +10,7 @@ import pytest
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import LATEST_TIME, Guarantee, SpoutProfile, StormKafka
 from offctl.core.judge import analyze_each, assumptions, parts
-from offctl.core.model import (KAFKA, ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot,
-                               Thresholds, ZkNode)
+from offctl.core.model import KAFKA, ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot, Thresholds, ZkNode
 from offctl.core.profiles import Profile, Profiles
 from tests.conftest import storm_record
 

@@ -13,11 +13,10 @@ import json
 import pytest
 
 from offctl.core import judge
-
-from offctl.render import lagdoc
 from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, PartitionLog, Snapshot, Thresholds
 from offctl.core.profiles import Profile, Profiles
+from offctl.render import lagdoc
 from tests.test_analyze import RUNNING, T, commit, meta, rec
 
 OLD = ConsumerKey(ZOOKEEPER, "s", "/r")

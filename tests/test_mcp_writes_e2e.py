@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -57,9 +56,10 @@ def offset_of(zk, path: str) -> int:
 async def session(stuck, *args: str, answers: list | None = None):
     """A client session with `offctl mcp ARGS`; with `answers`, it can elicit: each elicitation is answered with the
     next of them (True: accept with apply true; False: accept with apply false; "decline"), and its message kept."""
-    from mcp import types
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from mcp import types
 
     shown: list[str] = []
 

@@ -12,16 +12,28 @@ from pathlib import Path
 
 import pytest
 
-from offctl.settings.connection import Connection
 from offctl.core.guards import GuardFacts, with_guards
 from offctl.core.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
 from offctl.core.plan import plan_zookeeper
 from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError, WriteConflict
-from offctl.faces.mcp.plans import (DECLINED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, Seen, State, _target, apply,
-                             command_line, compare)
+from offctl.faces.mcp.plans import (
+    DECLINED,
+    REFUSED,
+    UNCHANGED,
+    WRITTEN,
+    PlanStore,
+    Run,
+    Seen,
+    State,
+    _target,
+    apply,
+    command_line,
+    compare,
+)
 from offctl.render.mcp import apply_result, stored_plan
 from offctl.repair.reset import _execute_all
+from offctl.settings.connection import Connection
 
 TOPOLOGY = "orders-1-1700000000"
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from offctl.settings.connection import Connection
 from offctl.core.model import ZOOKEEPER
 from offctl.core.storm import commit_metadata_json
 from offctl.errors import UsageError
 from offctl.faces.mcp.plans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, apply
+from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.seeds import on_each_broker, orders_fleet
 from tests.test_mcpplans import Human

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from offctl.core.jackson import MAX_NUMBER_LENGTH, verdict as commit_verdict
+from offctl.core.jackson import MAX_NUMBER_LENGTH
+from offctl.core.jackson import verdict as commit_verdict
 from tests import differential
 from tests.differential import damaged, each_generated
 from tests.storm_metadata import MetadataOracle

@@ -14,8 +14,16 @@ import typer.main
 
 from offctl.commands.app import app
 from offctl.settings import configfile
-from offctl.settings.options import (DEFAULTS, IN_CONTEXT, IN_DEFAULTS, IN_PROFILE, OPTIONS, SHARED, file_kind,
-                                     parse_value)
+from offctl.settings.options import (
+    DEFAULTS,
+    IN_CONTEXT,
+    IN_DEFAULTS,
+    IN_PROFILE,
+    OPTIONS,
+    SHARED,
+    file_kind,
+    parse_value,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ROOT / "commands"

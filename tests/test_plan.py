@@ -12,16 +12,26 @@ from dataclasses import replace
 import pytest
 
 from offctl.core.behaviour import FirstPoll, SpoutProfile
-
-from offctl.errors import UsageError
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
 from offctl.core.guards import GuardFacts, check_guards
-from offctl.core.plan import (CREATE, SKIP, UNCHANGED, WRITE, plan_kafka, plan_migrate, plan_restore_kafka,
-                              plan_restore_zookeeper, plan_zookeeper, target_offset, verify_kafka, verify_zookeeper)
+from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
+from offctl.core.plan import (
+    CREATE,
+    SKIP,
+    UNCHANGED,
+    WRITE,
+    plan_kafka,
+    plan_migrate,
+    plan_restore_kafka,
+    plan_restore_zookeeper,
+    plan_zookeeper,
+    target_offset,
+    verify_kafka,
+    verify_zookeeper,
+)
 from offctl.core.rewrite import rewrite_offset
-from offctl.core.targets import (Scope, Target, make_target, parse_duration, parse_partitions, parse_time,
-                                 parse_topics)
 from offctl.core.storm import commit_metadata_json, storm_kafka_record
+from offctl.core.targets import Scope, Target, make_target, parse_duration, parse_partitions, parse_time, parse_topics
+from offctl.errors import UsageError
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
 META = commit_metadata_json("orders-1-1700000000")

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.settings.connection import Connection
 from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.core.model import Thresholds
 from offctl.core.profiles import Profile, Profiles
 from offctl.pipeline import Selection, inspect
 from offctl.render.output import report_document
+from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.test_settings import lab_profiles
 

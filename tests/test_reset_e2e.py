@@ -732,8 +732,8 @@ def test_an_audit_log_that_cannot_be_written_stops_the_write(cli, fleet39, tmp_p
 def test_a_failed_read_back_after_the_write_says_the_write_landed(cli, fleet39, monkeypatch):
     """The write is applied, then ZooKeeper stops answering the read-back: the message, exit code and audit log
     say what landed, with the backup path."""
-    from offctl.errors import StoreUnavailable
     from offctl.adapters.zookeeper import ZkStore
+    from offctl.errors import StoreUnavailable
 
     def broken(self, paths):
         raise StoreUnavailable("ZooKeeper at z did not answer a read of /x within 1s")

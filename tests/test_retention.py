@@ -15,11 +15,44 @@ import pytest
 
 from offctl.core.analyze import with_findings
 from offctl.core.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafka, StormKafkaClient
-from offctl.core.model import (KAFKA, STORM_KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, ConsumerSummary, Headroom,
-                               LogMessage, MessageRead, OffsetRecord, PartitionRow, Report, Severity, TopicRetention)
-from offctl.core.retention import (BROKER, END, FAILS, NO_DELETION, OPTION, START, TIME, UNKNOWN, UNREAD, at_risk,
-                                   consumer_minima, default_horizon_ms, findings, headroom, lands, measure, notes,
-                                   parse_span, parse_topic_retention, retention_of)
+from offctl.core.model import (
+    KAFKA,
+    STORM_KAFKA,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    ConsumerSummary,
+    Headroom,
+    LogMessage,
+    MessageRead,
+    OffsetRecord,
+    PartitionRow,
+    Report,
+    Severity,
+    TopicRetention,
+)
+from offctl.core.retention import (
+    BROKER,
+    END,
+    FAILS,
+    NO_DELETION,
+    OPTION,
+    START,
+    TIME,
+    UNKNOWN,
+    UNREAD,
+    at_risk,
+    consumer_minima,
+    default_horizon_ms,
+    findings,
+    headroom,
+    lands,
+    measure,
+    notes,
+    parse_span,
+    parse_topic_retention,
+    retention_of,
+)
 from offctl.errors import UsageError
 
 NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z

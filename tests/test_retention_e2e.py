@@ -17,10 +17,10 @@ import time
 
 import pytest
 
-from offctl.settings.connection import Connection
 from offctl.core.model import Thresholds, TopicRetention
 from offctl.pipeline import Selection, exit_code, inspect
 from offctl.render.output import report_document
+from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.test_serve import metric, scrape, start_serve, wait_for
 

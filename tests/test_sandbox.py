@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from offctl.adapters import servers
 from offctl.faces import sandbox
 from offctl.settings import sandbox as sandbox_state
-from offctl.adapters import servers
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 

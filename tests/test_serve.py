@@ -113,8 +113,8 @@ def test_the_per_partition_page_is_prometheus_clients_writer_over_add_metric_lin
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.core import GaugeMetricFamily
 
-    from offctl.render.metrics import PARTITION_FAMILIES, PARTITION_LABELS, STATUS_CODES
     from offctl.core.timelag import NO_LAG, SOURCE_CODES
+    from offctl.render.metrics import PARTITION_FAMILIES, PARTITION_LABELS, STATUS_CODES
 
     m = Monitor()
     for i in range(3):  # partition 2 out of range (no lag); 3 joins in the last cycle (no status yet)
@@ -477,7 +477,8 @@ def test_watch_in_a_real_terminal_redraws_in_place_and_ctrl_c_leaves(zk, kafka39
 def http_server():
     """serve's HTTP server (its app on offctl's HTTP stack, as serve starts it) over a monitor that has seen one
     cycle, on a free loopback port, with a head deadline of 3 s and room for three connections."""
-    from offctl.adapters.webserver import LIMITS, http_server as stack, listen
+    from offctl.adapters.webserver import LIMITS, listen
+    from offctl.adapters.webserver import http_server as stack
     from offctl.faces.serve.exporter import METHODS, Rendered, make_app
 
     monitor = Monitor(window=3)

@@ -728,7 +728,7 @@ def old_repairs(zk_server, zk, broker39, kafka39, tmp_path_factory):
                                   *(a.format(**at) for a in repair))
         out[name]["inspect"] = said(name)
     run("first")
-    for name, s in out.items():
+    for s in out.values():
         s["restore"] = write("restore", s["plan"]["backup"], *flags, "--zk-root", s["zk_root"])
     run("second")
     return out
@@ -738,7 +738,8 @@ def configured_start(s: dict, partition: int) -> int | None:
     """Where offctl's rule puts a storm-kafka 1.2.4 spout of the scenario's settings on a partition with no record
     (behaviour.configured_start, what a MISSING_PARTITION finding says): startOffsetTime's offset, which the delete
     plan's rows name ("starts it as its start-up rules say (startOffsetTime from 0.10 on ...)")."""
-    from offctl.core.behaviour import SpoutProfile, StormKafka, configured_start as start
+    from offctl.core.behaviour import SpoutProfile, StormKafka
+    from offctl.core.behaviour import configured_start as start
 
     profile = SpoutProfile(storm_kafka=StormKafka.of_version("1.2.4"),
                            start_offset_time=s["settings"].get("startOffsetTime", EARLIEST))

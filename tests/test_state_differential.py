@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import collections
-import json
 import sys
 from pathlib import Path
 

@@ -157,7 +157,7 @@ def _cases():
 def test_the_release_starts_where_offctl_says(releases, release, name):
     offctl, ran = releases.of(release)
     if name == "restart":  # nothing emitted since the log end: where offctl says it resumes must be the log end too
-        for p, (resumes_at, resumes, log_end) in offctl[name].items():
+        for p, (resumes_at, _, log_end) in offctl[name].items():
             assert resumes_at == log_end == 10, (release, p, offctl[name])
     _agree(name, offctl, ran)
 

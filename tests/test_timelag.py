@@ -6,9 +6,30 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, LogMessage, MessageRead, OffsetRecord, PartitionRow, TimeLag
-from offctl.core.timelag import (CAUGHT_UP, ESTIMATE, MESSAGE, NO_TIMESTAMP, UNREAD, consumer_maxima, measure,
-                                 positions, served, time_lag, unread, unread_note)
+from offctl.core.model import (
+    KAFKA,
+    ZOOKEEPER,
+    ConsumerKey,
+    LogMessage,
+    MessageRead,
+    OffsetRecord,
+    PartitionRow,
+    TimeLag,
+)
+from offctl.core.timelag import (
+    CAUGHT_UP,
+    ESTIMATE,
+    MESSAGE,
+    NO_TIMESTAMP,
+    UNREAD,
+    consumer_maxima,
+    measure,
+    positions,
+    served,
+    time_lag,
+    unread,
+    unread_note,
+)
 from offctl.render.output import duration, time_lag_text
 
 NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z

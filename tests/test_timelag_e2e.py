@@ -13,12 +13,11 @@ import time
 
 import pytest
 
-from offctl.settings.connection import Connection
 from offctl.core.model import Thresholds
 from offctl.pipeline import Selection, inspect
 from offctl.render.output import report_document
-from tests.conftest import T0, storm_record
-from tests.conftest import committed_transaction, compacted_at, compacted_topic
+from offctl.settings.connection import Connection
+from tests.conftest import T0, committed_transaction, compacted_at, compacted_topic, storm_record
 from tests.test_serve import metric, scrape, start_serve, wait_for
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]

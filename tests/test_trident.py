@@ -8,16 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from offctl.core.analyze import analyze_consumer
 from offctl.adapters.backup import backup_document, parse_backup
+from offctl.core.analyze import analyze_consumer
 from offctl.core.behaviour import SpoutProfile, StormKafka
-from offctl.core.model import (STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ConsumerKey, PartitionLog, Thresholds,
-                          ZkNode)
+from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ConsumerKey, PartitionLog, Thresholds, ZkNode
 from offctl.core.plan import WRITE, plan_restore_zookeeper, plan_zookeeper
 from offctl.core.rewrite import rewrite_node
+from offctl.core.storm import newest_txid, parse_zk_node, trident_partition
 from offctl.core.targets import Target
 from offctl.faces.sandbox import client_trident_meta, trident_meta
-from offctl.core.storm import newest_txid, parse_zk_node, trident_partition
 
 ROOT, SID = "/transactional", "orders-stream"
 KEY = ConsumerKey(TRIDENT, SID, ROOT)

@@ -15,7 +15,6 @@ import pytest
 from offctl.adapters.webserver import CHUNK, LIMITS, http_server, listen, send_body
 from tests import hostile
 
-
 BIG = b"x" * (256 * CHUNK + 5)  # 16 MiB: more than the socket buffers and asyncio's hold
 
 

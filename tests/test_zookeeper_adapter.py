@@ -6,8 +6,8 @@ import pytest
 from kazoo.exceptions import UnimplementedError
 from kazoo.security import make_digest_acl
 
-from offctl.errors import StoreUnavailable
 from offctl.adapters.zookeeper import BATCH, ZkStore
+from offctl.errors import StoreUnavailable
 from tests.conftest import storm_record
 
 pytestmark = pytest.mark.zookeeper

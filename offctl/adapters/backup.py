@@ -27,12 +27,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from offctl.errors import UsageError, WriteConflict
-from offctl.inputs import read_text
-from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey,
-                          KafkaCommit, ZkNode, iso_ms)
+from offctl.core.model import (
+    KAFKA,
+    STORM_KAFKA,
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
+    ZK_STORES,
+    ZOOKEEPER,
+    ConsumerKey,
+    KafkaCommit,
+    ZkNode,
+    iso_ms,
+)
 from offctl.core.plan import CREATE, Change, Plan
 from offctl.core.storm import parse_zk_node
+from offctl.errors import UsageError, WriteConflict
+from offctl.inputs import read_text
 
 FORMAT = 3  # 3 adds the after-image of every entry; 2 adds "sha256"; 1 (no checksum) is restored only as hand-made
 FORMATS = (1, 2, FORMAT)

@@ -32,9 +32,20 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollectio
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from offctl.adapters.groups import COORDINATOR_ERRORS, Backoff, GroupClient, coordinator_waited, error_words
+from offctl.core.model import (
+    GROUP_TYPES,
+    UNKNOWN_TYPE,
+    Cluster,
+    GroupState,
+    KafkaCommit,
+    LogMessage,
+    MessageRead,
+    PartitionLog,
+    Position,
+    TopicRetention,
+    is_topic_name,
+)
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
-from offctl.core.model import (GROUP_TYPES, UNKNOWN_TYPE, Cluster, GroupState, KafkaCommit, LogMessage, MessageRead,
-                               PartitionLog, Position, TopicRetention, is_topic_name)
 
 _log = logging.getLogger("offctl.adapters.kafka")
 _log.addHandler(logging.NullHandler())
@@ -423,7 +434,7 @@ class KafkaStore:
                                   f"or holds a NUL character")
                 continue
             try:
-                found = self._groups(lambda: self.groups.offsets(group))
+                found = self._groups(lambda group=group: self.groups.offsets(group))
             except errors.BrokerResponseError as exc:
                 self.notes.append(f"a request for the offsets of group {group} was refused: {_answered(exc)}")
                 continue

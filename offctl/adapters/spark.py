@@ -15,9 +15,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 
+from offctl.core.model import (
+    UNKNOWN_TYPE,
+    ConsumerKey,
+    GroupState,
+    KafkaCommit,
+    PartitionLog,
+    ReadFinding,
+    Snapshot,
+    ZkNode,
+    iso_ms,
+)
 from offctl.errors import OffctlError, SparkUnavailable, UsageError
-from offctl.core.model import (UNKNOWN_TYPE, ConsumerKey, GroupState, KafkaCommit, ReadFinding, PartitionLog, Snapshot, ZkNode,
-                               iso_ms)
 
 # update(done, total) of a progress bar, within a context that shows it
 Track = Callable[[str], AbstractContextManager[Callable[[int, int], None]]]

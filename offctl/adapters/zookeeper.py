@@ -36,12 +36,11 @@ from kazoo.protocol.serialization import (
     stat_struct,
 )
 
-from offctl.errors import StoreUnavailable, WriteConflict
 from offctl.core import brokers
 from offctl.core.frozen import builder
 from offctl.core.model import STORM_KAFKA, ZkNode
-from offctl.core.storm import (INIT_TXID, coordinator_txid, newest_txid, partition_node, stored_from,
-                               trident_partition)
+from offctl.core.storm import INIT_TXID, coordinator_txid, newest_txid, partition_node, stored_from, trident_partition
+from offctl.errors import StoreUnavailable, WriteConflict
 
 WINDOW = 2000  # single requests in flight
 # A multi request must fit ZooKeeper's jute.maxbuffer (1 MiB by default), with room for the framing.

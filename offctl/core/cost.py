@@ -31,19 +31,48 @@ from where the spout resumes now (`was`) to where it resumes after (`now`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from offctl.core.behaviour import Position as Start
 from offctl.core.analyze import commit_resume
-from offctl.core.behaviour import (Library, SpoutProfile, configured_start, first_poll_start, start_outcome,
-                                   starts_alike, storm_kafka_ignores)
+from offctl.core.behaviour import (
+    Library,
+    SpoutProfile,
+    configured_start,
+    first_poll_start,
+    start_outcome,
+    starts_alike,
+    storm_kafka_ignores,
+)
+from offctl.core.behaviour import Position as Start
 from offctl.core.messages import GAP, MESSAGE, at_offset
-from offctl.core.model import (KAFKA, TRIDENT, ZOOKEEPER, Cluster, KafkaCommit, LogMessage, MessageRead, PartitionLog, Position, ZkNode,
-                               iso_ms)
+from offctl.core.model import (
+    KAFKA,
+    TRIDENT,
+    ZOOKEEPER,
+    Cluster,
+    KafkaCommit,
+    LogMessage,
+    MessageRead,
+    PartitionLog,
+    Position,
+    ZkNode,
+    iso_ms,
+)
 from offctl.core.plan import DELETE, WRITE, Change, Plan
-from offctl.core.plancost import (EMPTY, FULL, NONE, PARTIAL, REPLAY, SKIP, UNKNOWN, UNKNOWN_SPAN, ChangeCost,  # noqa: F401
-                                  CostSum, PlanCost, total)
+from offctl.core.plancost import (  # noqa: F401
+    EMPTY,
+    FULL,
+    NONE,
+    PARTIAL,
+    REPLAY,
+    SKIP,
+    UNKNOWN,
+    UNKNOWN_SPAN,
+    ChangeCost,
+    CostSum,
+    PlanCost,
+    total,
+)
 from offctl.core.storm import parse_commit, parse_zk_node
 
 DEFAULTS = SpoutProfile()  # the spouts' defaults (docs/storm.md): what a rule's words call the default

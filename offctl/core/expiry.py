@@ -53,13 +53,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import (COMMIT_ACKED, DO_SEEK_BOTH_LINES, LEGACY_RELEASES, IdleCommit, SpoutProfile,
-                                   idle_commit)
+from offctl.core.behaviour import (
+    COMMIT_ACKED,
+    DO_SEEK_BOTH_LINES,
+    LEGACY_RELEASES,
+    IdleCommit,
+    SpoutProfile,
+    idle_commit,
+)
 from offctl.core.findings import finding
 from offctl.core.history import Observation
-from offctl.core.messages import GAP, MESSAGE as AT_MESSAGE, at_offset
-from offctl.core.model import (KAFKA, Finding, MessageRead, PartitionLog, PartitionRow, Position, Report, duration,
-                               iso_ms)
+from offctl.core.messages import GAP, at_offset
+from offctl.core.messages import MESSAGE as AT_MESSAGE
+from offctl.core.model import (
+    KAFKA,
+    Finding,
+    MessageRead,
+    PartitionLog,
+    PartitionRow,
+    Position,
+    Report,
+    duration,
+    iso_ms,
+)
 
 SETTING = "offsets.retention.minutes"
 KAFKA_DEFAULT_MINUTES = 10080  # since Kafka 2.0 (KIP-186); 1440 before

@@ -7,10 +7,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from offctl.core.model import GroupState, KafkaCommit, ZkNode
+from offctl.core.plan import CHANGED_SINCE, GuardCheck, Plan, named
 from offctl.core.storm import parse_storm_id, parse_zk_node
 from offctl.inputs import printable
-
-from offctl.core.plan import CHANGED_SINCE, GuardCheck, Plan, named
 
 GUARDS = ("running-topology", "recent-write", "active-group", "changed-since")
 

@@ -11,19 +11,50 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from offctl.core.plancost import PlanCost
-from offctl.core.model import (KAFKA, STORM_KAFKA_CLIENT, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, OffsetRecord,
-                               PartitionLog, ZkNode, iso_ms)
 from offctl.core.analyze import applied_topics, commit_resume
-from offctl.core.behaviour import (DO_SEEK, DO_SEEK_OURS, NO_RECORD, NO_TRIDENT_STATE, TRIDENT_CLIENT_SEEK, FirstPoll,
-                                   Library, Position, Resume, SpoutProfile, StormKafka, client_start, commit_is_ours,
-                                   configured_start, first_poll_start, start_outcome, storm_kafka_citation)
-from offctl.core.storm import (commit_metadata_json, parse_commit, parse_commit_metadata, parse_zk_node, record_topology,
-                               storm_kafka_record)
-from offctl.inputs import printable
+from offctl.core.behaviour import (
+    DO_SEEK,
+    DO_SEEK_OURS,
+    NO_RECORD,
+    NO_TRIDENT_STATE,
+    TRIDENT_CLIENT_SEEK,
+    FirstPoll,
+    Library,
+    Position,
+    Resume,
+    SpoutProfile,
+    StormKafka,
+    client_start,
+    commit_is_ours,
+    configured_start,
+    first_poll_start,
+    start_outcome,
+    storm_kafka_citation,
+)
+from offctl.core.model import (
+    KAFKA,
+    STORM_KAFKA_CLIENT,
+    ZOOKEEPER,
+    Cluster,
+    ConsumerKey,
+    KafkaCommit,
+    OffsetRecord,
+    PartitionLog,
+    ZkNode,
+    iso_ms,
+)
+from offctl.core.plancost import PlanCost
 from offctl.core.rewrite import rewrite_node
+from offctl.core.storm import (
+    commit_metadata_json,
+    parse_commit,
+    parse_commit_metadata,
+    parse_zk_node,
+    record_topology,
+    storm_kafka_record,
+)
 from offctl.core.targets import Scope, Target, ranges
-
+from offctl.inputs import printable
 
 WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"
 CREATE = -1  # the version of a change that creates its node: the multi-op fails if the node exists

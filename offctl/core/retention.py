@@ -52,8 +52,18 @@ from offctl.core.analyze import library_of
 from offctl.core.behaviour import Lands, Outcome, SpoutProfile, out_of_range_outcome
 from offctl.core.findings import finding
 from offctl.core.messages import GAP, MESSAGE, at_offset
-from offctl.core.model import (Finding, Headroom, MessageRead, PartitionLog, PartitionRow,
-                               Position, TopicRetention, duration, is_topic_name, iso_ms)
+from offctl.core.model import (
+    Finding,
+    Headroom,
+    MessageRead,
+    PartitionLog,
+    PartitionRow,
+    Position,
+    TopicRetention,
+    duration,
+    is_topic_name,
+    iso_ms,
+)
 from offctl.core.timelag import resume_position
 from offctl.errors import UsageError
 

@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping
 
 from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, ZkNode
 
-
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 

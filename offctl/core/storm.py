@@ -11,12 +11,21 @@ from functools import lru_cache
 
 import orjson
 
-from offctl.core.behaviour import LEGACY_METADATA
 from offctl.core import jackson, javautf8, jsonsimple
+from offctl.core.behaviour import LEGACY_METADATA
 from offctl.core.frozen import builder
+from offctl.core.model import (
+    KAFKA,
+    STORM_KAFKA,
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    KafkaCommit,
+    OffsetRecord,
+    ZkNode,
+)
 from offctl.inputs import printable
-from offctl.core.model import (KAFKA, STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord,
-                          ZkNode)
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1

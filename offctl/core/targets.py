@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from offctl.errors import UsageError
 from offctl.core.model import is_topic_name, iso_ms
+from offctl.errors import UsageError
 
 TARGETS = ("earliest", "latest", "current", "offset", "time", "shift")
 

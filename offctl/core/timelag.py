@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from offctl.core.messages import GAP, MESSAGE as AT_MESSAGE, age_ms, at_offset
+from offctl.core.messages import GAP, age_ms, at_offset
+from offctl.core.messages import MESSAGE as AT_MESSAGE
 from offctl.core.model import ConsumerKey, MessageRead, PartitionLog, PartitionRow, Position, TimeLag
 
 CAUGHT_UP, MESSAGE, ESTIMATE, UNREAD, NO_TIMESTAMP = "caught-up", "message", "estimate", "unread", "no-timestamp"

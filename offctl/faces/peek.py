@@ -7,14 +7,30 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from offctl.settings.connection import Connection
 from offctl.core.model import MessageRead, Report, Thresholds
+from offctl.core.peek import (
+    Peeked,
+    census,
+    census_positions,
+    committed_positions,
+    peeked,
+    positions,
+    selected,
+    unanswered,
+)
 from offctl.core.profiles import Profiles
-from offctl.core.peek import (Peeked, census, census_positions, committed_positions, peeked, positions, selected,
-                               unanswered)
 from offctl.errors import OffctlError, UsageError
-from offctl.pipeline import (Estimates, Selection, assess, cyclic_gc_paused, open_stores, read_snapshot, spout_roots,
-                            trident_list)
+from offctl.pipeline import (
+    Estimates,
+    Selection,
+    assess,
+    cyclic_gc_paused,
+    open_stores,
+    read_snapshot,
+    spout_roots,
+    trident_list,
+)
+from offctl.settings.connection import Connection
 from offctl.settings.options import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
 from offctl.settings.run import validate
 

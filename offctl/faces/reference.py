@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from offctl.core.analyze import __doc__ as RULES
-from offctl.errors import EXIT_CODES
 from offctl.core.findings import CATALOGUE
+from offctl.errors import EXIT_CODES
 
 
 def findings_markdown() -> str:

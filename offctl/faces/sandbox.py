@@ -16,6 +16,7 @@ from offctl.core.storm import storm_kafka_record
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.settings.sandbox import ROOT, SANDBOX_STORM_ROOT, TRIDENT_ROOT, Sandbox, active, load, sandbox_dir, save
 
+
 def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
     """Start both servers (or find them running); returns the sandbox and whether it was started now."""
     directory = directory or sandbox_dir()

@@ -22,8 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import (Library, Resumption, SpoutProfile, configured_start, first_poll_start,
-                                   start_outcome)
+from offctl.core.behaviour import Library, Resumption, SpoutProfile, configured_start, first_poll_start, start_outcome
 from offctl.core.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Position, Report, TimeLag
 from offctl.core.profiles import Profiles
 from offctl.core.timelag import time_lag

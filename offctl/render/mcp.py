@@ -16,8 +16,15 @@ from typing import Any
 from rich.console import Console
 
 from offctl.core.model import Severity, iso_ms
-from offctl.render.output import (confirm_question, dumps, outcome_document, outcomes_document, peek_document,
-                                  report_document, write_plan)
+from offctl.render.output import (
+    confirm_question,
+    dumps,
+    outcome_document,
+    outcomes_document,
+    peek_document,
+    report_document,
+    write_plan,
+)
 from offctl.settings.connection import Connection
 
 MAX_ITEMS = 100  # the items of a list an answer holds at most: a page (the server's MAX_LIMIT), or notes

@@ -19,8 +19,19 @@ from rich.text import Text
 from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
 from offctl.core.expiry import Expiry
 from offctl.core.findings import CATALOGUE
-from offctl.core.model import (KAFKA, ConsumerSummary, Finding, Headroom, PartitionRow, Report, Severity, TimeLag,
-                               duration, iso_ms, ranges)
+from offctl.core.model import (
+    KAFKA,
+    ConsumerSummary,
+    Finding,
+    Headroom,
+    PartitionRow,
+    Report,
+    Severity,
+    TimeLag,
+    duration,
+    iso_ms,
+    ranges,
+)
 from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag

@@ -3,8 +3,8 @@ core's Peeked results (offctl.core.peek); the MCP peek tool answers with them to
 
 from __future__ import annotations
 
-from offctl.core.model import iso_ms
 from offctl.core.messages import UNREAD, age_ms
+from offctl.core.model import iso_ms
 from offctl.core.peek import Census, Peeked, digest, preview
 
 

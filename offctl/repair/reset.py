@@ -14,24 +14,60 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from offctl.adapters.backup import (OffsetsFile, append_audit, audit_lines, load_backup, load_offsets_file,
-                                    record_read_back, write_backup)
-from offctl.settings.connection import STORM_ROOT, Connection, normalize_root
 from offctl import interrupts
-from offctl.errors import (LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, StoreUnavailable, UsageError,
-                           WriteConflict)
-from offctl.pipeline import Selection, open_stores, read_snapshot
-from offctl.settings.run import Safety, check_spout_id
-from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
-from offctl.core.cost import Spout, cost_positions, plan_cost
-from offctl.core.model import (KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, Cluster, ConsumerKey, KafkaCommit, MessageRead,
-                               OffsetRecord, Snapshot, Thresholds, ZkNode)
+from offctl.adapters.backup import (
+    OffsetsFile,
+    append_audit,
+    audit_lines,
+    load_backup,
+    load_offsets_file,
+    record_read_back,
+    write_backup,
+)
 from offctl.core.behaviour import SpoutProfile
+from offctl.core.cost import Spout, cost_positions, plan_cost
 from offctl.core.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
-from offctl.core.plan import (Plan, plan_delete, plan_kafka, plan_migrate, plan_restore_kafka,
-                              plan_restore_zookeeper, plan_zookeeper, verify_kafka, verify_zookeeper)
-from offctl.core.targets import Scope, Target
+from offctl.core.model import (
+    KAFKA,
+    TRIDENT,
+    ZK_STORES,
+    ZOOKEEPER,
+    Cluster,
+    ConsumerKey,
+    KafkaCommit,
+    MessageRead,
+    OffsetRecord,
+    Snapshot,
+    Thresholds,
+    ZkNode,
+)
+from offctl.core.plan import (
+    Plan,
+    plan_delete,
+    plan_kafka,
+    plan_migrate,
+    plan_restore_kafka,
+    plan_restore_zookeeper,
+    plan_zookeeper,
+    verify_kafka,
+    verify_zookeeper,
+)
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
+from offctl.core.targets import Scope, Target
+from offctl.errors import (
+    LEFT_OUT,
+    NOT_CONFIRMED,
+    Interrupted,
+    InterruptedWrite,
+    OffctlError,
+    StoreUnavailable,
+    UsageError,
+    WriteConflict,
+)
+from offctl.pipeline import Selection, open_stores, read_snapshot
+from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
+from offctl.settings.connection import STORM_ROOT, Connection, normalize_root
+from offctl.settings.run import Safety, check_spout_id
 
 
 @dataclass(frozen=True)

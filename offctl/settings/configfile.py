@@ -41,8 +41,7 @@ from typing import Any
 
 from offctl.errors import UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, printable, read_text, secret
-from offctl.settings.options import (BOOL, IN_CONTEXT, IN_DEFAULTS, IN_PROFILE, INT, STR, STR_OR_INT, STRS,
-                                     keys)
+from offctl.settings.options import BOOL, IN_CONTEXT, IN_DEFAULTS, IN_PROFILE, INT, STR, STR_OR_INT, STRS, keys
 
 CONFIG_VARIABLE = "OFFCTL_CONFIG"
 CONTEXT_VARIABLE = "OFFCTL_CONTEXT"

@@ -16,9 +16,19 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from offctl.core.behaviour import (EARLIEST_TIME, GUARANTEE_RELEASES, LATEST_TIME, FirstPoll, Guarantee, Isolation,
-                                   SpoutProfile, StormKafka, StormKafkaClient, default_commit_period_ms,
-                                   guarantees_of)
+from offctl.core.behaviour import (
+    EARLIEST_TIME,
+    GUARANTEE_RELEASES,
+    LATEST_TIME,
+    FirstPoll,
+    Guarantee,
+    Isolation,
+    SpoutProfile,
+    StormKafka,
+    StormKafkaClient,
+    default_commit_period_ms,
+    guarantees_of,
+)
 from offctl.core.model import ConsumerKey, Thresholds
 from offctl.core.profiles import Profile, Profiles
 from offctl.core.retention import parse_span, parse_topic_retention

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import Resumes
-from offctl.errors import UsageError
 from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
-from offctl.render.output import write_report
 from offctl.core.storm import parse_commit, parse_zk_node
+from offctl.errors import UsageError
+from offctl.render.output import write_report
 from tests.faults.conftest import counted
 
 EXAMPLES = int(os.environ.get("OFFCTL_FAULT_EXAMPLES", "300"))

@@ -17,20 +17,37 @@ from dataclasses import dataclass, field, replace
 
 from offctl import interrupts
 from offctl.adapters import spark as adapter
-from offctl.faces.audit.tasks import (FILES, TASK_KEYS, Tally, add_totals, audit_chunk, chunk_outputs, commit_period, flat,
-                                history_counts, lag_totals, observations, partition_key, plan_chunks, process_name,
-                                totals_dict, with_history, without_history, worst_first)
-from offctl.settings.connection import Connection
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.judge import assumptions
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds, iso_ms
 from offctl.core.profiles import Profiles
 from offctl.core.targets import Scope, Target
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
+from offctl.faces.audit.tasks import (
+    FILES,
+    TASK_KEYS,
+    Tally,
+    add_totals,
+    audit_chunk,
+    chunk_outputs,
+    commit_period,
+    flat,
+    history_counts,
+    lag_totals,
+    observations,
+    partition_key,
+    plan_chunks,
+    process_name,
+    totals_dict,
+    with_history,
+    without_history,
+    worst_first,
+)
 from offctl.pipeline import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list
-from offctl.settings.run import validate
 from offctl.render.output import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
 from offctl.repair.reset import ResetRequest, Safety, outcome_exit_code, reset
+from offctl.settings.connection import Connection
+from offctl.settings.run import validate
 
 # --repair values: the finding codes whose safe target is unambiguous (the log start), and a name for both.
 REPAIRABLE = ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END")

@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from offctl.settings.connection import Connection
 from offctl.core.analyze import analyze
 from offctl.core.behaviour import CommitBehaviour
 from offctl.core.findings import CATALOGUE
@@ -30,6 +29,7 @@ from offctl.core.timelag import ESTIMATE
 from offctl.errors import OffctlError
 from offctl.pipeline import Estimates, Selection, assess, open_stores, read_snapshot
 from offctl.render.output import consumer_dicts, finding_dict, partition_dicts, time_lags
+from offctl.settings.connection import Connection
 
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
 TASKS_PER_CORE = 4

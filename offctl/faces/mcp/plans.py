@@ -25,7 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from offctl.settings.connection import Connection, normalize_root
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import QUIET_PERIOD_S
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
@@ -34,6 +33,7 @@ from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_parti
 from offctl.errors import OffctlError, UsageError
 from offctl.render import mcp as documents
 from offctl.repair.reset import Confirm, Outcome, ResetRequest, Safety, safety_flags, server_flags
+from offctl.settings.connection import Connection, normalize_root
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
 STORES = (ZOOKEEPER, KAFKA, TRIDENT)

@@ -10,11 +10,19 @@ import re
 from dataclasses import replace
 
 from offctl.errors import UsageError
-from offctl.inputs import printable, secret
 from offctl.faces.mcp.server import Run
+from offctl.inputs import printable, secret
 from offctl.settings.configfile import SANDBOX, sandbox_context
-from offctl.settings.resolve import (Given, Say, connection, expiry_options, judged_by, safety, selection,
-                                     written_profile)
+from offctl.settings.resolve import (
+    Given,
+    Say,
+    connection,
+    expiry_options,
+    judged_by,
+    safety,
+    selection,
+    written_profile,
+)
 from offctl.settings.run import Selection, validate
 
 COMMAND_LINE = "command-line"  # the run's name when no context names it (flags and environment alone)

@@ -30,16 +30,16 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from offctl import __version__
-from offctl.settings.connection import Connection
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import ConsumerKey
 from offctl.core.profiles import Profiles
-from offctl.faces.mcp.quoting import PROSE_CHARS, bounded, quoted
 from offctl.errors import OffctlError, UsageError
+from offctl.faces.mcp.quoting import PROSE_CHARS, bounded, quoted
 from offctl.inputs import redact
-from offctl.settings.run import Estimates, ExpiryOptions, Selection
 from offctl.render import mcp as documents
 from offctl.render.mcp import MAX_ITEMS
+from offctl.settings.connection import Connection
+from offctl.settings.run import Estimates, ExpiryOptions, Selection
 
 if TYPE_CHECKING:
     from offctl.core.behaviour import SpoutProfile

@@ -25,15 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
-from offctl.adapters.webserver import http_server, listen as listen_on, send_body
-from offctl.settings.connection import DEFAULT_LISTEN, Connection
-from offctl.errors import OffctlError, UsageError
-from offctl.pipeline import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect, kafka_in_child
+from offctl.adapters.webserver import http_server, send_body
+from offctl.adapters.webserver import listen as listen_on
 from offctl.core.model import Report, Thresholds
 from offctl.core.profiles import Profiles
+from offctl.errors import OffctlError, UsageError
 from offctl.faces.serve.monitor import Collector, Monitor
+from offctl.pipeline import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect, kafka_in_child
 from offctl.render.output import dump_bytes, report_document
-
+from offctl.settings.connection import DEFAULT_LISTEN, Connection
 
 
 def parse_listen(text: str) -> tuple[str, int]:

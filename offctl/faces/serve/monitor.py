@@ -16,6 +16,7 @@ from offctl.core.model import Report
 from offctl.core.timelag import served
 from offctl.render.metrics import Cycle, Health, families
 
+
 @dataclass
 class Monitor:
     """The exporter's state between cycles; `update` and `collect` may run on different threads."""

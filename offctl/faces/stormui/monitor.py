@@ -26,15 +26,15 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from offctl.render import lagdoc
 from offctl.core.behaviour import Isolation
-from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
-from offctl.faces.stormui.args import LagQuery
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
 from offctl.core.profiles import Profiles
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
+from offctl.faces.stormui.args import LagQuery
+from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
 from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_hosts, read_bounded, redact
 from offctl.pipeline import Estimates, ExpiryOptions, Selection, assess, read_snapshot
+from offctl.render import lagdoc
 from offctl.settings.connection import Connection
 from offctl.settings.options import DEADLINE_S, TIME_LAG_BUDGET_S
 from offctl.settings.run import check_spout_id
