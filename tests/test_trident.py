@@ -352,6 +352,11 @@ def test_storm_client_2x_replays_every_partition_of_the_task_when_one_has_a_batc
     assert {r.record.partition: r.resumes for r in rows} == {0: None, 1: None}
     assert "throws NullPointerException on this one" in found[("TRIDENT_REPLAY", 1)]
     assert "another partition of its task has none there" in found[("TRIDENT_REPLAY", 0)]
+    # partition 2 has no state at all: the transactional executor hands its reEmitPartitionBatch null and throws
+    assert "throws NullPointerException on this one" in found[("MISSING_PARTITION", 2)]
+    rows, findings = analyze_consumer([parse_zk_node(n) for n in nodes], CLUSTER, frozenset({STORM_ID}),
+                                      Thresholds(spout=SpoutProfile(client_release="2.8.8", client_major=2)))
+    assert [f.resumes for f in findings if f.code == "MISSING_PARTITION"] == [None]
     rows, found = run(nodes, SpoutProfile(client_release="1.2.4", client_major=1))
     assert not any(code == "TRIDENT_REPLAY" for code, _ in found)
 

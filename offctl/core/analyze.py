@@ -333,7 +333,8 @@ class _Consumer:
         self.client_1x = client and self.profile.client_major < 2
         # storm-client 2.x's transactional executor replays every partition of a task when one has a batch stored at
         # the txid it emits, and throws on one without (PartitionedTridentSpoutExecutor.Emitter.emitBatch, v2.8.3)
-        self.replay_all = client and not self.client_1x and len({r.replay_txid is None for r in records}) == 2
+        self.replaying = client and not self.client_1x and any(r.replay_txid is not None for r in records)
+        self.replay_all = self.replaying and any(r.replay_txid is None for r in records)
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
@@ -445,6 +446,11 @@ def ambiguous_spout_id(c: _Consumer) -> None:
                           path=f"{base}/{folder}")
 
 
+# PartitionedTridentSpoutExecutor.Emitter.emitBatch, storm-client v2.8.3 :143-175 (run: emit-interrupted)
+SIBLING_REPLAYS = ("(storm-client 2.x) replays every partition of its task when another has a batch stored at the "
+                   "coordinator's currtx, and throws NullPointerException on this one, which has none")
+
+
 def _replay_message(c: _Consumer, r: OffsetRecord, where: str, fresh: Position | None) -> str:
     """TRIDENT_REPLAY's sentence: where each executor starts the partition, and the Storm source. `fresh`: where
     the opaque spout starts a partition with no state."""
@@ -457,9 +463,7 @@ def _replay_message(c: _Consumer, r: OffsetRecord, where: str, fresh: Position |
     else:
         opaque = "an opaque spout starts it as with no state"
     if r.replay_txid is None:
-        replay = ("a transactional one (storm-client 2.x) replays every partition of its task when another has a "
-                  "batch stored at the coordinator's currtx, and throws NullPointerException on this one, which has "
-                  "none")
+        replay = f"a transactional one {SIBLING_REPLAYS}"
     else:
         start = f"from {r.replay_from}" if r.replay_from is not None else "(its meta is not one the emitter reads)"
         replay = f"a transactional one replays the batch stored at txid {r.replay_txid} {start}"
@@ -858,12 +862,15 @@ def missing_partition(c: _Consumer) -> None:
                   else first_poll_start(profile, plog.log_start, plog.log_end))
             start = at.text() if c.old else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
-            c.out.on_consumer("MISSING_PARTITION",
-                              f"{topic}/{p} has no committed offset ({len(stored[(topic, folder)] & wanted)} of {len(wanted)} partitions "
-                              f"the spout reads{declared} have one): it starts from {start}",
-                              topic=topic, partition=p, path=_partition_path(c.key, folder, p),
-                              resumes=Resumption.landing(outcome.lands, citation, None, plog.log_start,
-                                                         plog.log_end, at.offset))
+            said = (f"{topic}/{p} has no committed offset ({len(stored[(topic, folder)] & wanted)} of {len(wanted)} "
+                    f"partitions the spout reads{declared} have one): it starts from {start}")
+            resumes = Resumption.landing(outcome.lands, citation, None, plog.log_start, plog.log_end, at.offset)
+            if c.replaying:  # Trident, storm-client 2.x: a sibling's batch at currtx makes the transactional one throw
+                said += (f" if the spout is opaque; a transactional one {SIBLING_REPLAYS} ({TRIDENT_TRANSACTIONAL}): "
+                         f"offctl cannot tell which wrote the state")
+                resumes = None
+            c.out.on_consumer("MISSING_PARTITION", said, topic=topic, partition=p,
+                              path=_partition_path(c.key, folder, p), resumes=resumes)
 
 
 # 14.
