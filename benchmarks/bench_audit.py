@@ -38,8 +38,24 @@ PARTITIONS = 100
 
 def inspect_cli(zk: str, bootstrap: str) -> tuple[float, int]:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", ROOT,
-                           "--bootstrap-servers", bootstrap, "--output", "json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "offctl",
+            "inspect",
+            "--zk",
+            zk,
+            "--zk-root",
+            ROOT,
+            "--bootstrap-servers",
+            bootstrap,
+            "--output",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - t0
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0 and not doc["findings"], (proc.returncode, doc["summary"], proc.stderr[-500:])
@@ -69,15 +85,18 @@ def standalone(zk: str, bootstrap: str, size: int, tmp: Path, local_s: float, lo
     cluster_s = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
-        session, _ = adapter.start(cluster.url, {"spark.pyspark.python": sys.executable,
-                                                 "spark.executor.memory": "1g"})
+        session, _ = adapter.start(cluster.url, {"spark.pyspark.python": sys.executable, "spark.executor.memory": "1g"})
         session_s = time.perf_counter() - t0
         audit_s, n, phases = audit_run(zk, bootstrap, str(tmp / f"out-standalone-{size}"))
         assert n == size, (n, size)
-        print(f"standalone cluster (master + 2 workers x 1 core): cluster start-up {cluster_s:.1f}s, session "
-              f"{session_s:.1f}s (excluded below)")
-        print(f"  audit (standalone, parquet) at {size:,}: {audit_s:7.2f} s  {audit_s / size * 1e6:6.1f} us/partition  "
-              + ", ".join(f"{k} {v:.1f}s" for k, v in phases.items()))
+        print(
+            f"standalone cluster (master + 2 workers x 1 core): cluster start-up {cluster_s:.1f}s, session "
+            f"{session_s:.1f}s (excluded below)"
+        )
+        print(
+            f"  audit (standalone, parquet) at {size:,}: {audit_s:7.2f} s  {audit_s / size * 1e6:6.1f} us/partition  "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in phases.items())
+        )
         print(f"  beside {local_master} on the same data: {local_s:7.2f} s ({audit_s / local_s:.2f}x)")
         adapter.stop(session)
     finally:
@@ -116,15 +135,19 @@ def main() -> None:
                 t0 = time.perf_counter()
                 seed(zk, broker.address, size // PARTITIONS, PARTITIONS, first=seeded // PARTITIONS)
                 seeded = size
-                print(f"seeded {size:,} partitions ({size // PARTITIONS} spouts and topics) in "
-                      f"{time.perf_counter() - t0:.0f}s")
+                print(
+                    f"seeded {size:,} partitions ({size // PARTITIONS} spouts and topics) in "
+                    f"{time.perf_counter() - t0:.0f}s"
+                )
                 inspect_s, n_inspect = inspect_cli(zk_server.address, broker.address)
                 audit_s, n_audit, phases = audit_run(zk_server.address, broker.address, f"{tmp}/out-{size}")
                 assert n_inspect == n_audit == size, (n_inspect, n_audit, size)
                 figures.append((size, inspect_s, audit_s))
                 print(f"  inspect (one process)      : {inspect_s:7.2f} s  {inspect_s / size * 1e6:6.1f} us/partition")
-                print(f"  audit ({args.master}, parquet) : {audit_s:7.2f} s  {audit_s / size * 1e6:6.1f} us/partition  "
-                      + ", ".join(f"{k} {v:.1f}s" for k, v in phases.items()))
+                print(
+                    f"  audit ({args.master}, parquet) : {audit_s:7.2f} s  {audit_s / size * 1e6:6.1f} us/partition  "
+                    + ", ".join(f"{k} {v:.1f}s" for k, v in phases.items())
+                )
             zk.stop()
             zk.close()
             (small, _, a_small), (large, _, a_large) = figures[0], figures[-1]
@@ -132,8 +155,10 @@ def main() -> None:
             print(f"audit time per partition, {large:,} vs {small:,}: {ratio:.2f}x  (target <= 1.2x)")
             python_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             jvm_peak = vm_hwm_mib(jvm_pid)
-            print(f"peak driver memory: Python {python_peak:.0f} MiB, Spark driver JVM {jvm_peak:.0f} MiB "
-                  f"(total {python_peak + jvm_peak:.0f} MiB; target < 2048 MiB)")
+            print(
+                f"peak driver memory: Python {python_peak:.0f} MiB, Spark driver JVM {jvm_peak:.0f} MiB "
+                f"(total {python_peak + jvm_peak:.0f} MiB; target < 2048 MiB)"
+            )
             adapter.stop(session)
             if not args.no_standalone:
                 standalone(zk_server.address, broker.address, large, Path(tmp), a_large, args.master)

@@ -34,25 +34,34 @@ OFFCTL = [sys.executable, "-m", "offctl"]
 ROOT = "/bench/spouts"
 
 
-
-
 def black_hole_seconds(store: str, timeout_s: float) -> tuple[float, int]:
     sock, port = servers.black_hole()
     try:
-        args = (["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"] if store == "zookeeper"
-                else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"])
+        args = (
+            ["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"]
+            if store == "zookeeper"
+            else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"]
+        )
         started = time.monotonic()
-        proc = subprocess.run([*OFFCTL, "inspect", *args, "--timeout", f"{timeout_s:g}"], capture_output=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [*OFFCTL, "inspect", *args, "--timeout", f"{timeout_s:g}"], capture_output=True, timeout=300
+        )
         return time.monotonic() - started, proc.returncode
     finally:
         sock.close()
 
 
 def record(topic: str, partition: int, offset: int) -> bytes:
-    return json.dumps({"topology": {"id": "bench-1-1700000000", "name": "bench"}, "offset": offset,
-                       "partition": partition, "broker": {"host": "127.0.0.1", "port": 9092},
-                       "topic": topic}, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "topology": {"id": "bench-1-1700000000", "name": "bench"},
+            "offset": offset,
+            "partition": partition,
+            "broker": {"host": "127.0.0.1", "port": 9092},
+            "topic": topic,
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 def reset_seconds(tmp: Path, broker: servers.LocalServer, partitions: int, fault: str) -> tuple[float, int]:
@@ -68,10 +77,31 @@ def reset_seconds(tmp: Path, broker: servers.LocalServer, partitions: int, fault
             ar.get(timeout=60)
         zk.stop()
         zk.close()
-        argv = [*OFFCTL, "reset", "--zk", zk_server.address, "--zk-root", ROOT, "--spout", "big",
-                "--bootstrap-servers", broker.address, "--storm-root", "/bench/storm", "--to", "latest",
-                "--quiet-period", "0", "--timeout", "3", "--execute", "--backup-dir", str(tmp / "backups"),
-                "--audit-log", str(tmp / "audit.log")]
+        argv = [
+            *OFFCTL,
+            "reset",
+            "--zk",
+            zk_server.address,
+            "--zk-root",
+            ROOT,
+            "--spout",
+            "big",
+            "--bootstrap-servers",
+            broker.address,
+            "--storm-root",
+            "/bench/storm",
+            "--to",
+            "latest",
+            "--quiet-period",
+            "0",
+            "--timeout",
+            "3",
+            "--execute",
+            "--backup-dir",
+            str(tmp / "backups"),
+            "--audit-log",
+            str(tmp / "audit.log"),
+        ]
         master, slave = os.openpty()  # offctl asks only where a terminal can answer (else --execute is exit 8)
         proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         os.close(slave)
@@ -123,8 +153,10 @@ def main() -> None:
             for f in admin.create_topics([NewTopic("big", args.partitions, 1)]).values():
                 f.result(60)
             for fault in ("killed", "paused"):
-                show(f"reset of {args.partitions:,}, ZooKeeper {fault}",
-                     [reset_seconds(Path(tmp), broker, args.partitions, fault) for _ in range(args.repeat)])
+                show(
+                    f"reset of {args.partitions:,}, ZooKeeper {fault}",
+                    [reset_seconds(Path(tmp), broker, args.partitions, fault) for _ in range(args.repeat)],
+                )
         finally:
             servers.stop(broker.pid)
 

@@ -63,8 +63,9 @@ PARTITIONS = 100  # per topic, and per spout
 TOPOLOGY = "fleet-1-1700000000"
 ROOTS = {"healthy": "/fleet-healthy", "broken": "/fleet-broken"}
 FLOOR = Path(__file__).parent / "floor" / "Floor.java"
-FLOOR_CLASSPATH = ":".join(f"/usr/share/java/{jar}.jar" for jar in ("zookeeper", "zookeeper-jute", "slf4j-api",
-                                                                     "slf4j-nop"))
+FLOOR_CLASSPATH = ":".join(
+    f"/usr/share/java/{jar}.jar" for jar in ("zookeeper", "zookeeper-jute", "slf4j-api", "slf4j-nop")
+)
 
 
 def make_topics(bootstrap: str) -> dict[tuple[str, int], int]:
@@ -91,9 +92,20 @@ def make_topics(bootstrap: str) -> dict[tuple[str, int], int]:
 
 def record(topic: str, partition: int, offset: int, host: str, port: int) -> bytes:
     """A node as storm-kafka's PartitionManager.commit() writes it (json-simple escapes '/')."""
-    return json.dumps({"topology": {"id": TOPOLOGY, "name": "fleet"}, "offset": offset, "partition": partition,
-                       "broker": {"host": host, "port": port}, "topic": topic},
-                      separators=(",", ":")).replace("/", "\\/").encode()
+    return (
+        json.dumps(
+            {
+                "topology": {"id": TOPOLOGY, "name": "fleet"},
+                "offset": offset,
+                "partition": partition,
+                "broker": {"host": host, "port": port},
+                "topic": topic,
+            },
+            separators=(",", ":"),
+        )
+        .replace("/", "\\/")
+        .encode()
+    )
 
 
 def seed(zk: KazooClient, bootstrap: str, ends: dict, first: int, spouts: int) -> None:
@@ -116,8 +128,9 @@ def seed(zk: KazooClient, bootstrap: str, ends: dict, first: int, spouts: int) -
 
 
 def floor(zk: str, root: str, bootstrap: str, size: int) -> dict:
-    proc = subprocess.run(["java", "-cp", FLOOR_CLASSPATH, str(FLOOR), zk, root, bootstrap], capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        ["java", "-cp", FLOOR_CLASSPATH, str(FLOOR), zk, root, bootstrap], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-1000:]
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     assert found["nodes"] == size and found["partitions_answered"] == [TOPICS * PARTITIONS] * 2, found
@@ -137,9 +150,24 @@ def checkout_env(checkout: str | None) -> dict | None:
 
 def inspect_cli(zk: str, root: str, bootstrap: str, fleet: str, size: int, checkout: str | None = None) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", root,
-                           "--bootstrap-servers", bootstrap, "--output", "json"], capture_output=True,
-                          env=checkout_env(checkout))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "offctl",
+            "inspect",
+            "--zk",
+            zk,
+            "--zk-root",
+            root,
+            "--bootstrap-servers",
+            bootstrap,
+            "--output",
+            "json",
+        ],
+        capture_output=True,
+        env=checkout_env(checkout),
+    )
     elapsed = time.perf_counter() - t0
     doc = json.loads(proc.stdout)
     codes = {f["code"] for f in doc["findings"]}
@@ -181,8 +209,12 @@ print(min(times[monitor.window:]))
 def cycles_in_process(zk: str, root: str, bootstrap: str, repeat: int, checkout: str | None) -> float:
     """serve cycles as serve_cycle times them, in a process of their own running this or another checkout: the best
     of `repeat` once the windows are full."""
-    proc = subprocess.run([sys.executable, "-c", CYCLES, zk, root, bootstrap, str(repeat)], capture_output=True,
-                          text=True, env=checkout_env(checkout))
+    proc = subprocess.run(
+        [sys.executable, "-c", CYCLES, zk, root, bootstrap, str(repeat)],
+        capture_output=True,
+        text=True,
+        env=checkout_env(checkout),
+    )
     assert proc.returncode == 0, proc.stderr[-1000:]
     return float(proc.stdout.split()[-1])
 
@@ -220,8 +252,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="20000,100000")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each timing; the best is printed")
-    ap.add_argument("--against", metavar="CHECKOUT", help="also time offctl from another checkout (a git worktree "
-                    "of an earlier commit), in turn with this one, and print before/after (no floor)")
+    ap.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        help="also time offctl from another checkout (a git worktree "
+        "of an earlier commit), in turn with this one, and print before/after (no floor)",
+    )
     args = ap.parse_args()
     if args.against:
         return main_against(args)
@@ -229,23 +265,27 @@ def main() -> None:
     for zk_server, broker, size, fleet, root in fleets(args.sizes):
         floors = [floor(zk_server.address, root, broker.address, size) for _ in range(args.repeat)]
         best = min(floors, key=lambda f: f["total_s"])
-        cli = min(inspect_cli(zk_server.address, root, broker.address, fleet, size)
-                  for _ in range(args.repeat))
+        cli = min(inspect_cli(zk_server.address, root, broker.address, fleet, size) for _ in range(args.repeat))
         conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address)
         monitor = Monitor()
         for _ in range(monitor.window):  # the windows full, as in a serve that has run a while
             serve_cycle(conn, monitor)
         cycle = min(serve_cycle(conn, monitor) for _ in range(args.repeat))
         rows.append((size, fleet, best, cli, cycle))
-        print(f"  {fleet:7}: floor {best['total_s']:.2f}s (list {best['list_s']:.2f}, multiRead "
-              f"{best['multiread_s']:.2f}, topics {best['topics_s']:.2f}, ListOffsets "
-              f"{best['list_offsets_s']:.2f}); inspect {cli:.2f}s = {cli / best['total_s']:.2f}x; "
-              f"serve cycle {cycle:.2f}s = {cycle / best['total_s']:.2f}x", flush=True)
+        print(
+            f"  {fleet:7}: floor {best['total_s']:.2f}s (list {best['list_s']:.2f}, multiRead "
+            f"{best['multiread_s']:.2f}, topics {best['topics_s']:.2f}, ListOffsets "
+            f"{best['list_offsets_s']:.2f}); inspect {cli:.2f}s = {cli / best['total_s']:.2f}x; "
+            f"serve cycle {cycle:.2f}s = {cycle / best['total_s']:.2f}x",
+            flush=True,
+        )
     print("\n| partitions | fleet | floor (in process) | inspect -o json | ratio | serve cycle | ratio |")
     print("|---|---|---|---|---|---|---|")
     for size, fleet, best, cli, cycle in rows:
-        print(f"| {size:,} | {fleet} | {best['total_s']:.2f} s | {cli:.2f} s | {cli / best['total_s']:.2f}x | "
-              f"{cycle:.2f} s | {cycle / best['total_s']:.2f}x |")
+        print(
+            f"| {size:,} | {fleet} | {best['total_s']:.2f} s | {cli:.2f} s | {cli / best['total_s']:.2f}x | "
+            f"{cycle:.2f} s | {cycle / best['total_s']:.2f}x |"
+        )
 
 
 def main_against(args) -> None:
@@ -253,14 +293,20 @@ def main_against(args) -> None:
     for zk_server, broker, size, fleet, root in fleets(args.sizes):
         row = compare(zk_server.address, root, broker.address, fleet, size, args.repeat, args.against)
         rows.append((size, fleet, *row))
-        print(f"  {size:,} {fleet}: inspect {row[0]:.2f}s -> {row[1]:.2f}s; serve cycle {row[2]:.2f}s -> "
-              f"{row[3]:.2f}s", flush=True)
-    print(f"\n| partitions | fleet | inspect -o json, {args.against} | this checkout | change | serve cycle, before | "
-          f"this checkout | change |")
+        print(
+            f"  {size:,} {fleet}: inspect {row[0]:.2f}s -> {row[1]:.2f}s; serve cycle {row[2]:.2f}s -> {row[3]:.2f}s",
+            flush=True,
+        )
+    print(
+        f"\n| partitions | fleet | inspect -o json, {args.against} | this checkout | change | serve cycle, before | "
+        f"this checkout | change |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for size, fleet, before, after, cycle_before, cycle_after in rows:
-        print(f"| {size:,} | {fleet} | {before:.2f} s | {after:.2f} s | {after / before - 1:+.1%} | "
-              f"{cycle_before:.2f} s | {cycle_after:.2f} s | {cycle_after / cycle_before - 1:+.1%} |")
+        print(
+            f"| {size:,} | {fleet} | {before:.2f} s | {after:.2f} s | {after / before - 1:+.1%} | "
+            f"{cycle_before:.2f} s | {cycle_after:.2f} s | {cycle_after / cycle_before - 1:+.1%} |"
+        )
 
 
 if __name__ == "__main__":

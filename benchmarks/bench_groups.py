@@ -26,8 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from offctl.adapters import servers  # noqa: E402
 from offctl.adapters.kafka import KafkaStore  # noqa: E402
 
-META = json.dumps({"topologyId": "orders-1-1700000000", "taskId": 1, "threadName": "Thread-5-kafka-spout"},
-                  separators=(",", ":"))
+META = json.dumps(
+    {"topologyId": "orders-1-1700000000", "taskId": 1, "threadName": "Thread-5-kafka-spout"}, separators=(",", ":")
+)
 TOPICS, PARTITIONS = 10, 100
 
 
@@ -71,8 +72,19 @@ def in_process(bootstrap: str, groups: list[str], repeat: int) -> list[float]:
 
 
 def whole_process(bootstrap: str, groups: list[str], repeat: int) -> list[float]:
-    argv = [sys.executable, "-m", "offctl", "inspect", "--bootstrap-servers", bootstrap, "--fail-on", "never",
-            "-o", "json", *[a for g in groups for a in ("--group", g)]]
+    argv = [
+        sys.executable,
+        "-m",
+        "offctl",
+        "inspect",
+        "--bootstrap-servers",
+        bootstrap,
+        "--fail-on",
+        "never",
+        "-o",
+        "json",
+        *[a for g in groups for a in ("--group", g)],
+    ]
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -82,8 +94,11 @@ def whole_process(bootstrap: str, groups: list[str], repeat: int) -> list[float]
 
 
 def import_time() -> float:
-    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import kafka.admin"], capture_output=True,
-                         text=True).stderr.strip().splitlines()[-1]
+    out = (
+        subprocess.run([sys.executable, "-X", "importtime", "-c", "import kafka.admin"], capture_output=True, text=True)
+        .stderr.strip()
+        .splitlines()[-1]
+    )
     return int(out.split("|")[1]) / 1e6
 
 
@@ -97,8 +112,10 @@ def main() -> None:
             big, small = seed(broker.address)
             print(f"import kafka.admin: {import_time():.3f} s")
             for name, groups in (("1 group x 1,000 partitions", big), ("100 groups x 10 partitions", small)):
-                for how, measure in (("group_commits in process", in_process),
-                                     ("inspect -o json, a new process", whole_process)):
+                for how, measure in (
+                    ("group_commits in process", in_process),
+                    ("inspect -o json, a new process", whole_process),
+                ):
                     times = measure(broker.address, groups, args.repeat)
                     print(f"{name}: {how}: median {statistics.median(times):.3f} s, best {min(times):.3f} s")
         finally:

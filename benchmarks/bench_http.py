@@ -66,9 +66,11 @@ def scrapes(port: int, count: int) -> str:
 def show(name: str, pid: int, before: hostile.Held, peak: hostile.Held, port: int, count: int) -> None:
     time.sleep(LIMITS.body_s + 1)  # the deadlines have ended what was left
     after = hostile.held(pid)
-    print(f"  {name}: threads {before.threads}/{peak.threads}/{after.threads}, RSS "
-          f"{before.rss_kib / 1024:.0f}/{peak.rss_kib / 1024:.0f}/{after.rss_kib / 1024:.0f} MiB, open files "
-          f"{before.fds}/{peak.fds}/{after.fds} (before/peak/after); {scrapes(port, count)} after")
+    print(
+        f"  {name}: threads {before.threads}/{peak.threads}/{after.threads}, RSS "
+        f"{before.rss_kib / 1024:.0f}/{peak.rss_kib / 1024:.0f}/{after.rss_kib / 1024:.0f} MiB, open files "
+        f"{before.fds}/{peak.fds}/{after.fds} (before/peak/after); {scrapes(port, count)} after"
+    )
 
 
 def main() -> None:
@@ -83,10 +85,15 @@ def main() -> None:
     try:
         print(f"offctl's HTTP stack with serve's application, {args.partitions:,} partitions; limits: {LIMITS}")
         print(f"  unattacked: {scrapes(port, args.scrapes)}")
-        for name, count, first in (("300 half-sent requests", 300, b"GET /metrics HTT"),
-                                   (f"{args.idle:,} idle connections", args.idle, b"GET /metrics HTT"),
-                                   ("50 stalled bodies (50 MB declared)", 50,
-                                    b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\nabc")):
+        for name, count, first in (
+            ("300 half-sent requests", 300, b"GET /metrics HTT"),
+            (f"{args.idle:,} idle connections", args.idle, b"GET /metrics HTT"),
+            (
+                "50 stalled bodies (50 MB declared)",
+                50,
+                b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\nabc",
+            ),
+        ):
             before = hostile.held(pid)
             held = hostile.hold(port, count, first)
             peak = hostile.held(pid)

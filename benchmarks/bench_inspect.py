@@ -41,14 +41,14 @@ def seed(zk: KazooClient, bootstrap: str, spouts: int, partitions: int, first: i
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topics = [f"bench-topic-{s}" for s in range(first, spouts)]
     for i in range(0, len(topics), 100):
-        for future in admin.create_topics([NewTopic(t, partitions, 1) for t in topics[i:i + 100]]).values():
+        for future in admin.create_topics([NewTopic(t, partitions, 1) for t in topics[i : i + 100]]).values():
             future.result(timeout=300)
     # One record per partition, batched per request as a producer batches them.
     # A producer per 50 topics: librdkafka's broker thread walks every partition it has produced to, which
     # at 100,000 partitions makes one long-lived producer crawl.
     for i in range(0, len(topics), 50):
         producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
-        for topic in topics[i:i + 50]:
+        for topic in topics[i : i + 50]:
             for p in range(partitions):
                 producer.produce(topic, b"m", partition=p)
             producer.poll(0)
@@ -60,9 +60,18 @@ def seed(zk: KazooClient, bootstrap: str, spouts: int, partitions: int, first: i
         for s in range(first, spouts):
             zk.ensure_path(f"{ROOT}/spout-{s}")
             for p in range(partitions):
-                yield f"{ROOT}/spout-{s}/partition_{p}", json.dumps(
-                    {"topology": {"id": "bench-1-1700000000", "name": "bench"}, "offset": 1, "partition": p,
-                     "broker": {"host": host, "port": int(port)}, "topic": f"bench-topic-{s}"}).encode()
+                yield (
+                    f"{ROOT}/spout-{s}/partition_{p}",
+                    json.dumps(
+                        {
+                            "topology": {"id": "bench-1-1700000000", "name": "bench"},
+                            "offset": 1,
+                            "partition": p,
+                            "broker": {"host": host, "port": int(port)},
+                            "topic": f"bench-topic-{s}",
+                        }
+                    ).encode(),
+                )
 
     create_all(zk, nodes())
 
@@ -127,8 +136,11 @@ def async_read(hosts: str) -> int:
 
 def inspect_cli(hosts: str, bootstrap: str | None) -> int:
     kafka = ["--bootstrap-servers", bootstrap] if bootstrap else []
-    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", hosts, "--zk-root", ROOT, *kafka,
-                           "--output", "json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "offctl", "inspect", "--zk", hosts, "--zk-root", ROOT, *kafka, "--output", "json"],
+        capture_output=True,
+        text=True,
+    )
     doc = json.loads(proc.stdout)
     # A healthy fleet: anything else means the benchmark measured the wrong thing.
     assert proc.returncode == 0 and not doc["findings"], (proc.returncode, doc["summary"], proc.stderr[-500:])
@@ -161,8 +173,10 @@ def main() -> None:
             zk.stop()
             zk.close()
             total = args.spouts * args.partitions
-            print(f"seeded {total:,} partition nodes ({args.spouts} spouts x {args.partitions} partitions) "
-                  f"and {args.spouts} topics in {time.perf_counter() - t0:.1f}s")
+            print(
+                f"seeded {total:,} partition nodes ({args.spouts} spouts x {args.partitions} partitions) "
+                f"and {args.spouts} topics in {time.perf_counter() - t0:.1f}s"
+            )
             seq, n_seq = timed(lambda: sequential_read(zk_server.address), args.repeat)
             bare, n_bare = timed(lambda: async_read(zk_server.address), args.repeat)
             cli, n_cli = timed(lambda: inspect_cli(zk_server.address, broker.address), args.repeat)

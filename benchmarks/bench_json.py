@@ -41,9 +41,20 @@ TOPOLOGY = "orders-topology-1-1700000000"
 def record(topic: str, partition: int, offset: int) -> bytes:
     """A node as storm-kafka's PartitionManager.commit() writes it (see tests/conftest.storm_record), naming
     a broker that no partition has as leader."""
-    return json.dumps({"topology": {"id": TOPOLOGY, "name": "orders-topology"}, "offset": offset,
-                       "partition": partition, "broker": {"host": "gone.example", "port": 9092}, "topic": topic},
-                      separators=(",", ":")).replace("/", "\\/").encode()
+    return (
+        json.dumps(
+            {
+                "topology": {"id": TOPOLOGY, "name": "orders-topology"},
+                "offset": offset,
+                "partition": partition,
+                "broker": {"host": "gone.example", "port": 9092},
+                "topic": topic,
+            },
+            separators=(",", ":"),
+        )
+        .replace("/", "\\/")
+        .encode()
+    )
 
 
 def broken_fleet(size: int) -> Snapshot:
@@ -54,8 +65,9 @@ def broken_fleet(size: int) -> Snapshot:
         for p in range(PARTITIONS):
             path = f"{ROOT}/spout-{s:05d}/partition_{p}"
             nodes.append(ZkNode(ROOT, f"spout-{s:05d}", path, p, None, record(topic, p, 1500), 7, 1700000000000))
-    cluster = {f"topic-{t}": {p: PartitionLog(0, 500, "broker-1:9092") for p in range(PARTITIONS)}
-               for t in range(TOPICS)}
+    cluster = {
+        f"topic-{t}": {p: PartitionLog(0, 500, "broker-1:9092") for p in range(PARTITIONS)} for t in range(TOPICS)
+    }
     return Snapshot(1700000600000, zk_nodes=tuple(nodes), cluster=cluster, running=frozenset({TOPOLOGY}))
 
 
@@ -73,8 +85,10 @@ def main() -> None:
             best = min(best, time.perf_counter() - t0)
         doc = json.loads(text)
         parts = ", ".join(f"{k} {len(dumps(v)) / 1e6:.1f}" for k, v in doc.items() if len(dumps(v)) > 100_000)
-        print(f"{size:,} partitions, {len(report.findings):,} findings: {len(text) / 1e6:6.1f} MB of JSON "
-              f"({parts} MB), render {best:.2f} s (best of {args.repeat})")
+        print(
+            f"{size:,} partitions, {len(report.findings):,} findings: {len(text) / 1e6:6.1f} MB of JSON "
+            f"({parts} MB), render {best:.2f} s (best of {args.repeat})"
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,9 @@ PROGRAM = str(Path(sys.executable).parent / "storm-kafka-monitor")
 
 def run(args: list[str], deadline: str) -> tuple[float, str]:
     started = time.monotonic()
-    out = subprocess.run([PROGRAM, *args], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "OFFCTL_DEADLINE": deadline})
+    out = subprocess.run(
+        [PROGRAM, *args], capture_output=True, text=True, timeout=600, env={**os.environ, "OFFCTL_DEADLINE": deadline}
+    )
     return time.monotonic() - started, out.stdout
 
 
@@ -45,8 +46,6 @@ def figures(args: list[str], repeat: int, deadline: str, check) -> str:
         check(out)
         times.append(took)
     return f"best {min(times):.2f}s, median {statistics.median(times):.2f}s"
-
-
 
 
 def seed(zk_address: str, bootstrap: str, partitions: int) -> None:
@@ -70,8 +69,13 @@ def seed(zk_address: str, bootstrap: str, partitions: int) -> None:
     zk.create("/brokers/ids/0", json.dumps({"host": host, "port": int(port), "version": 1}).encode(), makepath=True)
     for p in range(partitions):
         zk.create(f"/brokers/topics/orders/partitions/{p}/state", b'{"leader":0,"isr":[0]}', makepath=True)
-        record = {"topology": {"id": "orders-1-1700000000", "name": "orders"}, "offset": 3, "partition": p,
-                  "broker": {"host": host, "port": int(port)}, "topic": "orders"}
+        record = {
+            "topology": {"id": "orders-1-1700000000", "name": "orders"},
+            "offset": 3,
+            "partition": p,
+            "broker": {"host": host, "port": int(port)},
+            "topic": "orders",
+        }
         zk.create(f"/kafka-spouts/orders-spout/partition_{p}", json.dumps(record).encode(), makepath=True)
     zk.stop()
 
@@ -98,19 +102,45 @@ def main() -> None:
                 assert out.startswith("Unable to get offset lags for kafka. Reason: "), out[:300]
 
             print(f"storm-kafka-monitor, {opts.partitions} partitions, {opts.repeat} runs each (whole process):")
-            print("  new spout (-t -g -b):          ",
-                  figures(["-t", "orders", "-g", "orders-client", "-b", broker.address], opts.repeat, "10s", answered))
-            print("  old spout (-o ... -r /brokers):",
-                  figures(["-o", "-t", "orders", "-n", "/kafka-spouts/orders-spout", "-z", zk_server.address + ",",
-                           "-r", "/brokers"], opts.repeat, "10s", answered))
+            print(
+                "  new spout (-t -g -b):          ",
+                figures(["-t", "orders", "-g", "orders-client", "-b", broker.address], opts.repeat, "10s", answered),
+            )
+            print(
+                "  old spout (-o ... -r /brokers):",
+                figures(
+                    [
+                        "-o",
+                        "-t",
+                        "orders",
+                        "-n",
+                        "/kafka-spouts/orders-spout",
+                        "-z",
+                        zk_server.address + ",",
+                        "-r",
+                        "/brokers",
+                    ],
+                    opts.repeat,
+                    "10s",
+                    answered,
+                ),
+            )
             sock, port = servers.black_hole()
             hole = f"127.0.0.1:{port}"
             try:
-                print(f"  black-holed broker, deadline {deadline}:",
-                      figures(["-t", "orders", "-g", "g", "-b", hole], opts.repeat, deadline, failed))
-                print(f"  black-holed ZooKeeper, deadline {deadline}:",
-                      figures(["-o", "-t", "orders", "-n", "/a/b", "-z", hole + ",", "-r", "/brokers"], opts.repeat,
-                              deadline, failed))
+                print(
+                    f"  black-holed broker, deadline {deadline}:",
+                    figures(["-t", "orders", "-g", "g", "-b", hole], opts.repeat, deadline, failed),
+                )
+                print(
+                    f"  black-holed ZooKeeper, deadline {deadline}:",
+                    figures(
+                        ["-o", "-t", "orders", "-n", "/a/b", "-z", hole + ",", "-r", "/brokers"],
+                        opts.repeat,
+                        deadline,
+                        failed,
+                    ),
+                )
             finally:
                 sock.close()
         finally:

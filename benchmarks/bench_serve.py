@@ -43,8 +43,9 @@ from offctl.settings.connection import Connection
 
 PARTITIONS = 100
 FLOOR = Path(__file__).parent / "floor" / "Floor.java"
-FLOOR_CLASSPATH = ":".join(f"/usr/share/java/{jar}.jar" for jar in ("zookeeper", "zookeeper-jute", "slf4j-api",
-                                                                     "slf4j-nop"))
+FLOOR_CLASSPATH = ":".join(
+    f"/usr/share/java/{jar}.jar" for jar in ("zookeeper", "zookeeper-jute", "slf4j-api", "slf4j-nop")
+)
 
 
 def rss_mib() -> float:
@@ -57,8 +58,10 @@ def rss_mib() -> float:
 def inspect_cli(zk: str, bootstrap: str | None) -> float:
     kafka = ["--bootstrap-servers", bootstrap] if bootstrap else []
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", ROOT, *kafka,
-                           "--output", "json"], capture_output=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "offctl", "inspect", "--zk", zk, "--zk-root", ROOT, *kafka, "--output", "json"],
+        capture_output=True,
+    )
     assert proc.returncode == 0, proc.stderr[-500:]
     return time.perf_counter() - t0
 
@@ -66,8 +69,9 @@ def inspect_cli(zk: str, bootstrap: str | None) -> float:
 def floor(zk: str, bootstrap: str, size: int) -> dict:
     """One run of the JVM floor; its own timings, and the whole run's (JVM start included) as `process_s`."""
     t0 = time.perf_counter()
-    proc = subprocess.run(["java", "-cp", FLOOR_CLASSPATH, str(FLOOR), zk, ROOT, bootstrap], capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        ["java", "-cp", FLOOR_CLASSPATH, str(FLOOR), zk, ROOT, bootstrap], capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr[-1000:]
     found = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -100,8 +104,10 @@ def fleet(size: int, cycle: int) -> Snapshot:
         topic = f"bench-topic-{s}"
         cluster[topic] = {p: PartitionLog(0, 1000 + cycle * 20 + p) for p in range(PARTITIONS)}
         for p in range(PARTITIONS):
-            record = (f'{{"topology":{{"id":"bench-1-1700000000","name":"bench"}},"offset":{900 + cycle * 10 + p},'
-                      f'"partition":{p},"broker":{{"host":"127.0.0.1","port":9092}},"topic":"{topic}"}}').encode()
+            record = (
+                f'{{"topology":{{"id":"bench-1-1700000000","name":"bench"}},"offset":{900 + cycle * 10 + p},'
+                f'"partition":{p},"broker":{{"host":"127.0.0.1","port":9092}},"topic":"{topic}"}}'
+            ).encode()
             nodes.append(ZkNode(ROOT, f"spout-{s}", f"{ROOT}/spout-{s}/partition_{p}", p, None, record, 1, at_ms))
     return Snapshot(at_ms, zk_nodes=tuple(nodes), cluster=cluster, running=frozenset({"bench-1-1700000000"}))
 
@@ -112,8 +118,9 @@ def private_kib(pid: int) -> int:
         text = Path(f"/proc/{pid}/smaps_rollup").read_text()
     except OSError:  # gone meanwhile
         return 0
-    return sum(int(line.split()[1]) for line in text.splitlines() if line.startswith(("Private_Clean:",
-                                                                                      "Private_Dirty:")))
+    return sum(
+        int(line.split()[1]) for line in text.splitlines() if line.startswith(("Private_Clean:", "Private_Dirty:"))
+    )
 
 
 def median(values: list[float]) -> float:
@@ -160,20 +167,35 @@ def render_only(size: int, cycles: int) -> None:
         own_cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime - loop_cpu
         last = rendered.last
         assert rendered.failures == 0 and last is not None
-        rows.append((own_cpu, last.fork_s, last.read_cpu_s, last.child_s, last.child_peak_rss_kib / 1024,
-                     private / 1024, rss_mib()))
-        print(f"  cycle {i}: update {update_s:.2f}s; render: exporter CPU {own_cpu:.3f}s (fork {last.fork_s:.3f}s "
-              f"wall, {fork_cpu:.3f}s CPU; pipe read {last.read_cpu_s:.3f}s CPU), child {last.child_s:.2f}s wall, "
-              f"{last.size / 1e6:.1f} MB; child peak RSS {last.child_peak_rss_kib / 1024:.0f} MiB of which "
-              f"private {private / 1024:.0f} MiB; exporter RSS {rss_mib():.0f} MiB")
+        rows.append(
+            (
+                own_cpu,
+                last.fork_s,
+                last.read_cpu_s,
+                last.child_s,
+                last.child_peak_rss_kib / 1024,
+                private / 1024,
+                rss_mib(),
+            )
+        )
+        print(
+            f"  cycle {i}: update {update_s:.2f}s; render: exporter CPU {own_cpu:.3f}s (fork {last.fork_s:.3f}s "
+            f"wall, {fork_cpu:.3f}s CPU; pipe read {last.read_cpu_s:.3f}s CPU), child {last.child_s:.2f}s wall, "
+            f"{last.size / 1e6:.1f} MB; child peak RSS {last.child_peak_rss_kib / 1024:.0f} MiB of which "
+            f"private {private / 1024:.0f} MiB; exporter RSS {rss_mib():.0f} MiB"
+        )
     scrapes = [scrape() for _ in range(10)]
-    print(f"  medians over cycles 2 to {cycles}: exporter CPU per render {median([r[0] for r in rows[1:]]):.3f}s "
-          f"(fork {median([r[1] for r in rows[1:]]):.3f}s, pipe read {median([r[2] for r in rows[1:]]):.3f}s); "
-          f"child {median([r[3] for r in rows[1:]]):.2f}s wall; child peak RSS "
-          f"{median([r[4] for r in rows[1:]]):.0f} MiB, private {median([r[5] for r in rows[1:]]):.0f} MiB")
-    print(f"  a scrape during a render: {median(during) * 1e6:.0f} us median, {max(during) * 1e3:.1f} ms at most "
-          f"({len(during)}); between renders {max(scrapes) * 1e6:.0f} us at most; exporter RSS peak "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"  medians over cycles 2 to {cycles}: exporter CPU per render {median([r[0] for r in rows[1:]]):.3f}s "
+        f"(fork {median([r[1] for r in rows[1:]]):.3f}s, pipe read {median([r[2] for r in rows[1:]]):.3f}s); "
+        f"child {median([r[3] for r in rows[1:]]):.2f}s wall; child peak RSS "
+        f"{median([r[4] for r in rows[1:]]):.0f} MiB, private {median([r[5] for r in rows[1:]]):.0f} MiB"
+    )
+    print(
+        f"  a scrape during a render: {median(during) * 1e6:.0f} us median, {max(during) * 1e3:.1f} ms at most "
+        f"({len(during)}); between renders {max(scrapes) * 1e6:.0f} us at most; exporter RSS peak "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
     families = list(Collector(monitor).collect())
     for family in families:
         family.samples = list(family.samples)
@@ -181,8 +203,10 @@ def render_only(size: int, cycles: int) -> None:
     t0 = time.perf_counter()
     writer_s = len(generate_latest(prebuilt)) and time.perf_counter() - t0
     samples = sum(len(family.samples) for family in families)
-    print(f"  prometheus-client's writer alone, over the last cycle's {samples:,} samples made beforehand: "
-          f"{writer_s:.2f}s ({writer_s / samples * 1e6:.1f} us a sample): the floor of a render through it")
+    print(
+        f"  prometheus-client's writer alone, over the last cycle's {samples:,} samples made beforehand: "
+        f"{writer_s:.2f}s ({writer_s / samples * 1e6:.1f} us a sample): the floor of a render through it"
+    )
 
 
 def main() -> None:
@@ -216,21 +240,28 @@ def main() -> None:
             small_s, small_bytes = render(monitor)
             monitor.partition_metrics = True
             print(f"{size:,} partitions:")
-            print(f"  floor (JVM): {floor_s:.2f}s = list {best_floor['list_s']:.2f}s + multiRead "
-                  f"{best_floor['multiread_s']:.2f}s + topics from the records {best_floor['topics_s']:.2f}s + "
-                  f"ListOffsets {best_floor['list_offsets_s']:.2f}s (the JVM process: "
-                  f"{min(f['process_s'] for f in floors):.2f}s)")
-            print(f"  inspect --output json: {inspect_s:.2f}s = {inspect_s / floor_s:.2f}x the floor "
-                  f"(target <= 4x)")
-            print(f"  inspect, ZooKeeper only: {inspect_zk_s:.2f}s = {inspect_zk_s / floor_zk_s:.2f}x the "
-                  f"floor's list + multiRead ({floor_zk_s:.2f}s)")
-            print(f"  serve cycle (read, analysis, window): {best:.2f}s (runs: {', '.join(f'{t:.2f}' for t in times)})"
-                  f" = {best / floor_s:.2f}x the floor (target <= 4x), {best / inspect_s:.2f}x inspect "
-                  f"(target <= 1.2x)")
-            print(f"  /metrics: render {render_s:.2f}s, {size_bytes / 1e6:.1f} MB; --no-partition-metrics "
-                  f"{small_s:.3f}s, {small_bytes / 1e3:.0f} kB. serve renders once per cycle: cycle and render "
-                  f"take {best + render_s:.2f}s ({(best + render_s) / inspect_s:.2f}x inspect) with per-partition "
-                  f"series, {best + small_s:.2f}s ({(best + small_s) / inspect_s:.2f}x) without")
+            print(
+                f"  floor (JVM): {floor_s:.2f}s = list {best_floor['list_s']:.2f}s + multiRead "
+                f"{best_floor['multiread_s']:.2f}s + topics from the records {best_floor['topics_s']:.2f}s + "
+                f"ListOffsets {best_floor['list_offsets_s']:.2f}s (the JVM process: "
+                f"{min(f['process_s'] for f in floors):.2f}s)"
+            )
+            print(f"  inspect --output json: {inspect_s:.2f}s = {inspect_s / floor_s:.2f}x the floor (target <= 4x)")
+            print(
+                f"  inspect, ZooKeeper only: {inspect_zk_s:.2f}s = {inspect_zk_s / floor_zk_s:.2f}x the "
+                f"floor's list + multiRead ({floor_zk_s:.2f}s)"
+            )
+            print(
+                f"  serve cycle (read, analysis, window): {best:.2f}s (runs: {', '.join(f'{t:.2f}' for t in times)})"
+                f" = {best / floor_s:.2f}x the floor (target <= 4x), {best / inspect_s:.2f}x inspect "
+                f"(target <= 1.2x)"
+            )
+            print(
+                f"  /metrics: render {render_s:.2f}s, {size_bytes / 1e6:.1f} MB; --no-partition-metrics "
+                f"{small_s:.3f}s, {small_bytes / 1e3:.0f} kB. serve renders once per cycle: cycle and render "
+                f"take {best + render_s:.2f}s ({(best + render_s) / inspect_s:.2f}x inspect) with per-partition "
+                f"series, {best + small_s:.2f}s ({(best + small_s) / inspect_s:.2f}x) without"
+            )
             if n == 0:
                 marks = {}
                 for i in range(1, args.cycles + 1):
@@ -239,9 +270,11 @@ def main() -> None:
                         render(monitor)
                     if i in (1, 10, args.cycles // 2, args.cycles):
                         marks[i] = rss_mib()
-                print(f"  RSS over {args.cycles} cycles at {size:,}: "
-                      + ", ".join(f"cycle {i}: {v:.0f} MiB" for i, v in marks.items())
-                      + f" (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
+                print(
+                    f"  RSS over {args.cycles} cycles at {size:,}: "
+                    + ", ".join(f"cycle {i}: {v:.0f} MiB" for i, v in marks.items())
+                    + f" (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)"
+                )
 
 
 if __name__ == "__main__":

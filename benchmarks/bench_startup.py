@@ -21,10 +21,26 @@ import time
 from pathlib import Path
 
 OFFCTL = str(Path(sys.executable).with_name("offctl"))
-COMMANDS = [["--help"], ["inspect", "--help"], ["reset", "--help"], ["audit", "--help"], ["serve", "--help"],
-            ["--version"]]
-HEAVY = ("offctl.faces.audit.job", "offctl.adapters.spark", "pyspark", "offctl.faces.serve.exporter", "prometheus_client", "wsgiref",
-         "kazoo", "confluent_kafka", "offctl.repair.reset", "offctl.faces.sandbox")
+COMMANDS = [
+    ["--help"],
+    ["inspect", "--help"],
+    ["reset", "--help"],
+    ["audit", "--help"],
+    ["serve", "--help"],
+    ["--version"],
+]
+HEAVY = (
+    "offctl.faces.audit.job",
+    "offctl.adapters.spark",
+    "pyspark",
+    "offctl.faces.serve.exporter",
+    "prometheus_client",
+    "wsgiref",
+    "kazoo",
+    "confluent_kafka",
+    "offctl.repair.reset",
+    "offctl.faces.sandbox",
+)
 
 
 def wall(args: list[str], repeat: int) -> list[float]:
@@ -38,8 +54,12 @@ def wall(args: list[str], repeat: int) -> list[float]:
 
 def imports(args: list[str]) -> tuple[float, list[str]]:
     """Total import time (s) and the heavy top-level packages loaded, from one -X importtime run."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "offctl", *args], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "offctl", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     total, loaded = 0, set()
     for line in done.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)", line)
@@ -57,8 +77,10 @@ def main() -> None:
     for args in COMMANDS:
         times = wall(args, repeat)
         total, heavy = imports(args)
-        print(f"{' '.join(args):<22} {min(times):>7.3f}s {statistics.median(times):>7.3f}s {total:>7.3f}s  "
-              f"{', '.join(heavy) or '-'}")
+        print(
+            f"{' '.join(args):<22} {min(times):>7.3f}s {statistics.median(times):>7.3f}s {total:>7.3f}s  "
+            f"{', '.join(heavy) or '-'}"
+        )
 
 
 if __name__ == "__main__":

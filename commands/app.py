@@ -47,8 +47,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[Optional[bool], typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
+    version: Annotated[
+        Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = None,
 ) -> None:
     """Inspect and repair the consumer offsets of Apache Storm Kafka spouts."""
 
@@ -89,9 +90,14 @@ def _boundary_checks(argv: list[str]) -> None:
 
 def _usage_message(exc: TyperException, argv: list[str]) -> str:
     """Click's message without any value the user typed: a value in the wrong place may be a secret."""
-    message = re.sub(r"Got unexpected extra argument(?:s|\(s\))? \((.*)\)",
-                     lambda m: "got unexpected extra argument(s), not shown (a value may be a secret); a value "
-                               "with spaces needs quotes, and every option needs its own flag", exc.format_message())
+    message = re.sub(
+        r"Got unexpected extra argument(?:s|\(s\))? \((.*)\)",
+        lambda m: (
+            "got unexpected extra argument(s), not shown (a value may be a secret); a value "
+            "with spaces needs quotes, and every option needs its own flag"
+        ),
+        exc.format_message(),
+    )
     message = message.replace("Value error, ", "")  # pydantic's prefix on Typer's choice errors
     ctx = getattr(exc, "ctx", None)
     words = set(ctx.command_path.split()) if ctx else set()
@@ -112,8 +118,9 @@ def main() -> None:
 def internal_error(exc: BaseException) -> int:
     """An unexpected exception (a bug): one line saying so, then the traceback (without locals, redacted: a
     value in it may be a secret), on stderr; exit 70, never 1 (findings)."""
-    err_console.print(f"offctl: internal error (a bug, please report it): {type(exc).__name__}: "
-                      f"{redact(' '.join(str(exc).split()))}")
+    err_console.print(
+        f"offctl: internal error (a bug, please report it): {type(exc).__name__}: {redact(' '.join(str(exc).split()))}"
+    )
     err_console.print(redact("".join(traceback.format_exception(exc))).rstrip())
     return INTERNAL_ERROR
 

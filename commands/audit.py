@@ -34,8 +34,15 @@ def _progress(description: str) -> Iterator:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tasks"),
-                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("tasks"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
         task = bar.add_task(description, total=None)
         yield lambda done, total: bar.update(task, completed=done, total=total)
 
@@ -52,16 +59,47 @@ def _say_repairs(outcomes: list, nothing: str | None) -> None:
             err_console.print(line, soft_wrap=True)
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS,
-        without(SAFETY_OPTIONS, "execute"), CONNECTION_OPTIONS,
-        own=(OPTIONS["output"].but(kind=AuditOutput, default=AuditOutput.summary, help="summary: the summary on "
-                                   "stderr only; json: also inspect's JSON document on stdout."),
-             "top", "out", "file_format", "save_snapshot", "from_snapshots", OPTIONS["window"].but(low=None, high=None),
-             "allowed_lag", "master", "spark_conf", "repair",
-             OPTIONS["execute"].but(panel=REPAIR, help="Apply the repair. Without it nothing is written (dry run).")))
-def audit_command(given: Given, output: AuditOutput, top: int, out: str | None, file_format: FileFormat,
-                  save_snapshot: str | None, from_snapshots: str | None, window: int, allowed_lag: int,
-                  master: str | None, spark_conf: list[str] | None, repair: list[str] | None, execute: bool) -> None:
+@shared(
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    HORIZON_OPTIONS,
+    FAIL_ON_OPTIONS,
+    without(SAFETY_OPTIONS, "execute"),
+    CONNECTION_OPTIONS,
+    own=(
+        OPTIONS["output"].but(
+            kind=AuditOutput,
+            default=AuditOutput.summary,
+            help="summary: the summary on stderr only; json: also inspect's JSON document on stdout.",
+        ),
+        "top",
+        "out",
+        "file_format",
+        "save_snapshot",
+        "from_snapshots",
+        OPTIONS["window"].but(low=None, high=None),
+        "allowed_lag",
+        "master",
+        "spark_conf",
+        "repair",
+        OPTIONS["execute"].but(panel=REPAIR, help="Apply the repair. Without it nothing is written (dry run)."),
+    ),
+)
+def audit_command(
+    given: Given,
+    output: AuditOutput,
+    top: int,
+    out: str | None,
+    file_format: FileFormat,
+    save_snapshot: str | None,
+    from_snapshots: str | None,
+    window: int,
+    allowed_lag: int,
+    master: str | None,
+    spark_conf: list[str] | None,
+    repair: list[str] | None,
+    execute: bool,
+) -> None:
     """Audit a whole fleet in Spark: lag, findings, history, files; repair out-of-range offsets.
 
     \b
@@ -79,11 +117,21 @@ def audit_command(given: Given, output: AuditOutput, top: int, out: str | None, 
         # A snapshot audit reads no server: not the flags', not the sandbox's.
         conn = resolve.named_servers(given) if from_snapshots else connection(given)
         settings = AuditSettings(
-            selection=selection(given), thresholds=judged_by(given),
-            estimates=resolve.estimates(given), out=out, file_format=file_format.value,
-            save_snapshot=save_snapshot, from_snapshots=from_snapshots, window=window, allowed_lag=allowed_lag, top=top,
-            master=master, spark_conf=tuple(spark_conf or ()), repair=tuple(repair or ()),
-            safety=safety(given, execute))
+            selection=selection(given),
+            thresholds=judged_by(given),
+            estimates=resolve.estimates(given),
+            out=out,
+            file_format=file_format.value,
+            save_snapshot=save_snapshot,
+            from_snapshots=from_snapshots,
+            window=window,
+            allowed_lag=allowed_lag,
+            top=top,
+            master=master,
+            spark_conf=tuple(spark_conf or ()),
+            repair=tuple(repair or ()),
+            safety=safety(given, execute),
+        )
         confirm_all = lambda plans: confirm_plans(given.yes, plans, conn=conn)  # noqa: E731
         with audit(conn, settings, track=_progress, confirm_all=confirm_all) as done:
             outcomes = [o for o, _ in done.repairs]
@@ -95,4 +143,3 @@ def audit_command(given: Given, output: AuditOutput, top: int, out: str | None, 
             write_audit_summary(done.result, err_console, startup_s=done.startup_s)
     _say_repairs(outcomes, nothing)
     raise typer.Exit(exit_code(done.result.tally, given.fail_on.value, [c for _, c in done.repairs]))
-

@@ -20,14 +20,24 @@ from offctl.settings.resolve import Given
 from .help import Typer
 from .options import connection, pick, reported_errors, shared
 
-app = Typer(name="config", no_args_is_help=True, rich_markup_mode="rich",
-            help="The config file: contexts (servers and defaults by name) and per-spout profiles.")
+app = Typer(
+    name="config",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    help="The config file: contexts (servers and defaults by name) and per-spout profiles.",
+)
 
 
 @app.command("show")
-@shared(CONNECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS,
-        pick(SAFETY_OPTIONS, "quiet_period", "backup_dir", "audit_log"), MONITOR_OPTIONS,
-        own=(OPTIONS["output"].but(kind=PlanOutput, default=PlanOutput.table),))
+@shared(
+    CONNECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    HORIZON_OPTIONS,
+    FAIL_ON_OPTIONS,
+    pick(SAFETY_OPTIONS, "quiet_period", "backup_dir", "audit_log"),
+    MONITOR_OPTIONS,
+    own=(OPTIONS["output"].but(kind=PlanOutput, default=PlanOutput.table),),
+)
 def show_command(given: Given, output: PlanOutput) -> None:
     """Show every effective setting, its value (secrets masked) and where it came from, and the profiles.
 

@@ -21,8 +21,10 @@ def reflowed(text: str | None) -> str | None:
     """Click's rule for help text: within a paragraph, a line break is a space, except in a block marked \\b."""
     if not text:
         return text
-    return "\n\n".join(p if p.startswith("\b") else " ".join(line.strip() for line in p.split("\n"))
-                       for p in inspect.cleandoc(text).split("\n\n"))
+    return "\n\n".join(
+        p if p.startswith("\b") else " ".join(line.strip() for line in p.split("\n"))
+        for p in inspect.cleandoc(text).split("\n\n")
+    )
 
 
 class _ReadsAsClick:

@@ -21,8 +21,14 @@ from offctl.settings.resolve import Given, expiry_options, judged_by, selection
 from .options import connection, err_console, reported_errors, shared
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, FAIL_ON_OPTIONS, CONNECTION_OPTIONS,
-        own=("output", "per_partition"))
+@shared(
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    HORIZON_OPTIONS,
+    FAIL_ON_OPTIONS,
+    CONNECTION_OPTIONS,
+    own=("output", "per_partition"),
+)
 def inspect_command(given: Given, output: OutputFormat, per_partition: bool) -> None:
     """Show where each spout is, how far behind, and what is wrong.
 
@@ -37,8 +43,13 @@ def inspect_command(given: Given, output: OutputFormat, per_partition: bool) -> 
     # 0.1-0.2 s each.
     with cyclic_gc_paused():
         with reported_errors():
-            report = inspect(connection(given), selection(given), judged_by(given),
-                             time_lag_budget_s=given.time_lag_budget, expiry_options=expiry_options(given))
+            report = inspect(
+                connection(given),
+                selection(given),
+                judged_by(given),
+                time_lag_budget_s=given.time_lag_budget,
+                expiry_options=expiry_options(given),
+            )
         write_report(report, output.value, sys.stdout, per_partition=per_partition)
         write_notes(report, err_console)
         code = exit_code(report, given.fail_on.value)

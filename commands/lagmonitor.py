@@ -41,11 +41,30 @@ def failure_lines() -> Iterator[None]:
         raise typer.Exit(0) from None
 
 
-@shared(pick(CONNECTION_OPTIONS, "zk", "bootstrap_servers", "storm_root", "zk_auth", "kafka_config",
-             "kafka_config_file", "config", "context"),
-        SPOUT_OPTIONS, pick(HORIZON_OPTIONS, "time_lag_budget", "topic_retention", "retention_horizon",
-                            "commit_expiry_horizon", "offsets_retention_minutes"),
-        MONITOR_OPTIONS, errors=failure_lines)
+@shared(
+    pick(
+        CONNECTION_OPTIONS,
+        "zk",
+        "bootstrap_servers",
+        "storm_root",
+        "zk_auth",
+        "kafka_config",
+        "kafka_config_file",
+        "config",
+        "context",
+    ),
+    SPOUT_OPTIONS,
+    pick(
+        HORIZON_OPTIONS,
+        "time_lag_budget",
+        "topic_retention",
+        "retention_horizon",
+        "commit_expiry_horizon",
+        "offsets_retention_minutes",
+    ),
+    MONITOR_OPTIONS,
+    errors=failure_lines,
+)
 def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
     """Storm UI's lag script (storm-kafka-monitor), answered by offctl within --deadline.
 
@@ -68,8 +87,13 @@ def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
         sys.stdout.flush()
         raise typer.Exit(query.exit_code)
     with failure_lines():
-        settings = MonitorSettings(resolve.connection(given, say, sandbox=False), resolve.judged_by(given),
-                                   given.time_lag_budget, given.deadline, resolve.expiry_options(given))
+        settings = MonitorSettings(
+            resolve.connection(given, say, sandbox=False),
+            resolve.judged_by(given),
+            given.time_lag_budget,
+            given.deadline,
+            resolve.expiry_options(given),
+        )
     text, notes, finished = answer_within(query, settings, started=STARTED)
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -81,4 +105,3 @@ def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
         sys.stderr.flush()
         os._exit(0)
     raise typer.Exit(0)
-

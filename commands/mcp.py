@@ -14,8 +14,14 @@ from offctl.settings.resolve import Given
 from .options import err_console, pick, reported_errors, say, shared
 
 
-@shared(CONNECTION_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS,
-        pick(SAFETY_OPTIONS, "quiet_period", "backup_dir", "audit_log"), own=("http", "allow_writes", "plan_ttl"))
+@shared(
+    CONNECTION_OPTIONS,
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    HORIZON_OPTIONS,
+    pick(SAFETY_OPTIONS, "quiet_period", "backup_dir", "audit_log"),
+    own=("http", "allow_writes", "plan_ttl"),
+)
 def mcp_command(given: Given, http: str | None, allow_writes: bool, plan_ttl: float) -> None:
     """Serve offctl to an AI assistant over the Model Context Protocol (stdio, or streamable HTTP).
 
@@ -40,13 +46,20 @@ def mcp_command(given: Given, http: str | None, allow_writes: bool, plan_ttl: fl
         sock = http_listener(host, port) if host is not None else None
         runs, default = resolved_runs(given, say)
         plans = PlanStore(ttl_s=plan_ttl)  # this process's plans: an id is valid only in the server that made it
-        server = build_server(runs, default, allow_writes, bearer_token=token,
-                              register=[lambda server, face: register_plan_tools(server, face, plans)])
+        server = build_server(
+            runs,
+            default,
+            allow_writes,
+            bearer_token=token,
+            register=[lambda server, face: register_plan_tools(server, face, plans)],
+        )
     with kafka_in_child():  # a crash inside librdkafka costs one tool call, not the session (pipeline.py)
         if host is None:
             server.run("stdio")
         else:
-            err_console.print(f"offctl mcp: serving streamable HTTP on {host}:{port}/mcp "
-                              f"({'bearer token required' if token else 'loopback only'}); contexts: "
-                              f"{', '.join(runs)} (default {default})")
+            err_console.print(
+                f"offctl mcp: serving streamable HTTP on {host}:{port}/mcp "
+                f"({'bearer token required' if token else 'loopback only'}); contexts: "
+                f"{', '.join(runs)} (default {default})"
+            )
             serve_http(server, sock, host)

@@ -36,6 +36,7 @@ def say(line: str) -> None:
 
 # --- the table's options as Typer parameters -------------------------------------------------------------------
 
+
 def _parser(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def run(value: Any) -> Any:
         try:
@@ -62,8 +63,9 @@ def annotation(o: Option) -> Any:
         extra["min"] = o.low
     if o.high is not None:
         extra["max"] = o.high
-    return Annotated[kind, typer.Option(*o.flags, help=o.help, rich_help_panel=o.panel,
-                                        show_default=o.show_default, **extra)]
+    return Annotated[
+        kind, typer.Option(*o.flags, help=o.help, rich_help_panel=o.panel, show_default=o.show_default, **extra)
+    ]
 
 
 def parameter(o: Option) -> pyinspect.Parameter:
@@ -87,13 +89,15 @@ def given_of(ctx: typer.Context, values: dict[str, Any]) -> Given:
     origins = {}
     for name in values:
         source = getattr(ctx.get_parameter_source(name), "name", None)
-        origins[name] = (FLAG if source == "COMMANDLINE" else f"env {params[name].envvar}"
-                         if source == "ENVIRONMENT" else DEFAULT)
+        origins[name] = (
+            FLAG if source == "COMMANDLINE" else f"env {params[name].envvar}" if source == "ENVIRONMENT" else DEFAULT
+        )
     return Given.resolve(values, origins)
 
 
-def shared(*groups: tuple[str, ...], own: Iterable[str | Option] = (),
-           errors: Callable[[], Any] | None = None) -> Callable:
+def shared(
+    *groups: tuple[str, ...], own: Iterable[str | Option] = (), errors: Callable[[], Any] | None = None
+) -> Callable:
     """Add these groups of shared options to a command's signature, and call the command with `given=` the Given
     of them instead. `own`: the command's own options (a name of the table, or the table's option as this command
     takes it, `OPTIONS[name].but(...)`), added to the signature with the table's declaration and passed by name.
@@ -107,8 +111,9 @@ def shared(*groups: tuple[str, ...], own: Iterable[str | Option] = (),
         kept = [p for p in signature.parameters.values() if p.name != "given" and p.name not in mine]
         takes_ctx = "ctx" in signature.parameters
         if not takes_ctx:  # the Given needs the click context (where each value came from)
-            kept.insert(0, pyinspect.Parameter("ctx", pyinspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                               annotation=typer.Context))
+            kept.insert(
+                0, pyinspect.Parameter("ctx", pyinspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+            )
         added = [parameter(o) for o in owned + options]
         added.sort(key=lambda p: p.default is not pyinspect.Parameter.empty)  # required ones first
 
@@ -142,6 +147,7 @@ def reported_errors() -> Iterator[None]:
 
 # --- the library's resolution, with the terminal as the place for its notices -------------------------------------
 
+
 def connection(given: Given) -> Connection:
     return resolve.connection(given, say)
 
@@ -150,8 +156,10 @@ def reading(given: Given):
     return resolve.reading(given, say)
 
 
-NO_TERMINAL = ("not confirmed: --execute asks before writing, and there is no terminal to ask; add --yes to write "
-               "without asking (nothing was written)")
+NO_TERMINAL = (
+    "not confirmed: --execute asks before writing, and there is no terminal to ask; add --yes to write "
+    "without asking (nothing was written)"
+)
 
 
 def stdin_is_terminal() -> bool:

@@ -16,10 +16,21 @@ from offctl.settings.resolve import Given, estimates, judged_by, selection
 from .options import connection, err_console, reported_errors, shared, without
 
 
-@shared(without(SELECTION_OPTIONS, "all_groups"), SPOUT_OPTIONS, HORIZON_OPTIONS, CONNECTION_OPTIONS,
-        own=("partitions", "count", "budget", "save", "output"))
-def peek_command(given: Given, partitions: str | None, count: int | None, budget: float | None, save: Path | None,
-                 output: OutputFormat) -> None:
+@shared(
+    without(SELECTION_OPTIONS, "all_groups"),
+    SPOUT_OPTIONS,
+    HORIZON_OPTIONS,
+    CONNECTION_OPTIONS,
+    own=("partitions", "count", "budget", "save", "output"),
+)
+def peek_command(
+    given: Given,
+    partitions: str | None,
+    count: int | None,
+    budget: float | None,
+    save: Path | None,
+    output: OutputFormat,
+) -> None:
     """Show the message each spout resumes at: the one it is stuck on.
 
     \b
@@ -33,8 +44,15 @@ def peek_command(given: Given, partitions: str | None, count: int | None, budget
             from offctl.errors import UsageError
 
             raise UsageError("peek writes --output table or json")
-        result = peek(connection(given), selection(given), judged_by(given), partitions=parse_partitions(partitions),
-                      count=1 if count is None else count, budget_s=budget, estimates=estimates(given))
+        result = peek(
+            connection(given),
+            selection(given),
+            judged_by(given),
+            partitions=parse_partitions(partitions),
+            count=1 if count is None else count,
+            budget_s=budget,
+            estimates=estimates(given),
+        )
         saved = None
         if save is not None:
             from offctl.adapters.saved import save_messages

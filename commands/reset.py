@@ -21,8 +21,9 @@ from offctl.settings.resolve import Given, safety, written_profile
 
 from .options import Confirmation, check_confirmable, connection, err_console, pick, reported_errors, shared, without
 
-CLIENT_SPOUT_OPTIONS = pick(SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy",
-                            "isolation_level")
+CLIENT_SPOUT_OPTIONS = pick(
+    SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy", "isolation_level"
+)
 NO_TRIDENT = without(CONNECTION_OPTIONS, "trident_root")
 
 
@@ -59,15 +60,48 @@ ONE_SPOUT = OPTIONS["spout"].but(many=False, required=True)
 TOPICS = OPTIONS["topic"].but(many=True, metavar="TOPIC[:PARTITIONS]")
 
 
-@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, CONNECTION_OPTIONS,
-        own=(OPTIONS["spout"].but(many=False), "group", "all_groups", OPTIONS["trident"].but(many=False), TOPICS,
-             "partitions", "static_partitions", "to", "by_duration", "offset", "at", "by", "from_file",
-             "topology_id", "no_storm_metadata", OUTPUT))
-def reset_command(given: Given, spout: str | None, group: list[str] | None, all_groups: bool,
-                  trident: str | None, topic: list[str] | None, partitions: str | None,
-                  static_partitions: list[str] | None, to: To | None, by_duration: str | None, offset: int | None,
-                  at: str | None, by: int | None, from_file: Path | None, topology_id: str | None,
-                  no_storm_metadata: bool, output: PlanOutput) -> None:
+@shared(
+    CLIENT_SPOUT_OPTIONS,
+    SAFETY_OPTIONS,
+    CONNECTION_OPTIONS,
+    own=(
+        OPTIONS["spout"].but(many=False),
+        "group",
+        "all_groups",
+        OPTIONS["trident"].but(many=False),
+        TOPICS,
+        "partitions",
+        "static_partitions",
+        "to",
+        "by_duration",
+        "offset",
+        "at",
+        "by",
+        "from_file",
+        "topology_id",
+        "no_storm_metadata",
+        OUTPUT,
+    ),
+)
+def reset_command(
+    given: Given,
+    spout: str | None,
+    group: list[str] | None,
+    all_groups: bool,
+    trident: str | None,
+    topic: list[str] | None,
+    partitions: str | None,
+    static_partitions: list[str] | None,
+    to: To | None,
+    by_duration: str | None,
+    offset: int | None,
+    at: str | None,
+    by: int | None,
+    from_file: Path | None,
+    topology_id: str | None,
+    no_storm_metadata: bool,
+    output: PlanOutput,
+) -> None:
     """Move a spout's or groups' offsets: plan (dry run), then --execute with backup and checks.
 
     Guards refuse (exit 4) while the owning topology runs, while records were written within
@@ -86,12 +120,23 @@ def reset_command(given: Given, spout: str | None, group: list[str] | None, all_
         confirm, conn = _writing(given, output)
         profile = _profile(given, spout, trident, *(group or ()))
         asked = any(v is not None for v in (to, offset, at, by, by_duration))
-        target = (make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
-                  if asked or from_file is None else None)
-        request = ResetRequest(spout=spout, groups=tuple(group or ()), all_groups=all_groups,
-                               scope=Scope(parse_topics(topic), parse_partitions(partitions)), target=target,
-                               from_file=from_file, topology_id=topology_id, plain=no_storm_metadata,
-                               trident=trident, static_partitions=parse_static_partitions(static_partitions))
+        target = (
+            make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
+            if asked or from_file is None
+            else None
+        )
+        request = ResetRequest(
+            spout=spout,
+            groups=tuple(group or ()),
+            all_groups=all_groups,
+            scope=Scope(parse_topics(topic), parse_partitions(partitions)),
+            target=target,
+            from_file=from_file,
+            topology_id=topology_id,
+            plain=no_storm_metadata,
+            trident=trident,
+            static_partitions=parse_static_partitions(static_partitions),
+        )
         outcomes = reset(conn, request, safety(given), confirm, profile)
     _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 
@@ -99,9 +144,11 @@ def reset_command(given: Given, spout: str | None, group: list[str] | None, all_
 @shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT, own=("hand_made", OUTPUT))
 def restore_command(
     given: Given,
-    backup: Annotated[Path, typer.Argument(metavar="BACKUP",
-                                           help="A backup file printed by reset, restore or migrate.")],
-    hand_made: bool, output: PlanOutput,
+    backup: Annotated[
+        Path, typer.Argument(metavar="BACKUP", help="A backup file printed by reset, restore or migrate.")
+    ],
+    hand_made: bool,
+    output: PlanOutput,
 ) -> None:
     """Put a backup's before-image back, byte for byte, through the same guards and writer.
 
@@ -125,10 +172,21 @@ def restore_command(
     _finish([outcome], output, confirm)
 
 
-@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT,
-        own=(ONE_SPOUT, OPTIONS["group"].but(many=False, required=True), "topology_id", "topic", "partitions", OUTPUT))
-def migrate_command(given: Given, spout: str, group: str, topology_id: str | None, topic: str | None,
-                    partitions: str | None, output: PlanOutput) -> None:
+@shared(
+    CLIENT_SPOUT_OPTIONS,
+    SAFETY_OPTIONS,
+    NO_TRIDENT,
+    own=(ONE_SPOUT, OPTIONS["group"].but(many=False, required=True), "topology_id", "topic", "partitions", OUTPUT),
+)
+def migrate_command(
+    given: Given,
+    spout: str,
+    group: str,
+    topology_id: str | None,
+    topic: str | None,
+    partitions: str | None,
+    output: PlanOutput,
+) -> None:
     """Copy an old spout's ZooKeeper offsets into the Kafka group of its storm-kafka-client successor.
 
     Commits carry Storm metadata for --topology-id, so the new spout resumes where the old one stopped.
@@ -144,15 +202,25 @@ def migrate_command(given: Given, spout: str, group: str, topology_id: str | Non
         confirm, conn = _writing(given, output)
         profile = _profile(given, group)
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
-        outcome = migrate(conn, spout, group, topology_id or "", safety(given), confirm, scope=scope,
-                          profile=profile)
+        outcome = migrate(conn, spout, group, topology_id or "", safety(given), confirm, scope=scope, profile=profile)
     _finish([outcome], output, confirm)
 
 
-@shared(SAFETY_OPTIONS, NO_TRIDENT,
-        own=(ONE_SPOUT, TOPICS, "partitions", "record_topic", "written_by", "all_records", OUTPUT))
-def delete_command(given: Given, spout: str, topic: list[str] | None, partitions: str | None,
-                   record_topic: str | None, written_by: str | None, all_records: bool, output: PlanOutput) -> None:
+@shared(
+    SAFETY_OPTIONS,
+    NO_TRIDENT,
+    own=(ONE_SPOUT, TOPICS, "partitions", "record_topic", "written_by", "all_records", OUTPUT),
+)
+def delete_command(
+    given: Given,
+    spout: str,
+    topic: list[str] | None,
+    partitions: str | None,
+    record_topic: str | None,
+    written_by: str | None,
+    all_records: bool,
+    output: PlanOutput,
+) -> None:
     """Delete a storm-kafka spout's stale partition records: plan, guards, backup, one multi-op.
 
     The spout then starts those partitions as its start-up rules say (startOffsetTime from 0.10 on).
@@ -168,7 +236,14 @@ def delete_command(given: Given, spout: str, topic: list[str] | None, partitions
         confirm, conn = _writing(given, output)
         if record_topic is not None:
             parse_topics([record_topic])
-        outcome = delete(conn, spout, safety(given), confirm,
-                         scope=Scope(parse_topics(topic), parse_partitions(partitions)), record_topic=record_topic,
-                         written_by=written_by, every=all_records)
+        outcome = delete(
+            conn,
+            spout,
+            safety(given),
+            confirm,
+            scope=Scope(parse_topics(topic), parse_partitions(partitions)),
+            record_topic=record_topic,
+            written_by=written_by,
+            every=all_records,
+        )
     _finish([outcome], output, confirm)

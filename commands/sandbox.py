@@ -13,8 +13,12 @@ if TYPE_CHECKING:
 from .help import Typer
 from .options import err_console, reported_errors
 
-app = Typer(name="sandbox", no_args_is_help=True, rich_markup_mode=None,
-            help="A local ZooKeeper and Apache Kafka with a seeded fleet, for trying offctl.")
+app = Typer(
+    name="sandbox",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="A local ZooKeeper and Apache Kafka with a seeded fleet, for trying offctl.",
+)
 
 
 def _describe(s: state.Sandbox) -> None:
@@ -22,8 +26,10 @@ def _describe(s: state.Sandbox) -> None:
 
     alive = s.running
     typer.echo(f"ZooKeeper  {s.zk}  pid {s.zk_pid}  {'running' if alive['zookeeper'] else 'STOPPED'}")
-    typer.echo(f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}  "
-               f"(Apache Kafka {KAFKA}, KRaft)")
+    typer.echo(
+        f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}  "
+        f"(Apache Kafka {KAFKA}, KRaft)"
+    )
     typer.echo(f"zkRoot     {s.zk_root}  (Storm's root {s.storm_root}){'' if s.seeded else '  not seeded yet'}")
     typer.echo(f"state      {s.directory}")
     for name, ids in sorted((s.stopped or {}).items()):
@@ -68,7 +74,9 @@ def seed_command() -> None:
     typer.echo(f"seeded {sandbox.zk_root} and groups clicks-client, payments-tool:")
     for line in shows:
         typer.echo(f"  {line}")
-    typer.echo("next: offctl inspect --lag-threshold 5 --zk-root /sandbox/spouts --group clicks-client --group payments-tool")
+    typer.echo(
+        "next: offctl inspect --lag-threshold 5 --zk-root /sandbox/spouts --group clicks-client --group payments-tool"
+    )
 
 
 @app.command("status")
@@ -106,8 +114,10 @@ def env_command() -> None:
 
     sandbox = state.active()
     if sandbox is None:
-        err_console.print("offctl: no sandbox is running: start it with `offctl sandbox up` (the lines printed "
-                          "make a shell that evaluates them refuse every server)")
+        err_console.print(
+            "offctl: no sandbox is running: start it with `offctl sandbox up` (the lines printed "
+            "make a shell that evaluates them refuse every server)"
+        )
         typer.echo(state.no_sandbox_script(), nl=False)
         raise typer.Exit(3)
     typer.echo(state.env_script(sandbox), nl=False)

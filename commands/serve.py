@@ -16,11 +16,16 @@ from offctl.settings.resolve import Given, expiry_options
 from .options import err_console, reading, reported_errors, shared
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, CONNECTION_OPTIONS,
-        own=("listen", OPTIONS["interval"].but(default=SERVE_INTERVAL_S), "window", "allowed_lag",
-             "no_partition_metrics"))
-def serve_command(given: Given, listen: str, interval: float, window: int, allowed_lag: int,
-                  no_partition_metrics: bool) -> None:
+@shared(
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    HORIZON_OPTIONS,
+    CONNECTION_OPTIONS,
+    own=("listen", OPTIONS["interval"].but(default=SERVE_INTERVAL_S), "window", "allowed_lag", "no_partition_metrics"),
+)
+def serve_command(
+    given: Given, listen: str, interval: float, window: int, allowed_lag: int, no_partition_metrics: bool
+) -> None:
     """Inspect every --interval and serve Prometheus metrics, until SIGTERM or Ctrl-C.
 
     A cycle that cannot read a store is logged on stderr and counted (offctl_read_errors_total); the last
@@ -35,7 +40,16 @@ def serve_command(given: Given, listen: str, interval: float, window: int, allow
 
     with reported_errors():
         conn, selection, thresholds = reading(given)
-        serve(conn, selection, thresholds, listen=listen, interval_s=interval, window=window,
-              allowed_lag=allowed_lag, partition_metrics=not no_partition_metrics,
-              time_lag_budget_s=given.time_lag_budget, expiry_options=expiry_options(given),
-              log=lambda line: err_console.print(f"offctl serve: {printable(line)}"))
+        serve(
+            conn,
+            selection,
+            thresholds,
+            listen=listen,
+            interval_s=interval,
+            window=window,
+            allowed_lag=allowed_lag,
+            partition_metrics=not no_partition_metrics,
+            time_lag_budget_s=given.time_lag_budget,
+            expiry_options=expiry_options(given),
+            log=lambda line: err_console.print(f"offctl serve: {printable(line)}"),
+        )

@@ -19,9 +19,13 @@ from offctl.settings.resolve import Given, expiry_options
 from .options import reading, reported_errors, shared
 
 
-@shared(SELECTION_OPTIONS, SPOUT_OPTIONS, HORIZON_OPTIONS, CONNECTION_OPTIONS,
-        own=(OPTIONS["interval"].but(default=WATCH_INTERVAL_S, parse=seconds(0.5, 3600), env=None), "count",
-             "allowed_lag"))
+@shared(
+    SELECTION_OPTIONS,
+    SPOUT_OPTIONS,
+    HORIZON_OPTIONS,
+    CONNECTION_OPTIONS,
+    own=(OPTIONS["interval"].but(default=WATCH_INTERVAL_S, parse=seconds(0.5, 3600), env=None), "count", "allowed_lag"),
+)
 def watch_command(given: Given, interval: float, count: int | None, allowed_lag: int) -> None:
     """Watch spouts move: committed offsets moving or stuck, lag and its trend, status, refreshed in place.
 
@@ -44,11 +48,27 @@ def watch_command(given: Given, interval: float, count: int | None, allowed_lag:
         console = table_console(sys.stdout)
 
         if not console.is_terminal:  # piped or logged: every refresh, one after the other
-            watch(conn, selection, thresholds, lambda *a: console.print(frame(*a)), interval_s=interval, count=count,
-                  allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget,
-                  expiry_options=expiry_options(given))
+            watch(
+                conn,
+                selection,
+                thresholds,
+                lambda *a: console.print(frame(*a)),
+                interval_s=interval,
+                count=count,
+                allowed_lag=allowed_lag,
+                time_lag_budget_s=given.time_lag_budget,
+                expiry_options=expiry_options(given),
+            )
             return
         with Live(console=console, auto_refresh=False, transient=False) as live:
-            watch(conn, selection, thresholds, lambda *a: live.update(frame(*a), refresh=True), interval_s=interval,
-                  count=count, allowed_lag=allowed_lag, time_lag_budget_s=given.time_lag_budget,
-                  expiry_options=expiry_options(given))
+            watch(
+                conn,
+                selection,
+                thresholds,
+                lambda *a: live.update(frame(*a), refresh=True),
+                interval_s=interval,
+                count=count,
+                allowed_lag=allowed_lag,
+                time_lag_budget_s=given.time_lag_budget,
+                expiry_options=expiry_options(given),
+            )

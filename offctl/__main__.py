@@ -30,11 +30,13 @@ CRASHED = 3  # the exit code of a command whose process a native library crashed
 
 
 def _crash_message(what: str) -> bytes:
-    return (f"offctl: the command's process ended with {what} inside a native library it uses (librdkafka, the "
-            f"Kafka client, most likely: offctl itself is Python). The command did not finish; what it printed "
-            f"above is what it did. A write it had begun made its backup and the audit log's intent line first: "
-            f"`offctl restore BACKUP` puts back whatever part of it landed (the audit log names the backup). Run the "
-            f"command again.\n").encode()
+    return (
+        f"offctl: the command's process ended with {what} inside a native library it uses (librdkafka, the "
+        f"Kafka client, most likely: offctl itself is Python). The command did not finish; what it printed "
+        f"above is what it did. A write it had begun made its backup and the audit log's intent line first: "
+        f"`offctl restore BACKUP` puts back whatever part of it landed (the audit log names the backup). Run the "
+        f"command again.\n"
+    ).encode()
 
 
 def _supervised() -> None:

@@ -21,11 +21,11 @@ def read_bounded(path: Path, option: str, limit: int = MAX_FILE_BYTES) -> bytes:
         with open(path, "rb") as f:
             data = f.read(limit + 1)
     except OSError as exc:
-        raise UsageError(f"{option} {printable(str(path))}: cannot read it ({exc.strerror or type(exc).__name__})") \
-            from None
+        raise UsageError(
+            f"{option} {printable(str(path))}: cannot read it ({exc.strerror or type(exc).__name__})"
+        ) from None
     if len(data) > limit:
-        raise UsageError(f"{option} {printable(str(path))}: larger than {limit:,} bytes, which no file of this "
-                         f"kind is")
+        raise UsageError(f"{option} {printable(str(path))}: larger than {limit:,} bytes, which no file of this kind is")
     return data
 
 
@@ -67,8 +67,10 @@ def check_quiet_period(seconds: float) -> float:
     """0 turns the recent-write check off; infinity or NaN is no period an operator can wait out (an `infs`
     period would refuse forever), so they are refused like a negative number."""
     if not math.isfinite(seconds) or seconds < 0:
-        raise UsageError("--quiet-period must be a finite number of seconds, 0 or more (0: no recent-write "
-                         "check; --force recent-write overrides the check)")
+        raise UsageError(
+            "--quiet-period must be a finite number of seconds, 0 or more (0: no recent-write "
+            "check; --force recent-write overrides the check)"
+        )
     return seconds
 
 
@@ -85,8 +87,10 @@ def _check_host_name(option: str, host: str) -> None:
         if not label:
             raise UsageError(f"{option}: a host name has an empty label (two dots in a row, or a leading dot)")
         if len(label) > MAX_LABEL:
-            raise UsageError(f"{option}: a host name has a label of {len(label)} characters; a host name label "
-                             f"(between dots) has at most {MAX_LABEL}")
+            raise UsageError(
+                f"{option}: a host name has a label of {len(label)} characters; a host name label "
+                f"(between dots) has at most {MAX_LABEL}"
+            )
 
 
 def check_zk_hosts(hosts: str) -> str:
@@ -98,8 +102,9 @@ def check_zk_hosts(hosts: str) -> str:
     for server in servers.split(","):
         m = _HOST.fullmatch(server.strip())
         if not m:
-            raise UsageError(f"--zk {hosts!r}: {server.strip()!r} is not host:port (an IPv6 address goes in "
-                             f"brackets, [::1]:2181)")
+            raise UsageError(
+                f"--zk {hosts!r}: {server.strip()!r} is not host:port (an IPv6 address goes in brackets, [::1]:2181)"
+            )
         if m.group("port") is not None and not 1 <= int(m.group("port")) <= 65535:
             raise UsageError(f"--zk {hosts!r}: port {m.group('port')} is not from 1 to 65535")
         if m.group("name"):

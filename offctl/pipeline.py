@@ -86,8 +86,9 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
             else:
                 from offctl.adapters.kafka import KafkaStore
 
-            kafka = KafkaStore(conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout,
-                               targeted=targeted)
+            kafka = KafkaStore(
+                conn.bootstrap_servers, config=conn.kafka_config, timeout=conn.timeout, targeted=targeted
+            )
             stack.callback(kafka.close)
             if not targeted:
                 kafka.prefetch()  # metadata travels while ZooKeeper connects
@@ -102,8 +103,10 @@ def committed_readers(judged_by: Thresholds | Profiles | None) -> Callable[[Cons
     """Whether the consumer `key`, read with a library, reads committed by its profile (behaviour.reads_committed):
     its topics' last stable offsets are then read too. Decided once per consumer."""
     run = Profiles.of(judged_by) if judged_by is not None else None
-    if run is None or not any(reads_committed(t.spout, Library.STORM_KAFKA_CLIENT)
-                              for t in (run.default, *(p.thresholds for p in run.profiles))):
+    if run is None or not any(
+        reads_committed(t.spout, Library.STORM_KAFKA_CLIENT)
+        for t in (run.default, *(p.thresholds for p in run.profiles))
+    ):
         return lambda key, library: False
     known: dict[tuple[ConsumerKey, Library], bool] = {}
 
@@ -112,6 +115,7 @@ def committed_readers(judged_by: Thresholds | Profiles | None) -> Callable[[Cons
         if found is None:
             found = known[(key, library)] = reads_committed(run.resolve(key)[1].spout, library)
         return found
+
     return reads
 
 
@@ -127,10 +131,18 @@ class _Reading:
     asked: set[str | None] = field(default_factory=set)
 
 
-def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence[str], selection: Selection,
-                  storm_root: str, now_ms: int, *, spouts_by_root: Mapping[str, Sequence[str]] | None = None,
-                  trident_roots: Sequence[str] = (), judged_by: Thresholds | Profiles | None = None
-                  ) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
+def read_snapshot(
+    zk: SpoutStore | None,
+    kafka: LogStore | None,
+    roots: Sequence[str],
+    selection: Selection,
+    storm_root: str,
+    now_ms: int,
+    *,
+    spouts_by_root: Mapping[str, Sequence[str]] | None = None,
+    trident_roots: Sequence[str] = (),
+    judged_by: Thresholds | Profiles | None = None,
+) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
     """Read everything selected; return it raw, and parsed per consumer.
 
     Nodes are parsed as they arrive and log offsets are requested as each topic turns up, so the broker
@@ -153,26 +165,37 @@ def read_snapshot(zk: SpoutStore | None, kafka: LogStore | None, roots: Sequence
     for record in map(parse_commit, commits):
         read.records.setdefault(record.key, []).append(record)
     cluster = kafka.logs() if kafka is not None else None  # the answers to every request above, awaited last
-    snapshot = Snapshot(captured_ms=now_ms, zk_nodes=tuple(read.nodes), commits=tuple(commits), groups=tuple(groups),
-                        cluster=cluster, running=running, notes=tuple(read.notes),
-                        read_findings=tuple(read.read_findings),
-                        incomplete=tuple(kafka.notes) if kafka is not None else ())
+    snapshot = Snapshot(
+        captured_ms=now_ms,
+        zk_nodes=tuple(read.nodes),
+        commits=tuple(commits),
+        groups=tuple(groups),
+        cluster=cluster,
+        running=running,
+        notes=tuple(read.notes),
+        read_findings=tuple(read.read_findings),
+        incomplete=tuple(kafka.notes) if kafka is not None else (),
+    )
     return snapshot, read.records
 
 
-def _read_groups(kafka: LogStore, selection: Selection, reads: Callable[[ConsumerKey, Library], bool],
-                 read: _Reading) -> tuple[list[KafkaCommit], list[GroupState]]:
+def _read_groups(
+    kafka: LogStore, selection: Selection, reads: Callable[[ConsumerKey, Library], bool], read: _Reading
+) -> tuple[list[KafkaCommit], list[GroupState]]:
     """Read the groups named and those --all-groups keeps (the ones Storm committed for): their commits, narrowed
     to --topic, and their states; then ask for their topics' log offsets."""
     named, listed = _groups_to_read(kafka, selection)
-    commits = [c for c in kafka.group_commits(named + listed)
-               if not selection.topic or c.topic == selection.topic]  # --topic narrows groups
+    commits = [
+        c for c in kafka.group_commits(named + listed) if not selection.topic or c.topic == selection.topic
+    ]  # --topic narrows groups
     keep = set(named) | storm_groups(commits)
     commits = [c for c in commits if c.group in keep]
     if listed:
         kept = len(keep - set(named))
-        read.notes.append(f"--all-groups: {kept} of {len(listed)} other group{'s' if len(listed) != 1 else ''} "
-                          f"carry Storm commit metadata and are included")
+        read.notes.append(
+            f"--all-groups: {kept} of {len(listed)} other group{'s' if len(listed) != 1 else ''} "
+            f"carry Storm commit metadata and are included"
+        )
     groups = kafka.group_states(sorted(keep))
     read.read_findings += _groups_without_commits(named, commits, selection.topic)
     _request_group_logs(kafka, selection, commits, reads)
@@ -190,28 +213,34 @@ def _groups_to_read(kafka: LogStore, selection: Selection) -> tuple[list[str], l
     return named, listed
 
 
-def _groups_without_commits(named: Sequence[str], commits: Sequence[KafkaCommit], topic: str | None
-                            ) -> list[ReadFinding]:
+def _groups_without_commits(
+    named: Sequence[str], commits: Sequence[KafkaCommit], topic: str | None
+) -> list[ReadFinding]:
     """A read finding for each group named that has no committed offset (on --topic, when given)."""
     with_commits = {c.group for c in commits}
-    return [ReadFinding(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets"
-                        + (f" on {topic}" if topic else ""))
-            for g in named if g not in with_commits]
+    return [
+        ReadFinding(ConsumerKey(KAFKA, g), f"group '{g}' has no committed offsets" + (f" on {topic}" if topic else ""))
+        for g in named
+        if g not in with_commits
+    ]
 
 
-def _request_group_logs(kafka: LogStore, selection: Selection, commits: Sequence[KafkaCommit],
-                        reads: Callable[[ConsumerKey, Library], bool]) -> None:
+def _request_group_logs(
+    kafka: LogStore, selection: Selection, commits: Sequence[KafkaCommit], reads: Callable[[ConsumerKey, Library], bool]
+) -> None:
     """Ask for the log offsets of --topic, the reset scope's topics and the committed topics, and for the last
     stable offsets of the topics of the groups that read committed."""
-    kafka.request_logs(([selection.topic] if selection.topic else []) + list(selection.log_topics)
-                       + [c.topic for c in commits])
+    kafka.request_logs(
+        ([selection.topic] if selection.topic else []) + list(selection.log_topics) + [c.topic for c in commits]
+    )
     stable = [c.topic for c in commits if reads(ConsumerKey(KAFKA, c.group), Library.STORM_KAFKA_CLIENT)]
     if stable:
         kafka.request_logs(stable, stable=True)
 
 
-def _spouts_under(zk: SpoutStore, root: str, spouts: Sequence[str],
-                  spouts_by_root: Mapping[str, Sequence[str]] | None, read: _Reading) -> list[str] | None:
+def _spouts_under(
+    zk: SpoutStore, root: str, spouts: Sequence[str], spouts_by_root: Mapping[str, Sequence[str]] | None, read: _Reading
+) -> list[str] | None:
     """The spout ids to read under one zkRoot: the audit task's share when given, else those named, else every
     one listed there; None when the root does not exist (a note, and a read finding per spout named)."""
     if spouts_by_root is not None:
@@ -219,27 +248,33 @@ def _spouts_under(zk: SpoutStore, root: str, spouts: Sequence[str],
     ids = zk.spout_ids(root)
     if ids is None:
         read.notes.append(f"zkRoot {root} does not exist")
-        read.read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}': zkRoot {root} does not "
-                                                                             f"exist") for s in spouts]
+        read.read_findings += [
+            ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}': zkRoot {root} does not exist")
+            for s in spouts
+        ]
         return None
     return list(spouts) or ids
 
 
-def _read_spouts(zk: SpoutStore, kafka: LogStore | None, root: str, wanted: list[str], spouts: Sequence[str],
-                 read: _Reading) -> None:
+def _read_spouts(
+    zk: SpoutStore, kafka: LogStore | None, root: str, wanted: list[str], spouts: Sequence[str], read: _Reading
+) -> None:
     """Read the partition records of the `wanted` spouts under one zkRoot, then find what was not read: the nodes
     storm-kafka never reads, and the spouts named that have no record."""
     unread_before = len(getattr(zk, "unread", ()))
     found = _read_partitions(zk, kafka, root, wanted, read)
-    read.read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, sid, root), f"{path}: {why}", "UNREAD_NODE", path)
-                           for sid, path, why in getattr(zk, "unread", ())[unread_before:]]
-    read.read_findings += [ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records "
-                                                                        f"under {root}")
-                           for s in spouts if s in wanted and not any(f == s or f.startswith(s + "/") for f in found)]
+    read.read_findings += [
+        ReadFinding(ConsumerKey(ZOOKEEPER, sid, root), f"{path}: {why}", "UNREAD_NODE", path)
+        for sid, path, why in getattr(zk, "unread", ())[unread_before:]
+    ]
+    read.read_findings += [
+        ReadFinding(ConsumerKey(ZOOKEEPER, s, root), f"spout id '{s}' has no partition records under {root}")
+        for s in spouts
+        if s in wanted and not any(f == s or f.startswith(s + "/") for f in found)
+    ]
 
 
-def _read_partitions(zk: SpoutStore, kafka: LogStore | None, root: str, wanted: list[str], read: _Reading
-                     ) -> set[str]:
+def _read_partitions(zk: SpoutStore, kafka: LogStore | None, root: str, wanted: list[str], read: _Reading) -> set[str]:
     """Parse each partition node as it arrives and ask for its topics' log offsets the first time each turns up;
     return the spout ids that had a node."""
     nodes, records, asked = read.nodes, read.records, read.asked
@@ -262,8 +297,14 @@ def _read_partitions(zk: SpoutStore, kafka: LogStore | None, root: str, wanted: 
     return found
 
 
-def _read_tridents(zk: SpoutStore, kafka: LogStore | None, trident_roots: Sequence[str], tridents: Sequence[str],
-                   reads: Callable[[ConsumerKey, Library], bool], read: _Reading) -> None:
+def _read_tridents(
+    zk: SpoutStore,
+    kafka: LogStore | None,
+    trident_roots: Sequence[str],
+    tridents: Sequence[str],
+    reads: Callable[[ConsumerKey, Library], bool],
+    read: _Reading,
+) -> None:
     """Read the Trident Kafka spouts' state under each transactional root (those named, or every one), then note
     the states read_trident left out (when none is named) and find the ones named that are not there."""
     if not trident_roots:
@@ -272,13 +313,24 @@ def _read_tridents(zk: SpoutStore, kafka: LogStore | None, trident_roots: Sequen
     for root in trident_roots:
         seen |= _read_trident_root(zk, kafka, root, tridents, reads, read)
     read.notes += [n for n in zk.trident_notes if not tridents]
-    read.read_findings += [ReadFinding(ConsumerKey(TRIDENT, t, ", ".join(trident_roots)),
-                                       f"no Trident Kafka spout state '{t}' under {', '.join(trident_roots)}")
-                           for t in tridents if t not in seen]
+    read.read_findings += [
+        ReadFinding(
+            ConsumerKey(TRIDENT, t, ", ".join(trident_roots)),
+            f"no Trident Kafka spout state '{t}' under {', '.join(trident_roots)}",
+        )
+        for t in tridents
+        if t not in seen
+    ]
 
 
-def _read_trident_root(zk: SpoutStore, kafka: LogStore | None, root: str, tridents: Sequence[str],
-                       reads: Callable[[ConsumerKey, Library], bool], read: _Reading) -> set[str]:
+def _read_trident_root(
+    zk: SpoutStore,
+    kafka: LogStore | None,
+    root: str,
+    tridents: Sequence[str],
+    reads: Callable[[ConsumerKey, Library], bool],
+    read: _Reading,
+) -> set[str]:
     """Parse each Trident spout's node under one root as it arrives (those named, or every one) and ask for its
     topics' log offsets; return the txStateIds read."""
     seen: set[str] = set()
@@ -294,8 +346,13 @@ def _read_trident_root(zk: SpoutStore, kafka: LogStore | None, root: str, triden
     return seen
 
 
-def _ask_trident_logs(kafka: LogStore, asked: set[str | None], record: OffsetRecord, node: ZkNode,
-                      reads: Callable[[ConsumerKey, Library], bool]) -> None:
+def _ask_trident_logs(
+    kafka: LogStore,
+    asked: set[str | None],
+    record: OffsetRecord,
+    node: ZkNode,
+    reads: Callable[[ConsumerKey, Library], bool],
+) -> None:
     """Ask for the log offsets of a Trident record's topics the first time each turns up, and for its topic's last
     stable offsets when the storm-kafka-client spout that wrote it reads committed."""
     for topic in (record.topic, node.folder_topic):
@@ -310,8 +367,7 @@ def _running_topologies(zk: SpoutStore, storm_root: str, notes: list[str]) -> fr
     """The topologies running under Storm's root; None, with a note, when the root has no storms/ node."""
     running = zk.running_topologies(storm_root)
     if running is None:
-        notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked "
-                     f"(set --storm-root)")
+        notes.append(f"Storm's root {storm_root} has no storms/ node: STALE_TOPOLOGY not checked (set --storm-root)")
     return running
 
 
@@ -350,8 +406,9 @@ def cyclic_gc_paused() -> Iterator[None]:
 NOT_READ = "not read (--time-lag-budget 0)"
 
 
-def read_within(kafka: LogStore, wanted: list[Position], budget_s: float,
-                committed: Collection[Position] = ()) -> MessageRead:
+def read_within(
+    kafka: LogStore, wanted: list[Position], budget_s: float, committed: Collection[Position] = ()
+) -> MessageRead:
     """The messages at `wanted`, read within `budget_s` seconds; none read (each `unread`, with why) when the
     budget is 0 or the broker refuses: the time lag and the estimates built on it never make a read partial.
     The positions also in `committed` are read as a read_committed consumer reads them (a spout that reads
@@ -367,19 +424,29 @@ def read_within(kafka: LogStore, wanted: list[Position], budget_s: float,
             continue
         left = max(budget_s - (time.monotonic() - started), 0.001) if reads else budget_s
         try:
-            reads.append(kafka.read_messages(positions, budget_s=left, committed=isolated) if isolated
-                         else kafka.read_messages(positions, budget_s=left))
+            reads.append(
+                kafka.read_messages(positions, budget_s=left, committed=isolated)
+                if isolated
+                else kafka.read_messages(positions, budget_s=left)
+            )
         except OffctlError as exc:
             reads.append(MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}")))
     if len(reads) == 1:
         return reads[0]
-    return MessageRead({k: v for r in reads for k, v in r.messages.items()},
-                       frozenset().union(*(r.at_end for r in reads)), {k: v for r in reads for k, v in r.unread.items()})
+    return MessageRead(
+        {k: v for r in reads for k, v in r.messages.items()},
+        frozenset().union(*(r.at_end for r in reads)),
+        {k: v for r in reads for k, v in r.unread.items()},
+    )
 
 
-def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
-                   thresholds: Thresholds | Profiles | None = None,
-                   behind: Mapping[tuple, float] | None = None) -> Report:
+def with_time_lags(
+    report: Report,
+    kafka: LogStore | None,
+    budget_s: float,
+    thresholds: Thresholds | Profiles | None = None,
+    behind: Mapping[tuple, float] | None = None,
+) -> Report:
     """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
     read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing: nothing is read for them. What
     is not read is `unread` with a note, never a partial report: the offsets and lags are complete.
@@ -400,16 +467,22 @@ def with_time_lags(report: Report, kafka: LogStore | None, budget_s: float,
     return with_retention(report, kafka, read, thresholds, behind) if thresholds is not None else report
 
 
-def with_retention(report: Report, kafka: LogStore, read: MessageRead, thresholds: Thresholds | Profiles,
-                   behind: Mapping[tuple, float] | None = None) -> Report:
+def with_retention(
+    report: Report,
+    kafka: LogStore,
+    read: MessageRead,
+    thresholds: Thresholds | Profiles,
+    behind: Mapping[tuple, float] | None = None,
+) -> Report:
     """The report with each lagging partition's retention headroom and its RETENTION_* findings, each consumer's by
     its own profile's horizon and spout: the topics' configs in one request (a refusal reports nothing, never fails),
     the message's timestamp from `read`. The retention.ms stated per topic (--topic-retention) is the run's: a topic
     has one retention whoever reads it."""
     if not read.messages:  # no timestamp to start from (--time-lag-budget 0, refused): nothing to ask the broker
         why = "the message's timestamp is not known: the message was not read"
-        return replace(report, headrooms={p: Headroom(None, retention.UNREAD, why)
-                                          for p in timelag.positions(report.rows)})
+        return replace(
+            report, headrooms={p: Headroom(None, retention.UNREAD, why) for p in timelag.positions(report.rows)}
+        )
     topics = retention.topics(report.rows)
     try:
         configs = kafka.read_topic_configs(topics)
@@ -419,9 +492,14 @@ def with_retention(report: Report, kafka: LogStore, read: MessageRead, threshold
     headrooms = retention.measure(report.rows, read, configs, stated, report.captured_ms)
     notes = retention.notes(configs, stated, topics)
     report = replace(report, headrooms=headrooms, notes=(*report.notes, *notes))
-    return with_findings(report, [f for _, t, part in judge.parts(report, thresholds)
-                                  for f in retention.findings(part.rows, headrooms, t.spout, t.retention_horizon_ms,
-                                                              behind)])
+    return with_findings(
+        report,
+        [
+            f
+            for _, t, part in judge.parts(report, thresholds)
+            for f in retention.findings(part.rows, headrooms, t.spout, t.retention_horizon_ms, behind)
+        ],
+    )
 
 
 def with_open_transactions(report: Report, kafka: LogStore | None, budget_s: float) -> Report:
@@ -433,15 +511,19 @@ def with_open_transactions(report: Report, kafka: LogStore | None, budget_s: flo
     if not wanted or kafka is None:
         return report
     found = transactions.ages(report.rows, read_within(kafka, wanted, budget_s), report.captured_ms)
-    limit = (transactions.max_timeout_ms(kafka.read_broker_config([transactions.MAX_TIMEOUT])[0])
-             if transactions.old_enough(found) else (transactions.DEFAULT_MAX_TIMEOUT_MS, ""))
+    limit = (
+        transactions.max_timeout_ms(kafka.read_broker_config([transactions.MAX_TIMEOUT])[0])
+        if transactions.old_enough(found)
+        else (transactions.DEFAULT_MAX_TIMEOUT_MS, "")
+    )
     new, notes = transactions.findings(report.rows, found, report.captured_ms, limit)
     report = with_findings(report, new)
     return replace(report, notes=(*report.notes, *notes)) if notes else report
 
 
-def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thresholds | Profiles,
-                       options: ExpiryOptions, budget_s: float) -> Report:
+def with_commit_expiry(
+    report: Report, kafka: LogStore | None, thresholds: Thresholds | Profiles, options: ExpiryOptions, budget_s: float
+) -> Report:
     """The report with the estimated commit expiry of its storm-kafka-client groups' partitions and their
     COMMIT_EXPIRY_RISK findings (offctl.core.expiry), each group's by its own profile's spout. Reads the broker's
     offsets.retention.minutes and the message before each committed offset within `budget_s` seconds; what is not
@@ -465,15 +547,17 @@ def with_commit_expiry(report: Report, kafka: LogStore | None, thresholds: Thres
     return replace(report, commit_expiry=expiries, offsets_retention=retention, notes=(*report.notes, *notes))
 
 
-def _expiry_parts(report: Report, thresholds: Thresholds | Profiles, kafka_rows: list
-                  ) -> tuple[list[tuple], list[str]]:
+def _expiry_parts(report: Report, thresholds: Thresholds | Profiles, kafka_rows: list) -> tuple[list[tuple], list[str]]:
     """Which profiles' groups get a commit-expiry estimate, as (spout, part of the report, its lagging Kafka rows):
     those whose spout stops refreshing its commits; and the check skipped, with why, for each of the others."""
     estimated, skipped = [], []
     parts = judge.parts(report, thresholds)
     for name, t, part in parts:
-        rows = kafka_rows if len(parts) == 1 else [r for r in part.rows if r.record.key.store == KAFKA
-                                                     and r.lag is not None]
+        rows = (
+            kafka_rows
+            if len(parts) == 1
+            else [r for r in part.rows if r.record.key.store == KAFKA and r.lag is not None]
+        )
         if not rows:
             continue
         if expiry.not_refreshed(t.spout) is not None:
@@ -484,8 +568,9 @@ def _expiry_parts(report: Report, thresholds: Thresholds | Profiles, kafka_rows:
     return estimated, skipped
 
 
-def _expiry_reads(report: Report, kafka: LogStore, estimated: list[tuple], options: ExpiryOptions, budget_s: float
-                  ) -> tuple[expiry.Retention, MessageRead]:
+def _expiry_reads(
+    report: Report, kafka: LogStore, estimated: list[tuple], options: ExpiryOptions, budget_s: float
+) -> tuple[expiry.Retention, MessageRead]:
     """What the estimate reads: the offsets retention (the broker's, else --offsets-retention-minutes, else Kafka's
     default) and the message before each committed offset, within `budget_s` seconds."""
     reported, why = kafka.read_broker_config([expiry.SETTING])
@@ -496,20 +581,27 @@ def _expiry_reads(report: Report, kafka: LogStore, estimated: list[tuple], optio
     return retention, read
 
 
-def _expiry_notes(expiries: Mapping[tuple, expiry.Expiry], retention: expiry.Retention, options: ExpiryOptions,
-                  found: list) -> list[str]:
+def _expiry_notes(
+    expiries: Mapping[tuple, expiry.Expiry], retention: expiry.Retention, options: ExpiryOptions, found: list
+) -> list[str]:
     """What the estimate says of itself: the messages not read, the option given but not used, and the retention
     assumed when a finding rests on it."""
     notes = [n for n in (expiry.unread_note(expiries), expiry.option_note(retention, options.retention_minutes)) if n]
     if retention.source == expiry.ASSUMED and found:
-        notes.append(f"commit expiry assumes {expiry.SETTING}={retention.minutes}, Kafka's default: {retention.why} "
-                     f"(give --offsets-retention-minutes)")
+        notes.append(
+            f"commit expiry assumes {expiry.SETTING}={retention.minutes}, Kafka's default: {retention.why} "
+            f"(give --offsets-retention-minutes)"
+        )
     return notes
 
 
-def assess(snapshot: Snapshot, kafka: LogStore | None, thresholds: Thresholds | Profiles,
-           estimates: Estimates = Estimates(),
-           records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None) -> Report:
+def assess(
+    snapshot: Snapshot,
+    kafka: LogStore | None,
+    thresholds: Thresholds | Profiles,
+    estimates: Estimates = Estimates(),
+    records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None,
+) -> Report:
     """The pipeline every face runs on what it read (inspect, a watch refresh, a serve cycle, an audit task):
     analyze the snapshot, then the reads that follow from the analysis, with `kafka` still open: the time lag of
     the lagging partitions, their retention headroom, and the commit expiry of the storm-kafka-client groups'
@@ -517,8 +609,9 @@ def assess(snapshot: Snapshot, kafka: LogStore | None, thresholds: Thresholds | 
     is judged by the Thresholds of its own profile (offctl.core.judge); plain Thresholds judge every one."""
     budget_s = estimates.time_lag_budget_s
     started = time.monotonic()
-    report = with_time_lags(judge.analyze_each(snapshot, thresholds, records), kafka, budget_s, thresholds,
-                            estimates.behind)
+    report = with_time_lags(
+        judge.analyze_each(snapshot, thresholds, records), kafka, budget_s, thresholds, estimates.behind
+    )
     # The time lags come first; the open transactions, then the commit expiry, get what is left of the same budget.
     report = with_open_transactions(report, kafka, _left(budget_s, started))
     return with_commit_expiry(report, kafka, thresholds, estimates.expiry, _left(budget_s, started))
@@ -529,9 +622,16 @@ def _left(budget_s: float, started: float) -> float:
     return max(budget_s - (time.monotonic() - started), 0.001) if budget_s > 0 else 0.0
 
 
-def inspect(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles,
-            now_ms: int | None = None, *, time_lag_budget_s: float = TIME_LAG_BUDGET_S,
-            expiry_options: ExpiryOptions = ExpiryOptions(), behind: Mapping[tuple, float] | None = None) -> Report:
+def inspect(
+    conn: Connection,
+    selection: Selection,
+    thresholds: Thresholds | Profiles,
+    now_ms: int | None = None,
+    *,
+    time_lag_budget_s: float = TIME_LAG_BUDGET_S,
+    expiry_options: ExpiryOptions = ExpiryOptions(),
+    behind: Mapping[tuple, float] | None = None,
+) -> Report:
     """Read every selected spout and group, join with log offsets, and report rows and findings, with the reads
     that follow (assess): the time lag and retention headroom of the lagging partitions and the commit expiry of
     the storm-kafka-client groups' partitions, their messages read within `time_lag_budget_s` seconds in all (0:
@@ -540,7 +640,14 @@ def inspect(conn: Connection, selection: Selection, thresholds: Thresholds | Pro
     roots = spout_roots(conn, selection)
     with cyclic_gc_paused():
         with open_stores(conn) as (zk, kafka):
-            snapshot, records = read_snapshot(zk, kafka, roots, selection, conn.storm_root,
-                                              now_ms if now_ms is not None else int(time.time() * 1000),
-                                              trident_roots=trident_list(conn, selection), judged_by=thresholds)
+            snapshot, records = read_snapshot(
+                zk,
+                kafka,
+                roots,
+                selection,
+                conn.storm_root,
+                now_ms if now_ms is not None else int(time.time() * 1000),
+                trident_roots=trident_list(conn, selection),
+                judged_by=thresholds,
+            )
             return assess(snapshot, kafka, thresholds, Estimates(time_lag_budget_s, expiry_options, behind), records)

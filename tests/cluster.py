@@ -32,12 +32,19 @@ from pathlib import Path
 from offctl.adapters import servers
 
 NODES = 3
-_SETTINGS = {"offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "6",
-             "transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",
-             "transaction.state.log.num.partitions": "3", "share.coordinator.state.topic.replication.factor": "3",
-             "share.coordinator.state.topic.min.isr": "2", "default.replication.factor": "3",
-             "min.insync.replicas": "2", "group.initial.rebalance.delay.ms": "0",
-             "controlled.shutdown.enable": "true"}
+_SETTINGS = {
+    "offsets.topic.replication.factor": "3",
+    "offsets.topic.num.partitions": "6",
+    "transaction.state.log.replication.factor": "3",
+    "transaction.state.log.min.isr": "2",
+    "transaction.state.log.num.partitions": "3",
+    "share.coordinator.state.topic.replication.factor": "3",
+    "share.coordinator.state.topic.min.isr": "2",
+    "default.replication.factor": "3",
+    "min.insync.replicas": "2",
+    "group.initial.rebalance.delay.ms": "0",
+    "controlled.shutdown.enable": "true",
+}
 
 
 @dataclass
@@ -62,13 +69,18 @@ class KraftCluster:
         for node in nodes:
             folder = self.root / f"node-{node}"
             with open(folder / "stdout.log", "ab") as out:
-                started[node] = subprocess.Popen([*self.jvm, "kafka.Kafka", str(folder / "server.properties")],
-                                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                 start_new_session=True)
+                started[node] = subprocess.Popen(
+                    [*self.jvm, "kafka.Kafka", str(folder / "server.properties")],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
             self.pids[node] = started[node].pid
         for node, proc in started.items():
-            servers._wait_until_listening(proc, f"Kafka node {node}", self.ports[node],
-                                          self.root / f"node-{node}" / "stdout.log", timeout)
+            servers._wait_until_listening(
+                proc, f"Kafka node {node}", self.ports[node], self.root / f"node-{node}" / "stdout.log", timeout
+            )
 
     def kill(self, node: int) -> None:
         """SIGKILL: the node is gone at once, as in a crash."""
@@ -90,8 +102,11 @@ class KraftCluster:
 
         deadline = time.monotonic() + timeout
         while True:
-            admin = KafkaAdminClient(bootstrap_servers=[self.address(n) for n in self.pids],
-                                     request_timeout_ms=5000, bootstrap_timeout_ms=10000)
+            admin = KafkaAdminClient(
+                bootstrap_servers=[self.address(n) for n in self.pids],
+                request_timeout_ms=5000,
+                bootstrap_timeout_ms=10000,
+            )
             try:
                 admin.list_group_offsets({group: None})  # finds the coordinator and asks it
                 node = admin._manager.cluster.get_coordinator(group)
@@ -109,12 +124,18 @@ def _properties(root: Path, node: int, ports: dict[int, int], controllers: dict[
     folder = root / f"node-{node}"
     folder.mkdir(parents=True, exist_ok=True)
     voters = ",".join(f"{n}@127.0.0.1:{c}" for n, c in controllers.items())
-    props = {"process.roles": "broker,controller", "node.id": str(node), "controller.quorum.voters": voters,
-             "listeners": f"PLAINTEXT://127.0.0.1:{ports[node]},CONTROLLER://127.0.0.1:{controllers[node]}",
-             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{ports[node]}",
-             "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
-             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-             "log.dirs": str(folder / "data"), **_SETTINGS}
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": str(node),
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://127.0.0.1:{ports[node]},CONTROLLER://127.0.0.1:{controllers[node]}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{ports[node]}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(folder / "data"),
+        **_SETTINGS,
+    }
     config = folder / "server.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     return config
@@ -132,18 +153,32 @@ def kraft_cluster(root: Path, timeout: float = 120.0):
     logging = root / "log4j.properties"
     root.mkdir(parents=True, exist_ok=True)
     logging.write_text(servers._LOG4J2.format(log=root / "cluster.log"))
-    jvm = [java, "-Xms128m", "-Xmx512m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
-           f"-Dlog4j2.configurationFile={logging}", "-cp", classpath]
+    jvm = [
+        java,
+        "-Xms128m",
+        "-Xmx512m",
+        "-XX:+UseG1GC",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={logging}",
+        "-cp",
+        classpath,
+    ]
     cluster_id = "-"
     while cluster_id.startswith("-"):  # as kafka-storage random-uuid makes one (never starting with "-")
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     for node in ports:
         config = _properties(root, node, ports, controllers)
-        formatted = subprocess.run([*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c",
-                                    str(config)], capture_output=True, text=True, timeout=timeout)
+        formatted = subprocess.run(
+            [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if formatted.returncode != 0:
-            raise servers.ServerFailed(f"node {node}'s storage could not be formatted: "
-                                       f"{(formatted.stderr or formatted.stdout).strip()[-1000:]}")
+            raise servers.ServerFailed(
+                f"node {node}'s storage could not be formatted: "
+                f"{(formatted.stderr or formatted.stdout).strip()[-1000:]}"
+            )
     cluster = KraftCluster(root, ports, controllers, jvm)
     try:
         cluster.start(*ports, timeout=timeout)

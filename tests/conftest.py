@@ -58,8 +58,11 @@ def _signals_given_back():
             if signal.getsignal(sig) is interrupts.handler:
                 signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
         interrupts.start()
-        pytest.fail(f"the test left {sorted(s.name for s in blocked)} blocked and offctl's handler on {installed}: "
-                    f"call offctl through main(), which gives them back", pytrace=False)
+        pytest.fail(
+            f"the test left {sorted(s.name for s in blocked)} blocked and offctl's handler on {installed}: "
+            f"call offctl through main(), which gives them back",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -108,9 +111,12 @@ BROKER39_CHROOT = "/kafka39"
 def broker39(tmp_path_factory, zk_server):
     """Apache Kafka 3.9 in ZooKeeper mode: its broker registry is at BROKER39_CHROOT/brokers in the test ZooKeeper,
     as storm-kafka's ZkHosts and storm-kafka-monitor's old-spout mode read it."""
-    yield from _serve("Apache Kafka 3.9", lambda: servers.start_broker(
-        tmp_path_factory.mktemp("broker39"), version=servers.KAFKA_ZK,
-        zookeeper=zk_server.address + BROKER39_CHROOT))
+    yield from _serve(
+        "Apache Kafka 3.9",
+        lambda: servers.start_broker(
+            tmp_path_factory.mktemp("broker39"), version=servers.KAFKA_ZK, zookeeper=zk_server.address + BROKER39_CHROOT
+        ),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -167,8 +173,7 @@ class KafkaHelper:
         self._producer = self.admin = None
         gc.collect()  # librdkafka's clients end when their Python objects go
 
-    def create_topic(self, name: str, partitions: int, config: dict[str, str] | None = None,
-                     replicas: int = 1) -> None:
+    def create_topic(self, name: str, partitions: int, config: dict[str, str] | None = None, replicas: int = 1) -> None:
         from confluent_kafka import KafkaError, KafkaException
         from confluent_kafka.admin import NewTopic
 
@@ -177,8 +182,9 @@ class KafkaHelper:
         # the earlier request's, landed.
         deadline, retry = time.monotonic() + 180, False
         while True:
-            future = self.admin.create_topics([NewTopic(name, partitions, replicas, config=config or {})],
-                                              request_timeout=30)[name]
+            future = self.admin.create_topics(
+                [NewTopic(name, partitions, replicas, config=config or {})], request_timeout=30
+            )[name]
             try:
                 future.result(timeout=35)
                 break
@@ -194,8 +200,13 @@ class KafkaHelper:
         while time.monotonic() < deadline:  # until every partition has a leader that answers for it
             md = self.admin.list_topics(name, timeout=10)
             found = md.topics.get(name)
-            if (found is not None and not found.error and len(found.partitions) == partitions
-                    and all(p.leader >= 0 for p in found.partitions.values()) and self._offsets_answered(name)):
+            if (
+                found is not None
+                and not found.error
+                and len(found.partitions) == partitions
+                and all(p.leader >= 0 for p in found.partitions.values())
+                and self._offsets_answered(name)
+            ):
                 return
             time.sleep(0.1)
         raise AssertionError(f"topic {name} did not appear")
@@ -224,8 +235,14 @@ class KafkaHelper:
         from confluent_kafka import Producer
 
         if self._producer is None:
-            self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5, "acks": "all",
-                                       "max.in.flight.requests.per.connection": 1})  # in order, whatever the retries
+            self._producer = Producer(
+                {
+                    "bootstrap.servers": self.bootstrap,
+                    "linger.ms": 5,
+                    "acks": "all",
+                    "max.in.flight.requests.per.connection": 1,
+                }
+            )  # in order, whatever the retries
         for record in records:
             # Stamped with Python's clock, which tests/clock/ahead moves and librdkafka's would not be.
             self._producer.produce(topic, partition=partition, **{"timestamp": int(time.time() * 1000), **record})
@@ -293,8 +310,16 @@ def compacted_topic(kafka) -> str:
     log.cleaner.backoff.ms (15 s) of its next look: about 10 s, measured."""
     if kafka.bootstrap not in _compacted:
         topic = f"compacted-{time.time_ns()}"
-        kafka.create_topic(topic, 1, {"cleanup.policy": "compact", "segment.ms": "100", "min.compaction.lag.ms": "0",
-                                      "min.cleanable.dirty.ratio": "0.01"})
+        kafka.create_topic(
+            topic,
+            1,
+            {
+                "cleanup.policy": "compact",
+                "segment.ms": "100",
+                "min.compaction.lag.ms": "0",
+                "min.cleanable.dirty.ratio": "0.01",
+            },
+        )
         records = [{"key": k, "value": b"v%d" % o, "timestamp": compacted_at(o)} for o, k in enumerate(COMPACTED_KEYS)]
         kafka.produce_records(topic, 0, records[:-1])
         kafka.produce_records(topic, 0, records[-1:])
@@ -332,15 +357,20 @@ def committed_transaction(kafka, topic: str, partition: int, count: int) -> int:
     return count
 
 
-
 @contextmanager
 def joined_as_consumer(kafka, broker, group: str, topic: str):
     """A consumer of `group` subscribed to `topic` with group.protocol=consumer (KIP-848: the broker assigns the
     partitions), until the group is stable with the partitions assigned to it."""
     from confluent_kafka import Consumer
 
-    consumer = Consumer({"bootstrap.servers": broker.address, "group.id": group, "group.protocol": "consumer",
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.address,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "enable.auto.commit": False,
+        }
+    )
     try:
         consumer.subscribe([topic])
         deadline = time.monotonic() + 30
@@ -353,8 +383,6 @@ def joined_as_consumer(kafka, broker, group: str, topic: str):
         yield consumer
     finally:
         consumer.close()
-
-
 
 
 # --- a broker with an authorizer: Apache Kafka 4.4, PLAINTEXT for the operator, SASL/PLAIN for the users --------
@@ -378,8 +406,12 @@ class Guarded:
         return self.broker.sasl_address
 
     def config(self, user: str = "storm", password: str | None = None) -> dict[str, str]:
-        return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": user,
-                "sasl.password": password or SASL_USERS[user]}
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": user,
+            "sasl.password": password or SASL_USERS[user],
+        }
 
     @property
     def storm_config(self) -> dict[str, str]:
@@ -387,8 +419,11 @@ class Guarded:
 
     @property
     def storm_flags(self) -> list[str]:
-        return ["--bootstrap-servers", self.sasl, *(a for k, v in self.storm_config.items()
-                                                     for a in ("--kafka-config", f"{k}={v}"))]
+        return [
+            "--bootstrap-servers",
+            self.sasl,
+            *(a for k, v in self.storm_config.items() for a in ("--kafka-config", f"{k}={v}")),
+        ]
 
     def allow(self, user: str, *grants) -> None:
         """ACLs for `user`: (resource type, name, operation), each a literal ALLOW."""
@@ -406,21 +441,29 @@ class Guarded:
         from confluent_kafka.admin import AclBinding, AdminClient, ResourcePatternType
 
         admin = AdminClient({"bootstrap.servers": self.broker.address})
-        for future in admin.create_acls([AclBinding(kind, name, ResourcePatternType.LITERAL, f"User:{user}", "*", op,
-                                                    permission) for kind, name, op in entries]).values():
+        for future in admin.create_acls(
+            [
+                AclBinding(kind, name, ResourcePatternType.LITERAL, f"User:{user}", "*", op, permission)
+                for kind, name, op in entries
+            ]
+        ).values():
             future.result(30)
 
 
 def start_guarded(log_dir) -> Guarded:
     from confluent_kafka.admin import AclOperation, ResourceType
 
-    broker = servers.start_broker(log_dir, sasl_users=SASL_USERS, settings={
-        "offsets.retention.minutes": "1440", "log.retention.hours": "6"})
+    broker = servers.start_broker(
+        log_dir, sasl_users=SASL_USERS, settings={"offsets.retention.minutes": "1440", "log.retention.hours": "6"}
+    )
     try:
         guarded = Guarded(broker)
-        guarded.allow("storm", (ResourceType.TOPIC, "*", AclOperation.READ),  # READ implies DESCRIBE
-                      (ResourceType.GROUP, "*", AclOperation.READ),
-                      (ResourceType.BROKER, "kafka-cluster", AclOperation.DESCRIBE))
+        guarded.allow(
+            "storm",
+            (ResourceType.TOPIC, "*", AclOperation.READ),  # READ implies DESCRIBE
+            (ResourceType.GROUP, "*", AclOperation.READ),
+            (ResourceType.BROKER, "kafka-cluster", AclOperation.DESCRIBE),
+        )
     except BaseException:
         servers.stop(broker.pid)
         raise
@@ -445,17 +488,33 @@ def guarded_kafka(guarded):
     helper.close()
 
 
-def storm_record(topic: str, partition: int, offset: int, *, topology_id: str = "orders-topology-1-1700000000",
-                 topology_name: str | None = None, broker: str = "127.0.0.1:9092") -> bytes:
+def storm_record(
+    topic: str,
+    partition: int,
+    offset: int,
+    *,
+    topology_id: str = "orders-topology-1-1700000000",
+    topology_name: str | None = None,
+    broker: str = "127.0.0.1:9092",
+) -> bytes:
     """A node byte for byte as storm-kafka's PartitionManager.commit() writes it in every release
     (v0.9.2-incubating to v1.2.4): ImmutableMap key order, json-simple's JSONValue.toJSONString (no spaces,
     '/' escaped as '\\/')."""
     host, port = broker.rsplit(":", 1)
-    return json.dumps({
-        "topology": {"id": topology_id, "name": topology_name or topology_id.rsplit("-", 2)[0]},
-        "offset": offset, "partition": partition,
-        "broker": {"host": host, "port": int(port)}, "topic": topic,
-    }, separators=(",", ":")).replace("/", "\\/").encode()
+    return (
+        json.dumps(
+            {
+                "topology": {"id": topology_id, "name": topology_name or topology_id.rsplit("-", 2)[0]},
+                "offset": offset,
+                "partition": partition,
+                "broker": {"host": host, "port": int(port)},
+                "topic": topic,
+            },
+            separators=(",", ":"),
+        )
+        .replace("/", "\\/")
+        .encode()
+    )
 
 
 _counter = itertools.count()
@@ -532,6 +591,11 @@ def readme_block(heading: str) -> str:
 
 def fresh_copy(where: Path) -> Path:
     """The project as a fresh clone has it (no venv, no build or test leftovers), at `where`."""
-    shutil.copytree(REPO, where, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build",
-                                                               "offctl-env*", ".pytest_cache", ".hypothesis"))
+    shutil.copytree(
+        REPO,
+        where,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "__pycache__", "*.egg-info", "build", "offctl-env*", ".pytest_cache", ".hypothesis"
+        ),
+    )
     return where

@@ -32,8 +32,14 @@ def damaged(draw, data: bytes) -> bytes:
 
 def each_generated(inputs: st.SearchStrategy, check: Callable[[object], None], examples: int) -> None:
     """check() every one of `examples` inputs drawn from `inputs`, with a fixed seed (derandomize), no database."""
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
     @given(inputs)
     def one(case):
         check(case)
@@ -51,6 +57,8 @@ def full_run(module, examples: int, lines, open_oracle: Callable, title: Callabl
             for name in sorted(dir(module)):
                 if name.startswith("test_") and name != "test_the_corpus_agrees":
                     getattr(module, name)(running)
-            print(f"{title(line)}: {running.asked:,} inputs asked, every verdict agreed: "
-                  + ", ".join(f"{verdict} {n:,}" for (ln, verdict), n in sorted(module.COUNTS.items()) if ln == line),
-                  flush=True)
+            print(
+                f"{title(line)}: {running.asked:,} inputs asked, every verdict agreed: "
+                + ", ".join(f"{verdict} {n:,}" for (ln, verdict), n in sorted(module.COUNTS.items()) if ln == line),
+                flush=True,
+            )

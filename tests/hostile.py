@@ -106,6 +106,7 @@ async def _open(port: int, first: bytes) -> asyncio.StreamWriter | None:
 def hold(port: int, count: int, first: bytes) -> list:
     """Open `count` connections that each send `first` and then nothing; returns them, still open (close with
     release). Runs in a thread's own event loop: the caller keeps its own."""
+
     async def all_of() -> list:
         return list(await asyncio.gather(*(_open(port, first) for _ in range(count))))
 

@@ -22,6 +22,7 @@ from tests.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_json_line, too
 SOURCE = Path(__file__).parent / "java" / "ConsumerView.java"
 ISOLATIONS = ("read_committed", "read_uncommitted")
 
+
 @functools.cache
 def _classes() -> tuple[str, str]:
     """ConsumerView compiled once per session: (its classpath with Kafka's jars, the log4j2 configuration file)."""
@@ -29,8 +30,9 @@ def _classes() -> tuple[str, str]:
     return compile_java((SOURCE, RUNNER_IO), kafka, prefix="consumer-view-", log_prefix="kafka-clients")
 
 
-def consumer_view(bootstrap: str, topic: str, starts: dict[int, int], *,
-                  isolation: str = "read_committed", timeout: float = 60.0) -> dict[int, dict]:
+def consumer_view(
+    bootstrap: str, topic: str, starts: dict[int, int], *, isolation: str = "read_committed", timeout: float = 60.0
+) -> dict[int, dict]:
     """What a Java KafkaConsumer with `isolation` (read_committed or read_uncommitted), assigned the partitions of
     `starts` (partition -> start offset) of `topic` and seeked there, is handed up to its end offsets:
     {partition: {"end_offset": int, "position": int, "records": [offset, ...]}}. AssertionError, with the
@@ -40,8 +42,18 @@ def consumer_view(bootstrap: str, topic: str, starts: dict[int, int], *,
     if not starts:
         raise ValueError("no partitions to read")
     classpath, logging = _classes()
-    argv = [tool("java", "ConsumerView"), *JVM_FLAGS, f"-Dlog4j2.configurationFile={logging}", "-cp", classpath,
-            "ConsumerView", bootstrap, isolation, topic, *(f"{int(p)}={int(o)}" for p, o in starts.items())]
+    argv = [
+        tool("java", "ConsumerView"),
+        *JVM_FLAGS,
+        f"-Dlog4j2.configurationFile={logging}",
+        "-cp",
+        classpath,
+        "ConsumerView",
+        bootstrap,
+        isolation,
+        topic,
+        *(f"{int(p)}={int(o)}" for p, o in starts.items()),
+    ]
     answer = run_json_line("ConsumerView", argv, timeout=timeout)
     if not isinstance(answer, dict):
         raise AssertionError(f"ConsumerView printed no JSON object: {answer!r}")

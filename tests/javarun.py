@@ -32,21 +32,42 @@ def tool(name: str, what: str, java_home: str | None = None) -> str:
     """The JDK's `name` (javac, java): from `java_home` where given, else on PATH."""
     found = str(Path(java_home) / "bin" / name) if java_home else shutil.which(name)
     if found is None or not Path(found).exists():
-        raise AssertionError(f"{name} not found: {what} needs a JDK "
-                             f"({java_home or 'apt-get install openjdk-17-jdk-headless'})")
+        raise AssertionError(
+            f"{name} not found: {what} needs a JDK ({java_home or 'apt-get install openjdk-17-jdk-headless'})"
+        )
     return found
 
 
-def compile_java(source: Path | Sequence[Path], classpath: str, *, prefix: str, log_prefix: str,
-                 java_home: str | None = None, files: Mapping[str, str] | None = None) -> tuple[str, str]:
+def compile_java(
+    source: Path | Sequence[Path],
+    classpath: str,
+    *,
+    prefix: str,
+    log_prefix: str,
+    java_home: str | None = None,
+    files: Mapping[str, str] | None = None,
+) -> tuple[str, str]:
     """Compile `source` (one file, or several compiled together: the program first, e.g. (SOURCE, RUNNER_IO))
     against `classpath` into a new temporary directory (removed at exit), with `files` (path relative to it -> text)
     written beside the classes; returns (the classpath to run it with, the log4j2 file)."""
     sources = [source] if isinstance(source, Path) else list(source)
     where = tempfile.mkdtemp(prefix=prefix)
     atexit.register(shutil.rmtree, where, ignore_errors=True)
-    compiled = subprocess.run([tool("javac", sources[0].stem, java_home), "-nowarn", "-Xlint:none", "-cp", classpath,
-                               "-d", where, *map(str, sources)], capture_output=True, text=True, timeout=120)
+    compiled = subprocess.run(
+        [
+            tool("javac", sources[0].stem, java_home),
+            "-nowarn",
+            "-Xlint:none",
+            "-cp",
+            classpath,
+            "-d",
+            where,
+            *map(str, sources),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if compiled.returncode != 0:
         names = " ".join(path.name for path in sources)
         raise AssertionError(f"javac {names} failed ({compiled.returncode}): {compiled.stderr}")

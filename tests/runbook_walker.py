@@ -37,9 +37,15 @@ class Step:
     def writes(self) -> bool:
         """An offctl command that writes (its dry run does not)."""
         words = shlex.split(self.command.split("|")[0])
-        return (words[:1] == ["offctl"] and "--execute" in words
-                and (words[1:2] in (["reset"], ["restore"], ["migrate"], ["delete"])
-                     or words[1:2] == ["audit"] and "--repair" in words))
+        return (
+            words[:1] == ["offctl"]
+            and "--execute" in words
+            and (
+                words[1:2] in (["reset"], ["restore"], ["migrate"], ["delete"])
+                or words[1:2] == ["audit"]
+                and "--repair" in words
+            )
+        )
 
     @property
     def asks(self) -> bool:
@@ -88,8 +94,15 @@ def run(command: str, env: dict, cwd: Path, *, answer: str = "y", timeout: float
     """Run `command` in bash (pipefail), its standard input a pseudo-terminal: each confirmation offctl asks for
     on stderr is answered `answer`. Standard output and error are pipes, read as they come."""
     master, slave = os.openpty()
-    proc = subprocess.Popen(["bash", "-o", "pipefail", "-c", command], env=env, cwd=cwd, stdin=slave,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "-o", "pipefail", "-c", command],
+        env=env,
+        cwd=cwd,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     os.close(slave)
     out, err, prompts = bytearray(), bytearray(), 0
     streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, master: None}
@@ -164,8 +177,9 @@ def kafka_state(bootstrap: str) -> dict[str, dict[tuple[str, int], tuple[int, st
     client = GroupClient(bootstrap, {}, 20)  # the commits as the broker holds them, metadata byte for byte
     try:
         for group in groups:
-            commits = {tp: (offset, metadata or "") for tp, (offset, metadata) in client.offsets(group).items()
-                       if offset >= 0}
+            commits = {
+                tp: (offset, metadata or "") for tp, (offset, metadata) in client.offsets(group).items() if offset >= 0
+            }
             if commits:
                 state[group] = commits
     finally:

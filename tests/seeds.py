@@ -12,8 +12,10 @@ import pytest
 
 from tests.conftest import storm_record
 
-ON_KAFKA_39 = ("`{name}` on Apache Kafka 3.9 (`broker39`), the broker of the storm-kafka era, for the tests whose only "
-               "consumer is an old spout.")
+ON_KAFKA_39 = (
+    "`{name}` on Apache Kafka 3.9 (`broker39`), the broker of the storm-kafka era, for the tests whose only "
+    "consumer is an old spout."
+)
 
 
 def on_each_broker(name: str, build: Callable):
@@ -39,8 +41,9 @@ def spout(zk, root: str, spout_id: str, topic: str, offsets: Mapping[int, int], 
     """storm-kafka's records of spout `spout_id` under zkRoot `root`: partition p at offsets[p] of `topic`
     (storm_record's keywords, topology_id and broker, for the rest)."""
     for partition, offset in offsets.items():
-        zk.create(f"{root}/{spout_id}/partition_{partition}", storm_record(topic, partition, offset, **record),
-                  makepath=True)
+        zk.create(
+            f"{root}/{spout_id}/partition_{partition}", storm_record(topic, partition, offset, **record), makepath=True
+        )
 
 
 def storm_root(zk, path: str, *running: str) -> str:
@@ -57,8 +60,12 @@ def orders_fleet(zk, kafka, names) -> SimpleNamespace:
     topic = kafka.filled_topic(names("orders"), 3, 10)
     root = names.root + "/spouts"
     spout(zk, root, "orders", topic, {p: 4 + p for p in range(3)})
-    return SimpleNamespace(topic=topic, root=root, storm_root=storm_root(zk, names.root + "/storm"),
-                           path=lambda p: f"{root}/orders/partition_{p}")
+    return SimpleNamespace(
+        topic=topic,
+        root=root,
+        storm_root=storm_root(zk, names.root + "/storm"),
+        path=lambda p: f"{root}/orders/partition_{p}",
+    )
 
 
 def fixture_config(path: Path, zk_server, broker, zk_root: str, storm_root: str, more: str = "") -> Path:

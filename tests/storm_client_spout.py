@@ -45,8 +45,10 @@ from tests.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_scenarios, sce
 
 HERE = Path(__file__).parent / "storm_runner" / "client"
 SOURCE = HERE / "ClientSpoutRunner.java"
-FETCH = ('mvn -q -B -f tests/storm_runner/client/pom.xml package '
-         '-Dstorm.home="${XDG_DATA_HOME:-$HOME/.local/share}/offctl/storm"')
+FETCH = (
+    "mvn -q -B -f tests/storm_runner/client/pom.xml package "
+    '-Dstorm.home="${XDG_DATA_HOME:-$HOME/.local/share}/offctl/storm"'
+)
 
 # The release lines tests/storm_runner/client/pom.xml fetches: line -> the JDK that runs it (None: java on PATH,
 # Java 17 here). storm-kafka-client 2.8.3 is the newest 2.x Maven Central resolves (2.8.3/pom.xml says why; its
@@ -55,11 +57,25 @@ FETCH = ('mvn -q -B -f tests/storm_runner/client/pom.xml package '
 # 1.0.6, the first "current" 1.x (CommitMetadataManager; kafka-clients 0.10.1.0); 1.1.1 and 1.0.5, the newest of
 # the legacy lines (commits hold the last processed offset; kafka-clients 0.10.0.0 and 0.9.0.1). All but 2.8.3 talk
 # to Kafka 3.9 only: Kafka 4.x refuses the request versions kafka-clients before 2.1 send (KIP-896).
-LINES: dict[str, str | None] = {"2.8.3": None, "1.2.4": None, "2.0.0": None, "1.1.3": None, "1.0.6": None,
-                                "1.1.1": None, "1.0.5": None}
+LINES: dict[str, str | None] = {
+    "2.8.3": None,
+    "1.2.4": None,
+    "2.0.0": None,
+    "1.1.3": None,
+    "1.0.6": None,
+    "1.1.1": None,
+    "1.0.5": None,
+}
 # The KafkaSpoutConfig API each line is driven through (ClientSpoutRunner's header; its answers' "api")
-APIS = {"2.8.3": "2.x", "2.0.0": "2.x", "1.2.4": "1.x", "1.1.3": "1.x", "1.0.6": "1.x", "1.1.1": "1.1-legacy",
-        "1.0.5": "1.0-legacy"}
+APIS = {
+    "2.8.3": "2.x",
+    "2.0.0": "2.x",
+    "1.2.4": "1.x",
+    "1.1.3": "1.x",
+    "1.0.6": "1.x",
+    "1.1.1": "1.1-legacy",
+    "1.0.5": "1.0-legacy",
+}
 PARTITIONED = ("log_start", "log_end", "start_position", "end_position", "first_emitted", "emitted", "committed")
 
 
@@ -81,16 +97,23 @@ def lib_dir(line: str) -> Path:
     lib = storm_home() / f"client-{line}" / "lib"
     if not (lib / f"storm-kafka-client-{line}.jar").is_file():
         fetch = FETCH if shutil.which("mvn") else f"apt-get install maven, then {FETCH}"
-        raise MissingStormClient(f"storm-kafka-client {line} is not in {lib}: fetch it from the project's root with "
-                                 f"`{fetch}` (or set OFFCTL_STORM_HOME to where it is)")
+        raise MissingStormClient(
+            f"storm-kafka-client {line} is not in {lib}: fetch it from the project's root with "
+            f"`{fetch}` (or set OFFCTL_STORM_HOME to where it is)"
+        )
     return lib
 
 
 @functools.cache
 def _classes(line: str, jars: Path) -> tuple[str, str]:
     """ClientSpoutRunner compiled against the line's jars, once per session: (its classpath, the log4j2 file)."""
-    return compile_java((SOURCE, RUNNER_IO), f"{jars}/*", prefix=f"client-spout-{line}-",
-                        log_prefix="storm-kafka-client", java_home=LINES[line])
+    return compile_java(
+        (SOURCE, RUNNER_IO),
+        f"{jars}/*",
+        prefix=f"client-spout-{line}-",
+        log_prefix="storm-kafka-client",
+        java_home=LINES[line],
+    )
 
 
 def run_client_spouts(line: str, scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:
@@ -100,8 +123,14 @@ def run_client_spouts(line: str, scenarios: list[dict], *, timeout: float | None
     plus every scenario's deadline)."""
     timeout = scenario_timeout(scenarios, timeout)
     classpath, logging = _classes(line, lib_dir(line))
-    argv = [tool("java", "ClientSpoutRunner", LINES[line]), *JVM_FLAGS, f"-Dlog4j2.configurationFile={logging}",
-            "-cp", classpath, "ClientSpoutRunner"]
+    argv = [
+        tool("java", "ClientSpoutRunner", LINES[line]),
+        *JVM_FLAGS,
+        f"-Dlog4j2.configurationFile={logging}",
+        "-cp",
+        classpath,
+        "ClientSpoutRunner",
+    ]
     answers = run_scenarios(f"ClientSpoutRunner ({line})", argv, scenarios, timeout=timeout)
     for answer in answers:
         for key in PARTITIONED:

@@ -47,14 +47,22 @@ RELEASE = "1.2.4"  # the default: the last storm-kafka release
 # Each release tests/storm_runner/kafka/pom.xml fetches (a module each), newest first, with the ZooKeeper client jar
 # its pom puts in lib/: 1.2.4's pom says why not Storm 1.2.4's 3.4.14; the others are the release's own (root
 # pom.xml at its tag), which connect on JDK 17.
-ZOOKEEPER_CLIENTS = {"1.2.4": "3.5.3-beta", "1.1.3": "3.4.6", "1.0.6": "3.4.6", "0.10.2": "3.4.6", "0.9.7": "3.4.6",
-                     "0.9.2-incubating": "3.4.5"}
+ZOOKEEPER_CLIENTS = {
+    "1.2.4": "3.5.3-beta",
+    "1.1.3": "3.4.6",
+    "1.0.6": "3.4.6",
+    "0.10.2": "3.4.6",
+    "0.9.7": "3.4.6",
+    "0.9.2-incubating": "3.4.5",
+}
 RELEASES = tuple(ZOOKEEPER_CLIENTS)
 ZOOKEEPER_CLIENT = ZOOKEEPER_CLIENTS[RELEASE]
 RUNNER = Path(__file__).parent / "storm_runner" / "kafka"
 SOURCE = RUNNER / "OldSpoutRunner.java"
-FETCH_STORM_KAFKA = ('mvn -q -B -f tests/storm_runner/kafka/pom.xml package '
-                     '-Dstorm.home="${XDG_DATA_HOME:-$HOME/.local/share}/offctl/storm"')
+FETCH_STORM_KAFKA = (
+    "mvn -q -B -f tests/storm_runner/kafka/pom.xml package "
+    '-Dstorm.home="${XDG_DATA_HOME:-$HOME/.local/share}/offctl/storm"'
+)
 
 # storm-core logs through slf4j bound to log4j2 (log4j-slf4j-impl 2.8.2 in 1.2.4, 2.1 in 0.10.2; the 0.9.x poms put
 # 0.10's 2.1 in place of logback, as they say); Kafka 0.8's log4j 1.x calls reach it through log4j-over-slf4j.
@@ -64,8 +72,10 @@ FETCH_STORM_KAFKA = ('mvn -q -B -f tests/storm_runner/kafka/pom.xml package '
 # Mockito 5 would mock TopologyContext with its inline mock maker and reach members through its instrumentation,
 # both of which attach a Java agent to the running JVM (warnings on stderr from JDK 21 on); a subclass and plain
 # reflection are all a non-final class needs.
-MOCKITO_PLUGINS = {"org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
-                    "org.mockito.plugins.MemberAccessor": "member-accessor-reflection\n"}
+MOCKITO_PLUGINS = {
+    "org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
+    "org.mockito.plugins.MemberAccessor": "member-accessor-reflection\n",
+}
 
 
 def storm_home() -> Path:
@@ -80,20 +90,25 @@ def storm_home() -> Path:
 def lib_dir(release: str = RELEASE) -> Path:
     """The jars of storm-kafka `release`, or AssertionError saying how to fetch them."""
     if release not in ZOOKEEPER_CLIENTS:
-        raise ValueError(f"storm-kafka {release} is not fetched by tests/storm_runner/kafka/pom.xml: one of "
-                         f"{', '.join(RELEASES)}")
+        raise ValueError(
+            f"storm-kafka {release} is not fetched by tests/storm_runner/kafka/pom.xml: one of {', '.join(RELEASES)}"
+        )
     lib = storm_home() / f"kafka-{release}" / "lib"
     fetch = FETCH_STORM_KAFKA if shutil.which("mvn") else f"apt-get install maven, then {FETCH_STORM_KAFKA}"
     if not (lib / f"storm-kafka-{release}.jar").is_file():
-        raise AssertionError(f"storm-kafka {release} is not in {lib}: fetch it and what its spout needs from Maven "
-                             f"Central, in offctl's clone: {fetch}")
+        raise AssertionError(
+            f"storm-kafka {release} is not in {lib}: fetch it and what its spout needs from Maven "
+            f"Central, in offctl's clone: {fetch}"
+        )
     # copy-dependencies only adds: a lib/ filled by an older pom keeps jars the current one dropped, and two
     # ZooKeeper clients on one classpath is a coin toss (3.4.14's cannot connect on JDK 14+: see the pom).
     client = ZOOKEEPER_CLIENTS[release]
     clients = sorted(p.name for p in lib.glob("zookeeper-*.jar"))
     if clients != [f"zookeeper-{client}.jar"]:
-        raise AssertionError(f"{lib} holds ZooKeeper client jars {clients}, not zookeeper-{client}.jar "
-                             f"alone: remove {lib.parent} and fetch it again, in offctl's clone: {fetch}")
+        raise AssertionError(
+            f"{lib} holds ZooKeeper client jars {clients}, not zookeeper-{client}.jar "
+            f"alone: remove {lib.parent} and fetch it again, in offctl's clone: {fetch}"
+        )
     return lib
 
 
@@ -109,8 +124,11 @@ def _source(release: str) -> Path:
         return SOURCE
     where = Path(tempfile.mkdtemp(prefix=f"old-spout-source-{release}-"))
     atexit.register(shutil.rmtree, where, ignore_errors=True)
-    text = SOURCE.read_text().replace("org.apache.storm.kafka", "storm.kafka").replace("org.apache.storm.",
-                                                                                         "backtype.storm.")
+    text = (
+        SOURCE.read_text()
+        .replace("org.apache.storm.kafka", "storm.kafka")
+        .replace("org.apache.storm.", "backtype.storm.")
+    )
     (where / SOURCE.name).write_text(text)
     return where / SOURCE.name
 
@@ -119,9 +137,13 @@ def _source(release: str) -> Path:
 def _classes(release: str = RELEASE) -> tuple[str, str]:
     """OldSpoutRunner compiled once per session and release: (its classpath with the release's jars, the log4j2
     file)."""
-    return compile_java((_source(release), RUNNER_IO), str(lib_dir(release) / "*"),
-                        prefix=f"old-spout-runner-{release}-", log_prefix="storm",
-                        files={f"mockito-extensions/{plugin}": choice for plugin, choice in MOCKITO_PLUGINS.items()})
+    return compile_java(
+        (_source(release), RUNNER_IO),
+        str(lib_dir(release) / "*"),
+        prefix=f"old-spout-runner-{release}-",
+        log_prefix="storm",
+        files={f"mockito-extensions/{plugin}": choice for plugin, choice in MOCKITO_PLUGINS.items()},
+    )
 
 
 def run_old_spouts(scenarios: list[dict], *, release: str = RELEASE, timeout: float | None = None) -> list[dict]:
@@ -131,6 +153,14 @@ def run_old_spouts(scenarios: list[dict], *, release: str = RELEASE, timeout: fl
     each scenario's deadline_ms)."""
     timeout = scenario_timeout(scenarios, timeout)
     classpath, logging = _classes(release)
-    argv = [tool("java", "OldSpoutRunner"), *JVM_FLAGS, "-Djava.net.preferIPv4Stack=true",
-            f"-Dlog4j2.configurationFile={logging}", "-cp", classpath, "OldSpoutRunner", "-"]
+    argv = [
+        tool("java", "OldSpoutRunner"),
+        *JVM_FLAGS,
+        "-Djava.net.preferIPv4Stack=true",
+        f"-Dlog4j2.configurationFile={logging}",
+        "-cp",
+        classpath,
+        "OldSpoutRunner",
+        "-",
+    ]
     return run_scenarios(f"OldSpoutRunner (storm-kafka {release})", argv, scenarios, timeout=timeout)

@@ -35,8 +35,14 @@ QUIET = "quiet-log4j2.properties"  # CommitMetadataManager logs a warning for ev
 def _classes(line: str, jars: Path) -> tuple[str, str]:
     """MetadataOracle compiled against the line's jars, once per session: (its classpath, a log4j2 file that logs
     nothing)."""
-    classpath, _ = compile_java(SOURCE, f"{jars}/*", prefix=f"metadata-oracle-{line}-", log_prefix="metadata-oracle",
-                                java_home=LINES[line], files={QUIET: "rootLogger.level = off\n"})
+    classpath, _ = compile_java(
+        SOURCE,
+        f"{jars}/*",
+        prefix=f"metadata-oracle-{line}-",
+        log_prefix="metadata-oracle",
+        java_home=LINES[line],
+        files={QUIET: "rootLogger.level = off\n"},
+    )
     return classpath, str(Path(classpath.split(":", 1)[0]) / QUIET)
 
 
@@ -58,7 +64,7 @@ class _Oracle:
         is sent: the JVM's answers never fill its pipe while this process is still writing."""
         answers = []
         for at in range(0, len(lines), CHUNK):
-            chunk = lines[at:at + CHUNK]
+            chunk = lines[at : at + CHUNK]
             self._proc.stdin.write(b"".join(chunk))
             self._proc.stdin.flush()
             answers += [self._proc.stdout.readline().decode().rstrip("\n") for _ in chunk]
@@ -86,8 +92,16 @@ class MetadataOracle(_Oracle):
         self.name = f"MetadataOracle ({line})"
         jars = lib_dir(line)
         classpath, logging = _classes(line, jars)
-        super().__init__([tool("java", "MetadataOracle", LINES[line]), *JVM_FLAGS,
-                          f"-Dlog4j2.configurationFile={logging}", "-cp", classpath, "MetadataOracle"])
+        super().__init__(
+            [
+                tool("java", "MetadataOracle", LINES[line]),
+                *JVM_FLAGS,
+                f"-Dlog4j2.configurationFile={logging}",
+                "-cp",
+                classpath,
+                "MetadataOracle",
+            ]
+        )
 
     def ask(self, inputs: list[tuple[str, bytes]]) -> list[str]:
         """The verdict of each (storm id, metadata bytes), in order."""
@@ -100,10 +114,13 @@ def _record_classes() -> tuple[str, str]:
     from tests.storm_kafka_spout import MOCKITO_PLUGINS
     from tests.storm_kafka_spout import lib_dir as storm_kafka_lib
 
-    files = {QUIET: "rootLogger.level = off\n",
-             **{f"mockito-extensions/{plugin}": choice for plugin, choice in MOCKITO_PLUGINS.items()}}
-    classpath, _ = compile_java(RECORD_SOURCE, f"{storm_kafka_lib()}/*", prefix="record-oracle-",
-                                log_prefix="record-oracle", files=files)
+    files = {
+        QUIET: "rootLogger.level = off\n",
+        **{f"mockito-extensions/{plugin}": choice for plugin, choice in MOCKITO_PLUGINS.items()},
+    }
+    classpath, _ = compile_java(
+        RECORD_SOURCE, f"{storm_kafka_lib()}/*", prefix="record-oracle-", log_prefix="record-oracle", files=files
+    )
     return classpath, str(Path(classpath.split(":", 1)[0]) / QUIET)
 
 
@@ -115,8 +132,16 @@ class RecordOracle(_Oracle):
 
     def __init__(self) -> None:
         classpath, logging = _record_classes()
-        super().__init__([tool("java", "RecordOracle"), *JVM_FLAGS, f"-Dlog4j2.configurationFile={logging}", "-cp",
-                          classpath, "RecordOracle"])
+        super().__init__(
+            [
+                tool("java", "RecordOracle"),
+                *JVM_FLAGS,
+                f"-Dlog4j2.configurationFile={logging}",
+                "-cp",
+                classpath,
+                "RecordOracle",
+            ]
+        )
 
     def ask(self, records: list[bytes]) -> list[str]:
         return self._ask([base64.b64encode(data) + b"\n" for data in records])
@@ -134,8 +159,13 @@ STATE_LINES = {  # the oracle's mode and jars: storm-kafka's Trident emitter, st
 def _state_classes(jars: str) -> tuple[str, str]:
     from tests.storm_trident_spout import _FILES
 
-    classpath, _ = compile_java(STATE_SOURCE, f"{jars}/*", prefix="state-oracle-", log_prefix="state-oracle",
-                                files={QUIET: "rootLogger.level = off\n", **_FILES})
+    classpath, _ = compile_java(
+        STATE_SOURCE,
+        f"{jars}/*",
+        prefix="state-oracle-",
+        log_prefix="state-oracle",
+        files={QUIET: "rootLogger.level = off\n", **_FILES},
+    )
     return classpath, str(Path(classpath.split(":", 1)[0]) / QUIET)
 
 
@@ -152,8 +182,17 @@ class StateOracle(_Oracle):
         self.name = f"StateOracle ({line})"
         mode, library, release = STATE_LINES[line]
         classpath, logging = _state_classes(str(old_lib(release) if library == "old" else client_lib(release)))
-        super().__init__([tool("java", "StateOracle"), *JVM_FLAGS, f"-Dlog4j2.configurationFile={logging}", "-cp",
-                          classpath, "StateOracle", mode])
+        super().__init__(
+            [
+                tool("java", "StateOracle"),
+                *JVM_FLAGS,
+                f"-Dlog4j2.configurationFile={logging}",
+                "-cp",
+                classpath,
+                "StateOracle",
+                mode,
+            ]
+        )
 
     def ask(self, states: list[bytes]) -> list[str]:
         return self._ask([base64.b64encode(data) + b"\n" for data in states])

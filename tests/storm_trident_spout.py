@@ -80,9 +80,11 @@ HOSTS = "127.0.0.1 127.0.0.1/<unresolved> localhost/<unresolved> localhost\n"
 
 # Mockito 5 mocks TopologyContext (a plain class) by subclassing, without attaching its Java agent (as
 # tests/storm_kafka_spout.py does).
-_FILES = {"mockito-extensions/org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
-          "mockito-extensions/org.mockito.plugins.MemberAccessor": "member-accessor-reflection\n",
-          "hosts": HOSTS}
+_FILES = {
+    "mockito-extensions/org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
+    "mockito-extensions/org.mockito.plugins.MemberAccessor": "member-accessor-reflection\n",
+    "hosts": HOSTS,
+}
 PARTITIONED = ("first_emitted", "started_at", "emitted", "handed", "returned", "replayed")
 
 
@@ -91,15 +93,24 @@ def _classes(which: str) -> tuple[str, str]:
     """A runner compiled against its library's jars once per session: (its classpath, the log4j2 file). `which`:
     "old" (storm-kafka 1.2.4), "client" (storm-kafka-client 2.8.3) or "client-<release>" (one of CLIENT_RELEASES)."""
     if which == "old":
-        return compile_java((OLD_SOURCE, RUNNER_IO), f"{old_lib_dir(OLD_RELEASE)}/*", prefix="old-trident-runner-",
-                            log_prefix="storm-kafka-trident", files=_FILES)
+        return compile_java(
+            (OLD_SOURCE, RUNNER_IO),
+            f"{old_lib_dir(OLD_RELEASE)}/*",
+            prefix="old-trident-runner-",
+            log_prefix="storm-kafka-trident",
+            files=_FILES,
+        )
     release = CLIENT_RELEASE if which == "client" else which.removeprefix("client-")
     if release not in CLIENT_RELEASES:
         raise ValueError(f"no ClientTridentRunner for storm-kafka-client {release!r}: one of {CLIENT_RELEASES}")
     tag = "" if release == CLIENT_RELEASE else f"-{release}"
-    return compile_java((CLIENT_SOURCE, RUNNER_IO), f"{client_lib_dir(release)}/*",
-                        prefix=f"client-trident-runner{tag}-", log_prefix=f"storm-kafka-client-trident{tag}",
-                        files=_FILES)
+    return compile_java(
+        (CLIENT_SOURCE, RUNNER_IO),
+        f"{client_lib_dir(release)}/*",
+        prefix=f"client-trident-runner{tag}-",
+        log_prefix=f"storm-kafka-client-trident{tag}",
+        files=_FILES,
+    )
 
 
 def run_old_trident(scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:
@@ -107,13 +118,15 @@ def run_old_trident(scenarios: list[dict], *, timeout: float | None = None) -> l
     return _run("old", "OldTridentRunner", scenarios, timeout)
 
 
-def run_client_trident(scenarios: list[dict], *, timeout: float | None = None,
-                       release: str = CLIENT_RELEASE) -> list[dict]:
+def run_client_trident(
+    scenarios: list[dict], *, timeout: float | None = None, release: str = CLIENT_RELEASE
+) -> list[dict]:
     """storm-kafka-client `release`'s KafkaTridentSpoutOpaque (or, a scenario's "executor": "transactional", its
     KafkaTridentSpoutTransactional under PartitionedTridentSpoutExecutor) on each scenario, in order, in one JVM
     (ClientTridentRunner.java). 1.2.4 speaks kafka-clients 0.10.1.0: give it the Kafka 3.9 broker."""
-    return _run("client" if release == CLIENT_RELEASE else f"client-{release}", "ClientTridentRunner", scenarios,
-                timeout)
+    return _run(
+        "client" if release == CLIENT_RELEASE else f"client-{release}", "ClientTridentRunner", scenarios, timeout
+    )
 
 
 def _run(which: str, main: str, scenarios: list[dict], timeout: float | None) -> list[dict]:
@@ -123,8 +136,17 @@ def _run(which: str, main: str, scenarios: list[dict], timeout: float | None) ->
     classpath, logging = _classes(which)
     # storm-core 1.2.4's shaded ZooKeeper 3.4.14 client (storm-kafka's runner and storm-kafka-client 1.2.4's)
     hosts = [f"-Djdk.net.hosts.file={Path(logging).parent / 'hosts'}"] if which in ("old", "client-1.2.4") else []
-    argv = [tool("java", main), *JVM_FLAGS, "-Djava.net.preferIPv4Stack=true", *hosts,
-            f"-Dlog4j2.configurationFile={logging}", "-cp", classpath, main, "-"]
+    argv = [
+        tool("java", main),
+        *JVM_FLAGS,
+        "-Djava.net.preferIPv4Stack=true",
+        *hosts,
+        f"-Dlog4j2.configurationFile={logging}",
+        "-cp",
+        classpath,
+        main,
+        "-",
+    ]
     reports = run_scenarios(main, argv, scenarios, timeout=timeout)
     for report in reports:
         for key in PARTITIONED:

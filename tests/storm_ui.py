@@ -28,7 +28,8 @@ RELEASES = ("v1.2.4", "v2.5.0", "v2.8.8")
 
 requires_storm_ui = pytest.mark.skipif(
     shutil.which("java") is None or shutil.which("javac") is None or not Path(JSON_SIMPLE).exists(),
-    reason=f"Storm UI's reading needs a JDK (java, javac) and {JSON_SIMPLE} (Debian's libjson-simple-java)")
+    reason=f"Storm UI's reading needs a JDK (java, javac) and {JSON_SIMPLE} (Debian's libjson-simple-java)",
+)
 
 # A value the page reads, with its Java type: (5, "Long"), (12.5, "Double"), ("x", "String"), (None, "null"),
 # (None, "undefined") for a missing key; other types (JSONObject, JSONArray) keep String.valueOf's text.
@@ -89,13 +90,18 @@ def _classes() -> str:
     """Compile StormUiLag.java once per session into a temporary directory."""
     where = tempfile.mkdtemp(prefix="storm-ui-")
     atexit.register(shutil.rmtree, where, ignore_errors=True)
-    subprocess.run([shutil.which("javac"), "-nowarn", "-Xlint:none", "-cp", JSON_SIMPLE, "-d", where, str(SOURCE)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [shutil.which("javac"), "-nowarn", "-Xlint:none", "-cp", JSON_SIMPLE, "-d", where, str(SOURCE)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return where
 
 
-def storm_ui_reads(stdout: bytes, exit_code: int, release: str = "v1.2.4", *,
-                   ui_default_charset: str = "UTF-8") -> UiView:
+def storm_ui_reads(
+    stdout: bytes, exit_code: int, release: str = "v1.2.4", *, ui_default_charset: str = "UTF-8"
+) -> UiView:
     """What Storm UI at `release` shows for a monitor run that wrote `stdout` and exited with `exit_code`.
 
     release: "v1.2.4", "v2.5.0" (json-simple, no instanceof guard) or "v2.8.8" (UTF-8 and the guard; parsed with
@@ -107,9 +113,23 @@ def storm_ui_reads(stdout: bytes, exit_code: int, release: str = "v1.2.4", *,
     with tempfile.NamedTemporaryFile(prefix="monitor-stdout-") as out:
         out.write(stdout)
         out.flush()
-        proc = subprocess.run([shutil.which("java"), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                               "-cp", f"{JSON_SIMPLE}:{_classes()}", "StormUiLag", release, ui_default_charset,
-                               str(exit_code), out.name], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [
+                shutil.which("java"),
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                "-cp",
+                f"{JSON_SIMPLE}:{_classes()}",
+                "StormUiLag",
+                release,
+                ui_default_charset,
+                str(exit_code),
+                out.name,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     if proc.returncode != 0:
         raise RuntimeError(f"StormUiLag failed ({proc.returncode}): {proc.stderr}")
     rows, seen = [], {}
@@ -117,11 +137,14 @@ def storm_ui_reads(stdout: bytes, exit_code: int, release: str = "v1.2.4", *,
         kind, *fields = line.split("\t")
         if kind == "ROW":
             topic, partition, *cells = fields
-            rows.append(Row(_text(topic), _text(partition),
-                            *(_cell(cells[i], cells[i + 1]) for i in range(0, 6, 2))))
+            rows.append(Row(_text(topic), _text(partition), *(_cell(cells[i], cells[i + 1]) for i in range(0, 6, 2))))
         elif kind in ("ERRORINFO", "OMITTED", "PAGEERROR") and kind not in seen:
             seen[kind] = _text(fields[0])
         else:
             raise RuntimeError(f"StormUiLag printed an unexpected line: {line!r}")
-    return UiView(rows=tuple(rows), error_info=seen.get("ERRORINFO"), omitted=seen.get("OMITTED"),
-                  page_error=seen.get("PAGEERROR"))
+    return UiView(
+        rows=tuple(rows),
+        error_info=seen.get("ERRORINFO"),
+        omitted=seen.get("OMITTED"),
+        page_error=seen.get("PAGEERROR"),
+    )

@@ -40,12 +40,32 @@ def test_each_rule_is_a_function_with_its_docstring(number, name, codes):
 def test_analyze_consumer_calls_the_rules_in_order():
     body = inspect.getsource(analyze.analyze_consumer) + inspect.getsource(analyze.partition_rules)
     order = [body.index(f"{name}(c") for _, name, _ in RULES if name not in ("high_lag",)]
-    consumer = [body.index(f"{name}(c") for _, name, _ in RULES if name in (
-        "ambiguous_spout_id", "malformed_record", "inconsistent_record", "topic_mismatch", "id_collision",
-        "foreign_commit", "missing_partition", "stale_topology")]
+    consumer = [
+        body.index(f"{name}(c")
+        for _, name, _ in RULES
+        if name
+        in (
+            "ambiguous_spout_id",
+            "malformed_record",
+            "inconsistent_record",
+            "topic_mismatch",
+            "id_collision",
+            "foreign_commit",
+            "missing_partition",
+            "stale_topology",
+        )
+    ]
     assert consumer == sorted(consumer)
-    per_record = [body.index(f"{name}(c", body.index("def partition_rules")) for name in (
-        "unknown_partition", "ignored_position", "lag_beyond_max_offset_behind", "offset_out_of_range", "stale_broker")]
+    per_record = [
+        body.index(f"{name}(c", body.index("def partition_rules"))
+        for name in (
+            "unknown_partition",
+            "ignored_position",
+            "lag_beyond_max_offset_behind",
+            "offset_out_of_range",
+            "stale_broker",
+        )
+    ]
     assert per_record == sorted(per_record) and len(order) == len(RULES) - 1
     assert len(inspect.getsource(analyze.analyze_consumer).splitlines()) < 40
 
@@ -62,22 +82,28 @@ def _time_report(records, profile, captured=CAPTURED):
     from offctl.core.model import Snapshot, Thresholds
     from tests.test_analyze import RUNNING, cluster
 
-    return analyze.analyze(Snapshot(captured, tuple(records), cluster=cluster(3), running=frozenset({RUNNING})),
-                           Thresholds(spout=profile))
+    return analyze.analyze(
+        Snapshot(captured, tuple(records), cluster=cluster(3), running=frozenset({RUNNING})), Thresholds(spout=profile)
+    )
 
 
 def _resumes(report) -> dict[int, tuple]:
     said = {r.record.partition: (r.resumes.kind.value, r.resumes.at) for r in report.rows}
-    said.update({f.partition: (f.resumes.kind.value, f.resumes.at) for f in report.findings
-                 if f.code == "MISSING_PARTITION"})
+    said.update(
+        {f.partition: (f.resumes.kind.value, f.resumes.at) for f in report.findings if f.code == "MISSING_PARTITION"}
+    )
     return said
 
 
-@pytest.mark.parametrize("at, captured, want", [
-    (CAPTURED + 1, CAPTURED, {0: ("log-end", 200), 1: ("stored", 150), 2: ("log-end", 200)}),
-    (CAPTURED, CAPTURED, {0: ("time", None), 1: ("stored", 150), 2: ("time", None)}),
-    (CAPTURED + 1, 0, {0: ("time", None), 1: ("stored", 150), 2: ("time", None)}),  # 0: a snapshot without a clock
-], ids=["after-the-capture", "at-the-capture", "no-capture-time"])
+@pytest.mark.parametrize(
+    "at, captured, want",
+    [
+        (CAPTURED + 1, CAPTURED, {0: ("log-end", 200), 1: ("stored", 150), 2: ("log-end", 200)}),
+        (CAPTURED, CAPTURED, {0: ("time", None), 1: ("stored", 150), 2: ("time", None)}),
+        (CAPTURED + 1, 0, {0: ("time", None), 1: ("stored", 150), 2: ("time", None)}),  # 0: a snapshot without a clock
+    ],
+    ids=["after-the-capture", "at-the-capture", "no-capture-time"],
+)
 def test_a_timestamp_after_the_capture_time_starts_at_the_log_end(at, captured, want):
     from offctl.core.behaviour import SpoutProfile
     from tests.test_analyze import rec
@@ -89,11 +115,15 @@ def test_a_timestamp_after_the_capture_time_starts_at_the_log_end(at, captured, 
     assert "last modified at or before then" in zero.message or want[0][0] == "log-end", zero.message
 
 
-@pytest.mark.parametrize("stored, at, want, finding", [
-    (150, CAPTURED, ("time", None), False),  # 200 - 150 > 10: the answer decides, and it is not known here
-    (195, CAPTURED, ("stored", 195), False),  # 200 - 195 <= 10: no answer (at most the log end, or -5) exceeds it
-    (150, CAPTURED + 1, ("log-end", 200), True),  # after the capture: the log end, 50 ahead
-], ids=["not-known", "within-max-offset-behind-of-the-log-end", "after-the-capture"])
+@pytest.mark.parametrize(
+    "stored, at, want, finding",
+    [
+        (150, CAPTURED, ("time", None), False),  # 200 - 150 > 10: the answer decides, and it is not known here
+        (195, CAPTURED, ("stored", 195), False),  # 200 - 195 <= 10: no answer (at most the log end, or -5) exceeds it
+        (150, CAPTURED + 1, ("log-end", 200), True),  # after the capture: the log end, 50 ahead
+    ],
+    ids=["not-known", "within-max-offset-behind-of-the-log-end", "after-the-capture"],
+)
 def test_max_offset_behind_against_a_timestamp(stored, at, want, finding):
     from offctl.core.behaviour import SpoutProfile
     from tests.test_analyze import rec
@@ -104,11 +134,15 @@ def test_max_offset_behind_against_a_timestamp(stored, at, want, finding):
     assert next(r.lag for r in report.rows if r.record.partition == 0) == 200 - stored  # lag from the stored offset
 
 
-@pytest.mark.parametrize("at, want", [
-    (-1, ("log-end", 200)),  # LatestTime: 200 - 50 > 10
-    (CAPTURED, ("time", None)),  # a timestamp: the answer decides, and it is not known here
-    (CAPTURED + 1, ("log-end", 200)),  # after the capture: the log end
-], ids=["latest", "timestamp", "after-the-capture"])
+@pytest.mark.parametrize(
+    "at, want",
+    [
+        (-1, ("log-end", 200)),  # LatestTime: 200 - 50 > 10
+        (CAPTURED, ("time", None)),  # a timestamp: the answer decides, and it is not known here
+        (CAPTURED + 1, ("log-end", 200)),  # after the capture: the log end
+    ],
+    ids=["latest", "timestamp", "after-the-capture"],
+)
 def test_max_offset_behind_comes_before_the_out_of_range_jump(at, want):
     """PartitionManager's constructor (v1.2.4) applies maxOffsetBehind before any fetch: a stored offset below the log
     start that is too far behind startOffsetTime's offset is never fetched, so a restart starts at that offset, not

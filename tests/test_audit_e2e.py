@@ -22,8 +22,16 @@ HISTORY_KEYS = ("findings", "history_status")  # the audit's own keys on a parti
 # sources are compared exactly with the rest of the row.
 TIMED = ("time_lag_s", "retention_headroom_s", "commit_expiry_s", "max_time_lag_s", "min_retention_headroom_s")
 # What a read with no servers (--from-snapshots) cannot have: the messages are not read.
-ESTIMATES = ("time_lag_s", "time_lag_source", "retention_headroom_s", "retention_source", "commit_expiry_s",
-             "commit_expiry_source", "max_time_lag_s", "min_retention_headroom_s")
+ESTIMATES = (
+    "time_lag_s",
+    "time_lag_source",
+    "retention_headroom_s",
+    "retention_source",
+    "commit_expiry_s",
+    "commit_expiry_source",
+    "max_time_lag_s",
+    "min_retention_headroom_s",
+)
 # Findings only a read of messages gives (the timestamps commit expiry and retention are estimated from).
 FROM_MESSAGES = ("COMMIT_EXPIRY_RISK", "RETENTION_RISK", "RETENTION_EXCEEDED")
 
@@ -40,8 +48,18 @@ def _fleet(zk, zk_server, kafka, names):
     seeds.spout(zk, root, "mixed", t2, {1: 2}, topology_id=running)
     group = names("group")
     kafka.commit(group, t2, {0: 1, 1: 4})  # no Storm metadata: FOREIGN_COMMIT
-    flags = ["--zk", zk_server.address, "--zk-root", root,
-             "--bootstrap-servers", kafka.bootstrap, "--storm-root", storm, "--group", group]
+    flags = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        kafka.bootstrap,
+        "--storm-root",
+        storm,
+        "--group",
+        group,
+    ]
     return flags, {"root": root, "t1": t1, "t2": t2, "group": group, "storm": storm}
 
 
@@ -102,15 +120,23 @@ def test_findings_identical_to_inspect(cli, spark, fleet):
     lagging = {(p["consumer"], p["partition"]): p["time_lag_source"] for p in a["partitions"] if p["lag"]}
     assert lagging and set(lagging.values()) == {"message"}
     # the summary says the fleet's extremes, the JSON one and the one for people
-    assert a["summary"]["max_time_lag_s"] == max(p["time_lag_s"] for p in a["partitions"] if p["time_lag_s"] is not None)
+    assert a["summary"]["max_time_lag_s"] == max(
+        p["time_lag_s"] for p in a["partitions"] if p["time_lag_s"] is not None
+    )
     assert a["summary"]["min_commit_expiry_s"] == min(p["commit_expiry_s"] for p in expiring_a(a))
     assert "largest time lag" in audited.stderr and "soonest commit expiry" in audited.stderr
     codes = {f["code"] for f in a["findings"]}
     assert a["document_version"] == i["document_version"] == 2 and a["hints"] == i["hints"] and set(a["hints"]) == codes
     assert not any("hint" in f for f in a["findings"])
     assert a["processing_guarantee"] == i["processing_guarantee"] and a["processing_guarantee"]["guarantee"]
-    assert {"OFFSET_ABOVE_LOG_END", "MALFORMED_RECORD", "MISSING_PARTITION", "FOREIGN_COMMIT", "HIGH_LAG",
-            "STALE_TOPOLOGY"} <= codes
+    assert {
+        "OFFSET_ABOVE_LOG_END",
+        "MALFORMED_RECORD",
+        "MISSING_PARTITION",
+        "FOREIGN_COMMIT",
+        "HIGH_LAG",
+        "STALE_TOPOLOGY",
+    } <= codes
     # lag totals per topic and topology, over every consumer
     t1 = next(t for t in a["topics"] if t["topic"] == fleet[1]["t1"])
     assert t1["total_lag"] == 7 and t1["partitions"] == 5 and t1["consumers"] == 2
@@ -168,8 +194,9 @@ def test_all_groups_missing_consumers_and_release_rules_match_inspect(cli, spark
     # broker whose commits carry Storm metadata, other tests' too, and a commit of one may be older than
     # offsets.retention.minutes by its message: what needs a message read is the live audit's only
     offline = cli("audit", "--from-snapshots", str(tmp_path / "snaps"), *extra[-4:], "-o", "json")
-    assert _sorted(offline.json()["findings"]) == _sorted(f for f in a["findings"] if f["code"] not in FROM_MESSAGES), \
+    assert _sorted(offline.json()["findings"]) == _sorted(f for f in a["findings"] if f["code"] not in FROM_MESSAGES), (
         offline.stderr
+    )
     codes = {f["code"] for f in a["findings"]}
     assert {"CONSUMER_NOT_FOUND", "LAG_BEYOND_MAX_OFFSET_BEHIND"} <= codes
     assert a["spout_settings"] == i["spout_settings"] and "0.9.3-0.9.7" in a["spout_settings"]
@@ -195,8 +222,12 @@ def test_output_files_read_back_with_the_documented_schema(cli, spark, fleet, tm
             [header] = {f.read_text().splitlines()[0] for f in (out / name).glob("part-*.csv")}
             assert header.split(",") == names, name
         else:
-            keys = {k for f in (out / name).glob("part-*.json") for line in f.read_text().splitlines()
-                    for k in json.loads(line)}
+            keys = {
+                k
+                for f in (out / name).glob("part-*.json")
+                for line in f.read_text().splitlines()
+                for k in json.loads(line)
+            }
             assert keys <= set(names), name  # JSON lines leave out null values
     schema = _schema((c, t) for c, t, _ in FILES["partitions"][1])
     reader = spark.read.schema(schema).format(fmt).option("header", True)
@@ -214,8 +245,21 @@ def test_repair_moves_out_of_range_offsets_with_backup_and_versioned_writes(cli,
     flags, seeded = fleet
     path = f"{seeded['root']}/broken/partition_0"
     before, stat = zk.get(path)
-    common = [*flags, "--repair", "out-of-range", "--quiet-period", "0", "--backup-dir", str(tmp_path / "b"),
-              "--audit-log", str(tmp_path / "audit.log"), "-o", "json", "--fail-on", "never"]
+    common = [
+        *flags,
+        "--repair",
+        "out-of-range",
+        "--quiet-period",
+        "0",
+        "--backup-dir",
+        str(tmp_path / "b"),
+        "--audit-log",
+        str(tmp_path / "audit.log"),
+        "-o",
+        "json",
+        "--fail-on",
+        "never",
+    ]
 
     dry = cli("audit", *common)
     assert dry.exit_code == 0, dry.stderr
@@ -249,8 +293,9 @@ def test_repair_moves_out_of_range_offsets_with_backup_and_versioned_writes(cli,
 def test_repair_refused_while_the_topology_runs(cli, spark, fleet, zk):
     flags, seeded = fleet
     zk.create(f"{seeded['storm']}/storms/old-2-1763800000", makepath=True)  # 'old' was redeployed
-    refused = cli("audit", *flags, "--repair", "out-of-range", "--quiet-period", "0", "--execute", "--yes",
-                  "-o", "json")
+    refused = cli(
+        "audit", *flags, "--repair", "out-of-range", "--quiet-period", "0", "--execute", "--yes", "-o", "json"
+    )
     assert refused.exit_code == 4, refused.stderr
     [plan] = refused.json()["repair"]
     assert not plan["executed"] and plan["guards"][0]["status"] == "refused"
@@ -286,8 +331,16 @@ def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path)
     t0 = 1_800_000_000_000
 
     def node(spout, offset, topology, mtime):
-        return ZkNode("/h", spout, f"/h/{spout}/partition_0", 0, None,
-                      storm_record("ht", 0, offset, topology_id=topology), 1, mtime)
+        return ZkNode(
+            "/h",
+            spout,
+            f"/h/{spout}/partition_0",
+            0,
+            None,
+            storm_record("ht", 0, offset, topology_id=topology),
+            1,
+            mtime,
+        )
 
     # (spout, topology) -> committed offset at each of four snapshots, the log end growing 10 a minute
     plan = {
@@ -307,10 +360,16 @@ def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path)
             # a spout writes its node when its offset moves; mtime says when
             moved = max((j for j in range(i + 1) if j == 0 or offsets[j] != offsets[j - 1]), default=0)
             nodes.append(node(spout, offsets[i], topology, t0 - 10 * minute if moved == 0 else t0 + moved * minute))
-        snap = Snapshot(captured_ms=at, zk_nodes=tuple(nodes), cluster={"ht": {0: PartitionLog(0, log_end)}},
-                        running=running)
-        meta = {"format": adapter.SNAPSHOT_FORMAT, "version": adapter.SNAPSHOT_VERSION, "captured_ms": at,
-                "captured_at": iso_ms(at), "running": sorted(running)}
+        snap = Snapshot(
+            captured_ms=at, zk_nodes=tuple(nodes), cluster={"ht": {0: PartitionLog(0, log_end)}}, running=running
+        )
+        meta = {
+            "format": adapter.SNAPSHOT_FORMAT,
+            "version": adapter.SNAPSHOT_VERSION,
+            "captured_ms": at,
+            "captured_at": iso_ms(at),
+            "running": sorted(running),
+        }
         adapter.save_snapshot(spark, files, spark.sparkContext.parallelize([(0, snap)], 1), str(snaps), meta)
 
     result = cli("audit", "--from-snapshots", str(snaps), "-o", "json", "--fail-on", "never")
@@ -318,7 +377,12 @@ def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path)
     doc = result.json()
     status = {p["consumer"]: (p["history_status"], p["time_lag_s"]) for p in doc["partitions"]}
     assert {k: s for k, (s, _) in status.items()} == {
-        "keeps-up": "OK", "stuck": "STALL", "dead": "STOP", "replayed": "REWIND", "slipping": "WARN"}
+        "keeps-up": "OK",
+        "stuck": "STALL",
+        "dead": "STOP",
+        "replayed": "REWIND",
+        "slipping": "WARN",
+    }
     # log end 40 at the last snapshot, growing 10 a minute: offset 5 passed 3.5 minutes before it
     assert status["stuck"][1] == pytest.approx(210.0)
     assert status["keeps-up"][1] == 0.0
@@ -329,13 +393,16 @@ def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path)
     assert {p["consumer"]: p["history_status"] for p in short.json()["partitions"]}["replayed"] != "REWIND"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--execute"], "--execute applies a repair"),
-    (["--repair", "HIGH_LAG"], "safe target is unambiguous"),
-    (["--window", "1"], "--window 1"),
-    (["--from-snapshots", "x", "--zk", "127.0.0.1:1"], "--from-snapshots audits saved snapshots"),
-    (["--spark-conf", "novalue"], "expected KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--execute"], "--execute applies a repair"),
+        (["--repair", "HIGH_LAG"], "safe target is unambiguous"),
+        (["--window", "1"], "--window 1"),
+        (["--from-snapshots", "x", "--zk", "127.0.0.1:1"], "--from-snapshots audits saved snapshots"),
+        (["--spark-conf", "novalue"], "expected KEY=VALUE"),
+    ],
+)
 def test_usage_errors_before_spark_starts(cli, args, message):
     result = cli("audit", "--group", "g", "--bootstrap-servers", "127.0.0.1:1", *args)
     assert result.exit_code == 2 and message in result.stderr, result.stderr
@@ -360,10 +427,25 @@ def test_spark_submit_runs_the_audit(fleet, tmp_path):
     import offctl.faces.audit.spark_submit as entry
 
     submit = Path(_find_spark_home()) / "bin" / "spark-submit"
-    proc = subprocess.run([str(submit), "--master", "local[1]", "--conf", f"spark.pyspark.python={sys.executable}",
-                           entry.__file__, *flags, "--out", str(tmp_path / "out"), "--fail-on", "never"],
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    proc = subprocess.run(
+        [
+            str(submit),
+            "--master",
+            "local[1]",
+            "--conf",
+            f"spark.pyspark.python={sys.executable}",
+            entry.__file__,
+            *flags,
+            "--out",
+            str(tmp_path / "out"),
+            "--fail-on",
+            "never",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["summary"]["partitions"] == 9
     assert "Worst consumers" in proc.stderr and "Worst consumers" not in proc.stdout
@@ -382,8 +464,12 @@ def test_progress_reports_tasks_of_each_phase(spark, fleet39, zk_server, kafka39
         yield lambda done, total: seen.__setitem__(phase, (done, total))
 
     flags, seeded = fleet39
-    conn = Connection(zk=zk_server.address, zk_roots=(seeded["root"],), bootstrap_servers=kafka39.bootstrap,
-                      storm_root=seeded["storm"])
+    conn = Connection(
+        zk=zk_server.address,
+        zk_roots=(seeded["root"],),
+        bootstrap_servers=kafka39.bootstrap,
+        storm_root=seeded["storm"],
+    )
     with audit(conn, AuditSettings(), track=track) as done:
         assert (done.result.tally.consumers, done.result.tally.partitions) == (3, 7)  # the spouts; no group given
     reading = seen["reading ZooKeeper and Kafka"]
@@ -412,16 +498,32 @@ def odd_fleet(zk, zk_server, kafka39, names):
     # Names Kafka cannot have (Topic.validate, apache/kafka clients/.../common/internals/Topic.java: 1 to 249
     # of [a-zA-Z0-9._-], not "." or ".."), a legal name of no topic, and a NUL after an existing topic's name
     # (librdkafka reads a C string: up to the NUL, that topic).
-    odd = {"empty": "", "nul": "a\u0000b", "nul-first": "\u0000b", "space": "bad topic", "long": "x" * 250,
-           "dot": "..", "missing": names("missing"), "nul-prefix": topic + "\u0000b"}
+    odd = {
+        "empty": "",
+        "nul": "a\u0000b",
+        "nul-first": "\u0000b",
+        "space": "bad topic",
+        "long": "x" * 250,
+        "dot": "..",
+        "missing": names("missing"),
+        "nul-prefix": topic + "\u0000b",
+    }
     for i, (what, name) in enumerate(odd.items()):
         for p in range(2):
-            zk.create(f"{root}/{i}-{what}/partition_{p}", storm_record(name, p, 1, topology_id=running),
-                      makepath=True)
-            zk.create(f"{root}/{i}{HEALTHY}/partition_{p}", storm_record(topic, p, 3, topology_id=running),
-                      makepath=True)
-    flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka39.bootstrap,
-             "--storm-root", storm]
+            zk.create(f"{root}/{i}-{what}/partition_{p}", storm_record(name, p, 1, topology_id=running), makepath=True)
+            zk.create(
+                f"{root}/{i}{HEALTHY}/partition_{p}", storm_record(topic, p, 3, topology_id=running), makepath=True
+            )
+    flags = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        kafka39.bootstrap,
+        "--storm-root",
+        storm,
+    ]
     return flags, {"root": root, "topic": topic, "odd": odd}
 
 
@@ -435,8 +537,9 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
     spouts = [f"{i}-{w}" for i, w in enumerate(seeded["odd"])] + [f"{i}{HEALTHY}" for i in range(len(seeded["odd"]))]
     # the layout this test relies on: each odd spout shares its Spark task (local[2]) with a healthy one
     chunks = plan_chunks({seeded["root"]: sorted(spouts)}, [], spark.sparkContext.defaultParallelism)
-    assert all(len(c.spout_ids) == 2 and c.spout_ids[0].split("-")[0] == c.spout_ids[1].split("-")[0]
-               for c in chunks), chunks
+    assert all(
+        len(c.spout_ids) == 2 and c.spout_ids[0].split("-")[0] == c.spout_ids[1].split("-")[0] for c in chunks
+    ), chunks
     inspected = cli("inspect", *flags, "-o", "json")
     audited = cli("audit", *flags, "-o", "json")
     # A task that raises fails the job in local mode (exit 3, its traceback in Spark's log): exit 1 says none did.
@@ -447,7 +550,8 @@ def test_records_naming_topics_kafka_cannot_have_read_as_in_inspect(cli, spark, 
     sees_what_inspect_sees(i, a)
     lag = {(r["consumer"], r["partition"]): r["lag"] for r in a["partitions"]}
     assert {k: v for k, v in lag.items() if k[0].endswith(HEALTHY)} == {
-        (f"{n}{HEALTHY}", p): 2 for n in range(len(seeded["odd"])) for p in range(2)}
+        (f"{n}{HEALTHY}", p): 2 for n in range(len(seeded["odd"])) for p in range(2)
+    }
     unknown = {f["consumer"] for f in a["findings"] if f["code"] == "UNKNOWN_TOPIC"}
     assert unknown == {f"{i}-{w}" for i, w in enumerate(seeded["odd"]) if w != "empty"}
 
@@ -465,11 +569,33 @@ def test_repair_plans_trident_spouts_as_reset_trident_does(cli, spark, zk, zk_se
         zk.create(f"{root}/sk/user/partition_{p}", b"7", makepath=True)
         zk.create(f"{root}/sk/user/partition_{p}/8", trident_meta(topic, p, first, nxt, sk, kafka.bootstrap))
     zk.create(f"{root}/cl/user/{topic}@0/6", client_trident_meta(40, 44, "clicks-1-1700000400"), makepath=True)
-    for sid, currtx in (("sk", b"9"), ("cl", b"7")):  # one past the last acked txid, as MasterBatchCoordinator leaves it
+    for sid, currtx in (
+        ("sk", b"9"),
+        ("cl", b"7"),
+    ):  # one past the last acked txid, as MasterBatchCoordinator leaves it
         zk.create(f"{root}/{sid}/coordinator/currtx", currtx, makepath=True)
-    common = ["--zk", zk_server.address, "--trident-root", root, "--bootstrap-servers", kafka.bootstrap,
-              "--storm-root", storm, "--repair", "out-of-range", "--quiet-period", "0", "--backup-dir",
-              str(tmp_path / "b"), "--audit-log", str(tmp_path / "audit.log"), "-o", "json", "--fail-on", "never"]
+    common = [
+        "--zk",
+        zk_server.address,
+        "--trident-root",
+        root,
+        "--bootstrap-servers",
+        kafka.bootstrap,
+        "--storm-root",
+        storm,
+        "--repair",
+        "out-of-range",
+        "--quiet-period",
+        "0",
+        "--backup-dir",
+        str(tmp_path / "b"),
+        "--audit-log",
+        str(tmp_path / "audit.log"),
+        "-o",
+        "json",
+        "--fail-on",
+        "never",
+    ]
     before = zk.get(f"{root}/sk/user/partition_1/8")[0]
 
     dry = cli("audit", *common)

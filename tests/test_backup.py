@@ -20,9 +20,12 @@ ODD = b'{"offset":50, "topic":"t","partition":0,"weird":"\\u00e9\\/"}'  # bytes 
 
 
 def zk_plan():
-    nodes = [ZkNode("/spouts", "orders", "/spouts/orders/partition_0", 0, None, ODD, 4, 1),
-             ZkNode("/spouts", "orders", "/spouts/orders/u/partition_0", 0, "u",
-                    b'{"offset":7,"topic":"u","partition":0}', 9, 1)]
+    nodes = [
+        ZkNode("/spouts", "orders", "/spouts/orders/partition_0", 0, None, ODD, 4, 1),
+        ZkNode(
+            "/spouts", "orders", "/spouts/orders/u/partition_0", 0, "u", b'{"offset":7,"topic":"u","partition":0}', 9, 1
+        ),
+    ]
     return plan_zookeeper(SPOUT, nodes, CLUSTER, Target("offset", offset=20))
 
 
@@ -32,8 +35,9 @@ def test_zookeeper_backup_round_trips_exact_bytes_and_versions(tmp_path):
     backup = load_backup(path)
     assert backup.key == SPOUT and backup.operation == "reset"
     assert [(n.path, n.data, n.version, n.folder_topic) for n in backup.nodes] == [
-        ("/spouts/orders/partition_0", ODD, 4, None), ("/spouts/orders/u/partition_0",
-                                                        b'{"offset":7,"topic":"u","partition":0}', 9, "u")]
+        ("/spouts/orders/partition_0", ODD, 4, None),
+        ("/spouts/orders/u/partition_0", b'{"offset":7,"topic":"u","partition":0}', 9, "u"),
+    ]
     assert not list(tmp_path.glob("b/*.tmp"))
 
 
@@ -56,13 +60,20 @@ def test_the_before_image_by_entry_says_none_where_there_was_nothing(tmp_path):
     created it."""
     backup = load_backup(write_backup(zk_plan(), tmp_path, 1))
     assert {p: n.data for p, n in backup.before.items()} == {n.path: n.data for n in backup.nodes}
-    created = Plan("reset", SPOUT, "x", (Change("t", 1, None, 5, path="/spouts/orders/partition_1", version=-1,
-                                                after_data=b'{"offset":5}'),), 0)
+    created = Plan(
+        "reset",
+        SPOUT,
+        "x",
+        (Change("t", 1, None, 5, path="/spouts/orders/partition_1", version=-1, after_data=b'{"offset":5}'),),
+        0,
+    )
     assert load_backup(write_backup(created, tmp_path, 2)).before == {"/spouts/orders/partition_1": None}
     meta = commit_metadata_json("orders-1-1700000000")
     plan = plan_kafka("g", [KafkaCommit("g", "t", 0, 50, meta)], CLUSTER, Target("earliest"), scope=Scope({"t": None}))
     assert load_backup(write_backup(plan, tmp_path, 3)).commits_before == {
-        ("t", 0): KafkaCommit("g", "t", 0, 50, meta), ("t", 1): None}
+        ("t", 0): KafkaCommit("g", "t", 0, 50, meta),
+        ("t", 1): None,
+    }
 
 
 def test_zookeeper_backup_keeps_the_after_image(tmp_path):
@@ -73,22 +84,36 @@ def test_zookeeper_backup_keeps_the_after_image(tmp_path):
     assert [(e["written_version"], e["version"]) for e in doc["zookeeper"]] == [(5, 4), (10, 9)]
     backup = load_backup(tmp_path / next(p.name for p in tmp_path.iterdir()))
     assert {p: (n.data, n.version) for p, n in backup.after.items()} == {
-        c.path: (c.after_data, c.version + 1) for c in plan.writes}
+        c.path: (c.after_data, c.version + 1) for c in plan.writes
+    }
 
 
-@pytest.mark.parametrize("entry, kafka, message", [
-    ({"written_base64": "", "written_version": -1}, None, "written_version '-1' is not a node version"),
-    ({"written_base64": ""}, None, "KeyError: 'written_version'"),
-    (None, {"group_had_commits": "no"}, "group_had_commits is not true or false"),
-    (None, {"group_had_commits": True, "kafka": [{"topic": "t", "partition": 0, "offset": 1, "written": {}}]},
-     "damaged"),
-], ids=["version", "no version", "group_had_commits", "written without offset"])
+@pytest.mark.parametrize(
+    "entry, kafka, message",
+    [
+        ({"written_base64": "", "written_version": -1}, None, "written_version '-1' is not a node version"),
+        ({"written_base64": ""}, None, "KeyError: 'written_version'"),
+        (None, {"group_had_commits": "no"}, "group_had_commits is not true or false"),
+        (
+            None,
+            {"group_had_commits": True, "kafka": [{"topic": "t", "partition": 0, "offset": 1, "written": {}}]},
+            "damaged",
+        ),
+    ],
+    ids=["version", "no version", "group_had_commits", "written without offset"],
+)
 def test_a_damaged_after_image_of_a_signed_backup_is_refused(tmp_path, entry, kafka, message):
     """A hand-made file's after-image is ignored; offctl's own must be whole."""
     if entry is not None:
-        doc = {"offctl_backup": 3, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
-               "zookeeper": [{"path": "/spouts/orders/partition_0", "partition": 0, "version": 1, "data_base64": "",
-                              **entry}]}
+        doc = {
+            "offctl_backup": 3,
+            "store": "zookeeper",
+            "consumer": "orders",
+            "zk_root": "/spouts",
+            "zookeeper": [
+                {"path": "/spouts/orders/partition_0", "partition": 0, "version": 1, "data_base64": "", **entry}
+            ],
+        }
     else:
         doc = {"offctl_backup": 3, "store": "kafka", "consumer": "g", "kafka": [], **kafka}
     path = tmp_path / "b.json"
@@ -120,8 +145,9 @@ def test_a_format_2_backup_is_read_with_the_after_image_it_implies(tmp_path):
     (tmp_path / "two.json").write_text(json.dumps(doc))
     backup = load_backup(tmp_path / "two.json")
     assert backup.format == 2 and [n.version for n in backup.after.values()] == [5, 10]
-    plan = plan_kafka("g", [KafkaCommit("g", "t", 0, 50, None)], CLUSTER, Target("earliest"),
-                      scope=Scope({"t": None}), plain=True)
+    plan = plan_kafka(
+        "g", [KafkaCommit("g", "t", 0, 50, None)], CLUSTER, Target("earliest"), scope=Scope({"t": None}), plain=True
+    )
     kdoc = json.loads(write_backup(plan, tmp_path / "k", 1).read_text())
     kdoc = {k: v for k, v in kdoc.items() if k not in ("group_had_commits", "sha256")}
     kdoc["offctl_backup"] = 2
@@ -139,8 +165,10 @@ def test_kafka_backup_keeps_the_after_image_and_whether_the_group_had_commits(tm
     assert doc["group_had_commits"] is had
     assert [e["written"] for e in doc["kafka"]] == [{"offset": 7, "metadata": None}] * 2
     backup = load_backup(next(tmp_path.iterdir()))
-    assert backup.commits_after == {("t", 0): KafkaCommit("g", "t", 0, 7, None),
-                                    ("t", 1): KafkaCommit("g", "t", 1, 7, None)}
+    assert backup.commits_after == {
+        ("t", 0): KafkaCommit("g", "t", 0, 7, None),
+        ("t", 1): KafkaCommit("g", "t", 1, 7, None),
+    }
     assert backup.group_had_commits is had
     assert load_backup(next(tmp_path.iterdir()), hand_made=True).commits_after is None  # not trusted
 
@@ -158,26 +186,57 @@ def _signed(doc: dict) -> dict:
     return {**doc, "sha256": digest(doc)}
 
 
-@pytest.mark.parametrize("doc, message", [
-    ({"offctl_backup": 99}, r"unknown format \(offctl_backup 99\); offctl reads formats 1, 2 and 3"),
-    # numbers offctl never writes, though Python's == takes 2.0 and true for 2 and 1
-    ({"offctl_backup": 2.0}, r"unknown format \(offctl_backup 2.0\)"),
-    ({"offctl_backup": 1.0}, r"unknown format \(offctl_backup 1.0\)"),
-    ({"offctl_backup": True}, r"unknown format \(offctl_backup true\)"),
-    ({"offctl_backup": "2"}, r'unknown format \(offctl_backup "2"\)'),
-    ({"offctl_backup": None}, r"unknown format \(offctl_backup null\)"),
-    ({"store": "kafka", "consumer": "g", "kafka": []}, r"unknown format \(offctl_backup missing\)"),
-    (_signed({"offctl_backup": 2, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
-              "zookeeper": [{"path": "/spouts/orders/partition_0", "partition": 0, "version": "1",
-                             "data_base64": ""}]}), "version '1' is not a node version"),
-    ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders"}, "no zk_root"),
-    ({"offctl_backup": 1, "store": "kafka", "consumer": "g", "kafka": [{"topic": "t"}]}, "damaged"),
-    ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
-      "zookeeper": [{"path": "/elsewhere/partition_0", "partition": 0, "version": 1, "data_base64": ""}]}, "damaged"),
-    ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders", "zk_root": "/spouts",
-      "zookeeper": [{"path": "/spouts/orders/partition_0", "partition": 0, "version": 1,
-                     "data_base64": "%%%"}]}, "damaged"),
-])
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ({"offctl_backup": 99}, r"unknown format \(offctl_backup 99\); offctl reads formats 1, 2 and 3"),
+        # numbers offctl never writes, though Python's == takes 2.0 and true for 2 and 1
+        ({"offctl_backup": 2.0}, r"unknown format \(offctl_backup 2.0\)"),
+        ({"offctl_backup": 1.0}, r"unknown format \(offctl_backup 1.0\)"),
+        ({"offctl_backup": True}, r"unknown format \(offctl_backup true\)"),
+        ({"offctl_backup": "2"}, r'unknown format \(offctl_backup "2"\)'),
+        ({"offctl_backup": None}, r"unknown format \(offctl_backup null\)"),
+        ({"store": "kafka", "consumer": "g", "kafka": []}, r"unknown format \(offctl_backup missing\)"),
+        (
+            _signed(
+                {
+                    "offctl_backup": 2,
+                    "store": "zookeeper",
+                    "consumer": "orders",
+                    "zk_root": "/spouts",
+                    "zookeeper": [
+                        {"path": "/spouts/orders/partition_0", "partition": 0, "version": "1", "data_base64": ""}
+                    ],
+                }
+            ),
+            "version '1' is not a node version",
+        ),
+        ({"offctl_backup": 1, "store": "zookeeper", "consumer": "orders"}, "no zk_root"),
+        ({"offctl_backup": 1, "store": "kafka", "consumer": "g", "kafka": [{"topic": "t"}]}, "damaged"),
+        (
+            {
+                "offctl_backup": 1,
+                "store": "zookeeper",
+                "consumer": "orders",
+                "zk_root": "/spouts",
+                "zookeeper": [{"path": "/elsewhere/partition_0", "partition": 0, "version": 1, "data_base64": ""}],
+            },
+            "damaged",
+        ),
+        (
+            {
+                "offctl_backup": 1,
+                "store": "zookeeper",
+                "consumer": "orders",
+                "zk_root": "/spouts",
+                "zookeeper": [
+                    {"path": "/spouts/orders/partition_0", "partition": 0, "version": 1, "data_base64": "%%%"}
+                ],
+            },
+            "damaged",
+        ),
+    ],
+)
 def test_damaged_backups_are_usage_errors(tmp_path, doc, message):
     path = tmp_path / "b.json"
     path.write_text(json.dumps(doc))
@@ -187,13 +246,17 @@ def test_damaged_backups_are_usage_errors(tmp_path, doc, message):
         load_backup(path)
 
 
-@pytest.mark.parametrize("edit", [
-    lambda d: d["zookeeper"][0].update(version=d["zookeeper"][0]["version"] + 1),
-    lambda d: d["zookeeper"][0].update(data_base64="eyJvZmZzZXQiOjk5OX0="),  # {"offset":999}
-    lambda d: d.update(consumer="other"),
-    lambda d: d.pop("sha256"),
-    lambda d: d.update(offctl_backup=1),
-], ids=["version", "bytes", "consumer", "no checksum", "older format"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d["zookeeper"][0].update(version=d["zookeeper"][0]["version"] + 1),
+        lambda d: d["zookeeper"][0].update(data_base64="eyJvZmZzZXQiOjk5OX0="),  # {"offset":999}
+        lambda d: d.update(consumer="other"),
+        lambda d: d.pop("sha256"),
+        lambda d: d.update(offctl_backup=1),
+    ],
+    ids=["version", "bytes", "consumer", "no checksum", "older format"],
+)
 def test_an_edited_backup_fails_its_checksum_and_names_the_file(tmp_path, edit):
     path = write_backup(zk_plan(), tmp_path, 5)
     assert load_backup(path).nodes  # as written: the checksum holds
@@ -220,11 +283,14 @@ def test_missing_or_non_json_backup(tmp_path):
 # --- --from-file ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, key, offsets", [
-    ("t,0,5\nt,1,6\n", None, {("t", 0): 5, ("t", 1): 6}),
-    ("topic,partition,offset\nt,0,5\n\n", None, {("t", 0): 5}),
-    ("g,t,0,5\ng,t,1,6\n", ConsumerKey(KAFKA, "g"), {("t", 0): 5, ("t", 1): 6}),
-])
+@pytest.mark.parametrize(
+    "text, key, offsets",
+    [
+        ("t,0,5\nt,1,6\n", None, {("t", 0): 5, ("t", 1): 6}),
+        ("topic,partition,offset\nt,0,5\n\n", None, {("t", 0): 5}),
+        ("g,t,0,5\ng,t,1,6\n", ConsumerKey(KAFKA, "g"), {("t", 0): 5, ("t", 1): 6}),
+    ],
+)
 def test_kafka_consumer_groups_csv(tmp_path, text, key, offsets):
     path = tmp_path / "o.csv"
     path.write_text(text)
@@ -232,10 +298,16 @@ def test_kafka_consumer_groups_csv(tmp_path, text, key, offsets):
     assert (loaded.key, loaded.offsets, loaded.kind) == (key, offsets, "csv")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("t,0\n", "line 1"), ("t,x,5\n", "line 1"), ("t,0,-5\n", "line 1"), ("", "no offsets"),
-    ("t,0,5\ng,t,0,5\n", "some lines have a group column"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("t,0\n", "line 1"),
+        ("t,x,5\n", "line 1"),
+        ("t,0,-5\n", "line 1"),
+        ("", "no offsets"),
+        ("t,0,5\ng,t,0,5\n", "some lines have a group column"),
+    ],
+)
 def test_bad_csv(tmp_path, text, message):
     path = tmp_path / "o.csv"
     path.write_text(text)
@@ -245,9 +317,18 @@ def test_bad_csv(tmp_path, text, message):
 
 def test_plan_and_backup_files_give_offsets(tmp_path):
     plan_file = tmp_path / "plan.json"
-    plan_file.write_text(json.dumps({"store": "kafka", "consumer": "g", "changes": [
-        {"topic": "t", "partition": 0, "after": 9, "action": "write"},
-        {"topic": "t", "partition": 1, "after": None, "action": "skip"}]}))
+    plan_file.write_text(
+        json.dumps(
+            {
+                "store": "kafka",
+                "consumer": "g",
+                "changes": [
+                    {"topic": "t", "partition": 0, "after": 9, "action": "write"},
+                    {"topic": "t", "partition": 1, "after": None, "action": "skip"},
+                ],
+            }
+        )
+    )
     loaded = load_offsets_file(plan_file)
     assert (loaded.key, loaded.offsets, loaded.kind) == (ConsumerKey(KAFKA, "g"), {("t", 0): 9}, "plan")
     backup = load_offsets_file(write_backup(zk_plan(), tmp_path / "b", 1))
@@ -261,8 +342,10 @@ def test_audit_log_appends_one_json_line_per_change(tmp_path):
     append_audit(log, audit_lines(plan, plan.writes[:1], tmp_path / "c.json", 0, "zookeeper z:1"))
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(e["path"], e["before"], e["after"], e["backup"][-6:]) for e in lines] == [
-        ("/spouts/orders/partition_0", 50, 20, "b.json"), ("/spouts/orders/u/partition_0", 7, 20, "b.json"),
-        ("/spouts/orders/partition_0", 50, 20, "c.json")]
+        ("/spouts/orders/partition_0", 50, 20, "b.json"),
+        ("/spouts/orders/u/partition_0", 7, 20, "b.json"),
+        ("/spouts/orders/partition_0", 50, 20, "c.json"),
+    ]
     assert {"time", "who", "host", "server", "operation", "target"} <= set(lines[0])
 
 
@@ -283,8 +366,10 @@ def test_the_after_image_is_rewritten_as_the_broker_kept_it(tmp_path):
     becomes what the write left, checksum and all, so its undo compares the group with that."""
     from offctl.adapters.backup import record_read_back
 
-    changes = (Change("t", 0, 3, 5, before_metadata="m0", after_metadata='{"topologyId":"x"}'),
-               Change("t", 1, 3, 6, before_metadata="m1", after_metadata='{"topologyId":"x"}'))
+    changes = (
+        Change("t", 0, 3, 5, before_metadata="m0", after_metadata='{"topologyId":"x"}'),
+        Change("t", 1, 3, 6, before_metadata="m1", after_metadata='{"topologyId":"x"}'),
+    )
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "to 5", changes, 0, group_had_commits=True)
     path = write_backup(plan, tmp_path, 1_700_000_000_000)
     record_read_back(path, {("t", 0): (5, "")})

@@ -43,8 +43,11 @@ def _member(node: ast.AST, names: set[str], modules: set[str]) -> str | None:
     owner = node.value
     if isinstance(owner, ast.Name) and owner.id in names:
         return f"{owner.id}.{node.attr}"
-    if (isinstance(owner, ast.Attribute) and owner.attr in SETTINGS
-            and (not isinstance(owner.value, ast.Name) or owner.value.id in modules or owner.value.id == "offctl")):
+    if (
+        isinstance(owner, ast.Attribute)
+        and owner.attr in SETTINGS
+        and (not isinstance(owner.value, ast.Name) or owner.value.id in modules or owner.value.id == "offctl")
+    ):
         return f"{owner.attr}.{node.attr}"
     return None
 
@@ -79,29 +82,48 @@ def test_the_named_modules_are_read():
 def test_no_module_but_behaviour_decides_from_a_settings_member(path):
     assert leaks(path.read_text(encoding="utf-8"), str(path)) == [], (
         f"{path.relative_to(ROOT)} decides a Storm behaviour itself: ask offctl.core.behaviour (add a named function "
-        f"there, citing the Storm source) and read its answer")
+        f"there, citing the Storm source) and read its answer"
+    )
 
 
-@pytest.mark.parametrize("text, want", [
-    pytest.param("if p.client is StormKafkaClient.LEGACY:\n    pass\n", ["1: StormKafkaClient.LEGACY"], id="is"),
-    pytest.param("x = p.guarantee is not Guarantee.AT_LEAST_ONCE\n", ["1: Guarantee.AT_LEAST_ONCE"], id="is-not"),
-    pytest.param("x = Guarantee.AT_MOST_ONCE == g\n", ["1: Guarantee.AT_MOST_ONCE"], id="eq-on-the-left"),
-    pytest.param("x = s in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST)\n",
-                 ["1: FirstPoll.EARLIEST", "1: FirstPoll.UNCOMMITTED_EARLIEST"], id="in-a-tuple"),
-    pytest.param("x = p.storm_kafka not in [StormKafka.V0_9_0]\n", ["1: StormKafka.V0_9_0"], id="not-in-a-list"),
-    pytest.param("from offctl.core.behaviour import Isolation as I\nx = i == I.READ_COMMITTED\n",
-                 ["2: I.READ_COMMITTED"], id="an-alias"),
-    pytest.param("from offctl.core import behaviour\nx = g is behaviour.Guarantee.NO_GUARANTEE\n",
-                 ["2: Guarantee.NO_GUARANTEE"], id="through-the-module"),
-    pytest.param("match g:\n    case Guarantee.AT_MOST_ONCE:\n        pass\n", ["2: Guarantee.AT_MOST_ONCE"], id="match"),
-    pytest.param("from offctl.core.behaviour import Guarantee, StormKafkaClient\n", [], id="an-import"),
-    pytest.param("def f(g: Guarantee = Guarantee.AT_LEAST_ONCE) -> StormKafkaClient: ...\n", [], id="a-default"),
-    pytest.param("x = Shared('processing_guarantee', GuaranteeOption, Guarantee.AT_LEAST_ONCE)\n", [],
-                 id="an-option-default"),
-    pytest.param("g = Guarantee(s['processing_guarantee'])\nok = g not in guarantees_of(client)\n", [],
-                 id="behaviours-answer"),
-    pytest.param("x = s is not DEFAULTS.first_poll\n", [], id="a-profiles-value"),
-    pytest.param("x = p.isolation == other.isolation\n", [], id="two-settings"),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        pytest.param("if p.client is StormKafkaClient.LEGACY:\n    pass\n", ["1: StormKafkaClient.LEGACY"], id="is"),
+        pytest.param("x = p.guarantee is not Guarantee.AT_LEAST_ONCE\n", ["1: Guarantee.AT_LEAST_ONCE"], id="is-not"),
+        pytest.param("x = Guarantee.AT_MOST_ONCE == g\n", ["1: Guarantee.AT_MOST_ONCE"], id="eq-on-the-left"),
+        pytest.param(
+            "x = s in (FirstPoll.EARLIEST, FirstPoll.UNCOMMITTED_EARLIEST)\n",
+            ["1: FirstPoll.EARLIEST", "1: FirstPoll.UNCOMMITTED_EARLIEST"],
+            id="in-a-tuple",
+        ),
+        pytest.param("x = p.storm_kafka not in [StormKafka.V0_9_0]\n", ["1: StormKafka.V0_9_0"], id="not-in-a-list"),
+        pytest.param(
+            "from offctl.core.behaviour import Isolation as I\nx = i == I.READ_COMMITTED\n",
+            ["2: I.READ_COMMITTED"],
+            id="an-alias",
+        ),
+        pytest.param(
+            "from offctl.core import behaviour\nx = g is behaviour.Guarantee.NO_GUARANTEE\n",
+            ["2: Guarantee.NO_GUARANTEE"],
+            id="through-the-module",
+        ),
+        pytest.param(
+            "match g:\n    case Guarantee.AT_MOST_ONCE:\n        pass\n", ["2: Guarantee.AT_MOST_ONCE"], id="match"
+        ),
+        pytest.param("from offctl.core.behaviour import Guarantee, StormKafkaClient\n", [], id="an-import"),
+        pytest.param("def f(g: Guarantee = Guarantee.AT_LEAST_ONCE) -> StormKafkaClient: ...\n", [], id="a-default"),
+        pytest.param(
+            "x = Shared('processing_guarantee', GuaranteeOption, Guarantee.AT_LEAST_ONCE)\n", [], id="an-option-default"
+        ),
+        pytest.param(
+            "g = Guarantee(s['processing_guarantee'])\nok = g not in guarantees_of(client)\n",
+            [],
+            id="behaviours-answer",
+        ),
+        pytest.param("x = s is not DEFAULTS.first_poll\n", [], id="a-profiles-value"),
+        pytest.param("x = p.isolation == other.isolation\n", [], id="two-settings"),
+    ],
+)
 def test_the_check_finds_decisions_and_leaves_values_alone(text, want):
     assert leaks(text) == want

@@ -23,8 +23,15 @@ from offctl.errors import UsageError
 pytestmark = pytest.mark.zookeeper
 
 V1 = {"jmx_port": -1, "timestamp": "1700000000000", "version": 1}  # Kafka 0.8.2
-SASL_ONLY = {"listener_security_protocol_map": {"SASL_SSL": "SASL_SSL"}, "endpoints": ["SASL_SSL://k9:9094"],
-             "jmx_port": -1, "host": None, "timestamp": "1700000000000", "port": -1, "version": 4}
+SASL_ONLY = {
+    "listener_security_protocol_map": {"SASL_SSL": "SASL_SSL"},
+    "endpoints": ["SASL_SSL://k9:9094"],
+    "jmx_port": -1,
+    "host": None,
+    "timestamp": "1700000000000",
+    "port": -1,
+    "version": 4,
+}
 
 
 def _json(value) -> bytes:
@@ -39,22 +46,44 @@ def _register(zk, root: str, brokers: dict[int, dict], topics: dict[str, dict[st
     for broker_id, node in brokers.items():
         tx.create(f"{root}/ids/{broker_id}", _json(node), ephemeral=True)
     for topic, leaders in topics.items():
-        tx.create(f"{root}/topics/{topic}", _json({"version": 1, "partitions": {p: [leader] for p, leader in leaders.items()}}))
+        tx.create(
+            f"{root}/topics/{topic}",
+            _json({"version": 1, "partitions": {p: [leader] for p, leader in leaders.items()}}),
+        )
         tx.create(f"{root}/topics/{topic}/partitions")
         for name, leader in leaders.items():
             tx.create(f"{root}/topics/{topic}/partitions/{name}")
-            tx.create(f"{root}/topics/{topic}/partitions/{name}/state",
-                      _json({"controller_epoch": 1, "leader": leader, "version": 1, "leader_epoch": 0,
-                             "isr": [leader] if leader >= 0 else []}))
+            tx.create(
+                f"{root}/topics/{topic}/partitions/{name}/state",
+                _json(
+                    {
+                        "controller_epoch": 1,
+                        "leader": leader,
+                        "version": 1,
+                        "leader_epoch": 0,
+                        "isr": [leader] if leader >= 0 else [],
+                    }
+                ),
+            )
     results = tx.commit()
     assert not any(isinstance(r, Exception) for r in results), results
 
 
 def _cluster(zk, root: str) -> None:
-    _register(zk, root, {0: {**V1, "host": "k0", "port": 9092}, 1: {**V1, "host": "k1", "port": 9093}, 9: SASL_ONLY},
-              {"orders-eu": {"0": 0, "1": 1, "2": 0}, "orders-us": {"0": 1}, "payments": {"0": 0, "1": 1},
-               "no-leader": {"0": -1, "1": 0}, "lost-leader": {"0": 7, "1": 1}, "sasl": {"0": 9},
-               "gap": {"0": 0, "2": 1}})
+    _register(
+        zk,
+        root,
+        {0: {**V1, "host": "k0", "port": 9092}, 1: {**V1, "host": "k1", "port": 9093}, 9: SASL_ONLY},
+        {
+            "orders-eu": {"0": 0, "1": 1, "2": 0},
+            "orders-us": {"0": 1},
+            "payments": {"0": 0, "1": 1},
+            "no-leader": {"0": -1, "1": 0},
+            "lost-leader": {"0": 7, "1": 1},
+            "sasl": {"0": 9},
+            "gap": {"0": 0, "2": 1},
+        },
+    )
 
 
 @pytest.mark.kafka
@@ -85,8 +114,9 @@ def test_plain_topic(zk, zk_server, names, multi_read):
     with ZkStore(zk_server.address, multi_read=multi_read) as store:
         got = store.read_broker_registry(f"{names.root}/brokers", "orders-eu", False)
     assert got.root == f"{names.root}/brokers/"
-    assert got.topics == {"orders-eu": (PartitionLeader(0, "k0:9092"), PartitionLeader(1, "k1:9093"),
-                                        PartitionLeader(2, "k0:9092"))}
+    assert got.topics == {
+        "orders-eu": (PartitionLeader(0, "k0:9092"), PartitionLeader(1, "k1:9093"), PartitionLeader(2, "k0:9092"))
+    }
     assert got.missing == {}
     assert got.brokers == ("k0:9092", "k1:9093")
     assert len(got.notes) == 1 and got.notes[0].startswith("broker 9: the broker registered no PLAINTEXT listener")
@@ -97,9 +127,10 @@ def test_wildcard_is_a_full_match_over_the_topics_node(zk, zk_server, names):
     with ZkStore(zk_server.address) as store:
         got = store.read_broker_registry(f"{names.root}/brokers/", "orders-.*", True)
         anchored = store.read_broker_registry(f"{names.root}/brokers", "orders", True)
-    assert got.topics == {"orders-eu": (PartitionLeader(0, "k0:9092"), PartitionLeader(1, "k1:9093"),
-                                        PartitionLeader(2, "k0:9092")),
-                          "orders-us": (PartitionLeader(0, "k1:9093"),)}
+    assert got.topics == {
+        "orders-eu": (PartitionLeader(0, "k0:9092"), PartitionLeader(1, "k1:9093"), PartitionLeader(2, "k0:9092")),
+        "orders-us": (PartitionLeader(0, "k1:9093"),),
+    }
     assert anchored.topics == {} and anchored.missing == {}  # String.matches: "orders" matches no child whole
 
 
@@ -134,8 +165,9 @@ def test_missing_topic_and_missing_registry(zk, zk_server, names):
     assert f"{names.root}/brokers/topics/gone/partitions does not exist" in gone.missing["gone"]
     assert gone.brokers == ("k0:9092", "k1:9093")
     assert nothing.topics == {} and list(nothing.missing) == [f"{names.root}/nowhere/topics"]
-    assert nothing.brokers == () and nothing.notes == (f"{names.root}/nowhere/ids does not exist: no broker is "
-                                                       f"registered under {names.root}/nowhere/",)
+    assert nothing.brokers == () and nothing.notes == (
+        f"{names.root}/nowhere/ids does not exist: no broker is registered under {names.root}/nowhere/",
+    )
 
 
 def test_chroot_in_the_connect_string(zk, zk_server, names):

@@ -20,26 +20,46 @@ def consumer_groups(bootstrap: str, group: str) -> dict[tuple[str, int], tuple[i
     """(topic, partition) -> (current offset, log end offset, lag) as kafka-consumer-groups --describe prints them
     ("-" for none)."""
     java = shutil.which("java")
-    proc = subprocess.run([java, "-cp", servers.kafka_classpath(servers.KAFKA),
-                           "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server",
-                           bootstrap, "--describe", "--group", group], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            java,
+            "-cp",
+            servers.kafka_classpath(servers.KAFKA),
+            "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+            "--bootstrap-server",
+            bootstrap,
+            "--describe",
+            "--group",
+            group,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [line.split() for line in proc.stdout.splitlines() if line.strip()]
     header = next(i for i, words in enumerate(lines) if words[:3] == ["GROUP", "TOPIC", "PARTITION"])
     columns = lines[header]
+
     def number(v: str) -> int | None:
         return None if v == "-" else int(v)
 
     rows = {}
-    for words in lines[header + 1:]:
+    for words in lines[header + 1 :]:
         row = dict(zip(columns, words))
-        rows[(row["TOPIC"], int(row["PARTITION"]))] = (number(row["CURRENT-OFFSET"]), int(row["LOG-END-OFFSET"]),
-                                                       number(row["LAG"]))
+        rows[(row["TOPIC"], int(row["PARTITION"]))] = (
+            number(row["CURRENT-OFFSET"]),
+            int(row["LOG-END-OFFSET"]),
+            number(row["LAG"]),
+        )
     return rows
 
 
-@pytest.mark.parametrize("metadata", ['{"topologyId":"orders-client-1-1763780000","taskId":1,"threadName":"t"}',
-                                      None], ids=["storm-metadata", "a-tools-commit"])
+@pytest.mark.parametrize(
+    "metadata",
+    ['{"topologyId":"orders-client-1-1763780000","taskId":1,"threadName":"t"}', None],
+    ids=["storm-metadata", "a-tools-commit"],
+)
 def test_committed_log_end_and_lag_agree_with_kafka_consumer_groups(cli, kafka, broker, names, metadata):
     topic, group = names("orders"), names("group")
     kafka.create_topic(topic, 3)
@@ -47,8 +67,20 @@ def test_committed_log_end_and_lag_agree_with_kafka_consumer_groups(cli, kafka, 
         kafka.produce(topic, p, count)
     kafka.commit(group, topic, {0: 4, 1: 25}, metadata)  # partition 2: no commit
     theirs = consumer_groups(broker.address, group)
-    doc = cli("inspect", "--bootstrap-servers", broker.address, "--group", group, "--topic", topic, "--per-partition",
-              "--fail-on", "never", "-o", "json").json()
+    doc = cli(
+        "inspect",
+        "--bootstrap-servers",
+        broker.address,
+        "--group",
+        group,
+        "--topic",
+        topic,
+        "--per-partition",
+        "--fail-on",
+        "never",
+        "-o",
+        "json",
+    ).json()
     ours = {(p["topic"], p["partition"]): p for p in doc["partitions"] if p["consumer"] == group}
     committed = {tp for tp, (current, _, _) in theirs.items() if current is not None}
     assert committed == {(topic, 0), (topic, 1)}

@@ -23,7 +23,7 @@ CONTRACT = (DOCS / "contract.md").read_text()
 def _section(heading: str) -> str:
     start = CONTRACT.index(heading)
     end = CONTRACT.find("\n#", start + len(heading))
-    return CONTRACT[start:end if end >= 0 else None]
+    return CONTRACT[start : end if end >= 0 else None]
 
 
 def _table_keys(text: str) -> set[str]:
@@ -81,13 +81,18 @@ def _every_command(command=None, path=()) -> dict[str, set[str]]:
     """Every command of the CLI (a group's too, as `config show`), walking the tree: its long options."""
     command = command or typer.main.get_command(app)
     if hasattr(command, "commands"):
-        return {name: options for sub_name, sub in command.commands.items()
-                for name, options in _every_command(sub, (*path, sub_name)).items()}
+        return {
+            name: options
+            for sub_name, sub in command.commands.items()
+            for name, options in _every_command(sub, (*path, sub_name)).items()
+        }
     return {" ".join(path): {o for p in command.params for o in p.opts if o.startswith("--")}}
 
 
-@pytest.mark.parametrize("heading", ["### Selection and reporting", "### Time lag", "### Retention risk",
-                                     "### Commit expiry", "### Spout settings"])
+@pytest.mark.parametrize(
+    "heading",
+    ["### Selection and reporting", "### Time lag", "### Retention risk", "### Commit expiry", "### Spout settings"],
+)
 def test_an_option_groups_heading_names_the_commands_that_take_it(heading):
     """Issue 37: a heading names exactly the commands that take every option of its table; a row that says `only`
     names which of them take it. `config show` takes the settings to show where each comes from, as the
@@ -117,9 +122,13 @@ def test_an_option_groups_heading_names_the_commands_that_take_it(heading):
 
 def _document() -> dict:
     nodes = __import__("offctl.core.model", fromlist=["ZkNode"]).ZkNode
-    snapshot = Snapshot(0, zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),
-                        commits=(KafkaCommit("g", "t", 0, 5, None),), cluster={"t": {0: PartitionLog(0, 9)}},
-                        running=frozenset())
+    snapshot = Snapshot(
+        0,
+        zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),
+        commits=(KafkaCommit("g", "t", 0, 5, None),),
+        cluster={"t": {0: PartitionLog(0, 9)}},
+        running=frozenset(),
+    )
     return json.loads(json.dumps(report_document(analyze(snapshot))))
 
 
@@ -156,8 +165,14 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
     from offctl.repair.reset import Outcome
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)
-    plan = Plan("reset", plan.key, plan.target, plan.changes, 0,
-                cost=plan_cost(plan, {"t": {0: PartitionLog(0, 9)}}, MessageRead()))
+    plan = Plan(
+        "reset",
+        plan.key,
+        plan.target,
+        plan.changes,
+        0,
+        cost=plan_cost(plan, {"t": {0: PartitionLog(0, 9)}}, MessageRead()),
+    )
     doc = outcome_document(Outcome(plan, undo="offctl restore b.json --execute"))
     safe, costs = _section("## Safe rewrite"), _section("## What a plan costs")
     consumer = re.search(r"One\s+consumer's document has(.*?)\n7\.", safe, re.S).group(1)

@@ -37,8 +37,21 @@ def new_broker(tmp_path):
 
 
 def inspect_argv(broker, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "offctl", "inspect", "--bootstrap-servers", broker.address, "--group", "g",
-            "--timeout", "20", "-o", "json", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "offctl",
+        "inspect",
+        "--bootstrap-servers",
+        broker.address,
+        "--group",
+        "g",
+        "--timeout",
+        "20",
+        "-o",
+        "json",
+        *extra,
+    ]
 
 
 def ended_as_documented(proc: subprocess.Popen, out: str, err: str) -> None:
@@ -55,8 +68,10 @@ def ended_as_documented(proc: subprocess.Popen, out: str, err: str) -> None:
 
 
 def test_inspect_in_a_new_brokers_first_seconds_never_dies_by_a_signal(new_broker):
-    together = [subprocess.Popen(inspect_argv(new_broker), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for _ in range(RUNS)]
+    together = [
+        subprocess.Popen(inspect_argv(new_broker), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(RUNS)
+    ]
     answers = []
     for proc in together:
         out, err = proc.communicate(timeout=120)

@@ -34,9 +34,22 @@ def _timed(zk, kafka, names, zk_server, broker, tmp_path):
     root = names.root + "/spouts"
     spout(zk, root, "orders", topic, {0: 2, 1: 3})
     storm = storm_root(zk, names.root + "/storm")
-    conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-            "--storm-root", storm, "--backup-dir", str(tmp_path / "backups"),
-            "--audit-log", str(tmp_path / "audit.log"), "--quiet-period", "0"]
+    conn = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        storm,
+        "--backup-dir",
+        str(tmp_path / "backups"),
+        "--audit-log",
+        str(tmp_path / "audit.log"),
+        "--quiet-period",
+        "0",
+    ]
     return SimpleNamespace(topic=topic, group=names("group"), conn=conn)
 
 
@@ -44,13 +57,29 @@ timed, timed39 = on_each_broker("timed", _timed)
 
 
 def costs(doc: dict) -> list[tuple]:
-    return [(c["partition"], c["direction"], c["messages"], c["messages_up_to"], c["first_timestamp"],
-             c["last_timestamp"], c["span"]) for c in doc["changes"]]
+    return [
+        (
+            c["partition"],
+            c["direction"],
+            c["messages"],
+            c["messages_up_to"],
+            c["first_timestamp"],
+            c["last_timestamp"],
+            c["span"],
+        )
+        for c in doc["changes"]
+    ]
 
 
 def summed(partitions: int, messages: int, first: int | None, last: int | None) -> dict:
-    return {"partitions": partitions, "messages": messages, "messages_up_to": False, "first_timestamp": iso_ms(first),
-            "last_timestamp": iso_ms(last), "spans_unknown": 0}
+    return {
+        "partitions": partitions,
+        "messages": messages,
+        "messages_up_to": False,
+        "first_timestamp": iso_ms(first),
+        "last_timestamp": iso_ms(last),
+        "spans_unknown": 0,
+    }
 
 
 NOTHING = summed(0, 0, None, None)
@@ -71,20 +100,35 @@ def test_a_shift_by_one_skips_the_one_message_at_the_old_offset(cli, timed39):
 
 def test_a_group_reset_to_earliest_replays_what_it_processed_with_the_span(cli, kafka, timed):
     kafka.commit(timed.group, timed.topic, {0: 4, 1: 5})
-    args = ["reset", *timed.conn, "--group", timed.group, "--topic", timed.topic, "--to", "earliest",
-            "--topology-id", TOPOLOGY]
+    args = [
+        "reset",
+        *timed.conn,
+        "--group",
+        timed.group,
+        "--topic",
+        timed.topic,
+        "--to",
+        "earliest",
+        "--topology-id",
+        TOPOLOGY,
+    ]
     doc = cli(*args, "-o", "json").json()
-    assert costs(doc) == [(0, "replay", 4, False, iso_ms(ts(0, 0)), iso_ms(ts(0, 3)), "full"),
-                          (1, "replay", 5, False, iso_ms(ts(1, 0)), iso_ms(ts(1, 4)), "full")]
+    assert costs(doc) == [
+        (0, "replay", 4, False, iso_ms(ts(0, 0)), iso_ms(ts(0, 3)), "full"),
+        (1, "replay", 5, False, iso_ms(ts(1, 0)), iso_ms(ts(1, 4)), "full"),
+    ]
     assert doc["cost"] == {"replay": summed(2, 9, ts(0, 0), ts(1, 4)), "skip": NOTHING, "no_previous_position": 0}
     table = cli(*args)
-    assert (f"cost: replays 9 messages written {iso_ms(ts(0, 0))} to {iso_ms(ts(1, 4))[11:]} on 2 partitions: "
-            f"under at-least-once they are processed again (duplicates downstream)") in table.stdout
+    assert (
+        f"cost: replays 9 messages written {iso_ms(ts(0, 0))} to {iso_ms(ts(1, 4))[11:]} on 2 partitions: "
+        f"under at-least-once they are processed again (duplicates downstream)"
+    ) in table.stdout
 
 
 def test_a_write_states_the_cost_of_its_undo_and_the_restore_plan_states_it_too(cli, timed39):
-    written = cli("reset", *timed39.conn, "--spout", "orders", "--to", "latest", "--partitions", "0", "--execute",
-                  "--yes")
+    written = cli(
+        "reset", *timed39.conn, "--spout", "orders", "--to", "latest", "--partitions", "0", "--execute", "--yes"
+    )
     assert written.exit_code == 0, written.stderr
     span = f"{iso_ms(ts(0, 2))} to {iso_ms(ts(0, 4))[11:]}"
     assert f"cost: skips 3 messages written {span}: under at-least-once they are never processed" in written.stdout
@@ -99,17 +143,23 @@ def test_a_write_states_the_cost_of_its_undo_and_the_restore_plan_states_it_too(
     restored = cli("restore", backup, *timed39.conn, "--execute", "--yes", "-o", "json").json()
     assert restored["verified"] and restored["cost"]["replay"] == summed(1, 3, ts(0, 2), ts(0, 4))
     # undoing the restore skips the same three messages again
-    assert restored["undo_cost"] == {"replay": NOTHING, "skip": summed(1, 3, ts(0, 2), ts(0, 4)),
-                                     "no_previous_position": 0}
+    assert restored["undo_cost"] == {
+        "replay": NOTHING,
+        "skip": summed(1, 3, ts(0, 2), ts(0, 4)),
+        "no_previous_position": 0,
+    }
 
 
 def test_a_migration_into_a_group_without_commits_counts_from_where_the_new_spout_would_start(cli, timed):
-    doc = cli("migrate", *timed.conn, "--spout", "orders", "--group", timed.group, "--topology-id", TOPOLOGY,
-              "-o", "json").json()
+    doc = cli(
+        "migrate", *timed.conn, "--spout", "orders", "--group", timed.group, "--topology-id", TOPOLOGY, "-o", "json"
+    ).json()
     # no commit: storm-kafka-client's UNCOMMITTED_EARLIEST starts at the log start, so the old spout's offsets
     # skip what it had processed already
-    assert costs(doc) == [(0, "skip", 2, False, iso_ms(ts(0, 0)), iso_ms(ts(0, 1)), "full"),
-                          (1, "skip", 3, False, iso_ms(ts(1, 0)), iso_ms(ts(1, 2)), "full")]
+    assert costs(doc) == [
+        (0, "skip", 2, False, iso_ms(ts(0, 0)), iso_ms(ts(0, 1)), "full"),
+        (1, "skip", 3, False, iso_ms(ts(1, 0)), iso_ms(ts(1, 2)), "full"),
+    ]
     assert all("no commit before: counted from the log start" in c["cost"] for c in doc["changes"])
     assert doc["cost"]["skip"] == summed(2, 5, ts(0, 0), ts(1, 2))
 
@@ -135,11 +185,25 @@ def test_a_reset_to_a_time_goes_to_the_first_message_written_at_or_after_it(cli,
     doc = late.json()
     assert changed(doc) == [
         (0, 2, 5, f"skips 3 messages written {iso_ms(ts(0, 2))} to {iso_ms(ts(0, 4))[11:]}"),  # none that late
-        (1, 3, 2, f"replays 1 message written at {iso_ms(ts(1, 2))}")]
-    assert doc["changes"][0]["reasons"] == [f"no message at or after {iso_ms(ts(1, 2))}: log end, as "
-                                            f"kafka-consumer-groups does"]
-    between = cli("reset", *timed39.conn, "--spout", "orders", "--to", "time", "--at", str(ts(0, 0) + 500),
-                  "--partitions", "0", "-o", "json").json()
+        (1, 3, 2, f"replays 1 message written at {iso_ms(ts(1, 2))}"),
+    ]
+    assert doc["changes"][0]["reasons"] == [
+        f"no message at or after {iso_ms(ts(1, 2))}: log end, as kafka-consumer-groups does"
+    ]
+    between = cli(
+        "reset",
+        *timed39.conn,
+        "--spout",
+        "orders",
+        "--to",
+        "time",
+        "--at",
+        str(ts(0, 0) + 500),
+        "--partitions",
+        "0",
+        "-o",
+        "json",
+    ).json()
     assert changed(between) == [(0, 2, 1, f"replays 1 message written at {iso_ms(ts(0, 1))}")]  # the next one's
 
 
@@ -152,11 +216,28 @@ def test_nothing_below_a_log_start_delete_records_moved_is_counted(cli, kafka, t
     assert deleted.result(30).low_watermark == 3
     spout = cli("reset", *timed.conn, "--spout", "orders", "--to", "earliest", "--partitions", "0", "-o", "json")
     assert spout.exit_code == 0, spout.stderr
-    assert changed(spout.json()) == [(0, 2, 3, "skips no message (offset 2 below the log start 3: deleted, not "
-                                               "counted)")]
+    assert changed(spout.json()) == [
+        (0, 2, 3, "skips no message (offset 2 below the log start 3: deleted, not counted)")
+    ]
     kafka.commit(timed.group, timed.topic, {0: 4})
-    group = cli("reset", *timed.conn, "--group", timed.group, "--topic", timed.topic, "--partitions", "0", "--to",
-                "offset", "--offset", "1", "--topology-id", TOPOLOGY, "-o", "json").json()
+    group = cli(
+        "reset",
+        *timed.conn,
+        "--group",
+        timed.group,
+        "--topic",
+        timed.topic,
+        "--partitions",
+        "0",
+        "--to",
+        "offset",
+        "--offset",
+        "1",
+        "--topology-id",
+        TOPOLOGY,
+        "-o",
+        "json",
+    ).json()
     assert changed(group) == [(0, 4, 3, f"replays 1 message written at {iso_ms(ts(0, 3))}")]
     assert "target 1 is below the log start 3: clamped" in group["changes"][0]["reasons"]
 
@@ -170,8 +251,22 @@ def test_a_range_the_log_cleaner_compacted_counts_up_to_its_offsets_with_the_tim
     def reset_group(before: int, after: int) -> dict:
         group = f"{timed.group}-{before}-{after}"
         kafka.commit(group, topic, {0: before})
-        done = cli("reset", *timed.conn, "--group", group, "--topic", topic, "--to", "offset", "--offset", str(after),
-                   "--topology-id", TOPOLOGY, "-o", "json")
+        done = cli(
+            "reset",
+            *timed.conn,
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--to",
+            "offset",
+            "--offset",
+            str(after),
+            "--topology-id",
+            TOPOLOGY,
+            "-o",
+            "json",
+        )
         assert done.exit_code == 0, done.stderr
         return done.json()
 
@@ -195,7 +290,10 @@ def test_a_plan_whose_messages_cannot_be_read_gives_counts_and_says_why(cli, tim
     result = cli("reset", *timed39.conn, "--spout", "orders", "--to", "earliest", "-o", "json")
     assert result.exit_code == 0, result.stderr
     doc = result.json()
-    assert costs(doc) == [(0, "replay", 2, False, None, None, "unknown"), (1, "replay", 3, False, None, None, "unknown")]
+    assert costs(doc) == [
+        (0, "replay", 2, False, None, None, "unknown"),
+        (1, "replay", 3, False, None, None, "unknown"),
+    ]
     assert doc["changes"][0]["cost"].startswith("replays 2 messages, time span unknown (")
     assert "TOPIC_AUTHORIZATION_FAILED" in doc["changes"][0]["cost"]
     assert doc["cost"]["replay"]["spans_unknown"] == 2

@@ -30,11 +30,14 @@ pytestmark = [pytest.mark.kafka]
 
 DAY, HOUR = 86_400_000, 3_600_000
 # The metadata storm-kafka-client's KafkaSpout commits with (CommitMetadata, v1.2.4 and v2.8.8): the broker keeps it
-METADATA = json.dumps({"topologyId": "orders-topology-1-1700000000", "taskId": 3,
-                       "threadName": "Thread-11-kafka-spout-executor[3 3]"}, separators=(",", ":"))
+METADATA = json.dumps(
+    {"topologyId": "orders-topology-1-1700000000", "taskId": 3, "threadName": "Thread-11-kafka-spout-executor[3 3]"},
+    separators=(",", ":"),
+)
 
 
 # --- a spout's idle partition -------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def idle(kafka, names, broker):
@@ -67,15 +70,18 @@ def test_inspect_warns_of_a_commit_that_expires_within_the_horizon(idle):
     wins over the option given."""
     now = int(time.time()) * 1000  # near the broker's clock: messages older than the topic's retention may go
     topic, group, conn = idle(now)
-    report = inspect(conn, Selection(groups=(group,)), Thresholds(), now_ms=now,
-                     expiry_options=ExpiryOptions(retention_minutes=1440))
+    report = inspect(
+        conn, Selection(groups=(group,)), Thresholds(), now_ms=now, expiry_options=ExpiryOptions(retention_minutes=1440)
+    )
     doc = report_document(report)
     # partition 0: message 2 was written at now - 7 d + 2 h + 2 ms, so the commit expires 2 h (less 2 ms) from now;
     # partition 1: message 4 a day ago, 6 days left
     assert by_partition(doc) == {0: ((2 * HOUR + 2) / 1000, "message"), 1: ((6 * DAY + 4) / 1000, "message")}
     assert doc["offsets_retention"] == {"minutes": 10080, "source": "broker", "why": None}
-    assert ("--offsets-retention-minutes 1440: the broker reports offsets.retention.minutes=10080, which is used"
-            in report.notes)
+    assert (
+        "--offsets-retention-minutes 1440: the broker reports offsets.retention.minutes=10080, which is used"
+        in report.notes
+    )
     assert not [f for f in doc["findings"] if f["code"] == "FOREIGN_COMMIT"]  # the broker kept the Storm metadata
     risks = [f for f in doc["findings"] if f["code"] == "COMMIT_EXPIRY_RISK"]
     assert [(f["topic"], f["partition"], f["severity"]) for f in risks] == [(topic, 0, "warning")]
@@ -88,13 +94,18 @@ def test_inspect_warns_of_a_commit_that_expires_within_the_horizon(idle):
     consumer = doc["consumers"][0]
     assert "COMMIT_EXPIRY_RISK" in consumer["finding_codes"] and consumer["findings"]["warning"] >= 1
     # a narrower horizon: nothing within it
-    quiet = inspect(conn, Selection(groups=(group,)), Thresholds(), now_ms=now,
-                    expiry_options=ExpiryOptions(horizon_s=3600))
+    quiet = inspect(
+        conn, Selection(groups=(group,)), Thresholds(), now_ms=now, expiry_options=ExpiryOptions(horizon_s=3600)
+    )
     assert not [f for f in quiet.findings if f.code == "COMMIT_EXPIRY_RISK"]
     assert not [n for n in quiet.notes if "offsets.retention.minutes" in n]  # no option, nothing to say
     # LATEST: the message says what is skipped instead
-    latest = inspect(conn, Selection(groups=(group,)),
-                     Thresholds(spout=SpoutProfile(first_poll=FirstPoll.UNCOMMITTED_LATEST)), now_ms=now)
+    latest = inspect(
+        conn,
+        Selection(groups=(group,)),
+        Thresholds(spout=SpoutProfile(first_poll=FirstPoll.UNCOMMITTED_LATEST)),
+        now_ms=now,
+    )
     said = [f.message for f in latest.findings if f.code == "COMMIT_EXPIRY_RISK"]
     assert len(said) == 1 and "UNCOMMITTED_LATEST seeks to the log end: the 2 messages not yet processed" in said[0]
 
@@ -123,16 +134,22 @@ def test_the_cli_uses_the_brokers_retention_and_refuses_hostile_values(cli, idle
     doc = most.json()
     assert set(by_partition(doc).values()) == {(None, None)} and doc["offsets_retention"] is None
     assert any(s.startswith("COMMIT_EXPIRY_RISK (AT_MOST_ONCE") for s in doc["checks_skipped"])
-    for bad in (["--offsets-retention-minutes", "0"], ["--offsets-retention-minutes", "-5"],
-                ["--offsets-retention-minutes", "2147483648"], ["--offsets-retention-minutes", "ten"],
-                ["--commit-expiry-horizon", "-1"], ["--commit-expiry-horizon", "nan"],
-                ["--commit-expiry-horizon", "inf"]):
+    for bad in (
+        ["--offsets-retention-minutes", "0"],
+        ["--offsets-retention-minutes", "-5"],
+        ["--offsets-retention-minutes", "2147483648"],
+        ["--offsets-retention-minutes", "ten"],
+        ["--commit-expiry-horizon", "-1"],
+        ["--commit-expiry-horizon", "nan"],
+        ["--commit-expiry-horizon", "inf"],
+    ):
         refused = cli("inspect", *flags, *bad)
         assert refused.exit_code == 2 and bad[0] in refused.stderr and not refused.stdout, bad
 
 
 def test_a_broker_set_to_a_day_is_read_and_a_principal_refused_its_config_gets_the_option_or_the_default(
-        cli, idle, guarded, guarded_kafka):
+    cli, idle, guarded, guarded_kafka
+):
     """offsets.retention.minutes 1440 in the broker's server.properties: read, and both commits are past it. The
     same broker to a principal without DescribeConfigs on the cluster: --offsets-retention-minutes, else Kafka's
     default assumed (here wrongly: the broker expires them after a day), said in the document and on stderr."""
@@ -174,8 +191,9 @@ def test_log_append_time_dates_the_commit_by_when_the_broker_wrote_the_message(k
     kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": before - 7 * DAY} for o in range(3)])
     after = int(time.time() * 1000)
     kafka.commit(group, topic, {0: 2}, METADATA)
-    report = inspect(Connection(bootstrap_servers=broker.address), Selection(groups=(group,)), Thresholds(),
-                     now_ms=after)
+    report = inspect(
+        Connection(bootstrap_servers=broker.address), Selection(groups=(group,)), Thresholds(), now_ms=after
+    )
     [(seconds, source)] = by_partition(report_document(report)).values()
     assert source == "message" and (7 * DAY - (after - before)) / 1000 <= seconds <= 7 * DAY / 1000
     assert not [f for f in report.findings if f.code == "COMMIT_EXPIRY_RISK"]
@@ -195,8 +213,9 @@ def test_a_commit_after_a_transaction_marker_has_no_message_to_date_it_by(kafka,
         producer.produce(topic, b"m%d" % o, partition=0)
     producer.commit_transaction(30)
     kafka.commit(group, topic, {0: 4}, METADATA)
-    doc = report_document(inspect(Connection(bootstrap_servers=broker.address), Selection(groups=(group,)),
-                                  Thresholds()))
+    doc = report_document(
+        inspect(Connection(bootstrap_servers=broker.address), Selection(groups=(group,)), Thresholds())
+    )
     [row] = doc["partitions"]
     assert (row["log_end"], row["lag"]) == (4, 0)
     assert (row["commit_expiry_s"], row["commit_expiry_source"]) == (None, "no-message")
@@ -205,8 +224,9 @@ def test_a_commit_after_a_transaction_marker_has_no_message_to_date_it_by(kafka,
 
 def test_a_budget_of_0_leaves_the_commits_undated_and_the_report_complete(cli, idle, broker):
     topic, group, _ = idle(int(time.time() * 1000))
-    result = cli("inspect", "--bootstrap-servers", broker.address, "--group", group, "-o", "json",
-                 "--time-lag-budget", "0")
+    result = cli(
+        "inspect", "--bootstrap-servers", broker.address, "--group", group, "-o", "json", "--time-lag-budget", "0"
+    )
     assert result.exit_code == 0, result.stderr
     doc = result.json()
     assert set(by_partition(doc).values()) == {(None, "unread")} and not doc["incomplete"]
@@ -219,13 +239,20 @@ def test_serve_exports_the_headroom_and_dates_a_commit_it_saw_move(kafka, idle, 
     topic, group, _ = idle(int(time.time() * 1000))
     proc, port = start_serve("--bootstrap-servers", broker.address, "--group", group, "--interval", "3")
     try:
+
         def expiry(partition: int):
             status, body = scrape(port, "/status.json")
             if status != 200:
                 return None
             doc = json.loads(body)
-            return next(((p["commit_expiry_s"], p["commit_expiry_source"]) for p in doc["partitions"]
-                         if p["partition"] == partition and p["commit_expiry_source"]), None)
+            return next(
+                (
+                    (p["commit_expiry_s"], p["commit_expiry_source"])
+                    for p in doc["partitions"]
+                    if p["partition"] == partition and p["commit_expiry_source"]
+                ),
+                None,
+            )
 
         first = wait_for(lambda: expiry(0), 60)
         assert first[1] == "message" and 2 * 3600 - 600 < first[0] <= 2 * 3600
@@ -254,7 +281,10 @@ def test_the_adapter_reads_the_brokers_setting_and_says_why_where_it_cannot_and_
 
     assert read(broker.address, ["offsets.retention.minutes"]) == ({"offsets.retention.minutes": "10080"}, "", [])
     assert read(guarded.broker.address, ["offsets.retention.minutes"]) == (
-        {"offsets.retention.minutes": "1440"}, "", [])
+        {"offsets.retention.minutes": "1440"},
+        "",
+        [],
+    )
     found, why, _ = read(broker.address, ["offsets.retention.minutes", "offctl.no.such.setting"])
     assert found == {"offsets.retention.minutes": "10080"}
     assert why.startswith("broker ") and why.endswith("does not report offctl.no.such.setting")

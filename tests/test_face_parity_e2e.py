@@ -68,15 +68,32 @@ LEGACY_AT = {0: 2, 1: 6, 2: 0, 4: 1}  # partition 3 has no record
 GROUP_AT = {0: 1, 1: 4, 2: 6, 4: 1}  # nor a commit
 CRASHING = 1  # the group's partition whose commit metadata is a JSON null
 DELETED_BELOW = {4: 3}  # partition 4's log start, after DeleteRecords
-SPOUT_SETTINGS = ("--storm-kafka-release", "0.9.6", "--storm-kafka-client-release", "2.8.8",
-                  "--first-poll-offset-strategy", "UNCOMMITTED_LATEST")
+SPOUT_SETTINGS = (
+    "--storm-kafka-release",
+    "0.9.6",
+    "--storm-kafka-client-release",
+    "2.8.8",
+    "--first-poll-offset-strategy",
+    "UNCOMMITTED_LATEST",
+)
 HORIZONS = ("--time-lag-budget", "30", "--retention-horizon", "1d", "--commit-expiry-horizon", "6d")
 MONITOR_HORIZONS = HORIZONS  # storm-kafka-monitor takes every one of them
 HANG_GUARD_S = 180  # a face's process ends long before this; it only keeps a hang from stalling the suite
 
 # What each face shows per consumer-partition is compared figure by figure: these, as inspect's JSON names them.
-FIGURES = ("status", "codes", "lag", "time_lag_s", "time_lag_source", "retention_headroom_s", "retention_source",
-           "commit_expiry_s", "commit_expiry_source", "resumes_at", "resumes")
+FIGURES = (
+    "status",
+    "codes",
+    "lag",
+    "time_lag_s",
+    "time_lag_source",
+    "retention_headroom_s",
+    "retention_source",
+    "commit_expiry_s",
+    "commit_expiry_source",
+    "resumes_at",
+    "resumes",
+)
 TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # how each moves with the capture time
 
 # The one table of what a face leaves out (docs/contract.md, "What each face shows", says why): face -> figures.
@@ -84,23 +101,35 @@ TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # 
 LEFT_OUT: dict[str, frozenset[str]] = {
     "offctl peek": frozenset(),
     "offctl watch": frozenset({"status", "resumes_at", "resumes"}),
-    "offctl serve /metrics": frozenset({"status", "codes", "retention_source", "commit_expiry_source", "resumes_at",
-                                        "resumes"}),
+    "offctl serve /metrics": frozenset(
+        {"status", "codes", "retention_source", "commit_expiry_source", "resumes_at", "resumes"}
+    ),
     "offctl serve /status.json": frozenset(),
     "offctl audit": frozenset(),
     "offctl mcp": frozenset(),
-    "storm-kafka-monitor": frozenset({"status", "time_lag_source", "retention_headroom_s", "retention_source",
-                                      "commit_expiry_s", "commit_expiry_source"}),
+    "storm-kafka-monitor": frozenset(
+        {
+            "status",
+            "time_lag_source",
+            "retention_headroom_s",
+            "retention_source",
+            "commit_expiry_s",
+            "commit_expiry_source",
+        }
+    ),
 }
 CONTRACT_SECTION = "## What each face shows"
 
 
 # --- the state, and inspect's reading of it ----------------------------------------------------------------------
 
+
 def storm_metadata(topology_id: str) -> str:
     """Commit metadata as storm-kafka-client's CommitMetadataManager writes it (v1.2.4 to v2.8.8)."""
-    return json.dumps({"topologyId": topology_id, "taskId": 5, "threadName": "Thread-9-kafka-spout-executor[5 5]"},
-                      separators=(",", ":"))
+    return json.dumps(
+        {"topologyId": topology_id, "taskId": 5, "threadName": "Thread-9-kafka-spout-executor[5 5]"},
+        separators=(",", ":"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +142,11 @@ def state(zk, zk_server, kafka, broker, tmp_path_factory):
     topic = names("orders")
     kafka.create_topic(topic, PARTITIONS, {"retention.ms": str(RETENTION_MS)})
     for p in range(PARTITIONS):  # partition p's messages a minute apart from the others', o seconds apart
-        kafka.produce_records(topic, p, [{"value": b"m%d" % o, "timestamp": now - AGE_MS + p * 60_000 + o * 1000}
-                                         for o in range(MESSAGES)])
+        kafka.produce_records(
+            topic,
+            p,
+            [{"value": b"m%d" % o, "timestamp": now - AGE_MS + p * 60_000 + o * 1000} for o in range(MESSAGES)],
+        )
     for future in kafka.admin.delete_records([TopicPartition(topic, p, o) for p, o in DELETED_BELOW.items()]).values():
         future.result(30)
     root = names.root + "/spouts"
@@ -126,11 +158,26 @@ def state(zk, zk_server, kafka, broker, tmp_path_factory):
     config = tmp_path_factory.mktemp("face-parity") / "config.toml"
     config.write_text('default-context = "parity"\n\n[contexts.parity]\nlag-threshold = 3\n')
     config.chmod(0o600)
-    connection = ("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-                  "--storm-root", storm)
-    return SimpleNamespace(topic=topic, root=root, storm=storm, group=group, zk=zk_server.address,
-                           bootstrap=broker.address, env={"OFFCTL_CONFIG": str(config)},
-                           flags=(*connection, "--group", group, *SPOUT_SETTINGS, *HORIZONS))
+    connection = (
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        storm,
+    )
+    return SimpleNamespace(
+        topic=topic,
+        root=root,
+        storm=storm,
+        group=group,
+        zk=zk_server.address,
+        bootstrap=broker.address,
+        env={"OFFCTL_CONFIG": str(config)},
+        flags=(*connection, "--group", group, *SPOUT_SETTINGS, *HORIZONS),
+    )
 
 
 def offctl(state, *args: str) -> Result:
@@ -168,9 +215,13 @@ def figures_of(doc_partitions: list[dict], findings: list[dict], codes: dict | N
     """FIGURES per consumer-partition of a document in inspect's shape; a partition's codes are its findings' (or
     `codes`, where the face lists them on the partition)."""
     found = codes_by_partition(findings)
-    return {where(p): {**{k: p[k] for k in FIGURES if k != "codes"},
-                       "codes": sorted(set(codes[where(p)])) if codes is not None else found.get(where(p), [])}
-            for p in doc_partitions}
+    return {
+        where(p): {
+            **{k: p[k] for k in FIGURES if k != "codes"},
+            "codes": sorted(set(codes[where(p)])) if codes is not None else found.get(where(p), []),
+        }
+        for p in doc_partitions
+    }
 
 
 @pytest.fixture(scope="module")
@@ -180,10 +231,13 @@ def reference(state):
     assert result.exit_code == 0, result.stderr
     doc = result.json()
     assert not doc["incomplete"], doc["incomplete"]
-    return SimpleNamespace(doc=doc, captured_ms=ms(doc["captured_at"]),
-                           rows=figures_of(doc["partitions"], doc["findings"]),
-                           consumers={consumer_of(c): c for c in doc["consumers"]},
-                           missing={where(f): f for f in doc["findings"] if f["code"] == "MISSING_PARTITION"})
+    return SimpleNamespace(
+        doc=doc,
+        captured_ms=ms(doc["captured_at"]),
+        rows=figures_of(doc["partitions"], doc["findings"]),
+        consumers={consumer_of(c): c for c in doc["consumers"]},
+        missing={where(f): f for f in doc["findings"] if f["code"] == "MISSING_PARTITION"},
+    )
 
 
 def at(row: dict, delta_ms: int) -> dict:
@@ -210,8 +264,9 @@ class Mismatch(NamedTuple):
         return f"{self.label} {self.key} {self.figure}: {self.face} shows {self.shown!r}, inspect {self.expected!r}"
 
 
-def compare(face: str, shown: dict[tuple, dict], reference, captured_ms, render=lambda key, row: row,
-            label: str = "") -> list[Mismatch]:
+def compare(
+    face: str, shown: dict[tuple, dict], reference, captured_ms, render=lambda key, row: row, label: str = ""
+) -> list[Mismatch]:
     """Where a figure `face` shows of a consumer-partition is not inspect's, at the face's capture time (captured_ms:
     one for the face, or a function of the partition), as the face writes it (`render`). Every figure of FIGURES
     but LEFT_OUT's must be shown, of every partition inspect has."""
@@ -235,6 +290,7 @@ def assert_agrees(face: str, mismatches: list[Mismatch]) -> None:
 def compare_findings(face: str, findings: list[dict], reference) -> None:
     """A face's finding objects are inspect's: code, severity, where, and where MISSING_PARTITION resumes (the
     messages quote times, which move with the capture)."""
+
     def key(f: dict) -> tuple:
         return (f["code"], f["severity"], *where(f), f.get("resumes_at"), f.get("resumes"))
 
@@ -254,16 +310,18 @@ def compare_consumers(face: str, consumers: list[dict], reference, captured_ms) 
         delta = (captured_ms(k) if callable(captured_ms) else captured_ms) - reference.captured_ms
         rows = [at(r, delta) for key, r in reference.rows.items() if key[:3] == k]
         e["max_time_lag_s"] = max((r["time_lag_s"] for r in rows if r["time_lag_s"] is not None), default=None)
-        e["min_retention_headroom_s"] = min((r["retention_headroom_s"] for r in rows
-                                             if r["retention_headroom_s"] is not None), default=None)
+        e["min_retention_headroom_s"] = min(
+            (r["retention_headroom_s"] for r in rows if r["retention_headroom_s"] is not None), default=None
+        )
         expected[k] = e
     assert got == expected, face
 
 
 def peeked(partitions: list[dict]) -> dict[tuple, dict]:
     """FIGURES of peek's partitions (peek's own `codes` list a partition's finding codes)."""
-    return {where(p): {k: p[k] for k in FIGURES if k != "codes"} | {"codes": sorted(set(p["codes"]))}
-            for p in partitions}
+    return {
+        where(p): {k: p[k] for k in FIGURES if k != "codes"} | {"codes": sorted(set(p["codes"]))} for p in partitions
+    }
 
 
 def test_the_state_makes_every_figure_a_real_one(reference, state):
@@ -271,8 +329,15 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     up, headroom and expiry figures, and spout settings that move three resume offsets from their defaults'."""
     doc, rows = reference.doc, reference.rows
     codes = {f["code"] for f in doc["findings"]}
-    assert {"HIGH_LAG", "RETENTION_RISK", "COMMIT_EXPIRY_RISK", "IGNORED_ZERO_OFFSET", "OFFSET_BELOW_LOG_START",
-            "MISSING_PARTITION", "STALE_TOPOLOGY"} <= codes, codes
+    assert {
+        "HIGH_LAG",
+        "RETENTION_RISK",
+        "COMMIT_EXPIRY_RISK",
+        "IGNORED_ZERO_OFFSET",
+        "OFFSET_BELOW_LOG_START",
+        "MISSING_PARTITION",
+        "STALE_TOPOLOGY",
+    } <= codes, codes
     assert {r["status"] for r in rows.values()} >= {"ok", "warning", "error"}
     assert {r["time_lag_source"] for r in rows.values()} >= {"message", "caught-up", None}
     assert sum(r["retention_headroom_s"] is not None for r in rows.values()) >= 3
@@ -287,14 +352,25 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
 
 # --- offctl peek -------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def peek_face(state, reference):
-    result = offctl(state, "peek", *state.flags, "--partitions", ",".join(map(str, range(PARTITIONS))),
-                    "--budget", "30", "-o", "json")
+    result = offctl(
+        state,
+        "peek",
+        *state.flags,
+        "--partitions",
+        ",".join(map(str, range(PARTITIONS))),
+        "--budget",
+        "30",
+        "-o",
+        "json",
+    )
     assert result.exit_code == 0, result.stderr
     doc = result.json()
-    return SimpleNamespace(doc=doc, mismatches=compare("offctl peek", peeked(doc["partitions"]), reference,
-                                                       ms(doc["captured_at"])))
+    return SimpleNamespace(
+        doc=doc, mismatches=compare("offctl peek", peeked(doc["partitions"]), reference, ms(doc["captured_at"]))
+    )
 
 
 def test_peek_shows_inspects_figures(peek_face):
@@ -306,6 +382,7 @@ def test_peek_shows_inspects_figures(peek_face):
 
 
 # --- offctl watch ------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def watch_face(state, reference):
@@ -332,20 +409,34 @@ def watch_face(state, reference):
     for i, label in enumerate(cells["Consumer"]):
         key = (*labels[label], cells["Topic"][i], int(cells["Partition"][i]))
         findings = cells["Findings"][i]
-        shown[key] = {"codes": sorted(set(findings.split(", "))) if findings else [], "lag": cells["Lag"][i],
-                      "time_lag_s": cells["Time lag"][i], "time_lag_source": cells["Time lag"][i],
-                      "retention_headroom_s": cells["Retention"][i], "retention_source": cells["Retention"][i],
-                      "commit_expiry_s": cells["Expiry"][i], "commit_expiry_source": cells["Expiry"][i]}
+        shown[key] = {
+            "codes": sorted(set(findings.split(", "))) if findings else [],
+            "lag": cells["Lag"][i],
+            "time_lag_s": cells["Time lag"][i],
+            "time_lag_source": cells["Time lag"][i],
+            "retention_headroom_s": cells["Retention"][i],
+            "retention_source": cells["Retention"][i],
+            "commit_expiry_s": cells["Expiry"][i],
+            "commit_expiry_source": cells["Expiry"][i],
+        }
         assert cells["Time lag"][i] in result.stdout and cells["Expiry"][i] in result.stdout
 
     def rendered(_, row: dict) -> dict:  # inspect's figures as watch's cells write them
         lag = time_lag_text(TimeLag(row["time_lag_s"], row["time_lag_source"]))
         room = headroom_text(Headroom(row["retention_headroom_s"], row["retention_source"]))
-        expiry = expiry_text(Expiry(row["commit_expiry_s"], row["commit_expiry_source"])
-                             if row["commit_expiry_source"] else None)
-        return {"codes": row["codes"], "lag": "-" if row["lag"] is None else f"{row['lag']:,}",
-                "time_lag_s": lag, "time_lag_source": lag, "retention_headroom_s": room, "retention_source": room,
-                "commit_expiry_s": expiry, "commit_expiry_source": expiry}
+        expiry = expiry_text(
+            Expiry(row["commit_expiry_s"], row["commit_expiry_source"]) if row["commit_expiry_source"] else None
+        )
+        return {
+            "codes": row["codes"],
+            "lag": "-" if row["lag"] is None else f"{row['lag']:,}",
+            "time_lag_s": lag,
+            "time_lag_source": lag,
+            "retention_headroom_s": room,
+            "retention_source": room,
+            "commit_expiry_s": expiry,
+            "commit_expiry_source": expiry,
+        }
 
     return SimpleNamespace(mismatches=compare("offctl watch", shown, reference, captured_ms, rendered))
 
@@ -356,14 +447,20 @@ def test_watch_shows_inspects_figures(watch_face):
 
 # --- offctl serve ------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def served(state):
     """`offctl serve` as a process on a free port, its first cycle's /metrics and /status.json (the interval is
     long: one cycle, whose time-lag budget is the one given)."""
     port = servers.free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "offctl", "serve", *state.flags, "--listen", f"127.0.0.1:{port}",
-                             "--interval", "600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=process_env(state), cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "offctl", "serve", *state.flags, "--listen", f"127.0.0.1:{port}", "--interval", "600"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=process_env(state),
+        cwd=REPO,
+    )
     try:
         status = until(lambda: _get(port, "/status.json"), proc)
         metrics = until(lambda: (m := _get(port, "/metrics")) and "offctl_partition_lag{" in m and m, proc)
@@ -392,7 +489,7 @@ def until(check, proc: subprocess.Popen, timeout_s: float = 120.0):
     return value
 
 
-SAMPLE = re.compile(r'^(\w+)\{(.*)\} (\S+) (\d+)$')
+SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+) (\d+)$")
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
@@ -409,20 +506,27 @@ def samples(text: str) -> dict[str, list[tuple[dict, float, int]]]:
 def test_serve_status_json_is_inspects_document(served, reference):
     doc = served.status
     captured = ms(doc["captured_at"])
-    assert_agrees("offctl serve /status.json", compare("offctl serve /status.json",
-                                                       figures_of(doc["partitions"], doc["findings"]), reference,
-                                                       captured))
+    assert_agrees(
+        "offctl serve /status.json",
+        compare("offctl serve /status.json", figures_of(doc["partitions"], doc["findings"]), reference, captured),
+    )
     compare_findings("offctl serve /status.json", doc["findings"], reference)
     compare_consumers("offctl serve /status.json", doc["consumers"], reference, captured)
 
 
-METRIC_FAMILIES = {"lag": "offctl_partition_lag", "time_lag_s": "offctl_partition_time_lag_seconds",
-                   "time_lag_source": "offctl_partition_time_lag_source",
-                   "retention_headroom_s": "offctl_partition_retention_headroom_seconds",
-                   "commit_expiry_s": "offctl_partition_commit_expiry_seconds"}
-CONSUMER_FAMILIES = {"total_lag": "offctl_consumer_lag_total", "max_lag": "offctl_consumer_lag_max",
-                     "max_time_lag_s": "offctl_consumer_time_lag_max_seconds",
-                     "min_retention_headroom_s": "offctl_consumer_retention_headroom_min_seconds"}
+METRIC_FAMILIES = {
+    "lag": "offctl_partition_lag",
+    "time_lag_s": "offctl_partition_time_lag_seconds",
+    "time_lag_source": "offctl_partition_time_lag_source",
+    "retention_headroom_s": "offctl_partition_retention_headroom_seconds",
+    "commit_expiry_s": "offctl_partition_commit_expiry_seconds",
+}
+CONSUMER_FAMILIES = {
+    "total_lag": "offctl_consumer_lag_total",
+    "max_lag": "offctl_consumer_lag_max",
+    "max_time_lag_s": "offctl_consumer_time_lag_max_seconds",
+    "min_retention_headroom_s": "offctl_consumer_retention_headroom_min_seconds",
+}
 
 
 def test_serve_metrics_show_inspects_figures(served, reference):
@@ -432,8 +536,13 @@ def test_serve_metrics_show_inspects_figures(served, reference):
     shown: dict[tuple, dict] = {k: dict.fromkeys(METRIC_FAMILIES) for k in reference.rows}  # no sample: None
     for figure, family in METRIC_FAMILIES.items():
         for labels, value, _ in page[family]:
-            key = (labels["store"], labels["consumer"], labels["zk_root"] or None, labels["topic"],
-                   int(labels["partition"]))
+            key = (
+                labels["store"],
+                labels["consumer"],
+                labels["zk_root"] or None,
+                labels["topic"],
+                int(labels["partition"]),
+            )
             shown.setdefault(key, dict.fromkeys(METRIC_FAMILIES))[figure] = value
 
     def rendered(_, row: dict) -> dict:  # a figure as a sample's value; none: no sample
@@ -447,7 +556,8 @@ def test_serve_metrics_show_inspects_figures(served, reference):
     findings: dict[tuple, dict] = defaultdict(dict)
     for labels, value, _ in page["offctl_consumer_findings"]:
         findings[(labels["store"], labels["consumer"], labels["zk_root"] or None)][
-            (labels["code"], labels["severity"])] = value
+            (labels["code"], labels["severity"])
+        ] = value
     expected_findings: dict[tuple, dict] = defaultdict(lambda: defaultdict(float))
     for f in reference.doc["findings"]:
         expected_findings[consumer_of(f)][(f["code"], f["severity"])] += 1
@@ -460,12 +570,17 @@ def test_serve_metrics_show_inspects_figures(served, reference):
         rows = [at(r, captured - reference.captured_ms) for key, r in reference.rows.items() if key[:3] == k]
         times = [r["time_lag_s"] for r in rows if r["time_lag_s"] is not None]
         rooms = [r["retention_headroom_s"] for r in rows if r["retention_headroom_s"] is not None]
-        expected = {"total_lag": c["total_lag"], "max_lag": c["max_lag"], "max_time_lag_s": max(times, default=None),
-                    "min_retention_headroom_s": min(rooms, default=None)}
+        expected = {
+            "total_lag": c["total_lag"],
+            "max_lag": c["max_lag"],
+            "max_time_lag_s": max(times, default=None),
+            "min_retention_headroom_s": min(rooms, default=None),
+        }
         assert got[k] == {name: v for name, v in expected.items() if v is not None}, k
 
 
 # --- the audit's task --------------------------------------------------------------------------------------------
+
 
 class _Resolved(Exception):
     """Raised in place of the Spark job, with what `offctl audit` resolved from its command line."""
@@ -493,13 +608,18 @@ def audit_face(state, reference):
     selection = settings.selection
     spouts, listed, _ = job._list_consumers(conn, selection)
     chunks = plan_chunks(spouts, list(selection.groups), 2, listed, trident_roots=trident_list(conn, selection))
-    outputs = [chunk_outputs(audit_chunk(conn, selection, c, int(time.time() * 1000), settings.thresholds,
-                                         settings.estimates)[1]) for c in chunks]
+    outputs = [
+        chunk_outputs(
+            audit_chunk(conn, selection, c, int(time.time() * 1000), settings.thresholds, settings.estimates)[1]
+        )
+        for c in chunks
+    ]
     rows = [r for _, chunk_rows, _, _ in outputs for r in chunk_rows]
     captured = {where(r): r["captured_ms"] for r in rows}  # each task reads at its own moment
     shown = figures_of(rows, [], codes={where(r): r["findings"] for r in rows})
-    return SimpleNamespace(outputs=outputs, rows=rows,
-                           mismatches=compare("offctl audit", shown, reference, captured.__getitem__))
+    return SimpleNamespace(
+        outputs=outputs, rows=rows, mismatches=compare("offctl audit", shown, reference, captured.__getitem__)
+    )
 
 
 def test_the_audit_task_shows_inspects_figures(audit_face, reference):
@@ -509,18 +629,22 @@ def test_the_audit_task_shows_inspects_figures(audit_face, reference):
     outputs, rows = audit_face.outputs, audit_face.rows
     compare_findings("offctl audit", [f for _, _, found, _ in outputs for f in found], reference)
     by_consumer = {where(r)[:3]: r["captured_ms"] for r in rows}
-    compare_consumers("offctl audit", [c for _, _, _, consumers in outputs for c in consumers], reference,
-                      by_consumer.__getitem__)
+    compare_consumers(
+        "offctl audit", [c for _, _, _, consumers in outputs for c in consumers], reference, by_consumer.__getitem__
+    )
     # the summary's extremes, the soonest commit expiry among them: the partitions' figures at their captures
     summary = sum((tally for tally, _, _, _ in outputs), Tally()).summary()
     moved = [at(reference.rows[where(r)], r["captured_ms"] - reference.captured_ms) for r in rows]
-    for name, pick, figure in (("max_time_lag_s", max, "time_lag_s"),
-                               ("min_retention_headroom_s", min, "retention_headroom_s"),
-                               ("min_commit_expiry_s", min, "commit_expiry_s")):
+    for name, pick, figure in (
+        ("max_time_lag_s", max, "time_lag_s"),
+        ("min_retention_headroom_s", min, "retention_headroom_s"),
+        ("min_commit_expiry_s", min, "commit_expiry_s"),
+    ):
         assert summary[name] == pick(r[figure] for r in moved if r[figure] is not None), name
 
 
 # --- offctl mcp --------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def mcp_face(state, reference, tmp_path_factory):
@@ -535,8 +659,11 @@ def mcp_face(state, reference, tmp_path_factory):
         for store in ("zookeeper", "kafka"):
             answer = answers[tool, store]
             assert answer["next_offset"] is None  # one page holds them all
-            shown.update(figures_of(answer["partitions"], answer["findings"]) if tool == "consumer"
-                         else peeked(answer["partitions"]))
+            shown.update(
+                figures_of(answer["partitions"], answer["findings"])
+                if tool == "consumer"
+                else peeked(answer["partitions"])
+            )
             captured.update({where(p): ms(answer["captured_at"]) for p in answer["partitions"]})
         mismatches += compare("offctl mcp", shown, reference, captured.__getitem__, label=tool)
     return SimpleNamespace(answers=answers, mismatches=mismatches)
@@ -546,8 +673,9 @@ async def _mcp_answers(state, where_to_log: Path) -> dict:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "offctl", "mcp", *state.flags],
-                                   env=process_env(state), cwd=str(REPO))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "offctl", "mcp", *state.flags], env=process_env(state), cwd=str(REPO)
+    )
     answers = {}
     with open(where_to_log / "mcp.stderr", "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -567,8 +695,9 @@ async def _mcp_answers(state, where_to_log: Path) -> dict:
                 everything = list(range(PARTITIONS))
                 for store, name in (("zookeeper", SPOUT_ID), ("kafka", state.group)):
                     answers["consumer", store] = await call("consumer", consumer=name, store=store, limit=100)
-                    answers["peek", store] = await call("peek", consumer=name, store=store, partitions=everything,
-                                                        limit=100)
+                    answers["peek", store] = await call(
+                        "peek", consumer=name, store=store, partitions=everything, limit=100
+                    )
     return answers
 
 
@@ -577,11 +706,13 @@ def test_the_mcp_tools_show_inspects_figures(mcp_face, reference):
     answers = mcp_face.answers
     mine = {consumer_of(c): (captured, c) for captured, c in answers["fleet"] if consumer_of(c) in reference.consumers}
     compare_consumers("offctl mcp", [c for _, c in mine.values()], reference, lambda k: mine[k][0])
-    compare_findings("offctl mcp", [f for store in ("zookeeper", "kafka")
-                                    for f in answers["consumer", store]["findings"]], reference)
+    compare_findings(
+        "offctl mcp", [f for store in ("zookeeper", "kafka") for f in answers["consumer", store]["findings"]], reference
+    )
 
 
 # --- storm-kafka-monitor -----------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def monitor_face(state, reference):
@@ -592,25 +723,62 @@ def monitor_face(state, reference):
     legacy = ("zookeeper", SPOUT_ID, state.root, state.topic)
     group = ("kafka", state.group, None, state.topic)
     partitions = ",".join(map(str, range(PARTITIONS)))
-    asked = {legacy: ("--bootstrap-servers", state.bootstrap, "--", "-o", "-t", state.topic, "-n",
-                      f"{state.root}/{SPOUT_ID}", "-z", state.zk + ",", "-p", partitions + ",", "-l",
-                      ",".join([state.bootstrap] * PARTITIONS) + ","),
-             group: ("--", "-t", state.topic, "-g", state.group, "-b", state.bootstrap)}
+    asked = {
+        legacy: (
+            "--bootstrap-servers",
+            state.bootstrap,
+            "--",
+            "-o",
+            "-t",
+            state.topic,
+            "-n",
+            f"{state.root}/{SPOUT_ID}",
+            "-z",
+            state.zk + ",",
+            "-p",
+            partitions + ",",
+            "-l",
+            ",".join([state.bootstrap] * PARTITIONS) + ",",
+        ),
+        group: ("--", "-t", state.topic, "-g", state.group, "-b", state.bootstrap),
+    }
     shown, missing, timed = {}, {}, {}
     for consumer, args in asked.items():
         before = int(time.time() * 1000)
-        result = subprocess.run([sys.executable, "-m", "offctl", "storm-kafka-monitor", "--deadline", "60s",
-                                 "--zk", state.zk, "--storm-root", state.storm, *SPOUT_SETTINGS, *MONITOR_HORIZONS,
-                                 *args], capture_output=True, text=True, env=process_env(state), cwd=REPO,
-                                timeout=HANG_GUARD_S)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "offctl",
+                "storm-kafka-monitor",
+                "--deadline",
+                "60s",
+                "--zk",
+                state.zk,
+                "--storm-root",
+                state.storm,
+                *SPOUT_SETTINGS,
+                *MONITOR_HORIZONS,
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            env=process_env(state),
+            cwd=REPO,
+            timeout=HANG_GUARD_S,
+        )
         after = int(time.time() * 1000)
         assert result.returncode == 0, result.stdout + result.stderr
         doc = json.loads(result.stdout)
         assert list(doc) == [state.topic], result.stdout
         for p, entry in doc[state.topic].items():
             key = (*consumer, int(p))
-            figures = {"codes": sorted(set(entry["findings"])), "lag": entry["lag"],
-                       "resumes_at": entry["resumeOffset"], "resumes": entry["resumes"]}
+            figures = {
+                "codes": sorted(set(entry["findings"])),
+                "lag": entry["lag"],
+                "resumes_at": entry["resumeOffset"],
+                "resumes": entry["resumes"],
+            }
             if key in reference.missing:
                 missing[key] = {**figures, "time_lag_s": entry["timeLagSeconds"]}
             else:
@@ -627,9 +795,16 @@ def monitor_face(state, reference):
     mismatches = []
     for consumer in asked:
         mine = {k: v for k, v in shown.items() if k[:4] == consumer}
-        mismatches += compare("storm-kafka-monitor", mine, SimpleNamespace(**{**vars(reference), "rows": {
-            k: r for k, r in reference.rows.items() if k[:4] == consumer}}), reference.captured_ms, rendered,
-            label=consumer[0])
+        mismatches += compare(
+            "storm-kafka-monitor",
+            mine,
+            SimpleNamespace(
+                **{**vars(reference), "rows": {k: r for k, r in reference.rows.items() if k[:4] == consumer}}
+            ),
+            reference.captured_ms,
+            rendered,
+            label=consumer[0],
+        )
     return SimpleNamespace(mismatches=mismatches, missing=missing, timed=timed)
 
 
@@ -645,11 +820,17 @@ def test_storm_kafka_monitor_shows_inspects_figures(monitor_face, reference):
     codes = codes_by_partition(reference.doc["findings"])
     for key, figures in monitor_face.missing.items():
         f = reference.missing[key]
-        assert figures == {"codes": codes[key], "lag": log_ends[key[:4]] - f["resumes_at"], "time_lag_s": None,
-                           "resumes_at": f["resumes_at"], "resumes": f["resumes"]}, key
+        assert figures == {
+            "codes": codes[key],
+            "lag": log_ends[key[:4]] - f["resumes_at"],
+            "time_lag_s": None,
+            "resumes_at": f["resumes_at"],
+            "resumes": f["resumes"],
+        }, key
 
 
 # --- what is left out ------------------------------------------------------------------------------------------
+
 
 def contract_faces() -> dict[str, frozenset[str]]:
     """docs/contract.md's table in "What each face shows": face -> the figures it names as left out."""

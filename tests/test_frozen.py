@@ -38,8 +38,11 @@ def test_built_records_and_nodes_are_what_their_constructors_make(data):
 
 
 def test_a_record_built_as_the_parser_builds_it():
-    _check(OffsetRecord, [ConsumerKey("zookeeper", "s", "/r"), 3, "t", 41],
-           {"path": "/r/s/partition_3", "inconsistent": ("x",), "malformed": None})
+    _check(
+        OffsetRecord,
+        [ConsumerKey("zookeeper", "s", "/r"), 3, "t", 41],
+        {"path": "/r/s/partition_3", "inconsistent": ("x",), "malformed": None},
+    )
 
 
 def test_a_builder_refuses_what_it_cannot_copy():

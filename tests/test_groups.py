@@ -18,16 +18,30 @@ from offctl.errors import StoreUnavailable, UsageError, WriteConflict
 SECRET = "pw-s3cret-value"
 
 
-@pytest.mark.parametrize("config, expected", [
-    ({}, {}),
-    ({"client.id": "ops"}, {"client_id": "ops"}),
-    ({"security.protocol": "sasl_plaintext", "sasl.mechanisms": "plain", "sasl.username": "storm",
-      "sasl.password": SECRET},
-     {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN", "sasl_plain_username": "storm",
-      "sasl_plain_password": SECRET}),
-    ({"sasl.mechanism": "SCRAM-SHA-512"}, {"sasl_mechanism": "SCRAM-SHA-512"}),
-    ({"socket.keepalive.enable": "true", "debug": "broker"}, {}),  # librdkafka's own tuning: nothing to these calls
-], ids=["none", "client-id", "sasl-plain", "scram", "librdkafka-only"])
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        ({}, {}),
+        ({"client.id": "ops"}, {"client_id": "ops"}),
+        (
+            {
+                "security.protocol": "sasl_plaintext",
+                "sasl.mechanisms": "plain",
+                "sasl.username": "storm",
+                "sasl.password": SECRET,
+            },
+            {
+                "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "PLAIN",
+                "sasl_plain_username": "storm",
+                "sasl_plain_password": SECRET,
+            },
+        ),
+        ({"sasl.mechanism": "SCRAM-SHA-512"}, {"sasl_mechanism": "SCRAM-SHA-512"}),
+        ({"socket.keepalive.enable": "true", "debug": "broker"}, {}),  # librdkafka's own tuning: nothing to these calls
+    ],
+    ids=["none", "client-id", "sasl-plain", "scram", "librdkafka-only"],
+)
 def test_librdkafka_settings_become_kafka_pythons(config, expected):
     assert client_settings(config) == expected
 
@@ -43,12 +57,16 @@ def test_tls_settings_make_a_context_that_verifies_as_librdkafka_does():
     assert off["ssl_context"].verify_mode == ssl.CERT_NONE
 
 
-@pytest.mark.parametrize("config, named", [
-    ({"ssl.keystore.location": "/k.p12", "ssl.keystore.password": SECRET}, "ssl.keystore.location"),
-    ({"sasl.oauthbearer.config": SECRET}, "sasl.oauthbearer.config"),
-    ({"sasl.mechanism": "OAUTHBEARER"}, "OAUTHBEARER"),
-    ({"security.protocol": "SSL", "ssl.ca.location": "/no/such/ca.pem"}, "TLS files"),
-], ids=["pkcs12-keystore", "oauth-config", "oauthbearer", "missing-ca-file"])
+@pytest.mark.parametrize(
+    "config, named",
+    [
+        ({"ssl.keystore.location": "/k.p12", "ssl.keystore.password": SECRET}, "ssl.keystore.location"),
+        ({"sasl.oauthbearer.config": SECRET}, "sasl.oauthbearer.config"),
+        ({"sasl.mechanism": "OAUTHBEARER"}, "OAUTHBEARER"),
+        ({"security.protocol": "SSL", "ssl.ca.location": "/no/such/ca.pem"}, "TLS files"),
+    ],
+    ids=["pkcs12-keystore", "oauth-config", "oauthbearer", "missing-ca-file"],
+)
 def test_a_setting_the_group_client_cannot_take_is_refused_by_name_never_by_value(config, named):
     with pytest.raises(UsageError) as refused:
         client_settings(config)
@@ -114,9 +132,11 @@ def test_a_loading_coordinator_is_waited_out_on_the_same_client(client):
     assert len(send.clients) == 3 and len(set(map(id, send.clients))) == 1
 
 
-@pytest.mark.parametrize("moved", [errors.NotCoordinatorError(), errors.CoordinatorNotAvailableError(),
-                                   errors.KafkaConnectionError("reset by peer")],
-                         ids=["not-coordinator", "coordinator-not-available", "connection-lost"])
+@pytest.mark.parametrize(
+    "moved",
+    [errors.NotCoordinatorError(), errors.CoordinatorNotAvailableError(), errors.KafkaConnectionError("reset by peer")],
+    ids=["not-coordinator", "coordinator-not-available", "connection-lost"],
+)
 def test_a_coordinator_that_moved_is_found_again_through_a_new_client(client, moved):
     send = Answers(moved)
     assert client.call("a read", "g", send) == "answer"

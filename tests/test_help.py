@@ -43,8 +43,9 @@ def test_the_walk_finds_every_command_and_subcommand():
 
 
 def _help(path: tuple[str, ...], width: int) -> list[str]:
-    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(width), "NO_COLOR": "1"},
-                                terminal_width=width)
+    result = CliRunner().invoke(
+        app, [*path, "--help"], env={"COLUMNS": str(width), "NO_COLOR": "1"}, terminal_width=width
+    )
     assert result.exit_code == 0, result.output
     return ANSI.sub("", result.stdout).splitlines()
 
@@ -52,8 +53,11 @@ def _help(path: tuple[str, ...], width: int) -> list[str]:
 def _flags(command) -> list:
     """The command's options that take no value, and the --help option Click adds."""
     ctx = command.context_class(command, info_name=command.name)
-    return [p for p in command.get_params(ctx)
-            if p.param_type_name == "option" and getattr(p, "is_flag", False) and not p.hidden]
+    return [
+        p
+        for p in command.get_params(ctx)
+        if p.param_type_name == "option" and getattr(p, "is_flag", False) and not p.hidden
+    ]
 
 
 def _rows(lines: list[str]) -> list[list[str]]:
@@ -74,17 +78,23 @@ def _names_and_rest(words: list[str], param) -> tuple[list[str], list[str]]:
     the type column, then the help."""
     names = [*param.opts, *param.secondary_opts]
     i = 0
-    while i < len(words) and all(any(n.startswith(part.rstrip("…")) for n in names) and part.startswith("-")
-                                 for part in words[i].split(",") if part):
+    while i < len(words) and all(
+        any(n.startswith(part.rstrip("…")) for n in names) and part.startswith("-")
+        for part in words[i].split(",")
+        if part
+    ):
         i += 1
     return words[:i], words[i:]
 
 
 def _row_of(rows: list[list[str]], param) -> list[str]:
     names = [*param.opts, *param.secondary_opts]
-    found = [words for words in rows
-             if any(n.startswith(words[0].split(",")[0].rstrip("…")) for n in names)
-             and (words[0].split(",")[0] in names or words[0].split(",")[0].endswith("…"))]
+    found = [
+        words
+        for words in rows
+        if any(n.startswith(words[0].split(",")[0].rstrip("…")) for n in names)
+        and (words[0].split(",")[0] in names or words[0].split(",")[0].endswith("…"))
+    ]
     assert found, (param.opts, rows)
     return found[0]
 
@@ -102,8 +112,11 @@ def test_a_flag_has_an_empty_type_column(path, command, width):
         first_help_word = (param.help or "").split()[:1]
         assert names, (param.opts, rest)
         # right after the names comes the help: nothing in the type column
-        assert rest[:1] == [] if not first_help_word else \
-            rest and first_help_word[0].startswith(rest[0].rstrip("…")), (path, param.opts, rest)
+        assert rest[:1] == [] if not first_help_word else rest and first_help_word[0].startswith(rest[0].rstrip("…")), (
+            path,
+            param.opts,
+            rest,
+        )
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -152,8 +165,9 @@ def test_help_paragraphs_break_only_where_the_width_ends(path, command, width):
         assert " ".join(" ".join(lines).split()) == paragraph  # what the help says is the docstring's text
         for line, following in zip(lines, lines[1:]):
             # a break of the rendering: the next word did not fit on the line; else the docstring's own
-            assert len(line) + 1 + len(following.split()[0]) > usable, \
+            assert len(line) + 1 + len(following.split()[0]) > usable, (
                 f"{' '.join(path)} --help at {rendered_width} columns breaks a paragraph after {line!r}"
+            )
         if len(paragraph) <= usable:
             assert lines == [paragraph]
 
@@ -163,7 +177,7 @@ def _listed(lines: list[str]) -> dict[str, tuple[list[str], int]]:
     start = next(i for i, line in enumerate(lines) if line.startswith("╭─ Commands"))
     listed: dict[str, tuple[list[str], int]] = {}
     name = column = None
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.startswith("╰"):
             break
         inner = line[1:-1]
@@ -177,8 +191,11 @@ def _listed(lines: list[str]) -> dict[str, tuple[list[str], int]]:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("path, command", [(p, c) for p, c in COMMANDS if hasattr(c, "commands")],
-                         ids=[i for i, (_, c) in zip(IDS, COMMANDS) if hasattr(c, "commands")])
+@pytest.mark.parametrize(
+    "path, command",
+    [(p, c) for p, c in COMMANDS if hasattr(c, "commands")],
+    ids=[i for i, (_, c) in zip(IDS, COMMANDS) if hasattr(c, "commands")],
+)
 def test_a_groups_list_of_commands_breaks_only_where_the_width_ends(path, command, width):
     """A group's help lists each command with the first paragraph of the command's help."""
     listed = _listed(_help(path, width))
@@ -187,5 +204,6 @@ def test_a_groups_list_of_commands_breaks_only_where_the_width_ends(path, comman
         lines, usable = listed[name]
         assert " ".join(" ".join(lines).split()) == " ".join((sub.short_help or _paragraphs(sub)[0]).split())
         for line, following in zip(lines, lines[1:]):
-            assert len(line) + 1 + len(following.split()[0]) > usable, \
+            assert len(line) + 1 + len(following.split()[0]) > usable, (
                 f"{' '.join(path)} --help at {width} columns breaks the help of {name} after {line!r}"
+            )

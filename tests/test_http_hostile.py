@@ -40,8 +40,12 @@ class Face:
     start: hostile.Held | None = None
 
     def request(self, method: str, path: str, extra: bytes = b"", body: bytes = b"") -> bytes:
-        return (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n".encode() + extra
-                + b"Connection: close\r\n\r\n" + body)
+        return (
+            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n".encode()
+            + extra
+            + b"Connection: close\r\n\r\n"
+            + body
+        )
 
     def answered(self) -> int | None:
         """The status of a well-formed request's answer, within ANSWER_S (None: not answered)."""
@@ -58,20 +62,34 @@ class Face:
             time.sleep(0.2)
 
     def _near(self, now: hostile.Held) -> bool:
-        return (now.threads <= self.start.threads + THREADS_SLACK and now.rss_kib <= self.start.rss_kib + RSS_SLACK_KIB
-                and now.fds <= self.start.fds + FDS_SLACK)
+        return (
+            now.threads <= self.start.threads + THREADS_SLACK
+            and now.rss_kib <= self.start.rss_kib + RSS_SLACK_KIB
+            and now.fds <= self.start.fds + FDS_SLACK
+        )
 
 
 def _initialize(port: int) -> bytes:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}).encode()
-    return (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, text/event-stream\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        }
+    ).encode()
+    return (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, text/event-stream\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
 
 
 def _start(argv: list[str], port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "offctl", *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "offctl", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while hostile.status_of(_safe_exchange(port)) is None:  # the deadline only ends a server that never starts
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()[-2000:]
@@ -94,8 +112,14 @@ def face(request, zk_server, broker):
     stores = ["--zk", zk_server.address, "--zk-root", "/hostile-http", "--bootstrap-servers", broker.address]
     if request.param == "serve":
         proc = _start(["serve", *stores, "--listen", f"127.0.0.1:{port}", "--interval", "2"], port)
-        f = Face("serve", proc, port, "/metrics", "GET",
-                 b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        f = Face(
+            "serve",
+            proc,
+            port,
+            "/metrics",
+            "GET",
+            b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        )
     else:
         proc = _start(["mcp", *stores, "--http", f"127.0.0.1:{port}"], port)
         f = Face("mcp", proc, port, "/mcp", "POST", _initialize(port))
@@ -155,8 +179,9 @@ def test_thousands_of_idle_connections_hold_no_more_than_the_bound(face):
 def test_50_stalled_bodies(face, length):
     """Issue 34: 50 POSTs that declared a body of 50 MB and sent 3 bytes made a burst of 200 scrapes get 0 answers.
     A body over the bound is 413 at once (serve: 405, it answers no POST); one within it is dropped at its deadline."""
-    stalled = face.request("POST", face.path, f"Content-Type: application/json\r\nContent-Length: {length}\r\n"
-                                              .encode(), b"abc")
+    stalled = face.request(
+        "POST", face.path, f"Content-Type: application/json\r\nContent-Length: {length}\r\n".encode(), b"abc"
+    )
     _while_held(face, 50, stalled)
     answers = hostile.burst(face.port, face.good, 200)
     assert answers.count(200) == 200, answers
@@ -193,8 +218,17 @@ def test_an_unknown_method_is_405(face):
     assert face.answered() == 200
 
 
-@pytest.mark.parametrize("path", ["/../../../../etc/passwd", "/metrics/../../../etc/passwd", "/mcp/../../etc/passwd",
-                                  "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd", "//etc/passwd"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../../../../etc/passwd",
+        "/metrics/../../../etc/passwd",
+        "/mcp/../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/..%2f..%2fetc%2fpasswd",
+        "//etc/passwd",
+    ],
+)
 def test_path_traversal_reaches_nothing(face, path):
     answer = hostile.exchange(face.port, face.request("GET", path))
     assert hostile.status_of(answer) in (400, 404, 405), answer[:300]

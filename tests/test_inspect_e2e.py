@@ -55,9 +55,22 @@ fleet, fleet39 = seeds.on_each_broker("fleet", _fleet)
 
 
 def _args(zk_server, broker, fleet, *extra):
-    return ("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--bootstrap-servers",
-            broker.address, "--storm-root", fleet["storm_root"], "--group", fleet["group"], "--output", "json",
-            *extra)
+    return (
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        fleet["root"],
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        fleet["storm_root"],
+        "--group",
+        fleet["group"],
+        "--output",
+        "json",
+        *extra,
+    )
 
 
 def _codes(doc, consumer):
@@ -66,30 +79,52 @@ def _codes(doc, consumer):
 
 def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, fleet):
     # storm-kafka 0.9.3-0.9.7 compares maxOffsetBehind with the log end (KafkaUtils.getOffset, v0.9.6)
-    result = cli(*_args(zk_server, broker, fleet, "--lag-threshold", "2", "--max-offset-behind", "1",
-                        "--storm-kafka-release", "0.9.6"))
+    result = cli(
+        *_args(
+            zk_server,
+            broker,
+            fleet,
+            "--lag-threshold",
+            "2",
+            "--max-offset-behind",
+            "1",
+            "--storm-kafka-release",
+            "0.9.6",
+        )
+    )
     assert result.exit_code == 1, result.stderr
     doc = result.json()
     topic = fleet["topic"]
 
     rows = {(r["consumer"], r["partition"]): r for r in doc["partitions"] if r["consumer"] == "healthy"}
     assert {p: (r["committed"], r["log_start"], r["log_end"], r["lag"]) for (_, p), r in rows.items()} == {
-        0: (3, 0, 5, 2), 1: (3, 0, 3, 0), 2: (1, 0, 1, 0), 3: (2, 0, 2, 0)}
+        0: (3, 0, 5, 2),
+        1: (3, 0, 3, 0),
+        2: (1, 0, 1, 0),
+        3: (2, 0, 2, 0),
+    }
     assert rows[("healthy", 0)]["zk_root"] == fleet["root"]
     assert rows[("healthy", 0)]["path"] == f"{fleet['root']}/healthy/partition_0"
     assert rows[("healthy", 0)]["topology_name"] == "orders-topology"
     assert _codes(doc, "healthy") == [("HIGH_LAG", topic, 0), ("LAG_BEYOND_MAX_OFFSET_BEHIND", topic, 0)]
 
-    assert _codes(doc, "broken") == sorted([
-        ("OFFSET_ABOVE_LOG_END", topic, 0), ("IGNORED_ZERO_OFFSET", topic, 1), ("MALFORMED_RECORD", topic, 2),
-        ("UNKNOWN_PARTITION", topic, 7), ("MISSING_PARTITION", topic, 3)])
+    assert _codes(doc, "broken") == sorted(
+        [
+            ("OFFSET_ABOVE_LOG_END", topic, 0),
+            ("IGNORED_ZERO_OFFSET", topic, 1),
+            ("MALFORMED_RECORD", topic, 2),
+            ("UNKNOWN_PARTITION", topic, 7),
+            ("MISSING_PARTITION", topic, 3),
+        ]
+    )
     # the unreadable record applies to the spout's topic; it still counts as present, so partition 2 is not missing
     above = next(f for f in doc["findings"] if f["code"] == "OFFSET_ABOVE_LOG_END")
     assert "resumes at 9 > log end 5 (by 4); the spout jumps to the log end" in above["message"]
     assert above["severity"] == "error"
     malformed = next(f for f in doc["findings"] if f["code"] == "MALFORMED_RECORD")
-    assert malformed["message"].endswith(f"the spout cannot use it and starts {topic}/2 from the log end "
-                                         f"(LatestTime: forceFromStart is false) (1)")
+    assert malformed["message"].endswith(
+        f"the spout cannot use it and starts {topic}/2 from the log end (LatestTime: forceFromStart is false) (1)"
+    )
 
     shared = _codes(doc, "shared")
     assert ("ID_COLLISION", None, None) in shared
@@ -97,21 +132,35 @@ def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, flee
     assert ("TOPIC_MISMATCH", topic, 2) in shared
     shared_rows = {r["partition"]: r for r in doc["partitions"] if r["consumer"] == "shared"}
     assert (shared_rows[2]["topic"], shared_rows[2]["record_topic"], shared_rows[2]["lag"]) == (
-        topic, fleet["topic"].replace("orders", "payments"), 0)
+        topic,
+        fleet["topic"].replace("orders", "payments"),
+        0,
+    )
     assert ("STALE_BROKER", topic, 3) in shared
     stale = [f for f in doc["findings"] if f["code"] == "STALE_TOPOLOGY" and f["consumer"] == "shared"]
     assert sorted(f["message"].split(" committed by topology id ")[1].split(",")[0] for f in stale) == [
-        "alpha-1-1600000000", "beta-2-1600000001"]
+        "alpha-1-1600000000",
+        "beta-2-1600000001",
+    ]
 
     assert ("TOPIC_MISMATCH", topic, 1) in _codes(doc, "wild")
 
     group = _codes(doc, fleet["group"])
     # maxOffsetBehind is storm-kafka's: storm-kafka-client has none
-    assert group == sorted([("FOREIGN_COMMIT", topic, 0), ("FOREIGN_COMMIT", topic, 1),
-                            ("HIGH_LAG", topic, 0), ("MISSING_PARTITION", topic, 2), ("MISSING_PARTITION", topic, 3)])
+    assert group == sorted(
+        [
+            ("FOREIGN_COMMIT", topic, 0),
+            ("FOREIGN_COMMIT", topic, 1),
+            ("HIGH_LAG", topic, 0),
+            ("MISSING_PARTITION", topic, 2),
+            ("MISSING_PARTITION", topic, 3),
+        ]
+    )
     group_rows = [r for r in doc["partitions"] if r["consumer"] == fleet["group"]]
     assert [(r["store"], r["partition"], r["committed"], r["lag"]) for r in group_rows] == [
-        ("kafka", 0, 2, 3), ("kafka", 1, 3, 0)]
+        ("kafka", 0, 2, 3),
+        ("kafka", 1, 3, 0),
+    ]
 
     (group_summary,) = [c for c in doc["consumers"] if c["consumer"] == fleet["group"]]
     # storm-kafka-client assigns partitions itself: its group shows no members even while it runs
@@ -122,8 +171,21 @@ def test_inspect_reports_every_problem_with_numbers(cli, zk_server, broker, flee
 
 
 def test_healthy_spout_exits_zero_and_fail_on_escalates(cli, zk_server, broker39, fleet39):
-    base = ("inspect", "--zk", zk_server.address, "--zk-root", fleet39["root"], "--spout", "healthy",
-            "--bootstrap-servers", broker39.address, "--storm-root", fleet39["storm_root"], "--output", "json")
+    base = (
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        fleet39["root"],
+        "--spout",
+        "healthy",
+        "--bootstrap-servers",
+        broker39.address,
+        "--storm-root",
+        fleet39["storm_root"],
+        "--output",
+        "json",
+    )
     assert cli(*base).exit_code == 0
     assert cli(*base, "--lag-threshold", "2").exit_code == 0  # HIGH_LAG is a warning
     assert cli(*base, "--lag-threshold", "2", "--fail-on", "warning").exit_code == 1
@@ -142,16 +204,31 @@ def test_table_and_csv_outputs(cli, zk_server, broker, fleet):
 
 
 def test_env_variables_replace_flags(cli, zk_server, broker39, fleet39):
-    env = {"OFFCTL_ZK": zk_server.address, "OFFCTL_ZK_ROOT": fleet39["root"],
-           "OFFCTL_BOOTSTRAP_SERVERS": broker39.address, "OFFCTL_STORM_ROOT": fleet39["storm_root"]}
+    env = {
+        "OFFCTL_ZK": zk_server.address,
+        "OFFCTL_ZK_ROOT": fleet39["root"],
+        "OFFCTL_BOOTSTRAP_SERVERS": broker39.address,
+        "OFFCTL_STORM_ROOT": fleet39["storm_root"],
+    }
     result = cli("inspect", "--spout", "healthy", "--output", "json", env=env)
     assert result.exit_code == 0, result.stderr
     assert {r["consumer"] for r in result.json()["partitions"]} == {"healthy"}
 
 
 def test_zookeeper_only_skips_log_checks_and_says_so(cli, zk_server, fleet):
-    result = cli("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--spout", "broken",
-                 "--storm-root", fleet["storm_root"], "--output", "json")
+    result = cli(
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        fleet["root"],
+        "--spout",
+        "broken",
+        "--storm-root",
+        fleet["storm_root"],
+        "--output",
+        "json",
+    )
     doc = result.json()
     assert {f["code"] for f in doc["findings"]} == {"MALFORMED_RECORD", "IGNORED_ZERO_OFFSET"}
     assert all(r["log_end"] is None and r["lag"] is None for r in doc["partitions"])
@@ -160,21 +237,34 @@ def test_zookeeper_only_skips_log_checks_and_says_so(cli, zk_server, fleet):
 
 
 def test_a_named_spout_that_does_not_exist_is_an_error_finding(cli, zk_server, fleet):
-    result = cli("inspect", "--zk", zk_server.address, "--zk-root", fleet["root"], "--zk-root", "/nope",
-                 "--spout", "typo", "--output", "json")
+    result = cli(
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        fleet["root"],
+        "--zk-root",
+        "/nope",
+        "--spout",
+        "typo",
+        "--output",
+        "json",
+    )
     assert result.exit_code == 1  # --fail-on error catches a typo in a runbook
     doc = result.json()
     assert doc["partitions"] == []
     assert [(f["code"], f["zk_root"], f["message"]) for f in doc["findings"]] == [
         ("CONSUMER_NOT_FOUND", fleet["root"], f"spout id 'typo' has no partition records under {fleet['root']}"),
-        ("CONSUMER_NOT_FOUND", "/nope", "spout id 'typo': zkRoot /nope does not exist")]
+        ("CONSUMER_NOT_FOUND", "/nope", "spout id 'typo': zkRoot /nope does not exist"),
+    ]
     assert "zkRoot /nope does not exist" in result.stderr
 
 
 def test_real_entry_point_pipes_json(zk_server, broker, fleet):
     """The installed console script, as a runbook calls it: JSON on stdout, nothing else."""
-    proc = subprocess.run([sys.executable, "-m", "offctl", *_args(zk_server, broker, fleet)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "offctl", *_args(zk_server, broker, fleet)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["summary"]["status"] == "error"
 
@@ -190,12 +280,19 @@ def test_offsets_for_times_finds_the_first_message_at_or_after_the_time(kafka, b
     kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": t0 + o * 1000} for o in range(3)])
     store = KafkaStore(broker.address)
     try:
-        found = {at: store.offsets_for_times([(topic, 0), (topic, 1)], at)
-                 for at in (t0 - 1, t0, t0 + 1, t0 + 2000, t0 + 2001)}
+        found = {
+            at: store.offsets_for_times([(topic, 0), (topic, 1)], at)
+            for at in (t0 - 1, t0, t0 + 1, t0 + 2000, t0 + 2001)
+        }
     finally:
         store.close()
     assert {at: (f[(topic, 0)], f[(topic, 1)]) for at, f in found.items()} == {
-        t0 - 1: (0, None), t0: (0, None), t0 + 1: (1, None), t0 + 2000: (2, None), t0 + 2001: (None, None)}
+        t0 - 1: (0, None),
+        t0: (0, None),
+        t0 + 1: (1, None),
+        t0 + 2000: (2, None),
+        t0 + 2001: (None, None),
+    }
 
 
 def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
@@ -225,8 +322,9 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
         gc.enable()
 
 
-def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(cli, zk, zk_server, kafka39, broker39,
-                                                                            names):
+def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(
+    cli, zk, zk_server, kafka39, broker39, names
+):
     """Issue 22: <id>/orders/partition_0 names clicks. PartitionManager reads committedPath = zkRoot + "/" + id +
     "/" + Partition.getId(), getId() = topic + "/partition_N" for a wildcard topic, and takes only topology.id
     and offset from it (PartitionManager.java, Partition.java, v1.0.0 to v1.2.4): orders/0's offset, and
@@ -235,24 +333,47 @@ def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(cli,
     kafka39.produce(orders, 0, 5)
     spout = names("wild")
     base = f"{names.root}/{spout}"
+
     def put(folder: str, partition: int, offset: int) -> None:  # every record names clicks
-        zk.create(f"{base}/{folder}/partition_{partition}",
-                  storm_record(clicks, partition, offset, topology_id=RUNNING_ID, broker=broker39.address),
-                  makepath=True)
+        zk.create(
+            f"{base}/{folder}/partition_{partition}",
+            storm_record(clicks, partition, offset, topology_id=RUNNING_ID, broker=broker39.address),
+            makepath=True,
+        )
 
     put(orders, 0, 3)
     for p in range(4):
         put(clicks, p, 2)
-    result = cli("inspect", "--zk", zk_server.address, "--zk-root", names.root, "--bootstrap-servers",
-                 broker39.address, "--output", "json")
+    result = cli(
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        names.root,
+        "--bootstrap-servers",
+        broker39.address,
+        "--output",
+        "json",
+    )
     doc = result.json()
     assert [c["consumer"] for c in doc["consumers"]] == [spout]
     (row,) = [r for r in doc["partitions"] if r["topic"] == orders]
-    assert (row["consumer"], row["partition"], row["record_topic"], row["committed"], row["log_end"], row["lag"],
-            row["path"]) == (spout, 0, clicks, 3, 5, 2, f"{base}/{orders}/partition_0")
-    assert _codes(doc, spout) == [("AMBIGUOUS_SPOUT_ID", None, None), ("MISSING_PARTITION", orders, 1),
-                                  ("MISSING_PARTITION", orders, 2), ("MISSING_PARTITION", orders, 3),
-                                  ("TOPIC_MISMATCH", orders, 0)]
+    assert (
+        row["consumer"],
+        row["partition"],
+        row["record_topic"],
+        row["committed"],
+        row["log_end"],
+        row["lag"],
+        row["path"],
+    ) == (spout, 0, clicks, 3, 5, 2, f"{base}/{orders}/partition_0")
+    assert _codes(doc, spout) == [
+        ("AMBIGUOUS_SPOUT_ID", None, None),
+        ("MISSING_PARTITION", orders, 1),
+        ("MISSING_PARTITION", orders, 2),
+        ("MISSING_PARTITION", orders, 3),
+        ("TOPIC_MISMATCH", orders, 0),
+    ]
     by_code = {f["code"]: f for f in doc["findings"]}
     assert by_code["TOPIC_MISMATCH"]["path"] == f"{base}/{orders}/partition_0"
     assert f"it sits in the folder '{orders}/'" in by_code["TOPIC_MISMATCH"]["message"]
@@ -268,8 +389,17 @@ def test_processing_guarantee_says_what_the_group_commits_mean(cli, kafka, broke
     kafka.create_topic(topic, 1)
     kafka.produce(topic, 0, 4)
     kafka.commit(group, topic, {0: 1}, json.dumps({"topologyId": RUNNING_ID, "taskId": 1, "threadName": "t"}))
-    args = ("inspect", "--bootstrap-servers", broker.address, "--group", group, "--storm-kafka-client-release",
-            "3.1.0", "--processing-guarantee", "AT_MOST_ONCE")
+    args = (
+        "inspect",
+        "--bootstrap-servers",
+        broker.address,
+        "--group",
+        group,
+        "--storm-kafka-client-release",
+        "3.1.0",
+        "--processing-guarantee",
+        "AT_MOST_ONCE",
+    )
     doc = cli(*args, "--output", "json").json()
     said = doc["processing_guarantee"]
     assert said["guarantee"] == "AT_MOST_ONCE" and "next offset to poll" in said["committed_offset"]

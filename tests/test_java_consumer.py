@@ -13,8 +13,14 @@ def _transactional_producer(kafka, transactional_id: str):
     from confluent_kafka import Producer
 
     # transaction.timeout.ms: the open transaction must outlive the test (the broker allows up to 15 minutes)
-    producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": transactional_id,
-                         "transaction.timeout.ms": 600000, "linger.ms": 5})
+    producer = Producer(
+        {
+            "bootstrap.servers": kafka.bootstrap,
+            "transactional.id": transactional_id,
+            "transaction.timeout.ms": 600000,
+            "linger.ms": 5,
+        }
+    )
     producer.init_transactions(60)
     return producer
 
@@ -23,8 +29,12 @@ def _written(producer, topic: str, count: int, tag: str) -> list[int]:
     """`count` records produced in the open transaction and flushed to the broker; their offsets, in order."""
     reports = []
     for i in range(count):
-        producer.produce(topic, partition=0, value=f"{tag}{i}".encode(),
-                         on_delivery=lambda err, msg: reports.append((err, msg.offset())))
+        producer.produce(
+            topic,
+            partition=0,
+            value=f"{tag}{i}".encode(),
+            on_delivery=lambda err, msg: reports.append((err, msg.offset())),
+        )
     assert producer.flush(30) == 0, "records left unsent"
     assert [err for err, _ in reports] == [None] * count, reports
     return [offset for _, offset in reports]
@@ -37,8 +47,12 @@ def test_java_consumer_reads_committed_up_to_lso_and_uncommitted_up_to_hw(kafka,
     batches = {}
     open_transaction = False
     try:
-        for tag, count, end in (("committed-a", 3, "commit"), ("aborted", 2, "abort"), ("committed-b", 2, "commit"),
-                                ("open", 2, None)):
+        for tag, count, end in (
+            ("committed-a", 3, "commit"),
+            ("aborted", 2, "abort"),
+            ("committed-b", 2, "commit"),
+            ("open", 2, None),
+        ):
             producer.begin_transaction()
             open_transaction = True
             batches[tag] = _written(producer, topic, count, tag)  # flushed: in the log, aborted or not
@@ -50,8 +64,9 @@ def test_java_consumer_reads_committed_up_to_lso_and_uncommitted_up_to_hw(kafka,
 
         # The log, from the delivery reports: each transaction's records are consecutive, and its marker (commit or
         # abort, a control record) takes the one offset after them
-        committed_a, aborted, committed_b, still_open = (batches[t] for t in ("committed-a", "aborted",
-                                                                              "committed-b", "open"))
+        committed_a, aborted, committed_b, still_open = (
+            batches[t] for t in ("committed-a", "aborted", "committed-b", "open")
+        )
         assert committed_a[0] == 0
         previous_end = None
         for offsets in (committed_a, aborted, committed_b, still_open):
@@ -70,15 +85,18 @@ def test_java_consumer_reads_committed_up_to_lso_and_uncommitted_up_to_hw(kafka,
         # records handed, its position past the last marker before the LSO
         assert committed_view == {0: {"end_offset": lso, "position": lso, "records": committed_a + committed_b}}
         # read_uncommitted: up to the high watermark, every data record handed (aborted and open ones too), no marker
-        assert uncommitted_view == {0: {"end_offset": hw, "position": hw,
-                                        "records": committed_a + aborted + committed_b + still_open}}
+        assert uncommitted_view == {
+            0: {"end_offset": hw, "position": hw, "records": committed_a + aborted + committed_b + still_open}
+        }
 
         # From the aborted transaction's first record: the aborted records are skipped, the committed ones after
         # them handed; from the marker before the LSO: nothing handed, the position moves past it to the LSO
         assert consumer_view(kafka.bootstrap, topic, {0: aborted[0]}) == {
-            0: {"end_offset": lso, "position": lso, "records": committed_b}}
+            0: {"end_offset": lso, "position": lso, "records": committed_b}
+        }
         assert consumer_view(kafka.bootstrap, topic, {0: markers[-1]}) == {
-            0: {"end_offset": lso, "position": lso, "records": []}}
+            0: {"end_offset": lso, "position": lso, "records": []}
+        }
     finally:
         if open_transaction:
             producer.abort_transaction(60)

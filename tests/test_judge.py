@@ -15,30 +15,50 @@ from offctl.core.profiles import Profile, Profiles
 from tests.conftest import storm_record
 
 RUNNING = "orders-topology-1-1700000000"
-LEGACY = Thresholds(expected_topic="orders",
-                    spout=SpoutProfile(StormKafka.of_version("0.9.6"), start_offset_time=LATEST_TIME))
+LEGACY = Thresholds(
+    expected_topic="orders", spout=SpoutProfile(StormKafka.of_version("0.9.6"), start_offset_time=LATEST_TIME)
+)
 DEFAULTS = Thresholds(lag_threshold=3)
 PROFILES = Profiles(DEFAULTS, (Profile("legacy", "legacy-*", LEGACY),))
 
 
 def node(spout: str, partition: int, topic: str, offset: int, *, data: bytes | None = None) -> ZkNode:
-    return ZkNode("/spouts", spout, f"/spouts/{spout}/partition_{partition}", partition, None,
-                  data if data is not None else storm_record(topic, partition, offset, topology_id=RUNNING), 1, 0)
+    return ZkNode(
+        "/spouts",
+        spout,
+        f"/spouts/{spout}/partition_{partition}",
+        partition,
+        None,
+        data if data is not None else storm_record(topic, partition, offset, topology_id=RUNNING),
+        1,
+        0,
+    )
 
 
 def snapshot() -> Snapshot:
     nodes = (
-        node("healthy", 0, "orders", 9), node("healthy", 1, "orders", 9),
-        node("legacy-1", 0, "clicks", 2), node("legacy-1", 1, "clicks", 30),  # names clicks; out of range above
-        node("legacy-2", 0, "orders", 1), node("legacy-2", 1, "orders", 0, data=b"{not json"),  # lagging; malformed
-        node("stale", 0, "orders", 0, data=b"{not json"), node("stale", 1, "orders", 40),
+        node("healthy", 0, "orders", 9),
+        node("healthy", 1, "orders", 9),
+        node("legacy-1", 0, "clicks", 2),
+        node("legacy-1", 1, "clicks", 30),  # names clicks; out of range above
+        node("legacy-2", 0, "orders", 1),
+        node("legacy-2", 1, "orders", 0, data=b"{not json"),  # lagging; malformed
+        node("stale", 0, "orders", 0, data=b"{not json"),
+        node("stale", 1, "orders", 40),
     )
-    cluster = {"orders": {0: PartitionLog(0, 9), 1: PartitionLog(0, 9)}, "clicks": {0: PartitionLog(5, 9),
-                                                                                   1: PartitionLog(0, 9)}}
-    return Snapshot(1_763_776_800_000, zk_nodes=nodes, commits=(KafkaCommit("legacy-group", "orders", 0, 2, None),
-                                                                KafkaCommit("grp", "orders", 1, 3, None)),
-                    cluster=cluster, running=frozenset({RUNNING}), notes=("a note",),
-                    read_findings=(ReadFinding(ConsumerKey(KAFKA, "missing"), "group 'missing' has no committed offsets"),))
+    cluster = {
+        "orders": {0: PartitionLog(0, 9), 1: PartitionLog(0, 9)},
+        "clicks": {0: PartitionLog(5, 9), 1: PartitionLog(0, 9)},
+    }
+    return Snapshot(
+        1_763_776_800_000,
+        zk_nodes=nodes,
+        commits=(KafkaCommit("legacy-group", "orders", 0, 2, None), KafkaCommit("grp", "orders", 1, 3, None)),
+        cluster=cluster,
+        running=frozenset({RUNNING}),
+        notes=("a note",),
+        read_findings=(ReadFinding(ConsumerKey(KAFKA, "missing"), "group 'missing' has no committed offsets"),),
+    )
 
 
 def of(report, key):
@@ -63,8 +83,10 @@ def test_each_consumer_is_judged_by_its_own_profile_in_the_order_of_one_analyze(
     assert got.findings[-1].code == plain.findings[-1].code and got.findings[-1].key.consumer == "missing"
     assert len(got.findings) == sum(len(of(got, c.key)[1]) for c in got.consumers) + 1
     assert got.notes == ("a note",) and got.checks_skipped == plain.checks_skipped
-    assert got.spout_settings == (f"profiles: legacy 3 consumers ({LEGACY.spout.describe()}, topic orders); "
-                                  f"defaults 3 consumers ({DEFAULTS.spout.describe()})")
+    assert got.spout_settings == (
+        f"profiles: legacy 3 consumers ({LEGACY.spout.describe()}, topic orders); "
+        f"defaults 3 consumers ({DEFAULTS.spout.describe()})"
+    )
 
 
 def test_one_profile_changes_nothing_but_the_name():
@@ -72,8 +94,9 @@ def test_one_profile_changes_nothing_but_the_name():
     assert analyze_each(snap, Profiles.of(DEFAULTS)) == analyze(snap, DEFAULTS)
     only = Profiles(Thresholds(), (Profile("all", "*", DEFAULTS),))
     got = analyze_each(snap, only)
-    assert got == replace(analyze(snap, DEFAULTS), consumers=tuple(replace(c, profile="all")
-                                                                   for c in analyze(snap, DEFAULTS).consumers))
+    assert got == replace(
+        analyze(snap, DEFAULTS), consumers=tuple(replace(c, profile="all") for c in analyze(snap, DEFAULTS).consumers)
+    )
     assert got.spout_settings == DEFAULTS.spout.describe()
 
 
@@ -86,13 +109,19 @@ def test_a_groups_commit_period_and_guarantee_follow_its_profile():
     assert got.commit_periods == {ConsumerKey(KAFKA, "legacy-group"): 0}  # AT_MOST_ONCE: no commit timer
 
 
-@pytest.mark.parametrize("counts, want", [
-    ({None: 4}, DEFAULTS.spout.describe()),
-    ({"legacy": 2}, LEGACY.spout.describe()),
-    ({None: 1, "legacy": 2}, f"profiles: legacy 2 consumers ({LEGACY.spout.describe()}, topic orders); "
-                             f"defaults 1 consumer ({DEFAULTS.spout.describe()})"),
-    ({}, DEFAULTS.spout.describe()),
-])
+@pytest.mark.parametrize(
+    "counts, want",
+    [
+        ({None: 4}, DEFAULTS.spout.describe()),
+        ({"legacy": 2}, LEGACY.spout.describe()),
+        (
+            {None: 1, "legacy": 2},
+            f"profiles: legacy 2 consumers ({LEGACY.spout.describe()}, topic orders); "
+            f"defaults 1 consumer ({DEFAULTS.spout.describe()})",
+        ),
+        ({}, DEFAULTS.spout.describe()),
+    ],
+)
 def test_the_assumptions_line_says_how_many_consumers_each_profile_covered(counts, want):
     assert assumptions(counts, PROFILES) == want
 
@@ -126,10 +155,13 @@ def test_retention_and_commit_expiry_findings_follow_each_consumers_profile():
     for row in report.rows:
         if row.lag:
             at = row.log_end - row.lag
-            messages[(row.topic, row.record.partition, at)] = (LogMessage(row.topic, row.record.partition, at, now - H,
-                                                                          "CreateTime", None, b"v"),)
-    store = Store(MessageRead(messages), {"orders": TopicRetention("orders", 3 * 24 * H),
-                                          "clicks": TopicRetention("clicks", 3 * 24 * H)})
+            messages[(row.topic, row.record.partition, at)] = (
+                LogMessage(row.topic, row.record.partition, at, now - H, "CreateTime", None, b"v"),
+            )
+    store = Store(
+        MessageRead(messages),
+        {"orders": TopicRetention("orders", 3 * 24 * H), "clicks": TopicRetention("clicks", 3 * 24 * H)},
+    )
     got = with_time_lags(report, store, 5.0, profiles)
     risky = {f.key.consumer for f in got.findings if f.code == "RETENTION_RISK"}
     assert risky and all(c.startswith("legacy-") for c in risky)  # only the profile whose horizon is 7 days

@@ -17,8 +17,9 @@ from tests.conftest import SASL_USERS
 
 pytestmark = [pytest.mark.kafka]
 
-META = json.dumps({"topologyId": "orders-client-1-1763780000", "taskId": 4, "threadName": "Thread-4"},
-                  separators=(",", ":"))
+META = json.dumps(
+    {"topologyId": "orders-client-1-1763780000", "taskId": 4, "threadName": "Thread-4"}, separators=(",", ":")
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,23 +37,33 @@ def secured(guarded, guarded_kafka, tmp_path_factory):
         guarded_kafka.produce(topic, p, 10)
     for p in range(3):
         guarded_kafka.commit(group, topic, {p: 4}, META)
-    guarded.allow("reader", (ResourceType.TOPIC, topic, AclOperation.READ),
-                  (ResourceType.GROUP, group, AclOperation.DESCRIBE))
+    guarded.allow(
+        "reader", (ResourceType.TOPIC, topic, AclOperation.READ), (ResourceType.GROUP, group, AclOperation.DESCRIBE)
+    )
     config = where / "config.toml"
     contexts = {name: guarded.config(name) for name in ("storm", "reader", "nobody")}
     contexts["wrong"] = guarded.config("storm", "not-" + SASL_USERS["storm"])
-    config.write_text("".join(
-        f'[contexts.{name}]\nbootstrap-servers = "{guarded.sasl}"\ntimeout = "5s"\nkafka-config = ['
-        + ", ".join(f'"{k}={v}"' for k, v in settings.items()) + "]\n\n"
-        for name, settings in contexts.items()))
+    config.write_text(
+        "".join(
+            f'[contexts.{name}]\nbootstrap-servers = "{guarded.sasl}"\ntimeout = "5s"\nkafka-config = ['
+            + ", ".join(f'"{k}={v}"' for k, v in settings.items())
+            + "]\n\n"
+            for name, settings in contexts.items()
+        )
+    )
     config.chmod(0o600)
     return {"config": config, "topic": topic, "group": group, "kafka": guarded_kafka}
 
 
 def offctl(secured, context: str, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_")}
-    proc = subprocess.run([sys.executable, "-m", "offctl", *args, "--config", str(secured["config"]), "--context",
-                           context], env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "offctl", *args, "--config", str(secured["config"]), "--context", context],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     for password in SASL_USERS.values():
         assert password not in proc.stdout and password not in proc.stderr, "a secret was printed"
     assert "Traceback" not in proc.stderr
@@ -77,8 +88,9 @@ def test_a_user_without_acls_is_refused_in_one_line_exit_3(secured):
     assert proc.returncode == 3, proc.stderr
     refusals = [line for line in proc.stderr.splitlines() if "authorization failed" in line.lower()]
     # each refusal one line, naming what was refused: the group's offsets and state, the topic's description
-    assert refusals and all(f"group {secured['group']}" in line or f"topic '{secured['topic']}'" in line
-                            for line in refusals), proc.stderr
+    assert refusals and all(
+        f"group {secured['group']}" in line or f"topic '{secured['topic']}'" in line for line in refusals
+    ), proc.stderr
 
 
 def test_a_refused_login_says_so_not_that_the_broker_did_not_answer(secured):
@@ -92,9 +104,25 @@ def test_a_commit_the_acls_refuse_writes_nothing_and_says_so(secured, tmp_path):
     """reader may describe the group and read the topic, so the plan is made; the commit needs READ on the group,
     which it lacks: exit 5, the group's commits as before, the backup named, no secret."""
     before = commits(secured)
-    proc = offctl(secured, "reader", "reset", "--group", secured["group"], "--topic", secured["topic"], "--to", "latest", "--execute",
-                  "--yes", "--force", "running-topology", "--backup-dir", str(tmp_path / "backups"),
-                  "--audit-log", str(tmp_path / "audit.log"))
+    proc = offctl(
+        secured,
+        "reader",
+        "reset",
+        "--group",
+        secured["group"],
+        "--topic",
+        secured["topic"],
+        "--to",
+        "latest",
+        "--execute",
+        "--yes",
+        "--force",
+        "running-topology",
+        "--backup-dir",
+        str(tmp_path / "backups"),
+        "--audit-log",
+        str(tmp_path / "audit.log"),
+    )
     assert proc.returncode == 5, proc.stderr
     assert "authorization failed" in proc.stderr.lower() and str(tmp_path / "backups") in proc.stderr
     assert commits(secured) == before
@@ -103,9 +131,31 @@ def test_a_commit_the_acls_refuse_writes_nothing_and_says_so(secured, tmp_path):
 
 
 def test_the_same_commit_by_a_user_the_acls_allow_is_written_and_verified(secured, tmp_path):
-    proc = offctl(secured, "storm", "reset", "--group", secured["group"], "--topic", secured["topic"], "--partitions", "0", "--to",
-                  "offset", "--offset", "5", "--execute", "--yes", "--force", "running-topology", "--backup-dir",
-                  str(tmp_path / "backups"), "--audit-log", str(tmp_path / "audit.log"), "-o", "json")
+    proc = offctl(
+        secured,
+        "storm",
+        "reset",
+        "--group",
+        secured["group"],
+        "--topic",
+        secured["topic"],
+        "--partitions",
+        "0",
+        "--to",
+        "offset",
+        "--offset",
+        "5",
+        "--execute",
+        "--yes",
+        "--force",
+        "running-topology",
+        "--backup-dir",
+        str(tmp_path / "backups"),
+        "--audit-log",
+        str(tmp_path / "audit.log"),
+        "-o",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verified"] is True
     assert commits(secured)[0] == (5, META)  # the Storm metadata kept

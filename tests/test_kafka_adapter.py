@@ -30,7 +30,9 @@ def test_topics_asked_for_before_the_metadata_arrived_wait_and_are_looked_up(kaf
     finally:
         store.close()
     assert {t: {p: (log.log_start, log.log_end) for p, log in ps.items()} for t, ps in cluster.items()} == {
-        early: {0: (0, 2), 1: (0, 2), 2: (0, 2)}, late: {0: (0, 1), 1: (0, 1)}}
+        early: {0: (0, 2), 1: (0, 2), 2: (0, 2)},
+        late: {0: (0, 1), 1: (0, 1)},
+    }
     assert store.notes == []
 
 
@@ -52,12 +54,20 @@ def test_logs_waits_for_the_metadata_of_topics_still_waiting(kafka, names):
 def test_read_messages_gives_exact_bytes_timestamps_and_headers_and_stops_at_the_log_end(kafka, names):
     topic = names("msgs")
     kafka.create_topic(topic, 2, {"retention.ms": "-1"})  # timestamps of 2023: kept, not deleted by retention
-    kafka.produce_records(topic, 0, [
-        {"value": b"first", "key": b"k0", "timestamp": 1_700_000_000_000},
-        {"value": b"\x00\xff\x1b[2J", "key": None, "timestamp": 1_700_000_001_000,
-         "headers": [("trace", b"\x01\x02"), ("empty", None)]},
-        {"value": None, "key": b"tombstone", "timestamp": 1_700_000_002_000},
-    ])
+    kafka.produce_records(
+        topic,
+        0,
+        [
+            {"value": b"first", "key": b"k0", "timestamp": 1_700_000_000_000},
+            {
+                "value": b"\x00\xff\x1b[2J",
+                "key": None,
+                "timestamp": 1_700_000_001_000,
+                "headers": [("trace", b"\x01\x02"), ("empty", None)],
+            },
+            {"value": None, "key": b"tombstone", "timestamp": 1_700_000_002_000},
+        ],
+    )
     store = KafkaStore(kafka.bootstrap, timeout=10)
     try:
         read = store.read_messages([(topic, 0, 1), (topic, 0, 0), (topic, 1, 0)], count=2)
@@ -66,7 +76,8 @@ def test_read_messages_gives_exact_bytes_timestamps_and_headers_and_stops_at_the
     at1 = read.messages[(topic, 0, 1)]
     assert [(m.offset, m.key, m.value, m.timestamp_ms, m.timestamp_type) for m in at1] == [
         (1, None, b"\x00\xff\x1b[2J", 1_700_000_001_000, "CreateTime"),
-        (2, b"tombstone", None, 1_700_000_002_000, "CreateTime")]
+        (2, b"tombstone", None, 1_700_000_002_000, "CreateTime"),
+    ]
     assert at1[0].headers == (("trace", b"\x01\x02"), ("empty", None))
     # the same partition at a second position is read in its own turn, from its own offset
     assert [m.value for m in read.messages[(topic, 0, 0)]] == [b"first", b"\x00\xff\x1b[2J"]
@@ -94,8 +105,9 @@ def test_read_messages_reports_what_it_could_not_read_and_never_joins_or_commits
 
     from offctl.adapters.kafka import LOOKUP_GROUP
 
-    offsets = kafka.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(
-        LOOKUP_GROUP, [TopicPartition(topic, 0)])])
+    offsets = kafka.admin.list_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions(LOOKUP_GROUP, [TopicPartition(topic, 0)])]
+    )
     committed = list(offsets.values())[0].result(timeout=30).topic_partitions[0].offset
     assert committed < 0  # nothing was committed for the partition read
 
@@ -266,11 +278,12 @@ def test_a_broker_that_names_no_group_type_reads_as_unknown(kafka, names, monkey
     def untyped(future_of):
         def call(*args, **kwargs):
             answered = future_of(*args, **kwargs)
-            for result in (answered.values() if isinstance(answered, dict) else [answered]):
+            for result in answered.values() if isinstance(answered, dict) else [answered]:
                 value = result.result(20)
                 for item in getattr(value, "valid", None) or [value]:
                     item.type = ConsumerGroupType.UNKNOWN
             return answered
+
         return call
 
     monkeypatch.setattr(store.admin, "list_consumer_groups", untyped(real_list))

@@ -33,8 +33,11 @@ METADATA = '{"topologyId":"t-1-1","taskId":3,"threadName":"Thread-5-kafka-spout-
 
 
 def crashing_env(flag: Path, method: str = "logs") -> dict[str, str]:
-    return {"PYTHONPATH": os.pathsep.join([CRASH_DIR, *filter(None, [os.environ.get("PYTHONPATH")])]),
-            "OFFCTL_TEST_CRASH": str(flag), "OFFCTL_TEST_CRASH_IN": method}
+    return {
+        "PYTHONPATH": os.pathsep.join([CRASH_DIR, *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "OFFCTL_TEST_CRASH": str(flag),
+        "OFFCTL_TEST_CRASH_IN": method,
+    }
 
 
 @pytest.fixture
@@ -86,8 +89,9 @@ def test_an_error_in_the_child_is_the_same_error_here(kafka):
 
 
 @pytest.mark.parametrize("call, said", [("logs", "nothing was written"), ("commit", "the write may have been sent")])
-def test_a_child_that_crashes_is_store_unavailable_naming_the_signal_and_the_next_store_works(kafka, topic_and_group,
-                                                                                                call, said):
+def test_a_child_that_crashes_is_store_unavailable_naming_the_signal_and_the_next_store_works(
+    kafka, topic_and_group, call, said
+):
     topic, group = topic_and_group
     store = ChildKafkaStore(kafka.bootstrap, timeout=20)
     os.kill(store._process.pid, signal.SIGSEGV)
@@ -117,8 +121,9 @@ def test_inspect_through_the_child_is_inspect_in_process(kafka, topic_and_group)
     plain = inspect(conn, selection, Thresholds())
     with kafka_in_child():
         child = inspect(conn, selection, Thresholds())
-    assert [(r.partition_key, r.record, r.lag) for r in child.rows] == \
-        [(r.partition_key, r.record, r.lag) for r in plain.rows]
+    assert [(r.partition_key, r.record, r.lag) for r in child.rows] == [
+        (r.partition_key, r.record, r.lag) for r in plain.rows
+    ]
     assert [f.code for f in child.findings] == [f.code for f in plain.findings]
 
 
@@ -127,9 +132,24 @@ def test_a_one_shot_command_under_the_same_crash_exits_3(kafka, topic_and_group,
     topic, group = topic_and_group
     flag = tmp_path / "crash"
     flag.touch()
-    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "--bootstrap-servers", kafka.bootstrap,
-                           "--group", group, "-o", "json"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **crashing_env(flag)})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "offctl",
+            "inspect",
+            "--bootstrap-servers",
+            kafka.bootstrap,
+            "--group",
+            group,
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **crashing_env(flag)},
+    )
     assert proc.returncode == 3 and "a segmentation fault (SIGSEGV)" in proc.stderr, proc.stderr
     assert not flag.exists()
 
@@ -167,9 +187,28 @@ def test_watch_draws_the_crash_as_one_refreshs_error_and_goes_on(kafka, topic_an
     topic, group = topic_and_group
     flag = tmp_path / "crash"
     flag.touch()
-    proc = subprocess.run([sys.executable, "-m", "offctl", "watch", "--bootstrap-servers", kafka.bootstrap,
-                           "--group", group, "--count", "3", "--interval", "0.5", "--timeout", "20"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, **crashing_env(flag)})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "offctl",
+            "watch",
+            "--bootstrap-servers",
+            kafka.bootstrap,
+            "--group",
+            group,
+            "--count",
+            "3",
+            "--interval",
+            "0.5",
+            "--timeout",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **crashing_env(flag)},
+    )
     assert proc.returncode == 0, proc.stderr
     frames = proc.stdout.split("refresh ")
     assert "segmentation fault" in frames[1] and "segmentation fault" not in frames[-1], proc.stdout
@@ -197,9 +236,9 @@ def test_mcp_keeps_its_session_through_a_crash_in_one_tool_call(served, tmp_path
     assert not flag.exists()
 
 
-def test_a_reset_cut_by_a_crash_after_its_write_leaves_a_backup_an_intent_and_a_restore_that_works(kafka,
-                                                                                                 topic_and_group,
-                                                                                                 tmp_path):
+def test_a_reset_cut_by_a_crash_after_its_write_leaves_a_backup_an_intent_and_a_restore_that_works(
+    kafka, topic_and_group, tmp_path
+):
     """The worst moment: the group's commits were written, and the process died before it said so. The supervisor's
     message names the restore; the backup and the audit log's intent line are on disk; the restore puts the commits
     back, metadata and all."""
@@ -207,18 +246,50 @@ def test_a_reset_cut_by_a_crash_after_its_write_leaves_a_backup_an_intent_and_a_
     before = kafka.committed(group)
     flag, backups, audit = tmp_path / "crash", tmp_path / "backups", tmp_path / "audit.log"
     flag.touch()
-    safe = ["--bootstrap-servers", kafka.bootstrap, "--backup-dir", str(backups), "--audit-log", str(audit),
-            "--timeout", "20", "--force", "running-topology"]  # no Storm ZooKeeper here to ask
-    proc = subprocess.run([sys.executable, "-m", "offctl", "reset", *safe, "--group", group, "--to", "earliest",
-                           "--quiet-period", "0", "--execute", "--yes"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **crashing_env(flag, "commit:after")})
+    safe = [
+        "--bootstrap-servers",
+        kafka.bootstrap,
+        "--backup-dir",
+        str(backups),
+        "--audit-log",
+        str(audit),
+        "--timeout",
+        "20",
+        "--force",
+        "running-topology",
+    ]  # no Storm ZooKeeper here to ask
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "offctl",
+            "reset",
+            *safe,
+            "--group",
+            group,
+            "--to",
+            "earliest",
+            "--quiet-period",
+            "0",
+            "--execute",
+            "--yes",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **crashing_env(flag, "commit:after")},
+    )
     assert proc.returncode == 3, proc.stderr
     assert "a segmentation fault (SIGSEGV)" in proc.stderr and "offctl restore BACKUP" in proc.stderr, proc.stderr
     assert not flag.exists()  # the crash came, after the write
     assert {tp: o for tp, (o, _) in kafka.committed(group).items()} == {(topic, p): 0 for p in range(3)}
     [backup] = backups.iterdir()
     assert backup.name in audit.read_text()  # the intent line names it
-    restored = subprocess.run([sys.executable, "-m", "offctl", "restore", str(backup), *safe, "--quiet-period", "0",
-                               "--execute", "--yes"], capture_output=True, text=True, timeout=120)
+    restored = subprocess.run(
+        [sys.executable, "-m", "offctl", "restore", str(backup), *safe, "--quiet-period", "0", "--execute", "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert restored.returncode == 0, restored.stderr
     assert kafka.committed(group) == before

@@ -16,8 +16,12 @@ def _joined(bootstrap: str, group: str, topic: str, protocol: str):
     """A consumer of `topic` in `group` that has joined (it was assigned a partition); close it to leave."""
     from confluent_kafka import Consumer
 
-    settings = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-                "auto.offset.reset": "earliest"}
+    settings = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+    }
     if protocol == "consumer":
         settings["group.protocol"] = "consumer"
     consumer = Consumer(settings)
@@ -30,8 +34,7 @@ def _joined(bootstrap: str, group: str, topic: str, protocol: str):
 
 
 @pytest.mark.parametrize("protocol, kind", [("consumer", "consumer"), ("classic", "classic")])
-def test_a_group_with_a_member_is_read_with_its_type_and_its_reset_refused(cli, kafka, broker, names, protocol,
-                                                                           kind):
+def test_a_group_with_a_member_is_read_with_its_type_and_its_reset_refused(cli, kafka, broker, names, protocol, kind):
     topic, group = names("orders"), names(f"{protocol}-group")
     kafka.create_topic(topic, 2)
     kafka.produce(topic, 0, 5)
@@ -42,16 +45,46 @@ def test_a_group_with_a_member_is_read_with_its_type_and_its_reset_refused(cli, 
         assert seen.exit_code in (0, 1), seen.stderr
         (state,) = [c for c in seen.json()["consumers"] if c["consumer"] == group]
         assert state["group_type"] == kind and state["members"] == 1, state
-        refused = cli("reset", "--bootstrap-servers", broker.address, "--group", group, "--topic", topic, "--to",
-                      "latest", "--no-storm-metadata", "--execute", "--yes", "--force", "running-topology")
+        refused = cli(
+            "reset",
+            "--bootstrap-servers",
+            broker.address,
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--to",
+            "latest",
+            "--no-storm-metadata",
+            "--execute",
+            "--yes",
+            "--force",
+            "running-topology",
+        )
         assert refused.exit_code == 4, refused.stderr
         assert f"group {group} has 1 member(s)" in refused.stderr and "active-group" in refused.stderr
     finally:
         consumer.close()
     deadline = time.monotonic() + 60  # the member leaves on close; the broker answers Empty once it has
     while True:
-        done = cli("reset", "--bootstrap-servers", broker.address, "--group", group, "--topic", topic, "--to",
-                   "latest", "--no-storm-metadata", "--execute", "--yes", "--force", "running-topology", "-o", "json")
+        done = cli(
+            "reset",
+            "--bootstrap-servers",
+            broker.address,
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--to",
+            "latest",
+            "--no-storm-metadata",
+            "--execute",
+            "--yes",
+            "--force",
+            "running-topology",
+            "-o",
+            "json",
+        )
         if done.exit_code != 4 or time.monotonic() > deadline:
             break
         time.sleep(0.5)

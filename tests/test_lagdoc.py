@@ -27,8 +27,9 @@ def cluster(start: int = 100, end: int = 200, n: int = 3) -> dict:
     return {T: {p: PartitionLog(start, end, "kafka1:9092") for p in range(n)}}
 
 
-def doc(zk=(), commits=(), *, th: Thresholds | Profiles = Thresholds(), cl=None, key=OLD, folder=False,
-        partitions=(0, 1, 2)):
+def doc(
+    zk=(), commits=(), *, th: Thresholds | Profiles = Thresholds(), cl=None, key=OLD, folder=False, partitions=(0, 1, 2)
+):
     cl = cl if cl is not None else cluster()
     report = judge.analyze_each(Snapshot(0, tuple(zk), tuple(commits), cluster=cl, running=frozenset({RUNNING})), th)
     asked = lagdoc.Asked(key, old=key.store == ZOOKEEPER, partitions={T: list(partitions)}, folder=folder)
@@ -43,30 +44,108 @@ def three(entry: dict) -> tuple:
 CASES = [
     # (id, zk nodes, commits, thresholds, partition, (committed, head, lag), originalLag or None, a code)
     ("KOLU@v1.2.4: in range, the original's answer", [rec(0, 150)], [], Thresholds(), 0, (150, 200, 50), None, None),
-    ("PartitionManager@v1.2.4 committed<=0: ignored, startOffsetTime earliest", [rec(0, 0)], [], Thresholds(), 0,
-     (0, 200, 100), 200, "IGNORED_ZERO_OFFSET"),
-    ("PartitionManager@v1.2.4: no record, startOffsetTime earliest", [rec(0, 150)], [], Thresholds(), 1,
-     (-1, 200, 100), 201, "MISSING_PARTITION"),
-    ("PartitionManager@v0.9.6: no record, the log end (LatestTime: forceFromStart false)", [rec(0, 150)], [],
-     Thresholds(spout=SpoutProfile(StormKafka.V0_9_3)), 1, (-1, 200, 0), 201, "MISSING_PARTITION"),
-    ("PartitionManager@v1.2.4: no record, startOffsetTime latest", [rec(0, 150)], [],
-     Thresholds(spout=SpoutProfile(start_offset_time=LATEST_TIME)), 2, (-1, 200, 0), 201, "MISSING_PARTITION"),
+    (
+        "PartitionManager@v1.2.4 committed<=0: ignored, startOffsetTime earliest",
+        [rec(0, 0)],
+        [],
+        Thresholds(),
+        0,
+        (0, 200, 100),
+        200,
+        "IGNORED_ZERO_OFFSET",
+    ),
+    (
+        "PartitionManager@v1.2.4: no record, startOffsetTime earliest",
+        [rec(0, 150)],
+        [],
+        Thresholds(),
+        1,
+        (-1, 200, 100),
+        201,
+        "MISSING_PARTITION",
+    ),
+    (
+        "PartitionManager@v0.9.6: no record, the log end (LatestTime: forceFromStart false)",
+        [rec(0, 150)],
+        [],
+        Thresholds(spout=SpoutProfile(StormKafka.V0_9_3)),
+        1,
+        (-1, 200, 0),
+        201,
+        "MISSING_PARTITION",
+    ),
+    (
+        "PartitionManager@v1.2.4: no record, startOffsetTime latest",
+        [rec(0, 150)],
+        [],
+        Thresholds(spout=SpoutProfile(start_offset_time=LATEST_TIME)),
+        2,
+        (-1, 200, 0),
+        201,
+        "MISSING_PARTITION",
+    ),
     # fill() moves _emittedToOffset forward only: the reset's EarliestTime is below the stored offset, so the spout
     # waits there (behaviour.out_of_range_outcome; run on storm-kafka 1.2.4: test_spout_oracle_e2e, above-log-end)
-    ("PartitionManager.fill@v1.2.4: past the log end, the spout waits at the stored offset",
-     [rec(0, 250)], [], Thresholds(), 0, (250, 200, -50), None, "OFFSET_ABOVE_LOG_END"),
-    ("PartitionManager.fill@v1.2.4: below the log start, to startOffsetTime earliest", [rec(0, 50)], [],
-     Thresholds(), 0, (50, 200, 100), 150, "OFFSET_BELOW_LOG_START"),
-    ("KafkaSpout.doSeek@v2.8.8: no commit, UNCOMMITTED_EARLIEST at the log start", [], [commit(0, 150)],
-     Thresholds(), 1, (-1, 200, 100), 201, "MISSING_PARTITION"),
-    ("KafkaSpout.doSeek@v2.8.8: no commit, UNCOMMITTED_LATEST at the log end", [], [commit(0, 150)],
-     Thresholds(spout=SpoutProfile(first_poll=FirstPoll.UNCOMMITTED_LATEST)), 1, (-1, 200, 0), 201,
-     "MISSING_PARTITION"),
-    ("KafkaSpout.doSeek@v2.8.8: EARLIEST ignores another topology's commit", [],
-     [commit(0, 150, meta("other-topology-1-1600000000"))],
-     Thresholds(spout=SpoutProfile(first_poll=FirstPoll.EARLIEST)), 0, (150, 200, 100), 50, None),
-    ("KafkaSpout.doSeek@v2.8.8: EARLIEST keeps its own topology's commit", [], [commit(0, 150)],
-     Thresholds(spout=SpoutProfile(first_poll=FirstPoll.EARLIEST)), 0, (150, 200, 50), None, None),
+    (
+        "PartitionManager.fill@v1.2.4: past the log end, the spout waits at the stored offset",
+        [rec(0, 250)],
+        [],
+        Thresholds(),
+        0,
+        (250, 200, -50),
+        None,
+        "OFFSET_ABOVE_LOG_END",
+    ),
+    (
+        "PartitionManager.fill@v1.2.4: below the log start, to startOffsetTime earliest",
+        [rec(0, 50)],
+        [],
+        Thresholds(),
+        0,
+        (50, 200, 100),
+        150,
+        "OFFSET_BELOW_LOG_START",
+    ),
+    (
+        "KafkaSpout.doSeek@v2.8.8: no commit, UNCOMMITTED_EARLIEST at the log start",
+        [],
+        [commit(0, 150)],
+        Thresholds(),
+        1,
+        (-1, 200, 100),
+        201,
+        "MISSING_PARTITION",
+    ),
+    (
+        "KafkaSpout.doSeek@v2.8.8: no commit, UNCOMMITTED_LATEST at the log end",
+        [],
+        [commit(0, 150)],
+        Thresholds(spout=SpoutProfile(first_poll=FirstPoll.UNCOMMITTED_LATEST)),
+        1,
+        (-1, 200, 0),
+        201,
+        "MISSING_PARTITION",
+    ),
+    (
+        "KafkaSpout.doSeek@v2.8.8: EARLIEST ignores another topology's commit",
+        [],
+        [commit(0, 150, meta("other-topology-1-1600000000"))],
+        Thresholds(spout=SpoutProfile(first_poll=FirstPoll.EARLIEST)),
+        0,
+        (150, 200, 100),
+        50,
+        None,
+    ),
+    (
+        "KafkaSpout.doSeek@v2.8.8: EARLIEST keeps its own topology's commit",
+        [],
+        [commit(0, 150)],
+        Thresholds(spout=SpoutProfile(first_poll=FirstPoll.EARLIEST)),
+        0,
+        (150, 200, 50),
+        None,
+        None,
+    ),
 ]
 
 
@@ -105,8 +184,9 @@ def test_a_partition_without_a_log_end_is_left_out_with_a_note():
 
 
 def test_the_profile_that_judged_the_spout_is_named():
-    th = Profiles(default=Thresholds(), profiles=(Profile("legacy", "s*", Thresholds(
-        spout=SpoutProfile(StormKafka.V0_9_3))),))
+    th = Profiles(
+        default=Thresholds(), profiles=(Profile("legacy", "s*", Thresholds(spout=SpoutProfile(StormKafka.V0_9_3))),)
+    )
     out, _ = doc([rec(0, 150)], th=th)
     assert {e["profile"] for e in out[T].values()} == {"legacy"}
     assert out[T]["1"]["lag"] == 0  # the profile's release (0.9.x: the log end) decides, not the defaults'

@@ -42,14 +42,26 @@ ROOT = Path(__file__).resolve().parent.parent
 TREES = {"offctl": ROOT / "offctl", "offctl.commands": ROOT / "commands"}
 FOUNDATION = {"offctl", "offctl.errors", "offctl.inputs", "offctl.interrupts"}
 FLOORS = (  # (floor, the module or folder), by dotted name
-    (1, "offctl.core"), (2, "offctl.adapters"),
-    (3, "offctl.ports"), (3, "offctl.settings"), (3, "offctl.pipeline"), (3, "offctl.repair"), (3, "offctl.render"),
-    (4, "offctl.faces"), (4, "offctl.commands"), (4, "offctl.__main__"))
+    (1, "offctl.core"),
+    (2, "offctl.adapters"),
+    (3, "offctl.ports"),
+    (3, "offctl.settings"),
+    (3, "offctl.pipeline"),
+    (3, "offctl.repair"),
+    (3, "offctl.render"),
+    (4, "offctl.faces"),
+    (4, "offctl.commands"),
+    (4, "offctl.__main__"),
+)
 LAYERS = ("foundation", "core", "adapters", "library", "faces")
 # Within the library floor, what each room may import of the others (render is imported by faces only).
-LIBRARY_ORDER = {"offctl.ports": set(), "offctl.settings": set(), "offctl.render": {"offctl.settings"},
-                 "offctl.pipeline": {"offctl.ports", "offctl.settings"},
-                 "offctl.repair": {"offctl.ports", "offctl.settings", "offctl.pipeline"}}
+LIBRARY_ORDER = {
+    "offctl.ports": set(),
+    "offctl.settings": set(),
+    "offctl.render": {"offctl.settings"},
+    "offctl.pipeline": {"offctl.ports", "offctl.settings"},
+    "offctl.repair": {"offctl.ports", "offctl.settings", "offctl.pipeline"},
+}
 TOP_MODULES_AT_MOST = 8
 
 
@@ -90,7 +102,7 @@ def imports(module: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = module.split(".")
-                base = base[:len(base) - node.level + (1 if is_package else 0)]
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
                 source = ".".join(base + ([node.module] if node.module else []))
             else:
                 source = node.module or ""
@@ -170,7 +182,8 @@ def test_no_import_cycle_between_modules():
     found = cycles(edges)
     assert not found, "import cycles: " + "; ".join(
         " <-> ".join(c) + " (" + ", ".join(f"{m} -> {t} line {line}" for m in c for t, line in g[m] if t in c) + ")"
-        for c in found)
+        for c in found
+    )
 
 
 def test_every_module_is_on_a_floor():
@@ -197,16 +210,23 @@ def test_the_library_rooms_import_in_their_order():
 
 
 def test_no_import_from_a_lower_layer_up_to_a_higher_one():
-    upward = [f"{m} ({LAYERS[layer(m)]}) imports {t} ({LAYERS[layer(t)]}) at line {line}"
-              for m, targets in graph().items() for t, line in targets if layer(t) > layer(m)]
+    upward = [
+        f"{m} ({LAYERS[layer(m)]}) imports {t} ({LAYERS[layer(t)]}) at line {line}"
+        for m, targets in graph().items()
+        for t, line in targets
+        if layer(t) > layer(m)
+    ]
     assert not upward, "\n".join(upward)
 
 
-@pytest.mark.parametrize("edges, want", [
-    ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
-    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
-    ({"a": {"b"}, "b": set()}, []),
-])
+@pytest.mark.parametrize(
+    "edges, want",
+    [
+        ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+        ({"a": {"b"}, "b": set()}, []),
+    ],
+)
 def test_the_cycle_check_finds_cycles(edges, want):
     assert cycles(edges) == want
 
@@ -214,8 +234,10 @@ def test_the_cycle_check_finds_cycles(edges, want):
 def test_an_import_under_type_checking_is_an_edge(tmp_path):
     """A type-only import is a dependency like any other: a cycle behind `if TYPE_CHECKING:` is still a cycle."""
     path = tmp_path / "plan.py"
-    path.write_text("from typing import TYPE_CHECKING\nimport typing\n\nif TYPE_CHECKING:\n"
-                    "    from offctl.core.cost import PlanCost\nif typing.TYPE_CHECKING:\n    import offctl.core.model\n",
-                    encoding="utf-8")
+    path.write_text(
+        "from typing import TYPE_CHECKING\nimport typing\n\nif TYPE_CHECKING:\n"
+        "    from offctl.core.cost import PlanCost\nif typing.TYPE_CHECKING:\n    import offctl.core.model\n",
+        encoding="utf-8",
+    )
     known = {"offctl.core.plan", "offctl.core.cost", "offctl.core.model"}
     assert dict(imports("offctl.core.plan", path, known)) == {"offctl.core.cost": 5, "offctl.core.model": 7}

@@ -34,15 +34,28 @@ def _stuck(zk, kafka, broker, zk_server, names, tmp_path):
     kafka.produce(topic, 1, 2)
     storm = storm_root(zk, names.root + "-storm")
     spout(zk, names.root, "orders-spout", topic, {0: 2, 1: 2}, topology_id=STOPPED_ID, broker=broker.address)
-    config = fixture_config(tmp_path / "config.toml", zk_server, broker, names.root, storm, f"""\
-backup-dir = "{tmp_path / 'backups'}"
-audit-log = "{tmp_path / 'audit.log'}"
+    config = fixture_config(
+        tmp_path / "config.toml",
+        zk_server,
+        broker,
+        names.root,
+        storm,
+        f"""\
+backup-dir = "{tmp_path / "backups"}"
+audit-log = "{tmp_path / "audit.log"}"
 quiet-period = "0s"
 zk-auth = "writer:{ZK_PASSWORD}"
 kafka-config = ["client.id={KAFKA_SECRET}"]
-""")
-    return {"topic": topic, "root": names.root, "storm_root": storm, "config": config, "tmp": tmp_path,
-            "node": f"{names.root}/orders-spout/partition_0"}
+""",
+    )
+    return {
+        "topic": topic,
+        "root": names.root,
+        "storm_root": storm,
+        "config": config,
+        "tmp": tmp_path,
+        "node": f"{names.root}/orders-spout/partition_0",
+    }
 
 
 stuck, stuck39 = on_each_broker("stuck", _stuck)
@@ -70,13 +83,17 @@ async def session(stuck, *args: str, answers: list | None = None):
             return types.ElicitResult(action="decline")
         return types.ElicitResult(action="accept", content={"apply": said})
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "offctl", "mcp", *args],
-                                   env={"OFFCTL_CONFIG": str(stuck["config"])},
-                                   cwd=str(Path(__file__).resolve().parent.parent))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "offctl", "mcp", *args],
+        env={"OFFCTL_CONFIG": str(stuck["config"])},
+        cwd=str(Path(__file__).resolve().parent.parent),
+    )
     with open(stuck["tmp"] / "mcp.stderr", "a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=120,
-                                     elicitation_callback=elicit if answers is not None else None) as s:
+            async with ClientSession(
+                read, write, read_timeout_seconds=120, elicitation_callback=elicit if answers is not None else None
+            ) as s:
                 await s.initialize()
                 s.shown = shown
                 yield s
@@ -124,8 +141,9 @@ def test_the_poison_message_flow_with_a_yes_and_its_undo(zk, kafka39, stuck39):
     assert after == 3 and Path(written["backup"]).is_file()
     assert written["undo"] and written["audit"] and all(json.loads(line) for line in written["audit"])
     assert again["status"] == "refused" and not again["written"]  # a plan is applied once
-    assert [(c["partition"], c["before"], c["after"]) for state in undo["state"] for c in state["changes"]] == \
-        [(0, 3, 2)]
+    assert [(c["partition"], c["before"], c["after"]) for state in undo["state"] for c in state["changes"]] == [
+        (0, 3, 2)
+    ]
     assert undone["status"] == "written" and offset_of(zk, stuck39["node"]) == 2
 
 
@@ -148,7 +166,9 @@ def test_without_allow_writes_nothing_is_written_and_the_command_is_named(zk, st
             return plan, structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]})), list(s.shown)
 
     plan, result, shown = anyio.run(main)
-    assert result["status"] == "refused" and "--allow-writes" in result["reason"] and plan["command"] in result["reason"]
+    assert (
+        result["status"] == "refused" and "--allow-writes" in result["reason"] and plan["command"] in result["reason"]
+    )
     assert shown == [] and offset_of(zk, stuck39["node"]) == 2
 
 
@@ -168,8 +188,9 @@ def test_a_record_changed_between_plan_and_apply_is_refused(zk, broker39, stuck3
         async with session(stuck39, "--allow-writes", answers=[True]) as s:
             plan = structured(await shift_one(s, stuck39))
             # the spout (or another operator) moved on meanwhile
-            zk.set(stuck39["node"],
-                   storm_record(stuck39["topic"], 0, 3, topology_id=STOPPED_ID, broker=broker39.address))
+            zk.set(
+                stuck39["node"], storm_record(stuck39["topic"], 0, 3, topology_id=STOPPED_ID, broker=broker39.address)
+            )
             return structured(await s.call_tool("apply", {"plan_id": plan["plan_id"]})), list(s.shown)
 
     result, shown = anyio.run(main)
@@ -204,10 +225,12 @@ def test_a_running_topology_refuses_at_apply(zk, stuck39):
 def test_a_plan_outside_the_context_is_refused(stuck39):
     async def main():
         async with session(stuck39, "--allow-writes", answers=[]) as s:
-            other_context = await s.call_tool("plan_reset", {"consumer": "orders-spout", "to": "earliest",
-                                                             "context": "prod"})
-            other_root = await s.call_tool("plan_reset", {"consumer": "orders-spout", "to": "earliest",
-                                                          "zk_root": "/elsewhere"})
+            other_context = await s.call_tool(
+                "plan_reset", {"consumer": "orders-spout", "to": "earliest", "context": "prod"}
+            )
+            other_root = await s.call_tool(
+                "plan_reset", {"consumer": "orders-spout", "to": "earliest", "zk_root": "/elsewhere"}
+            )
             unknown = structured(await s.call_tool("apply", {"plan_id": "not-a-plan"}))
             return other_context, other_root, unknown
 
@@ -222,8 +245,12 @@ def test_migrate_and_delete_through_the_tools(zk, kafka, stuck, names):
 
     async def main():
         async with session(stuck, "--allow-writes", answers=[True, True]) as s:
-            migrate = structured(await s.call_tool("plan_migrate", {"spout": "orders-spout", "group": group,
-                                                                    "topology_id": "orders-client-1-1700000001"}))
+            migrate = structured(
+                await s.call_tool(
+                    "plan_migrate",
+                    {"spout": "orders-spout", "group": group, "topology_id": "orders-client-1-1700000001"},
+                )
+            )
             migrated = structured(await s.call_tool("apply", {"plan_id": migrate["plan_id"]}))
             delete = structured(await s.call_tool("plan_delete", {"spout": "orders-spout", "partitions": "1"}))
             deleted = structured(await s.call_tool("apply", {"plan_id": delete["plan_id"]}))
@@ -234,7 +261,8 @@ def test_migrate_and_delete_through_the_tools(zk, kafka, stuck, names):
     assert migrate["command"].startswith("offctl migrate ") and migrated["status"] == "written"
     assert migrated["verified"] is True  # Kafka kept the Storm metadata written for topology_id
     assert {p: found for (_, p), found in kafka.committed(group).items()} == {
-        p: (2, commit_metadata_json("orders-client-1-1700000001")) for p in (0, 1)}
+        p: (2, commit_metadata_json("orders-client-1-1700000001")) for p in (0, 1)
+    }
     assert delete["kind"] == "delete" and delete["writes"] == 1 and deleted["status"] == "written"
     assert not zk.exists(f"{stuck['root']}/orders-spout/partition_1") and zk.exists(stuck["node"])
     assert deleted["undo"] and Path(deleted["backup"]).is_file()

@@ -38,13 +38,20 @@ from offctl.settings.connection import Connection
 TOPOLOGY = "orders-1-1700000000"
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
 CLUSTER = {"t": {0: PartitionLog(0, 100, "k1:9092"), 1: PartitionLog(0, 100, "k1:9092")}}
-CONN = Connection(zk="zk1:2181", zk_roots=("/spouts",), bootstrap_servers="k1:9092", zk_auth="admin:s3cret",
-                  kafka_config={"sasl.password": "hunter2"})
+CONN = Connection(
+    zk="zk1:2181",
+    zk_roots=("/spouts",),
+    bootstrap_servers="k1:9092",
+    zk_auth="admin:s3cret",
+    kafka_config={"sasl.password": "hunter2"},
+)
 
 
 def record(partition: int, offset: int) -> bytes:
-    return (b'{"topology":{"id":"%s","name":"orders"},"offset":%d,"partition":%d,"broker":{"host":"k1","port":9092},'
-            b'"topic":"t"}' % (TOPOLOGY.encode(), offset, partition))
+    return (
+        b'{"topology":{"id":"%s","name":"orders"},"offset":%d,"partition":%d,"broker":{"host":"k1","port":9092},'
+        b'"topic":"t"}' % (TOPOLOGY.encode(), offset, partition)
+    )
 
 
 @dataclass
@@ -52,14 +59,17 @@ class World:
     """A spout's records in an in-memory ZooKeeper (path -> bytes, version) and Storm's running topologies; the
     SpoutWriter the safe writer writes through."""
 
-    nodes: dict = field(default_factory=lambda: {f"/spouts/orders/partition_{p}": (record(p, 4 + p), 3)
-                                                 for p in (0, 1)})
+    nodes: dict = field(
+        default_factory=lambda: {f"/spouts/orders/partition_{p}": (record(p, 4 + p), 3) for p in (0, 1)}
+    )
     running: frozenset = frozenset()
     writes: list = field(default_factory=list)
 
     def read(self) -> list[ZkNode]:
-        return [ZkNode("/spouts", "orders", path, int(path.rsplit("_", 1)[1]), None, data, version, 0)
-                for path, (data, version) in sorted(self.nodes.items())]
+        return [
+            ZkNode("/spouts", "orders", path, int(path.rsplit("_", 1)[1]), None, data, version, 0)
+            for path, (data, version) in sorted(self.nodes.items())
+        ]
 
     def read_data(self, paths):
         return {p: self.nodes[p][0] for p in paths if p in self.nodes}
@@ -75,17 +85,30 @@ class World:
     def call(self, target: Target = Target("shift", by=1), scope: Scope = Scope(partitions=frozenset({0}))):
         """The library call a plan re-runs, over this world: read, plan, guard, and (executing) confirm and
         write, as offctl.repair.reset.reset does."""
+
         def call(safety, confirm):
             plan = plan_zookeeper(SPOUT, self.read(), CLUSTER, target, scope=scope, captured_ms=0)
-            facts = GuardFacts(topology_ids=frozenset({TOPOLOGY}), running=self.running, now_ms=0,
-                               quiet_period_s=safety.quiet_period_s)
+            facts = GuardFacts(
+                topology_ids=frozenset({TOPOLOGY}), running=self.running, now_ms=0, quiet_period_s=safety.quiet_period_s
+            )
             plan = with_guards(plan, facts, safety.force)
             return _execute_all([plan], self, None, CONN, safety, confirm, many=False)
+
         return call
 
 
-REQUEST = {"store": "zookeeper", "consumer": "orders", "to": "shift", "value": 1, "topics": [], "partitions": "0",
-           "zk_root": "/spouts", "static_partitions": None, "topology_id": None, "no_storm_metadata": False}
+REQUEST = {
+    "store": "zookeeper",
+    "consumer": "orders",
+    "to": "shift",
+    "value": 1,
+    "topics": [],
+    "partitions": "0",
+    "zk_root": "/spouts",
+    "static_partitions": None,
+    "topology_id": None,
+    "no_storm_metadata": False,
+}
 
 
 class Clock:
@@ -122,7 +145,12 @@ def test_a_plan_binds_what_it_saw_and_applies_with_a_yes(setting):
     assert plan.writes == 1 and not plan.refused
     change = plan.state[0].changes[0]
     assert (change.path, change.version, change.before, change.before_data, change.after) == (
-        "/spouts/orders/partition_0", 3, 4, record(0, 4), 5)
+        "/spouts/orders/partition_0",
+        3,
+        4,
+        record(0, 4),
+        5,
+    )
     assert [s for _, s in plan.state[0].guards] == ["pass", "not-applicable", "not-applicable", "not-applicable"]
     assert plan.document["mode"] == "dry-run" and plan.document["changes"][0]["after"] == 5
     assert "Reset 1 partition of spout orders (zkRoot /spouts) on ZooKeeper zk1:2181?" in plan.text
@@ -139,7 +167,9 @@ def test_a_plan_binds_what_it_saw_and_applies_with_a_yes(setting):
     assert [json.loads(line)["phase"] for line in result.audit] == ["intent", "done"]
     assert json.loads(result.audit[-1])["outcome"] == "verified"
     assert apply_result(result)["result"]["executed"] is True
-    said = json.dumps([stored_plan(plan), apply_result(result)])  # the connection has a ZooKeeper password and a SASL one
+    said = json.dumps(
+        [stored_plan(plan), apply_result(result)]
+    )  # the connection has a ZooKeeper password and a SASL one
     assert "s3cret" not in said and "hunter2" not in said
 
 
@@ -147,18 +177,31 @@ P0, P1, P2 = (f"/spouts/orders/partition_{p}" for p in range(3))
 EXTRA = (record(2, 1), 0)  # a record of a partition the topic does not have: a row of its own (skipped)
 
 
-@pytest.mark.parametrize("setup, change, said", [
-    (None, lambda w: w.nodes.update({P0: (record(0, 9), 4)}),
-     "partition_0: offset 4 (version 3) then, offset 9 (version 4) now"),
-    (None, lambda w: w.nodes.update({P0: (record(0, 4), 4)}),  # rewritten with the same bytes
-     "partition_0: offset 4 (version 3) then, offset 4 (version 4) now"),
-    (None, lambda w: w.nodes.update({P0: (record(0, 4) + b" ", 3)}),  # other bytes, same version
-     "partition_0: other bytes now"),
-    (None, lambda w: w.nodes.update({P1: (record(1, 7), 3)}), "partition_1: offset 5 (version 3) then, offset 7"),
-    (None, lambda w: w.nodes.pop(P1), "partition_1: offset 5 (version 3) then, no record now"),
-    (lambda w: w.nodes.update({P2: EXTRA}), lambda w: w.nodes.pop(P2), "partition_2: in the plan, gone now"),
-    (None, lambda w: w.nodes.update({P2: EXTRA}), "partition_2: not in the plan, there now (offset 1 (version 0))"),
-], ids=["offset", "version", "bytes", "another partition", "record deleted", "missing change", "extra change"])
+@pytest.mark.parametrize(
+    "setup, change, said",
+    [
+        (
+            None,
+            lambda w: w.nodes.update({P0: (record(0, 9), 4)}),
+            "partition_0: offset 4 (version 3) then, offset 9 (version 4) now",
+        ),
+        (
+            None,
+            lambda w: w.nodes.update({P0: (record(0, 4), 4)}),  # rewritten with the same bytes
+            "partition_0: offset 4 (version 3) then, offset 4 (version 4) now",
+        ),
+        (
+            None,
+            lambda w: w.nodes.update({P0: (record(0, 4) + b" ", 3)}),  # other bytes, same version
+            "partition_0: other bytes now",
+        ),
+        (None, lambda w: w.nodes.update({P1: (record(1, 7), 3)}), "partition_1: offset 5 (version 3) then, offset 7"),
+        (None, lambda w: w.nodes.pop(P1), "partition_1: offset 5 (version 3) then, no record now"),
+        (lambda w: w.nodes.update({P2: EXTRA}), lambda w: w.nodes.pop(P2), "partition_2: in the plan, gone now"),
+        (None, lambda w: w.nodes.update({P2: EXTRA}), "partition_2: not in the plan, there now (offset 1 (version 0))"),
+    ],
+    ids=["offset", "version", "bytes", "another partition", "record deleted", "missing change", "extra change"],
+)
 def test_state_changed_between_plan_and_apply_refuses_without_asking_or_writing(setting, setup, change, said):
     world, store, run, _ = setting
     if setup:
@@ -222,11 +265,15 @@ def test_a_plan_that_writes_nothing_is_nothing_to_change_not_a_refusal(setting):
     assert "Nothing was written" in result.reason and human.shown == [] and world.writes == []
 
 
-@pytest.mark.parametrize("was, now, changed, guards, moved", [
-    ("pass", "pass", 0, 0, 0),
-    ("pass", "refused", 0, 1, 0),
-    ("pass", "not-applicable", 0, 1, 0),
-], ids=["same", "refused now", "not applicable now"])
+@pytest.mark.parametrize(
+    "was, now, changed, guards, moved",
+    [
+        ("pass", "pass", 0, 0, 0),
+        ("pass", "refused", 0, 1, 0),
+        ("pass", "not-applicable", 0, 1, 0),
+    ],
+    ids=["same", "refused now", "not applicable now"],
+)
 def test_compare_sets_guard_verdicts_apart(was, now, changed, guards, moved):
     seen = Seen("/p", "t", 0, "/p", 3, 4, b"x", None, True, "write", 5, b"y", None)
     a = State("orders", (seen,), (("running-topology", was),))
@@ -235,14 +282,16 @@ def test_compare_sets_guard_verdicts_apart(was, now, changed, guards, moved):
     assert (len(found.changed), len(found.guards), len(found.moved)) == (changed, guards, moved)
 
 
-@pytest.mark.parametrize("follows_log, changed, moved", [(False, 1, 0), (True, 0, 1)],
-                         ids=["fixed target", "target that follows the log"])
+@pytest.mark.parametrize(
+    "follows_log, changed, moved", [(False, 1, 0), (True, 0, 1)], ids=["fixed target", "target that follows the log"]
+)
 def test_a_different_write_on_the_same_before_value(follows_log, changed, moved):
     """--to latest: the log end moved since the plan; the human approved the target, so it is said. --to offset
     or shift: the same before-value gives the same write, unless the log range clamps it: a change."""
     a = Seen("t/0", "t", 0, None, None, 4, None, None, True, "write", 10, None, None)
-    found = compare([State("group g", (a,), ())], [State("group g", (replace(a, after=12),), ())],
-                    follows_log=follows_log)
+    found = compare(
+        [State("group g", (a,), ())], [State("group g", (replace(a, after=12),), ())], follows_log=follows_log
+    )
     assert (len(found.changed), len(found.moved)) == (changed, moved)
     assert found.changed == () or found.changed[0] == "group g t/0: planned write to 10, now write to 12"
 
@@ -310,8 +359,9 @@ def test_a_human_who_does_not_say_yes_writes_nothing(setting, answer):
     if answer is False:
         assert result.status == DECLINED and result.reason == "the human declined the plan. Nothing was written."
     else:
-        assert result.status == REFUSED and "could not ask the human (RuntimeError: the client went away)" in \
-            result.reason
+        assert (
+            result.status == REFUSED and "could not ask the human (RuntimeError: the client went away)" in result.reason
+        )
 
 
 def test_a_client_that_cannot_ask_a_human_is_given_the_command_line(setting):
@@ -327,42 +377,95 @@ def test_the_command_line_carries_every_setting_and_no_secret(setting):
     _, _, run, _ = setting
     line = command_line("reset", REQUEST, replace(run, cli_context="prod"))
     assert shlex.split(line) == [
-        "offctl", "reset", "--context", "prod", "--zk", "zk1:2181", "--zk-root", "/spouts", "--bootstrap-servers",
-        "k1:9092", "--spout", "orders", "--partitions", "0", "--to", "shift", "--by", "1", "--quiet-period", "0",
-        "--backup-dir", str(run.backup_dir), "--audit-log", str(run.audit_log), "--execute"]
-    group = {**REQUEST, "store": "kafka", "consumer": "g", "to": "time", "value": "1700000000000",
-             "at": "2023-11-14T22:13:20.000Z", "topics": ["t:0-1"], "partitions": None, "topology_id": TOPOLOGY}
+        "offctl",
+        "reset",
+        "--context",
+        "prod",
+        "--zk",
+        "zk1:2181",
+        "--zk-root",
+        "/spouts",
+        "--bootstrap-servers",
+        "k1:9092",
+        "--spout",
+        "orders",
+        "--partitions",
+        "0",
+        "--to",
+        "shift",
+        "--by",
+        "1",
+        "--quiet-period",
+        "0",
+        "--backup-dir",
+        str(run.backup_dir),
+        "--audit-log",
+        str(run.audit_log),
+        "--execute",
+    ]
+    group = {
+        **REQUEST,
+        "store": "kafka",
+        "consumer": "g",
+        "to": "time",
+        "value": "1700000000000",
+        "at": "2023-11-14T22:13:20.000Z",
+        "topics": ["t:0-1"],
+        "partitions": None,
+        "topology_id": TOPOLOGY,
+    }
     assert shlex.split(command_line("reset", group, run))[6:16] == [
-        "--group", "g", "--topic", "t:0-1", "--to", "time", "--at", "2023-11-14T22:13:20.000Z", "--topology-id",
-        TOPOLOGY]
+        "--group",
+        "g",
+        "--topic",
+        "t:0-1",
+        "--to",
+        "time",
+        "--at",
+        "2023-11-14T22:13:20.000Z",
+        "--topology-id",
+        TOPOLOGY,
+    ]
     restore = shlex.split(command_line("restore", {"backup": "/b/x.json"}, run))
     assert restore[:3] == ["offctl", "restore", "/b/x.json"] and "--zk-root" not in restore
-    for kind, request in (("reset", REQUEST), ("reset", group), ("restore", {"backup": "/b"}),
-                          ("migrate", {"spout": "o", "group": "g", "topology_id": TOPOLOGY}),
-                          ("delete", {"spout": "o", "all_records": True})):
+    for kind, request in (
+        ("reset", REQUEST),
+        ("reset", group),
+        ("restore", {"backup": "/b"}),
+        ("migrate", {"spout": "o", "group": "g", "topology_id": TOPOLOGY}),
+        ("delete", {"spout": "o", "all_records": True}),
+    ):
         line = command_line(kind, request, run)
         assert "s3cret" not in line and "hunter2" not in line and "--zk-auth" not in line
 
 
-@pytest.mark.parametrize("to, value, message", [
-    ("shift", None, "to=shift needs a value"),
-    ("offset", "", "to=offset needs a value"),
-    ("latest", 3, "to=latest takes no value"),
-    ("shift", "one", "is not a whole number"),
-    ("file", "/etc/passwd", "expected one of earliest"),
-    ("time", "2026-01-01T00:00:00", "has no zone"),
-    ("offset", -1, "an offset is 0 or more"),
-])
+@pytest.mark.parametrize(
+    "to, value, message",
+    [
+        ("shift", None, "to=shift needs a value"),
+        ("offset", "", "to=offset needs a value"),
+        ("latest", 3, "to=latest takes no value"),
+        ("shift", "one", "is not a whole number"),
+        ("file", "/etc/passwd", "expected one of earliest"),
+        ("time", "2026-01-01T00:00:00", "has no zone"),
+        ("offset", -1, "an offset is 0 or more"),
+    ],
+)
 def test_targets_are_checked_as_the_command_line_checks_them(to, value, message):
     with pytest.raises(UsageError, match=message):
         _target(to, value, 0)
 
 
-@pytest.mark.parametrize("to, value, expected", [
-    ("shift", "+1", Target("shift", by=1)), ("shift", -2, Target("shift", by=-2)),
-    ("offset", "7", Target("offset", offset=7)), ("latest", None, Target("latest")),
-    ("time", "0", Target("time", at_ms=0)),
-])
+@pytest.mark.parametrize(
+    "to, value, expected",
+    [
+        ("shift", "+1", Target("shift", by=1)),
+        ("shift", -2, Target("shift", by=-2)),
+        ("offset", "7", Target("offset", offset=7)),
+        ("latest", None, Target("latest")),
+        ("time", "0", Target("time", at_ms=0)),
+    ],
+)
 def test_targets(to, value, expected):
     assert _target(to, value, 0) == expected
 

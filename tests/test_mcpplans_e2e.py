@@ -32,8 +32,9 @@ def _fleet(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic of 3 partitions of 10 messages, the spout `orders` at 4, 5, 6, an empty Storm root, and the run
     the MCP face resolves for its context."""
     f = orders_fleet(zk, kafka, names)
-    f.conn = Connection(zk=zk_server.address, zk_roots=(f.root,), bootstrap_servers=broker.address,
-                        storm_root=f.storm_root)
+    f.conn = Connection(
+        zk=zk_server.address, zk_roots=(f.root,), bootstrap_servers=broker.address, storm_root=f.storm_root
+    )
     f.run = Run("test", f.conn, tmp_path / "backups", tmp_path / "audit.log", quiet_period_s=0)
     f.state = lambda: {p: (zk.get(f.path(p))[0], zk.get(f.path(p))[1].version) for p in range(3)}
     f.store = PlanStore()
@@ -45,8 +46,9 @@ fleet, fleet39 = on_each_broker("fleet", _fleet)
 
 def poison_fix(fleet):
     """The poison-message fix: shift partition 1 of the spout by one, past the message it is stuck on."""
-    return fleet.store.plan_reset(fleet.run, store=ZOOKEEPER, consumer="orders", to="shift", value="+1",
-                                  topics=[f"{fleet.topic}:1"])
+    return fleet.store.plan_reset(
+        fleet.run, store=ZOOKEEPER, consumer="orders", to="shift", value="+1", topics=[f"{fleet.topic}:1"]
+    )
 
 
 def offset_of(data: bytes) -> int:
@@ -58,7 +60,8 @@ def test_the_poison_message_fix_is_written_with_a_yes_and_its_undo_puts_it_back(
     plan = poison_fix(fleet39)
     assert plan.writes == 1 and plan.document["mode"] == "dry-run" and fleet39.state() == before
     assert [(c["partition"], c["before"], c["after"], c["action"]) for c in plan.document["changes"]] == [
-        (1, 5, 6, "write")]
+        (1, 5, 6, "write")
+    ]
     assert plan.document["cost"]["skip"]["messages"] == 1  # the one message skipped
     assert "Reset 1 partition of spout orders" in plan.text and "cost: " in plan.text
     assert plan.state[0].changes[0].before_data == before[1][0] and plan.state[0].changes[0].version == before[1][1]
@@ -218,8 +221,10 @@ def test_a_kafka_group_reset_is_planned_and_applied(fleet, kafka, names):
 
 def spout_metadata(topology_id: str) -> str:
     """Commit metadata as storm-kafka-client's CommitMetadataManager writes it (v1.2.4 to v2.8.8)."""
-    return json.dumps({"topologyId": topology_id, "taskId": 4, "threadName": "Thread-12-kafka-spout-executor[4 4]"},
-                      separators=(",", ":"))
+    return json.dumps(
+        {"topologyId": topology_id, "taskId": 4, "threadName": "Thread-12-kafka-spout-executor[4 4]"},
+        separators=(",", ":"),
+    )
 
 
 def test_a_kafka_commit_whose_metadata_changed_since_the_plan_is_refused(fleet, kafka, names):
@@ -228,18 +233,22 @@ def test_a_kafka_commit_whose_metadata_changed_since_the_plan_is_refused(fleet, 
     group = names("group")
     first, redeployed = spout_metadata(TOPOLOGY), spout_metadata("orders-topology-2-1700000900")
     kafka.commit(group, fleet.topic, {0: 7, 1: 8}, metadata=first)
-    plan = fleet.store.plan_reset(fleet.run, store="kafka", consumer=group, to="shift", value="+1",
-                                  topics=[f"{fleet.topic}:0"])
+    plan = fleet.store.plan_reset(
+        fleet.run, store="kafka", consumer=group, to="shift", value="+1", topics=[f"{fleet.topic}:0"]
+    )
     assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [(0, 7, 8)]
     kafka.commit(group, fleet.topic, {0: 7}, metadata=redeployed)
     human = Human()
     result = apply(fleet.store, plan.id, allow_writes=True, confirm=human)
     assert result.status == REFUSED and human.shown == [], result.reason
-    assert (f"group {group} {fleet.topic}/0: offset 7, metadata {first!r} then, offset 7, metadata {redeployed!r} now"
-            in result.reason)
+    assert (
+        f"group {group} {fleet.topic}/0: offset 7, metadata {first!r} then, offset 7, metadata {redeployed!r} now"
+        in result.reason
+    )
     assert _group_commits(kafka, group, metadata=True) == {0: (7, redeployed), 1: (8, first)}
-    again = fleet.store.plan_reset(fleet.run, store="kafka", consumer=group, to="shift", value="+1",
-                                   topics=[f"{fleet.topic}:0"])
+    again = fleet.store.plan_reset(
+        fleet.run, store="kafka", consumer=group, to="shift", value="+1", topics=[f"{fleet.topic}:0"]
+    )
     written = apply(fleet.store, again.id, allow_writes=True, confirm=human)
     assert written.status == WRITTEN and written.verified is True, written.reason
     assert _group_commits(kafka, group, metadata=True) == {0: (8, redeployed), 1: (8, first)}
@@ -267,15 +276,21 @@ def test_a_spouts_records_are_deleted_through_a_plan(fleet39, zk):
 
 def _group_commits(kafka, group: str, *, metadata: bool = False) -> dict[int, int | tuple[int, str | None]]:
     """partition -> offset committed, or (offset, metadata) with `metadata`."""
-    return {partition: (offset, text or None) if metadata else offset
-            for (_, partition), (offset, text) in kafka.committed(group).items() if offset >= 0}
+    return {
+        partition: (offset, text or None) if metadata else offset
+        for (_, partition), (offset, text) in kafka.committed(group).items()
+        if offset >= 0
+    }
 
 
 def test_a_migrate_is_planned_and_applied(fleet, kafka, names):
     group = names("client-group")
     plan = fleet.store.plan_migrate(fleet.run, spout="orders", group=group, topology_id=TOPOLOGY)
     assert [(c["partition"], c["before"], c["after"]) for c in plan.document["changes"]] == [
-        (0, None, 4), (1, None, 5), (2, None, 6)]
+        (0, None, 4),
+        (1, None, 5),
+        (2, None, 6),
+    ]
     assert shlex.split(plan.command)[1] == "migrate" and f"--topology-id {TOPOLOGY}" in plan.command
     result = apply(fleet.store, plan.id, allow_writes=True, confirm=Human())
     assert result.status == WRITTEN and result.written and result.verified is True, result.reason

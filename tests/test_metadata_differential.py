@@ -51,33 +51,86 @@ def json_string(text: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 
 NUMERIC_TEXT = st.from_regex(r"\A[ \t\x01]?[+-]?[0-9\u0661\uff13]{0,12}(\.[0-9])?[ \t]?\Z") | st.sampled_from(
-    ["", " ", "null", " null ", "3.0", "0x1", "1e2", "2147483648", "-2147483648", "9223372036854775808", "1_0",
-     "\u20033", "NaN"])
-INTEGERS = st.one_of(st.integers(-(2**70), 2**70), st.sampled_from(
-    [2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 0]))
+    [
+        "",
+        " ",
+        "null",
+        " null ",
+        "3.0",
+        "0x1",
+        "1e2",
+        "2147483648",
+        "-2147483648",
+        "9223372036854775808",
+        "1_0",
+        "\u20033",
+        "NaN",
+    ]
+)
+INTEGERS = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 0]),
+)
 NUMBERS = st.one_of(
     INTEGERS.map(str),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
-    st.sampled_from(["-0", "-0.0", "1e2", "1E+2", "2147483647.5", "2147483647.4", "-2147483648.9", "1e400", "0.5e1",
-                     "1.0", "01", "-", "1.", ".5", "+1", "NaN", "Infinity"]),
+    st.sampled_from(
+        [
+            "-0",
+            "-0.0",
+            "1e2",
+            "1E+2",
+            "2147483647.5",
+            "2147483647.4",
+            "-2147483648.9",
+            "1e400",
+            "0.5e1",
+            "1.0",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "+1",
+            "NaN",
+            "Infinity",
+        ]
+    ),
     st.integers(995, 1005).map(lambda n: "9" * n),
 )
-SCALARS = st.one_of(NUMBERS, json_string(st.text(max_size=12)), json_string(NUMERIC_TEXT),
-                    json_string(st.sampled_from(IDS)), st.sampled_from(["true", "false", "null", "nul", "truex"]))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=2).map(lambda items: "[" + ",".join(items) + "]"),
-    st.lists(st.tuples(json_string(st.text(max_size=4)), inner), max_size=2).map(
-        lambda members: "{" + ",".join(f"{k}:{v}" for k, v in members) + "}")), max_leaves=4)
+SCALARS = st.one_of(
+    NUMBERS,
+    json_string(st.text(max_size=12)),
+    json_string(NUMERIC_TEXT),
+    json_string(st.sampled_from(IDS)),
+    st.sampled_from(["true", "false", "null", "nul", "truex"]),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2).map(lambda items: "[" + ",".join(items) + "]"),
+        st.lists(st.tuples(json_string(st.text(max_size=4)), inner), max_size=2).map(
+            lambda members: "{" + ",".join(f"{k}:{v}" for k, v in members) + "}"
+        ),
+    ),
+    max_leaves=4,
+)
 KEYS = st.one_of(
     st.sampled_from(['"topologyId"', '"taskId"', '"threadName"']),
-    st.sampled_from(['"TopologyId"', '"topologyid"', '"topologyId "', '"topology\\u0049d"', '"task\\u0049d"',
-                     '"x"', '""']),
+    st.sampled_from(
+        ['"TopologyId"', '"topologyid"', '"topologyId "', '"topology\\u0049d"', '"task\\u0049d"', '"x"', '""']
+    ),
     json_string(st.text(max_size=6)),
 )
 MEMBERS = st.tuples(ws(), KEYS, ws(), VALUES, ws()).map(lambda m: f"{m[0]}{m[1]}{m[2]}:{m[3]}{m[4]}")
 OBJECTS = st.lists(MEMBERS, max_size=5).map(lambda members: "{" + ",".join(members) + "}")
-ROOTS = st.one_of(OBJECTS, OBJECTS, OBJECTS, VALUES, st.sampled_from(["null", "null ", "nullx", "null\x00", "null}"]),
-                  st.integers(0, 1100).map(lambda n: "[" * n + "]" * n))
+ROOTS = st.one_of(
+    OBJECTS,
+    OBJECTS,
+    OBJECTS,
+    VALUES,
+    st.sampled_from(["null", "null ", "nullx", "null\x00", "null}"]),
+    st.integers(0, 1100).map(lambda n: "[" * n + "]" * n),
+)
 TRAILING = st.one_of(st.just(""), st.sampled_from(["\x00", " x", "}", ",", "garbage", "\ufffd"]), st.text(max_size=4))
 
 
@@ -85,8 +138,12 @@ TRAILING = st.one_of(st.just(""), st.sampled_from(["\x00", " x", "}", ",", "garb
 def own_looking(draw, storm_id: str) -> str:
     """A document naming `storm_id` (as a string, or as the scalar it reads as), its other members drawn: most of
     what makes a commit the spout's own or not is decided here (taskId's and threadName's coercions, duplicates)."""
-    named = draw(st.sampled_from([json.dumps(storm_id), json.dumps(storm_id, ensure_ascii=False)]
-                                 + ([storm_id] if storm_id in ("5", "-0", "1e2", "true") else [])))
+    named = draw(
+        st.sampled_from(
+            [json.dumps(storm_id), json.dumps(storm_id, ensure_ascii=False)]
+            + ([storm_id] if storm_id in ("5", "-0", "1e2", "true") else [])
+        )
+    )
     members = [f'"topologyId":{named}', *draw(st.lists(MEMBERS, max_size=3))]
     return "{" + ",".join(draw(st.permutations(members))) + "}"
 
@@ -116,8 +173,10 @@ def agree(oracle: MetadataOracle, cases: list[tuple[str, bytes]]) -> None:
     for (storm_id, data), said in zip(cases, storm):
         modelled = commit_verdict(data.decode("utf-8", "replace"), storm_id, MAX_NUMBER_LENGTH[JACKSON[oracle.line]])
         COUNTS[oracle.line, said] += 1
-        assert modelled == said, (f"storm-kafka-client {oracle.line}: {data!r} with storm id {storm_id!r}: Storm "
-                                  f"says {said}, offctl {modelled}")
+        assert modelled == said, (
+            f"storm-kafka-client {oracle.line}: {data!r} with storm id {storm_id!r}: Storm "
+            f"says {said}, offctl {modelled}"
+        )
 
 
 def corpus() -> list[tuple[str, bytes]]:
@@ -139,8 +198,9 @@ def test_generated_metadata_agrees(oracle):
 
 def main(examples: int) -> None:
     """Run `examples` generated inputs per line and print the verdicts' counts (the full count of issue 44)."""
-    differential.full_run(sys.modules[__name__], examples, ORACLE_LINES, MetadataOracle,
-                          lambda line: f"storm-kafka-client {line}")
+    differential.full_run(
+        sys.modules[__name__], examples, ORACLE_LINES, MetadataOracle, lambda line: f"storm-kafka-client {line}"
+    )
 
 
 if __name__ == "__main__":

@@ -35,11 +35,13 @@ def test_the_alert_rules_pass_their_promtool_tests():
     promtool = tool("promtool")
     checked = subprocess.run([promtool, "check", "rules", "alerts.yml"], cwd=MONITORING, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    tested = subprocess.run([promtool, "test", "rules", "alerts_test.yml"], cwd=MONITORING, capture_output=True,
-                            text=True)
+    tested = subprocess.run(
+        [promtool, "test", "rules", "alerts_test.yml"], cwd=MONITORING, capture_output=True, text=True
+    )
     assert tested.returncode == 0 and "SUCCESS" in tested.stdout, tested.stdout + tested.stderr
-    config = subprocess.run([promtool, "check", "config", "prometheus.yml"], cwd=MONITORING, capture_output=True,
-                            text=True)
+    config = subprocess.run(
+        [promtool, "check", "config", "prometheus.yml"], cwd=MONITORING, capture_output=True, text=True
+    )
     assert config.returncode == 0, config.stdout + config.stderr
 
 
@@ -58,8 +60,11 @@ def exporter_metric_names() -> set[str]:
 
 def test_the_dashboard_and_alerts_use_only_metrics_the_exporter_serves():
     names = exporter_metric_names()
-    exprs = [t["expr"] for p in json.loads((MONITORING / "grafana-dashboard.json").read_text())["panels"]
-             for t in p["targets"]]
+    exprs = [
+        t["expr"]
+        for p in json.loads((MONITORING / "grafana-dashboard.json").read_text())["panels"]
+        for t in p["targets"]
+    ]
     exprs += re.findall(r"expr: (.*)", (MONITORING / "alerts.yml").read_text())
     used = {n for e in exprs for n in re.findall(r"\b(offctl_[a-z_]+)", e)}
     assert used and used <= names, used - names
@@ -77,14 +82,24 @@ def test_a_real_prometheus_follows_lag_status_and_findings(zk, kafka39, names, z
     web = servers.free_port()
     (tmp_path / "prometheus.yml").write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        f"scrape_configs:\n  - job_name: offctl\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+        f"scrape_configs:\n  - job_name: offctl\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+    )
     prom = None
     try:
         try:
-            prom = servers._spawn_env("Prometheus", [prometheus, f"--config.file={tmp_path / 'prometheus.yml'}",
-                                                     f"--storage.tsdb.path={tmp_path / 'data'}",
-                                                     f"--web.listen-address=127.0.0.1:{web}"],
-                                      web, tmp_path / "prometheus.log", 60, None)
+            prom = servers._spawn_env(
+                "Prometheus",
+                [
+                    prometheus,
+                    f"--config.file={tmp_path / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={tmp_path / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{web}",
+                ],
+                web,
+                tmp_path / "prometheus.log",
+                60,
+                None,
+            )
         except servers.OffctlError as exc:
             _unavailable("Prometheus", exc)
 
@@ -109,12 +124,17 @@ def test_a_real_prometheus_follows_lag_status_and_findings(zk, kafka39, names, z
         assert wait_for(lambda: one('offctl_partition_lag{consumer="s",partition="0"}') == 2.0, 60)
         # partition 0 moved and is within the log: it has a status now, from the exporter's own window
         assert wait_for(lambda: one('offctl_partition_status{consumer="s",partition="0"}') is not None, 60)
-        assert one('offctl_up') == 1.0
+        assert one("offctl_up") == 1.0
         # the time lag of the message partition 0 resumes at, with its source as a gauge of its own (0: the
         # message), and docs/monitoring's query for exact figures only
         assert wait_for(lambda: one('offctl_partition_time_lag_source{consumer="s",partition="0"}') == 0.0, 60)
-        assert one('offctl_partition_time_lag_seconds{consumer="s",partition="0"} >= 0 and on (store, consumer, '
-                   'zk_root, topic, partition) offctl_partition_time_lag_source < 2') is not None
+        assert (
+            one(
+                'offctl_partition_time_lag_seconds{consumer="s",partition="0"} >= 0 and on (store, consumer, '
+                "zk_root, topic, partition) offctl_partition_time_lag_source < 2"
+            )
+            is not None
+        )
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.communicate(timeout=30)

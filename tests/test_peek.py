@@ -18,20 +18,36 @@ from offctl.render.peek import peeked_dict
 from tests.conftest import T0, committed_transaction, compacted_at, compacted_topic, storm_record
 
 
-@pytest.mark.parametrize("data, shown", [
-    (None, "null"),
-    (b"", "(empty)"),
-    (b"order-1042", "order-1042"),
-    (b"line one\nline two\ttab", "line one\\nline two\\ttab"),
-    (b"\x1b[31mred\x1b[0m and more plain text here to stay text", "\\x1b[31mred\\x1b[0m and more plain text here to "
-                                                                   "stay text"),
-    ("caf\u00e9 \u200b zero width".encode(), "caf\u00e9 \\u200b zero width"),
-    (b"\x00\x01\x02\xff\xfe", "hex:000102fffe"),
-    (b"\x00\x01\x02abc", "hex:000102616263"),  # mostly control characters: hex, not a wall of escapes
-    (b"a" * 100, "a" * 80 + "..."),
-    (bytes(range(100)), "hex:" + bytes(range(40)).hex() + "..."),
-], ids=["null", "empty", "text", "newline-tab", "ansi-escape", "unicode-format-char", "binary", "mostly-control",
-        "long-text", "long-binary"])
+@pytest.mark.parametrize(
+    "data, shown",
+    [
+        (None, "null"),
+        (b"", "(empty)"),
+        (b"order-1042", "order-1042"),
+        (b"line one\nline two\ttab", "line one\\nline two\\ttab"),
+        (
+            b"\x1b[31mred\x1b[0m and more plain text here to stay text",
+            "\\x1b[31mred\\x1b[0m and more plain text here to stay text",
+        ),
+        ("caf\u00e9 \u200b zero width".encode(), "caf\u00e9 \\u200b zero width"),
+        (b"\x00\x01\x02\xff\xfe", "hex:000102fffe"),
+        (b"\x00\x01\x02abc", "hex:000102616263"),  # mostly control characters: hex, not a wall of escapes
+        (b"a" * 100, "a" * 80 + "..."),
+        (bytes(range(100)), "hex:" + bytes(range(40)).hex() + "..."),
+    ],
+    ids=[
+        "null",
+        "empty",
+        "text",
+        "newline-tab",
+        "ansi-escape",
+        "unicode-format-char",
+        "binary",
+        "mostly-control",
+        "long-text",
+        "long-binary",
+    ],
+)
 def test_a_preview_never_lets_raw_control_characters_through(data, shown):
     assert preview(data) == shown
     assert all(ch.isprintable() for ch in preview(data))
@@ -40,8 +56,9 @@ def test_a_preview_never_lets_raw_control_characters_through(data, shown):
 K = ConsumerKey("zookeeper", "s", "/r")
 
 
-def row(partition: int, committed: int | None, lag: int | None, start: int = 10, end: int = 20,
-        malformed: str | None = None) -> PartitionRow:
+def row(
+    partition: int, committed: int | None, lag: int | None, start: int = 10, end: int = 20, malformed: str | None = None
+) -> PartitionRow:
     return PartitionRow(OffsetRecord(K, partition, "t", committed, malformed=malformed), start, end, lag, None, "t")
 
 
@@ -61,18 +78,29 @@ def test_what_each_partition_shows():
     read = MessageRead({("t", 0, 12): (msg(12),), ("t", 0, 14): (msg(17),)})
     docs = [peeked_dict(p, 61_000) for p in peeked(rows, read)]
     assert [(d["state"], d["offset"], d["next_offset"]) for d in docs] == [
-        (MESSAGE, 12, None), (GAP, 14, 17), (DELETED, 5, None), (NOT_WRITTEN, 25, None), ("unread", None, None)]
+        (MESSAGE, 12, None),
+        (GAP, 14, 17),
+        (DELETED, 5, None),
+        (NOT_WRITTEN, 25, None),
+        ("unread", None, None),
+    ]
     assert "the next one is at 17" in docs[1]["why"] and "deleted by retention" in docs[2]["why"]
     assert "unusable (not JSON)" in docs[4]["why"]
     m = docs[0]["messages"][0]
     assert (m["timestamp"], m["age_ms"], m["key"], m["value_sha256"], m["headers"]) == (
-        iso_ms(1_000), 60_000, "k", hashlib.sha256(b"v").hexdigest(), [{"key": "h", "value": "hex:00", "size": 1}])
+        iso_ms(1_000),
+        60_000,
+        "k",
+        hashlib.sha256(b"v").hexdigest(),
+        [{"key": "h", "value": "hex:00", "size": 1}],
+    )
 
 
 # --- end to end ----------------------------------------------------------------------------------------------
 
 KEPT = {"retention.ms": "-1"}  # messages written T0_DAYS_AGO days ago: a broker deletes what is older than retention.ms
 POISON = b'{"amount": 1, "note": "\x1b[2J\x00\xff"}'
+
 
 @pytest.fixture
 def stuck(zk, kafka, names, zk_server, broker):
@@ -81,10 +109,21 @@ def stuck(zk, kafka, names, zk_server, broker):
     topic = names("pay")
     kafka.create_topic(topic, 2, KEPT)
     for p in range(2):
-        kafka.produce_records(topic, p, [
-            {"key": b"order-1042", "value": POISON, "timestamp": T0 + o * 1000,
-             "headers": [("trace", b"\x8f\x01"), ("none", None)]} if (p, o) == (0, 2)
-            else {"value": b"m%d" % o, "timestamp": T0 + o * 1000} for o in range(4)])
+        kafka.produce_records(
+            topic,
+            p,
+            [
+                {
+                    "key": b"order-1042",
+                    "value": POISON,
+                    "timestamp": T0 + o * 1000,
+                    "headers": [("trace", b"\x8f\x01"), ("none", None)],
+                }
+                if (p, o) == (0, 2)
+                else {"value": b"m%d" % o, "timestamp": T0 + o * 1000}
+                for o in range(4)
+            ],
+        )
     root = names.root + "/spouts"
     for p, offset in ((0, 2), (1, 4)):
         zk.create(f"{root}/pay/partition_{p}", storm_record(topic, p, offset), makepath=True)
@@ -99,8 +138,18 @@ def stuck(zk, kafka, names, zk_server, broker):
 
     s = Stuck()
     s.topic, s.group = topic, group
-    s.conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-              "--trident-root", troot, "--storm-root", names.root + "/storm"]
+    s.conn = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--trident-root",
+        troot,
+        "--storm-root",
+        names.root + "/storm",
+    ]
     return s
 
 
@@ -119,10 +168,18 @@ def test_peek_shows_the_message_each_consumer_resumes_at(cli, stuck):
     assert (spout["offset"], spout["state"], spout["lag"], spout["log_end"]) == (2, "message", 2, 4)
     (m,) = spout["messages"]
     assert (m["offset"], m["timestamp"], m["timestamp_type"], m["key"], m["key_size"], m["value_size"]) == (
-        2, iso_ms(T0 + 2000), "CreateTime", "order-1042", 10, len(POISON))
+        2,
+        iso_ms(T0 + 2000),
+        "CreateTime",
+        "order-1042",
+        10,
+        len(POISON),
+    )
     assert m["value"].startswith("hex:") and m["value_sha256"] == hashlib.sha256(POISON).hexdigest()
-    assert m["headers"] == [{"key": "trace", "value": "hex:8f01", "size": 2}, {"key": "none", "value": "null",
-                                                                               "size": None}]
+    assert m["headers"] == [
+        {"key": "trace", "value": "hex:8f01", "size": 2},
+        {"key": "none", "value": "null", "size": None},
+    ]
     assert [x["offset"] for x in parts[("kafka", stuck.group, 0)]["messages"]] == [1]
     trident = parts[("trident", "cl", 0)]  # storm-kafka-client Trident: resumes at lastOffset + 1
     assert (trident["offset"], trident["messages"][0]["offset"]) == (3, 3)
@@ -152,8 +209,12 @@ def test_peek_saves_the_exact_bytes_with_a_manifest_and_never_overwrites(cli, st
     manifest = json.loads((out / "manifest.json").read_text())
     # --trident-root on the command line lists its Trident spouts too (as inspect does): the spout's entry
     (entry,) = [e for e in manifest["messages"] if e["store"] == "zookeeper"]
-    assert (entry["topic"], entry["partition"], entry["offset"], entry["timestamp_ms"]) == (stuck.topic, 0, 2,
-                                                                                            T0 + 2000)
+    assert (entry["topic"], entry["partition"], entry["offset"], entry["timestamp_ms"]) == (
+        stuck.topic,
+        0,
+        2,
+        T0 + 2000,
+    )
     assert (out / entry["value"]["file"]).read_bytes() == POISON
     assert (out / entry["key"]["file"]).read_bytes() == b"order-1042"
     assert entry["value"]["sha256"] == hashlib.sha256(POISON).hexdigest()
@@ -170,15 +231,18 @@ def test_peek_saves_the_exact_bytes_with_a_manifest_and_never_overwrites(cli, st
 
 @pytest.mark.zookeeper
 @pytest.mark.kafka
-@pytest.mark.parametrize("args, code, said", [
-    (["--count", "0"], 2, "--count must be"),
-    (["--count", "1001"], 2, "--count must be"),
-    (["--budget", "0"], 2, "--budget must be"),
-    (["--budget", "nan"], 2, "--budget must be"),
-    (["--partitions", "x"], 2, "--partitions"),
-    (["-o", "csv"], 2, "table or json"),
-    (["--spout", "nope"], 1, "nope"),
-])
+@pytest.mark.parametrize(
+    "args, code, said",
+    [
+        (["--count", "0"], 2, "--count must be"),
+        (["--count", "1001"], 2, "--count must be"),
+        (["--budget", "0"], 2, "--budget must be"),
+        (["--budget", "nan"], 2, "--budget must be"),
+        (["--partitions", "x"], 2, "--partitions"),
+        (["-o", "csv"], 2, "table or json"),
+        (["--spout", "nope"], 1, "nope"),
+    ],
+)
 def test_peek_usage_errors_and_a_missing_consumer(cli, stuck, args, code, said):
     done = cli("peek", *stuck.conn, *([] if "--spout" in args else ["--spout", "pay"]), *args)
     assert done.exit_code == code and said in done.stderr and "Traceback" not in done.stderr
@@ -211,8 +275,24 @@ def compacted(zk, kafka, names, zk_server, broker):
     zk.create(f"{root}/pay/partition_0", storm_record(topic, 0, 3), makepath=True)
     group = names("group")
     kafka.commit(group, topic, {0: 0})
-    return topic, group, ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-                          "--storm-root", names.root + "/storm", "--spout", "pay", "--group", group]
+    return (
+        topic,
+        group,
+        [
+            "--zk",
+            zk_server.address,
+            "--zk-root",
+            root,
+            "--bootstrap-servers",
+            broker.address,
+            "--storm-root",
+            names.root + "/storm",
+            "--spout",
+            "pay",
+            "--group",
+            group,
+        ],
+    )
 
 
 @pytest.mark.zookeeper
@@ -223,12 +303,20 @@ def test_peek_shows_a_gap_where_the_log_cleaner_compacted_records_away(cli, comp
     parts = _parts(doc)
     spout, commit = parts[("zookeeper", "pay", 0)], parts[("kafka", group, 0)]
     assert (spout["offset"], spout["state"], spout["next_offset"], spout["log_start"], spout["log_end"]) == (
-        3, "gap", 4, 0, 6)
-    assert (f"{topic}/0 has no message at offset 3: the next one is at 4 (offset 3: removed by compaction"
-            in spout["why"])
+        3,
+        "gap",
+        4,
+        0,
+        6,
+    )
+    assert (
+        f"{topic}/0 has no message at offset 3: the next one is at 4 (offset 3: removed by compaction" in spout["why"]
+    )
     # the messages the spout is handed from 3 on: 4 (key c's last) and 5
     assert [(m["offset"], m["key"], m["timestamp"]) for m in spout["messages"]] == [
-        (4, "c", iso_ms(compacted_at(4))), (5, "d", iso_ms(compacted_at(5)))]
+        (4, "c", iso_ms(compacted_at(4))),
+        (5, "d", iso_ms(compacted_at(5))),
+    ]
     assert (commit["offset"], commit["state"], commit["next_offset"]) == (0, "gap", 1)
     assert [m["offset"] for m in commit["messages"]] == [1, 2]
 
@@ -243,11 +331,30 @@ def test_peek_shows_a_gap_to_the_log_end_at_a_transaction_marker(cli, zk, kafka,
     marker = committed_transaction(kafka, topic, 0, 3)
     root = names.root + "/spouts"
     zk.create(f"{root}/pay/partition_0", storm_record(topic, 0, marker), makepath=True)
-    doc = cli("peek", "--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-              "--storm-root", names.root + "/storm", "--spout", "pay", "-o", "json").json()
+    doc = cli(
+        "peek",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        names.root + "/storm",
+        "--spout",
+        "pay",
+        "-o",
+        "json",
+    ).json()
     (p,) = doc["partitions"]
     assert (p["offset"], p["lag"], p["log_end"], p["state"], p["next_offset"], p["messages"]) == (
-        3, 1, 4, "gap", None, [])
+        3,
+        1,
+        4,
+        "gap",
+        None,
+        [],
+    )
     assert f"{topic}/0 has no message from offset 3 to the log end 4" in p["why"] and "transaction markers" in p["why"]
 
 
@@ -264,11 +371,28 @@ def test_peek_judges_as_inspect_does_with_the_same_settings(cli, zk, kafka, name
     zk.create(f"{root}/aging/partition_0", storm_record(topic, 0, 1), makepath=True)
     group = names("group")
     kafka.commit(group, topic, {0: 1})  # no Storm metadata: FOREIGN_COMMIT, which LATEST ignores
-    conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-            "--storm-root", names.root + "/storm", "--spout", "aging", "--group", group, "--topic", topic]
+    conn = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        names.root + "/storm",
+        "--spout",
+        "aging",
+        "--group",
+        group,
+        "--topic",
+        topic,
+    ]
     seen = set()
-    for extra in ([], ["--retention-horizon", "4800h"], ["--first-poll-offset-strategy", "LATEST",
-                                                       "--start-offset-time", "latest", "--retention-horizon", "4800h"]):
+    for extra in (
+        [],
+        ["--retention-horizon", "4800h"],
+        ["--first-poll-offset-strategy", "LATEST", "--start-offset-time", "latest", "--retention-horizon", "4800h"],
+    ):
         said = cli("inspect", *conn, "--per-partition", "--fail-on", "never", "-o", "json", *extra)
         shown = cli("peek", *conn, "-o", "json", *extra)
         assert said.exit_code == 0 and shown.exit_code == 0, (extra, said.stderr, shown.stderr)

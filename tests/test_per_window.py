@@ -21,8 +21,11 @@ WINDOWS = {
 }
 
 
-@pytest.mark.parametrize("measure", [lambda key, w: falling_behind(w), lambda key, w: moved_after_ms(w)],
-                         ids=["falling_behind", "moved_after_ms"])
+@pytest.mark.parametrize(
+    "measure",
+    [lambda key, w: falling_behind(w), lambda key, w: moved_after_ms(w)],
+    ids=["falling_behind", "moved_after_ms"],
+)
 def test_per_window_is_the_eager_dict(measure):
     eager = {k: v for k, w in WINDOWS.items() if (v := measure(k, list(w))) is not None}
     assert eager  # something to compare

@@ -36,28 +36,38 @@ def mixed(zk, zk_server, kafka39, names):
     put("legacy-2", 1, b"{not json")  # the spout starts where startOffsetTime says: latest here
     put("plain", 0, storm_record(orders, 0, 2))
     put("plain", 1, b"{not json")  # earliest here
-    legacy = Thresholds(expected_topic=orders,
-                        spout=SpoutProfile(StormKafka.of_version("0.9.6"), start_offset_time=LATEST_TIME))
+    legacy = Thresholds(
+        expected_topic=orders, spout=SpoutProfile(StormKafka.of_version("0.9.6"), start_offset_time=LATEST_TIME)
+    )
     profiles = Profiles(Thresholds(), (Profile("legacy", "legacy-*", legacy),))
     conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=kafka39.bootstrap)
     return conn, profiles, legacy, {"orders": orders, "clicks": clicks}
 
 
 def _judged(doc: dict, consumer: str) -> tuple:
-    return (sorted((f["code"], f["topic"], f["partition"], f["message"]) for f in doc["findings"]
-                   if f["consumer"] == consumer),
-            sorted((p["topic"], p["partition"], p["lag"], p["status"]) for p in doc["partitions"]
-                   if p["consumer"] == consumer))
+    return (
+        sorted(
+            (f["code"], f["topic"], f["partition"], f["message"]) for f in doc["findings"] if f["consumer"] == consumer
+        ),
+        sorted(
+            (p["topic"], p["partition"], p["lag"], p["status"]) for p in doc["partitions"] if p["consumer"] == consumer
+        ),
+    )
 
 
 def test_inspect_judges_each_spout_by_its_own_profile_and_names_it(mixed):
     conn, profiles, legacy, topics = mixed
     doc = report_document(inspect(conn, Selection(), profiles))
     assert {c["consumer"]: c["profile"] for c in doc["consumers"]} == {
-        "legacy-1": "legacy", "legacy-2": "legacy", "plain": None}
+        "legacy-1": "legacy",
+        "legacy-2": "legacy",
+        "plain": None,
+    }
     # each consumer's findings and rows are what a run with its profile's settings alone gives it
-    alone = {None: report_document(inspect(conn, Selection(), Thresholds())),
-             "legacy": report_document(inspect(conn, Selection(), legacy))}
+    alone = {
+        None: report_document(inspect(conn, Selection(), Thresholds())),
+        "legacy": report_document(inspect(conn, Selection(), legacy)),
+    }
     for c in doc["consumers"]:
         assert _judged(doc, c["consumer"]) == _judged(alone[c["profile"]], c["consumer"]), c["consumer"]
         other = alone["legacy" if c["profile"] is None else None]
@@ -65,8 +75,10 @@ def test_inspect_judges_each_spout_by_its_own_profile_and_names_it(mixed):
     lag = {(p["consumer"], p["partition"]): p["lag"] for p in doc["partitions"]}
     assert lag[("legacy-2", 1)] == 0 and lag[("plain", 1)] == 5  # startOffsetTime latest vs earliest
     assert {p["topic"] for p in doc["partitions"] if p["consumer"] == "legacy-1"} == {topics["orders"]}
-    assert doc["spout_settings"] == (f"profiles: legacy 2 consumers ({legacy.spout.describe()}, topic "
-                                     f"{topics['orders']}); defaults 1 consumer ({SpoutProfile().describe()})")
+    assert doc["spout_settings"] == (
+        f"profiles: legacy 2 consumers ({legacy.spout.describe()}, topic "
+        f"{topics['orders']}); defaults 1 consumer ({SpoutProfile().describe()})"
+    )
 
 
 def test_one_profile_for_every_spout_is_a_run_with_its_settings(mixed):
@@ -77,8 +89,9 @@ def test_one_profile_for_every_spout_is_a_run_with_its_settings(mixed):
     for key in ("findings", "summary", "spout_settings", "notes", "checks_skipped"):
         assert doc[key] == plain[key], key
     timed = ("max_time_lag_s", "min_retention_headroom_s")  # the message's age moves between the two reads
-    assert ([{**c, "profile": None, **dict.fromkeys(timed)} for c in doc["consumers"]]
-            == [{**c, **dict.fromkeys(timed)} for c in plain["consumers"]])
+    assert [{**c, "profile": None, **dict.fromkeys(timed)} for c in doc["consumers"]] == [
+        {**c, **dict.fromkeys(timed)} for c in plain["consumers"]
+    ]
 
 
 @pytest.mark.spark
@@ -90,10 +103,14 @@ def test_the_audits_tasks_judge_each_spout_by_its_own_profile(spark, mixed):
     with audit(conn, AuditSettings(thresholds=profiles)) as done:
         result = done.result
         _, sections, tail = result.document_parts()
-        audited = {"findings": list(sections["findings"]), "partitions": list(sections["partitions"]),
-                   "consumers": list(sections["consumers"])}
+        audited = {
+            "findings": list(sections["findings"]),
+            "partitions": list(sections["partitions"]),
+            "consumers": list(sections["consumers"]),
+        }
     assert {c["consumer"]: c["profile"] for c in audited["consumers"]} == {
-        c["consumer"]: c["profile"] for c in inspected["consumers"]}
+        c["consumer"]: c["profile"] for c in inspected["consumers"]
+    }
     for c in inspected["consumers"]:
         assert _judged(audited, c["consumer"]) == _judged(inspected, c["consumer"]), c["consumer"]
     assert tail["spout_settings"] == inspected["spout_settings"]
@@ -102,12 +119,15 @@ def test_the_audits_tasks_judge_each_spout_by_its_own_profile(spark, mixed):
 def _lab(tmp_path, conn: Connection, orders: str):
     """Issue 28's "done when": a config file with a context and two profiles, chosen by OFFCTL_CONTEXT."""
     path = tmp_path / "config.toml"
-    path.write_text(f"""
+    path.write_text(
+        f"""
 [contexts.lab]
 zk = "{conn.zk}"
 zk-root = ["{conn.zk_roots[0]}"]
 bootstrap-servers = "{conn.bootstrap_servers}"
-""" + lab_profiles(orders, clients="plain", lag_threshold=1))
+"""
+        + lab_profiles(orders, clients="plain", lag_threshold=1)
+    )
     path.chmod(0o600)
     return {"OFFCTL_CONFIG": str(path), "OFFCTL_CONTEXT": "lab"}
 
@@ -118,7 +138,10 @@ def test_the_cli_judges_each_spout_by_its_config_profile(cli, mixed, tmp_path):
     assert result.exit_code == 0, result.stderr
     doc = result.json()
     assert {c["consumer"]: c["profile"] for c in doc["consumers"]} == {
-        "legacy-1": "legacy-*", "legacy-2": "legacy-*", "plain": "clients"}
+        "legacy-1": "legacy-*",
+        "legacy-2": "legacy-*",
+        "plain": "clients",
+    }
     lag = {(p["consumer"], p["partition"]): p["lag"] for p in doc["partitions"]}
     assert lag[("legacy-2", 1)] == 0 and lag[("plain", 1)] == 5  # startOffsetTime latest vs earliest
     high = {f["consumer"] for f in doc["findings"] if f["code"] == "HIGH_LAG"}
@@ -136,10 +159,13 @@ def test_the_cli_audit_judges_as_inspect_does(cli, spark, mixed, tmp_path):
     audited = cli("audit", "-o", "json", "--fail-on", "never", env=env)
     assert audited.exit_code == inspected.exit_code == 0, audited.stderr
     i, a = inspected.json(), audited.json()
-    assert {c["consumer"]: c["profile"] for c in a["consumers"]} == {c["consumer"]: c["profile"] for c in i["consumers"]}
+    assert {c["consumer"]: c["profile"] for c in a["consumers"]} == {
+        c["consumer"]: c["profile"] for c in i["consumers"]
+    }
     for c in i["consumers"]:
         assert _judged(a, c["consumer"]) == _judged(i, c["consumer"]), c["consumer"]
     assert a["spout_settings"] == i["spout_settings"]
     # the audit carries inspect's figures per partition: the time lag, with its source
-    assert ({(p["consumer"], p["partition"]): p["time_lag_source"] for p in a["partitions"]}
-            == {(p["consumer"], p["partition"]): p["time_lag_source"] for p in i["partitions"]})
+    assert {(p["consumer"], p["partition"]): p["time_lag_source"] for p in a["partitions"]} == {
+        (p["consumer"], p["partition"]): p["time_lag_source"] for p in i["partitions"]
+    }

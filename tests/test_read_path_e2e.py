@@ -26,19 +26,39 @@ def _world(zk, kafka, broker, names):
         zk.create(f"{names.root}/{path}", data, makepath=True)
 
     def record(partition: int, offset: int, **kw) -> bytes:
-        return storm_record(kw.pop("topic", topic), partition, offset, topology_id=RUNNING_ID, broker=broker.address,
-                            **kw)
+        return storm_record(
+            kw.pop("topic", topic), partition, offset, topology_id=RUNNING_ID, broker=broker.address, **kw
+        )
 
-    return {"topic": topic, "root": names.root, "storm_root": storm_root, "put": put, "record": record,
-            "broker": broker.address, "names": names}
+    return {
+        "topic": topic,
+        "root": names.root,
+        "storm_root": storm_root,
+        "put": put,
+        "record": record,
+        "broker": broker.address,
+        "names": names,
+    }
 
 
 world, world39 = seeds.on_each_broker("world", _world)
 
 
 def inspect(cli, zk_server, world, *extra):
-    result = cli("inspect", "--zk", zk_server.address, "--zk-root", world["root"], "--bootstrap-servers",
-                 world["broker"], "--storm-root", world["storm_root"], "--output", "json", *extra)
+    result = cli(
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        world["root"],
+        "--bootstrap-servers",
+        world["broker"],
+        "--storm-root",
+        world["storm_root"],
+        "--output",
+        "json",
+        *extra,
+    )
     assert result.exit_code in (0, 1), result.stderr
     return result.json()
 
@@ -54,29 +74,65 @@ def findings_of(doc, consumer):
 # (case id naming the source, records under <root>/<spout>/, extra flags, expected per partition
 #  (used, lag), expected findings)
 CASES = [
-    ("PartitionManager.commit@v1.2.4 as written: used",
-     lambda w: {0: w["record"](0, 3), 1: w["record"](1, 5)}, (), {0: (True, 2), 1: (True, 0)}, []),
-    ("PartitionManager.commit@v0.9.2-incubating (same bytes) under 0.9.2 defaults: maxOffsetBehind 100000",
-     lambda w: {0: w["record"](0, 3), 1: w["record"](1, 5)}, ("--storm-kafka-release", "0.9.2"),
-     {0: (True, 2), 1: (True, 0)}, []),
-    ("PartitionManager@v1.2.4: no topology object -> unusable, starts from startOffsetTime",
-     lambda w: {0: b'{"offset":3,"partition":0,"topic":"%s"}' % w["topic"].encode(), 1: w["record"](1, 5)}, (),
-     {0: (False, 5), 1: (True, 0)}, [("MALFORMED_RECORD", 0)]),  # lag from startOffsetTime: the log start, 0
-    ("PartitionManager@v1.2.4: no topic, partition field disagrees -> used for the node's partition",
-     lambda w: {0: b'{"topology":{"id":"%s","name":"orders-topology"},"offset":3,"partition":3}' % RUNNING_ID.encode(),
-                1: w["record"](1, 5)}, (), {0: (True, 2), 1: (True, 0)}, [("INCONSISTENT_RECORD", 0)]),
-    ("json-simple@v1.2.4: NaN is not JSON to Storm",
-     lambda w: {0: b'{"topology":{"id":"%s","name":"x"},"offset":NaN}' % RUNNING_ID.encode(), 1: w["record"](1, 5)},
-     (), {0: (False, 5), 1: (True, 0)}, [("MALFORMED_RECORD", 0)]),
-    ("PartitionManager.fill@v1.2.4: above the log end the spout waits",
-     lambda w: {0: w["record"](0, 9), 1: w["record"](1, 5)}, (), {0: (True, None), 1: (True, 0)},
-     [("OFFSET_ABOVE_LOG_END", 0)]),
-    ("PartitionManager@v1.2.4: a stored 0 is replaced",
-     lambda w: {0: w["record"](0, 0), 1: w["record"](1, 5)}, (), {0: (True, 5), 1: (True, 0)},
-     [("IGNORED_ZERO_OFFSET", 0)]),  # the spout replays from startOffsetTime (the log start, 0): lag 5, not none
-    ("StaticCoordinator@v1.2.4: only the declared partitions are read",
-     lambda w: {0: w["record"](0, 3), 3: w["record"](3, 5)}, ("--static-partitions", "{spout}=0-1"),
-     {0: (True, 2), 3: (True, None)}, [("MISSING_PARTITION", 1), ("UNREAD_PARTITION", 3)]),
+    (
+        "PartitionManager.commit@v1.2.4 as written: used",
+        lambda w: {0: w["record"](0, 3), 1: w["record"](1, 5)},
+        (),
+        {0: (True, 2), 1: (True, 0)},
+        [],
+    ),
+    (
+        "PartitionManager.commit@v0.9.2-incubating (same bytes) under 0.9.2 defaults: maxOffsetBehind 100000",
+        lambda w: {0: w["record"](0, 3), 1: w["record"](1, 5)},
+        ("--storm-kafka-release", "0.9.2"),
+        {0: (True, 2), 1: (True, 0)},
+        [],
+    ),
+    (
+        "PartitionManager@v1.2.4: no topology object -> unusable, starts from startOffsetTime",
+        lambda w: {0: b'{"offset":3,"partition":0,"topic":"%s"}' % w["topic"].encode(), 1: w["record"](1, 5)},
+        (),
+        {0: (False, 5), 1: (True, 0)},
+        [("MALFORMED_RECORD", 0)],
+    ),  # lag from startOffsetTime: the log start, 0
+    (
+        "PartitionManager@v1.2.4: no topic, partition field disagrees -> used for the node's partition",
+        lambda w: {
+            0: b'{"topology":{"id":"%s","name":"orders-topology"},"offset":3,"partition":3}' % RUNNING_ID.encode(),
+            1: w["record"](1, 5),
+        },
+        (),
+        {0: (True, 2), 1: (True, 0)},
+        [("INCONSISTENT_RECORD", 0)],
+    ),
+    (
+        "json-simple@v1.2.4: NaN is not JSON to Storm",
+        lambda w: {0: b'{"topology":{"id":"%s","name":"x"},"offset":NaN}' % RUNNING_ID.encode(), 1: w["record"](1, 5)},
+        (),
+        {0: (False, 5), 1: (True, 0)},
+        [("MALFORMED_RECORD", 0)],
+    ),
+    (
+        "PartitionManager.fill@v1.2.4: above the log end the spout waits",
+        lambda w: {0: w["record"](0, 9), 1: w["record"](1, 5)},
+        (),
+        {0: (True, None), 1: (True, 0)},
+        [("OFFSET_ABOVE_LOG_END", 0)],
+    ),
+    (
+        "PartitionManager@v1.2.4: a stored 0 is replaced",
+        lambda w: {0: w["record"](0, 0), 1: w["record"](1, 5)},
+        (),
+        {0: (True, 5), 1: (True, 0)},
+        [("IGNORED_ZERO_OFFSET", 0)],
+    ),  # the spout replays from startOffsetTime (the log start, 0): lag 5, not none
+    (
+        "StaticCoordinator@v1.2.4: only the declared partitions are read",
+        lambda w: {0: w["record"](0, 3), 3: w["record"](3, 5)},
+        ("--static-partitions", "{spout}=0-1"),
+        {0: (True, 2), 3: (True, None)},
+        [("MISSING_PARTITION", 1), ("UNREAD_PARTITION", 3)],
+    ),
 ]
 
 
@@ -107,8 +163,9 @@ def test_out_of_range_message_follows_the_release_given(cli, zk_server, world39)
     assert "storm-kafka 0.9.3-0.9.7" in old["spout_settings"] and "storm-kafka 1.1.0-1.2.4" in new["spout_settings"]
 
 
-def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release_given_says(cli, zk_server, world39,
-                                                                                            kafka39):
+def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release_given_says(
+    cli, zk_server, world39, kafka39
+):
     """DeleteRecords up to 3 on partition 0 leaves the record at 1 below the log start: storm-kafka's fetch is out of
     range and PartitionManager.fill goes to startOffsetTime, EarliestTime from 0.10.0 on (the log start) and, in
     0.9.3-0.9.7 with forceFromStart false, LatestTime (the log end)."""
@@ -120,18 +177,24 @@ def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release
     world39["put"](f"{spout}/partition_0", world39["record"](0, 1))
     world39["put"](f"{spout}/partition_1", world39["record"](1, 5))
     topic = world39["topic"]
-    for release, where in (("1.2.4", "the spout jumps to the log start (3; EarliestTime, PartitionManager.fill, "
-                                    "v1.2.4)"),
-                           ("0.9.6", "the spout jumps to the log end (LatestTime: forceFromStart is false) (5) "
-                                     "(PartitionManager.fill, v0.9.6)")):
+    for release, where in (
+        ("1.2.4", "the spout jumps to the log start (3; EarliestTime, PartitionManager.fill, v1.2.4)"),
+        (
+            "0.9.6",
+            "the spout jumps to the log end (LatestTime: forceFromStart is false) (5) (PartitionManager.fill, v0.9.6)",
+        ),
+    ):
         doc = inspect(cli, zk_server, world39, "--spout", spout, "--storm-kafka-release", release)
         rows = rows_of(doc, spout)
-        assert {p: (r["used"], r["log_start"], r["log_end"]) for p, r in rows.items()} == {0: (True, 3, 5),
-                                                                                            1: (True, 0, 5)}
+        assert {p: (r["used"], r["log_start"], r["log_end"]) for p, r in rows.items()} == {
+            0: (True, 3, 5),
+            1: (True, 0, 5),
+        }
         (below,) = [f for f in doc["findings"] if f["code"] == "OFFSET_BELOW_LOG_START"]
         assert (below["partition"], below["severity"]) == (0, "error")
-        assert below["message"] == (f"{topic}/0 resumes at 1 < log start 3: 2 messages were deleted before they were "
-                                    f"processed; {where}")
+        assert below["message"] == (
+            f"{topic}/0 resumes at 1 < log start 3: 2 messages were deleted before they were processed; {where}"
+        )
 
 
 def test_a_record_of_another_topic_gets_the_lag_of_the_partition_it_is_applied_to(cli, zk_server, world39, kafka39):
@@ -195,8 +258,9 @@ def test_all_groups_lists_the_cluster_and_keeps_named_and_storm_groups(cli, worl
     kafka.commit(storm, world["topic"], {0: 2}, metadata='{"topologyId":"%s","taskId":1,"threadName":"t"}' % RUNNING_ID)
     kafka.commit(plain, world["topic"], {0: 2})
     kafka.commit(named, world["topic"], {1: 2})
-    result = cli("inspect", "--bootstrap-servers", world["broker"], "--all-groups", "--group", named,
-                 "--output", "json")
+    result = cli(
+        "inspect", "--bootstrap-servers", world["broker"], "--all-groups", "--group", named, "--output", "json"
+    )
     assert result.exit_code in (0, 1), result.stderr
     doc = result.json()
     groups = {c["consumer"] for c in doc["consumers"]}
@@ -208,8 +272,21 @@ def test_all_groups_lists_the_cluster_and_keeps_named_and_storm_groups(cli, worl
 
 def test_a_named_group_or_spout_that_does_not_exist_fails_the_run(cli, zk_server, world):
     typo = world["names"]("typo")
-    result = cli("inspect", "--zk", zk_server.address, "--zk-root", world["root"], "--spout", typo,
-                 "--bootstrap-servers", world["broker"], "--group", typo, "--output", "json")
+    result = cli(
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        world["root"],
+        "--spout",
+        typo,
+        "--bootstrap-servers",
+        world["broker"],
+        "--group",
+        typo,
+        "--output",
+        "json",
+    )
     assert result.exit_code == 1
     assert sorted(f["code"] for f in result.json()["findings"]) == ["CONSUMER_NOT_FOUND"] * 2
 

@@ -48,8 +48,9 @@ class MemoryKafka:
 
 
 def node(spout: str, topic: str, partition: int, offset: int, root: str = "/r") -> ZkNode:
-    data = json.dumps({"topology": {"id": "t-1-1", "name": "t"}, "offset": offset, "partition": partition,
-                       "topic": topic}).encode()
+    data = json.dumps(
+        {"topology": {"id": "t-1-1", "name": "t"}, "offset": offset, "partition": partition, "topic": topic}
+    ).encode()
     return ZkNode(root, spout, f"{root}/{spout}/partition_{partition}", partition, None, data, 0, 0)
 
 
@@ -85,8 +86,7 @@ def test_records_parsed_while_reading_equal_a_fresh_parse():
 def test_missing_selections_become_findings():
     zk = MemoryZk([node("a", "orders", 0, 5)], running=None)
     kafka = MemoryKafka([], LOGS)
-    snapshot, _ = read_snapshot(zk, kafka, ["/r", "/nope"], Selection(spouts=("a", "typo"), groups=("g",)),
-                                "/storm", 0)
+    snapshot, _ = read_snapshot(zk, kafka, ["/r", "/nope"], Selection(spouts=("a", "typo"), groups=("g",)), "/storm", 0)
     assert snapshot.notes == (
         "zkRoot /nope does not exist",
         "Storm's root /storm has no storms/ node: STALE_TOPOLOGY not checked (set --storm-root)",
@@ -107,8 +107,12 @@ LEGACY_META = "{topic-partition=orders-0, offset=4, numFails=0, thread='t'}"
 
 
 def test_all_groups_keeps_the_groups_storm_wrote_and_those_named():
-    commits = [KafkaCommit("storm", "orders", 0, 5, STORM), KafkaCommit("old-storm", "orders", 0, 5, LEGACY_META),
-               KafkaCommit("app", "orders", 0, 5, None), KafkaCommit("named-app", "orders", 1, 5, "")]
+    commits = [
+        KafkaCommit("storm", "orders", 0, 5, STORM),
+        KafkaCommit("old-storm", "orders", 0, 5, LEGACY_META),
+        KafkaCommit("app", "orders", 0, 5, None),
+        KafkaCommit("named-app", "orders", 1, 5, ""),
+    ]
     kafka = MemoryKafka(commits, LOGS)
     snapshot, records = read_snapshot(None, kafka, [], Selection(groups=("named-app",), all_groups=True), "/storm", 0)
     assert sorted({c.group for c in snapshot.commits}) == ["named-app", "old-storm", "storm"]
@@ -119,22 +123,26 @@ def test_all_groups_keeps_the_groups_storm_wrote_and_those_named():
 def _report(offsets: list[int], incomplete: tuple[str, ...] = ()):
     nodes = [node("s", "orders", p, o) for p, o in enumerate(offsets)]
     logs = {"orders": {p: PartitionLog(5, 10) for p in range(len(offsets))}}
-    snapshot, records = read_snapshot(MemoryZk(nodes, running=frozenset()), MemoryKafka([], logs), ["/r"],
-                                      Selection(), "/storm", 0)
+    snapshot, records = read_snapshot(
+        MemoryZk(nodes, running=frozenset()), MemoryKafka([], logs), ["/r"], Selection(), "/storm", 0
+    )
     from dataclasses import replace
 
     return analyze(replace(snapshot, incomplete=incomplete), Thresholds(lag_threshold=5), records)
 
 
-@pytest.mark.parametrize("offsets, incomplete, fail_on, code", [
-    ([5, 10], (), "error", 0),       # lag 5 >= 5: a warning only
-    ([5, 10], (), "warning", 1),
-    ([5, 10], (), "info", 1),
-    ([6, 10], (), "warning", 0),     # lag 4: healthy
-    ([4, 10], (), "error", 1),       # below log start: an error
-    ([4, 10], (), "never", 0),
-    ([6, 10], ("could not read the log end offset of orders/1",), "error", 3),  # partial beats healthy
-    ([4, 10], ("could not read the log end offset of orders/1",), "never", 3),  # and beats findings
-])
+@pytest.mark.parametrize(
+    "offsets, incomplete, fail_on, code",
+    [
+        ([5, 10], (), "error", 0),  # lag 5 >= 5: a warning only
+        ([5, 10], (), "warning", 1),
+        ([5, 10], (), "info", 1),
+        ([6, 10], (), "warning", 0),  # lag 4: healthy
+        ([4, 10], (), "error", 1),  # below log start: an error
+        ([4, 10], (), "never", 0),
+        ([6, 10], ("could not read the log end offset of orders/1",), "error", 3),  # partial beats healthy
+        ([4, 10], ("could not read the log end offset of orders/1",), "never", 3),  # and beats findings
+    ],
+)
 def test_exit_code(offsets, incomplete, fail_on, code):
     assert exit_code(_report(offsets, incomplete), fail_on) == code

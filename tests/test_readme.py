@@ -57,7 +57,7 @@ def setup_command() -> str:
 def readme_packages() -> list[str]:
     """The Debian packages the README's set-up command installs, in its order."""
     install = next(c for c in _commands(setup_command()) if "apt-get install" in c).split()
-    return install[install.index("--no-install-recommends") + 1:]
+    return install[install.index("--no-install-recommends") + 1 :]
 
 
 def programs_the_suite_runs() -> set[str]:
@@ -97,8 +97,12 @@ def project(tmp_path_factory):
     where = fresh_copy(tmp_path_factory.mktemp("fresh-clone") / "offctl")
     state = tmp_path_factory.mktemp("xdg-state")
     yield where, state
-    subprocess.run([str(where / ".venv" / "bin" / "offctl"), "sandbox", "down"], capture_output=True, timeout=120,
-                   env={**os.environ, "XDG_STATE_HOME": str(state)})
+    subprocess.run(
+        [str(where / ".venv" / "bin" / "offctl"), "sandbox", "down"],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "XDG_STATE_HOME": str(state)},
+    )
 
 
 @pytest.mark.parametrize("root", [True, False], ids=["as root without sudo", "as a user with sudo"])
@@ -109,8 +113,9 @@ def test_the_readme_setup_command_runs_as_written(project, tmp_path, root):
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "XDG_STATE_HOME": str(state)}
     for var in [v for v in env if v.startswith("OFFCTL_") or v in ("VIRTUAL_ENV", "PYSPARK_PYTHON")]:
         del env[var]
-    proc = subprocess.run(["bash", "-c", setup_command()], cwd=where, env=env, capture_output=True, text=True,
-                          timeout=1200)
+    proc = subprocess.run(
+        ["bash", "-c", setup_command()], cwd=where, env=env, capture_output=True, text=True, timeout=1200
+    )
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-3000:])
     calls = log.read_text().splitlines()
     apt = ["apt-get update", "apt-get install -y --no-install-recommends " + " ".join(readme_packages())]
@@ -133,7 +138,7 @@ def test_the_dockerfile_follows_the_readme_setup():
     docker_install = next(c for c in runs if c.startswith("apt-get install")).split()
     # offctl's own packages, not the suite's; the slim image has no python3, which the README takes from Debian 12
     assert RUNTIME_PACKAGES <= set(readme_packages())
-    assert set(docker_install[docker_install.index("--no-install-recommends") + 1:]) == RUNTIME_PACKAGES | {"python3"}
+    assert set(docker_install[docker_install.index("--no-install-recommends") + 1 :]) == RUNTIME_PACKAGES | {"python3"}
     assert "apt-get update" in runs and not any("sudo" in c for c in runs)
     for step in ("python3 -m venv .venv", ".venv/bin/pip install -e '.[spark]'"):
         assert step in readme
@@ -150,17 +155,22 @@ def test_ci_runs_the_readme_commands_as_written(tmp_path):
     shutil.copy(REPO / ".ci" / "run", tmp_path / ".ci" / "run")
     shutil.copy(REPO / "README.md", tmp_path / "README.md")
     log, bash = tmp_path / "calls", shutil.which("bash")
-    stand_ins = {tmp_path / "bin" / "bash": f'if [ "$1" = -c ]; then printf "bash -c %s\\0" "$2" >> {log}; '
-                                           f'else exec {bash} "$@"; fi',
-                 tmp_path / ".venv" / "bin" / "offctl": f'printf "offctl %s\\0" "$*" >> {log}'}
+    stand_ins = {
+        tmp_path / "bin" / "bash": f'if [ "$1" = -c ]; then printf "bash -c %s\\0" "$2" >> {log}; '
+        f'else exec {bash} "$@"; fi',
+        tmp_path / ".venv" / "bin" / "offctl": f'printf "offctl %s\\0" "$*" >> {log}',
+    }
     for path, body in stand_ins.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"#!{bash}\n{body}\n")
         path.chmod(0o755)
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
-    proc = subprocess.run([bash, str(tmp_path / ".ci" / "run")], env=env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([bash, str(tmp_path / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     # the last `sandbox down` is the exit trap's, which also stops the sandbox when a command fails
-    assert log.read_text().split("\0")[:-1] == [f"bash -c {blocks[0]}", "offctl sandbox down", f"bash -c {blocks[1]}",
-                                                 "offctl sandbox down"]
+    assert log.read_text().split("\0")[:-1] == [
+        f"bash -c {blocks[0]}",
+        "offctl sandbox down",
+        f"bash -c {blocks[1]}",
+        "offctl sandbox down",
+    ]

@@ -59,22 +59,53 @@ def json_string(text: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 
 TEXT = st.text(max_size=8) | st.sampled_from(["orders-1-1700000000", "", "\ud800", "\udc00x", "\U0001f600", "\\"])
-STRINGS = json_string(TEXT) | st.sampled_from(['"\\ud83d\\ude00"', '"\\ud800"', '"\\u00e9"', '"a\\/b"', '"\\x"',
-                                               '"raw\ttab"', '"\\U0041"', "'single'"])
+STRINGS = json_string(TEXT) | st.sampled_from(
+    ['"\\ud83d\\ude00"', '"\\ud800"', '"\\u00e9"', '"a\\/b"', '"\\x"', '"raw\ttab"', '"\\U0041"', "'single'"]
+)
 LONG = 2**63
-INTEGERS = st.one_of(st.integers(-(2**70), 2**70), st.sampled_from(
-    [LONG - 1, LONG, -LONG, -LONG - 1, 0, -1, 1, 2**31, 10**18, 10**19])).map(str)
+INTEGERS = st.one_of(
+    st.integers(-(2**70), 2**70), st.sampled_from([LONG - 1, LONG, -LONG, -LONG - 1, 0, -1, 1, 2**31, 10**18, 10**19])
+).map(str)
 NUMBERS = st.one_of(
-    INTEGERS, INTEGERS, st.floats(allow_nan=False, allow_infinity=False).map(repr),
-    st.sampled_from(["007", "-0", "00", "1.0", "1e5", "1E+2", "5.", ".5", "+5", "-", "1e400", "0x10", "NaN",
-                     "Infinity", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-                     "-9223372036854775809", "1_000", "５"]),
+    INTEGERS,
+    INTEGERS,
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(
+        [
+            "007",
+            "-0",
+            "00",
+            "1.0",
+            "1e5",
+            "1E+2",
+            "5.",
+            ".5",
+            "+5",
+            "-",
+            "1e400",
+            "0x10",
+            "NaN",
+            "Infinity",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "1_000",
+            "５",
+        ]
+    ),
 )
 SCALARS = st.one_of(NUMBERS, STRINGS, st.sampled_from(["true", "false", "null", "nul", "True", "NULL"]))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=2).map(lambda items: "[" + ",".join(items) + "]"),
-    st.lists(st.tuples(json_string(st.text(max_size=4)), inner), max_size=2).map(
-        lambda members: "{" + ",".join(f"{k}:{v}" for k, v in members) + "}")), max_leaves=4)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2).map(lambda items: "[" + ",".join(items) + "]"),
+        st.lists(st.tuples(json_string(st.text(max_size=4)), inner), max_size=2).map(
+            lambda members: "{" + ",".join(f"{k}:{v}" for k, v in members) + "}"
+        ),
+    ),
+    max_leaves=4,
+)
 KEYS = st.one_of(
     st.sampled_from(['"topology"', '"offset"', '"partition"', '"broker"', '"topic"']),
     st.sampled_from(['"Offset"', '"offset "', '"off\\u0073et"', '"topolog\\u0079"', '"id"', '"x"', '""']),
@@ -88,8 +119,9 @@ def topology(draw) -> str:
     if draw(st.integers(0, 3)) == 0:
         return draw(VALUES)
     members = [f'"id":{draw(STRINGS | SCALARS)}'] if draw(st.integers(0, 5)) else []
-    members += draw(st.lists(st.sampled_from(['"name":"orders"', '"id":null', '"id":"other-2-2"', '"x":1']),
-                             max_size=2))
+    members += draw(
+        st.lists(st.sampled_from(['"name":"orders"', '"id":null', '"id":"other-2-2"', '"x":1']), max_size=2)
+    )
     return "{" + ",".join(draw(st.permutations(members))) + "}"
 
 
@@ -108,8 +140,11 @@ def documents(draw) -> str:
     if kind == 0:
         return draw(VALUES)
     if kind == 1:
-        return draw(st.sampled_from(["", "null", "{}", "[]", '"x"', "{,}", '{"offset"::5}', '{"offset" 5}',
-                                     "[1,,2]", "{:1}", "{\"a\":1,,}"]))
+        return draw(
+            st.sampled_from(
+                ["", "null", "{}", "[]", '"x"', "{,}", '{"offset"::5}', '{"offset" 5}', "[1,,2]", "{:1}", '{"a":1,,}']
+            )
+        )
     members = []
     if kind >= 4:
         members.append(f'"topology":{draw(topology())}')
@@ -123,14 +158,20 @@ def documents(draw) -> str:
 @st.composite
 def canonical(draw) -> bytes:
     """A record byte for byte as storm-kafka writes it (storm_kafka_record), which offctl reads on its fast path."""
-    return storm_kafka_record(draw(st.sampled_from(["orders-1-1700000000", "t\u00e9-2-2", "\ud800", "", "a\"b"])),
-                              draw(st.sampled_from(["orders", "", "\u2028"])), draw(st.integers(-2, 2**63 - 1)),
-                              draw(st.integers(0, 2**31 - 1)), "k1", draw(st.integers(0, 65535)),
-                              draw(st.sampled_from(["orders", "t/1"])))
+    return storm_kafka_record(
+        draw(st.sampled_from(["orders-1-1700000000", "t\u00e9-2-2", "\ud800", "", 'a"b'])),
+        draw(st.sampled_from(["orders", "", "\u2028"])),
+        draw(st.integers(-2, 2**63 - 1)),
+        draw(st.integers(0, 2**31 - 1)),
+        "k1",
+        draw(st.integers(0, 65535)),
+        draw(st.sampled_from(["orders", "t/1"])),
+    )
 
 
-TRAILING = st.one_of(st.just(""), st.just(""), st.sampled_from(["\x00", " x", "}", ",", "garbage", "\ufffd", " "]),
-                     st.text(max_size=3))
+TRAILING = st.one_of(
+    st.just(""), st.just(""), st.sampled_from(["\x00", " x", "}", ",", "garbage", "\ufffd", " "]), st.text(max_size=3)
+)
 
 
 @st.composite
@@ -170,10 +211,27 @@ def test_generated_records_agree(oracle):
 def ids(draw) -> bytes:
     """Bytes for a topology id, any but the quote and the backslash (json-simple reads every other character in a
     string as itself): invalid UTF-8 above all, which Java replaces by its own count (offctl.core.javautf8)."""
-    parts = draw(st.lists(st.one_of(
-        st.binary(max_size=4), st.sampled_from([b"\xed\xa0\x80", b"\xe2\x82", b"\xf0\x9f\x98", b"\xf4\x90\x80\x80",
-                                                b"\xc0\xaf", b"\xe0\x80\xaf", b"\xf5", b"\x80\x80"]),
-        st.text(max_size=3).map(lambda t: t.encode("utf-8", "surrogatepass"))), max_size=6))
+    parts = draw(
+        st.lists(
+            st.one_of(
+                st.binary(max_size=4),
+                st.sampled_from(
+                    [
+                        b"\xed\xa0\x80",
+                        b"\xe2\x82",
+                        b"\xf0\x9f\x98",
+                        b"\xf4\x90\x80\x80",
+                        b"\xc0\xaf",
+                        b"\xe0\x80\xaf",
+                        b"\xf5",
+                        b"\x80\x80",
+                    ]
+                ),
+                st.text(max_size=3).map(lambda t: t.encode("utf-8", "surrogatepass")),
+            ),
+            max_size=6,
+        )
+    )
     return b"".join(parts).replace(b'"', b"").replace(b"\\", b"")
 
 
@@ -184,8 +242,9 @@ def test_ids_of_any_bytes_read_as_java_reads_them(oracle):
 
 def main(examples: int) -> None:
     """Run `examples` generated inputs and print the verdicts' counts (the full count of issue 44)."""
-    differential.full_run(sys.modules[__name__], examples, [LINE], lambda line: RecordOracle(),
-                          lambda line: f"{line} records")
+    differential.full_run(
+        sys.modules[__name__], examples, [LINE], lambda line: RecordOracle(), lambda line: f"{line} records"
+    )
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ def fleet_report(spouts: int, partitions: int):
         for p in range(partitions):
             # every spout is far behind on every partition, and one per spout is out of range
             offset = 500 if p else 5
-            data = json.dumps({"topic": f"t{s}", "partition": p, "offset": offset,
-                               "topology": {"id": "wc-1-1", "name": "wc"}}).encode()
+            data = json.dumps(
+                {"topic": f"t{s}", "partition": p, "offset": offset, "topology": {"id": "wc-1-1", "name": "wc"}}
+            ).encode()
             nodes.append(ZkNode("/r", f"spout-[{s}]", f"/r/spout-[{s}]/partition_{p}", p, None, data, 0, 0))
     cluster = {f"t{s}": {p: PartitionLog(100, 1000) for p in range(partitions)} for s in range(spouts)}
     snapshot = Snapshot(0, tuple(nodes), cluster=cluster, running=frozenset({"wc-1-1"}))
@@ -62,7 +63,11 @@ def test_json_and_csv_carry_the_same_rows():
     assert len(rows) == len(doc["partitions"]) == 12
     for row, obj in zip(rows, doc["partitions"]):
         assert (row["consumer"], int(row["partition"]), int(row["committed"]), row["lag"]) == (
-            obj["consumer"], obj["partition"], obj["committed"], "" if obj["lag"] is None else str(obj["lag"]))
+            obj["consumer"],
+            obj["partition"],
+            obj["committed"],
+            "" if obj["lag"] is None else str(obj["lag"]),
+        )
     assert rows[0]["findings"] == "OFFSET_BELOW_LOG_START" and rows[1]["findings"] == "HIGH_LAG"
 
 
@@ -99,8 +104,10 @@ def test_json_says_each_codes_hint_once():
     report = fleet_report(3, 4)
     doc = json.loads(render(report, "json"))
     assert doc["document_version"] == 2
-    assert doc["hints"] == {"HIGH_LAG": CATALOGUE["HIGH_LAG"].hint,
-                            "OFFSET_BELOW_LOG_START": CATALOGUE["OFFSET_BELOW_LOG_START"].hint}
+    assert doc["hints"] == {
+        "HIGH_LAG": CATALOGUE["HIGH_LAG"].hint,
+        "OFFSET_BELOW_LOG_START": CATALOGUE["OFFSET_BELOW_LOG_START"].hint,
+    }
     assert len(doc["findings"]) == 12 and not any("hint" in f for f in doc["findings"])
     assert [f.get("hint", doc["hints"][f["code"]]) for f in doc["findings"]] == [f.hint for f in report.findings]
     assert json.loads(render(fleet_report(0, 0), "json"))["hints"] == {}
@@ -118,9 +125,15 @@ def test_names_with_brackets_are_not_markup():
     assert "spout-[0]" in render(fleet_report(1, 2), "table")
 
 
-@pytest.mark.parametrize("numbers, text", [
-    ([], ""), ([3], "3"), ([0, 1, 2, 3, 5, 7, 8], "0-3,5,7-8"), ([5, 1, 2, 2], "1-2,5"),
-])
+@pytest.mark.parametrize(
+    "numbers, text",
+    [
+        ([], ""),
+        ([3], "3"),
+        ([0, 1, 2, 3, 5, 7, 8], "0-3,5,7-8"),
+        ([5, 1, 2, 2], "1-2,5"),
+    ],
+)
 def test_ranges(numbers, text):
     assert ranges(numbers) == text
 
@@ -156,25 +169,34 @@ def test_no_code_raises_the_bare_error_and_every_kind_names_its_own_code():
     from offctl.adapters import servers  # noqa: F401
 
     root = Path(__file__).parent.parent
-    bare = [f"{path.relative_to(root)}:{node.lineno}" for tree in ("offctl", "commands")
-            for path in (root / tree).rglob("*.py")
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
-            and getattr(node.exc.func, "id", getattr(node.exc.func, "attr", None)) == "OffctlError"]
+    bare = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for tree in ("offctl", "commands")
+        for path in (root / tree).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Raise)
+        and isinstance(node.exc, ast.Call)
+        and getattr(node.exc.func, "id", getattr(node.exc.func, "attr", None)) == "OffctlError"
+    ]
     assert bare == []
     assert errors.OffctlError.exit_code == errors.INTERNAL_ERROR
     ours = [kind for kind in _kinds(errors.OffctlError)[1:] if kind.__module__.startswith("offctl")]
-    assert [k for k in ours if k.exit_code == errors.INTERNAL_ERROR] == []  # each has a kind's code, its own or its base's
+    assert [
+        k for k in ours if k.exit_code == errors.INTERNAL_ERROR
+    ] == []  # each has a kind's code, its own or its base's
 
 
-@pytest.mark.parametrize("ms, text", [
-    (0, "1970-01-01T00:00:00.000Z"),
-    (-1, "1969-12-31T23:59:59.999Z"),
-    (1_763_781_300_123, "2025-11-22T03:15:00.123Z"),
-    # far from 1970 a float of seconds loses the last millisecond; the integer arithmetic does not
-    (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
-    (-39_307_521_849_455, "0724-05-24T19:55:50.545Z"),
-])
+@pytest.mark.parametrize(
+    "ms, text",
+    [
+        (0, "1970-01-01T00:00:00.000Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (1_763_781_300_123, "2025-11-22T03:15:00.123Z"),
+        # far from 1970 a float of seconds loses the last millisecond; the integer arithmetic does not
+        (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+        (-39_307_521_849_455, "0724-05-24T19:55:50.545Z"),
+    ],
+)
 def test_times_are_iso_8601_utc_to_the_millisecond(ms, text):
     from offctl.core.model import iso_ms
 
@@ -188,16 +210,32 @@ def _plan(operation, key, writes):
     return Plan(operation, key, "earliest", changes, 0)
 
 
-@pytest.mark.parametrize("plans, sandbox, question", [
-    ([("delete", ("zookeeper", "shared-id", "/sandbox/spouts"), 1)], True,
-     "Delete 1 record of spout shared-id (zkRoot /sandbox/spouts) on ZooKeeper z:1 (the sandbox)?"),
-    ([("reset", ("kafka", "clicks-client", None), 1)], False, "Reset 1 partition of group clicks-client on Kafka k:2?"),
-    ([("restore", ("trident", "orders-trident", "/tx"), 3)], False,
-     "Restore 3 partitions of Trident spout orders-trident (Trident root /tx) on ZooKeeper z:1?"),
-    ([("migrate", ("kafka", "g", None), 2)], False, "Migrate 2 partitions of group g on Kafka k:2?"),
-    ([("reset", ("zookeeper", "a", "/r"), 2), ("reset", ("kafka", "g", None), 1)], False,
-     "Reset 3 partitions of 2 consumers on ZooKeeper z:1 and Kafka k:2?"),
-])
+@pytest.mark.parametrize(
+    "plans, sandbox, question",
+    [
+        (
+            [("delete", ("zookeeper", "shared-id", "/sandbox/spouts"), 1)],
+            True,
+            "Delete 1 record of spout shared-id (zkRoot /sandbox/spouts) on ZooKeeper z:1 (the sandbox)?",
+        ),
+        (
+            [("reset", ("kafka", "clicks-client", None), 1)],
+            False,
+            "Reset 1 partition of group clicks-client on Kafka k:2?",
+        ),
+        (
+            [("restore", ("trident", "orders-trident", "/tx"), 3)],
+            False,
+            "Restore 3 partitions of Trident spout orders-trident (Trident root /tx) on ZooKeeper z:1?",
+        ),
+        ([("migrate", ("kafka", "g", None), 2)], False, "Migrate 2 partitions of group g on Kafka k:2?"),
+        (
+            [("reset", ("zookeeper", "a", "/r"), 2), ("reset", ("kafka", "g", None), 1)],
+            False,
+            "Reset 3 partitions of 2 consumers on ZooKeeper z:1 and Kafka k:2?",
+        ),
+    ],
+)
 def test_the_confirmation_names_the_operation_the_consumer_and_the_cluster(plans, sandbox, question):
     from offctl.core.model import ConsumerKey
     from offctl.render.output import confirm_question

@@ -14,25 +14,40 @@ from offctl.settings.connection import Connection
 
 
 def finding(store, consumer, zk_root, partition, code="OFFSET_ABOVE_LOG_END"):
-    return {"code": code, "store": store, "consumer": consumer, "zk_root": zk_root, "topic": "t",
-            "partition": partition}
+    return {
+        "code": code,
+        "store": store,
+        "consumer": consumer,
+        "zk_root": zk_root,
+        "topic": "t",
+        "partition": partition,
+    }
 
 
-@pytest.mark.parametrize("store, zk_root, fields", [
-    (ZOOKEEPER, "/spouts", {"spout": "c", "zk_root": "/spouts", "trident": None, "groups": ()}),
-    (TRIDENT, "/transactional", {"trident": "c", "zk_root": "/transactional", "spout": None, "groups": ()}),
-    (KAFKA, None, {"groups": ("c",), "spout": None, "trident": None, "zk_root": None}),
-])
+@pytest.mark.parametrize(
+    "store, zk_root, fields",
+    [
+        (ZOOKEEPER, "/spouts", {"spout": "c", "zk_root": "/spouts", "trident": None, "groups": ()}),
+        (TRIDENT, "/transactional", {"trident": "c", "zk_root": "/transactional", "spout": None, "groups": ()}),
+        (KAFKA, None, {"groups": ("c",), "spout": None, "trident": None, "zk_root": None}),
+    ],
+)
 def test_each_store_is_reset_as_its_own_reset_would(store, zk_root, fields):
-    [repair] = repairs([finding(store, "c", zk_root, 1), finding(store, "c", zk_root, 0)],
-                       frozenset({"OFFSET_ABOVE_LOG_END"}))
+    [repair] = repairs(
+        [finding(store, "c", zk_root, 1), finding(store, "c", zk_root, 0)], frozenset({"OFFSET_ABOVE_LOG_END"})
+    )
     request = repair_request(repair)
     assert {k: getattr(request, k) for k in fields} == fields
     assert request.scope.topics == {"t": frozenset({0, 1})} and request.target.kind == "repair"
 
 
-@pytest.mark.parametrize("error, code", [(UsageError("no Trident Kafka spout state 'c' under /t"), 2),
-                                         (StoreUnavailable("ZooKeeper at z:1 does not answer"), 3)])
+@pytest.mark.parametrize(
+    "error, code",
+    [
+        (UsageError("no Trident Kafka spout state 'c' under /t"), 2),
+        (StoreUnavailable("ZooKeeper at z:1 does not answer"), 3),
+    ],
+)
 def test_a_consumer_that_cannot_be_planned_is_declined_with_its_reason(monkeypatch, error, code):
     def fails(*args, **kwargs):
         raise error
@@ -43,17 +58,20 @@ def test_a_consumer_that_cannot_be_planned_is_declined_with_its_reason(monkeypat
     assert got == code and outcome.error == f"not repaired: {error}" and not outcome.plan.writes
 
 
-@pytest.mark.parametrize("codes, fail_on, worst, expected", [
-    ([0, 0], "error", None, 0),
-    ([], "never", "error", 0),
-    ([7, 0], "never", "error", 7),  # a partition left out is not hidden by --fail-on never
-    ([2, 0], "never", None, 7),  # a consumer declined (not planned)
-    ([7], "error", "error", 1),  # the audit first: findings
-    ([8, 7], "never", None, 8),
-    ([4, 8], "never", None, 4),
-    ([3, 4], "never", None, 3),
-    ([5, 3, 130], "never", None, 130),
-])
+@pytest.mark.parametrize(
+    "codes, fail_on, worst, expected",
+    [
+        ([0, 0], "error", None, 0),
+        ([], "never", "error", 0),
+        ([7, 0], "never", "error", 7),  # a partition left out is not hidden by --fail-on never
+        ([2, 0], "never", None, 7),  # a consumer declined (not planned)
+        ([7], "error", "error", 1),  # the audit first: findings
+        ([8, 7], "never", None, 8),
+        ([4, 8], "never", None, 4),
+        ([3, 4], "never", None, 3),
+        ([5, 3, 130], "never", None, 130),
+    ],
+)
 def test_exit_code_of_a_repair_run(codes, fail_on, worst, expected):
     from collections import Counter
 

@@ -56,8 +56,16 @@ def _fleet(zk, kafka, names, zk_server, broker, tmp_path):
     """A topic with 3 partitions of 10 messages, a spout at 4,5,6, an empty Storm root, and the flags."""
     f = orders_fleet(zk, kafka, names)
     f.backups, f.audit = tmp_path / "backups", tmp_path / "audit.log"
-    f.conn = ["--zk", zk_server.address, "--zk-root", f.root, "--bootstrap-servers", broker.address,
-              "--storm-root", f.storm_root]
+    f.conn = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        f.root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        f.storm_root,
+    ]
     f.safe = ["--backup-dir", str(f.backups), "--audit-log", str(f.audit)]
     f.spout = [*f.conn, *f.safe, "--spout", "orders"]
     f.state = lambda: {p: zk.get(f.path(p)) for p in range(3)}
@@ -82,7 +90,10 @@ def test_dry_run_prints_the_plan_and_changes_nothing(cli, fleet39):
     doc = result.json()
     assert doc["mode"] == "dry-run" and not doc["executed"] and doc["backup"] is None
     assert [(c["partition"], c["before"], c["after"], c["action"]) for c in doc["changes"]] == [
-        (0, 4, 0, "write"), (1, 5, 0, "write"), (2, 6, 0, "write")]
+        (0, 4, 0, "write"),
+        (1, 5, 0, "write"),
+        (2, 6, 0, "write"),
+    ]
     assert any("ignores a stored offset <= 0" in r for r in doc["changes"][0]["reasons"])
     assert "dry run" in result.stderr
     assert nodes(fleet39.state()) == before and not fleet39.backups.exists() and not fleet39.audit.exists()
@@ -90,16 +101,35 @@ def test_dry_run_prints_the_plan_and_changes_nothing(cli, fleet39):
 
 def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_the_bytes_back(cli, fleet39, zk):
     odd = b'{"offset":4,  "topic":"%s","partition":0,"extra":{"k":[1,2]},"topology":{"id":"%s"}}' % (
-        fleet39.topic.encode(), TOPOLOGY.encode())
+        fleet39.topic.encode(),
+        TOPOLOGY.encode(),
+    )
     zk.set(fleet39.path(0), odd)
     zk.create(fleet39.root + "/other/partition_0", storm_record(fleet39.topic, 0, 9), makepath=True)
     before = nodes(fleet39.state())
-    result = cli("reset", *fleet39.spout, "--to", "offset", "--offset", "3", "--partitions", "0,1",
-                 "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    result = cli(
+        "reset",
+        *fleet39.spout,
+        "--to",
+        "offset",
+        "--offset",
+        "3",
+        "--partitions",
+        "0,1",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert result.exit_code == 0, result.stderr
     doc = result.json()
-    assert doc["executed"] and doc["verified"] and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0, "delete": 0,
-                                                                "left_out": 0}
+    assert (
+        doc["executed"]
+        and doc["verified"]
+        and doc["summary"] == {"write": 2, "unchanged": 0, "skip": 0, "delete": 0, "left_out": 0}
+    )
     after = nodes(fleet39.state())
     assert after[0] == (odd.replace(b'"offset":4', b'"offset":3'), before[0][1] + 1)
     assert after[1][0] == before[1][0].replace(b'"offset":5', b'"offset":3') and offset_of(after[1][0]) == 3
@@ -108,14 +138,26 @@ def test_execute_writes_only_the_offset_of_the_planned_nodes_and_restore_puts_th
     audit = [json.loads(line) for line in fleet39.audit.read_text().splitlines()]
     # the intent is logged before the first write, the outcome after it
     assert [(a["phase"], a["path"], a["before"], a["after"], a["backup"], a.get("outcome")) for a in audit] == [
-        ("intent", fleet39.path(0), 4, 3, doc["backup"], None), ("intent", fleet39.path(1), 5, 3, doc["backup"], None),
-        ("done", fleet39.path(0), 4, 3, doc["backup"], "verified"), ("done", fleet39.path(1), 5, 3, doc["backup"],
-                                                                    "verified")]
+        ("intent", fleet39.path(0), 4, 3, doc["backup"], None),
+        ("intent", fleet39.path(1), 5, 3, doc["backup"], None),
+        ("done", fleet39.path(0), 4, 3, doc["backup"], "verified"),
+        ("done", fleet39.path(1), 5, 3, doc["backup"], "verified"),
+    ]
     assert oct(fleet39.audit.stat().st_mode & 0o777) == "0o600"
     assert oct(Path(doc["backup"]).stat().st_mode & 0o777) == "0o600"
 
-    restored = cli("restore", doc["backup"], *fleet39.conn, *fleet39.safe, "--quiet-period", "0", "--execute", "--yes",
-                   "-o", "json")
+    restored = cli(
+        "restore",
+        doc["backup"],
+        *fleet39.conn,
+        *fleet39.safe,
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert restored.exit_code == 0, restored.stderr
     assert restored.json()["operation"] == "restore" and restored.json()["verified"]
     assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
@@ -136,8 +178,20 @@ def test_running_topology_refuses_and_force_overrides(cli, fleet39, zk):
     assert refused.exit_code == 4
     assert "running-topology" in refused.stderr and "orders-topology-4-1700000400 is running" in refused.stderr
     assert nodes(fleet39.state()) == before and not fleet39.backups.exists()
-    forced = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "--yes",
-                 "--force", "running-topology", "-o", "json")
+    forced = cli(
+        "reset",
+        *fleet39.spout,
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "--force",
+        "running-topology",
+        "-o",
+        "json",
+    )
     assert forced.exit_code == 0, forced.stderr
     guard = {g["guard"]: g for g in forced.json()["guards"]}["running-topology"]
     assert guard["status"] == "overridden" and "overridden by --force running-topology" in guard["message"]
@@ -159,8 +213,18 @@ def test_recent_write_refuses_within_the_quiet_period(cli, fleet39):
     result = cli("reset", *fleet39.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600")
     assert result.exit_code == 4 and "recent-write" in result.stderr and "quiet period" in result.stderr
     assert nodes(fleet39.state()) == before
-    forced = cli("reset", *fleet39.spout, "--to", "latest", "--execute", "--yes", "--quiet-period", "3600",
-                 "--force", "recent-write")
+    forced = cli(
+        "reset",
+        *fleet39.spout,
+        "--to",
+        "latest",
+        "--execute",
+        "--yes",
+        "--quiet-period",
+        "3600",
+        "--force",
+        "recent-write",
+    )
     assert forced.exit_code == 0, forced.stderr
 
 
@@ -187,8 +251,13 @@ def on_terminal(args: list[str], answer: bytes, timeout: float = 120) -> subproc
 
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "offctl", *args], stdin=slave, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "offctl", *args],
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         os.close(slave)
         os.write(master, answer)  # the terminal holds the line until offctl reads it
         out, err = proc.communicate(timeout=timeout)
@@ -203,15 +272,17 @@ def test_declining_the_prompt_writes_nothing_and_exits_8(fleet39, zk_server):
     assert proc.returncode == 8, proc.stderr
     assert "offctl: not confirmed: nothing was written" in proc.stderr
     # the question names the operation, the consumer and the cluster; it goes to stderr
-    assert (f"Reset 3 partitions of spout orders (zkRoot {fleet39.root}) on ZooKeeper {zk_server.address}?"
-            in proc.stderr)
+    assert (
+        f"Reset 3 partitions of spout orders (zkRoot {fleet39.root}) on ZooKeeper {zk_server.address}?" in proc.stderr
+    )
     assert proc.stdout.count("-> latest") == 1 and "-> latest" not in proc.stderr  # the plan once, on stdout
     assert nodes(fleet39.state()) == before and not fleet39.backups.exists()
 
 
 def test_a_confirmed_json_run_keeps_stdout_one_document(fleet39):
-    proc = on_terminal(["reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "-o", "json"],
-                       b"y\n")
+    proc = on_terminal(
+        ["reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute", "-o", "json"], b"y\n"
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["executed"]  # stdout is the document and nothing else
     assert proc.stderr.count("-> latest") == 1  # the plan was shown once, on stderr, with the question
@@ -223,8 +294,21 @@ def test_a_delete_and_a_group_reset_say_what_they_do_where(fleet, kafka, names, 
     assert f"Delete 1 record of spout orders (zkRoot {fleet.root}) on ZooKeeper {zk_server.address}?" in proc.stderr
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 3})
-    proc = on_terminal(["reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to",
-                        "earliest", "--execute"], b"n\n")
+    proc = on_terminal(
+        [
+            "reset",
+            *fleet.conn,
+            *fleet.safe,
+            "--group",
+            group,
+            "--topology-id",
+            TOPOLOGY,
+            "--to",
+            "earliest",
+            "--execute",
+        ],
+        b"n\n",
+    )
     assert proc.returncode == 8, proc.stderr
     assert f"Reset 1 partition of group {group} on Kafka {broker.address}?" in proc.stderr
     assert "(the sandbox)" not in proc.stderr
@@ -238,9 +322,12 @@ def test_a_terminal_that_hangs_up_at_the_question_is_not_confirmed(fleet39):
 
     before = nodes(fleet39.state())
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "offctl", "reset", *fleet39.spout, "--to", "latest",
-                             "--quiet-period", "0", "--execute"], stdin=slave, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "offctl", "reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute"],
+        stdin=slave,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     os.close(slave)
     seen = b""
     while b"[y/N]" not in seen:
@@ -281,11 +368,18 @@ def test_a_hung_up_terminal_is_told_from_ctrl_d():
 def test_execute_without_yes_and_no_terminal_refuses_at_once_with_exit_8(fleet39, command):
     """cron, a pipe: no terminal to ask, so offctl does not prompt (end of input is no answer) and reads nothing."""
     before = nodes(fleet39.state())
-    proc = subprocess.run([sys.executable, "-m", "offctl", command[0], *fleet39.spout, *command[1:], "--quiet-period",
-                           "0", "--execute"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "offctl", command[0], *fleet39.spout, *command[1:], "--quiet-period", "0", "--execute"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 8, proc.stderr
-    assert proc.stderr == ("offctl: not confirmed: --execute asks before writing, and there is no terminal to ask; "
-                           "add --yes to write without asking (nothing was written)\n")
+    assert proc.stderr == (
+        "offctl: not confirmed: --execute asks before writing, and there is no terminal to ask; "
+        "add --yes to write without asking (nothing was written)\n"
+    )
     assert proc.stdout == "" and nodes(fleet39.state()) == before and not fleet39.backups.exists()
 
 
@@ -294,8 +388,9 @@ def test_from_file_plan_replays_a_saved_dry_run(cli, fleet39, tmp_path):
     saved = tmp_path / "plan.json"
     saved.write_text(plan.stdout)
     no_root = [a for i, a in enumerate(fleet39.conn) if a != "--zk-root" and fleet39.conn[i - 1] != "--zk-root"]
-    result = cli("reset", *no_root, *fleet39.safe, "--from-file", str(saved), "--quiet-period", "0", "--execute",
-                 "--yes")  # the plan names its zkRoot
+    result = cli(
+        "reset", *no_root, *fleet39.safe, "--from-file", str(saved), "--quiet-period", "0", "--execute", "--yes"
+    )  # the plan names its zkRoot
     assert result.exit_code == 0, result.stderr
     assert [offset_of(d) for d, _ in fleet39.state().values()] == [2, 3, 4]
 
@@ -323,9 +418,13 @@ def expect_written(result, kept: dict, offsets: dict, topology: str = TOPOLOGY) 
 
 # Issue 28: the row says what the written group's spout does with the commit as it is (plan._client_start reads
 # behaviour.client_start for the run's profile): UNCOMMITTED_EARLIEST by default, the strategy given otherwise.
-SPOUT_KEEPS = {(): ["at committed (4): UNCOMMITTED_EARLIEST resumes from any commit"],
-               ("--first-poll-offset-strategy", "LATEST"): [
-                   "starts {topic}/1 at the log end", "LATEST applies to a commit that is not the running topology's"]}
+SPOUT_KEEPS = {
+    (): ["at committed (4): UNCOMMITTED_EARLIEST resumes from any commit"],
+    ("--first-poll-offset-strategy", "LATEST"): [
+        "starts {topic}/1 at the log end",
+        "LATEST applies to a commit that is not the running topology's",
+    ],
+}
 
 
 @pytest.mark.parametrize("settings", list(SPOUT_KEEPS), ids=["default strategy", "LATEST"])
@@ -336,8 +435,25 @@ def test_a_group_reset_whose_partitions_are_all_skipped_exits_7_not_0(cli, fleet
     "nothing to change", exit 0."""
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 3, 1: 4})
-    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", fleet.topic, "--partitions", "1",
-                 "--to", "shift", "--by", "1", *settings, *execute, "-o", "json")
+    result = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--topic",
+        fleet.topic,
+        "--partitions",
+        "1",
+        "--to",
+        "shift",
+        "--by",
+        "1",
+        *settings,
+        *execute,
+        "-o",
+        "json",
+    )
     assert result.exit_code == 7, result.stderr
     [change] = result.json()["changes"]
     assert (change["partition"], change["left_out"], change["action"]) == (1, True, "skip")
@@ -348,8 +464,22 @@ def test_a_group_reset_whose_partitions_are_all_skipped_exits_7_not_0(cli, fleet
     assert "left out" in result.stderr and not result.json()["executed"]
     assert commits(kafka, group) == {(fleet.topic, 0): (3, None), (fleet.topic, 1): (4, None)}
     assert not fleet.backups.exists()
-    table = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", fleet.topic, "--partitions", "1",
-                "--to", "shift", "--by", "1", *execute)
+    table = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--topic",
+        fleet.topic,
+        "--partitions",
+        "1",
+        "--to",
+        "shift",
+        "--by",
+        "1",
+        *execute,
+    )
     assert table.exit_code == 7 and "left out" in table.stdout + table.stderr
 
 
@@ -369,8 +499,15 @@ def test_kafka_group_reset_and_restore(cli, fleet, kafka, names):
     meta = commit_metadata_json(TOPOLOGY)
     saved = json.loads(fleet.backups.joinpath(done.json()["backup"]).read_text())
     assert saved["kafka"] == [
-        {"topic": fleet.topic, "partition": p, "offset": o, "metadata": None,
-         "written": {"offset": 0, "metadata": meta}} for p, o in ((0, 7), (1, 8))]
+        {
+            "topic": fleet.topic,
+            "partition": p,
+            "offset": o,
+            "metadata": None,
+            "written": {"offset": 0, "metadata": meta},
+        }
+        for p, o in ((0, 7), (1, 8))
+    ]
     assert saved["group_had_commits"] is True
 
     back = cli("restore", done.json()["backup"], *fleet.conn, *fleet.safe, "--execute", "--yes")
@@ -380,8 +517,9 @@ def test_kafka_group_reset_and_restore(cli, fleet, kafka, names):
 
 # A commit as storm-kafka-client's spout makes it (CommitMetadataManager, v1.2.4 to v2.8.8): its metadata is the
 # CommitMetadata of the task that committed, as Jackson writes it
-SPOUT_META = json.dumps({"topologyId": TOPOLOGY, "taskId": 4, "threadName": "Thread-12-kafka-spout-executor[4 4]"},
-                        separators=(",", ":"))
+SPOUT_META = json.dumps(
+    {"topologyId": TOPOLOGY, "taskId": 4, "threadName": "Thread-12-kafka-spout-executor[4 4]"}, separators=(",", ":")
+)
 
 
 def test_a_group_reset_keeps_the_storm_metadata_the_spout_committed(cli, fleet, kafka, names):
@@ -392,8 +530,25 @@ def test_a_group_reset_keeps_the_storm_metadata_the_spout_committed(cli, fleet, 
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 3, 1: 4}, metadata=SPOUT_META)
     assert commits(kafka, group) == {(fleet.topic, 0): (3, SPOUT_META), (fleet.topic, 1): (4, SPOUT_META)}
-    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", fleet.topic, "--partitions", "1",
-               "--to", "shift", "--by", "1", "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--topic",
+        fleet.topic,
+        "--partitions",
+        "1",
+        "--to",
+        "shift",
+        "--by",
+        "1",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     doc = done.json()
     [change] = doc["changes"]
@@ -401,8 +556,13 @@ def test_a_group_reset_keeps_the_storm_metadata_the_spout_committed(cli, fleet, 
     assert doc["verified"] is True and not doc["notes"] and NOT_KEPT not in done.stderr
     assert commits(kafka, group) == {(fleet.topic, 0): (3, SPOUT_META), (fleet.topic, 1): (5, SPOUT_META)}
     [saved] = json.loads(Path(doc["backup"]).read_text())["kafka"]
-    assert saved == {"topic": fleet.topic, "partition": 1, "offset": 4, "metadata": SPOUT_META,
-                     "written": {"offset": 5, "metadata": SPOUT_META}}
+    assert saved == {
+        "topic": fleet.topic,
+        "partition": 1,
+        "offset": 4,
+        "metadata": SPOUT_META,
+        "written": {"offset": 5, "metadata": SPOUT_META},
+    }
     undone = cli(*undo_argv(doc, "-o", "json"))
     assert undone.exit_code == 0 and undone.json()["verified"] is True, undone.stderr
     assert commits(kafka, group) == {(fleet.topic, 0): (3, SPOUT_META), (fleet.topic, 1): (4, SPOUT_META)}
@@ -423,7 +583,13 @@ def test_to_current_for_a_group_with_no_commits_is_an_empty_plan(cli, fleet, kaf
     assert doc_run.exit_code == 0, doc_run.stderr
     doc = doc_run.json()
     assert (doc["store"], doc["consumer"], doc["changes"], doc["result"], doc["executed"], doc["backup"]) == (
-        "kafka", group, [], "unchanged", False, None)
+        "kafka",
+        group,
+        [],
+        "unchanged",
+        False,
+        None,
+    )
     assert doc["summary"] == {"write": 0, "unchanged": 0, "skip": 0, "delete": 0, "left_out": 0}
     assert any(f"group {group} {NO_COMMITS}" in w for w in doc["warnings"])
     note = f"nothing was written: group {group} {NO_COMMITS}"
@@ -449,7 +615,8 @@ def test_a_group_with_no_commits_still_plans_a_named_topic_and_needs_one_otherwi
         planned = cli(*base, "--to", to, "--topic", fleet.topic)
         assert planned.exit_code == 0, planned.stderr
         assert [(c["partition"], c["before"], c["after"], c["action"]) for c in planned.json()["changes"]] == [
-            (p, None, after, "write") for p in range(3)]
+            (p, None, after, "write") for p in range(3)
+        ]
     refused = cli(*base, "--to", "earliest")
     assert refused.exit_code == 2 and "name the topic with --topic" in refused.stderr
     assert commits(kafka, group) == {}
@@ -460,8 +627,19 @@ def test_kafka_reset_from_kafka_consumer_groups_csv(cli, fleet, kafka, names, tm
     kafka.commit(group, fleet.topic, {0: 1, 1: 1, 2: 1})
     csv_file = tmp_path / "reset.csv"
     csv_file.write_text(f"{group},{fleet.topic},0,6\n{group},{fleet.topic},2,99\n")
-    result = cli("reset", *fleet.conn, *fleet.safe, "--from-file", str(csv_file), "--topology-id", TOPOLOGY,
-                 "--execute", "--yes", "-o", "json")
+    result = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--from-file",
+        str(csv_file),
+        "--topology-id",
+        TOPOLOGY,
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     changes = {c["partition"]: c for c in result.json()["changes"]}
     assert changes[2]["after"] == 10 and "clamped" in changes[2]["reasons"][0]
     assert changes[1]["action"] == "skip"
@@ -472,8 +650,9 @@ def test_kafka_commit_moved_between_plan_and_write_aborts(cli, fleet, kafka, nam
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 2, 1: 2})
     asked = answer_yes_after(lambda: kafka.commit(group, fleet.topic, {1: 5}))
-    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to", "latest",
-                 "--execute")
+    result = cli(
+        "reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to", "latest", "--execute"
+    )
     assert asked and result.exit_code == 5 and "changed since it was read" in result.stderr
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {(fleet.topic, 0): 2, (fleet.topic, 1): 5}
 
@@ -483,8 +662,14 @@ def joined(kafka, broker, group: str, topic: str):
     """A consumer of `group` subscribed to `topic`, until the group shows it as a member."""
     from confluent_kafka import Consumer
 
-    consumer = Consumer({"bootstrap.servers": broker.address, "group.id": group, "session.timeout.ms": 10000,
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.address,
+            "group.id": group,
+            "session.timeout.ms": 10000,
+            "enable.auto.commit": False,
+        }
+    )
     try:
         consumer.subscribe([topic])
         deadline = time.monotonic() + 30
@@ -502,8 +687,19 @@ def test_active_group_refuses_while_a_consumer_is_joined(cli, fleet, kafka, name
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 1})
     with joined(kafka, broker, group, fleet.topic):
-        result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to",
-                     "latest", "--execute", "--yes")
+        result = cli(
+            "reset",
+            *fleet.conn,
+            *fleet.safe,
+            "--group",
+            group,
+            "--topology-id",
+            TOPOLOGY,
+            "--to",
+            "latest",
+            "--execute",
+            "--yes",
+        )
     assert result.exit_code == 4 and "active-group" in result.stderr
     assert commits(kafka, group)[(fleet.topic, 0)][0] == 1
 
@@ -514,29 +710,50 @@ def test_migrate_copies_zookeeper_offsets_into_the_group(cli, fleet, kafka, name
     dry = cli("migrate", *base, "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     assert [(c["partition"], c["before"], c["after"]) for c in dry.json()["changes"]] == [
-        (0, None, 4), (1, None, 5), (2, None, 6)]
+        (0, None, 4),
+        (1, None, 5),
+        (2, None, 6),
+    ]
     assert commits(kafka, group) == {}
     done = cli("migrate", *base, "--execute", "--yes", "-o", "json")
-    expect_written(done, commits(kafka, group), {(fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6},
-                   NEW_TOPOLOGY)
+    expect_written(
+        done, commits(kafka, group), {(fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6}, NEW_TOPOLOGY
+    )
     assert done.json()["from"] == f"{fleet.root}/orders"
 
 
 def inspect_group(cli, fleet, group: str, *settings: str) -> dict:
     """`offctl inspect` of the group, reading Storm's running topologies from the fleet's Storm root."""
     flags = dict(zip(fleet.conn[::2], fleet.conn[1::2]))
-    seen = cli("inspect", "--zk", flags["--zk"], "--storm-root", fleet.storm_root, "--bootstrap-servers",
-               flags["--bootstrap-servers"], "--group", group, *settings, "-o", "json", "--fail-on", "never")
+    seen = cli(
+        "inspect",
+        "--zk",
+        flags["--zk"],
+        "--storm-root",
+        fleet.storm_root,
+        "--bootstrap-servers",
+        flags["--bootstrap-servers"],
+        "--group",
+        group,
+        *settings,
+        "-o",
+        "json",
+        "--fail-on",
+        "never",
+    )
     assert seen.exit_code == 0, seen.stderr
     return seen.json()
 
 
-@pytest.mark.parametrize("strategy, release, ignored", [
-    ("UNCOMMITTED_EARLIEST", "2.8.8", False),
-    ("EARLIEST", "2.8.8", False),  # isOffsetCommittedByThisTopology: the commit names the running topology
-    ("LATEST", "2.8.8", False),
-    ("EARLIEST", "1.1.1", True),  # v1.1.1 doSeek: EARLIEST ignores every commit, whatever its metadata
-])
+@pytest.mark.parametrize(
+    "strategy, release, ignored",
+    [
+        ("UNCOMMITTED_EARLIEST", "2.8.8", False),
+        ("EARLIEST", "2.8.8", False),  # isOffsetCommittedByThisTopology: the commit names the running topology
+        ("LATEST", "2.8.8", False),
+        ("EARLIEST", "1.1.1", True),  # v1.1.1 doSeek: EARLIEST ignores every commit, whatever its metadata
+    ],
+)
 def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, zk, strategy, release, ignored):
     """migrate's read-back and inspect judge the commits Kafka kept with the one rule (KafkaSpout.doSeek, v1.1.1,
     v2.8.8). They carry the Storm metadata of the topology migrate names, so once that topology runs, a spout of
@@ -547,8 +764,21 @@ def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, zk, stra
     STALE_TOPOLOGY and lag say which."""
     group = names("group")
     settings = ["--first-poll-offset-strategy", strategy, "--storm-kafka-client-release", release]
-    done = cli("migrate", *fleet.spout, "--group", group, "--topology-id", NEW_TOPOLOGY,
-               "--quiet-period", "0", *settings, "--execute", "--yes", "-o", "json")
+    done = cli(
+        "migrate",
+        *fleet.spout,
+        "--group",
+        group,
+        "--topology-id",
+        NEW_TOPOLOGY,
+        "--quiet-period",
+        "0",
+        *settings,
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     kept = commits(kafka, group)
     assert kept == {(fleet.topic, p): (4 + p, commit_metadata_json(NEW_TOPOLOGY)) for p in range(3)}
     assert done.json()["notes"] == [] and NOT_KEPT not in done.stderr
@@ -557,7 +787,8 @@ def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, zk, stra
         assert done.json()["problems"] == [
             f"{fleet.topic}/{p}: the spout will ignore this commit: storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 "
             f"with EARLIEST ignores every commit and starts at the log start (KafkaSpout.doSeek, v1.1.1)."
-            for p in range(3)]
+            for p in range(3)
+        ]
     else:
         assert done.exit_code == 0 and done.json()["verified"] is True, done.stderr
 
@@ -565,44 +796,67 @@ def test_migrate_and_inspect_give_one_verdict(cli, fleet, kafka, names, zk, stra
     doc = inspect_group(cli, fleet, group, *settings)
     assert [f["code"] for f in doc["findings"] if f["code"] in ("FOREIGN_COMMIT", "STALE_TOPOLOGY")] == []
     assert {r["partition"]: r["lag"] for r in doc["partitions"]} == {
-        p: 10 - (0 if ignored else 4 + p) for p in range(3)}  # log start 0, log end 10
+        p: 10 - (0 if ignored else 4 + p) for p in range(3)
+    }  # log start 0, log end 10
 
     zk.delete(f"{fleet.storm_root}/storms/{NEW_TOPOLOGY}")
     zk.create(f"{fleet.storm_root}/storms/orders-new-3-1700000900")  # redeployed: the same name, a new storm id
     doc = inspect_group(cli, fleet, group, *settings)
     [stale] = [f["message"] for f in doc["findings"] if f["code"] == "STALE_TOPOLOGY"]
-    assert stale.startswith(f"3 partitions committed by topology id {NEW_TOPOLOGY}, which is not running; topology "
-                            f"'orders-new' is running as orders-new-3-1700000900")
+    assert stale.startswith(
+        f"3 partitions committed by topology id {NEW_TOPOLOGY}, which is not running; topology "
+        f"'orders-new' is running as orders-new-3-1700000900"
+    )
     edge = {"EARLIEST": 0, "LATEST": 10}.get(strategy)  # where a spout that ignores the commit starts
     if edge is not None and release == "2.8.8":
         assert f"with {strategy} the spout ignores these commits and starts at the log " in stale
     assert {r["partition"]: r["lag"] for r in doc["partitions"]} == {
-        p: 10 - (4 + p if edge is None else edge) for p in range(3)}
+        p: 10 - (4 + p if edge is None else edge) for p in range(3)
+    }
 
 
-@pytest.mark.parametrize("strategy, release, reset_code, restore_code", [
-    ("UNCOMMITTED_EARLIEST", "3.1.0", 0, 0),  # resumes from any commit (KafkaSpout.doSeek, v2.8.8)
-    # resumes from the reset's commit, whose metadata names --topology-id; ignores the restored one, which has no
-    # metadata (CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8), and starts at the log end
-    ("LATEST", "2.8.8", 0, 5),
-    ("UNCOMMITTED_LATEST", "1.1.1", 0, 0),  # v1.1.1 doSeek: committed + 1, whatever the metadata
-    ("EARLIEST", "1.1.1", 5, 5),  # v1.1.1 doSeek: EARLIEST ignores every commit
-])
-def test_group_reset_and_restore_verify_against_the_spout_settings_given(cli, fleet, kafka, names, strategy, release,
-                                                                         reset_code, restore_code):
+@pytest.mark.parametrize(
+    "strategy, release, reset_code, restore_code",
+    [
+        ("UNCOMMITTED_EARLIEST", "3.1.0", 0, 0),  # resumes from any commit (KafkaSpout.doSeek, v2.8.8)
+        # resumes from the reset's commit, whose metadata names --topology-id; ignores the restored one, which has no
+        # metadata (CommitMetadataManager.isOffsetCommittedByThisTopology, v2.8.8), and starts at the log end
+        ("LATEST", "2.8.8", 0, 5),
+        ("UNCOMMITTED_LATEST", "1.1.1", 0, 0),  # v1.1.1 doSeek: committed + 1, whatever the metadata
+        ("EARLIEST", "1.1.1", 5, 5),  # v1.1.1 doSeek: EARLIEST ignores every commit
+    ],
+)
+def test_group_reset_and_restore_verify_against_the_spout_settings_given(
+    cli, fleet, kafka, names, strategy, release, reset_code, restore_code
+):
     """Each write is verified as the spout of the settings given would take the commit Kafka kept; where it would
     ignore it (exit 5), inspect of the group with the same settings says so in the same words."""
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 7})
     settings = ["--first-poll-offset-strategy", strategy, "--storm-kafka-client-release", release]
-    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topology-id", TOPOLOGY, "--to", "earliest",
-               *settings, "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--topology-id",
+        TOPOLOGY,
+        "--to",
+        "earliest",
+        *settings,
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert commits(kafka, group) == {(fleet.topic, 0): (0, commit_metadata_json(TOPOLOGY))}
     assert done.exit_code == reset_code, done.stderr
     assert ("the spout will ignore this commit" in done.stderr) is bool(reset_code)
     # the backup holds the commit as it was, without metadata: the same settings judge it the same way
-    back = cli("restore", done.json()["backup"], *fleet.conn, *fleet.safe, *settings, "--execute", "--yes",
-               "-o", "json")
+    back = cli(
+        "restore", done.json()["backup"], *fleet.conn, *fleet.safe, *settings, "--execute", "--yes", "-o", "json"
+    )
     assert back.exit_code == restore_code, back.stderr
     assert commits(kafka, group) == {(fleet.topic, 0): (7, None)}
     if restore_code:
@@ -618,31 +872,59 @@ def test_group_reset_and_restore_verify_against_the_spout_settings_given(cli, fl
 # --- usage errors -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args, message", [
-    (["reset", "--spout", "s", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2", "--to", "offset"],
-     "--to offset needs --offset"),
-    (["reset", "--group", "g", "--bootstrap-servers", "h:2", "--to", "earliest", "--offset", "5"],
-     "--offset goes with --to offset"),
-    (["reset", "--spout", "s", "--group", "g", "--to", "earliest"], "exactly one of --spout"),
-    (["reset", "--to", "earliest"], "exactly one of --spout"),
-    (["reset", "--spout", "s", "--to", "latest"], "needs --zk"),
-    (["reset", "--spout", "s", "--zk", "h:1", "--zk-root", "/a", "--zk-root", "/b", "--to", "latest"],
-     "exactly one --zk-root"),
-    (["reset", "--group", "g", "--to", "latest"], "needs --bootstrap-servers"),
-    (["reset", "--group", "g", "--to", "time", "--at", "yesterday"], "ISO-8601"),
-    (["reset", "--group", "g", "--to", "latest", "--partitions", "3-1"], "--partitions"),
-    (["reset", "--spout", "s", "--to", "latest", "--topology-id", "x-1-2"], "--topology-id is for Kafka"),
-    (["reset", "--group", "g", "--from-file", "/nonexistent/plan.csv"], "cannot read"),
-    (["reset", "--group", "g", "--from-file", "/nonexistent/plan.csv", "--to", "latest"], "either --to or --from-file"),
-    (["reset", "--group", "g", "--to", "latest", "--force", "everything"], "everything"),
-    (["restore", "/nonexistent/backup.json"], "cannot read"),
-    (["migrate", "--spout", "s", "--group", "g", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2"],
-     "--topology-id"),
-    (["migrate", "--spout", "s", "--group", "g", "--topology-id", "x-1-2", "--storm-kafka-client-release", "9.9"],
-     "--storm-kafka-client-release: storm-kafka-client 9.9 is not a release offctl knows"),
-    (["reset", "--group", "g", "--to", "latest", "--first-poll-offset-strategy", "FIRST"],
-     "--first-poll-offset-strategy"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["reset", "--spout", "s", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2", "--to", "offset"],
+            "--to offset needs --offset",
+        ),
+        (
+            ["reset", "--group", "g", "--bootstrap-servers", "h:2", "--to", "earliest", "--offset", "5"],
+            "--offset goes with --to offset",
+        ),
+        (["reset", "--spout", "s", "--group", "g", "--to", "earliest"], "exactly one of --spout"),
+        (["reset", "--to", "earliest"], "exactly one of --spout"),
+        (["reset", "--spout", "s", "--to", "latest"], "needs --zk"),
+        (
+            ["reset", "--spout", "s", "--zk", "h:1", "--zk-root", "/a", "--zk-root", "/b", "--to", "latest"],
+            "exactly one --zk-root",
+        ),
+        (["reset", "--group", "g", "--to", "latest"], "needs --bootstrap-servers"),
+        (["reset", "--group", "g", "--to", "time", "--at", "yesterday"], "ISO-8601"),
+        (["reset", "--group", "g", "--to", "latest", "--partitions", "3-1"], "--partitions"),
+        (["reset", "--spout", "s", "--to", "latest", "--topology-id", "x-1-2"], "--topology-id is for Kafka"),
+        (["reset", "--group", "g", "--from-file", "/nonexistent/plan.csv"], "cannot read"),
+        (
+            ["reset", "--group", "g", "--from-file", "/nonexistent/plan.csv", "--to", "latest"],
+            "either --to or --from-file",
+        ),
+        (["reset", "--group", "g", "--to", "latest", "--force", "everything"], "everything"),
+        (["restore", "/nonexistent/backup.json"], "cannot read"),
+        (
+            ["migrate", "--spout", "s", "--group", "g", "--zk", "h:1", "--zk-root", "/r", "--bootstrap-servers", "h:2"],
+            "--topology-id",
+        ),
+        (
+            [
+                "migrate",
+                "--spout",
+                "s",
+                "--group",
+                "g",
+                "--topology-id",
+                "x-1-2",
+                "--storm-kafka-client-release",
+                "9.9",
+            ],
+            "--storm-kafka-client-release: storm-kafka-client 9.9 is not a release offctl knows",
+        ),
+        (
+            ["reset", "--group", "g", "--to", "latest", "--first-poll-offset-strategy", "FIRST"],
+            "--first-poll-offset-strategy",
+        ),
+    ],
+)
 def test_bad_flags_exit_2_with_a_clear_message(cli, args, message):
     result = cli(*args)
     assert result.exit_code == 2
@@ -652,9 +934,25 @@ def test_bad_flags_exit_2_with_a_clear_message(cli, args, message):
 def test_unreachable_zookeeper_exits_3_and_writes_nothing(cli, tmp_path, broker39):
     from offctl.adapters.servers import free_port
 
-    result = cli("reset", "--zk", f"127.0.0.1:{free_port()}", "--zk-root", "/r", "--spout", "s",
-                 "--bootstrap-servers", broker39.address, "--to", "latest", "--timeout", "1", "--execute", "--yes",
-                 "--backup-dir", str(tmp_path / "b"))
+    result = cli(
+        "reset",
+        "--zk",
+        f"127.0.0.1:{free_port()}",
+        "--zk-root",
+        "/r",
+        "--spout",
+        "s",
+        "--bootstrap-servers",
+        broker39.address,
+        "--to",
+        "latest",
+        "--timeout",
+        "1",
+        "--execute",
+        "--yes",
+        "--backup-dir",
+        str(tmp_path / "b"),
+    )
     assert result.exit_code == 3 and "ZooKeeper" in result.stderr
     assert not (tmp_path / "b").exists()
 
@@ -677,8 +975,19 @@ def test_an_edited_backup_is_refused_and_a_hand_made_one_is_checked(cli, fleet39
     assert f"{path} is not a usable offctl backup: it fails its checksum" in refused.stderr
     assert nodes(fleet39.state()) == before  # nothing written
 
-    hand = cli("restore", path, "--hand-made", *fleet39.conn, *fleet39.safe, "--quiet-period", "0", "--execute",
-               "--yes", "-o", "json")
+    hand = cli(
+        "restore",
+        path,
+        "--hand-made",
+        *fleet39.conn,
+        *fleet39.safe,
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     # exit 7: the restore cannot put two partitions back (issue 27: it never reads as done)
     assert hand.exit_code == 7, hand.stderr
     actions = {c["partition"]: (c["action"], c["reasons"], c["left_out"]) for c in hand.json()["changes"]}
@@ -709,8 +1018,17 @@ def test_a_backup_format_offctl_does_not_write_is_refused_before_any_store(cli, 
     before, backups = nodes(fleet39.state()), sorted(fleet39.backups.iterdir())
     # an unreachable ZooKeeper shows that no store is read: the format is refused first
     for conn in (fleet39.conn, ["--zk", "127.0.0.1:1", "--zk-root", fleet39.root, "--timeout", "0.5"]):
-        refused = cli("restore", path, *(["--hand-made"] if hand_made else []), *conn, *fleet39.safe,
-                      "--quiet-period", "0", "--execute", "--yes")
+        refused = cli(
+            "restore",
+            path,
+            *(["--hand-made"] if hand_made else []),
+            *conn,
+            *fleet39.safe,
+            "--quiet-period",
+            "0",
+            "--execute",
+            "--yes",
+        )
         assert refused.exit_code == 2, refused.stderr
         assert refused.stderr.startswith(f"offctl: {path} is not a usable offctl backup: ")
         assert "format" in refused.stderr and refused.stdout == ""
@@ -721,9 +1039,22 @@ def test_an_audit_log_that_cannot_be_written_stops_the_write(cli, fleet39, tmp_p
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("")
     before = nodes(fleet39.state())
-    result = cli("reset", *fleet39.conn, "--backup-dir", str(fleet39.backups), "--audit-log",
-                 str(blocked / "audit.log"), "--spout", "orders", "--to", "latest", "--quiet-period", "0", "--execute",
-                 "--yes")
+    result = cli(
+        "reset",
+        *fleet39.conn,
+        "--backup-dir",
+        str(fleet39.backups),
+        "--audit-log",
+        str(blocked / "audit.log"),
+        "--spout",
+        "orders",
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+    )
     assert result.exit_code == 5
     assert "could not write the audit log" in result.stderr and "nothing was changed" in result.stderr
     assert nodes(fleet39.state()) == before
@@ -790,8 +1121,22 @@ def test_ctrl_c_after_a_kafka_commit_was_acknowledged_reports_it_as_made(cli, fl
 
     monkeypatch.setattr(KafkaStore, "commit", committed)
     monkeypatch.setattr(KafkaStore, "group_commits", read_back)
-    result = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", f"{fleet.topic}:0-1", "--to",
-                 "latest", "--no-storm-metadata", "--execute", "--yes", "-o", "json")
+    result = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--topic",
+        f"{fleet.topic}:0-1",
+        "--to",
+        "latest",
+        "--no-storm-metadata",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert result.exit_code == 6, result.stderr
     doc = result.json()
     assert doc["executed"] and doc["undo"].startswith(f"offctl restore {doc['backup']} --execute")
@@ -880,8 +1225,24 @@ def test_ctrl_c_after_one_group_was_written_writes_no_other(cli, fleet, kafka, n
     for group in (a, b):
         kafka.commit(group, fleet.topic, {0: 2})
     _pressed_on_done_lines(monkeypatch, ctrl_c)
-    result = cli("reset", *fleet.conn, *fleet.safe, "--group", a, "--group", b, "--topic", f"{fleet.topic}:0",
-                 "--to", "latest", "--no-storm-metadata", "--execute", "--yes", "-o", "json")
+    result = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        a,
+        "--group",
+        b,
+        "--topic",
+        f"{fleet.topic}:0",
+        "--to",
+        "latest",
+        "--no-storm-metadata",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert result.exit_code == 6, result.stderr
     doc = result.json()
     assert doc["results"] == {"written": [a], "failed": [b]}
@@ -890,7 +1251,8 @@ def test_ctrl_c_after_one_group_was_written_writes_no_other(cli, fleet, kafka, n
     # later, before or after it looks again between consumers. Either way group b is not written, and says so.
     assert doc["consumers"][0]["undo"]
     assert doc["consumers"][1]["error"] == "not written: interrupted (Ctrl-C or SIGTERM)" or doc["consumers"][1][
-        "error"].startswith("interrupted before the write: nothing was written"), doc["consumers"][1]
+        "error"
+    ].startswith("interrupted before the write: nothing was written"), doc["consumers"][1]
     assert commits(kafka, a)[(fleet.topic, 0)][0] == 10 and commits(kafka, b)[(fleet.topic, 0)][0] == 2
 
 
@@ -899,8 +1261,20 @@ def test_the_printed_undo_works_as_printed_right_after_the_reset(cli, fleet39, z
     something committing. A running topology forced for the reset is forced in the undo line too."""
     zk.create(f"{fleet39.storm_root}/storms/{TOPOLOGY}")  # the spout's topology is running
     before = nodes(fleet39.state())
-    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--force", "running-topology",
-               "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet39.spout,
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "--force",
+        "running-topology",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     undo = done.json()["undo"]
     assert undo.startswith("offctl restore ") and "--execute" in undo and "--force running-topology" in undo
@@ -916,8 +1290,9 @@ def test_the_undo_still_waits_when_something_else_wrote_after_offctl(cli, fleet3
     quiet = 4
     while time.time() * 1000 - max(stat.mtime for _, stat in fleet39.state().values()) < quiet * 1000 + 500:
         time.sleep(0.2)  # waits for the fixture's writes to age; asserts nothing about time
-    done = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", str(quiet), "--execute", "--yes",
-               "-o", "json")
+    done = cli(
+        "reset", *fleet39.spout, "--to", "latest", "--quiet-period", str(quiet), "--execute", "--yes", "-o", "json"
+    )
     assert done.exit_code == 0, done.stderr
     assert f"--quiet-period {quiet}" in done.json()["undo"]
     zk.set(fleet39.path(1), storm_record(fleet39.topic, 1, 9))  # the spout committed since
@@ -930,8 +1305,20 @@ def test_the_undo_of_a_reset_with_quiet_period_0_works_pasted_at_once(cli, fleet
     spout's commits would be). --quiet-period 0 let the reset through; its undo line carries it, as it carries
     --force, so pasting it at once puts the bytes back instead of exiting 4 on a node the reset did not touch."""
     before = nodes(fleet39.state())
-    done = cli("reset", *fleet39.spout, "--partitions", "0", "--to", "latest", "--quiet-period", "0", "--execute",
-               "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet39.spout,
+        "--partitions",
+        "0",
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     undo = done.json()["undo"]
     undone = cli(*shlex.split(undo)[1:], "--yes")  # --yes: the test has no terminal to answer the prompt
@@ -945,8 +1332,22 @@ def test_the_undo_of_a_group_reset_carries_the_zookeeper_its_guard_read(cli, fle
     restore could not tell whether the topology runs and would refuse (exit 4)."""
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 2, 1: 3})
-    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--topic", f"{fleet.topic}:0-1", "--to",
-               "latest", "--no-storm-metadata", "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--topic",
+        f"{fleet.topic}:0-1",
+        "--to",
+        "latest",
+        "--no-storm-metadata",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 10, 1: 10}
     undo = shlex.split(done.json()["undo"])
@@ -956,8 +1357,18 @@ def test_the_undo_of_a_group_reset_carries_the_zookeeper_its_guard_read(cli, fle
     assert undo[undo.index("--zk") + 1] == fleet.conn[1]
 
 
-@pytest.mark.parametrize("value, text", [(0.0, "0"), (4.0, "4"), (2.5, "2.5"), (0.1, "0.1"), (1e-05, "1e-05"),
-                                         (86400.0, "86400"), (1e20, "100000000000000000000")])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.0, "0"),
+        (4.0, "4"),
+        (2.5, "2.5"),
+        (0.1, "0.1"),
+        (1e-05, "1e-05"),
+        (86400.0, "86400"),
+        (1e20, "100000000000000000000"),
+    ],
+)
 def test_the_undo_line_gives_the_quiet_period_as_the_option_takes_it(value, text):
     from offctl.repair.reset import seconds
 
@@ -979,16 +1390,35 @@ def test_several_groups_each_atomic_and_the_result_says_who_was_written(cli, fle
     for g in (a, b, busy):
         kafka.commit(g, fleet.topic, {0: 2, 1: 3})
     with joined(kafka, broker, busy, fleet.topic):
-        result = cli("reset", *fleet.conn, *fleet.safe, "--group", a, "--group", b, "--group", busy,
-                     "--topic", f"{fleet.topic}:1-2,7", "--to", "current", "--no-storm-metadata",
-                     "--execute", "--yes", "-o", "json")
+        result = cli(
+            "reset",
+            *fleet.conn,
+            *fleet.safe,
+            "--group",
+            a,
+            "--group",
+            b,
+            "--group",
+            busy,
+            "--topic",
+            f"{fleet.topic}:1-2,7",
+            "--to",
+            "current",
+            "--no-storm-metadata",
+            "--execute",
+            "--yes",
+            "-o",
+            "json",
+        )
     doc = result.json()
     assert result.exit_code == 4, result.stderr  # one consumer refused
     assert doc["results"] == {"written": [a, b], "refused": [busy]}
     for one in doc["consumers"][:2]:
         # --to current: partition 1 keeps its commit, partition 2 (no commit) gets the log end, as Kafka does
-        assert [(c["partition"], c["after"], c["action"]) for c in one["changes"]] == [(1, 3, "unchanged"),
-                                                                                        (2, 10, "write")]
+        assert [(c["partition"], c["after"], c["action"]) for c in one["changes"]] == [
+            (1, 3, "unchanged"),
+            (2, 10, "write"),
+        ]
         assert one["warnings"][0] == f"{fleet.topic} has no partition 7 (it has 3): left out"
         assert one["undo"].startswith("offctl restore ")
     for g in (a, b):
@@ -1004,17 +1434,31 @@ def test_a_multi_group_export_applies_each_groups_rows(cli, fleet, kafka, names,
     kafka.commit(a, fleet.topic, {0: 1})
     kafka.commit(b, fleet.topic, {0: 1})
     export = tmp_path / "export.csv"
-    export.write_text(f"GROUP,TOPIC,PARTITION,OFFSET\n{a},{fleet.topic},0,5\n{a},{fleet.topic},2,6\n"
-                      f"{b},{fleet.topic},1,7\n")
-    one = cli("reset", *fleet.conn, *fleet.safe, "--group", a, "--from-file", str(export), "--no-storm-metadata",
-              "-o", "json")
+    export.write_text(
+        f"GROUP,TOPIC,PARTITION,OFFSET\n{a},{fleet.topic},0,5\n{a},{fleet.topic},2,6\n{b},{fleet.topic},1,7\n"
+    )
+    one = cli(
+        "reset", *fleet.conn, *fleet.safe, "--group", a, "--from-file", str(export), "--no-storm-metadata", "-o", "json"
+    )
     assert one.exit_code == 0, one.stderr
     doc = one.json()
     assert [(c["partition"], c["before"], c["after"], c["action"]) for c in doc["changes"]] == [
-        (0, 1, 5, "write"), (2, None, 6, "write")]
+        (0, 1, 5, "write"),
+        (2, None, 6, "write"),
+    ]
     assert any("1 row(s)" in w and "other groups" in w for w in doc["warnings"])
-    both = cli("reset", *fleet.conn, *fleet.safe, "--from-file", str(export), "--no-storm-metadata", "--execute",
-               "--yes", "-o", "json")
+    both = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--from-file",
+        str(export),
+        "--no-storm-metadata",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert both.exit_code == 0, both.stderr
     assert both.json()["results"] == {"written": sorted([a, b])}
     assert {tp[1]: o for tp, (o, _) in commits(kafka, a).items()} == {0: 5, 2: 6}
@@ -1028,8 +1472,12 @@ def test_by_duration_moves_each_partition_to_its_first_message_that_recent(cli, 
     kafka.create_topic(topic, 2)
     now, hour = int(time.time() * 1000), 3_600_000
     # partition 0: 4 messages written 2 hours ago, then 3 ten minutes ago; partition 1: 5 written 2 hours ago
-    kafka.produce_records(topic, 0, [{"value": b"old", "timestamp": now - 2 * hour + i} for i in range(4)]
-                          + [{"value": b"new", "timestamp": now - hour // 6 + i} for i in range(3)])
+    kafka.produce_records(
+        topic,
+        0,
+        [{"value": b"old", "timestamp": now - 2 * hour + i} for i in range(4)]
+        + [{"value": b"new", "timestamp": now - hour // 6 + i} for i in range(3)],
+    )
     kafka.produce_records(topic, 1, [{"value": b"old", "timestamp": now - 2 * hour + i} for i in range(5)])
     kafka.commit(group, topic, {0: 1, 1: 2})
     base = ["reset", *fleet.conn, *fleet.safe, "--group", group, "--no-storm-metadata", "-o", "json"]
@@ -1062,7 +1510,9 @@ def test_all_groups_without_storm_metadata_anywhere_is_a_clear_usage_error(cli, 
     assert found.exit_code == 0, found.stderr
     assert [c["consumer"] for c in found.json()["consumers"]] == [spout]
     assert [(c["partition"], c["before"], c["after"]) for c in found.json()["consumers"][0]["changes"]] == [
-        (0, 5, 10), (1, 6, 10)]
+        (0, 5, 10),
+        (1, 6, 10),
+    ]
 
 
 # --- delete (issue 13): stale records go through the same plan, guards, backup and multi-op ------------------
@@ -1082,8 +1532,9 @@ def test_delete_removes_only_the_matching_records_and_restore_creates_them_again
     none_match = cli("delete", *fleet39.spout, "--written-by", "nobody", "--quiet-period", "0")
     assert none_match.exit_code == 2 and "nothing matches" in none_match.stderr
 
-    done = cli("delete", *fleet39.spout, "--written-by", "reports", "--quiet-period", "0", "--execute", "--yes",
-               "-o", "json")
+    done = cli(
+        "delete", *fleet39.spout, "--written-by", "reports", "--quiet-period", "0", "--execute", "--yes", "-o", "json"
+    )
     assert done.exit_code == 0, done.stderr
     assert done.json()["verified"] and not zk.exists(fleet39.path(1))
     assert zk.exists(fleet39.path(0)) and zk.exists(fleet39.path(2))
@@ -1119,7 +1570,8 @@ def leader(kafka, topic: str, partition: int) -> str:
 
 
 def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_its_undo_deletes_it(
-        cli, fleet39, zk, kafka39):
+    cli, fleet39, zk, kafka39
+):
     """A spout with records for partitions 0 and 1 of a 3-partition topic: the reset covers partition 2 too,
     with a record byte for byte as PartitionManager.commit writes one (v0.9.6 to v1.2.4), in the same
     versioned multi-op; the backup records its absence, so the undo deletes it again."""
@@ -1128,9 +1580,9 @@ def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_it
     dry = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     doc = dry.json()
-    assert [(c["partition"], c["before"], c["after"], c["action"], c["new_record"], c["left_out"])
-            for c in doc["changes"]] == [(0, 4, 10, "write", False, False), (1, 5, 10, "write", False, False),
-                                         (2, None, 10, "write", True, False)]
+    assert [
+        (c["partition"], c["before"], c["after"], c["action"], c["new_record"], c["left_out"]) for c in doc["changes"]
+    ] == [(0, 4, 10, "write", False, False), (1, 5, 10, "write", False, False), (2, None, 10, "write", True, False)]
     assert doc["changes"][2]["path"] == fleet39.path(2) and "no record: created" in doc["changes"][2]["reasons"][0]
     assert doc["summary"]["left_out"] == 0 and not zk.exists(fleet39.path(2))
     table = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0")
@@ -1140,34 +1592,58 @@ def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_it
     assert done.exit_code == 0, done.stderr
     assert done.json()["verified"]
     data, stat = zk.get(fleet39.path(2))
-    assert (data == storm_record(fleet39.topic, 2, 10, broker=leader(kafka39, fleet39.topic, 2))
-            and stat.version == 0)
+    assert data == storm_record(fleet39.topic, 2, 10, broker=leader(kafka39, fleet39.topic, 2)) and stat.version == 0
     # inspect reads it as the spout's own: no finding on partition 2 (missing, malformed, inconsistent, stale broker)
     seen = cli("inspect", *fleet39.conn, "--spout", "orders", "-o", "json", "--fail-on", "never").json()
     assert [f["code"] for f in seen["findings"] if f["partition"] == 2] == []
     assert [r["committed"] for r in seen["partitions"]] == [10, 10, 10]
     saved = json.loads(Path(done.json()["backup"]).read_text())
     assert [e for e in saved["zookeeper"] if e["path"] == fleet39.path(2)] == [
-        {"path": fleet39.path(2), "topic": fleet39.topic, "partition": 2, "offset": None, "version": None,
-         "data_base64": None, "written_base64": base64.b64encode(data).decode(), "written_version": 0,
-         "absent": True}]
+        {
+            "path": fleet39.path(2),
+            "topic": fleet39.topic,
+            "partition": 2,
+            "offset": None,
+            "version": None,
+            "data_base64": None,
+            "written_base64": base64.b64encode(data).decode(),
+            "written_version": 0,
+            "absent": True,
+        }
+    ]
     intent = [json.loads(line) for line in fleet39.audit.read_text().splitlines()][2]
     assert (intent["path"], intent["new_record"], intent["version_read"], intent["version_written"]) == (
-        fleet39.path(2), True, None, 0)
+        fleet39.path(2),
+        True,
+        None,
+        0,
+    )
 
     undone = cli(*shlex.split(done.json()["undo"])[1:], "--yes", "-o", "json")  # the undo as printed
     assert undone.exit_code == 0, undone.stderr
-    assert [(c["partition"], c["action"]) for c in undone.json()["changes"]] == [(2, "delete"), (0, "write"),
-                                                                                (1, "write")]
+    assert [(c["partition"], c["action"]) for c in undone.json()["changes"]] == [
+        (2, "delete"),
+        (0, "write"),
+        (1, "write"),
+    ]
     assert not zk.exists(fleet39.path(2)) and {p: zk.get(fleet39.path(p))[0] for p in (0, 1)} == before
 
 
-@pytest.mark.parametrize("records, why", [
-    pytest.param({1: storm_record("{topic}", 1, 5, topology_id="audit-2-1700000500")},
-                 "its records name 2 topologies", id="two topologies"),
-    pytest.param({p: b'{"topic":"{topic}","partition":%d,"offset":"x"}' % p for p in (0, 1)},
-                 "none of the spout's records names a topology the spout can use", id="every record malformed"),
-])
+@pytest.mark.parametrize(
+    "records, why",
+    [
+        pytest.param(
+            {1: storm_record("{topic}", 1, 5, topology_id="audit-2-1700000500")},
+            "its records name 2 topologies",
+            id="two topologies",
+        ),
+        pytest.param(
+            {p: b'{"topic":"{topic}","partition":%d,"offset":"x"}' % p for p in (0, 1)},
+            "none of the spout's records names a topology the spout can use",
+            id="every record malformed",
+        ),
+    ],
+)
 def test_a_partition_offctl_cannot_write_is_left_out_and_the_exit_code_says_so(cli, fleet39, zk, records, why):
     for p, data in records.items():
         zk.set(fleet39.path(p), data.replace(b"{topic}", fleet39.topic.encode()))
@@ -1189,19 +1665,46 @@ def test_the_wildcard_layout_gets_the_new_record_in_the_topics_folder(cli, fleet
     folder = f"{fleet39.root}/wild/{fleet39.topic}"
     for p in (0, 1):
         zk.create(f"{folder}/partition_{p}", storm_record(fleet39.topic, p, 3), makepath=True)
-    done = cli("reset", *fleet39.conn, *fleet39.safe, "--spout", "wild", "--to", "offset", "--offset", "7",
-               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet39.conn,
+        *fleet39.safe,
+        "--spout",
+        "wild",
+        "--to",
+        "offset",
+        "--offset",
+        "7",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     assert [(c["path"], c["new_record"]) for c in done.json()["changes"]] == [
-        (f"{folder}/partition_{p}", p == 2) for p in range(3)]
-    assert zk.get(f"{folder}/partition_2")[0] == storm_record(fleet39.topic, 2, 7,
-                                                              broker=leader(kafka39, fleet39.topic, 2))
+        (f"{folder}/partition_{p}", p == 2) for p in range(3)
+    ]
+    assert zk.get(f"{folder}/partition_2")[0] == storm_record(
+        fleet39.topic, 2, 7, broker=leader(kafka39, fleet39.topic, 2)
+    )
 
 
 def test_static_partitions_bound_the_plan_to_the_partitions_the_spout_reads(cli, fleet39, zk):
     zk.delete(fleet39.path(2))
-    dry = cli("reset", *fleet39.spout, "--static-partitions", "orders=0-1", "--to", "latest", "--quiet-period", "0",
-              "-o", "json")
+    dry = cli(
+        "reset",
+        *fleet39.spout,
+        "--static-partitions",
+        "orders=0-1",
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "-o",
+        "json",
+    )
     assert dry.exit_code == 0, dry.stderr
     assert [c["partition"] for c in dry.json()["changes"]] == [0, 1]
     other = cli("reset", *fleet39.spout, "--static-partitions", "billing=0-1", "--to", "latest")
@@ -1217,8 +1720,9 @@ def test_a_record_created_between_plan_and_write_aborts_the_whole_spout(cli, fle
     asked = answer_yes_after(lambda: zk.create(fleet39.path(2), theirs))  # the spout commits it meanwhile
     result = cli("reset", *fleet39.spout, "--to", "latest", "--quiet-period", "0", "--execute")
     assert asked and result.exit_code == 5, result.stderr
-    assert (f"{fleet39.path(2)} was created since it was read" in result.stderr
-            and "nothing was written" in result.stderr)
+    assert (
+        f"{fleet39.path(2)} was created since it was read" in result.stderr and "nothing was written" in result.stderr
+    )
     assert {p: zk.get(fleet39.path(p))[0] for p in (0, 1)} == before and zk.get(fleet39.path(2))[0] == theirs
 
 
@@ -1244,11 +1748,15 @@ def test_the_undo_of_a_delete_refuses_to_overwrite_a_record_written_since(cli, f
     new = storm_record(fleet39.topic, 1, 9)
     zk.create(fleet39.path(1), new)  # the spout started again and committed
 
-    dry = cli(*[a for a in shlex.split(done.json()["undo"])[1:] if a != "--execute"], "--quiet-period", "0",
-              "-o", "json")
+    dry = cli(
+        *[a for a in shlex.split(done.json()["undo"])[1:] if a != "--execute"], "--quiet-period", "0", "-o", "json"
+    )
     assert dry.exit_code == 4, dry.stderr
     said = f"{fleet39.path(1)}: the write deleted it; it was created again since, at offset 9"
-    assert guard(dry.json(), "changed-since")["status"] == "refused" and said in guard(dry.json(), "changed-since")["message"]
+    assert (
+        guard(dry.json(), "changed-since")["status"] == "refused"
+        and said in guard(dry.json(), "changed-since")["message"]
+    )
     (row,) = dry.json()["changes"]
     assert row["reasons"][0] == "changed since the write this backup undoes: " + said.split(": ", 1)[1]
 
@@ -1271,8 +1779,10 @@ def test_the_undo_of_a_reset_refuses_when_the_record_moved_since_and_restores_by
     moved = cli(*undo_argv(done.json(), "-o", "json"))
     assert moved.exit_code == 4, moved.stderr
     message = guard(moved.json(), "changed-since")["message"]
-    assert message.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
-                              f"overwrite: {fleet39.path(2)}: the write left offset 10, it is now 8")
+    assert message.startswith(
+        f"1 partition(s) changed since the write this backup undoes, which restoring would "
+        f"overwrite: {fleet39.path(2)}: the write left offset 10, it is now 8"
+    )
     assert nodes(fleet39.state())[0][0] == before[0][0].replace(b'"offset":4', b'"offset":10')  # nothing written
 
     state = nodes(fleet39.state())
@@ -1303,12 +1813,16 @@ def test_the_undo_of_a_migrate_into_a_group_without_commits_deletes_the_group(cl
     base = [*fleet.spout, "--group", group, "--topology-id", NEW_TOPOLOGY, "--quiet-period", "0"]
     dry = cli("migrate", *base, "-o", "json")
     assert dry.exit_code == 0, dry.stderr
-    assert [w for w in dry.json()["warnings"] if w.startswith(f"undone by deleting group {group}, which had no "
-                                                              f"commits before")]
+    assert [
+        w
+        for w in dry.json()["warnings"]
+        if w.startswith(f"undone by deleting group {group}, which had no commits before")
+    ]
     assert [c["undone_by"] for c in dry.json()["changes"]] == ["delete-group"] * 3
     done = cli("migrate", *base, "--execute", "--yes", "-o", "json")
-    expect_written(done, commits(kafka, group), {(fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6},
-                   NEW_TOPOLOGY)
+    expect_written(
+        done, commits(kafka, group), {(fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6}, NEW_TOPOLOGY
+    )
     assert json.loads(Path(done.json()["backup"]).read_text())["group_had_commits"] is False
 
     undone = cli(*undo_argv(done.json(), "-o", "json"))
@@ -1324,15 +1838,32 @@ def test_the_undo_of_a_migrate_into_a_group_without_commits_deletes_the_group(cl
     assert back.exit_code == 0, back.stderr
     assert back.json()["verified"] and back.json()["result"] == "written"
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {
-        (fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6}
+        (fleet.topic, 0): 4,
+        (fleet.topic, 1): 5,
+        (fleet.topic, 2): 6,
+    }
 
 
 def test_a_migrate_undo_that_cannot_delete_the_group_exits_7_naming_the_partitions(cli, fleet, kafka, names):
     """Something committed to another partition of the group since the migrate: deleting the group would remove
     it, so the undo leaves the migrate's commits, and says so (exit 7), not "nothing to change"."""
     group = names("group")
-    done = cli("migrate", *fleet.spout, "--group", group, "--topology-id", NEW_TOPOLOGY, "--partitions",
-               "0", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli(
+        "migrate",
+        *fleet.spout,
+        "--group",
+        group,
+        "--topology-id",
+        NEW_TOPOLOGY,
+        "--partitions",
+        "0",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     kafka.commit(group, fleet.topic, {2: 1})
     undone = cli(*undo_argv(done.json(), "-o", "json"))
@@ -1340,17 +1871,28 @@ def test_a_migrate_undo_that_cannot_delete_the_group_exits_7_naming_the_partitio
     (row,) = undone.json()["changes"]
     assert row["left_out"] and row["reasons"][-1].startswith(
         f"cannot be undone: had no commit before, and the group now has commits the write did not make "
-        f"({fleet.topic}/2)")
+        f"({fleet.topic}/2)"
+    )
     assert "nothing was written: 1 partition(s) cannot be undone (see 'why'; exit 7)" in undone.stderr
     assert commits(kafka, group)[(fleet.topic, 0)][0] == 4
 
 
 def test_a_reset_of_a_group_with_commits_on_some_partitions_says_its_undo_cannot_remove_the_new_ones(
-        cli, fleet, kafka, names):
+    cli, fleet, kafka, names
+):
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 2})
-    base = [*fleet.conn, *fleet.safe, "--group", group, "--topic", f"{fleet.topic}:0-1", "--to", "latest",
-            "--no-storm-metadata"]
+    base = [
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--topic",
+        f"{fleet.topic}:0-1",
+        "--to",
+        "latest",
+        "--no-storm-metadata",
+    ]
     dry = cli("reset", *base, "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     (said,) = [w for w in dry.json()["warnings"] if "undone" in w]
@@ -1373,8 +1915,20 @@ def test_a_format_2_kafka_backup_cannot_tell_what_changed_since(cli, fleet, kafk
 
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 2})
-    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--to", "latest", "--no-storm-metadata",
-               "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--to",
+        "latest",
+        "--no-storm-metadata",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     path = Path(done.json()["backup"])
     doc = json.loads(path.read_text())
@@ -1390,13 +1944,26 @@ def test_a_format_2_kafka_backup_cannot_tell_what_changed_since(cli, fleet, kafk
 
 
 def test_an_undo_whose_group_deletion_the_broker_refuses_exits_5_and_says_what_it_could_not_undo(
-        cli, fleet, kafka, names, broker, answer_yes_after):
+    cli, fleet, kafka, names, broker, answer_yes_after
+):
     """A consumer joins the group while the operator reads the undo's plan, after the active-group guard found it
     empty: Kafka refuses the deletion, NON_EMPTY_GROUP (GroupCoordinator.handleDeleteGroups, 1.1.0). The restore
     exits 5 and names the backup, and the commits stay."""
     group = names("group")
-    done = cli("migrate", *fleet.spout, "--group", group, "--topology-id", NEW_TOPOLOGY,
-               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli(
+        "migrate",
+        *fleet.spout,
+        "--group",
+        group,
+        "--topology-id",
+        NEW_TOPOLOGY,
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
 
     with ExitStack() as members:
@@ -1406,7 +1973,10 @@ def test_an_undo_whose_group_deletion_the_broker_refuses_exits_5_and_says_what_i
     assert f"Kafka refused the deletion of group {group}: Broker: The group is not empty" in undone.stderr
     assert "The before-image is in" in undone.stderr
     assert {tp: o for tp, (o, _) in commits(kafka, group).items()} == {
-        (fleet.topic, 0): 4, (fleet.topic, 1): 5, (fleet.topic, 2): 6}
+        (fleet.topic, 0): 4,
+        (fleet.topic, 1): 5,
+        (fleet.topic, 2): 6,
+    }
 
 
 # --- a restore puts back what differs from the before-image, and only that (issue 34, item 1) ------------------
@@ -1439,7 +2009,10 @@ def test_a_zookeeper_restore_run_twice_exits_0_both_times(cli, fleet39):
     second = restored(cli, done.json())
     nothing_to_change(second)
     assert [(c["partition"], c["action"]) for c in second.json()["changes"]] == [
-        (0, "unchanged"), (1, "unchanged"), (2, "unchanged")]
+        (0, "unchanged"),
+        (1, "unchanged"),
+        (2, "unchanged"),
+    ]
     assert sorted(fleet39.backups.iterdir()) == backups  # nothing written, nothing backed up
     assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
 
@@ -1447,8 +2020,21 @@ def test_a_zookeeper_restore_run_twice_exits_0_both_times(cli, fleet39):
 def test_a_group_restore_run_twice_exits_0_both_times(cli, fleet, kafka, names):
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 7, 1: 8})
-    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--to", "earliest", "--topology-id", TOPOLOGY,
-               "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--to",
+        "earliest",
+        "--topology-id",
+        TOPOLOGY,
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     expect_written(done, commits(kafka, group), {(fleet.topic, 0): 0, (fleet.topic, 1): 0})
     first = restored(cli, done.json())
     assert first.exit_code == 0 and first.json()["executed"], first.stderr
@@ -1469,17 +2055,25 @@ def test_a_zookeeper_write_that_landed_in_part_is_restored_and_a_third_value_ref
     refused = restored(cli, done.json())
     assert refused.exit_code == 4, refused.stderr
     message = guard(refused.json(), "changed-since")["message"]
-    assert message.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
-                              f"overwrite: {fleet39.path(1)}: the write left offset 10, it is now 8")
+    assert message.startswith(
+        f"1 partition(s) changed since the write this backup undoes, which restoring would "
+        f"overwrite: {fleet39.path(1)}: the write left offset 10, it is now 8"
+    )
     assert [(c["partition"], c["action"]) for c in refused.json()["changes"]] == [
-        (0, "unchanged"), (1, "write"), (2, "write")]
+        (0, "unchanged"),
+        (1, "write"),
+        (2, "write"),
+    ]
     assert offset_of(zk.get(fleet39.path(1))[0]) == 8 and offset_of(zk.get(fleet39.path(2))[0]) == 10  # nothing written
 
     zk.set(fleet39.path(1), left[1][0])  # what the write left, again
     back = restored(cli, done.json())
     assert back.exit_code == 0 and back.json()["verified"], back.stderr
     assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
-        (0, "unchanged"), (1, "write"), (2, "write")]
+        (0, "unchanged"),
+        (1, "write"),
+        (2, "write"),
+    ]
     assert guard(back.json(), "changed-since")["status"] == "pass"
     assert {p: d for p, (d, _) in nodes(fleet39.state()).items()} == {p: d for p, (d, _) in before.items()}
 
@@ -1487,8 +2081,20 @@ def test_a_zookeeper_write_that_landed_in_part_is_restored_and_a_third_value_ref
 def test_a_group_write_that_landed_in_part_is_restored_and_a_third_value_refused(cli, fleet, kafka, names):
     group = names("group")
     kafka.commit(group, fleet.topic, {0: 7, 1: 8, 2: 9})
-    done = cli("reset", *fleet.conn, *fleet.safe, "--group", group, "--to", "earliest", "--no-storm-metadata",
-               "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *fleet.conn,
+        *fleet.safe,
+        "--group",
+        group,
+        "--to",
+        "earliest",
+        "--no-storm-metadata",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     kafka.commit(group, fleet.topic, {0: 7})  # by hand, with the same metadata (none): its before-value
 
@@ -1497,14 +2103,18 @@ def test_a_group_write_that_landed_in_part_is_restored_and_a_third_value_refused
     assert refused.exit_code == 4, refused.stderr
     assert guard(refused.json(), "changed-since")["message"].startswith(
         f"1 partition(s) changed since the write this backup undoes, which restoring would overwrite: "
-        f"{fleet.topic}/1: the write left offset 0, it is now 3")
+        f"{fleet.topic}/1: the write left offset 0, it is now 3"
+    )
     assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 7, 1: 3, 2: 0}
 
     kafka.commit(group, fleet.topic, {1: 0})  # what the write left, again
     back = restored(cli, done.json())
     assert back.exit_code == 0 and back.json()["executed"], back.stderr
     assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
-        (0, "unchanged"), (1, "write"), (2, "write")]
+        (0, "unchanged"),
+        (1, "write"),
+        (2, "write"),
+    ]
     assert {tp[1]: o for tp, (o, _) in commits(kafka, group).items()} == {0: 7, 1: 8, 2: 9}
     nothing_to_change(restored(cli, done.json()))
 
@@ -1525,11 +2135,12 @@ def test_a_write_cut_off_before_it_landed_names_its_undo_which_finds_nothing_to_
     assert result.exit_code == 6, result.stderr
     (backup,) = fleet39.backups.glob("*.json")
     assert "may or may not have been applied; check with offctl inspect" in result.stderr
-    assert "puts back whatever part of the write landed; if none did, it finds nothing to change and exits 0" in \
-        result.stderr
+    assert (
+        "puts back whatever part of the write landed; if none did, it finds nothing to change and exits 0"
+        in result.stderr
+    )
     (undo,) = undo_lines(result.stderr)
     assert undo.startswith(f"offctl restore {backup} --execute ")
     for _ in range(2):
         nothing_to_change(cli(*shlex.split(undo)[1:], "--yes", "-o", "json"))
     assert nodes(fleet39.state()) == before
-

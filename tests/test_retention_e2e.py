@@ -38,8 +38,9 @@ def test_the_adapter_reads_what_the_broker_applies_defaults_included(kafka, brok
     from offctl.adapters.kafka import KafkaStore
 
     kept, plain, compacted, forever = names("kept"), names("plain"), names("compacted"), names("forever")
-    kafka.create_topic(kept, 1, {"retention.ms": "7200000", "retention.bytes": "1000000",
-                                 "cleanup.policy": "compact,delete"})
+    kafka.create_topic(
+        kept, 1, {"retention.ms": "7200000", "retention.bytes": "1000000", "cleanup.policy": "compact,delete"}
+    )
     kafka.create_topic(plain, 1)
     kafka.create_topic(compacted, 1, {"cleanup.policy": "compact"})
     kafka.create_topic(forever, 1, {"retention.ms": "-1"})
@@ -60,8 +61,9 @@ def test_the_adapter_reads_what_the_broker_applies_defaults_included(kafka, brok
     there = names("there")
     guarded_kafka.create_topic(there, 1)
     for address, config, expected in (
-            (guarded.broker.address, None, TopicRetention(there, 6 * H, -1, "delete")),  # log.retention.hours 6
-            (guarded.sasl, guarded.storm_config, None)):
+        (guarded.broker.address, None, TopicRetention(there, 6 * H, -1, "delete")),  # log.retention.hours 6
+        (guarded.sasl, guarded.storm_config, None),
+    ):
         store = KafkaStore(address, timeout=10, config=config)
         try:
             got = store.read_topic_configs([there])
@@ -109,8 +111,11 @@ def _aging(zk, kafka, names, zk_server, broker):
     kafka.create_topic(plain, 1)
     kafka.create_topic(compacted, 1, {"cleanup.policy": "compact"})
     for topic in (kept, plain, compacted):
-        kafka.produce_records(topic, 0, [{"key": b"k%d" % o, "value": b"m%d" % o,
-                                          "timestamp": now - 5 * H - 30 * M + o * M} for o in range(4)])
+        kafka.produce_records(
+            topic,
+            0,
+            [{"key": b"k%d" % o, "value": b"m%d" % o, "timestamp": now - 5 * H - 30 * M + o * M} for o in range(4)],
+        )
     root = names.root + "/spouts"
     for spout, topic in (("on-kept", kept), ("on-plain", plain), ("on-compacted", compacted)):
         zk.create(f"{root}/{spout}/partition_0", storm_record(topic, 0, 1), makepath=True)
@@ -123,23 +128,37 @@ def _aging(zk, kafka, names, zk_server, broker):
 
     a = Aging()
     a.now, a.kept, a.plain, a.compacted, a.group, a.root = now, kept, plain, compacted, group, root
-    a.conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address,
-                        storm_root=names.root + "/storm")
-    a.flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-               "--storm-root", names.root + "/storm", "--group", group]
+    a.conn = Connection(
+        zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address, storm_root=names.root + "/storm"
+    )
+    a.flags = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        names.root + "/storm",
+        "--group",
+        group,
+    ]
     return a
 
 
 def rooms(doc: dict) -> dict:
-    return {(p["consumer"], p["topic"]): (p["lag"], p["retention_headroom_s"], p["retention_source"])
-            for p in doc["partitions"]}
+    return {
+        (p["consumer"], p["topic"]): (p["lag"], p["retention_headroom_s"], p["retention_source"])
+        for p in doc["partitions"]
+    }
 
 
 def test_inspect_estimates_the_headroom_from_the_message_and_the_brokers_retention(aging):
     """The broker reports every topic's retention.ms; --topic-retention for one of them changes nothing, and a note
     says the broker's is used."""
-    report = inspect(aging.conn, Selection((), (aging.group,)), Thresholds(topic_retention_ms={aging.plain: 6 * H}),
-                     now_ms=aging.now)
+    report = inspect(
+        aging.conn, Selection((), (aging.group,)), Thresholds(topic_retention_ms={aging.plain: 6 * H}), now_ms=aging.now
+    )
     doc = report_document(report)
     # message 1 was written at now - 5 h 29 min: 31 min left under 6 h; message 3 at now - 5 h 27 min: 33 min;
     # on plain message 1 has a week less 5 h 29 min left
@@ -149,14 +168,15 @@ def test_inspect_estimates_the_headroom_from_the_message_and_the_brokers_retenti
         ("on-compacted", aging.compacted): (3, None, "no-deletion"),
         (aging.group, aging.kept): (1, 33 * 60.0, "broker"),
     }
-    assert (f"--topic-retention {aging.plain}: the broker reports retention.ms {WEEK}, which is used"
-            in report.notes)
+    assert f"--topic-retention {aging.plain}: the broker reports retention.ms {WEEK}, which is used" in report.notes
     warned = {(f["consumer"], f["code"]): f["message"] for f in doc["findings"] if f["code"].startswith("RETENTION")}
     assert set(warned) == {("on-kept", "RETENTION_RISK"), (aging.group, "RETENTION_RISK")}
     assert "in 31m00s" in warned[("on-kept", "RETENTION_RISK")]
     assert "retention.ms 21600000 = 6h00m (the broker's)" in warned[("on-kept", "RETENTION_RISK")]
     assert "jumps to the log start" in warned[("on-kept", "RETENTION_RISK")]  # storm-kafka 1.2.4
-    assert "auto.offset.reset says: 'earliest' (the log start)" in warned[(aging.group, "RETENTION_RISK")]  # AT_LEAST_ONCE
+    assert (
+        "auto.offset.reset says: 'earliest' (the log start)" in warned[(aging.group, "RETENTION_RISK")]
+    )  # AT_LEAST_ONCE
     assert {c["consumer"]: c["min_retention_headroom_s"] for c in doc["consumers"]}["on-kept"] == 31 * 60.0
     assert exit_code(report, "error") == 0  # warnings only
 
@@ -174,22 +194,44 @@ def test_an_hour_later_the_message_is_past_its_topics_retention_and_not_the_brok
 
 
 def test_the_cli_takes_the_options_and_refuses_hostile_values(cli, aging):
-    result = cli("inspect", *aging.flags, "-o", "json", "--topic-retention", f"{aging.plain}=6h",
-                 "--topic-retention", f"{aging.kept}=1d", "--retention-horizon", "1d", "--fail-on", "warning")
+    result = cli(
+        "inspect",
+        *aging.flags,
+        "-o",
+        "json",
+        "--topic-retention",
+        f"{aging.plain}=6h",
+        "--topic-retention",
+        f"{aging.kept}=1d",
+        "--retention-horizon",
+        "1d",
+        "--fail-on",
+        "warning",
+    )
     assert result.exit_code == 1, result.stderr  # RETENTION_RISK on kept
     doc = result.json()
     sources = {k: v[2] for k, v in rooms(doc).items()}
-    assert sources == {("on-kept", aging.kept): "broker", ("on-plain", aging.plain): "broker",
-                       ("on-compacted", aging.compacted): "no-deletion", (aging.group, aging.kept): "broker"}
+    assert sources == {
+        ("on-kept", aging.kept): "broker",
+        ("on-plain", aging.plain): "broker",
+        ("on-compacted", aging.compacted): "no-deletion",
+        (aging.group, aging.kept): "broker",
+    }
     assert {(f["consumer"], f["code"]) for f in doc["findings"] if f["code"].startswith("RETENTION")} == {
-        ("on-kept", "RETENTION_RISK"), (aging.group, "RETENTION_RISK")}
+        ("on-kept", "RETENTION_RISK"),
+        (aging.group, "RETENTION_RISK"),
+    }
     assert f"--topic-retention {aging.kept}: the broker reports retention.ms 21600000, which is used" in result.stderr
     assert f"--topic-retention {aging.plain}: the broker reports retention.ms {WEEK}, which is used" in result.stderr
     table = cli("inspect", *aging.flags, "--per-partition")
     assert "Retention" in table.stdout and "RETENTION_RISK" in table.stdout
-    for bad in (["--topic-retention", "orders"], ["--topic-retention", "orders=soon"],
-                ["--topic-retention", "bad topic=1h"], ["--retention-horizon", "-6h"],
-                ["--retention-horizon", "9" * 30]):
+    for bad in (
+        ["--topic-retention", "orders"],
+        ["--topic-retention", "orders=soon"],
+        ["--topic-retention", "bad topic=1h"],
+        ["--retention-horizon", "-6h"],
+        ["--retention-horizon", "9" * 30],
+    ):
         refused = cli("inspect", *aging.flags, *bad)
         assert refused.exit_code == 2, (bad, refused.stderr)
         assert "Traceback" not in refused.stderr and refused.stdout == ""
@@ -198,20 +240,23 @@ def test_the_cli_takes_the_options_and_refuses_hostile_values(cli, aging):
 
 
 def test_a_topic_without_retention_ms_has_the_brokers_and_a_principal_refused_its_configs_the_option(
-        cli, names, guarded, guarded_kafka):
+    cli, names, guarded, guarded_kafka
+):
     """On a broker with log.retention.hours 6 in its server.properties, a topic with no retention.ms of its own is
     kept 6 h, and offctl estimates from that (not from Kafka's 7 days). A principal without DescribeConfigs on the
     topic gets no figure and the reason, then what --topic-retention states."""
     now = int(time.time()) * 1000
     topic, group = names("orders"), names("group")
     guarded_kafka.create_topic(topic, 1)
-    guarded_kafka.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": now - 5 * H - 30 * M + o * M}
-                                             for o in range(4)])
+    guarded_kafka.produce_records(
+        topic, 0, [{"value": b"m%d" % o, "timestamp": now - 5 * H - 30 * M + o * M} for o in range(4)]
+    )
     guarded_kafka.commit(group, topic, {0: 1})
     selection = Selection(groups=(group,))
 
-    operator = report_document(inspect(Connection(bootstrap_servers=guarded.broker.address), selection, Thresholds(),
-                                       now_ms=now))
+    operator = report_document(
+        inspect(Connection(bootstrap_servers=guarded.broker.address), selection, Thresholds(), now_ms=now)
+    )
     assert rooms(operator) == {(group, topic): (3, 31 * 60.0, "broker")}
     [risk] = [f["message"] for f in operator["findings"] if f["code"] == "RETENTION_RISK"]
     assert "retention.ms 21600000 = 6h00m (the broker's)" in risk
@@ -241,11 +286,27 @@ def test_serve_exports_the_headroom_of_a_message_near_deletion(kafka39, names, z
     kafka39.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": written} for o in range(3)])
     root = names.root + "/spouts"
     zk.create(f"{root}/near/partition_0", storm_record(topic, 0, 1), makepath=True)
-    proc, port = start_serve("--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker39.address,
-                             "--storm-root", names.root + "/storm", "--interval", "4")
+    proc, port = start_serve(
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker39.address,
+        "--storm-root",
+        names.root + "/storm",
+        "--interval",
+        "4",
+    )
     try:
-        text = wait_for(lambda: (t := scrape(port)[1]) and metric(
-            t, "offctl_partition_retention_headroom_seconds", consumer="near") is not None and t, 60)
+        text = wait_for(
+            lambda: (
+                (t := scrape(port)[1])
+                and metric(t, "offctl_partition_retention_headroom_seconds", consumer="near") is not None
+                and t
+            ),
+            60,
+        )
         left = metric(text, "offctl_partition_retention_headroom_seconds", consumer="near")
         assert 0 < left <= 3600
         assert metric(text, "offctl_consumer_retention_headroom_min_seconds", consumer="near") == left
@@ -256,8 +317,9 @@ def test_serve_exports_the_headroom_of_a_message_near_deletion(kafka39, names, z
     assert proc.returncode == 0
 
 
-def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_by_default(cli, kafka39, names, zk, zk_server,
-                                                                              broker39):
+def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_by_default(
+    cli, kafka39, names, zk, zk_server, broker39
+):
     """Issue 28: with the fixed 6 h default, every lagging partition of a topic kept 6 h or less warned ("may be
     deleted in 5h58m"). Now by default a quarter of the retention: a spout a minute behind is quiet, one 5h40m
     behind on the same retention warns; --retention-horizon 6h (or its variable) says the old rule explicitly."""
@@ -268,14 +330,27 @@ def test_a_spout_a_minute_behind_on_a_topic_kept_6h_does_not_warn_by_default(cli
         kafka39.create_topic(topic, 1, {"retention.ms": str(6 * H)})
         kafka39.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": written} for o in range(3)])
         zk.create(f"{root}/on-{topic}/partition_0", storm_record(topic, 0, 1), makepath=True)
-    flags = ["inspect", "--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker39.address,
-             "--storm-root", names.root + "/storm", "-o", "json"]
+    flags = [
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker39.address,
+        "--storm-root",
+        names.root + "/storm",
+        "-o",
+        "json",
+    ]
 
     def risks(result) -> dict:
         assert result.exit_code == 0, result.stderr  # warnings only
         doc = result.json()
         assert {p["consumer"]: p["retention_source"] for p in doc["partitions"]} == {
-            f"on-{fresh}": "broker", f"on-{old}": "broker"}
+            f"on-{fresh}": "broker",
+            f"on-{old}": "broker",
+        }
         return {f["consumer"]: f["message"] for f in doc["findings"] if f["code"] == "RETENTION_RISK"}
 
     default = risks(cli(*flags))

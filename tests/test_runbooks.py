@@ -49,13 +49,19 @@ DOCS = Path(__file__).parent.parent / "docs" / "runbooks"
 RUNBOOKS = sorted(p for p in DOCS.glob("*.md") if p.name != "README.md")
 QUIET_PERIOD_S = 10.5  # reset's default guard: the seed's records must be older than that
 # What the environment of an on-call shell names: a production cluster (here, addresses where nothing listens).
-PRODUCTION = {"OFFCTL_ZK": "127.0.0.1:1", "OFFCTL_ZK_ROOT": "/kafka-spouts", "OFFCTL_BOOTSTRAP_SERVERS": "127.0.0.1:1",
-              "OFFCTL_STORM_ROOT": "/storm", "OFFCTL_TRIDENT_ROOT": "/transactional"}
+PRODUCTION = {
+    "OFFCTL_ZK": "127.0.0.1:1",
+    "OFFCTL_ZK_ROOT": "/kafka-spouts",
+    "OFFCTL_BOOTSTRAP_SERVERS": "127.0.0.1:1",
+    "OFFCTL_STORM_ROOT": "/storm",
+    "OFFCTL_TRIDENT_ROOT": "/transactional",
+}
 
 
 def offctl(*args: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "offctl", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "offctl", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +69,21 @@ def live_sandbox(tmp_path_factory):
     """The sandbox, and the environment of a rehearsal shell: production exported, then `offctl sandbox env`."""
     state = tmp_path_factory.mktemp("runbook-sandbox")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_") or k == "OFFCTL_ALLOW_SKIP"}
-    env.update(XDG_STATE_HOME=str(state), NO_COLOR="1", COLUMNS="200",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.update(
+        XDG_STATE_HOME=str(state),
+        NO_COLOR="1",
+        COLUMNS="200",
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     up = offctl("sandbox", "up", env=env)
     assert up.returncode == 0, up.stderr
     try:
-        shell = subprocess.run(["bash", "-c", 'eval "$(offctl sandbox env)" && env -0'], env={**env, **PRODUCTION},
-                               capture_output=True, timeout=60)
+        shell = subprocess.run(
+            ["bash", "-c", 'eval "$(offctl sandbox env)" && env -0'],
+            env={**env, **PRODUCTION},
+            capture_output=True,
+            timeout=60,
+        )
         assert shell.returncode == 0, shell.stderr
         rehearsal = dict(line.split("=", 1) for line in shell.stdout.decode().split("\0") if "=" in line)
         yield rehearsal
@@ -86,12 +100,16 @@ def sandbox_of(env: dict):
 
 
 def test_the_walker_reads_steps_their_stated_exits_and_rehearses_storm_kill():
-    text = ("## Fix\n```sh\nstorm kill orders -w 30\noffctl reset --spout a \\\n  --to earliest   # HIGH_LAG\n"
-            "offctl reset --spout a --to earliest --execute --yes   # exit 7: partition 2 is left out\n```\n")
+    text = (
+        "## Fix\n```sh\nstorm kill orders -w 30\noffctl reset --spout a \\\n  --to earliest   # HIGH_LAG\n"
+        "offctl reset --spout a --to earliest --execute --yes   # exit 7: partition 2 is left out\n```\n"
+    )
     walked = steps(text)
     assert [(s.section, s.command, s.comment) for s in walked] == [
-        ("fix", "storm kill orders -w 30", ""), ("fix", "offctl reset --spout a --to earliest", "HIGH_LAG"),
-        ("fix", "offctl reset --spout a --to earliest --execute --yes", "exit 7: partition 2 is left out")]
+        ("fix", "storm kill orders -w 30", ""),
+        ("fix", "offctl reset --spout a --to earliest", "HIGH_LAG"),
+        ("fix", "offctl reset --spout a --to earliest --execute --yes", "exit 7: partition 2 is left out"),
+    ]
     assert [s.exits for s in walked] == [None, None, frozenset({7})]
     assert [s.writes for s in walked] == [False, False, True] and not walked[2].asks
     assert Step("fix", "offctl delete --spout a --all-records --execute", "exit 0 or 1").exits == {0, 1}
@@ -114,8 +132,9 @@ def test_every_exit_code_a_runbook_states_is_a_documented_one():
 
 
 @pytest.mark.parametrize("landed", [False, True], ids=["nothing landed", "it landed"])
-def test_the_steps_after_a_write_was_cut_off_run_as_written(landed, cli, zk, zk_server, broker39, kafka39, names,
-                                                            tmp_path, monkeypatch):
+def test_the_steps_after_a_write_was_cut_off_run_as_written(
+    landed, cli, zk, zk_server, broker39, kafka39, names, tmp_path, monkeypatch
+):
     """README.md "When a write was cut off", as written (issue 34): a reset is cut off by Ctrl-C while offctl waits
     for ZooKeeper's answer (exit 6, "may or may not have been applied"), its write having landed or not. Each step
     then runs in bash on a terminal, BACKUP being the backup the message names, in a shell whose environment names
@@ -130,9 +149,16 @@ def test_the_steps_after_a_write_was_cut_off_run_as_written(landed, cli, zk, zk_
         zk.create(path(p), storm_record(topic, p, 4 + p), makepath=True)
     zk.ensure_path(names.root + "/storm/storms")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_")}
-    env.update(OFFCTL_ZK=zk_server.address, OFFCTL_ZK_ROOT=root, OFFCTL_BOOTSTRAP_SERVERS=broker39.address,
-               OFFCTL_STORM_ROOT=names.root + "/storm", XDG_STATE_HOME=str(tmp_path), NO_COLOR="1", COLUMNS="200",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.update(
+        OFFCTL_ZK=zk_server.address,
+        OFFCTL_ZK_ROOT=root,
+        OFFCTL_BOOTSTRAP_SERVERS=broker39.address,
+        OFFCTL_STORM_ROOT=names.root + "/storm",
+        XDG_STATE_HOME=str(tmp_path),
+        NO_COLOR="1",
+        COLUMNS="200",
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     before = {p: zk.get(path(p))[0] for p in range(3)}
     write = ZkStore.write_versioned
 
@@ -165,8 +191,11 @@ def guarded(step: Step) -> bool:
     """A command whose plan the recent-write guard judges, dry run or not: offctl reset, restore, migrate, delete,
     audit --repair."""
     words = shlex.split(step.command.split("|")[0])
-    return words[:1] == ["offctl"] and (words[1:2] in (["reset"], ["restore"], ["migrate"], ["delete"])
-                                        or words[1:2] == ["audit"] and "--repair" in words)
+    return words[:1] == ["offctl"] and (
+        words[1:2] in (["reset"], ["restore"], ["migrate"], ["delete"])
+        or words[1:2] == ["audit"]
+        and "--repair" in words
+    )
 
 
 def offset_of(data: bytes) -> int:
@@ -237,8 +266,10 @@ def test_runbook_runs_as_written_against_the_sandbox(runbook, live_sandbox, tmp_
 
     for step in (s for s in walked if s.section == "verify"):
         ran = run(step.command, env, tmp_path)
-        assert ran.code != 0, (f"{runbook.name}: verify step `{step.command}` passes before the fix, so it cannot "
-                               f"tell that the fix worked:\n{ran.seen[-2000:]}")
+        assert ran.code != 0, (
+            f"{runbook.name}: verify step `{step.command}` passes before the fix, so it cannot "
+            f"tell that the fix worked:\n{ran.seen[-2000:]}"
+        )
 
     stopped: list[str] = []
     quiet = Quiet()
@@ -320,8 +351,9 @@ def of_consumer(found: tuple[dict, dict], undo: str) -> tuple[dict, dict]:
     return {p: d for p, d in nodes.items() if p == folder or p.startswith(folder + "/")}, {}
 
 
-def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env: dict, cwd: Path,
-               quiet: Quiet) -> None:
+def check_undo(
+    name: str, write: Step, undo: str, before: tuple[dict, dict], env: dict, cwd: Path, quiet: Quiet
+) -> None:
     """Run one undo line as the module's docstring says. Before each run that puts a spout's ZooKeeper records
     back, the walker waits out what is left of the quiet period since it or offctl last wrote them. The first undo
     of the runbook that puts ZooKeeper records back is checked whole; the others are run and their own undo line
@@ -338,8 +370,9 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
         path, later, take_back, client = changed
         try:
             refused = run(undo, env, cwd)
-            assert refused.code == 4 and "changed-since" in refused.seen, \
+            assert refused.code == 4 and "changed-since" in refused.seen, (
                 f"{where} did not refuse a later change to {path}:\n{refused.seen[-3000:]}"
+            )
             assert client.get(path)[0] == later, f"{where} overwrote a later change to {path}"
         finally:
             take_back()
@@ -351,8 +384,9 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
         quiet.wrote(folder)
     # Every write of the runbooks can be undone (offctl says before the write where one cannot: test_reset_e2e)
     assert ran.code == 0, f"{where} exited {ran.code}:\n{ran.seen[-3000:]}"
-    assert of_consumer(state(env), undo) == of_consumer(before, undo), \
+    assert of_consumer(state(env), undo) == of_consumer(before, undo), (
         f"{where} exited 0 but did not give back the state before the write"
+    )
     # The restore is a write too: the undo line it printed gives back what the write had left, and the
     # write's own undo line then works again.
     redo = undo_lines(ran.seen)
@@ -363,13 +397,15 @@ def check_undo(name: str, write: Step, undo: str, before: tuple[dict, dict], env
     # Apache Kafka creates the group again for a commit to a group the undo deleted (a commit with no generation
     # makes a simple group: GroupCoordinator.handleCommitOffsets), so the undo of an undo that deleted one works too
     assert again.code == 0, f"{where}: its own undo `{redo[0]}` exited {again.code}:\n{again.seen[-2000:]}"
-    assert of_consumer(state(env), undo) == written, \
+    assert of_consumer(state(env), undo) == written, (
         f"{where}: its own undo `{redo[0]}` did not give back the state after the write:\n{again.seen[-2000:]}"
+    )
     if folder is not None:
         quiet.wrote(folder)
         quiet.wait(folder)
     last = run(undo, env, cwd)
     if folder is not None:
         quiet.wrote(folder)
-    assert last.code == 0 and of_consumer(state(env), undo) == of_consumer(before, undo), \
+    assert last.code == 0 and of_consumer(state(env), undo) == of_consumer(before, undo), (
         f"{where} did not undo again:\n{last.seen[-2000:]}"
+    )

@@ -10,9 +10,22 @@ from offctl.settings import sandbox as sandbox_state
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
-EXPECTED = {"MALFORMED_RECORD", "TOPIC_MISMATCH", "ID_COLLISION", "OFFSET_ABOVE_LOG_END", "UNKNOWN_TOPIC",
-            "UNKNOWN_PARTITION", "MISSING_PARTITION", "IGNORED_ZERO_OFFSET", "FOREIGN_COMMIT", "HIGH_LAG",
-            "STALE_TOPOLOGY", "STALE_BROKER", "INCONSISTENT_RECORD", "OFFSET_BELOW_LOG_START"}
+EXPECTED = {
+    "MALFORMED_RECORD",
+    "TOPIC_MISMATCH",
+    "ID_COLLISION",
+    "OFFSET_ABOVE_LOG_END",
+    "UNKNOWN_TOPIC",
+    "UNKNOWN_PARTITION",
+    "MISSING_PARTITION",
+    "IGNORED_ZERO_OFFSET",
+    "FOREIGN_COMMIT",
+    "HIGH_LAG",
+    "STALE_TOPOLOGY",
+    "STALE_BROKER",
+    "INCONSISTENT_RECORD",
+    "OFFSET_BELOW_LOG_START",
+}
 
 
 def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, monkeypatch):
@@ -31,8 +44,19 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         assert seeded.exit_code == 0, seeded.stderr
         assert cli("sandbox", "seed").exit_code == 0  # seeding twice is fine
 
-        report = cli("inspect", "--lag-threshold", "5", "--zk-root", sandbox.ROOT, "--group", "clicks-client",
-                     "--group", "payments-tool", "-o", "json")
+        report = cli(
+            "inspect",
+            "--lag-threshold",
+            "5",
+            "--zk-root",
+            sandbox.ROOT,
+            "--group",
+            "clicks-client",
+            "--group",
+            "payments-tool",
+            "-o",
+            "json",
+        )
         assert report.exit_code == 1 and "using the sandbox" in report.stderr
         doc = report.json()
         assert {f["code"] for f in doc["findings"]} == EXPECTED
@@ -44,36 +68,90 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         assert [(f["consumer"], f["topic"], f["partition"]) for f in below] == [("events-spout", "events", 0)]
 
         # the README's first command ends with the Spark audit of the sandbox: inspect's findings, a summary
-        audited = cli("audit", "--lag-threshold", "5", "--zk-root", sandbox.ROOT, "--group", "clicks-client",
-                      "--group", "payments-tool", "-o", "json")
+        audited = cli(
+            "audit",
+            "--lag-threshold",
+            "5",
+            "--zk-root",
+            sandbox.ROOT,
+            "--group",
+            "clicks-client",
+            "--group",
+            "payments-tool",
+            "-o",
+            "json",
+        )
         # the Trident spouts it seeds, of both libraries, healthy and broken
-        trident = cli("inspect", "--trident", "orders-trident", "--trident", "clicks-trident",
-                      "--trident", "orders-trident-broken", "--trident", "clicks-trident-broken", "-o", "json")
+        trident = cli(
+            "inspect",
+            "--trident",
+            "orders-trident",
+            "--trident",
+            "clicks-trident",
+            "--trident",
+            "orders-trident-broken",
+            "--trident",
+            "clicks-trident-broken",
+            "-o",
+            "json",
+        )
         found = {(f["consumer"], f["code"]) for f in trident.json()["findings"]}
-        assert {("orders-trident-broken", "MALFORMED_RECORD"), ("orders-trident-broken", "OFFSET_ABOVE_LOG_END"),
-                ("clicks-trident-broken", "MALFORMED_RECORD"), ("clicks-trident-broken", "OFFSET_ABOVE_LOG_END"),
-                ("clicks-trident-broken", "MISSING_PARTITION")} <= found
+        assert {
+            ("orders-trident-broken", "MALFORMED_RECORD"),
+            ("orders-trident-broken", "OFFSET_ABOVE_LOG_END"),
+            ("clicks-trident-broken", "MALFORMED_RECORD"),
+            ("clicks-trident-broken", "OFFSET_ABOVE_LOG_END"),
+            ("clicks-trident-broken", "MISSING_PARTITION"),
+        } <= found
         assert not {c for c, _ in found} & {"orders-trident", "clicks-trident"}  # healthy
-                # a named group alone shows that group, not every spout of the sandbox's root as well
+        # a named group alone shows that group, not every spout of the sandbox's root as well
         alone = cli("inspect", "--group", "payments-tool", "-o", "json")
         assert {c["consumer"] for c in alone.json()["consumers"]} == {"payments-tool"}
         # the ledger's transactions: a read_committed spout waits behind the one the seed left open (issue 35)
-        ledger = cli("inspect", "--group", "ledger-client", "--group", "ledger-reports", "--isolation-level",
-                     "read_committed", "--per-partition", "-o", "json").json()
+        ledger = cli(
+            "inspect",
+            "--group",
+            "ledger-client",
+            "--group",
+            "ledger-reports",
+            "--isolation-level",
+            "read_committed",
+            "--per-partition",
+            "-o",
+            "json",
+        ).json()
         assert {(p["consumer"], p["last_stable_offset"], p["log_end"], p["lag"]) for p in ledger["partitions"]} == {
-            ("ledger-client", 16, 18, 0), ("ledger-reports", 16, 18, 16)}
+            ("ledger-client", 16, 18, 0),
+            ("ledger-reports", 16, 18, 16),
+        }
         assert [(f["consumer"], f["code"]) for f in ledger["findings"]] == [("ledger-client", "OPEN_TRANSACTION")]
         counted = cli("peek", "--group", "ledger-reports", "--isolation-level", "read_committed", "-o", "json").json()
-        assert counted["partitions"][0]["to_last_stable"] == {"offsets": 16, "records": 10, "aborted": 3,
-                                                              "markers": 3, "markers_or_compacted": False}
+        assert counted["partitions"][0]["to_last_stable"] == {
+            "offsets": 16,
+            "records": 10,
+            "aborted": 3,
+            "markers": 3,
+            "markers_or_compacted": False,
+        }
         assert audited.exit_code == 1 and "Worst consumers" in audited.stderr
         assert {f["code"] for f in audited.json()["findings"]} == EXPECTED
 
         # a reset against the sandbox, with no connection flags: orders-etl's topology runs, so it is refused
         refused = cli("reset", "--spout", "orders-etl", "--to", "latest", "--quiet-period", "0")
         assert refused.exit_code == 4 and "orders-etl-3-1763700000 is running" in refused.stderr
-        fixed = cli("reset", "--spout", "legacy-clicks", "--to", "earliest", "--quiet-period", "0", "--execute",
-                    "--yes", "-o", "json")
+        fixed = cli(
+            "reset",
+            "--spout",
+            "legacy-clicks",
+            "--to",
+            "earliest",
+            "--quiet-period",
+            "0",
+            "--execute",
+            "--yes",
+            "-o",
+            "json",
+        )
         assert fixed.exit_code == 0, fixed.stderr
         # clicks/2 has no record: the reset covers it too, with a record as storm-kafka writes one (issue 20)
         assert [(c["after"], c["new_record"]) for c in fixed.json()["changes"]] == [(0, False), (0, False), (0, True)]

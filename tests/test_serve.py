@@ -26,10 +26,16 @@ from tests.conftest import storm_record
 
 
 def snapshot(at_ms: int, offsets: dict[int, int], *, log_end: int = 100, incomplete=()) -> Snapshot:
-    nodes = tuple(ZkNode("/r", "s", f"/r/s/partition_{p}", p, None, storm_record("t", p, o), 1, at_ms)
-                  for p, o in offsets.items())
-    return Snapshot(at_ms, zk_nodes=nodes, cluster={"t": {p: PartitionLog(0, log_end) for p in offsets}},
-                    running=frozenset(), incomplete=tuple(incomplete))
+    nodes = tuple(
+        ZkNode("/r", "s", f"/r/s/partition_{p}", p, None, storm_record("t", p, o), 1, at_ms) for p, o in offsets.items()
+    )
+    return Snapshot(
+        at_ms,
+        zk_nodes=nodes,
+        cluster={"t": {p: PartitionLog(0, log_end) for p in offsets}},
+        running=frozenset(),
+        incomplete=tuple(incomplete),
+    )
 
 
 def samples(monitor: Monitor) -> dict[tuple, tuple[float, float | None]]:
@@ -118,19 +124,34 @@ def test_the_per_partition_page_is_prometheus_clients_writer_over_add_metric_lin
 
     m = Monitor()
     for i in range(3):  # partition 2 out of range (no lag); 3 joins in the last cycle (no status yet)
-        m.update(analyze(snapshot(i * 60_000, {0: 10, 1: 99 + i, 2: 150, **({3: 5} if i == 2 else {})},
-                                  log_end=100 + 10 * i)), 0.1)
+        m.update(
+            analyze(
+                snapshot(i * 60_000, {0: 10, 1: 99 + i, 2: 150, **({3: 5} if i == 2 else {})}, log_end=100 + 10 * i)
+            ),
+            0.1,
+        )
     report, at = m.cycle.report, m.cycle.report.captured_ms / 1000
     families = {name: GaugeMetricFamily(name, doc, labels=list(PARTITION_LABELS)) for name, doc in PARTITION_FAMILIES}
     for row in report.rows:
         r = row.record
         status, time_lag = m.cycle.statuses.get(row.partition_key, (None, NO_LAG))
-        labels = [r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
-                  r.topology_name or ""]
-        for name, value in (("committed_offset", r.committed), ("log_start_offset", row.log_start),
-                            ("log_end_offset", row.log_end), ("lag", row.lag), ("time_lag_seconds", time_lag.seconds),
-                            ("time_lag_source", SOURCE_CODES.get(time_lag.source)),
-                            ("status", STATUS_CODES.get(status) if status else None)):
+        labels = [
+            r.key.store,
+            r.key.consumer,
+            r.key.zk_root or "",
+            row.topic or "",
+            str(r.partition),
+            r.topology_name or "",
+        ]
+        for name, value in (
+            ("committed_offset", r.committed),
+            ("log_start_offset", row.log_start),
+            ("log_end_offset", row.log_end),
+            ("lag", row.lag),
+            ("time_lag_seconds", time_lag.seconds),
+            ("time_lag_source", SOURCE_CODES.get(time_lag.source)),
+            ("status", STATUS_CODES.get(status) if status else None),
+        ):
             if value is not None:
                 families[f"offctl_partition_{name}"].add_metric(labels, float(value), timestamp=at)
     reference = CollectorRegistry()
@@ -140,9 +161,9 @@ def test_the_per_partition_page_is_prometheus_clients_writer_over_add_metric_lin
     page = generate_latest(served).decode().splitlines()
     expected = generate_latest(reference).decode().splitlines()
     assert [line for line in page if "offctl_partition_" in line] == expected
-    assert not any(line.startswith('offctl_partition_lag{') and 'partition="2"' in line for line in page)
-    assert any(line.startswith('offctl_partition_committed_offset{') and 'partition="3"' in line for line in page)
-    assert not any(line.startswith('offctl_partition_status{') and 'partition="3"' in line for line in page)
+    assert not any(line.startswith("offctl_partition_lag{") and 'partition="2"' in line for line in page)
+    assert any(line.startswith("offctl_partition_committed_offset{") and 'partition="3"' in line for line in page)
+    assert not any(line.startswith("offctl_partition_status{") and 'partition="3"' in line for line in page)
 
 
 def test_without_partition_metrics_only_consumer_and_exporter_series_remain():
@@ -215,8 +236,14 @@ def reaped(pid: int) -> bool:
 def three_cycles(partitions: int) -> Monitor:
     m = Monitor()
     for i in range(3):  # the last partition out of range (no lag), statuses from the second cycle on
-        m.update(analyze(snapshot(i * 60_000, {p: 10 + i for p in range(partitions - 1)} | {partitions - 1: 500},
-                                  log_end=100 + 10 * i)), 0.1)
+        m.update(
+            analyze(
+                snapshot(
+                    i * 60_000, {p: 10 + i for p in range(partitions - 1)} | {partitions - 1: 500}, log_end=100 + 10 * i
+                )
+            ),
+            0.1,
+        )
     return m
 
 
@@ -260,8 +287,9 @@ def test_a_render_still_running_when_the_next_cycle_ends_skips_that_cycles_rende
     assert metric(page, "offctl_render_duration_seconds") is not None
 
 
-@pytest.mark.parametrize("then, said", [("raise", "exit status 1"), ("die", "killed by signal 9"),
-                                        ("wait", "timed out after 0.5s")])  # a gate never opened
+@pytest.mark.parametrize(
+    "then, said", [("raise", "exit status 1"), ("die", "killed by signal 9"), ("wait", "timed out after 0.5s")]
+)  # a gate never opened
 def test_a_render_that_fails_or_times_out_leaves_the_last_page_is_counted_logged_and_reaped(forked, then, said):
     from offctl.faces.serve.exporter import answer
 
@@ -329,8 +357,12 @@ def wait_for(check, timeout: float = 30.0):
 
 def start_serve(*args: str) -> tuple[subprocess.Popen, int]:
     port = servers.free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "offctl", "serve", "--listen", f"127.0.0.1:{port}",
-                             "--interval", "1", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "offctl", "serve", "--listen", f"127.0.0.1:{port}", "--interval", "1", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for(lambda: _listening(port), 30)
     return proc, port
 
@@ -380,8 +412,9 @@ def test_a_store_that_goes_away_is_a_metric_and_a_log_line_not_a_crash(kafka39, 
     topic = kafka39.filled_topic(names("orders"), 1, 5)
     client.create("/spouts/s/partition_0", storm_record(topic, 0, 2), makepath=True)
     client.stop()
-    proc, port = start_serve("--zk", zk_server.address, "--zk-root", "/spouts", "--bootstrap-servers",
-                             kafka39.bootstrap, "--timeout", "1")
+    proc, port = start_serve(
+        "--zk", zk_server.address, "--zk-root", "/spouts", "--bootstrap-servers", kafka39.bootstrap, "--timeout", "1"
+    )
     try:
         wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", consumer="s") == 3.0)
         stamped = [line for line in scrape(port)[1].splitlines() if line.startswith("offctl_partition_lag{")][0]
@@ -414,8 +447,12 @@ def test_watch_shows_offsets_moving_and_leaves_cleanly_on_ctrl_c(zk, kafka39, na
     root = names.root + "/spouts"
     zk.create(f"{root}/w/partition_0", storm_record(topic, 0, 3), makepath=True)
     flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", kafka39.bootstrap]
-    proc = subprocess.Popen([sys.executable, "-m", "offctl", "watch", *flags, "-n", "0.5"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "offctl", "watch", *flags, "-n", "0.5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # Every refresh is printed (stdout is a pipe): read them as they come, and move the offset only once a refresh
     # has shown 3 (a fixed sleep raced a slow start-up: the first refresh then read 7, and no move was shown).
     lines: list[str] = []
@@ -440,8 +477,17 @@ def test_watch_shows_offsets_moving_and_leaves_cleanly_on_ctrl_c(zk, kafka39, na
 
 
 def test_watch_stops_after_count(cli, zk_server, names, kafka39):
-    result = cli("watch", "--zk", zk_server.address, "--zk-root", names.root + "/none", "--bootstrap-servers",
-                 kafka39.bootstrap, "--count", "1")
+    result = cli(
+        "watch",
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        names.root + "/none",
+        "--bootstrap-servers",
+        kafka39.bootstrap,
+        "--count",
+        "1",
+    )
     assert result.exit_code == 0 and "refresh 1" in result.stdout
 
 
@@ -457,12 +503,24 @@ def test_watch_in_a_real_terminal_redraws_in_place_and_ctrl_c_leaves(zk, kafka39
     zk.create(f"{root}/t/partition_0", storm_record(topic, 0, 3), makepath=True)
     rc = tmp_path / "rc"
     session = names("watch")
-    command = (f"{sys.executable} -m offctl watch --zk {zk_server.address} --zk-root {root} --bootstrap-servers "
-               f"{kafka39.bootstrap} -n 0.5; echo $? > {rc}")
+    command = (
+        f"{sys.executable} -m offctl watch --zk {zk_server.address} --zk-root {root} --bootstrap-servers "
+        f"{kafka39.bootstrap} -n 0.5; echo $? > {rc}"
+    )
     subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "160", "-y", "40", command], check=True)
     try:
-        screen = wait_for(lambda: (s := subprocess.run([tmux, "capture-pane", "-p", "-t", session], capture_output=True,
-                                                       text=True).stdout) and "refresh 3" in s and s, 60)
+        screen = wait_for(
+            lambda: (
+                (
+                    s := subprocess.run(
+                        [tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True
+                    ).stdout
+                )
+                and "refresh 3" in s
+                and s
+            ),
+            60,
+        )
         assert screen.count("offctl watch:") == 1  # redrawn in place, not appended
         subprocess.run([tmux, "send-keys", "-t", session, "C-c"], check=True)
         assert wait_for(lambda: rc.exists() and rc.read_text().strip(), 30) == "0"
@@ -484,8 +542,13 @@ def http_server():
     monitor = Monitor(window=3)
     monitor.update(analyze(snapshot(1_000, {0: 40})), 0.1)
     limits = replace(LIMITS, head_s=3.0, max_connections=3)
-    server = stack(make_app(monitor, 30.0, Rendered(monitor, log=lambda line: None)), listen("127.0.0.1", 0, limits),
-                   METHODS, "offctl serve", limits)
+    server = stack(
+        make_app(monitor, 30.0, Rendered(monitor, log=lambda line: None)),
+        listen("127.0.0.1", 0, limits),
+        METHODS,
+        "offctl serve",
+        limits,
+    )
     server.start("test-serve-http")
     yield server
     server.stop()
@@ -582,11 +645,17 @@ def test_each_groups_commit_period_is_its_profiles_in_the_window_rules():
     from offctl.core.model import KafkaCommit, Thresholds
     from offctl.core.profiles import Profile, Profiles
 
-    profiles = Profiles(Thresholds(), (Profile("slow", "slow", Thresholds(spout=SpoutProfile(commit_period_ms=600_000))),))
+    profiles = Profiles(
+        Thresholds(), (Profile("slow", "slow", Thresholds(spout=SpoutProfile(commit_period_ms=600_000))),)
+    )
     m = Monitor(window=10)
     for i in range(4):
-        snap = Snapshot(i * 60_000, commits=(KafkaCommit("fast", "t", 0, 10, None), KafkaCommit("slow", "t", 0, 10, None)),
-                        cluster={"t": {0: PartitionLog(0, 100 + 20 * i)}}, running=frozenset())
+        snap = Snapshot(
+            i * 60_000,
+            commits=(KafkaCommit("fast", "t", 0, 10, None), KafkaCommit("slow", "t", 0, 10, None)),
+            cluster={"t": {0: PartitionLog(0, 100 + 20 * i)}},
+            running=frozenset(),
+        )
         m.update(analyze_each(snap, profiles), 0.1)
     assert m.falling_behind() == {("kafka", "fast", "", "t", 0): 1.0}
 

@@ -35,54 +35,80 @@ def _parse(command: str, option: str, text: str):
 
 # --- durations: one syntax for every duration option; a bare number keeps the option's old meaning --------------
 
-@pytest.mark.parametrize("command, option, text, expected", [
-    ("inspect", "--timeout", "0.5", 0.5),  # bare: seconds, as before
-    ("inspect", "--timeout", "30s", 30.0),
-    ("inspect", "--timeout", "2m", 120.0),
-    ("inspect", "--time-lag-budget", "5", 5.0),
-    ("inspect", "--time-lag-budget", "1m", 60.0),
-    ("inspect", "--commit-expiry-horizon", "86400", 86400.0),
-    ("inspect", "--commit-expiry-horizon", "6h", 21600.0),
-    ("inspect", "--commit-expiry-horizon", "7d", 604800.0),
-    ("inspect", "--commit-expiry-horizon", "1h30m", 5400.0),
-    ("inspect", "--offsets-retention-minutes", "10080", 10080),  # bare: minutes, as the broker's setting
-    ("inspect", "--offsets-retention-minutes", "7d", 10080),
-    ("inspect", "--offsets-retention-minutes", "90m", 90),
-    ("serve", "--interval", "30", 30.0),
-    ("serve", "--interval", "5m", 300.0),
-    ("watch", "--interval", "0.5", 0.5),
-    ("watch", "--interval", "2s", 2.0),
-    ("peek", "--budget", "90s", 90.0),
-    ("peek", "--budget", "3", 3.0),
-    ("reset", "--quiet-period", "10", 10.0),
-    ("reset", "--quiet-period", "1m30s", 90.0),
-    ("delete", "--quiet-period", "0", 0.0),
-    ("audit", "--quiet-period", "6h", 21600.0),
-    ("reset", "--by-duration", "30m", "PT1800S"),  # as the ISO-8601 that kafka-consumer-groups takes
-    ("reset", "--by-duration", "1d12h", "PT129600S"),
-    ("reset", "--by-duration", "PT30M", "PT30M"),  # ISO-8601 as before
-])
+
+@pytest.mark.parametrize(
+    "command, option, text, expected",
+    [
+        ("inspect", "--timeout", "0.5", 0.5),  # bare: seconds, as before
+        ("inspect", "--timeout", "30s", 30.0),
+        ("inspect", "--timeout", "2m", 120.0),
+        ("inspect", "--time-lag-budget", "5", 5.0),
+        ("inspect", "--time-lag-budget", "1m", 60.0),
+        ("inspect", "--commit-expiry-horizon", "86400", 86400.0),
+        ("inspect", "--commit-expiry-horizon", "6h", 21600.0),
+        ("inspect", "--commit-expiry-horizon", "7d", 604800.0),
+        ("inspect", "--commit-expiry-horizon", "1h30m", 5400.0),
+        ("inspect", "--offsets-retention-minutes", "10080", 10080),  # bare: minutes, as the broker's setting
+        ("inspect", "--offsets-retention-minutes", "7d", 10080),
+        ("inspect", "--offsets-retention-minutes", "90m", 90),
+        ("serve", "--interval", "30", 30.0),
+        ("serve", "--interval", "5m", 300.0),
+        ("watch", "--interval", "0.5", 0.5),
+        ("watch", "--interval", "2s", 2.0),
+        ("peek", "--budget", "90s", 90.0),
+        ("peek", "--budget", "3", 3.0),
+        ("reset", "--quiet-period", "10", 10.0),
+        ("reset", "--quiet-period", "1m30s", 90.0),
+        ("delete", "--quiet-period", "0", 0.0),
+        ("audit", "--quiet-period", "6h", 21600.0),
+        ("reset", "--by-duration", "30m", "PT1800S"),  # as the ISO-8601 that kafka-consumer-groups takes
+        ("reset", "--by-duration", "1d12h", "PT129600S"),
+        ("reset", "--by-duration", "PT30M", "PT30M"),  # ISO-8601 as before
+    ],
+)
 def test_every_duration_option_takes_the_one_syntax(command, option, text, expected):
     assert _parse(command, option, text) == expected
 
 
-@pytest.mark.parametrize("command, option, text", [
-    ("inspect", "--timeout", "ten"), ("inspect", "--timeout", "5 h"), ("inspect", "--timeout", "5w"),
-    ("inspect", "--commit-expiry-horizon", "-1"), ("inspect", "--commit-expiry-horizon", "nan"),
-    ("inspect", "--commit-expiry-horizon", "inf"), ("inspect", "--commit-expiry-horizon", "11000d"),
-    ("inspect", "--time-lag-budget", "2h"), ("inspect", "--offsets-retention-minutes", "0"),
-    ("inspect", "--offsets-retention-minutes", "90s"), ("inspect", "--offsets-retention-minutes", "ten"),
-    ("serve", "--interval", "0.5"), ("serve", "--interval", "2d"), ("watch", "--interval", "2h"),
-])
+@pytest.mark.parametrize(
+    "command, option, text",
+    [
+        ("inspect", "--timeout", "ten"),
+        ("inspect", "--timeout", "5 h"),
+        ("inspect", "--timeout", "5w"),
+        ("inspect", "--commit-expiry-horizon", "-1"),
+        ("inspect", "--commit-expiry-horizon", "nan"),
+        ("inspect", "--commit-expiry-horizon", "inf"),
+        ("inspect", "--commit-expiry-horizon", "11000d"),
+        ("inspect", "--time-lag-budget", "2h"),
+        ("inspect", "--offsets-retention-minutes", "0"),
+        ("inspect", "--offsets-retention-minutes", "90s"),
+        ("inspect", "--offsets-retention-minutes", "ten"),
+        ("serve", "--interval", "0.5"),
+        ("serve", "--interval", "2d"),
+        ("watch", "--interval", "2h"),
+    ],
+)
 def test_a_duration_out_of_syntax_or_range_is_refused(command, option, text):
     with pytest.raises(typer.BadParameter):
         _parse(command, option, text)
 
 
-@pytest.mark.parametrize("text, bare, expected", [
-    ("30s", 1, 30.0), ("90m", 1, 5400.0), ("6h", 1, 21600.0), ("7d", 1, 604800.0), ("1d12h", 1, 129600.0),
-    ("250ms", 1, 0.25), ("12", 1, 12.0), ("12", 60, 720.0), (" 6H ", 1, 21600.0), (3.5, 60, 3.5),
-])
+@pytest.mark.parametrize(
+    "text, bare, expected",
+    [
+        ("30s", 1, 30.0),
+        ("90m", 1, 5400.0),
+        ("6h", 1, 21600.0),
+        ("7d", 1, 604800.0),
+        ("1d12h", 1, 129600.0),
+        ("250ms", 1, 0.25),
+        ("12", 1, 12.0),
+        ("12", 60, 720.0),
+        (" 6H ", 1, 21600.0),
+        (3.5, 60, 3.5),
+    ],
+)
 def test_parse_seconds(text, bare, expected):
     assert parse_seconds(text, bare) == expected
 
@@ -102,11 +128,22 @@ def test_the_commit_expiry_message_prints_durations_as_every_message_does():
 
 # --- help panels ---------------------------------------------------------------------------------------------
 
-PANELS = {"--zk": "Connection", "--timeout": "Connection", "--context": "Connection", "--config": "Connection",
-          "--spout": "Selection", "--group": "Selection", "--topic": "Selection",
-          "--storm-kafka-release": "Spout settings", "--first-poll-offset-strategy": "Spout settings",
-          "--lag-threshold": "Thresholds and horizons", "--time-lag-budget": "Thresholds and horizons",
-          "--retention-horizon": "Thresholds and horizons", "--output": "Output", "--fail-on": "Output"}
+PANELS = {
+    "--zk": "Connection",
+    "--timeout": "Connection",
+    "--context": "Connection",
+    "--config": "Connection",
+    "--spout": "Selection",
+    "--group": "Selection",
+    "--topic": "Selection",
+    "--storm-kafka-release": "Spout settings",
+    "--first-poll-offset-strategy": "Spout settings",
+    "--lag-threshold": "Thresholds and horizons",
+    "--time-lag-budget": "Thresholds and horizons",
+    "--retention-horizon": "Thresholds and horizons",
+    "--output": "Output",
+    "--fail-on": "Output",
+}
 
 
 @pytest.mark.parametrize("command", ["inspect", "serve", "watch", "audit", "peek"])
@@ -136,6 +173,7 @@ def test_one_enum_per_concept():
 
 # --- the config file -------------------------------------------------------------------------------------------
 
+
 def _config(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
     path = tmp_path / "config.toml"
     path.write_text(text)
@@ -163,22 +201,25 @@ def _show(cli, *args, env=None) -> dict:
     return {row["key"]: (row["value"], row["from"]) for row in json.loads(result.stdout)["settings"]}
 
 
-@pytest.mark.parametrize("args, env, key, value, origin", [
-    ((), {}, "zk", "ctx-zk:2181", "context lab in {file}"),  # default-context
-    ((), {"OFFCTL_ZK": "env-zk:1"}, "zk", "env-zk:1", "env OFFCTL_ZK"),  # environment over context
-    (("--zk", "flag-zk:1"), {"OFFCTL_ZK": "env-zk:1"}, "zk", "flag-zk:1", "flag"),  # flag over environment
-    (("--context", "other"), {}, "zk", "other-zk:2181", "context other in {file}"),  # --context over default
-    ((), {"OFFCTL_CONTEXT": "other"}, "zk", "other-zk:2181", "context other in {file}"),
-    (("--context", "lab"), {"OFFCTL_CONTEXT": "other"}, "zk", "ctx-zk:2181", "context lab in {file}"),
-    ((), {}, "timeout", 30.0, "context lab in {file}"),  # a duration in the file
-    ((), {"OFFCTL_TIMEOUT": "2m"}, "timeout", 120.0, "env OFFCTL_TIMEOUT"),
-    (("--timeout", "5"), {}, "timeout", 5.0, "flag"),
-    (("--context", "other"), {}, "timeout", 10.0, "default"),  # a context that does not set it: the default
-    ((), {}, "first-poll-offset-strategy", "LATEST", "context lab in {file}"),
-    ((), {}, "storm-root", "/storm", "default"),
-    ((), {}, "zk-root", ["/ctx-root"], "context lab in {file}"),  # a repeatable option: a list
-    (("--zk-root", "/a", "--zk-root", "/b"), {}, "zk-root", ["/a", "/b"], "flag"),
-])
+@pytest.mark.parametrize(
+    "args, env, key, value, origin",
+    [
+        ((), {}, "zk", "ctx-zk:2181", "context lab in {file}"),  # default-context
+        ((), {"OFFCTL_ZK": "env-zk:1"}, "zk", "env-zk:1", "env OFFCTL_ZK"),  # environment over context
+        (("--zk", "flag-zk:1"), {"OFFCTL_ZK": "env-zk:1"}, "zk", "flag-zk:1", "flag"),  # flag over environment
+        (("--context", "other"), {}, "zk", "other-zk:2181", "context other in {file}"),  # --context over default
+        ((), {"OFFCTL_CONTEXT": "other"}, "zk", "other-zk:2181", "context other in {file}"),
+        (("--context", "lab"), {"OFFCTL_CONTEXT": "other"}, "zk", "ctx-zk:2181", "context lab in {file}"),
+        ((), {}, "timeout", 30.0, "context lab in {file}"),  # a duration in the file
+        ((), {"OFFCTL_TIMEOUT": "2m"}, "timeout", 120.0, "env OFFCTL_TIMEOUT"),
+        (("--timeout", "5"), {}, "timeout", 5.0, "flag"),
+        (("--context", "other"), {}, "timeout", 10.0, "default"),  # a context that does not set it: the default
+        ((), {}, "first-poll-offset-strategy", "LATEST", "context lab in {file}"),
+        ((), {}, "storm-root", "/storm", "default"),
+        ((), {}, "zk-root", ["/ctx-root"], "context lab in {file}"),  # a repeatable option: a list
+        (("--zk-root", "/a", "--zk-root", "/b"), {}, "zk-root", ["/a", "/b"], "flag"),
+    ],
+)
 def test_precedence_is_flag_then_environment_then_context_then_default(cli, tmp_path, args, env, key, value, origin):
     path = _config(tmp_path, LAB)
     settings = _show(cli, "--config", str(path), *args, env=env)
@@ -194,32 +235,50 @@ def test_the_config_file_is_found_by_variable_and_by_xdg(cli, tmp_path):
     assert _show(cli, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})["zk"] == (None, "default")
 
 
-@pytest.mark.parametrize("text, said", [
-    ('a = \n', "not valid TOML: Invalid value (at line 1, column 5)"),
-    ('[contexts.lab]\nzk = "h:1"\nzkk = "x"\n', "config.toml:3: unknown key 'zkk' in [contexts.lab]"),
-    ('colour = "red"\n', "config.toml:1: unknown key 'colour'"),
-    ('[contexts.lab]\nzk = "h:1"\n\ntimeout = true\n', "config.toml:4: timeout in [contexts.lab] must be a duration"),
-    ('[contexts.lab]\nzk-root = "/r"\n', "config.toml:2: zk-root in [contexts.lab] must be a list of strings"),
-    ('[contexts.lab]\ntimeout = "7x"\n', "config.toml:2: timeout: expected a duration"),
-    ('[contexts.lab]\nfirst-poll-offset-strategy = "SOMETIMES"\n', "config.toml:2: first-poll-offset-strategy:"),
-    ('[contexts.lab]\nlag-threshold = -1\n', "config.toml:2: lag-threshold:"),
-    ('[[profiles]]\nname = "x"\nstorm-kafka-release = "0.9.6"\n', "config.toml:1: [[profiles]] needs match"),
-    ('[[profiles]]\nmatch = "x"\n\nzk = "h:1"\n', "config.toml:4: unknown key 'zk' in [[profiles]]"),
-    ('[contexts.lab]\nzk = "h:1"\n[[contexts.lab.profiles]]\nmatch = "x"\nmax-offset-behind = "many"\n',
-     "config.toml:5: max-offset-behind in [[contexts.lab.profiles]] must be a whole number"),
-    ('[contexts.lab]\nzk = "h:1"\n[[profiles]]\nmatch = "x"\nstorm-kafka-release = "7.7"\n', "--storm-kafka-release"),
-    ('[contexts.sandbox]\nzk = "h:1"\n', "config.toml:1: the context name 'sandbox' is offctl's own"),
-    ('default-context = "nope"\n', "default-context 'nope': no such context"),
-    # two profiles of one name: the second's spouts would be judged by the first's settings (offctl.core.judge)
-    ('[contexts.lab]\nzk = "h:1"\n[[profiles]]\nname = "p"\nmatch = "a-*"\n[[profiles]]\nname = "p"\nmatch = "b-*"\n',
-     "config.toml:6: a profile named 'p' is already at"),
-    ('[contexts.lab]\nzk = "h:1"\n[[contexts.lab.profiles]]\nmatch = "a-*"\n[[profiles]]\nmatch = "a-*"\n',
-     "config.toml:5: a profile named 'a-*' is already at"),
-])
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("a = \n", "not valid TOML: Invalid value (at line 1, column 5)"),
+        ('[contexts.lab]\nzk = "h:1"\nzkk = "x"\n', "config.toml:3: unknown key 'zkk' in [contexts.lab]"),
+        ('colour = "red"\n', "config.toml:1: unknown key 'colour'"),
+        (
+            '[contexts.lab]\nzk = "h:1"\n\ntimeout = true\n',
+            "config.toml:4: timeout in [contexts.lab] must be a duration",
+        ),
+        ('[contexts.lab]\nzk-root = "/r"\n', "config.toml:2: zk-root in [contexts.lab] must be a list of strings"),
+        ('[contexts.lab]\ntimeout = "7x"\n', "config.toml:2: timeout: expected a duration"),
+        ('[contexts.lab]\nfirst-poll-offset-strategy = "SOMETIMES"\n', "config.toml:2: first-poll-offset-strategy:"),
+        ("[contexts.lab]\nlag-threshold = -1\n", "config.toml:2: lag-threshold:"),
+        ('[[profiles]]\nname = "x"\nstorm-kafka-release = "0.9.6"\n', "config.toml:1: [[profiles]] needs match"),
+        ('[[profiles]]\nmatch = "x"\n\nzk = "h:1"\n', "config.toml:4: unknown key 'zk' in [[profiles]]"),
+        (
+            '[contexts.lab]\nzk = "h:1"\n[[contexts.lab.profiles]]\nmatch = "x"\nmax-offset-behind = "many"\n',
+            "config.toml:5: max-offset-behind in [[contexts.lab.profiles]] must be a whole number",
+        ),
+        (
+            '[contexts.lab]\nzk = "h:1"\n[[profiles]]\nmatch = "x"\nstorm-kafka-release = "7.7"\n',
+            "--storm-kafka-release",
+        ),
+        ('[contexts.sandbox]\nzk = "h:1"\n', "config.toml:1: the context name 'sandbox' is offctl's own"),
+        ('default-context = "nope"\n', "default-context 'nope': no such context"),
+        # two profiles of one name: the second's spouts would be judged by the first's settings (offctl.core.judge)
+        (
+            '[contexts.lab]\nzk = "h:1"\n[[profiles]]\nname = "p"\nmatch = "a-*"\n[[profiles]]\nname = "p"\nmatch = "b-*"\n',
+            "config.toml:6: a profile named 'p' is already at",
+        ),
+        (
+            '[contexts.lab]\nzk = "h:1"\n[[contexts.lab.profiles]]\nmatch = "a-*"\n[[profiles]]\nmatch = "a-*"\n',
+            "config.toml:5: a profile named 'a-*' is already at",
+        ),
+    ],
+)
 def test_a_bad_config_file_is_a_usage_error_naming_key_and_line(cli, tmp_path, text, said):
     path = _config(tmp_path, text)
-    result = cli("inspect", "--config", str(path), "--context", "lab", "--zk", "h:1", "--zk-root", "/r") \
-        if "default-context" not in text else cli("inspect", "--config", str(path))
+    result = (
+        cli("inspect", "--config", str(path), "--context", "lab", "--zk", "h:1", "--zk-root", "/r")
+        if "default-context" not in text
+        else cli("inspect", "--config", str(path))
+    )
     assert result.exit_code == 2 and said in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert result.stdout == ""
 
@@ -247,9 +306,16 @@ def test_config_show_through_the_real_cli(tmp_path):
     (tmp_path / "offctl").mkdir()
     path = _config(tmp_path / "offctl", LAB + PROFILES + SECRET.replace("[contexts.lab]", "[contexts.third]"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_")} | {
-        "XDG_CONFIG_HOME": str(tmp_path), "OFFCTL_TIMEOUT": "45s"}
-    run = lambda *a: subprocess.run([sys.executable, "-m", "offctl", "config", "show", *a], env=env,  # noqa: E731
-                                    capture_output=True, text=True, timeout=60)
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "OFFCTL_TIMEOUT": "45s",
+    }
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "offctl", "config", "show", *a],
+        env=env,  # noqa: E731
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     table = run()
     assert table.returncode == 0, table.stderr
     assert "context lab in" in table.stdout and "env OFFCTL_TIMEOUT" in table.stdout and "legacy-*" in table.stdout
@@ -261,12 +327,14 @@ def test_config_show_through_the_real_cli(tmp_path):
     assert rows["context"]["from"] == f"default-context in {path}"
     assert [(p["name"], p["match"], p["sets"]) for p in doc["profiles"]] == [
         ("legacy-*", "legacy-*", {"storm-kafka-release": "0.9.6", "start-offset-time": "latest", "topic": "orders"}),
-        ("clients", "orders-*", {"lag-threshold": 100})]
+        ("clients", "orders-*", {"lag-threshold": 100}),
+    ]
     assert doc["profiles"][0]["from"].startswith("context lab at ")
     assert "hunter2-in-file" not in json.dumps(doc)
 
 
 # --- profiles: each complete, built default < context < profile < environment < flag -------------------------
+
 
 def lab_profiles(topic: str, clients: str, lag_threshold: int) -> str:
     """Two profiles of a config file (Issue 28): in context lab, legacy-* spouts run storm-kafka 0.9.6 with
@@ -312,19 +380,42 @@ def _run_profiles(tmp_path, flags: dict, env: dict):
     return profiles(given)
 
 
-@pytest.mark.parametrize("consumer, flags, env, profile, release, start, topic, lag, first_poll", [
-    ("legacy-clicks", {}, {}, "legacy-*", "0.9.6", "LATEST", "orders", None, "LATEST"),
-    ("orders-spout", {}, {}, "clients", "1.2.4", "EARLIEST", None, 100, "LATEST"),
-    ("other", {}, {}, None, "1.2.4", "EARLIEST", None, None, "LATEST"),
-    # the environment and a flag override every profile
-    ("legacy-clicks", {}, {"storm_kafka_release": "1.1.0"}, "legacy-*", "1.1.0", "LATEST", "orders", None, "LATEST"),
-    ("legacy-clicks", {"topic": "payments"}, {}, "legacy-*", "0.9.6", "LATEST", "payments", None, "LATEST"),
-    ("orders-spout", {"lag_threshold": 5}, {}, "clients", "1.2.4", "EARLIEST", None, 5, "LATEST"),
-    ("orders-spout", {"first_poll_offset_strategy": "EARLIEST"}, {}, "clients", "1.2.4", "EARLIEST", None, 100,
-     "EARLIEST"),
-])
-def test_profiles_are_complete_and_a_flag_overrides_every_profile(tmp_path, consumer, flags, env, profile, release,
-                                                                  start, topic, lag, first_poll):
+@pytest.mark.parametrize(
+    "consumer, flags, env, profile, release, start, topic, lag, first_poll",
+    [
+        ("legacy-clicks", {}, {}, "legacy-*", "0.9.6", "LATEST", "orders", None, "LATEST"),
+        ("orders-spout", {}, {}, "clients", "1.2.4", "EARLIEST", None, 100, "LATEST"),
+        ("other", {}, {}, None, "1.2.4", "EARLIEST", None, None, "LATEST"),
+        # the environment and a flag override every profile
+        (
+            "legacy-clicks",
+            {},
+            {"storm_kafka_release": "1.1.0"},
+            "legacy-*",
+            "1.1.0",
+            "LATEST",
+            "orders",
+            None,
+            "LATEST",
+        ),
+        ("legacy-clicks", {"topic": "payments"}, {}, "legacy-*", "0.9.6", "LATEST", "payments", None, "LATEST"),
+        ("orders-spout", {"lag_threshold": 5}, {}, "clients", "1.2.4", "EARLIEST", None, 5, "LATEST"),
+        (
+            "orders-spout",
+            {"first_poll_offset_strategy": "EARLIEST"},
+            {},
+            "clients",
+            "1.2.4",
+            "EARLIEST",
+            None,
+            100,
+            "EARLIEST",
+        ),
+    ],
+)
+def test_profiles_are_complete_and_a_flag_overrides_every_profile(
+    tmp_path, consumer, flags, env, profile, release, start, topic, lag, first_poll
+):
     from offctl.core.behaviour import EARLIEST_TIME, LATEST_TIME, StormKafka
     from offctl.core.model import ConsumerKey
 
@@ -339,8 +430,10 @@ def test_profiles_are_complete_and_a_flag_overrides_every_profile(tmp_path, cons
 def test_a_write_takes_the_profile_of_the_consumer_it_writes(tmp_path, cli):
     from offctl.settings.resolve import written_profile
 
-    path = _config(tmp_path, LAB + PROFILES + '\n[[profiles]]\nmatch = "late-group"\nfirst-poll-offset-strategy '
-                                              '= "UNCOMMITTED_LATEST"\n')
+    path = _config(
+        tmp_path,
+        LAB + PROFILES + '\n[[profiles]]\nmatch = "late-group"\nfirst-poll-offset-strategy = "UNCOMMITTED_LATEST"\n',
+    )
     from offctl.settings import configfile as settings
     from offctl.settings.options import DEFAULTS
     from offctl.settings.resolve import Given
@@ -356,18 +449,24 @@ def test_a_write_takes_the_profile_of_the_consumer_it_writes(tmp_path, cli):
 
 # --- the real CLI against ZooKeeper: a context and two profiles ------------------------------------------------
 
+
 @pytest.mark.zookeeper
 def test_a_context_connects_inspect_and_profiles_are_read(tmp_path, zk, zk_server, names):
     root = names.root
     for spout, offset in (("legacy-clicks", 3), ("orders-spout", 5)):
         zk.create(f"{root}/{spout}/partition_0", storm_record("orders", 0, offset), makepath=True)
     (tmp_path / "offctl").mkdir()
-    _config(tmp_path / "offctl", f'[contexts.lab]\nzk = "{zk_server.address}"\nzk-root = ["{root}"]\n'
-                                 f'timeout = "20s"\n' + PROFILES)
+    _config(
+        tmp_path / "offctl",
+        f'[contexts.lab]\nzk = "{zk_server.address}"\nzk-root = ["{root}"]\ntimeout = "20s"\n' + PROFILES,
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFCTL_")} | {
-        "XDG_CONFIG_HOME": str(tmp_path), "OFFCTL_CONTEXT": "lab"}
-    proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", "-o", "json"], env=env, capture_output=True,
-                          text=True, timeout=120)
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "OFFCTL_CONTEXT": "lab",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "offctl", "inspect", "-o", "json"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode in (0, 1), proc.stderr
     doc = json.loads(proc.stdout)
     consumers = {c["consumer"]: c for c in doc["consumers"]}

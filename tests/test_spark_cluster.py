@@ -30,8 +30,9 @@ def cluster(tmp_path_factory):
     if not Path(BARE_PYTHON).exists():
         pytest.fail(f"{BARE_PYTHON} is missing: the executors' bare Python (Debian's python3.11)")
     try:
-        started = servers.start_spark_standalone(tmp_path_factory.mktemp("spark-cluster"), workers=1, cores=2,
-                                                 memory="1g")
+        started = servers.start_spark_standalone(
+            tmp_path_factory.mktemp("spark-cluster"), workers=1, cores=2, memory="1g"
+        )
     except servers.OffctlError as exc:
         pytest.fail(f"Spark standalone did not start: {exc}")
     yield started
@@ -47,18 +48,27 @@ def project(tmp_path_factory):
 
 
 def submit(project: Path, cluster, flags: list[str], block: str) -> subprocess.CompletedProcess:
-    zk, root, bootstrap, storm = (flags[flags.index(f) + 1] for f in ("--zk", "--zk-root", "--bootstrap-servers",
-                                                                      "--storm-root"))
+    zk, root, bootstrap, storm = (
+        flags[flags.index(f) + 1] for f in ("--zk", "--zk-root", "--bootstrap-servers", "--storm-root")
+    )
     # The cluster's defaults: executors run Debian's bare Python unless the submission ships one.
     conf = project / "cluster-conf"
     conf.mkdir(exist_ok=True)
     (conf / "spark-defaults.conf").write_text(f"spark.pyspark.python {BARE_PYTHON}\n")
-    env = {**os.environ, "SPARK_MASTER": cluster.url, "OFFCTL_ZK": zk, "OFFCTL_ZK_ROOT": root,
-           "OFFCTL_BOOTSTRAP_SERVERS": bootstrap, "OFFCTL_STORM_ROOT": storm, "SPARK_CONF_DIR": str(conf)}
+    env = {
+        **os.environ,
+        "SPARK_MASTER": cluster.url,
+        "OFFCTL_ZK": zk,
+        "OFFCTL_ZK_ROOT": root,
+        "OFFCTL_BOOTSTRAP_SERVERS": bootstrap,
+        "OFFCTL_STORM_ROOT": storm,
+        "SPARK_CONF_DIR": str(conf),
+    }
     for var in ("VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME"):
         env.pop(var, None)
-    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block], cwd=project, env=env, capture_output=True,
-                          text=True, timeout=900)
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", block], cwd=project, env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 def test_the_readme_spark_submit_lines_run_on_a_standalone_cluster(project, cluster, fleet, cli):  # noqa: F811
@@ -70,7 +80,7 @@ def test_the_readme_spark_submit_lines_run_on_a_standalone_cluster(project, clus
     # the reads ran in executor processes, not in the driver
     assert doc["read_by"] and doc["driver"] and doc["driver"] not in doc["read_by"]
     # the findings are inspect's on the same data
-    inspected = cli("inspect", *flags[:flags.index("--group")], "-o", "json", "--fail-on", "never").json()
+    inspected = cli("inspect", *flags[: flags.index("--group")], "-o", "json", "--fail-on", "never").json()
     key = lambda f: (f["code"], f["consumer"], f["topic"], f["partition"], f["message"])  # noqa: E731
     assert sorted(map(key, doc["findings"])) == sorted(map(key, inspected["findings"]))
     assert doc["summary"]["partitions"] == inspected["summary"]["partitions"] == 7
@@ -83,8 +93,9 @@ def test_without_the_packed_environment_the_executors_cannot_run_offctl(project,
     flags, _ = fleet
     block = readme_block("### On a Spark cluster: spark-submit")
     submit_line = next(line for line in block.splitlines() if line.startswith("spark-submit"))
-    unshipped = submit_line.replace("--archives offctl-env.tar.gz#env --conf spark.pyspark.python=./env/bin/python ",
-                                    "")
+    unshipped = submit_line.replace(
+        "--archives offctl-env.tar.gz#env --conf spark.pyspark.python=./env/bin/python ", ""
+    )
     assert unshipped != submit_line
     proc = submit(project, cluster, flags, ". .venv/bin/activate\n" + unshipped)
     assert proc.returncode == 3, proc.stderr[-3000:]

@@ -33,8 +33,7 @@ NO_EMIT = ("waits-until-log-end-reaches", "fetch-fails", "crashes")
 
 
 def inspect(*args: str) -> dict:
-    result = invoke(["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"],
-                                catch_exceptions=False)
+    result = invoke(["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -74,10 +73,18 @@ OLD = {  # name: (stored offsets by partition, or bytes; settings as SpoutConfig
     "names-another-topic": ({0: 4, 1: ("another-topic", 1, 6), 2: 8}, {}, "orders", STORM_ID),
     "ignore-zk-offsets-other-topology": ({0: 4, 1: 4, 2: 4}, {"ignoreZkOffsets": True}, "orders", OTHER_ID),
     "other-topology-kept": ({0: 4, 1: 4, 2: 4}, {}, "orders", OTHER_ID),
-    "max-offset-behind-latest": ({0: 4, 1: 9, 2: 4}, {"startOffsetTime": LATEST, "maxOffsetBehind": 2}, "orders",
-                                 STORM_ID),
-    "max-offset-behind-earliest": ({0: 4, 1: 9, 2: 4}, {"startOffsetTime": EARLIEST, "maxOffsetBehind": 2},
-                                   "orders", STORM_ID),
+    "max-offset-behind-latest": (
+        {0: 4, 1: 9, 2: 4},
+        {"startOffsetTime": LATEST, "maxOffsetBehind": 2},
+        "orders",
+        STORM_ID,
+    ),
+    "max-offset-behind-earliest": (
+        {0: 4, 1: 9, 2: 4},
+        {"startOffsetTime": EARLIEST, "maxOffsetBehind": 2},
+        "orders",
+        STORM_ID,
+    ),
     "missing-partition-earliest": ({0: 4, 1: 4}, {"startOffsetTime": EARLIEST}, "orders", STORM_ID),
     "missing-partition-latest": ({0: 4, 1: 4}, {"startOffsetTime": LATEST}, "orders", STORM_ID),
 }
@@ -101,16 +108,26 @@ def old_topics(kafka39, prefix: str) -> dict[str, str]:
     records 0-4 deleted), named <prefix>-<key>. The spouts only read them: runs of several releases share them."""
     from confluent_kafka import TopicPartition
 
-    topics = {"orders": kafka39.filled_topic(f"{prefix}-orders", 3, 10),
-              "orders1": kafka39.filled_topic(f"{prefix}-orders1", 1, 10),
-              "trimmed": kafka39.filled_topic(f"{prefix}-trimmed", 1, 10)}
+    topics = {
+        "orders": kafka39.filled_topic(f"{prefix}-orders", 3, 10),
+        "orders1": kafka39.filled_topic(f"{prefix}-orders1", 1, 10),
+        "trimmed": kafka39.filled_topic(f"{prefix}-trimmed", 1, 10),
+    }
     (deleted,) = kafka39.admin.delete_records([TopicPartition(topics["trimmed"], 0, 5)]).values()
     deleted.result(30)
     return topics
 
 
-def old_setup(zk_server, zk, broker39, topics: dict[str, str], prefix: str, root: str, release: str = "1.2.4",
-              scenarios: dict | None = None) -> tuple[list[dict], dict]:
+def old_setup(
+    zk_server,
+    zk,
+    broker39,
+    topics: dict[str, str],
+    prefix: str,
+    root: str,
+    release: str = "1.2.4",
+    scenarios: dict | None = None,
+) -> tuple[list[dict], dict]:
     """The records of `scenarios` (OLD's form; default OLD) written under <root>/<name>/orders-spout (Storm's root
     at <root>/storm), and what `offctl inspect --storm-kafka-release release` says of each: (the runner's
     scenarios, {name: verdicts}). The spout writes the records back, so each run needs its own root.
@@ -128,19 +145,46 @@ def old_setup(zk_server, zk, broker39, topics: dict[str, str], prefix: str, root
                 data = value
             elif isinstance(value, tuple):  # (what the record names, its partition field, its offset)
                 named, field, offset = value
-                data = storm_record(topic if named == "node-says" else f"{prefix}-{named}", field, offset,
-                                    topology_id=writer, broker=broker)
+                data = storm_record(
+                    topic if named == "node-says" else f"{prefix}-{named}",
+                    field,
+                    offset,
+                    topology_id=writer,
+                    broker=broker,
+                )
             else:
                 data = storm_record(topic, p, value, topology_id=writer, broker=broker)
             zk.create(f"{root}/{name}/orders-spout/partition_{p}", data, makepath=True)
-        offctl[name] = verdicts(inspect("--zk", zk_server.address, "--zk-root", f"{root}/{name}", "--spout",
-                                        "orders-spout", "--topic", topic, "--storm-root", f"{root}/storm",
-                                        "--bootstrap-servers", broker, *old_flags(settings, release)))
-        runs.append({"name": name, "zookeeper": zk_server.address, "zk_root": f"{root}/{name}",
-                     "spout_id": "orders-spout", "topic": topic, "storm_id": STORM_ID, "idle_ms": 300,
-                     "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
-                     "spout_config": {ignore if key == "ignoreZkOffsets" else key: value
-                                      for key, value in settings.items()}})
+        offctl[name] = verdicts(
+            inspect(
+                "--zk",
+                zk_server.address,
+                "--zk-root",
+                f"{root}/{name}",
+                "--spout",
+                "orders-spout",
+                "--topic",
+                topic,
+                "--storm-root",
+                f"{root}/storm",
+                "--bootstrap-servers",
+                broker,
+                *old_flags(settings, release),
+            )
+        )
+        runs.append(
+            {
+                "name": name,
+                "zookeeper": zk_server.address,
+                "zk_root": f"{root}/{name}",
+                "spout_id": "orders-spout",
+                "topic": topic,
+                "storm_id": STORM_ID,
+                "idle_ms": 300,
+                "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
+                "spout_config": {ignore if key == "ignoreZkOffsets" else key: value for key, value in settings.items()},
+            }
+        )
     return runs, offctl
 
 
@@ -187,49 +231,93 @@ def test_one_partition_failing_its_fetches_stops_the_whole_task_as_offctl_says(o
 
 # --- storm-kafka-client: 2.8.3 on Kafka 4.4, 1.2.4 on Kafka 3.9 --------------------------------------------------
 
+
 def metadata(topology_id: str) -> str:
     return json.dumps({"topologyId": topology_id, "taskId": 1, "threadName": "main"}, separators=(",", ":"))
 
 
 LEGACY = "{topic-partition=orders-0, offset=2, numFails=0, thread='Thread-9-spout'}"
 CLIENT = {  # name: (commits {partition: (offset, metadata)}, first-poll strategy, guarantee, topic)
-    "own-commit": ({0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST",
-                   "AT_LEAST_ONCE", "orders"),
+    "own-commit": (
+        {0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))},
+        "UNCOMMITTED_EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+    ),
     "tool-commit-earliest": ({0: (3, None), 1: (2, None)}, "EARLIEST", "AT_LEAST_ONCE", "orders"),
     "tool-commit-latest": ({0: (3, None), 1: (2, None)}, "LATEST", "AT_LEAST_ONCE", "orders"),
-    "tool-commit-uncommitted-earliest": ({0: (3, None), 1: (2, None)}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE",
-                                         "orders"),
-    "tool-commit-uncommitted-latest": ({0: (3, None), 1: (2, None)}, "UNCOMMITTED_LATEST", "AT_LEAST_ONCE",
-                                       "orders"),
-    "other-topology-earliest": ({0: (3, metadata(OTHER_ID)), 1: (2, metadata(OTHER_ID))}, "EARLIEST",
-                                "AT_LEAST_ONCE", "orders"),
-    "own-commit-earliest": ({0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))}, "EARLIEST", "AT_LEAST_ONCE",
-                            "orders"),
+    "tool-commit-uncommitted-earliest": (
+        {0: (3, None), 1: (2, None)},
+        "UNCOMMITTED_EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+    ),
+    "tool-commit-uncommitted-latest": ({0: (3, None), 1: (2, None)}, "UNCOMMITTED_LATEST", "AT_LEAST_ONCE", "orders"),
+    "other-topology-earliest": (
+        {0: (3, metadata(OTHER_ID)), 1: (2, metadata(OTHER_ID))},
+        "EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+    ),
+    "own-commit-earliest": (
+        {0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))},
+        "EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+    ),
     "legacy-metadata-earliest": ({0: (3, LEGACY), 1: (2, LEGACY)}, "EARLIEST", "AT_LEAST_ONCE", "orders"),
-    "legacy-metadata-uncommitted": ({0: (3, LEGACY), 1: (2, LEGACY)}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE",
-                                    "orders"),
+    "legacy-metadata-uncommitted": (
+        {0: (3, LEGACY), 1: (2, LEGACY)},
+        "UNCOMMITTED_EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+    ),
     "below-log-start": ({0: (2, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE", "trimmed"),
     "above-log-end": ({0: (50, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE", "trimmed"),
     "missing-partition": ({0: (3, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE", "orders"),
     "missing-partition-latest": ({0: (3, metadata(STORM_ID))}, "UNCOMMITTED_LATEST", "AT_LEAST_ONCE", "orders"),
-    "at-most-once": ({0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST",
-                     "AT_MOST_ONCE", "orders"),
-    "no-guarantee": ({0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST",
-                     "NO_GUARANTEE", "orders"),
+    "at-most-once": (
+        {0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))},
+        "UNCOMMITTED_EARLIEST",
+        "AT_MOST_ONCE",
+        "orders",
+    ),
+    "no-guarantee": (
+        {0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))},
+        "UNCOMMITTED_EARLIEST",
+        "NO_GUARANTEE",
+        "orders",
+    ),
     # metadata that binds with no topologyId: activate() throws NullPointerException (behaviour.COMMIT_CRASH), on a
     # task given partition 0 alone (its fifth element: the task's partitions) and, below, on one given both
-    "null-metadata-document": ({0: (3, "null"), 1: (2, metadata(STORM_ID))}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE",
-                               "orders", [0]),
-    "no-topology-id-earliest": ({0: (3, '{"taskId":1,"threadName":"main"}'), 1: (2, metadata(STORM_ID))},
-                                "EARLIEST", "AT_LEAST_ONCE", "orders", [0]),
+    "null-metadata-document": (
+        {0: (3, "null"), 1: (2, metadata(STORM_ID))},
+        "UNCOMMITTED_EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+        [0],
+    ),
+    "no-topology-id-earliest": (
+        {0: (3, '{"taskId":1,"threadName":"main"}'), 1: (2, metadata(STORM_ID))},
+        "EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+        [0],
+    ),
     "null-topology-id-latest": ({0: (3, '{"topologyId":null,"taskId":1}')}, "LATEST", "AT_MOST_ONCE", "orders", [0]),
-    "null-topology-id-whole-task": ({0: (3, metadata(STORM_ID)), 1: (2, ' {"topologyId" : null} ')},
-                                    "UNCOMMITTED_LATEST", "AT_LEAST_ONCE", "orders", [0, 1]),
+    "null-topology-id-whole-task": (
+        {0: (3, metadata(STORM_ID)), 1: (2, ' {"topologyId" : null} ')},
+        "UNCOMMITTED_LATEST",
+        "AT_LEAST_ONCE",
+        "orders",
+        [0, 1],
+    ),
 }
 
 
-def client_setup(line: str, zk_server, zk, kafka, broker_address: str, *, release: str | None = None,
-                 scenarios: dict | None = None) -> tuple[list[dict], dict, dict]:
+def client_setup(
+    line: str, zk_server, zk, kafka, broker_address: str, *, release: str | None = None, scenarios: dict | None = None
+) -> tuple[list[dict], dict, dict]:
     """The stores of `scenarios` (CLIENT's form; default CLIENT) set up, and what offctl says of each, told
     `--storm-kafka-client-release release` (default: 2.8.8 for line 2.8.3, else the line): (the runner's scenarios,
     {name: verdicts}, {"topics": {"orders": ..., "trimmed": ...}, "storm_root": ..., "prefix": ...}). A commit's
@@ -238,8 +326,10 @@ def client_setup(line: str, zk_server, zk, kafka, broker_address: str, *, releas
 
     release = release or ("2.8.8" if line == "2.8.3" else line)
     prefix = f"oracle-client-{line}-{time.time_ns()}"
-    topics = {"orders": kafka.filled_topic(f"{prefix}-orders", 2, 10),
-              "trimmed": kafka.filled_topic(f"{prefix}-trimmed", 1, 10)}
+    topics = {
+        "orders": kafka.filled_topic(f"{prefix}-orders", 2, 10),
+        "trimmed": kafka.filled_topic(f"{prefix}-trimmed", 1, 10),
+    }
     (deleted,) = kafka.admin.delete_records([TopicPartition(topics["trimmed"], 0, 4)]).values()
     deleted.result(30)
     storm_root = f"/{prefix}/storm"
@@ -249,13 +339,38 @@ def client_setup(line: str, zk_server, zk, kafka, broker_address: str, *, releas
         group = f"{prefix}-{name}"
         for p, (offset, meta) in commits.items():
             kafka.commit(group, topics[on], {p: offset}, meta(topics[on], p, offset) if callable(meta) else meta)
-        offctl[name] = verdicts(inspect(
-            "--zk", zk_server.address, "--storm-root", storm_root, "--bootstrap-servers", broker_address, "--group",
-            group, "--topic", topics[on], "--storm-kafka-client-release", release,
-            "--first-poll-offset-strategy", strategy, "--processing-guarantee", guarantee))
-        runs.append({"name": name, "bootstrap_servers": broker_address, "topic": topics[on], "group_id": group,
-                     "topology_id": STORM_ID, "first_poll_offset_strategy": strategy,
-                     "processing_guarantee": guarantee, **({"partitions": task[0]} if task else {})})
+        offctl[name] = verdicts(
+            inspect(
+                "--zk",
+                zk_server.address,
+                "--storm-root",
+                storm_root,
+                "--bootstrap-servers",
+                broker_address,
+                "--group",
+                group,
+                "--topic",
+                topics[on],
+                "--storm-kafka-client-release",
+                release,
+                "--first-poll-offset-strategy",
+                strategy,
+                "--processing-guarantee",
+                guarantee,
+            )
+        )
+        runs.append(
+            {
+                "name": name,
+                "bootstrap_servers": broker_address,
+                "topic": topics[on],
+                "group_id": group,
+                "topology_id": STORM_ID,
+                "first_poll_offset_strategy": strategy,
+                "processing_guarantee": guarantee,
+                **({"partitions": task[0]} if task else {}),
+            }
+        )
     return runs, offctl, {"topics": topics, "storm_root": storm_root, "prefix": prefix}
 
 
@@ -286,8 +401,9 @@ def _agree(name: str, offctl: dict, ran: dict) -> None:
     if crashes:  # the spout's own exception before it emits anything: from activate(), before any partition of the
         # task is read (a commit that binds with no topologyId: behaviour.COMMIT_CRASH), or from nextTuple() before
         # the first emit (STORM-2844's check on a commit above the log end: behaviour.EMIT_CHECK); none emits
-        assert ("NullPointerException" in str(r["errors"].get("activate"))
-                or "already been committed" in str(r["errors"].get("nextTuple"))), (name, r)
+        assert "NullPointerException" in str(r["errors"].get("activate")) or "already been committed" in str(
+            r["errors"].get("nextTuple")
+        ), (name, r)
         assert not any(v is not None for v in r["first_emitted"].values()) and not any(r["emitted"].values()), (name, r)
         return
     for p in sorted((set(said) if r["task"] is None else set(r["task"])) | set(r["assigned"])):
@@ -323,15 +439,29 @@ def test_a_commit_above_the_log_end_breaks_the_spouts_commits_as_offctl_says(req
 
 # --- the repairs, proven on the spout: the real storm-kafka-client 2.8.3 spout starts where the plan said ------------
 
+
 @pytest.fixture
 def repairs(zk_server, zk, broker, kafka, names, tmp_path):
     """A topic of 2 partitions of 10 messages, a group, Storm's root with nothing running, and the flags a write
     needs (its backups and audit log in tmp_path)."""
     topic, group, root = kafka.filled_topic(names("orders"), 2, 10), names("group"), f"/{names('root')}"
     zk.create(f"{root}/storm/storms", makepath=True)
-    conn = ["--zk", zk_server.address, "--zk-root", f"{root}/spouts", "--storm-root", f"{root}/storm",
-            "--bootstrap-servers", broker.address, "--backup-dir", str(tmp_path / "backups"), "--audit-log",
-            str(tmp_path / "audit.jsonl"), "--quiet-period", "0"]
+    conn = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        f"{root}/spouts",
+        "--storm-root",
+        f"{root}/storm",
+        "--bootstrap-servers",
+        broker.address,
+        "--backup-dir",
+        str(tmp_path / "backups"),
+        "--audit-log",
+        str(tmp_path / "audit.jsonl"),
+        "--quiet-period",
+        "0",
+    ]
     return {"topic": topic, "group": group, "root": root, "conn": conn, "broker": broker.address}
 
 
@@ -346,9 +476,20 @@ def write(*args: str, code: int = 0) -> dict:
 def spout_starts(r: dict, strategy: str) -> dict[int, int | None]:
     from tests.storm_client_spout import run_client_spouts
 
-    [got] = run_client_spouts("2.8.3", [{"name": strategy, "bootstrap_servers": r["broker"], "topic": r["topic"],
-                                         "group_id": r["group"], "topology_id": STORM_ID,
-                                         "first_poll_offset_strategy": strategy, "ack": False}])
+    [got] = run_client_spouts(
+        "2.8.3",
+        [
+            {
+                "name": strategy,
+                "bootstrap_servers": r["broker"],
+                "topic": r["topic"],
+                "group_id": r["group"],
+                "topology_id": STORM_ID,
+                "first_poll_offset_strategy": strategy,
+                "ack": False,
+            }
+        ],
+    )
     assert got["errors"] == {}, got
     return {p: got["first_emitted"].get(p) for p in got["assigned"]}
 
@@ -359,25 +500,31 @@ def test_migrate_then_the_new_spout_resumes_at_the_old_spouts_offsets(repairs, z
     EARLIEST too (isOffsetCommittedByThisTopology: the commit names the running topology)."""
     r = repairs
     for p, offset in {0: 4, 1: 7}.items():
-        zk.create(f"{r['root']}/spouts/orders-spout/partition_{p}",
-                  storm_record(r["topic"], p, offset, topology_id=OTHER_ID, broker=broker.address), makepath=True)
+        zk.create(
+            f"{r['root']}/spouts/orders-spout/partition_{p}",
+            storm_record(r["topic"], p, offset, topology_id=OTHER_ID, broker=broker.address),
+            makepath=True,
+        )
     plan = write("migrate", *r["conn"], "--spout", "orders-spout", "--group", r["group"], "--topology-id", STORM_ID)
     assert {c["partition"]: c["after"] for c in plan["changes"]} == {0: 4, 1: 7} and plan["verified"]
     assert spout_starts(r, "EARLIEST") == {0: 4, 1: 7}
     assert spout_starts(r, "UNCOMMITTED_EARLIEST") == {0: 4, 1: 7}
 
 
-@pytest.mark.parametrize("target, expected", [
-    (("--to", "earliest"), {0: 0, 1: 0}),
-    (("--to", "latest"), {0: None, 1: None}),
-    (("--to", "offset", "--offset", "6"), {0: 6, 1: 6}),
-    (("--to", "shift", "--by", "1"), {0: 4, 1: 3}),  # one past a poison message at the commit
-], ids=["earliest", "latest", "offset", "shift-past-a-poison-message"])
+@pytest.mark.parametrize(
+    "target, expected",
+    [
+        (("--to", "earliest"), {0: 0, 1: 0}),
+        (("--to", "latest"), {0: None, 1: None}),
+        (("--to", "offset", "--offset", "6"), {0: 6, 1: 6}),
+        (("--to", "shift", "--by", "1"), {0: 4, 1: 3}),  # one past a poison message at the commit
+    ],
+    ids=["earliest", "latest", "offset", "shift-past-a-poison-message"],
+)
 def test_a_reset_then_the_spout_starts_where_the_plan_said(repairs, kafka, target, expected):
     r = repairs
     kafka.commit(r["group"], r["topic"], {0: 3, 1: 2}, metadata(STORM_ID))
-    plan = write("reset", *r["conn"], "--group", r["group"], "--topic", r["topic"], "--topology-id", STORM_ID,
-                 *target)
+    plan = write("reset", *r["conn"], "--group", r["group"], "--topic", r["topic"], "--topology-id", STORM_ID, *target)
     after = {c["partition"]: c["after"] for c in plan["changes"]}
     assert plan["verified"] and {p: (None if a == 10 else a) for p, a in after.items()} == expected
     assert spout_starts(r, "EARLIEST") == expected
@@ -395,11 +542,25 @@ def test_a_commit_that_crashes_the_spout_then_the_hinted_reset_then_it_resumes_t
     kafka.commit(r["group"], r["topic"], {0: 3, 1: 2}, "null")
     doc = inspect(*r["conn"][:8], "--group", r["group"], "--topic", r["topic"])
     assert {(p["partition"], p["resumes"], p["resumes_at"], p["lag"]) for p in doc["partitions"]} == {
-        (0, "crashes", None, 7), (1, "crashes", None, 8)}
+        (0, "crashes", None, 7),
+        (1, "crashes", None, 8),
+    }
     assert [f["partition"] for f in doc["findings"] if f["code"] == "CRASHING_COMMIT"] == [0, 1]
     assert "--to shift --by 0 --topology-id STORM_ID" in doc["hints"]["CRASHING_COMMIT"]
-    plan = write("reset", *r["conn"], "--group", r["group"], "--topic", r["topic"], "--to", "shift", "--by", "0",
-                 "--topology-id", STORM_ID)
+    plan = write(
+        "reset",
+        *r["conn"],
+        "--group",
+        r["group"],
+        "--topic",
+        r["topic"],
+        "--to",
+        "shift",
+        "--by",
+        "0",
+        "--topology-id",
+        STORM_ID,
+    )
     assert plan["verified"] and {c["partition"]: c["after"] for c in plan["changes"]} == {0: 3, 1: 2}
     assert spout_starts(r, "EARLIEST") == {0: 3, 1: 2}
 
@@ -422,8 +583,11 @@ def test_offctl_reads_the_metadata_the_real_spout_committed_exactly_every_time(c
     store = KafkaStore(broker.address)
     try:
         group = ran["own-commit"]["group_id"]
-        wrong = [read for read in ({c.partition: c.metadata for c in store.group_commits([group])}
-                                   for _ in range(METADATA_READS)) if read != expected]
+        wrong = [
+            read
+            for read in ({c.partition: c.metadata for c in store.group_commits([group])} for _ in range(METADATA_READS))
+            if read != expected
+        ]
         assert not store.notes, store.notes
     finally:
         store.close()
@@ -443,14 +607,37 @@ def test_what_offctl_commits_the_spouts_java_client_reads_as_the_spout_writes_it
     kafka.commit(r["group"], r["topic"], {0: 3, 1: 2}, metadata(STORM_ID))
 
     def read_back_by_java() -> dict[int, tuple[int, str]]:
-        [got] = run_client_spouts("2.8.3", [{"name": "read-back", "bootstrap_servers": r["broker"],
-                                             "topic": r["topic"], "group_id": r["group"], "topology_id": STORM_ID,
-                                             "first_poll_offset_strategy": "UNCOMMITTED_EARLIEST", "ack": False}])
+        [got] = run_client_spouts(
+            "2.8.3",
+            [
+                {
+                    "name": "read-back",
+                    "bootstrap_servers": r["broker"],
+                    "topic": r["topic"],
+                    "group_id": r["group"],
+                    "topology_id": STORM_ID,
+                    "first_poll_offset_strategy": "UNCOMMITTED_EARLIEST",
+                    "ack": False,
+                }
+            ],
+        )
         assert got["errors"] == {}, got
         return {p: (c["offset"], c["metadata"]) for p, c in got["committed"].items()}
 
-    plan = write("reset", *r["conn"], "--group", r["group"], "--topic", r["topic"], "--topology-id", STORM_ID,
-                 "--to", "offset", "--offset", "5")
+    plan = write(
+        "reset",
+        *r["conn"],
+        "--group",
+        r["group"],
+        "--topic",
+        r["topic"],
+        "--topology-id",
+        STORM_ID,
+        "--to",
+        "offset",
+        "--offset",
+        "5",
+    )
     assert plan["verified"]
     assert read_back_by_java() == {0: (5, spouts_own), 1: (5, spouts_own)}
     restored = write("restore", plan["backup"], *r["conn"])
@@ -477,8 +664,9 @@ def timed_topic(kafka, name: str, base_ms: int) -> str:
     falls on a different offset in each (base_ms + 3500: 4 in partition 0, 2 in partition 1)."""
     kafka.create_topic(name, 2)
     for p in range(2):
-        kafka.produce_records(name, p, [{"value": b"m%d" % o, "timestamp": base_ms + o * 1000 * (p + 1)}
-                                        for o in range(10)])
+        kafka.produce_records(
+            name, p, [{"value": b"m%d" % o, "timestamp": base_ms + o * 1000 * (p + 1)} for o in range(10)]
+        )
     return name
 
 
@@ -493,8 +681,20 @@ def trimmed_topic(kafka, name: str, log_start: int) -> str:
 
 
 def safety(zk_server, bootstrap: str, storm_root: str, tmp) -> list[str]:
-    return ["--zk", zk_server.address, "--storm-root", storm_root, "--bootstrap-servers", bootstrap,
-            "--backup-dir", str(tmp / "backups"), "--audit-log", str(tmp / "audit.jsonl"), "--quiet-period", "0"]
+    return [
+        "--zk",
+        zk_server.address,
+        "--storm-root",
+        storm_root,
+        "--bootstrap-servers",
+        bootstrap,
+        "--backup-dir",
+        str(tmp / "backups"),
+        "--audit-log",
+        str(tmp / "audit.jsonl"),
+        "--quiet-period",
+        "0",
+    ]
 
 
 def rows(plan: dict) -> dict[int, dict]:
@@ -519,10 +719,22 @@ CLIENT_REPAIRS = {
     "time": ("timed", {0: 8, 1: 8}, "EARLIEST", ("--to", "time", "--at", "{between}"), "restore", 5),
     "time-after-last": ("late", {0: 3, 1: 2}, "EARLIEST", ("--to", "time", "--at", "{after_last}"), "produce", 0),
     "offset": ("timed", {0: 3, 1: 2}, "UNCOMMITTED_EARLIEST", ("--to", "offset", "--offset", "6"), "restore", 0),
-    "delete-uncommitted-earliest": ("trimmed", None, "UNCOMMITTED_EARLIEST", ("--to", "offset", "--offset", "6"),
-                                    "restore", 0),
-    "delete-uncommitted-latest": ("trimmed", None, "UNCOMMITTED_LATEST", ("--to", "offset", "--offset", "6"),
-                                  "restore", 0),
+    "delete-uncommitted-earliest": (
+        "trimmed",
+        None,
+        "UNCOMMITTED_EARLIEST",
+        ("--to", "offset", "--offset", "6"),
+        "restore",
+        0,
+    ),
+    "delete-uncommitted-latest": (
+        "trimmed",
+        None,
+        "UNCOMMITTED_LATEST",
+        ("--to", "offset", "--offset", "6"),
+        "restore",
+        0,
+    ),
 }
 
 
@@ -532,8 +744,11 @@ def client_repairs(line: str, zk_server, zk, kafka, bootstrap: str, tmp) -> dict
     prefix = f"repairs-client-{line}-{time.time_ns()}"
     base = int(time.time() * 1000) - 3_600_000
     at = {"between": str(base + 3500), "after_last": str(base + 18_000 + 500)}
-    topics = {"timed": timed_topic(kafka, f"{prefix}-timed", base), "late": timed_topic(kafka, f"{prefix}-late", base),
-              "trimmed": trimmed_topic(kafka, f"{prefix}-trimmed", 4)}
+    topics = {
+        "timed": timed_topic(kafka, f"{prefix}-timed", base),
+        "late": timed_topic(kafka, f"{prefix}-late", base),
+        "trimmed": trimmed_topic(kafka, f"{prefix}-trimmed", 4),
+    }
     storm_root = f"/{prefix}/storm"
     zk.create(f"{storm_root}/storms", makepath=True)  # nothing runs: the guards let the writes through
     flags = safety(zk_server, bootstrap, storm_root, tmp)
@@ -544,10 +759,21 @@ def client_repairs(line: str, zk_server, zk, kafka, bootstrap: str, tmp) -> dict
         return ["--storm-kafka-client-release", release, "--first-poll-offset-strategy", strategy]
 
     def run(step: str) -> None:
-        ran = run_client_spouts(line, [
-            {"name": name, "bootstrap_servers": bootstrap, "topic": s["topic"], "group_id": s["group"],
-             "topology_id": s["storm_id"], "first_poll_offset_strategy": s["strategy"], "ack": False}
-            for name, s in out.items()])
+        ran = run_client_spouts(
+            line,
+            [
+                {
+                    "name": name,
+                    "bootstrap_servers": bootstrap,
+                    "topic": s["topic"],
+                    "group_id": s["group"],
+                    "topology_id": s["storm_id"],
+                    "first_poll_offset_strategy": s["strategy"],
+                    "ack": False,
+                }
+                for name, s in out.items()
+            ],
+        )
         for r in ran:
             out[r["name"]][step] = r
 
@@ -555,8 +781,18 @@ def client_repairs(line: str, zk_server, zk, kafka, bootstrap: str, tmp) -> dict
         group, topic = f"{prefix}-{name}", topics[on]
         if commits:
             kafka.commit(group, topic, commits, metadata(OTHER_ID))
-        plan = write("reset", *flags, "--group", group, "--topic", topic, "--topology-id", STORM_ID,
-                     *spout_settings(strategy), *(a.format(**at) for a in repair))
+        plan = write(
+            "reset",
+            *flags,
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--topology-id",
+            STORM_ID,
+            *spout_settings(strategy),
+            *(a.format(**at) for a in repair),
+        )
         out[name] = {"group": group, "topic": topic, "strategy": strategy, "plan": plan, "storm_id": STORM_ID}
     run("first")
     for name, (_, _, strategy, _, second, code) in CLIENT_REPAIRS.items():
@@ -565,8 +801,19 @@ def client_repairs(line: str, zk_server, zk, kafka, bootstrap: str, tmp) -> dict
             kafka.produce(s["topic"], 0, 1)
             continue
         s["restore"] = write("restore", s["plan"]["backup"], *flags, *spout_settings(strategy), code=code)
-        s["inspected"] = inspect("--zk", zk_server.address, "--storm-root", storm_root, "--bootstrap-servers",
-                                 bootstrap, "--group", s["group"], "--topic", s["topic"], *spout_settings(strategy))
+        s["inspected"] = inspect(
+            "--zk",
+            zk_server.address,
+            "--storm-root",
+            storm_root,
+            "--bootstrap-servers",
+            bootstrap,
+            "--group",
+            s["group"],
+            "--topic",
+            s["topic"],
+            *spout_settings(strategy),
+        )
         s["inspect"] = verdicts(s["inspected"])
         s["storm_id"] = NEXT_ID
     run("second")
@@ -626,8 +873,13 @@ def test_a_reset_to_a_time_then_the_client_spout_starts_at_the_plans_target(requ
     _client_first(s)
     restore = s["restore"]
     assert {p: c["after"] for p, c in rows(restore).items()} == {0: 8, 1: 8} and restore["verified"] is False
-    assert all("the spout will ignore this commit" in problem and "starts at the log start" in problem
-               for problem in restore["problems"]) and len(restore["problems"]) == 2, restore["problems"]
+    assert (
+        all(
+            "the spout will ignore this commit" in problem and "starts at the log start" in problem
+            for problem in restore["problems"]
+        )
+        and len(restore["problems"]) == 2
+    ), restore["problems"]
     assert _client_second(s) == {0: 0, 1: 0}
 
 
@@ -667,8 +919,9 @@ def test_a_groups_commits_deleted_then_the_client_spout_starts_where_offctl_says
     assert restore["verified"] and {c["action"] for c in restore["changes"]} == {"delete"}, restore
     assert s["second"]["committed"] == {0: None, 1: None}, s["second"]  # the spout ran on no commit
     edge = "start" if s["strategy"].endswith("EARLIEST") else "end"
-    assert all(f"the group is deleted): counted from the log {edge} ({s['strategy']}" in c["cost"]
-               for c in restore["changes"]), restore["changes"]
+    assert all(
+        f"the group is deleted): counted from the log {edge} ({s['strategy']}" in c["cost"] for c in restore["changes"]
+    ), restore["changes"]
     _client_second(s, {p: counted_from(c) for p, c in rows(restore).items()})
 
 
@@ -678,13 +931,21 @@ OLD_REPAIRS = {
     "offset": ("timed", {0: 4, 1: 7}, {}, ("reset", "--to", "offset", "--offset", "6")),
     # partition 1's log start is 0: the plan writes 0 and says the spout ignores it for startOffsetTime
     "earliest": ("trimmed", {0: 5, 1: 7}, {}, ("reset", "--to", "earliest")),
-    "earliest-startoffsettime-latest": ("timed", {0: 4, 1: 7}, {"startOffsetTime": LATEST},
-                                        ("reset", "--to", "earliest")),
+    "earliest-startoffsettime-latest": (
+        "timed",
+        {0: 4, 1: 7},
+        {"startOffsetTime": LATEST},
+        ("reset", "--to", "earliest"),
+    ),
     "time": ("timed", {0: 8, 1: 8}, {}, ("reset", "--to", "time", "--at", "{between}")),
     "time-after-last": ("timed", {0: 3, 1: 2}, {}, ("reset", "--to", "time", "--at", "{after_last}")),
     "delete-one": ("trimmed", {0: 5, 1: 7}, {}, ("delete", "--partitions", "0")),
-    "delete-all-startoffsettime-latest": ("timed", {0: 4, 1: 7}, {"startOffsetTime": LATEST},
-                                          ("delete", "--all-records")),
+    "delete-all-startoffsettime-latest": (
+        "timed",
+        {0: 4, 1: 7},
+        {"startOffsetTime": LATEST},
+        ("delete", "--all-records"),
+    ),
 }
 
 
@@ -695,8 +956,10 @@ def old_repairs(zk_server, zk, broker39, kafka39, tmp_path_factory):
     prefix = f"repairs-old-{time.time_ns()}"
     base = int(time.time() * 1000) - 3_600_000
     at = {"between": str(base + 3500), "after_last": str(base + 18_000 + 500)}
-    topics = {"timed": timed_topic(kafka39, f"{prefix}-timed", base),
-              "trimmed": trimmed_topic(kafka39, f"{prefix}-trimmed", 3)}
+    topics = {
+        "timed": timed_topic(kafka39, f"{prefix}-timed", base),
+        "trimmed": trimmed_topic(kafka39, f"{prefix}-trimmed", 3),
+    }
     root, broker = f"/{prefix}", broker39.address
     zk.create(f"{root}/storm/storms", makepath=True)  # nothing runs
     flags = safety(zk_server, broker, f"{root}/storm", tmp_path_factory.mktemp("repairs-old"))
@@ -704,28 +967,59 @@ def old_repairs(zk_server, zk, broker39, kafka39, tmp_path_factory):
 
     def said(name: str) -> dict:
         s = out[name]
-        s["inspected"] = inspect("--zk", zk_server.address, "--zk-root", s["zk_root"], "--spout", "orders-spout",
-                                 "--topic", s["topic"], "--storm-root", f"{root}/storm", "--bootstrap-servers", broker,
-                                 *old_flags(s["settings"]))
+        s["inspected"] = inspect(
+            "--zk",
+            zk_server.address,
+            "--zk-root",
+            s["zk_root"],
+            "--spout",
+            "orders-spout",
+            "--topic",
+            s["topic"],
+            "--storm-root",
+            f"{root}/storm",
+            "--bootstrap-servers",
+            broker,
+            *old_flags(s["settings"]),
+        )
         return verdicts(s["inspected"])
 
     def run(step: str) -> None:
-        ran = run_old_spouts([{"name": name, "zookeeper": zk_server.address, "zk_root": s["zk_root"],
-                               "spout_id": "orders-spout", "topic": s["topic"], "storm_id": STORM_ID, "idle_ms": 300,
-                               "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
-                               "spout_config": s["settings"], "ack": False} for name, s in out.items()])
+        ran = run_old_spouts(
+            [
+                {
+                    "name": name,
+                    "zookeeper": zk_server.address,
+                    "zk_root": s["zk_root"],
+                    "spout_id": "orders-spout",
+                    "topic": s["topic"],
+                    "storm_id": STORM_ID,
+                    "idle_ms": 300,
+                    "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
+                    "spout_config": s["settings"],
+                    "ack": False,
+                }
+                for name, s in out.items()
+            ]
+        )
         for r in ran:
             out[r["name"]][step] = r
 
     for name, (on, records, settings, (command, *repair)) in OLD_REPAIRS.items():
         topic, zk_root = topics[on], f"{root}/{name}"
         for p, offset in records.items():
-            zk.create(f"{zk_root}/orders-spout/partition_{p}", storm_record(topic, p, offset, broker=broker),
-                      makepath=True)
-        out[name] = {"topic": topic, "zk_root": zk_root, "settings": settings,
-                     "log_start": {0: 3 if on == "trimmed" else 0, 1: 0}}
-        out[name]["plan"] = write(command, *flags, "--zk-root", zk_root, "--spout", "orders-spout",
-                                  *(a.format(**at) for a in repair))
+            zk.create(
+                f"{zk_root}/orders-spout/partition_{p}", storm_record(topic, p, offset, broker=broker), makepath=True
+            )
+        out[name] = {
+            "topic": topic,
+            "zk_root": zk_root,
+            "settings": settings,
+            "log_start": {0: 3 if on == "trimmed" else 0, 1: 0},
+        }
+        out[name]["plan"] = write(
+            command, *flags, "--zk-root", zk_root, "--spout", "orders-spout", *(a.format(**at) for a in repair)
+        )
         out[name]["inspect"] = said(name)
     run("first")
     for s in out.values():
@@ -741,8 +1035,9 @@ def configured_start(s: dict, partition: int) -> int | None:
     from offctl.core.behaviour import SpoutProfile, StormKafka
     from offctl.core.behaviour import configured_start as start
 
-    profile = SpoutProfile(storm_kafka=StormKafka.of_version("1.2.4"),
-                           start_offset_time=s["settings"].get("startOffsetTime", EARLIEST))
+    profile = SpoutProfile(
+        storm_kafka=StormKafka.of_version("1.2.4"), start_offset_time=s["settings"].get("startOffsetTime", EARLIEST)
+    )
     return start(profile, s["log_start"][partition], 10).offset
 
 
@@ -784,7 +1079,9 @@ def test_a_repair_of_the_old_spouts_records_then_the_old_spout_starts_where_offc
     restored = {p: c["after"] for p, c in rows(restore).items()}
     assert restored == {p: before[p] for p in rows(plan)}, restore["changes"]
     assert old_starts(s["second"]) == {p: first(restored.get(p, offset), 10) for p, offset in before.items()}, (
-        restore["changes"], s["second"])
+        restore["changes"],
+        s["second"],
+    )
 
 
 def test_the_old_spout_repairs_reach_what_they_were_meant_to(old_repairs):
@@ -798,7 +1095,9 @@ def test_the_old_spout_repairs_reach_what_they_were_meant_to(old_repairs):
     assert after["time-after-last"] == {0: 10, 1: 10}
     assert {p: c["action"] for p, c in rows(old_repairs["delete-one"]["plan"]).items()} == {0: "delete"}
     assert {p: c["action"] for p, c in rows(old_repairs["delete-all-startoffsettime-latest"]["plan"]).items()} == {
-        0: "delete", 1: "delete"}
+        0: "delete",
+        1: "delete",
+    }
     said = {name: {p: v[:2] for p, v in s["inspect"].items()} for name, s in old_repairs.items()}
     assert said["earliest"][1] == (0, "log-start")
     assert said["earliest-startoffsettime-latest"] == {0: (10, "log-end"), 1: (10, "log-end")}

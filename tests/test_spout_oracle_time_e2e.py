@@ -64,8 +64,13 @@ SCENARIOS = {
     # no record: PartitionManager starts at KafkaUtils.getOffset(startOffsetTime)
     "none-before-every-segment": ("before", None, {}, NO_OFFSET, LOG_START),  # empty answer: -5, then EarliestTime
     "none-at-a-record-time": ("record-time", None, {}, NO_OFFSET, LOG_START),  # a time index would say 6
-    "none-before-every-segment-no-reset": ("before", None, {"useStartOffsetTimeIfOffsetOutOfRange": False},
-                                           NO_OFFSET, None),  # every fetch fails
+    "none-before-every-segment-no-reset": (
+        "before",
+        None,
+        {"useStartOffsetTimeIfOffsetOutOfRange": False},
+        NO_OFFSET,
+        None,
+    ),  # every fetch fails
     "none-between-m0-m1": ("between-0-1", None, {}, LOG_START, LOG_START),  # max(base 0, log start 2)
     "none-just-before-m1": ("m1-1", None, {}, LOG_START, LOG_START),
     "none-at-m1": ("m1", None, {}, 3, 3),  # <=: a segment last modified at the timestamp counts
@@ -107,19 +112,35 @@ TOUCHED = {
 TIME = ("time", None)
 FUTURE = ("log-end", LOG_END)
 SAYS = {
-    "none-before-every-segment": TIME, "none-at-a-record-time": TIME, "none-before-every-segment-no-reset": TIME,
-    "none-between-m0-m1": TIME, "none-just-before-m1": TIME, "none-at-m1": TIME, "none-between-m1-m2": TIME,
-    "none-between-m2-m3": TIME, "none-after-the-last-write": TIME, "none-future": FUTURE,
-    "zero-between-m1-m2": TIME, "zero-before-every-segment": TIME, "zero-future": FUTURE,
-    "ignore-zk-between-m1-m2": TIME, "ignore-zk-before-every-segment": TIME, "ignore-zk-future": FUTURE,
-    "stored-inside": ("stored", 7), "stored-below-log-start": ("log-start", LOG_START),
+    "none-before-every-segment": TIME,
+    "none-at-a-record-time": TIME,
+    "none-before-every-segment-no-reset": TIME,
+    "none-between-m0-m1": TIME,
+    "none-just-before-m1": TIME,
+    "none-at-m1": TIME,
+    "none-between-m1-m2": TIME,
+    "none-between-m2-m3": TIME,
+    "none-after-the-last-write": TIME,
+    "none-future": FUTURE,
+    "zero-between-m1-m2": TIME,
+    "zero-before-every-segment": TIME,
+    "zero-future": FUTURE,
+    "ignore-zk-between-m1-m2": TIME,
+    "ignore-zk-before-every-segment": TIME,
+    "ignore-zk-future": FUTURE,
+    "stored-inside": ("stored", 7),
+    "stored-below-log-start": ("log-start", LOG_START),
     "stored-above-log-end": ("waits-until-log-end-reaches", 50),
     # before issue 36's time runs offctl said ("stored", 4) for these: the spout started at 6 and 12
-    "max-offset-behind-between-m2-m3": TIME, "max-offset-behind-between-m0-m1": TIME,
-    "max-offset-behind-before-every-segment": TIME, "max-offset-behind-future": FUTURE,
+    "max-offset-behind-between-m2-m3": TIME,
+    "max-offset-behind-between-m0-m1": TIME,
+    "max-offset-behind-before-every-segment": TIME,
+    "max-offset-behind-future": FUTURE,
     "max-offset-behind-within-the-log-end": ("stored", 11),
-    "max-offset-behind-below-log-start-between-m2-m3": TIME, "max-offset-behind-below-log-start-future": FUTURE,
-    "touched-before-every-write": TIME, "touched-between-m0-m1": TIME,
+    "max-offset-behind-below-log-start-between-m2-m3": TIME,
+    "max-offset-behind-below-log-start-future": FUTURE,
+    "touched-before-every-write": TIME,
+    "touched-between-m0-m1": TIME,
 }
 NO_EMIT = ("waits-until-log-end-reaches", "fetch-fails", "crashes")
 
@@ -142,16 +163,16 @@ def segmented_topic(kafka39, name: str) -> str:
     kafka39.produce_records(name, 1, [{"value": b"p1-%d" % o, "timestamp": REC0} for o in range(3)])
     for k in range(len(BASES)):
         time.sleep(0.3)  # the segment files' mtimes 0.3 s apart: room for a timestamp between them
-        kafka39.produce_records(name, 0, [{"value": b"m%d" % (3 * k + o), "timestamp": REC0 + 1000 * k}
-                                          for o in range(3)])
+        kafka39.produce_records(
+            name, 0, [{"value": b"m%d" % (3 * k + o), "timestamp": REC0 + 1000 * k} for o in range(3)]
+        )
     (deleted,) = kafka39.admin.delete_records([TopicPartition(name, 0, LOG_START)]).values()
     deleted.result(30)
     return name
 
 
 def inspect(*args: str) -> dict:
-    result = invoke(["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"],
-                                catch_exceptions=False)
+    result = invoke(["inspect", *args, "--per-partition", "--fail-on", "never", "-o", "json"], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -189,9 +210,17 @@ def timed(zk_server, zk, broker39, kafka39):
     os.utime(segment, ns=(moved * 1_000_000, moved * 1_000_000))
     assert segment_mtimes(broker39, touched, 0)[3] == moved
     now = int(time.time() * 1000)
-    at = {"before": m[0] - 60_000, "record-time": REC0 + 1500, "between-0-1": (m[0] + m[1]) // 2, "m1-1": m[1] - 1,
-          "m1": m[1], "between-1-2": (m[1] + m[2]) // 2, "between-2-3": (m[2] + m[3]) // 2,
-          "after-last-write": (m[3] + now) // 2, "future": now + 86_400_000}
+    at = {
+        "before": m[0] - 60_000,
+        "record-time": REC0 + 1500,
+        "between-0-1": (m[0] + m[1]) // 2,
+        "m1-1": m[1] - 1,
+        "m1": m[1],
+        "between-1-2": (m[1] + m[2]) // 2,
+        "between-2-3": (m[2] + m[3]) // 2,
+        "after-last-write": (m[3] + now) // 2,
+        "future": now + 86_400_000,
+    }
     at_touched = {"before-touched-m0": t_m[0] - 10_000, "between-0-1": (t_m[0] + t_m[1]) // 2}
     assert at["after-last-write"] > m[3]
 
@@ -209,23 +238,53 @@ def timed(zk_server, zk, broker39, kafka39):
         for p, data in nodes.items():
             zk.create(f"{root}/{name}/orders-spout/partition_{p}", data, makepath=True)
         flags = old_flags(config)  # startOffsetTime ms: "--start-offset-time <ms>"
-        doc = inspect("--zk", zk_server.address, "--zk-root", f"{root}/{name}", "--spout", "orders-spout", "--topic",
-                      on, "--storm-root", f"{root}/storm", "--bootstrap-servers", broker, *flags)
+        doc = inspect(
+            "--zk",
+            zk_server.address,
+            "--zk-root",
+            f"{root}/{name}",
+            "--spout",
+            "orders-spout",
+            "--topic",
+            on,
+            "--storm-root",
+            f"{root}/storm",
+            "--bootstrap-servers",
+            broker,
+            *flags,
+        )
         offctl[name] = {p: said_of(doc, p) for p in (0, 1)}
-        scenarios.append({"name": name, "zookeeper": zk_server.address, "zk_root": f"{root}/{name}",
-                          "spout_id": "orders-spout", "topic": on, "storm_id": STORM_ID, "idle_ms": 300,
-                          "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
-                          "spout_config": config})
+        scenarios.append(
+            {
+                "name": name,
+                "zookeeper": zk_server.address,
+                "zk_root": f"{root}/{name}",
+                "spout_id": "orders-spout",
+                "topic": on,
+                "storm_id": STORM_ID,
+                "idle_ms": 300,
+                "hosts": {"zk": zk_server.address + BROKER39_CHROOT, "path": "/brokers"},
+                "spout_config": config,
+            }
+        )
     set_up = time.monotonic() - t0
     asked = int(time.time() * 1000)  # before any spout asks Kafka: the log end's entry is dated later
     ran = {r["name"]: r for r in run_old_spouts(scenarios)}
     # nothing wrote to the topics meanwhile: the mtimes the timestamps were placed against still hold
     assert [segment_mtimes(broker39, topic, 0)[b] for b in BASES] == m
-    print(f"\ntime scenarios: set up and offctl {set_up:.1f} s, {len(scenarios)} spout runs "
-          f"{time.monotonic() - t0 - set_up:.1f} s")
-    return {"offctl": offctl, "ran": ran, "times": times, "topic": topic, "asked": asked,
-            "mtimes": {topic: m, touched: [moved if b == 3 else t for b, t in zip(BASES, t_m)]},
-            "on": {s["name"]: s["topic"] for s in scenarios}}
+    print(
+        f"\ntime scenarios: set up and offctl {set_up:.1f} s, {len(scenarios)} spout runs "
+        f"{time.monotonic() - t0 - set_up:.1f} s"
+    )
+    return {
+        "offctl": offctl,
+        "ran": ran,
+        "times": times,
+        "topic": topic,
+        "asked": asked,
+        "mtimes": {topic: m, touched: [moved if b == 3 else t for b, t in zip(BASES, t_m)]},
+        "on": {s["name"]: s["topic"] for s in scenarios},
+    }
 
 
 ALL = {**SCENARIOS, **TOUCHED}
@@ -244,7 +303,6 @@ def test_the_spout_starts_where_kafkas_v0_answer_puts_it(timed, name):
         out_of_range = [e for e in r["errors"].get("0", []) if "offset out of range: [-5]" in e]
         no_reset = ALL[name][2].get("useStartOffsetTimeIfOffsetOutOfRange") is False
         assert out_of_range or (no_reset and any("OFFSET_OUT_OF_RANGE" in e for e in r["errors"]["0"])), r["errors"]
-
 
 
 def v0_answer(mtimes: list[int], at: int, asked: int) -> int:
@@ -277,9 +335,13 @@ def test_offctl_says_where_the_spout_starts_or_names_kafkas_rule(timed, name):
         return
     assert started == answer, name  # no record, offset <= 0, another topology's with ignoreZkOffsets: the answer
     text = " ".join(said["messages"])
-    assert (f"the offset Kafka answers for startOffsetTime {timed['times'][name]} (ListOffsets v0 reads segment "
-            f"files, not record timestamps" in text and "last log segment whose file was last modified at or before "
-            "then" in text and "none: the spout goes to -5 (KafkaUtils.NO_OFFSET)" in text), text
+    assert (
+        f"the offset Kafka answers for startOffsetTime {timed['times'][name]} (ListOffsets v0 reads segment "
+        f"files, not record timestamps"
+        in text
+        and "last log segment whose file was last modified at or before then" in text
+        and "none: the spout goes to -5 (KafkaUtils.NO_OFFSET)" in text
+    ), text
     if settings.get("useStartOffsetTimeIfOffsetOutOfRange") is False:
         assert "every fetch is out of range and fails (FailedFetchException): it emits nothing" in text, text
     else:
@@ -295,7 +357,9 @@ def test_offctls_own_listoffsets_read_the_time_index_not_the_files(timed, kafka3
 
     tp = TopicPartition(timed["topic"], 0)
     asked = {"at-a-record-time": REC0 + 1500, "between-m1-m2": timed["times"]["none-between-m1-m2"]}
-    got = {name: kafka39.admin.list_offsets({tp: OffsetSpec.for_timestamp(at)})[tp].result(30).offset
-           for name, at in asked.items()}
+    got = {
+        name: kafka39.admin.list_offsets({tp: OffsetSpec.for_timestamp(at)})[tp].result(30).offset
+        for name, at in asked.items()
+    }
     assert got == {"at-a-record-time": 6, "between-m1-m2": -1}, got
     assert [timed["ran"][n]["started_at"]["0"] for n in ("none-at-a-record-time", "none-between-m1-m2")] == [-5, 3]

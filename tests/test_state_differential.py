@@ -45,8 +45,18 @@ CANNOT_TELL = "cannot tell"
 def model(data: bytes, line: str) -> str:
     """offctl's verdict in the oracle's words ("none", "use <offset> <id>", "throws"), or CANNOT_TELL."""
     client = "client" in line
-    node = ZkNode("/transactional", "spout", "/transactional/spout/user/partition_0/7", 0, None, data, 1, 0,
-                  trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA, txid=7)
+    node = ZkNode(
+        "/transactional",
+        "spout",
+        "/transactional/spout/user/partition_0/7",
+        0,
+        None,
+        data,
+        1,
+        0,
+        trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA,
+        txid=7,
+    )
     record = parse_trident_node(node)
     json_smart, client_1x = line.endswith("2.8.3"), client and line.endswith("1.2.4")
     if json_smart and record.unparsed:
@@ -67,8 +77,21 @@ def model(data: bytes, line: str) -> str:
 
 
 KEYS = st.one_of(
-    st.sampled_from(['"nextOffset"', '"topology"', '"firstOffset"', '"lastOffset"', '"topologyId"', '"offset"',
-                     '"partition"', '"broker"', '"topic"', '"tp"', '"topicPartition"']),
+    st.sampled_from(
+        [
+            '"nextOffset"',
+            '"topology"',
+            '"firstOffset"',
+            '"lastOffset"',
+            '"topologyId"',
+            '"offset"',
+            '"partition"',
+            '"broker"',
+            '"topic"',
+            '"tp"',
+            '"topicPartition"',
+        ]
+    ),
     st.sampled_from(['"NextOffset"', '"lastOffset "', '"last\\u004fffset"', '"id"', '"x"', '""']),
 )
 
@@ -82,16 +105,39 @@ def documents(draw, client: bool) -> str:
     if kind == 0:
         return draw(VALUES)
     if kind == 1:
-        return draw(st.sampled_from(["", "null", "{}", "[]", '"x"', "{firstOffset:1,lastOffset:4}", "nextOffset",
-                                     "{'nextOffset':5}", "{\"nextOffset\":5,}", "NaN", "{\"lastOffset\":NaN}"]))
+        return draw(
+            st.sampled_from(
+                [
+                    "",
+                    "null",
+                    "{}",
+                    "[]",
+                    '"x"',
+                    "{firstOffset:1,lastOffset:4}",
+                    "nextOffset",
+                    "{'nextOffset':5}",
+                    '{"nextOffset":5,}',
+                    "NaN",
+                    '{"lastOffset":NaN}',
+                ]
+            )
+        )
     members = []
     if kind >= 6:  # as the line's emitter writes it (now and then the other's), but for the values drawn
         if client != bool(draw(st.integers(0, 4))):
-            members += [f'"nextOffset":{draw(offsets)}', f'"offset":{draw(offsets)}',
-                        f'"topology":{{"id":{draw(STRINGS)},"name":"orders"}}', '"partition":0', '"topic":"orders"']
+            members += [
+                f'"nextOffset":{draw(offsets)}',
+                f'"offset":{draw(offsets)}',
+                f'"topology":{{"id":{draw(STRINGS)},"name":"orders"}}',
+                '"partition":0',
+                '"topic":"orders"',
+            ]
         else:
-            members += [f'"firstOffset":{draw(offsets)}', f'"lastOffset":{draw(offsets)}',
-                        f'"topologyId":{draw(STRINGS)}']
+            members += [
+                f'"firstOffset":{draw(offsets)}',
+                f'"lastOffset":{draw(offsets)}',
+                f'"topologyId":{draw(STRINGS)}',
+            ]
             if draw(st.booleans()):  # 1.x's meta: its topic and partition (KafkaTridentSpoutBatchMetadata, v1.2.4)
                 topic = draw(st.one_of(*[st.just('"orders"')] * 3, STRINGS, VALUES))
                 members.append(f'"tp":{{"topic":{topic},"partition":{draw(st.one_of(offsets, offsets, VALUES))}}}')
@@ -130,7 +176,8 @@ def agree(oracle: StateOracle, inputs: list[bytes]) -> None:
         if modelled == CANNOT_TELL:
             continue
         assert modelled == said.split(" ")[0] if said.startswith("throws") else modelled == said, (
-            f"{oracle.line} reads {data!r} as {said!r}; offctl as {modelled!r}")
+            f"{oracle.line} reads {data!r} as {said!r}; offctl as {modelled!r}"
+        )
 
 
 def corpus() -> list[bytes]:
@@ -148,8 +195,13 @@ def test_generated_states_agree(oracle):
 def main(examples: int, only: str = "") -> None:
     """Run `examples` generated inputs per line (those whose name holds `only`) and print the verdicts' counts (the
     full count of issue 44)."""
-    differential.full_run(sys.modules[__name__], examples, [line for line in LINES if only in line], StateOracle,
-                          lambda line: f"{line} Trident states")
+    differential.full_run(
+        sys.modules[__name__],
+        examples,
+        [line for line in LINES if only in line],
+        StateOracle,
+        lambda line: f"{line} Trident states",
+    )
 
 
 if __name__ == "__main__":

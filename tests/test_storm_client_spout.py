@@ -82,12 +82,21 @@ def _seeded(kafka, names) -> tuple[list[dict], dict[str, dict]]:
     kafka.commit(names("own-librdkafka"), topic, {0: 3}, metadata=ours)
 
     def scenario(name, strategy, *, on=topic, partitions=(0,), commit=None, **more):
-        first = {"commit_first": {str(p): {"offset": o, "metadata": m} for p, (o, m) in commit.items()}
-                 } if commit else {}
-        return {"name": name, "bootstrap_servers": kafka.bootstrap, "topic": on, "group_id": names(name),
-                "topology_id": TOPOLOGY, "first_poll_offset_strategy": strategy,
-                "partitions": list(partitions) if partitions is not None else None, "deadline_ms": 15_000,
-                **first, **more}
+        first = (
+            {"commit_first": {str(p): {"offset": o, "metadata": m} for p, (o, m) in commit.items()}} if commit else {}
+        )
+        return {
+            "name": name,
+            "bootstrap_servers": kafka.bootstrap,
+            "topic": on,
+            "group_id": names(name),
+            "topology_id": TOPOLOGY,
+            "first_poll_offset_strategy": strategy,
+            "partitions": list(partitions) if partitions is not None else None,
+            "deadline_ms": 15_000,
+            **first,
+            **more,
+        }
 
     def done(offset):  # what the spout commits after its emits are acked: the offset after the last one
         return {"offset": offset, "metadata": ours}
@@ -123,26 +132,52 @@ def _seeded(kafka, names) -> tuple[list[dict], dict[str, dict]]:
     expected = {
         "own": {"start_position": {0: 3}, "first_emitted": {0: 3}, "emitted": {0: [3]}, "committed": {0: done(4)}},
         "own-librdkafka": {"start_position": {0: 3}, "first_emitted": {0: 3}, "committed": {0: done(4)}},
-        "own-earliest": {"assigned": [0, 1], "start_position": {0: 3, 1: 5}, "first_emitted": {0: 3, 1: 5},
-                         "emitted": {0: list(range(3, P0)), 1: list(range(5, P1))},
-                         "committed": {0: done(P0), 1: done(P1)}},
+        "own-earliest": {
+            "assigned": [0, 1],
+            "start_position": {0: 3, 1: 5},
+            "first_emitted": {0: 3, 1: 5},
+            "emitted": {0: list(range(3, P0)), 1: list(range(5, P1))},
+            "committed": {0: done(P0), 1: done(P1)},
+        },
         "other-earliest": {"start_position": {0: 0}, "first_emitted": {0: 0}, "committed": {0: done(1)}},
         "other-uncommitted": {"start_position": {0: 3}, "first_emitted": {0: 3}, "committed": {0: done(4)}},
         "plain-earliest": {"start_position": {0: 0}, "first_emitted": {0: 0}, "committed": {0: done(1)}},
         "fresh-earliest": {"start_position": {0: 0}, "first_emitted": {0: 0}, "committed": {0: done(1)}},
-        "fresh-trimmed": {"log_start": {0: TRIMMED_START}, "start_position": {0: TRIMMED_START},
-                          "first_emitted": {0: TRIMMED_START}, "committed": {0: done(TRIMMED_START + 1)}},
-        "fresh-latest": {"start_position": {0: P0}, "end_position": {0: P0}, "first_emitted": {0: None},
-                         "emitted": {0: []}, "committed": {0: None}},
-        "below-start": {"log_start": {0: TRIMMED_START}, "start_position": {0: 2},
-                        "first_emitted": {0: TRIMMED_START}, "emitted": {0: [TRIMMED_START]},
-                        "committed": {0: done(TRIMMED_START + 1)}},
-        "beyond-end": {"start_position": {0: 50}, "first_emitted": {0: 0}, "committed": {0: done(50)},
-                       "errors": {phase: "java.lang.IllegalStateException: The offset [0] is below the current "
-                                         "nextCommitOffset [50]" for phase in ("deactivate", "close")}},
-        "no-topology-id": {"start_position": {0: None}, "first_emitted": {0: None},
-                           "committed": {0: {"offset": 3, "metadata": '{"taskId":1}'}},
-                           "errors": {"activate": "java.lang.NullPointerException"}},
+        "fresh-trimmed": {
+            "log_start": {0: TRIMMED_START},
+            "start_position": {0: TRIMMED_START},
+            "first_emitted": {0: TRIMMED_START},
+            "committed": {0: done(TRIMMED_START + 1)},
+        },
+        "fresh-latest": {
+            "start_position": {0: P0},
+            "end_position": {0: P0},
+            "first_emitted": {0: None},
+            "emitted": {0: []},
+            "committed": {0: None},
+        },
+        "below-start": {
+            "log_start": {0: TRIMMED_START},
+            "start_position": {0: 2},
+            "first_emitted": {0: TRIMMED_START},
+            "emitted": {0: [TRIMMED_START]},
+            "committed": {0: done(TRIMMED_START + 1)},
+        },
+        "beyond-end": {
+            "start_position": {0: 50},
+            "first_emitted": {0: 0},
+            "committed": {0: done(50)},
+            "errors": {
+                phase: "java.lang.IllegalStateException: The offset [0] is below the current nextCommitOffset [50]"
+                for phase in ("deactivate", "close")
+            },
+        },
+        "no-topology-id": {
+            "start_position": {0: None},
+            "first_emitted": {0: None},
+            "committed": {0: {"offset": 3, "metadata": '{"taskId":1}'}},
+            "errors": {"activate": "java.lang.NullPointerException"},
+        },
     }
     return scenarios, expected
 

@@ -52,15 +52,30 @@ LEGACY_CLIENT = {  # CLIENT's form: (commits {partition: (offset, metadata)}, fi
     "own-commit-earliest": ({0: (2, OWN), 1: (1, OWN)}, "EARLIEST", "AT_LEAST_ONCE", "orders"),
     "own-commit-latest": ({0: (2, OWN), 1: (1, OWN)}, "LATEST", "AT_LEAST_ONCE", "orders"),
     # a tool's commit (no metadata) is read the same way: committed + 1
-    **{name: CLIENT[name] for name in ("tool-commit-earliest", "tool-commit-latest",
-                                       "tool-commit-uncommitted-earliest", "tool-commit-uncommitted-latest")},
+    **{
+        name: CLIENT[name]
+        for name in (
+            "tool-commit-earliest",
+            "tool-commit-latest",
+            "tool-commit-uncommitted-earliest",
+            "tool-commit-uncommitted-latest",
+        )
+    },
     # a 1.0.6+/1.1.2+ spout's JSON metadata (a downgrade): never read, committed + 1 all the same
-    "current-metadata-uncommitted": ({0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))},
-                                     "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE", "orders"),
+    "current-metadata-uncommitted": (
+        {0: (3, metadata(STORM_ID)), 1: (2, metadata(STORM_ID))},
+        "UNCOMMITTED_EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+    ),
     "other-topology-earliest": CLIENT["other-topology-earliest"],
     # metadata the current lines throw on (CLIENT's null-metadata-document): the legacy ones never read it
-    "null-metadata-uncommitted": ({0: (3, "null"), 1: (2, '{"topologyId":null}')}, "UNCOMMITTED_EARLIEST",
-                                  "AT_LEAST_ONCE", "orders"),
+    "null-metadata-uncommitted": (
+        {0: (3, "null"), 1: (2, '{"topologyId":null}')},
+        "UNCOMMITTED_EARLIEST",
+        "AT_LEAST_ONCE",
+        "orders",
+    ),
     # out of range: the spout seeks committed + 1 and leaves the rest to auto.offset.reset, which it does not set
     # (Kafka's default: latest)
     "below-log-start": ({0: (2, OWN)}, "UNCOMMITTED_EARLIEST", "AT_LEAST_ONCE", "trimmed"),
@@ -75,8 +90,13 @@ RESTART = {  # the spout's own commit, then the next start on it: (first-poll st
 }
 
 # release -> (its scenarios, legacy line)
-RELEASES = {"2.0.0": (CLIENT, False), "1.1.3": (CLIENT, False), "1.0.6": (CLIENT, False),
-            "1.1.1": (LEGACY_CLIENT, True), "1.0.5": (LEGACY_CLIENT, True)}
+RELEASES = {
+    "2.0.0": (CLIENT, False),
+    "1.1.3": (CLIENT, False),
+    "1.0.6": (CLIENT, False),
+    "1.1.1": (LEGACY_CLIENT, True),
+    "1.0.5": (LEGACY_CLIENT, True),
+}
 
 # Where the spout disagreed with offctl, until offctl was fixed: (release, scenario) -> why, a strict xfail. The runs
 # found one: STORM-2844's check (KafkaSpout.emitOrRetryTuple, v1.0.6 and v1.1.3) makes nextTuple throw on a commit
@@ -107,13 +127,23 @@ class Runs:
 
         setups, threads = {}, []
         for release, (scenarios, _) in RELEASES.items():
-            runs, said, where = client_setup(release, zk_server, zk, kafka, broker_address, release=release,
-                                             scenarios=scenarios)
+            runs, said, where = client_setup(
+                release, zk_server, zk, kafka, broker_address, release=release, scenarios=scenarios
+            )
             group = f"{where['prefix']}-restart"
             for name, (strategy, on) in RESTART.items():
-                runs.append({"name": name, "bootstrap_servers": broker_address, "topic": where["topics"][on],
-                             "group_id": group, "topology_id": STORM_ID, "first_poll_offset_strategy": strategy,
-                             "emit": "all", "ack": name == "commits"})
+                runs.append(
+                    {
+                        "name": name,
+                        "bootstrap_servers": broker_address,
+                        "topic": where["topics"][on],
+                        "group_id": group,
+                        "topology_id": STORM_ID,
+                        "first_poll_offset_strategy": strategy,
+                        "emit": "all",
+                        "ack": name == "commits",
+                    }
+                )
             setups[release] = (runs, said, where)
             # this release's spouts run while the next release's stores are set up and asked of offctl
             threads.append(threading.Thread(target=run, args=(release,), name=f"client-{release}"))
@@ -129,10 +159,24 @@ class Runs:
                 self.ran[release][scenario["name"]]["task"] = scenario.get("partitions")
                 self.ran[release][scenario["name"]]["topic"] = scenario["topic"]
             strategy, on = RESTART["restart"]
-            said["restart"] = verdicts(inspect(
-                "--zk", zk_server.address, "--storm-root", where["storm_root"], "--bootstrap-servers",
-                broker_address, "--group", f"{where['prefix']}-restart", "--topic", where["topics"][on],
-                "--storm-kafka-client-release", release, "--first-poll-offset-strategy", strategy))
+            said["restart"] = verdicts(
+                inspect(
+                    "--zk",
+                    zk_server.address,
+                    "--storm-root",
+                    where["storm_root"],
+                    "--bootstrap-servers",
+                    broker_address,
+                    "--group",
+                    f"{where['prefix']}-restart",
+                    "--topic",
+                    where["topics"][on],
+                    "--storm-kafka-client-release",
+                    release,
+                    "--first-poll-offset-strategy",
+                    strategy,
+                )
+            )
 
     def of(self, release: str) -> tuple[dict, dict]:
         if release in self.errors:
@@ -186,4 +230,3 @@ def test_the_spouts_own_commit_is_in_its_releases_form(releases, release):
             assert commit["offset"] == 10, r
             assert json.loads(commit["metadata"]) == {"topologyId": STORM_ID, "taskId": 1, "threadName": "main"}, r
     assert ran["restart"]["first_emitted"] == {0: None, 1: None}, ran["restart"]
-

@@ -54,6 +54,7 @@ def topic(kafka, names):
 
 # --- new spouts (storm-kafka-client): -t -g -b, TSL@v2.8.8 getCommandLineOptionsForNewKafkaSpout -------------------
 
+
 def test_new_spout_every_partition_with_the_uncommitted_one_where_the_first_poll_puts_it(kafka, broker, topic, names):
     group = names("group")
     kafka.commit(group, topic, {0: 1, 1: 3})
@@ -63,8 +64,11 @@ def test_new_spout_every_partition_with_the_uncommitted_one_where_the_first_poll
     doc = rows(result.stdout)
     p = doc[topic]
     assert sorted(p) == ["0", "1", "2"]
-    assert {k: p["0"][k] for k in ("consumerCommittedOffset", "logHeadOffset", "lag")} == \
-        {"consumerCommittedOffset": 1, "logHeadOffset": 4, "lag": 3}
+    assert {k: p["0"][k] for k in ("consumerCommittedOffset", "logHeadOffset", "lag")} == {
+        "consumerCommittedOffset": 1,
+        "logHeadOffset": 4,
+        "lag": 3,
+    }
     assert p["1"]["lag"] == 0 and p["1"]["timeLagSeconds"] == 0
     # no commit: KOLU shows committed -1 and lag head + 1; UNCOMMITTED_EARLIEST (the default) starts at the log
     # start (KafkaSpout.doSeek, v2.8.8), 0 here, so 2 messages are ahead of the spout
@@ -79,8 +83,10 @@ def test_new_spout_first_poll_latest_from_the_context_profile(kafka, broker, top
     group = names("group")
     kafka.commit(group, topic, {0: 1})
     config = tmp_path / "config.toml"
-    config.write_text(f'default-context = "ui"\n[contexts.ui]\ndeadline = "30s"\n'
-                      f'[[profiles]]\nname = "latest"\nmatch = "{group}"\nfirst-poll-offset-strategy = "LATEST"\n')
+    config.write_text(
+        f'default-context = "ui"\n[contexts.ui]\ndeadline = "30s"\n'
+        f'[[profiles]]\nname = "latest"\nmatch = "{group}"\nfirst-poll-offset-strategy = "LATEST"\n'
+    )
     result = monitor("-t", topic, "-g", group, "-b", broker.address, env={"OFFCTL_CONFIG": str(config)})
     assert result.returncode == 0, result.stdout + result.stderr
     p = rows(result.stdout)[topic]
@@ -91,12 +97,15 @@ def test_new_spout_first_poll_latest_from_the_context_profile(kafka, broker, top
 
 def storm_metadata(topology_id: str) -> str:
     """Commit metadata as storm-kafka-client's CommitMetadataManager writes it (v1.2.4 to v2.8.8)."""
-    return json.dumps({"topologyId": topology_id, "taskId": 5, "threadName": "Thread-9-kafka-spout-executor[5 5]"},
-                      separators=(",", ":"))
+    return json.dumps(
+        {"topologyId": topology_id, "taskId": 5, "threadName": "Thread-9-kafka-spout-executor[5 5]"},
+        separators=(",", ":"),
+    )
 
 
-def test_new_spout_earliest_ignores_the_commit_of_another_topology(kafka, broker, zk, zk_server, topic, names,
-                                                                   tmp_path):
+def test_new_spout_earliest_ignores_the_commit_of_another_topology(
+    kafka, broker, zk, zk_server, topic, names, tmp_path
+):
     """KafkaSpout.doSeek@v2.8.8 with EARLIEST: a commit whose Storm metadata names the running topology is resumed
     from; one the deployment before a redeploy made is not (CommitMetadataManager.isOffsetCommittedByThisTopology),
     and the spout starts at the log start, so the lag counts from there, KOLU's beside it. The running topology is
@@ -107,9 +116,11 @@ def test_new_spout_earliest_ignores_the_commit_of_another_topology(kafka, broker
     kafka.commit(own, topic, {0: 1, 1: 3}, metadata=storm_metadata(RUNNING_ID))
     kafka.commit(before, topic, {0: 1, 1: 3}, metadata=storm_metadata("orders-topology-6-1690000000"))
     config = tmp_path / "config.toml"
-    config.write_text(f'default-context = "ui"\n[contexts.ui]\nzk = "{zk_server.address}"\n'
-                      f'storm-root = "{storm_root}"\ndeadline = "30s"\n[[profiles]]\nname = "earliest"\n'
-                      f'match = "{names.prefix}-*"\nfirst-poll-offset-strategy = "EARLIEST"\n')
+    config.write_text(
+        f'default-context = "ui"\n[contexts.ui]\nzk = "{zk_server.address}"\n'
+        f'storm-root = "{storm_root}"\ndeadline = "30s"\n[[profiles]]\nname = "earliest"\n'
+        f'match = "{names.prefix}-*"\nfirst-poll-offset-strategy = "EARLIEST"\n'
+    )
     env = {"OFFCTL_CONFIG": str(config)}
     answers = {g: monitor("-t", topic, "-g", g, "-b", broker.address, env=env) for g in (own, before)}
     assert all(r.returncode == 0 for r in answers.values()), {g: r.stdout + r.stderr for g, r in answers.items()}
@@ -141,22 +152,27 @@ def test_new_spout_topics_listed_with_a_trailing_comma_and_an_unknown_topic(kafk
 
 
 def test_consumer_properties_override_bootstrap_and_refuse_a_jks_truststore_without_the_secret(
-        kafka, broker, topic, names, tmp_path):
+    kafka, broker, topic, names, tmp_path
+):
     group = names("group")
     kafka.commit(group, topic, {0: 4})
     props = tmp_path / "kafka-consumer-extra1props"
     # as TopologySpoutLag.createExtraPropertiesFile writes it (Properties.store: a comment, a date, escaped ':')
-    props.write_text(f"#Kafka consumer extra properties\n#Tue Nov 24 10:00:00 UTC 2026\n"
-                     f"bootstrap.servers={broker.address.replace(':', chr(92) + ':')}\n"
-                     f"key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n")
+    props.write_text(
+        f"#Kafka consumer extra properties\n#Tue Nov 24 10:00:00 UTC 2026\n"
+        f"bootstrap.servers={broker.address.replace(':', chr(92) + ':')}\n"
+        f"key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n"
+    )
     result = monitor("-t", topic, "-g", group, "-b", "127.0.0.1:1", "-c", str(props))
     assert result.returncode == 0, result.stdout + result.stderr
     assert rows(result.stdout)[topic]["0"]["lag"] == 0  # the file's bootstrap.servers won over -b (putAll)
 
     secret = "s3cr3t-truststore-pw"
-    props.write_text(f"ssl.truststore.location=/etc/kafka/truststore.jks\nssl.truststore.password={secret}\n"
-                     f"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
-                     f"username=\"storm\" password=\"{secret}\";\n")
+    props.write_text(
+        f"ssl.truststore.location=/etc/kafka/truststore.jks\nssl.truststore.password={secret}\n"
+        f"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="storm" password="{secret}";\n'
+    )
     result = monitor("-t", topic, "-g", group, "-b", broker.address, "-s", "SASL_SSL", "-c", str(props))
     assert result.returncode == 0
     assert result.stdout.startswith(REASON) and "ssl.truststore" in result.stdout
@@ -164,6 +180,7 @@ def test_consumer_properties_override_bootstrap_and_refuse_a_jks_truststore_with
 
 
 # --- old spouts (storm-kafka): -o -t -n -z, then -r [-w] or -p -l, TSL@v1.2.4 ---------------------------------------
+
 
 @pytest.fixture
 def old_topic(kafka39, names):
@@ -190,16 +207,21 @@ def test_old_spout_from_the_broker_registry(zk, zk_server, broker39, old_topic, 
     spout = f"{names.root}/orders-spout"
     storm_root = names.root + "-storm"
     zk.create(f"{storm_root}/storms/{RUNNING_ID}", b"", makepath=True)
-    zk.create(f"{spout}/partition_0", storm_record(topic, 0, 2, topology_id=RUNNING_ID, broker=broker.address),
-              makepath=True)
+    zk.create(
+        f"{spout}/partition_0", storm_record(topic, 0, 2, topology_id=RUNNING_ID, broker=broker.address), makepath=True
+    )
     zk.create(f"{spout}/partition_1", storm_record(topic, 1, 0, topology_id=RUNNING_ID, broker=broker.address))
     zk.create(f"{spout}/partition_2", storm_record(topic, 2, 9, topology_id=RUNNING_ID, broker=broker.address))
-    result = monitor("-o", "-t", topic, "-n", spout, "-z", zk_server.address + ",", "-r", root,
-                     env={"OFFCTL_STORM_ROOT": storm_root})
+    result = monitor(
+        "-o", "-t", topic, "-n", spout, "-z", zk_server.address + ",", "-r", root, env={"OFFCTL_STORM_ROOT": storm_root}
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     p = rows(result.stdout)[topic]
-    assert {k: p["0"][k] for k in ("consumerCommittedOffset", "logHeadOffset", "lag")} == \
-        {"consumerCommittedOffset": 2, "logHeadOffset": 4, "lag": 2}
+    assert {k: p["0"][k] for k in ("consumerCommittedOffset", "logHeadOffset", "lag")} == {
+        "consumerCommittedOffset": 2,
+        "logHeadOffset": 4,
+        "lag": 2,
+    }
     # offset 0: PartitionManager ignores a stored offset <= 0 and starts at startOffsetTime (earliest: 0 here)
     assert p["1"]["consumerCommittedOffset"] == 0 and p["1"]["findings"] == ["IGNORED_ZERO_OFFSET"]
     assert p["1"]["lag"] == 3 and "originalLag" not in p["1"]
@@ -234,8 +256,19 @@ def test_old_spout_static_hosts(zk, zk_server, broker39, old_topic, names):
     spout = f"{names.root}/static-spout"
     zk.create(f"{spout}/partition_1", storm_record(topic, 1, 1, broker=broker.address), makepath=True)
     # KafkaSpout.getComponentConfiguration@v1.2.4 writes partitions and leaders with trailing commas
-    result = monitor("-o", "-t", topic, "-n", spout, "-z", zk_server.address + ",", "-p", "1,2,",
-                     "-l", f"{broker.address},{broker.address},")
+    result = monitor(
+        "-o",
+        "-t",
+        topic,
+        "-n",
+        spout,
+        "-z",
+        zk_server.address + ",",
+        "-p",
+        "1,2,",
+        "-l",
+        f"{broker.address},{broker.address},",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     p = rows(result.stdout)[topic]
     assert sorted(p) == ["1", "2"]
@@ -244,14 +277,16 @@ def test_old_spout_static_hosts(zk, zk_server, broker39, old_topic, names):
 
 
 def test_old_spout_node_that_does_not_exist(zk_server, names):
-    result = monitor("-o", "-t", "t", "-n", f"{names.root}/nobody", "-z", zk_server.address, "-p", "0",
-                     "-l", "127.0.0.1:9092")
+    result = monitor(
+        "-o", "-t", "t", "-n", f"{names.root}/nobody", "-z", zk_server.address, "-p", "0", "-l", "127.0.0.1:9092"
+    )
     assert result.returncode == 0
     assert result.stdout.startswith(REASON) and "does not exist" in result.stdout
     assert result.stdout.count("\n") == 1
 
 
 # --- bounded in time: black holes on loopback (accept, never answer) ----------------------------------------------
+
 
 @pytest.fixture
 def black_hole():
@@ -268,8 +303,9 @@ def test_black_holed_broker_answers_with_the_failure_line(black_hole, names):
 
 
 def test_black_holed_zookeeper_answers_with_what_was_not_read(black_hole, names):
-    result = monitor("-o", "-t", "orders", "-n", f"{names.root}/spout", "-z", black_hole + ",", "-r", "/brokers",
-                     deadline="3s")
+    result = monitor(
+        "-o", "-t", "orders", "-n", f"{names.root}/spout", "-z", black_hole + ",", "-r", "/brokers", deadline="3s"
+    )
     assert result.returncode == 0
     assert result.stdout.startswith(REASON) and black_hole in result.stdout
     assert "consumerCommittedOffset" in result.stdout  # what was not read
@@ -278,27 +314,52 @@ def test_black_holed_zookeeper_answers_with_what_was_not_read(black_hole, names)
 def test_black_holed_broker_behind_a_working_zookeeper(zk, zk_server, black_hole, names):
     spout = f"{names.root}/spout"
     zk.create(f"{spout}/partition_0", storm_record("orders", 0, 1), makepath=True)
-    result = monitor("-o", "-t", "orders", "-n", spout, "-z", zk_server.address, "-p", "0", "-l", black_hole,
-                     deadline="3s")
+    result = monitor(
+        "-o", "-t", "orders", "-n", spout, "-z", zk_server.address, "-p", "0", "-l", black_hole, deadline="3s"
+    )
     assert result.returncode == 0
     assert result.stdout.startswith(REASON) and black_hole in result.stdout
 
 
 # --- the command line, as KOLU refuses it -----------------------------------------------------------------------
 
+
 def test_a_refused_command_line_prints_the_message_and_help_and_exits_1():
     result = monitor("-o", "-t", "a,b", "-n", "/x", "-z", "zk:2181")
     assert result.returncode == 1
     first, *rest = result.stdout.splitlines()
-    assert first == ("Multiple topics not supported with option old-spout. Either a single topic or a wildcard "
-                     "string for matching topics is supported")
+    assert first == (
+        "Multiple topics not supported with option old-spout. Either a single topic or a wildcard "
+        "string for matching topics is supported"
+    )
     assert rest[0] == "usage: storm-kafka-monitor" and any(line.startswith(" -t,--topics <arg>") for line in rest)
 
 
 def test_offctl_form_takes_its_own_options_first(zk_server, names):
-    result = subprocess.run([sys.executable, "-m", "offctl", "storm-kafka-monitor", "--deadline", "5s", "-o", "-t",
-                             "t", "-n", f"{names.root}/nobody", "-z", zk_server.address, "-p", "0", "-l",
-                             "127.0.0.1:9092"], capture_output=True, text=True, timeout=HANG_GUARD_S)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "offctl",
+            "storm-kafka-monitor",
+            "--deadline",
+            "5s",
+            "-o",
+            "-t",
+            "t",
+            "-n",
+            f"{names.root}/nobody",
+            "-z",
+            zk_server.address,
+            "-p",
+            "0",
+            "-l",
+            "127.0.0.1:9092",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
     assert result.returncode == 0 and result.stdout.startswith(REASON) and "does not exist" in result.stdout
 
 
@@ -313,6 +374,7 @@ def test_a_bad_config_file_is_a_failure_line_not_a_dropped_spout(tmp_path):
 # --- what Storm UI shows: the real outputs through TopologySpoutLag's parse and the page's loop (tests/storm_ui.py,
 # Debian's json-simple; json-simple 1.1 reads these inputs the same, tests/java/StormUiLag.java says where it looked)
 
+
 @requires_storm_ui
 @pytest.mark.parametrize("release", RELEASES)
 def test_storm_ui_shows_the_rows_the_error_line_or_drops_the_spout(release, kafka, broker, topic, zk_server, names):
@@ -323,12 +385,15 @@ def test_storm_ui_shows_the_rows_the_error_line_or_drops_the_spout(release, kafk
     doc = rows(answered.stdout)
     assert view.error_info is None and view.omitted is None and view.page_error is None
     shown = {(r.topic, r.partition): (r.log_head_offset, r.consumer_committed_offset, r.lag) for r in view.rows}
-    assert shown == {(topic, p): ((e["logHeadOffset"], "Long"), (e["consumerCommittedOffset"], "Long"),
-                                  (e["lag"], "Long")) for p, e in doc[topic].items()}
+    assert shown == {
+        (topic, p): ((e["logHeadOffset"], "Long"), (e["consumerCommittedOffset"], "Long"), (e["lag"], "Long"))
+        for p, e in doc[topic].items()
+    }
     assert len(shown) == 3
 
-    failed = monitor("-o", "-t", topic, "-n", f"{names.root}/nobody", "-z", zk_server.address + ",", "-p", "0",
-                     "-l", broker.address)
+    failed = monitor(
+        "-o", "-t", topic, "-n", f"{names.root}/nobody", "-z", zk_server.address + ",", "-p", "0", "-l", broker.address
+    )
     view = storm_ui_reads(failed.stdout.encode(), failed.returncode, release)
     assert view.rows == () and view.omitted is None and view.error_info == failed.stdout
 
@@ -337,14 +402,18 @@ def test_storm_ui_shows_the_rows_the_error_line_or_drops_the_spout(release, kafk
     assert refused.returncode == 1 and view.omitted is not None and view.rows == () and view.error_info is None
 
 
-def test_a_sasl_ssl_handshake_with_a_black_hole_ends_within_the_deadline_without_the_password(black_hole, tmp_path,
-                                                                                           names):
+def test_a_sasl_ssl_handshake_with_a_black_hole_ends_within_the_deadline_without_the_password(
+    black_hole, tmp_path, names
+):
     secret = "pw-for-the-black-hole"
     props = tmp_path / "extra.props"
-    props.write_text("sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram."
-                     f"ScramLoginModule required username='storm' password='{secret}';\n")
-    result = monitor("-t", "orders", "-g", names("group"), "-b", black_hole, "-s", "SASL_SSL", "-c", str(props),
-                     deadline="3s")
+    props.write_text(
+        "sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram."
+        f"ScramLoginModule required username='storm' password='{secret}';\n"
+    )
+    result = monitor(
+        "-t", "orders", "-g", names("group"), "-b", black_hole, "-s", "SASL_SSL", "-c", str(props), deadline="3s"
+    )
     assert result.returncode == 0 and result.stdout.startswith(REASON)
     assert secret not in result.stdout + result.stderr
 

@@ -35,9 +35,11 @@ RELEASES = ("0.9.2-incubating", "0.9.7", "0.10.2", "1.0.6", "1.1.3")  # set up a
 # topology.id is not the spout's own topology id: a record naming the running topology's storm id (Storm's root
 # lists it; what 1.x writes), and one naming a random UUID (what 0.9.x and 0.10.x write: see UUID_ID below).
 UUID_ID = "0b5e2f8c-7d1a-4c3e-9f60-2a8d4b7c1e95"
-EXTRA = {"ignore-zk-offsets-same-topology": ({0: 4, 1: 4, 2: 4}, {"ignoreZkOffsets": True}, "orders", STORM_ID),
-         "ignore-zk-offsets-uuid-record": ({0: 4, 1: 4, 2: 4}, {"ignoreZkOffsets": True}, "orders", UUID_ID),
-         "uuid-record-kept": ({0: 4, 1: 4, 2: 4}, {}, "orders", UUID_ID)}
+EXTRA = {
+    "ignore-zk-offsets-same-topology": ({0: 4, 1: 4, 2: 4}, {"ignoreZkOffsets": True}, "orders", STORM_ID),
+    "ignore-zk-offsets-uuid-record": ({0: 4, 1: 4, 2: 4}, {"ignoreZkOffsets": True}, "orders", UUID_ID),
+    "uuid-record-kept": ({0: 4, 1: 4, 2: 4}, {}, "orders", UUID_ID),
+}
 SCENARIOS = {**OLD, **EXTRA}
 
 # Before 1.0 the spout's topology id is not the storm id: KafkaSpout has `String _uuid = UUID.randomUUID().toString();`
@@ -76,13 +78,16 @@ def releases(zk_server, zk, broker39, kafka39):
     offctl, runs = {}, {}
     with ThreadPoolExecutor(max_workers=3) as pool:
         for release in RELEASES:
-            scenarios, offctl[release] = old_setup(zk_server, zk, broker39, topics, prefix, f"/{prefix}/{release}",
-                                                   release, SCENARIOS)
+            scenarios, offctl[release] = old_setup(
+                zk_server, zk, broker39, topics, prefix, f"/{prefix}/{release}", release, SCENARIOS
+            )
             runs[release] = pool.submit(run, release, scenarios)
         prepared = time.monotonic()
         ran = {release: future.result() for release, future in runs.items()}
-    print(f"\nstorm-kafka releases: set up and asked offctl in {prepared - started:.1f} s, all spouts done "
-          f"{time.monotonic() - prepared:.1f} s later")
+    print(
+        f"\nstorm-kafka releases: set up and asked offctl in {prepared - started:.1f} s, all spouts done "
+        f"{time.monotonic() - prepared:.1f} s later"
+    )
     return {release: (offctl[release], ran[release]) for release in RELEASES}
 
 

@@ -51,14 +51,25 @@ def spouts(zk_server, zk, broker39, kafka39):
 
     scenarios, stored = [], {}
 
-    def scenario(name: str, offsets: dict[int, int] | None = None, *, on: str = topic, written_by: str = STORM_ID,
-                 **settings):
+    def scenario(
+        name: str, offsets: dict[int, int] | None = None, *, on: str = topic, written_by: str = STORM_ID, **settings
+    ):
         for p, offset in (offsets or {}).items():
             stored[name, str(p)] = data = node(on, p, offset, written_by)
             zk.create(f"{root}/{name}/orders-spout/partition_{p}", data, makepath=True)
-        scenarios.append({"name": name, "zookeeper": zk_server.address, "zk_root": f"{root}/{name}",
-                          "spout_id": "orders-spout", "topic": on, "hosts": registry, "storm_id": STORM_ID,
-                          "idle_ms": 300, **settings})
+        scenarios.append(
+            {
+                "name": name,
+                "zookeeper": zk_server.address,
+                "zk_root": f"{root}/{name}",
+                "spout_id": "orders-spout",
+                "topic": on,
+                "hosts": registry,
+                "storm_id": STORM_ID,
+                "idle_ms": 300,
+                **settings,
+            }
+        )
 
     every = lambda offset: {p: offset for p in range(3)}  # noqa: E731
     scenario("stored-4", every(4))
@@ -68,18 +79,21 @@ def spouts(zk_server, zk, broker39, kafka39):
     scenario("above-log-end", every(50))
     scenario("above-log-end-no-reset", every(50), spout_config={"useStartOffsetTimeIfOffsetOutOfRange": False})
     for bad in range(3):
-        scenario(f"one-above-log-end-no-reset-{bad}", {**every(4), bad: 50},
-                 spout_config={"useStartOffsetTimeIfOffsetOutOfRange": False})
+        scenario(
+            f"one-above-log-end-no-reset-{bad}",
+            {**every(4), bad: 50},
+            spout_config={"useStartOffsetTimeIfOffsetOutOfRange": False},
+        )
     scenario("one-above-log-end", {**every(4), 1: 50})
     scenario("below-log-start", {0: 2}, on=trimmed)
     scenario("below-log-start-latest", {0: 2}, on=trimmed, spout_config={"startOffsetTime": LATEST})
-    scenario("below-log-start-no-reset", {0: 2}, on=trimmed,
-             spout_config={"useStartOffsetTimeIfOffsetOutOfRange": False})
+    scenario(
+        "below-log-start-no-reset", {0: 2}, on=trimmed, spout_config={"useStartOffsetTimeIfOffsetOutOfRange": False}
+    )
     scenario("stored-0-latest", every(0), spout_config={"startOffsetTime": LATEST})
     scenario("stored-0-earliest-trimmed", {0: 0}, on=trimmed, spout_config={"startOffsetTime": EARLIEST})
     scenario("static-hosts", every(4), hosts={"static": {p: broker for p in PARTITIONS}})
-    scenario("registry-chroot-in-path", every(4),
-             hosts={"zk": zk_server.address, "path": f"{BROKER39_CHROOT}/brokers"})
+    scenario("registry-chroot-in-path", every(4), hosts={"zk": zk_server.address, "path": f"{BROKER39_CHROOT}/brokers"})
     scenario("max-behind-latest", every(4), spout_config={"startOffsetTime": LATEST, "maxOffsetBehind": 2})
     scenario("max-behind-earliest", every(4), spout_config={"startOffsetTime": EARLIEST, "maxOffsetBehind": 2})
     scenario("other-topology-ignored", every(4), written_by=OTHER_ID, spout_config={"ignoreZkOffsets": True})
@@ -89,8 +103,15 @@ def spouts(zk_server, zk, broker39, kafka39):
     started = time.monotonic()
     reports = run_old_spouts(scenarios)
     took = time.monotonic() - started
-    return {"by_name": {r["name"]: r for r in reports}, "topic": topic, "trimmed": trimmed, "broker": broker,
-            "stored": stored, "seconds": took, "node": node}
+    return {
+        "by_name": {r["name"]: r for r in reports},
+        "topic": topic,
+        "trimmed": trimmed,
+        "broker": broker,
+        "stored": stored,
+        "seconds": took,
+        "node": node,
+    }
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -165,8 +186,10 @@ def test_d_a_stored_offset_above_the_log_end_waits_there_and_is_never_rewritten(
     # fetches 50 again on every nextTuple, emits nothing until the log reaches 50, and never rewrites the node.
     assert r["first_emitted"] == {p: None for p in PARTITIONS} and r["emitted"] == {}
     for p in PARTITIONS:
-        assert r["errors"][p] == [f"KafkaUtils: Partition{{host={spouts['broker']}, topic={spouts['topic']}, "
-                                  f"partition={p}}} Got fetch request with offset out of range: [50]"]
+        assert r["errors"][p] == [
+            f"KafkaUtils: Partition{{host={spouts['broker']}, topic={spouts['topic']}, "
+            f"partition={p}}} Got fetch request with offset out of range: [50]"
+        ]
     assert "spout" not in r["errors"]
     assert r["written"] == {}
     assert r["nodes"] == {p: spouts["stored"]["above-log-end", p].decode() for p in PARTITIONS}
@@ -186,7 +209,8 @@ def test_d_without_the_reset_an_offset_out_of_range_stalls_the_spout_on_that_par
         f"partition={first}}}] for topic [{spouts['topic']}]: [OFFSET_OUT_OF_RANGE]",
         f"KafkaSpout: Fetch failed: org.apache.storm.kafka.FailedFetchException: Error fetching data from "
         f"[Partition{{host={spouts['broker']}, topic={spouts['topic']}, partition={first}}}] for topic "
-        f"[{spouts['topic']}]: [OFFSET_OUT_OF_RANGE]"]
+        f"[{spouts['topic']}]: [OFFSET_OUT_OF_RANGE]",
+    ]
     assert r["written"] == {}
 
 
@@ -195,7 +219,7 @@ def test_d_without_the_reset_one_partition_out_of_range_starves_those_visited_af
     r = spouts["by_name"][f"one-above-log-end-no-reset-{bad}"]
     order = [str(p) for p in r["visit_order"]]  # ZkCoordinator's HashMap order (ZkCoordinator.java:120)
     assert sorted(order) == list(PARTITIONS)
-    before = order[:order.index(str(bad))]
+    before = order[: order.index(str(bad))]
     # nextTuple visits the managers in order (KafkaSpout.java:135-152); a partition before the bad one hands out
     # its one fetched batch (4-9) and moves the index on (:142-144); at the bad one every call fails and the index
     # stays (:148-151), so it never fetches again and the partitions after it are never fetched at all.
@@ -227,8 +251,12 @@ def test_a_stored_offset_below_the_log_start_jumps_to_the_log_start_whatever_sta
         assert r["first_emitted"] == {"0": TRIMMED_START}, name
         assert r["emitted"] == {"0": _emitted(TRIMMED_START)}, name
         partition = f"Partition{{host={spouts['broker']}, topic={trimmed}, partition=0}}"
-        assert r["errors"] == {"0": [f"KafkaUtils: {partition} Got fetch request with offset out of range: [2]",
-                                     f"PartitionManager: {partition} Using new offset: 5"]}, name  # :273
+        assert r["errors"] == {
+            "0": [
+                f"KafkaUtils: {partition} Got fetch request with offset out of range: [2]",
+                f"PartitionManager: {partition} Using new offset: 5",
+            ]
+        }, name  # :273
         assert r["written"] == {"0": node(trimmed, 0, 10).decode()}, name
 
 

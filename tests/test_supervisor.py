@@ -38,8 +38,9 @@ entry.main()
 
 
 def run(how: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", CRASH, how], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-c", CRASH, how], capture_output=True, text=True, timeout=60, env={**os.environ, **env}
+    )
 
 
 @pytest.mark.parametrize("how, said", [("segv", "a segmentation fault (SIGSEGV)"), ("abort", "an abort (SIGABRT)")])
@@ -67,8 +68,9 @@ def test_a_signal_sent_to_offctl_reaches_the_command(sig):
     """A supervisor's SIGTERM (systemd, Kubernetes, a test's send_signal) goes to the process it started: the
     command, in the child, gets it. Here the command runs with offctl's start-up handling (SIGINT and SIGTERM: one
     line, exit 130) and SIGHUP's default, which ends it; offctl ends as the command did."""
-    proc = subprocess.Popen([sys.executable, "-c", CRASH, "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRASH, "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     child = int(proc.stdout.readline())
     assert child != proc.pid
     proc.send_signal(sig)
@@ -81,8 +83,9 @@ def test_a_signal_sent_to_offctl_reaches_the_command(sig):
 
 
 def test_a_sigkill_of_offctl_takes_the_command_with_it():
-    proc = subprocess.Popen([sys.executable, "-c", CRASH, "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRASH, "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     child = int(proc.stdout.readline())
     proc.kill()
     proc.communicate(timeout=30)

@@ -36,8 +36,15 @@ NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
 SPOUT, GROUP = ConsumerKey(ZOOKEEPER, "orders", "/spouts"), ConsumerKey(KAFKA, "orders-client")
 
 
-def row(committed: int | None, lag: int | None, *, key: ConsumerKey = SPOUT, partition: int = 0, topic: str | None = "t",
-        log: tuple[int, int] = (0, 20)) -> PartitionRow:
+def row(
+    committed: int | None,
+    lag: int | None,
+    *,
+    key: ConsumerKey = SPOUT,
+    partition: int = 0,
+    topic: str | None = "t",
+    log: tuple[int, int] = (0, 20),
+) -> PartitionRow:
     return PartitionRow(OffsetRecord(key, partition, topic, committed), *log, lag, None, topic)
 
 
@@ -45,26 +52,42 @@ def msg(offset: int, ts: int | None, kind: str | None = "CreateTime", partition:
     return LogMessage("t", partition, offset, ts, kind if ts is not None else None, None, b"v")
 
 
-@pytest.mark.parametrize("r, read, expected", [
-    # the message at the resume offset: its age at the capture time, to the millisecond
-    (row(12, 8), MessageRead({("t", 0, 12): (msg(12, NOW - 65_250),)}), TimeLag(65.25, MESSAGE)),
-    # LogAppendTime: the broker's clock; the figure is the same arithmetic on its timestamp
-    (row(12, 8), MessageRead({("t", 0, 12): (msg(12, NOW - 3_000, "LogAppendTime"),)}), TimeLag(3.0, MESSAGE)),
-    # a compacted gap (or markers) at 12: the spout is handed 15 first, so 15's age counts
-    # (PartitionManager.fill skips offsets below the one it fetched from, v1.2.4)
-    (row(12, 8), MessageRead({("t", 0, 12): (msg(15, NOW - 7_000),)}), TimeLag(7.0, MESSAGE)),
-    # nothing from 18 to the log end 20 (markers): nothing waits
-    (row(18, 2), MessageRead(at_end=frozenset({("t", 0, 18)})), TimeLag(0.0, CAUGHT_UP)),
-    # a producer's clock ahead of ours: never negative
-    (row(12, 8), MessageRead({("t", 0, 12): (msg(12, NOW + 5_000),)}), TimeLag(0.0, MESSAGE)),
-    # message format v0: no timestamp, no figure
-    (row(12, 8), MessageRead({("t", 0, 12): (msg(12, None),)}), TimeLag(None, NO_TIMESTAMP)),
-    # the budget ran out: no figure, and why
-    (row(12, 8), MessageRead(unread={("t", 0, 12): "not read within the time budget of 5s"}), TimeLag(None, UNREAD)),
-    # not asked for at all
-    (row(12, 8), MessageRead(), TimeLag(None, UNREAD)),
-], ids=["message", "log-append-time", "compacted-gap", "markers-to-end", "clock-ahead", "no-timestamp", "budget",
-        "not-read"])
+@pytest.mark.parametrize(
+    "r, read, expected",
+    [
+        # the message at the resume offset: its age at the capture time, to the millisecond
+        (row(12, 8), MessageRead({("t", 0, 12): (msg(12, NOW - 65_250),)}), TimeLag(65.25, MESSAGE)),
+        # LogAppendTime: the broker's clock; the figure is the same arithmetic on its timestamp
+        (row(12, 8), MessageRead({("t", 0, 12): (msg(12, NOW - 3_000, "LogAppendTime"),)}), TimeLag(3.0, MESSAGE)),
+        # a compacted gap (or markers) at 12: the spout is handed 15 first, so 15's age counts
+        # (PartitionManager.fill skips offsets below the one it fetched from, v1.2.4)
+        (row(12, 8), MessageRead({("t", 0, 12): (msg(15, NOW - 7_000),)}), TimeLag(7.0, MESSAGE)),
+        # nothing from 18 to the log end 20 (markers): nothing waits
+        (row(18, 2), MessageRead(at_end=frozenset({("t", 0, 18)})), TimeLag(0.0, CAUGHT_UP)),
+        # a producer's clock ahead of ours: never negative
+        (row(12, 8), MessageRead({("t", 0, 12): (msg(12, NOW + 5_000),)}), TimeLag(0.0, MESSAGE)),
+        # message format v0: no timestamp, no figure
+        (row(12, 8), MessageRead({("t", 0, 12): (msg(12, None),)}), TimeLag(None, NO_TIMESTAMP)),
+        # the budget ran out: no figure, and why
+        (
+            row(12, 8),
+            MessageRead(unread={("t", 0, 12): "not read within the time budget of 5s"}),
+            TimeLag(None, UNREAD),
+        ),
+        # not asked for at all
+        (row(12, 8), MessageRead(), TimeLag(None, UNREAD)),
+    ],
+    ids=[
+        "message",
+        "log-append-time",
+        "compacted-gap",
+        "markers-to-end",
+        "clock-ahead",
+        "no-timestamp",
+        "budget",
+        "not-read",
+    ],
+)
 def test_the_time_lag_of_a_lagging_partition(r, read, expected):
     got = time_lag(r, measure([r], read, NOW))
     assert got[:2] == expected[:2]
@@ -80,12 +103,15 @@ def test_a_legacy_commit_is_timed_at_the_offset_the_spout_resumes_from():
     assert time_lag(legacy, measure([legacy], read, NOW)) == TimeLag(1.0, MESSAGE)
 
 
-@pytest.mark.parametrize("r, expected", [
-    (row(20, 0), TimeLag(0.0, CAUGHT_UP)),  # lag 0: 0 exactly, nothing read
-    (row(25, None), TimeLag(None, None)),  # above the log end: no lag, no time lag
-    (row(None, None), TimeLag(None, None)),  # a record the spout cannot use
-    (row(3, None, topic=None), TimeLag(None, None)),  # a tie of topics: no lag
-])
+@pytest.mark.parametrize(
+    "r, expected",
+    [
+        (row(20, 0), TimeLag(0.0, CAUGHT_UP)),  # lag 0: 0 exactly, nothing read
+        (row(25, None), TimeLag(None, None)),  # above the log end: no lag, no time lag
+        (row(None, None), TimeLag(None, None)),  # a record the spout cannot use
+        (row(3, None, topic=None), TimeLag(None, None)),  # a tie of topics: no lag
+    ],
+)
 def test_partitions_without_a_lag_above_0_are_never_read(r, expected):
     assert positions([r]) == []
     assert time_lag(r, {}) == expected
@@ -96,12 +122,15 @@ def test_consumers_at_one_position_share_one_read():
     assert positions(rows) == [("t", 0, 12), ("t", 1, 5)]
 
 
-@pytest.mark.parametrize("exact, estimate, expected", [
-    (TimeLag(4.0, MESSAGE), 9.5, TimeLag(4.0, MESSAGE)),  # the message wins over the estimate
-    (TimeLag(None, UNREAD, "budget"), 9.5, TimeLag(9.5, ESTIMATE)),  # not read: the estimate, said so
-    (TimeLag(None, NO_TIMESTAMP, "v0"), 9.5, TimeLag(9.5, ESTIMATE)),
-    (TimeLag(None, UNREAD, "budget"), None, TimeLag(None, UNREAD, "budget")),  # neither: unread stays
-])
+@pytest.mark.parametrize(
+    "exact, estimate, expected",
+    [
+        (TimeLag(4.0, MESSAGE), 9.5, TimeLag(4.0, MESSAGE)),  # the message wins over the estimate
+        (TimeLag(None, UNREAD, "budget"), 9.5, TimeLag(9.5, ESTIMATE)),  # not read: the estimate, said so
+        (TimeLag(None, NO_TIMESTAMP, "v0"), 9.5, TimeLag(9.5, ESTIMATE)),
+        (TimeLag(None, UNREAD, "budget"), None, TimeLag(None, UNREAD, "budget")),  # neither: unread stays
+    ],
+)
 def test_serve_falls_back_to_the_estimate_where_the_message_gave_no_figure(exact, estimate, expected):
     r = row(12, 8)
     assert served(r, {("t", 0, 12): exact}, estimate) == expected
@@ -120,28 +149,48 @@ def test_the_estimate_does_not_stand_in_where_the_lag_counts_from_elsewhere():
 
 
 def test_each_consumer_gets_its_largest_time_lag_and_partitions_without_one_are_left_out():
-    rows = [row(12, 8), row(5, 15, partition=1), row(9, 11, partition=2), row(20, 0, key=GROUP),
-            row(25, None, key=ConsumerKey(KAFKA, "lost"))]
-    lags = {("t", 0, 12): TimeLag(4.0, MESSAGE), ("t", 1, 5): TimeLag(60.0, MESSAGE),
-            ("t", 2, 9): TimeLag(None, UNREAD, "budget")}
+    rows = [
+        row(12, 8),
+        row(5, 15, partition=1),
+        row(9, 11, partition=2),
+        row(20, 0, key=GROUP),
+        row(25, None, key=ConsumerKey(KAFKA, "lost")),
+    ]
+    lags = {
+        ("t", 0, 12): TimeLag(4.0, MESSAGE),
+        ("t", 1, 5): TimeLag(60.0, MESSAGE),
+        ("t", 2, 9): TimeLag(None, UNREAD, "budget"),
+    }
     maxima = consumer_maxima(rows, [time_lag(r, lags) for r in rows])
     assert maxima == {SPOUT: TimeLag(60.0, MESSAGE), GROUP: TimeLag(0.0, CAUGHT_UP)}
 
 
 def test_what_was_not_read_is_one_note_saying_why():
-    lags = {**unread([("t", 0, 1), ("t", 1, 2)], "not read within the time budget of 5s"),
-            ("t", 2, 3): TimeLag(1.0, MESSAGE)}
-    assert unread_note(lags) == ("time lag unknown for 2 lagging partitions (time_lag_source unread): "
-                                 "not read within the time budget of 5s")
+    lags = {
+        **unread([("t", 0, 1), ("t", 1, 2)], "not read within the time budget of 5s"),
+        ("t", 2, 3): TimeLag(1.0, MESSAGE),
+    }
+    assert unread_note(lags) == (
+        "time lag unknown for 2 lagging partitions (time_lag_source unread): not read within the time budget of 5s"
+    )
     assert unread_note({("t", 2, 3): TimeLag(1.0, MESSAGE)}) is None
 
 
-@pytest.mark.parametrize("lag, text", [
-    (TimeLag(0.0, CAUGHT_UP), "0s"), (TimeLag(4.25, MESSAGE), "4.2s"), (TimeLag(59.9, MESSAGE), "1m00s"),
-    (TimeLag(307.0, MESSAGE), "5m07s"), (TimeLag(10_925.0, ESTIMATE), "~3h02m"), (TimeLag(187_205.0, MESSAGE), "2d04h"),
-    (TimeLag(None, UNREAD), "unread"), (TimeLag(None, NO_TIMESTAMP), "no timestamp"), (TimeLag(None, None), "-"),
-    (None, "-"),
-])
+@pytest.mark.parametrize(
+    "lag, text",
+    [
+        (TimeLag(0.0, CAUGHT_UP), "0s"),
+        (TimeLag(4.25, MESSAGE), "4.2s"),
+        (TimeLag(59.9, MESSAGE), "1m00s"),
+        (TimeLag(307.0, MESSAGE), "5m07s"),
+        (TimeLag(10_925.0, ESTIMATE), "~3h02m"),
+        (TimeLag(187_205.0, MESSAGE), "2d04h"),
+        (TimeLag(None, UNREAD), "unread"),
+        (TimeLag(None, NO_TIMESTAMP), "no timestamp"),
+        (TimeLag(None, None), "-"),
+        (None, "-"),
+    ],
+)
 def test_time_lags_in_tables(lag, text):
     assert time_lag_text(lag) == text
     if lag is not None and lag.seconds is not None:
@@ -175,14 +224,20 @@ def report(*rows: PartitionRow):
 def test_inspect_reads_only_lagging_positions_within_its_budget_and_notes_what_it_did_not_get():
     from offctl.pipeline import exit_code, with_time_lags
 
-    store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 2_000),)},
-                              unread={("t", 1, 5): "not read within the time budget of 5s"}))
+    store = Store(
+        MessageRead(
+            {("t", 0, 12): (msg(12, NOW - 2_000),)}, unread={("t", 1, 5): "not read within the time budget of 5s"}
+        )
+    )
     got = with_time_lags(report(row(12, 8), row(5, 15, partition=1), row(20, 0, partition=2)), store, 5.0)
     assert store.asked == [([("t", 0, 12), ("t", 1, 5)], 5.0)]
     assert time_lag(got.rows[0], got.time_lags) == TimeLag(2.0, MESSAGE)
     assert time_lag(got.rows[1], got.time_lags).source == UNREAD
-    assert got.notes == ("an earlier note", "time lag unknown for 1 lagging partition (time_lag_source unread): "
-                                            "t/1 offset 5: not read within the time budget of 5s")
+    assert got.notes == (
+        "an earlier note",
+        "time lag unknown for 1 lagging partition (time_lag_source unread): "
+        "t/1 offset 5: not read within the time budget of 5s",
+    )
     assert not got.incomplete and exit_code(got, "error") == 0  # the offsets and lags are complete: no exit 3
 
 

@@ -62,10 +62,23 @@ def _timed(zk, kafka, names, zk_server, broker):
 
     t = Timed()
     t.topic, t.group, t.root = topic, group, root
-    t.conn = Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address,
-                        storm_root=names.root + "/storm")
-    t.flags = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker.address,
-               "--storm-root", names.root + "/storm", "--spout", "orders", "--group", group]
+    t.conn = Connection(
+        zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address, storm_root=names.root + "/storm"
+    )
+    t.flags = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        names.root + "/storm",
+        "--spout",
+        "orders",
+        "--group",
+        group,
+    ]
     return t
 
 
@@ -84,7 +97,9 @@ def test_inspect_times_each_lagging_partition_from_the_message_it_resumes_at(tim
         ("kafka", 1): (2, (NOW - ts(1, 3)) / 1000, "message"),
     }
     assert {c["store"]: c["max_time_lag_s"] for c in doc["consumers"]} == {
-        "zookeeper": (NOW - ts(0, 2)) / 1000, "kafka": (NOW - ts(0, 4)) / 1000}
+        "zookeeper": (NOW - ts(0, 2)) / 1000,
+        "kafka": (NOW - ts(0, 4)) / 1000,
+    }
     assert not report.incomplete and not [n for n in report.notes if "time lag" in n]
 
 
@@ -92,9 +107,13 @@ def test_the_cli_gives_time_lags_in_json_and_the_per_partition_table(cli, timed)
     result = cli("inspect", *timed.flags, "-o", "json")
     assert result.exit_code == 0, result.stderr
     got = lags(result.json())
-    assert {k: v[2] for k, v in got.items()} == {("zookeeper", 0): "message", ("zookeeper", 1): "caught-up",
-                                                 ("zookeeper", 2): "message", ("kafka", 0): "message",
-                                                 ("kafka", 1): "message"}
+    assert {k: v[2] for k, v in got.items()} == {
+        ("zookeeper", 0): "message",
+        ("zookeeper", 1): "caught-up",
+        ("zookeeper", 2): "message",
+        ("kafka", 0): "message",
+        ("kafka", 1): "message",
+    }
     # one capture time for all: the figures differ by exactly the timestamps' difference
     assert round(got[("zookeeper", 0)][1] * 1000) - round(got[("kafka", 0)][1] * 1000) == ts(0, 4) - ts(0, 2)
     assert round(got[("zookeeper", 2)][1] * 1000) - round(got[("kafka", 1)][1] * 1000) == ts(1, 3) - ts(2, 1)
@@ -147,8 +166,14 @@ def test_serve_times_lagging_partitions_from_the_message(zk, timed):
     with their sources (0 message, 1 caught up)."""
     proc, port = start_serve(*timed.flags, "--interval", "4")
     try:
-        text = wait_for(lambda: (t := scrape(port)[1]) and metric(
-            t, "offctl_partition_time_lag_source", store="zookeeper", partition=0) is not None and t, 60)
+        text = wait_for(
+            lambda: (
+                (t := scrape(port)[1])
+                and metric(t, "offctl_partition_time_lag_source", store="zookeeper", partition=0) is not None
+                and t
+            ),
+            60,
+        )
         assert metric(text, "offctl_partition_time_lag_source", store="zookeeper", partition=0) == 0.0
         assert metric(text, "offctl_partition_time_lag_source", store="zookeeper", partition=1) == 1.0
         assert metric(text, "offctl_partition_time_lag_seconds", store="zookeeper", partition=1) == 0.0
@@ -170,8 +195,14 @@ def test_serve_without_reads_falls_back_to_the_estimate_and_says_so(kafka, timed
         wait_for(lambda: metric(scrape(port)[1], "offctl_partition_lag", store="zookeeper", partition=0) == 3.0)
         assert metric(scrape(port)[1], "offctl_partition_time_lag_source", store="zookeeper", partition=0) is None
         kafka.produce_records(timed.topic, 0, [{"value": b"more"}])
-        text = wait_for(lambda: (t := scrape(port)[1]) and metric(
-            t, "offctl_partition_time_lag_source", store="zookeeper", partition=0) == 2.0 and t, 60)
+        text = wait_for(
+            lambda: (
+                (t := scrape(port)[1])
+                and metric(t, "offctl_partition_time_lag_source", store="zookeeper", partition=0) == 2.0
+                and t
+            ),
+            60,
+        )
         assert metric(text, "offctl_partition_time_lag_seconds", store="zookeeper", partition=0) >= 0
         assert metric(text, "offctl_partition_time_lag_source", store="zookeeper", partition=1) == 1.0
     finally:
@@ -183,9 +214,28 @@ def test_serve_without_reads_falls_back_to_the_estimate_and_says_so(kafka, timed
 def test_after_a_reset_to_a_time_the_spout_is_as_far_behind_as_the_message_it_goes_to(cli, timed39, tmp_path):
     """reset --to time (the broker's timestamp lookup) then inspect: the time lag is the age of the first message at
     or after --at; one command's time is the other's."""
-    done = cli("reset", *timed39.flags[:8], "--spout", "orders", "--to", "time", "--at", str(ts(0, 1)), "--partitions",
-               "0", "--execute", "--yes", "--quiet-period", "0", "--backup-dir", str(tmp_path / "backups"),
-               "--audit-log", str(tmp_path / "audit.log"), "-o", "json")
+    done = cli(
+        "reset",
+        *timed39.flags[:8],
+        "--spout",
+        "orders",
+        "--to",
+        "time",
+        "--at",
+        str(ts(0, 1)),
+        "--partitions",
+        "0",
+        "--execute",
+        "--yes",
+        "--quiet-period",
+        "0",
+        "--backup-dir",
+        str(tmp_path / "backups"),
+        "--audit-log",
+        str(tmp_path / "audit.log"),
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     assert [(c["partition"], c["before"], c["after"]) for c in done.json()["changes"]] == [(0, 2, 1)]
     doc = report_document(inspect(timed39.conn, Selection(("orders",)), Thresholds(), now_ms=NOW))
@@ -197,8 +247,9 @@ def _spout(zk, names, zk_server, broker, topic: str, offsets: dict[int, int]) ->
     root = names.root + "/spouts"
     for p, offset in offsets.items():
         zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, offset), makepath=True)
-    return Connection(zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address,
-                      storm_root=names.root + "/storm")
+    return Connection(
+        zk=zk_server.address, zk_roots=(root,), bootstrap_servers=broker.address, storm_root=names.root + "/storm"
+    )
 
 
 def test_on_a_log_append_time_topic_the_broker_clock_gives_the_time_lag(zk, kafka39, names, zk_server, broker39):
@@ -225,8 +276,10 @@ def test_a_spout_resuming_in_a_compacted_gap_is_timed_from_the_next_message(zk, 
     group = names("group")
     kafka.commit(group, topic, {0: 0})
     doc = report_document(inspect(conn, Selection(("orders",), (group,)), Thresholds(), now_ms=NOW))
-    assert lags(doc) == {("zookeeper", 0): (3, (NOW - compacted_at(4)) / 1000, "message"),
-                         ("kafka", 0): (6, (NOW - compacted_at(1)) / 1000, "message")}
+    assert lags(doc) == {
+        ("zookeeper", 0): (3, (NOW - compacted_at(4)) / 1000, "message"),
+        ("kafka", 0): (6, (NOW - compacted_at(1)) / 1000, "message"),
+    }
 
 
 def test_a_spout_at_a_transaction_marker_has_lag_1_and_nothing_waiting(zk, kafka39, names, zk_server, broker39):
@@ -238,8 +291,9 @@ def test_a_spout_at_a_transaction_marker_has_lag_1_and_nothing_waiting(zk, kafka
     marker = committed_transaction(kafka39, topic, 0, 3)
     before = int(time.time() * 1000)
     committed_transaction(kafka39, topic, 1, 3)
-    report = inspect(_spout(zk, names, zk_server, broker39, topic, {0: marker, 1: 0}), Selection(("orders",)),
-                     Thresholds())
+    report = inspect(
+        _spout(zk, names, zk_server, broker39, topic, {0: marker, 1: 0}), Selection(("orders",)), Thresholds()
+    )
     got = lags(report_document(report))
     assert got[("zookeeper", 0)] == (1, 0.0, "caught-up")
     lag, seconds, source = got[("zookeeper", 1)]  # the producer stamped it between `before` and now

@@ -10,24 +10,27 @@ from offctl.core.targets import parse_topics
 from offctl.errors import UsageError
 
 
-@pytest.mark.parametrize("name, legal", [
-    ("orders", True),
-    ("a.b_c-D9", True),
-    ("...", True),  # only "." and ".." are refused among dots
-    (".hidden", True),
-    ("x" * 249, True),
-    ("", False),
-    (".", False),
-    ("..", False),
-    ("x" * 250, False),
-    ("bad topic", False),
-    ("a\0b", False),
-    ("\0", False),
-    ("orders\n", False),
-    ("t\u00e9", False),  # ASCII letters only
-    ("a/b", False),
-    ("orders:0", False),
-])
+@pytest.mark.parametrize(
+    "name, legal",
+    [
+        ("orders", True),
+        ("a.b_c-D9", True),
+        ("...", True),  # only "." and ".." are refused among dots
+        (".hidden", True),
+        ("x" * 249, True),
+        ("", False),
+        (".", False),
+        ("..", False),
+        ("x" * 250, False),
+        ("bad topic", False),
+        ("a\0b", False),
+        ("\0", False),
+        ("orders\n", False),
+        ("t\u00e9", False),  # ASCII letters only
+        ("a/b", False),
+        ("orders:0", False),
+    ],
+)
 def test_is_topic_name(name, legal):
     assert is_topic_name(name) is legal
 

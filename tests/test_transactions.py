@@ -20,24 +20,31 @@ def row(lag: int | None, last_stable: int | None, log_end: int = 12, partition: 
 
 
 def read_at(offset: int, ts: int | None, partition: int = 0) -> MessageRead:
-    return MessageRead({("ledger", partition, offset): (LogMessage("ledger", partition, offset, ts, "CreateTime",
-                                                                    None, b"v"),)})
+    return MessageRead(
+        {("ledger", partition, offset): (LogMessage("ledger", partition, offset, ts, "CreateTime", None, b"v"),)}
+    )
 
 
-@pytest.mark.parametrize("r, waits", [
-    (row(0, 10), True),                 # read up to the LSO, the log goes on: waits
-    (row(0, 12), False),                # LSO = log end: no transaction open
-    (row(2, 10), False),                # still reading below the LSO
-    (row(0, None), False),              # a read_uncommitted spout (no last stable offset)
-    (row(None, 10), False),             # no lag: where it resumes is unknown or outside the log
-], ids=["waits", "no-open-transaction", "lagging", "read-uncommitted", "no-lag"])
+@pytest.mark.parametrize(
+    "r, waits",
+    [
+        (row(0, 10), True),  # read up to the LSO, the log goes on: waits
+        (row(0, 12), False),  # LSO = log end: no transaction open
+        (row(2, 10), False),  # still reading below the LSO
+        (row(0, None), False),  # a read_uncommitted spout (no last stable offset)
+        (row(None, 10), False),  # no lag: where it resumes is unknown or outside the log
+    ],
+    ids=["waits", "no-open-transaction", "lagging", "read-uncommitted", "no-lag"],
+)
 def test_which_rows_wait(r, waits):
     assert transactions.waits(r) is waits
     assert transactions.positions([r]) == ([("ledger", 0, 10)] if waits else [])
 
 
-@pytest.mark.parametrize("age_s, code", [(59.999, None), (60, "OPEN_TRANSACTION"), (900, "OPEN_TRANSACTION"),
-                                         (900.001, "HANGING_TRANSACTION")])
+@pytest.mark.parametrize(
+    "age_s, code",
+    [(59.999, None), (60, "OPEN_TRANSACTION"), (900, "OPEN_TRANSACTION"), (900.001, "HANGING_TRANSACTION")],
+)
 def test_the_age_decides_the_code(age_s, code):
     r = row(0, 10)
     found = transactions.ages([r], read_at(10, NOW - int(age_s * 1000)), NOW)

@@ -53,8 +53,16 @@ def _world(zk, kafka, names, zk_server, broker, tmp_path):
 
     w = World()
     w.topic, w.root = topic, root
-    w.conn = ["--zk", zk_server.address, "--trident-root", root, "--bootstrap-servers", broker.address,
-              "--storm-root", names.root + "/storm"]
+    w.conn = [
+        "--zk",
+        zk_server.address,
+        "--trident-root",
+        root,
+        "--bootstrap-servers",
+        broker.address,
+        "--storm-root",
+        names.root + "/storm",
+    ]
     w.safe = ["--backup-dir", str(tmp_path / "backups"), "--audit-log", str(tmp_path / "audit.log")]
     w.get = lambda path: zk.get(f"{root}/{path}")[0]
     w.exists = lambda path: zk.exists(f"{root}/{path}") is not None
@@ -68,8 +76,10 @@ def test_inspect_shows_every_trident_spout_with_where_it_resumes(cli, world):
     result = cli("inspect", *world.conn, "-o", "json", "--fail-on", "never")
     assert result.exit_code == 0, result.stderr
     doc = result.json()
-    rows = {(r["consumer"], r["topic"], r["partition"]): (r["store"], r["committed"], r["lag"], r["path"])
-            for r in doc["partitions"]}
+    rows = {
+        (r["consumer"], r["topic"], r["partition"]): (r["store"], r["committed"], r["lag"], r["path"])
+        for r in doc["partitions"]
+    }
     t = world.topic
     assert rows[("sk", t, 2)] == ("trident", 5, 5, f"{world.root}/sk/user/partition_2/8")  # the highest txid
     assert rows[("skw", t, 1)][1:3] == (6, 4)
@@ -83,17 +93,49 @@ def test_inspect_shows_every_trident_spout_with_where_it_resumes(cli, world):
 def test_reset_moves_a_trident_spout_and_restore_puts_it_back_byte_for_byte(cli, world):
     before = {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)}
     older = world.get("sk/user/partition_0/7")
-    dry = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "offset", "--offset", "1",
-              "--quiet-period", "0", "-o", "json")
+    dry = cli(
+        "reset",
+        *world.conn,
+        *world.safe,
+        "--trident",
+        "sk",
+        "--to",
+        "offset",
+        "--offset",
+        "1",
+        "--quiet-period",
+        "0",
+        "-o",
+        "json",
+    )
     assert dry.exit_code == 0, dry.stderr
-    assert [(c["partition"], c["before"], c["after"]) for c in dry.json()["changes"]] == [(0, 3, 1), (1, 4, 1),
-                                                                                          (2, 5, 1)]
-    done = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "offset", "--offset", "1",
-               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    assert [(c["partition"], c["before"], c["after"]) for c in dry.json()["changes"]] == [
+        (0, 3, 1),
+        (1, 4, 1),
+        (2, 5, 1),
+    ]
+    done = cli(
+        "reset",
+        *world.conn,
+        *world.safe,
+        "--trident",
+        "sk",
+        "--to",
+        "offset",
+        "--offset",
+        "1",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0 and done.json()["verified"], done.stderr
     for p in range(3):  # only offset and nextOffset of the highest txid change
         assert world.get(f"sk/user/partition_{p}/8") == before[p].replace(b'"offset":2', b'"offset":1').replace(
-            f'"nextOffset":{3 + p}'.encode(), b'"nextOffset":1')
+            f'"nextOffset":{3 + p}'.encode(), b'"nextOffset":1'
+        )
     assert world.get("sk/user/partition_0/7") == older
     after = cli("inspect", *world.conn, "-o", "json", "--fail-on", "never").json()
     assert {r["committed"] for r in after["partitions"] if r["consumer"] == "sk"} == {1}
@@ -108,7 +150,10 @@ def test_reset_moves_a_trident_spout_and_restore_puts_it_back_byte_for_byte(cli,
     assert again.exit_code == 0, again.stderr
     assert again.json()["result"] == "unchanged" and not again.json()["executed"]
     assert [(c["partition"], c["action"]) for c in again.json()["changes"]] == [
-        (0, "unchanged"), (1, "unchanged"), (2, "unchanged")]
+        (0, "unchanged"),
+        (1, "unchanged"),
+        (2, "unchanged"),
+    ]
     assert {g["status"] for g in again.json()["guards"]} == {"not-applicable"}
     assert {p: world.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
 
@@ -118,8 +163,21 @@ def test_a_trident_write_that_landed_in_part_is_restored_and_a_third_value_refus
     third value is refused alone, and once it holds what the write left the restore puts back 1 and 2."""
     path = lambda p: f"{world39.root}/sk/user/partition_{p}/8"  # noqa: E731
     before = {p: world39.get(f"sk/user/partition_{p}/8") for p in range(3)}
-    done = cli("reset", *world39.conn, *world39.safe, "--trident", "sk", "--to", "latest", "--quiet-period", "0",
-               "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *world39.conn,
+        *world39.safe,
+        "--trident",
+        "sk",
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     left = {p: world39.get(f"sk/user/partition_{p}/8") for p in range(3)}
     zk.set(path(0), before[0])
@@ -130,27 +188,48 @@ def test_a_trident_write_that_landed_in_part_is_restored_and_a_third_value_refus
     refused = cli(*undo)
     assert refused.exit_code == 4, refused.stderr
     (said,) = [g["message"] for g in refused.json()["guards"] if g["guard"] == "changed-since"]
-    assert said.startswith(f"1 partition(s) changed since the write this backup undoes, which restoring would "
-                           f"overwrite: {path(1)}: the write left offset 10, it is now 9")
+    assert said.startswith(
+        f"1 partition(s) changed since the write this backup undoes, which restoring would "
+        f"overwrite: {path(1)}: the write left offset 10, it is now 9"
+    )
     zk.set(path(1), left[1])
     back = cli(*undo)
     assert back.exit_code == 0 and back.json()["verified"], back.stderr
     assert [(c["partition"], c["action"]) for c in back.json()["changes"]] == [
-        (0, "unchanged"), (1, "write"), (2, "write")]
+        (0, "unchanged"),
+        (1, "write"),
+        (2, "write"),
+    ]
     assert {p: world39.get(f"sk/user/partition_{p}/8") for p in range(3)} == before
 
 
 def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, monkeypatch):
-    done = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "latest", "--quiet-period", "0",
-               "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *world.conn,
+        *world.safe,
+        "--trident",
+        "cl",
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     # partition 2 has no state: offctl creates none (one per txid), and the row says what the emitter does
     assert done.exit_code == 7 and done.json()["verified"], done.stderr
     (left,) = [c for c in done.json()["changes"] if c["left_out"]]
     assert (left["partition"], left["action"], left["path"]) == (2, "skip", None)
     assert "KafkaTridentSpoutEmitter.seek starts" in left["reasons"][0] and "the log start (0)" in left["reasons"][0]
     assert not world.exists(f"cl/user/{world.topic}@2")
-    assert json.loads(world.get(f"cl/user/{world.topic}@0/6")) == {"topologyId": CL_ID, "lastOffset": 9,
-                                                                 "firstOffset": 10}
+    assert json.loads(world.get(f"cl/user/{world.topic}@0/6")) == {
+        "topologyId": CL_ID,
+        "lastOffset": 9,
+        "firstOffset": 10,
+    }
 
     def confirm(question, **kw):  # the topology commits a new batch, and its commit is acked, while the operator
         world.put(f"cl/user/{world.topic}@1/7", client_trident_meta(10, 10, CL_ID))  # reads the plan
@@ -159,16 +238,18 @@ def test_a_client_trident_reset_and_a_newer_txid_written_meanwhile(cli, world, m
 
     monkeypatch.setattr("offctl.commands.options.typer.confirm", confirm)
     monkeypatch.setattr("offctl.commands.options.stdin_is_terminal", lambda: True)  # as an operator at a terminal
-    raced = cli("reset", *world.conn, *world.safe, "--trident", "cl", "--to", "earliest", "--quiet-period", "0",
-                "--execute")
+    raced = cli(
+        "reset", *world.conn, *world.safe, "--trident", "cl", "--to", "earliest", "--quiet-period", "0", "--execute"
+    )
     assert raced.exit_code == 5 and "/7 was written after" in raced.stderr
 
 
 def test_a_storm_kafka_trident_partition_without_state_is_left_out_with_exit_6(cli, world39):
     """skw has state for partition 1 only; TridentKafkaEmitter.doEmitNewPartitionBatch (v1.2.4) starts the
     others from startOffsetTime, and offctl creates no transaction's state for them."""
-    dry = cli("reset", *world39.conn, *world39.safe, "--trident", "skw", "--to", "latest", "--quiet-period", "0",
-              "-o", "json")
+    dry = cli(
+        "reset", *world39.conn, *world39.safe, "--trident", "skw", "--to", "latest", "--quiet-period", "0", "-o", "json"
+    )
     assert dry.exit_code == 7, dry.stderr
     rows = [(c["partition"], c["action"], c["left_out"]) for c in dry.json()["changes"]]
     assert rows == [(0, "skip", True), (1, "write", False), (2, "skip", True)]
@@ -190,7 +271,10 @@ def test_audit_reads_trident_spouts_too(cli, world, spark):
     assert result.exit_code == 0, result.stderr
     doc = result.json()
     assert {(r["consumer"], r["committed"]) for r in doc["partitions"] if r["consumer"] == "sk"} == {
-        ("sk", 3), ("sk", 4), ("sk", 5)}
+        ("sk", 3),
+        ("sk", 4),
+        ("sk", 5),
+    }
     assert all(r["store"] == "trident" for r in doc["partitions"])
 
 
@@ -214,21 +298,43 @@ def test_a_reset_rewrites_the_batches_stored_at_currtx_and_restore_puts_them_bac
     world.delete("sk/user/partition_2/7")
     paths = [f"sk/user/partition_{p}/{t}" for p in range(3) for t in (7, 8) if (p, t) != (2, 7)]
     before = {path: world.get(path) for path in paths}
-    done = cli("reset", *world.conn, *world.safe, "--trident", "sk", "--to", "offset", "--offset", "1",
-               "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *world.conn,
+        *world.safe,
+        "--trident",
+        "sk",
+        "--to",
+        "offset",
+        "--offset",
+        "1",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 7 and done.json()["verified"], done.stderr
-    rows = [(c["partition"], c["path"].rsplit("/", 1)[1], c["batch"], c["after"], c["action"], c["left_out"])
-            for c in done.json()["changes"]]
-    assert rows == [(0, "7", None, 1, "write", False), (0, "8", 8, 1, "write", False),
-                    (1, "7", None, 1, "write", False), (1, "8", 8, 1, "write", False),
-                    (2, "8", None, 1, "write", True)], rows
+    rows = [
+        (c["partition"], c["path"].rsplit("/", 1)[1], c["batch"], c["after"], c["action"], c["left_out"])
+        for c in done.json()["changes"]
+    ]
+    assert rows == [
+        (0, "7", None, 1, "write", False),
+        (0, "8", 8, 1, "write", False),
+        (1, "7", None, 1, "write", False),
+        (1, "8", 8, 1, "write", False),
+        (2, "8", None, 1, "write", True),
+    ], rows
     assert "an opaque spout drops it and starts" in " ".join(done.json()["changes"][4]["reasons"])
     for path in paths:  # an empty batch at 1: a transactional replay emits nothing, and both go on from 1
         meta = json.loads(world.get(path))
         assert (meta["offset"], meta["nextOffset"]) == (1, 1), (path, meta)
     doc = cli("inspect", *world.conn, "--trident", "sk", "-o", "json", "--fail-on", "never").json()
-    said = {(f["partition"], f["code"]) for f in doc["findings"] if f["code"] in ("TRIDENT_REPLAY",
-                                                                                    "MISSING_PARTITION")}
+    said = {
+        (f["partition"], f["code"]) for f in doc["findings"] if f["code"] in ("TRIDENT_REPLAY", "MISSING_PARTITION")
+    }
     assert said == {(2, "TRIDENT_REPLAY")}, doc["findings"]  # the opaque spout starts 2 at the log start, 0
     assert {r["partition"]: r["resumes_at"] for r in doc["partitions"]} == {0: 1, 1: 1, 2: None}
 
@@ -237,6 +343,11 @@ def test_a_reset_rewrites_the_batches_stored_at_currtx_and_restore_puts_them_bac
     assert back.exit_code == 0 and back.json()["verified"], back.stderr
     assert {path: world.get(path) for path in paths} == before
     assert [(c["partition"], c["path"].rsplit("/", 1)[1], c["batch"]) for c in back.json()["changes"]] == [
-        (0, "7", None), (0, "8", 8), (1, "7", None), (1, "8", 8), (2, "8", None)]
+        (0, "7", None),
+        (0, "8", 8),
+        (1, "7", None),
+        (1, "8", 8),
+        (2, "8", None),
+    ]
     again = cli(*undo, "--yes", "-o", "json")
     assert again.exit_code == 0 and again.json()["result"] == "unchanged", again.stderr

@@ -93,14 +93,44 @@ def agree(name: str, said: dict, ran: dict) -> None:
             assert ran["started_at"].get(p) == resumes_at, (name, p, said[p], ran["started_at"], ran["returned"])
 
 
-def reset_stopped(zk, zk_server, root: str, sid: str, folders: dict[str, dict[int, bytes]], acked: bool, broker: str,
-                  stopped: str, backups, offset: int) -> dict:
+def reset_stopped(
+    zk,
+    zk_server,
+    root: str,
+    sid: str,
+    folders: dict[str, dict[int, bytes]],
+    acked: bool,
+    broker: str,
+    stopped: str,
+    backups,
+    offset: int,
+) -> dict:
     """A stopped topology's Trident state seeded (seed), then `offctl reset --trident SID --to offset --offset N
     --execute --yes` on it, its backup and audit log under `backups`: the plan's JSON."""
     seed(zk, root, sid, folders, acked=acked)
-    return write("reset", "--zk", zk_server.address, "--trident-root", root, "--trident", sid, "--bootstrap-servers",
-                 broker, "--storm-root", stopped, "--backup-dir", str(backups / "backups"), "--audit-log",
-                 str(backups / "audit.jsonl"), "--quiet-period", "0", "--to", "offset", "--offset", str(offset))
+    return write(
+        "reset",
+        "--zk",
+        zk_server.address,
+        "--trident-root",
+        root,
+        "--trident",
+        sid,
+        "--bootstrap-servers",
+        broker,
+        "--storm-root",
+        stopped,
+        "--backup-dir",
+        str(backups / "backups"),
+        "--audit-log",
+        str(backups / "audit.jsonl"),
+        "--quiet-period",
+        "0",
+        "--to",
+        "offset",
+        "--offset",
+        str(offset),
+    )
 
 
 def timed(family: str, which: str, run, scenarios: list[dict]) -> list[dict]:
@@ -113,13 +143,18 @@ def timed(family: str, which: str, run, scenarios: list[dict]) -> list[dict]:
     reports = run(scenarios)
     t2 = time.monotonic()
     seconds = {r["name"]: r["seconds"] for r in reports}
-    TIMINGS[family] = {"javac_s": round(t1 - t0, 2), "call_s": round(t2 - t1, 2),
-                       "outside_scenarios_s": round(t2 - t1 - sum(seconds.values()), 2),
-                       "scenarios": len(reports), "per_scenario_s": seconds}
+    TIMINGS[family] = {
+        "javac_s": round(t1 - t0, 2),
+        "call_s": round(t2 - t1, 2),
+        "outside_scenarios_s": round(t2 - t1 - sum(seconds.values()), 2),
+        "scenarios": len(reports),
+        "per_scenario_s": seconds,
+    }
     return reports
 
 
 # --- storm-kafka 1.2.4: OpaqueTridentKafkaSpout (TridentKafkaEmitter), Kafka 3.9 --------------------------------
+
 
 def no_next_offset(meta: bytes) -> bytes:
     """A meta as TridentKafkaEmitter writes it, without its nextOffset."""
@@ -138,23 +173,37 @@ OLD = {
     "no-meta-earliest": ({0: {8: 4}}, {"startOffsetTime": EARLIEST}, "orders", STORM_ID),
     "no-meta-latest": ({0: {8: 4}}, {"startOffsetTime": LATEST}, "orders", STORM_ID),
     "not-json": ({0: {8: b"{not json"}, 1: {8: 4}, 2: {8: 4}}, {}, "orders", STORM_ID),
-    "not-json-latest": ({0: {8: b"{not json"}, 1: {8: 4}, 2: {8: 4}}, {"startOffsetTime": LATEST}, "orders",
-                        STORM_ID),
+    "not-json-latest": ({0: {8: b"{not json"}, 1: {8: 4}, 2: {8: 4}}, {"startOffsetTime": LATEST}, "orders", STORM_ID),
     "no-next-offset": ({0: {8: "no nextOffset"}, 1: {8: 4}, 2: {8: 4}}, {}, "orders", STORM_ID),
     "no-next-offset-last": ({0: {8: 4}, 1: {8: 4}, 2: {8: "no nextOffset"}}, {}, "orders", STORM_ID),
-    "ignore-zk-offsets-other-topology": ({0: {8: 4}, 1: {8: 7}, 2: {8: 9}}, {"ignoreZkOffsets": True}, "orders",
-                                         OTHER_ID),
-    "ignore-zk-offsets-other-topology-latest": ({0: {8: 4}, 1: {8: 7}, 2: {8: 9}},
-                                                {"ignoreZkOffsets": True, "startOffsetTime": LATEST}, "orders",
-                                                OTHER_ID),
-    "ignore-zk-offsets-same-topology": ({0: {8: 4}, 1: {8: 7}, 2: {8: 9}}, {"ignoreZkOffsets": True}, "orders",
-                                        STORM_ID),
+    "ignore-zk-offsets-other-topology": (
+        {0: {8: 4}, 1: {8: 7}, 2: {8: 9}},
+        {"ignoreZkOffsets": True},
+        "orders",
+        OTHER_ID,
+    ),
+    "ignore-zk-offsets-other-topology-latest": (
+        {0: {8: 4}, 1: {8: 7}, 2: {8: 9}},
+        {"ignoreZkOffsets": True, "startOffsetTime": LATEST},
+        "orders",
+        OTHER_ID,
+    ),
+    "ignore-zk-offsets-same-topology": (
+        {0: {8: 4}, 1: {8: 7}, 2: {8: 9}},
+        {"ignoreZkOffsets": True},
+        "orders",
+        STORM_ID,
+    ),
     "other-topology-kept": ({0: {8: 4}, 1: {8: 7}, 2: {8: 9}}, {}, "orders", OTHER_ID),
     "below-log-start": ({0: {8: 2}}, {}, "trimmed", STORM_ID),
     "below-log-start-latest": ({0: {8: 2}}, {"startOffsetTime": LATEST}, "trimmed", STORM_ID),
     "above-log-end": ({0: {8: 50}, 1: {8: 4}, 2: {8: 4}}, {}, "orders", STORM_ID),
-    "above-log-end-no-reset": ({0: {8: 50}, 1: {8: 4}, 2: {8: 4}}, {"useStartOffsetTimeIfOffsetOutOfRange": False},
-                               "orders", STORM_ID),
+    "above-log-end-no-reset": (
+        {0: {8: 50}, 1: {8: 4}, 2: {8: 4}},
+        {"useStartOffsetTimeIfOffsetOutOfRange": False},
+        "orders",
+        STORM_ID,
+    ),
 }
 # Where the real spout did something else than offctl said, and offctl was fixed (docs/storm.md, "Run on the real
 # spouts"): a meta the emitter throws on (no nextOffset) stops every partition of the state, not its own only:
@@ -170,8 +219,10 @@ def topics_and_roots(kafka, zk, prefix: str, trimmed_start: int) -> tuple[dict[s
     to `trimmed_start`); and two Storm roots under /<prefix>: a running topology's (STORM_ID), a stopped one's."""
     from confluent_kafka import TopicPartition
 
-    topics = {"orders": kafka.filled_topic(f"{prefix}-orders", 3, LOG_END),
-              "trimmed": kafka.filled_topic(f"{prefix}-trimmed", 1, LOG_END)}
+    topics = {
+        "orders": kafka.filled_topic(f"{prefix}-orders", 3, LOG_END),
+        "trimmed": kafka.filled_topic(f"{prefix}-trimmed", 1, LOG_END),
+    }
     (deleted,) = kafka.admin.delete_records([TopicPartition(topics["trimmed"], 0, trimmed_start)]).values()
     deleted.result(30)
     running, stopped = f"/{prefix}/storm", f"/{prefix}/storm-stopped"
@@ -199,14 +250,45 @@ def old_trident(zk_server, zk, broker39, kafka39, tmp_path_factory):
     scenarios, offctl = [], {}
     for name, (states, settings, on, writer) in OLD.items():
         topic, root = topics[on], f"/{prefix}/{name}/transactional"
-        seed(zk, root, "sk", {f"partition_{p}": {txid: meta(topic, p, spec, writer) for txid, spec in metas.items()}
-                              for p, metas in states.items()}, acked=name != "commit-not-acked")
-        offctl[name] = verdicts(inspect("--zk", zk_server.address, "--trident-root", root, "--trident", "sk",
-                                        "--topic", topic, "--storm-root", running, "--bootstrap-servers", broker,
-                                        *old_flags(settings)))
-        scenarios.append({"name": name, "zookeeper": zk_server.address, "transactional_root": root,
-                          "tx_state_id": "sk", "storm_id": STORM_ID, "topic": topic, "hosts": hosts,
-                          "spout_config": settings})
+        seed(
+            zk,
+            root,
+            "sk",
+            {
+                f"partition_{p}": {txid: meta(topic, p, spec, writer) for txid, spec in metas.items()}
+                for p, metas in states.items()
+            },
+            acked=name != "commit-not-acked",
+        )
+        offctl[name] = verdicts(
+            inspect(
+                "--zk",
+                zk_server.address,
+                "--trident-root",
+                root,
+                "--trident",
+                "sk",
+                "--topic",
+                topic,
+                "--storm-root",
+                running,
+                "--bootstrap-servers",
+                broker,
+                *old_flags(settings),
+            )
+        )
+        scenarios.append(
+            {
+                "name": name,
+                "zookeeper": zk_server.address,
+                "transactional_root": root,
+                "tx_state_id": "sk",
+                "storm_id": STORM_ID,
+                "topic": topic,
+                "hosts": hosts,
+                "spout_config": settings,
+            }
+        )
 
     # the repair: a stopped topology's state reset to offset 6; the next deployment's spout starts there. Twice:
     # with txid 8 acked (currtx 9: the reset writes txid 8), and not (currtx 8: txid 8 is emitted again, from 7's
@@ -214,18 +296,46 @@ def old_trident(zk_server, zk, broker39, kafka39, tmp_path_factory):
     plans = {}
     for name, acked in REPAIRS.items():
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"old-trident-{name}")
-        plans[name] = reset_stopped(zk, zk_server, root, "sk", {f"partition_{p}": {
-            7: meta(topics["orders"], p, 2, STORM_ID), 8: meta(topics["orders"], p, 3 + p, STORM_ID)}
-            for p in range(3)},
-            acked, broker, stopped, backups, 6)
-        scenarios.append({"name": name, "zookeeper": zk_server.address, "transactional_root": root,
-                          "tx_state_id": "sk", "storm_id": NEW_ID, "topic": topics["orders"], "hosts": hosts})
+        plans[name] = reset_stopped(
+            zk,
+            zk_server,
+            root,
+            "sk",
+            {
+                f"partition_{p}": {
+                    7: meta(topics["orders"], p, 2, STORM_ID),
+                    8: meta(topics["orders"], p, 3 + p, STORM_ID),
+                }
+                for p in range(3)
+            },
+            acked,
+            broker,
+            stopped,
+            backups,
+            6,
+        )
+        scenarios.append(
+            {
+                "name": name,
+                "zookeeper": zk_server.address,
+                "transactional_root": root,
+                "tx_state_id": "sk",
+                "storm_id": NEW_ID,
+                "topic": topics["orders"],
+                "hosts": hosts,
+            }
+        )
     ran = {r["name"]: r for r in timed("storm-kafka 1.2.4", "old", run_old_trident, scenarios)}
     return offctl, ran, plans
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=OLD_DISAGREE[n]))
-                                  if n in OLD_DISAGREE else n for n in sorted(OLD)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=OLD_DISAGREE[n])) if n in OLD_DISAGREE else n
+        for n in sorted(OLD)
+    ],
+)
 def test_storm_kafka_1_2_4_trident_starts_where_offctl_says(old_trident, name):
     offctl, ran, _ = old_trident
     agree(name, offctl[name], ran[name])
@@ -264,25 +374,53 @@ def test_storm_kafka_trident_reset_then_the_spout_starts_where_the_plan_said(old
 #        (3 partitions) or "trimmed" (1 partition, log start 4), the topology that wrote the metas)
 CLIENT = {
     "meta-inside": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
-    "two-txids-highest-wins": ({0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
-                               "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
-    "commit-not-acked": ({0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
-                         "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
+    "two-txids-highest-wins": (
+        {0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+    ),
+    "commit-not-acked": (
+        {0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+    ),
     "no-meta-uncommitted-earliest": ({0: {8: (2, 3)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
     "no-meta-uncommitted-latest": ({0: {8: (2, 3)}}, "UNCOMMITTED_LATEST", "orders", STORM_ID),
     "not-json": ({0: {8: b"{not json"}, 1: {8: (2, 3)}, 2: {8: (2, 3)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
-    "not-json-bare-word": ({0: {8: b"not json"}, 1: {8: (2, 3)}, 2: {8: (2, 3)}}, "UNCOMMITTED_EARLIEST", "orders",
-                           STORM_ID),
-    "json-smart-unquoted-keys": ({0: {8: b'{firstOffset:2,lastOffset:3,topologyId:"' + STORM_ID.encode() + b'"}'},
-                                  1: {8: (2, 3)}, 2: {8: (2, 3)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
-    "no-last-offset": ({0: {8: b'{"topologyId":"' + STORM_ID.encode() + b'","firstOffset":2}'}, 1: {8: (2, 3)},
-                        2: {8: (2, 3)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID),
+    "not-json-bare-word": (
+        {0: {8: b"not json"}, 1: {8: (2, 3)}, 2: {8: (2, 3)}},
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+    ),
+    "json-smart-unquoted-keys": (
+        {
+            0: {8: b'{firstOffset:2,lastOffset:3,topologyId:"' + STORM_ID.encode() + b'"}'},
+            1: {8: (2, 3)},
+            2: {8: (2, 3)},
+        },
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+    ),
+    "no-last-offset": (
+        {0: {8: b'{"topologyId":"' + STORM_ID.encode() + b'","firstOffset":2}'}, 1: {8: (2, 3)}, 2: {8: (2, 3)}},
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+    ),
     "earliest-other-deployment": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "EARLIEST", "orders", OTHER_ID),
     "earliest-same-deployment": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "EARLIEST", "orders", STORM_ID),
     "latest-other-deployment": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "LATEST", "orders", OTHER_ID),
     "latest-same-deployment": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "LATEST", "orders", STORM_ID),
-    "uncommitted-earliest-other-deployment": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}},
-                                              "UNCOMMITTED_EARLIEST", "orders", OTHER_ID),
+    "uncommitted-earliest-other-deployment": (
+        {0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}},
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        OTHER_ID,
+    ),
     "below-log-start": ({0: {8: (0, 1)}}, "UNCOMMITTED_EARLIEST", "trimmed", STORM_ID),
     "above-log-end": ({0: {8: (40, 49)}}, "UNCOMMITTED_EARLIEST", "trimmed", STORM_ID),
 }
@@ -299,10 +437,10 @@ CLIENT_DISAGREE: dict[str, str] = {}
 # which parses as json-simple, says it cannot tell (resumes null on every partition of the state):
 JSON_SMART = {
     "not-json": "json-smart refuses '{not json' too: no state, partition 0 from the log start (0), 1 and 2 at 4",
-    "not-json-bare-word": "read as the String \"not json\": the cast to Map in seekAllPartitions (:214) throws "
-                          "ClassCastException, the whole batch fails: no partition emits",
+    "not-json-bare-word": 'read as the String "not json": the cast to Map in seekAllPartitions (:214) throws '
+    "ClassCastException, the whole batch fails: no partition emits",
     "json-smart-unquoted-keys": "read as a map: partition 0 resumes at lastOffset + 1 = 4 "
-                                "(KafkaTridentSpoutEmitter.seek, :267)",
+    "(KafkaTridentSpoutEmitter.seek, :267)",
 }
 
 
@@ -317,34 +455,75 @@ def client_trident(zk_server, zk, broker, kafka, tmp_path_factory):
         return spec if isinstance(spec, bytes) else client_trident_meta(*spec, writer)
 
     def scenario(name: str, root: str, topic: str, strategy: str, storm_id: str = STORM_ID) -> dict:
-        return {"name": name, "zookeeper": zk_server.address, "transactional_root": root, "tx_state_id": "cl",
-                "storm_id": storm_id, "topic": topic, "bootstrap_servers": broker.address,
-                "first_poll_offset_strategy": strategy}
+        return {
+            "name": name,
+            "zookeeper": zk_server.address,
+            "transactional_root": root,
+            "tx_state_id": "cl",
+            "storm_id": storm_id,
+            "topic": topic,
+            "bootstrap_servers": broker.address,
+            "first_poll_offset_strategy": strategy,
+        }
 
     scenarios, offctl = [], {}
     for name, (states, strategy, on, writer) in CLIENT.items():
         topic, root = topics[on], f"/{prefix}/{name}/transactional"
-        seed(zk, root, "cl", {f"{topic}@{p}": {txid: meta(spec, writer) for txid, spec in metas.items()}
-                              for p, metas in states.items()}, acked=name != "commit-not-acked")
-        offctl[name] = verdicts(inspect("--zk", zk_server.address, "--trident-root", root, "--trident", "cl",
-                                        "--storm-root", running, "--bootstrap-servers", broker.address,
-                                        "--storm-kafka-client-release", "2.8.8",
-                                        "--first-poll-offset-strategy", strategy))
+        seed(
+            zk,
+            root,
+            "cl",
+            {f"{topic}@{p}": {txid: meta(spec, writer) for txid, spec in metas.items()} for p, metas in states.items()},
+            acked=name != "commit-not-acked",
+        )
+        offctl[name] = verdicts(
+            inspect(
+                "--zk",
+                zk_server.address,
+                "--trident-root",
+                root,
+                "--trident",
+                "cl",
+                "--storm-root",
+                running,
+                "--bootstrap-servers",
+                broker.address,
+                "--storm-kafka-client-release",
+                "2.8.8",
+                "--first-poll-offset-strategy",
+                strategy,
+            )
+        )
         scenarios.append(scenario(name, root, topic, strategy))
 
     plans = {}
     for name, acked in REPAIRS.items():  # as storm-kafka's: txid 8 acked, and not
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"client-trident-{name}")
-        plans[name] = reset_stopped(zk, zk_server, root, "cl", {f"{topics['orders']}@{p}": {
-            7: meta((0, 1), STORM_ID), 8: meta((2, 3 + p), STORM_ID)} for p in range(3)},
-            acked, broker.address, stopped, backups, 7)
+        plans[name] = reset_stopped(
+            zk,
+            zk_server,
+            root,
+            "cl",
+            {f"{topics['orders']}@{p}": {7: meta((0, 1), STORM_ID), 8: meta((2, 3 + p), STORM_ID)} for p in range(3)},
+            acked,
+            broker.address,
+            stopped,
+            backups,
+            7,
+        )
         scenarios.append(scenario(name, root, topics["orders"], "UNCOMMITTED_EARLIEST", NEW_ID))
     ran = {r["name"]: r for r in timed("storm-kafka-client 2.8.3", "client", run_client_trident, scenarios)}
     return offctl, ran, plans
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=CLIENT_DISAGREE[n]))
-                                  if n in CLIENT_DISAGREE else n for n in sorted(CLIENT) if n not in JSON_SMART])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=CLIENT_DISAGREE[n])) if n in CLIENT_DISAGREE else n
+        for n in sorted(CLIENT)
+        if n not in JSON_SMART
+    ],
+)
 def test_storm_kafka_client_2_8_trident_starts_where_offctl_says(client_trident, name):
     offctl, ran, _ = client_trident
     agree(name, offctl[name], ran[name])
@@ -358,8 +537,14 @@ def test_state_json_smart_reads_otherwise_is_said_unknown_and_the_runs_show_why(
     assert {p: v[:2] for p, v in offctl[name].items()} == {0: (None, None), 1: (None, None), 2: (None, None)}, name
     r = ran[name]
     emitted = {p: r["first_emitted"].get(p) for p in (0, 1, 2)}
-    assert emitted == {"not-json": {0: 0, 1: 4, 2: 4}, "not-json-bare-word": {0: None, 1: None, 2: None},
-                       "json-smart-unquoted-keys": {0: 4, 1: 4, 2: 4}}[name], (name, r)
+    assert (
+        emitted
+        == {
+            "not-json": {0: 0, 1: 4, 2: 4},
+            "not-json-bare-word": {0: None, 1: None, 2: None},
+            "json-smart-unquoted-keys": {0: 4, 1: 4, 2: 4},
+        }[name]
+    ), (name, r)
 
 
 @pytest.mark.parametrize("name", sorted(REPAIRS))

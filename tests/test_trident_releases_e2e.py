@@ -89,9 +89,17 @@ def client_124_trident(zk_server, zk, broker39, kafka39):
     broker = broker39.address
 
     def scenario(name: str, root: str, topic: str, strategy: str, **more) -> dict:
-        return {"name": name, "zookeeper": zk_server.address, "transactional_root": root, "tx_state_id": "cl",
-                "storm_id": STORM_ID, "topic": topic, "bootstrap_servers": broker,
-                "first_poll_offset_strategy": strategy, **more}
+        return {
+            "name": name,
+            "zookeeper": zk_server.address,
+            "transactional_root": root,
+            "tx_state_id": "cl",
+            "storm_id": STORM_ID,
+            "topic": topic,
+            "bootstrap_servers": broker,
+            "first_poll_offset_strategy": strategy,
+            **more,
+        }
 
     scenarios, offctl = [], {}
     for name, (states, strategy, on, writer) in CLIENT.items():
@@ -101,17 +109,37 @@ def client_124_trident(zk_server, zk, broker39, kafka39):
             forms[f"{name}-1x-meta"] = lambda p, spec, t=topic: client_1x_meta(t, p, *spec)
         for run, meta in forms.items():
             root = f"/{prefix}/{run}/transactional"
-            seed(zk, root, "cl", {f"{topic}@{p}": {txid: meta(p, spec) for txid, spec in metas.items()}
-                                  for p, metas in states.items()}, acked=name != "commit-not-acked")
-            offctl[run] = verdicts(inspect("--zk", zk_server.address, "--trident-root", root, "--trident", "cl",
-                                           "--storm-root", running, "--bootstrap-servers", broker,
-                                           "--storm-kafka-client-release", RELEASE,
-                                           "--first-poll-offset-strategy", strategy))
+            seed(
+                zk,
+                root,
+                "cl",
+                {f"{topic}@{p}": {txid: meta(p, spec) for txid, spec in metas.items()} for p, metas in states.items()},
+                acked=name != "commit-not-acked",
+            )
+            offctl[run] = verdicts(
+                inspect(
+                    "--zk",
+                    zk_server.address,
+                    "--trident-root",
+                    root,
+                    "--trident",
+                    "cl",
+                    "--storm-root",
+                    running,
+                    "--bootstrap-servers",
+                    broker,
+                    "--storm-kafka-client-release",
+                    RELEASE,
+                    "--first-poll-offset-strategy",
+                    strategy,
+                )
+            )
             scenarios.append(scenario(run, root, topic, strategy))
     root = f"/{prefix}/transactional-stub/transactional"
     seed(zk, root, "cl", {})
-    scenarios.append(scenario("transactional-stub", root, topics["orders"], "UNCOMMITTED_EARLIEST",
-                              executor="transactional"))
+    scenarios.append(
+        scenario("transactional-stub", root, topics["orders"], "UNCOMMITTED_EARLIEST", executor="transactional")
+    )
 
     t0 = time.monotonic()
     _classes(f"client-{RELEASE}")
@@ -120,14 +148,22 @@ def client_124_trident(zk_server, zk, broker39, kafka39):
     t2 = time.monotonic()
     seconds = {r["name"]: r["seconds"] for r in reports}
     TIMINGS[f"storm-kafka-client {RELEASE}"] = {
-        "javac_s": round(t1 - t0, 2), "call_s": round(t2 - t1, 2),
-        "outside_scenarios_s": round(t2 - t1 - sum(seconds.values()), 2), "scenarios": len(reports),
-        "per_scenario_s": seconds}
+        "javac_s": round(t1 - t0, 2),
+        "call_s": round(t2 - t1, 2),
+        "outside_scenarios_s": round(t2 - t1 - sum(seconds.values()), 2),
+        "scenarios": len(reports),
+        "per_scenario_s": seconds,
+    }
     return offctl, {r["name"]: r for r in reports}, topics
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=DISAGREE[n]))
-                                  if n in DISAGREE else n for n in ONE_X + TWO_X])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=DISAGREE[n])) if n in DISAGREE else n
+        for n in ONE_X + TWO_X
+    ],
+)
 def test_storm_kafka_client_1_2_4_trident_starts_where_offctl_says(client_124_trident, name):
     """tests/test_trident_oracle_e2e.agree: 2.x's metas are compared where offctl names a position (no-last-offset:
     it says the emitter throws, as it does); elsewhere offctl says it cannot tell, which

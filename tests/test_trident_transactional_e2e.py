@@ -118,12 +118,22 @@ OLD = {
     "two-txids": ({0: {9: 2, 10: 6}, 1: {9: 8, 10: 3}, 2: {10: 5}}, {}, "orders", STORM_ID, True),
     "commit-not-acked": ({0: {9: 2, 10: 6}, 1: {9: 8, 10: 3}, 2: {10: 5}}, {}, "orders", STORM_ID, False),
     "emit-interrupted": ({0: {9: 2, 10: 6}, 1: {9: 8, 10: 3}, 2: {9: 5}}, {}, "orders", STORM_ID, False),
-    "emitted-ahead": ({0: {9: 2, 10: 4, 11: 6}, 1: {9: 8, 10: 9, 11: 3}, 2: {9: 1, 10: 2, 11: 5}}, {}, "orders",
-                      STORM_ID, 10),
+    "emitted-ahead": (
+        {0: {9: 2, 10: 4, 11: 6}, 1: {9: 8, 10: 9, 11: 3}, 2: {9: 1, 10: 2, 11: 5}},
+        {},
+        "orders",
+        STORM_ID,
+        10,
+    ),
     "no-state": ({}, {"startOffsetTime": EARLIEST}, "orders", STORM_ID, True),
     "no-state-some-partitions": ({0: {8: 4}}, {"startOffsetTime": LATEST}, "orders", STORM_ID, True),
-    "commit-not-acked-ignore-zk-offsets-other-topology": ({0: {9: 2, 10: 6}, 1: {9: 8, 10: 3}, 2: {10: 5}},
-                                                          {"ignoreZkOffsets": True}, "orders", OTHER_ID, False),
+    "commit-not-acked-ignore-zk-offsets-other-topology": (
+        {0: {9: 2, 10: 6}, 1: {9: 8, 10: 3}, 2: {10: 5}},
+        {"ignoreZkOffsets": True},
+        "orders",
+        OTHER_ID,
+        False,
+    ),
     "below-log-start": ({0: {8: 2}}, {}, "trimmed", STORM_ID, True),
     "below-log-start-commit-not-acked": ({0: {8: 2}}, {}, "trimmed", STORM_ID, False),
 }
@@ -156,22 +166,44 @@ def old_tx(zk_server, zk, broker39, kafka39, tmp_path_factory):
         return trident_meta(topic, p, max(spec - 1, 0), spec, writer, broker)
 
     def scenario(name: str, root: str, topic: str, settings: dict, storm_id: str = STORM_ID, **more) -> dict:
-        return {"name": name, "zookeeper": zk_server.address, "transactional_root": root, "tx_state_id": "sk",
-                "storm_id": storm_id, "topic": topic, "hosts": hosts, "spout_config": settings, **more}
+        return {
+            "name": name,
+            "zookeeper": zk_server.address,
+            "transactional_root": root,
+            "tx_state_id": "sk",
+            "storm_id": storm_id,
+            "topic": topic,
+            "hosts": hosts,
+            "spout_config": settings,
+            **more,
+        }
 
     docs = {}
 
     def ask(root: str, topic: str, settings: dict) -> dict:
-        doc = inspect("--zk", zk_server.address, "--trident-root", root, "--trident", "sk", "--topic", topic,
-                      "--storm-root", running, "--bootstrap-servers", broker, *old_flags(settings))
+        doc = inspect(
+            "--zk",
+            zk_server.address,
+            "--trident-root",
+            root,
+            "--trident",
+            "sk",
+            "--topic",
+            topic,
+            "--storm-root",
+            running,
+            "--bootstrap-servers",
+            broker,
+            *old_flags(settings),
+        )
         docs[root.split("/")[2]] = doc
         return verdicts(doc)
 
     # the opaque spout writes the hand-over states (its own JVM: what it wrote must be read before the next call)
-    writers = [scenario(name, f"/{prefix}/{name}/transactional", topics["handover"], {})
-               for name in OLD_HANDOVER]
-    wrote = {r["name"]: r for r in timed("storm-kafka 1.2.4 opaque (hand-over writer)", "old", run_old_trident,
-                                         writers)}
+    writers = [scenario(name, f"/{prefix}/{name}/transactional", topics["handover"], {}) for name in OLD_HANDOVER]
+    wrote = {
+        r["name"]: r for r in timed("storm-kafka 1.2.4 opaque (hand-over writer)", "old", run_old_trident, writers)
+    }
     for p in range(3):
         kafka39.produce(topics["handover"], p, HANDOVER_MORE)
 
@@ -184,8 +216,16 @@ def old_tx(zk_server, zk, broker39, kafka39, tmp_path_factory):
         scenarios.append(scenario(name, root, topics["handover"], {}, **TX))
     for name, (states, settings, on, writer, acked) in OLD.items():
         topic, root = topics[on], f"/{prefix}/{name}/transactional"
-        seed(zk, root, "sk", {f"partition_{p}": {txid: meta(topic, p, spec, writer) for txid, spec in metas.items()}
-                              for p, metas in states.items()}, acked=acked is not False)
+        seed(
+            zk,
+            root,
+            "sk",
+            {
+                f"partition_{p}": {txid: meta(topic, p, spec, writer) for txid, spec in metas.items()}
+                for p, metas in states.items()
+            },
+            acked=acked is not False,
+        )
         if not isinstance(acked, bool):
             currtx(zk, root, "sk", acked)
         offctl[name] = ask(root, topic, settings)
@@ -193,18 +233,33 @@ def old_tx(zk_server, zk, broker39, kafka39, tmp_path_factory):
     plans = {}
     for name, acked in REPAIRS.items():  # as tests/test_trident_oracle_e2e's, then the transactional spout
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"old-tx-{name}")
-        plans[name] = reset_stopped(zk, zk_server, root, "sk", {f"partition_{p}": {
-            7: meta(topics["orders"], p, 2, STORM_ID), 8: meta(topics["orders"], p, 3 + p, STORM_ID)}
-            for p in range(3)},
-            acked, broker, stopped, backups, 6)
+        plans[name] = reset_stopped(
+            zk,
+            zk_server,
+            root,
+            "sk",
+            {
+                f"partition_{p}": {
+                    7: meta(topics["orders"], p, 2, STORM_ID),
+                    8: meta(topics["orders"], p, 3 + p, STORM_ID),
+                }
+                for p in range(3)
+            },
+            acked,
+            broker,
+            stopped,
+            backups,
+            6,
+        )
         scenarios.append(scenario(name, root, topics["orders"], {}, NEW_ID, **TX))
     ran = {r["name"]: r for r in timed("storm-kafka 1.2.4 transactional", "old", run_old_trident, scenarios)}
     return offctl, ran, plans, wrote, docs, topics
 
 
 def xfail(names, disagree: dict[str, str]) -> list:
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=disagree[n])) if n in disagree else n
-            for n in names]
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=disagree[n])) if n in disagree else n for n in names
+    ]
 
 
 @pytest.mark.parametrize("name", xfail(sorted(OLD_HANDOVER) + sorted(set(OLD) - {"no-state"}), OLD_DISAGREE))
@@ -240,9 +295,13 @@ def test_storm_kafka_transactional_replays_the_batch_stored_at_currtx(old_tx):
     its meta is written at once, with no commit. After offctl's reset (repair-not-acked) the batch at currtx is the
     empty one at the target that the reset wrote: replayed as nothing, then the next batch starts there."""
     _, ran, *_ = old_tx
-    for name, currtx_, replays in (("commit-not-acked", 10, {0: 5, 1: 2, 2: 4}), ("emitted-ahead", 10,
-                                   {0: 3, 1: 8, 2: 1}), ("handover-ack-lost", 1, {0: 0, 1: 0, 2: 0}),
-                                   ("emit-interrupted", 10, {0: 5, 1: 2}), ("repair-not-acked", 8, {0: 6, 1: 6, 2: 6})):
+    for name, currtx_, replays in (
+        ("commit-not-acked", 10, {0: 5, 1: 2, 2: 4}),
+        ("emitted-ahead", 10, {0: 3, 1: 8, 2: 1}),
+        ("handover-ack-lost", 1, {0: 0, 1: 0, 2: 0}),
+        ("emit-interrupted", 10, {0: 5, 1: 2}),
+        ("repair-not-acked", 8, {0: 6, 1: 6, 2: 6}),
+    ):
         r = ran[name]
         assert replayed(r) == stored(r, old_folder, currtx_), (name, r["replayed"])
         assert {p: m["offset"] for p, m in replayed(r).items()} == replays, name
@@ -275,8 +334,14 @@ def test_storm_kafka_transactional_and_opaque_write_the_same_bytes(old_tx, broke
         for nodes in r["written"].values():
             for data in nodes.values():
                 doc = json.loads(data)
-                assert data.encode() == trident_meta(doc["topic"], doc["partition"], doc["offset"], doc["nextOffset"],
-                                                     doc["instanceId"], broker39.address), data
+                assert data.encode() == trident_meta(
+                    doc["topic"],
+                    doc["partition"],
+                    doc["offset"],
+                    doc["nextOffset"],
+                    doc["instanceId"],
+                    broker39.address,
+                ), data
                 seen += 1
     assert seen > 20
 
@@ -289,16 +354,40 @@ def test_storm_kafka_transactional_and_opaque_write_the_same_bytes(old_tx, broke
 #        getLastState agree): "normal" stands for tests/test_trident_oracle_e2e's other such CLIENT scenarios.
 CLIENT = {
     "normal": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID, True),
-    "commit-not-acked": ({0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
-                         "UNCOMMITTED_EARLIEST", "orders", STORM_ID, False),
-    "emit-interrupted": ({0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {9: (3, 4)}},
-                         "UNCOMMITTED_EARLIEST", "orders", STORM_ID, False),
-    "emitted-ahead": ({0: {9: (0, 1), 10: (2, 3), 11: (4, 5)}, 1: {9: (6, 7), 10: (8, 8), 11: (2, 2)},
-                       2: {9: (0, 0), 10: (1, 1), 11: (3, 4)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID, 10),
+    "commit-not-acked": (
+        {0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+        False,
+    ),
+    "emit-interrupted": (
+        {0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {9: (3, 4)}},
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+        False,
+    ),
+    "emitted-ahead": (
+        {
+            0: {9: (0, 1), 10: (2, 3), 11: (4, 5)},
+            1: {9: (6, 7), 10: (8, 8), 11: (2, 2)},
+            2: {9: (0, 0), 10: (1, 1), 11: (3, 4)},
+        },
+        "UNCOMMITTED_EARLIEST",
+        "orders",
+        STORM_ID,
+        10,
+    ),
     "no-state": ({}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID, True),
     "no-state-some-partitions": ({0: {8: (2, 3)}}, "UNCOMMITTED_LATEST", "orders", STORM_ID, True),
-    "commit-not-acked-earliest-other-deployment": ({0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)},
-                                                    2: {10: (3, 4)}}, "EARLIEST", "orders", OTHER_ID, False),
+    "commit-not-acked-earliest-other-deployment": (
+        {0: {9: (0, 1), 10: (4, 5)}, 1: {9: (6, 7), 10: (2, 2)}, 2: {10: (3, 4)}},
+        "EARLIEST",
+        "orders",
+        OTHER_ID,
+        False,
+    ),
     "below-log-start-commit-not-acked": ({0: {8: (0, 1)}}, "UNCOMMITTED_EARLIEST", "trimmed", STORM_ID, False),
 }
 # Tags storm-client and storm-kafka-client v2.8.3. A replay polls once (KafkaTridentSpoutEmitter :141, 200 ms) with the
@@ -324,23 +413,48 @@ def client_tx(zk_server, zk, broker, kafka, tmp_path_factory):
     topics["handover"] = kafka.filled_topic(f"{prefix}-handover", 3, LOG_END)
 
     def scenario(name: str, root: str, topic: str, strategy: str, storm_id: str = STORM_ID, **more) -> dict:
-        return {"name": name, "zookeeper": zk_server.address, "transactional_root": root, "tx_state_id": "cl",
-                "storm_id": storm_id, "topic": topic, "bootstrap_servers": broker.address,
-                "first_poll_offset_strategy": strategy, **more}
+        return {
+            "name": name,
+            "zookeeper": zk_server.address,
+            "transactional_root": root,
+            "tx_state_id": "cl",
+            "storm_id": storm_id,
+            "topic": topic,
+            "bootstrap_servers": broker.address,
+            "first_poll_offset_strategy": strategy,
+            **more,
+        }
 
     docs = {}
 
     def ask(root: str, strategy: str) -> dict:
-        doc = inspect("--zk", zk_server.address, "--trident-root", root, "--trident", "cl", "--storm-root", running,
-                      "--bootstrap-servers", broker.address, "--storm-kafka-client-release", "2.8.8",
-                      "--first-poll-offset-strategy", strategy)
+        doc = inspect(
+            "--zk",
+            zk_server.address,
+            "--trident-root",
+            root,
+            "--trident",
+            "cl",
+            "--storm-root",
+            running,
+            "--bootstrap-servers",
+            broker.address,
+            "--storm-kafka-client-release",
+            "2.8.8",
+            "--first-poll-offset-strategy",
+            strategy,
+        )
         docs[root.split("/")[2]] = doc
         return verdicts(doc)
 
-    writers = [scenario(name, f"/{prefix}/{name}/transactional", topics["handover"], "UNCOMMITTED_EARLIEST")
-               for name in CLIENT_HANDOVER]
-    wrote = {r["name"]: r for r in timed("storm-kafka-client 2.8.3 opaque (hand-over writer)", "client",
-                                         run_client_trident, writers)}
+    writers = [
+        scenario(name, f"/{prefix}/{name}/transactional", topics["handover"], "UNCOMMITTED_EARLIEST")
+        for name in CLIENT_HANDOVER
+    ]
+    wrote = {
+        r["name"]: r
+        for r in timed("storm-kafka-client 2.8.3 opaque (hand-over writer)", "client", run_client_trident, writers)
+    }
     for p in range(3):
         kafka.produce(topics["handover"], p, HANDOVER_MORE)
 
@@ -353,8 +467,16 @@ def client_tx(zk_server, zk, broker, kafka, tmp_path_factory):
         scenarios.append(scenario(name, root, topics["handover"], "UNCOMMITTED_EARLIEST", **TX))
     for name, (states, strategy, on, writer, acked) in CLIENT.items():
         topic, root = topics[on], f"/{prefix}/{name}/transactional"
-        seed(zk, root, "cl", {f"{topic}@{p}": {txid: client_trident_meta(*spec, writer) for txid, spec in metas.items()}
-                              for p, metas in states.items()}, acked=acked is not False)
+        seed(
+            zk,
+            root,
+            "cl",
+            {
+                f"{topic}@{p}": {txid: client_trident_meta(*spec, writer) for txid, spec in metas.items()}
+                for p, metas in states.items()
+            },
+            acked=acked is not False,
+        )
         if not isinstance(acked, bool):
             currtx(zk, root, "cl", acked)
         offctl[name] = ask(root, strategy)
@@ -362,17 +484,32 @@ def client_tx(zk_server, zk, broker, kafka, tmp_path_factory):
     plans = {}
     for name, acked in REPAIRS.items():
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"client-tx-{name}")
-        plans[name] = reset_stopped(zk, zk_server, root, "cl", {f"{topics['orders']}@{p}": {
-            7: client_trident_meta(0, 1, STORM_ID), 8: client_trident_meta(2, 3 + p, STORM_ID)} for p in range(3)},
-            acked, broker.address, stopped, backups, 7)
+        plans[name] = reset_stopped(
+            zk,
+            zk_server,
+            root,
+            "cl",
+            {
+                f"{topics['orders']}@{p}": {
+                    7: client_trident_meta(0, 1, STORM_ID),
+                    8: client_trident_meta(2, 3 + p, STORM_ID),
+                }
+                for p in range(3)
+            },
+            acked,
+            broker.address,
+            stopped,
+            backups,
+            7,
+        )
         scenarios.append(scenario(name, root, topics["orders"], "UNCOMMITTED_EARLIEST", NEW_ID, **TX))
-    ran = {r["name"]: r for r in timed("storm-kafka-client 2.8.3 transactional", "client", run_client_trident,
-                                       scenarios)}
+    ran = {
+        r["name"]: r for r in timed("storm-kafka-client 2.8.3 transactional", "client", run_client_trident, scenarios)
+    }
     return offctl, ran, plans, wrote, docs, topics
 
 
-@pytest.mark.parametrize("name", xfail(sorted(CLIENT_HANDOVER) + sorted(set(CLIENT) - {"no-state"}),
-                                       CLIENT_DISAGREE))
+@pytest.mark.parametrize("name", xfail(sorted(CLIENT_HANDOVER) + sorted(set(CLIENT) - {"no-state"}), CLIENT_DISAGREE))
 def test_storm_kafka_client_2_8_transactional_starts_where_offctl_says(client_tx, name):
     offctl, ran, *_ = client_tx
     agree(name, offctl[name], ran[name])
@@ -395,8 +532,12 @@ def test_storm_kafka_client_transactional_replays_the_batches_stored_at_currtx(c
     emitBatchNew from each one's highest state below the txid (PartitionedTridentSpoutExecutor v2.8.3 :143-175).
     Which meta each replay was handed is checked, not what it emitted (see CLIENT_DISAGREE on the single poll)."""
     _, ran, *_ = client_tx
-    for name, currtx_ in (("commit-not-acked", 10), ("emitted-ahead", 10), ("handover-ack-lost", 1),
-                          ("repair-not-acked", 8)):
+    for name, currtx_ in (
+        ("commit-not-acked", 10),
+        ("emitted-ahead", 10),
+        ("handover-ack-lost", 1),
+        ("repair-not-acked", 8),
+    ):
         r = ran[name]
         assert replayed(r) == stored(r, client_folder, currtx_), (name, r["replayed"])
         assert set(replayed(r)) == {0, 1, 2} and r["errors"] == {}, (name, r)

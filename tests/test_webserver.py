@@ -71,8 +71,9 @@ def test_busy_connections_are_never_shed_and_one_beyond_is_503(gated):
 
 def test_a_declared_body_over_the_bound_is_413_unread(gated):
     server, _, bodies = gated
-    answer = hostile.exchange(server.port, b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\nabc"
-                              % (LIMITS.max_body_bytes + 1))
+    answer = hostile.exchange(
+        server.port, b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\nabc" % (LIMITS.max_body_bytes + 1)
+    )
     assert hostile.status_of(answer) == 413
     assert bodies == []  # the application never got it
 

@@ -26,8 +26,10 @@ def _seed(zk, root: str, n: int) -> None:
 
 def _read(store: ZkStore, root: str) -> list[tuple]:
     ids = store.spout_ids(root)
-    return [(n.spout_id, n.folder_topic, n.node_partition, n.data, n.version, n.mtime_ms)
-            for n in store.read_partitions(root, ids)]
+    return [
+        (n.spout_id, n.folder_topic, n.node_partition, n.data, n.version, n.mtime_ms)
+        for n in store.read_partitions(root, ids)
+    ]
 
 
 def test_reads_both_layouts_in_batches(zk, zk_server, names):
@@ -59,6 +61,7 @@ def test_falls_back_when_the_server_has_no_multiread(zk, zk_server, names, monke
     """ZooKeeper before 3.6 answers UNIMPLEMENTED to multiRead; offctl then reads node by node."""
     _seed(zk, names.root, 10)
     with ZkStore(zk_server.address) as store:
+
         def unimplemented(*batches):
             raise UnimplementedError()
             yield  # a generator, like the real one
@@ -73,8 +76,14 @@ def test_batched_and_single_listings_agree(zk, zk_server, names):
     without children, a missing node left out, a path written with a trailing or doubled slash."""
     _seed(zk, names.root, 3)
     zk.create(f"{names.root}/spöut/\u00e9t\u00e9/partition_1", b"", makepath=True)
-    paths = [names.root, f"{names.root}/a", f"{names.root}/a/orders/not-a-partition", f"{names.root}/gone",
-             f"{names.root}/spöut/", f"{names.root}//spöut/\u00e9t\u00e9"]
+    paths = [
+        names.root,
+        f"{names.root}/a",
+        f"{names.root}/a/orders/not-a-partition",
+        f"{names.root}/gone",
+        f"{names.root}/spöut/",
+        f"{names.root}//spöut/\u00e9t\u00e9",
+    ]
     with ZkStore(zk_server.address) as batched, ZkStore(zk_server.address, multi_read=False) as single:
         listed = batched.children(paths)
         assert listed == single.children(paths)
@@ -155,7 +164,11 @@ def test_versioned_write_creates_a_node_in_the_same_multi_op_and_fails_if_it_app
     with ZkStore(zk_server.address) as store:
         store.write_versioned([(kept, b"v1", 0), (new, b"created", -1)])
         assert store.read_data([kept, new]) == {kept: b"v1", new: b"created"}
-        assert zk.get(new)[1].version == 0 and zk.get(new)[1].ephemeralOwner == 0 and zk.get_acls(new)[0] == OPEN_ACL_UNSAFE
+        assert (
+            zk.get(new)[1].version == 0
+            and zk.get(new)[1].ephemeralOwner == 0
+            and zk.get_acls(new)[0] == OPEN_ACL_UNSAFE
+        )
         with pytest.raises(WriteConflict, match=f"nothing was written: {new} was created since it was read"):
             store.write_versioned([(kept, b"v2", 1), (new, b"again", -1)])
         gone = f"{names.root}/gone/partition_0"

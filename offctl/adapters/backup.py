@@ -63,26 +63,45 @@ def state_dir() -> Path:
 
 def backup_document(plan: Plan, created_ms: int) -> dict:
     """The before-image of every partition the plan writes, and its after-image: what the write leaves."""
-    doc = {"offctl_backup": FORMAT, "created_at": iso_ms(created_ms), "created_ms": created_ms,
-           "operation": plan.operation, "target": plan.target, **plan.key.fields()}
+    doc = {
+        "offctl_backup": FORMAT,
+        "created_at": iso_ms(created_ms),
+        "created_ms": created_ms,
+        "operation": plan.operation,
+        "target": plan.target,
+        **plan.key.fields(),
+    }
     if plan.key.store in ZK_STORES:
         # "written_base64" and "written_version": the bytes offctl is about to write and the version the write
         # gives the node (the version read + 1; 0 for a node it creates); both null for a node it deletes.
         # A node the plan creates did not exist: "absent", and its undo deletes it again.
-        doc["zookeeper"] = [{"path": c.path, "topic": c.topic, "partition": c.partition, "offset": c.before,
-                             "version": None if c.before_data is None else c.version,
-                             "data_base64": _b64(c.before_data), "written_base64": _b64(c.after_data),
-                             "written_version": None if c.delete else 0 if c.version == CREATE else c.version + 1,
-                             **({"absent": True} if c.before_data is None else {})}
-                            for c in plan.writes]
+        doc["zookeeper"] = [
+            {
+                "path": c.path,
+                "topic": c.topic,
+                "partition": c.partition,
+                "offset": c.before,
+                "version": None if c.before_data is None else c.version,
+                "data_base64": _b64(c.before_data),
+                "written_base64": _b64(c.after_data),
+                "written_version": None if c.delete else 0 if c.version == CREATE else c.version + 1,
+                **({"absent": True} if c.before_data is None else {}),
+            }
+            for c in plan.writes
+        ]
     else:
         # "written": the commit the write leaves (null: it removes it, deleting the group); and whether the
         # group had any commit before, so that the undo knows whether deleting the group puts it back
-        doc["kafka"] = [{"topic": c.topic, "partition": c.partition,
-                         "offset": c.before if c.had_commit else None,
-                         "metadata": c.before_metadata if c.had_commit else None,
-                         "written": None if c.delete else {"offset": c.after, "metadata": c.after_metadata}}
-                        for c in plan.writes]
+        doc["kafka"] = [
+            {
+                "topic": c.topic,
+                "partition": c.partition,
+                "offset": c.before if c.had_commit else None,
+                "metadata": c.before_metadata if c.had_commit else None,
+                "written": None if c.delete else {"offset": c.after, "metadata": c.after_metadata},
+            }
+            for c in plan.writes
+        ]
         doc["group_had_commits"] = plan.group_had_commits
     doc["sha256"] = digest(doc)
     return doc
@@ -133,8 +152,10 @@ def write_backup(plan: Plan, directory: Path, now_ms: int) -> Path:
     except OSError as exc:
         if created:
             tmp.unlink(missing_ok=True)  # a backup that failed half-way leaves nothing behind
-        raise WriteConflict(f"could not write the backup to {directory} ({exc.strerror or exc}); nothing was "
-                            f"changed. Choose another place with --backup-dir") from None
+        raise WriteConflict(
+            f"could not write the backup to {directory} ({exc.strerror or exc}); nothing was "
+            f"changed. Choose another place with --backup-dir"
+        ) from None
     return path
 
 
@@ -194,8 +215,11 @@ class Backup:
         """Paths that still hold exactly what the operation this backup was made for wrote: the version it gave
         the node and the bytes it wrote. Nothing else has written them since."""
         after = self.after or {}
-        return frozenset(n.path for n in current
-                         if (was := after.get(n.path)) is not None and (was.data, was.version) == (n.data, n.version))
+        return frozenset(
+            n.path
+            for n in current
+            if (was := after.get(n.path)) is not None and (was.data, was.version) == (n.data, n.version)
+        )
 
 
 def _bad(path: Path, why: str) -> UsageError:
@@ -220,8 +244,9 @@ def parse_backup(doc: dict, path: Path, *, hand_made: bool = False) -> Backup:
     key = _backup_key(doc, path)
     created = doc.get("created_ms") if isinstance(doc.get("created_ms"), int) else 0
     try:
-        images = _zk_images(doc, key, fmt, hand_made) if key.store in ZK_STORES else \
-            _kafka_images(doc, key, fmt, hand_made)
+        images = (
+            _zk_images(doc, key, fmt, hand_made) if key.store in ZK_STORES else _kafka_images(doc, key, fmt, hand_made)
+        )
         return Backup(key, str(doc.get("operation")), created, path, **images, format=fmt)
     except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise _bad(path, f"an entry is damaged ({type(exc).__name__}: {exc})") from None
@@ -232,19 +257,26 @@ def _format(doc: dict, path: Path) -> int:
     fmt = doc.get("offctl_backup")
     if not _is_int(fmt) or fmt not in FORMATS:
         given = json.dumps(fmt)[:20] if "offctl_backup" in doc else "missing"
-        raise _bad(path, f"unknown format (offctl_backup {given}); offctl reads formats "
-                         f"{', '.join(map(str, FORMATS[:-1]))} and {FORMAT}")
+        raise _bad(
+            path,
+            f"unknown format (offctl_backup {given}); offctl reads formats "
+            f"{', '.join(map(str, FORMATS[:-1]))} and {FORMAT}",
+        )
     return fmt
 
 
 def _verify_checksum(doc: dict, path: Path, fmt: int) -> None:
     """Refuse a backup that has no checksum, or fails it: changed or damaged since offctl wrote it."""
     if fmt == 1:
-        raise _bad(path, f"it has no checksum (written by an older offctl): check it by hand, then pass "
-                         f"{HAND_MADE_FLAG}")
+        raise _bad(
+            path, f"it has no checksum (written by an older offctl): check it by hand, then pass {HAND_MADE_FLAG}"
+        )
     if doc.get("sha256") != digest(doc):
-        raise _bad(path, f"it fails its checksum: it was changed or damaged after offctl wrote it. Restore a "
-                         f"file made or edited on purpose with {HAND_MADE_FLAG}")
+        raise _bad(
+            path,
+            f"it fails its checksum: it was changed or damaged after offctl wrote it. Restore a "
+            f"file made or edited on purpose with {HAND_MADE_FLAG}",
+        )
 
 
 def _backup_key(doc: dict, path: Path) -> ConsumerKey:
@@ -265,9 +297,15 @@ def _zk_images(doc: dict, key: ConsumerKey, fmt: int, hand_made: bool) -> dict:
     gone = tuple(_saved_path(e, key)[0] for e in absent)
     # A hand-made file's claim of what offctl wrote is not trusted: it could lift the recent-write and
     # changed-since guards.
-    after = None if hand_made else {
-        _saved_path(e, key)[0]: _after_node(e, key, fmt, before) for e, before in
-        [*zip(entries, nodes), *((e, None) for e in absent)] if fmt >= 3 or "written_base64" in e}
+    after = (
+        None
+        if hand_made
+        else {
+            _saved_path(e, key)[0]: _after_node(e, key, fmt, before)
+            for e, before in [*zip(entries, nodes), *((e, None) for e in absent)]
+            if fmt >= 3 or "written_base64" in e
+        }
+    )
     return {"nodes": nodes, "absent": gone, "after": after}
 
 
@@ -315,7 +353,7 @@ def _saved_path(e: dict, key: ConsumerKey) -> tuple[str, int, list[str]]:
     its partition nodes (Trident: <root>/<txStateId>/user/<partition id>/<txid>)."""
     path, partition = e["path"], e["partition"]
     prefix = key.zk_root.rstrip("/") + "/" + key.consumer + ("/user/" if key.store == TRIDENT else "/")
-    rest = path[len(prefix):].split("/") if isinstance(path, str) and path.startswith(prefix) else []
+    rest = path[len(prefix) :].split("/") if isinstance(path, str) and path.startswith(prefix) else []
     if not isinstance(partition, int) or not _partition_node(key, rest, partition):
         raise ValueError(f"path {path!r} is not a partition node of {key}")
     return path, partition, rest
@@ -327,7 +365,9 @@ def _partition_node(key: ConsumerKey, rest: list[str], partition: int) -> bool:
     if len(rest) < 2 or not rest[-1].isdigit():
         return False
     ids = rest[:-1]
-    return (ids[-1] == f"partition_{partition}" and len(ids) <= 2) or (len(ids) == 1 and ids[0].endswith(f"@{partition}"))
+    return (ids[-1] == f"partition_{partition}" and len(ids) <= 2) or (
+        len(ids) == 1 and ids[0].endswith(f"@{partition}")
+    )
 
 
 def _saved_node(e: dict, key: ConsumerKey) -> ZkNode:
@@ -342,8 +382,19 @@ def _node(key: ConsumerKey, path: str, partition: int, rest: list[str], data: by
     if key.store == TRIDENT:
         client = "@" in rest[0]
         folder = rest[0].rsplit("@", 1)[0] if client else (rest[0] if len(rest) == 3 else None)
-        return ZkNode(key.zk_root, key.consumer, path, partition, folder, data, version, 0,
-                      trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA, txid=int(rest[-1]), txids=1)
+        return ZkNode(
+            key.zk_root,
+            key.consumer,
+            path,
+            partition,
+            folder,
+            data,
+            version,
+            0,
+            trident=STORM_KAFKA_CLIENT if client else STORM_KAFKA,
+            txid=int(rest[-1]),
+            txids=1,
+        )
     return ZkNode(key.zk_root, key.consumer, path, partition, rest[0] if len(rest) == 2 else None, data, version, 0)
 
 
@@ -416,8 +467,10 @@ def _plan_offsets(doc: dict, path: Path) -> OffsetsFile:
         if c.get("action") == "write":
             t, p, after = c.get("topic"), c.get("partition"), c.get("after")
             if not (isinstance(t, str) and _whole(p, 2**31 - 1) and _whole(after, 2**63 - 1)):
-                raise UsageError(f"{path}: a change lacks topic, partition or after (whole numbers a Kafka "
-                                 f"partition and offset can be)")
+                raise UsageError(
+                    f"{path}: a change lacks topic, partition or after (whole numbers a Kafka "
+                    f"partition and offset can be)"
+                )
             offsets[(t, p)] = after
     return OffsetsFile(key, offsets, "plan")
 
@@ -435,22 +488,27 @@ def _digits(text: str, most: int) -> bool:
 def _csv_offsets(path: Path) -> OffsetsFile:
     text = read_text(path, "file")
     try:
-        rows = [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text, newline=""))
-                if any(cell.strip() for cell in row)]
+        rows = [
+            [cell.strip() for cell in row]
+            for row in csv.reader(io.StringIO(text, newline=""))
+            if any(cell.strip() for cell in row)
+        ]
     except csv.Error as exc:
         raise UsageError(f"cannot read {path} as CSV ({type(exc).__name__})") from None
     if rows and not rows[0][-1].lstrip("-").isdigit():
         rows = rows[1:]  # a header line
     if not rows:
-        raise UsageError(f"{path}: no offsets in it (expected an offctl plan or backup, or CSV lines "
-                         f"topic,partition,offset)")
+        raise UsageError(
+            f"{path}: no offsets in it (expected an offctl plan or backup, or CSV lines topic,partition,offset)"
+        )
     if len({len(row) for row in rows}) > 1:
         raise UsageError(f"{path}: some lines have a group column and some do not")
     by_group: dict[str, dict[tuple[str, int], int]] = {}
     for n, row in enumerate(rows, 1):
         if len(row) not in (3, 4) or not _digits(row[-2], 2**31 - 1) or not _digits(row[-1], 2**63 - 1):
-            raise UsageError(f"{path} line {n}: expected topic,partition,offset or group,topic,partition,offset "
-                             f"with whole numbers")
+            raise UsageError(
+                f"{path} line {n}: expected topic,partition,offset or group,topic,partition,offset with whole numbers"
+            )
         by_group.setdefault(row[0] if len(row) == 4 else "", {})[(row[-3], int(row[-2]))] = int(row[-1])
     if "" in by_group:
         return OffsetsFile(None, by_group[""], "csv")
@@ -473,23 +531,47 @@ def who() -> str:
 def _logged(c: Change) -> dict:
     """A change's fields as the audit log records them (a file format of its own: the plans' JSON rows are
     offctl.render's)."""
-    return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
-            "delta": c.delta, "action": c.action, "new_record": c.new_record, "left_out": c.left_out}
+    return {
+        "topic": c.topic,
+        "partition": c.partition,
+        "path": c.path,
+        "before": c.before,
+        "after": c.after,
+        "delta": c.delta,
+        "action": c.action,
+        "new_record": c.new_record,
+        "left_out": c.left_out,
+    }
 
 
-def audit_lines(plan: Plan, written: Iterable[Change], backup: Path, now_ms: int, where: str, *,
-                phase: str = "done", outcome: str | None = None) -> list[str]:
+def audit_lines(
+    plan: Plan,
+    written: Iterable[Change],
+    backup: Path,
+    now_ms: int,
+    where: str,
+    *,
+    phase: str = "done",
+    outcome: str | None = None,
+) -> list[str]:
     """One JSON line per change. `phase`: "intent" before the first write, then "done" (with `outcome`:
     verified, or what verification found) or "failed" (with what is known of the outcome)."""
-    base = {"time": iso_ms(now_ms), "who": who(), "host": socket.gethostname(), "phase": phase,
-            "operation": plan.operation, "target": plan.target, **plan.key.fields(), "server": where,
-            "backup": str(backup)}
+    base = {
+        "time": iso_ms(now_ms),
+        "who": who(),
+        "host": socket.gethostname(),
+        "phase": phase,
+        "operation": plan.operation,
+        "target": plan.target,
+        **plan.key.fields(),
+        "server": where,
+        "backup": str(backup),
+    }
     if outcome is not None:
         base["outcome"] = outcome
     if plan.source is not None:
         base["from"] = str(plan.source)
-    return [json.dumps({**base, **_logged(c), **_versions(c)})
-            for c in written]
+    return [json.dumps({**base, **_logged(c), **_versions(c)}) for c in written]
 
 
 def _versions(c: Change) -> dict:

@@ -51,17 +51,35 @@ _log.propagate = False
 
 BACKOFF_S, BACKOFF_MAX_S, JITTER = 0.1, 1.0, 0.2  # Kafka's retry.backoff.ms, retry.backoff.max.ms (KIP-580)
 LOADING, MOVING, UNREACHABLE = "loading", "moving", "not answering"
-COORDINATOR_ERRORS = {"COORDINATOR_LOAD_IN_PROGRESS": LOADING, "NOT_COORDINATOR": MOVING,
-                       "COORDINATOR_NOT_AVAILABLE": MOVING}
+COORDINATOR_ERRORS = {
+    "COORDINATOR_LOAD_IN_PROGRESS": LOADING,
+    "NOT_COORDINATOR": MOVING,
+    "COORDINATOR_NOT_AVAILABLE": MOVING,
+}
 
 # librdkafka's settings (--kafka-config) as kafka-python's: the connection and login. The others tune librdkafka
 # alone (socket.*, debug, ...) and mean nothing to these calls.
-_SETTINGS = {"client.id": "client_id", "security.protocol": "security_protocol", "sasl.mechanism": "sasl_mechanism",
-             "sasl.mechanisms": "sasl_mechanism", "sasl.username": "sasl_plain_username",
-             "sasl.password": "sasl_plain_password", "sasl.kerberos.service.name": "sasl_kerberos_service_name"}
-_SSL_SETTINGS = frozenset({"ssl.ca.location", "ssl.ca.pem", "ssl.certificate.location", "ssl.key.location",
-                           "ssl.key.password", "ssl.crl.location", "ssl.endpoint.identification.algorithm",
-                           "enable.ssl.certificate.verification"})
+_SETTINGS = {
+    "client.id": "client_id",
+    "security.protocol": "security_protocol",
+    "sasl.mechanism": "sasl_mechanism",
+    "sasl.mechanisms": "sasl_mechanism",
+    "sasl.username": "sasl_plain_username",
+    "sasl.password": "sasl_plain_password",
+    "sasl.kerberos.service.name": "sasl_kerberos_service_name",
+}
+_SSL_SETTINGS = frozenset(
+    {
+        "ssl.ca.location",
+        "ssl.ca.pem",
+        "ssl.certificate.location",
+        "ssl.key.location",
+        "ssl.key.password",
+        "ssl.crl.location",
+        "ssl.endpoint.identification.algorithm",
+        "enable.ssl.certificate.verification",
+    }
+)
 
 T = TypeVar("T")
 
@@ -93,14 +111,19 @@ def client_settings(config: Mapping[str, str]) -> dict:
     for key, value in config.items():
         if key in _SETTINGS:
             out[_SETTINGS[key]] = value.upper() if key.startswith(("security.", "sasl.mech")) else value
-        elif (key.startswith(("ssl.", "sasl.")) or key == "enable.ssl.certificate.verification") \
-                and key not in _SSL_SETTINGS:
-            raise UsageError(f"Kafka client settings: {key} is not supported for the group coordinator's requests "
-                             f"(kafka-python); give the login as sasl.username/sasl.password or PEM files "
-                             f"(ssl.ca.location, ssl.certificate.location, ssl.key.location)")
+        elif (
+            key.startswith(("ssl.", "sasl.")) or key == "enable.ssl.certificate.verification"
+        ) and key not in _SSL_SETTINGS:
+            raise UsageError(
+                f"Kafka client settings: {key} is not supported for the group coordinator's requests "
+                f"(kafka-python); give the login as sasl.username/sasl.password or PEM files "
+                f"(ssl.ca.location, ssl.certificate.location, ssl.key.location)"
+            )
     if out.get("sasl_mechanism") == "OAUTHBEARER":
-        raise UsageError("Kafka client settings: sasl.mechanism OAUTHBEARER is not supported for the group "
-                         "coordinator's requests (kafka-python needs a token provider offctl does not have)")
+        raise UsageError(
+            "Kafka client settings: sasl.mechanism OAUTHBEARER is not supported for the group "
+            "coordinator's requests (kafka-python needs a token provider offctl does not have)"
+        )
     if str(out.get("security_protocol", "")).endswith("SSL"):
         out["ssl_context"] = _ssl_context(config)
     return out
@@ -112,12 +135,15 @@ def _ssl_context(config: Mapping[str, str]) -> ssl.SSLContext:
     if ca == "probe":  # librdkafka: the system's CA certificates, which a default context loads
         ca = None
     try:
-        context = ssl.create_default_context(cafile=None if ca is None or os.path.isdir(ca) else ca,
-                                             capath=ca if ca is not None and os.path.isdir(ca) else None,
-                                             cadata=config.get("ssl.ca.pem"))
+        context = ssl.create_default_context(
+            cafile=None if ca is None or os.path.isdir(ca) else ca,
+            capath=ca if ca is not None and os.path.isdir(ca) else None,
+            cadata=config.get("ssl.ca.pem"),
+        )
         if config.get("ssl.certificate.location"):
-            context.load_cert_chain(config["ssl.certificate.location"], config.get("ssl.key.location"),
-                                    config.get("ssl.key.password"))
+            context.load_cert_chain(
+                config["ssl.certificate.location"], config.get("ssl.key.location"), config.get("ssl.key.password")
+            )
         if config.get("ssl.crl.location"):
             context.load_verify_locations(config["ssl.crl.location"])
             context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
@@ -136,12 +162,15 @@ def error_name(exc: BaseException) -> str:
     return getattr(exc, "message", None) or type(exc).__name__
 
 
-def coordinator_waited(bootstrap: str, group: str, state: str, where: str | None, what: str, timeout: float,
-                       error: str) -> str:
+def coordinator_waited(
+    bootstrap: str, group: str, state: str, where: str | None, what: str, timeout: float, error: str
+) -> str:
     """Why a request was not answered: the group's coordinator was loading or moving for the whole timeout."""
-    return (f"Kafka at {bootstrap}: the group coordinator of group {group} is {state}"
-            f"{f' ({where})' if where else ''}: {what} was not answered within --timeout {timeout:g}s ({error}); "
-            f"try again once it has {'loaded' if state == LOADING else 'moved'}")
+    return (
+        f"Kafka at {bootstrap}: the group coordinator of group {group} is {state}"
+        f"{f' ({where})' if where else ''}: {what} was not answered within --timeout {timeout:g}s ({error}); "
+        f"try again once it has {'loaded' if state == LOADING else 'moved'}"
+    )
 
 
 def error_words(exc: BaseException) -> str:
@@ -171,9 +200,12 @@ class GroupClient:
         with self._lock:
             if self._admin is None:
                 ms = max(1000, int(remaining * 1000))
-                self._admin = _stable_admin_client()(bootstrap_servers=self.bootstrap_servers.split(","),
-                                               request_timeout_ms=max(1000, int(self.timeout * 1000)),
-                                               bootstrap_timeout_ms=ms, **self._settings)
+                self._admin = _stable_admin_client()(
+                    bootstrap_servers=self.bootstrap_servers.split(","),
+                    request_timeout_ms=max(1000, int(self.timeout * 1000)),
+                    bootstrap_timeout_ms=ms,
+                    **self._settings,
+                )
             return self._admin
 
     def call(self, what: str, group: str, send: Callable[[object], T], *, write: bool = False) -> T:
@@ -188,16 +220,19 @@ class GroupClient:
             try:
                 return send(self._client(backoff.remaining()))
             except errors.SaslAuthenticationFailedError as exc:
-                raise StoreUnavailable(f"Kafka at {self.bootstrap_servers} refused the credentials "
-                                       f"(Authentication failed: {error_name(exc)}): check sasl.username and "
-                                       f"sasl.password (the context's kafka-config, --kafka-config or "
-                                       f"--kafka-config-file)") from None
+                raise StoreUnavailable(
+                    f"Kafka at {self.bootstrap_servers} refused the credentials "
+                    f"(Authentication failed: {error_name(exc)}): check sasl.username and "
+                    f"sasl.password (the context's kafka-config, --kafka-config or "
+                    f"--kafka-config-file)"
+                ) from None
             except errors.KafkaError as exc:
                 if not (exc.retriable or error_name(exc) in COORDINATOR_ERRORS):
                     raise
                 where = self.coordinator(group) or where
-                lost = isinstance(exc, (errors.KafkaConnectionError, errors.KafkaTimeoutError,
-                                        errors.RequestTimedOutError))
+                lost = isinstance(
+                    exc, (errors.KafkaConnectionError, errors.KafkaTimeoutError, errors.RequestTimedOutError)
+                )
                 # a coordinator found and then lost is moving (its broker went: a restart, a crash)
                 state = COORDINATOR_ERRORS.get(error_name(exc), MOVING if lost and where else UNREACHABLE)
                 last = exc
@@ -218,13 +253,13 @@ class GroupClient:
             return None
         return None if broker is None else f"{broker.host}:{broker.port} (node {node})"
 
-    def _gave_up(self, what: str, group: str, state: str, where: str | None, exc, write: bool,
-                 maybe_applied: bool):
+    def _gave_up(self, what: str, group: str, state: str, where: str | None, exc, write: bool, maybe_applied: bool):
         """StoreUnavailable (exit 3): nothing was written; WriteConflict (exit 5) when a try of a write was sent and
         its answer lost, so that it may have been applied."""
         if state == UNREACHABLE:
-            text = (f"Kafka at {self.bootstrap_servers} did not answer {what} within {self.timeout:g}s "
-                    f"({error_words(exc)})")
+            text = (
+                f"Kafka at {self.bootstrap_servers} did not answer {what} within {self.timeout:g}s ({error_words(exc)})"
+            )
         else:
             text = coordinator_waited(self.bootstrap_servers, group, state, where, what, self.timeout, error_name(exc))
         if maybe_applied:
@@ -235,8 +270,9 @@ class GroupClient:
 
     def offsets(self, group: str) -> dict[tuple[str, int], tuple[int, str | None]]:
         """(topic, partition) -> (offset, metadata) of every commit of the group; empty for a group without any."""
-        found = self.call(f"a request for the offsets of group {group}", group,
-                          lambda admin: admin.list_group_offsets({group: None}))
+        found = self.call(
+            f"a request for the offsets of group {group}", group, lambda admin: admin.list_group_offsets({group: None})
+        )
         return {(tp.topic, tp.partition): (om.offset, om.metadata) for tp, om in found.get(group, {}).items()}
 
     def commit(self, group: str, offsets: Iterable[tuple[str, int, int, str | None]]) -> dict[tuple[str, int], int]:

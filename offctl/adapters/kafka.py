@@ -69,11 +69,22 @@ _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent_kafka.TIME
 # whose high watermark has not caught up yet (KIP-207); the leader epochs: a leader that changed under the request.
 # librdkafka answers a whole lookup _UNKNOWN_PARTITION while its metadata gives a partition no leader (the metadata
 # offctl read said the partition exists, so it is one whose leader is moving).
-_LEADER_MOVING = {KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.REPLICA_NOT_AVAILABLE,
-                  KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH,
-                  KafkaError._UNKNOWN_PARTITION}
-_UNREACHABLE = {KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
-                KafkaError._RESOLVE, KafkaError._MSG_TIMED_OUT}
+_LEADER_MOVING = {
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.REPLICA_NOT_AVAILABLE,
+    KafkaError.OFFSET_NOT_AVAILABLE,
+    KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.UNKNOWN_LEADER_EPOCH,
+    KafkaError._UNKNOWN_PARTITION,
+}
+_UNREACHABLE = {
+    KafkaError._TRANSPORT,
+    KafkaError._TIMED_OUT,
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._RESOLVE,
+    KafkaError._MSG_TIMED_OUT,
+}
 
 
 def _sendable_group(group: str) -> bool:
@@ -89,8 +100,14 @@ def _kafka_error(exc: BaseException) -> KafkaError | None:
 
 
 class KafkaStore:
-    def __init__(self, bootstrap_servers: str, *, config: Mapping[str, str] | None = None,
-                 timeout: float = 10.0, targeted: bool = False) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        config: Mapping[str, str] | None = None,
+        timeout: float = 10.0,
+        targeted: bool = False,
+    ) -> None:
         """`targeted`: describe only the topics asked for (an audit task), instead of reading the whole
         cluster's metadata once (inspect, which overlaps that read with ZooKeeper's)."""
         self.bootstrap_servers = bootstrap_servers
@@ -158,17 +175,20 @@ class KafkaStore:
         self.admin.poll(0)  # the admin client serves its callbacks only when polled
         if self._refused_login is None:
             return None
-        return StoreUnavailable(f"Kafka at {self.bootstrap_servers} refused the credentials ({self._refused_login}): "
-                                f"check sasl.username and sasl.password (the context's kafka-config, "
-                                f"--kafka-config or --kafka-config-file)")
+        return StoreUnavailable(
+            f"Kafka at {self.bootstrap_servers} refused the credentials ({self._refused_login}): "
+            f"check sasl.username and sasl.password (the context's kafka-config, "
+            f"--kafka-config or --kafka-config-file)"
+        )
 
     def _unavailable(self, what: str, exc: BaseException) -> StoreUnavailable:
         err = _kafka_error(exc)
         if (err is None or err.code() in _UNREACHABLE) and (refused := self._login_refused()) is not None:
             return refused
         if err is not None and err.code() in _UNREACHABLE:
-            return StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not answer {what} within "
-                                    f"{self.timeout:g}s ({err.str()})")
+            return StoreUnavailable(
+                f"Kafka at {self.bootstrap_servers} did not answer {what} within {self.timeout:g}s ({err.str()})"
+            )
         detail = _reason(err) if err is not None else (str(exc) or type(exc).__name__)
         return StoreUnavailable(f"Kafka at {self.bootstrap_servers}: {what} failed: {detail}")
 
@@ -178,8 +198,9 @@ class KafkaStore:
         try:
             return future.result(timeout=self.timeout + 5)
         except TimeoutError:
-            raise self._login_refused() or StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not answer "
-                                                            f"{what} within {self.timeout:g}s") from None
+            raise self._login_refused() or StoreUnavailable(
+                f"Kafka at {self.bootstrap_servers} did not answer {what} within {self.timeout:g}s"
+            ) from None
         except KafkaException as exc:
             err = _kafka_error(exc)
             if isolate and err is not None and err.code() not in _UNREACHABLE:
@@ -233,10 +254,10 @@ class KafkaStore:
                 self.notes.append(f"topic {name!r}: the broker refused to describe it ({err.str()})")
                 continue
             except TimeoutError:
-                raise StoreUnavailable(f"Kafka at {self.bootstrap_servers} did not describe topic {name} "
-                                       f"within {self.timeout:g}s") from None
-            leaders[name] = {p.id: f"{p.leader.host}:{p.leader.port}" if p.leader else None
-                             for p in desc.partitions}
+                raise StoreUnavailable(
+                    f"Kafka at {self.bootstrap_servers} did not describe topic {name} within {self.timeout:g}s"
+                ) from None
+            leaders[name] = {p.id: f"{p.leader.host}:{p.leader.port}" if p.leader else None for p in desc.partitions}
         return leaders
 
     def _flush_undescribed(self) -> None:
@@ -259,8 +280,13 @@ class KafkaStore:
             self._send(self._unsent[:REQUEST_PARTITIONS])
             del self._unsent[:REQUEST_PARTITIONS]
         while len(self._unsent_stable) >= REQUEST_PARTITIONS:
-            self._pending.append((LAST_STABLE, self._unsent_stable[:REQUEST_PARTITIONS],
-                                  self._submit(self._unsent_stable[:REQUEST_PARTITIONS], *_LOOKUPS[LAST_STABLE])))
+            self._pending.append(
+                (
+                    LAST_STABLE,
+                    self._unsent_stable[:REQUEST_PARTITIONS],
+                    self._submit(self._unsent_stable[:REQUEST_PARTITIONS], *_LOOKUPS[LAST_STABLE]),
+                )
+            )
             del self._unsent_stable[:REQUEST_PARTITIONS]
 
     def request_logs(self, topics: Iterable[str], *, stable: bool = False) -> None:
@@ -309,8 +335,9 @@ class KafkaStore:
         if len(self._undescribed) >= DESCRIBE_TOPICS:
             self._flush_undescribed()
 
-    def _lookup(self, partitions: list[tuple[str, int]], timestamp: int,
-                consumer: Consumer | None = None) -> list[TopicPartition]:
+    def _lookup(
+        self, partitions: list[tuple[str, int]], timestamp: int, consumer: Consumer | None = None
+    ) -> list[TopicPartition]:
         """offsets_for_times of these partitions at one timestamp (EARLIEST, LATEST or milliseconds), by `consumer`
         (default: the read_uncommitted one); raises KafkaException for the whole list. Once the broker proved
         unreachable, the rest fail at once, so a dead broker costs one time-out per thread, not one per list."""
@@ -320,7 +347,8 @@ class KafkaStore:
         while True:
             try:
                 answers = (consumer or self._consumer).offsets_for_times(
-                    [TopicPartition(t, p, timestamp) for t, p in asked], self.timeout)
+                    [TopicPartition(t, p, timestamp) for t, p in asked], self.timeout
+                )
             except KafkaException as exc:
                 err = _kafka_error(exc)
                 if err is not None and err.code() in _UNREACHABLE:
@@ -332,14 +360,17 @@ class KafkaStore:
             # A partition whose leader is moving (a broker restart, a rolling upgrade) is asked again with Kafka's
             # back-off until the timeout, as the Java consumer's offsets lookups are; librdkafka refreshes its
             # metadata on such an answer.
-            asked = [(tp.topic, tp.partition) for tp in answers
-                     if tp.error is not None and tp.error.code() in _LEADER_MOVING]
+            asked = [
+                (tp.topic, tp.partition) for tp in answers if tp.error is not None and tp.error.code() in _LEADER_MOVING
+            ]
             if not asked or not backoff.wait():
                 return [answered[tp] for tp in partitions if tp in answered]
 
     def _lookup_consumer(self, isolation: str) -> Consumer:
-        return self._client(Consumer, {**self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
-                                       "isolation.level": isolation})
+        return self._client(
+            Consumer,
+            {**self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False, "isolation.level": isolation},
+        )
 
     def _submit(self, partitions: list[tuple[str, int]], timestamp: int, committed: bool = False) -> Future:
         """offsets_for_times of these partitions at `timestamp` in a lookup thread, read_committed if `committed`."""
@@ -348,8 +379,9 @@ class KafkaStore:
             self._lookup_pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="offctl-offsets")
         if committed and self._committed_consumer is None:
             self._committed_consumer = self._lookup_consumer("read_committed")
-        return self._lookup_pool.submit(self._lookup, partitions, timestamp,
-                                        self._committed_consumer if committed else None)
+        return self._lookup_pool.submit(
+            self._lookup, partitions, timestamp, self._committed_consumer if committed else None
+        )
 
     def _send(self, partitions: list[tuple[str, int]]) -> None:
         for kind in (LOG_START, LOG_END):
@@ -365,8 +397,9 @@ class KafkaStore:
             self._send(self._unsent)
             self._unsent = []
         if self._unsent_stable:
-            self._pending.append((LAST_STABLE, self._unsent_stable,
-                                  self._submit(self._unsent_stable, *_LOOKUPS[LAST_STABLE])))
+            self._pending.append(
+                (LAST_STABLE, self._unsent_stable, self._submit(self._unsent_stable, *_LOOKUPS[LAST_STABLE]))
+            )
             self._unsent_stable = []
         offsets: dict[str, dict[tuple[str, int], int]] = {kind: {} for kind in _LOOKUPS}
         failed: dict[tuple[str, str], list[str]] = {}
@@ -376,7 +409,8 @@ class KafkaStore:
             except (KafkaException, TimeoutError) as exc:
                 err = _kafka_error(exc)
                 failed.setdefault((what, err.str() if err else "no answer"), []).extend(
-                    f"{t}/{p}" for t, p in partitions)
+                    f"{t}/{p}" for t, p in partitions
+                )
                 continue
             for tp in answers:
                 if tp.error is not None:
@@ -389,9 +423,12 @@ class KafkaStore:
         start, end, stable = offsets[LOG_START], offsets[LOG_END], offsets[LAST_STABLE]
         leaders = (self._leaders or {}) if self.targeted else self._metadata()
         return {
-            topic: {p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader, stable.get((topic, p)))
-                    for p, leader in sorted(leaders[topic].items())}
-            for topic in sorted(self._requested) if topic in leaders
+            topic: {
+                p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader, stable.get((topic, p)))
+                for p, leader in sorted(leaders[topic].items())
+            }
+            for topic in sorted(self._requested)
+            if topic in leaders
         }
 
     def list_groups(self) -> list[str]:
@@ -416,8 +453,10 @@ class KafkaStore:
             result = self._wait(future, "a list-groups request", isolate=isolate)
             if result is None:
                 return {}
-            self._unlisted = [f"listing consumer groups: {error.str() if hasattr(error, 'str') else error}"
-                              for error in result.errors or ()]
+            self._unlisted = [
+                f"listing consumer groups: {error.str() if hasattr(error, 'str') else error}"
+                for error in result.errors or ()
+            ]
             self._group_types = {g.group_id: _type_name(getattr(g, "type", None)) for g in result.valid}
         return self._group_types
 
@@ -430,8 +469,10 @@ class KafkaStore:
         commits = []
         for group in groups:
             if not _sendable_group(group):
-                self.notes.append(f"group {group!r}: not read: librdkafka cannot name a group id that is empty "
-                                  f"or holds a NUL character")
+                self.notes.append(
+                    f"group {group!r}: not read: librdkafka cannot name a group id that is empty "
+                    f"or holds a NUL character"
+                )
                 continue
             try:
                 found = self._groups(lambda group=group: self.groups.offsets(group))
@@ -439,10 +480,15 @@ class KafkaStore:
                 self.notes.append(f"a request for the offsets of group {group} was refused: {_answered(exc)}")
                 continue
             except errors.KafkaError as exc:
-                raise StoreUnavailable(f"Kafka at {self.bootstrap_servers}: a request for the offsets of group "
-                                       f"{group} failed: {error_words(exc)}") from None
-            commits += [KafkaCommit(group, topic, partition, offset, metadata or None)
-                        for (topic, partition), (offset, metadata) in found.items() if offset >= 0]
+                raise StoreUnavailable(
+                    f"Kafka at {self.bootstrap_servers}: a request for the offsets of group "
+                    f"{group} failed: {error_words(exc)}"
+                ) from None
+            commits += [
+                KafkaCommit(group, topic, partition, offset, metadata or None)
+                for (topic, partition), (offset, metadata) in found.items()
+                if offset >= 0
+            ]
         commits.sort(key=lambda c: (c.group, c.topic, c.partition))
         return commits
 
@@ -487,9 +533,17 @@ class KafkaStore:
             asked = sorted(waiting)
             if asked and not backoff.wait():
                 group, err = asked[0], waiting[asked[0]]
-                raise StoreUnavailable(coordinator_waited(
-                    self.bootstrap_servers, group, COORDINATOR_ERRORS[err.name()], None,
-                    f"a request for the state of group {group}", self.timeout, err.name()))
+                raise StoreUnavailable(
+                    coordinator_waited(
+                        self.bootstrap_servers,
+                        group,
+                        COORDINATOR_ERRORS[err.name()],
+                        None,
+                        f"a request for the state of group {group}",
+                        self.timeout,
+                        err.name(),
+                    )
+                )
         states = []
         for group, desc in sorted(described.items()):
             # ListGroups' type is the broker's own word for the group; the describe's is which API librdkafka
@@ -497,8 +551,15 @@ class KafkaStore:
             kind = listed.get(group, UNKNOWN_TYPE)
             if kind == UNKNOWN_TYPE:
                 kind = _type_name(getattr(desc, "type", None))
-            states.append(GroupState(group, desc.state.name.lower() if desc.state else "unknown",
-                                     len(desc.members), kind, desc.partition_assignor or None))
+            states.append(
+                GroupState(
+                    group,
+                    desc.state.name.lower() if desc.state else "unknown",
+                    len(desc.members),
+                    kind,
+                    desc.partition_assignor or None,
+                )
+            )
         return states
 
     def _describe_groups(self, groups: list[str]) -> dict:
@@ -536,8 +597,9 @@ class KafkaStore:
         if not names:
             return {}
         try:
-            futures = self.admin.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in names],
-                                                  request_timeout=self.timeout)
+            futures = self.admin.describe_configs(
+                [ConfigResource(ResourceType.TOPIC, t) for t in names], request_timeout=self.timeout
+            )
         except (KafkaException, ValueError) as exc:
             why = f"the broker's topic configs were not read ({exc})"
             return {t: TopicRetention(t, why=why) for t in names}
@@ -548,11 +610,17 @@ class KafkaStore:
                 entries = future.result(timeout=self.timeout + 5)
             except (KafkaException, TimeoutError) as exc:
                 err = _kafka_error(exc)
-                out[topic] = TopicRetention(topic, why=f"the broker did not report topic {topic}'s configs "
-                                                       f"({err.str() if err else 'no answer'})")
+                out[topic] = TopicRetention(
+                    topic,
+                    why=f"the broker did not report topic {topic}'s configs ({err.str() if err else 'no answer'})",
+                )
                 continue
-            out[topic] = TopicRetention(topic, _long(entries.get("retention.ms")), _long(entries.get("retention.bytes")),
-                                        _value(entries.get("cleanup.policy")))
+            out[topic] = TopicRetention(
+                topic,
+                _long(entries.get("retention.ms")),
+                _long(entries.get("retention.bytes")),
+                _value(entries.get("cleanup.policy")),
+            )
         return out
 
     def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]:
@@ -560,18 +628,23 @@ class KafkaStore:
         that late (the caller then uses the log end, as kafka-consumer-groups does)."""
         partitions = list(partitions)
         found: dict[tuple[str, int], int | None] = {}
-        lookups = [self._submit(partitions[i:i + REQUEST_PARTITIONS], at_ms)
-                   for i in range(0, len(partitions), REQUEST_PARTITIONS)]
+        lookups = [
+            self._submit(partitions[i : i + REQUEST_PARTITIONS], at_ms)
+            for i in range(0, len(partitions), REQUEST_PARTITIONS)
+        ]
         for lookup in lookups:
             for tp in self._wait(lookup, "an offsets-for-time request"):
                 if tp.error is not None:
-                    raise StoreUnavailable(f"Kafka at {self.bootstrap_servers}: an offsets-for-time request for "
-                                           f"{tp.topic}/{tp.partition} failed: {tp.error.str()}")
+                    raise StoreUnavailable(
+                        f"Kafka at {self.bootstrap_servers}: an offsets-for-time request for "
+                        f"{tp.topic}/{tp.partition} failed: {tp.error.str()}"
+                    )
                 found[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
         return found
 
-    def read_messages(self, positions: Iterable[Position], *, count: int = 1,
-                      budget_s: float | None = None, committed: bool = False) -> MessageRead:
+    def read_messages(
+        self, positions: Iterable[Position], *, count: int = 1, budget_s: float | None = None, committed: bool = False
+    ) -> MessageRead:
         """Up to `count` messages from each (topic, partition, offset) on: the first at or after the offset,
         then the ones after it, up to the log end. Read-only: the consumer is assigned the partitions at those
         offsets and never subscribes, joins a group or commits (enable.auto.commit off, nothing stored).
@@ -597,26 +670,44 @@ class KafkaStore:
         unread: dict[Position, str] = {}
         for turn in turns:
             for i in range(0, len(turn), MESSAGE_PARTITIONS):
-                self._read_chunk(turn[i:i + MESSAGE_PARTITIONS], count, deadline, budget, found, at_end, unread,
-                                 committed)
+                self._read_chunk(
+                    turn[i : i + MESSAGE_PARTITIONS], count, deadline, budget, found, at_end, unread, committed
+                )
         return MessageRead({p: tuple(m) for p, m in found.items() if m}, frozenset(at_end), unread)
 
-    def _read_chunk(self, chunk: list[Position], count: int, deadline: float, budget: float,
-                    found: dict[Position, list[LogMessage]], at_end: set[Position], unread: dict[Position, str],
-                    committed: bool = False) -> None:
+    def _read_chunk(
+        self,
+        chunk: list[Position],
+        count: int,
+        deadline: float,
+        budget: float,
+        found: dict[Position, list[LogMessage]],
+        at_end: set[Position],
+        unread: dict[Position, str],
+        committed: bool = False,
+    ) -> None:
         position = {(t, p): (t, p, o) for t, p, o in chunk}  # one position per partition within a chunk
         pending = set(position)
         last_error = ""
         if time.monotonic() < deadline:
-            consumer = self._client(Consumer, {
-                **self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False,
-                "enable.auto.offset.store": False, "auto.offset.reset": "error", "enable.partition.eof": True,
-                "isolation.level": "read_committed" if committed else "read_uncommitted", "fetch.wait.max.ms": 100,
-                "queued.min.messages": count,
-                # A partition whose queue holds `count` messages backs off its fetches, and when every fetched one
-                # has, the broker's fetcher sleeps that long before it asks for the others: librdkafka's default
-                # of 1000 ms stalled the first read of 1,000 partitions for 1-2 s (librdkafka >= 2.4).
-                "fetch.queue.backoff.ms": 50})
+            consumer = self._client(
+                Consumer,
+                {
+                    **self._settings,
+                    "group.id": LOOKUP_GROUP,
+                    "enable.auto.commit": False,
+                    "enable.auto.offset.store": False,
+                    "auto.offset.reset": "error",
+                    "enable.partition.eof": True,
+                    "isolation.level": "read_committed" if committed else "read_uncommitted",
+                    "fetch.wait.max.ms": 100,
+                    "queued.min.messages": count,
+                    # A partition whose queue holds `count` messages backs off its fetches, and when every fetched one
+                    # has, the broker's fetcher sleeps that long before it asks for the others: librdkafka's default
+                    # of 1000 ms stalled the first read of 1,000 partitions for 1-2 s (librdkafka >= 2.4).
+                    "fetch.queue.backoff.ms": 50,
+                },
+            )
 
             def done(tp: tuple[str, int]) -> None:
                 pending.discard(tp)
@@ -694,14 +785,17 @@ class KafkaStore:
         nothing, for a group id librdkafka cannot name (the commit would land in another group).
         """
         if not _sendable_group(group):
-            raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
-                             f"a NUL character)")
+            raise UsageError(
+                f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds a NUL character)"
+            )
         what = f"a commit to group {group}"
         refused = self._group_write(what, lambda: self.groups.commit(group, offsets))
         if refused:
             shown = [f"{t}/{p} ({KafkaError(code).str()})" for (t, p), code in sorted(refused.items())]
-            raise WriteConflict(f"Kafka refused part of {what}: {', '.join(shown[:10])}"
-                                + (f" and {len(shown) - 10} more" if len(shown) > 10 else ""))
+            raise WriteConflict(
+                f"Kafka refused part of {what}: {', '.join(shown[:10])}"
+                + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
+            )
 
     def delete_group(self, group: str) -> None:
         """Delete the group and with it all its commits (DeleteGroups, KIP-229, Kafka 1.1.0). The broker deletes
@@ -710,8 +804,9 @@ class KafkaStore:
         Raises WriteConflict when the broker refuses or does not answer, StoreUnavailable when it cannot be
         reached; UsageError, sending nothing, for a group id librdkafka cannot name."""
         if not _sendable_group(group):
-            raise UsageError(f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds "
-                             f"a NUL character)")
+            raise UsageError(
+                f"nothing was written: librdkafka cannot name group {group!r} (it is empty or holds a NUL character)"
+            )
         what = f"the deletion of group {group}"
         answer = self._group_write(what, lambda: self.groups.delete(group))
         if answer:
@@ -759,6 +854,13 @@ def _long(entry) -> int | None:
 
 def _log_message(msg) -> LogMessage:
     kind, stamp = msg.timestamp()
-    return LogMessage(msg.topic(), msg.partition(), msg.offset(),
-                      stamp if kind in _TIMESTAMP_TYPES else None, _TIMESTAMP_TYPES.get(kind),
-                      msg.key(), msg.value(), tuple(msg.headers() or ()))
+    return LogMessage(
+        msg.topic(),
+        msg.partition(),
+        msg.offset(),
+        stamp if kind in _TIMESTAMP_TYPES else None,
+        _TIMESTAMP_TYPES.get(kind),
+        msg.key(),
+        msg.value(),
+        tuple(msg.headers() or ()),
+    )

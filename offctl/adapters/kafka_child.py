@@ -28,12 +28,19 @@ from offctl.errors import CRASH_SIGNALS, OffctlError, StoreUnavailable
 
 # What each call does, as a crash's message says it ("... while it was <doing>").
 _DOING = {
-    "start": "starting", "prefetch": "reading the cluster's metadata", "request_logs": "asking for log offsets",
-    "logs": "reading log offsets", "list_groups": "listing the consumer groups",
-    "group_commits": "reading group commits", "group_states": "reading group states",
-    "read_messages": "reading messages", "read_broker_config": "reading the brokers' configuration",
-    "read_topic_configs": "reading the topics' configuration", "offsets_for_times": "looking up offsets by time",
-    "commit": "writing a group's commits", "delete_group": "deleting a group",
+    "start": "starting",
+    "prefetch": "reading the cluster's metadata",
+    "request_logs": "asking for log offsets",
+    "logs": "reading log offsets",
+    "list_groups": "listing the consumer groups",
+    "group_commits": "reading group commits",
+    "group_states": "reading group states",
+    "read_messages": "reading messages",
+    "read_broker_config": "reading the brokers' configuration",
+    "read_topic_configs": "reading the topics' configuration",
+    "offsets_for_times": "looking up offsets by time",
+    "commit": "writing a group's commits",
+    "delete_group": "deleting a group",
 }
 _WRITES = frozenset({"commit", "delete_group"})
 _UNANSWERED = frozenset({"prefetch", "request_logs"})  # sent without waiting: they start reads that overlap others
@@ -56,22 +63,34 @@ def _fork_server() -> multiprocessing.context.ForkServerContext:
 class ChildKafkaStore:
     """A KafkaStore in a child process (see the module's docstring); the same calls, arguments and answers."""
 
-    def __init__(self, bootstrap_servers: str, *, config: Mapping[str, str] | None = None, timeout: float = 10.0,
-                 targeted: bool = False) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        config: Mapping[str, str] | None = None,
+        timeout: float = 10.0,
+        targeted: bool = False,
+    ) -> None:
         self.bootstrap_servers, self.timeout, self.targeted = bootstrap_servers, timeout, targeted
         self.notes: list[str] = []
         self._deferred: list[str] = []  # calls sent without waiting since the last answer, for a crash's message
         context = _fork_server()
         self._pipe, child_end = context.Pipe()
-        settings = {"bootstrap_servers": bootstrap_servers, "config": dict(config or {}), "timeout": timeout,
-                    "targeted": targeted}
-        self._process = context.Process(target=_host, args=(child_end, settings), name="offctl-kafka-client",
-                                        daemon=True)
+        settings = {
+            "bootstrap_servers": bootstrap_servers,
+            "config": dict(config or {}),
+            "timeout": timeout,
+            "targeted": targeted,
+        }
+        self._process = context.Process(
+            target=_host, args=(child_end, settings), name="offctl-kafka-client", daemon=True
+        )
         try:
             self._process.start()
         except OSError as exc:
-            raise StoreUnavailable(f"Kafka at {bootstrap_servers}: cannot start the Kafka client's process ({exc})") \
-                from None
+            raise StoreUnavailable(
+                f"Kafka at {bootstrap_servers}: cannot start the Kafka client's process ({exc})"
+            ) from None
         finally:
             child_end.close()
         self._call("start")
@@ -104,14 +123,20 @@ class ChildKafkaStore:
             self._kill()
         doing = _DOING[self._deferred[0] if self._deferred else name]
         if code is not None and code < 0:
-            what = (f"{CRASH_SIGNALS.get(-code, f'signal {-code}')} while {doing} (a crash inside librdkafka, the "
-                    f"Kafka client, most likely: offctl itself is Python)")
+            what = (
+                f"{CRASH_SIGNALS.get(-code, f'signal {-code}')} while {doing} (a crash inside librdkafka, the "
+                f"Kafka client, most likely: offctl itself is Python)"
+            )
         else:
             what = f"{f'exit status {code}' if code is not None else 'its pipe closed'} while {doing}"
-        after = ("the write may have been sent" if name in _WRITES else
-                 "nothing was written; the next read starts a new client")
-        return StoreUnavailable(f"Kafka at {self.bootstrap_servers}: the Kafka client's process ended with {what}; "
-                                f"{after}")
+        after = (
+            "the write may have been sent"
+            if name in _WRITES
+            else "nothing was written; the next read starts a new client"
+        )
+        return StoreUnavailable(
+            f"Kafka at {self.bootstrap_servers}: the Kafka client's process ended with {what}; {after}"
+        )
 
     def _kill(self) -> None:
         if self._process.exitcode is None:

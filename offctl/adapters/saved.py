@@ -52,8 +52,9 @@ def _part(folder: Path, name: str, data: bytes | None) -> dict | None:
 def save_messages(directory: Path, peeked: list[Peeked] | tuple[Peeked, ...], saved_ms: int) -> Path:
     """Write every message read into `directory` (which must not exist, or be empty); return it."""
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise UsageError(f"--save {directory}: it exists and is not an empty folder; nothing is overwritten, "
-                         f"name a new folder")
+        raise UsageError(
+            f"--save {directory}: it exists and is not an empty folder; nothing is overwritten, name a new folder"
+        )
     parent = directory.resolve().parent
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=parent))
@@ -62,21 +63,35 @@ def save_messages(directory: Path, peeked: list[Peeked] | tuple[Peeked, ...], sa
     try:
         entries = []
         for p in peeked:
-            for m in (p.at.messages if p.at is not None else ()):
+            for m in p.at.messages if p.at is not None else ():
                 stem = _stem(m)
                 headers = None
                 if m.headers:
-                    body = [{"key": k, "value_base64": None if v is None else base64.b64encode(v).decode()}
-                            for k, v in m.headers]
+                    body = [
+                        {"key": k, "value_base64": None if v is None else base64.b64encode(v).decode()}
+                        for k, v in m.headers
+                    ]
                     headers = _part(tmp, f"{stem}.headers.json", json.dumps(body, indent=1).encode() + b"\n")
-                entries.append({**p.row.record.key.fields(), "topic": m.topic, "partition": m.partition,
-                                "offset": m.offset, "resume_offset": p.offset,
-                                "timestamp": iso_ms(m.timestamp_ms), "timestamp_ms": m.timestamp_ms,
-                                "timestamp_type": m.timestamp_type,
-                                "key": _part(tmp, f"{stem}.key", m.key), "value": _part(tmp, f"{stem}.value", m.value),
-                                "headers": headers and {**headers, "count": len(m.headers)}})
-        _write(tmp / MANIFEST, json.dumps({"offctl_peek": FORMAT, "saved_at": iso_ms(saved_ms),
-                                           "messages": entries}, indent=1).encode() + b"\n")
+                entries.append(
+                    {
+                        **p.row.record.key.fields(),
+                        "topic": m.topic,
+                        "partition": m.partition,
+                        "offset": m.offset,
+                        "resume_offset": p.offset,
+                        "timestamp": iso_ms(m.timestamp_ms),
+                        "timestamp_ms": m.timestamp_ms,
+                        "timestamp_type": m.timestamp_type,
+                        "key": _part(tmp, f"{stem}.key", m.key),
+                        "value": _part(tmp, f"{stem}.value", m.value),
+                        "headers": headers and {**headers, "count": len(m.headers)},
+                    }
+                )
+        _write(
+            tmp / MANIFEST,
+            json.dumps({"offctl_peek": FORMAT, "saved_at": iso_ms(saved_ms), "messages": entries}, indent=1).encode()
+            + b"\n",
+        )
         if directory.exists():
             directory.rmdir()  # empty (checked above): the rename puts the whole folder in its place
         os.rename(tmp, directory)
@@ -87,8 +102,9 @@ def save_messages(directory: Path, peeked: list[Peeked] | tuple[Peeked, ...], sa
             os.close(fd)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)  # nothing half-written is left behind
-        raise WriteConflict(f"--save {directory}: could not write the messages ({exc.strerror or exc}); nothing "
-                            f"was saved") from None
+        raise WriteConflict(
+            f"--save {directory}: could not write the messages ({exc.strerror or exc}); nothing was saved"
+        ) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

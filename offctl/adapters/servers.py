@@ -105,15 +105,26 @@ def _spawn(name: str, argv: list[str], port: int, log: Path, timeout: float) -> 
 def start_zookeeper(data_dir: Path, port: int | None = None, timeout: float = 60.0) -> LocalServer:
     java = shutil.which("java")
     if java is None:
-        raise MissingPrerequisite("java not found: ZooKeeper needs it. Install it with "
-                                  "`apt-get install openjdk-17-jre-headless`.")
+        raise MissingPrerequisite(
+            "java not found: ZooKeeper needs it. Install it with `apt-get install openjdk-17-jre-headless`."
+        )
     if not ZOOKEEPER_JAR.exists():
-        raise MissingPrerequisite(f"{ZOOKEEPER_JAR} not found: install Debian's ZooKeeper with "
-                                  "`apt-get install zookeeper`.")
+        raise MissingPrerequisite(
+            f"{ZOOKEEPER_JAR} not found: install Debian's ZooKeeper with `apt-get install zookeeper`."
+        )
     port = port or free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
-    argv = [java, "-Xmx256m", "-Dzookeeper.admin.enableServer=false", "-Dzookeeper.4lw.commands.whitelist=srvr",
-            "-cp", str(ZOOKEEPER_JAR), "org.apache.zookeeper.server.ZooKeeperServerMain", str(port), str(data_dir)]
+    argv = [
+        java,
+        "-Xmx256m",
+        "-Dzookeeper.admin.enableServer=false",
+        "-Dzookeeper.4lw.commands.whitelist=srvr",
+        "-cp",
+        str(ZOOKEEPER_JAR),
+        "org.apache.zookeeper.server.ZooKeeperServerMain",
+        str(port),
+        str(data_dir),
+    ]
     return _spawn("ZooKeeper", argv, port, data_dir / "zookeeper.log", timeout)
 
 
@@ -138,8 +149,10 @@ def kafka_classpath(version: str) -> str:
     lib = kafka_home() / version / "lib"
     if not any(lib.glob(f"kafka_2.13-{version}.jar")):
         fetch = FETCH_KAFKA if shutil.which("mvn") else f"apt-get install maven, then {FETCH_KAFKA}"
-        raise MissingPrerequisite(f"Apache Kafka {version} is not in {lib}: fetch the releases offctl runs from "
-                                  f"Maven Central, in offctl's clone: {fetch}")
+        raise MissingPrerequisite(
+            f"Apache Kafka {version} is not in {lib}: fetch the releases offctl runs from "
+            f"Maven Central, in offctl's clone: {fetch}"
+        )
     return str(lib / "*")
 
 
@@ -174,14 +187,27 @@ log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
 
 # One broker of a cluster of one: every internal topic at replication factor 1; a group's first join is not held
 # back (a test's consumer would wait 3 s); four partitions of __consumer_offsets instead of 50 (faster to create).
-_SINGLE = {"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "4",
-           "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
-           "transaction.state.log.num.partitions": "4", "group.initial.rebalance.delay.ms": "0"}
+_SINGLE = {
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "4",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "4",
+    "group.initial.rebalance.delay.ms": "0",
+}
 
 
-def start_broker(log_dir: Path, port: int | None = None, timeout: float = 90.0, *, version: str = KAFKA,
-                 zookeeper: str | None = None, settings: dict[str, str] | None = None,
-                 sasl_users: dict[str, str] | None = None, coordinator_ready: bool = True) -> Broker:
+def start_broker(
+    log_dir: Path,
+    port: int | None = None,
+    timeout: float = 90.0,
+    *,
+    version: str = KAFKA,
+    zookeeper: str | None = None,
+    settings: dict[str, str] | None = None,
+    sasl_users: dict[str, str] | None = None,
+    coordinator_ready: bool = True,
+) -> Broker:
     """Apache Kafka `version` on a free loopback port, with its data and log under `log_dir`: KRaft in combined
     mode (broker and controller in one process), or, given `zookeeper` (HOST:PORT/CHROOT), ZooKeeper mode, which
     registers the broker under the chroot (/brokers/ids, /brokers/topics) as storm-kafka reads it. `settings`:
@@ -192,24 +218,34 @@ def start_broker(log_dir: Path, port: int | None = None, timeout: float = 90.0, 
     tests of a loading coordinator need)."""
     java = shutil.which("java")
     if java is None:
-        raise MissingPrerequisite("java not found: Kafka needs it. Install it with "
-                                  "`apt-get install openjdk-17-jre-headless`.")
+        raise MissingPrerequisite(
+            "java not found: Kafka needs it. Install it with `apt-get install openjdk-17-jre-headless`."
+        )
     classpath = kafka_classpath(version)
     port = port or free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     data = log_dir / "data"
-    props = {"listeners": f"PLAINTEXT://127.0.0.1:{port}", "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
-             "log.dirs": str(data), **_SINGLE}
+    props = {
+        "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "log.dirs": str(data),
+        **_SINGLE,
+    }
     controller = None
     if zookeeper is None:
         controller = free_port()
-        props.update({"process.roles": "broker,controller", "node.id": "1",
-                      "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
-                      "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
-                      "controller.listener.names": "CONTROLLER",
-                      "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                      "share.coordinator.state.topic.replication.factor": "1",
-                      "share.coordinator.state.topic.min.isr": "1"})
+        props.update(
+            {
+                "process.roles": "broker,controller",
+                "node.id": "1",
+                "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
+                "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+                "controller.listener.names": "CONTROLLER",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "share.coordinator.state.topic.replication.factor": "1",
+                "share.coordinator.state.topic.min.isr": "1",
+            }
+        )
     else:
         props.update({"broker.id": "0", "zookeeper.connect": zookeeper})
     sasl_port = None
@@ -218,37 +254,57 @@ def start_broker(log_dir: Path, port: int | None = None, timeout: float = 90.0, 
         # principal, ANONYMOUS, is the super user), as is the controller's
         sasl_port = free_port()
         users = " ".join(f'user_{u}="{p}"' for u, p in sasl_users.items())
-        props.update({
-            "listeners": f"{props['listeners']},SASL://127.0.0.1:{sasl_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},SASL://127.0.0.1:{sasl_port}",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT",
-            "inter.broker.listener.name": "PLAINTEXT", "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
-            "listener.name.sasl.plain.sasl.jaas.config":
-                f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-            "super.users": "User:ANONYMOUS", "allow.everyone.if.no.acl.found": "false"})
+        props.update(
+            {
+                "listeners": f"{props['listeners']},SASL://127.0.0.1:{sasl_port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},SASL://127.0.0.1:{sasl_port}",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT",
+                "inter.broker.listener.name": "PLAINTEXT",
+                "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.sasl.plain.sasl.jaas.config": f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
+                "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "super.users": "User:ANONYMOUS",
+                "allow.everyone.if.no.acl.found": "false",
+            }
+        )
     props.update(settings or {})
     config = log_dir / "server.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     log = log_dir / "broker.log"
     logging = log_dir / "log4j.properties"
     logging.write_text((_LOG4J2 if zookeeper is None else _LOG4J1).format(log=log))
-    jvm = [java, "-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
-           f"-Dlog4j2.configurationFile={logging}", f"-Dlog4j.configuration=file:{logging}", "-cp", classpath]
+    jvm = [
+        java,
+        "-Xms128m",
+        "-Xmx768m",
+        "-XX:+UseG1GC",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={logging}",
+        f"-Dlog4j.configuration=file:{logging}",
+        "-cp",
+        classpath,
+    ]
     if zookeeper is None and not (data / "meta.properties").exists():
         # A cluster id as kafka-storage random-uuid makes one: a UUID in URL-safe base64 (one that starts with "-"
         # is never made: Uuid.randomUuid skips them, as a command line would take it for an option)
         cluster = "-"
         while cluster.startswith("-"):
             cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        formatted = subprocess.run([*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster}", "-c",
-                                    str(config), "--standalone"], capture_output=True, text=True, timeout=timeout)
+        formatted = subprocess.run(
+            [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster}", "-c", str(config), "--standalone"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if formatted.returncode != 0:
-            raise ServerFailed(f"Kafka {version}'s storage could not be formatted in {data}: "
-                               f"{(formatted.stderr or formatted.stdout).strip()[-1000:]}")
+            raise ServerFailed(
+                f"Kafka {version}'s storage could not be formatted in {data}: "
+                f"{(formatted.stderr or formatted.stdout).strip()[-1000:]}"
+            )
     name = f"Apache Kafka {version}" + (" (ZooKeeper mode)" if zookeeper else "")
-    server = _spawn_env(name, [*jvm, "kafka.Kafka", str(config)], port, log_dir / "stdout.log", timeout,
-                        dict(os.environ))
+    server = _spawn_env(
+        name, [*jvm, "kafka.Kafka", str(config)], port, log_dir / "stdout.log", timeout, dict(os.environ)
+    )
     broker = Broker(name, server.pid, server.host, server.port, log, version, zookeeper, controller, sasl_port)
     try:
         if coordinator_ready:
@@ -272,16 +328,18 @@ def _coordinator_ready(broker: Broker, timeout: float) -> None:
     why = ""
     while True:
         try:
-            tried = subprocess.run([sys.executable, "-c", _COORDINATOR_PROBE, broker.address], capture_output=True,
-                                   text=True, timeout=30)
+            tried = subprocess.run(
+                [sys.executable, "-c", _COORDINATOR_PROBE, broker.address], capture_output=True, text=True, timeout=30
+            )
             if tried.returncode == 0:
                 return
             why = (tried.stderr.strip().splitlines() or [f"exit {tried.returncode}"])[-1]
         except subprocess.TimeoutExpired:
             why = "no answer within 30s"
         if time.monotonic() > deadline:
-            raise ServerFailed(f"{broker.name}'s group coordinator did not answer within {timeout:g}s ({why}); "
-                               f"log {broker.log}")
+            raise ServerFailed(
+                f"{broker.name}'s group coordinator did not answer within {timeout:g}s ({why}); log {broker.log}"
+            )
         time.sleep(0.2)
 
 
@@ -342,8 +400,15 @@ class SparkCluster:
             stop_group(server.pid)
 
 
-def start_spark_standalone(work_dir: Path, *, workers: int = 1, cores: int = 1, memory: str = "1g",
-                           env: dict[str, str] | None = None, timeout: float = 90.0) -> SparkCluster:
+def start_spark_standalone(
+    work_dir: Path,
+    *,
+    workers: int = 1,
+    cores: int = 1,
+    memory: str = "1g",
+    env: dict[str, str] | None = None,
+    timeout: float = 90.0,
+) -> SparkCluster:
     """A Spark standalone master and `workers` workers on free loopback ports, started with pyspark's
     spark-class (org.apache.spark.deploy.master.Master, ...worker.Worker); `env` is the workers' environment
     (their executors inherit it). Stop it with .stop() (by pid)."""
@@ -358,19 +423,52 @@ def start_spark_standalone(work_dir: Path, *, workers: int = 1, cores: int = 1, 
         raise MissingPrerequisite("java not found: Spark needs it (apt-get install openjdk-17-jre-headless)")
     home = Path(pyspark.__file__).parent
     spark_class = str(home / "bin" / "spark-class")
-    base = {**os.environ, **(env or {}), "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
-            "SPARK_LOG_DIR": str(work_dir / "logs")}
+    base = {
+        **os.environ,
+        **(env or {}),
+        "SPARK_HOME": str(home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOG_DIR": str(work_dir / "logs"),
+    }
     port, web = free_port(), free_port()
-    master = _spawn_env("Spark master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                         "--port", str(port), "--webui-port", str(web)],
-                        port, work_dir / "master.log", timeout, base)
+    master = _spawn_env(
+        "Spark master",
+        [
+            spark_class,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(web),
+        ],
+        port,
+        work_dir / "master.log",
+        timeout,
+        base,
+    )
     started = []
     try:
         for n in range(workers):
             wport = free_port()
-            argv = [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", str(wport),
-                    "--webui-port", str(free_port()), "--cores", str(cores), "--memory", memory,
-                    "--work-dir", str(work_dir / f"worker-{n}"), f"spark://127.0.0.1:{port}"]
+            argv = [
+                spark_class,
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(wport),
+                "--webui-port",
+                str(free_port()),
+                "--cores",
+                str(cores),
+                "--memory",
+                memory,
+                "--work-dir",
+                str(work_dir / f"worker-{n}"),
+                f"spark://127.0.0.1:{port}",
+            ]
             started.append(_spawn_env(f"Spark worker {n}", argv, wport, work_dir / f"worker-{n}.log", timeout, base))
         deadline = time.monotonic() + timeout
         while True:  # the master's status page says when every worker has registered
@@ -381,8 +479,9 @@ def start_spark_standalone(work_dir: Path, *, workers: int = 1, cores: int = 1, 
             except (OSError, ValueError):
                 pass
             if time.monotonic() > deadline:
-                raise ServerFailed(f"Spark workers did not register with the master within {timeout:g}s; logs in "
-                                  f"{work_dir}")
+                raise ServerFailed(
+                    f"Spark workers did not register with the master within {timeout:g}s; logs in {work_dir}"
+                )
             time.sleep(0.2)
     except BaseException:
         for server in (*started, master):
@@ -395,8 +494,9 @@ def _spawn_env(name: str, argv: list[str], port: int, log: Path, timeout: float,
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         # A session of its own: a Ctrl-C in the terminal must not kill servers the sandbox keeps.
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+        )
     _wait_until_listening(proc, name, port, log, timeout)
     return LocalServer(name, proc.pid, "127.0.0.1", port, log)
 

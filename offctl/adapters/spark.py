@@ -80,8 +80,10 @@ def start(master: str | None, conf: Mapping[str, str]):
     try:
         spark = SparkSession.builder.config(conf=c).getOrCreate()
     except Exception as exc:  # noqa: BLE001 - PySpark raises plain exceptions for a missing Java, bad master...
-        raise SparkUnavailable(f"Spark did not start ({type(exc).__name__}: {str(exc).strip()[:300]}). Spark needs "
-                               f"Java 17: apt-get install openjdk-17-jre-headless") from None
+        raise SparkUnavailable(
+            f"Spark did not start ({type(exc).__name__}: {str(exc).strip()[:300]}). Spark needs "
+            f"Java 17: apt-get install openjdk-17-jre-headless"
+        ) from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
 
@@ -201,78 +203,177 @@ def join(directory: str, name: str) -> str:
 
 # What a snapshot stores of each chunk's Snapshot, table by table (Spark SQL types).
 SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "chunks": (("chunk", "long"), ("captured_ms", "long"), ("kafka", "boolean"), ("running", "array<string>"),
-               ("notes", "array<string>"), ("incomplete", "array<string>"), ("read_findings", "array<string>")),
-    "nodes": (("chunk", "long"), ("zk_root", "string"), ("spout_id", "string"), ("path", "string"),
-              ("node_partition", "long"), ("folder_topic", "string"), ("data", "binary"), ("version", "long"),
-              ("mtime_ms", "long"), ("trident", "string"), ("txid", "long"), ("txids", "long"),
-              ("replay_txid", "long"), ("replay_data", "binary")),
-    "commits": (("chunk", "long"), ("group", "string"), ("topic", "string"), ("partition", "long"),
-                ("offset", "long"), ("metadata", "string")),
-    "groups": (("chunk", "long"), ("group", "string"), ("state", "string"), ("members", "long"), ("type", "string"),
-               ("protocol", "string")),
-    "logs": (("chunk", "long"), ("topic", "string"), ("partition", "long"), ("log_start", "long"),
-             ("log_end", "long"), ("leader", "string"), ("last_stable", "long")),  # last_stable: null before it was read
+    "chunks": (
+        ("chunk", "long"),
+        ("captured_ms", "long"),
+        ("kafka", "boolean"),
+        ("running", "array<string>"),
+        ("notes", "array<string>"),
+        ("incomplete", "array<string>"),
+        ("read_findings", "array<string>"),
+    ),
+    "nodes": (
+        ("chunk", "long"),
+        ("zk_root", "string"),
+        ("spout_id", "string"),
+        ("path", "string"),
+        ("node_partition", "long"),
+        ("folder_topic", "string"),
+        ("data", "binary"),
+        ("version", "long"),
+        ("mtime_ms", "long"),
+        ("trident", "string"),
+        ("txid", "long"),
+        ("txids", "long"),
+        ("replay_txid", "long"),
+        ("replay_data", "binary"),
+    ),
+    "commits": (
+        ("chunk", "long"),
+        ("group", "string"),
+        ("topic", "string"),
+        ("partition", "long"),
+        ("offset", "long"),
+        ("metadata", "string"),
+    ),
+    "groups": (
+        ("chunk", "long"),
+        ("group", "string"),
+        ("state", "string"),
+        ("members", "long"),
+        ("type", "string"),
+        ("protocol", "string"),
+    ),
+    "logs": (
+        ("chunk", "long"),
+        ("topic", "string"),
+        ("partition", "long"),
+        ("log_start", "long"),
+        ("log_end", "long"),
+        ("leader", "string"),
+        ("last_stable", "long"),
+    ),  # last_stable: null before it was read
 }
 
 
 def schema(columns: Iterable[tuple[str, str]]):
     from pyspark.sql import types as T
 
-    kinds = {"string": T.StringType(), "long": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType(),
-             "binary": T.BinaryType(), "array<string>": T.ArrayType(T.StringType())}
+    kinds = {
+        "string": T.StringType(),
+        "long": T.LongType(),
+        "double": T.DoubleType(),
+        "boolean": T.BooleanType(),
+        "binary": T.BinaryType(),
+        "array<string>": T.ArrayType(T.StringType()),
+    }
     return T.StructType([T.StructField(c, kinds[t], True) for c, t in columns])
 
 
 def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
     if table == "chunks":
-        return [(chunk, s.captured_ms, s.cluster is not None, sorted(s.running) if s.running is not None else None,
-                 list(s.notes), list(s.incomplete),
-                 [json.dumps([m.key.store, m.key.consumer, m.key.zk_root, m.message, m.code, m.path])
-                  for m in s.read_findings])]
+        return [
+            (
+                chunk,
+                s.captured_ms,
+                s.cluster is not None,
+                sorted(s.running) if s.running is not None else None,
+                list(s.notes),
+                list(s.incomplete),
+                [
+                    json.dumps([m.key.store, m.key.consumer, m.key.zk_root, m.message, m.code, m.path])
+                    for m in s.read_findings
+                ],
+            )
+        ]
     if table == "nodes":
-        return [(chunk, n.zk_root, n.spout_id, n.path, n.node_partition, n.folder_topic, bytearray(n.data),
-                 n.version, n.mtime_ms, n.trident, n.txid, n.txids, n.replay_txid,
-                 None if n.replay_data is None else bytearray(n.replay_data)) for n in s.zk_nodes]
+        return [
+            (
+                chunk,
+                n.zk_root,
+                n.spout_id,
+                n.path,
+                n.node_partition,
+                n.folder_topic,
+                bytearray(n.data),
+                n.version,
+                n.mtime_ms,
+                n.trident,
+                n.txid,
+                n.txids,
+                n.replay_txid,
+                None if n.replay_data is None else bytearray(n.replay_data),
+            )
+            for n in s.zk_nodes
+        ]
     if table == "commits":
         return [(chunk, c.group, c.topic, c.partition, c.offset, c.metadata) for c in s.commits]
     if table == "groups":
         return [(chunk, g.group, g.state, g.members, g.type, g.protocol) for g in s.groups]
-    return [(chunk, topic, p, log.log_start, log.log_end, log.leader, log.last_stable)
-            for topic, parts in (s.cluster or {}).items() for p, log in parts.items()]
+    return [
+        (chunk, topic, p, log.log_start, log.log_end, log.leader, log.last_stable)
+        for topic, parts in (s.cluster or {}).items()
+        for p, log in parts.items()
+    ]
 
 
 def _snapshot_of(parts) -> Snapshot:
     """A chunk's Snapshot again, from its rows of each table (grouped by chunk)."""
     chunks, nodes, commits, groups, logs = (list(p) for p in parts)
     if not chunks:
-        raise UsageError("a snapshot table names a chunk that its chunks table does not have: the snapshot is "
-                         "damaged")
+        raise UsageError("a snapshot table names a chunk that its chunks table does not have: the snapshot is damaged")
     head = chunks[0]
     cluster: dict[str, dict[int, PartitionLog]] | None = {} if head["kafka"] else None
     for r in logs:
-        cluster.setdefault(r["topic"], {})[r["partition"]] = PartitionLog(r["log_start"], r["log_end"], r["leader"],
-                                                                           r["last_stable"])
+        cluster.setdefault(r["topic"], {})[r["partition"]] = PartitionLog(
+            r["log_start"], r["log_end"], r["leader"], r["last_stable"]
+        )
     return Snapshot(
         captured_ms=head["captured_ms"],
         # trident, txid, txids: null in snapshots saved before offctl read Trident state; replay_txid, replay_data
         # before it read what a transactional spout replays
-        zk_nodes=tuple(sorted((ZkNode(r["zk_root"], r["spout_id"], r["path"], r["node_partition"], r["folder_topic"],
-                                      bytes(r["data"]), r["version"], r["mtime_ms"], r["trident"], r["txid"],
-                                      r["txids"] or 0, r["replay_txid"],
-                                      None if r["replay_data"] is None else bytes(r["replay_data"]))
-                               for r in nodes),
-                              key=lambda n: n.path)),
-        commits=tuple(sorted((KafkaCommit(r["group"], r["topic"], r["partition"], r["offset"], r["metadata"])
-                              for r in commits), key=lambda c: (c.group, c.topic, c.partition))),
+        zk_nodes=tuple(
+            sorted(
+                (
+                    ZkNode(
+                        r["zk_root"],
+                        r["spout_id"],
+                        r["path"],
+                        r["node_partition"],
+                        r["folder_topic"],
+                        bytes(r["data"]),
+                        r["version"],
+                        r["mtime_ms"],
+                        r["trident"],
+                        r["txid"],
+                        r["txids"] or 0,
+                        r["replay_txid"],
+                        None if r["replay_data"] is None else bytes(r["replay_data"]),
+                    )
+                    for r in nodes
+                ),
+                key=lambda n: n.path,
+            )
+        ),
+        commits=tuple(
+            sorted(
+                (KafkaCommit(r["group"], r["topic"], r["partition"], r["offset"], r["metadata"]) for r in commits),
+                key=lambda c: (c.group, c.topic, c.partition),
+            )
+        ),
         # type, protocol: null in snapshots saved before offctl read the group's type
-        groups=tuple(GroupState(r["group"], r["state"], r["members"], r["type"] or UNKNOWN_TYPE, r["protocol"])
-                     for r in groups),
+        groups=tuple(
+            GroupState(r["group"], r["state"], r["members"], r["type"] or UNKNOWN_TYPE, r["protocol"]) for r in groups
+        ),
         cluster=cluster,
         running=frozenset(head["running"]) if head["running"] is not None else None,
-        notes=tuple(head["notes"]), incomplete=tuple(head["incomplete"]),
-        read_findings=tuple(ReadFinding(ConsumerKey(store, consumer, root), *rest)
-                            for store, consumer, root, *rest in map(json.loads, head["read_findings"] or ())))
+        notes=tuple(head["notes"]),
+        incomplete=tuple(head["incomplete"]),
+        read_findings=tuple(
+            ReadFinding(ConsumerKey(store, consumer, root), *rest)
+            for store, consumer, root, *rest in map(json.loads, head["read_findings"] or ())
+        ),
+    )
 
 
 def save_snapshot(spark, files: Files, reads, directory: str, meta: dict) -> str:
@@ -293,8 +394,11 @@ def save_snapshot(spark, files: Files, reads, directory: str, meta: dict) -> str
 
 def list_snapshots(files: Files, directory: str) -> list[str]:
     """Complete snapshots under `directory`, oldest first (their names sort by capture time)."""
-    return [join(directory, name) for name in files.children(directory)
-            if name.startswith(SNAPSHOT_PREFIX) and files.exists(join(join(directory, name), "snapshot.json"))]
+    return [
+        join(directory, name)
+        for name in files.children(directory)
+        if name.startswith(SNAPSHOT_PREFIX) and files.exists(join(join(directory, name), "snapshot.json"))
+    ]
 
 
 def load_snapshot(spark, files: Files, path: str):
@@ -305,7 +409,9 @@ def load_snapshot(spark, files: Files, path: str):
         raise UsageError(f"{path}/snapshot.json is not an offctl snapshot description") from None
     if meta.get("format") != SNAPSHOT_FORMAT or meta.get("version") != SNAPSHOT_VERSION:
         raise UsageError(f"{path} is not an offctl snapshot of version {SNAPSHOT_VERSION}")
-    keyed = [spark.read.schema(schema(cols)).parquet(join(path, table)).rdd.map(lambda r: (r["chunk"], r))
-             for table, cols in SNAPSHOT_TABLES.items()]
+    keyed = [
+        spark.read.schema(schema(cols)).parquet(join(path, table)).rdd.map(lambda r: (r["chunk"], r))
+        for table, cols in SNAPSHOT_TABLES.items()
+    ]
     grouped = keyed[0].groupWith(*keyed[1:])
     return meta, grouped.map(lambda kv: (kv[0], _snapshot_of(kv[1])))

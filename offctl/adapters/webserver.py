@@ -68,8 +68,13 @@ _WHOLE = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED)  # the client's side of a reques
 
 def _answer(status: int, text: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> bytes:
     body = text.encode()
-    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}".encode(), b"Content-Type: text/plain; charset=utf-8",
-             b"Content-Length: %d" % len(body), b"Connection: close", *(k + b": " + v for k, v in headers)]
+    lines = [
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}".encode(),
+        b"Content-Type: text/plain; charset=utf-8",
+        b"Content-Length: %d" % len(body),
+        b"Connection: close",
+        *(k + b": " + v for k, v in headers),
+    ]
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
 
@@ -109,7 +114,7 @@ class Protocol(H11Protocol):
 
     def _busy(self) -> bool:
         """Serving a request: it arrived whole and its answer is not complete."""
-        return (self.conn.their_state in _WHOLE and self.cycle is not None and not self.cycle.response_complete)
+        return self.conn.their_state in _WHOLE and self.cycle is not None and not self.cycle.response_complete
 
     def _arm(self, seconds: float) -> None:
         self._disarm()
@@ -203,8 +208,10 @@ def guarded(app, methods: tuple[str, ...], face: str, limits: HttpLimits = LIMIT
     body over `max_body_bytes` 413, each before the application sees the request and with the connection closed (the
     body is never read)."""
     allow = ", ".join(methods).encode()
-    refusals = {405: f"{face} answers {' and '.join(methods)} only\n".encode(),
-                413: f"{face}: the request body is larger than {limits.max_body_bytes} bytes\n".encode()}
+    refusals = {
+        405: f"{face} answers {' and '.join(methods)} only\n".encode(),
+        413: f"{face}: the request body is larger than {limits.max_body_bytes} bytes\n".encode(),
+    }
 
     async def answer(scope, receive, send):
         if scope["type"] == "http":
@@ -230,8 +237,9 @@ def listen(host: str, port: int, limits: HttpLimits = LIMITS, *, flag: str = "--
     """The listening socket, bound now: an address that cannot be had is a usage error naming `flag`."""
     v6 = ":" in host
     try:
-        return socket.create_server((host, port), family=socket.AF_INET6 if v6 else socket.AF_INET,
-                                    backlog=limits.backlog)
+        return socket.create_server(
+            (host, port), family=socket.AF_INET6 if v6 else socket.AF_INET, backlog=limits.backlog
+        )
     except (OSError, OverflowError) as exc:
         where = f"[{host}]:{port}" if v6 else f"{host}:{port}"
         raise UsageError(f"{flag} {where}: cannot listen there ({getattr(exc, 'strerror', None) or exc})") from None
@@ -260,8 +268,7 @@ class HttpServer:
 
     def start(self, name: str) -> HttpServer:
         """Serve in a thread of its own, until stop()."""
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, name=name,
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, name=name, daemon=True)
         self.thread.start()
         return self
 
@@ -272,8 +279,15 @@ class HttpServer:
         self.sock.close()
 
 
-def http_server(app, sock: socket.socket, methods: tuple[str, ...], face: str, limits: HttpLimits = LIMITS, *,
-                lifespan: bool = False) -> HttpServer:
+def http_server(
+    app,
+    sock: socket.socket,
+    methods: tuple[str, ...],
+    face: str,
+    limits: HttpLimits = LIMITS,
+    *,
+    lifespan: bool = False,
+) -> HttpServer:
     """`app` (ASGI) served on `sock` by uvicorn with offctl's limits, answering `methods` only. `lifespan`: the
     application has start-up and shut-down work (the MCP SDK's session manager)."""
     import uvicorn
@@ -281,6 +295,7 @@ def http_server(app, sock: socket.socket, methods: tuple[str, ...], face: str, l
     # uvicorn's warnings are one line per hostile request ("Invalid HTTP request received."): under an attack that
     # is a flood on stderr, itself a denial of service. Errors (an exception in offctl's application) still show.
     logging.getLogger("uvicorn.error").setLevel(logging.ERROR)
+
     class Server(uvicorn.Server):
         async def startup(self, sockets=None) -> None:
             await super().startup(sockets)  # asyncio listens with the accept batch as its backlog: widen the queue
@@ -289,11 +304,20 @@ def http_server(app, sock: socket.socket, methods: tuple[str, ...], face: str, l
 
     protocol = protocol_for(limits)
     config = uvicorn.Config(
-        guarded(app, methods, face, limits), loop="asyncio", http=protocol, ws="none", lifespan="on" if lifespan else "off",
-        log_config=None, access_log=False, server_header=False, backlog=limits.accept_batch,
-        timeout_keep_alive=limits.keep_alive_s, timeout_graceful_shutdown=limits.shutdown_s,
+        guarded(app, methods, face, limits),
+        loop="asyncio",
+        http=protocol,
+        ws="none",
+        lifespan="on" if lifespan else "off",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        backlog=limits.accept_batch,
+        timeout_keep_alive=limits.keep_alive_s,
+        timeout_graceful_shutdown=limits.shutdown_s,
         # h11 refuses a head over its own bound with a bare 400; ours (431, 414) comes first
-        h11_max_incomplete_event_size=limits.max_head_bytes + 1024)
+        h11_max_incomplete_event_size=limits.max_head_bytes + 1024,
+    )
     return HttpServer(Server(config), sock, protocol)
 
 
@@ -303,12 +327,13 @@ CHUNK = 64 * 1024  # an answer goes out in chunks of this, each sent once the cl
 async def send_body(send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
     """Answer with `body`, in chunks, each waiting for the client to read on (uvicorn's flow control): a burst of
     clients holds one chunk each, not a copy of the whole body each, and the bytes are shared, never copied whole."""
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", b"%d" % len(body))]})
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [*headers, (b"content-length", b"%d" % len(body))]}
+    )
     view = memoryview(body)
     last = max(len(body) - 1, 0) // CHUNK * CHUNK  # where the last chunk starts
     for at in range(0, last, CHUNK):
-        await send({"type": "http.response.body", "body": view[at:at + CHUNK], "more_body": True})
+        await send({"type": "http.response.body", "body": view[at : at + CHUNK], "more_body": True})
         # uvicorn's send yields only while the client is behind: yield anyway, so that other connections are served
         # between chunks, and a client that went away is seen (its connection_lost runs) before the next one
         await asyncio.sleep(0)

@@ -100,7 +100,7 @@ class _MultiRead(tuple):
             (size,) = length.unpack_from(buffer, offset)  # every result type starts with an int
             offset += 4
             if kind == GetData.type:
-                data = buffer[offset:offset + size] if size > 0 else b""
+                data = buffer[offset : offset + size] if size > 0 else b""
                 offset += max(size, 0)
                 mtime, version = stat.unpack_from(buffer, offset)
                 append((data, version, mtime))
@@ -109,7 +109,7 @@ class _MultiRead(tuple):
                 children = []
                 for _ in range(max(size, 0)):
                     (n,) = length.unpack_from(buffer, offset)
-                    children.append(buffer[offset + 4:offset + 4 + n].decode("utf-8") if n >= 0 else None)
+                    children.append(buffer[offset + 4 : offset + 4 + n].decode("utf-8") if n >= 0 else None)
                     offset += 4 + max(n, 0)
                 append(children)
             elif kind == -1:
@@ -131,16 +131,20 @@ def join(parent: str, child: str) -> str:
 class ZkStore:
     """A connected, read-mostly view of one ZooKeeper ensemble."""
 
-    def __init__(self, hosts: str, *, auth: str | None = None, timeout: float = 10.0,
-                 multi_read: bool = True) -> None:
+    def __init__(self, hosts: str, *, auth: str | None = None, timeout: float = 10.0, multi_read: bool = True) -> None:
         self.hosts = hosts
         self.timeout = timeout
         self.multi_read = multi_read  # turned off for good when the server answers UNIMPLEMENTED
         self.unread: list[tuple[str, str, str]] = []  # (spout id, path, why): nodes storm-kafka never reads
         self.trident_notes: list[str] = []  # what read_trident left out, and why
         auth_data = [("digest", auth)] if auth else None
-        self.client = KazooClient(hosts=hosts, timeout=max(timeout, 4.0), auth_data=auth_data,
-                                  logger=_log, connection_retry={"max_tries": 1, "max_delay": 1})
+        self.client = KazooClient(
+            hosts=hosts,
+            timeout=max(timeout, 4.0),
+            auth_data=auth_data,
+            logger=_log,
+            connection_retry={"max_tries": 1, "max_delay": 1},
+        )
 
     def __enter__(self) -> ZkStore:
         try:
@@ -165,8 +169,9 @@ class ZkStore:
 
     # --- pipelined reads ------------------------------------------------------------------------
 
-    def _pipeline(self, paths: Iterable, start: Callable, window: int = WINDOW,
-                  name: Callable[[object], str] = str) -> Iterator[tuple[object, object]]:
+    def _pipeline(
+        self, paths: Iterable, start: Callable, window: int = WINDOW, name: Callable[[object], str] = str
+    ) -> Iterator[tuple[object, object]]:
         """Yield (path, result) of start(path) in order, with at most `window` requests in flight.
 
         Nodes deleted between listing and reading are skipped: they are gone, not an error. `name` says in
@@ -191,18 +196,19 @@ class ZkStore:
 
     def _error(self, path: str, exc: Exception) -> StoreUnavailable:
         if isinstance(exc, NoAuthError):
-            return StoreUnavailable(f"ZooKeeper at {self.hosts}: not allowed to read {path} "
-                                    f"(ACL; pass digest credentials with --zk-auth)")
+            return StoreUnavailable(
+                f"ZooKeeper at {self.hosts}: not allowed to read {path} (ACL; pass digest credentials with --zk-auth)"
+            )
         if isinstance(exc, KazooTimeoutError):
-            return StoreUnavailable(f"ZooKeeper at {self.hosts} did not answer a read of {path} "
-                                    f"within {self.timeout:g}s")
-        return StoreUnavailable(f"ZooKeeper at {self.hosts}: lost the connection reading {path} "
-                                f"({type(exc).__name__})")
+            return StoreUnavailable(
+                f"ZooKeeper at {self.hosts} did not answer a read of {path} within {self.timeout:g}s"
+            )
+        return StoreUnavailable(f"ZooKeeper at {self.hosts}: lost the connection reading {path} ({type(exc).__name__})")
 
     def _read_data(self, paths: list[str]) -> Iterator[tuple[str, bytes, int, int]]:
         """(path, data, version, mtime) of every existing node, in order: multiRead batches, or single gets."""
         if self.multi_read and paths:
-            batches = [paths[i:i + BATCH] for i in range(0, len(paths), BATCH)]
+            batches = [paths[i : i + BATCH] for i in range(0, len(paths), BATCH)]
             try:
                 for batch, results in self._multi_read_batches(batches):
                     for path, result in zip(batch, results, strict=True):
@@ -218,8 +224,12 @@ class ZkStore:
         for path, (data, stat) in self._pipeline(paths, self.client.get_async):
             yield path, data or b"", stat.version, stat.mtime
 
-    def _multi_read_batches(self, batches: list[list[str]], request: type[_MultiRead] = _MultiRead,
-                            server_path: Callable[[str], str] | None = None) -> Iterator[tuple[list[str], list]]:
+    def _multi_read_batches(
+        self,
+        batches: list[list[str]],
+        request: type[_MultiRead] = _MultiRead,
+        server_path: Callable[[str], str] | None = None,
+    ) -> Iterator[tuple[list[str], list]]:
         chroot = self.client.chroot or ""
         server_path = server_path or (lambda p: chroot + p)
 
@@ -241,11 +251,12 @@ class ZkStore:
         or one request each."""
         if self.multi_read and paths:
             listed: dict[str, list[str]] = {}
-            batches = [list(paths[i:i + BATCH]) for i in range(0, len(paths), BATCH)]
+            batches = [list(paths[i : i + BATCH]) for i in range(0, len(paths), BATCH)]
             try:
                 # each path as kazoo's get_children sends it: normalized, below the chroot
-                for batch, results in self._multi_read_batches(batches, _MultiChildren,
-                                                               lambda p: _prefix_root(self.client.chroot, p)):
+                for batch, results in self._multi_read_batches(
+                    batches, _MultiChildren, lambda p: _prefix_root(self.client.chroot, p)
+                ):
                     for path, result in zip(batch, results, strict=True):
                         if isinstance(result, Exception) and not isinstance(result, NoNodeError):
                             raise self._error(path, result)
@@ -276,9 +287,15 @@ class ZkStore:
             for path, kids in self.children(list(level)).items():
                 sid, folders = level[path]
                 if not kids and folders:
-                    self.unread.append((sid, path, "not a partition node storm-kafka reads: Partition.getId() "
-                                                   "names them partition_N, N a plain int, and the spout ignores "
-                                                   "this one"))
+                    self.unread.append(
+                        (
+                            sid,
+                            path,
+                            "not a partition node storm-kafka reads: Partition.getId() "
+                            "names them partition_N, N a plain int, and the spout ignores "
+                            "this one",
+                        )
+                    )
                 spout, topic = "/".join((sid, *folders[:-1])), folders[-1] if folders else None
                 for kid in kids:
                     partition = partition_node(kid)
@@ -287,8 +304,13 @@ class ZkStore:
                     elif depth < MAX_DEPTH:
                         below[join(path, kid)] = (sid, (*folders, kid))
                     else:
-                        self.unread.append((sid, join(path, kid), f"more than {MAX_DEPTH} levels below the spout "
-                                                                  f"id: offctl does not read it"))
+                        self.unread.append(
+                            (
+                                sid,
+                                join(path, kid),
+                                f"more than {MAX_DEPTH} levels below the spout id: offctl does not read it",
+                            )
+                        )
             if not below:
                 break
             level = below
@@ -326,26 +348,50 @@ class ZkStore:
                     parts[join(path, kid)] = (sid, partition, topic, STORM_KAFKA)
         found = {sid for sid, _, _, _ in parts.values()}
         for sid in sorted(set(users.values()) - found):
-            self.trident_notes.append(f"{join(root, sid)} holds no Kafka spout's state (no partition_N or "
-                                      f"<topic>@N under user/): left out")
+            self.trident_notes.append(
+                f"{join(root, sid)} holds no Kafka spout's state (no partition_N or <topic>@N under user/): left out"
+            )
         currtx = {join(join(join(root, sid), "coordinator"), "currtx"): sid for sid in found}
         current = {currtx[path]: coordinator_txid(data) for path, data, _, _ in self._read_data(sorted(currtx))}
         newest, replays = self._txids(parts, current)
-        replayed = {path: data for path, data, _, _ in self._read_data(
-            sorted({join(folder, str(txid)) for folder, txid in replays.items()} - set(newest)))}
+        replayed = {
+            path: data
+            for path, data, _, _ in self._read_data(
+                sorted({join(folder, str(txid)) for folder, txid in replays.items()} - set(newest))
+            )
+        }
         for path, data, version, mtime in self._read_data(list(newest)):
             folder, txid, count, ahead = newest[path]
             sid, partition, topic, library = parts[folder]
             replay = ahead[0] if ahead else None
             # the replayed batch is the node read here when it is the only state or past currtx and the highest
-            replay_data = (None if replay is None else data if path == join(folder, str(replay))
-                           else replayed.get(join(folder, str(replay))))
-            yield ZkNode(zk_root=root, spout_id=sid, path=path, node_partition=partition, folder_topic=topic,
-                         data=data, version=version, mtime_ms=mtime, trident=library, txid=txid, txids=count,
-                         replay_txid=replay, replay_data=replay_data, ahead=ahead)
+            replay_data = (
+                None
+                if replay is None
+                else data
+                if path == join(folder, str(replay))
+                else replayed.get(join(folder, str(replay)))
+            )
+            yield ZkNode(
+                zk_root=root,
+                spout_id=sid,
+                path=path,
+                node_partition=partition,
+                folder_topic=topic,
+                data=data,
+                version=version,
+                mtime_ms=mtime,
+                trident=library,
+                txid=txid,
+                txids=count,
+                replay_txid=replay,
+                replay_data=replay_data,
+                ahead=ahead,
+            )
 
-    def _txids(self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
-               ) -> tuple[dict[str, tuple[str, int | None, int, tuple[int, ...]]], dict[str, int]]:
+    def _txids(
+        self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
+    ) -> tuple[dict[str, tuple[str, int | None, int, tuple[int, ...]]], dict[str, int]]:
         """For each partition dir of read_trident: the node of the txid an opaque spout resumes from (txid node ->
         (partition dir, txid, txids present, the txids stored at or past currtx): storm.newest_txid), and the txid a
         transactional one replays (partition dir -> txid: storm.stored_from), by its txStateId's coordinator's
@@ -379,16 +425,31 @@ class ZkStore:
             names = brokers.matching_topics(topic, listed.get(topics_node, ()))
         else:
             names = (topic,)
-        wanted = [path for path in map(lambda t: brokers.partitions_path(root, t), names)
-                  if brokers.path_problem(path) is None]
+        wanted = [
+            path
+            for path in map(lambda t: brokers.partitions_path(root, t), names)
+            if brokers.path_problem(path) is None
+        ]
         partitions = self.children(wanted)
-        states = self.read_data([brokers.state_path(root, t, i) for t in names
-                                 for i in range(len(partitions.get(brokers.partitions_path(root, t), ())))])
+        states = self.read_data(
+            [
+                brokers.state_path(root, t, i)
+                for t in names
+                for i in range(len(partitions.get(brokers.partitions_path(root, t), ())))
+            ]
+        )
         registered = listed.get(ids_node)
         ids = dict.fromkeys(brokers.broker_path(root, b) for b in (registered or ()))
         ids.update(dict.fromkeys(brokers.broker_path(root, b) for b in sorted(brokers.leader_ids(states))))
-        return brokers.resolve(root, names, partitions, states, self.read_data(list(ids)), registered,
-                               topics_listed=not wildcard or topics_node in listed)
+        return brokers.resolve(
+            root,
+            names,
+            partitions,
+            states,
+            self.read_data(list(ids)),
+            registered,
+            topics_listed=not wildcard or topics_node in listed,
+        )
 
     def running_topologies(self, storm_root: str) -> frozenset[str] | None:
         """Storm ids under `<storm root>/storms`, or None when that node does not exist."""
@@ -406,8 +467,10 @@ class ZkStore:
         """Each of `nodes` that still exists, as it is now (its data, version and mtime): the Trident batches a
         reset rewrites and a restore puts back, which read_trident does not give as nodes of their own."""
         by_path = {n.path: n for n in nodes}
-        return [replace(by_path[path], data=data, version=version, mtime_ms=mtime)
-                for path, data, version, mtime in self._read_data(list(by_path))]
+        return [
+            replace(by_path[path], data=data, version=version, mtime_ms=mtime)
+            for path, data, version, mtime in self._read_data(list(by_path))
+        ]
 
     def write_versioned(self, changes: Sequence[tuple[str, bytes | None, int]]) -> None:
         """Set every (path, data, version) in one multi-op: all of them, or none if any node's version moved.
@@ -418,9 +481,11 @@ class ZkStore:
         """
         size = sum(len(p) + len(d or b"") + 32 for p, d, _ in changes)
         if size > MAX_MULTI_BYTES:
-            raise WriteConflict(f"{len(changes)} nodes ({size:,} bytes) do not fit one atomic ZooKeeper request "
-                                f"(about {MAX_MULTI_BYTES:,} bytes); nothing was written. Narrow the reset with "
-                                f"--partitions")
+            raise WriteConflict(
+                f"{len(changes)} nodes ({size:,} bytes) do not fit one atomic ZooKeeper request "
+                f"(about {MAX_MULTI_BYTES:,} bytes); nothing was written. Narrow the reset with "
+                f"--partitions"
+            )
         transaction = self.client.transaction()
         for path, data, version in changes:
             if data is None:
@@ -432,13 +497,20 @@ class ZkStore:
         try:
             results = transaction.commit_async().get(timeout=self.timeout)
         except NoAuthError:
-            raise WriteConflict(f"ZooKeeper at {self.hosts}: not allowed to write {changes[0][0]} (ACL; pass "
-                                f"credentials with --zk-auth); nothing was written") from None
+            raise WriteConflict(
+                f"ZooKeeper at {self.hosts}: not allowed to write {changes[0][0]} (ACL; pass "
+                f"credentials with --zk-auth); nothing was written"
+            ) from None
         except (KazooException, KazooTimeoutError) as exc:
-            raise WriteConflict(f"ZooKeeper at {self.hosts}: the connection broke during the write "
-                                f"({type(exc).__name__}); it may or may not have been applied") from None
-        failed = [(path, version, r) for (path, _, version), r in zip(changes, results, strict=True)
-                  if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+            raise WriteConflict(
+                f"ZooKeeper at {self.hosts}: the connection broke during the write "
+                f"({type(exc).__name__}); it may or may not have been applied"
+            ) from None
+        failed = [
+            (path, version, r)
+            for (path, _, version), r in zip(changes, results, strict=True)
+            if isinstance(r, Exception) and not isinstance(r, RolledBackError)
+        ]
         if not failed:
             return
         why = []
@@ -446,8 +518,9 @@ class ZkStore:
             if isinstance(error, BadVersionError):
                 why.append(f"{path} changed since it was read (version {version} then)")
             elif isinstance(error, NoNodeError):
-                why.append(f"{path}'s parent no longer exists" if version == -1 else
-                           f"{path} was deleted since it was read")
+                why.append(
+                    f"{path}'s parent no longer exists" if version == -1 else f"{path} was deleted since it was read"
+                )
             elif isinstance(error, NodeExistsError):
                 why.append(f"{path} was created since it was read")
             elif isinstance(error, NoAuthError):

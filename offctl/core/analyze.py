@@ -147,7 +147,9 @@ def _plural(n: int, word: str) -> str:
 
 
 def _counted(counts: Counter, word: str = "partition") -> str:
-    return ", ".join(f"{name} ({_plural(n, word)})" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ", ".join(
+        f"{name} ({_plural(n, word)})" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
 
 
 def _storm_id_epoch(storm_id: str) -> int:
@@ -158,8 +160,9 @@ def _storm_id_epoch(storm_id: str) -> int:
 # --- layouts: which spout id a directory of partition nodes belongs to -----------------------------------
 
 
-def resolve_layouts(grouped: Mapping[ConsumerKey, list[OffsetRecord]],
-                    cluster: Cluster | None = None) -> dict[ConsumerKey, list[OffsetRecord]]:
+def resolve_layouts(
+    grouped: Mapping[ConsumerKey, list[OffsetRecord]], cluster: Cluster | None = None
+) -> dict[ConsumerKey, list[OffsetRecord]]:
     """Decide, per directory of partition nodes, between the two layouts storm-kafka writes.
 
     committedPath is zkRoot + "/" + id + "/" + Partition.getId(), and getId() is "partition_N" or, for
@@ -184,20 +187,24 @@ def resolve_layouts(grouped: Mapping[ConsumerKey, list[OffsetRecord]],
             if folder is None or any(r.topic == folder for r in rs):
                 out[key].extend(rs)
             elif not is_topic_name(folder) or (
-                    cluster is not None and folder not in cluster and any(r.topic for r in rs)):
+                cluster is not None and folder not in cluster and any(r.topic for r in rs)
+            ):
                 flat = replace(key, consumer=f"{key.consumer}/{folder}")
                 out[flat].extend(replace(r, key=flat, folder_topic=None) for r in rs)
             else:
                 out[key].extend(replace(r, layout_ambiguous=True) for r in rs)
-    return {k: sorted(rs, key=lambda r: (r.folder_topic or "", r.topic or "", r.partition, r.path or ""))
-            for k, rs in sorted(out.items(), key=lambda kv: (kv[0].store != ZOOKEEPER, kv[0].zk_root or "", kv[0].consumer))}
+    return {
+        k: sorted(rs, key=lambda r: (r.folder_topic or "", r.topic or "", r.partition, r.path or ""))
+        for k, rs in sorted(out.items(), key=lambda kv: (kv[0].store != ZOOKEEPER, kv[0].zk_root or "", kv[0].consumer))
+    }
 
 
 # --- the rules ---------------------------------------------------------------------------------------------
 
 
-def _applied_topics(records: Sequence[OffsetRecord], thresholds: Thresholds
-                    ) -> tuple[dict[int, tuple[str, str]], Counter | None]:
+def _applied_topics(
+    records: Sequence[OffsetRecord], thresholds: Thresholds
+) -> tuple[dict[int, tuple[str, str]], Counter | None]:
     """Per record index: (the topic its offset is applied to, why). Also the counts of a tie, if the
     records of a flat layout name several topics equally often and no --topic decides."""
     applied: dict[int, tuple[str, str]] = {}
@@ -243,8 +250,13 @@ def _at(position: Position) -> str:
     return f" ({position.offset})" if position.offset is not None else ""
 
 
-def commit_resume(profile: SpoutProfile, record: OffsetRecord, running: frozenset[str] | None,
-                  log_start: int | None = None, log_end: int | None = None) -> Resume:
+def commit_resume(
+    profile: SpoutProfile,
+    record: OffsetRecord,
+    running: frozenset[str] | None,
+    log_start: int | None = None,
+    log_end: int | None = None,
+) -> Resume:
     """Whether and where a storm-kafka-client spout of this profile resumes from this commit (parse_commit's
     record), the topologies in `running` running: behaviour.client_start. Rule 6 (FOREIGN_COMMIT and the lag)
     and the read-back of migrate, reset --group and restore (plan.verify_kafka) both ask it, so the two never
@@ -252,8 +264,14 @@ def commit_resume(profile: SpoutProfile, record: OffsetRecord, running: frozense
     crash = commit_crash(profile, record.committed, record.crashes)
     if crash is not None:
         return crash
-    return client_start(profile, record.committed, record.legacy_metadata,
-                        commit_is_ours(record.topology_id, running), log_start, log_end)
+    return client_start(
+        profile,
+        record.committed,
+        record.legacy_metadata,
+        commit_is_ours(record.topology_id, running),
+        log_start,
+        log_end,
+    )
 
 
 _row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.frozen)
@@ -276,8 +294,9 @@ def library_of(r: OffsetRecord) -> Library:
     return Library.STORM_KAFKA_TRIDENT if r.trident == STORM_KAFKA else Library.STORM_KAFKA_CLIENT
 
 
-def out_of_range_move(profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None,
-                      end: int | None) -> str:
+def out_of_range_move(
+    profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None, end: int | None
+) -> str:
     """What the spout that wrote `r` does when `position` is out of the log on `side` (below, above), by its
     library and release (behaviour.out_of_range_outcome); also what offctl.core.retention says of a deletion to
     come."""
@@ -292,8 +311,15 @@ class _Collector:
         self.findings: list[Finding] = []
         self.by_record: dict[int, list[Finding]] = {}
 
-    def on_record(self, index: int, record: OffsetRecord, topic: str | None, code: str, message: str,
-                  resumes: Resumption | None = None) -> None:
+    def on_record(
+        self,
+        index: int,
+        record: OffsetRecord,
+        topic: str | None,
+        code: str,
+        message: str,
+        resumes: Resumption | None = None,
+    ) -> None:
         entry = CATALOGUE[code]  # finding(), without its keywords: a broken fleet makes two per partition
         f = new_finding(code, entry.severity, self.key, topic, record.partition, record.path, message, entry.hint)
         if resumes is not None:
@@ -314,8 +340,14 @@ class _Consumer:
     """One consumer's records, what it is judged by, and what the rules have found so far: the state the rule
     functions share, in the order analyze_consumer runs them."""
 
-    def __init__(self, records: Sequence[OffsetRecord], cluster: Cluster | None, running: frozenset[str] | None,
-                 thresholds: Thresholds, now_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        records: Sequence[OffsetRecord],
+        cluster: Cluster | None,
+        running: frozenset[str] | None,
+        thresholds: Thresholds,
+        now_ms: int | None = None,
+    ) -> None:
         self.records = records
         self.cluster = cluster
         self.running = running
@@ -339,8 +371,9 @@ class _Consumer:
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
         self.topic_of = {i: self.applied[i][0] for i in self.applied}
-        self.valid = [(i, r) for i, r in enumerate(records)
-                      if r.malformed is None and not r.replay_only and not self.unsure(r)]
+        self.valid = [
+            (i, r) for i, r in enumerate(records) if r.malformed is None and not r.replay_only and not self.unsure(r)
+        ]
         self.static = thresholds.static_partitions.get(key.consumer) if self.zk else None
         self.max_offset_behind = self.profile.effective_max_offset_behind if self.zk else LONG_MAX
         self.lags: dict[int, int] = {}
@@ -376,8 +409,13 @@ class _Consumer:
 
     def rows(self) -> list[PartitionRow]:
         """A row per record: its log offsets, lag, worst finding and codes, and whether the spout resumes from it."""
-        by_record, logs, lags, topic_of, started = (self.out.by_record, self.logs, self.lags, self.topic_of,
-                                                    self.started)
+        by_record, logs, lags, topic_of, started = (
+            self.out.by_record,
+            self.logs,
+            self.lags,
+            self.topic_of,
+            self.started,
+        )
         rows = []
         for i, r in enumerate(self.records):
             found = by_record.get(i)
@@ -388,16 +426,30 @@ class _Consumer:
             else:
                 status, codes = max([f.severity for f in found]), tuple([f.code for f in found])
             plog = logs.get(i)
-            rows.append(_row(r, plog.log_start if plog else None, plog.log_end if plog else None, lags.get(i),
-                             status, topic_of.get(i), codes, i not in started,
-                             plog.last_stable if plog is not None and self.reads_committed else None,
-                             self.resumption.get(i)))
+            rows.append(
+                _row(
+                    r,
+                    plog.log_start if plog else None,
+                    plog.log_end if plog else None,
+                    lags.get(i),
+                    status,
+                    topic_of.get(i),
+                    codes,
+                    i not in started,
+                    plog.last_stable if plog is not None and self.reads_committed else None,
+                    self.resumption.get(i),
+                )
+            )
         return rows
 
 
-def analyze_consumer(records: Sequence[OffsetRecord], cluster: Cluster | None,
-                     running: frozenset[str] | None, thresholds: Thresholds, now_ms: int | None = None
-                     ) -> tuple[list[PartitionRow], list[Finding]]:
+def analyze_consumer(
+    records: Sequence[OffsetRecord],
+    cluster: Cluster | None,
+    running: frozenset[str] | None,
+    thresholds: Thresholds,
+    now_ms: int | None = None,
+) -> tuple[list[PartitionRow], list[Finding]]:
     """Apply every rule to the records of one consumer (one spout id under one root, or one group), in the order
     of the module's list (rules 15-18 follow elsewhere: the read, analyze, offctl.core.expiry and retention).
     `now_ms`: the capture time, against which a timestamp startOffsetTime is placed."""
@@ -439,16 +491,20 @@ def ambiguous_spout_id(c: _Consumer) -> None:
         base = _consumer_path(key)
         quoted = ", ".join(f"'{t}'" for t in sorted(topics))
         says = f"its records name {quoted}, not '{folder}'" if topics else "its records name no topic"
-        c.out.on_consumer("AMBIGUOUS_SPOUT_ID",
-                          f"{base}/{folder}/partition_N is read by its path, as PartitionManager reads it: spout id "
-                          f"'{key.consumer}' reading topic '{folder}' (wildcard layout); spout id "
-                          f"'{key.consumer}/{folder}' would write the same nodes, and {says}",
-                          path=f"{base}/{folder}")
+        c.out.on_consumer(
+            "AMBIGUOUS_SPOUT_ID",
+            f"{base}/{folder}/partition_N is read by its path, as PartitionManager reads it: spout id "
+            f"'{key.consumer}' reading topic '{folder}' (wildcard layout); spout id "
+            f"'{key.consumer}/{folder}' would write the same nodes, and {says}",
+            path=f"{base}/{folder}",
+        )
 
 
 # PartitionedTridentSpoutExecutor.Emitter.emitBatch, storm-client v2.8.3 :143-175 (run: emit-interrupted)
-SIBLING_REPLAYS = ("(storm-client 2.x) replays every partition of its task when another has a batch stored at the "
-                   "coordinator's currtx, and throws NullPointerException on this one, which has none")
+SIBLING_REPLAYS = (
+    "(storm-client 2.x) replays every partition of its task when another has a batch stored at the "
+    "coordinator's currtx, and throws NullPointerException on this one, which has none"
+)
 
 
 def _replay_message(c: _Consumer, r: OffsetRecord, where: str, fresh: Position | None) -> str:
@@ -456,8 +512,10 @@ def _replay_message(c: _Consumer, r: OffsetRecord, where: str, fresh: Position |
     the opaque spout starts a partition with no state."""
     if r.replay_only:
         start = fresh.text() if fresh is not None else "where its settings say"
-        opaque = (f"no state is stored below the coordinator's currtx, and an opaque spout drops the state of the "
-                  f"txid it emits first ({TRIDENT_BATCH}): it starts {where} as with no state, from {start}")
+        opaque = (
+            f"no state is stored below the coordinator's currtx, and an opaque spout drops the state of the "
+            f"txid it emits first ({TRIDENT_BATCH}): it starts {where} as with no state, from {start}"
+        )
     elif r.committed is not None:
         opaque = f"an opaque spout resumes at {r.committed}, after txid {r.txid} ({TRIDENT_BATCH})"
     else:
@@ -468,36 +526,55 @@ def _replay_message(c: _Consumer, r: OffsetRecord, where: str, fresh: Position |
         start = f"from {r.replay_from}" if r.replay_from is not None else "(its meta is not one the emitter reads)"
         replay = f"a transactional one replays the batch stored at txid {r.replay_txid} {start}"
         if r.replay_after not in (None, r.replay_from):
-            replay += (f", or, where the replay's single poll comes back empty, goes on from {r.replay_after} without "
-                       f"it (KafkaTridentSpoutEmitter.reEmitPartitionBatch, v2.8.3)")
+            replay += (
+                f", or, where the replay's single poll comes back empty, goes on from {r.replay_after} without "
+                f"it (KafkaTridentSpoutEmitter.reEmitPartitionBatch, v2.8.3)"
+            )
         if c.replay_all:
-            replay += (", and storm-client 2.x then throws NullPointerException, as another partition of its task has "
-                       "none there")
-    return (f"{r.path or where}: {opaque}; {replay} ({TRIDENT_TRANSACTIONAL}; run on storm-kafka 1.2.4 and "
-            f"storm-kafka-client 2.8.3). The stored bytes do not say which spout wrote them: offctl cannot tell "
-            f"where {where} resumes")
+            replay += (
+                ", and storm-client 2.x then throws NullPointerException, as another partition of its task has "
+                "none there"
+            )
+    return (
+        f"{r.path or where}: {opaque}; {replay} ({TRIDENT_TRANSACTIONAL}; run on storm-kafka 1.2.4 and "
+        f"storm-kafka-client 2.8.3). The stored bytes do not say which spout wrote them: offctl cannot tell "
+        f"where {where} resumes"
+    )
 
 
-def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where: str,
-                 fresh: Position | None) -> bool:
+def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where: str, fresh: Position | None) -> bool:
     """Rule 2's findings on a Trident state offctl cannot tell the spout's reading of (_Consumer.unsure): True when
     it said so, and the partition has no resumption and no lag. `fresh`: where the spout starts a partition with no
     state (None: not known without the log)."""
     if c.client_1x and r.differs_1x:
-        c.on_record(i, r, topic, "MALFORMED_RECORD", (
-            f"{r.path or where}: storm-kafka-client {c.profile.client_release}'s Trident emitter reads this meta "
-            f"otherwise than 2.x's, which offctl models (1.x's fromMap also reads a tp map of topic and partition, "
-            f"and never topologyId: {CLIENT_1X_META}): offctl cannot tell whether the spout resumes from it, starts "
-            f"{where} as with no state, or fails every batch of the spout"))
+        c.on_record(
+            i,
+            r,
+            topic,
+            "MALFORMED_RECORD",
+            (
+                f"{r.path or where}: storm-kafka-client {c.profile.client_release}'s Trident emitter reads this meta "
+                f"otherwise than 2.x's, which offctl models (1.x's fromMap also reads a tp map of topic and partition, "
+                f"and never topologyId: {CLIENT_1X_META}): offctl cannot tell whether the spout resumes from it, starts "
+                f"{where} as with no state, or fails every batch of the spout"
+            ),
+        )
         c.unreadable = True
         return True
     if c.json_smart and r.unparsed:
-        c.on_record(i, r, topic, "MALFORMED_RECORD", (
-            f"{r.path or where}: it is not plain JSON, which json-simple and json-smart read alike; storm-client "
-            f"{c.profile.client_release} reads Trident state with json-smart's permissive parser ({JSON_SMART}), which "
-            f"reads much that json-simple refuses (unquoted keys, a bare word, trailing text) and refuses some that "
-            f"json-simple reads (a missing colon): offctl cannot tell whether the spout resumes from it, starts "
-            f"{where} as with no state, or fails every batch of the spout"))
+        c.on_record(
+            i,
+            r,
+            topic,
+            "MALFORMED_RECORD",
+            (
+                f"{r.path or where}: it is not plain JSON, which json-simple and json-smart read alike; storm-client "
+                f"{c.profile.client_release} reads Trident state with json-smart's permissive parser ({JSON_SMART}), which "
+                f"reads much that json-simple refuses (unquoted keys, a bare word, trailing text) and refuses some that "
+                f"json-simple reads (a missing colon): offctl cannot tell whether the spout resumes from it, starts "
+                f"{where} as with no state, or fails every batch of the spout"
+            ),
+        )
         c.unreadable = True
         return True
     if c.replays(r, fresh.offset if fresh is not None else None):  # after the two above, which may stop every batch
@@ -517,19 +594,34 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     cluster, profile, static = c.cluster, c.profile, c.static
     plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
-    start = (configured_start(profile, log_start, log_end, c.now_ms) if c.old
-             else first_poll_start(profile, log_start, log_end))
+    start = (
+        configured_start(profile, log_start, log_end, c.now_ms)
+        if c.old
+        else first_poll_start(profile, log_start, log_end)
+    )
     if _cannot_tell(c, i, r, topic, where, start if plog is not None else None):
         return
     outcome = start_outcome(profile, library_of(r), c.now_ms)
     landing = Resumption.landing(outcome.lands, outcome.citation, None, log_start, log_end, start.offset)
     if r.replay_only:  # a transactional spout replays the batch from where the opaque one starts (_cannot_tell)
-        also = ("" if c.client_1x else f", and a transactional spout replays that batch from {r.replay_from}, the "
-                                         f"same offset ({TRIDENT_TRANSACTIONAL})")
-        c.on_record(i, r, topic, "MISSING_PARTITION", (
-            f"{where} has no state an opaque spout reads: its only state is the batch stored at txid {r.replay_txid}, "
-            f"at or past the coordinator's currtx, which the opaque executor drops ({TRIDENT_BATCH}); it starts from "
-            f"{start.text()}{also}"), resumes=landing)
+        also = (
+            ""
+            if c.client_1x
+            else f", and a transactional spout replays that batch from {r.replay_from}, the "
+            f"same offset ({TRIDENT_TRANSACTIONAL})"
+        )
+        c.on_record(
+            i,
+            r,
+            topic,
+            "MISSING_PARTITION",
+            (
+                f"{where} has no state an opaque spout reads: its only state is the batch stored at txid {r.replay_txid}, "
+                f"at or past the coordinator's currtx, which the opaque executor drops ({TRIDENT_BATCH}); it starts from "
+                f"{start.text()}{also}"
+            ),
+            resumes=landing,
+        )
     else:
         then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
         c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
@@ -570,19 +662,26 @@ def topic_mismatch(c: _Consumer) -> None:
     """TOPIC_MISMATCH: the topic a record names is not the topic it is applied to (--topic, its <topic>/ folder,
     or the topic most records of the spout name); a tie is reported as a tie, and its records get no lag."""
     if c.tie:
-        c.out.on_consumer("TOPIC_MISMATCH",
-                          f"records of spout id '{c.key.consumer}' name {len(c.tie)} topics equally often: "
-                          f"{_counted(c.tie, 'record')}; offctl cannot tell which topic the spout reads, so these "
-                          f"records get no lag, range or missing-partition check (give --topic)")
+        c.out.on_consumer(
+            "TOPIC_MISMATCH",
+            f"records of spout id '{c.key.consumer}' name {len(c.tie)} topics equally often: "
+            f"{_counted(c.tie, 'record')}; offctl cannot tell which topic the spout reads, so these "
+            f"records get no lag, range or missing-partition check (give --topic)",
+        )
     if not c.old:
         return
     applied, topic_of = c.applied, c.topic_of
     for i, r in c.valid:
         if i in applied and r.topic and r.topic != topic_of[i]:
             t = topic_of[i]
-            c.on_record(i, r, t, "TOPIC_MISMATCH",
-                        f"record names topic '{r.topic}' but {applied[i][1]}: the spout applies offset "
-                        f"{r.committed} to {t}/{r.partition}")
+            c.on_record(
+                i,
+                r,
+                t,
+                "TOPIC_MISMATCH",
+                f"record names topic '{r.topic}' but {applied[i][1]}: the spout applies offset "
+                f"{r.committed} to {t}/{r.partition}",
+            )
 
 
 # 5.
@@ -591,8 +690,13 @@ def id_collision(c: _Consumer) -> None:
     names = Counter(r.topology_name for _, r in c.valid if r.topology_name)
     if len(names) > 1:
         key = c.key
-        what = (f"spout id '{key.consumer}'" if c.zk else f"Trident state '{key.consumer}'" if key.store == TRIDENT
-                else f"group '{key.consumer}'")
+        what = (
+            f"spout id '{key.consumer}'"
+            if c.zk
+            else f"Trident state '{key.consumer}'"
+            if key.store == TRIDENT
+            else f"group '{key.consumer}'"
+        )
         c.out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
 
 
@@ -606,24 +710,44 @@ def foreign_commit(c: _Consumer) -> None:
     cluster = c.cluster
     for i, r in c.valid:
         plog = (cluster.get(r.topic) or {}).get(r.partition) if cluster is not None else None
-        resume = c.resumes[i] = commit_resume(c.profile, r, c.running, plog.log_start if plog else None,
-                                              plog.log_end if plog else None)
+        resume = c.resumes[i] = commit_resume(
+            c.profile, r, c.running, plog.log_start if plog else None, plog.log_end if plog else None
+        )
         where = f"{r.topic}/{r.partition}"
         if resume.crashes:
-            c.on_record(i, r, r.topic, "CRASHING_COMMIT",
-                        f"Commit {r.committed} on {where} has metadata that names no topology id. {resume.why}")
+            c.on_record(
+                i,
+                r,
+                r.topic,
+                "CRASHING_COMMIT",
+                f"Commit {r.committed} on {where} has metadata that names no topology id. {resume.why}",
+            )
         elif r.legacy_metadata:
-            c.on_record(i, r, r.topic, "LEGACY_COMMIT_METADATA",
-                        f"Commit {r.committed} on {where} was written by storm-kafka-client "
-                        f"{LEGACY_RELEASES}. {resume.why}")
+            c.on_record(
+                i,
+                r,
+                r.topic,
+                "LEGACY_COMMIT_METADATA",
+                f"Commit {r.committed} on {where} was written by storm-kafka-client {LEGACY_RELEASES}. {resume.why}",
+            )
         elif not r.has_storm_metadata:
-            c.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                        f"Commit {r.committed} on {where} has no Storm metadata (a tool or another client "
-                        f"wrote it, or the broker dropped the metadata). {resume.why}")
+            c.on_record(
+                i,
+                r,
+                r.topic,
+                "FOREIGN_COMMIT",
+                f"Commit {r.committed} on {where} has no Storm metadata (a tool or another client "
+                f"wrote it, or the broker dropped the metadata). {resume.why}",
+            )
         elif len(ids) > 1 and r.topology_id != owner:
-            c.on_record(i, r, r.topic, "FOREIGN_COMMIT",
-                        f"Commit {r.committed} on {where} was written by topology id {r.topology_id}, and "
-                        f"{_plural(ids[owner], 'other partition')} by {owner}. {resume.why}")
+            c.on_record(
+                i,
+                r,
+                r.topic,
+                "FOREIGN_COMMIT",
+                f"Commit {r.committed} on {where} was written by topology id {r.topology_id}, and "
+                f"{_plural(ids[owner], 'other partition')} by {owner}. {resume.why}",
+            )
 
 
 # 7-12.
@@ -649,8 +773,11 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         high_lag(c, i, r, topic, where, position, start, end)  # 11
         return
     plus_one = c.key.store == KAFKA and position != r.committed
-    c.resumption[i] = Resumption(position, Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
-                                 stored_citation(c.profile, library_of(r), r.trident is not None))
+    c.resumption[i] = Resumption(
+        position,
+        Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
+        stored_citation(c.profile, library_of(r), r.trident is not None),
+    )
     restart = None  # where rule 9 starts a restart instead of the stored offset
     if c.max_offset_behind != LONG_MAX and lag_beyond_max_offset_behind(c, i, r, topic, where, start, end):  # 9
         restart = c.resumption[i]
@@ -669,22 +796,33 @@ def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: 
     (None: Kafka was not consulted), or False when a finding ends the record's rules."""
     static = c.static
     if static is not None and r.partition not in static:
-        c.on_record(i, r, topic, "UNREAD_PARTITION",
-                    f"{where} has a record, but the spout reads only partitions {ranges(static)} "
-                    f"(--static-partitions): StaticCoordinator never reads it")
+        c.on_record(
+            i,
+            r,
+            topic,
+            "UNREAD_PARTITION",
+            f"{where} has a record, but the spout reads only partitions {ranges(static)} "
+            f"(--static-partitions): StaticCoordinator never reads it",
+        )
         return False
     cluster = c.cluster
     if cluster is None:
         return None
     partitions = cluster.get(topic)
     if partitions is None:
-        c.on_record(i, r, topic, "UNKNOWN_TOPIC", f"topic '{topic}' does not exist (offset {r.committed} "
-                                                  f"for partition {r.partition})")
+        c.on_record(
+            i,
+            r,
+            topic,
+            "UNKNOWN_TOPIC",
+            f"topic '{topic}' does not exist (offset {r.committed} for partition {r.partition})",
+        )
         return False
     plog = partitions.get(r.partition)
     if plog is None:
-        c.on_record(i, r, topic, "UNKNOWN_PARTITION",
-                    f"{where} does not exist: the topic has {len(partitions)} partitions")
+        c.on_record(
+            i, r, topic, "UNKNOWN_PARTITION", f"{where} does not exist: the topic has {len(partitions)} partitions"
+        )
         return False
     c.logs[i] = plog
     return plog
@@ -701,8 +839,9 @@ def _another_topologys(profile: SpoutProfile, r: OffsetRecord, running: frozense
 
 
 # 8.
-def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None,
-                     end: int | None) -> Position | None:
+def ignored_position(
+    c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None, end: int | None
+) -> Position | None:
     """IGNORED_TRIDENT_STATE: a storm-kafka-client Trident state EARLIEST/LATEST ignores (lag from the log start or
     end they seek to); IGNORED_ZERO_OFFSET: a ZooKeeper offset <= 0, replaced at start-up (lag from
     startOffsetTime). Returns where the spout starts instead of the stored offset when it does not use it (the lag
@@ -714,41 +853,63 @@ def ignored_position(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: s
         # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
         # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
         instead = ignored_start(profile, start, end, c.now_ms)
-        c.resumption[i] = Resumption.landing(time_lands(profile, c.now_ms),
-                                             stored_citation(profile, library_of(r), r.trident is not None), None,
-                                             start, end, instead.offset)
+        c.resumption[i] = Resumption.landing(
+            time_lands(profile, c.now_ms),
+            stored_citation(profile, library_of(r), r.trident is not None),
+            None,
+            start,
+            end,
+            instead.offset,
+        )
         return instead
     if r.trident == STORM_KAFKA_CLIENT and (ignored := trident_first_poll(profile, r.topology_id, running)):
         instead = first_poll_start(profile, start, end)
         handed = trident_handed_on(profile, instead.offset, r.committed)
-        c.on_record(i, r, topic, "IGNORED_TRIDENT_STATE",
-                    f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
-                    f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
-                    f"{_at(instead)}{handed}")
+        c.on_record(
+            i,
+            r,
+            topic,
+            "IGNORED_TRIDENT_STATE",
+            f"{where} resumes at {r.committed}, but firstPollOffsetStrategy {profile.first_poll.value} "
+            f"ignores this state {ignored}: the spout starts from the {profile.first_poll.edge}"
+            f"{_at(instead)}{handed}",
+        )
         if handed:  # offctl cannot tell which: no resumption, no lag
             return Position(None, "not known")
-        c.resumption[i] = Resumption(instead.offset, Resumes(profile.first_poll.edge.replace(" ", "-")),
-                                     stored_citation(profile, library_of(r), r.trident is not None))
+        c.resumption[i] = Resumption(
+            instead.offset,
+            Resumes(profile.first_poll.edge.replace(" ", "-")),
+            stored_citation(profile, library_of(r), r.trident is not None),
+        )
         return instead
     if c.zk and storm_kafka_ignores(r.committed):
         instead = configured_start(profile, start, end, c.now_ms)
-        c.on_record(i, r, topic, "IGNORED_ZERO_OFFSET",
-                    f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
-                    f"starts from {instead.text()}")
+        c.on_record(
+            i,
+            r,
+            topic,
+            "IGNORED_ZERO_OFFSET",
+            f"{where} stores offset {r.committed}; PartitionManager replaces an offset <= 0 and "
+            f"starts from {instead.text()}",
+        )
         outcome = start_outcome(profile, Library.STORM_KAFKA, c.now_ms)
         c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, start, end, instead.offset)
         return instead
     if c.key.store == KAFKA and not c.resumes[i].uses_commit:
         at = c.resumes[i].at  # rule 6 says why
-        c.resumption[i] = Resumption(at.offset, Resumes(profile.first_poll.edge.replace(" ", "-")),
-                                     stored_citation(profile, Library.STORM_KAFKA_CLIENT))
+        c.resumption[i] = Resumption(
+            at.offset,
+            Resumes(profile.first_poll.edge.replace(" ", "-")),
+            stored_citation(profile, Library.STORM_KAFKA_CLIENT),
+        )
         return at
     return None
 
 
 # 9.
-def lag_beyond_max_offset_behind(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None,
-                                 end: int | None) -> bool:
+def lag_beyond_max_offset_behind(
+    c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None, end: int | None
+) -> bool:
     """LAG_BEYOND_MAX_OFFSET_BEHIND: the start-up offset is more than maxOffsetBehind ahead of the stored one.
     Only a start (or a reassignment) applies maxOffsetBehind: a running spout still moves on from the stored
     offset, so the lag counts from it, and the finding says where a restart goes. A timestamp startOffsetTime
@@ -765,17 +926,31 @@ def lag_beyond_max_offset_behind(c: _Consumer, i: int, r: OffsetRecord, topic: s
     if current.offset is not None and current.offset - r.committed > mob:
         outcome = start_outcome(c.profile, Library.STORM_KAFKA, c.now_ms)  # PartitionManager's constructor starts there
         c.resumption[i] = Resumption.landing(outcome.lands, outcome.citation, None, start, end, current.offset)
-        c.on_record(i, r, topic, "LAG_BEYOND_MAX_OFFSET_BEHIND",
-                    f"{where} committed {r.committed} is {current.offset - r.committed} behind "
-                    f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
-                    f"from {current.offset}")
+        c.on_record(
+            i,
+            r,
+            topic,
+            "LAG_BEYOND_MAX_OFFSET_BEHIND",
+            f"{where} committed {r.committed} is {current.offset - r.committed} behind "
+            f"{current.text()}, more than maxOffsetBehind {mob}: on restart the spout starts "
+            f"from {current.offset}",
+        )
         return True
     return False
 
 
 # 10.
-def offset_out_of_range(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, position: int, start: int,
-                        end: int, restart: Resumption | None = None) -> bool:
+def offset_out_of_range(
+    c: _Consumer,
+    i: int,
+    r: OffsetRecord,
+    topic: str,
+    where: str,
+    position: int,
+    start: int,
+    end: int,
+    restart: Resumption | None = None,
+) -> bool:
     """OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END: where the spout resumes is outside the log, and what its
     release then does (behaviour.out_of_range_outcome, decided once per consumer). False when it is inside.
     `restart`: where rule 9 sends a restart instead (PartitionManager's constructor applies maxOffsetBehind before
@@ -784,20 +959,40 @@ def offset_out_of_range(c: _Consumer, i: int, r: OffsetRecord, topic: str, where
         c.throws = True
     if position < start:
         outcome = _move(c.moves, c.profile, r, "below")
-        jump = _running_jump(c, i, outcome.say(position, start, end), restart,
-                             Resumption.landing(outcome.lands, outcome.citation, position, start, end))
-        c.on_record(i, r, topic, "OFFSET_BELOW_LOG_START",
-                    f"{where} resumes at {position} < log start {start}: {start - position} messages were "
-                    f"deleted before they were processed; {jump}")
+        jump = _running_jump(
+            c,
+            i,
+            outcome.say(position, start, end),
+            restart,
+            Resumption.landing(outcome.lands, outcome.citation, position, start, end),
+        )
+        c.on_record(
+            i,
+            r,
+            topic,
+            "OFFSET_BELOW_LOG_START",
+            f"{where} resumes at {position} < log start {start}: {start - position} messages were "
+            f"deleted before they were processed; {jump}",
+        )
         return False
     if position > end:
         outcome = _move(c.moves, c.profile, r, "above")
         if c.key.store == KAFKA and r.trident is None:  # STORM-2844's check, on the releases that have it
             outcome = committed_above_outcome(c.profile, commit_is_ours(r.topology_id, c.running)) or outcome
-        jump = _running_jump(c, i, outcome.say(position, start, end), restart,
-                             Resumption.landing(outcome.lands, outcome.citation, position, start, end))
-        c.on_record(i, r, topic, "OFFSET_ABOVE_LOG_END",
-                    f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}")
+        jump = _running_jump(
+            c,
+            i,
+            outcome.say(position, start, end),
+            restart,
+            Resumption.landing(outcome.lands, outcome.citation, position, start, end),
+        )
+        c.on_record(
+            i,
+            r,
+            topic,
+            "OFFSET_ABOVE_LOG_END",
+            f"{where} resumes at {position} > log end {end} (by {position - end}); {jump}",
+        )
         return False
     return True
 
@@ -813,8 +1008,16 @@ def _running_jump(c: _Consumer, i: int, jump: str, restart: Resumption | None, l
 
 
 # 11.
-def high_lag(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, position: int | None, start: int | None,
-             end: int | None) -> None:
+def high_lag(
+    c: _Consumer,
+    i: int,
+    r: OffsetRecord,
+    topic: str,
+    where: str,
+    position: int | None,
+    start: int | None,
+    end: int | None,
+) -> None:
     """The lag of a partition whose spout resumes at `position` (None: unknown, e.g. a time startOffsetTime),
     counted only when it is inside the log; and HIGH_LAG, at or above the user's --lag-threshold."""
     if position is None or start is None or end is None or not start <= position <= end:
@@ -824,9 +1027,15 @@ def high_lag(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, posi
     threshold = c.thresholds.lag_threshold
     if threshold is not None and lag >= threshold:
         behind = "the log end" if stable is None else "the last stable offset"
-        c.on_record(i, r, topic, "HIGH_LAG", f"{where} lags {_plural(lag, 'message')} behind {behind} "
-                                             f"({end if stable is None else stable}), at or above --lag-threshold "
-                                             f"{threshold}")
+        c.on_record(
+            i,
+            r,
+            topic,
+            "HIGH_LAG",
+            f"{where} lags {_plural(lag, 'message')} behind {behind} "
+            f"({end if stable is None else stable}), at or above --lag-threshold "
+            f"{threshold}",
+        )
 
 
 # 12.
@@ -854,23 +1063,35 @@ def missing_partition(c: _Consumer) -> None:
         wanted = set(partitions) if static is None else set(partitions) & static
         library = library_of(c.records[0])
         outcome = start_outcome(profile, library, c.now_ms)
-        citation = stored_citation(profile, library, True) if c.key.store == TRIDENT and not c.old \
-            else outcome.citation
+        citation = stored_citation(profile, library, True) if c.key.store == TRIDENT and not c.old else outcome.citation
         for p in sorted(wanted - have):
             plog = partitions[p]
-            at = (configured_start(profile, plog.log_start, plog.log_end, c.now_ms) if c.old
-                  else first_poll_start(profile, plog.log_start, plog.log_end))
+            at = (
+                configured_start(profile, plog.log_start, plog.log_end, c.now_ms)
+                if c.old
+                else first_poll_start(profile, plog.log_start, plog.log_end)
+            )
             start = at.text() if c.old else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
             declared = " (--static-partitions)" if static is not None else ""
-            said = (f"{topic}/{p} has no committed offset ({len(stored[(topic, folder)] & wanted)} of {len(wanted)} "
-                    f"partitions the spout reads{declared} have one): it starts from {start}")
+            said = (
+                f"{topic}/{p} has no committed offset ({len(stored[(topic, folder)] & wanted)} of {len(wanted)} "
+                f"partitions the spout reads{declared} have one): it starts from {start}"
+            )
             resumes = Resumption.landing(outcome.lands, citation, None, plog.log_start, plog.log_end, at.offset)
             if c.replaying:  # Trident, storm-client 2.x: a sibling's batch at currtx makes the transactional one throw
-                said += (f" if the spout is opaque; a transactional one {SIBLING_REPLAYS} ({TRIDENT_TRANSACTIONAL}): "
-                         f"offctl cannot tell which wrote the state")
+                said += (
+                    f" if the spout is opaque; a transactional one {SIBLING_REPLAYS} ({TRIDENT_TRANSACTIONAL}): "
+                    f"offctl cannot tell which wrote the state"
+                )
                 resumes = None
-            c.out.on_consumer("MISSING_PARTITION", said, topic=topic, partition=p,
-                              path=_partition_path(c.key, folder, p), resumes=resumes)
+            c.out.on_consumer(
+                "MISSING_PARTITION",
+                said,
+                topic=topic,
+                partition=p,
+                path=_partition_path(c.key, folder, p),
+                resumes=resumes,
+            )
 
 
 # 14.
@@ -888,20 +1109,26 @@ def stale_topology(c: _Consumer) -> None:
             continue
         name = parse_storm_id(topology_id) or topology_id
         others = sorted(running_by_name.get(name, []))
-        now = (f"topology '{name}' is running as {', '.join(others)}" if others
-               else f"no topology named '{name}' is running")
+        now = (
+            f"topology '{name}' is running as {', '.join(others)}"
+            if others
+            else f"no topology named '{name}' is running"
+        )
         ignored = ""
         if key.store == KAFKA:
             said = stale_commits_ignored(profile) if profile is not None else None
             ignored = f"; {said}" if said else ""
         elif profile is not None and profile.ignore_zk_offsets:
             force = profile.storm_kafka.ignore_setting
-            ignored = (f"; with {force} the next deployment ignores these offsets and starts from "
-                       f"{ignored_start(profile, None, None, c.now_ms).label} "
-                       f"({start_outcome(profile, Library.STORM_KAFKA).citation})")
-        c.out.on_consumer("STALE_TOPOLOGY",
-                          f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not "
-                          f"running; {now}{ignored}")
+            ignored = (
+                f"; with {force} the next deployment ignores these offsets and starts from "
+                f"{ignored_start(profile, None, None, c.now_ms).label} "
+                f"({start_outcome(profile, Library.STORM_KAFKA).citation})"
+            )
+        c.out.on_consumer(
+            "STALE_TOPOLOGY",
+            f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not running; {now}{ignored}",
+        )
 
 
 def parse_snapshot(snapshot: Snapshot) -> dict[ConsumerKey, list[OffsetRecord]]:
@@ -921,51 +1148,65 @@ def parse_snapshot(snapshot: Snapshot) -> dict[ConsumerKey, list[OffsetRecord]]:
 # member id (ConsumerCoordinator.sendOffsetCommitRequest, Generation.NO_GENERATION, apache/kafka 3.8.0).
 # 1.0.0-1.0.5 call kafkaConsumer.subscribe() (KafkaSpout.subscribeKafkaConsumer) and 1.1.0-1.1.1 default to
 # NamedSubscription/PatternSubscription, which subscribe: there the members are the spout's own executors.
-_SIMPLE_COMMIT = ("the spout never joins the group and commits with no generation and no member id, which Kafka "
-                  "accepts only while the group is empty")
-_REFUSED = ("KafkaSpout's commitSync throws CommitFailedException (AT_LEAST_ONCE, AT_MOST_ONCE: the executor "
-            "dies and restarts from the last commit), NO_GUARANTEE's commitAsync loses the commits unseen")
+_SIMPLE_COMMIT = (
+    "the spout never joins the group and commits with no generation and no member id, which Kafka "
+    "accepts only while the group is empty"
+)
+_REFUSED = (
+    "KafkaSpout's commitSync throws CommitFailedException (AT_LEAST_ONCE, AT_MOST_ONCE: the executor "
+    "dies and restarts from the last commit), NO_GUARANTEE's commitAsync loses the commits unseen"
+)
 
 
 def group_type_conflict(state: GroupState, profile: SpoutProfile) -> str | None:
     """Why the broker refuses or races the spout's commits to this group, or None when it takes them."""
     name = f"group '{state.group}'"
     protocol = f", protocol {state.protocol}" if state.protocol else ""
-    joined = (f"{_plural(state.members, 'member')} joined" if state.members else "members joined") + \
-        f" (state {state.state}{protocol})"
+    joined = (
+        f"{_plural(state.members, 'member')} joined" if state.members else "members joined"
+    ) + f" (state {state.state}{protocol})"
     if state.type == SHARE:
         # ShareGroup.validateOffsetCommit: UnsupportedOperationException in apache/kafka 3.9.0-rc3, GROUP_ID_NOT_FOUND
         # "is not a consumer group" on trunk (4.x); validateOffsetFetch likewise
-        return (f"{name} is a share group (KIP-932, state {state.state}, {_plural(state.members, 'member')}): the "
-                f"broker refuses every consumer offset commit and fetch for it (ShareGroup.validateOffsetCommit, "
-                f"apache/kafka group-coordinator), so the spout can neither resume nor commit: {_REFUSED}")
+        return (
+            f"{name} is a share group (KIP-932, state {state.state}, {_plural(state.members, 'member')}): the "
+            f"broker refuses every consumer offset commit and fetch for it (ShareGroup.validateOffsetCommit, "
+            f"apache/kafka group-coordinator), so the spout can neither resume nor commit: {_REFUSED}"
+        )
     if not state.active:
         return None
     joins = subscribes(profile)  # 1.0.0-1.0.5 / 1.1.0-1.1.1: the spout's executors are classic members
     if state.type == CONSUMER:
         if joins:
-            return (f"{name} is a KIP-848 consumer group with {joined}: they speak a protocol the Kafka clients of "
-                    f"storm-kafka-client {LEGACY_RELEASES} never use, so another application shares this group.id "
-                    f"and the spout's partitions")
+            return (
+                f"{name} is a KIP-848 consumer group with {joined}: they speak a protocol the Kafka clients of "
+                f"storm-kafka-client {LEGACY_RELEASES} never use, so another application shares this group.id "
+                f"and the spout's partitions"
+            )
         # ConsumerGroup.validateOffsetCommit (apache/kafka 3.9.0-rc3): epoch -1 passes only with no members,
         # else getOrMaybeCreateMember("", false) throws UnknownMemberIdException
-        return (f"{name} is a KIP-848 consumer group with {joined}: {_SIMPLE_COMMIT}; the broker answers "
-                f"UNKNOWN_MEMBER_ID (ConsumerGroup.validateOffsetCommit, apache/kafka 3.9) and the members' own "
-                f"commits overwrite the spout's: {_REFUSED}")
+        return (
+            f"{name} is a KIP-848 consumer group with {joined}: {_SIMPLE_COMMIT}; the broker answers "
+            f"UNKNOWN_MEMBER_ID (ConsumerGroup.validateOffsetCommit, apache/kafka 3.9) and the members' own "
+            f"commits overwrite the spout's: {_REFUSED}"
+        )
     if joins:
         return None  # the members are the spout's own executors
     kind = "a classic group" if state.type != UNKNOWN_TYPE else "a group of unknown type (read as classic)"
     # GroupCoordinator.validateOffsetCommit (core, apache/kafka 3.8.0) and ClassicGroup.validateOffsetCommit
     # (group-coordinator, 3.9.0-rc3): generation -1 and no member id on a non-Empty group is UNKNOWN_MEMBER_ID
-    return (f"{name} is {kind} with {joined}: another consumer subscribed with this group.id; "
-            f"{_SIMPLE_COMMIT} (storm-kafka-client 1.0.6+/1.1.2+ unless configured with the deprecated "
-            f"NamedSubscription or PatternSubscription); the broker answers UNKNOWN_MEMBER_ID "
-            f"(GroupCoordinator.validateOffsetCommit, apache/kafka 3.8.0) and the members' own commits overwrite "
-            f"the spout's: {_REFUSED}")
+    return (
+        f"{name} is {kind} with {joined}: another consumer subscribed with this group.id; "
+        f"{_SIMPLE_COMMIT} (storm-kafka-client 1.0.6+/1.1.2+ unless configured with the deprecated "
+        f"NamedSubscription or PatternSubscription); the broker answers UNKNOWN_MEMBER_ID "
+        f"(GroupCoordinator.validateOffsetCommit, apache/kafka 3.8.0) and the members' own commits overwrite "
+        f"the spout's: {_REFUSED}"
+    )
 
 
-def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence[Finding],
-              state: GroupState | None = None) -> ConsumerSummary:
+def summarize(
+    key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence[Finding], state: GroupState | None = None
+) -> ConsumerSummary:
     lags = [row.lag for row in rows if row.lag is not None]
     severities = Counter([f.severity for f in findings])  # one pass: a broken fleet has two findings a partition
     return ConsumerSummary(
@@ -984,8 +1225,11 @@ def summarize(key: ConsumerKey, rows: Sequence[PartitionRow], findings: Sequence
     )
 
 
-def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
-            records: dict[ConsumerKey, list[OffsetRecord]] | None = None) -> Report:
+def analyze(
+    snapshot: Snapshot,
+    thresholds: Thresholds = Thresholds(),
+    records: dict[ConsumerKey, list[OffsetRecord]] | None = None,
+) -> Report:
     """Turn one snapshot into the report every output format renders.
 
     `records` is parse_snapshot(snapshot), for a caller that parsed while it was reading."""
@@ -1011,12 +1255,19 @@ def analyze(snapshot: Snapshot, thresholds: Thresholds = Thresholds(),
         skipped.append("log offsets, lag and range checks (no --bootstrap-servers)")
     if snapshot.running is None:
         skipped.append("STALE_TOPOLOGY (Storm's root was not readable)")
-    return Report(captured_ms=snapshot.captured_ms, rows=tuple(rows), findings=tuple(findings),
-                  consumers=tuple(consumers), notes=snapshot.notes,
-                  incomplete=snapshot.incomplete, checks_skipped=tuple(skipped),
-                  spout_settings=thresholds.spout.describe(), running=snapshot.running,
-                  commits=commit_behaviour(thresholds.spout) if any(c.key.store == KAFKA for c in consumers) else None,
-                  kafka_commit_period_ms=thresholds.spout.kafka_commit_period_ms)
+    return Report(
+        captured_ms=snapshot.captured_ms,
+        rows=tuple(rows),
+        findings=tuple(findings),
+        consumers=tuple(consumers),
+        notes=snapshot.notes,
+        incomplete=snapshot.incomplete,
+        checks_skipped=tuple(skipped),
+        spout_settings=thresholds.spout.describe(),
+        running=snapshot.running,
+        commits=commit_behaviour(thresholds.spout) if any(c.key.store == KAFKA for c in consumers) else None,
+        kafka_commit_period_ms=thresholds.spout.kafka_commit_period_ms,
+    )
 
 
 def with_findings(report: Report, found: Sequence[Finding]) -> Report:
@@ -1035,17 +1286,25 @@ def with_findings(report: Report, found: Sequence[Finding]) -> Report:
         new = by_row.get((row.record.key, row.topic, row.record.partition))
         if new:
             worst = max(f.severity for f in new)
-            row = replace(row, codes=(*row.codes, *(f.code for f in new)),
-                          status=worst if row.status is None else max(row.status, worst))
+            row = replace(
+                row,
+                codes=(*row.codes, *(f.code for f in new)),
+                status=worst if row.status is None else max(row.status, worst),
+            )
         rows.append(row)
     consumers = []
     for c in report.consumers:
         new = by_key.get(c.key)
         if new:
             worst = max(f.severity for f in new)
-            c = replace(c, worst=worst if c.worst is None else max(c.worst, worst),
-                        finding_codes=tuple(sorted({*c.finding_codes, *(f.code for f in new)})),
-                        by_severity=tuple(n + sum(1 for f in new if f.severity == s) for n, s in
-                                          zip(c.by_severity, (Severity.ERROR, Severity.WARNING, Severity.INFO))))
+            c = replace(
+                c,
+                worst=worst if c.worst is None else max(c.worst, worst),
+                finding_codes=tuple(sorted({*c.finding_codes, *(f.code for f in new)})),
+                by_severity=tuple(
+                    n + sum(1 for f in new if f.severity == s)
+                    for n, s in zip(c.by_severity, (Severity.ERROR, Severity.WARNING, Severity.INFO))
+                ),
+            )
         consumers.append(c)
     return replace(report, rows=tuple(rows), findings=(*report.findings, *found), consumers=tuple(consumers))

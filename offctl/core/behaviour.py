@@ -48,8 +48,13 @@ def _release(text: str, library: str, example: str) -> tuple[int, int, int]:
 
 
 # Each line's releases, and the tag its rules are read from (StormKafka.releases, .tag).
-_RELEASES = {"0.9.0": "0.9.0.1-0.9.2", "0.9.3": "0.9.3-0.9.7", "0.10": "0.10.0-0.10.2", "1.0": "1.0.0-1.0.7",
-             "1.1": "1.1.0-1.2.4"}
+_RELEASES = {
+    "0.9.0": "0.9.0.1-0.9.2",
+    "0.9.3": "0.9.3-0.9.7",
+    "0.10": "0.10.0-0.10.2",
+    "1.0": "1.0.0-1.0.7",
+    "1.1": "1.1.0-1.2.4",
+}
 _TAGS = {"0.9.0": "v0.9.2-incubating", "0.9.3": "v0.9.6", "0.10": "v0.10.2", "1.0": "v1.0.7", "1.1": "v1.2.4"}
 
 
@@ -149,8 +154,7 @@ class StormKafkaClient(str, Enum):
     def of_version(cls, text: str) -> StormKafkaClient:
         major, minor, patch = _release(text, "storm-kafka-client", CLIENT_RELEASE_DEFAULT)
         if major not in (1, 2) and (major, minor) not in ((3, 0), (3, 1)):
-            raise ValueError(f"storm-kafka-client {text} is not a release offctl knows: 1.0.0 to 2.x, 3.0.x "
-                             f"and 3.1.x")
+            raise ValueError(f"storm-kafka-client {text} is not a release offctl knows: 1.0.0 to 2.x, 3.0.x and 3.1.x")
         if (major, minor) == (1, 0) and patch <= 5 or (major, minor) == (1, 1) and patch <= 1:
             return cls.LEGACY
         return cls.CURRENT
@@ -237,12 +241,14 @@ class SpoutProfile:
         """One line for notes and docs: the settings the findings assume."""
         force = self.storm_kafka.ignore_setting
         mob = self.effective_max_offset_behind
-        return (f"storm-kafka {self.storm_kafka.releases}, {self.start_time_label()}, {force}="
-                f"{str(self.ignore_zk_offsets).lower()}, maxOffsetBehind={'Long.MAX_VALUE' if mob == LONG_MAX else mob}, "
-                f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
-                f"{self._client_named()}, "
-                f"firstPollOffsetStrategy={self.first_poll.value}, processingGuarantee={self.guarantee.value}, "
-                f"offset.commit.period.ms={self.commit_period_ms}, isolation.level={self.isolation.value}")
+        return (
+            f"storm-kafka {self.storm_kafka.releases}, {self.start_time_label()}, {force}="
+            f"{str(self.ignore_zk_offsets).lower()}, maxOffsetBehind={'Long.MAX_VALUE' if mob == LONG_MAX else mob}, "
+            f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
+            f"{self._client_named()}, "
+            f"firstPollOffsetStrategy={self.first_poll.value}, processingGuarantee={self.guarantee.value}, "
+            f"offset.commit.period.ms={self.commit_period_ms}, isolation.level={self.isolation.value}"
+        )
 
     def _client_named(self) -> str:
         """The storm-kafka-client release given, or its line's releases where the profile names only a line."""
@@ -306,29 +312,34 @@ def _time_answer(profile: SpoutProfile, now_ms: int | None) -> str:
         fill = storm_kafka_citation("PartitionManager.fill", profile.storm_kafka.tag)
         none = f"its first fetch is out of range: it jumps to the log start (EarliestTime, {fill})"
     later = "" if now_ms is not None else ", or the log end to a spout that starts before then"
-    return (f"the offset Kafka answers for startOffsetTime {at} (ListOffsets v0 reads segment files, not record "
-            f"timestamps: {KAFKA_V0}): the base offset, at least the log start, of the last log segment whose file "
-            f"was last modified at or before then{later}; or, when every segment was modified later, none: the spout "
-            f"goes to -5 (KafkaUtils.NO_OFFSET) and {none}")
+    return (
+        f"the offset Kafka answers for startOffsetTime {at} (ListOffsets v0 reads segment files, not record "
+        f"timestamps: {KAFKA_V0}): the base offset, at least the log start, of the last log segment whose file "
+        f"was last modified at or before then{later}; or, when every segment was modified later, none: the spout "
+        f"goes to -5 (KafkaUtils.NO_OFFSET) and {none}"
+    )
 
 
-def _at_time(profile: SpoutProfile, log_start: int | None, log_end: int | None,
-             now_ms: int | None = None) -> Position:
+def _at_time(profile: SpoutProfile, log_start: int | None, log_end: int | None, now_ms: int | None = None) -> Position:
     if profile.start_offset_time == EARLIEST_TIME:
         return Position(log_start, "startOffsetTime, the log start")
     if profile.start_offset_time == LATEST_TIME:
         return Position(log_end, "startOffsetTime, the log end")
     if time_after(profile, now_ms):
         at = profile.start_offset_time
-        return Position(log_end, f"the log end, which Kafka answers for startOffsetTime {at}, after now, to a spout "
-                                 f"that starts before then (ListOffsets v0, {KAFKA_V0}: the log end's entry is dated "
-                                 f"the request's time; from then on, the last segment whose file was last modified "
-                                 f"at or before it)")
+        return Position(
+            log_end,
+            f"the log end, which Kafka answers for startOffsetTime {at}, after now, to a spout "
+            f"that starts before then (ListOffsets v0, {KAFKA_V0}: the log end's entry is dated "
+            f"the request's time; from then on, the last segment whose file was last modified "
+            f"at or before it)",
+        )
     return Position(None, _time_answer(profile, now_ms))
 
 
-def configured_start(profile: SpoutProfile, log_start: int | None, log_end: int | None,
-                     now_ms: int | None = None) -> Position:
+def configured_start(
+    profile: SpoutProfile, log_start: int | None, log_end: int | None, now_ms: int | None = None
+) -> Position:
     """`current`: where PartitionManager starts without a usable record, and what maxOffsetBehind and the
     `committed <= 0` check compare with. v0.9.x KafkaUtils.getOffset(..., KafkaConfig): LatestTime unless
     forceFromStart; v0.10.0 on: startOffsetTime. `now_ms`: the capture time, which places a timestamp
@@ -338,8 +349,9 @@ def configured_start(profile: SpoutProfile, log_start: int | None, log_end: int 
     return _at_time(profile, log_start, log_end, now_ms)
 
 
-def ignored_start(profile: SpoutProfile, log_start: int | None, log_end: int | None,
-                  now_ms: int | None = None) -> Position:
+def ignored_start(
+    profile: SpoutProfile, log_start: int | None, log_end: int | None, now_ms: int | None = None
+) -> Position:
     """Where ignoreZkOffsets (forceFromStart) sends a record of another topology id: startOffsetTime."""
     return _at_time(profile, log_start, log_end, now_ms)
 
@@ -355,14 +367,19 @@ def starts_alike(a: SpoutProfile, b: SpoutProfile) -> bool:
     """Whether two profiles start a storm-kafka partition without a usable record at the same place: `current`
     (configured_start) follows the release line, startOffsetTime and ignoreZkOffsets (forceFromStart) only
     (KafkaUtils.getOffset(consumer, topic, partition, config), v0.9.6 and v1.2.4)."""
-    return ((a.storm_kafka, a.start_offset_time, a.ignore_zk_offsets) ==
-            (b.storm_kafka, b.start_offset_time, b.ignore_zk_offsets))
+    return (a.storm_kafka, a.start_offset_time, a.ignore_zk_offsets) == (
+        b.storm_kafka,
+        b.start_offset_time,
+        b.ignore_zk_offsets,
+    )
 
 
 # --- what a release does with a stored position outside the log: one structured answer --------------------------
 
-STORM_KAFKA_DIR = {False: "external/storm-kafka/src/jvm/storm/kafka/",  # before 1.0
-                   True: "external/storm-kafka/src/jvm/org/apache/storm/kafka/"}  # 1.0 on
+STORM_KAFKA_DIR = {
+    False: "external/storm-kafka/src/jvm/storm/kafka/",  # before 1.0
+    True: "external/storm-kafka/src/jvm/org/apache/storm/kafka/",
+}  # 1.0 on
 CLIENT_DIR = "external/storm-kafka-client/src/main/java/org/apache/storm/kafka/spout/"
 
 
@@ -398,20 +415,26 @@ def client_citation(member: str, *tags: str, file: str | None = None) -> Citatio
 # The Storm source the messages outside this module cite, named once (each read at its tags in apache/storm):
 # where a storm-kafka-client spout seeks on its first poll of a partition, and whether a commit is its topology's
 DO_SEEK = client_citation("KafkaSpout.doSeek", "v2.8.8")
-DO_SEEK_OURS = client_citation("KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology", "v2.8.8",
-                               file="KafkaSpout")
+DO_SEEK_OURS = client_citation(
+    "KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology", "v2.8.8", file="KafkaSpout"
+)
 DO_SEEK_BOTH_LINES = client_citation("KafkaSpout.doSeek", "v1.2.4", "v2.8.8")
 # when AT_LEAST_ONCE commits: only partitions with newly acked offsets
 COMMIT_ACKED = client_citation("KafkaSpout.commitOffsetsForAckedTuples", "v1.2.4", "v2.8.8", file="KafkaSpout")
 # where a storm-kafka-client Trident spout starts a partition without a state
-TRIDENT_CLIENT_SEEK = client_citation("KafkaTridentSpoutEmitter.seek", "v2.8.8",
-                                      file="trident/KafkaTridentSpoutEmitter")
+TRIDENT_CLIENT_SEEK = client_citation(
+    "KafkaTridentSpoutEmitter.seek", "v2.8.8", file="trident/KafkaTridentSpoutEmitter"
+)
 # where storm-kafka starts a partition without a record (startOffsetTime from 0.10.0 on, 0.9.x the log end without
 # forceFromStart), its spout and its Trident emitter
-NO_RECORD = Citation("the PartitionManager constructor", f"{STORM_KAFKA_DIR[False]}PartitionManager.java",
-                     ("v0.9.6", "v1.2.4"))
-NO_TRIDENT_STATE = Citation("TridentKafkaEmitter.doEmitNewPartitionBatch",
-                            f"{STORM_KAFKA_DIR[False]}trident/TridentKafkaEmitter.java", ("v0.9.6", "v1.2.4"))
+NO_RECORD = Citation(
+    "the PartitionManager constructor", f"{STORM_KAFKA_DIR[False]}PartitionManager.java", ("v0.9.6", "v1.2.4")
+)
+NO_TRIDENT_STATE = Citation(
+    "TridentKafkaEmitter.doEmitNewPartitionBatch",
+    f"{STORM_KAFKA_DIR[False]}trident/TridentKafkaEmitter.java",
+    ("v0.9.6", "v1.2.4"),
+)
 
 
 class Library(str, Enum):
@@ -472,8 +495,14 @@ class Resumes(str, Enum):
     CRASHES = "crashes"  # the spout's start-up (or its Trident emitter) throws: the worker dies, and restarts into it
 
 
-_RESUMES = {Lands.LOG_START: Resumes.LOG_START, Lands.LOG_END: Resumes.LOG_END, Lands.TIME: Resumes.TIME,
-            Lands.WAITS: Resumes.WAITS, Lands.FAILS: Resumes.FETCH_FAILS, Lands.CRASHES: Resumes.CRASHES}
+_RESUMES = {
+    Lands.LOG_START: Resumes.LOG_START,
+    Lands.LOG_END: Resumes.LOG_END,
+    Lands.TIME: Resumes.TIME,
+    Lands.WAITS: Resumes.WAITS,
+    Lands.FAILS: Resumes.FETCH_FAILS,
+    Lands.CRASHES: Resumes.CRASHES,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,8 +515,15 @@ class Resumption:
     citation: Citation
 
     @classmethod
-    def landing(cls, lands: Lands, citation: Citation, position: int | None, log_start: int | None,
-                log_end: int | None, at: int | None = None) -> Resumption:
+    def landing(
+        cls,
+        lands: Lands,
+        citation: Citation,
+        position: int | None,
+        log_start: int | None,
+        log_end: int | None,
+        at: int | None = None,
+    ) -> Resumption:
         """Where an Outcome's landing puts a spout whose stored position is `position`: the log start or end, the
         stored position it waits at, or none (a time, failing fetches). `at`: the offset where already known."""
         kind = _RESUMES[lands]
@@ -515,8 +551,10 @@ def _configured_lands(profile: SpoutProfile, now_ms: int | None = None) -> Lands
 
 
 def _stuck(committed: int, log_end: int | None) -> str:
-    return (f"the spout emits nothing from this partition until the log end reaches {committed}; the "
-            f"{committed - log_end} messages that arrive before then are never emitted")
+    return (
+        f"the spout emits nothing from this partition until the log end reaches {committed}; the "
+        f"{committed - log_end} messages that arrive before then are never emitted"
+    )
 
 
 def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str, trident: bool = False) -> Outcome:
@@ -534,30 +572,51 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str, tri
     fill = storm_kafka_citation("PartitionManager.fill", tag)
     if not profile.out_of_range_reset:
         fetch = storm_kafka_citation("KafkaUtils.fetchMessages", tag)
-        stays = ("emits nothing until the log end reaches it" if side == "above"
-                 else "never emits from it again: those messages are gone")
+        stays = (
+            "emits nothing until the log end reaches it"
+            if side == "above"
+            else "never emits from it again: those messages are gone"
+        )
         spout = storm_kafka_citation("KafkaSpout.nextTuple", tag)
-        text = (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, {fetch}) "
-                f"and the partition {stays}; KafkaSpout.nextTuple retries the failing partition without moving on to "
-                f"the next (its _currPartitionIndex stays), so once the task reaches it, none of its partitions emits "
-                f"again ({spout}; run on storm-kafka 1.2.4)")
+        text = (
+            f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException, {fetch}) "
+            f"and the partition {stays}; KafkaSpout.nextTuple retries the failing partition without moving on to "
+            f"the next (its _currPartitionIndex stays), so once the task reaches it, none of its partitions emits "
+            f"again ({spout}; run on storm-kafka 1.2.4)"
+        )
         return Outcome(Lands.FAILS, fetch, lambda position, start, end: text)
     if line is StormKafka.V0_9_0:
         # KafkaUtils.fetchMessages retries at startOffsetTime; fill() then skips messages below the stored offset.
         if side == "above":
-            return Outcome(Lands.WAITS, fill, lambda position, start, end: (
-                f"{_stuck(position, end)} (the retry at startOffsetTime returns only offsets below {position}, which "
-                f"fill skips; {fill})"))
+            return Outcome(
+                Lands.WAITS,
+                fill,
+                lambda position, start, end: (
+                    f"{_stuck(position, end)} (the retry at startOffsetTime returns only offsets below {position}, which "
+                    f"fill skips; {fill})"
+                ),
+            )
         fetch = storm_kafka_citation("KafkaUtils.fetchMessages", tag)
-        return Outcome(time_lands(profile), fetch, lambda position, start, end: (
-            f"the spout refetches from {_at_time(profile, start, end).text()} ({fetch})"))
+        return Outcome(
+            time_lands(profile),
+            fetch,
+            lambda position, start, end: f"the spout refetches from {_at_time(profile, start, end).text()} ({fetch})",
+        )
     if line is StormKafka.V0_9_3:
         # UpdateOffsetException: _emittedToOffset = KafkaUtils.getOffset(..., spoutConfig), the configured start
-        return Outcome(_configured_lands(profile), fill, lambda position, start, end: (
-            f"the spout jumps to {configured_start(profile, start, end).text()} ({fill})"))
+        return Outcome(
+            _configured_lands(profile),
+            fill,
+            lambda position, start, end: f"the spout jumps to {configured_start(profile, start, end).text()} ({fill})",
+        )
     if line is StormKafka.V0_10 or side == "below":
-        return Outcome(Lands.LOG_START, fill, lambda position, start, end: (
-            f"the spout jumps to the log start ({f'{start}; ' if start is not None else ''}EarliestTime, {fill})"))
+        return Outcome(
+            Lands.LOG_START,
+            fill,
+            lambda position, start, end: (
+                f"the spout jumps to the log start ({f'{start}; ' if start is not None else ''}EarliestTime, {fill})"
+            ),
+        )
     # 1.0.x moves to EarliestTime, 1.1+ to LatestTime: both below the stored offset, and fill() only moves
     # _emittedToOffset forward (`if (offset > _emittedToOffset)`).
     return Outcome(Lands.WAITS, fill, lambda position, start, end: f"{_stuck(position, end)} ({fill})")
@@ -568,8 +627,11 @@ def trident_out_of_range_throws(profile: SpoutProfile, library: Library) -> bool
     storm-kafka 0.9.3 to 0.9.7 with useStartOffsetTimeIfOffsetOutOfRange (UpdateOffsetException; read from the
     source, TridentKafkaEmitter at v0.9.6). Without it the fetch fails and the batch is empty, which moves nothing
     else."""
-    return (library is Library.STORM_KAFKA_TRIDENT and profile.out_of_range_reset
-            and profile.storm_kafka is StormKafka.V0_9_3)
+    return (
+        library is Library.STORM_KAFKA_TRIDENT
+        and profile.out_of_range_reset
+        and profile.storm_kafka is StormKafka.V0_9_3
+    )
 
 
 def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
@@ -577,15 +639,19 @@ def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
     line = profile.storm_kafka
     cite = storm_kafka_citation("TridentKafkaEmitter", line.tag, "trident/TridentKafkaEmitter")
     if not profile.out_of_range_reset:
-        text = (f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException) and each "
-                f"batch of this partition is empty: the spout never moves past it ({cite})")
+        text = (
+            f"without useStartOffsetTimeIfOffsetOutOfRange every fetch fails (FailedFetchException) and each "
+            f"batch of this partition is empty: the spout never moves past it ({cite})"
+        )
         lands = Lands.FAILS
     elif line is StormKafka.V0_9_0:
         text = f"KafkaUtils.fetchMessages refetches from startOffsetTime ({cite})"
         lands = time_lands(profile)
     elif line is StormKafka.V0_9_3:
-        text = (f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch ({cite}), "
-                f"{TRIDENT_STUCK}")
+        text = (
+            f"KafkaUtils.fetchMessages throws UpdateOffsetException, which the emitter does not catch ({cite}), "
+            f"{TRIDENT_STUCK}"
+        )
         lands = Lands.FAILS
     else:
         text = f"the emitter moves to the log start (EarliestTime, on TopicOffsetOutOfRangeException; {cite})"
@@ -619,16 +685,28 @@ def committed_above_outcome(profile: SpoutProfile, ours: bool | None) -> Outcome
     condition. None where the check does not apply (_client_out_of_range answers)."""
     if not emit_check(profile) or ours is False:
         return None
-    throws = (f"nextTuple throws IllegalStateException before it emits anything (the record at the log start is "
-              f"below this topology's commit: STORM-2844's check, {EMIT_CHECK}; run on storm-kafka-client 1.0.6 and "
-              f"1.1.3): the exception ends the worker, which restarts into the same commit, so the spout never emits "
-              f"from this partition's task until the commit is moved (offctl reset)")
+    throws = (
+        f"nextTuple throws IllegalStateException before it emits anything (the record at the log start is "
+        f"below this topology's commit: STORM-2844's check, {EMIT_CHECK}; run on storm-kafka-client 1.0.6 and "
+        f"1.1.3): the exception ends the worker, which restarts into the same commit, so the spout never emits "
+        f"from this partition's task until the commit is moved (offctl reset)"
+    )
     if ours:
-        return Outcome(Lands.CRASHES, EMIT_CHECK, lambda position, start, end: "the consumer moves to the log start "
-                       f"(auto.offset.reset 'earliest'), but {throws}")
+        return Outcome(
+            Lands.CRASHES,
+            EMIT_CHECK,
+            lambda position, start, end: (
+                f"the consumer moves to the log start (auto.offset.reset 'earliest'), but {throws}"
+            ),
+        )
     moved = _client_out_of_range(profile, "above")
-    return Outcome(moved.lands, moved.citation, lambda position, start, end: (
-        f"{moved.sentence(position, start, end)}; if this commit is the running topology's, {throws}"))
+    return Outcome(
+        moved.lands,
+        moved.citation,
+        lambda position, start, end: (
+            f"{moved.sentence(position, start, end)}; if this commit is the running topology's, {throws}"
+        ),
+    )
 
 
 def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
@@ -640,25 +718,34 @@ def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
     nextCommitOffset"), run on storm-kafka-client 1.2.4 and 2.8.3."""
     if profile.client is StormKafkaClient.LEGACY:
         cite = client_citation("KafkaSpoutConfig", "v1.1.1")
-        text = ("the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
-                f"is 'latest' (the log end) unless the topology sets it ({cite})")
+        text = (
+            "the consumer moves where its auto.offset.reset says, which the spout does not set: Kafka's default "
+            f"is 'latest' (the log end) unless the topology sets it ({cite})"
+        )
         return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
     cite = client_citation("KafkaSpoutConfig", "v1.2.4", "v2.8.8")
     if profile.guarantee is Guarantee.AT_LEAST_ONCE:
-        text = ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
-                f"KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another ({cite})")
+        text = (
+            "the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which "
+            f"KafkaSpoutConfig sets under AT_LEAST_ONCE unless the topology sets another ({cite})"
+        )
         if side == "above":
-            manager = client_citation("OffsetManager.findNextCommitOffset", "v1.2.4", "v2.8.8",
-                                      file="internal/OffsetManager")
-            text += (f"; but the spout counts its commits from the stored offset, so its first commit after acking "
-                     f"a message from the log start throws IllegalStateException (the offset is below the current "
-                     f"nextCommitOffset, {manager}; run on storm-kafka-client 1.2.4 and 2.8.3). Thrown out of nextTuple "
-                     f"at the first commit period, it ends the worker, which restarts into the same commit (read from "
-                     f"the source): the commit never moves, and the messages from the log start are emitted again "
-                     f"on every restart")
+            manager = client_citation(
+                "OffsetManager.findNextCommitOffset", "v1.2.4", "v2.8.8", file="internal/OffsetManager"
+            )
+            text += (
+                f"; but the spout counts its commits from the stored offset, so its first commit after acking "
+                f"a message from the log start throws IllegalStateException (the offset is below the current "
+                f"nextCommitOffset, {manager}; run on storm-kafka-client 1.2.4 and 2.8.3). Thrown out of nextTuple "
+                f"at the first commit period, it ends the worker, which restarts into the same commit (read from "
+                f"the source): the commit never moves, and the messages from the log start are emitted again "
+                f"on every restart"
+            )
         return Outcome(Lands.LOG_START, cite, lambda position, start, end: text)
-    text = (f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
-            f"unless the topology sets it, which {profile.guarantee.value} does not ({cite})")
+    text = (
+        f"the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) "
+        f"unless the topology sets it, which {profile.guarantee.value} does not ({cite})"
+    )
     return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
 
 
@@ -668,18 +755,24 @@ def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
 # KafkaTridentSpoutEmitter.emitBatchNew (v2.8.3) seeks every partition before its one poll, so it emits nothing at
 # all. The exception leaves the executor (TridentBoltExecutor catches only FailedException), which ends the worker:
 # read from the source. Run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3 (tests/test_trident_oracle_e2e.py).
-TRIDENT_BATCH = Citation("OpaquePartitionedTridentSpoutExecutor.emitBatch",
-                         "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
-                         ("v1.2.4", "v2.8.3"))
+TRIDENT_BATCH = Citation(
+    "OpaquePartitionedTridentSpoutExecutor.emitBatch",
+    "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
+    ("v1.2.4", "v2.8.3"),
+)
 # Where a restarted Trident spout starts each partition: the opaque executor removes the state of the txid it emits
 # (the coordinator's currtx) and resumes after the highest other one (TRIDENT_BATCH); the transactional one replays
 # the batch stored at or past currtx and starts anew only where none is (storm.newest_txid, storm.stored_from).
-TRIDENT_TRANSACTIONAL = Citation("PartitionedTridentSpoutExecutor.Emitter.emitBatch",
-                                 "storm-core/src/jvm/org/apache/storm/trident/spout/PartitionedTridentSpoutExecutor.java",
-                                 ("v1.2.4", "v2.8.3"))
-TRIDENT_STUCK = ("so every batch of the spout fails: the exception ends the worker, the next worker's try fails "
-                 "the same way, and no partition of this Trident state moves, this one or any other, until the state "
-                 f"is fixed ({TRIDENT_BATCH})")
+TRIDENT_TRANSACTIONAL = Citation(
+    "PartitionedTridentSpoutExecutor.Emitter.emitBatch",
+    "storm-core/src/jvm/org/apache/storm/trident/spout/PartitionedTridentSpoutExecutor.java",
+    ("v1.2.4", "v2.8.3"),
+)
+TRIDENT_STUCK = (
+    "so every batch of the spout fails: the exception ends the worker, the next worker's try fails "
+    "the same way, and no partition of this Trident state moves, this one or any other, until the state "
+    f"is fixed ({TRIDENT_BATCH})"
+)
 
 
 # storm-client 2.6.0 and later read Trident state with json-smart (TransactionalState.getData: the shaded
@@ -688,14 +781,17 @@ TRIDENT_STUCK = ("so every batch of the spout fails: the exception ends the work
 # ClassCastException, the whole state stuck), trailing text, NaN, empty data: run on storm-kafka-client 2.8.3
 # (tests/test_trident_oracle_e2e.py). offctl parses as json-simple does; on data json-simple refuses, from 2.6 on it
 # cannot tell what the spout does.
-JSON_SMART = Citation("TransactionalState.getData",
-                      "storm-client/src/jvm/org/apache/storm/trident/topology/state/TransactionalState.java",
-                      ("v2.6.0", "v2.8.8"))
+JSON_SMART = Citation(
+    "TransactionalState.getData",
+    "storm-client/src/jvm/org/apache/storm/trident/topology/state/TransactionalState.java",
+    ("v2.6.0", "v2.8.8"),
+)
 
 
 # storm-kafka-client 1.1.2 to 1.2.x's Trident meta: fromMap reads a tp map besides the offsets, and no topologyId
-CLIENT_1X_META = client_citation("KafkaTridentSpoutBatchMetadata.fromMap", "v1.2.4",
-                                 file="trident/KafkaTridentSpoutBatchMetadata")
+CLIENT_1X_META = client_citation(
+    "KafkaTridentSpoutBatchMetadata.fromMap", "v1.2.4", file="trident/KafkaTridentSpoutBatchMetadata"
+)
 
 
 def trident_state_read_by_json_smart(profile: SpoutProfile) -> bool:
@@ -721,12 +817,16 @@ def _client_trident_out_of_range(profile: SpoutProfile) -> Outcome:
         return _client_out_of_range(profile)
     if profile.client_major < 2:
         cite = client_citation("KafkaSpoutConfig", "v1.2.4")
-        text = ("the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which the "
-                f"KafkaSpoutConfig the Trident spout takes sets unless the topology sets another ({cite})")
+        text = (
+            "the consumer moves where its auto.offset.reset says: 'earliest' (the log start), which the "
+            f"KafkaSpoutConfig the Trident spout takes sets unless the topology sets another ({cite})"
+        )
         return Outcome(Lands.LOG_START, cite, lambda position, start, end: text)
     cite = client_citation("CommonKafkaSpoutConfig", "v2.0.0", "v2.8.8", file="internal/CommonKafkaSpoutConfig")
-    text = ("the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) unless "
-            f"the topology sets it, which KafkaTridentSpoutConfig does not ({cite}; run on 2.8.3)")
+    text = (
+        "the consumer moves where its auto.offset.reset says: Kafka's default is 'latest' (the log end) unless "
+        f"the topology sets it, which KafkaTridentSpoutConfig does not ({cite}; run on 2.8.3)"
+    )
     return Outcome(Lands.LOG_END, cite, lambda position, start, end: text)
 
 
@@ -737,11 +837,13 @@ def stored_citation(profile: SpoutProfile, library: Library, trident: bool = Fal
     if library is Library.STORM_KAFKA:
         return storm_kafka_citation("PartitionManager", profile.storm_kafka.tag)
     if library is Library.STORM_KAFKA_TRIDENT:
-        return storm_kafka_citation("TridentKafkaEmitter.doEmitNewPartitionBatch", profile.storm_kafka.tag,
-                                    "trident/TridentKafkaEmitter")
+        return storm_kafka_citation(
+            "TridentKafkaEmitter.doEmitNewPartitionBatch", profile.storm_kafka.tag, "trident/TridentKafkaEmitter"
+        )
     if trident:
-        return client_citation("KafkaTridentSpoutEmitter.seek", "v1.2.4", "v2.8.8",
-                               file="trident/KafkaTridentSpoutEmitter")
+        return client_citation(
+            "KafkaTridentSpoutEmitter.seek", "v1.2.4", "v2.8.8", file="trident/KafkaTridentSpoutEmitter"
+        )
     if profile.client is StormKafkaClient.LEGACY:
         return client_citation("KafkaSpout.doSeek", "v1.1.1")
     return DO_SEEK_BOTH_LINES
@@ -753,11 +855,16 @@ def start_outcome(profile: SpoutProfile, library: Library, now_ms: int | None = 
     at its first-poll strategy's edge (first_poll_start: KafkaSpout.doSeek). The sentence names the position.
     `now_ms`: the capture time (configured_start)."""
     if library is Library.STORM_KAFKA_CLIENT:
-        return Outcome(Lands.LOG_START if profile.first_poll.edge == "log start" else Lands.LOG_END,
-                       client_citation("KafkaSpout.doSeek", "v2.8.8"),
-                       lambda position, start, end: first_poll_start(profile, start, end).text())
-    return Outcome(_configured_lands(profile, now_ms), storm_kafka_citation("PartitionManager", profile.storm_kafka.tag),
-                   lambda position, start, end: configured_start(profile, start, end, now_ms).text())
+        return Outcome(
+            Lands.LOG_START if profile.first_poll.edge == "log start" else Lands.LOG_END,
+            client_citation("KafkaSpout.doSeek", "v2.8.8"),
+            lambda position, start, end: first_poll_start(profile, start, end).text(),
+        )
+    return Outcome(
+        _configured_lands(profile, now_ms),
+        storm_kafka_citation("PartitionManager", profile.storm_kafka.tag),
+        lambda position, start, end: configured_start(profile, start, end, now_ms).text(),
+    )
 
 
 def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: frozenset[str] | None) -> str | None:
@@ -772,8 +879,10 @@ def trident_first_poll(profile: SpoutProfile, topology_id: str | None, running: 
     if topology_id is None:
         return "on its next start: the state names no topologyId (KafkaTridentSpoutEmitter.seek, v2.8.8)"
     if running is not None and topology_id not in running:
-        return (f"on the next deployment: topology {topology_id} that wrote it is not running "
-                f"(KafkaTridentSpoutEmitter.seek, v2.8.8)")
+        return (
+            f"on the next deployment: topology {topology_id} that wrote it is not running "
+            f"(KafkaTridentSpoutEmitter.seek, v2.8.8)"
+        )
     return None
 
 
@@ -786,17 +895,22 @@ def trident_handed_on(profile: SpoutProfile, edge: int | None, resume: int | Non
     2.x records where the first poll left the consumer (v2.8.3), and the log start's poll returns records."""
     if profile.client_major >= 2 or profile.first_poll is not FirstPoll.LATEST or resume is None or edge == resume:
         return ""
-    return (f"; or, if no record reaches it during that first poll, storm-kafka-client {profile.client_release} "
-            f"hands the stored meta on and the next batch resumes at {resume} (KafkaTridentSpoutEmitter, v1.2.4): "
-            f"offctl cannot tell which")
+    return (
+        f"; or, if no record reaches it during that first poll, storm-kafka-client {profile.client_release} "
+        f"hands the stored meta on and the next batch resumes at {resume} (KafkaTridentSpoutEmitter, v1.2.4): "
+        f"offctl cannot tell which"
+    )
 
 
 # --- storm-kafka-client commit metadata -----------------------------------------------------------------
 
 # KafkaSpoutMessageId.getMetadata (v1.0.0 to v1.0.5, v1.1.0, v1.1.1):
 #   "{topic-partition=" + topicPart + ", offset=" + offset + ", numFails=" + numFails + ", thread='" + name + "'}"
-LEGACY_METADATA = re.compile(r"\{topic-partition=(?P<tp>.*), offset=(?P<offset>-?\d+), numFails=(?P<fails>\d+), "
-                             r"thread='(?P<thread>.*)'\}", re.DOTALL)
+LEGACY_METADATA = re.compile(
+    r"\{topic-partition=(?P<tp>.*), offset=(?P<offset>-?\d+), numFails=(?P<fails>\d+), "
+    r"thread='(?P<thread>.*)'\}",
+    re.DOTALL,
+)
 LEGACY_RELEASES = "1.0.0-1.0.5 or 1.1.0-1.1.1"
 
 
@@ -836,8 +950,9 @@ def first_poll_start(profile: SpoutProfile, log_start: int | None, log_end: int 
 # storm-client's ReportErrorAndDie, v2.8.8), which Storm restarts into the same commit. Read at v1.0.6, v1.1.2,
 # v1.2.4 and v2.8.8; run on storm-kafka-client 1.2.4 and 2.8.3 (tests/test_spout_oracle_e2e.py). The legacy line
 # (1.0.0-1.0.5, 1.1.0-1.1.1) never reads the metadata.
-COMMIT_CRASH = client_citation("CommitMetadataManager.isOffsetCommittedByThisTopology", "v1.2.4", "v2.8.8",
-                               file="internal/CommitMetadataManager")
+COMMIT_CRASH = client_citation(
+    "CommitMetadataManager.isOffsetCommittedByThisTopology", "v1.2.4", "v2.8.8", file="internal/CommitMetadataManager"
+)
 
 
 def commit_crash(profile: SpoutProfile, committed: int, crashes: bool) -> Resume | None:
@@ -847,12 +962,18 @@ def commit_crash(profile: SpoutProfile, committed: int, crashes: bool) -> Resume
     commit's metadata is rewritten for it, and what the lag counts from."""
     if not crashes or profile.client is StormKafkaClient.LEGACY:
         return None
-    return Resume(True, Position(committed, "committed"), (
-        f"The spout throws NullPointerException in activate(), before it reads any partition: its metadata binds "
-        f"with no topologyId, and the check of whose commit it is calls getTopologyId().equals(...) on every "
-        f"commit, whatever the firstPollOffsetStrategy ({COMMIT_CRASH}; run on "
-        f"1.2.4 and 2.8.3). The exception ends the worker, which restarts into the same commit: no partition of the "
-        f"spout task given this one is read until the commit is rewritten."), crashes=True)
+    return Resume(
+        True,
+        Position(committed, "committed"),
+        (
+            f"The spout throws NullPointerException in activate(), before it reads any partition: its metadata binds "
+            f"with no topologyId, and the check of whose commit it is calls getTopologyId().equals(...) on every "
+            f"commit, whatever the firstPollOffsetStrategy ({COMMIT_CRASH}; run on "
+            f"1.2.4 and 2.8.3). The exception ends the worker, which restarts into the same commit: no partition of the "
+            f"spout task given this one is read until the commit is rewritten."
+        ),
+        crashes=True,
+    )
 
 
 def crashing(citation: Citation = COMMIT_CRASH) -> Resumption:
@@ -879,13 +1000,21 @@ def stale_commits_ignored(profile: SpoutProfile) -> str | None:
     if strategy.uncommitted:
         return None
     if profile.client is StormKafkaClient.LEGACY:
-        return (f"with {strategy.value} storm-kafka-client {LEGACY_RELEASES} ignores every commit, whoever wrote it, "
-                f"and starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)")
+        return (
+            f"with {strategy.value} storm-kafka-client {LEGACY_RELEASES} ignores every commit, whoever wrote it, "
+            f"and starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)"
+        )
     return f"with {strategy.value} the spout ignores these commits and starts at the {strategy.edge} ({DO_SEEK_OURS})"
 
 
-def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool | None,
-                 log_start: int | None = None, log_end: int | None = None) -> Resume:
+def client_start(
+    profile: SpoutProfile,
+    committed: int,
+    legacy: bool,
+    ours: bool | None,
+    log_start: int | None = None,
+    log_end: int | None = None,
+) -> Resume:
     """Where a storm-kafka-client spout of this profile resumes a partition with this commit, and why: the one
     answer inspect's findings and lag, and the read-back of migrate, reset --group and restore give.
 
@@ -901,28 +1030,48 @@ def client_start(profile: SpoutProfile, committed: int, legacy: bool, ours: bool
     edge = first_poll_start(profile, log_start, log_end)
     if profile.client is StormKafkaClient.LEGACY:
         if not strategy.uncommitted:
-            return Resume(False, edge, (
-                f"{IGNORES}storm-kafka-client {LEGACY_RELEASES} with {strategy.value} "
-                f"ignores every commit and starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)."))
-        return Resume(True, Position(committed + 1, "committed + 1"), (
-            f"The spout resumes after this commit: storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 "
-            f"= {committed + 1} (KafkaSpout.doSeek, v1.1.1)."))
+            return Resume(
+                False,
+                edge,
+                (
+                    f"{IGNORES}storm-kafka-client {LEGACY_RELEASES} with {strategy.value} "
+                    f"ignores every commit and starts at the {strategy.edge} (KafkaSpout.doSeek, v1.1.1)."
+                ),
+            )
+        return Resume(
+            True,
+            Position(committed + 1, "committed + 1"),
+            (
+                f"The spout resumes after this commit: storm-kafka-client {LEGACY_RELEASES} resumes at committed + 1 "
+                f"= {committed + 1} (KafkaSpout.doSeek, v1.1.1)."
+            ),
+        )
     cite = DO_SEEK_OURS
     if ours is False and not strategy.uncommitted:
-        return Resume(False, edge, (
-            f"{IGNORES}{strategy.value} applies to a commit that is not the running "
-            f"topology's, and it starts at the {strategy.edge} ({cite})."))
+        return Resume(
+            False,
+            edge,
+            (
+                f"{IGNORES}{strategy.value} applies to a commit that is not the running "
+                f"topology's, and it starts at the {strategy.edge} ({cite})."
+            ),
+        )
     if ours is True:
         why = f"The spout resumes from this commit: it names the running topology ({cite})."
     elif ours is None and not strategy.uncommitted:
-        why = (f"The spout resumes from this commit only if the topology it names is the one running; otherwise "
-               f"{strategy.value} starts at the {strategy.edge} ({cite}).")
+        why = (
+            f"The spout resumes from this commit only if the topology it names is the one running; otherwise "
+            f"{strategy.value} starts at the {strategy.edge} ({cite})."
+        )
     else:
-        why = (f"The spout resumes from this commit: {strategy.value} resumes from any commit, whoever wrote it "
-               f"({cite}).")
+        why = (
+            f"The spout resumes from this commit: {strategy.value} resumes from any commit, whoever wrote it ({cite})."
+        )
     if legacy:
-        why += (f" This commit holds the last offset a {LEGACY_RELEASES} spout processed, so offset {committed} "
-                f"is processed again.")
+        why += (
+            f" This commit holds the last offset a {LEGACY_RELEASES} spout processed, so offset {committed} "
+            f"is processed again."
+        )
     return Resume(True, Position(committed, "committed"), why)
 
 
@@ -958,56 +1107,59 @@ def commit_behaviour(profile: SpoutProfile) -> CommitBehaviour:
         return CommitBehaviour(
             g.value,
             committed="the last offset acked in order (KafkaSpoutMessageId offsets); the spout resumes at "
-                      "committed + 1",
+            "committed + 1",
             commits=f"commitSync of the acked offsets every {_period(profile)}, on partition revocation, "
-                    f"deactivate and close; no ProcessingGuarantee setting in {LEGACY_RELEASES}",
+            f"deactivate and close; no ProcessingGuarantee setting in {LEGACY_RELEASES}",
             lag="messages not yet acked in order: not polled, in flight, failed and waiting for a retry, and "
-                "those acked since the last commit (up to one period)",
+            "those acked since the last commit (up to one period)",
             restart="replays from committed + 1: tuples in flight and those acked since the last commit are "
-                    "processed again; nothing is lost",
+            "processed again; nothing is lost",
             out_of_range="the consumer's auto.offset.reset, which the spout does not set: Kafka's default "
-                         "'latest' unless the topology sets it",
-            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java", tags=("v1.1.1",)))
+            "'latest' unless the topology sets it",
+            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java", tags=("v1.1.1",)),
+        )
     if g is Guarantee.AT_MOST_ONCE:
         return CommitBehaviour(
             g.value,
-            committed="the consumer's position after the last poll: the next offset to poll, not the next to "
-                      "process",
+            committed="the consumer's position after the last poll: the next offset to poll, not the next to process",
             commits="commitSync of every assigned partition's position right after each poll, before its records "
-                    "are emitted; offset.commit.period.ms is not used (no commit timer)",
+            "are emitted; offset.commit.period.ms is not used (no commit timer)",
             lag="messages not yet polled; messages polled but not yet processed are not counted",
             restart="resumes at the commit: messages polled but not processed when the spout stopped (up to one "
-                    "poll, max.poll.records) are never processed, and failed tuples are not retried; nothing is "
-                    "processed twice",
+            "poll, max.poll.records) are never processed, and failed tuples are not retried; nothing is "
+            "processed twice",
             out_of_range="the consumer's auto.offset.reset: Kafka's default 'latest' unless the topology sets it "
-                         "(the spout warns about any but 'latest' or 'none')",
-            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java"))
+            "(the spout warns about any but 'latest' or 'none')",
+            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java"),
+        )
     if g is Guarantee.NO_GUARANTEE:
         return CommitBehaviour(
             g.value,
             committed="the consumer's position at the last commit: the next offset to poll then, whatever was "
-                      "processed",
+            "processed",
             commits=f"commitAsync of every assigned partition's position every {_period(profile)}, unacknowledged "
-                    f"(a failed commit is not retried); none on deactivate or close",
+            f"(a failed commit is not retried); none on deactivate or close",
             lag="messages not yet polled at the last commit, which is up to one period old",
             restart="resumes at the last periodic commit: messages polled since are processed again, those "
-                    "polled before it but not yet processed are never processed; a message may be processed 0, "
-                    "1 or more times",
+            "polled before it but not yet processed are never processed; a message may be processed 0, "
+            "1 or more times",
             out_of_range="the consumer's auto.offset.reset: Kafka's default 'latest' unless the topology sets it",
-            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java"))
+            sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java"),
+        )
     return CommitBehaviour(
         g.value,
         committed="the first offset not yet acked in order (OffsetManager.findNextCommitOffset): the next offset "
-                  "to process",
+        "to process",
         commits=f"commitSync of the acked offsets every {_period(profile)}, on partition revocation, deactivate "
-                f"and close (commitOffsetsForAckedTuples); at most maxUncommittedOffsets polled beyond it",
+        f"and close (commitOffsetsForAckedTuples); at most maxUncommittedOffsets polled beyond it",
         lag="messages not yet acked in order: not polled, in flight, failed and waiting for a retry, and those "
-            "acked since the last commit (up to one period)",
+        "acked since the last commit (up to one period)",
         restart="replays from the commit: tuples in flight and those acked since the last commit are processed "
-                "again (duplicates downstream); nothing is lost",
+        "again (duplicates downstream); nothing is lost",
         out_of_range="the consumer's auto.offset.reset: 'earliest' unless the topology sets it (KafkaSpoutConfig "
-                     "sets it under AT_LEAST_ONCE)",
-        sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java", "internal/OffsetManager.java"))
+        "sets it under AT_LEAST_ONCE)",
+        sources=_cite("KafkaSpout.java", "KafkaSpoutConfig.java", "internal/OffsetManager.java"),
+    )
 
 
 # --- storm-kafka-client: its group's members, and what keeps an idle partition's commit fresh ----------------------

@@ -40,8 +40,10 @@ NO_LEADER = -1  # LeaderAndIsr.NoLeader (apache/kafka core/src/main/scala/kafka/
 _DBR = "DynamicBrokersReader@v1.2.4"
 _KOLU = "KafkaOffsetLagUtil@v1.2.4"
 # What the spout does when DBR.getBrokerInfo throws (anything but a missing broker id node).
-_SPOUT_FAILS = (f"storm-kafka's ZkHosts fails its whole refresh ({_DBR} getBrokerInfo wraps it in a RuntimeException; "
-                f"ZkCoordinator.refresh@v1.2.4 rethrows it and the spout's executor dies)")
+_SPOUT_FAILS = (
+    f"storm-kafka's ZkHosts fails its whole refresh ({_DBR} getBrokerInfo wraps it in a RuntimeException; "
+    f"ZkCoordinator.refresh@v1.2.4 rethrows it and the spout's executor dies)"
+)
 _MONITOR_FAILS = f"storm-kafka-monitor fails the whole run ({_KOLU} main: 'Unable to get offset lags')"
 
 
@@ -77,6 +79,7 @@ class Registry:
 
 # --- paths ----------------------------------------------------------------------------------------------------
 
+
 def path_problem(path: str) -> str | None:
     """Why ZooKeeper refuses `path` (PathUtils.validatePath, which Curator and the ZooKeeper client call before
     any request: IllegalArgumentException), or None: it must start with '/', and have no empty, '.' or '..'
@@ -98,8 +101,10 @@ def brokers_root(root: str) -> str:
     rooted = root if root.endswith("/") else root + "/"
     why = path_problem(rooted[:-1] or "/")
     if why:
-        raise UsageError(f"-r {printable(root)!r} is not a ZooKeeper path: {why} (storm-kafka-monitor fails on it "
-                         f"with an IllegalArgumentException)")
+        raise UsageError(
+            f"-r {printable(root)!r} is not a ZooKeeper path: {why} (storm-kafka-monitor fails on it "
+            f"with an IllegalArgumentException)"
+        )
     return rooted
 
 
@@ -124,6 +129,7 @@ def broker_path(root: str, broker_id: int | str) -> str:
 
 
 # --- node data ------------------------------------------------------------------------------------------------
+
 
 def _json_map(data: bytes, what: str) -> tuple[dict | None, str | None]:
     """The node's JSON object as `(Map) JSONValue.parseWithException(new String(data, "UTF-8"))` gives it."""
@@ -172,8 +178,9 @@ def parse_leader(data: bytes) -> tuple[int | None, str | None]:
     if leader is None:
         return None, "the state node has no leader: NullPointerException on intValue()"
     if isinstance(leader, bool) or not isinstance(leader, (int, float)):
-        return None, (f"the state node's leader is a {_java_type(leader)}, not a number: ClassCastException "
-                      f"on the (Number) cast")
+        return None, (
+            f"the state node's leader is a {_java_type(leader)}, not a number: ClassCastException on the (Number) cast"
+        )
     return _int_value(leader), None
 
 
@@ -204,23 +211,41 @@ def _broker(data: bytes) -> tuple[str | None, str | None, bool]:
     if port is None:
         return None, "the broker node has no port: NullPointerException on intValue()", True
     if isinstance(port, bool) or not isinstance(port, int):
-        return None, (f"the broker node's port is a {_java_type(port)}, not a whole number: ClassCastException "
-                      f"on the (Long) cast"), True
+        return (
+            None,
+            (
+                f"the broker node's port is a {_java_type(port)}, not a whole number: ClassCastException "
+                f"on the (Long) cast"
+            ),
+            True,
+        )
     port = _int_value(port)
     if host is None:
         # DBR builds Broker(null, port) without complaint; the consumer fails when it connects: Kafka 0.8.2's
         # BlockingChannel.connect does new InetSocketAddress(host, port), which throws IllegalArgumentException
         # "hostname can't be null". The monitor builds the key "null:" + port and asks host "null" ("port out of
         # range:-1" for -1). Both messages checked on JDK 17.
-        return None, (f"the broker registered no PLAINTEXT listener (host null, port {port}; Kafka 0.9+ writes that "
-                      f"when none of its listeners is PLAINTEXT, only `endpoints` names them): storm-kafka's "
-                      f"consumer fails to connect (IllegalArgumentException: hostname can't be null); "
-                      f"storm-kafka-monitor asks host 'null' and fails"), False
+        return (
+            None,
+            (
+                f"the broker registered no PLAINTEXT listener (host null, port {port}; Kafka 0.9+ writes that "
+                f"when none of its listeners is PLAINTEXT, only `endpoints` names them): storm-kafka's "
+                f"consumer fails to connect (IllegalArgumentException: hostname can't be null); "
+                f"storm-kafka-monitor asks host 'null' and fails"
+            ),
+            False,
+        )
     if not host:
         return None, "the broker node's host is empty (Java would ask the loopback address)", False
     if not 0 <= port <= 65535:
-        return None, (f"the broker node's port {port} is not a TCP port: both readers fail to connect "
-                      f"(IllegalArgumentException: port out of range)"), False
+        return (
+            None,
+            (
+                f"the broker node's port {port} is not a TCP port: both readers fail to connect "
+                f"(IllegalArgumentException: port out of range)"
+            ),
+            False,
+        )
     return f"{printable(host)}:{port}", None, False
 
 
@@ -252,14 +277,18 @@ def topic_matcher(pattern: str) -> Callable[[str], bool]:
             warnings.simplefilter("always")
             compiled = re.compile(pattern, re.ASCII)
     except (re.error, OverflowError, RecursionError) as exc:
-        raise TopicPatternError(f"-t {printable(pattern)!r} with -w is not a regular expression offctl can read as "
-                                f"Java's String.matches does ({exc}); java.util.regex forms that Python's re lacks "
-                                f"(\\p{{..}}, \\Q..\\E, (?<name>..)) must be rewritten") from None
+        raise TopicPatternError(
+            f"-t {printable(pattern)!r} with -w is not a regular expression offctl can read as "
+            f"Java's String.matches does ({exc}); java.util.regex forms that Python's re lacks "
+            f"(\\p{{..}}, \\Q..\\E, (?<name>..)) must be rewritten"
+        ) from None
     for warning in seen:
         if str(warning.message).startswith(_JAVA_ONLY_SET):
-            raise TopicPatternError(f"-t {printable(pattern)!r} with -w: a character class union or intersection "
-                                    f"(java.util.regex [a[b]], [a&&b]) that Python's re reads otherwise "
-                                    f"({warning.message}); rewrite it without nested classes")
+            raise TopicPatternError(
+                f"-t {printable(pattern)!r} with -w: a character class union or intersection "
+                f"(java.util.regex [a[b]], [a&&b]) that Python's re reads otherwise "
+                f"({warning.message}); rewrite it without nested classes"
+            )
     return lambda name: compiled.fullmatch(name) is not None
 
 
@@ -274,15 +303,25 @@ def matching_topics(pattern: str, names: Iterable[str]) -> tuple[str, ...]:
 
 # --- the registry ---------------------------------------------------------------------------------------------
 
+
 def _why_no_leader(partition: int, path: str) -> str:
-    return (f"no leader (leader -1 in its state node): storm-kafka's ZkHosts throws 'No leader found for partition "
-            f"{partition}' ({_DBR} getLeaderFor 164-165) and fails its whole refresh; storm-kafka-monitor has no "
-            f"such check, reads {path} and fails on its NoNodeException")
+    return (
+        f"no leader (leader -1 in its state node): storm-kafka's ZkHosts throws 'No leader found for partition "
+        f"{partition}' ({_DBR} getLeaderFor 164-165) and fails its whole refresh; storm-kafka-monitor has no "
+        f"such check, reads {path} and fails on its NoNodeException"
+    )
 
 
-def resolve(root: str, topics: Iterable[str], partitions: Mapping[str, list[str]], states: Mapping[str, bytes],
-            ids: Mapping[str, bytes], registered: Iterable[str] | None = None, *,
-            topics_listed: bool = True) -> Registry:
+def resolve(
+    root: str,
+    topics: Iterable[str],
+    partitions: Mapping[str, list[str]],
+    states: Mapping[str, bytes],
+    ids: Mapping[str, bytes],
+    registered: Iterable[str] | None = None,
+    *,
+    topics_listed: bool = True,
+) -> Registry:
     """The Registry from what was read under `root` (brokers_root's form, trailing '/').
 
     `topics`: the topics the monitor would read (the one named, or matching_topics over <root>topics);
@@ -293,27 +332,34 @@ def resolve(root: str, topics: Iterable[str], partitions: Mapping[str, list[str]
     missing: dict[str, str] = {}
     notes: list[str] = []
     if not topics_listed:
-        missing[topics_path(root)] = (f"{topics_path(root)} does not exist, so no topic can match: {_SPOUT_FAILS} "
-                                      f"(getTopics: NoNodeException); {_MONITOR_FAILS} (NoNodeException)")
+        missing[topics_path(root)] = (
+            f"{topics_path(root)} does not exist, so no topic can match: {_SPOUT_FAILS} "
+            f"(getTopics: NoNodeException); {_MONITOR_FAILS} (NoNodeException)"
+        )
     found: dict[str, tuple[PartitionLeader, ...]] = {}
     for topic in sorted(set(topics)):
         path = partitions_path(root, topic)
         bad = path_problem(path)
         if bad:
-            missing[topic] = (f"{printable(path)} is not a ZooKeeper path ({bad}): both readers fail on it "
-                              f"(IllegalArgumentException)")
+            missing[topic] = (
+                f"{printable(path)} is not a ZooKeeper path ({bad}): both readers fail on it (IllegalArgumentException)"
+            )
             continue
         if path not in partitions:
-            missing[topic] = (f"{printable(path)} does not exist (no such topic under {root}): {_SPOUT_FAILS} "
-                              f"(getNumPartitions: NoNodeException); {_MONITOR_FAILS} (NoNodeException)")
+            missing[topic] = (
+                f"{printable(path)} does not exist (no such topic under {root}): {_SPOUT_FAILS} "
+                f"(getNumPartitions: NoNodeException); {_MONITOR_FAILS} (NoNodeException)"
+            )
             continue
         children = partitions[path]
         count = len(children)
         indexes = {str(i) for i in range(count)}
         beyond = sorted((c for c in children if c not in indexes), key=lambda c: (len(c), c))
         if beyond:
-            notes.append(f"{printable(path)} has {count} children but not 0..{count - 1}: both readers loop over the "
-                         f"count ({_DBR} 83-85, {_KOLU} 328-329), so {', '.join(beyond)} is never read")
+            notes.append(
+                f"{printable(path)} has {count} children but not 0..{count - 1}: both readers loop over the "
+                f"count ({_DBR} 83-85, {_KOLU} 328-329), so {', '.join(beyond)} is never read"
+            )
         found[topic] = tuple(_partition(root, topic, p, states, ids) for p in range(count))
     brokers = []
     if registered is None:
@@ -331,14 +377,20 @@ def resolve(root: str, topics: Iterable[str], partitions: Mapping[str, list[str]
     return Registry(root=root, topics=found, missing=missing, brokers=tuple(brokers), notes=tuple(notes))
 
 
-def _partition(root: str, topic: str, partition: int, states: Mapping[str, bytes],
-               ids: Mapping[str, bytes]) -> PartitionLeader:
+def _partition(
+    root: str, topic: str, partition: int, states: Mapping[str, bytes], ids: Mapping[str, bytes]
+) -> PartitionLeader:
     path = state_path(root, topic, partition)
     data = states.get(path)
     if data is None:
-        return PartitionLeader(partition, None, (
-            f"{printable(path)} does not exist (the partition names have a gap, or the partition has no state yet): "
-            f"{_SPOUT_FAILS} (getLeaderFor: NoNodeException); {_MONITOR_FAILS} (NoNodeException)"))
+        return PartitionLeader(
+            partition,
+            None,
+            (
+                f"{printable(path)} does not exist (the partition names have a gap, or the partition has no state yet): "
+                f"{_SPOUT_FAILS} (getLeaderFor: NoNodeException); {_MONITOR_FAILS} (NoNodeException)"
+            ),
+        )
     leader, why = parse_leader(data)
     if leader is None:
         return PartitionLeader(partition, None, f"{printable(path)}: {why}: {_SPOUT_FAILS}; {_MONITOR_FAILS}")
@@ -347,10 +399,15 @@ def _partition(root: str, topic: str, partition: int, states: Mapping[str, bytes
         return PartitionLeader(partition, None, _why_no_leader(partition, node))
     data = ids.get(node)
     if data is None:
-        return PartitionLeader(partition, None, (
-            f"its leader, broker {leader}, is not registered ({node} does not exist): storm-kafka's ZkHosts logs "
-            f"'Node {node} does not exist' and leaves the partition out ({_DBR} 92-94); {_MONITOR_FAILS} "
-            f"(NoNodeException)"))
+        return PartitionLeader(
+            partition,
+            None,
+            (
+                f"its leader, broker {leader}, is not registered ({node} does not exist): storm-kafka's ZkHosts logs "
+                f"'Node {node} does not exist' and leaves the partition out ({_DBR} 92-94); {_MONITOR_FAILS} "
+                f"(NoNodeException)"
+            ),
+        )
     address, why, thrown = _broker(data)
     if address is None:
         tail = f": {_SPOUT_FAILS}; {_MONITOR_FAILS}" if thrown else ""

@@ -86,14 +86,17 @@ class Spout:
 
     profile: SpoutProfile = DEFAULTS
     running: frozenset[str] | None = None
+
+
 NOT_CONSULTED = "Kafka was not consulted (no --bootstrap-servers)"
 
 
 # --- where the spout resumes -------------------------------------------------------------------------------
 
 
-def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionLog | None, *,
-             gone: str, spout: Spout) -> tuple[int | None, str]:
+def _resumes(
+    store: str, offset: int | None, data: bytes | None, log: PartitionLog | None, *, gone: str, spout: Spout
+) -> tuple[int | None, str]:
     """Where the spout resumes with this stored offset (ZooKeeper: these node bytes; Kafka: `data` is the
     commit's metadata), and the words when that is not the offset itself. `gone` names the absence: no record
     before, a record deleted."""
@@ -103,8 +106,7 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
             return _commit_resumes(offset, data, start, end, spout)
         strategy = spout.profile.first_poll
         said = start_outcome(spout.profile, Library.STORM_KAFKA_CLIENT)
-        rule = (f"{strategy.value}, storm-kafka-client's default" if strategy is DEFAULTS.first_poll
-                else strategy.value)
+        rule = f"{strategy.value}, storm-kafka-client's default" if strategy is DEFAULTS.first_poll else strategy.value
         return _start(first_poll_start(spout.profile, start, end), gone, f"{rule}; {said.citation}")
     if store == TRIDENT:
         return offset, "" if offset is not None else f"{gone}; a Trident spout then starts as its settings say"
@@ -115,23 +117,31 @@ def _resumes(store: str, offset: int | None, data: bytes | None, log: PartitionL
         record = parse_zk_node(ZkNode("", "", "", 0, None, data, 0, 0))  # as PartitionManager reads the bytes
         if record.malformed is None and record.committed is not None and not storm_kafka_ignores(record.committed):
             return record.committed, ""
-        why = ("the spout cannot use the record" if record.malformed or record.committed is None else
-               f"stored offset {record.committed} <= 0, which storm-kafka ignores")
+        why = (
+            "the spout cannot use the record"
+            if record.malformed or record.committed is None
+            else f"stored offset {record.committed} <= 0, which storm-kafka ignores"
+        )
     # where this spout starts (its profile: the written consumer's, reset resolves it), as inspect says it
     profile = spout.profile
     said = start_outcome(profile, Library.STORM_KAFKA)
     rule = "storm-kafka's default" if starts_alike(profile, DEFAULTS) else "the spout's settings"
-    return _start(configured_start(profile, log.log_start if log else None, log.log_end if log else None), why,
-                  f"{rule}; {said.citation}")
+    return _start(
+        configured_start(profile, log.log_start if log else None, log.log_end if log else None),
+        why,
+        f"{rule}; {said.citation}",
+    )
 
 
-def _commit_resumes(offset: int, data: bytes | None, start: int | None, end: int | None,
-                    spout: Spout) -> tuple[int | None, str]:
+def _commit_resumes(
+    offset: int, data: bytes | None, start: int | None, end: int | None, spout: Spout
+) -> tuple[int | None, str]:
     """Whether and where a storm-kafka-client spout of the profile resumes from this commit (`data`: its metadata):
     inspect's answer, and the words when that is not the commit itself."""
     metadata = data.decode("utf-8", "replace") if data is not None else None
-    resume = commit_resume(spout.profile, parse_commit(KafkaCommit("", "", 0, offset, metadata)), spout.running,
-                           start, end)
+    resume = commit_resume(
+        spout.profile, parse_commit(KafkaCommit("", "", 0, offset, metadata)), spout.running, start, end
+    )
     if resume.crashes:  # it reads nothing until the commit is rewritten, and then resumes from it
         return offset, f"{resume.why} Counted from the commit, where the spout resumes once it is rewritten."
     if resume.at.offset == offset:
@@ -148,15 +158,26 @@ def _start(start: Start, why: str, rule: str) -> tuple[int | None, str]:
     return start.offset, f"{why}: counted from {start.label} ({rule})"
 
 
-def _was_and_now(store: str, c: Change, log: PartitionLog | None, spout: Spout
-                 ) -> tuple[int | None, int | None, tuple[str, ...]]:
+def _was_and_now(
+    store: str, c: Change, log: PartitionLog | None, spout: Spout
+) -> tuple[int | None, int | None, tuple[str, ...]]:
     kafka = store == KAFKA
-    was, before = _resumes(store, c.before, _encoded(c.before_metadata) if kafka else c.before_data if c.path
-                           else None, log, gone="no commit before" if kafka else "no record before", spout=spout)
-    now, after = _resumes(store, None if c.delete else c.after,
-                          _encoded(c.after_metadata) if kafka else None if c.delete else c.after_data, log,
-                          gone="the commit is removed (the group is deleted)" if kafka else "the record is deleted",
-                          spout=spout)
+    was, before = _resumes(
+        store,
+        c.before,
+        _encoded(c.before_metadata) if kafka else c.before_data if c.path else None,
+        log,
+        gone="no commit before" if kafka else "no record before",
+        spout=spout,
+    )
+    now, after = _resumes(
+        store,
+        None if c.delete else c.after,
+        _encoded(c.after_metadata) if kafka else None if c.delete else c.after_data,
+        log,
+        gone="the commit is removed (the group is deleted)" if kafka else "the record is deleted",
+        spout=spout,
+    )
     return was, now, tuple(n for n in dict.fromkeys((before, after)) if n)
 
 
@@ -168,8 +189,9 @@ def _encoded(metadata: str | None) -> bytes | None:
     return metadata.encode() if metadata is not None else None
 
 
-def _bounds(store: str, c: Change, log: PartitionLog | None, consulted: bool,
-            spout: Spout) -> tuple[ChangeCost, tuple[int, int] | None]:
+def _bounds(
+    store: str, c: Change, log: PartitionLog | None, consulted: bool, spout: Spout
+) -> tuple[ChangeCost, tuple[int, int] | None]:
     """The cost as far as the log offsets tell, and the range [start, end) whose ends are still to read."""
     was, now, notes = _was_and_now(store, c, log if consulted else None, spout)
     why = NOT_CONSULTED if not consulted else "the broker gave no log offsets"
@@ -183,17 +205,22 @@ def _bounds(store: str, c: Change, log: PartitionLog | None, consulted: bool,
         return ChangeCost(direction, high - low, up_to=True, span=UNKNOWN_SPAN, notes=notes, why=why), None
     start, end = max(low, log.log_start), min(high, log.log_end)
     if start > low:
-        notes += (f"{_offsets(low, min(high, log.log_start) - 1)} below the log start {log.log_start}: deleted, "
-                  f"not counted",)
+        notes += (
+            f"{_offsets(low, min(high, log.log_start) - 1)} below the log start {log.log_start}: deleted, not counted",
+        )
     if end < high:
-        notes += (f"{_offsets(max(low, log.log_end), high - 1)} at or past the log end {log.log_end}: no message "
-                  f"there, not counted",)
+        notes += (
+            f"{_offsets(max(low, log.log_end), high - 1)} at or past the log end {log.log_end}: no message "
+            f"there, not counted",
+        )
     # A spout past the log end read a log that is gone (a recreated or truncated topic): what it replays now
     # may be new to it.
     past_end = direction == REPLAY and was > log.log_end
     if past_end:
-        notes += (f"the spout was at {was}, past the log end: a recreated or truncated topic, whose messages it "
-                  f"may never have processed",)
+        notes += (
+            f"the spout was at {was}, past the log end: a recreated or truncated topic, whose messages it "
+            f"may never have processed",
+        )
     cost = ChangeCost(direction, max(0, end - start), notes=notes, past_end=past_end)
     return cost, (start, end) if end > start else None
 
@@ -236,23 +263,31 @@ def _spanned(cost: ChangeCost, c: Change, log: PartitionLog, read: MessageRead, 
     first_at = at_offset(c.topic, c.partition, start, log, read)
     first = first_at.first if first_at.kind in (MESSAGE, GAP) else None
     if first_at.kind == GAP and (first is None or first.offset >= end):
-        return replace(cost, messages=0, notes=cost.notes + (f"{_offsets(start, end - 1)} hold no message "
-                                                             f"(removed by compaction, or transaction markers)",))
+        return replace(
+            cost,
+            messages=0,
+            notes=cost.notes
+            + (f"{_offsets(start, end - 1)} hold no message (removed by compaction, or transaction markers)",),
+        )
     last_at = at_offset(c.topic, c.partition, end - 1, log, read)
     last = last_at.first if last_at.kind == MESSAGE else None
     why = ""
     if first is None:
         why = first_at.why
     elif last is None:
-        why = (f"offset {end - 1} holds no message, so the last one's time is not known" if last_at.kind == GAP
-               else last_at.why)
+        why = (
+            f"offset {end - 1} holds no message, so the last one's time is not known"
+            if last_at.kind == GAP
+            else last_at.why
+        )
     elif first.timestamp_ms is None or last.timestamp_ms is None:
         why = "the messages carry no timestamp (message format v0)"
     stamps = (_stamp(first), _stamp(last))
     known = sum(t is not None for t in stamps)
     span = FULL if known == 2 else PARTIAL if known else UNKNOWN_SPAN
-    return replace(cost, up_to=GAP in (first_at.kind, last_at.kind), first_ms=stamps[0], last_ms=stamps[1],
-                   span=span, why=why)
+    return replace(
+        cost, up_to=GAP in (first_at.kind, last_at.kind), first_ms=stamps[0], last_ms=stamps[1], span=span, why=why
+    )
 
 
 def undo_cost(plan: Plan) -> PlanCost | None:
@@ -261,15 +296,21 @@ def undo_cost(plan: Plan) -> PlanCost | None:
     where it would without it, as before the write; where it cannot be undone, the undo costs nothing."""
     if plan.cost is None:
         return None
-    return PlanCost(tuple(None if cost is None or plan.undone_by(c) == "nothing" else cost.reversed()
-                          for c, cost in zip(plan.changes, plan.cost.changes, strict=True)))
+    return PlanCost(
+        tuple(
+            None if cost is None or plan.undone_by(c) == "nothing" else cost.reversed()
+            for c, cost in zip(plan.changes, plan.cost.changes, strict=True)
+        )
+    )
 
 
 # --- in words ----------------------------------------------------------------------------------------------
 
 VERB = {REPLAY: "replays", SKIP: "skips"}
-AT_LEAST_ONCE = {REPLAY: ("it is processed again", "they are processed again (duplicates downstream)"),
-                 SKIP: ("it is never processed", "they are never processed")}
+AT_LEAST_ONCE = {
+    REPLAY: ("it is processed again", "they are processed again (duplicates downstream)"),
+    SKIP: ("it is never processed", "they are never processed"),
+}
 
 
 def _count(n: int, up_to: bool) -> str:
@@ -316,8 +357,10 @@ def sum_text(s: CostSum, *, at_least_once: bool = True) -> str:
     if at_least_once and s.messages:
         text += f": under at-least-once {AT_LEAST_ONCE[s.direction][0 if one else 1]}"
     if s.past_end:
-        text += (f"; the spout was past the log end on {_partitions(s.past_end)} (a recreated or truncated topic): "
-                 f"those messages may be new to it")
+        text += (
+            f"; the spout was past the log end on {_partitions(s.past_end)} (a recreated or truncated topic): "
+            f"those messages may be new to it"
+        )
     if s.spans_unknown:
         text += f"; time span {'partial' if when else 'unknown'}: not known on {_partitions(s.spans_unknown)} ({s.why})"
     return text
@@ -333,4 +376,3 @@ def cost_lines(cost: PlanCost, *, at_least_once: bool = True) -> list[str]:
     if cost.no_previous_position:
         lines.append(f"{cost.no_previous_position:,} partition(s) with no previous position: not counted")
     return lines or ["replays and skips nothing"]
-

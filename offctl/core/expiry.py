@@ -104,8 +104,10 @@ class Retention:
             return f"{SETTING}={self.minutes} (the broker's)"
         if self.source == OPTION:
             return f"{SETTING}={self.minutes} (--offsets-retention-minutes; the broker does not report it)"
-        return (f"{SETTING}={self.minutes} (assumed: Kafka's default since 2.0; the broker does not report it, "
-                f"give --offsets-retention-minutes)")
+        return (
+            f"{SETTING}={self.minutes} (assumed: Kafka's default since 2.0; the broker does not report it, "
+            f"give --offsets-retention-minutes)"
+        )
 
 
 def retention_of(reported: Mapping[str, str], option: int | None, why: str = "") -> Retention:
@@ -149,29 +151,41 @@ def not_refreshed(profile: SpoutProfile) -> str | None:
     release and guarantee keep it fresh or the group has members (cases 2-4): behaviour.idle_commit."""
     if idle_commit(profile) is not IdleCommit.AGES:
         return None
-    return ("under AT_LEAST_ONCE the spout commits a partition only when it acks a new message there "
-            f"({COMMIT_ACKED})")
+    return f"under AT_LEAST_ONCE the spout commits a partition only when it acks a new message there ({COMMIT_ACKED})"
 
 
 def skipped_because(profile: SpoutProfile) -> str:
     """One line on why commit expiry is not estimated for this profile (not_refreshed gave None)."""
     kept = idle_commit(profile)
     if kept is IdleCommit.MEMBERS:
-        return (f"storm-kafka-client {LEGACY_RELEASES} subscribes: its group has members while it runs, and Kafka "
-                f"expires its offsets only after the group has been empty for {SETTING}")
+        return (
+            f"storm-kafka-client {LEGACY_RELEASES} subscribes: its group has members while it runs, and Kafka "
+            f"expires its offsets only after the group has been empty for {SETTING}"
+        )
     if kept is IdleCommit.EVERY_POLL:
-        return ("AT_MOST_ONCE commits every assigned partition's position after each poll: the commit is refreshed "
-                "while the spout runs")
-    return ("NO_GUARANTEE commits every assigned partition's position on the commit timer: the commit is "
-            "refreshed while the spout runs")
+        return (
+            "AT_MOST_ONCE commits every assigned partition's position after each poll: the commit is refreshed "
+            "while the spout runs"
+        )
+    return (
+        "NO_GUARANTEE commits every assigned partition's position on the commit timer: the commit is "
+        "refreshed while the spout runs"
+    )
 
 
 def acked_position(row: PartitionRow) -> Position | None:
     """The message a storm-kafka-client group acked last, C - 1 for resume offset C, for a partition it resumes
     inside the log and whose C - 1 is still in the log; None otherwise (nothing to read)."""
     r = row.record
-    if (r.key.store != KAFKA or r.trident is not None or row.lag is None or not row.resumes_stored or row.topic is None
-            or row.log_start is None or row.log_end is None):
+    if (
+        r.key.store != KAFKA
+        or r.trident is not None
+        or row.lag is None
+        or not row.resumes_stored
+        or row.topic is None
+        or row.log_start is None
+        or row.log_end is None
+    ):
         return None
     acked = row.lag_end - row.lag - 1
     return (row.topic, r.partition, acked) if row.log_start <= acked < row.log_end else None
@@ -179,12 +193,14 @@ def acked_position(row: PartitionRow) -> Position | None:
 
 def positions(rows: Sequence[PartitionRow], members: Mapping[object, int | None]) -> list[Position]:
     """What to read: the acked message of each partition of a group with no members (`members` by consumer key)."""
-    return list(dict.fromkeys(p for row in rows if not members.get(row.record.key)
-                              and (p := acked_position(row)) is not None))
+    return list(
+        dict.fromkeys(p for row in rows if not members.get(row.record.key) and (p := acked_position(row)) is not None)
+    )
 
 
-def estimate(row: PartitionRow, read: MessageRead, now_ms: int, retention: Retention,
-             moved_after_ms: int | None = None) -> Expiry | None:
+def estimate(
+    row: PartitionRow, read: MessageRead, now_ms: int, retention: Retention, moved_after_ms: int | None = None
+) -> Expiry | None:
     """The partition's commit expiry from the message read at C - 1 and, in serve, the time before the offset
     was seen to move; None for a partition this does not apply to (acked_position gave None and no move)."""
     position = acked_position(row)
@@ -219,16 +235,26 @@ def then(profile: SpoutProfile, row: PartitionRow) -> str:
     committed = row.lag_end - row.lag
     if profile.first_poll.from_log_start:
         n = committed - row.log_start
-        return (f"its next start (a restart, a redeploy, a reassignment) finds no commit and {profile.first_poll.value} "
-                f"seeks to the log start ({row.log_start}): the {n} message{'s' if n != 1 else ''} it already "
-                f"processed from there are replayed, and more as the log grows ({DOSEEK})")
-    return (f"its next start (a restart, a redeploy, a reassignment) finds no commit and {profile.first_poll.value} "
-            f"seeks to the log end: the {row.lag} message{'s' if row.lag != 1 else ''} not yet processed now, and any "
-            f"produced before it starts, are skipped ({DOSEEK})")
+        return (
+            f"its next start (a restart, a redeploy, a reassignment) finds no commit and {profile.first_poll.value} "
+            f"seeks to the log start ({row.log_start}): the {n} message{'s' if n != 1 else ''} it already "
+            f"processed from there are replayed, and more as the log grows ({DOSEEK})"
+        )
+    return (
+        f"its next start (a restart, a redeploy, a reassignment) finds no commit and {profile.first_poll.value} "
+        f"seeks to the log end: the {row.lag} message{'s' if row.lag != 1 else ''} not yet processed now, and any "
+        f"produced before it starts, are skipped ({DOSEEK})"
+    )
 
 
-def expiry_finding(row: PartitionRow, expiry: Expiry, retention: Retention, profile: SpoutProfile, now_ms: int,
-                   horizon_s: float = HORIZON_S) -> Finding | None:
+def expiry_finding(
+    row: PartitionRow,
+    expiry: Expiry,
+    retention: Retention,
+    profile: SpoutProfile,
+    now_ms: int,
+    horizon_s: float = HORIZON_S,
+) -> Finding | None:
     """COMMIT_EXPIRY_RISK when the estimated expiry is within `horizon_s` of `now_ms`, or past."""
     refreshed = not_refreshed(profile)
     if refreshed is None or expiry.headroom_s is None or expiry.headroom_s > horizon_s:
@@ -236,23 +262,36 @@ def expiry_finding(row: PartitionRow, expiry: Expiry, retention: Retention, prof
     r = row.record
     where = f"{row.topic}/{r.partition}"
     committed = row.lag_end - row.lag
-    basis = (f"the timestamp of message {committed - 1}, the last one acked" if expiry.source == MESSAGE
-             else "the last cycle before offctl serve saw the offset move")
+    basis = (
+        f"the timestamp of message {committed - 1}, the last one acked"
+        if expiry.source == MESSAGE
+        else "the last cycle before offctl serve saw the offset move"
+    )
     if expiry.headroom_s > 0:
         when = f"may expire in {_duration(expiry.headroom_s)}, at {iso_ms(expiry.expires_ms)}"
     else:
-        when = (f"may already have expired: the estimate was {_duration(expiry.headroom_s)} ago, at "
-                f"{iso_ms(expiry.expires_ms)} (it is still there: the commit came later than estimated, or the "
-                f"broker's next expiry check has not run)")
-    message = (f"{where}: commit {committed} of group {r.key.consumer} {when}; estimated from the last commit, no "
-               f"earlier than {iso_ms(expiry.committed_after_ms)} ({basis}), and {retention.text()}. {refreshed[0].upper()}"
-               f"{refreshed[1:]}, so an idle partition's commit is not renewed; {then(profile, row)}")
+        when = (
+            f"may already have expired: the estimate was {_duration(expiry.headroom_s)} ago, at "
+            f"{iso_ms(expiry.expires_ms)} (it is still there: the commit came later than estimated, or the "
+            f"broker's next expiry check has not run)"
+        )
+    message = (
+        f"{where}: commit {committed} of group {r.key.consumer} {when}; estimated from the last commit, no "
+        f"earlier than {iso_ms(expiry.committed_after_ms)} ({basis}), and {retention.text()}. {refreshed[0].upper()}"
+        f"{refreshed[1:]}, so an idle partition's commit is not renewed; {then(profile, row)}"
+    )
     return finding("COMMIT_EXPIRY_RISK", r.key, message, topic=row.topic, partition=r.partition)
 
 
-def assess(report: Report, read: MessageRead, retention: Retention, profile: SpoutProfile, *,
-           horizon_s: float = HORIZON_S, moved_after: Mapping[tuple, int] | None = None
-           ) -> tuple[dict[tuple, Expiry], list[Finding]]:
+def assess(
+    report: Report,
+    read: MessageRead,
+    retention: Retention,
+    profile: SpoutProfile,
+    *,
+    horizon_s: float = HORIZON_S,
+    moved_after: Mapping[tuple, int] | None = None,
+) -> tuple[dict[tuple, Expiry], list[Finding]]:
     """Each storm-kafka-client partition's commit expiry (by partition_key) at the report's capture time, and the
     COMMIT_EXPIRY_RISK findings. Groups with members are left out (module docstring, case 4; a collision is
     GROUP_TYPE_CONFLICT). `moved_after`: serve's later bound per partition_key (moved_after_ms)."""
@@ -263,8 +302,9 @@ def assess(report: Report, read: MessageRead, retention: Retention, profile: Spo
     out: dict[tuple, Expiry] = {}
     found: list[Finding] = []
     for row in report.rows:
-        if (members.get(row.record.key) or row.record.key.store != KAFKA or row.lag is None
-                or not row.resumes_stored):  # an ignored commit: its expiry changes nothing
+        if (
+            members.get(row.record.key) or row.record.key.store != KAFKA or row.lag is None or not row.resumes_stored
+        ):  # an ignored commit: its expiry changes nothing
             continue
         key = row.partition_key
         expiry = estimate(row, read, report.captured_ms, retention, moved_after.get(key))

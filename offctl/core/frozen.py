@@ -30,8 +30,9 @@ def builder(cls: type[T]) -> Callable[..., T]:
     def __post_init__(self) -> None:
         self.__class__ = cls  # the last step of the twin's __init__: from here on it is a frozen cls
 
-    twin = make_dataclass(f"_Building{cls.__name__}", spec, namespace={"__post_init__": __post_init__},
-                          slots=True, eq=False, repr=False)
+    twin = make_dataclass(
+        f"_Building{cls.__name__}", spec, namespace={"__post_init__": __post_init__}, slots=True, eq=False, repr=False
+    )
     if twin.__slots__ != cls.__dict__.get("__slots__"):  # type: ignore[attr-defined]
         raise TypeError(f"{cls.__name__} is not a slotted dataclass of plain fields")
     return twin

@@ -59,8 +59,10 @@ def _name(storm_id: str) -> str:
 # from it and commits it over the change. storm-kafka's KafkaSpout (v1.2.4) commits on deactivate and keeps its
 # PartitionManagers; storm-kafka-client's (v2.8.3) commits on deactivate, keeps its consumer, and activate's
 # refreshAssignment seeks only partitions newly assigned (KafkaSpout.activate/deactivate, initialize).
-_DEACTIVATED = ("A deactivated topology is not enough: it stays listed, and once activated it goes on from the "
-                "position it holds in memory and commits it over the change")
+_DEACTIVATED = (
+    "A deactivated topology is not enough: it stays listed, and once activated it goes on from the "
+    "position it holds in memory and commits it over the change"
+)
 
 
 def _running(f: GuardFacts) -> tuple[str | None, str]:
@@ -71,13 +73,17 @@ def _running(f: GuardFacts) -> tuple[str | None, str]:
     names = {_name(t) for t in f.topology_ids}
     live = sorted(r for r in f.running if r in f.topology_ids or _name(r) in names)
     if live and f.restore:
-        return (f"topology {', '.join(live)} is running (listed under Storm's root): it was started again since the "
-                f"write this backup undoes, and would overwrite the undo within seconds. Kill it again before the "
-                f"undo (storm kill NAME; in offctl's sandbox: offctl sandbox topology stop NAME), then run the undo "
-                f"line again. {_DEACTIVATED}"), ""
+        return (
+            f"topology {', '.join(live)} is running (listed under Storm's root): it was started again since the "
+            f"write this backup undoes, and would overwrite the undo within seconds. Kill it again before the "
+            f"undo (storm kill NAME; in offctl's sandbox: offctl sandbox topology stop NAME), then run the undo "
+            f"line again. {_DEACTIVATED}"
+        ), ""
     if live:
-        return (f"topology {', '.join(live)} is running (listed under Storm's root) and would overwrite the "
-                f"change within seconds: kill it (storm kill NAME). {_DEACTIVATED}"), ""
+        return (
+            f"topology {', '.join(live)} is running (listed under Storm's root) and would overwrite the "
+            f"change within seconds: kill it (storm kill NAME). {_DEACTIVATED}"
+        ), ""
     return None, f"no running topology named {', '.join(sorted(names))}"
 
 
@@ -87,8 +93,10 @@ def _recent(f: GuardFacts) -> tuple[str | None, str]:
     path, mtime = max(f.zk_modified_ms.items(), key=lambda kv: kv[1])
     age = (f.now_ms - mtime) / 1000
     if age < f.quiet_period_s:
-        return (f"{path} was written {max(age, 0):.1f}s ago, within the quiet period of {f.quiet_period_s:g}s: "
-                f"something is still committing"), ""
+        return (
+            f"{path} was written {max(age, 0):.1f}s ago, within the quiet period of {f.quiet_period_s:g}s: "
+            f"something is still committing"
+        ), ""
     return None, f"last write {age:.0f}s ago ({path})"
 
 
@@ -97,20 +105,27 @@ def _active(f: GuardFacts) -> tuple[str | None, str]:
         return None, ""
     busy = [g for g in f.groups if g.active]
     if busy:
-        return ", ".join(f"group {g.group} has {g.members or 'active'} member(s) (state {g.state}): a consumer "
-                         f"using subscribe() would overwrite the commit" for g in busy), ""
+        return ", ".join(
+            f"group {g.group} has {g.members or 'active'} member(s) (state {g.state}): a consumer "
+            f"using subscribe() would overwrite the commit"
+            for g in busy
+        ), ""
     return None, ", ".join(f"group {g.group} has no members ({g.state})" for g in f.groups)
 
 
 def _changed(f: GuardFacts) -> tuple[str | None, str]:
     if f.changed_since_unknown:
-        return (f"offctl cannot tell whether the partitions changed since the write this backup undoes "
-                f"({f.changed_since_unknown}): restoring could overwrite a later change"), ""
+        return (
+            f"offctl cannot tell whether the partitions changed since the write this backup undoes "
+            f"({f.changed_since_unknown}): restoring could overwrite a later change"
+        ), ""
     if f.changed_since is None:
         return None, ""
     if f.changed_since:
-        return (f"{len(f.changed_since)} partition(s) {CHANGED_SINCE}, which restoring would overwrite: "
-                f"{named(f.changed_since)}"), ""
+        return (
+            f"{len(f.changed_since)} partition(s) {CHANGED_SINCE}, which restoring would overwrite: "
+            f"{named(f.changed_since)}"
+        ), ""
     return None, "every partition is as the write this backup undoes left it, or as it was before it"
 
 
@@ -120,8 +135,9 @@ def _changed(f: GuardFacts) -> tuple[str | None, str]:
 # write left nor what was there before it, is later work that the changed-since guard keeps.
 
 
-def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode],
-                      before: Mapping[str, ZkNode | None]) -> dict[str, str]:
+def changed_zookeeper(
+    left: Mapping[str, ZkNode | None], now: Iterable[ZkNode], before: Mapping[str, ZkNode | None]
+) -> dict[str, str]:
     """path -> what changed since the write: `left` holds each node as the write left it (its bytes), None where
     the write deleted it; `before` each node as it was before the write, None where it did not exist. A node that
     holds its before-image (the same bytes; absent, where it was absent) is not counted. `now`: the spout's nodes
@@ -143,9 +159,12 @@ def changed_zookeeper(left: Mapping[str, ZkNode | None], now: Iterable[ZkNode],
             out[path] = f"the write left {_zk_offset(was)}; it was deleted since"
         elif node.data != was.data:
             then, now_at = _zk_offset(was), _zk_offset(node)
-            out[path] = (f"the write left {then}, it is now {now_at.removeprefix('offset ')}" if then != now_at else
-                         f"the write left {then} (version {was.version}); other bytes are there now (version "
-                         f"{node.version}), {now_at}")
+            out[path] = (
+                f"the write left {then}, it is now {now_at.removeprefix('offset ')}"
+                if then != now_at
+                else f"the write left {then} (version {was.version}); other bytes are there now (version "
+                f"{node.version}), {now_at}"
+            )
     # A node written again since with the very bytes the write left loses nothing when the undo overwrites it:
     # only bytes count, not the version (the recent-write and running-topology guards watch for live writers)
     return out
@@ -160,8 +179,11 @@ def _zk_offset(node: ZkNode) -> str:
     return "bytes the spout cannot use" if committed is None else f"offset {committed}"
 
 
-def changed_kafka(left: Mapping[tuple[str, int], KafkaCommit | None], now: Iterable[KafkaCommit],
-                  before: Mapping[tuple[str, int], KafkaCommit | None]) -> dict[tuple[str, int], str]:
+def changed_kafka(
+    left: Mapping[tuple[str, int], KafkaCommit | None],
+    now: Iterable[KafkaCommit],
+    before: Mapping[tuple[str, int], KafkaCommit | None],
+) -> dict[tuple[str, int], str]:
     """(topic, partition) -> what changed since the write: `left` holds each commit as the write left it
     (offset and metadata), None where the write removed it (a restore that deleted the group); `before` each
     commit as it was before the write, None where there was none. A partition that holds its before-image (the

@@ -99,8 +99,9 @@ def _caught_up_since(window: Sequence[Observation], last_move_ms: int, allowed_l
     return any(o.captured_ms > last_move_ms and o.committed == latest and o.lag <= allowed_lag for o in window)
 
 
-def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: int = 0,
-           commit_period_ms: int = 0) -> str | None:
+def status(
+    window: Sequence[Observation], *, running: bool | None, allowed_lag: int = 0, commit_period_ms: int = 0
+) -> str | None:
     """Rules 1-6 of the module docstring over observations with a lag, oldest first. `running`: whether the
     topology that wrote the latest offset is running (None: cannot tell). `commit_period_ms`: how long the
     spout may leave its commit unmoved while it runs (rule 3a; 0 for spouts that write on every move)."""
@@ -112,8 +113,11 @@ def status(window: Sequence[Observation], *, running: bool | None, allowed_lag: 
     stuck = STALL if running else STOP
     last_move = _last_move_ms(window)
     still_ms = latest.captured_ms - last_move
-    if (still_ms > last_move - first.captured_ms and still_ms > commit_period_ms
-            and not _caught_up_since(window, last_move, allowed_lag)):
+    if (
+        still_ms > last_move - first.captured_ms
+        and still_ms > commit_period_ms
+        and not _caught_up_since(window, last_move, allowed_lag)
+    ):
         return stuck
     back = next((i for i in range(1, len(window)) if window[i].committed < window[i - 1].committed), None)
     if back is not None and not any(o.committed >= window[back - 1].committed for o in window[back:]):
@@ -177,8 +181,9 @@ class PerWindow(Mapping):
     only the partitions that need it (serve: the lagging ones), not every partition of the fleet every cycle.
     Read it before the windows change (serve: within the cycle that made it)."""
 
-    def __init__(self, windows: Mapping[tuple, Sequence[Observation]],
-                 measure: Callable[[tuple, list[Observation]], object]) -> None:
+    def __init__(
+        self, windows: Mapping[tuple, Sequence[Observation]], measure: Callable[[tuple, list[Observation]], object]
+    ) -> None:
         self._windows, self._measure, self._known = windows, measure, {}
 
     def _value(self, key: tuple):
@@ -208,13 +213,22 @@ class PerWindow(Mapping):
         return sum(1 for _ in self)
 
 
-def evaluate(observations: Sequence[Observation], *, running: bool | None,
-             window: int = DEFAULT_WINDOW, allowed_lag: int = 0, commit_period_ms: int = 0) -> History:
+def evaluate(
+    observations: Sequence[Observation],
+    *,
+    running: bool | None,
+    window: int = DEFAULT_WINDOW,
+    allowed_lag: int = 0,
+    commit_period_ms: int = 0,
+) -> History:
     """Status and time lag of one partition from its observations (any order; the newest `window` count)."""
     ordered = sorted(observations, key=_CAPTURED)[-window:]
     with_lag = [o for o in ordered if o.lag is not None]
     # The latest observation must have a lag: a partition out of range now has a finding, not a trend.
     if not ordered or ordered[-1].lag is None:
         return History(None, None, len(with_lag))
-    return History(status(with_lag, running=running, allowed_lag=allowed_lag, commit_period_ms=commit_period_ms),
-                   time_lag_s(ordered), len(with_lag))
+    return History(
+        status(with_lag, running=running, allowed_lag=allowed_lag, commit_period_ms=commit_period_ms),
+        time_lag_s(ordered),
+        len(with_lag),
+    )

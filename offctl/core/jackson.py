@@ -62,8 +62,7 @@ def _not_json(name: str):
     raise ValueError(f"{name} is not JSON")  # NaN, Infinity: ALLOW_NON_NUMERIC_NUMBERS is off
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_Object, parse_int=_Number, parse_float=_Float,
-                            parse_constant=_not_json)
+_DECODER = json.JSONDecoder(object_pairs_hook=_Object, parse_int=_Number, parse_float=_Float, parse_constant=_not_json)
 
 
 def _java_identifier_part(char: str) -> bool:
@@ -111,8 +110,7 @@ def _as_int(value):
 
 
 def _as_string(value, max_number_length: int | None = None):
-    if isinstance(value, _Number) and max_number_length is not None and \
-            len(value.lstrip("-")) > max_number_length:
+    if isinstance(value, _Number) and max_number_length is not None and len(value.lstrip("-")) > max_number_length:
         return UNBOUND  # StreamReadConstraints (Jackson 2.15+): a number longer than maxNumberLength fails the read
     if value is None or isinstance(value, str):  # a _Number is its text
         return value
@@ -140,7 +138,7 @@ def bind(metadata: str, max_number_length: int | None = None) -> dict | None | o
     except (ValueError, RecursionError):
         return UNBOUND
     if value is None:
-        follows = text[end:end + 1]
+        follows = text[end : end + 1]
         return UNBOUND if follows >= "0" and follows not in "]}" and _java_identifier_part(follows) else None
     if not isinstance(value, _Object):
         return UNBOUND

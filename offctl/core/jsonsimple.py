@@ -25,13 +25,16 @@ import re
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 OVERFLOW = "does not fit a Java long"  # in the error of an integer token Long.valueOf refuses: NumberFormatException
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<num>-?[0-9]+(?P<frac>(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?))
   | (?P<str>"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\\)*+")
   | (?P<lit>true|false|null)
   | (?P<punct>[{}\[\],:])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 _ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))?')  # no escape after it: a backslash
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS = {"true": True, "false": False, "null": None}

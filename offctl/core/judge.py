@@ -22,8 +22,9 @@ from offctl.core.profiles import Profiles
 DEFAULTS = "defaults"  # how the assumptions line names the consumers no profile matched
 
 
-def analyze_each(snapshot: Snapshot, settings: Thresholds | Profiles,
-                 records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None) -> Report:
+def analyze_each(
+    snapshot: Snapshot, settings: Thresholds | Profiles, records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None
+) -> Report:
     """analyze, each consumer by the Thresholds of the profile that resolves for it; each ConsumerSummary names
     its profile."""
     profiles = Profiles.of(settings)
@@ -38,30 +39,38 @@ def analyze_each(snapshot: Snapshot, settings: Thresholds | Profiles,
         name, (thresholds, _) = next(iter(groups.items()), (None, (profiles.default, {})))
         report = analyze(snapshot, thresholds, grouped)
         return replace(report, consumers=tuple(replace(c, profile=name) for c in report.consumers)) if name else report
-    parts = [(name, thresholds, analyze(replace(snapshot, read_findings=()), thresholds, rs))
-             for name, (thresholds, rs) in groups.items()]
+    parts = [
+        (name, thresholds, analyze(replace(snapshot, read_findings=()), thresholds, rs))
+        for name, (thresholds, rs) in groups.items()
+    ]
     read = analyze(replace(snapshot, zk_nodes=(), commits=()), profiles.default, {})  # the read findings alone
     said = assumptions({name: len(report.consumers) for name, _, report in parts}, profiles)
     return replace(merged(list(grouped), parts, read), spout_settings=said)
 
 
-def merged(order: Sequence[ConsumerKey], parts: Sequence[tuple[str | None, Thresholds, Report]],
-           read: Report) -> Report:
+def merged(
+    order: Sequence[ConsumerKey], parts: Sequence[tuple[str | None, Thresholds, Report]], read: Report
+) -> Report:
     """One report from the reports of the profile groups (`parts`, in the order their first consumer comes) and of
     the read findings (`read`): consumers in `order`, each with its rows and findings together as analyze gives
     them, the read's findings last."""
     rows, found, consumers = _by_consumer(parts)
     kafka, period, periods = _commit_periods(order, parts)
-    return replace(read, rows=tuple(r for k in order for r in rows.get(k, ())),
-                   findings=_findings_in_order(order, found, read),
-                   consumers=tuple(consumers[k] for k in order if k in consumers),
-                   notes=tuple(dict.fromkeys(n for _, _, report in parts for n in report.notes)),
-                   commits=kafka.commits if kafka is not None else None, kafka_commit_period_ms=period,
-                   commit_periods=periods)
+    return replace(
+        read,
+        rows=tuple(r for k in order for r in rows.get(k, ())),
+        findings=_findings_in_order(order, found, read),
+        consumers=tuple(consumers[k] for k in order if k in consumers),
+        notes=tuple(dict.fromkeys(n for _, _, report in parts for n in report.notes)),
+        commits=kafka.commits if kafka is not None else None,
+        kafka_commit_period_ms=period,
+        commit_periods=periods,
+    )
 
 
-def _by_consumer(parts: Sequence[tuple[str | None, Thresholds, Report]]
-                 ) -> tuple[dict[ConsumerKey, list], dict[ConsumerKey, list], dict]:
+def _by_consumer(
+    parts: Sequence[tuple[str | None, Thresholds, Report]],
+) -> tuple[dict[ConsumerKey, list], dict[ConsumerKey, list], dict]:
     """Each consumer's rows, findings and summary from the parts' reports, the summary named by its part's profile."""
     rows: dict[ConsumerKey, list] = {}
     found: dict[ConsumerKey, list] = {}
@@ -76,8 +85,9 @@ def _by_consumer(parts: Sequence[tuple[str | None, Thresholds, Report]]
     return rows, found, consumers
 
 
-def _commit_periods(order: Sequence[ConsumerKey], parts: Sequence[tuple[str | None, Thresholds, Report]]
-                    ) -> tuple[Report | None, int, dict[ConsumerKey, int]]:
+def _commit_periods(
+    order: Sequence[ConsumerKey], parts: Sequence[tuple[str | None, Thresholds, Report]]
+) -> tuple[Report | None, int, dict[ConsumerKey, int]]:
     """The commit period the report states, the report whose commits go with it, and each Kafka consumer's own
     period where it differs."""
     # Report-level: the profile of the first storm-kafka-client group in the document's order (its commits' meaning, its
@@ -86,8 +96,12 @@ def _commit_periods(order: Sequence[ConsumerKey], parts: Sequence[tuple[str | No
     first = next((k for k in order if k.store == KAFKA and k in part_of), None)
     thresholds, kafka = part_of[first] if first is not None else (parts[0][1], None)
     period = thresholds.spout.kafka_commit_period_ms
-    periods = {c.key: t.spout.kafka_commit_period_ms for _, t, report in parts for c in report.consumers
-               if c.key.store == KAFKA and t.spout.kafka_commit_period_ms != period}
+    periods = {
+        c.key: t.spout.kafka_commit_period_ms
+        for _, t, report in parts
+        for c in report.consumers
+        if c.key.store == KAFKA and t.spout.kafka_commit_period_ms != period
+    }
     return kafka, period, periods
 
 
@@ -113,15 +127,20 @@ def assumptions(counts: Mapping[str | None, int], settings: Thresholds | Profile
 
     return "profiles: " + "; ".join(
         f"{name or DEFAULTS} {counts[name]} consumer{'s' if counts[name] != 1 else ''} "
-        f"({said(thresholds[name] if name else profiles.default)})" for name in covered)
+        f"({said(thresholds[name] if name else profiles.default)})"
+        for name in covered
+    )
 
 
 def expected_topics(settings: Thresholds | Profiles) -> tuple[str, ...]:
     """The topics the profiles say their spouts read (--topic, a profile's `topic`): a read that asks the broker about
     the topics it needs only (an audit task) asks about these too, as it does about the records' own."""
     profiles = Profiles.of(settings)
-    return tuple(dict.fromkeys(t.expected_topic for t in (profiles.default, *(p.thresholds for p in profiles.profiles))
-                               if t.expected_topic))
+    return tuple(
+        dict.fromkeys(
+            t.expected_topic for t in (profiles.default, *(p.thresholds for p in profiles.profiles)) if t.expected_topic
+        )
+    )
 
 
 def parts(report: Report, settings: Thresholds | Profiles) -> list[tuple[str | None, Thresholds, Report]]:
@@ -138,6 +157,13 @@ def parts(report: Report, settings: Thresholds | Profiles) -> list[tuple[str | N
     rows: dict[str | None, list] = {name: [] for name in dict.fromkeys(names.values())}
     for row in report.rows:
         rows.setdefault(names.get(row.record.key), []).append(row)
-    return [(name, thresholds[name], replace(report, rows=tuple(rs), findings=(),
-                                             consumers=tuple(c for c in report.consumers if c.profile == name)))
-            for name, rs in rows.items()]
+    return [
+        (
+            name,
+            thresholds[name],
+            replace(
+                report, rows=tuple(rs), findings=(), consumers=tuple(c for c in report.consumers if c.profile == name)
+            ),
+        )
+        for name, rs in rows.items()
+    ]

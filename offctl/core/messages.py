@@ -47,8 +47,12 @@ class AtOffset:
 
 def needs_read(offset: int, log: PartitionLog | None) -> bool:
     """Whether a message can be at `offset`: only within [log start, log end) is there anything to read."""
-    return (log is not None and log.log_start is not None and log.log_end is not None
-            and log.log_start <= offset < log.log_end)
+    return (
+        log is not None
+        and log.log_start is not None
+        and log.log_end is not None
+        and log.log_start <= offset < log.log_end
+    )
 
 
 def at_offset(topic: str, partition: int, offset: int, log: PartitionLog | None, read: MessageRead) -> AtOffset:
@@ -57,25 +61,46 @@ def at_offset(topic: str, partition: int, offset: int, log: PartitionLog | None,
     if log is None or log.log_start is None or log.log_end is None:
         return AtOffset(topic, partition, offset, UNREAD, why=f"{where}: the broker gave no log offsets")
     if offset < log.log_start:
-        return AtOffset(topic, partition, offset, DELETED,
-                        why=f"{where} offset {offset} is below the log start {log.log_start}: deleted by retention "
-                            f"(or DeleteRecords); the oldest message is at {log.log_start}")
+        return AtOffset(
+            topic,
+            partition,
+            offset,
+            DELETED,
+            why=f"{where} offset {offset} is below the log start {log.log_start}: deleted by retention "
+            f"(or DeleteRecords); the oldest message is at {log.log_start}",
+        )
     if offset >= log.log_end:
-        return AtOffset(topic, partition, offset, NOT_WRITTEN,
-                        why=f"{where} offset {offset} is at or past the log end {log.log_end}: not yet written")
+        return AtOffset(
+            topic,
+            partition,
+            offset,
+            NOT_WRITTEN,
+            why=f"{where} offset {offset} is at or past the log end {log.log_end}: not yet written",
+        )
     position = (topic, partition, offset)
     messages = read.messages.get(position, ())
     if messages and messages[0].offset == offset:
         return AtOffset(topic, partition, offset, MESSAGE, messages)
     if messages:
         nxt = messages[0].offset
-        return AtOffset(topic, partition, offset, GAP, messages,
-                        f"{where} has no message at offset {offset}: the next one is at {nxt} ({_span(offset, nxt - 1)}: "
-                        f"removed by compaction, or transaction markers, which no consumer is handed)")
+        return AtOffset(
+            topic,
+            partition,
+            offset,
+            GAP,
+            messages,
+            f"{where} has no message at offset {offset}: the next one is at {nxt} ({_span(offset, nxt - 1)}: "
+            f"removed by compaction, or transaction markers, which no consumer is handed)",
+        )
     if position in read.at_end:
-        return AtOffset(topic, partition, offset, GAP,
-                        why=f"{where} has no message from offset {offset} to the log end {log.log_end} "
-                            f"(removed by compaction, or transaction markers, which no consumer is handed)")
+        return AtOffset(
+            topic,
+            partition,
+            offset,
+            GAP,
+            why=f"{where} has no message from offset {offset} to the log end {log.log_end} "
+            f"(removed by compaction, or transaction markers, which no consumer is handed)",
+        )
     why = read.unread.get(position, "not read")
     return AtOffset(topic, partition, offset, UNREAD, why=f"{where} offset {offset}: {why}")
 

@@ -136,8 +136,7 @@ CLASSIC, CONSUMER, SHARE, UNKNOWN_TYPE = "classic", "consumer", "share", "unknow
 GROUP_TYPES = frozenset({CLASSIC, CONSUMER, SHARE, UNKNOWN_TYPE})
 # Kafka accepts a commit without generation or member id only from an Empty group; these states mean members
 # are joined (classic: GroupCoordinator.validateOffsetCommit, KIP-848: ConsumerGroup.validateOffsetCommit).
-ACTIVE_GROUP_STATES = frozenset({"stable", "preparing_rebalance", "completing_rebalance", "assigning",
-                                 "reconciling"})
+ACTIVE_GROUP_STATES = frozenset({"stable", "preparing_rebalance", "completing_rebalance", "assigning", "reconciling"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +300,9 @@ class OffsetRecord:
     malformed: str | None = None  # why the spout cannot use the record (it starts as if there were none)
     inconsistent: tuple[str, ...] = ()  # what the record says that Storm does not write but tolerates
     layout_ambiguous: bool = False  # <root>/a/b/partition_N read as id 'a', topic 'b', with nothing to confirm it
-    trident: str | None = None  # Trident state: storm-kafka or storm-kafka-client wrote it (committed: where it resumes)
+    trident: str | None = (
+        None  # Trident state: storm-kafka or storm-kafka-client wrote it (committed: where it resumes)
+    )
     txid: int | None = None  # Trident: the transaction whose state it resumes from
     stuck: bool = False  # Trident: the emitter throws on this state, so every batch of the whole state fails
     unparsed: bool = False  # storm-kafka-client Trident: json-smart (storm-client 2.6+) may read it otherwise

@@ -41,9 +41,11 @@ class Census:
 
     def text(self, last_stable: int) -> str:
         markers = "transaction markers or compacted records" if self.compacted else "transaction markers"
-        return (f"to the last stable offset {last_stable}: {self.offsets:,} offsets, {self.records:,} committed "
-                f"records the spout will be handed, {self.aborted:,} aborted records it skips, {self.markers:,} "
-                f"{markers}")
+        return (
+            f"to the last stable offset {last_stable}: {self.offsets:,} offsets, {self.records:,} committed "
+            f"records the spout will be handed, {self.aborted:,} aborted records it skips, {self.markers:,} "
+            f"{markers}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +70,26 @@ def selected(rows: Iterable[PartitionRow], partitions: frozenset[int] | None) ->
 
 def positions(rows: Sequence[PartitionRow]) -> list[Position]:
     """The offsets a read must fetch: each row's resume offset, where the log can hold a message there."""
-    return [(r.topic, r.record.partition, r.record.committed) for r in rows
-            if r.topic is not None and r.record.committed is not None and r.record.malformed is None
-            and needs_read(r.record.committed, _log(r))]
+    return [
+        (r.topic, r.record.partition, r.record.committed)
+        for r in rows
+        if r.topic is not None
+        and r.record.committed is not None
+        and r.record.malformed is None
+        and needs_read(r.record.committed, _log(r))
+    ]
 
 
 def committed_positions(rows: Sequence[PartitionRow]) -> frozenset[Position]:
     """The positions of `positions` where a spout that reads committed resumes: read as it reads them."""
-    return frozenset((r.topic, r.record.partition, r.record.committed) for r in rows if r.last_stable is not None
-                     and r.topic is not None and r.record.committed is not None and r.record.malformed is None)
+    return frozenset(
+        (r.topic, r.record.partition, r.record.committed)
+        for r in rows
+        if r.last_stable is not None
+        and r.topic is not None
+        and r.record.committed is not None
+        and r.record.malformed is None
+    )
 
 
 def census_positions(rows: Sequence[PartitionRow]) -> tuple[list[Position], int]:
@@ -101,8 +114,9 @@ def _countable(r: PartitionRow) -> str | None:
     return None
 
 
-def census(r: PartitionRow, committed: MessageRead, uncommitted: MessageRead, compacted: bool = False
-           ) -> tuple[Census | None, str]:
+def census(
+    r: PartitionRow, committed: MessageRead, uncommitted: MessageRead, compacted: bool = False
+) -> tuple[Census | None, str]:
     """The census of a row's offsets from its commit to the last stable offset, from a read_committed and a
     read_uncommitted read of them; None and why where it cannot be made."""
     why = _countable(r)
@@ -120,8 +134,9 @@ def census(r: PartitionRow, committed: MessageRead, uncommitted: MessageRead, co
     return Census(offsets, len(records), len(data) - len(records), offsets - len(data), compacted), ""
 
 
-def peeked(rows: Sequence[PartitionRow], read: MessageRead,
-           counted: dict[Position, tuple[Census | None, str]] | None = None) -> list[Peeked]:
+def peeked(
+    rows: Sequence[PartitionRow], read: MessageRead, counted: dict[Position, tuple[Census | None, str]] | None = None
+) -> list[Peeked]:
     """What is at each row's resume offset, from the read; `counted`: the census of the rows of spouts that read
     committed, by their position."""
     out = []
@@ -129,23 +144,43 @@ def peeked(rows: Sequence[PartitionRow], read: MessageRead,
     for r in rows:
         rec = r.record
         if rec.malformed is not None:
-            out.append(Peeked(r, None, None, f"the record is unusable ({rec.malformed}): the spout starts this "
-                                             f"partition as if it had none (see inspect's finding)"))
+            out.append(
+                Peeked(
+                    r,
+                    None,
+                    None,
+                    f"the record is unusable ({rec.malformed}): the spout starts this "
+                    f"partition as if it had none (see inspect's finding)",
+                )
+            )
         elif rec.committed is None:
             out.append(Peeked(r, None, None, "no stored offset"))
         elif r.topic is None:
-            out.append(Peeked(r, rec.committed, None, "offctl cannot tell which topic the offset applies to "
-                                                      "(give --topic)"))
+            out.append(
+                Peeked(r, rec.committed, None, "offctl cannot tell which topic the offset applies to (give --topic)")
+            )
         elif r.last_stable is not None and r.log_end is not None and r.last_stable <= rec.committed < r.log_end:
-            at = AtOffset(r.topic, rec.partition, rec.committed, HELD,
-                          why=f"{r.topic}/{rec.partition} offset {rec.committed} is at or past the last stable offset "
-                              f"{r.last_stable}: the records from there to the log end {r.log_end} are in an open "
-                              f"transaction, and a read_committed spout is handed none of them until it ends")
+            at = AtOffset(
+                r.topic,
+                rec.partition,
+                rec.committed,
+                HELD,
+                why=f"{r.topic}/{rec.partition} offset {rec.committed} is at or past the last stable offset "
+                f"{r.last_stable}: the records from there to the log end {r.log_end} are in an open "
+                f"transaction, and a read_committed spout is handed none of them until it ends",
+            )
             out.append(Peeked(r, rec.committed, at, census_why=_countable(r) or ""))
         else:
             found, why = counted.get((r.topic, rec.partition, rec.committed), (None, _countable(r) or ""))
-            out.append(Peeked(r, rec.committed, at_offset(r.topic, rec.partition, rec.committed, _log(r), read),
-                              census=found, census_why=why if r.last_stable is not None else ""))
+            out.append(
+                Peeked(
+                    r,
+                    rec.committed,
+                    at_offset(r.topic, rec.partition, rec.committed, _log(r), read),
+                    census=found,
+                    census_why=why if r.last_stable is not None else "",
+                )
+            )
     return out
 
 

@@ -27,8 +27,7 @@ class ChangeCost:
 
     def reversed(self) -> ChangeCost:
         """The same range the other way: what putting the before-image back costs."""
-        return replace(self, direction={REPLAY: SKIP, SKIP: REPLAY}.get(self.direction, self.direction),
-                       past_end=False)
+        return replace(self, direction={REPLAY: SKIP, SKIP: REPLAY}.get(self.direction, self.direction), past_end=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +69,14 @@ def total(costs: Iterable[ChangeCost | None], direction: str) -> CostSum:
     chosen = [c for c in costs if c is not None and c.direction == direction]
     stamps = [t for c in chosen for t in (c.first_ms, c.last_ms) if t is not None]
     unknown = [c for c in chosen if c.span in (PARTIAL, UNKNOWN_SPAN)]
-    return CostSum(direction, len(chosen), sum(c.messages or 0 for c in chosen), any(c.up_to for c in chosen),
-                   min(stamps, default=None), max(stamps, default=None), len(unknown),
-                   unknown[0].why if unknown else "", sum(c.past_end for c in chosen))
+    return CostSum(
+        direction,
+        len(chosen),
+        sum(c.messages or 0 for c in chosen),
+        any(c.up_to for c in chosen),
+        min(stamps, default=None),
+        max(stamps, default=None),
+        len(unknown),
+        unknown[0].why if unknown else "",
+        sum(c.past_end for c in chosen),
+    )

@@ -51,6 +51,8 @@ class Profiles:
     def with_isolation(self, isolation: Isolation) -> Profiles:
         """These profiles with every spout's consumer isolation.level set to `isolation` (storm-kafka-monitor: the
         consumer properties Storm passes are the spout's own)."""
+
         def of(t: Thresholds) -> Thresholds:
             return replace(t, spout=replace(t.spout, isolation=isolation))
+
         return Profiles(of(self.default), tuple(replace(p, thresholds=of(p.thresholds)) for p in self.profiles))

@@ -88,8 +88,10 @@ def parse_span(text: str, option: str, *, unlimited: bool = False) -> int:
     elif len(cleaned) <= 40 and cleaned and re.fullmatch(f"(?:{_PART.pattern})+", cleaned):
         ms = sum(int(n) * _UNITS[unit] for n, unit in _PART.findall(cleaned))
     else:
-        raise UsageError(f"{option} {text[:40]!r}: expected a duration like 7d, 6h, 90m, 1d12h or milliseconds"
-                         + (" (-1: no time limit)" if unlimited else ""))
+        raise UsageError(
+            f"{option} {text[:40]!r}: expected a duration like 7d, 6h, 90m, 1d12h or milliseconds"
+            + (" (-1: no time limit)" if unlimited else "")
+        )
     if ms > LONG_MAX:
         raise UsageError(f"{option} {text[:40]!r}: longer than Kafka's retention.ms can be (a Java long)")
     return ms
@@ -102,8 +104,10 @@ def parse_topic_retention(values: Iterable[str] | None) -> dict[str, int]:
         topic, sep, span = value.partition("=")
         topic = topic.strip()
         if not sep or not is_topic_name(topic):
-            raise UsageError(f"--topic-retention {value[:60]!r}: expected TOPIC=DURATION, e.g. orders=7d, with a "
-                             f"topic name Kafka can have")
+            raise UsageError(
+                f"--topic-retention {value[:60]!r}: expected TOPIC=DURATION, e.g. orders=7d, with a "
+                f"topic name Kafka can have"
+            )
         if topic in stated:
             raise UsageError(f"--topic-retention: topic {topic!r} is given twice")
         stated[topic] = parse_span(span, f"--topic-retention {topic}=", unlimited=True)
@@ -137,8 +141,13 @@ def topics(rows: Iterable[PartitionRow]) -> list[str]:
     return sorted({r.topic for r in rows if r.lag and r.topic is not None})
 
 
-def measure(rows: Iterable[PartitionRow], read: MessageRead, configs: Mapping[str, TopicRetention],
-            stated: Mapping[str, int], now_ms: int) -> dict[Position, Headroom]:
+def measure(
+    rows: Iterable[PartitionRow],
+    read: MessageRead,
+    configs: Mapping[str, TopicRetention],
+    stated: Mapping[str, int],
+    now_ms: int,
+) -> dict[Position, Headroom]:
     """The headroom at each lagging partition's resume position, from the message the time lag read there."""
     out: dict[Position, Headroom] = {}
     for row in rows:
@@ -157,9 +166,13 @@ def measure(rows: Iterable[PartitionRow], read: MessageRead, configs: Mapping[st
         elif at.first.timestamp_ms is None:
             out[position] = Headroom(None, UNREAD, f"the message at offset {at.first.offset} carries no timestamp")
         else:
-            out[position] = Headroom(round((at.first.timestamp_ms + ms - now_ms) / 1000, 3), source,
-                                     f"message {at.first.offset} of {iso_ms(at.first.timestamp_ms)}, {said}",
-                                     at.first.offset, ms)
+            out[position] = Headroom(
+                round((at.first.timestamp_ms + ms - now_ms) / 1000, 3),
+                source,
+                f"message {at.first.offset} of {iso_ms(at.first.timestamp_ms)}, {said}",
+                at.first.offset,
+                ms,
+            )
     return out
 
 
@@ -202,12 +215,13 @@ def lands(profile: SpoutProfile, row: PartitionRow) -> str:
 def _loss(where: str, row: PartitionRow, resume: int, at_risk: int) -> str:
     n = at_risk - resume + 1
     if where == START:
-        return (f"losing at least {n:,} message{'s' if n != 1 else ''} (offset{'s' if n != 1 else ''} "
-                f"{resume}{f'-{at_risk}' if n != 1 else ''}, and the rest of its log segment) before processing "
-                f"{'them' if n != 1 else 'it'}")
+        return (
+            f"losing at least {n:,} message{'s' if n != 1 else ''} (offset{'s' if n != 1 else ''} "
+            f"{resume}{f'-{at_risk}' if n != 1 else ''}, and the rest of its log segment) before processing "
+            f"{'them' if n != 1 else 'it'}"
+        )
     if where == END:
-        return (f"skipping at least the {row.lag:,} messages now between offset {resume} and the log end "
-                f"{row.log_end}")
+        return f"skipping at least the {row.lag:,} messages now between offset {resume} and the log end {row.log_end}"
     if where == TIME:
         return "skipping the messages before the offset at startOffsetTime"
     return f"and the {row.lag:,} messages waiting there are never emitted"
@@ -233,8 +247,13 @@ def at_risk(seconds: float, retention_ms: int | None, horizon_ms: int | None, be
     return ""
 
 
-def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom], profile: SpoutProfile,
-             horizon_ms: int | None = None, behind: Mapping[tuple, float] | None = None) -> list[Finding]:
+def findings(
+    rows: Iterable[PartitionRow],
+    headrooms: Mapping[Position, Headroom],
+    profile: SpoutProfile,
+    horizon_ms: int | None = None,
+    behind: Mapping[tuple, float] | None = None,
+) -> list[Finding]:
     """RETENTION_RISK for a lagging partition whose resume message may be deleted soon (`at_risk`: within
     `horizon_ms` when given, else by the default rules, with `behind` per partition key from serve's or watch's
     window), RETENTION_EXCEEDED once it is older than retention.ms: what the spout then does, and what it loses."""
@@ -254,21 +273,30 @@ def findings(rows: Iterable[PartitionRow], headrooms: Mapping[Position, Headroom
         loss = _loss(_LANDS.get(deleted.lands, FAILS), row, resume, h.offset)
         then = f"{deleted.sentence(resume, None, None)}, {loss}"
         if h.seconds < 0:
-            message = (f"{where} resumes at {resume} (lag {row.lag:,}), and its message ({h.why}) is "
-                       f"{duration(-h.seconds)} past retention: the broker may delete it at its next retention "
-                       f"check; once it does, {then}")
+            message = (
+                f"{where} resumes at {resume} (lag {row.lag:,}), and its message ({h.why}) is "
+                f"{duration(-h.seconds)} past retention: the broker may delete it at its next retention "
+                f"check; once it does, {then}"
+            )
             code = "RETENTION_EXCEEDED"
         else:
-            why = {"horizon": "within --retention-horizon",
-                   "share": "a quarter of the retention or less left" if h.retention_ms is not None
-                   and default_horizon_ms(h.retention_ms) < HORIZON_CAP_MS else "within 6h",
-                   "pace": f"falling behind: at the pace seen, deleted in {duration(h.seconds / pace)}"
-                   if pace else ""}[rule]
-            message = (f"{where} resumes at {resume} (lag {row.lag:,}), and the broker may delete its message in "
-                       f"{duration(h.seconds)} ({h.why}; {why}); once it does, {then}")
+            why = {
+                "horizon": "within --retention-horizon",
+                "share": "a quarter of the retention or less left"
+                if h.retention_ms is not None and default_horizon_ms(h.retention_ms) < HORIZON_CAP_MS
+                else "within 6h",
+                "pace": f"falling behind: at the pace seen, deleted in {duration(h.seconds / pace)}" if pace else "",
+            }[rule]
+            message = (
+                f"{where} resumes at {resume} (lag {row.lag:,}), and the broker may delete its message in "
+                f"{duration(h.seconds)} ({h.why}; {why}); once it does, {then}"
+            )
             code = "RETENTION_RISK"
-        out.append(finding(code, row.record.key, message, topic=row.topic,
-                           partition=row.record.partition, path=row.record.path))
+        out.append(
+            finding(
+                code, row.record.key, message, topic=row.topic, partition=row.record.partition, path=row.record.path
+            )
+        )
     return out
 
 
@@ -282,9 +310,11 @@ def notes(configs: Mapping[str, TopicRetention], stated: Mapping[str, int], lagg
         if c is None:
             continue
         if c.retention_bytes is not None and c.retention_bytes >= 0 and deletes(c.cleanup_policy):
-            out.append(f"{topic}: retention.bytes {c.retention_bytes} may delete messages sooner than retention.ms; "
-                       f"not estimated: the partitions' sizes are not known (DescribeLogDirs, which "
-                       f"confluent-kafka does not offer)")
+            out.append(
+                f"{topic}: retention.bytes {c.retention_bytes} may delete messages sooner than retention.ms; "
+                f"not estimated: the partitions' sizes are not known (DescribeLogDirs, which "
+                f"confluent-kafka does not offer)"
+            )
         if c.retention_ms is not None and topic in stated:
             out.append(f"--topic-retention {topic}: the broker reports retention.ms {c.retention_ms}, which is used")
     refused = sorted({c.why for t, c in configs.items() if c.why and t in lagging and t not in stated})

@@ -18,27 +18,27 @@ def _top_level(text: str, keys: Iterable[str] = ("offset",)) -> tuple[list[tuple
     brace."""
     keys = set(keys)
     i = _WS.match(text, 0).end()
-    if text[i:i + 1] != "{":
+    if text[i : i + 1] != "{":
         return None
     i = _WS.match(text, i + 1).end()
     spans: list[tuple[int, int, str]] = []
-    if text[i:i + 1] == "}":
+    if text[i : i + 1] == "}":
         return spans, i
     while True:
-        if text[i:i + 1] != '"':
+        if text[i : i + 1] != '"':
             return None
         key, i = json.decoder.scanstring(text, i + 1)
         i = _WS.match(text, i).end()
-        if text[i:i + 1] != ":":
+        if text[i : i + 1] != ":":
             return None
         start = _WS.match(text, i + 1).end()
         _, end = _DECODER.raw_decode(text, start)
         if key in keys:
             spans.append((start, end, key))
         i = _WS.match(text, end).end()
-        if text[i:i + 1] == ",":
+        if text[i : i + 1] == ",":
             i = _WS.match(text, i + 1).end()
-        elif text[i:i + 1] == "}":
+        elif text[i : i + 1] == "}":
             return spans, i
         else:
             return None
@@ -58,14 +58,14 @@ def rewrite_fields(data: bytes, values: Mapping[str, int]) -> bytes | None:
         found = _top_level(text, values)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if found is None or text[found[1] + 1:].strip(" \t\n\r"):
+    if found is None or text[found[1] + 1 :].strip(" \t\n\r"):
         return None
     spans, close = found
     missing = [k for k in values if k not in {key for _, _, key in spans}]
     if missing:
         head = text[:close].rstrip(" \t\n\r")
         added = ",".join(f'"{k}":{values[k]}' for k in missing)
-        text = head + ("" if head.endswith("{") else ",") + added + text[len(head):]
+        text = head + ("" if head.endswith("{") else ",") + added + text[len(head) :]
     for start, end, key in reversed(spans):  # every duplicate: Storm's parser keeps the last, json.loads too
         text = text[:start] + str(values[key]) + text[end:]
     return text.encode("utf-8")

@@ -161,8 +161,11 @@ def _inconsistencies(doc: dict, node: ZkNode, utf8: bool) -> tuple[str, ...]:
     if not isinstance(doc["topology"].get("name"), str):
         found.append("topology.name is not a string")
     broker = doc.get("broker")
-    if broker is not None and not (isinstance(broker, dict) and _is_str_or_none(broker.get("host"))
-                                   and (broker.get("port") is None or _is_int(broker.get("port")))):
+    if broker is not None and not (
+        isinstance(broker, dict)
+        and _is_str_or_none(broker.get("host"))
+        and (broker.get("port") is None or _is_int(broker.get("port")))
+    ):
         found.append("broker is not an object with a string host and integer port")
     if not utf8:
         found.append("node data is not valid UTF-8 (Storm reads the bad bytes as U+FFFD)")
@@ -183,9 +186,11 @@ _record = builder(OffsetRecord)  # OffsetRecord(...), at a quarter of the cost (
 # to each other on canonical and near-canonical bytes); any other bytes take the general path.
 _ASCII = r"[ !#-\[\]-~]"  # printable ASCII but " and \
 _NUMBER = r"(0|-?[1-9][0-9]{0,17})"
-_CANONICAL = re.compile(rf'\{{"topology":\{{"id":"({_ASCII}*)","name":"({_ASCII}*)"\}},"offset":{_NUMBER},'
-                        rf'"partition":{_NUMBER},"broker":\{{"host":"({_ASCII}*)","port":{_NUMBER}\}},'
-                        rf'"topic":"({_ASCII}+)"\}}')
+_CANONICAL = re.compile(
+    rf'\{{"topology":\{{"id":"({_ASCII}*)","name":"({_ASCII}*)"\}},"offset":{_NUMBER},'
+    rf'"partition":{_NUMBER},"broker":\{{"host":"({_ASCII}*)","port":{_NUMBER}\}},'
+    rf'"topic":"({_ASCII}+)"\}}'
+)
 
 
 def parse_zk_node(node: ZkNode) -> OffsetRecord:
@@ -199,9 +204,19 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
     m = _CANONICAL.fullmatch(node.data.decode("latin-1")) if len(node.data) <= MAX_NODE_BYTES else None
     if m is not None and int(m[4]) == node.node_partition:
         topology_id, name, offset, _, host, port, topic = m.groups()
-        return _record(_zk_key(node.spout_id, node.zk_root), node.node_partition, topic, int(offset),
-                       topology_id, name or parse_storm_id(topology_id), node.path, node.mtime_ms, node.version,
-                       f"{host}:{port}" if host else None, node.folder_topic)  # port as Long.toString wrote it
+        return _record(
+            _zk_key(node.spout_id, node.zk_root),
+            node.node_partition,
+            topic,
+            int(offset),
+            topology_id,
+            name or parse_storm_id(topology_id),
+            node.path,
+            node.mtime_ms,
+            node.version,
+            f"{host}:{port}" if host else None,
+            node.folder_topic,
+        )  # port as Long.toString wrote it
     return parse_any_zk_node(node)
 
 
@@ -217,21 +232,35 @@ def parse_any_zk_node(node: ZkNode) -> OffsetRecord:
     if reason is not None:
         # The stored number is shown (and rewritten by reset) even though the spout does not use it.
         offset = doc.get("offset") if isinstance(doc, dict) else None
-        return _record(key, node.node_partition, topic, offset if _is_int(offset) else None, path=node.path,
-                       modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
-                       malformed=reason)
+        return _record(
+            key,
+            node.node_partition,
+            topic,
+            offset if _is_int(offset) else None,
+            path=node.path,
+            modified_ms=node.mtime_ms,
+            version=node.version,
+            folder_topic=node.folder_topic,
+            malformed=reason,
+        )
     topology = doc["topology"]
     broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
     host, port = broker.get("host"), broker.get("port")
     topology_id = printable(topology["id"])
     name = topology.get("name")
     return _record(
-        key, node.node_partition, topic, doc["offset"],
+        key,
+        node.node_partition,
+        topic,
+        doc["offset"],
         topology_id=topology_id,
         topology_name=printable(name) if isinstance(name, str) and name else parse_storm_id(topology_id),
-        path=node.path, modified_ms=node.mtime_ms, version=node.version,
+        path=node.path,
+        modified_ms=node.mtime_ms,
+        version=node.version,
         broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
-        folder_topic=node.folder_topic, inconsistent=_inconsistencies(doc, node, utf8),
+        folder_topic=node.folder_topic,
+        inconsistent=_inconsistencies(doc, node, utf8),
     )
 
 
@@ -245,8 +274,16 @@ def record_topology(node: ZkNode) -> tuple[str, object] | None:
 
 
 # JSONValue.escape (json-simple 1.1): these, and \\uXXXX (upper-case hex) for U+0000-001F, U+007F-009F, U+2000-20FF
-_JSON_SIMPLE_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                        "/": "\\/"}
+_JSON_SIMPLE_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "/": "\\/",
+}
 
 
 def _json_simple_string(text: str) -> str:
@@ -261,15 +298,18 @@ def _json_simple_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def storm_kafka_record(topology_id: str, topology_name: str, offset: int, partition: int, host: str, port: int,
-                       topic: str) -> bytes:
+def storm_kafka_record(
+    topology_id: str, topology_name: str, offset: int, partition: int, host: str, port: int, topic: str
+) -> bytes:
     """A partition record byte for byte as storm-kafka writes it: PartitionManager.commit() (v0.9.6, v0.10.2,
     v1.0.6, v1.1.3, v1.2.4) builds an ImmutableMap {topology {id, name}, offset, partition, broker {host,
     port}, topic} (in that order; offset a long, partition and port ints) and ZkState.writeJSON writes
     JSONValue.toJSONString of it (json-simple 1.1: no spaces, JSONValue.escape) as UTF-8."""
-    text = (f'{{"topology":{{"id":{_json_simple_string(topology_id)},"name":{_json_simple_string(topology_name)}}},'
-            f'"offset":{offset},"partition":{partition},'
-            f'"broker":{{"host":{_json_simple_string(host)},"port":{port}}},"topic":{_json_simple_string(topic)}}}')
+    text = (
+        f'{{"topology":{{"id":{_json_simple_string(topology_id)},"name":{_json_simple_string(topology_name)}}},'
+        f'"offset":{offset},"partition":{partition},'
+        f'"broker":{{"host":{_json_simple_string(host)},"port":{port}}},"topic":{_json_simple_string(topic)}}}'
+    )
     # Java's String.getBytes("UTF-8"): a surrogate pair is one character, a lone surrogate becomes '?'
     text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return text.encode("utf-8", "replace")
@@ -384,8 +424,9 @@ def parse_trident_node(node: ZkNode) -> OffsetRecord:
     if client and (why is None) != (_client_1x_unusable(doc) is None):
         base["differs_1x"] = True  # storm-kafka-client 1.x's emitter would use it where 2.x's throws, or the reverse
     if why is not None:
-        return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True,
-                            malformed=STUCK.format(why=why), **base)
+        return OffsetRecord(
+            key, node.node_partition, node.folder_topic, None, stuck=True, malformed=STUCK.format(why=why), **base
+        )
     if client:
         return _client_state(key, node, doc, base)
     return _kafka_state(key, node, doc, utf8, base)
@@ -399,19 +440,33 @@ def _kafka_state(key: ConsumerKey, node: ZkNode, doc: dict, utf8: bool, base: di
     broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
     host, port = broker.get("host"), broker.get("port")
     return OffsetRecord(
-        key, node.node_partition, printable(named) if isinstance(named, str) and named else None, doc["nextOffset"],
+        key,
+        node.node_partition,
+        printable(named) if isinstance(named, str) and named else None,
+        doc["nextOffset"],
         topology_id=printable(storm_id) if isinstance(storm_id, str) else None,
         topology_name=printable(name) if isinstance(name, str) and name else parse_storm_id(storm_id),
         broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
-        inconsistent=_inconsistencies(doc, node, utf8) if topology else (), **base)
+        inconsistent=_inconsistencies(doc, node, utf8) if topology else (),
+        **base,
+    )
 
 
 def _trident_fields(node: ZkNode, doc: object, reason: str | None, client: bool) -> dict:
     """The OffsetRecord fields every Trident state has, whatever its meta: where it is, and its replayed batch."""
     replay_from, replay_after = replay_span(node.replay_data, client)
-    return dict(path=node.path, modified_ms=node.mtime_ms, version=node.version, folder_topic=node.folder_topic,
-                trident=node.trident, txid=node.txid, replay_txid=node.replay_txid, replay_from=replay_from,
-                replay_after=replay_after, unparsed=client and _json_smart_may_differ(node.data, reason, doc))
+    return dict(
+        path=node.path,
+        modified_ms=node.mtime_ms,
+        version=node.version,
+        folder_topic=node.folder_topic,
+        trident=node.trident,
+        txid=node.txid,
+        replay_txid=node.replay_txid,
+        replay_from=replay_from,
+        replay_after=replay_after,
+        unparsed=client and _json_smart_may_differ(node.data, reason, doc),
+    )
 
 
 def _replay_only(key: ConsumerKey, node: ZkNode, doc: object, base: dict) -> OffsetRecord:
@@ -442,10 +497,26 @@ def _client_state(key: ConsumerKey, node: ZkNode, doc: dict, base: dict) -> Offs
     storm_id = doc.get("topologyId") if isinstance(doc.get("topologyId"), str) else None
     resume = (_java_long(doc["lastOffset"]) + 1 - _LONG_MIN) % 2**64 + _LONG_MIN  # seek(tp, lastOffset + 1), a long
     if resume < 0:  # KafkaConsumer.seek: "seek offset must not be a negative number"
-        return OffsetRecord(key, node.node_partition, node.folder_topic, None, stuck=True, malformed=STUCK.format(
-            why=f"lastOffset + 1 is {resume}: KafkaConsumer.seek throws IllegalArgumentException"), **base)
-    return OffsetRecord(key, node.node_partition, node.folder_topic, resume, topology_id=printable(storm_id)
-                        if storm_id else None, topology_name=parse_storm_id(storm_id), **base)
+        return OffsetRecord(
+            key,
+            node.node_partition,
+            node.folder_topic,
+            None,
+            stuck=True,
+            malformed=STUCK.format(
+                why=f"lastOffset + 1 is {resume}: KafkaConsumer.seek throws IllegalArgumentException"
+            ),
+            **base,
+        )
+    return OffsetRecord(
+        key,
+        node.node_partition,
+        node.folder_topic,
+        resume,
+        topology_id=printable(storm_id) if storm_id else None,
+        topology_name=parse_storm_id(storm_id),
+        **base,
+    )
 
 
 def _json_smart_may_differ(data: bytes, reason: str | None, doc: object) -> bool:
@@ -453,8 +524,12 @@ def _json_smart_may_differ(data: bytes, reason: str | None, doc: object) -> bool
     reads alike only plain JSON, so json-simple refused it or read it by a leniency json-smart does not share; or
     json-smart makes a BigDecimal of a long decimal (its text over 18 characters), whose longValue is not the
     Double's (run on storm-client 2.8.3)."""
-    return (reason is not None or not _plain_json(data)
-            or isinstance(doc, dict) and isinstance(doc.get("lastOffset"), float))
+    return (
+        reason is not None
+        or not _plain_json(data)
+        or isinstance(doc, dict)
+        and isinstance(doc.get("lastOffset"), float)
+    )
 
 
 def _plain_json(data: bytes) -> bool:
@@ -521,7 +596,7 @@ def _trident_unusable(doc: object, client: bool) -> str | None:
         return "topology.id is not a string: ClassCastException"
     offset = doc.get("nextOffset")
     if offset is None:
-        return "no nextOffset: NullPointerException unboxing (Long) lastMeta.get(\"nextOffset\")"
+        return 'no nextOffset: NullPointerException unboxing (Long) lastMeta.get("nextOffset")'
     if not _is_int(offset):
         return "nextOffset is not a whole number: ClassCastException to Long"
     return None
@@ -558,8 +633,7 @@ def is_legacy_metadata(metadata: str | None) -> bool:
 
 def commit_metadata_json(topology_id: str, task_id: int = -1, thread_name: str = "offctl") -> str:
     """Storm metadata for a commit written by offctl, in the key order storm-kafka-client uses."""
-    return json.dumps({"topologyId": topology_id, "taskId": task_id, "threadName": thread_name},
-                      separators=(",", ":"))
+    return json.dumps({"topologyId": topology_id, "taskId": task_id, "threadName": thread_name}, separators=(",", ":"))
 
 
 def parse_commit(commit: KafkaCommit) -> OffsetRecord:

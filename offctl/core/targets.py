@@ -41,14 +41,17 @@ class Target:
         return self.kind
 
 
-def make_target(to: str | None, offset: int | None, at: str | None, by: int | None,
-                duration: str | None = None, now_ms: int = 0) -> Target:
+def make_target(
+    to: str | None, offset: int | None, at: str | None, by: int | None, duration: str | None = None, now_ms: int = 0
+) -> Target:
     """Check `--to` and its value flags together; every mistake is a UsageError naming the flags.
     `--by-duration D` is `--to time` at now minus D, as kafka-consumer-groups --by-duration."""
     if duration is not None:
         if to not in (None, "time") or any(v is not None for v in (offset, at, by)):
-            raise UsageError("--by-duration is a target of its own (--to time at now minus the duration): drop "
-                             "the other --to, --offset, --at or --by")
+            raise UsageError(
+                "--by-duration is a target of its own (--to time at now minus the duration): drop "
+                "the other --to, --offset, --at or --by"
+            )
         back = parse_duration(duration)
         at_ms = now_ms - back
         if at_ms < 0:
@@ -57,8 +60,10 @@ def make_target(to: str | None, offset: int | None, at: str | None, by: int | No
     given = {"--offset": offset is not None, "--at": at is not None, "--by": by is not None}
     needs = {"offset": "--offset", "time": "--at", "shift": "--by"}
     if to is None:
-        raise UsageError("say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
-                         "--by-duration, or --from-file")
+        raise UsageError(
+            "say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
+            "--by-duration, or --from-file"
+        )
     if to not in TARGETS:
         raise UsageError(f"--to {to!r}: expected one of {', '.join(TARGETS)}")
     for flag, present in given.items():
@@ -85,8 +90,10 @@ def parse_duration(text: str) -> int:
     if parsed is None:
         raise UsageError(f"--by-duration {text[:40]!r}: expected an ISO-8601 duration like PT30M, PT6H or P1DT12H")
     if not isinstance(parsed, timedelta):
-        raise UsageError(f"--by-duration {text[:40]!r}: years and months have no fixed length; use days (P30D), "
-                         f"as kafka-consumer-groups does")
+        raise UsageError(
+            f"--by-duration {text[:40]!r}: years and months have no fixed length; use days (P30D), "
+            f"as kafka-consumer-groups does"
+        )
     ms = int(parsed.total_seconds() * 1000)
     if ms <= 0:
         raise UsageError(f"--by-duration {text[:40]!r}: a duration back from now is more than zero")
@@ -106,11 +113,14 @@ def parse_time(text: str) -> int:
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
-            raise UsageError(f"--at {text[:40]!r}: expected ISO-8601 with a zone (2026-11-01T03:00:00Z) or epoch "
-                             f"milliseconds") from None
+            raise UsageError(
+                f"--at {text[:40]!r}: expected ISO-8601 with a zone (2026-11-01T03:00:00Z) or epoch milliseconds"
+            ) from None
         if moment.tzinfo is None:
-            raise UsageError(f"--at {text!r} has no zone: add Z or an offset like +02:00, so the time is not "
-                             f"read in this machine's zone by mistake")
+            raise UsageError(
+                f"--at {text!r} has no zone: add Z or an offset like +02:00, so the time is not "
+                f"read in this machine's zone by mistake"
+            )
         try:
             at_ms = int(moment.timestamp() * 1000)
         except (OverflowError, ValueError):
@@ -132,8 +142,7 @@ def parse_partitions(text: str | None, option: str = "--partitions") -> frozense
             raise UsageError(f"{option} {text[:40]!r}: expected partition numbers like 0,3,5 or 0-7")
         first, last = int(m.group(1)), int(m.group(2) or m.group(1))
         if last - first + 1 + len(found) > MAX_PARTITIONS:
-            raise UsageError(f"{option} {text[:40]!r}: more than {MAX_PARTITIONS:,} partitions, more than a "
-                             f"topic has")
+            raise UsageError(f"{option} {text[:40]!r}: more than {MAX_PARTITIONS:,} partitions, more than a topic has")
         found.update(range(first, last + 1))
     return frozenset(found)
 
@@ -146,8 +155,10 @@ def parse_topics(values: Iterable[str] | None) -> dict[str, frozenset[int] | Non
         name, sep, listed = value.partition(":")
         name = name.strip()
         if not is_topic_name(name):
-            raise UsageError(f"--topic {value[:60]!r}: a topic name is 1-249 of a-z A-Z 0-9 . _ - (not . or ..), "
-                             f"optionally followed by :PARTITIONS (orders:0-3,7)")
+            raise UsageError(
+                f"--topic {value[:60]!r}: a topic name is 1-249 of a-z A-Z 0-9 . _ - (not . or ..), "
+                f"optionally followed by :PARTITIONS (orders:0-3,7)"
+            )
         parts = parse_partitions(listed, f"--topic {name}:") if sep else None
         if name in topics:  # given twice: the union; "all" wins
             parts = None if parts is None or topics[name] is None else topics[name] | parts

@@ -56,15 +56,19 @@ def resume_position(row: PartitionRow) -> Position | None:
 def positions(rows: Iterable[PartitionRow]) -> list[Position]:
     """The positions whose message gives a time lag: one per lagging (topic, partition, offset). resume_position
     inlined: this runs over every row of every report, and a healthy one should cost next to nothing."""
-    return list(dict.fromkeys((r.topic, r.record.partition, r.lag_end - r.lag) for r in rows
-                              if r.lag and r.topic is not None))
+    return list(
+        dict.fromkeys((r.topic, r.record.partition, r.lag_end - r.lag) for r in rows if r.lag and r.topic is not None)
+    )
 
 
 def committed_positions(rows: Iterable[PartitionRow]) -> frozenset[Position]:
     """The positions of `positions` where a spout that reads committed resumes (row.last_stable): the message it
     is handed there is the first committed one, which a read_committed read finds."""
-    return frozenset((r.topic, r.record.partition, r.last_stable - r.lag) for r in rows
-                     if r.lag and r.topic is not None and r.last_stable is not None)
+    return frozenset(
+        (r.topic, r.record.partition, r.last_stable - r.lag)
+        for r in rows
+        if r.lag and r.topic is not None and r.last_stable is not None
+    )
 
 
 def measure(rows: Iterable[PartitionRow], read: MessageRead, now_ms: int) -> dict[Position, TimeLag]:
@@ -77,9 +81,15 @@ def measure(rows: Iterable[PartitionRow], read: MessageRead, now_ms: int) -> dic
         at = at_offset(*position, PartitionLog(row.log_start, row.lag_end), read)
         if at.kind in (AT_MESSAGE, GAP) and at.first is not None:
             age = age_ms(at.first, now_ms)
-            lags[position] = (TimeLag(None, NO_TIMESTAMP, f"{at.topic}/{at.partition} offset {at.first.offset}: "
-                                                          f"the message carries no timestamp")
-                              if age is None else TimeLag(round(age / 1000, 3), MESSAGE))
+            lags[position] = (
+                TimeLag(
+                    None,
+                    NO_TIMESTAMP,
+                    f"{at.topic}/{at.partition} offset {at.first.offset}: the message carries no timestamp",
+                )
+                if age is None
+                else TimeLag(round(age / 1000, 3), MESSAGE)
+            )
         elif at.kind == GAP:
             lags[position] = NOTHING_WAITS  # no message from the offset to the log end: none waits
         else:  # UNREAD: a lagging row's offset is inside its log, so it is neither deleted nor unwritten
@@ -130,5 +140,7 @@ def unread_note(lags: Mapping[Position, TimeLag]) -> str | None:
     if not missing:
         return None
     n = len(missing)
-    return (f"time lag unknown for {n} lagging partition{'s' if n != 1 else ''} (time_lag_source "
-            f"{'/'.join(sorted({m.source for m in missing}))}): {missing[0].why}")
+    return (
+        f"time lag unknown for {n} lagging partition{'s' if n != 1 else ''} (time_lag_source "
+        f"{'/'.join(sorted({m.source for m in missing}))}): {missing[0].why}"
+    )

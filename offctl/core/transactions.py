@@ -37,8 +37,13 @@ DEFAULT_MAX_TIMEOUT_MS = 900_000  # its default (TransactionStateManagerConfig, 
 
 def waits(row: PartitionRow) -> bool:
     """The row's spout reads committed, has read up to the last stable offset, and the log goes on past it."""
-    return (row.last_stable is not None and row.lag == 0 and row.log_end is not None and row.topic is not None
-            and row.last_stable < row.log_end)
+    return (
+        row.last_stable is not None
+        and row.lag == 0
+        and row.log_end is not None
+        and row.topic is not None
+        and row.last_stable < row.log_end
+    )
 
 
 def positions(rows: Iterable[PartitionRow]) -> list[Position]:
@@ -77,8 +82,9 @@ def old_enough(found: dict[Position, float | str]) -> bool:
     return any(isinstance(age, float) and age >= OPEN_AFTER_S for age in found.values())
 
 
-def findings(rows: Iterable[PartitionRow], found: dict[Position, float | str], now_ms: int,
-             max_timeout: tuple[int, str]) -> tuple[list[Finding], list[str]]:
+def findings(
+    rows: Iterable[PartitionRow], found: dict[Position, float | str], now_ms: int, max_timeout: tuple[int, str]
+) -> tuple[list[Finding], list[str]]:
     """OPEN_TRANSACTION or HANGING_TRANSACTION for each waiting row whose transaction's age is known and at least
     OPEN_AFTER_S; and a note for those whose age is not known."""
     out: list[Finding] = []
@@ -99,25 +105,32 @@ def findings(rows: Iterable[PartitionRow], found: dict[Position, float | str], n
         held = row.log_end - row.last_stable
         since = iso_ms(now_ms - int(age * 1000))
         if age * 1000 > limit_ms:
-            message = (f"{where} waits behind a transaction open since {since} ({duration(age)}), longer than "
-                       f"{limit_source} ({duration(limit_ms / 1000)}): no producer may keep a transaction open so "
-                       f"long, and the coordinator aborts one whose timeout passed, so this one hangs (KIP-664) "
-                       f"and will not end on its own. The spout reads committed and has read up to the last stable "
-                       f"offset {row.last_stable}, the transaction's first record; the {held} offsets from there to "
-                       f"the log end {row.log_end} are held back")
+            message = (
+                f"{where} waits behind a transaction open since {since} ({duration(age)}), longer than "
+                f"{limit_source} ({duration(limit_ms / 1000)}): no producer may keep a transaction open so "
+                f"long, and the coordinator aborts one whose timeout passed, so this one hangs (KIP-664) "
+                f"and will not end on its own. The spout reads committed and has read up to the last stable "
+                f"offset {row.last_stable}, the transaction's first record; the {held} offsets from there to "
+                f"the log end {row.log_end} are held back"
+            )
             code = "HANGING_TRANSACTION"
         else:
-            message = (f"{where} waits behind a transaction open since {since} ({duration(age)}): the spout reads "
-                       f"committed and has read up to the last stable offset {row.last_stable}, the transaction's "
-                       f"first record; the {held} offsets from there to the log end {row.log_end} are held back "
-                       f"until its producer commits or aborts it")
+            message = (
+                f"{where} waits behind a transaction open since {since} ({duration(age)}): the spout reads "
+                f"committed and has read up to the last stable offset {row.last_stable}, the transaction's "
+                f"first record; the {held} offsets from there to the log end {row.log_end} are held back "
+                f"until its producer commits or aborts it"
+            )
             code = "OPEN_TRANSACTION"
         out.append(finding(code, r.key, message, topic=row.topic, partition=r.partition, path=r.path))
     notes = []
     if unknown:
         shown = sorted(unknown.items())
-        named = ", ".join(f"{t}/{p}" for (t, p, _), _ in shown[:5]) + (f" and {len(shown) - 5} more"
-                                                                      if len(shown) > 5 else "")
-        notes.append(f"{named}: a spout that reads committed waits behind an open transaction whose age is not "
-                     f"known ({shown[0][1]}): OPEN_TRANSACTION not checked there")
+        named = ", ".join(f"{t}/{p}" for (t, p, _), _ in shown[:5]) + (
+            f" and {len(shown) - 5} more" if len(shown) > 5 else ""
+        )
+        notes.append(
+            f"{named}: a spout that reads committed waits behind an open transaction whose age is not "
+            f"known ({shown[0][1]}): OPEN_TRANSACTION not checked there"
+        )
     return out, notes

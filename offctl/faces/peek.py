@@ -48,9 +48,17 @@ class PeekResult:
         return sum(unanswered(p) for p in self.peeked)
 
 
-def peek(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, *, partitions: frozenset[int] | None = None,
-         count: int = 1, budget_s: float | None = None, now_ms: int | None = None,
-         estimates: Estimates = Estimates()) -> PeekResult:
+def peek(
+    conn: Connection,
+    selection: Selection,
+    thresholds: Thresholds | Profiles,
+    *,
+    partitions: frozenset[int] | None = None,
+    count: int = 1,
+    budget_s: float | None = None,
+    now_ms: int | None = None,
+    estimates: Estimates = Estimates(),
+) -> PeekResult:
     """The message at each chosen partition's resume offset, and `count` - 1 after it, with inspect's report of the
     consumers read: the one pipeline (inspect.assess), so its findings are inspect's on the same stores."""
     if not 1 <= count <= MAX_COUNT:
@@ -63,9 +71,16 @@ def peek(conn: Connection, selection: Selection, thresholds: Thresholds | Profil
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     with cyclic_gc_paused():
         with open_stores(conn) as (zk, kafka):
-            snapshot, records = read_snapshot(zk, kafka, spout_roots(conn, selection), selection, conn.storm_root,
-                                              now_ms, trident_roots=trident_list(conn, selection),
-                                              judged_by=thresholds)
+            snapshot, records = read_snapshot(
+                zk,
+                kafka,
+                spout_roots(conn, selection),
+                selection,
+                conn.storm_root,
+                now_ms,
+                trident_roots=trident_list(conn, selection),
+                judged_by=thresholds,
+            )
             report = assess(snapshot, kafka, thresholds, estimates, records)  # each consumer by its own profile
             rows = selected(report.rows, partitions)
             wanted = positions(rows)
@@ -73,8 +88,11 @@ def peek(conn: Connection, selection: Selection, thresholds: Thresholds | Profil
             read = _read(kafka, [p for p in wanted if p not in stable], count, budget_s, False)
             if stable:
                 spout_view = _read(kafka, [p for p in wanted if p in stable], count, budget_s, True)
-                read = MessageRead({**read.messages, **spout_view.messages}, read.at_end | spout_view.at_end,
-                                   {**read.unread, **spout_view.unread})
+                read = MessageRead(
+                    {**read.messages, **spout_view.messages},
+                    read.at_end | spout_view.at_end,
+                    {**read.unread, **spout_view.unread},
+                )
             counted = _census(kafka, rows, budget_s)
     return PeekResult(report, tuple(peeked(rows, read, counted)), count, now_ms)
 

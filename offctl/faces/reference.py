@@ -53,7 +53,7 @@ def exit_codes_markdown() -> str:
         "In a script, branch on the code, not on the text of the message:",
         "",
         "```sh",
-        "offctl inspect --zk \"$ZK\" --zk-root /kafka-spouts --output json > report.json",
+        'offctl inspect --zk "$ZK" --zk-root /kafka-spouts --output json > report.json',
         "case $? in",
         "  0) echo healthy ;;",
         "  1) jq '.findings[] | select(.severity == \"error\")' report.json ;;",
@@ -62,10 +62,10 @@ def exit_codes_markdown() -> str:
         "esac",
         "```",
         "",
-        "After a write, 130 and 6 tell \"interrupted, nothing written\" from \"interrupted after the write was sent\":",
+        'After a write, 130 and 6 tell "interrupted, nothing written" from "interrupted after the write was sent":',
         "",
         "```sh",
-        "offctl reset --zk \"$ZK\" --zk-root /kafka-spouts --spout orders --bootstrap-servers \"$KAFKA\" \\",
+        'offctl reset --zk "$ZK" --zk-root /kafka-spouts --spout orders --bootstrap-servers "$KAFKA" \\',
         "  --to latest --execute --yes --output json > result.json",
         "case $? in",
         "  0) jq -r .undo result.json ;;  # written and verified: the line that undoes it",
@@ -78,7 +78,7 @@ def exit_codes_markdown() -> str:
         "A spout's reset says whether its plan covers every partition of the topic the spout reads:",
         "",
         "```sh",
-        "offctl reset --zk \"$ZK\" --zk-root /kafka-spouts --spout orders --bootstrap-servers \"$KAFKA\" --to earliest \\",
+        'offctl reset --zk "$ZK" --zk-root /kafka-spouts --spout orders --bootstrap-servers "$KAFKA" --to earliest \\',
         "  --output json > plan.json",
         "case $? in",
         "  0) echo 'the plan covers every partition: run it again with --execute' ;;",
@@ -95,10 +95,15 @@ def exit_codes_markdown() -> str:
 def audit_files_markdown() -> str:
     from offctl.faces.audit.tasks import FILES
 
-    lines = ["# Files of `offctl audit --out DIR`", "",
-             "Generated from `offctl/faces/audit/tasks.py` by `python -m offctl.faces.reference audit-files`; a test fails when this page and the code disagree.",
-             "", "Each is a directory `DIR/<name>/` in the `--format` chosen (parquet, json lines, or csv with a "
-             "header), plus `DIR/summary.json`, written last. The same columns in every format.", ""]
+    lines = [
+        "# Files of `offctl audit --out DIR`",
+        "",
+        "Generated from `offctl/faces/audit/tasks.py` by `python -m offctl.faces.reference audit-files`; a test fails when this page and the code disagree.",
+        "",
+        "Each is a directory `DIR/<name>/` in the `--format` chosen (parquet, json lines, or csv with a "
+        "header), plus `DIR/summary.json`, written last. The same columns in every format.",
+        "",
+    ]
     for name, (what, columns) in FILES.items():
         lines += [f"## {name}", "", what + ".", "", "| column | type | meaning |", "|---|---|---|"]
         lines += [f"| `{c}` | {t} | {d} |" for c, t, d in columns]

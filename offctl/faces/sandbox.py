@@ -97,18 +97,39 @@ def topology(sandbox: Sandbox, action: str, name: str) -> list[str]:
 
 # --- the seeded fleet ------------------------------------------------------------------------------------------
 
-RUNNING = ("orders-etl-3-1763700000", "payments-5-1763700100", "clicks-client-2-1763700200",
-           "reports-1-1763600000", "audit-2-1763600500",  # shared-id's two topologies run, as in its runbook
-           "orders-trident-4-1763700300", "clicks-trident-6-1763700400")
-TOPICS = {"orders": (4, 20), "payments": (2, 10), "clicks": (3, 30), "archive": (1, 12),  # partitions, messages
-          "events": (2, 40), "audit-trail": (1, 15), "profiles": (1, 30), "ledger": (1, 0)}
+RUNNING = (
+    "orders-etl-3-1763700000",
+    "payments-5-1763700100",
+    "clicks-client-2-1763700200",
+    "reports-1-1763600000",
+    "audit-2-1763600500",  # shared-id's two topologies run, as in its runbook
+    "orders-trident-4-1763700300",
+    "clicks-trident-6-1763700400",
+)
+TOPICS = {
+    "orders": (4, 20),
+    "payments": (2, 10),
+    "clicks": (3, 30),
+    "archive": (1, 12),  # partitions, messages
+    "events": (2, 40),
+    "audit-trail": (1, 15),
+    "profiles": (1, 30),
+    "ledger": (1, 0),
+}
 # Topic settings: audit-trail's timestamps are the broker's (LogAppendTime: a time lag counts from when the broker
 # appended the message); profiles is compacted, its keys written three times each and its segments rolled at once,
 # so that the broker's cleaner leaves gaps in its offsets soon after the seed (peek shows them, and a cost counts
 # "up to N" there).
-CONFIGS = {"audit-trail": {"message.timestamp.type": "LogAppendTime"},
-           "profiles": {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
-                        "min.compaction.lag.ms": "0", "delete.retention.ms": "100"}}
+CONFIGS = {
+    "audit-trail": {"message.timestamp.type": "LogAppendTime"},
+    "profiles": {
+        "cleanup.policy": "compact",
+        "segment.ms": "100",
+        "min.cleanable.dirty.ratio": "0.01",
+        "min.compaction.lag.ms": "0",
+        "delete.retention.ms": "100",
+    },
+}
 KEYS = {"profiles": 10}  # messages keyed key-0 .. key-9, round and round
 # Retention has deleted the first 25 messages of each events partition (DeleteRecords, as a retention pass moves the
 # log start): events-spout stored 10 and 30, so partition 0 resumes below the log start (OFFSET_BELOW_LOG_START).
@@ -160,8 +181,9 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
     spout("events-spout", "events", {0: 10, 1: 30}, "events-1-1763600900")  # partition 0's offset: deleted by
     # retention while its topology was stopped (it is not running: the out-of-range runbook repairs it)
     spout("profiles-spout", "profiles", {0: 3}, orders)  # lags on a compacted topic
-    meta = json.dumps({"topologyId": RUNNING[2], "taskId": 4, "threadName": "Thread-12-kafka-spout"},
-                      separators=(",", ":"))
+    meta = json.dumps(
+        {"topologyId": RUNNING[2], "taskId": 4, "threadName": "Thread-12-kafka-spout"}, separators=(",", ":")
+    )
     commits = {
         "clicks-client": {("clicks", p): (25 + p, meta) for p in range(3)},
         "payments-tool": {("payments", 0): (3, None), ("payments", 1): (4, None)},  # written by a tool
@@ -205,6 +227,7 @@ def fleet(broker: str) -> tuple[dict[str, bytes], dict[str, dict[tuple[str, int]
 def java_json(pairs: dict) -> str:
     """JSONValue.toJSONString of a java.util.HashMap built from `pairs`: keys in HashMap iteration order
     (bucket of hashCode ^ hashCode >>> 16 in a table of 16, then insertion order), '/' escaped as '\\/'."""
+
     def bucket(key: str) -> int:
         h = 0
         for ch in key:
@@ -212,8 +235,10 @@ def java_json(pairs: dict) -> str:
         return (h ^ (h >> 16)) & 15
 
     keys = sorted(pairs, key=lambda k: (bucket(k), list(pairs).index(k)))
-    body = ",".join(json.dumps(k) + ":" + (v if isinstance(v, _Raw) else json.dumps(v, separators=(",", ":")))
-                    for k, v in ((k, pairs[k]) for k in keys))
+    body = ",".join(
+        json.dumps(k) + ":" + (v if isinstance(v, _Raw) else json.dumps(v, separators=(",", ":")))
+        for k, v in ((k, pairs[k]) for k in keys)
+    )
     return ("{" + body + "}").replace("/", "\\/")
 
 
@@ -225,10 +250,17 @@ def trident_meta(topic: str, partition: int, offset: int, next_offset: int, stor
     """A state node as TridentKafkaEmitter.doEmitNewPartitionBatch (v1.2.4) writes it: a HashMap, with
     ImmutableMaps for broker (host, port) and topology (name, id)."""
     host, port = broker.rsplit(":", 1)
-    return java_json({"offset": offset, "nextOffset": next_offset, "instanceId": storm_id, "partition": partition,
-                      "broker": _Raw(json.dumps({"host": host, "port": int(port)}, separators=(",", ":"))),
-                      "topic": topic, "topology": _Raw(json.dumps({"name": storm_id.rsplit("-", 2)[0], "id": storm_id},
-                                                                  separators=(",", ":")))}).encode()
+    return java_json(
+        {
+            "offset": offset,
+            "nextOffset": next_offset,
+            "instanceId": storm_id,
+            "partition": partition,
+            "broker": _Raw(json.dumps({"host": host, "port": int(port)}, separators=(",", ":"))),
+            "topic": topic,
+            "topology": _Raw(json.dumps({"name": storm_id.rsplit("-", 2)[0], "id": storm_id}, separators=(",", ":"))),
+        }
+    ).encode()
 
 
 def client_trident_meta(first: int, last: int, storm_id: str | None) -> bytes:
@@ -252,14 +284,23 @@ def trident_fleet(broker: str) -> tuple[dict[str, bytes], list[str]]:
             nodes[f"{base}/user/{partition_id}/{txid}"] = data
 
     for p, at in {0: 18, 1: 19, 2: 20, 3: 16}.items():  # healthy, small lag
-        state("orders-trident", f"partition_{p}", {41: trident_meta("orders", p, at - 2, at - 1, orders, broker),
-                                                   42: trident_meta("orders", p, at - 1, at, orders, broker)})
+        state(
+            "orders-trident",
+            f"partition_{p}",
+            {
+                41: trident_meta("orders", p, at - 2, at - 1, orders, broker),
+                42: trident_meta("orders", p, at - 1, at, orders, broker),
+            },
+        )
     state("orders-trident-broken", "partition_0", {7: b'{"offset":3,"instanceId":"x","topic":"orders"}'})
     state("orders-trident-broken", "partition_1", {7: b"{not json"})
     state("orders-trident-broken", "partition_2", {7: trident_meta("orders", 2, 90, 95, orders, broker)})
     for p in range(3):
-        state("clicks-trident", f"clicks@{p}", {8: client_trident_meta(20, 24 + p, clicks),
-                                               9: client_trident_meta(25 + p, 26 + p, clicks)})
+        state(
+            "clicks-trident",
+            f"clicks@{p}",
+            {8: client_trident_meta(20, 24 + p, clicks), 9: client_trident_meta(25 + p, 26 + p, clicks)},
+        )
     state("clicks-trident-broken", "clicks@0", {3: b'{"firstOffset":5,"topologyId":"clicks-trident-6-1763700400"}'})
     state("clicks-trident-broken", "clicks@1", {3: client_trident_meta(40, 44, clicks)})
     nodes[f"{TRIDENT_ROOT}/word-counts/user/counts/5"] = b"{}"  # a Trident state that is not a Kafka spout's
@@ -278,8 +319,9 @@ def _ledger(broker: str, now_ms: int) -> None:
     """ledger's transactions (LEDGER), from a transactional producer that exits with the last one open."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": broker, "transactional.id": "sandbox-ledger",
-                         "transaction.timeout.ms": LEDGER_TIMEOUT_MS})
+    producer = Producer(
+        {"bootstrap.servers": broker, "transactional.id": "sandbox-ledger", "transaction.timeout.ms": LEDGER_TIMEOUT_MS}
+    )
     producer.init_transactions(30)
     for n, (count, end) in enumerate(LEDGER):
         producer.begin_transaction()
@@ -329,20 +371,25 @@ def _fill_topics(admin, broker: str, new: list) -> None:
     transactions, and the records retention has deleted (DELETED)."""
     from confluent_kafka import Producer, TopicPartition
 
-    producer = Producer({"bootstrap.servers": broker, "linger.ms": 5,
-                         "max.in.flight.requests.per.connection": 1})  # in order, whatever the retries
+    producer = Producer(
+        {"bootstrap.servers": broker, "linger.ms": 5, "max.in.flight.requests.per.connection": 1}
+    )  # in order, whatever the retries
     now_ms = int(time.time() * 1000)
     _produce_messages(producer, new, now_ms)
     if "profiles" in {t.topic for t in new}:  # one more, past segment.ms: the broker rolls the segment the
-        producer.flush(30)                     # cleaner then compacts (it never touches the active one)
+        producer.flush(30)  # cleaner then compacts (it never touches the active one)
         time.sleep(0.2)
         producer.produce("profiles", key=b"key-0", value=b"profiles-0-latest", partition=0)
     if producer.flush(30):
         raise StoreUnavailable(f"the sandbox broker at {broker} did not take the seed's messages")
     if "ledger" in {t.topic for t in new}:
         _ledger(broker, now_ms)
-    deleted = [TopicPartition(t.topic, p, DELETED[t.topic]) for t in new if t.topic in DELETED
-               for p in range(TOPICS[t.topic][0])]
+    deleted = [
+        TopicPartition(t.topic, p, DELETED[t.topic])
+        for t in new
+        if t.topic in DELETED
+        for p in range(TOPICS[t.topic][0])
+    ]
     for future in admin.delete_records(deleted).values() if deleted else ():
         future.result(30)
 
@@ -357,12 +404,12 @@ def _produce_messages(producer, new: list, now_ms: int) -> None:
                 # CreateTime as the producer sets it (the broker keeps it): old messages where AGED says
                 aged = {"timestamp": now_ms - AGED[topic] + i * 60_000} if topic in AGED else {}
                 if (topic, p, i) == POISON[:3]:
-                    producer.produce(topic, key=b"order-1042", value=POISON[3], partition=p,
-                                     headers=[("trace-id", b"\x8f\x01\x02")])
+                    producer.produce(
+                        topic, key=b"order-1042", value=POISON[3], partition=p, headers=[("trace-id", b"\x8f\x01\x02")]
+                    )
                 else:
                     keyed = {"key": b"key-%d" % (i % KEYS[topic])} if topic in KEYS else {}
-                    producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p, **aged,
-                                     **keyed)
+                    producer.produce(topic, value=b"%s-%d-%d" % (topic.encode(), p, i), partition=p, **aged, **keyed)
 
 
 def _commit_groups(bootstrap: str, commits: dict) -> None:
@@ -374,8 +421,10 @@ def _commit_groups(bootstrap: str, commits: dict) -> None:
         for group, offsets in commits.items():
             refused = client.commit(group, [(t, p, o, m) for (t, p), (o, m) in offsets.items()])
             if refused:
-                raise StoreUnavailable(f"the sandbox broker at {bootstrap} refused the seed's commit to group {group}: "
-                                       f"{', '.join(sorted(set(refused.values())))}")
+                raise StoreUnavailable(
+                    f"the sandbox broker at {bootstrap} refused the seed's commit to group {group}: "
+                    f"{', '.join(sorted(set(refused.values())))}"
+                )
     finally:
         client.close()
 

@@ -64,8 +64,9 @@ def _by_partition(report: Report) -> dict[tuple[str | None, int | None], list[Fi
     return found
 
 
-def document(report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[str, Mapping[int, PartitionLog]]
-             ) -> tuple[dict[str, dict[str, dict]], list[str]]:
+def document(
+    report: Report, asked: Asked, profiles: Profiles, cluster: Mapping[str, Mapping[int, PartitionLog]]
+) -> tuple[dict[str, dict[str, dict]], list[str]]:
     """The monitor's JSON object for `asked`, and notes (stderr) on partitions it cannot answer for: those whose
     log end the broker did not give (the original fails the whole run on them; offctl leaves them out)."""
     name, thresholds = profiles.resolve(asked.key)
@@ -97,8 +98,15 @@ def _head(row: PartitionRow | None, plog: PartitionLog | None) -> int | None:
     """The partition's logHeadOffset, the lag's end; None where the broker gave no log end."""
     # the last stable offset for a spout that reads committed, as the Java consumer's seekToEnd puts a read_committed
     # consumer there; else the log end
-    return (row.lag_end if row is not None else None if plog is None
-            else plog.last_stable if plog.last_stable is not None else plog.log_end)
+    return (
+        row.lag_end
+        if row is not None
+        else None
+        if plog is None
+        else plog.last_stable
+        if plog.last_stable is not None
+        else plog.log_end
+    )
 
 
 def _committed(row: PartitionRow | None) -> int:
@@ -109,8 +117,15 @@ def _committed(row: PartitionRow | None) -> int:
 _Place = tuple[int | None, int, float | None, Resumption | None]  # resumeOffset, lag, timeLagSeconds, resumes
 
 
-def _resumption(row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool,
-                spout: SpoutProfile, time_lags: Mapping[Position, TimeLag]) -> _Place:
+def _resumption(
+    row: PartitionRow | None,
+    plog: PartitionLog | None,
+    head: int,
+    committed: int,
+    old: bool,
+    spout: SpoutProfile,
+    time_lags: Mapping[Position, TimeLag],
+) -> _Place:
     """Where the spout resumes, its lag and time lag, and how: the analysis's where it has one (inside the log: its
     lag; outside: where its out-of-range rule sends the spout), else where it starts. resumeOffset is inspect's
     `resumes_at` wherever the analysis has one: a lag may count from elsewhere (a stored offset that a restart would
@@ -124,8 +139,9 @@ def _resumption(row: PartitionRow | None, plog: PartitionLog | None, head: int, 
     return _start(row, plog, head, committed, old, spout)
 
 
-def _start(row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool,
-           spout: SpoutProfile) -> _Place:
+def _start(
+    row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool, spout: SpoutProfile
+) -> _Place:
     """Where a spout with no record starts instead (PartitionManager; KafkaSpout.doSeek), and its lag from there."""
     log_start = plog.log_start if plog else None
     start = configured_start(spout, log_start, head) if old else first_poll_start(spout, log_start, head)
@@ -137,15 +153,23 @@ def _start(row: PartitionRow | None, plog: PartitionLog | None, head: int, commi
     return resume, lag, None, Resumption.landing(outcome.lands, outcome.citation, None, None, None, resume)
 
 
-def _entry(head: int, committed: int, place: _Place, on: list[Finding], consumer_wide: list[Finding],
-           profile: str | None) -> dict:
+def _entry(
+    head: int, committed: int, place: _Place, on: list[Finding], consumer_wide: list[Finding], profile: str | None
+) -> dict:
     """One partition's object: the three keys Storm UI reads, offctl's, and why the lag is not the original's."""
     resume, lag, seconds, resumes = place
     original = head - committed
-    entry = {"consumerCommittedOffset": committed, "logHeadOffset": head, "lag": lag,
-             "timeLagSeconds": seconds, "findings": list(dict.fromkeys(f.code for f in on)), "profile": profile,
-             "resumeOffset": resume, "resumes": resumes.kind.value if resumes is not None else None,
-             "resumesCitation": resumes.citation_text() if resumes is not None else None}
+    entry = {
+        "consumerCommittedOffset": committed,
+        "logHeadOffset": head,
+        "lag": lag,
+        "timeLagSeconds": seconds,
+        "findings": list(dict.fromkeys(f.code for f in on)),
+        "profile": profile,
+        "resumeOffset": resume,
+        "resumes": resumes.kind.value if resumes is not None else None,
+        "resumesCitation": resumes.citation_text() if resumes is not None else None,
+    }
     if lag != original:
         entry["originalLag"] = original
         entry["why"] = _why(on, consumer_wide, committed, resume)
@@ -158,8 +182,10 @@ def _why(on: list[Finding], consumer_wide: list[Finding], committed: int, resume
     # (STALE_TOPOLOGY: EARLIEST/LATEST ignore a commit of a topology that is not running)
     why = on or (consumer_wide if committed >= 0 else [])
     return (why[0].message if why else None) or (
-        f"no committed offset: the spout starts at offset {resume}" if resume is not None else
-        "no committed offset, and where the spout starts is not known here")
+        f"no committed offset: the spout starts at offset {resume}"
+        if resume is not None
+        else "no committed offset, and where the spout starts is not known here"
+    )
 
 
 def render(doc: Mapping[str, Mapping[str, Mapping]]) -> str:

@@ -39,16 +39,21 @@ def _rank(status: str | None) -> int:
 
 # --- pages, bounds and order ------------------------------------------------------------------------------------
 
+
 def page(items: list[dict], limit: int, offset: int) -> dict[str, Any]:
     """One page of `items`: the items, how many in all, and the offset of the next page (None: the last)."""
     end = offset + limit
-    return {"items": items[offset:end], "total": len(items), "offset": offset,
-            "next_offset": end if end < len(items) else None}
+    return {
+        "items": items[offset:end],
+        "total": len(items),
+        "offset": offset,
+        "next_offset": end if end < len(items) else None,
+    }
 
 
 def few(lines: list[str], limit: int = MAX_ITEMS) -> list[str]:
     """At most `limit` lines of notes (the last one saying how many more there were): every answer is bounded."""
-    return lines if len(lines) <= limit else [*lines[:limit - 1], f"... and {len(lines) - limit + 1} more"]
+    return lines if len(lines) <= limit else [*lines[: limit - 1], f"... and {len(lines) - limit + 1} more"]
 
 
 def few_headers(partitions: list[dict]) -> list[dict]:
@@ -75,8 +80,10 @@ def worst_findings_first(findings: list[dict]) -> list[dict]:
 
 def _found(consumer: str, store: str | None) -> Callable[[Mapping[str, Any]], bool]:
     """Whether an object of a document (consumer, partition, finding) is this consumer's, in `store` if named."""
+
     def mine(d: Mapping[str, Any]) -> bool:
         return d["consumer"] == consumer and (store is None or d["store"] == store)
+
     return mine
 
 
@@ -86,6 +93,7 @@ def _later(*offsets: int | None) -> int | None:
 
 # --- the read tools ---------------------------------------------------------------------------------------------
 
+
 def fleet(context: str, report, status: str | None, limit: int, offset: int) -> dict[str, Any]:
     """`fleet`: the report's consumers worst first (at or above `status`), one page of them, and the fleet's summary."""
     doc = report_document(report)
@@ -94,18 +102,28 @@ def fleet(context: str, report, status: str | None, limit: int, offset: int) -> 
         consumers = [c for c in consumers if _rank(c["status"]) >= _rank(status)]
     got = page(consumers, limit, offset)
     codes = {code for c in got["items"] for code in c["finding_codes"]}
-    return {"context": context, "document_version": doc["document_version"],
-            "captured_at": doc["captured_at"], "summary": doc["summary"], "consumers": got["items"],
-            "total": got["total"], "offset": offset, "next_offset": got["next_offset"],
-            "hints": {k: v for k, v in doc["hints"].items() if k in codes},
-            "notes": few(doc["notes"]), "incomplete": few(doc["incomplete"]),
-            "checks_skipped": few(doc["checks_skipped"]),
-            "spout_settings": doc["spout_settings"], "processing_guarantee": doc["processing_guarantee"],
-            "offsets_retention": doc["offsets_retention"]}
+    return {
+        "context": context,
+        "document_version": doc["document_version"],
+        "captured_at": doc["captured_at"],
+        "summary": doc["summary"],
+        "consumers": got["items"],
+        "total": got["total"],
+        "offset": offset,
+        "next_offset": got["next_offset"],
+        "hints": {k: v for k, v in doc["hints"].items() if k in codes},
+        "notes": few(doc["notes"]),
+        "incomplete": few(doc["incomplete"]),
+        "checks_skipped": few(doc["checks_skipped"]),
+        "spout_settings": doc["spout_settings"],
+        "processing_guarantee": doc["processing_guarantee"],
+        "offsets_retention": doc["offsets_retention"],
+    }
 
 
-def consumer(context: str, report, name: str, store: str | None, limit: int, offset: int,
-             profile: tuple[str | None, Any]) -> dict[str, Any]:
+def consumer(
+    context: str, report, name: str, store: str | None, limit: int, offset: int, profile: tuple[str | None, Any]
+) -> dict[str, Any]:
     """`consumer`: one consumer of the report, its partitions and findings worst first (a page of each), and the
     `profile` that judges it (Profiles.resolve's answer: its name and thresholds)."""
     doc = report_document(report)
@@ -117,17 +135,26 @@ def consumer(context: str, report, name: str, store: str | None, limit: int, off
     partitions = page(worst_partitions_first([p for p in doc["partitions"] if mine(p)]), limit, offset)
     findings_page = page(worst_findings_first(findings), limit, offset)
     profile_name, thresholds = profile
-    return {"context": context, "document_version": doc["document_version"],
-            "captured_at": doc["captured_at"], "consumers": consumers,
-            "partitions": partitions["items"], "partitions_total": partitions["total"],
-            "findings": findings_page["items"], "findings_total": findings_page["total"],
-            "offset": offset, "next_offset": _later(partitions["next_offset"], findings_page["next_offset"]),
-            "hints": {k: v for k, v in doc["hints"].items() if any(f["code"] == k for f in findings)},
-            "profile": profile_name, "spout_settings": thresholds.spout.describe(),
-            "processing_guarantee": doc["processing_guarantee"],
-            "offsets_retention": doc["offsets_retention"],
-            "notes": few(doc["notes"]), "incomplete": few(doc["incomplete"]),
-            "checks_skipped": few(doc["checks_skipped"])}
+    return {
+        "context": context,
+        "document_version": doc["document_version"],
+        "captured_at": doc["captured_at"],
+        "consumers": consumers,
+        "partitions": partitions["items"],
+        "partitions_total": partitions["total"],
+        "findings": findings_page["items"],
+        "findings_total": findings_page["total"],
+        "offset": offset,
+        "next_offset": _later(partitions["next_offset"], findings_page["next_offset"]),
+        "hints": {k: v for k, v in doc["hints"].items() if any(f["code"] == k for f in findings)},
+        "profile": profile_name,
+        "spout_settings": thresholds.spout.describe(),
+        "processing_guarantee": doc["processing_guarantee"],
+        "offsets_retention": doc["offsets_retention"],
+        "notes": few(doc["notes"]),
+        "incomplete": few(doc["incomplete"]),
+        "checks_skipped": few(doc["checks_skipped"]),
+    }
 
 
 def peek(context: str, result, name: str, store: str | None, limit: int, offset: int) -> dict[str, Any]:
@@ -136,10 +163,18 @@ def peek(context: str, result, name: str, store: str | None, limit: int, offset:
     mine = _found(name, store)
     got = page(sorted((p for p in doc["partitions"] if mine(p)), key=lambda p: -(p["lag"] or 0)), limit, offset)
     not_found = few([f.message for f in result.report.findings if f.code == "CONSUMER_NOT_FOUND"])
-    return {"context": context, "captured_at": doc["captured_at"], "count": doc["count"],
-            "partitions": few_headers(got["items"]), "total": got["total"], "offset": offset,
-            "next_offset": got["next_offset"], "not_found": not_found if not doc["partitions"] else [],
-            "notes": few(doc["notes"]), "incomplete": few(doc["incomplete"])}
+    return {
+        "context": context,
+        "captured_at": doc["captured_at"],
+        "count": doc["count"],
+        "partitions": few_headers(got["items"]),
+        "total": got["total"],
+        "offset": offset,
+        "next_offset": got["next_offset"],
+        "not_found": not_found if not doc["partitions"] else [],
+        "notes": few(doc["notes"]),
+        "incomplete": few(doc["incomplete"]),
+    }
 
 
 def finding(entry) -> dict[str, Any]:
@@ -152,28 +187,48 @@ def catalogue(entries: Iterable) -> str:
     return dumps([finding(c) for c in entries])
 
 
-def settings(context: str, settings_doc: Mapping[str, Any], name: str | None = None,
-             profile: tuple[str | None, Any] | None = None) -> dict[str, Any]:
+def settings(
+    context: str,
+    settings_doc: Mapping[str, Any],
+    name: str | None = None,
+    profile: tuple[str | None, Any] | None = None,
+) -> dict[str, Any]:
     """`settings`: the context's settings document (`offctl config show -o json`'s, secrets masked); with a consumer
     `name`, the `profile` that judges it (Profiles.resolve's answer)."""
     doc: dict[str, Any] = {"context": context, **settings_doc}
     if name is not None:
         profile_name, thresholds = profile
-        doc["consumer"] = {"consumer": name, "profile": profile_name, "spout_settings": thresholds.spout.describe(),
-                           "topic": thresholds.expected_topic, "lag_threshold": thresholds.lag_threshold}
+        doc["consumer"] = {
+            "consumer": name,
+            "profile": profile_name,
+            "spout_settings": thresholds.spout.describe(),
+            "topic": thresholds.expected_topic,
+            "lag_threshold": thresholds.lag_threshold,
+        }
     return doc
 
 
 def contexts(default_context: str, allow_writes: bool, runs: Iterable) -> dict[str, Any]:
     """`contexts`: each run's context by name (`name`, `conn`) with the stores it reaches (never their addresses or
     credentials)."""
-    return {"default_context": default_context, "allow_writes": allow_writes,
-            "contexts": [{"name": r.name, "zookeeper": bool(r.conn.zk), "kafka": bool(r.conn.bootstrap_servers),
-                          "zk_roots": list(r.conn.zk_roots), "trident_roots": list(r.conn.trident_roots)}
-                         for r in runs]}
+    return {
+        "default_context": default_context,
+        "allow_writes": allow_writes,
+        "contexts": [
+            {
+                "name": r.name,
+                "zookeeper": bool(r.conn.zk),
+                "kafka": bool(r.conn.bootstrap_servers),
+                "zk_roots": list(r.conn.zk_roots),
+                "trident_roots": list(r.conn.trident_roots),
+            }
+            for r in runs
+        ],
+    }
 
 
 # --- the plan and apply tools -----------------------------------------------------------------------------------
+
 
 def _b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode()
@@ -181,33 +236,69 @@ def _b64(data: bytes | None) -> str | None:
 
 def seen_change(c) -> dict:
     """One change as a plan saw and planned it (offctl.faces.mcp.plans.Seen): before-values and what it writes."""
-    return {"where": c.where, "topic": c.topic, "partition": c.partition, "path": c.path,
-            "version": c.version, "before": c.before, "before_data": _b64(c.before_data),
-            "before_metadata": c.before_metadata, "had_commit": c.had_commit, "action": c.action,
-            "after": c.after, "after_data": _b64(c.after_data), "after_metadata": c.after_metadata}
+    return {
+        "where": c.where,
+        "topic": c.topic,
+        "partition": c.partition,
+        "path": c.path,
+        "version": c.version,
+        "before": c.before,
+        "before_data": _b64(c.before_data),
+        "before_metadata": c.before_metadata,
+        "had_commit": c.had_commit,
+        "action": c.action,
+        "after": c.after,
+        "after_data": _b64(c.after_data),
+        "after_metadata": c.after_metadata,
+    }
 
 
 def plan_state(s) -> dict:
     """One consumer's plan as bound (offctl.faces.mcp.plans.State)."""
-    return {"consumer": s.consumer, "changes": [seen_change(c) for c in s.changes],
-            "guards": [{"guard": g, "status": st} for g, st in s.guards],
-            "group_had_commits": s.group_had_commits}
+    return {
+        "consumer": s.consumer,
+        "changes": [seen_change(c) for c in s.changes],
+        "guards": [{"guard": g, "status": st} for g, st in s.guards],
+        "group_had_commits": s.group_had_commits,
+    }
 
 
 def stored_plan(p) -> dict:
     """A plan tool's answer (offctl.faces.mcp.plans.StoredPlan): its id, lifetime, dry run, text and state."""
-    return {"plan_id": p.id, "kind": p.kind, "context": p.context, "request": p.request,
-            "created": iso_ms(int(p.created * 1000)), "expires": iso_ms(int(p.expires * 1000)),
-            "plan": p.document, "text": p.text, "refused": list(p.refused), "writes": p.writes,
-            "state": [plan_state(s) for s in p.state], "command": p.command}
+    return {
+        "plan_id": p.id,
+        "kind": p.kind,
+        "context": p.context,
+        "request": p.request,
+        "created": iso_ms(int(p.created * 1000)),
+        "expires": iso_ms(int(p.expires * 1000)),
+        "plan": p.document,
+        "text": p.text,
+        "refused": list(p.refused),
+        "writes": p.writes,
+        "state": [plan_state(s) for s in p.state],
+        "command": p.command,
+    }
 
 
 def apply_result(r) -> dict:
     """`apply`'s answer (offctl.faces.mcp.plans.ApplyResult)."""
-    return {"plan_id": r.plan_id, "status": r.status, "reason": r.reason, "written": r.written,
-            "backup": r.backup, "audit_log": r.audit_log, "audit": list(r.audit), "undo": r.undo,
-            "verified": r.verified, "problems": list(r.problems), "notes": list(r.notes),
-            "lines": list(r.lines), "command": r.command, "result": r.document}
+    return {
+        "plan_id": r.plan_id,
+        "status": r.status,
+        "reason": r.reason,
+        "written": r.written,
+        "backup": r.backup,
+        "audit_log": r.audit_log,
+        "audit": list(r.audit),
+        "undo": r.undo,
+        "verified": r.verified,
+        "problems": list(r.problems),
+        "notes": list(r.notes),
+        "lines": list(r.lines),
+        "command": r.command,
+        "result": r.document,
+    }
 
 
 def plan_document(outcomes: Sequence) -> dict:
@@ -227,8 +318,12 @@ def plan_text(plans: Sequence, conn: Connection, plan_id: str | None = None, exp
         write_plan(plan, console)
     text = out.getvalue().rstrip("\n")
     if plans and any(p.writes for p in plans):
-        question = confirm_question([p for p in plans if p.writes], conn.zk, conn.bootstrap_servers,
-                                    sandbox=is_sandbox(conn.zk, conn.bootstrap_servers))
+        question = confirm_question(
+            [p for p in plans if p.writes],
+            conn.zk,
+            conn.bootstrap_servers,
+            sandbox=is_sandbox(conn.zk, conn.bootstrap_servers),
+        )
         text += f"\n{question}"
     if plan_id is not None and expires is not None:
         text += f"\n(plan {plan_id}, valid until {iso_ms(int(expires * 1000))})"

@@ -21,25 +21,47 @@ from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, WARN 1, STALL 2, STOP 3, REWIND 4
 PARTITION_LABELS = ("store", "consumer", "zk_root", "topic", "partition", "topology")
 CONSUMER_LABELS = ("store", "consumer", "zk_root")
-PARTITION_FAMILIES = tuple((f"offctl_partition_{name}", doc) for name, doc in (
-    ("committed_offset", "The stored offset (Trident: the offset its state resumes from)"),
-    ("log_start_offset", "The partition's log start offset"),
-    ("log_end_offset", "The partition's log end offset (high watermark)"),
-    ("lag", "Log end (the last stable offset, where the spout reads committed) minus the offset the spout will "
+PARTITION_FAMILIES = tuple(
+    (f"offctl_partition_{name}", doc)
+    for name, doc in (
+        ("committed_offset", "The stored offset (Trident: the offset its state resumes from)"),
+        ("log_start_offset", "The partition's log start offset"),
+        ("log_end_offset", "The partition's log end offset (high watermark)"),
+        (
+            "lag",
+            "Log end (the last stable offset, where the spout reads committed) minus the offset the spout will "
             "resume from (the stored one, or where its start-up rule puts it when it does not use it), when inside "
-            "the log"),
-    ("time_lag_seconds", "Seconds the message the spout resumes at has waited: from its timestamp, or "
-                         "estimated (offctl_partition_time_lag_source)"),
-    ("time_lag_source", "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
-                        "2 estimated from the log end's growth"),
-    ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"),
-    ("retention_headroom_seconds", "Seconds until the broker may delete the message the spout resumes at "
-                                   "(its timestamp plus retention.ms; negative: past), where known"),
-    ("commit_expiry_seconds", "storm-kafka-client groups: seconds before the broker may delete the commit "
-                              "(offsets.retention.minutes after the last commit, estimated from below; "
-                              "negative once past)"),
-    ("last_stable_offset", "The partition's last stable offset, where the spout reads committed "
-                           "(--isolation-level read_committed): its lag counts to it")))
+            "the log",
+        ),
+        (
+            "time_lag_seconds",
+            "Seconds the message the spout resumes at has waited: from its timestamp, or "
+            "estimated (offctl_partition_time_lag_source)",
+        ),
+        (
+            "time_lag_source",
+            "Where the time lag comes from: 0 the message's timestamp, 1 caught up (lag 0), "
+            "2 estimated from the log end's growth",
+        ),
+        ("status", "History status: 0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND"),
+        (
+            "retention_headroom_seconds",
+            "Seconds until the broker may delete the message the spout resumes at "
+            "(its timestamp plus retention.ms; negative: past), where known",
+        ),
+        (
+            "commit_expiry_seconds",
+            "storm-kafka-client groups: seconds before the broker may delete the commit "
+            "(offsets.retention.minutes after the last commit, estimated from below; "
+            "negative once past)",
+        ),
+        (
+            "last_stable_offset",
+            "The partition's last stable offset, where the spout reads committed "
+            "(--isolation-level read_committed): its lag counts to it",
+        ),
+    )
+)
 
 
 @dataclass
@@ -67,20 +89,33 @@ def families(cycle: Cycle | None, health: Health, partition_metrics: bool = True
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
     errors, success, duration = health.read_errors, health.last_success_s, health.last_duration_s
-    yield _gauge(GaugeMetricFamily, "offctl_up", "1 when the last cycle read every store, else 0",
-                 [([], 0.0 if health.last_error or success is None else 1.0)])
+    yield _gauge(
+        GaugeMetricFamily,
+        "offctl_up",
+        "1 when the last cycle read every store, else 0",
+        [([], 0.0 if health.last_error or success is None else 1.0)],
+    )
     yield CounterMetricFamily("offctl_cycles_total", "Inspection cycles run", value=health.cycles)
-    errors_family = CounterMetricFamily("offctl_read_errors_total", "Cycles that could not read a store",
-                                        labels=["store"])
+    errors_family = CounterMetricFamily(
+        "offctl_read_errors_total", "Cycles that could not read a store", labels=["store"]
+    )
     for store in ("zookeeper", "kafka", "other"):
         errors_family.add_metric([store], errors.get(store, 0))
     yield errors_family
     if duration is not None:
-        yield _gauge(GaugeMetricFamily, "offctl_read_duration_seconds",
-                     "Time the last cycle took to read and analyze", [([], duration)])
+        yield _gauge(
+            GaugeMetricFamily,
+            "offctl_read_duration_seconds",
+            "Time the last cycle took to read and analyze",
+            [([], duration)],
+        )
     if success is not None:
-        yield _gauge(GaugeMetricFamily, "offctl_last_success_timestamp_seconds",
-                     "When the last cycle that read everything captured it", [([], success)])
+        yield _gauge(
+            GaugeMetricFamily,
+            "offctl_last_success_timestamp_seconds",
+            "When the last cycle that read everything captured it",
+            [([], success)],
+        )
     if cycle is None:
         return
     report, at = cycle.report, cycle.report.captured_ms / 1000
@@ -100,28 +135,45 @@ def _partitions(gauge, cycle: Cycle, at: float) -> Iterator:
         family.samples = _samples(name, rows, column, at)
         yield family
 
+
 def _consumers(gauge, report: Report, cycle: Cycle, at: float) -> Iterator:
     total = gauge("offctl_consumer_lag_total", "Sum of the consumer's partition lags", labels=list(CONSUMER_LABELS))
     worst = gauge("offctl_consumer_lag_max", "The consumer's largest partition lag", labels=list(CONSUMER_LABELS))
-    status = gauge("offctl_consumer_status", "Worst history status of its partitions: 0 OK ... 4 REWIND",
-                   labels=list(CONSUMER_LABELS))
-    time_lag = gauge("offctl_consumer_time_lag_max_seconds", "The consumer's largest partition time lag",
-                     labels=list(CONSUMER_LABELS))
-    time_lag_source = gauge("offctl_consumer_time_lag_max_source", "Where that largest time lag comes from: "
-                            "0 a message's timestamp, 1 caught up, 2 estimated", labels=list(CONSUMER_LABELS))
-    headroom_min = gauge("offctl_consumer_retention_headroom_min_seconds", "The consumer's smallest partition "
-                         "retention headroom: seconds until the broker may delete a message it resumes at",
-                         labels=list(CONSUMER_LABELS))
-    findings = gauge("offctl_consumer_findings", "Findings of the consumer, by code and severity",
-                     labels=[*CONSUMER_LABELS, "code", "severity"])
+    status = gauge(
+        "offctl_consumer_status",
+        "Worst history status of its partitions: 0 OK ... 4 REWIND",
+        labels=list(CONSUMER_LABELS),
+    )
+    time_lag = gauge(
+        "offctl_consumer_time_lag_max_seconds",
+        "The consumer's largest partition time lag",
+        labels=list(CONSUMER_LABELS),
+    )
+    time_lag_source = gauge(
+        "offctl_consumer_time_lag_max_source",
+        "Where that largest time lag comes from: 0 a message's timestamp, 1 caught up, 2 estimated",
+        labels=list(CONSUMER_LABELS),
+    )
+    headroom_min = gauge(
+        "offctl_consumer_retention_headroom_min_seconds",
+        "The consumer's smallest partition "
+        "retention headroom: seconds until the broker may delete a message it resumes at",
+        labels=list(CONSUMER_LABELS),
+    )
+    findings = gauge(
+        "offctl_consumer_findings",
+        "Findings of the consumer, by code and severity",
+        labels=[*CONSUMER_LABELS, "code", "severity"],
+    )
     worst_status: dict[ConsumerKey, int] = {}
     for row in report.rows:
         s, _ = cycle.statuses.get(row.partition_key, (None, None))
         if s is not None:
             k = row.record.key
             worst_status[k] = max(worst_status.get(k, 0), STATUS_CODES[s])
-    maxima = consumer_maxima(report.rows, (cycle.statuses.get(row.partition_key, (None, NO_LAG))[1]
-                                           for row in report.rows))
+    maxima = consumer_maxima(
+        report.rows, (cycle.statuses.get(row.partition_key, (None, NO_LAG))[1] for row in report.rows)
+    )
     minima = consumer_minima(report.rows, report.headrooms) if report.headrooms else {}
     for c in report.consumers:
         labels = _labels(c.key)
@@ -144,7 +196,6 @@ def _consumers(gauge, report: Report, cycle: Cycle, at: float) -> Iterator:
     yield from (total, worst, status, time_lag, time_lag_source, headroom_min, findings)
 
 
-
 def _labels(key: ConsumerKey) -> list[str]:
     return [key.store, key.consumer, key.zk_root or ""]
 
@@ -159,17 +210,38 @@ def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
         r = row.record
         expiry = expiries.get(row.partition_key)
         room = headroom(row, rooms) if rooms else None
-        key = (r.key.store, r.key.consumer, r.key.zk_root or "", row.topic or "", str(r.partition),
-               r.topology_name or "")
+        key = (
+            r.key.store,
+            r.key.consumer,
+            r.key.zk_root or "",
+            row.topic or "",
+            str(r.partition),
+            r.topology_name or "",
+        )
         # One label dict per partition, shared by its samples (the writer only reads them): what
         # add_metric does, without a dict per sample.
         labels = dict(zip(PARTITION_LABELS, key))
         status, time_lag = statuses.get(row.partition_key, (None, NO_LAG))
-        rows.append((labels, tuple(None if v is None else float(v) for v in (
-            r.committed, row.log_start, row.log_end, row.lag, time_lag.seconds,
-            SOURCE_CODES.get(time_lag.source), STATUS_CODES.get(status) if status else None,
-            room.seconds if room is not None else None, expiry.headroom_s if expiry is not None else None,
-            row.last_stable))))
+        rows.append(
+            (
+                labels,
+                tuple(
+                    None if v is None else float(v)
+                    for v in (
+                        r.committed,
+                        row.log_start,
+                        row.log_end,
+                        row.lag,
+                        time_lag.seconds,
+                        SOURCE_CODES.get(time_lag.source),
+                        STATUS_CODES.get(status) if status else None,
+                        room.seconds if room is not None else None,
+                        expiry.headroom_s if expiry is not None else None,
+                        row.last_stable,
+                    )
+                ),
+            )
+        )
     return rows
 
 

@@ -36,11 +36,36 @@ from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 
-PARTITION_FIELDS = ("store", "consumer", "zk_root", "topic", "partition", "committed", "log_start", "log_end",
-                    "lag", "status", "topology_id", "topology_name", "path", "version", "modified", "broker",
-                    "record_topic", "used", "time_lag_s", "time_lag_source", "retention_headroom_s",
-                    "retention_source", "commit_expiry_s", "commit_expiry_source", "last_stable_offset", "resumes_at", "resumes",
-                    "resumes_citation")
+PARTITION_FIELDS = (
+    "store",
+    "consumer",
+    "zk_root",
+    "topic",
+    "partition",
+    "committed",
+    "log_start",
+    "log_end",
+    "lag",
+    "status",
+    "topology_id",
+    "topology_name",
+    "path",
+    "version",
+    "modified",
+    "broker",
+    "record_topic",
+    "used",
+    "time_lag_s",
+    "time_lag_source",
+    "retention_headroom_s",
+    "retention_source",
+    "commit_expiry_s",
+    "commit_expiry_source",
+    "last_stable_offset",
+    "resumes_at",
+    "resumes",
+    "resumes_citation",
+)
 
 
 def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom | None = None) -> dict:
@@ -51,13 +76,26 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
     r = row.record
     k = r.key  # its fields() spelled out here and in finding_dict: 300,000 calls in a broken fleet of 100,000
     d = {
-        "store": k.store, "consumer": k.consumer, "zk_root": k.zk_root,
-        "topic": row.topic, "partition": r.partition, "committed": r.committed,
-        "log_start": row.log_start, "log_end": row.log_end, "last_stable_offset": row.last_stable, "lag": row.lag,
+        "store": k.store,
+        "consumer": k.consumer,
+        "zk_root": k.zk_root,
+        "topic": row.topic,
+        "partition": r.partition,
+        "committed": r.committed,
+        "log_start": row.log_start,
+        "log_end": row.log_end,
+        "last_stable_offset": row.last_stable,
+        "lag": row.lag,
         "status": row.status.label if row.status else "ok",
-        "topology_id": r.topology_id, "topology_name": r.topology_name, "path": r.path,
-        "version": r.version, "modified": iso_ms(r.modified_ms), "broker": r.broker,
-        "record_topic": r.topic, "used": r.malformed is None, **resumes_fields(row.resumes),
+        "topology_id": r.topology_id,
+        "topology_name": r.topology_name,
+        "path": r.path,
+        "version": r.version,
+        "modified": iso_ms(r.modified_ms),
+        "broker": r.broker,
+        "record_topic": r.topic,
+        "used": r.malformed is None,
+        **resumes_fields(row.resumes),
     }
     if lag is not None:
         d["time_lag_s"], d["time_lag_source"] = lag.seconds, lag.source
@@ -106,8 +144,17 @@ def finding_dict(f: Finding) -> dict:
     """A finding in the JSON document. Its `hint` only where it is not its code's (those are in `hints`, once
     per code): an all-broken fleet of 100,000 partitions otherwise repeats them 200,000 times, 43 MB."""
     k = f.key
-    d = {"code": f.code, "severity": f.severity.label, "store": k.store, "consumer": k.consumer,
-         "zk_root": k.zk_root, "topic": f.topic, "partition": f.partition, "path": f.path, "message": f.message}
+    d = {
+        "code": f.code,
+        "severity": f.severity.label,
+        "store": k.store,
+        "consumer": k.consumer,
+        "zk_root": k.zk_root,
+        "topic": f.topic,
+        "partition": f.partition,
+        "path": f.path,
+        "message": f.message,
+    }
     if f.hint != CATALOGUE[f.code].hint:
         d["hint"] = f.hint
     if f.resumes is not None:  # MISSING_PARTITION: where the spout starts the partition it names
@@ -121,12 +168,21 @@ def hints_dict(codes: Iterable[str]) -> dict[str, str]:
 
 
 def consumer_dict(c: ConsumerSummary) -> dict:
-    return {**c.key.fields(), "topics": list(c.topics), "partitions": c.partitions,
-            "total_lag": c.total_lag, "max_lag": c.max_lag, "status": c.worst.label if c.worst else "ok",
-            "finding_codes": list(c.finding_codes),
-            "findings": dict(zip(("error", "warning", "info"), c.by_severity)),
-            "group_state": c.group_state, "members": c.members, "group_type": c.group_type,
-            "group_protocol": c.group_protocol, "profile": c.profile}
+    return {
+        **c.key.fields(),
+        "topics": list(c.topics),
+        "partitions": c.partitions,
+        "total_lag": c.total_lag,
+        "max_lag": c.max_lag,
+        "status": c.worst.label if c.worst else "ok",
+        "finding_codes": list(c.finding_codes),
+        "findings": dict(zip(("error", "warning", "info"), c.by_severity)),
+        "group_state": c.group_state,
+        "members": c.members,
+        "group_type": c.group_type,
+        "group_protocol": c.group_protocol,
+        "profile": c.profile,
+    }
 
 
 def consumer_dicts(report: Report, lags: list[TimeLag]) -> list[dict]:
@@ -134,8 +190,14 @@ def consumer_dicts(report: Report, lags: list[TimeLag]) -> list[dict]:
     their order) and its smallest retention headroom."""
     maxima = consumer_maxima(report.rows, lags)
     minima = consumer_minima(report.rows, report.headrooms)
-    return [{**consumer_dict(c), "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
-             "min_retention_headroom_s": minima.get(c.key)} for c in report.consumers]
+    return [
+        {
+            **consumer_dict(c),
+            "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
+            "min_retention_headroom_s": minima.get(c.key),
+        }
+        for c in report.consumers
+    ]
 
 
 def summary_dict(report: Report) -> dict:
@@ -179,8 +241,15 @@ def commits_dict(said) -> dict | None:
     """What the storm-kafka-client groups' commits mean (behaviour.CommitBehaviour); None without such groups."""
     if said is None:
         return None
-    return {"guarantee": said.guarantee, "committed_offset": said.committed, "commits": said.commits,
-            "lag": said.lag, "restart": said.restart, "out_of_range": said.out_of_range, "sources": list(said.sources)}
+    return {
+        "guarantee": said.guarantee,
+        "committed_offset": said.committed,
+        "commits": said.commits,
+        "lag": said.lag,
+        "restart": said.restart,
+        "out_of_range": said.out_of_range,
+        "sources": list(said.sources),
+    }
 
 
 def dumps(doc: object) -> str:
@@ -293,8 +362,15 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         label, style = _status(c.worst)
         # the count is of findings of the worst severity only, so "error (2)" means two errors
         n = dict(zip((Severity.ERROR, Severity.WARNING, Severity.INFO), c.by_severity)).get(c.worst, 0)
-        consumers.add_row(str(c.key), ",".join(c.topics), _n(c.partitions), _n(c.total_lag), _n(c.max_lag),
-                          time_lag_text(maxima.get(c.key)), Text(f"{label} ({n})" if n else label, style=style))
+        consumers.add_row(
+            str(c.key),
+            ",".join(c.topics),
+            _n(c.partitions),
+            _n(c.total_lag),
+            _n(c.max_lag),
+            time_lag_text(maxima.get(c.key)),
+            Text(f"{label} ({n})" if n else label, style=style),
+        )
     console.print(consumers)
 
     if per_partition and report.rows:
@@ -307,26 +383,43 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         for row, lag in zip(report.rows, lags):
             r = row.record
             label, style = _status(row.status)
-            end = _n(row.log_end) if row.last_stable in (None, row.log_end) else \
-                f"{_n(row.log_end)} (stable {_n(row.last_stable)})"  # the lag counts to the last stable offset
-            parts.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), _n(row.log_start),
-                          end, _n(row.lag), time_lag_text(lag),
-                          headroom_text(headroom(row, report.headrooms)), Text(label, style=style))
+            end = (
+                _n(row.log_end)
+                if row.last_stable in (None, row.log_end)
+                else f"{_n(row.log_end)} (stable {_n(row.last_stable)})"
+            )  # the lag counts to the last stable offset
+            parts.add_row(
+                str(r.key),
+                row.topic or "?",
+                str(r.partition),
+                _n(r.committed),
+                _n(row.log_start),
+                end,
+                _n(row.lag),
+                time_lag_text(lag),
+                headroom_text(headroom(row, report.headrooms)),
+                Text(label, style=style),
+            )
         console.print(parts)
 
     if report.findings:
         _write_findings(report.findings, console)
     s = summary_dict(report)
     counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
-    console.print(f"{_plural(s['consumers'], 'consumer')}, {_plural(s['partitions'], 'partition')}, total lag "
-                  f"{s['total_lag']:,}; findings: {counts}")
+    console.print(
+        f"{_plural(s['consumers'], 'consumer')}, {_plural(s['partitions'], 'partition')}, total lag "
+        f"{s['total_lag']:,}; findings: {counts}"
+    )
     if report.spout_settings:
-        console.print(f"Findings assume {report.spout_settings} (see --storm-kafka-release and the other spout "
-                      f"settings)", style="dim")
+        console.print(
+            f"Findings assume {report.spout_settings} (see --storm-kafka-release and the other spout settings)",
+            style="dim",
+        )
     said = commits_dict(report.commits)
     if said:
-        console.print(f"storm-kafka-client groups under {said['guarantee']} "
-                      f"({', '.join(said['sources'])}):", style="dim")
+        console.print(
+            f"storm-kafka-client groups under {said['guarantee']} ({', '.join(said['sources'])}):", style="dim"
+        )
         for key in ("committed_offset", "commits", "lag", "restart", "out_of_range"):
             console.print(f"  {key.replace('_', ' ')}: {said[key]}", style="dim")
 
@@ -358,8 +451,9 @@ def table_console(out: IO[str]) -> Console:
     return Console(file=out, markup=False, highlight=False, width=None if probe.is_terminal else 160)
 
 
-def write_report(report: Report, fmt: str, out: IO[str], console: Console | None = None, *,
-                 per_partition: bool = False) -> None:
+def write_report(
+    report: Report, fmt: str, out: IO[str], console: Console | None = None, *, per_partition: bool = False
+) -> None:
     if fmt == "json":
         write_json(report, out)
     elif fmt == "csv":
@@ -384,9 +478,19 @@ def write_notes(report: Report, err: Console) -> None:
 def change_dict(c: Change) -> dict:
     """A change's row in the plans' JSON (`--output json` of reset, restore, migrate, delete and audit --repair,
     and the MCP plan answers), before its undone_by and cost keys."""
-    return {"topic": c.topic, "partition": c.partition, "path": c.path, "before": c.before, "after": c.after,
-            "delta": c.delta, "action": c.action, "reasons": list(c.reasons), "new_record": c.new_record,
-            "left_out": c.left_out, "batch": c.batch}
+    return {
+        "topic": c.topic,
+        "partition": c.partition,
+        "path": c.path,
+        "before": c.before,
+        "after": c.after,
+        "delta": c.delta,
+        "action": c.action,
+        "reasons": list(c.reasons),
+        "new_record": c.new_record,
+        "left_out": c.left_out,
+        "batch": c.batch,
+    }
 
 
 COST_FIELDS = ("direction", "messages", "messages_up_to", "first_timestamp", "last_timestamp", "span", "cost")
@@ -396,22 +500,36 @@ def cost_dict(cost: ChangeCost | None) -> dict:
     """A change's cost, beside its change_dict: every key null for a change that is not written."""
     if cost is None:
         return dict.fromkeys(COST_FIELDS)
-    return {"direction": cost.direction, "messages": cost.messages, "messages_up_to": cost.up_to,
-            "first_timestamp": iso_ms(cost.first_ms), "last_timestamp": iso_ms(cost.last_ms), "span": cost.span,
-            "cost": describe(cost)}
+    return {
+        "direction": cost.direction,
+        "messages": cost.messages,
+        "messages_up_to": cost.up_to,
+        "first_timestamp": iso_ms(cost.first_ms),
+        "last_timestamp": iso_ms(cost.last_ms),
+        "span": cost.span,
+        "cost": describe(cost),
+    }
 
 
 def _sum_dict(s: CostSum) -> dict:
-    return {"partitions": s.partitions, "messages": s.messages, "messages_up_to": s.up_to,
-            "first_timestamp": iso_ms(s.first_ms), "last_timestamp": iso_ms(s.last_ms), "spans_unknown": s.spans_unknown}
+    return {
+        "partitions": s.partitions,
+        "messages": s.messages,
+        "messages_up_to": s.up_to,
+        "first_timestamp": iso_ms(s.first_ms),
+        "last_timestamp": iso_ms(s.last_ms),
+        "spans_unknown": s.spans_unknown,
+    }
 
 
 def plan_cost_dict(cost: PlanCost | None) -> dict | None:
     """A consumer's cost summed per direction, and the partitions with no previous position."""
     if cost is None:
         return None
-    return {**{s.direction: _sum_dict(s) for s in (cost.replay, cost.skip)},
-            "no_previous_position": cost.no_previous_position}
+    return {
+        **{s.direction: _sum_dict(s) for s in (cost.replay, cost.skip)},
+        "no_previous_position": cost.no_previous_position,
+    }
 
 
 def outcome_document(outcome) -> dict:
@@ -428,13 +546,20 @@ def outcome_document(outcome) -> dict:
         "mode": "execute" if outcome.executed or outcome.declined else "dry-run",
         "executed": outcome.executed,
         "declined": outcome.declined,
-        "changes": [{**change_dict(c), "undone_by": plan.undone_by(c), **cost_dict(cost)}
-                    for c, cost in zip(plan.changes, costs, strict=True)],
+        "changes": [
+            {**change_dict(c), "undone_by": plan.undone_by(c), **cost_dict(cost)}
+            for c, cost in zip(plan.changes, costs, strict=True)
+        ],
         "cost": plan_cost_dict(plan.cost),
         "guards": [{"guard": g.guard, "status": g.status, "message": g.message} for g in plan.guards],
         "warnings": list(plan.warnings),
-        "summary": {"write": actions[WRITE], "unchanged": actions[UNCHANGED], "skip": actions[SKIP],
-                    "delete": actions[DELETE], "left_out": len(plan.left_out)},
+        "summary": {
+            "write": actions[WRITE],
+            "unchanged": actions[UNCHANGED],
+            "skip": actions[SKIP],
+            "delete": actions[DELETE],
+            "left_out": len(plan.left_out),
+        },
         "backup": str(outcome.backup) if outcome.backup else None,
         "verified": outcome.verified,
         "problems": list(outcome.problems),
@@ -503,8 +628,16 @@ def write_plan(plan, console: Console) -> None:
         delta = "-" if c.delta is None else f"{c.delta:+,}"
         cost = [describe(costs[i]) if costs[i] else ""] if costs else []
         action = "create" if c.new_record else c.action  # a write that creates the node (JSON: new_record)
-        table.add_row(c.topic or "?", str(c.partition), _n(c.before), _n(c.after), delta,
-                      Text(action, style=_ACTION_STYLE[action]), "; ".join(c.reasons), *cost)
+        table.add_row(
+            c.topic or "?",
+            str(c.partition),
+            _n(c.before),
+            _n(c.after),
+            delta,
+            Text(action, style=_ACTION_STYLE[action]),
+            "; ".join(c.reasons),
+            *cost,
+        )
     console.print(table)
     if plan.cost is not None and plan.writes:
         for line in cost_lines(plan.cost):
@@ -548,10 +681,14 @@ def _nothing_to_change(plan) -> list[str]:
     """Why a plan that writes nothing wrote nothing: partitions left out, or every one already where it goes."""
     if plan.left_out:
         if plan.operation == "restore":
-            return [f"nothing was written: {len(plan.left_out)} partition(s) cannot be undone (see 'why'; exit 7); "
-                    f"the others are already as before the write"]
-        return [f"nothing to change: {len(plan.left_out)} asked-for partition(s) left out (see 'why'), "
-                f"nothing was written (exit 7)"]
+            return [
+                f"nothing was written: {len(plan.left_out)} partition(s) cannot be undone (see 'why'; exit 7); "
+                f"the others are already as before the write"
+            ]
+        return [
+            f"nothing to change: {len(plan.left_out)} asked-for partition(s) left out (see 'why'), "
+            f"nothing was written (exit 7)"
+        ]
     if plan.operation == "restore":  # a write cut off before it landed, or a restore run again
         return ["nothing to change: every partition holds its before-image already; nothing was written"]
     return ["nothing to change: every selected partition is already there or skipped"]
@@ -561,13 +698,20 @@ def _written_lines(outcome) -> list[str]:
     """What a write did: what it wrote, its backup and undo line (with the undo's cost), audit log, read-back."""
     plan = outcome.plan
     n = len(plan.writes)
-    done = (f"deleted {n} record(s) of {plan.key}" if plan.operation == "delete" else
-            f"deleted {plan.key} and its {n} commit(s)" if plan.key.store == KAFKA and plan.writes[0].delete else
-            f"wrote {n} partition(s) of {plan.key}")
+    done = (
+        f"deleted {n} record(s) of {plan.key}"
+        if plan.operation == "delete"
+        else f"deleted {plan.key} and its {n} commit(s)"
+        if plan.key.store == KAFKA and plan.writes[0].delete
+        else f"wrote {n} partition(s) of {plan.key}"
+    )
     undo = undo_cost(plan)
     cost = f"  # {'; '.join(cost_lines(undo, at_least_once=False))}" if undo else ""
-    lines = [done, f"backup: {outcome.backup}",
-             f"undo with: {outcome.undo or f'offctl restore {outcome.backup} --execute'}{cost}"]
+    lines = [
+        done,
+        f"backup: {outcome.backup}",
+        f"undo with: {outcome.undo or f'offctl restore {outcome.backup} --execute'}{cost}",
+    ]
     if outcome.audit_log:
         lines.append(f"audit log: {outcome.audit_log}")
     return lines + (["verified: read back as planned"] if outcome.verified else [])
@@ -575,13 +719,20 @@ def _written_lines(outcome) -> list[str]:
 
 def outcome_errors(outcome) -> list[str]:
     """What went wrong, for stderr whatever the output format."""
-    return ([f"{outcome.plan.key}: {outcome.error}"] if outcome.error else []) + (
-            ["not confirmed: nothing was written"] if outcome.declined else []) + (
+    return (
+        ([f"{outcome.plan.key}: {outcome.error}"] if outcome.error else [])
+        + (["not confirmed: nothing was written"] if outcome.declined else [])
+        + (
             [f"refused by {g.guard}: {g.message}" for g in outcome.plan.refused]
             + [f"verification failed: {p}" for p in outcome.problems[:10]]
-            + ([f"verification failed on {len(outcome.problems) - 10} more partition(s)"]
-               if len(outcome.problems) > 10 else [])
-            + list(outcome.notes))
+            + (
+                [f"verification failed on {len(outcome.problems) - 10} more partition(s)"]
+                if len(outcome.problems) > 10
+                else []
+            )
+            + list(outcome.notes)
+        )
+    )
 
 
 def write_outcome(outcome, fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False) -> None:
@@ -667,18 +818,26 @@ def write_audit_summary(result, console: Console, *, startup_s: float | None = N
     """The audit for people, on stderr: totals, findings by code, worst consumers, lag by topic, history."""
     s = result.summary()
     counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
-    console.print(f"audit of {s['consumers']:,} consumers, {s['partitions']:,} partitions, captured "
-                  f"{iso_ms(result.captured_ms)}: total lag {s['total_lag']:,}; findings: {counts}", style="bold")
+    console.print(
+        f"audit of {s['consumers']:,} consumers, {s['partitions']:,} partitions, captured "
+        f"{iso_ms(result.captured_ms)}: total lag {s['total_lag']:,}; findings: {counts}",
+        style="bold",
+    )
     if s["by_code"]:
         console.print(_codes_table(s["by_code"]))
     if result.worst:
         console.print(_worst_table(result.worst))
     if result.top_topics and any(t["total_lag"] for t in result.top_topics):
         console.print(_top_topics_table(result.top_topics))
-    figures = [_extreme_text(name, extreme) for name, extreme in (
-        ("largest time lag", result.tally.max_time_lag), ("smallest retention headroom",
-                                                          result.tally.min_retention_headroom),
-        ("soonest commit expiry", result.tally.min_commit_expiry)) if extreme is not None]
+    figures = [
+        _extreme_text(name, extreme)
+        for name, extreme in (
+            ("largest time lag", result.tally.max_time_lag),
+            ("smallest retention headroom", result.tally.min_retention_headroom),
+            ("soonest commit expiry", result.tally.min_commit_expiry),
+        )
+        if extreme is not None
+    ]
     if figures:
         console.print("; ".join(figures), soft_wrap=True)
     _write_audit_outputs(result, console, startup_s)
@@ -709,8 +868,15 @@ def _worst_table(worst: list[dict]) -> Table:
     for c in worst:
         sev = Severity.parse(c["status"]) if c["status"] != "ok" else None
         label, style = _status(sev)
-        table.add_row(consumer_label(c), ",".join(c["topics"]), _n(c["partitions"]), _n(c["total_lag"]),
-                      _n(c["max_lag"]), Text(label, style=style), ",".join(c["finding_codes"]))
+        table.add_row(
+            consumer_label(c),
+            ",".join(c["topics"]),
+            _n(c["partitions"]),
+            _n(c["total_lag"]),
+            _n(c["max_lag"]),
+            Text(label, style=style),
+            ",".join(c["finding_codes"]),
+        )
     return table
 
 
@@ -721,25 +887,31 @@ def _top_topics_table(top_topics: list[dict]) -> Table:
     for col in ("Consumers", "Partitions", "Total lag", "Max lag"):
         topics.add_column(col, justify="right")
     for t in top_topics:
-        topics.add_row(t["topic"] or "?", _n(t["consumers"]), _n(t["partitions"]), _n(t["total_lag"]),
-                       _n(t["max_lag"]))
+        topics.add_row(t["topic"] or "?", _n(t["consumers"]), _n(t["partitions"]), _n(t["total_lag"]), _n(t["max_lag"]))
     return topics
 
 
 def _write_audit_outputs(result, console: Console, startup_s: float | None) -> None:
     """What the audit kept and how long it took: the history it had, the snapshot and files it wrote, the timings."""
     if result.history is not None:
-        console.print(f"history over {result.snapshots_used} snapshots: "
-                      + ", ".join(f"{k.upper()} {v:,}" for k, v in result.history.items()), soft_wrap=True)
+        console.print(
+            f"history over {result.snapshots_used} snapshots: "
+            + ", ".join(f"{k.upper()} {v:,}" for k, v in result.history.items()),
+            soft_wrap=True,
+        )
     else:
-        console.print("history: none yet (save snapshots with --save-snapshot DIR; statuses need two)",
-                      style="dim", soft_wrap=True)
+        console.print(
+            "history: none yet (save snapshots with --save-snapshot DIR; statuses need two)",
+            style="dim",
+            soft_wrap=True,
+        )
     if result.snapshot:
         console.print(f"snapshot saved: {result.snapshot}", soft_wrap=True)
     if result.written:
         console.print(f"files written: {', '.join(result.written)}", soft_wrap=True)
-    times = ([f"Spark start-up {startup_s:.1f}s"] if startup_s is not None else []) + \
-        [f"{k} {v:.1f}s" for k, v in result.timings.items()]
+    times = ([f"Spark start-up {startup_s:.1f}s"] if startup_s is not None else []) + [
+        f"{k} {v:.1f}s" for k, v in result.timings.items()
+    ]
     console.print("timings: " + ", ".join(times), style="dim", soft_wrap=True)
 
 
@@ -759,8 +931,13 @@ _TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
 _STATUS_STYLE = {"OK": "green", "WARN": "yellow", "STALL": "bold red", "STOP": "bold red", "REWIND": "magenta"}
 
 
-def watch_frame(report: Report | None, previous: dict[tuple, tuple[int | None, int | None]],
-                statuses: dict[tuple, tuple[str | None, TimeLag]], refreshed: int, error: str | None):
+def watch_frame(
+    report: Report | None,
+    previous: dict[tuple, tuple[int | None, int | None]],
+    statuses: dict[tuple, tuple[str | None, TimeLag]],
+    refreshed: int,
+    error: str | None,
+):
     """One refresh of the watch view: its table (none before the first read), and the refresh's read error."""
     from rich.console import Group
     from rich.text import Text
@@ -771,13 +948,18 @@ def watch_frame(report: Report | None, previous: dict[tuple, tuple[int | None, i
     return Group(*parts)
 
 
-def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | None]],
-                statuses: dict[tuple, tuple[str | None, TimeLag]], refreshed: int) -> Table:
+def watch_table(
+    report: Report,
+    previous: dict[tuple, tuple[int | None, int | None]],
+    statuses: dict[tuple, tuple[str | None, TimeLag]],
+    refreshed: int,
+) -> Table:
     """The watch view: each partition's committed offset (moving or stuck since the last refresh), lag with
     its trend, time lag (~ when estimated), retention headroom, commit expiry and history status. `previous`:
     (committed, lag) by partition key from the last refresh."""
-    table = Table(title=f"offctl watch: {iso_ms(report.captured_ms)} (refresh {refreshed}; Ctrl-C to leave)",
-                  title_justify="left")
+    table = Table(
+        title=f"offctl watch: {iso_ms(report.captured_ms)} (refresh {refreshed}; Ctrl-C to leave)", title_justify="left"
+    )
     for col in ("Consumer", "Topic"):
         table.add_column(col, overflow="fold")
     for col in ("Partition", "Committed", "Moved", "Lag"):
@@ -800,10 +982,20 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
             sign = (row.lag > lag_before) - (row.lag < lag_before)
             trend = Text(*_TREND[sign])
         status, lag = statuses.get(row.partition_key, (None, None))
-        table.add_row(str(r.key), row.topic or "?", str(r.partition), _n(r.committed), moved_text, _n(row.lag), trend,
-                      time_lag_text(lag), headroom_text(headroom(row, report.headrooms)),
-                      expiry_text(expiries.get(row.partition_key)),
-                      Text(status or "-", style=_STATUS_STYLE.get(status, "dim")), ", ".join(row.codes))
+        table.add_row(
+            str(r.key),
+            row.topic or "?",
+            str(r.partition),
+            _n(r.committed),
+            moved_text,
+            _n(row.lag),
+            trend,
+            time_lag_text(lag),
+            headroom_text(headroom(row, report.headrooms)),
+            expiry_text(expiries.get(row.partition_key)),
+            Text(status or "-", style=_STATUS_STYLE.get(status, "dim")),
+            ", ".join(row.codes),
+        )
     return table
 
 
@@ -812,8 +1004,18 @@ def watch_table(report: Report, previous: dict[tuple, tuple[int | None, int | No
 
 # What a peeked partition carries of inspect's row (docs/contract.md, "What each face shows"): its figures from the
 # one assessed report, beside peek's own keys.
-PEEK_FIGURES = ("status", "time_lag_s", "time_lag_source", "retention_headroom_s", "retention_source",
-                "commit_expiry_s", "commit_expiry_source", "resumes_at", "resumes", "resumes_citation")
+PEEK_FIGURES = (
+    "status",
+    "time_lag_s",
+    "time_lag_source",
+    "retention_headroom_s",
+    "retention_source",
+    "commit_expiry_s",
+    "commit_expiry_source",
+    "resumes_at",
+    "resumes",
+    "resumes_citation",
+)
 
 
 def peek_document(result, saved: str | None = None) -> dict:
@@ -828,8 +1030,14 @@ def peek_document(result, saved: str | None = None) -> dict:
         d = peeked_dict(p, result.captured_ms)
         d.update((k, row[k]) for k in PEEK_FIGURES)
         partitions.append(d)
-    return {"captured_at": iso_ms(result.captured_ms), "count": result.count, "partitions": partitions,
-            "saved": saved, "notes": list(report.notes), "incomplete": list(report.incomplete)}
+    return {
+        "captured_at": iso_ms(result.captured_ms),
+        "count": result.count,
+        "partitions": partitions,
+        "saved": saved,
+        "notes": list(report.notes),
+        "incomplete": list(report.incomplete),
+    }
 
 
 def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> None:
@@ -841,8 +1049,9 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
 
     console = table_console(out)
     if not result.peeked:
-        console.print("no partition selected: every partition of these consumers is caught up (name some with "
-                      "--partitions)")
+        console.print(
+            "no partition selected: every partition of these consumers is caught up (name some with --partitions)"
+        )
     for p in result.peeked:
         r = p.row
         console.print(_peek_head(p))
@@ -853,12 +1062,16 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
         at = p.at
         if at is None or at.why:
             console.print(Text(f"  {p.why if at is None else at.why}", style="yellow"))
-        for m in (at.messages if at is not None else ()):
+        for m in at.messages if at is not None else ():
             d = message_dict(m, result.captured_ms)
             age = f", {d['age_ms'] / 1000:,.0f}s ago" if d["age_ms"] is not None else ""
-            console.print(Text(f"  offset {m.offset}  {d['timestamp'] or 'no timestamp'} "
-                               f"({m.timestamp_type or 'none'}{age})  key {_size(d['key_size'])}  value "
-                               f"{_size(d['value_size'])}  headers {len(m.headers)}"))
+            console.print(
+                Text(
+                    f"  offset {m.offset}  {d['timestamp'] or 'no timestamp'} "
+                    f"({m.timestamp_type or 'none'}{age})  key {_size(d['key_size'])}  value "
+                    f"{_size(d['value_size'])}  headers {len(m.headers)}"
+                )
+            )
             console.print(Text(f"    key:   {d['key']}"))
             console.print(Text(f"    value: {d['value']}"))
             for h in d["headers"]:
@@ -875,8 +1088,11 @@ def _peek_head(p) -> Text:
     stable = f"  last stable {_n(r.last_stable)}" if r.last_stable is not None else ""
     resumes = r.resumes.at if r.resumes is not None else None
     where = f"resumes at {_n(resumes)}" + (f" (stored {_n(p.offset)})" if resumes != p.offset else "")
-    head.append(f"  {where}  log {_n(r.log_start)}-{_n(r.log_end)}{stable}  lag {_n(r.lag)}"
-                + (f"  [{', '.join(r.codes)}]" if r.codes else ""), style="")
+    head.append(
+        f"  {where}  log {_n(r.log_start)}-{_n(r.log_end)}{stable}  lag {_n(r.lag)}"
+        + (f"  [{', '.join(r.codes)}]" if r.codes else ""),
+        style="",
+    )
     return head
 
 
@@ -915,5 +1131,4 @@ def confirm_question(plans, zk: str | None, kafka: str | None, sandbox: bool = F
         servers.append(f"ZooKeeper {zk}")
     if any(p.key.store not in ZK_STORES for p in plans):
         servers.append(f"Kafka {kafka}")
-    return (f"{verb} {_plural(n, unit)} of {whom} on {' and '.join(servers)}"
-            f"{' (the sandbox)' if sandbox else ''}?")
+    return f"{verb} {_plural(n, unit)} of {whom} on {' and '.join(servers)}{' (the sandbox)' if sandbox else ''}?"

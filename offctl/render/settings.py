@@ -21,8 +21,11 @@ def write_settings(doc: Mapping[str, Any], output: str, stream: IO[str]) -> None
     table = Table("setting", "value", "from")
     for row in doc["settings"]:
         value = row["value"]
-        table.add_row(row["key"], "-" if value in (None, [], ()) else
-                      ", ".join(map(str, value)) if isinstance(value, list) else str(value), row["from"])
+        table.add_row(
+            row["key"],
+            "-" if value in (None, [], ()) else ", ".join(map(str, value)) if isinstance(value, list) else str(value),
+            row["from"],
+        )
     console.print(table)
     if doc["profiles"]:
         profiles = Table("profile", "match", "sets", "from")

@@ -189,24 +189,44 @@ def _check_consumer(spout: str | None, group: str | None) -> None:
         raise UsageError("--group '' is not a group id")
 
 
-def _read(zk: SpoutStore | None, kafka: LogStore | None, roots: list[str], selection: Selection,
-          storm_root: str, trident: ConsumerKey | None = None,
-          profile: SpoutProfile | None = None) -> tuple[Snapshot, list[OffsetRecord]]:
+def _read(
+    zk: SpoutStore | None,
+    kafka: LogStore | None,
+    roots: list[str],
+    selection: Selection,
+    storm_root: str,
+    trident: ConsumerKey | None = None,
+    profile: SpoutProfile | None = None,
+) -> tuple[Snapshot, list[OffsetRecord]]:
     """The consumer's current state, raw and parsed; StoreUnavailable unless all of it could be read.
     `trident`: the Trident spout to read, under its root. `profile`: the written consumer's settings (a spout that
     reads committed has its topics' last stable offsets read: `--to latest` moves it there)."""
     if trident is not None:
         selection = replace(selection, tridents=(trident.consumer,))
-    snapshot, records = read_snapshot(zk, kafka, roots, selection, storm_root, _now(),
-                                      trident_roots=[trident.zk_root] if trident else (),
-                                      judged_by=Thresholds(spout=profile) if profile is not None else None)
+    snapshot, records = read_snapshot(
+        zk,
+        kafka,
+        roots,
+        selection,
+        storm_root,
+        _now(),
+        trident_roots=[trident.zk_root] if trident else (),
+        judged_by=Thresholds(spout=profile) if profile is not None else None,
+    )
     if snapshot.incomplete:
         raise StoreUnavailable("could not read everything a safe plan needs: " + "; ".join(snapshot.incomplete))
     return snapshot, [r for rs in records.values() for r in rs]
 
 
-def _facts(snapshot: Snapshot, conn: Connection, safety: Safety, *, topology_ids: set[str],
-           zk_paths: bool, groups: tuple[str, ...]) -> GuardFacts:
+def _facts(
+    snapshot: Snapshot,
+    conn: Connection,
+    safety: Safety,
+    *,
+    topology_ids: set[str],
+    zk_paths: bool,
+    groups: tuple[str, ...],
+) -> GuardFacts:
     if snapshot.running is not None:
         why = ""
     elif not conn.zk:
@@ -215,14 +235,18 @@ def _facts(snapshot: Snapshot, conn: Connection, safety: Safety, *, topology_ids
         why = f"{conn.storm_root}/storms does not exist on {conn.zk} (set --storm-root)"
     return GuardFacts(
         topology_ids=frozenset(t for t in topology_ids if t),
-        running=snapshot.running, running_unknown_why=why,
+        running=snapshot.running,
+        running_unknown_why=why,
         zk_modified_ms={n.path: n.mtime_ms for n in snapshot.zk_nodes} if zk_paths else {},
         groups=tuple(g for g in snapshot.groups if g.group in groups),
-        now_ms=_now(), quiet_period_s=safety.quiet_period_s)
+        now_ms=_now(),
+        quiet_period_s=safety.quiet_period_s,
+    )
 
 
-def _costed(plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None,
-            read_back: ReadBack = ReadBack()) -> list[Plan]:
+def _costed(
+    plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None, read_back: ReadBack = ReadBack()
+) -> list[Plan]:
     """Each plan with what its writes replay and skip (offctl.core.cost), a Kafka commit judged as its read-back
     will judge it. The messages at the ends of the ranges are read within --timeout; what is not read leaves
     counts without a time span, never a failed plan."""
@@ -254,8 +278,10 @@ def _resolve_request(conn: Connection, request: ResetRequest) -> tuple[ResetRequ
     if request.from_file is not None:
         request, target, by_group = _from_file(conn, request)
     if target is None:
-        raise UsageError("say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
-                         "--by-duration, or --from-file")
+        raise UsageError(
+            "say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
+            "--by-duration, or --from-file"
+        )
     _check_one_consumer(request)
     _check_metadata_options(request)
     _check_static_partitions(request)
@@ -285,8 +311,7 @@ def _file_consumer(conn: Connection, request: ResetRequest, loaded: OffsetsFile)
     its spout, Trident spout or group becomes the request's when the command line names none."""
     key = loaded.key
     chosen = _named_consumer(request, key.zk_root)
-    if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer) \
-            and loaded.by_group is None:
+    if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer) and loaded.by_group is None:
         raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for {chosen}")
     if key.store == TRIDENT:
         return _file_trident(request, loaded)
@@ -299,9 +324,15 @@ def _file_consumer(conn: Connection, request: ResetRequest, loaded: OffsetsFile)
 
 def _named_consumer(request: ResetRequest, zk_root: str | None) -> ConsumerKey | None:
     """The one consumer the command line names (--spout, --trident or one --group), if it names one."""
-    return (ConsumerKey(ZOOKEEPER, request.spout, zk_root) if request.spout else
-            ConsumerKey(TRIDENT, request.trident, zk_root) if request.trident else
-            ConsumerKey(KAFKA, request.groups[0]) if len(request.groups) == 1 else None)
+    return (
+        ConsumerKey(ZOOKEEPER, request.spout, zk_root)
+        if request.spout
+        else ConsumerKey(TRIDENT, request.trident, zk_root)
+        if request.trident
+        else ConsumerKey(KAFKA, request.groups[0])
+        if len(request.groups) == 1
+        else None
+    )
 
 
 def _file_trident(request: ResetRequest, loaded: OffsetsFile) -> ResetRequest:
@@ -325,10 +356,13 @@ def _file_spout(conn: Connection, request: ResetRequest, loaded: OffsetsFile) ->
 
 def _check_one_consumer(request: ResetRequest) -> None:
     """Exactly one kind of consumer is named (a spout, a Trident spout, or groups), each by a valid id."""
-    if [request.spout is not None, request.trident is not None, bool(request.groups or request.all_groups)
-        ].count(True) != 1:
-        raise UsageError("reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper), --trident (a "
-                         "Trident spout's txStateId) or --group/--all-groups (storm-kafka-client groups in Kafka)")
+    if [request.spout is not None, request.trident is not None, bool(request.groups or request.all_groups)].count(
+        True
+    ) != 1:
+        raise UsageError(
+            "reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper), --trident (a "
+            "Trident spout's txStateId) or --group/--all-groups (storm-kafka-client groups in Kafka)"
+        )
     if request.trident is not None:
         check_spout_id(request.trident)
     _check_consumer(request.spout, None)
@@ -339,8 +373,10 @@ def _check_one_consumer(request: ResetRequest) -> None:
 def _check_metadata_options(request: ResetRequest) -> None:
     """--topology-id and --no-storm-metadata: for Kafka groups only, and not both."""
     if (request.spout or request.trident) is not None and (request.topology_id is not None or request.plain):
-        raise UsageError(f"{'--topology-id' if request.topology_id is not None else '--no-storm-metadata'} is for "
-                         f"Kafka groups: a ZooKeeper record keeps its own topology")
+        raise UsageError(
+            f"{'--topology-id' if request.topology_id is not None else '--no-storm-metadata'} is for "
+            f"Kafka groups: a ZooKeeper record keeps its own topology"
+        )
     if request.topology_id is not None and request.plain:
         raise UsageError("--topology-id writes Storm metadata and --no-storm-metadata writes none: give one")
 
@@ -351,12 +387,15 @@ def _check_static_partitions(request: ResetRequest) -> None:
     if request.static_partitions and consumer is None:
         raise UsageError("--static-partitions describes a storm-kafka spout on StaticHosts, not Kafka groups")
     if set(request.static_partitions) - {consumer}:
-        raise UsageError("--static-partitions names another spout id: a reset moves the one spout it names "
-                         "(--static-partitions ID=LIST with the same ID)")
+        raise UsageError(
+            "--static-partitions names another spout id: a reset moves the one spout it names "
+            "(--static-partitions ID=LIST with the same ID)"
+        )
 
 
-def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm,
-          profile: SpoutProfile | None = None) -> list[Outcome]:
+def reset(
+    conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm, profile: SpoutProfile | None = None
+) -> list[Outcome]:
     """Plan (and with safety.execute, apply) a reset of one spout, or of one or more groups: each consumer
     atomic on its own, one confirmation for all of them. `profile`: the written consumer's settings, which the
     plan's rows say where the spout starts by and a group's commits are verified against (None: the plan names
@@ -372,15 +411,18 @@ def reset(conn: Connection, request: ResetRequest, safety: Safety, confirm: Conf
             batches = _batches(zk, snapshot.zk_nodes) if trident is not None else []
             plans = [_plan_spout(key, request, target, snapshot, time_offsets, guard, profile, batches)]
         else:
-            plans = [_plan_group(group, request, target, by_group, snapshot, time_offsets, guard, profile)
-                     for group in _reset_groups(request, snapshot)]
+            plans = [
+                _plan_group(group, request, target, by_group, snapshot, time_offsets, guard, profile)
+                for group in _reset_groups(request, snapshot)
+            ]
         judged = ReadBack(profile or SpoutProfile(), snapshot.running, request.topology_id)
         plans = _costed(plans, kafka, snapshot.cluster, judged)
         return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
 
 
-def _reset_reads(conn: Connection, request: ResetRequest, target: Target
-                 ) -> tuple[ConsumerKey | None, list[str], Selection]:
+def _reset_reads(
+    conn: Connection, request: ResetRequest, target: Target
+) -> tuple[ConsumerKey | None, list[str], Selection]:
     """Which store a reset reads, and what of it: the Trident spout and its root, the spout's zkRoot, or the
     groups, with the topics their plans need log offsets of; UsageError when a server or root it needs is not
     given."""
@@ -396,8 +438,15 @@ def _reset_reads(conn: Connection, request: ResetRequest, target: Target
         roots = [request.zk_root or normalize_root(conn.zk_roots[0])]
         return None, roots, Selection(spouts=(request.spout,), log_topics=tuple(scope.topics))
     _need(conn, kafka=True, why="reset --group" if request.groups else "reset --all-groups")
-    return None, [], Selection(groups=request.groups, all_groups=request.all_groups,
-                               log_topics=tuple(scope.topics) + tuple({t for t, _ in target.offsets or {}}))
+    return (
+        None,
+        [],
+        Selection(
+            groups=request.groups,
+            all_groups=request.all_groups,
+            log_topics=tuple(scope.topics) + tuple({t for t, _ in target.offsets or {}}),
+        ),
+    )
 
 
 def _time_offsets(target: Target, cluster: Cluster, kafka: LogWriter | None) -> dict[tuple[str, int], int | None]:
@@ -419,32 +468,62 @@ class _Guard:
 
     def check(self, plan: Plan, *, topology_ids: set[str], zk_paths: bool, groups: tuple[str, ...]) -> Plan:
         """The plan with the guards' verdicts on it."""
-        facts = _facts(self.snapshot, self.conn, self.safety, topology_ids=topology_ids, zk_paths=zk_paths,
-                       groups=groups)
+        facts = _facts(
+            self.snapshot, self.conn, self.safety, topology_ids=topology_ids, zk_paths=zk_paths, groups=groups
+        )
         return with_guards(plan, facts, self.safety.force)
 
 
 def _batches(zk: SpoutWriter, nodes: Sequence[ZkNode]) -> list[ZkNode]:
     """A Trident spout's batches stored at or past currtx besides the nodes read_trident gives (ZkNode.ahead), as
     they are now: a reset rewrites them with their partition (plan.REPLAYED)."""
-    wanted = [replace(n, path=f"{n.path.rsplit('/', 1)[0]}/{txid}", txid=txid, txids=0, replay_txid=None,
-                      replay_data=None, ahead=()) for n in nodes for txid in n.ahead]
+    wanted = [
+        replace(
+            n,
+            path=f"{n.path.rsplit('/', 1)[0]}/{txid}",
+            txid=txid,
+            txids=0,
+            replay_txid=None,
+            replay_data=None,
+            ahead=(),
+        )
+        for n in nodes
+        for txid in n.ahead
+    ]
     have = {n.path for n in nodes}
     return zk.read_nodes([n for n in wanted if n.path not in have]) if wanted else []
 
 
-def _plan_spout(key: ConsumerKey, request: ResetRequest, target: Target, snapshot: Snapshot,
-                time_offsets: Mapping[tuple[str, int], int | None], guard: _Guard,
-                profile: SpoutProfile | None, batches: Sequence[ZkNode] = ()) -> Plan:
+def _plan_spout(
+    key: ConsumerKey,
+    request: ResetRequest,
+    target: Target,
+    snapshot: Snapshot,
+    time_offsets: Mapping[tuple[str, int], int | None],
+    guard: _Guard,
+    profile: SpoutProfile | None,
+    batches: Sequence[ZkNode] = (),
+) -> Plan:
     """The guarded plan of a storm-kafka or Trident spout's records (`batches`: a Trident spout's, _batches);
     UsageError when it has none, or none in the scope."""
     if not snapshot.zk_nodes:
-        raise UsageError(f"spout id '{request.spout}' has no partition records under {key.zk_root}"
-                         if key.store != TRIDENT
-                         else f"no Trident Kafka spout state '{key.consumer}' under {key.zk_root}")
-    plan = plan_zookeeper(key, snapshot.zk_nodes, snapshot.cluster or {}, target, scope=request.scope,
-                          time_offsets=time_offsets, static=request.static_partitions.get(key.consumer),
-                          captured_ms=snapshot.captured_ms, profile=profile, batches=batches)
+        raise UsageError(
+            f"spout id '{request.spout}' has no partition records under {key.zk_root}"
+            if key.store != TRIDENT
+            else f"no Trident Kafka spout state '{key.consumer}' under {key.zk_root}"
+        )
+    plan = plan_zookeeper(
+        key,
+        snapshot.zk_nodes,
+        snapshot.cluster or {},
+        target,
+        scope=request.scope,
+        time_offsets=time_offsets,
+        static=request.static_partitions.get(key.consumer),
+        captured_ms=snapshot.captured_ms,
+        profile=profile,
+        batches=batches,
+    )
     plan = guard.check(plan, topology_ids=_topologies(guard.records), zk_paths=True, groups=())
     return _nonempty(plan, request)
 
@@ -460,23 +539,39 @@ def _reset_groups(request: ResetRequest, snapshot: Snapshot) -> list[str]:
     return groups
 
 
-def _plan_group(group: str, request: ResetRequest, target: Target, by_group: dict | None, snapshot: Snapshot,
-                time_offsets: Mapping[tuple[str, int], int | None], guard: _Guard,
-                profile: SpoutProfile | None) -> Plan:
+def _plan_group(
+    group: str,
+    request: ResetRequest,
+    target: Target,
+    by_group: dict | None,
+    snapshot: Snapshot,
+    time_offsets: Mapping[tuple[str, int], int | None],
+    guard: _Guard,
+    profile: SpoutProfile | None,
+) -> Plan:
     """The guarded plan of one group's commits; a single group's plan that covers nothing is a UsageError, but
     not a group --to current finds without commits (it has nothing to reset, which is no mistake)."""
     own = target
     if by_group is not None:
-        own = replace(target, offsets=by_group.get(group) or {},
-                      source=f"{target.source} (its rows for group {group})")
-    plan = plan_kafka(group, snapshot.commits, snapshot.cluster or {}, own, scope=request.scope,
-                      topology_id=request.topology_id, plain=request.plain, time_offsets=time_offsets,
-                      captured_ms=snapshot.captured_ms, profile=profile)
+        own = replace(target, offsets=by_group.get(group) or {}, source=f"{target.source} (its rows for group {group})")
+    plan = plan_kafka(
+        group,
+        snapshot.commits,
+        snapshot.cluster or {},
+        own,
+        scope=request.scope,
+        topology_id=request.topology_id,
+        plain=request.plain,
+        time_offsets=time_offsets,
+        captured_ms=snapshot.captured_ms,
+        profile=profile,
+    )
     if by_group is not None:
         plan = replace(plan, warnings=_file_rows_warnings(group, request, by_group) + plan.warnings)
     group_records = [r for r in guard.records if r.key == ConsumerKey(KAFKA, group)]
-    plan = guard.check(plan, topology_ids=_topologies(group_records) | {request.topology_id}, zk_paths=False,
-                       groups=(group,))
+    plan = guard.check(
+        plan, topology_ids=_topologies(group_records) | {request.topology_id}, zk_paths=False, groups=(group,)
+    )
     # --to current keeps each commit: a group with none has nothing to reset, which is no mistake
     idle = own.kind == "current" and not plan.changes and all(c.group != group for c in snapshot.commits)
     if idle:
@@ -488,8 +583,11 @@ def _file_rows_warnings(group: str, request: ResetRequest, by_group: Mapping[str
     """What a --from-file CSV with a group column leaves of a group: no rows for it, or rows for other groups that
     a single-group reset does not apply."""
     others = sum(len(rows) for g, rows in by_group.items() if g != group)
-    extra = ((f"{request.from_file} has no rows for group {group}: nothing planned for it",)
-             if not by_group.get(group) else ())
+    extra = (
+        (f"{request.from_file} has no rows for group {group}: nothing planned for it",)
+        if not by_group.get(group)
+        else ()
+    )
     if others and not request.many:
         extra += (f"{others} row(s) of {request.from_file} are for other groups: not applied to {group}",)
     return extra
@@ -497,8 +595,10 @@ def _file_rows_warnings(group: str, request: ResetRequest, by_group: Mapping[str
 
 # kafka-consumer-groups --reset-offsets --to-current plans nothing for such a group, and commits nothing with
 # --execute (apache/kafka ResetConsumerGroupOffsetTest.testResetOffsetsNotExistingGroup)
-NO_COMMITS = ("has no commits: nothing to reset (--to current keeps each commit as it is; to commit offsets for "
-              "the group, name the topic with --topic)")
+NO_COMMITS = (
+    "has no commits: nothing to reset (--to current keeps each commit as it is; to commit offsets for "
+    "the group, name the topic with --topic)"
+)
 
 
 def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
@@ -506,17 +606,32 @@ def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
     if plan.changes:
         return plan
     scope = request.scope.describe()
-    raise UsageError(f"nothing matches: {plan.key} has no " + ("records" if plan.key.store == ZOOKEEPER else "commits")
-                     + (f" in {scope}" if scope else "")
-                     + (f" ({'; '.join(plan.warnings)})" if plan.warnings else
-                        "" if plan.key.store == ZOOKEEPER else ": name the topic with --topic to commit offsets for it"))
+    raise UsageError(
+        f"nothing matches: {plan.key} has no "
+        + ("records" if plan.key.store == ZOOKEEPER else "commits")
+        + (f" in {scope}" if scope else "")
+        + (
+            f" ({'; '.join(plan.warnings)})"
+            if plan.warnings
+            else ""
+            if plan.key.store == ZOOKEEPER
+            else ": name the topic with --topic to commit offsets for it"
+        )
+    )
 
 
 # --- restore -------------------------------------------------------------------------------------------------
 
 
-def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, hand_made: bool = False,
-            profile: SpoutProfile | None = None) -> Outcome:
+def restore(
+    conn: Connection,
+    path: Path,
+    safety: Safety,
+    confirm: Confirm,
+    *,
+    hand_made: bool = False,
+    profile: SpoutProfile | None = None,
+) -> Outcome:
     """Put a backup's before-image back, byte for byte, through the same guards and writer. A backup must
     pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
     backup = load_backup(path, hand_made=hand_made)
@@ -538,27 +653,53 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
         batches = _batches(zk, snapshot.zk_nodes) if trident is not None else []
         since = _since_write(backup, replace(snapshot, zk_nodes=(*snapshot.zk_nodes, *batches)), hand_made)
         if key.store in ZK_STORES:
-            plan = plan_restore_zookeeper(key, backup.nodes, snapshot.zk_nodes, snapshot.cluster, source=str(path),
-                                          captured_ms=snapshot.captured_ms, hand_made=hand_made,
-                                          absent=() if hand_made else backup.absent, changed=since.changed,
-                                          batches=batches)
+            plan = plan_restore_zookeeper(
+                key,
+                backup.nodes,
+                snapshot.zk_nodes,
+                snapshot.cluster,
+                source=str(path),
+                captured_ms=snapshot.captured_ms,
+                hand_made=hand_made,
+                absent=() if hand_made else backup.absent,
+                changed=since.changed,
+                batches=batches,
+            )
             saved = _topologies(map(parse_zk_node, backup.nodes))
-            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True,
-                           groups=())
+            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True, groups=())
             # offctl's own write, still untouched, is no sign that something else is committing
             own = backup.own_writes([*snapshot.zk_nodes, *batches])
             facts = replace(facts, zk_modified_ms={p: m for p, m in facts.zk_modified_ms.items() if p not in own})
         else:
             state = next((g for g in snapshot.groups if g.group == key.consumer), None)
-            plan = plan_restore_kafka(key.consumer, backup.commits, snapshot.commits, snapshot.cluster,
-                                      source=str(path), captured_ms=snapshot.captured_ms, hand_made=hand_made,
-                                      had_commits=backup.group_had_commits, members=bool(state and state.active),
-                                      changed=since.changed)
+            plan = plan_restore_kafka(
+                key.consumer,
+                backup.commits,
+                snapshot.commits,
+                snapshot.cluster,
+                source=str(path),
+                captured_ms=snapshot.captured_ms,
+                hand_made=hand_made,
+                had_commits=backup.group_had_commits,
+                members=bool(state and state.active),
+                changed=since.changed,
+            )
             saved = _topologies(parse_commit(c) for c in backup.commits if isinstance(c, KafkaCommit))
-            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=False,
-                           groups=(key.consumer,))
-        facts = replace(facts, restore=True, changed_since=since.lines, changed_since_unknown=since.unknown,
-                        changed_since_na=since.na)
+            facts = _facts(
+                snapshot,
+                conn,
+                safety,
+                topology_ids=_topologies(records) | saved,
+                zk_paths=False,
+                groups=(key.consumer,),
+            )
+        facts = replace(
+            facts,
+            restore=True,
+            changed_since=since.lines,
+            changed_since_unknown=since.unknown,
+            changed_since_na=since.na,
+        )
         plan = with_guards(plan, facts, safety.force)
         judged = ReadBack(profile or SpoutProfile(), snapshot.running)
         return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
@@ -568,6 +709,7 @@ def restore(conn: Connection, path: Path, safety: Safety, confirm: Confirm, *, h
 class _Since:
     """What changed since the write a backup undoes: per row (path or (topic, partition)) for the plan, as lines
     for the guard; or why offctl cannot tell (`unknown`), or why the guard does not apply (`na`)."""
+
     changed: dict = field(default_factory=dict)
     lines: tuple[str, ...] | None = None
     unknown: str = ""
@@ -578,8 +720,10 @@ def _since_write(backup, snapshot: Snapshot, hand_made: bool) -> _Since:
     """Compare the store now with the after-image and the before-image the backup keeps (the changed-since guard:
     a partition holding either is no later work)."""
     if hand_made:
-        return _Since(na="a hand-made file: offctl trusts no after-image in it, so it cannot tell what changed "
-                         "since a write (the planner's checks still apply)")
+        return _Since(
+            na="a hand-made file: offctl trusts no after-image in it, so it cannot tell what changed "
+            "since a write (the planner's checks still apply)"
+        )
     if backup.key.store in ZK_STORES:
         after = backup.after or {}
         changed = changed_zookeeper(after, snapshot.zk_nodes, backup.before)
@@ -587,30 +731,47 @@ def _since_write(backup, snapshot: Snapshot, hand_made: bool) -> _Since:
         where = [p for p in backup.before if p not in after]
     else:
         if backup.commits_after is None:
-            return _Since(unknown=f"the backup (format {backup.format}) keeps no after-image of a Kafka write; "
-                                  f"--force changed-since restores it as it is")
+            return _Since(
+                unknown=f"the backup (format {backup.format}) keeps no after-image of a Kafka write; "
+                f"--force changed-since restores it as it is"
+            )
         group = backup.key.consumer
-        changed = changed_kafka(backup.commits_after, [c for c in snapshot.commits if c.group == group],
-                                backup.commits_before)
+        changed = changed_kafka(
+            backup.commits_after, [c for c in snapshot.commits if c.group == group], backup.commits_before
+        )
         lines = tuple(f"{t}/{p}: {what}" for (t, p), what in changed.items())
         where = []
     if where:
-        return _Since(changed, unknown=f"the backup keeps no after-image of {', '.join(where[:10])}"
-                                       f"{f' and {len(where) - 10} more' if len(where) > 10 else ''}")
+        return _Since(
+            changed,
+            unknown=f"the backup keeps no after-image of {', '.join(where[:10])}"
+            f"{f' and {len(where) - 10} more' if len(where) > 10 else ''}",
+        )
     return _Since(changed, lines)
 
 
 # --- migrate -------------------------------------------------------------------------------------------------
 
 
-def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: Safety, confirm: Confirm, *,
-            scope: Scope = Scope(), profile: SpoutProfile | None = None) -> Outcome:
+def migrate(
+    conn: Connection,
+    spout: str,
+    group: str,
+    topology_id: str,
+    safety: Safety,
+    confirm: Confirm,
+    *,
+    scope: Scope = Scope(),
+    profile: SpoutProfile | None = None,
+) -> Outcome:
     """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata.
     `profile`: the group's spout settings (None: the defaults judge the read-back)."""
     _check_consumer(spout, group)
     if not topology_id:
-        raise UsageError("migrate needs --topology-id: the storm id of the storm-kafka-client topology, so "
-                         "its spout honours the commits")
+        raise UsageError(
+            "migrate needs --topology-id: the storm id of the storm-kafka-client topology, so "
+            "its spout honours the commits"
+        )
     _need(conn, zk=True, root=True, kafka=True, why="migrate")
     root = normalize_root(conn.zk_roots[0])
     source = ConsumerKey(ZOOKEEPER, spout, root)
@@ -618,8 +779,17 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
         snapshot, records = _read(zk, kafka, [root], Selection(spouts=(spout,), groups=(group,)), conn.storm_root)
         if not snapshot.zk_nodes:
             raise UsageError(f"spout id '{spout}' has no partition records under {root}")
-        plan = plan_migrate(source, snapshot.zk_nodes, group, snapshot.commits, snapshot.cluster or {}, topology_id,
-                            scope=scope, captured_ms=snapshot.captured_ms, profile=profile)
+        plan = plan_migrate(
+            source,
+            snapshot.zk_nodes,
+            group,
+            snapshot.commits,
+            snapshot.cluster or {},
+            topology_id,
+            scope=scope,
+            captured_ms=snapshot.captured_ms,
+            profile=profile,
+        )
         topologies = _topologies(records) | {topology_id}
         facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
@@ -630,15 +800,26 @@ def migrate(conn: Connection, spout: str, group: str, topology_id: str, safety: 
 # --- delete --------------------------------------------------------------------------------------------------
 
 
-def delete(conn: Connection, spout: str, safety: Safety, confirm: Confirm, *, scope: Scope = Scope(),
-           record_topic: str | None = None, written_by: str | None = None, every: bool = False) -> Outcome:
+def delete(
+    conn: Connection,
+    spout: str,
+    safety: Safety,
+    confirm: Confirm,
+    *,
+    scope: Scope = Scope(),
+    record_topic: str | None = None,
+    written_by: str | None = None,
+    every: bool = False,
+) -> Outcome:
     """Delete some of a storm-kafka spout's partition records (stale ones, left by another topology) through
     the same guards, backup, versioned multi-op and audit log; `offctl restore` creates them again."""
     check_spout_id(spout)
     chosen = scope.topics or scope.partitions is not None or record_topic is not None or written_by is not None
     if not chosen and not every:
-        raise UsageError("say which records to delete: --topic, --partitions, --record-topic or --written-by "
-                         "(all of them must match), or --all-records")
+        raise UsageError(
+            "say which records to delete: --topic, --partitions, --record-topic or --written-by "
+            "(all of them must match), or --all-records"
+        )
     if chosen and every:
         raise UsageError("--all-records deletes every record of the spout: drop the other selectors")
     _need(conn, zk=True, root=True, why="delete")
@@ -648,8 +829,14 @@ def delete(conn: Connection, spout: str, safety: Safety, confirm: Confirm, *, sc
         snapshot, records = _read(zk, None, [root], Selection(spouts=(spout,)), conn.storm_root)
         if not snapshot.zk_nodes:
             raise UsageError(f"spout id '{spout}' has no partition records under {root}")
-        plan = plan_delete(key, snapshot.zk_nodes, scope=scope, record_topic=record_topic, written_by=written_by,
-                           captured_ms=snapshot.captured_ms)
+        plan = plan_delete(
+            key,
+            snapshot.zk_nodes,
+            scope=scope,
+            record_topic=record_topic,
+            written_by=written_by,
+            captured_ms=snapshot.captured_ms,
+        )
         if not plan.changes:
             raise UsageError(f"nothing matches: no record of {key} is {plan.target.removeprefix('delete ')}")
         facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
@@ -659,13 +846,29 @@ def delete(conn: Connection, spout: str, safety: Safety, confirm: Confirm, *, sc
 # --- the safe writer ---------------------------------------------------------------------------------------
 
 
-def _execute(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
-             confirm: Confirm, read_back: ReadBack = ReadBack()) -> Outcome:
+def _execute(
+    plan: Plan,
+    zk: SpoutWriter | None,
+    kafka: LogWriter | None,
+    conn: Connection,
+    safety: Safety,
+    confirm: Confirm,
+    read_back: ReadBack = ReadBack(),
+) -> Outcome:
     return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False, read_back=read_back)[0]
 
 
-def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection,
-                 safety: Safety, confirm: Confirm, *, many: bool, read_back: ReadBack = ReadBack()) -> list[Outcome]:
+def _execute_all(
+    plans: Sequence[Plan],
+    zk: SpoutWriter | None,
+    kafka: LogWriter | None,
+    conn: Connection,
+    safety: Safety,
+    confirm: Confirm,
+    *,
+    many: bool,
+    read_back: ReadBack = ReadBack(),
+) -> list[Outcome]:
     """One confirmation for every plan that can be written, then each through the safe writer. With `many`,
     a consumer whose write fails is reported with its error and the ones after it are not written, nor are
     those after an interrupt; with one consumer the error is raised."""
@@ -681,12 +884,14 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
         if i not in runnable:
             outcomes.append(Outcome(plan))
         elif failed is None and interrupts.received():  # Ctrl-C while an earlier consumer's write was reported
-            outcomes.append(Outcome(plan, error="not written: interrupted (Ctrl-C or SIGTERM)",
-                                    error_code=Interrupted.exit_code))
+            outcomes.append(
+                Outcome(plan, error="not written: interrupted (Ctrl-C or SIGTERM)", error_code=Interrupted.exit_code)
+            )
         elif failed is not None:
             why = "the interrupt" if isinstance(failed, Interrupted) else "the failure"
-            outcomes.append(Outcome(plan, error=f"not written: stopped after {why} on {failed_on}",
-                                    error_code=failed.exit_code))
+            outcomes.append(
+                Outcome(plan, error=f"not written: stopped after {why} on {failed_on}", error_code=failed.exit_code)
+            )
         else:
             try:
                 outcomes.append(_write(plan, zk, kafka, conn, safety, read_back))
@@ -698,8 +903,14 @@ def _execute_all(plans: Sequence[Plan], zk: SpoutWriter | None, kafka: LogWriter
     return outcomes
 
 
-def _write(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, conn: Connection, safety: Safety,
-           read_back: ReadBack = ReadBack()) -> Outcome:
+def _write(
+    plan: Plan,
+    zk: SpoutWriter | None,
+    kafka: LogWriter | None,
+    conn: Connection,
+    safety: Safety,
+    read_back: ReadBack = ReadBack(),
+) -> Outcome:
     """Back the plan up, log its intent, send it through its store's writer, read it back and log the outcome;
     a failure or an interrupt on the way is logged and raised saying what it left (_conflict, _unavailable,
     _cut_off)."""
@@ -745,11 +956,14 @@ def _back_up(plan: Plan, conn: Connection, safety: Safety) -> Path:
     written: WriteConflict, with nothing changed, when the audit log cannot take it."""
     backup = write_backup(plan, safety.backup_dir, _now())
     try:  # the intent is on disk before the first write, or nothing is written
-        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn),
-                                                   phase="intent"))
+        append_audit(
+            safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn), phase="intent")
+        )
     except OSError as exc:
-        raise WriteConflict(f"could not write the audit log {safety.audit_log} ({exc.strerror or exc}); "
-                            f"nothing was changed. Choose another with --audit-log") from None
+        raise WriteConflict(
+            f"could not write the audit log {safety.audit_log} ({exc.strerror or exc}); "
+            f"nothing was changed. Choose another with --audit-log"
+        ) from None
     return backup
 
 
@@ -768,14 +982,17 @@ def _log_failed(plan: Plan, backup: Path, conn: Connection, safety: Safety, outc
     """Append a write's failure to the audit log, if it can: its intent is there, and the error says the rest."""
     try:
         with interrupts.deferred():
-            append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn),
-                                                       phase="failed", outcome=outcome))
+            append_audit(
+                safety.audit_log,
+                audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn), phase="failed", outcome=outcome),
+            )
     except OSError:
         pass  # the intent line is there; the message below says the rest
 
 
-def _conflict(exc: WriteConflict, plan: Plan, backup: Path, conn: Connection, safety: Safety,
-              sent: bool) -> WriteConflict:
+def _conflict(
+    exc: WriteConflict, plan: Plan, backup: Path, conn: Connection, safety: Safety, sent: bool
+) -> WriteConflict:
     """A store's refusal after the backup, logged, with where the before-image is and, if it may have landed in
     part, how to undo it."""
     _log_failed(plan, backup, conn, safety, str(exc))
@@ -784,11 +1001,17 @@ def _conflict(exc: WriteConflict, plan: Plan, backup: Path, conn: Connection, sa
     return WriteConflict(f"{exc}{_trail(plan, backup, conn, safety, sent and NOTHING not in str(exc))}")
 
 
-def _unavailable(exc: StoreUnavailable, plan: Plan, backup: Path, conn: Connection, safety: Safety, *,
-                 sent: bool, written: bool) -> WriteConflict:
+def _unavailable(
+    exc: StoreUnavailable, plan: Plan, backup: Path, conn: Connection, safety: Safety, *, sent: bool, written: bool
+) -> WriteConflict:
     """A store lost on the way, logged, saying whether the write was applied, may have been, or was not sent."""
-    known = ("the write was applied, but reading it back failed" if written else
-             "the write may or may not have been applied" if sent else NOTHING)
+    known = (
+        "the write was applied, but reading it back failed"
+        if written
+        else "the write may or may not have been applied"
+        if sent
+        else NOTHING
+    )
     _log_failed(plan, backup, conn, safety, f"{known}: {exc}")
     return WriteConflict(f"{known}: {exc}{_trail(plan, backup, conn, safety, sent)}")
 
@@ -797,33 +1020,60 @@ def _cut_off(plan: Plan, backup: Path, conn: Connection, safety: Safety, sent: b
     """An interrupt before the store took the write, logged: Interrupted when nothing was sent, InterruptedWrite
     when the write may or may not have been applied."""
     interrupts.hold()  # a second Ctrl-C must not lose what follows: the audit log and the message
-    known = ("interrupted during the write: it may or may not have been applied" if sent else
-             f"interrupted before the write: {NOTHING}")
+    known = (
+        "interrupted during the write: it may or may not have been applied"
+        if sent
+        else f"interrupted before the write: {NOTHING}"
+    )
     _log_failed(plan, backup, conn, safety, known)
     return (InterruptedWrite if sent else Interrupted)(f"{known}{_trail(plan, backup, conn, safety, sent)}")
 
 
-def _landed(plan: Plan, backup: Path, conn: Connection, safety: Safety, problems: list[str],
-            said: tuple[str, ...], *, interrupted: bool) -> Outcome:
+def _landed(
+    plan: Plan,
+    backup: Path,
+    conn: Connection,
+    safety: Safety,
+    problems: list[str],
+    said: tuple[str, ...],
+    *,
+    interrupted: bool,
+) -> Outcome:
     """The outcome of a write the store took: verified or what the read-back found, appended to the audit log (a
     note says when it could not be), with its undo line."""
-    outcome = ("interrupted after the write was applied, before it was verified" if interrupted else
-               "verified" if not problems else "; ".join(problems))
+    outcome = (
+        "interrupted after the write was applied, before it was verified"
+        if interrupted
+        else "verified"
+        if not problems
+        else "; ".join(problems)
+    )
     try:
-        append_audit(safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn),
-                                                   outcome=outcome))
+        append_audit(
+            safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn), outcome=outcome)
+        )
         audit, notes = safety.audit_log, said
     except OSError as exc:
         audit = None
-        notes = said + (f"the change was made but its outcome could not be appended to the audit log "
-                        f"{safety.audit_log} ({exc.strerror or exc}); its intent is there",)
+        notes = said + (
+            f"the change was made but its outcome could not be appended to the audit log "
+            f"{safety.audit_log} ({exc.strerror or exc}); its intent is there",
+        )
     if interrupted:
         notes += (f"{outcome}: check it with offctl inspect",)
     elif interrupts.received():
         notes += ("interrupted after the write was applied: it is reported in full",)
-    return Outcome(plan, executed=True, backup=backup, verified=not problems and not interrupted,
-                   problems=tuple(problems), audit_log=audit, notes=notes,
-                   undo=undo_command(plan, backup, conn, safety), interrupted=interrupted or interrupts.received())
+    return Outcome(
+        plan,
+        executed=True,
+        backup=backup,
+        verified=not problems and not interrupted,
+        problems=tuple(problems),
+        audit_log=audit,
+        notes=notes,
+        undo=undo_command(plan, backup, conn, safety),
+        interrupted=interrupted or interrupts.received(),
+    )
 
 
 NOTHING = "nothing was written"
@@ -837,12 +1087,15 @@ def _trail(plan: Plan, backup: Path, conn: Connection, safety: Safety, sent: boo
     kept = f". The before-image is in {backup}; the audit log {safety.audit_log} has the change"
     if not sent:
         return f"{kept}; no restore is needed"
-    return (f"; check with offctl inspect{kept}; undo with: {undo_command(plan, backup, conn, safety)}  # puts back "
-            f"whatever part of the write landed; if none did, it finds nothing to change and exits 0")
+    return (
+        f"; check with offctl inspect{kept}; undo with: {undo_command(plan, backup, conn, safety)}  # puts back "
+        f"whatever part of the write landed; if none did, it finds nothing to change and exits 0"
+    )
 
 
-def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read_back: ReadBack
-               ) -> tuple[list[str], tuple[str, ...], dict[tuple[str, int], tuple[int, str | None]]]:
+def _read_back(
+    plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read_back: ReadBack
+) -> tuple[list[str], tuple[str, ...], dict[tuple[str, int], tuple[int, str | None]]]:
     """What reading the written change back finds wrong (nothing: verified), what it notes, and a group's
     commits as read back (empty for ZooKeeper, whose read-back must hold exactly the bytes written)."""
     if plan.key.store in ZK_STORES:
@@ -853,33 +1106,44 @@ def _read_back(plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read
     return list(found.problems), found.notes, back
 
 
-def _keep_after_image(plan: Plan, backup: Path, back: Mapping[tuple[str, int], tuple[int, str | None]]
-                      ) -> tuple[str, ...]:
+def _keep_after_image(
+    plan: Plan, backup: Path, back: Mapping[tuple[str, int], tuple[int, str | None]]
+) -> tuple[str, ...]:
     """The backup's after-image is what the write left. Where the broker kept a commit other than the one sent
     (a broker that drops commit metadata; Apache Kafka keeps it, and then nothing is rewritten), the backup is
     rewritten with the commits as read back, so that its undo compares the group with what the write really
     left. Returns a note when the backup could not be rewritten."""
-    kept = {(c.topic, c.partition): back[(c.topic, c.partition)] for c in plan.writes
-            if not c.delete and (c.topic, c.partition) in back
-            and back[(c.topic, c.partition)] != (c.after, c.after_metadata)}
+    kept = {
+        (c.topic, c.partition): back[(c.topic, c.partition)]
+        for c in plan.writes
+        if not c.delete
+        and (c.topic, c.partition) in back
+        and back[(c.topic, c.partition)] != (c.after, c.after_metadata)
+    }
     if not kept:
         return ()
     try:
         record_read_back(backup, kept)
     except OSError as exc:
-        return (f"the backup {backup} keeps the commits as sent, not as the broker kept them "
-                f"({exc.strerror or exc}): its undo will be refused by changed-since on "
-                f"{len(kept)} partition(s) (--force changed-since overrides)",)
+        return (
+            f"the backup {backup} keeps the commits as sent, not as the broker kept them "
+            f"({exc.strerror or exc}): its undo will be refused by changed-since on "
+            f"{len(kept)} partition(s) (--force changed-since overrides)",
+        )
     return ()
 
 
 def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:
     """A Trident spout resumes from its highest txid: a newer one written meanwhile overrides the change (a batch
     rewritten beside its partition's row is checked by its read-back alone)."""
-    newest = {n.path.rsplit("/", 1)[0]: n.path for n in zk.read_trident(plan.key.zk_root)
-              if n.spout_id == plan.key.consumer}
-    return [f"{now} was written after {c.path}: the spout resumes from it, not from the change"
-            for c in plan.writes if c.batch is None and (now := newest.get(c.path.rsplit("/", 1)[0], c.path)) != c.path]
+    newest = {
+        n.path.rsplit("/", 1)[0]: n.path for n in zk.read_trident(plan.key.zk_root) if n.spout_id == plan.key.consumer
+    }
+    return [
+        f"{now} was written after {c.path}: the spout resumes from it, not from the change"
+        for c in plan.writes
+        if c.batch is None and (now := newest.get(c.path.rsplit("/", 1)[0], c.path)) != c.path
+    ]
 
 
 def _unmoved(plan: Plan, kafka: LogWriter) -> None:

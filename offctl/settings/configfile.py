@@ -112,8 +112,10 @@ def load(path: Path, named: bool) -> Config:
     unknown = set(data) - {"default-context", "contexts", "profiles"}
     if unknown:
         key = sorted(unknown)[0]
-        raise UsageError(f"config {lines.at(key)}: unknown key {key!r} (a file holds default-context, [contexts.NAME] "
-                         f"and [[profiles]]; connection and default settings go in a context)")
+        raise UsageError(
+            f"config {lines.at(key)}: unknown key {key!r} (a file holds default-context, [contexts.NAME] "
+            f"and [[profiles]]; connection and default settings go in a context)"
+        )
     default = data.get("default-context")
     if default is not None and not isinstance(default, str):
         raise UsageError(f"config {lines.at('default-context')}: default-context must be {STR}")
@@ -123,8 +125,10 @@ def load(path: Path, named: bool) -> Config:
     contexts = {}
     for name, table in tables.items():
         if name == SANDBOX:
-            raise UsageError(f"config {lines.header(f'contexts.{name}')}: the context name {SANDBOX!r} is offctl's "
-                             f"own (the running sandbox); choose another name")
+            raise UsageError(
+                f"config {lines.header(f'contexts.{name}')}: the context name {SANDBOX!r} is offctl's "
+                f"own (the running sandbox); choose another name"
+            )
         if not isinstance(table, dict):
             raise UsageError(f"config {lines.at(name)}: contexts.{name} must be a table, [contexts.{name}]")
         start = lines.header_line(f"contexts.{name}")
@@ -138,8 +142,13 @@ def load(path: Path, named: bool) -> Config:
 
 def choose(config: Config, flag: str | None, environ: Mapping[str, str]) -> Context | None:
     """The context of this run: --context, else OFFCTL_CONTEXT, else the file's default-context, else none."""
-    name, said = ((flag, "--context") if flag else (environ.get(CONTEXT_VARIABLE), CONTEXT_VARIABLE)
-                  if environ.get(CONTEXT_VARIABLE) else (config.default_context, "default-context"))
+    name, said = (
+        (flag, "--context")
+        if flag
+        else (environ.get(CONTEXT_VARIABLE), CONTEXT_VARIABLE)
+        if environ.get(CONTEXT_VARIABLE)
+        else (config.default_context, "default-context")
+    )
     if not name:
         return None
     if name in config.contexts:
@@ -147,9 +156,11 @@ def choose(config: Config, flag: str | None, environ: Mapping[str, str]) -> Cont
     if name == SANDBOX:
         return sandbox_context(required=True)
     known = ", ".join(sorted(config.contexts) + [SANDBOX])
-    raise UsageError(f"{said} {printable(name)!r}: no such context in "
-                     f"{printable(str(config.path)) if config.path else 'the config file (there is none)'} "
-                     f"(contexts: {known})")
+    raise UsageError(
+        f"{said} {printable(name)!r}: no such context in "
+        f"{printable(str(config.path)) if config.path else 'the config file (there is none)'} "
+        f"(contexts: {known})"
+    )
 
 
 def sandbox_context(required: bool = False) -> Context | None:
@@ -162,9 +173,17 @@ def sandbox_context(required: bool = False) -> Context | None:
         if required:
             raise UsageError("context sandbox: no sandbox is running; start it with `offctl sandbox up`")
         return None
-    return Context(SANDBOX, {"zk": running.zk, "bootstrap-servers": running.broker, "zk-root": [running.zk_root],
-                             "trident-root": [running.trident_root], "storm-root": running.storm_root},
-                   "context sandbox (built-in)")
+    return Context(
+        SANDBOX,
+        {
+            "zk": running.zk,
+            "bootstrap-servers": running.broker,
+            "zk-root": [running.zk_root],
+            "trident-root": [running.trident_root],
+            "storm-root": running.storm_root,
+        },
+        "context sandbox (built-in)",
+    )
 
 
 def profiles_of(config: Config, context: Context | None) -> tuple[ProfileTable, ...]:
@@ -175,9 +194,11 @@ def profiles_of(config: Config, context: Context | None) -> tuple[ProfileTable, 
     seen: dict[str, ProfileTable] = {}
     for table in run:
         if table.name in seen:
-            raise UsageError(f"config {table.where}: a profile named {table.name!r} is already at "
-                             f"{seen[table.name].where} (a profile without `name` is named by its `match`): give "
-                             f"each profile a name of its own")
+            raise UsageError(
+                f"config {table.where}: a profile named {table.name!r} is already at "
+                f"{seen[table.name].where} (a profile without `name` is named by its `match`): give "
+                f"each profile a name of its own"
+            )
         seen[table.name] = table
     return run
 
@@ -191,17 +212,29 @@ def masked(key: str, value: Any) -> Any:
     return value
 
 
-def document(config: Config, context: Context | None, rows: list[tuple[str, Any, str]],
-             profiles: list[tuple[ProfileTable, str]]) -> dict:
+def document(
+    config: Config, context: Context | None, rows: list[tuple[str, Any, str]], profiles: list[tuple[ProfileTable, str]]
+) -> dict:
     """What `offctl config show` prints: each setting (key, value with secrets masked, where it came from) and the
     run's profiles in the order that decides between globs, each with what it sets."""
-    return {"config": str(config.path) if config.path else None, "context": context.name if context else None,
-            "settings": [{"key": key, "value": masked(key, value), "from": origin} for key, value, origin in rows],
-            "profiles": [{"name": t.name, "match": t.match, "from": f"{scope} at {t.where}",
-                          "sets": {k: masked(k, v) for k, v in t.settings.items()}} for t, scope in profiles]}
+    return {
+        "config": str(config.path) if config.path else None,
+        "context": context.name if context else None,
+        "settings": [{"key": key, "value": masked(key, value), "from": origin} for key, value, origin in rows],
+        "profiles": [
+            {
+                "name": t.name,
+                "match": t.match,
+                "from": f"{scope} at {t.where}",
+                "sets": {k: masked(k, v) for k, v in t.settings.items()},
+            }
+            for t, scope in profiles
+        ],
+    }
 
 
 # --- checks -------------------------------------------------------------------------------------------------
+
 
 def _kind_ok(kind: str, value: Any) -> bool:
     if kind == STR:
@@ -217,8 +250,9 @@ def _kind_ok(kind: str, value: Any) -> bool:
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)  # DURATION
 
 
-def _checked(table: dict, allowed: Mapping[str, str], name: str, lines: _Lines, start: int,
-             extra: set[str] = frozenset()) -> tuple[dict[str, Any], dict[str, str]]:
+def _checked(
+    table: dict, allowed: Mapping[str, str], name: str, lines: _Lines, start: int, extra: set[str] = frozenset()
+) -> tuple[dict[str, Any], dict[str, str]]:
     settings, where = {}, {}
     for key, value in table.items():
         if key in extra:
@@ -246,8 +280,10 @@ def _profiles(tables: Any, name: str, lines: _Lines) -> tuple[ProfileTable, ...]
         header = f"{lines.where}:{(start or 0) + 1}"
         settings, where = _checked(table, {**PROFILE_KEYS, "match": STR, "name": STR}, f"[{name}]", lines, start)
         if "match" not in settings:
-            raise UsageError(f"config {header}: [[{name}]] needs match = \"SPOUT-ID, GROUP or TXSTATEID\" (exact or "
-                             f"a glob such as \"legacy-*\")")
+            raise UsageError(
+                f'config {header}: [[{name}]] needs match = "SPOUT-ID, GROUP or TXSTATEID" (exact or '
+                f'a glob such as "legacy-*")'
+            )
         match = settings.pop("match")
         label = settings.pop("name", match)
         out.append(ProfileTable(label, match, settings, header, where))
@@ -256,15 +292,18 @@ def _profiles(tables: Any, name: str, lines: _Lines) -> tuple[ProfileTable, ...]
 
 def _owner_only(path: Path, config: Config) -> None:
     """Refuse a file that holds a secret and that others may read, as ssh refuses such a key."""
-    holders = [f"{key} in context {c.name}" for c in config.contexts.values() for key in c.settings
-               if key in SECRET_KEYS]
+    holders = [
+        f"{key} in context {c.name}" for c in config.contexts.values() for key in c.settings if key in SECRET_KEYS
+    ]
     if not holders:
         return
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o077:
-        raise UsageError(f"config {printable(str(path))} holds a secret ({', '.join(holders)}) and is readable by "
-                         f"others (mode {mode:04o}): refused; make it readable by its owner alone "
-                         f"(chmod 600 {printable(str(path))})")
+        raise UsageError(
+            f"config {printable(str(path))} holds a secret ({', '.join(holders)}) and is readable by "
+            f"others (mode {mode:04o}): refused; make it readable by its owner alone "
+            f"(chmod 600 {printable(str(path))})"
+        )
 
 
 class _Lines:

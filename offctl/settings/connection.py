@@ -34,8 +34,11 @@ def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str
     lines: list[tuple[str, str]] = []
     if file is not None:
         text = read_text(file, "--kafka-config-file", MAX_CONFIG_BYTES)
-        lines += [(f"{file}:{n}", line.strip()) for n, line in enumerate(text.splitlines(), 1)
-                  if line.strip() and not line.strip().startswith(("#", "!"))]
+        lines += [
+            (f"{file}:{n}", line.strip())
+            for n, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.strip().startswith(("#", "!"))
+        ]
     lines += [("--kafka-config", pair) for pair in pairs]
     for where, line in lines:
         key, sep, value = line.partition("=")

@@ -48,8 +48,13 @@ class Given:
     """The options of one run, read by name (`given.zk`), and where each value came from: `flag`,
     `env VARIABLE`, `context NAME in FILE`, `sandbox`, or `default`."""
 
-    def __init__(self, values: Mapping[str, Any], origins: Mapping[str, str],
-                 config: configfile.Config | None = None, context: configfile.Context | None = None) -> None:
+    def __init__(
+        self,
+        values: Mapping[str, Any],
+        origins: Mapping[str, str],
+        config: configfile.Config | None = None,
+        context: configfile.Context | None = None,
+    ) -> None:
         self.values, self.origins = dict(values), dict(origins)
         self.config, self.context = config or configfile.Config(), context
 
@@ -69,8 +74,9 @@ class Given:
         return self.origin(name) == FLAG
 
     @classmethod
-    def resolve(cls, values: Mapping[str, Any], origins: Mapping[str, str],
-                environ: Mapping[str, str] = os.environ) -> Given:
+    def resolve(
+        cls, values: Mapping[str, Any], origins: Mapping[str, str], environ: Mapping[str, str] = os.environ
+    ) -> Given:
         """The values a face parsed, with their origins, and below them the chosen context's settings."""
         given = cls(values, origins)
         if "context" in values:
@@ -112,8 +118,10 @@ class Given:
         """`config show -o json`'s document of these settings (offctl mcp's `settings` tool answers it too)."""
         rows = [(name.replace("_", "-"), _plain(value), self.origin(name)) for name, value in self.values.items()]
         own = self.context.profiles if self.context else ()
-        tables = [(t, f"context {self.context.name}" if t in own else "top level")
-                  for t in configfile.profiles_of(self.config, self.context)]
+        tables = [
+            (t, f"context {self.context.name}" if t in own else "top level")
+            for t in configfile.profiles_of(self.config, self.context)
+        ]
         return configfile.document(self.config, self.context, rows, tables)
 
 
@@ -130,8 +138,9 @@ def _plain(value: Any) -> Any:
 # --- the connection ----------------------------------------------------------------------------------------------
 
 # The roots a sandbox brings its own of: (name, environment variable, flag), as the option table declares them.
-ROOT_VARIABLES = tuple((name, OPTIONS[name].env, OPTIONS[name].flags[0])
-                       for name in ("zk_root", "trident_root", "storm_root"))
+ROOT_VARIABLES = tuple(
+    (name, OPTIONS[name].env, OPTIONS[name].flags[0]) for name in ("zk_root", "trident_root", "storm_root")
+)
 
 
 def connection(given: Given, say: Say, *, sandbox: bool = True) -> Connection:
@@ -159,47 +168,66 @@ def connection(given: Given, say: Say, *, sandbox: bool = True) -> Connection:
     if bootstrap_servers:
         check_bootstrap_servers(bootstrap_servers)
     timeout = check_timeout(given.get("timeout", TIMEOUT_S))
-    return Connection(zk=zk or None, zk_roots=tuple(given.get("zk_root") or ()),
-                      bootstrap_servers=bootstrap_servers or None, storm_root=given.get("storm_root", STORM_ROOT),
-                      timeout=timeout, zk_auth=zk_auth or None,
-                      kafka_config=parse_kafka_config(given.get("kafka_config") or (), given.get("kafka_config_file")),
-                      default_roots=given.origin("zk_root") != FLAG,
-                      default_trident_roots=given.origin("trident_root") != FLAG,
-                      trident_roots=tuple(given.get("trident_root") or ()))
+    return Connection(
+        zk=zk or None,
+        zk_roots=tuple(given.get("zk_root") or ()),
+        bootstrap_servers=bootstrap_servers or None,
+        storm_root=given.get("storm_root", STORM_ROOT),
+        timeout=timeout,
+        zk_auth=zk_auth or None,
+        kafka_config=parse_kafka_config(given.get("kafka_config") or (), given.get("kafka_config_file")),
+        default_roots=given.origin("zk_root") != FLAG,
+        default_trident_roots=given.origin("trident_root") != FLAG,
+        trident_roots=tuple(given.get("trident_root") or ()),
+    )
 
 
 def named_servers(given: Given) -> Connection:
     """The servers and roots the options name, as they are: what a run that reads no server (an audit of saved
     snapshots) says it was given. No sandbox, no checks."""
-    return Connection(zk=given.get("zk"), zk_roots=tuple(given.get("zk_root") or ()),
-                      bootstrap_servers=given.get("bootstrap_servers"))
+    return Connection(
+        zk=given.get("zk"), zk_roots=tuple(given.get("zk_root") or ()), bootstrap_servers=given.get("bootstrap_servers")
+    )
 
 
 def _use_sandbox(given: Given, sandbox: configfile.Context, say: Say) -> None:
     """The running sandbox's servers and roots into `given`, each root given on the command line kept."""
     source = {p: given.origin(p) for p, _, _ in ROOT_VARIABLES}
-    kept = {p: given.get(p) if source[p] == FLAG else sandbox.settings[p.replace("_", "-")]
-            for p, _, _ in ROOT_VARIABLES}
+    kept = {
+        p: given.get(p) if source[p] == FLAG else sandbox.settings[p.replace("_", "-")] for p, _, _ in ROOT_VARIABLES
+    }
     zk, kafka = sandbox.settings["zk"], sandbox.settings["bootstrap-servers"]
-    say(f"offctl: using the sandbox (ZooKeeper {zk}, Kafka {kafka}, zkRoot {', '.join(kept['zk_root'] or ['-'])}, "
-        f"Trident root {', '.join(kept['trident_root'] or ['-'])}); see `offctl sandbox status`")
+    say(
+        f"offctl: using the sandbox (ZooKeeper {zk}, Kafka {kafka}, zkRoot {', '.join(kept['zk_root'] or ['-'])}, "
+        f"Trident root {', '.join(kept['trident_root'] or ['-'])}); see `offctl sandbox status`"
+    )
     ignored = [var for p, var, _ in ROOT_VARIABLES if source[p].startswith("env ")]
     if ignored:
-        say(f"offctl: {', '.join(ignored)} not applied to the sandbox: the environment names no servers, so its "
+        say(
+            f"offctl: {', '.join(ignored)} not applied to the sandbox: the environment names no servers, so its "
             f"roots are not the sandbox's; the sandbox's own are used (`eval \"$(offctl sandbox env)\"` sets every "
-            f"variable to the sandbox's)")
+            f"variable to the sandbox's)"
+        )
     given_roots = [flag for p, _, flag in ROOT_VARIABLES[:2] if source[p] == FLAG]
     if len(given_roots) == 1:
         zk_root_given = given_roots[0] == "--zk-root"
         other, flag = ("Trident root", "--trident-root") if zk_root_given else ("zkRoot", "--zk-root")
         roots = kept["trident_root"] if zk_root_given else kept["zk_root"]
-        say(f"offctl: {given_roots[0]} given: the sandbox's {other} {', '.join(roots)} is kept (give {flag} to "
-            f"replace it)")
+        say(
+            f"offctl: {given_roots[0]} given: the sandbox's {other} {', '.join(roots)} is kept (give {flag} to "
+            f"replace it)"
+        )
     roots = {p: (FLAG if o == FLAG else sandbox.origin) for p, o in source.items() if p in given.values}
     given.origins.update({"zk": sandbox.origin, "bootstrap_servers": sandbox.origin, **roots})
-    given.values.update({"zk": zk, "bootstrap_servers": kafka, "zk_root": kept["zk_root"],
-                         "storm_root": kept["storm_root"],
-                         **({"trident_root": kept["trident_root"]} if "trident_root" in given.values else {})})
+    given.values.update(
+        {
+            "zk": zk,
+            "bootstrap_servers": kafka,
+            "zk_root": kept["zk_root"],
+            "storm_root": kept["storm_root"],
+            **({"trident_root": kept["trident_root"]} if "trident_root" in given.values else {}),
+        }
+    )
 
 
 def _rehearsal(zk: str | None, bootstrap_servers: str | None) -> None:
@@ -210,26 +238,33 @@ def _rehearsal(zk: str | None, bootstrap_servers: str | None) -> None:
     sandbox = active()
     foreign = foreign_servers(sandbox, zk, bootstrap_servers)
     if sandbox is None:
-        raise UsageError(f"OFFCTL_SANDBOX=1 (a rehearsal shell) but no sandbox is running: refused to use "
-                         f"{' and '.join(foreign) or 'any server'}; start it with `offctl sandbox up`, or unset "
-                         f"OFFCTL_SANDBOX to leave the rehearsal")
+        raise UsageError(
+            f"OFFCTL_SANDBOX=1 (a rehearsal shell) but no sandbox is running: refused to use "
+            f"{' and '.join(foreign) or 'any server'}; start it with `offctl sandbox up`, or unset "
+            f"OFFCTL_SANDBOX to leave the rehearsal"
+        )
     if foreign:
-        raise UsageError(f"OFFCTL_SANDBOX=1 (a rehearsal shell): this command would use {' and '.join(foreign)}, "
-                         f"not the running sandbox's ZooKeeper {sandbox.zk} and Kafka {sandbox.broker}; refused, "
-                         f"nothing was read or written (unset OFFCTL_SANDBOX to leave the rehearsal)")
+        raise UsageError(
+            f"OFFCTL_SANDBOX=1 (a rehearsal shell): this command would use {' and '.join(foreign)}, "
+            f"not the running sandbox's ZooKeeper {sandbox.zk} and Kafka {sandbox.broker}; refused, "
+            f"nothing was read or written (unset OFFCTL_SANDBOX to leave the rehearsal)"
+        )
 
 
 # --- what the settings make ----------------------------------------------------------------------------------------
+
 
 def safety(given: Given, execute: bool | None = None) -> Safety:
     """The write's safety settings (reset, restore, migrate, delete, mcp's apply; audit --repair has its own
     --execute). A setting the run does not take is its built-in default."""
     defaults = Safety()
-    return Safety(execute=bool(given.get("execute", False) if execute is None else execute),
-                  force=frozenset(g.value for g in given.get("force") or ()),
-                  quiet_period_s=check_quiet_period(given.get("quiet_period", defaults.quiet_period_s)),
-                  backup_dir=given.get("backup_dir") or defaults.backup_dir,
-                  audit_log=given.get("audit_log") or defaults.audit_log)
+    return Safety(
+        execute=bool(given.get("execute", False) if execute is None else execute),
+        force=frozenset(g.value for g in given.get("force") or ()),
+        quiet_period_s=check_quiet_period(given.get("quiet_period", defaults.quiet_period_s)),
+        backup_dir=given.get("backup_dir") or defaults.backup_dir,
+        audit_log=given.get("audit_log") or defaults.audit_log,
+    )
 
 
 def spout_thresholds(settings: Mapping[str, Any]) -> Thresholds:
@@ -237,10 +272,14 @@ def spout_thresholds(settings: Mapping[str, Any]) -> Thresholds:
     read by option name; a setting not given is its built-in default (DEFAULTS)."""
     s = {**DEFAULTS, **settings}
     horizon = s["retention_horizon"]
-    return Thresholds(expected_topic=s["topic"], lag_threshold=s["lag_threshold"], spout=_spout_profile(s),
-                      static_partitions=parse_static_partitions(s["static_partitions"]),
-                      retention_horizon_ms=parse_span(horizon, "--retention-horizon") if horizon is not None else None,
-                      topic_retention_ms=parse_topic_retention(s["topic_retention"]))
+    return Thresholds(
+        expected_topic=s["topic"],
+        lag_threshold=s["lag_threshold"],
+        spout=_spout_profile(s),
+        static_partitions=parse_static_partitions(s["static_partitions"]),
+        retention_horizon_ms=parse_span(horizon, "--retention-horizon") if horizon is not None else None,
+        topic_retention_ms=parse_topic_retention(s["topic_retention"]),
+    )
 
 
 def _spout_profile(s: Mapping[str, Any]) -> SpoutProfile:
@@ -256,15 +295,25 @@ def _spout_profile(s: Mapping[str, Any]) -> SpoutProfile:
         raise UsageError(f"--storm-kafka-client-release: {exc}") from None
     guarantee = Guarantee(s["processing_guarantee"])
     if guarantee not in guarantees_of(client):
-        raise UsageError(f"--processing-guarantee {guarantee.value}: storm-kafka-client {client_release} has no "
-                         f"ProcessingGuarantee (it came in {GUARANTEE_RELEASES}; earlier releases commit acked "
-                         f"offsets only, as AT_LEAST_ONCE)")
-    return SpoutProfile(storm_kafka=line, start_offset_time=_start_offset_time(s["start_offset_time"]),
-                        ignore_zk_offsets=s["ignore_zk_offsets"], max_offset_behind=s["max_offset_behind"],
-                        out_of_range_reset=not s["no_out_of_range_reset"], client=client,
-                        first_poll=FirstPoll(s["first_poll_offset_strategy"]), client_major=major, guarantee=guarantee,
-                        commit_period_ms=s["offset_commit_period_ms"] or default_commit_period_ms(client_release),
-                        client_release=client_release.strip(), isolation=Isolation(s["isolation_level"]))
+        raise UsageError(
+            f"--processing-guarantee {guarantee.value}: storm-kafka-client {client_release} has no "
+            f"ProcessingGuarantee (it came in {GUARANTEE_RELEASES}; earlier releases commit acked "
+            f"offsets only, as AT_LEAST_ONCE)"
+        )
+    return SpoutProfile(
+        storm_kafka=line,
+        start_offset_time=_start_offset_time(s["start_offset_time"]),
+        ignore_zk_offsets=s["ignore_zk_offsets"],
+        max_offset_behind=s["max_offset_behind"],
+        out_of_range_reset=not s["no_out_of_range_reset"],
+        client=client,
+        first_poll=FirstPoll(s["first_poll_offset_strategy"]),
+        client_major=major,
+        guarantee=guarantee,
+        commit_period_ms=s["offset_commit_period_ms"] or default_commit_period_ms(client_release),
+        client_release=client_release.strip(),
+        isolation=Isolation(s["isolation_level"]),
+    )
 
 
 def _start_offset_time(text: str) -> int:
@@ -312,22 +361,30 @@ def written_profile(given: Given, consumers: Iterable[str]) -> SpoutProfile:
         found.setdefault(name, []).append(consumer)
     if len(found) > 1:
         said = "; ".join(f"{', '.join(c)}: {'profile ' + n if n else 'the defaults'}" for n, c in found.items())
-        raise UsageError(f"the consumers of this write are judged by different profiles ({said}): write each "
-                         f"profile's consumers in a run of their own")
+        raise UsageError(
+            f"the consumers of this write are judged by different profiles ({said}): write each "
+            f"profile's consumers in a run of their own"
+        )
     return chosen.spout
 
 
 def client_profile(client_release: str, first_poll: FirstPoll | str) -> SpoutProfile:
     """The spout profile a write's Kafka commits are verified against (reset --group, restore, migrate): the
     storm-kafka-client release and first-poll strategy given, every other setting as inspect's defaults."""
-    return spout_thresholds({"storm_kafka_client_release": client_release,
-                             "first_poll_offset_strategy": first_poll}).spout
+    return spout_thresholds(
+        {"storm_kafka_client_release": client_release, "first_poll_offset_strategy": first_poll}
+    ).spout
 
 
 def selection(given: Given) -> Selection:
     """What to read, from the selection options by name."""
-    return Selection(tuple(given.get("spout") or ()), tuple(given.get("group") or ()), given.get("topic"),
-                     given.get("all_groups", False), tridents=tuple(given.get("trident") or ()))
+    return Selection(
+        tuple(given.get("spout") or ()),
+        tuple(given.get("group") or ()),
+        given.get("topic"),
+        given.get("all_groups", False),
+        tridents=tuple(given.get("trident") or ()),
+    )
 
 
 def expiry_options(given: Given) -> ExpiryOptions:
@@ -345,4 +402,3 @@ def reading(given: Given, say: Say) -> tuple[Connection, Selection, Profiles]:
     conn, chosen = connection(given, say), selection(given)
     validate(conn, chosen)
     return conn, chosen, judged_by(given)
-

@@ -62,8 +62,10 @@ def validate(conn: Connection, selection: Selection) -> None:
     _check_servers(conn, selection)
     _check_roots(conn, selection)
     if not conn.zk_roots and not conn.trident_roots and not selection.groups and not selection.all_groups:
-        raise UsageError("nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
-                         "--all-groups (new spouts, with --bootstrap-servers)")
+        raise UsageError(
+            "nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
+            "--all-groups (new spouts, with --bootstrap-servers)"
+        )
     for spout in selection.spouts:
         check_spout_id(spout)
     for group in selection.groups:

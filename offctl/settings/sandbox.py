@@ -16,6 +16,7 @@ ROOT = "/sandbox/spouts"  # the seeded zkRoot
 SANDBOX_STORM_ROOT = "/sandbox/storm"
 TRIDENT_ROOT = "/sandbox/transactional"  # transactional.zookeeper.root of the seeded Trident spouts
 
+
 @dataclass(frozen=True)
 class Sandbox:
     directory: str
@@ -92,24 +93,36 @@ def is_sandbox(zk: str | None, broker: str | None) -> bool:
 REHEARSAL_MARKER = "OFFCTL_SANDBOX"
 # A named config file is unset too, and the context is the built-in `sandbox` (offctl/settings/configfile.py): no
 # context of another cluster lends its credentials to the rehearsal.
-UNSET_IN_REHEARSAL = ("OFFCTL_ZK_AUTH", "OFFCTL_KAFKA_CONFIG", "OFFCTL_KAFKA_CONFIG_FILE", "OFFCTL_SPARK_MASTER",
-                      "OFFCTL_CONFIG")
+UNSET_IN_REHEARSAL = (
+    "OFFCTL_ZK_AUTH",
+    "OFFCTL_KAFKA_CONFIG",
+    "OFFCTL_KAFKA_CONFIG_FILE",
+    "OFFCTL_SPARK_MASTER",
+    "OFFCTL_CONFIG",
+)
 
 
 def rehearsal_env(sandbox: Sandbox) -> dict[str, str]:
     """The OFFCTL_ variables of a rehearsal shell: the sandbox's servers and roots, and the marker."""
-    return {"OFFCTL_ZK": sandbox.zk, "OFFCTL_ZK_ROOT": sandbox.zk_root, "OFFCTL_BOOTSTRAP_SERVERS": sandbox.broker,
-            "OFFCTL_STORM_ROOT": sandbox.storm_root, "OFFCTL_TRIDENT_ROOT": sandbox.trident_root,
-            "OFFCTL_CONTEXT": "sandbox",
-            REHEARSAL_MARKER: "1"}
+    return {
+        "OFFCTL_ZK": sandbox.zk,
+        "OFFCTL_ZK_ROOT": sandbox.zk_root,
+        "OFFCTL_BOOTSTRAP_SERVERS": sandbox.broker,
+        "OFFCTL_STORM_ROOT": sandbox.storm_root,
+        "OFFCTL_TRIDENT_ROOT": sandbox.trident_root,
+        "OFFCTL_CONTEXT": "sandbox",
+        REHEARSAL_MARKER: "1",
+    }
 
 
 def env_script(sandbox: Sandbox) -> str:
     """POSIX shell lines for `eval "$(offctl sandbox env)"`."""
     import shlex
 
-    lines = [f"# offctl sandbox env: this shell now rehearses on the sandbox (ZooKeeper {sandbox.zk}, Kafka "
-             f"{sandbox.broker}); offctl refuses any other server while {REHEARSAL_MARKER}=1"]
+    lines = [
+        f"# offctl sandbox env: this shell now rehearses on the sandbox (ZooKeeper {sandbox.zk}, Kafka "
+        f"{sandbox.broker}); offctl refuses any other server while {REHEARSAL_MARKER}=1"
+    ]
     lines += [f"export {name}={shlex.quote(value)}" for name, value in rehearsal_env(sandbox).items()]
     lines.append(f"unset {' '.join(UNSET_IN_REHEARSAL)}")
     return "\n".join(lines) + "\n"
@@ -120,9 +133,15 @@ def no_sandbox_script() -> str:
     shell with no server to use (every offctl command refuses, exit 2), never one left pointing at production;
     its last line fails, so `eval "$(offctl sandbox env)" && ...` stops there."""
     servers = [name for name in rehearsal_env(Sandbox("", 0, "", 0, "")) if name != REHEARSAL_MARKER]
-    return "\n".join([
-        f"# offctl sandbox env: no sandbox is running; with {REHEARSAL_MARKER}=1 offctl refuses every server until "
-        f"one runs (offctl sandbox up, then eval this again)",
-        f"export {REHEARSAL_MARKER}=1",
-        f"unset {' '.join(servers + list(UNSET_IN_REHEARSAL))}",
-        "false"]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"# offctl sandbox env: no sandbox is running; with {REHEARSAL_MARKER}=1 offctl refuses every server until "
+                f"one runs (offctl sandbox up, then eval this again)",
+                f"export {REHEARSAL_MARKER}=1",
+                f"unset {' '.join(servers + list(UNSET_IN_REHEARSAL))}",
+                "false",
+            ]
+        )
+        + "\n"
+    )

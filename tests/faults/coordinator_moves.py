@@ -68,9 +68,11 @@ class Counts:
 
     def summary(self) -> str:
         runs = ", ".join(f"{cmd} exit {code}: {n}" for (cmd, code), n in sorted(self.runs.items()))
-        return (f"runs: {runs}; died by a signal: {len(self.signals)}; wrong: {len(self.wrong)}; "
-                f"scrapes: {dict(self.scrapes)}; MCP calls: {dict(self.mcp)}; resets by exit: {dict(self.resets)}; "
-                f"restores by exit: {dict(self.restores)}; exit 3 by reason: {dict(self.reasons)}")
+        return (
+            f"runs: {runs}; died by a signal: {len(self.signals)}; wrong: {len(self.wrong)}; "
+            f"scrapes: {dict(self.scrapes)}; MCP calls: {dict(self.mcp)}; resets by exit: {dict(self.resets)}; "
+            f"restores by exit: {dict(self.restores)}; exit 3 by reason: {dict(self.reasons)}"
+        )
 
 
 class Tier:
@@ -97,13 +99,15 @@ class Tier:
     # --- the runs -----------------------------------------------------------------------------------------
 
     def run(self, name: str, argv: list[str]) -> subprocess.CompletedProcess:
-        proc = subprocess.run([*OFFCTL, *argv], capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "COLUMNS": "200"})
+        proc = subprocess.run(
+            [*OFFCTL, *argv], capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"}
+        )
         with self.counts.lock:
             self.counts.runs[(name, proc.returncode)] += 1
             if proc.returncode < 0:
-                self.counts.signals.append(f"{name} died by {signal.Signals(-proc.returncode).name}: "
-                                           f"{proc.stderr[-500:]}")
+                self.counts.signals.append(
+                    f"{name} died by {signal.Signals(-proc.returncode).name}: {proc.stderr[-500:]}"
+                )
             elif proc.returncode == 3:
                 reason = _reason(proc.stderr)
                 self.counts.reasons[(name, reason)] += 1
@@ -114,8 +118,9 @@ class Tier:
         return proc
 
     def inspect_once(self) -> None:
-        proc = self.run("inspect", ["inspect", *self.conn, "--group", GROUP, "--topic", TOPIC, "-o", "json",
-                                    "--fail-on", "never"])
+        proc = self.run(
+            "inspect", ["inspect", *self.conn, "--group", GROUP, "--topic", TOPIC, "-o", "json", "--fail-on", "never"]
+        )
         if proc.returncode == 0:
             seen = {p["partition"]: p["committed"] for p in json.loads(proc.stdout)["partitions"]}
             with self.counts.lock:
@@ -131,10 +136,33 @@ class Tier:
         with self.counts.lock:
             self.states = [before, after]
         # no Storm here to tell a running topology, and the group was written a round ago: both guards forced
-        proc = self.run("reset", ["reset", *self.conn, "--group", GROUP, "--topic", TOPIC, "--to", "offset",
-                                  "--offset", str(to), "--execute", "--yes", "--force", "running-topology",
-                                  "--quiet-period", "0", "--backup-dir", str(self.work / "backups"),
-                                  "--audit-log", str(self.work / "audit.jsonl"), "-o", "json"])
+        proc = self.run(
+            "reset",
+            [
+                "reset",
+                *self.conn,
+                "--group",
+                GROUP,
+                "--topic",
+                TOPIC,
+                "--to",
+                "offset",
+                "--offset",
+                str(to),
+                "--execute",
+                "--yes",
+                "--force",
+                "running-topology",
+                "--quiet-period",
+                "0",
+                "--backup-dir",
+                str(self.work / "backups"),
+                "--audit-log",
+                str(self.work / "audit.jsonl"),
+                "-o",
+                "json",
+            ],
+        )
         with self.counts.lock:
             self.counts.resets[proc.returncode] += 1
         self.pending = (proc, before, after)
@@ -151,9 +179,24 @@ class Tier:
             if backup is None:
                 self.counts.wrong.append(f"reset exit 5 named no backup: {proc.stderr}")
             else:
-                restored = self.run("restore", ["restore", backup, *self.conn, "--execute", "--yes",
-                                                "--force", "running-topology", "--quiet-period", "0",
-                                                "--audit-log", str(self.work / "audit.jsonl"), "-o", "json"])
+                restored = self.run(
+                    "restore",
+                    [
+                        "restore",
+                        backup,
+                        *self.conn,
+                        "--execute",
+                        "--yes",
+                        "--force",
+                        "running-topology",
+                        "--quiet-period",
+                        "0",
+                        "--audit-log",
+                        str(self.work / "audit.jsonl"),
+                        "-o",
+                        "json",
+                    ],
+                )
                 self.counts.restores[restored.returncode] += 1
                 if restored.returncode == 0 and self.committed() != before:
                     self.counts.wrong.append(f"the restore left {self.committed()}, not {before}")
@@ -196,8 +239,14 @@ def _backup_named(proc: subprocess.CompletedProcess, folder: Path) -> str | None
     return next((w for w in words if w.startswith(str(folder))), None)
 
 
-_REASONS = ("the group coordinator of group", "did not answer", "could not read the log", "could not be reached",
-            "could not read", "listing consumer groups")
+_REASONS = (
+    "the group coordinator of group",
+    "did not answer",
+    "could not read the log",
+    "could not be reached",
+    "could not read",
+    "listing consumer groups",
+)
 
 
 def _reason(stderr: str) -> str:
@@ -218,9 +267,24 @@ class Serve:
         from offctl.adapters import servers
 
         self.tier, self.port = tier, servers.free_port()
-        self.proc = subprocess.Popen([*OFFCTL, "serve", *tier.conn, "--group", GROUP, "--topic", TOPIC, "--listen",
-                                      f"127.0.0.1:{self.port}", "--interval", "1"], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [
+                *OFFCTL,
+                "serve",
+                *tier.conn,
+                "--group",
+                GROUP,
+                "--topic",
+                TOPIC,
+                "--listen",
+                f"127.0.0.1:{self.port}",
+                "--interval",
+                "1",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._scrape)
         deadline = time.monotonic() + 30
@@ -281,9 +345,11 @@ class Mcp:
         from mcp.client.session import ClientSession
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(command=sys.executable, args=["-m", "offctl", "mcp", *self.tier.conn,
-                                                                     "--group", GROUP],
-                                       cwd=str(Path(__file__).resolve().parents[2]))
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "offctl", "mcp", *self.tier.conn, "--group", GROUP],
+            cwd=str(Path(__file__).resolve().parents[2]),
+        )
         with open(self.tier.work / "mcp.stderr", "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write, read_timeout_seconds=120) as s:

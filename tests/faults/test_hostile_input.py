@@ -33,18 +33,48 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 # --- node data ------------------------------------------------------------------------------------------
 
 # names with lone surrogates (what a "\ud800" escape in stored JSON decodes to) as well as ordinary text
-names = st.one_of(st.text(max_size=12), st.builds(
-    lambda a, s, b: a + s + b, st.text(max_size=4),
-    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, categories=["Cs"]), st.text(max_size=4)))
+names = st.one_of(
+    st.text(max_size=12),
+    st.builds(
+        lambda a, s, b: a + s + b,
+        st.text(max_size=4),
+        st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, categories=["Cs"]),
+        st.text(max_size=4),
+    ),
+)
 json_scalars = st.one_of(
-    st.none(), st.booleans(), names,
-    st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=False, allow_infinity=False))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
-KEYS = ("topology", "offset", "partition", "topic", "broker", "name", "id", "host", "port",
-        "nextOffset", "firstOffset", "lastOffset", "topologyId", "tp")  # the last five: Trident state
-records = st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=5), json_values | st.fixed_dictionaries(
-    {"id": json_scalars, "name": json_scalars}), max_size=6)
+    st.none(),
+    st.booleans(),
+    names,
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8,
+)
+KEYS = (
+    "topology",
+    "offset",
+    "partition",
+    "topic",
+    "broker",
+    "name",
+    "id",
+    "host",
+    "port",
+    "nextOffset",
+    "firstOffset",
+    "lastOffset",
+    "topologyId",
+    "tp",
+)  # the last five: Trident state
+records = st.dictionaries(
+    st.sampled_from(KEYS) | st.text(max_size=5),
+    json_values | st.fixed_dictionaries({"id": json_scalars, "name": json_scalars}),
+    max_size=6,
+)
 
 
 @st.composite
@@ -55,9 +85,34 @@ def node_bytes(draw) -> bytes:
     text = json.dumps(draw(records), ensure_ascii=draw(st.booleans()))
     if kind == "mangled":  # what json-simple and Python disagree on, and hand edits
         cut = draw(st.integers(0, len(text)))
-        text = text[:cut] + draw(st.sampled_from(["NaN", "Infinity", "-Infinity", "01", '"\\ud800"', "\f", ",",
-                                                  "9" * 25, "\\", '"', "}", "\x00", "1e400", "-0.0", "1E2",
-                                                  "9" * 18, "-" + "9" * 19, "\ufeff"])) + text[cut:]
+        text = (
+            text[:cut]
+            + draw(
+                st.sampled_from(
+                    [
+                        "NaN",
+                        "Infinity",
+                        "-Infinity",
+                        "01",
+                        '"\\ud800"',
+                        "\f",
+                        ",",
+                        "9" * 25,
+                        "\\",
+                        '"',
+                        "}",
+                        "\x00",
+                        "1e400",
+                        "-0.0",
+                        "1E2",
+                        "9" * 18,
+                        "-" + "9" * 19,
+                        "\ufeff",
+                    ]
+                )
+            )
+            + text[cut:]
+        )
     return text.encode("utf-8", "surrogatepass")
 
 
@@ -121,15 +176,25 @@ def _replaying(p: int, data: bytes, replay: bytes | None, txid: int | None, libr
     if replay is None:
         return node
     if txid is None:
-        return replace(node, path=node.path.rsplit("/", 1)[0] + "/9", data=replay, txid=None, replay_txid=9,
-                       replay_data=replay, ahead=(9,))
+        return replace(
+            node,
+            path=node.path.rsplit("/", 1)[0] + "/9",
+            data=replay,
+            txid=None,
+            replay_txid=9,
+            replay_data=replay,
+            ahead=(9,),
+        )
     return replace(node, replay_txid=txid, replay_data=replay, ahead=(txid,))
 
 
 @SETTINGS
-@given(st.lists(st.tuples(node_bytes(), st.none() | node_bytes(), st.sampled_from([7, 8, 9, None])), min_size=1,
-                max_size=4),
-       st.sampled_from([STORM_KAFKA, STORM_KAFKA_CLIENT]))
+@given(
+    st.lists(
+        st.tuples(node_bytes(), st.none() | node_bytes(), st.sampled_from([7, 8, 9, None])), min_size=1, max_size=4
+    ),
+    st.sampled_from([STORM_KAFKA, STORM_KAFKA_CLIENT]),
+)
 @counted
 def test_any_batch_a_transactional_spout_would_replay_ends_in_a_row(states, library):
     """Trident state with any bytes at the txid read and at the txid a transactional spout replays (None: nothing
@@ -151,16 +216,32 @@ def test_any_batch_a_transactional_spout_would_replay_ends_in_a_row(states, libr
 
 
 @SETTINGS
-@given(st.text(max_size=120) | st.sampled_from([
-    "{topic-partition=t-0, offset=1, numFails=0, thread='x'}", '{"topologyId":"a-1-1","taskId":1,"threadName":"t"}',
-    '{"topologyId":"\\ud800","taskId":1}', '{"topologyId":null}', "null", "[]"]))
+@given(
+    st.text(max_size=120)
+    | st.sampled_from(
+        [
+            "{topic-partition=t-0, offset=1, numFails=0, thread='x'}",
+            '{"topologyId":"a-1-1","taskId":1,"threadName":"t"}',
+            '{"topologyId":"\\ud800","taskId":1}',
+            '{"topologyId":null}',
+            "null",
+            "[]",
+        ]
+    )
+)
 @counted
 def test_any_commit_metadata_is_classified(metadata):
     record = parse_commit(KafkaCommit("g", "t", 0, 5, metadata))
     assert record.committed == 5
     assert not (record.legacy_metadata and record.topology_id)
-    report = analyze(Snapshot(0, commits=(KafkaCommit("g", "t", 0, 5, metadata),), cluster={"t": {0: PartitionLog(0, 9)}},
-                              running=frozenset()))
+    report = analyze(
+        Snapshot(
+            0,
+            commits=(KafkaCommit("g", "t", 0, 5, metadata),),
+            cluster={"t": {0: PartitionLog(0, 9)}},
+            running=frozenset(),
+        )
+    )
     _render_all(report)
 
 
@@ -168,16 +249,44 @@ def test_any_commit_metadata_is_classified(metadata):
 
 file_texts = st.one_of(
     st.binary(max_size=300),
-    st.builds(lambda d: json.dumps(d).encode(), st.dictionaries(
-        st.sampled_from(["format", "version", "store", "consumer", "zk_root", "operation", "zookeeper", "kafka",
-                         "changes", "created_at", "sha256"]), json_values, max_size=8)),
-    st.builds(lambda rows: "\n".join(",".join(map(str, r)) for r in rows).encode(),
-              st.lists(st.lists(st.one_of(st.text(max_size=6), st.integers(-5, 2**64)), max_size=5), max_size=4)))
+    st.builds(
+        lambda d: json.dumps(d).encode(),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "format",
+                    "version",
+                    "store",
+                    "consumer",
+                    "zk_root",
+                    "operation",
+                    "zookeeper",
+                    "kafka",
+                    "changes",
+                    "created_at",
+                    "sha256",
+                ]
+            ),
+            json_values,
+            max_size=8,
+        ),
+    ),
+    st.builds(
+        lambda rows: "\n".join(",".join(map(str, r)) for r in rows).encode(),
+        st.lists(st.lists(st.one_of(st.text(max_size=6), st.integers(-5, 2**64)), max_size=5), max_size=4),
+    ),
+)
 
 
 def _plan(**change) -> bytes:
-    return json.dumps({"store": "zookeeper", "consumer": "s", "zk_root": "/r",
-                       "changes": [{"action": "write", "topic": "t", "partition": 0, "after": 5, **change}]}).encode()
+    return json.dumps(
+        {
+            "store": "zookeeper",
+            "consumer": "s",
+            "zk_root": "/r",
+            "changes": [{"action": "write", "topic": "t", "partition": 0, "after": 5, **change}],
+        }
+    ).encode()
 
 
 @SETTINGS
@@ -237,24 +346,80 @@ def run_main(argv: list[str]) -> tuple[int, str, str]:
 
 hostile = st.one_of(
     st.text(max_size=30),
-    st.sampled_from(["inf", "-inf", "nan", "1e308", "0", "-1", "", " ", "h:99999", "[::1", ":2181", "a//b", "..",
-                     "0-1000000000", "99999-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "1969-12-31T00:00:00Z",
-                     "/dev/zero", "x=", "=x", "s=0-3", "0.8.2", "9.9.9", "\udcff\udcfe", "p\udcffq",
-                     "a" * 64 + ".example:2181", "a..b:1"]))  # host names no resolver takes (kazoo: UnicodeError)
-OPTIONS = ["--timeout", "--zk", "--bootstrap-servers", "--zk-root", "--spout", "--group", "--topic", "--storm-root",
-           "--partitions", "--at", "--offset", "--by", "--storm-kafka-release", "--start-offset-time", "--static-partitions",
-           "--storm-kafka-client-release", "--lag-threshold", "--from-file", "--kafka-config-file", "--output"]
+    st.sampled_from(
+        [
+            "inf",
+            "-inf",
+            "nan",
+            "1e308",
+            "0",
+            "-1",
+            "",
+            " ",
+            "h:99999",
+            "[::1",
+            ":2181",
+            "a//b",
+            "..",
+            "0-1000000000",
+            "99999-01-01T00:00:00Z",
+            "0000-01-01T00:00:00Z",
+            "1969-12-31T00:00:00Z",
+            "/dev/zero",
+            "x=",
+            "=x",
+            "s=0-3",
+            "0.8.2",
+            "9.9.9",
+            "\udcff\udcfe",
+            "p\udcffq",
+            "a" * 64 + ".example:2181",
+            "a..b:1",
+        ]
+    ),
+)  # host names no resolver takes (kazoo: UnicodeError)
+OPTIONS = [
+    "--timeout",
+    "--zk",
+    "--bootstrap-servers",
+    "--zk-root",
+    "--spout",
+    "--group",
+    "--topic",
+    "--storm-root",
+    "--partitions",
+    "--at",
+    "--offset",
+    "--by",
+    "--storm-kafka-release",
+    "--start-offset-time",
+    "--static-partitions",
+    "--storm-kafka-client-release",
+    "--lag-threshold",
+    "--from-file",
+    "--kafka-config-file",
+    "--output",
+]
 
 
 @settings(max_examples=max(50, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["inspect", "reset"]), st.lists(st.tuples(st.sampled_from(OPTIONS), hostile), max_size=3),
-       st.sampled_from([["--zk-auth", f"user:{SECRET}"], ["--kafka-config", f"sasl.password={SECRET}"],
-                        ["--kafka-config", f"security.protocol={SECRET}"], ["--zk-auth", "user", SECRET],
-                        ["--kafka-config", "sasl.password", SECRET], []]))
+@given(
+    st.sampled_from(["inspect", "reset"]),
+    st.lists(st.tuples(st.sampled_from(OPTIONS), hostile), max_size=3),
+    st.sampled_from(
+        [
+            ["--zk-auth", f"user:{SECRET}"],
+            ["--kafka-config", f"sasl.password={SECRET}"],
+            ["--kafka-config", f"security.protocol={SECRET}"],
+            ["--zk-auth", "user", SECRET],
+            ["--kafka-config", "sasl.password", SECRET],
+            [],
+        ]
+    ),
+)
 @counted
 def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, secret_args):
-    argv = [command, "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1",
-            "--timeout", "0.2"]
+    argv = [command, "--zk", "127.0.0.1:1", "--zk-root", "/r", "--bootstrap-servers", "127.0.0.1:1", "--timeout", "0.2"]
     argv += ["--spout", "s", "--to", "latest"] if command == "reset" else ["--group", "g"]
     for option, value in pairs:
         argv += [option, value]
@@ -268,10 +433,21 @@ def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, 
 
 
 @SETTINGS
-@given(st.recursive(st.one_of(st.none(), st.booleans(), names, st.integers(-(2**70), 2**70),
-                              st.floats(allow_nan=False, allow_infinity=False)),
-                    lambda kids: st.one_of(st.lists(kids, max_size=4), st.tuples(kids, kids),
-                                           st.dictionaries(names, kids, max_size=4)), max_leaves=30))
+@given(
+    st.recursive(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            names,
+            st.integers(-(2**70), 2**70),
+            st.floats(allow_nan=False, allow_infinity=False),
+        ),
+        lambda kids: st.one_of(
+            st.lists(kids, max_size=4), st.tuples(kids, kids), st.dictionaries(names, kids, max_size=4)
+        ),
+        max_leaves=30,
+    )
+)
 @counted
 def test_the_json_renderer_writes_what_json_dumps_writes(doc):
     """render.dumps (orjson where it can) gives json.dumps' document, value for value, in ASCII: names with
@@ -299,10 +475,20 @@ def test_the_fast_json_path_reads_any_node_data_as_the_storm_path_does(data):
 
 
 @SETTINGS
-@given(st.recursive(st.one_of(st.none(), st.booleans(), names, st.integers(-(2**63), 2**63 - 1),
-                              st.floats(allow_nan=False, allow_infinity=False)),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
-                    max_leaves=10), st.booleans())
+@given(
+    st.recursive(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            names,
+            st.integers(-(2**63), 2**63 - 1),
+            st.floats(allow_nan=False, allow_infinity=False),
+        ),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
+        max_leaves=10,
+    ),
+    st.booleans(),
+)
 @counted
 def test_the_json_simple_reader_agrees_with_strict_json_where_both_read(value, ascii_only):
     """offctl/core/jsonsimple.py reads every strict JSON text to the same value Python's json does."""
@@ -318,16 +504,58 @@ def test_the_json_simple_reader_agrees_with_strict_json_where_both_read(value, a
 # non-ASCII, lone surrogates, numbers of 18, 19 and more digits, negative ones. `plain` ones are mostly what the
 # fast path reads, a few not (" and \ among printable ASCII, 19 digits)
 plain_texts = st.from_regex(r"[ -~]{0,8}", fullmatch=True) | st.sampled_from(["", "fleet-1-1700000000", "a-0-0"])
-record_texts = st.one_of(st.text(max_size=8), st.text(alphabet="ab-1/\\\"\x00\x7f\u2028é", max_size=6),
-                         st.sampled_from(["fleet-1-1700000000", "", " ", "orders", "h:1", "\ud800"]))
-plain_numbers = st.one_of(st.integers(0, 200), st.integers(-(10**19), 10**19), st.sampled_from(
-    [10**17, 10**18 - 1, 10**18, -(10**18), 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**19, 2**64]))
+record_texts = st.one_of(
+    st.text(max_size=8),
+    st.text(alphabet='ab-1/\\"\x00\x7f\u2028é', max_size=6),
+    st.sampled_from(["fleet-1-1700000000", "", " ", "orders", "h:1", "\ud800"]),
+)
+plain_numbers = st.one_of(
+    st.integers(0, 200),
+    st.integers(-(10**19), 10**19),
+    st.sampled_from([10**17, 10**18 - 1, 10**18, -(10**18), 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**19, 2**64]),
+)
 record_numbers = st.integers(-(2**70), 2**70)
 RECORD_KEYS = ("topology", "offset", "partition", "broker", "topic")
-SPLICES = [" ", "\\/", "0", "00", "-", "-0", ".0", "e1", "\\u0041", '"', ",", "9" * 19, "é", "\x00", "\x7f", "}",
-           '"x":1,', "\\", "null", "\ufeff"]
-NUMBERS = ["0", "-0", "007", "-01", "1.0", "1e2", "-", "9" * 18, "-" + "9" * 18, "9" * 19, "1" + "0" * 18,
-           str(2**63), str(-(2**63)), "true", '"1"', "null"]
+SPLICES = [
+    " ",
+    "\\/",
+    "0",
+    "00",
+    "-",
+    "-0",
+    ".0",
+    "e1",
+    "\\u0041",
+    '"',
+    ",",
+    "9" * 19,
+    "é",
+    "\x00",
+    "\x7f",
+    "}",
+    '"x":1,',
+    "\\",
+    "null",
+    "\ufeff",
+]
+NUMBERS = [
+    "0",
+    "-0",
+    "007",
+    "-01",
+    "1.0",
+    "1e2",
+    "-",
+    "9" * 18,
+    "-" + "9" * 18,
+    "9" * 19,
+    "1" + "0" * 18,
+    str(2**63),
+    str(-(2**63)),
+    "true",
+    '"1"',
+    "null",
+]
 
 
 @st.composite
@@ -345,29 +573,45 @@ def canonical_bytes(draw) -> tuple[bytes, int]:
     kind = draw(st.sampled_from(["canonical", "canonical", "number", "number", "splice", "cut", "keys"]))
     if kind == "number":
         field = draw(st.sampled_from([b"offset", b"partition", b"port"]))
-        data = re.sub(rb'"' + field + rb'":-?[0-9]+', b'"' + field + b'":' + draw(st.sampled_from(NUMBERS)).encode(),
-                      data)
+        data = re.sub(
+            rb'"' + field + rb'":-?[0-9]+', b'"' + field + b'":' + draw(st.sampled_from(NUMBERS)).encode(), data
+        )
     elif kind == "splice":
         at = draw(st.integers(0, len(data)))
         data = data[:at] + draw(st.sampled_from(SPLICES)).encode("utf-8", "surrogatepass") + data[at:]
     elif kind == "cut":
         at = draw(st.integers(0, len(data)))
-        data = data[:at] + data[at + draw(st.integers(1, 4)):]
+        data = data[:at] + data[at + draw(st.integers(1, 4)) :]
     elif kind == "keys":
-        record = {"topology": {"id": tid, "name": name}, "offset": offset, "partition": partition,
-                  "broker": {"host": host, "port": port}, "topic": topic}
+        record = {
+            "topology": {"id": tid, "name": name},
+            "offset": offset,
+            "partition": partition,
+            "broker": {"host": host, "port": port},
+            "topic": topic,
+        }
         keys = draw(st.lists(st.sampled_from(RECORD_KEYS), unique=True, max_size=5))
-        data = json.dumps({k: record[k] for k in keys}, separators=(",", ":"),
-                          ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+        data = json.dumps({k: record[k] for k in keys}, separators=(",", ":"), ensure_ascii=draw(st.booleans())).encode(
+            "utf-8", "surrogatepass"
+        )
     node_partition = partition if draw(st.integers(0, 3)) and 0 <= partition < 2**31 else draw(st.integers(0, 99))
     return data, node_partition
 
 
-def _record(partition: int = 7, id: str = "fleet-1-1700000000", name: str = "fleet", offset: str = "41",
-            host: str = "k1", port: str = "9092", topic: str = "orders") -> tuple[bytes, int]:
+def _record(
+    partition: int = 7,
+    id: str = "fleet-1-1700000000",
+    name: str = "fleet",
+    offset: str = "41",
+    host: str = "k1",
+    port: str = "9092",
+    topic: str = "orders",
+) -> tuple[bytes, int]:
     """(record bytes with the given names and number texts, node partition 7)."""
-    return (f'{{"topology":{{"id":"{id}","name":"{name}"}},"offset":{offset},"partition":{partition},'
-            f'"broker":{{"host":"{host}","port":{port}}},"topic":"{topic}"}}').encode(), 7
+    return (
+        f'{{"topology":{{"id":"{id}","name":"{name}"}},"offset":{offset},"partition":{partition},'
+        f'"broker":{{"host":"{host}","port":{port}}},"topic":"{topic}"}}'
+    ).encode(), 7
 
 
 @SETTINGS

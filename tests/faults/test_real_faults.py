@@ -73,10 +73,33 @@ def big_spout(own_zk, big_topic, broker39, tmp_path):
     zk.stop()
     zk.close()
     backups, audit = tmp_path / "backups", tmp_path / "audit.log"
-    argv = [sys.executable, "-m", "offctl", "reset", "--zk", state["server"].address, "--zk-root", root,
-            "--spout", "big", "--bootstrap-servers", broker39.address, "--storm-root", "/faults/storm",
-            "--to", "latest", "--quiet-period", "0", "--timeout", TIMEOUT, "--execute",
-            "--backup-dir", str(backups), "--audit-log", str(audit)]
+    argv = [
+        sys.executable,
+        "-m",
+        "offctl",
+        "reset",
+        "--zk",
+        state["server"].address,
+        "--zk-root",
+        root,
+        "--spout",
+        "big",
+        "--bootstrap-servers",
+        broker39.address,
+        "--storm-root",
+        "/faults/storm",
+        "--to",
+        "latest",
+        "--quiet-period",
+        "0",
+        "--timeout",
+        TIMEOUT,
+        "--execute",
+        "--backup-dir",
+        str(backups),
+        "--audit-log",
+        str(audit),
+    ]
     return {"argv": argv, "root": root, "state": state, "data": data, "backups": backups, "audit": audit}
 
 
@@ -162,16 +185,21 @@ def _restore_twice(fixture, err: str) -> None:
     undos = undo_lines(err)
     if not undos:  # the store answered that nothing was written: the message says no restore is needed
         assert "no restore is needed" in err, err
-        argv, wanted = fixture["argv"], ("--zk", "--bootstrap-servers", "--storm-root", "--quiet-period",
-                                         "--backup-dir", "--audit-log")  # the reset's own, as undo_command gives them
+        argv, wanted = (
+            fixture["argv"],
+            ("--zk", "--bootstrap-servers", "--storm-root", "--quiet-period", "--backup-dir", "--audit-log"),
+        )  # the reset's own, as undo_command gives them
         flags = [x for i, a in enumerate(argv[:-1]) if a in wanted for x in (a, argv[i + 1])]
         undos = [shlex.join(["offctl", "restore", str(backup), "--execute", *flags])]
     (undo,) = undos
     assert undo.startswith(f"offctl restore {backup} --execute ")
     landed = set(_offsets(fixture["state"]["server"].address, fixture["root"])) == {0}
     for again in (False, True):
-        proc = subprocess.run([sys.executable, "-m", "offctl", *shlex.split(undo)[1:], "--yes", "-o", "json"],
-                              capture_output=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "offctl", *shlex.split(undo)[1:], "--yes", "-o", "json"],
+            capture_output=True,
+            timeout=300,
+        )
         out, said = proc.stdout.decode(), proc.stderr.decode(errors="replace")
         assert proc.returncode == 0 and "Traceback" not in said, said[-3000:]
         doc = json.loads(out)
@@ -213,8 +241,11 @@ def test_zookeeper_paused_during_the_write_is_all_or_nothing(big_spout):
     # catches a hang). The request's own time-out (--timeout 3 s) says the server did not answer; the connection's
     # read time-out (kazoo: two thirds of the 4 s session time-out, from the last answered ping) drops the
     # connection, which the write reports as broken (ConnectionLoss). A paused server gives either, run by run.
-    assert ("(KazooTimeoutError)" in err or f"did not answer within {TIMEOUT}s" in err
-            or "the connection broke during the write (ConnectionLoss)" in err), err
+    assert (
+        "(KazooTimeoutError)" in err
+        or f"did not answer within {TIMEOUT}s" in err
+        or "the connection broke during the write (ConnectionLoss)" in err
+    ), err
     assert "Traceback" not in err
     assert "may or may not have been applied" in err or "nothing was written" in err
     _backup_written(big_spout)
@@ -340,23 +371,30 @@ def test_two_resets_racing(big_spout):
     assert set(_offsets(big_spout["state"]["server"].address, big_spout["root"])) == {0}
 
 
-
-
 @pytest.mark.parametrize("store", ["zookeeper", "kafka"])
 def test_black_hole_servers_end_in_exit_3_within_the_timeout(store):
     """Ended by --timeout 2, as its message says (the 60 s limit only catches a hang; the time it takes is
     benchmarks/bench_faults.py's)."""
     sock, port = servers.black_hole()
     try:
-        args = (["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"] if store == "zookeeper"
-                else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"])
-        proc = subprocess.run([sys.executable, "-m", "offctl", "inspect", *args, "--timeout", "2"],
-                              capture_output=True, text=True, timeout=60)
+        args = (
+            ["--zk", f"127.0.0.1:{port}", "--zk-root", "/r"]
+            if store == "zookeeper"
+            else ["--bootstrap-servers", f"127.0.0.1:{port}", "--group", "g"]
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "offctl", "inspect", *args, "--timeout", "2"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         sock.close()
     assert proc.returncode == 3, proc.stderr
-    said = {"zookeeper": f"ZooKeeper at 127.0.0.1:{port} did not answer within 2s",
-            "kafka": f"Kafka at 127.0.0.1:{port} did not answer a request for the offsets of group g within 2s"}
+    said = {
+        "zookeeper": f"ZooKeeper at 127.0.0.1:{port} did not answer within 2s",
+        "kafka": f"Kafka at 127.0.0.1:{port} did not answer a request for the offsets of group g within 2s",
+    }
     assert said[store] in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -378,8 +416,9 @@ def _own_broker(tmp_path, zk, zk_server, names, spout_partitions: dict[str, int]
     under a chroot of this test's own."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    broker = servers.start_broker(tmp_path / "broker", version=servers.KAFKA_ZK,
-                                  zookeeper=f"{zk_server.address}{names.root}-kafka")
+    broker = servers.start_broker(
+        tmp_path / "broker", version=servers.KAFKA_ZK, zookeeper=f"{zk_server.address}{names.root}-kafka"
+    )
     try:
         admin = AdminClient({"bootstrap.servers": broker.address})
         for f in admin.create_topics([NewTopic("t", max(spout_partitions.values()), 1)]).values():
@@ -395,9 +434,25 @@ def _own_broker(tmp_path, zk, zk_server, names, spout_partitions: dict[str, int]
 def _broker_killed_during(broker, zk_server, names, args: list[str], after_s: float, limit_s: float):
     """`offctl ARGS` against the test's own broker (--timeout 2), which is killed (SIGKILL) `after_s` seconds into
     the run; returns its exit code, stdout and stderr once it exits (`limit_s` only catches a hang)."""
-    proc = subprocess.Popen([sys.executable, "-m", "offctl", *args, "--zk", zk_server.address, "--zk-root", names.root,
-                             "--bootstrap-servers", broker.address, "--timeout", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "offctl",
+            *args,
+            "--zk",
+            zk_server.address,
+            "--zk-root",
+            names.root,
+            "--bootstrap-servers",
+            broker.address,
+            "--timeout",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(after_s)
     os.kill(broker.pid, signal.SIGKILL)
     out, err = proc.communicate(timeout=limit_s)
@@ -433,8 +488,9 @@ def test_a_backup_that_fails_half_way_leaves_no_tmp_file(tmp_path, monkeypatch):
     from offctl.errors import WriteConflict
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0)
-    plan = plan_zookeeper(ConsumerKey(ZOOKEEPER, "s", "/r"), [node], {"t": {0: PartitionLog(0, 9)}},
-                          Target("offset", offset=2))
+    plan = plan_zookeeper(
+        ConsumerKey(ZOOKEEPER, "s", "/r"), [node], {"t": {0: PartitionLog(0, 9)}}, Target("offset", offset=2)
+    )
 
     def disk_full(fd):
         raise OSError(28, "No space left on device")

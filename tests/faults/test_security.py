@@ -23,8 +23,16 @@ def guarded(zk, names, kafka39, zk_server, broker39, tmp_path):
     for p in range(2):
         zk.create(f"{root}/orders/partition_{p}", storm_record(topic, p, 0), acl=acl)
     zk.ensure_path(names.root + "/storm/storms")
-    conn = ["--zk", zk_server.address, "--zk-root", root, "--bootstrap-servers", broker39.address,
-            "--storm-root", names.root + "/storm"]
+    conn = [
+        "--zk",
+        zk_server.address,
+        "--zk-root",
+        root,
+        "--bootstrap-servers",
+        broker39.address,
+        "--storm-root",
+        names.root + "/storm",
+    ]
     files = tmp_path / "state"
     safe = ["--backup-dir", str(files / "backups"), "--audit-log", str(files / "audit.log")]
     return {"conn": conn, "safe": safe, "files": files}
@@ -32,7 +40,7 @@ def guarded(zk, names, kafka39, zk_server, broker39, tmp_path):
 
 def _no_secret(result, files=None):
     assert SECRET not in result.stdout and SECRET not in result.stderr
-    for path in (files.rglob("*") if files else ()):
+    for path in files.rglob("*") if files else ():
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
 
@@ -45,8 +53,25 @@ def test_reads_and_writes_through_an_authenticated_session(cli, guarded):
     assert read.exit_code in (0, 1), read.stderr
     assert [r["committed"] for r in read.json()["partitions"]] == [0, 0]
     _no_secret(read)
-    done = cli("reset", *guarded["conn"], *guarded["safe"], "--spout", "orders", "--zk-auth", f"{USER}:{SECRET}",
-               "--to", "offset", "--offset", "1", "--quiet-period", "0", "--execute", "--yes", "-o", "json")
+    done = cli(
+        "reset",
+        *guarded["conn"],
+        *guarded["safe"],
+        "--spout",
+        "orders",
+        "--zk-auth",
+        f"{USER}:{SECRET}",
+        "--to",
+        "offset",
+        "--offset",
+        "1",
+        "--quiet-period",
+        "0",
+        "--execute",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert done.exit_code == 0, done.stderr
     assert done.json()["verified"] and [c["after"] for c in done.json()["changes"]] == [1, 1]
     _no_secret(done, guarded["files"])
@@ -55,13 +80,16 @@ def test_reads_and_writes_through_an_authenticated_session(cli, guarded):
             assert oct(path.stat().st_mode & 0o777) == "0o600", path  # backups and audit log: owner only
 
 
-@pytest.mark.parametrize("mistake", [
-    ["--zk-auth", f"{USER}:wrong-{SECRET}"],
-    ["--zk-auth", USER, SECRET],  # a space instead of ':': the secret is an extra argument
-    ["--kafka-config", f"sasl.mechanism={SECRET}"],  # librdkafka's "Invalid value" names the value
-    ["--kafka-config", "sasl.password", SECRET],
-    ["--kafka-config", f"security.protocol={SECRET}"],
-])
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        ["--zk-auth", f"{USER}:wrong-{SECRET}"],
+        ["--zk-auth", USER, SECRET],  # a space instead of ':': the secret is an extra argument
+        ["--kafka-config", f"sasl.mechanism={SECRET}"],  # librdkafka's "Invalid value" names the value
+        ["--kafka-config", "sasl.password", SECRET],
+        ["--kafka-config", f"security.protocol={SECRET}"],
+    ],
+)
 def test_a_secret_in_the_wrong_place_is_never_repeated(cli, guarded, mistake):
     import contextlib
     import io

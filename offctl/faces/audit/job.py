@@ -60,8 +60,10 @@ def repair_codes(choices: Iterable[str]) -> frozenset[str]:
     codes: set[str] = set()
     for choice in choices:
         if choice not in REPAIR_CHOICES:
-            raise UsageError(f"--repair {choice!r}: offctl repairs only where the safe target is unambiguous: "
-                             f"{', '.join(REPAIR_CHOICES)}. Fix other findings with `offctl reset`")
+            raise UsageError(
+                f"--repair {choice!r}: offctl repairs only where the safe target is unambiguous: "
+                f"{', '.join(REPAIR_CHOICES)}. Fix other findings with `offctl reset`"
+            )
         codes.update(REPAIR_CHOICES[choice])
     return frozenset(codes)
 
@@ -84,8 +86,10 @@ def repairs(findings: Iterable[Mapping], codes: frozenset[str]) -> list[Repair]:
             parts, seen = found.setdefault(key, (set(), set()))
             parts.add((f["topic"], f["partition"]))
             seen.add(f["code"])
-    return [Repair(key, frozenset(parts), frozenset(seen))
-            for key, (parts, seen) in sorted(found.items(), key=lambda kv: (kv[0].store, str(kv[0])))]
+    return [
+        Repair(key, frozenset(parts), frozenset(seen))
+        for key, (parts, seen) in sorted(found.items(), key=lambda kv: (kv[0].store, str(kv[0])))
+    ]
 
 
 def repair_request(repair: Repair) -> ResetRequest:
@@ -109,18 +113,22 @@ def _declined(repair: Repair, exc: OffctlError):
     from offctl.core.plan import Plan
     from offctl.repair.reset import Outcome
 
-    request_target = Target("repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes)))
+    request_target = Target(
+        "repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes))
+    )
     why = f"not repaired: {exc}"
-    return Outcome(Plan("reset", repair.key, request_target.describe(), (), 0, warnings=(why,)),
-                   error=why, error_code=exc.exit_code)
+    return Outcome(
+        Plan("reset", repair.key, request_target.describe(), (), 0, warnings=(why,)),
+        error=why,
+        error_code=exc.exit_code,
+    )
 
 
 def plan_repair(conn: Connection, repair: Repair, safety, profile: SpoutProfile = SpoutProfile()) -> tuple[object, int]:
     """One consumer's repair planned as a dry run through reset (fresh reads, guards), or declined with the
     reason when it cannot be planned: one consumer's problem never stops the others (nor crashes the audit)."""
     try:
-        outcome = reset(conn, repair_request(repair), replace(safety, execute=False), lambda plans: False,
-                        profile)[0]
+        outcome = reset(conn, repair_request(repair), replace(safety, execute=False), lambda plans: False, profile)[0]
     except (Interrupted, KeyboardInterrupt):
         raise
     except OffctlError as exc:
@@ -130,8 +138,10 @@ def plan_repair(conn: Connection, repair: Repair, safety, profile: SpoutProfile 
 
 def nothing_to_repair(choices: Iterable[str]) -> str:
     """What `audit --repair` says when the audit found nothing it repairs (stderr, and the JSON's repair_note)."""
-    return (f"nothing to repair: no {' or '.join(sorted(repair_codes(choices)))} finding in this audit; "
-            f"nothing was planned or written")
+    return (
+        f"nothing to repair: no {' or '.join(sorted(repair_codes(choices)))} finding in this audit; "
+        f"nothing was planned or written"
+    )
 
 
 def exit_code(tally: Tally, fail_on: str, repair_codes: Iterable[int] = ()) -> int:
@@ -147,12 +157,21 @@ def exit_code(tally: Tally, fail_on: str, repair_codes: Iterable[int] = ()) -> i
     return found or (LEFT_OUT if codes - {0} else 0)
 
 
-def check_options(*, live: bool, from_snapshots: str | None, save_snapshot: str | None, repair: frozenset[str],
-                  execute: bool, window: int) -> None:
+def check_options(
+    *,
+    live: bool,
+    from_snapshots: str | None,
+    save_snapshot: str | None,
+    repair: frozenset[str],
+    execute: bool,
+    window: int,
+) -> None:
     """Refuse combinations that cannot work, before Spark starts."""
     if from_snapshots and live:
-        raise UsageError("--from-snapshots audits saved snapshots with no servers: drop --zk, --zk-root, "
-                         "--bootstrap-servers and --group, or drop --from-snapshots")
+        raise UsageError(
+            "--from-snapshots audits saved snapshots with no servers: drop --zk, --zk-root, "
+            "--bootstrap-servers and --group, or drop --from-snapshots"
+        )
     if from_snapshots and save_snapshot:
         raise UsageError("--save-snapshot saves what a live audit read; with --from-snapshots nothing is read")
     if repair and from_snapshots:
@@ -170,8 +189,9 @@ def _writes(plan) -> list[tuple]:
     return [(c.path, c.topic, c.partition, c.before, c.after) for c in plan.writes]
 
 
-def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
-               settings: SpoutProfile | Profiles = SpoutProfile()) -> list[tuple[object, int]]:
+def repair_all(
+    conn: Connection, items: Sequence[Repair], safety, confirm_all, settings: SpoutProfile | Profiles = SpoutProfile()
+) -> list[tuple[object, int]]:
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
     for all, then each consumer through reset's safe writer, written only if its plan is still the one shown;
     a group's commits are verified against its spout profile (`settings`: one for all, or the Profiles each
@@ -184,8 +204,7 @@ def repair_all(conn: Connection, items: Sequence[Repair], safety, confirm_all,
     dry = [o for o, _ in planned]
     runnable = _runnable(dry)
     if runnable and not confirm_all([dry[i].plan for i in sorted(runnable)]):
-        return [(replace(o, declined=True), NOT_CONFIRMED) if i in runnable else planned[i]
-                for i, o in enumerate(dry)]
+        return [(replace(o, declined=True), NOT_CONFIRMED) if i in runnable else planned[i] for i, o in enumerate(dry)]
     return _write_repairs(conn, items, planned, runnable, safety, profiles)
 
 
@@ -194,8 +213,14 @@ def _runnable(dry: Sequence) -> set[int]:
     return {i for i, o in enumerate(dry) if not o.error and not o.plan.refused and o.plan.writes}
 
 
-def _write_repairs(conn: Connection, items: Sequence[Repair], planned: list[tuple[object, int]], runnable: set[int],
-                   safety, profiles: Sequence[SpoutProfile]) -> list[tuple[object, int]]:
+def _write_repairs(
+    conn: Connection,
+    items: Sequence[Repair],
+    planned: list[tuple[object, int]],
+    runnable: set[int],
+    safety,
+    profiles: Sequence[SpoutProfile],
+) -> list[tuple[object, int]]:
     """Write the confirmed repairs one consumer after another; the others keep their plan's result, and after an
     interrupt none is written."""
     done = []
@@ -211,22 +236,34 @@ def _write_repairs(conn: Connection, items: Sequence[Repair], planned: list[tupl
 
 def _interrupted(shown, *, wrote: bool) -> tuple[object, int]:
     """A repair left unwritten by an interrupt: exit 6 when an earlier repair wrote, else 130."""
-    return (replace(shown, problems=("not written: interrupted (Ctrl-C or SIGTERM)",)),
-            InterruptedWrite.exit_code if wrote else Interrupted.exit_code)
+    return (
+        replace(shown, problems=("not written: interrupted (Ctrl-C or SIGTERM)",)),
+        InterruptedWrite.exit_code if wrote else Interrupted.exit_code,
+    )
 
 
 def _write_repair(conn: Connection, item: Repair, shown, safety, profile: SpoutProfile) -> tuple[object, int]:
     """One consumer's repair through reset's safe writer, written only if the plan read again is the one shown
     (exit 5 when it changed); a failure is this consumer's result, with its error's exit code."""
     try:
-        outcome = reset(conn, repair_request(item), safety,
-                        lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want, profile)[0]
+        outcome = reset(
+            conn,
+            repair_request(item),
+            safety,
+            lambda plans, want=_writes(shown.plan): _writes(plans[0]) == want,
+            profile,
+        )[0]
     except OffctlError as exc:
         return replace(shown, problems=(str(exc),)), exc.exit_code
     if outcome.declined:
-        outcome = replace(outcome, declined=False, problems=(
-            f"{outcome.plan.key} changed between the plan shown and the write: nothing was written for it; "
-            f"run the audit again",))
+        outcome = replace(
+            outcome,
+            declined=False,
+            problems=(
+                f"{outcome.plan.key} changed between the plan shown and the write: nothing was written for it; "
+                f"run the audit again",
+            ),
+        )
         return outcome, 5
     return outcome, outcome_exit_code(outcome)
 
@@ -270,16 +307,23 @@ def parse_spark_conf(pairs: Iterable[str]) -> dict[str, str]:
 
 
 @contextmanager
-def audit(conn: Connection, settings: AuditSettings, *, track=None,
-          confirm_all: Callable[[list], bool] = lambda plans: False) -> Iterator[Audited]:
+def audit(
+    conn: Connection, settings: AuditSettings, *, track=None, confirm_all: Callable[[list], bool] = lambda plans: False
+) -> Iterator[Audited]:
     """Check the command line, start Spark (or use spark-submit's), run the audit and any repair; Spark stays
     up inside the block so the caller can stream the rows, and stops after it if offctl started it."""
     codes = repair_codes(settings.repair)
     sel = settings.selection
     live = bool(conn.zk or conn.zk_roots or conn.bootstrap_servers or sel.spouts or sel.groups)
     safety = settings.safety or Safety()
-    check_options(live=live, from_snapshots=settings.from_snapshots, save_snapshot=settings.save_snapshot,
-                  repair=codes, execute=safety.execute, window=settings.window)
+    check_options(
+        live=live,
+        from_snapshots=settings.from_snapshots,
+        save_snapshot=settings.save_snapshot,
+        repair=codes,
+        execute=safety.execute,
+        window=settings.window,
+    )
     if not settings.from_snapshots:
         validate(conn, sel)
     if codes and not conn.bootstrap_servers:
@@ -327,18 +371,31 @@ class AuditResult:
 
     def document_parts(self) -> tuple[dict, dict[str, Iterable[dict]], dict]:
         """inspect's JSON document, in parts to stream: head, sections of rows, tail."""
+
         def rows() -> Iterator[dict]:
             for r in self.rows.toLocalIterator():
                 yield {k: v for k, v in r.items() if k not in TASK_KEYS}
 
         head = {"document_version": DOCUMENT_VERSION, "captured_at": iso_ms(self.captured_ms)}
-        sections = {"partitions": rows(), "findings": self.findings.toLocalIterator(),
-                    "consumers": self.consumers.toLocalIterator(), "topics": self.topics.toLocalIterator(),
-                    "topologies": self.topologies.toLocalIterator()}
-        tail = {"hints": hints_dict(self.tally.by_code), "summary": self.summary(), "notes": self.tally.notes, "incomplete": self.tally.incomplete,
-                "checks_skipped": self.tally.checks_skipped, "spout_settings": self.spout_settings,
-                "processing_guarantee": commits_dict(self.tally.commits),
-                "offsets_retention": retention_dict(self.tally.offsets_retention), "read_by": self.read_by, "driver": self.driver}
+        sections = {
+            "partitions": rows(),
+            "findings": self.findings.toLocalIterator(),
+            "consumers": self.consumers.toLocalIterator(),
+            "topics": self.topics.toLocalIterator(),
+            "topologies": self.topologies.toLocalIterator(),
+        }
+        tail = {
+            "hints": hints_dict(self.tally.by_code),
+            "summary": self.summary(),
+            "notes": self.tally.notes,
+            "incomplete": self.tally.incomplete,
+            "checks_skipped": self.tally.checks_skipped,
+            "spout_settings": self.spout_settings,
+            "processing_guarantee": commits_dict(self.tally.commits),
+            "offsets_retention": retention_dict(self.tally.offsets_retention),
+            "read_by": self.read_by,
+            "driver": self.driver,
+        }
         return head, sections, tail
 
     def summary(self) -> dict:
@@ -352,8 +409,10 @@ def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, l
     notes: list[str] = []
     listed: list[str] = []
     if selection.all_groups and conn.bootstrap_servers:
-        with open_stores(Connection(bootstrap_servers=conn.bootstrap_servers, kafka_config=conn.kafka_config,
-                                    timeout=conn.timeout), targeted=True) as (_, kafka):
+        with open_stores(
+            Connection(bootstrap_servers=conn.bootstrap_servers, kafka_config=conn.kafka_config, timeout=conn.timeout),
+            targeted=True,
+        ) as (_, kafka):
             listed = [g for g in kafka.list_groups() if g not in selection.groups]
             notes += kafka.notes
     if not conn.zk:
@@ -396,7 +455,9 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
         source = _live_source(sc, files, conn, settings)
     tasks = source.tasks.persist(StorageLevel.MEMORY_AND_DISK)
     reads = tasks.map(lambda t: (t[0], t[1]))
-    with adapter.job(sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track):
+    with adapter.job(
+        sc, "reading ZooKeeper and Kafka" if not settings.from_snapshots else "loading the snapshot", track
+    ):
         readers = sorted(r for r in reads.map(lambda kv: kv[1].reader).distinct().collect() if r)
     timings["read"] = time.perf_counter() - clock
 
@@ -414,7 +475,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
         timings["snapshot"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    earlier = source.earlier[-(settings.window - 1):]
+    earlier = source.earlier[-(settings.window - 1) :]
     rows = _rows_with_history(spark, files, analyzed.flatMap(lambda o: o[1]), earlier, running, settings)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     findings = analyzed.flatMap(lambda o: o[2])
@@ -426,11 +487,24 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
         history = history_counts(rows.map(lambda r: r["history_status"]).countByValue()) if earlier else None
     timings["history and totals" if earlier else "totals"] = time.perf_counter() - clock
 
-    result = AuditResult(captured_ms=source.captured_ms, tally=tally, worst=worst, top_topics=top_topics,
-                         history=history, snapshots_used=len(earlier) + 1, rows=rows, findings=findings,
-                         consumers=consumers, topics=topics, topologies=topologies, snapshot=snapshot_path,
-                         timings=timings, spout_settings=assumptions(tally.profiles, settings.thresholds),
-                         read_by=readers, driver=process_name())
+    result = AuditResult(
+        captured_ms=source.captured_ms,
+        tally=tally,
+        worst=worst,
+        top_topics=top_topics,
+        history=history,
+        snapshots_used=len(earlier) + 1,
+        rows=rows,
+        findings=findings,
+        consumers=consumers,
+        topics=topics,
+        topologies=topologies,
+        snapshot=snapshot_path,
+        timings=timings,
+        spout_settings=assumptions(tally.profiles, settings.thresholds),
+        read_by=readers,
+        driver=process_name(),
+    )
     if settings.out:
         clock = time.perf_counter()
         with adapter.job(sc, f"writing {settings.file_format} files to {settings.out}", track):
@@ -450,8 +524,13 @@ def _saved_source(spark, files: adapter.Files, settings: AuditSettings) -> _Sour
     meta, loaded = adapter.load_snapshot(spark, files, latest)
     tasks = loaded.map(lambda kv: (kv[0], kv[1], chunk_outputs(assess(kv[1], None, thresholds))))
     running = meta.get("running")
-    return _Source(tasks, meta["captured_ms"], frozenset(running) if running is not None else None,
-                   [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"], earlier)
+    return _Source(
+        tasks,
+        meta["captured_ms"],
+        frozenset(running) if running is not None else None,
+        [f"audited from snapshot {latest} (captured {meta['captured_at']}), no servers read"],
+        earlier,
+    )
 
 
 def _live_source(sc, files: adapter.Files, conn: Connection, settings: AuditSettings) -> _Source:
@@ -460,13 +539,15 @@ def _live_source(sc, files: adapter.Files, conn: Connection, settings: AuditSett
     saved before under --save-snapshot give history."""
     selection, thresholds, estimates = settings.selection, settings.thresholds, settings.estimates
     spouts, listed, driver_notes = _list_consumers(conn, selection)
-    chunks = plan_chunks(spouts, list(selection.groups), sc.defaultParallelism, listed,
-                         trident_roots=trident_list(conn, selection))
+    chunks = plan_chunks(
+        spouts, list(selection.groups), sc.defaultParallelism, listed, trident_roots=trident_list(conn, selection)
+    )
     captured_ms = int(time.time() * 1000)
-    tasks = (sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
-             .map(lambda ic: (ic[0], *audit_chunk(conn, selection, ic[1], int(time.time() * 1000), thresholds,
-                                                  estimates)))
-             .map(lambda t: (t[0], t[1], chunk_outputs(t[2]))))
+    tasks = (
+        sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
+        .map(lambda ic: (ic[0], *audit_chunk(conn, selection, ic[1], int(time.time() * 1000), thresholds, estimates)))
+        .map(lambda t: (t[0], t[1], chunk_outputs(t[2])))
+    )
     earlier = adapter.list_snapshots(files, settings.save_snapshot) if settings.save_snapshot else []
     return _Source(tasks, captured_ms, None, driver_notes, earlier)
 
@@ -484,20 +565,31 @@ def _analyze(sc, tasks, reads, running: frozenset[str] | None, track: adapter.Tr
     return analyzed, tally, running
 
 
-def _snapshot_meta(conn: Connection, selection: Selection, captured_ms: int, running: frozenset[str] | None,
-                   partitions: int) -> dict:
+def _snapshot_meta(
+    conn: Connection, selection: Selection, captured_ms: int, running: frozenset[str] | None, partitions: int
+) -> dict:
     """What a saved snapshot says of itself: when and from where it was read, and what was selected."""
-    return {"format": adapter.SNAPSHOT_FORMAT, "version": adapter.SNAPSHOT_VERSION, "captured_ms": captured_ms,
-            "captured_at": iso_ms(captured_ms), "zk": conn.zk, "zk_roots": list(conn.zk_roots),
-            "trident_roots": list(conn.trident_roots),
-            "bootstrap_servers": conn.bootstrap_servers, "storm_root": conn.storm_root,
-            "groups": list(selection.groups), "spouts": list(selection.spouts), "topic": selection.topic,
-            "running": sorted(running) if running is not None else None,
-            "partitions": partitions}
+    return {
+        "format": adapter.SNAPSHOT_FORMAT,
+        "version": adapter.SNAPSHOT_VERSION,
+        "captured_ms": captured_ms,
+        "captured_at": iso_ms(captured_ms),
+        "zk": conn.zk,
+        "zk_roots": list(conn.zk_roots),
+        "trident_roots": list(conn.trident_roots),
+        "bootstrap_servers": conn.bootstrap_servers,
+        "storm_root": conn.storm_root,
+        "groups": list(selection.groups),
+        "spouts": list(selection.spouts),
+        "topic": selection.topic,
+        "running": sorted(running) if running is not None else None,
+        "partitions": partitions,
+    }
 
 
-def _rows_with_history(spark, files: adapter.Files, rows, earlier: list[str], running: frozenset[str] | None,
-                       settings: AuditSettings):
+def _rows_with_history(
+    spark, files: adapter.Files, rows, earlier: list[str], running: frozenset[str] | None, settings: AuditSettings
+):
     """The partition rows with their history status, joined on the partition with their observations in the
     earlier snapshots; without any, each row says it has none."""
     if not earlier:
@@ -508,37 +600,64 @@ def _rows_with_history(spark, files: adapter.Files, rows, earlier: list[str], ru
         _, snap = adapter.load_snapshot(spark, files, path)
         obs = snap.flatMap(lambda kv: observations(kv[1]))
         past = obs if past is None else past.union(obs)
-    return (rows.map(lambda r: (partition_key(r), r))
-            .leftOuterJoin(past.groupByKey())
-            .map(lambda kv: with_history(kv[1][0], kv[1][1] or (), running, window, allowed,
-                                         commit_period(thresholds, kv[1][0]))))
+    return (
+        rows.map(lambda r: (partition_key(r), r))
+        .leftOuterJoin(past.groupByKey())
+        .map(
+            lambda kv: with_history(
+                kv[1][0], kv[1][1] or (), running, window, allowed, commit_period(thresholds, kv[1][0])
+            )
+        )
+    )
 
 
 def _lag_totals(rows):
     """The lag totals per topic and per topology, as RDDs kept for the top figures and the files."""
-    topics = (rows.mapPartitions(lambda it: lag_totals(it, "topic").items()).reduceByKey(add_totals)
-              .map(lambda kv: totals_dict("topic", *kv)).persist())
-    topologies = (rows.mapPartitions(lambda it: lag_totals(it, "topology_name").items()).reduceByKey(add_totals)
-                  .map(lambda kv: totals_dict("topology_name", *kv)).persist())
+    topics = (
+        rows.mapPartitions(lambda it: lag_totals(it, "topic").items())
+        .reduceByKey(add_totals)
+        .map(lambda kv: totals_dict("topic", *kv))
+        .persist()
+    )
+    topologies = (
+        rows.mapPartitions(lambda it: lag_totals(it, "topology_name").items())
+        .reduceByKey(add_totals)
+        .map(lambda kv: totals_dict("topology_name", *kv))
+        .persist()
+    )
     return topics, topologies
 
 
 def write_files(spark, files: adapter.Files, result: AuditResult, out: str, fmt: str) -> list[str]:
     """Each table of audit.FILES under `out` in `fmt`, then summary.json, last, as the mark of a complete audit."""
     files.delete(adapter.join(out, "summary.json"))  # a reader must not take an older summary for this audit
-    sources = {"partitions": result.rows, "findings": result.findings, "consumers": result.consumers,
-               "topics": result.topics, "topologies": result.topologies}
+    sources = {
+        "partitions": result.rows,
+        "findings": result.findings,
+        "consumers": result.consumers,
+        "topics": result.topics,
+        "topologies": result.topologies,
+    }
     written = []
     for name, (_, columns) in FILES.items():
-        table = sources[name].map(lambda row, n=name: flat(n, {**row, "captured_at": iso_ms(row.get("captured_ms"))}
-                                                        if n == "partitions" else row))
+        table = sources[name].map(
+            lambda row, n=name: flat(
+                n, {**row, "captured_at": iso_ms(row.get("captured_ms"))} if n == "partitions" else row
+            )
+        )
         writer = spark.createDataFrame(table, adapter.schema((c, t) for c, t, _ in columns)).write.mode("overwrite")
         if fmt == "csv":
             writer = writer.option("header", True)
         writer.format(fmt).save(adapter.join(out, name))
         written.append(adapter.join(out, name))
-    summary = {"captured_at": iso_ms(result.captured_ms), "format": fmt, "files": written,
-               "summary": result.summary(), "notes": result.tally.notes, "incomplete": result.tally.incomplete,
-               "checks_skipped": result.tally.checks_skipped}
+    summary = {
+        "captured_at": iso_ms(result.captured_ms),
+        "format": fmt,
+        "files": written,
+        "summary": result.summary(),
+        "notes": result.tally.notes,
+        "incomplete": result.tally.incomplete,
+        "checks_skipped": result.tally.checks_skipped,
+    }
     files.write_text(adapter.join(out, "summary.json"), json.dumps(summary, indent=1) + "\n")
     return written + [adapter.join(out, "summary.json")]

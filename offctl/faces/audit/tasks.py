@@ -34,6 +34,7 @@ from offctl.settings.connection import Connection
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
 TASKS_PER_CORE = 4
 
+
 @dataclass(frozen=True)
 class Chunk:
     """The consumers one Spark task reads: spout ids under one zkRoot, or Kafka groups."""
@@ -56,8 +57,13 @@ class Chunk:
         return f"groups {some(self.groups + self.listed_groups)}"
 
 
-def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[str], parallelism: int,
-                listed_groups: Sequence[str] = (), trident_roots: Sequence[str] = ()) -> list[Chunk]:
+def plan_chunks(
+    spouts_by_root: Mapping[str, Sequence[str]],
+    groups: Sequence[str],
+    parallelism: int,
+    listed_groups: Sequence[str] = (),
+    trident_roots: Sequence[str] = (),
+) -> list[Chunk]:
     """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each;
     one chunk per Trident root."""
     total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups) + len(listed_groups)
@@ -65,11 +71,11 @@ def plan_chunks(spouts_by_root: Mapping[str, Sequence[str]], groups: Sequence[st
     chunks: list[Chunk] = []
     for root, ids in spouts_by_root.items():
         for i in range(0, len(ids), size):
-            chunks.append(Chunk(len(chunks), zk_root=root, spout_ids=tuple(ids[i:i + size])))
+            chunks.append(Chunk(len(chunks), zk_root=root, spout_ids=tuple(ids[i : i + size])))
     for i in range(0, len(groups), size):
-        chunks.append(Chunk(len(chunks), groups=tuple(groups[i:i + size])))
+        chunks.append(Chunk(len(chunks), groups=tuple(groups[i : i + size])))
     for i in range(0, len(listed_groups), size):
-        chunks.append(Chunk(len(chunks), listed_groups=tuple(listed_groups[i:i + size])))
+        chunks.append(Chunk(len(chunks), listed_groups=tuple(listed_groups[i : i + size])))
     for root in trident_roots:
         chunks.append(Chunk(len(chunks), trident_root=root))
     return chunks
@@ -80,8 +86,14 @@ def process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: int, thresholds: Thresholds | Profiles,
-                estimates: Estimates = Estimates()) -> tuple[Snapshot, Report]:
+def audit_chunk(
+    conn: Connection,
+    selection: Selection,
+    chunk: Chunk,
+    now_ms: int,
+    thresholds: Thresholds | Profiles,
+    estimates: Estimates = Estimates(),
+) -> tuple[Snapshot, Report]:
     """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.pipeline.assess:
     the analysis, then the time lag, retention headroom and commit expiry read with the same Kafka client), so the
     audit sees what inspect sees, each consumer judged by its own profile. Returns the chunk's reads (a snapshot to save) and its report. A store that cannot
@@ -89,12 +101,23 @@ def audit_chunk(conn: Connection, selection: Selection, chunk: Chunk, now_ms: in
     roots = [chunk.zk_root] if chunk.zk_root else []
     try:
         with open_stores(conn, targeted=True) as (zk, kafka):
-            chunk_selection = replace(selection, groups=chunk.groups, listed_groups=chunk.listed_groups,
-                                      log_topics=(*selection.log_topics, *expected_topics(thresholds)))
-            snapshot, records = read_snapshot(zk, kafka, roots, chunk_selection, conn.storm_root, now_ms,
-                                              spouts_by_root={r: chunk.spout_ids for r in roots},
-                                              trident_roots=[chunk.trident_root] if chunk.trident_root else (),
-                                              judged_by=thresholds)
+            chunk_selection = replace(
+                selection,
+                groups=chunk.groups,
+                listed_groups=chunk.listed_groups,
+                log_topics=(*selection.log_topics, *expected_topics(thresholds)),
+            )
+            snapshot, records = read_snapshot(
+                zk,
+                kafka,
+                roots,
+                chunk_selection,
+                conn.storm_root,
+                now_ms,
+                spouts_by_root={r: chunk.spout_ids for r in roots},
+                trident_roots=[chunk.trident_root] if chunk.trident_root else (),
+                judged_by=thresholds,
+            )
             snapshot = replace(snapshot, reader=process_name())
             return snapshot, assess(snapshot, kafka, thresholds, estimates, records)
     except OffctlError as exc:
@@ -118,8 +141,12 @@ def partition_rows(report: Report) -> Iterator[dict]:
     """Every row as inspect's document gives it (render.partition_dicts: its time lag, retention headroom and
     commit expiry included), with the codes of the findings on that partition and TASK_KEYS."""
     for row, d in zip(report.rows, partition_dicts(report, time_lags(report))):
-        d.update(findings=list(row.codes), captured_ms=report.captured_ms, modified_ms=row.record.modified_ms,
-                 resumes_stored=row.resumes_stored)
+        d.update(
+            findings=list(row.codes),
+            captured_ms=report.captured_ms,
+            modified_ms=row.record.modified_ms,
+            resumes_stored=row.resumes_stored,
+        )
         yield d
 
 
@@ -134,16 +161,31 @@ def observations(snapshot: Snapshot) -> Iterator[tuple[tuple, Observation]]:
             yield partition_key(row), observation(row)
 
 
-def with_history(row: dict, earlier: Iterable[Observation], running: frozenset[str] | None, window: int,
-                 allowed_lag: int = 0, kafka_commit_period_ms: int = 0) -> dict:
+def with_history(
+    row: dict,
+    earlier: Iterable[Observation],
+    running: frozenset[str] | None,
+    window: int,
+    allowed_lag: int = 0,
+    kafka_commit_period_ms: int = 0,
+) -> dict:
     """The row with its history_status from its earlier observations and itself. Where the message gave no time lag,
     the history's estimate stands in, as serve and watch show it (offctl.core.timelag.served): time_lag_source
     `estimate`."""
     obs = [*earlier, observation(row)] if row["committed"] is not None else []
     tid = row["topology_id"]
     is_running = (tid in running) if running is not None and tid else None
-    h = evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag,
-                 commit_period_ms=commit_period_of(row["store"], kafka_commit_period_ms)) if obs else None
+    h = (
+        evaluate(
+            obs,
+            running=is_running,
+            window=window,
+            allowed_lag=allowed_lag,
+            commit_period_ms=commit_period_of(row["store"], kafka_commit_period_ms),
+        )
+        if obs
+        else None
+    )
     out = {**row, "history_status": h.status if h else None}
     if h and h.time_lag_s is not None and row.get("time_lag_s") is None and row.get("resumes_stored"):
         out["time_lag_s"], out["time_lag_source"] = h.time_lag_s, ESTIMATE
@@ -192,24 +234,41 @@ class Tally:
         # A chunk that could not be read has no Kafka or Storm data because it failed, not because those
         # were not asked for: its failure is in `incomplete`, and it skipped no check.
         failed = bool(report.incomplete) and not report.rows
-        return cls(len(report.consumers), len(report.rows), sum(c.total_lag for c in report.consumers),
-                   Counter(f.severity.label for f in report.findings), Counter(f.code for f in report.findings),
-                   list(report.notes), list(report.incomplete), [] if failed else list(report.checks_skipped),
-                   report.commits, report.offsets_retention, *extremes(rows),
-                   Counter(c.profile for c in report.consumers))
+        return cls(
+            len(report.consumers),
+            len(report.rows),
+            sum(c.total_lag for c in report.consumers),
+            Counter(f.severity.label for f in report.findings),
+            Counter(f.code for f in report.findings),
+            list(report.notes),
+            list(report.incomplete),
+            [] if failed else list(report.checks_skipped),
+            report.commits,
+            report.offsets_retention,
+            *extremes(rows),
+            Counter(c.profile for c in report.consumers),
+        )
 
     def __add__(self, other: Tally) -> Tally:
         def merged(a: list[str], b: list[str]) -> list[str]:
             return a + [x for x in b if x not in a]  # the same note from every chunk is said once
 
-        return Tally(self.consumers + other.consumers, self.partitions + other.partitions,
-                     self.total_lag + other.total_lag, self.by_severity + other.by_severity,
-                     self.by_code + other.by_code, merged(self.notes, other.notes),
-                     merged(self.incomplete, other.incomplete), merged(self.checks_skipped, other.checks_skipped),
-                     self.commits or other.commits, self.offsets_retention or other.offsets_retention,
-                     _pick(max, self.max_time_lag, other.max_time_lag),
-                     _pick(min, self.min_retention_headroom, other.min_retention_headroom),
-                     _pick(min, self.min_commit_expiry, other.min_commit_expiry), self.profiles + other.profiles)
+        return Tally(
+            self.consumers + other.consumers,
+            self.partitions + other.partitions,
+            self.total_lag + other.total_lag,
+            self.by_severity + other.by_severity,
+            self.by_code + other.by_code,
+            merged(self.notes, other.notes),
+            merged(self.incomplete, other.incomplete),
+            merged(self.checks_skipped, other.checks_skipped),
+            self.commits or other.commits,
+            self.offsets_retention or other.offsets_retention,
+            _pick(max, self.max_time_lag, other.max_time_lag),
+            _pick(min, self.min_retention_headroom, other.min_retention_headroom),
+            _pick(min, self.min_commit_expiry, other.min_commit_expiry),
+            self.profiles + other.profiles,
+        )
 
     def worst(self) -> Severity | None:
         return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
@@ -257,8 +316,12 @@ def chunk_outputs(report: Report) -> tuple[Tally, list[dict], list[dict], list[d
     """A task's analyzed chunk: its tally, partition rows, findings and consumers, as plain dicts, as inspect's
     document gives them."""
     rows = list(partition_rows(report))
-    return (Tally.of(report, rows), rows, [finding_dict(f) for f in report.findings],
-            consumer_dicts(report, time_lags(report)))
+    return (
+        Tally.of(report, rows),
+        rows,
+        [finding_dict(f) for f in report.findings],
+        consumer_dicts(report, time_lags(report)),
+    )
 
 
 def worst_first(consumer: Mapping) -> tuple:
@@ -283,13 +346,22 @@ def lag_totals(rows: Iterable[Mapping], by: str) -> dict:
 
 def add_totals(a: dict, b: dict) -> dict:
     lags = [x for x in (a["max_lag"], b["max_lag"]) if x is not None]
-    return {"partitions": a["partitions"] + b["partitions"], "total_lag": a["total_lag"] + b["total_lag"],
-            "max_lag": max(lags) if lags else None, "consumers": a["consumers"] | b["consumers"]}
+    return {
+        "partitions": a["partitions"] + b["partitions"],
+        "total_lag": a["total_lag"] + b["total_lag"],
+        "max_lag": max(lags) if lags else None,
+        "consumers": a["consumers"] | b["consumers"],
+    }
 
 
 def totals_dict(name: str, value: str | None, t: Mapping) -> dict:
-    return {name: value, "consumers": len(t["consumers"]), "partitions": t["partitions"],
-            "total_lag": t["total_lag"], "max_lag": t["max_lag"]}
+    return {
+        name: value,
+        "consumers": len(t["consumers"]),
+        "partitions": t["partitions"],
+        "total_lag": t["total_lag"],
+        "max_lag": t["max_lag"],
+    }
 
 
 def history_counts(counts: Mapping[str | None, int]) -> dict:
@@ -313,85 +385,134 @@ _LAG_COLUMNS = (
 )
 
 FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
-    "partitions": ("one row per consumer-partition", (
-        ("store", "string", "zookeeper (storm-kafka), kafka (storm-kafka-client) or trident (a Trident spout's state)"),
-        ("consumer", "string", "the spout id (zookeeper), the group id (kafka) or the txStateId (trident)"),
-        ("zk_root", "string", "the spout's zkRoot, or the Trident root; null for kafka"),
-        ("topic", "string", "the topic the offset is applied to (null when offctl cannot tell: a tie of topics)"),
-        ("partition", "long", "the partition"),
-        ("committed", "long", "the committed offset"),
-        ("log_start", "long", "the partition's log start offset"),
-        ("log_end", "long", "the partition's log end offset (high watermark)"),
-        ("lag", "long", "log_end (last_stable_offset, where the spout reads committed) - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
-                        "when it does not use it), when that is known and inside the log range"),
-        ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
-        ("topology_id", "string", "the storm id that wrote the offset"),
-        ("topology_name", "string", "its topology name"),
-        ("path", "string", "the ZooKeeper node (zookeeper)"),
-        ("version", "long", "the node's version (zookeeper)"),
-        ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper)"),
-        ("broker", "string", "host:port the record names (zookeeper)"),
-        ("record_topic", "string", "the topic the record itself names (zookeeper; may differ from topic)"),
-        ("used", "boolean", "false when the spout cannot use the record (MALFORMED_RECORD)"),
-        ("findings", "string", "codes of the findings on this partition, ';'-separated"),
-        ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
-        ("time_lag_s", "double", "seconds the message the spout resumes at has waited: from its timestamp, 0 when "
-                                 "the lag is 0, else the estimate over the snapshots' history (null: no figure)"),
-        ("time_lag_source", "string", "where time_lag_s comes from: message, caught-up, estimate, unread or "
-                                      "no-timestamp (null: no lag)"),
-        ("retention_headroom_s", "double", "seconds until the broker may delete the message the spout resumes at "
-                                           "(negative: past), where known"),
-        ("retention_source", "string", "where the retention headroom comes from (docs/contract.md, retention risk)"),
-        ("commit_expiry_s", "double", "storm-kafka-client groups: seconds before the broker may delete the commit "
-                                      "(negative once past), estimated"),
-        ("commit_expiry_source", "string", "what the commit expiry is estimated from (null: not estimated)"),
-        ("last_stable_offset", "long", "the partition's last stable offset, where the spout reads committed "
-                                       "(--isolation-level read_committed: its lag counts to it); null otherwise"),
-        ("resumes_at", "long", "the offset the spout will fetch first (null: not known, or nothing is fetched)"),
-        ("resumes", "string", "where that is: stored, stored+1, log-start, log-end, time, waits-until-log-end-reaches, "
-                              "fetch-fails or crashes (docs/contract.md, where the spout resumes)"),
-        ("resumes_citation", "string", "the Storm source that says so: member (file at tag)"),
-        ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
-    )),
-    "findings": ("one row per finding", (
-        ("code", "string", "the finding code (docs/findings.md)"),
-        ("severity", "string", "error, warning or info"),
-        *_CONSUMER_COLUMNS,
-        ("topic", "string", "topic, when the finding is about one"),
-        ("partition", "long", "partition, when the finding is about one"),
-        ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
-        ("message", "string", "what is wrong, with the numbers"),
-        ("hint", "string", "what to do"),
-        ("resumes_at", "long", "MISSING_PARTITION: the offset the spout will fetch the partition from first"),
-        ("resumes", "string", "MISSING_PARTITION: where that is (log-start, log-end, time)"),
-        ("resumes_citation", "string", "MISSING_PARTITION: the Storm source that says so"),
-    )),
-    "consumers": ("one row per spout id or group", (
-        *_CONSUMER_COLUMNS,
-        ("topics", "string", "topics of its records, ','-separated"),
-        ("partitions", "long", "partitions with a record"),
-        ("total_lag", "long", "sum of the partitions' lag"),
-        ("max_lag", "long", "largest partition lag"),
-        ("status", "string", "ok, info, warning or error: its worst finding"),
-        ("finding_codes", "string", "codes of its findings, ','-separated"),
-        ("max_time_lag_s", "double", "the largest time_lag_s of its partitions that have one"),
-        ("min_retention_headroom_s", "double", "the smallest retention_headroom_s of its partitions that have one"),
-        ("group_state", "string", "the Kafka group's state (kafka)"),
-        ("members", "long", "the Kafka group's members (kafka)"),
-        ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
-        ("group_protocol", "string", "the Kafka group's protocol or assignor, as the broker names it (kafka)"),
-        ("profile", "string", "the profile that judged it (null: the defaults)"),
-    )),
-    "topics": ("lag per topic, over every consumer reading it", (
-        ("topic", "string", "the topic"),
-        ("consumers", "long", "consumers with records on it"),
-        *_LAG_COLUMNS,
-    )),
-    "topologies": ("lag per topology name, over its consumers", (
-        ("topology_name", "string", "the topology name the records name (null: none)"),
-        ("consumers", "long", "consumers with records of it"),
-        *_LAG_COLUMNS,
-    )),
+    "partitions": (
+        "one row per consumer-partition",
+        (
+            (
+                "store",
+                "string",
+                "zookeeper (storm-kafka), kafka (storm-kafka-client) or trident (a Trident spout's state)",
+            ),
+            ("consumer", "string", "the spout id (zookeeper), the group id (kafka) or the txStateId (trident)"),
+            ("zk_root", "string", "the spout's zkRoot, or the Trident root; null for kafka"),
+            ("topic", "string", "the topic the offset is applied to (null when offctl cannot tell: a tie of topics)"),
+            ("partition", "long", "the partition"),
+            ("committed", "long", "the committed offset"),
+            ("log_start", "long", "the partition's log start offset"),
+            ("log_end", "long", "the partition's log end offset (high watermark)"),
+            (
+                "lag",
+                "long",
+                "log_end (last_stable_offset, where the spout reads committed) - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
+                "when it does not use it), when that is known and inside the log range",
+            ),
+            ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
+            ("topology_id", "string", "the storm id that wrote the offset"),
+            ("topology_name", "string", "its topology name"),
+            ("path", "string", "the ZooKeeper node (zookeeper)"),
+            ("version", "long", "the node's version (zookeeper)"),
+            ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper)"),
+            ("broker", "string", "host:port the record names (zookeeper)"),
+            ("record_topic", "string", "the topic the record itself names (zookeeper; may differ from topic)"),
+            ("used", "boolean", "false when the spout cannot use the record (MALFORMED_RECORD)"),
+            ("findings", "string", "codes of the findings on this partition, ';'-separated"),
+            ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
+            (
+                "time_lag_s",
+                "double",
+                "seconds the message the spout resumes at has waited: from its timestamp, 0 when "
+                "the lag is 0, else the estimate over the snapshots' history (null: no figure)",
+            ),
+            (
+                "time_lag_source",
+                "string",
+                "where time_lag_s comes from: message, caught-up, estimate, unread or no-timestamp (null: no lag)",
+            ),
+            (
+                "retention_headroom_s",
+                "double",
+                "seconds until the broker may delete the message the spout resumes at (negative: past), where known",
+            ),
+            (
+                "retention_source",
+                "string",
+                "where the retention headroom comes from (docs/contract.md, retention risk)",
+            ),
+            (
+                "commit_expiry_s",
+                "double",
+                "storm-kafka-client groups: seconds before the broker may delete the commit "
+                "(negative once past), estimated",
+            ),
+            ("commit_expiry_source", "string", "what the commit expiry is estimated from (null: not estimated)"),
+            (
+                "last_stable_offset",
+                "long",
+                "the partition's last stable offset, where the spout reads committed "
+                "(--isolation-level read_committed: its lag counts to it); null otherwise",
+            ),
+            ("resumes_at", "long", "the offset the spout will fetch first (null: not known, or nothing is fetched)"),
+            (
+                "resumes",
+                "string",
+                "where that is: stored, stored+1, log-start, log-end, time, waits-until-log-end-reaches, "
+                "fetch-fails or crashes (docs/contract.md, where the spout resumes)",
+            ),
+            ("resumes_citation", "string", "the Storm source that says so: member (file at tag)"),
+            ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
+        ),
+    ),
+    "findings": (
+        "one row per finding",
+        (
+            ("code", "string", "the finding code (docs/findings.md)"),
+            ("severity", "string", "error, warning or info"),
+            *_CONSUMER_COLUMNS,
+            ("topic", "string", "topic, when the finding is about one"),
+            ("partition", "long", "partition, when the finding is about one"),
+            ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
+            ("message", "string", "what is wrong, with the numbers"),
+            ("hint", "string", "what to do"),
+            ("resumes_at", "long", "MISSING_PARTITION: the offset the spout will fetch the partition from first"),
+            ("resumes", "string", "MISSING_PARTITION: where that is (log-start, log-end, time)"),
+            ("resumes_citation", "string", "MISSING_PARTITION: the Storm source that says so"),
+        ),
+    ),
+    "consumers": (
+        "one row per spout id or group",
+        (
+            *_CONSUMER_COLUMNS,
+            ("topics", "string", "topics of its records, ','-separated"),
+            ("partitions", "long", "partitions with a record"),
+            ("total_lag", "long", "sum of the partitions' lag"),
+            ("max_lag", "long", "largest partition lag"),
+            ("status", "string", "ok, info, warning or error: its worst finding"),
+            ("finding_codes", "string", "codes of its findings, ','-separated"),
+            ("max_time_lag_s", "double", "the largest time_lag_s of its partitions that have one"),
+            ("min_retention_headroom_s", "double", "the smallest retention_headroom_s of its partitions that have one"),
+            ("group_state", "string", "the Kafka group's state (kafka)"),
+            ("members", "long", "the Kafka group's members (kafka)"),
+            ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
+            ("group_protocol", "string", "the Kafka group's protocol or assignor, as the broker names it (kafka)"),
+            ("profile", "string", "the profile that judged it (null: the defaults)"),
+        ),
+    ),
+    "topics": (
+        "lag per topic, over every consumer reading it",
+        (
+            ("topic", "string", "the topic"),
+            ("consumers", "long", "consumers with records on it"),
+            *_LAG_COLUMNS,
+        ),
+    ),
+    "topologies": (
+        "lag per topology name, over its consumers",
+        (
+            ("topology_name", "string", "the topology name the records name (null: none)"),
+            ("consumers", "long", "consumers with records of it"),
+            *_LAG_COLUMNS,
+        ),
+    ),
 }
 
 
@@ -400,5 +521,6 @@ def flat(name: str, row: Mapping) -> tuple:
     sep = {"findings": ";", "topics": ",", "finding_codes": ","}
     if name == "findings" and "hint" not in row:  # the files keep a hint per row; the JSON document says it per code
         row = {**row, "hint": CATALOGUE[row["code"]].hint}
-    return tuple(sep[c].join(row[c]) if c in sep and isinstance(row.get(c), list) else row.get(c)
-                 for c, _, _ in FILES[name][1])
+    return tuple(
+        sep[c].join(row[c]) if c in sep and isinstance(row.get(c), list) else row.get(c) for c, _, _ in FILES[name][1]
+    )

@@ -65,8 +65,13 @@ class Run:
 
     def safety(self, execute: bool) -> Safety:
         """The write's safety settings: never a --force (an assistant has none to give)."""
-        return Safety(execute=execute, force=frozenset(), quiet_period_s=float(self.quiet_period_s),
-                      backup_dir=self.backup_dir, audit_log=self.audit_log)
+        return Safety(
+            execute=execute,
+            force=frozenset(),
+            quiet_period_s=float(self.quiet_period_s),
+            backup_dir=self.backup_dir,
+            audit_log=self.audit_log,
+        )
 
 
 # --- the state a plan saw, and how it is compared ---------------------------------------------------------------
@@ -105,10 +110,29 @@ class State:
 
 def state_of(plan: Plan) -> State:
     """What a plan saw and would write, as it is bound."""
-    return State(str(plan.key), tuple(
-        Seen(c.path or f"{c.topic}/{c.partition}", c.topic, c.partition, c.path, c.version, c.before, c.before_data,
-             c.before_metadata, c.had_commit, c.action, c.after, c.after_data, c.after_metadata)
-        for c in plan.changes), tuple((g.guard, g.status) for g in plan.guards), plan.group_had_commits)
+    return State(
+        str(plan.key),
+        tuple(
+            Seen(
+                c.path or f"{c.topic}/{c.partition}",
+                c.topic,
+                c.partition,
+                c.path,
+                c.version,
+                c.before,
+                c.before_data,
+                c.before_metadata,
+                c.had_commit,
+                c.action,
+                c.after,
+                c.after_data,
+                c.after_metadata,
+            )
+            for c in plan.changes
+        ),
+        tuple((g.guard, g.status) for g in plan.guards),
+        plan.group_had_commits,
+    )
 
 
 @dataclass(frozen=True)
@@ -128,8 +152,11 @@ class Comparison:
 def _offset_text(c: Seen) -> str:
     if c.path is not None:
         return f"offset {c.before} (version {c.version})" if c.version is not None and c.version >= 0 else "no record"
-    return f"offset {c.before}" + (f", metadata {c.before_metadata!r}" if c.before_metadata else "") \
-        if c.had_commit else "no commit"
+    return (
+        f"offset {c.before}" + (f", metadata {c.before_metadata!r}" if c.before_metadata else "")
+        if c.had_commit
+        else "no commit"
+    )
 
 
 def compare(saw: Sequence[State], now: Sequence[State], *, follows_log: bool = False) -> Comparison:
@@ -171,12 +198,17 @@ def _compare_change(label: str, a: Seen, b: Seen, follows_log: bool) -> tuple[st
     before_a = (a.version, a.before, a.before_data, a.before_metadata, a.had_commit)
     before_b = (b.version, b.before, b.before_data, b.before_metadata, b.had_commit)
     if before_a != before_b:
-        why = (f"{_offset_text(a)} then, {_offset_text(b)} now" if _offset_text(a) != _offset_text(b)
-               else "other bytes now")
+        why = (
+            f"{_offset_text(a)} then, {_offset_text(b)} now"
+            if _offset_text(a) != _offset_text(b)
+            else "other bytes now"
+        )
         return f"{label}: {why}", False
     if (a.action, a.after, a.after_data, a.after_metadata) != (b.action, b.after, b.after_data, b.after_metadata):
-        return (f"{label}: planned {a.action} to {a.after}, now {b.action} to {b.after}",
-                follows_log and a.action == b.action)
+        return (
+            f"{label}: planned {a.action} to {a.after}, now {b.action} to {b.after}",
+            follows_log and a.action == b.action,
+        )
     return None, False
 
 
@@ -184,15 +216,20 @@ def _group_commits_change(consumer: str, was: State, is_: State) -> list[str]:
     """Whether the group had commits then and has now, said when that differs."""
     if was.group_had_commits == is_.group_had_commits:
         return []
-    return [f"{consumer}: the group {'had' if was.group_had_commits else 'had no'} commits then, "
-            f"{'has' if is_.group_had_commits else 'has none'} now"]
+    return [
+        f"{consumer}: the group {'had' if was.group_had_commits else 'had no'} commits then, "
+        f"{'has' if is_.group_had_commits else 'has none'} now"
+    ]
 
 
 def _guard_changes(consumer: str, was: State, is_: State) -> list[str]:
     """The guards whose verdict now differs from the plan's (or that are not judged now)."""
     verdicts = dict(is_.guards)
-    return [f"{consumer}: guard {g} was {s}, now {verdicts.get(g, 'not judged')}" for g, s in was.guards
-            if verdicts.get(g) != s]
+    return [
+        f"{consumer}: guard {g} was {s}, now {verdicts.get(g, 'not judged')}"
+        for g, s in was.guards
+        if verdicts.get(g) != s
+    ]
 
 
 # --- plans ----------------------------------------------------------------------------------------------------
@@ -224,6 +261,7 @@ class StoredPlan:
     run: Run | None = field(default=None, repr=False, compare=False)
     digest: str | None = None  # restore: the backup file's sha256 when planned
 
+
 @dataclass
 class _Entry:
     plan: StoredPlan
@@ -242,8 +280,9 @@ class PlanStore:
         entry = self._plans.get(plan_id)
         return entry.plan if entry else None
 
-    def keep(self, kind: str, run: Run, request: dict, call: Call, *, follows_log: bool = False,
-             digest: str | None = None) -> StoredPlan:
+    def keep(
+        self, kind: str, run: Run, request: dict, call: Call, *, follows_log: bool = False, digest: str | None = None
+    ) -> StoredPlan:
         """Run `call` as a dry run and keep its plan, bound to what it read."""
         outcomes = call(run.safety(False), _never)
         plans = [o.plan for o in outcomes]
@@ -251,12 +290,23 @@ class PlanStore:
         plan_id = secrets.token_urlsafe(16)
         expires = now + self.ttl_s
         stored = StoredPlan(
-            id=plan_id, kind=kind, context=run.context, request=request, state=tuple(map(state_of, plans)),
+            id=plan_id,
+            kind=kind,
+            context=run.context,
+            request=request,
+            state=tuple(map(state_of, plans)),
             document=documents.plan_document(outcomes),
             text=documents.plan_text(plans, run.conn, plan_id, expires),
-            command=command_line(kind, request, run), created=now, expires=expires, follows_log=follows_log,
+            command=command_line(kind, request, run),
+            created=now,
+            expires=expires,
+            follows_log=follows_log,
             refused=tuple(f"{g.guard}: {g.message}" for p in plans for g in p.refused),
-            writes=sum(len(p.writes) for p in plans), call=call, run=run, digest=digest)
+            writes=sum(len(p.writes) for p in plans),
+            call=call,
+            run=run,
+            digest=digest,
+        )
         with self._lock:
             for old in [k for k, e in self._plans.items() if e.plan.expires < now - self.ttl_s]:
                 del self._plans[old]  # long gone: a server running for weeks does not keep every plan
@@ -265,10 +315,21 @@ class PlanStore:
 
     # the four plan tools
 
-    def plan_reset(self, run: Run, *, store: str, consumer: str, to: str, value: str | int | None = None,
-                   topics: Sequence[str] | None = None, partitions: str | None = None, zk_root: str | None = None,
-                   static_partitions: str | None = None, topology_id: str | None = None,
-                   no_storm_metadata: bool = False) -> StoredPlan:
+    def plan_reset(
+        self,
+        run: Run,
+        *,
+        store: str,
+        consumer: str,
+        to: str,
+        value: str | int | None = None,
+        topics: Sequence[str] | None = None,
+        partitions: str | None = None,
+        zk_root: str | None = None,
+        static_partitions: str | None = None,
+        topology_id: str | None = None,
+        no_storm_metadata: bool = False,
+    ) -> StoredPlan:
         """Plan a reset of one consumer: a storm-kafka spout (store "zookeeper", its spout id), a Trident spout
         ("trident", its txStateId) or a storm-kafka-client group ("kafka", its group.id); `to` one of earliest,
         latest, current, offset (value: the offset), time (value: ISO-8601 with a zone, or epoch ms), shift (value:
@@ -288,17 +349,33 @@ class PlanStore:
             if zk_root is not None or static_partitions is not None:
                 raise UsageError("zk_root and static_partitions are for a storm-kafka or Trident spout, not a group")
         elif topology_id is not None or no_storm_metadata:
-            raise UsageError("topology_id and no_storm_metadata are for Kafka groups: a ZooKeeper record keeps its "
-                             "own topology")
+            raise UsageError(
+                "topology_id and no_storm_metadata are for Kafka groups: a ZooKeeper record keeps its own topology"
+            )
         conn = _rooted(run, zk_root, trident=store == TRIDENT) if store != KAFKA else run.conn
         static = {consumer: parse_partitions(static_partitions, "static_partitions")} if static_partitions else {}
-        request = ResetRequest(spout=consumer if store == ZOOKEEPER else None,
-                               groups=(consumer,) if store == KAFKA else (),
-                               trident=consumer if store == TRIDENT else None, scope=scope, target=target,
-                               topology_id=topology_id, plain=no_storm_metadata, static_partitions=static)
-        asked = {"store": store, "consumer": consumer, "to": to, "value": value, "topics": list(topics or []),
-                 "partitions": partitions, "zk_root": _root_of(conn, store), "static_partitions": static_partitions,
-                 "topology_id": topology_id, "no_storm_metadata": no_storm_metadata}
+        request = ResetRequest(
+            spout=consumer if store == ZOOKEEPER else None,
+            groups=(consumer,) if store == KAFKA else (),
+            trident=consumer if store == TRIDENT else None,
+            scope=scope,
+            target=target,
+            topology_id=topology_id,
+            plain=no_storm_metadata,
+            static_partitions=static,
+        )
+        asked = {
+            "store": store,
+            "consumer": consumer,
+            "to": to,
+            "value": value,
+            "topics": list(topics or []),
+            "partitions": partitions,
+            "zk_root": _root_of(conn, store),
+            "static_partitions": static_partitions,
+            "topology_id": topology_id,
+            "no_storm_metadata": no_storm_metadata,
+        }
         if target.kind == "time":
             asked["at"] = iso_ms(target.at_ms)
         profile = run.profile([consumer])
@@ -325,8 +402,17 @@ class PlanStore:
 
         return self.keep("restore", replace(run, conn=conn), {"backup": str(path)}, call, digest=digest)
 
-    def plan_migrate(self, run: Run, *, spout: str, group: str, topology_id: str, topic: str | None = None,
-                     partitions: str | None = None, zk_root: str | None = None) -> StoredPlan:
+    def plan_migrate(
+        self,
+        run: Run,
+        *,
+        spout: str,
+        group: str,
+        topology_id: str,
+        topic: str | None = None,
+        partitions: str | None = None,
+        zk_root: str | None = None,
+    ) -> StoredPlan:
         """Plan copying a storm-kafka spout's ZooKeeper offsets into its storm-kafka-client successor's group,
         with Storm metadata for `topology_id`."""
         from offctl.repair.reset import migrate
@@ -334,17 +420,32 @@ class PlanStore:
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         conn = _rooted(run, zk_root)
         profile = run.profile([group])
-        asked = {"spout": spout, "group": group, "topology_id": topology_id, "topic": topic,
-                 "partitions": partitions, "zk_root": conn.zk_roots[0] if conn.zk_roots else None}
+        asked = {
+            "spout": spout,
+            "group": group,
+            "topology_id": topology_id,
+            "topic": topic,
+            "partitions": partitions,
+            "zk_root": conn.zk_roots[0] if conn.zk_roots else None,
+        }
 
         def call(safety: Safety, confirm: Confirm) -> list[Outcome]:
             return [migrate(conn, spout, group, topology_id, safety, confirm, scope=scope, profile=profile)]
 
         return self.keep("migrate", replace(run, conn=conn), asked, call)
 
-    def plan_delete(self, run: Run, *, spout: str, topics: Sequence[str] | None = None,
-                    partitions: str | None = None, record_topic: str | None = None, written_by: str | None = None,
-                    all_records: bool = False, zk_root: str | None = None) -> StoredPlan:
+    def plan_delete(
+        self,
+        run: Run,
+        *,
+        spout: str,
+        topics: Sequence[str] | None = None,
+        partitions: str | None = None,
+        record_topic: str | None = None,
+        written_by: str | None = None,
+        all_records: bool = False,
+        zk_root: str | None = None,
+    ) -> StoredPlan:
         """Plan deleting some of a storm-kafka spout's partition records (all of the selectors given must match)."""
         from offctl.repair.reset import delete
 
@@ -352,13 +453,29 @@ class PlanStore:
             parse_topics([record_topic])
         scope = Scope(parse_topics(list(topics or ())), parse_partitions(partitions))
         conn = _rooted(run, zk_root)
-        asked = {"spout": spout, "topics": list(topics or []), "partitions": partitions,
-                 "record_topic": record_topic, "written_by": written_by, "all_records": all_records,
-                 "zk_root": conn.zk_roots[0] if conn.zk_roots else None}
+        asked = {
+            "spout": spout,
+            "topics": list(topics or []),
+            "partitions": partitions,
+            "record_topic": record_topic,
+            "written_by": written_by,
+            "all_records": all_records,
+            "zk_root": conn.zk_roots[0] if conn.zk_roots else None,
+        }
 
         def call(safety: Safety, confirm: Confirm) -> list[Outcome]:
-            return [delete(conn, spout, safety, confirm, scope=scope, record_topic=record_topic,
-                           written_by=written_by, every=all_records)]
+            return [
+                delete(
+                    conn,
+                    spout,
+                    safety,
+                    confirm,
+                    scope=scope,
+                    record_topic=record_topic,
+                    written_by=written_by,
+                    every=all_records,
+                )
+            ]
 
         return self.keep("delete", replace(run, conn=conn), asked, call)
 
@@ -368,15 +485,20 @@ class PlanStore:
         with self._lock:
             entry = self._plans.get(plan_id)
             if entry is None:
-                return None, (f"no plan {_quoted(plan_id)} in this server (plans live in its memory for "
-                              f"{self.ttl_s:g}s): ask for a new plan")
+                return None, (
+                    f"no plan {_quoted(plan_id)} in this server (plans live in its memory for "
+                    f"{self.ttl_s:g}s): ask for a new plan"
+                )
             if entry.used is not None:
-                said = {"applying": "is being applied (or its apply broke off)", "applied": "was already applied",
-                        "declined": "was already declined by the human", "stale": "no longer matches the state"}
+                said = {
+                    "applying": "is being applied (or its apply broke off)",
+                    "applied": "was already applied",
+                    "declined": "was already declined by the human",
+                    "stale": "no longer matches the state",
+                }
                 return None, f"plan {plan_id} {said[entry.used]}: a plan is applied at most once; ask for a new plan"
             if now >= entry.plan.expires:
-                return None, (f"plan {plan_id} expired at {iso_ms(int(entry.plan.expires * 1000))}: ask for a new "
-                              f"plan")
+                return None, (f"plan {plan_id} expired at {iso_ms(int(entry.plan.expires * 1000))}: ask for a new plan")
             entry.used = "applying"
             return entry.plan, None
 
@@ -392,8 +514,10 @@ def _never(plans: Sequence[Plan]) -> bool:  # a dry run has nothing to confirm
 def _target(to: str, value: str | int | None, now_ms: int) -> Target:
     """`to` and its one value as the CLI's --to and --offset / --at / --by take them."""
     if to not in TARGETS:
-        raise UsageError(f"to {to!r}: expected one of {', '.join(TARGETS)} (from-file and by-duration are the "
-                         f"command line's: give a time for to=time)")
+        raise UsageError(
+            f"to {to!r}: expected one of {', '.join(TARGETS)} (from-file and by-duration are the "
+            f"command line's: give a time for to=time)"
+        )
     needs = {"offset": "the offset", "time": "ISO-8601 with a zone or epoch milliseconds", "shift": "+N or -N"}
     if to in needs and value in (None, ""):
         raise UsageError(f"to={to} needs a value: {needs[to]}")
@@ -405,8 +529,14 @@ def _target(to: str, value: str | int | None, now_ms: int) -> Target:
             number = int(str(value).strip())
         except ValueError:
             raise UsageError(f"to={to}: value {str(value)[:40]!r} is not a whole number") from None
-    return make_target(to, number if to == "offset" else None, str(value) if to == "time" else None,
-                       number if to == "shift" else None, None, now_ms)
+    return make_target(
+        to,
+        number if to == "offset" else None,
+        str(value) if to == "time" else None,
+        number if to == "shift" else None,
+        None,
+        now_ms,
+    )
 
 
 def _rooted(run: Run, zk_root: str | None, *, trident: bool = False) -> Connection:
@@ -416,8 +546,10 @@ def _rooted(run: Run, zk_root: str | None, *, trident: bool = False) -> Connecti
     what = "trident root" if trident else "zk_root"
     if zk_root is None:
         if len(roots) != 1:
-            raise UsageError(f"context {run.context} has {len(roots)} {what}s: name one of them "
-                             f"({', '.join(roots) or 'none'}) with zk_root")
+            raise UsageError(
+                f"context {run.context} has {len(roots)} {what}s: name one of them "
+                f"({', '.join(roots) or 'none'}) with zk_root"
+            )
         chosen = normalize_root(roots[0])
     else:
         chosen = normalize_root(zk_root)
@@ -437,8 +569,10 @@ def _backup_path(run: Run, backup: str) -> Path:
     path = Path(backup)
     path = (path if path.is_absolute() else home / path).resolve()
     if path.parent != home or not path.is_file():
-        raise UsageError(f"{_quoted(backup)} is not a backup file in {home} (context {run.context}'s backup "
-                         f"directory): name one that a write there printed")
+        raise UsageError(
+            f"{_quoted(backup)} is not a backup file in {home} (context {run.context}'s backup "
+            f"directory): name one that a write there printed"
+        )
     return path
 
 
@@ -462,8 +596,9 @@ def _quoted(text: str, most: int = 80) -> str:
 
 
 def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool = False) -> list[str]:
-    roots = (["--zk-root", conn.zk_roots[0]] if zk_root and conn.zk_roots else []) + \
-        (["--trident-root", conn.trident_roots[0]] if trident_root and conn.trident_roots else [])
+    roots = (["--zk-root", conn.zk_roots[0]] if zk_root and conn.zk_roots else []) + (
+        ["--trident-root", conn.trident_roots[0]] if trident_root and conn.trident_roots else []
+    )
     return server_flags(conn, roots)
 
 
@@ -527,8 +662,11 @@ def _delete_args(conn: Connection, r: Mapping) -> list[str]:
     parts += ["--spout", r["spout"]]
     for topic in r.get("topics") or ():
         parts += ["--topic", topic]
-    for key, flag in (("partitions", "--partitions"), ("record_topic", "--record-topic"),
-                      ("written_by", "--written-by")):
+    for key, flag in (
+        ("partitions", "--partitions"),
+        ("record_topic", "--record-topic"),
+        ("written_by", "--written-by"),
+    ):
         if r.get(key):
             parts += [flag, r[key]]
     if r.get("all_records"):
@@ -540,7 +678,13 @@ def _delete_args(conn: Connection, r: Mapping) -> list[str]:
 
 
 WRITTEN, VERIFICATION_FAILED, REFUSED, DECLINED, FAILED, UNCHANGED = (
-    "written", "verification-failed", "refused", "declined", "failed", "unchanged")
+    "written",
+    "verification-failed",
+    "refused",
+    "declined",
+    "failed",
+    "unchanged",
+)
 
 
 @dataclass(frozen=True)
@@ -566,11 +710,18 @@ class ApplyResult:
     lines: tuple[str, ...] = ()  # render.outcome_lines: what happened, in words
     command: str | None = None
 
+
 NOT_WRITTEN = "Nothing was written."
 
 
-def apply(store: PlanStore, plan_id: str, *, allow_writes: bool, confirm: Callable[[str], bool] | None,
-          now: float | None = None) -> ApplyResult:
+def apply(
+    store: PlanStore,
+    plan_id: str,
+    *,
+    allow_writes: bool,
+    confirm: Callable[[str], bool] | None,
+    now: float | None = None,
+) -> ApplyResult:
     """Apply a stored plan, only if the server may write, the plan is known, unexpired and not applied before,
     every before-value and guard verdict read again just before the write is what the plan saw, the library's
     guards pass, and the human, shown the plan's text by `confirm`, says yes. `confirm` None: this client cannot
@@ -578,8 +729,13 @@ def apply(store: PlanStore, plan_id: str, *, allow_writes: bool, confirm: Callab
     stored = store.get(plan_id)
     command = stored.command if stored else None
     if not allow_writes:
-        return ApplyResult(plan_id, REFUSED, "this offctl mcp server was started without --allow-writes: it "
-                           f"writes nothing. {NOT_WRITTEN}" + _by_hand(command), command=command)
+        return ApplyResult(
+            plan_id,
+            REFUSED,
+            "this offctl mcp server was started without --allow-writes: it "
+            f"writes nothing. {NOT_WRITTEN}" + _by_hand(command),
+            command=command,
+        )
     stored, why = store._claim(plan_id, store.clock() if now is None else now)
     if stored is None:
         return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command)
@@ -602,16 +758,20 @@ def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[A
         return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command), ended
 
     if stored.refused:
-        return refused("the plan's guards refused it when it was made (" + "; ".join(stored.refused)
-                       + "): an assistant cannot override a guard; once it passes, ask for a new plan", "stale")
+        return refused(
+            "the plan's guards refused it when it was made ("
+            + "; ".join(stored.refused)
+            + "): an assistant cannot override a guard; once it passes, ask for a new plan",
+            "stale",
+        )
     if not stored.writes:  # nothing to change is no refusal: a restore after a write that never landed, or run twice
-        return ApplyResult(plan_id, UNCHANGED, f"nothing to change: the plan writes nothing. {NOT_WRITTEN}",
-                           command=command), "applied"
+        return ApplyResult(
+            plan_id, UNCHANGED, f"nothing to change: the plan writes nothing. {NOT_WRITTEN}", command=command
+        ), "applied"
     if confirm is None:
         return refused("this MCP client cannot ask a human for a yes (no elicitation)" + _by_hand(command))
     if stored.digest is not None and _digest_now(Path(stored.request["backup"])) != stored.digest:
-        return refused("state changed since the plan: the backup file is not what it was; ask for a new plan",
-                       "stale")
+        return refused("state changed since the plan: the backup file is not what it was; ask for a new plan", "stale")
     seen: dict = {}
 
     def check(plans: Sequence[Plan]) -> bool:
@@ -639,8 +799,11 @@ def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[A
         return refused(f"state changed since the plan: {_listed(found.changed)}; ask for a new plan", "stale")
     guards = [f"{g.guard}: {g.message}" for p in fresh for g in p.refused]
     if guards:  # the plan's own guards all passed (a refused plan is refused above): one refuses now
-        return refused("refused by the guards: " + "; ".join(guards)
-                       + " (an assistant cannot override a guard; once it passes, apply again or ask for a new plan)")
+        return refused(
+            "refused by the guards: "
+            + "; ".join(guards)
+            + " (an assistant cannot override a guard; once it passes, apply again or ask for a new plan)"
+        )
     if found.guards:
         return refused(f"state changed since the plan: {_listed(found.guards)}; ask for a new plan", "stale")
     if "error" in seen:
@@ -648,8 +811,9 @@ def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[A
     if not seen.get("asked"):
         return refused("the state read again has nothing to write; ask for a new plan", "stale")
     if not seen.get("yes"):
-        return ApplyResult(plan_id, DECLINED, f"the human declined the plan. {NOT_WRITTEN}", command=command), \
-            "declined"
+        return ApplyResult(
+            plan_id, DECLINED, f"the human declined the plan. {NOT_WRITTEN}", command=command
+        ), "declined"
     return _written(plan_id, outcomes, found.moved, command), "applied"
 
 
@@ -662,15 +826,24 @@ def _written(plan_id: str, outcomes: Sequence[Outcome], moved: Sequence[str], co
 
     outcome = outcomes[0]  # a plan is of one consumer
     errors = [o.error for o in outcomes if o.error]
-    status = (FAILED if errors else WRITTEN if all(o.verified for o in outcomes if o.executed)
-              else VERIFICATION_FAILED)
+    status = FAILED if errors else WRITTEN if all(o.verified for o in outcomes if o.executed) else VERIFICATION_FAILED
     notes = tuple(f"the log moved since the plan: {m}" for m in moved) + tuple(n for o in outcomes for n in o.notes)
     return ApplyResult(
-        plan_id, status, "; ".join(errors) or None, written=any(o.executed for o in outcomes),
-        document=documents.plan_document(outcomes), backup=str(outcome.backup) if outcome.backup else None,
-        audit_log=str(outcome.audit_log) if outcome.audit_log else None, audit=tuple(_audit_lines(outcome)),
-        undo=outcome.undo, verified=outcome.verified, problems=tuple(p for o in outcomes for p in o.problems),
-        notes=notes, lines=tuple(line for o in outcomes for line in outcome_lines(o)), command=command)
+        plan_id,
+        status,
+        "; ".join(errors) or None,
+        written=any(o.executed for o in outcomes),
+        document=documents.plan_document(outcomes),
+        backup=str(outcome.backup) if outcome.backup else None,
+        audit_log=str(outcome.audit_log) if outcome.audit_log else None,
+        audit=tuple(_audit_lines(outcome)),
+        undo=outcome.undo,
+        verified=outcome.verified,
+        problems=tuple(p for o in outcomes for p in o.problems),
+        notes=notes,
+        lines=tuple(line for o in outcomes for line in outcome_lines(o)),
+        command=command,
+    )
 
 
 def _audit_lines(outcome: Outcome) -> list[str]:

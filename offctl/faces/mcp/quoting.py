@@ -31,10 +31,26 @@ _PLAIN = re.compile(r"[A-Za-z0-9._\-/:@+=]+")
 
 # The fields whose strings are data (read from ZooKeeper or Kafka), in every document an answer reuses
 # (offctl.render.output, offctl.core.peek): bounded at NAME_CHARS.
-DATA_FIELDS = frozenset({
-    "consumer", "zk_root", "topic", "record_topic", "path", "topology_id", "topology_name", "broker", "topics",
-    "group_state", "group_type", "group_protocol", "key", "value", "match", "name",
-})
+DATA_FIELDS = frozenset(
+    {
+        "consumer",
+        "zk_root",
+        "topic",
+        "record_topic",
+        "path",
+        "topology_id",
+        "topology_name",
+        "broker",
+        "topics",
+        "group_state",
+        "group_type",
+        "group_protocol",
+        "key",
+        "value",
+        "match",
+        "name",
+    }
+)
 # offctl's own sentences, which quote names: bounded at PROSE_CHARS, names detached (rule 4).
 PROSE_FIELDS = frozenset({"message", "why", "notes", "incomplete", "checks_skipped", "hint"})
 
@@ -72,8 +88,9 @@ def is_plain(name: str) -> bool:
 def detached(sentence: str, names: Mapping[str, str | None]) -> str:
     """`sentence` (offctl's own) with each name that is not plain replaced by `{field}`, the field that holds it;
     the longest first, so that a name inside another is not cut out of it."""
-    for field, name in sorted(((f, n) for f, n in names.items() if n and not is_plain(n)),
-                              key=lambda fn: len(fn[1]), reverse=True):
+    for field, name in sorted(
+        ((f, n) for f, n in names.items() if n and not is_plain(n)), key=lambda fn: len(fn[1]), reverse=True
+    ):
         sentence = sentence.replace(name, "{" + field + "}")
     return sentence
 

@@ -42,16 +42,21 @@ def parse_http(text: str) -> tuple[str, int]:
 def bearer_token(host: str, context=None) -> str | None:
     """The token every HTTP request must carry: OFFCTL_MCP_TOKEN, else the chosen context's `mcp-token` (a secret:
     the file is refused unless only its owner can read it); required off loopback (exit 2 without it)."""
-    token = os.environ.get(TOKEN_VARIABLE) or (context.settings.get("mcp-token") if context is not None else None) \
-        or None
+    token = (
+        os.environ.get(TOKEN_VARIABLE) or (context.settings.get("mcp-token") if context is not None else None) or None
+    )
     if token is not None:
         secret(token)
         if len(token) < MIN_TOKEN_CHARS:
-            raise UsageError(f"{TOKEN_VARIABLE} is shorter than {MIN_TOKEN_CHARS} characters: refused (a bearer "
-                             f"token must not be guessable; e.g. `openssl rand -hex 32`)")
+            raise UsageError(
+                f"{TOKEN_VARIABLE} is shorter than {MIN_TOKEN_CHARS} characters: refused (a bearer "
+                f"token must not be guessable; e.g. `openssl rand -hex 32`)"
+            )
     if token is None and host not in LOOPBACK:
-        raise UsageError(f"--http {host}: an address other than loopback ({', '.join(sorted(LOOPBACK))}) needs a "
-                         f"bearer token in {TOKEN_VARIABLE} or the context's mcp-token: refused to start without one")
+        raise UsageError(
+            f"--http {host}: an address other than loopback ({', '.join(sorted(LOOPBACK))}) needs a "
+            f"bearer token in {TOKEN_VARIABLE} or the context's mcp-token: refused to start without one"
+        )
     return token
 
 
@@ -62,9 +67,18 @@ def _run(name: str, given: Given, chosen: Selection | None, say: Say) -> Run:
     every_group = bool(conn.bootstrap_servers) or bool(chosen and chosen.all_groups)
     fleet = replace(chosen or Selection(), all_groups=every_group)
     validate(conn, fleet)
-    return Run(name, conn, judged_by(given), fleet, given.time_lag_budget, expiry_options(given),
-               given.document(), safety(given, execute=False), functools.partial(written_profile, given),
-               given.context.name if given.context else name if name == SANDBOX else None)
+    return Run(
+        name,
+        conn,
+        judged_by(given),
+        fleet,
+        given.time_lag_budget,
+        expiry_options(given),
+        given.document(),
+        safety(given, execute=False),
+        functools.partial(written_profile, given),
+        given.context.name if given.context else name if name == SANDBOX else None,
+    )
 
 
 def resolved_runs(given: Given, say: Say) -> tuple[dict[str, Run], str]:
@@ -72,12 +86,16 @@ def resolved_runs(given: Given, say: Say) -> tuple[dict[str, Run], str]:
     context, or `command-line`), then each other context of the config file that names a server."""
     default = given.context.name if given.context else COMMAND_LINE
     if not given.context and COMMAND_LINE in given.config.contexts:
-        raise UsageError(f"the config file has a context named {COMMAND_LINE!r}, the name offctl mcp gives the "
-                         f"servers of the command line: give --context to choose one, or rename it")
+        raise UsageError(
+            f"the config file has a context named {COMMAND_LINE!r}, the name offctl mcp gives the "
+            f"servers of the command line: give --context to choose one, or rename it"
+        )
     if not (given.zk or given.bootstrap_servers) and not given.context:
         if sandbox_context() is None:
-            raise UsageError("no servers to reach: give --context NAME (or a default-context in the config file), "
-                             "--zk and/or --bootstrap-servers, or start the sandbox")
+            raise UsageError(
+                "no servers to reach: give --context NAME (or a default-context in the config file), "
+                "--zk and/or --bootstrap-servers, or start the sandbox"
+            )
         default = SANDBOX
     runs = {default: _run(default, given, selection(given), say)}
     for context in given.config.contexts.values():

@@ -25,13 +25,16 @@ from offctl.render import mcp as documents
 
 PLANNING = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 APPLYING = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
-Partitions = Annotated[str | None, Field(description="Only these partitions, as `offctl reset --partitions`: "
-                                                     "0-3,7.")]
+Partitions = Annotated[str | None, Field(description="Only these partitions, as `offctl reset --partitions`: 0-3,7.")]
 Topics = Annotated[list[str] | None, Field(description="Only these topics' partitions.")]
-ZkRoot = Annotated[str | None, Field(description="The zkRoot (or Trident root) among the context's; needed when "
-                                                 "the context has several.")]
-PLAN_NOTE = (" Writes nothing: it returns a plan_id bound to the state it read, with the plan's changes, cost, guards "
-             "and the command an operator would run; `apply` writes it, with a human's yes.")
+ZkRoot = Annotated[
+    str | None,
+    Field(description="The zkRoot (or Trident root) among the context's; needed when the context has several."),
+]
+PLAN_NOTE = (
+    " Writes nothing: it returns a plan_id bound to the state it read, with the plan's changes, cost, guards "
+    "and the command an operator would run; `apply` writes it, with a human's yes."
+)
 
 
 class Yes(BaseModel):
@@ -44,16 +47,23 @@ def plans_run(run: Run) -> mcpplans.Run:
     """The plans' view of a context: its servers, the spout profile of what is written, what a write keeps."""
     if run.safety is None:
         raise ValueError(f"context {run.name} has no safety settings")
-    return mcpplans.Run(context=run.name, conn=run.conn, backup_dir=run.safety.backup_dir,
-                        audit_log=run.safety.audit_log, quiet_period_s=run.safety.quiet_period_s,
-                        profile=run.written_profile or mcpplans._no_profile, cli_context=run.cli_context)
+    return mcpplans.Run(
+        context=run.name,
+        conn=run.conn,
+        backup_dir=run.safety.backup_dir,
+        audit_log=run.safety.audit_log,
+        quiet_period_s=run.safety.quiet_period_s,
+        profile=run.written_profile or mcpplans._no_profile,
+        cli_context=run.cli_context,
+    )
 
 
 def can_elicit(ctx: Context) -> bool:
     """Whether this client said it can ask its user a form (the elicitation capability, form mode)."""
     try:
         return ctx.session.check_client_capability(
-            ClientCapabilities(elicitation=ElicitationCapability(form=FormElicitationCapability())))
+            ClientCapabilities(elicitation=ElicitationCapability(form=FormElicitationCapability()))
+        )
     except Exception:  # noqa: BLE001 - a session that cannot say: treated as one that cannot ask
         return False
 
@@ -68,57 +78,114 @@ async def ask(ctx: Context, text: str) -> bool:
 def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore) -> None:
     """Add the plan tools (reset, restore, migrate, delete) and `apply` to the server."""
 
-    def plan_reset(consumer: Annotated[str, Field(description="Spout id (zookeeper), group id (kafka) or Trident "
-                                                              "txStateId (trident).")],
-                   to: Literal["earliest", "latest", "current", "offset", "time", "shift"],
-                   store: Annotated[Literal["zookeeper", "kafka", "trident"], Field(
-                       description="Where the consumer keeps its offsets.")] = "zookeeper",
-                   value: Annotated[str | int | None, Field(description="offset: the offset; shift: +N or -N; "
-                                                                        "time: ISO-8601 with a zone, or epoch ms.")]
-                   = None,
-                   topics: Topics = None, partitions: Partitions = None, zk_root: ZkRoot = None,
-                   topology_id: Annotated[str | None, Field(description="kafka: the Storm topology id the commits "
-                                                                        "are written for.")] = None,
-                   no_storm_metadata: bool = False, context: ContextArg = None) -> dict[str, Any]:
+    def plan_reset(
+        consumer: Annotated[
+            str, Field(description="Spout id (zookeeper), group id (kafka) or Trident txStateId (trident).")
+        ],
+        to: Literal["earliest", "latest", "current", "offset", "time", "shift"],
+        store: Annotated[
+            Literal["zookeeper", "kafka", "trident"], Field(description="Where the consumer keeps its offsets.")
+        ] = "zookeeper",
+        value: Annotated[
+            str | int | None,
+            Field(description="offset: the offset; shift: +N or -N; time: ISO-8601 with a zone, or epoch ms."),
+        ] = None,
+        topics: Topics = None,
+        partitions: Partitions = None,
+        zk_root: ZkRoot = None,
+        topology_id: Annotated[
+            str | None, Field(description="kafka: the Storm topology id the commits are written for.")
+        ] = None,
+        no_storm_metadata: bool = False,
+        context: ContextArg = None,
+    ) -> dict[str, Any]:
         """Plan a reset of one spout, group or Trident spout, as `offctl reset` plans it (the poison-message fix: to
         shift, value +1, one partition)."""
         with tool_errors():
             run = plans_run(face.run(context))
-            return answer(documents.stored_plan(plans.plan_reset(
-                run, store=store, consumer=consumer, to=to, value=value, topics=topics, partitions=partitions,
-                zk_root=zk_root, topology_id=topology_id, no_storm_metadata=no_storm_metadata)))
+            return answer(
+                documents.stored_plan(
+                    plans.plan_reset(
+                        run,
+                        store=store,
+                        consumer=consumer,
+                        to=to,
+                        value=value,
+                        topics=topics,
+                        partitions=partitions,
+                        zk_root=zk_root,
+                        topology_id=topology_id,
+                        no_storm_metadata=no_storm_metadata,
+                    )
+                )
+            )
 
-    def plan_restore(backup: Annotated[str, Field(description="A backup's file name in the context's backup "
-                                                              "directory (an apply's `backup`).")],
-                     context: ContextArg = None) -> dict[str, Any]:
+    def plan_restore(
+        backup: Annotated[
+            str, Field(description="A backup's file name in the context's backup directory (an apply's `backup`).")
+        ],
+        context: ContextArg = None,
+    ) -> dict[str, Any]:
         """Plan putting a backup's before-image back, as `offctl restore` does: the undo of an earlier write."""
         with tool_errors():
             return answer(documents.stored_plan(plans.plan_restore(plans_run(face.run(context)), backup=backup)))
 
-    def plan_migrate(spout: str, group: str,
-                     topology_id: Annotated[str, Field(description="The storm-kafka-client topology's id.")],
-                     topic: str | None = None, partitions: Partitions = None, zk_root: ZkRoot = None,
-                     context: ContextArg = None) -> dict[str, Any]:
+    def plan_migrate(
+        spout: str,
+        group: str,
+        topology_id: Annotated[str, Field(description="The storm-kafka-client topology's id.")],
+        topic: str | None = None,
+        partitions: Partitions = None,
+        zk_root: ZkRoot = None,
+        context: ContextArg = None,
+    ) -> dict[str, Any]:
         """Plan moving a storm-kafka spout's offsets into the group of its storm-kafka-client successor, as
         `offctl migrate` does."""
         with tool_errors():
-            return answer(documents.stored_plan(plans.plan_migrate(
-                plans_run(face.run(context)), spout=spout, group=group, topology_id=topology_id, topic=topic,
-                partitions=partitions, zk_root=zk_root)))
+            return answer(
+                documents.stored_plan(
+                    plans.plan_migrate(
+                        plans_run(face.run(context)),
+                        spout=spout,
+                        group=group,
+                        topology_id=topology_id,
+                        topic=topic,
+                        partitions=partitions,
+                        zk_root=zk_root,
+                    )
+                )
+            )
 
-    def plan_delete(spout: str, topics: Topics = None, partitions: Partitions = None,
-                    record_topic: Annotated[str | None, Field(description="Only records naming this topic.")] = None,
-                    written_by: Annotated[str | None, Field(description="Only records this topology id wrote.")]
-                    = None,
-                    all_records: bool = False, zk_root: ZkRoot = None, context: ContextArg = None) -> dict[str, Any]:
+    def plan_delete(
+        spout: str,
+        topics: Topics = None,
+        partitions: Partitions = None,
+        record_topic: Annotated[str | None, Field(description="Only records naming this topic.")] = None,
+        written_by: Annotated[str | None, Field(description="Only records this topology id wrote.")] = None,
+        all_records: bool = False,
+        zk_root: ZkRoot = None,
+        context: ContextArg = None,
+    ) -> dict[str, Any]:
         """Plan deleting a storm-kafka spout's records, as `offctl delete` does (a restore creates them again)."""
         with tool_errors():
-            return answer(documents.stored_plan(plans.plan_delete(
-                plans_run(face.run(context)), spout=spout, topics=topics, partitions=partitions,
-                record_topic=record_topic, written_by=written_by, all_records=all_records, zk_root=zk_root)))
+            return answer(
+                documents.stored_plan(
+                    plans.plan_delete(
+                        plans_run(face.run(context)),
+                        spout=spout,
+                        topics=topics,
+                        partitions=partitions,
+                        record_topic=record_topic,
+                        written_by=written_by,
+                        all_records=all_records,
+                        zk_root=zk_root,
+                    )
+                )
+            )
 
-    async def apply_plan(plan_id: Annotated[str, Field(description="The plan_id a plan tool returned.")],
-                         ctx: Context) -> dict[str, Any]:
+    async def apply_plan(
+        plan_id: Annotated[str, Field(description="The plan_id a plan tool returned.")], ctx: Context
+    ) -> dict[str, Any]:
         """Write a plan: only on a server started with --allow-writes, before the plan expires, when every value
         it read is unchanged and its guards pass again, and after a human, shown the plan and its cost, says yes.
         Returns the backup, the audit-log lines and the undo (a restore plan, or the command line)."""
@@ -135,8 +202,11 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
             return answer(documents.apply_result(result))
 
     for fn, name, note, hints in (
-            (plan_reset, "plan_reset", PLAN_NOTE, PLANNING), (plan_restore, "plan_restore", PLAN_NOTE, PLANNING),
-            (plan_migrate, "plan_migrate", PLAN_NOTE, PLANNING), (plan_delete, "plan_delete", PLAN_NOTE, PLANNING),
-            (apply_plan, "apply", "", APPLYING)):
+        (plan_reset, "plan_reset", PLAN_NOTE, PLANNING),
+        (plan_restore, "plan_restore", PLAN_NOTE, PLANNING),
+        (plan_migrate, "plan_migrate", PLAN_NOTE, PLANNING),
+        (plan_delete, "plan_delete", PLAN_NOTE, PLANNING),
+        (apply_plan, "apply", "", APPLYING),
+    ):
         description = " ".join((fn.__doc__ or "").split()) + note + DATA_NOTE
         server.add_tool(fn, name=name, description=description, annotations=hints, structured_output=True)

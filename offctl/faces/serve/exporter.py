@@ -69,8 +69,13 @@ class Rendered:
     One render at a time: a cycle that ends while the last render runs skips its render (counted), so the
     cycles keep their interval and a slow render never holds up the reads nor piles up children."""
 
-    def __init__(self, monitor: Monitor, log: Callable[[str], None], timeout_s: float = 90.0,
-                 registry_factory: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        monitor: Monitor,
+        log: Callable[[str], None],
+        timeout_s: float = 90.0,
+        registry_factory: Callable[[], object] | None = None,
+    ) -> None:
         from prometheus_client import generate_latest  # imported here, not first in a child
 
         self.monitor, self.timeout_s, self.log = monitor, timeout_s, log
@@ -119,8 +124,12 @@ class Rendered:
             if gc_was_on:
                 gc.enable()
         self.child = pid
-        self._reader = threading.Thread(target=self._read, args=(pid, read_fd, started, time.monotonic() - started),
-                                        name="offctl-serve-render", daemon=True)
+        self._reader = threading.Thread(
+            target=self._read,
+            args=(pid, read_fd, started, time.monotonic() - started),
+            name="offctl-serve-render",
+            daemon=True,
+        )
         self._reader.start()
 
     def _child(self, read_fd: int, write_fd: int) -> NoReturn:
@@ -160,8 +169,11 @@ class Rendered:
             _, status, usage = os.wait4(pid, 0)
             self.child = None
         if outcome == "ok" and status != 0:
-            outcome = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else
-                       f"exit status {os.waitstatus_to_exitcode(status)}")
+            outcome = (
+                f"killed by signal {os.WTERMSIG(status)}"
+                if os.WIFSIGNALED(status)
+                else f"exit status {os.waitstatus_to_exitcode(status)}"
+            )
         if self._closing:
             return
         if outcome != "ok":
@@ -169,9 +181,13 @@ class Rendered:
             return
         self.body = b"".join(chunks)  # one reference swapped: a scrape gets the old page or the new one, whole
         self.last_failure = None
-        self.last = RenderStats(child_s=time.monotonic() - started, fork_s=fork_s,
-                                read_cpu_s=time.thread_time() - cpu_reading, child_peak_rss_kib=usage.ru_maxrss,
-                                size=len(self.body))
+        self.last = RenderStats(
+            child_s=time.monotonic() - started,
+            fork_s=fork_s,
+            read_cpu_s=time.thread_time() - cpu_reading,
+            child_peak_rss_kib=usage.ru_maxrss,
+            size=len(self.body),
+        )
 
     def _failed(self, why: str) -> None:
         # The count is in the pages of later renders; while none succeeds the page does not move, so /healthz
@@ -230,13 +246,22 @@ class _RenderCollector:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         r = self.rendered
-        yield CounterMetricFamily("offctl_render_failures_total", "/metrics renders that failed or timed out "
-                                  "(the last page was served on)", value=r.failures)
-        yield CounterMetricFamily("offctl_render_skipped_total", "Cycles whose /metrics render was skipped: the "
-                                  "last one still ran", value=r.skipped)
+        yield CounterMetricFamily(
+            "offctl_render_failures_total",
+            "/metrics renders that failed or timed out (the last page was served on)",
+            value=r.failures,
+        )
+        yield CounterMetricFamily(
+            "offctl_render_skipped_total",
+            "Cycles whose /metrics render was skipped: the last one still ran",
+            value=r.skipped,
+        )
         if r.last is not None:
-            yield GaugeMetricFamily("offctl_render_duration_seconds", "Wall time of the last completed /metrics "
-                                    "render, in its own process", value=r.last.child_s)
+            yield GaugeMetricFamily(
+                "offctl_render_duration_seconds",
+                "Wall time of the last completed /metrics render, in its own process",
+                value=r.last.child_s,
+            )
 
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, headers, body
@@ -300,25 +325,47 @@ def render_timeout(interval_s: float) -> float:
     return max(3 * interval_s, 60.0)
 
 
-def run_cycle(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, monitor: Monitor, budget_s: float,
-              expiry_options: ExpiryOptions = ExpiryOptions()) -> Report:
+def run_cycle(
+    conn: Connection,
+    selection: Selection,
+    thresholds: Thresholds | Profiles,
+    monitor: Monitor,
+    budget_s: float,
+    expiry_options: ExpiryOptions = ExpiryOptions(),
+) -> Report:
     """One cycle of serve before its render: inspect, then the monitor's window update. The commit expiry also dates
     a commit by the cycle before the one that saw its offset move; RETENTION_RISK's default rule takes each
     partition's pace over the window (Monitor.falling_behind). The cycle collector is held throughout: what a
     cycle makes lives until the next, holds no cycle, and the collector's passes over it found nothing."""
     started = time.monotonic()
     with cyclic_gc_paused(), kafka_in_child():
-        report = inspect(conn, selection, thresholds, time_lag_budget_s=budget_s,
-                         expiry_options=replace(expiry_options, moved_after=monitor.moved_after()),
-                         behind=monitor.falling_behind())
+        report = inspect(
+            conn,
+            selection,
+            thresholds,
+            time_lag_budget_s=budget_s,
+            expiry_options=replace(expiry_options, moved_after=monitor.moved_after()),
+            behind=monitor.falling_behind(),
+        )
         monitor.update(report, time.monotonic() - started)
     return report
 
 
-def serve(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, *, listen: str = DEFAULT_LISTEN,
-          interval_s: float = 30.0, window: int = 10, allowed_lag: int = 0, partition_metrics: bool = True,
-          time_lag_budget_s: float = TIME_LAG_BUDGET_S, log: Callable[[str], None],
-          stop: threading.Event | None = None, expiry_options: ExpiryOptions = ExpiryOptions()) -> Monitor:
+def serve(
+    conn: Connection,
+    selection: Selection,
+    thresholds: Thresholds | Profiles,
+    *,
+    listen: str = DEFAULT_LISTEN,
+    interval_s: float = 30.0,
+    window: int = 10,
+    allowed_lag: int = 0,
+    partition_metrics: bool = True,
+    time_lag_budget_s: float = TIME_LAG_BUDGET_S,
+    log: Callable[[str], None],
+    stop: threading.Event | None = None,
+    expiry_options: ExpiryOptions = ExpiryOptions(),
+) -> Monitor:
     """Run cycles every `interval_s` and serve them until `stop` is set, SIGTERM or Ctrl-C. A cycle that cannot
     read a store is logged and counted; the server keeps serving the last good values, with their time."""
     host, port = parse_listen(listen)
@@ -326,7 +373,8 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds | Profi
     rendered = Rendered(monitor, log, render_timeout(interval_s))
     sock = listen_on(host, port)
     server = http_server(make_app(monitor, interval_s, rendered), sock, METHODS, "offctl serve").start(
-        "offctl-serve-http")
+        "offctl-serve-http"
+    )
     log(f"serving http://{host}:{server.port}/metrics, /healthz, /status.json every {interval_s:g}s")
     stop = stop or threading.Event()
     budget = cycle_budget(time_lag_budget_s, interval_s)
@@ -354,9 +402,19 @@ def serve(conn: Connection, selection: Selection, thresholds: Thresholds | Profi
 Draw = Callable[[object, dict, dict, int, str | None], None]
 
 
-def watch(conn: Connection, selection: Selection, thresholds: Thresholds | Profiles, draw: Draw, *, interval_s: float = 2.0,
-          count: int | None = None, window: int = 10, allowed_lag: int = 0,
-          time_lag_budget_s: float = TIME_LAG_BUDGET_S, expiry_options: ExpiryOptions = ExpiryOptions()) -> int:
+def watch(
+    conn: Connection,
+    selection: Selection,
+    thresholds: Thresholds | Profiles,
+    draw: Draw,
+    *,
+    interval_s: float = 2.0,
+    count: int | None = None,
+    window: int = 10,
+    allowed_lag: int = 0,
+    time_lag_budget_s: float = TIME_LAG_BUDGET_S,
+    expiry_options: ExpiryOptions = ExpiryOptions(),
+) -> int:
     """Run serve's cycle (run_cycle: the one pipeline, the commit expiry dated by when an offset was seen to move)
     every `interval_s` and call draw(report, previous, statuses, refresh, error) after each: the previous refresh's
     (committed, lag) per partition, each partition's history status and time lag. `count`: stop after that many

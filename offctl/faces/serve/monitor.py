@@ -32,7 +32,9 @@ class Monitor:
     last_duration_s: float | None = None
     last_error: str | None = None
     kafka_commit_period_ms: int = 0  # the last report's: how long a storm-kafka-client commit may stand still
-    commit_periods: Mapping[tuple, int] = field(default_factory=dict)  # the last report's, by (store, consumer, zk_root)
+    commit_periods: Mapping[tuple, int] = field(
+        default_factory=dict
+    )  # the last report's, by (store, consumer, zk_root)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def update(self, report: Report, duration_s: float) -> None:
@@ -50,11 +52,19 @@ class Monitor:
             key = row.partition_key
             seen.add(key)
             window = self.observations.setdefault(key, deque(maxlen=self.window))
-            window.append(Observation(report.captured_ms, row.record.committed, row.log_start, row.log_end,
-                                      row.record.modified_ms))
+            window.append(
+                Observation(
+                    report.captured_ms, row.record.committed, row.log_start, row.log_end, row.record.modified_ms
+                )
+            )
             running = report_running(report, row.record.topology_id)
-            h = evaluate(window, running=running, window=self.window, allowed_lag=self.allowed_lag,
-                         commit_period_ms=commit_period_of(key[0], periods.get(key[:3], period) if periods else period))
+            h = evaluate(
+                window,
+                running=running,
+                window=self.window,
+                allowed_lag=self.allowed_lag,
+                commit_period_ms=commit_period_of(key[0], periods.get(key[:3], period) if periods else period),
+            )
             statuses[key] = (h.status, served(row, report.time_lags, h.time_lag_s))
         with self.lock:
             for key in [k for k in self.observations if k not in seen]:
@@ -80,8 +90,12 @@ class Monitor:
         .falling_behind), where the window shows it: the next cycle's RETENTION_RISK takes it (offctl.core.retention,
         rule 4). Worked out per partition when looked up (history.PerWindow)."""
         periods, period = self.commit_periods, self.kafka_commit_period_ms
-        return PerWindow(self.observations, lambda key, window: falling_behind(
-            window, commit_period_of(key[0], periods.get(key[:3], period) if periods else period)))
+        return PerWindow(
+            self.observations,
+            lambda key, window: falling_behind(
+                window, commit_period_of(key[0], periods.get(key[:3], period) if periods else period)
+            ),
+        )
 
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""
@@ -90,14 +104,19 @@ class Monitor:
             self._error(message)
 
     def _error(self, message: str) -> None:  # the lock is held
-        store = ("zookeeper" if "ZooKeeper" in message else
-                 "kafka" if "Kafka" in message or "broker" in message else "other")
+        store = (
+            "zookeeper" if "ZooKeeper" in message else "kafka" if "Kafka" in message or "broker" in message else "other"
+        )
         self.read_errors[store] = self.read_errors.get(store, 0) + 1
         self.last_error = message
 
     def healthy(self, now_s: float, interval_s: float) -> bool:
         """The last cycle read everything, within three intervals."""
-        return self.last_success_s is not None and self.last_error is None and now_s - self.last_success_s <= 3 * interval_s
+        return (
+            self.last_success_s is not None
+            and self.last_error is None
+            and now_s - self.last_success_s <= 3 * interval_s
+        )
 
 
 def report_running(report: Report, topology_id: str | None) -> bool | None:

@@ -131,8 +131,9 @@ class _Parser:
 
     def check_required_args(self) -> None:  # an option with an argument still waiting for it
         if self.current is not None:
-            raise _ParseError(_CLI + "MissingArgumentException",
-                              "Missing argument for option: " + _BY_LONG[self.current][0])  # Option.getKey()
+            raise _ParseError(
+                _CLI + "MissingArgumentException", "Missing argument for option: " + _BY_LONG[self.current][0]
+            )  # Option.getKey()
 
     def add_value(self, value: str) -> None:  # each option takes one value (hasArg: numberOfArgs 1)
         assert self.current is not None
@@ -237,7 +238,7 @@ class _Parser:
                 prefix = _long_prefix(t)  # -LV: a whole long name followed by its value, e.g. -topicsfoo
                 if prefix is not None and _BY_LONG[prefix][2]:
                     self.handle_option(prefix)
-                    self.add_value(t[len(prefix):])
+                    self.add_value(t[len(prefix) :])
                 else:  # isJavaProperty is never true: no option of KOLU takes 2+ args
                     self.concatenated(token)
         else:
@@ -261,7 +262,7 @@ class _Parser:
                 return
             self.handle_option(_BY_SHORT[ch][1])
             if self.current is not None and len(token) != i + 1:
-                self.add_value(token[i + 1:])
+                self.add_value(token[i + 1 :])
                 return
 
 
@@ -303,8 +304,9 @@ def parse_args(argv: list[str]) -> LagQuery | LagUsage:
         return _usage("topics is required")  # KOLU@v1.2.4:84-86, @v2.8.8:62-64
     topics_arg = _first(given, "topics")
     assert topics_arg is not None
-    common = dict(topics_arg=topics_arg, topics=java_split(topics_arg),
-                  consumer_config=_first(given, "consumer-config"))
+    common = dict(
+        topics_arg=topics_arg, topics=java_split(topics_arg), consumer_config=_first(given, "consumer-config")
+    )
     if "old-spout" in given:  # KOLU@v1.2.4:87-127 (1.x only; 2.x has no -o: UnrecognizedOptionException there)
         return _old_spout(given, common)
     return _new_spout(given, common)
@@ -322,14 +324,19 @@ def _old_spout(given: dict[str, list[str]], common: dict[str, object]) -> LagQue
     if not has("zk-servers") or not has("zk-node"):
         return _usage("zk-servers and zk-node are required  with old-spout")  # two spaces, as in the source
     if len(common["topics"]) > 1:  # type: ignore[arg-type]
-        return _usage("Multiple topics not supported with option old-spout. Either a single topic or a "
-                      "wildcard string for matching topics is supported")
+        return _usage(
+            "Multiple topics not supported with option old-spout. Either a single topic or a "
+            "wildcard string for matching topics is supported"
+        )
     old = dict(common, mode="old", zk_servers=_first(given, "zk-servers"), zk_node=_first(given, "zk-node"))
     if has("zk-brokers-root-node"):
         if has("partitions") or has("leaders"):
             return _usage("partitions or leaders is not accepted with zk-brokers-root-node")
-        return LagQuery(**old, wildcard=has("wildcard-topic"),  # type: ignore[arg-type]
-                        zk_brokers_root=_first(given, "zk-brokers-root-node"))
+        return LagQuery(
+            **old,
+            wildcard=has("wildcard-topic"),  # type: ignore[arg-type]
+            zk_brokers_root=_first(given, "zk-brokers-root-node"),
+        )
     return _static_hosts(given, old)
 
 
@@ -357,9 +364,14 @@ def _new_spout(given: dict[str, list[str]], common: dict[str, object]) -> LagQue
         # 1.x's words (KOLU@v1.2.4:137-139); 2.x says only "groupid and bootstrap-brokers are required"
         # (KOLU@v2.0.0:63-64). Union choice: 1.x's, the grammar offctl accepts has old-spout.
         return _usage("groupid and bootstrap-brokers are required if old-spout is not specified")
-    return LagQuery(**common, mode="new", group=_first(given, "groupid"),  # type: ignore[arg-type]
-                    bootstrap=_first(given, "bootstrap-brokers"), security_protocol=_first(given, "security-protocol"),
-                    sasl_mechanism=_first(given, "sasl-mechanism"))
+    return LagQuery(
+        **common,
+        mode="new",
+        group=_first(given, "groupid"),  # type: ignore[arg-type]
+        bootstrap=_first(given, "bootstrap-brokers"),
+        security_protocol=_first(given, "security-protocol"),
+        sasl_mechanism=_first(given, "sasl-mechanism"),
+    )
 
 
 # What `buildOptions()` describes each option with (KOLU@v1.2.4 lines 180-204, `-c` @v1.2.4, `-m` @v2.8.8 line 126),
@@ -372,9 +384,9 @@ DESCRIPTIONS = {
     "w": "Whether topic provided is a wildcard as supported by ZkHosts in old spout",
     "p": "Comma separated list of partitions corresponding to leaders for old spout with StaticHosts",
     "l": "Comma separated list of broker leaders corresponding to partitions for old spout with StaticHosts e.g. "
-         "hostname1:9092,hostname2:9092",
+    "hostname1:9092,hostname2:9092",
     "z": "Comma separated list of zk servers for fetching spout committed offsets  and/or topic metadata for ZkHosts "
-         "e.g hostname1:2181,hostname2:2181",
+    "e.g hostname1:2181,hostname2:2181",
     "n": "Zk node prefix where old kafka spout stores the committed offsets without the topic and partition nodes",
     "r": "Zk node prefix where kafka stores broker information e.g. /brokers (applicable only for old kafka spout) ",
     "s": "Security protocol to connect to kafka",

@@ -81,7 +81,7 @@ def _unescape(text: str) -> str:
             break
         c = text[i + 1]
         if c == "u":
-            digits = text[i + 2:i + 6]
+            digits = text[i + 2 : i + 6]
             if len(digits) != 4 or not all(d in "0123456789abcdefABCDEF" for d in digits):
                 raise UsageError("the consumer properties have a malformed \\uxxxx escape")  # as Java: refused
             out.append(chr(int(digits, 16)))
@@ -265,13 +265,20 @@ class ClientSettings:
 
     def __repr__(self) -> str:
         shown = {k: ("***" if k == "sasl.password" else v) for k, v in self.settings.items()}
-        return f"ClientSettings(settings={shown!r}, bootstrap={self.bootstrap!r}, group={self.group!r}, " \
-               f"notes={self.notes!r})"
+        return (
+            f"ClientSettings(settings={shown!r}, bootstrap={self.bootstrap!r}, group={self.group!r}, "
+            f"notes={self.notes!r})"
+        )
 
 
-def translate(properties: Mapping[str, str], security_protocol: str | None = None,
-              sasl_mechanism: str | None = None, *, jaas_file: str | None = None,
-              given: Mapping[str, str] | None = None) -> ClientSettings:
+def translate(
+    properties: Mapping[str, str],
+    security_protocol: str | None = None,
+    sasl_mechanism: str | None = None,
+    *,
+    jaas_file: str | None = None,
+    given: Mapping[str, str] | None = None,
+) -> ClientSettings:
     """KafkaOffsetLagUtil's consumer properties (-s, -m, then the -c file over them) as librdkafka settings;
     UsageError naming every key that matters for connecting and cannot be carried over.
 
@@ -295,9 +302,15 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
         handled |= {"sasl.mechanism", "sasl.jaas.config"}
         _sasl(props, settings, refused, jaas_file, given or {})
     if uses_ssl:
-        handled |= {"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates",
-                    "ssl.endpoint.identification.algorithm", "ssl.keystore.type", "ssl.protocol",
-                    "ssl.enabled.protocols"}
+        handled |= {
+            "ssl.truststore.type",
+            "ssl.truststore.location",
+            "ssl.truststore.certificates",
+            "ssl.endpoint.identification.algorithm",
+            "ssl.keystore.type",
+            "ssl.protocol",
+            "ssl.enabled.protocols",
+        }
         _ssl(props, settings, refused, notes)
 
     for key in sorted(props):
@@ -306,12 +319,18 @@ def translate(properties: Mapping[str, str], security_protocol: str | None = Non
     if refused:
         raise UsageError("storm-kafka-monitor: cannot connect as the Java client would: " + "; ".join(refused))
     notes += _file_overrides(properties, isolation)
-    return ClientSettings(settings=settings, bootstrap=properties.get("bootstrap.servers"),
-                          group=properties.get("group.id"), notes=tuple(notes), isolation=isolation)
+    return ClientSettings(
+        settings=settings,
+        bootstrap=properties.get("bootstrap.servers"),
+        group=properties.get("group.id"),
+        notes=tuple(notes),
+        isolation=isolation,
+    )
 
 
-def _consumer_props(properties: Mapping[str, str], security_protocol: str | None,
-                    sasl_mechanism: str | None) -> dict[str, str]:
+def _consumer_props(
+    properties: Mapping[str, str], security_protocol: str | None, sasl_mechanism: str | None
+) -> dict[str, str]:
     """KafkaOffsetLagUtil's consumer properties, -s and -m then the file over them; every secret among them redacted."""
     props: dict[str, str] = {}
     if security_protocol is not None:
@@ -347,14 +366,15 @@ def _isolation(props: Mapping[str, str], refused: list[str]) -> str | None:
     return isolation
 
 
-def _unhandled(key: str, protocol: str, uses_ssl: bool, uses_sasl: bool, refused: list[str],
-               notes: list[str]) -> None:
+def _unhandled(key: str, protocol: str, uses_ssl: bool, uses_sasl: bool, refused: list[str], notes: list[str]) -> None:
     """A key translate does not carry over: refused where it changes how the protocol connects, else a note."""
     if key.startswith(("ssl.", "sasl.", "security.")):
-        if (key.startswith("ssl.") and uses_ssl) or (key.startswith("sasl.") and uses_sasl) \
-                or key.startswith("security."):
-            refused.append(f"{key} (a {key.split('.')[0].upper()} setting offctl cannot carry over to "
-                           "librdkafka)")
+        if (
+            (key.startswith("ssl.") and uses_ssl)
+            or (key.startswith("sasl.") and uses_sasl)
+            or key.startswith("security.")
+        ):
+            refused.append(f"{key} (a {key.split('.')[0].upper()} setting offctl cannot carry over to librdkafka)")
         else:
             notes.append(f"{key}: ignored, {protocol} does not use it (nor does the Java client)")
     elif key in OLD_SPOUT_KEYS:
@@ -371,8 +391,10 @@ def _file_overrides(properties: Mapping[str, str], isolation: str | None) -> lis
     if "group.id" in properties:
         notes.append("group.id: from the consumer properties, over -g, as KafkaOffsetLagUtil's putAll does")
     if isolation == "read_committed":
-        notes.append("isolation.level=read_committed: the log head is the last stable offset, where the Java "
-                     "consumer's seekToEnd puts a read_committed consumer, and the lag counts to it")
+        notes.append(
+            "isolation.level=read_committed: the log head is the last stable offset, where the Java "
+            "consumer's seekToEnd puts a read_committed consumer, and the lag counts to it"
+        )
     return notes
 
 
@@ -409,12 +431,14 @@ def jaas_section(text: str, name: str = "KafkaClient") -> str | None:
     return None
 
 
-def _sasl(props: dict[str, str], settings: dict[str, str], refused: list[str], jaas_file: str | None,
-          given: Mapping[str, str]) -> None:
+def _sasl(
+    props: dict[str, str], settings: dict[str, str], refused: list[str], jaas_file: str | None, given: Mapping[str, str]
+) -> None:
     mechanism = props.get("sasl.mechanism")
     if mechanism is None:
-        refused.append("sasl.mechanism (not set: the Java client's default is GSSAPI, Kerberos, which offctl does "
-                       "not do)")
+        refused.append(
+            "sasl.mechanism (not set: the Java client's default is GSSAPI, Kerberos, which offctl does not do)"
+        )
     elif mechanism not in MECHANISMS:  # Kafka matches mechanism names exactly
         refused.append("sasl.mechanism (offctl does " + ", ".join(MECHANISMS) + "; not GSSAPI or OAUTHBEARER)")
     else:
@@ -425,9 +449,11 @@ def _sasl(props: dict[str, str], settings: dict[str, str], refused: list[str], j
     if jaas is None:
         if "sasl.username" in given and "sasl.password" in given:
             return  # the context's credentials
-        refused.append("sasl.jaas.config (not set, and no KafkaClient section in storm_jaas.conf: offctl reads the "
-                       "username and password from one of them, or from the context's kafka-config "
-                       "sasl.username and sasl.password)")
+        refused.append(
+            "sasl.jaas.config (not set, and no KafkaClient section in storm_jaas.conf: offctl reads the "
+            "username and password from one of them, or from the context's kafka-config "
+            "sasl.username and sasl.password)"
+        )
         return
     try:
         entries = parse_jaas(jaas)
@@ -440,14 +466,24 @@ def _sasl(props: dict[str, str], settings: dict[str, str], refused: list[str], j
     module, _, options = entries[0]
     if module not in (PLAIN_MODULE, SCRAM_MODULE):
         what = _KNOWN_REFUSED_MODULES.get(module)
-        refused.append(f"{where} (" + (f"its login module is {what}'s" if what else
-                                               "its login module is neither PlainLoginModule nor ScramLoginModule")
-                       + "; offctl does username and password logins only)")
+        refused.append(
+            f"{where} ("
+            + (
+                f"its login module is {what}'s"
+                if what
+                else "its login module is neither PlainLoginModule nor ScramLoginModule"
+            )
+            + "; offctl does username and password logins only)"
+        )
         return
     other = sorted(set(options) - {"username", "password"})
     if other or "username" not in options or "password" not in options:
-        refused.append(f"{where} (offctl takes exactly the options username and password of "
-                       + module.rsplit(".", 1)[1] + (f"; it has {len(other)} other" if other else "") + ")")
+        refused.append(
+            f"{where} (offctl takes exactly the options username and password of "
+            + module.rsplit(".", 1)[1]
+            + (f"; it has {len(other)} other" if other else "")
+            + ")"
+        )
         return
     settings["sasl.username"] = secret(options["username"])
     settings["sasl.password"] = secret(options["password"])
@@ -460,8 +496,10 @@ def _ssl(props: dict[str, str], settings: dict[str, str], refused: list[str], no
         if store_type.upper() == "PEM":
             settings["ssl.ca.location"] = location
         else:
-            refused.append("ssl.truststore.location (a JKS or PKCS12 truststore, which librdkafka cannot read: "
-                           "give the CA certificates as PEM, ssl.truststore.type=PEM)")
+            refused.append(
+                "ssl.truststore.location (a JKS or PKCS12 truststore, which librdkafka cannot read: "
+                "give the CA certificates as PEM, ssl.truststore.type=PEM)"
+            )
     if "ssl.truststore.certificates" in props:
         settings["ssl.ca.pem"] = props["ssl.truststore.certificates"]
     algorithm = props.get("ssl.endpoint.identification.algorithm")

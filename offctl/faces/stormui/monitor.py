@@ -80,8 +80,9 @@ def failure_line(exc: OffctlError) -> str:
     return lagdoc.failure(f"offctl.{type(exc).__name__}", redact(str(exc)))
 
 
-def answer_within(query: LagQuery, settings: MonitorSettings, started: float | None = None
-                  ) -> tuple[str, list[str], bool]:
+def answer_within(
+    query: LagQuery, settings: MonitorSettings, started: float | None = None
+) -> tuple[str, list[str], bool]:
     """The text to print (the JSON object, or the failure line), notes for stderr, and whether the reading thread
     has finished (False: the deadline passed while it still waited on a server; the caller ends the process, as
     nothing it holds needs closing). Never raises, never waits past `settings.deadline_s` after `started`
@@ -110,8 +111,7 @@ def answer_within(query: LagQuery, settings: MonitorSettings, started: float | N
     if "error" in outcome:
         return str(outcome["error"]), [], not worker.is_alive()
     unread = f" (not read: {', '.join(progress.unread)})" if progress.unread else ""
-    exc = DeadlineExceeded(f"no answer within the deadline of {settings.deadline_s:g}s: still "
-                           f"{progress.doing}{unread}")
+    exc = DeadlineExceeded(f"no answer within the deadline of {settings.deadline_s:g}s: still {progress.doing}{unread}")
     return failure_line(exc), [], False
 
 
@@ -136,19 +136,25 @@ def _hosts(text: str) -> str:
     return ",".join(h for h in (s.strip() for s in hosts.split(",")) if h) + slash + chroot
 
 
-def _client_settings(query: LagQuery, settings: MonitorSettings
-                     ) -> tuple[dict[str, str], str, str, list[str], str | None]:
+def _client_settings(
+    query: LagQuery, settings: MonitorSettings
+) -> tuple[dict[str, str], str, str, list[str], str | None]:
     """librdkafka settings, bootstrap servers and group, as KOLU builds its consumer: -s, -m, then the -c file over
     them (putAll: the file's bootstrap.servers and group.id win over -b and -g); the login of the JAAS file Storm's
     script gives its JVM where the properties have none (jaas_file)."""
     props: dict[str, str] = {}
     if query.consumer_config is not None:
-        props = parse_properties_bytes(read_bounded(Path(query.consumer_config), "consumer-config",
-                                                    MAX_CONFIG_BYTES))
-    client = translate(props, query.security_protocol, query.sasl_mechanism, jaas_file=jaas_file(),
-                       given=settings.conn.kafka_config)
-    return client.settings, client.bootstrap or query.bootstrap or "", client.group or query.group or "", \
-        list(client.notes), client.isolation
+        props = parse_properties_bytes(read_bounded(Path(query.consumer_config), "consumer-config", MAX_CONFIG_BYTES))
+    client = translate(
+        props, query.security_protocol, query.sasl_mechanism, jaas_file=jaas_file(), given=settings.conn.kafka_config
+    )
+    return (
+        client.settings,
+        client.bootstrap or query.bootstrap or "",
+        client.group or query.group or "",
+        list(client.notes),
+        client.isolation,
+    )
 
 
 def jaas_file() -> str | None:
@@ -164,8 +170,9 @@ def jaas_file() -> str | None:
     return read_bounded(path, "storm_jaas.conf", MAX_CONFIG_BYTES).decode("utf-8", "replace")
 
 
-def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
-               ) -> tuple[str, list[str]]:
+def _new_spout(
+    query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
+) -> tuple[str, list[str]]:
     kafka_config, bootstrap, group, notes, isolation = _client_settings(query, settings)
     if isolation is not None:  # the spout's own consumer setting, as TopologySpoutLag passes it: over offctl's
         settings = replace(settings, judged=settings.judged.with_isolation(Isolation(isolation)))
@@ -180,25 +187,35 @@ def _new_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
     from offctl.adapters.kafka import KafkaStore
 
     progress.step(f"connecting to Kafka at {bootstrap}", "consumerCommittedOffset", "logHeadOffset")
-    kafka = KafkaStore(bootstrap, config={**settings.conn.kafka_config, **kafka_config}, timeout=_left(deadline),
-                       targeted=True)
+    kafka = KafkaStore(
+        bootstrap, config={**settings.conn.kafka_config, **kafka_config}, timeout=_left(deadline), targeted=True
+    )
     try:
         zk = _storm_zk(settings, progress, deadline, notes)
         try:
-            progress.step(f"reading group {group!r}'s commits and the log offsets of {', '.join(topics)} from Kafka "
-                          f"at {bootstrap}", "consumerCommittedOffset", "logHeadOffset")
-            snapshot, records = read_snapshot(zk, kafka, [], selection, settings.conn.storm_root, int(time.time() * 1000),
-                                              judged_by=settings.judged)
+            progress.step(
+                f"reading group {group!r}'s commits and the log offsets of {', '.join(topics)} from Kafka "
+                f"at {bootstrap}",
+                "consumerCommittedOffset",
+                "logHeadOffset",
+            )
+            snapshot, records = read_snapshot(
+                zk, kafka, [], selection, settings.conn.storm_root, int(time.time() * 1000), judged_by=settings.judged
+            )
             _complete(snapshot.incomplete)
             report = _assess(snapshot, kafka, settings, records, progress, deadline)
         finally:
             if zk is not None:
                 zk.close()
         cluster = snapshot.cluster or {}
-        asked = lagdoc.Asked(ConsumerKey(KAFKA, group), old=False,
-                             partitions={t: sorted(cluster[t]) for t in topics if t in cluster})
-        notes += [f"topic {t}: no such topic on the brokers (KafkaConsumer.partitionsFor finds none): no rows"
-                  for t in topics if t not in cluster]
+        asked = lagdoc.Asked(
+            ConsumerKey(KAFKA, group), old=False, partitions={t: sorted(cluster[t]) for t in topics if t in cluster}
+        )
+        notes += [
+            f"topic {t}: no such topic on the brokers (KafkaConsumer.partitionsFor finds none): no rows"
+            for t in topics
+            if t not in cluster
+        ]
         doc, more = lagdoc.document(report, asked, settings.judged, cluster)
         return lagdoc.render(doc), notes + more
     finally:
@@ -232,12 +249,14 @@ def _assess(snapshot, kafka, settings: MonitorSettings, records, progress: Progr
     expiry with the run's options), within a share of what is left."""
     budget = min(settings.time_lag_budget_s, max(deadline - time.monotonic() - 1.0, 0.0) * TIME_LAG_SHARE)
     progress.step("reading the messages the spout resumes at, for the time lag", "timeLagSeconds")
-    return assess(snapshot, kafka, settings.judged, Estimates(time_lag_budget_s=budget, expiry=settings.expiry),
-                  records)
+    return assess(
+        snapshot, kafka, settings.judged, Estimates(time_lag_budget_s=budget, expiry=settings.expiry), records
+    )
 
 
-def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
-               ) -> tuple[str, list[str]]:
+def _old_spout(
+    query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
+) -> tuple[str, list[str]]:
     from offctl.adapters.zookeeper import ZkStore
 
     zk_hosts, node, root, spout = _old_spout_node(query)
@@ -257,8 +276,7 @@ def _old_spout(query: LagQuery, settings: MonitorSettings, progress: Progress, d
             bootstrap = settings.conn.bootstrap_servers or ",".join(_leader(lead) for lead in query.leaders or ())
         snapshot, report = _old_spout_read(zk, root, spout, partitions, bootstrap, settings, progress, deadline)
     cluster = snapshot.cluster or {}
-    asked = lagdoc.Asked(ConsumerKey(ZOOKEEPER, spout, root), old=True, partitions=partitions,
-                         folder=query.wildcard)
+    asked = lagdoc.Asked(ConsumerKey(ZOOKEEPER, spout, root), old=True, partitions=partitions, folder=query.wildcard)
     doc, more = lagdoc.document(report, asked, settings.judged, cluster)
     return lagdoc.render(doc), notes + more
 
@@ -278,45 +296,63 @@ def _old_spout_node(query: LagQuery) -> tuple[str, str, str, str]:
     return zk_hosts, node, root, spout
 
 
-def _registry_partitions(zk, query: LagQuery, zk_hosts: str, progress: Progress, notes: list[str]
-                         ) -> tuple[dict[str, list[int]], str]:
+def _registry_partitions(
+    zk, query: LagQuery, zk_hosts: str, progress: Progress, notes: list[str]
+) -> tuple[dict[str, list[int]], str]:
     """The partitions of the topics asked for (-t, or -w's pattern) and the brokers, from Kafka's broker registry
     in ZooKeeper (-b); none, with a note, when -w matches no topic."""
-    progress.step(f"reading Kafka's broker registry under {query.zk_brokers_root} in ZooKeeper at {zk_hosts}",
-                  "consumerCommittedOffset", "logHeadOffset")
+    progress.step(
+        f"reading Kafka's broker registry under {query.zk_brokers_root} in ZooKeeper at {zk_hosts}",
+        "consumerCommittedOffset",
+        "logHeadOffset",
+    )
     registry = zk.read_broker_registry(query.zk_brokers_root, query.topics_arg, query.wildcard)
     if registry.missing:
         # KOLU@v1.2.4 306-349 fails the whole run on a topic (or, with -w, a topics node) it cannot list
-        raise StoreUnavailable("Kafka's broker registry in ZooKeeper at " + zk_hosts + ": " + "; ".join(
-            f"{what}: {why}" for what, why in registry.missing.items()))
+        raise StoreUnavailable(
+            "Kafka's broker registry in ZooKeeper at "
+            + zk_hosts
+            + ": "
+            + "; ".join(f"{what}: {why}" for what, why in registry.missing.items())
+        )
     partitions = {t: [pl.partition for pl in parts] for t, parts in registry.topics.items()}
     # a partition without a leader in the registry: its log end comes from the brokers all the same
-    notes += [f"{t}/{pl.partition}: {pl.why}" for t, parts in registry.topics.items() for pl in parts
-              if pl.why]
+    notes += [f"{t}/{pl.partition}: {pl.why}" for t, parts in registry.topics.items() for pl in parts if pl.why]
     notes += list(registry.notes)
     bootstrap = ",".join(registry.brokers)
     if not bootstrap and partitions:
-        raise StoreUnavailable(f"no broker with a host and port is registered under {registry.root}ids in "
-                               f"ZooKeeper at {zk_hosts}")
+        raise StoreUnavailable(
+            f"no broker with a host and port is registered under {registry.root}ids in ZooKeeper at {zk_hosts}"
+        )
     if not partitions:
         notes.append(f"no topic under {registry.root}topics matches {query.topics_arg!r}")
     return partitions, bootstrap
 
 
-def _old_spout_read(zk, root: str, spout: str, partitions: dict[str, list[int]], bootstrap: str,
-                    settings: MonitorSettings, progress: Progress, deadline: float):
+def _old_spout_read(
+    zk,
+    root: str,
+    spout: str,
+    partitions: dict[str, list[int]],
+    bootstrap: str,
+    settings: MonitorSettings,
+    progress: Progress,
+    deadline: float,
+):
     """The spout's records and its topics' log offsets, read and assessed: the snapshot and the report."""
     from offctl.adapters.kafka import KafkaStore
 
     check_bootstrap_servers(bootstrap)
     topics = list(partitions)
     selection = Selection(spouts=(spout,), log_topics=tuple(topics))
-    progress.step(f"reading the log offsets of {', '.join(topics) or 'no topic'} from Kafka at {bootstrap}",
-                  "logHeadOffset")
+    progress.step(
+        f"reading the log offsets of {', '.join(topics) or 'no topic'} from Kafka at {bootstrap}", "logHeadOffset"
+    )
     kafka = KafkaStore(bootstrap, config=dict(settings.conn.kafka_config), timeout=_left(deadline), targeted=True)
     try:
-        snapshot, records = read_snapshot(zk, kafka, [root], selection, settings.conn.storm_root,
-                                          int(time.time() * 1000))
+        snapshot, records = read_snapshot(
+            zk, kafka, [root], selection, settings.conn.storm_root, int(time.time() * 1000)
+        )
         _complete(snapshot.incomplete)
         return snapshot, _assess(snapshot, kafka, settings, records, progress, deadline)
     finally:
