@@ -21,10 +21,10 @@ Measured on 2 cores, in two runs (C / D), each with its own servers:
 
 | partitions | fleet | floor (in process) | `inspect -o json` | ratio | serve cycle | ratio |
 |---|---|---|---|---|---|---|
-| 20,000 | healthy | 0.24 s / 0.33 s | 0.84 s / 0.85 s | **3.44x** / **2.56x** | 0.62 s / 0.54 s | **2.53x** / **1.62x** |
-| 20,000 | broken | 0.24 s / 0.23 s | 0.77 s / 0.79 s | **3.24x** / **3.46x** | 0.40 s / 0.41 s | **1.68x** / **1.80x** |
-| 100,000 | healthy | 0.65 s / 0.56 s | 2.00 s / 1.94 s | **3.06x** / **3.45x** | 1.99 s / 2.05 s | **3.05x** / **3.64x** |
-| 100,000 | broken | 0.61 s / 0.58 s | 2.40 s / 2.23 s | **3.89x** / **3.87x** | 1.92 s / 1.88 s | **3.13x** / **3.26x** |
+| 20,000 | healthy | 0.24 s / 0.33 s | 0.84 s / 0.85 s | 3.44x / 2.56x | 0.62 s / 0.54 s | 2.53x / 1.62x |
+| 20,000 | broken | 0.24 s / 0.23 s | 0.77 s / 0.79 s | 3.24x / 3.46x | 0.40 s / 0.41 s | 1.68x / 1.80x |
+| 100,000 | healthy | 0.65 s / 0.56 s | 2.00 s / 1.94 s | 3.06x / 3.45x | 1.99 s / 2.05 s | 3.05x / 3.64x |
+| 100,000 | broken | 0.61 s / 0.58 s | 2.40 s / 2.23 s | 3.89x / 3.87x | 1.92 s / 1.88 s | 3.13x / 3.26x |
 
 Issue 37 (the layout redesign), on a quiet machine, before (feaf353) / after (the redesign) / after with the Storm
 citations cached (100,000 only). offctl's own times did not move by more than the runs differ; the floor did
@@ -32,10 +32,10 @@ citations cached (100,000 only). offctl's own times did not move by more than th
 
 | partitions | fleet | floor | `inspect -o json` | ratio | serve cycle | ratio |
 |---|---|---|---|---|---|---|
-| 20,000 | healthy | 0.38 / 0.23 s | 0.77 / 0.70 s | 2.05x / 3.00x | 0.57 / 0.50 s | 1.53x / 2.16x |
-| 20,000 | broken | 0.30 / 0.18 s | 0.71 / 0.69 s | 2.37x / 3.85x | 0.45 / 0.42 s | 1.50x / 2.34x |
-| 100,000 | healthy | 0.46 / 0.50 / 0.67 s | 1.85 / 1.90 / 1.91 s | 4.04x / 3.83x / 2.84x | 2.00 / 2.13 / 1.86 s | 4.36x / 4.28x / 2.77x |
-| 100,000 | broken | 0.46 / 0.52 / 0.54 s | 2.21 / 2.32 / 2.27 s | 4.77x / 4.46x / 4.18x | 1.90 / 2.03 / 1.97 s | 4.11x / 3.91x / 3.64x |
+| 20,000 | healthy | 0.38/0.23 s | 0.77/0.70 s | 2.05x/3.00x | 0.57/0.50 s | 1.53x/2.16x |
+| 20,000 | broken | 0.30/0.18 s | 0.71/0.69 s | 2.37x/3.85x | 0.45/0.42 s | 1.50x/2.34x |
+| 100,000 | healthy | 0.46/0.50/0.67 s | 1.85/1.90/1.91 s | 4.04x/3.83x/2.84x | 2.00/2.13/1.86 s | 4.36x/4.28x/2.77x |
+| 100,000 | broken | 0.46/0.52/0.54 s | 2.21/2.32/2.27 s | 4.77x/4.46x/4.18x | 1.90/2.03/1.97 s | 4.11x/3.91x/3.64x |
 """
 
 from __future__ import annotations

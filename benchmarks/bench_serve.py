@@ -12,12 +12,12 @@ Targets (issue 15): inspect and a serve cycle within 4x of the floor; a cycle at
 
     .venv/bin/python benchmarks/bench_serve.py [--sizes 10000,100000] [--cycles 100] [--repeat 3]
 
---render N measures the /metrics render alone (issue 23), without servers: a fleet of N partitions built in
-memory (spouts of 100 partitions, each on its own topic, every partition lagging and moving each cycle), --cycles
-cycles of the window update and the render serve does after each, in a forked child (offctl.faces.serve.exporter.Rendered),
-with scrapes through serve's answer while the child renders and after. It prints per cycle the exporter's own
-CPU for the render (the fork and the pipe read), the child's wall time, the child's peak RSS (pages it shares
-with the exporter included) and private memory (sampled from /proc every 50 ms), and the exporter's RSS after.
+--render N measures the /metrics render alone (issue 23), without servers: a fleet of N partitions built in memory
+(spouts of 100 partitions, each on its own topic, every partition lagging and moving each cycle), --cycles cycles of the
+window update and the render serve does after each, in a forked child (offctl.faces.serve.exporter.Rendered), with
+scrapes through serve's answer while the child renders and after. It prints per cycle the exporter's own CPU for the
+render (the fork and the pipe read), the child's wall time, the child's peak RSS (pages it shares with the exporter
+included) and private memory (sampled from /proc every 50 ms), and the exporter's RSS after.
 
     .venv/bin/python benchmarks/bench_serve.py --render 100000 [--cycles 20]
 """

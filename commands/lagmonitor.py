@@ -1,11 +1,10 @@
 """offctl storm-kafka-monitor: Storm UI's lag script, answered by offctl (docs/storm-ui-lag.md).
 
-The command line after offctl's own options is KafkaOffsetLagUtil's, read as it reads it
-(offctl.faces.stormui.args); what is printed and the exit code are the original's, so Storm UI reads them as it reads the original's: the JSON object,
-or one failure line, on stdout, exit 0; a refused command line, its message and the help on stdout, exit 1 (the UI
-then leaves the spout out). The `storm-kafka-monitor` program installed with offctl runs this command with every
-argument passed through (offctl.__main__.storm_kafka_monitor).
-"""
+The command line after offctl's own options is KafkaOffsetLagUtil's, read as it reads it (offctl.faces.stormui.args);
+what is printed and the exit code are the original's, so Storm UI reads them as it reads the original's: the JSON
+object, or one failure line, on stdout, exit 0; a refused command line, its message and the help on stdout, exit 1
+(the UI then leaves the spout out). The `storm-kafka-monitor` program installed with offctl runs this command with
+every argument passed through (offctl.__main__.storm_kafka_monitor)."""
 
 from __future__ import annotations
 

@@ -32,8 +32,8 @@ ALLOW_SKIP = os.environ.get("OFFCTL_ALLOW_SKIP") == "1"
 # Backups, audit logs and the sandbox state go to a directory of this run, never the user's: a sandbox the
 # developer has running must not answer the tests' commands.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="offctl-test-state-")
-# Likewise the config file (offctl/settings/configfile.py): a developer's ~/.config/offctl/config.toml, or a context chosen in
-# their shell, must not change what the tests' commands connect to or how they judge.
+# Likewise the config file (offctl/settings/configfile.py): a developer's ~/.config/offctl/config.toml, or a context
+# chosen in their shell, must not change what the tests' commands connect to or how they judge.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="offctl-test-config-")
 os.environ.pop("OFFCTL_CONFIG", None)
 os.environ.pop("OFFCTL_CONTEXT", None)

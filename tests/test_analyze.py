@@ -167,7 +167,8 @@ CASES = [
         [("LAG_BEYOND_MAX_OFFSET_BEHIND", T, 1)],
     ),
     (
-        "PartitionManager.java@v1.2.4: maxOffsetBehind compares with startOffsetTime (earliest): lag alone never trips it",
+        "PartitionManager.java@v1.2.4: maxOffsetBehind compares with startOffsetTime (earliest): lag alone never trips "
+        "it",
         [rec(0, 150), rec(1, 101)],
         [],
         cluster(),
@@ -743,18 +744,21 @@ LINES = {
         (
             "0.9.0",
             90,
-            "the spout refetches from startOffsetTime, the log start (100) (KafkaUtils.fetchMessages, v0.9.2-incubating)",
+            "the spout refetches from startOffsetTime, the log start (100) (KafkaUtils.fetchMessages, "
+            "v0.9.2-incubating)",
         ),
         ("0.9.0", 250, "emits nothing from this partition until the log end reaches 250"),
         (
             "0.9.3",
             90,
-            "the spout jumps to the log end (LatestTime: forceFromStart is false) (200) (PartitionManager.fill, v0.9.6)",
+            "the spout jumps to the log end (LatestTime: forceFromStart is false) (200) (PartitionManager.fill, "
+            "v0.9.6)",
         ),
         (
             "0.9.3",
             250,
-            "the spout jumps to the log end (LatestTime: forceFromStart is false) (200) (PartitionManager.fill, v0.9.6)",
+            "the spout jumps to the log end (LatestTime: forceFromStart is false) (200) (PartitionManager.fill, "
+            "v0.9.6)",
         ),
         ("0.10", 90, "the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v0.10.2)"),
         ("0.10", 250, "the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v0.10.2)"),
@@ -793,15 +797,16 @@ def test_out_of_range_without_use_start_offset_time():
         (SpoutProfile(StormKafka.V0_9_3, ignore_zk_offsets=True), "startOffsetTime, the log start (100)"),
         (SpoutProfile(StormKafka.V0_10), "startOffsetTime, the log start (100)"),  # KafkaUtils.java@v0.10.0
         (SpoutProfile(start_offset_time=LATEST_TIME), "startOffsetTime, the log end (200)"),
-        # ListOffsets v0 (UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0); run in tests/test_spout_oracle_time_e2e.py
+        # ListOffsets v0 (UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0); run in
+        # tests/test_spout_oracle_time_e2e.py
         (
             SpoutProfile(start_offset_time=1_700_000_000_000),
-            "the offset Kafka answers for startOffsetTime 1700000000000 "
-            "(ListOffsets v0 reads segment files, not record timestamps: UnifiedLog.legacyFetchOffsetsBefore, apache/kafka "
-            "3.9.0): the base offset, at least the log start, of the last log segment whose file was last modified at or "
-            "before then, or the log end to a spout that starts before then; or, when every segment was modified later, "
-            "none: the spout goes to -5 (KafkaUtils.NO_OFFSET) and its first fetch is out of range: it jumps to the log "
-            "start (EarliestTime, PartitionManager.fill, v1.2.4)",
+            "the offset Kafka answers for startOffsetTime 1700000000000 (ListOffsets v0 reads segment files, not "
+            "record timestamps: UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0): the base offset, at least "
+            "the log start, of the last log segment whose file was last modified at or before then, or the log end to "
+            "a spout that starts before then; or, when every segment was modified later, none: the spout goes to -5 "
+            "(KafkaUtils.NO_OFFSET) and its first fetch is out of range: it jumps to the log start (EarliestTime, "
+            "PartitionManager.fill, v1.2.4)",
         ),
     ],
     ids=lambda v: v if isinstance(v, str) else None,

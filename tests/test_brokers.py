@@ -1,10 +1,9 @@
 """Kafka's broker registry as storm-kafka reads it (offctl.core.brokers), over plain bytes: registration nodes as each
 Kafka release writes them, partition state nodes, leader -1, malformed data, wildcard patterns, the 0..n-1 loop.
 
-Sources: DynamicBrokersReader.java@v1.2.4 (same blob v1.1.0-v1.2.4), KafkaOffsetLagUtil.java@v1.2.4 306-349 (apache/storm);
-ZkUtils.registerBrokerInZk@0.8.2.1 and @0.9.0.0, KafkaHealthcheck.register@0.9.0.0/@0.10.2.0, BrokerIdZNode.encode in
-kafka/zk/ZkData.scala@2.0.0-3.8.0 (apache/kafka).
-"""
+Sources: DynamicBrokersReader.java@v1.2.4 (same blob v1.1.0-v1.2.4), KafkaOffsetLagUtil.java@v1.2.4 306-349
+(apache/storm); ZkUtils.registerBrokerInZk@0.8.2.1 and @0.9.0.0, KafkaHealthcheck.register@0.9.0.0/@0.10.2.0,
+BrokerIdZNode.encode in kafka/zk/ZkData.scala@2.0.0-3.8.0 (apache/kafka)."""
 
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ from tests.conftest import storm_record
         (("--bootstrap-servers", "h:1", "--group", "g", "--static-partitions", "0-3"), "expected SPOUT_ID=PARTITIONS"),
         (("--bootstrap-servers", "h:1", "--group", "g", "--static-partitions", "s=x"), "--static-partitions 'x'"),
         (("--all-groups",), "--all-groups needs --bootstrap-servers"),
-        # KafkaSpoutConfig.ProcessingGuarantee is not in v1.0.5 or v1.1.1 (from v1.0.6 and v1.1.2 on); no release has NONE
+        # KafkaSpoutConfig.ProcessingGuarantee is not in v1.0.5 or v1.1.1 (from v1.0.6 and v1.1.2 on); no release has
+        # NONE
         (
             (
                 "--bootstrap-servers",
@@ -60,8 +61,8 @@ from tests.conftest import storm_record
                 "--processing-guarantee",
                 "AT_MOST_ONCE",
             ),
-            "--processing-guarantee AT_MOST_ONCE: storm-kafka-client 1.1.1 has no ProcessingGuarantee (it came in 1.0.6-1.0.7, "
-            "1.1.2+, 1.2.x, 2.x, 3.0.x and 3.1.x",
+            "--processing-guarantee AT_MOST_ONCE: storm-kafka-client 1.1.1 has no ProcessingGuarantee (it came in "
+            "1.0.6-1.0.7, 1.1.2+, 1.2.x, 2.x, 3.0.x and 3.1.x",
         ),
         (
             (

@@ -284,7 +284,8 @@ START = "counted from startOffsetTime, the log start (storm-kafka's default; Par
                 span=PARTIAL,
                 why="offset 7 holds no message, so the last one's time is not known",
             ),
-            "replays up to 5 messages, the first written at 2025-11-22T02:00:03.000Z; time span partial (offset 7 holds",
+            "replays up to 5 messages, the first written at 2025-11-22T02:00:03.000Z; time span partial (offset 7 "
+            "holds",
         ),
         # 14. markers to the log end
         (

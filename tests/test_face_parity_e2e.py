@@ -12,14 +12,15 @@ The figures in seconds move with the capture time (a time lag grows, a headroom 
 reads at its own moment: they are compared at the face's own capture time, to the millisecond, where the face says
 it (storm-kafka-monitor does not: it is held within the moments before and after its run).
 
-The state: topic T of 5 partitions of 6 messages written 30 h ago (retention.ms 2 days), partition 4's log start
-moved to 3 (DeleteRecords). An old storm-kafka spout `legacy` (its topology stopped) at 2, 6, 0 and 1 (below the log
-start), none on partition 3; a storm-kafka-client group (its topology running, Storm's commit metadata) at 1, 4, 6
-and 1, none on 3 (partition 1's metadata a JSON null: CRASHING_COMMIT, the spout throws at start). The spout settings given to every face change where three partitions resume (storm-kafka 0.9.6
-ignores offset 0 and starts at the log end; UNCOMMITTED_LATEST starts a partition without a commit at the log end);
---lag-threshold 3 (from the config file's context: Storm UI's program takes no such flag) gives HIGH_LAG,
---retention-horizon 1d RETENTION_RISK and --commit-expiry-horizon 6d COMMIT_EXPIRY_RISK (the commits expire in
-about 5 d 18 h, outside the default horizon of a day: a face that drops the option shows another set of codes).
+The state: topic T of 5 partitions of 6 messages written 30 h ago (retention.ms 2 days), partition 4's log start moved
+to 3 (DeleteRecords). An old storm-kafka spout `legacy` (its topology stopped) at 2, 6, 0 and 1 (below the log start),
+none on partition 3; a storm-kafka-client group (its topology running, Storm's commit metadata) at 1, 4, 6 and 1, none
+on 3 (partition 1's metadata a JSON null: CRASHING_COMMIT, the spout throws at start). The spout settings given to every
+face change where three partitions resume (storm-kafka 0.9.6 ignores offset 0 and starts at the log end;
+UNCOMMITTED_LATEST starts a partition without a commit at the log end); --lag-threshold 3 (from the config file's
+context: Storm UI's program takes no such flag) gives HIGH_LAG, --retention-horizon 1d RETENTION_RISK and
+--commit-expiry-horizon 6d COMMIT_EXPIRY_RISK (the commits expire in about 5 d 18 h, outside the default horizon of a
+day: a face that drops the option shows another set of codes).
 
 The disagreements this test found when it was written (peek without inspect's figures; the MCP peek tool without the
 run's commit-expiry options; storm-kafka-monitor without them, and placing a commit outside the log by the start-up

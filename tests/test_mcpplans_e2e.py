@@ -1,5 +1,5 @@
-"""offctl.faces.mcp.plans against the real ZooKeeper and Apache Kafka: plans made and applied as the MCP face's tools make
-and apply them, with the human's answer given by a function (the face asks through MCP elicitation).
+"""offctl.faces.mcp.plans against the real ZooKeeper and Apache Kafka: plans made and applied as the MCP face's tools
+make and apply them, with the human's answer given by a function (the face asks through MCP elicitation).
 
 Kafka keeps a commit's metadata as it is sent: a group reset or migrate is written with --topology-id's Storm
 metadata and read back with it (verified), and a plan is bound to each commit's metadata as well as its offset.

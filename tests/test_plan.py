@@ -772,8 +772,8 @@ CHANGED = tuple(f"t/{p}: the write left offset 5, it is now 9" for p in range(12
             dict(restore=True, changed_since=CHANGED[:1]),
             (),
             "refused",
-            "1 partition(s) changed since the write this backup undoes, which restoring would overwrite: t/0: the write "
-            "left offset 5, it is now 9; --force changed-since overrides",
+            "1 partition(s) changed since the write this backup undoes, which restoring would overwrite: t/0: the "
+            "write left offset 5, it is now 9; --force changed-since overrides",
         ),
         (
             dict(restore=True, changed_since=CHANGED[:1]),
@@ -791,7 +791,8 @@ CHANGED = tuple(f"t/{p}: the write left offset 5, it is now 9" for p in range(12
             dict(restore=True, changed_since_unknown="the backup (format 2) keeps no after-image"),
             (),
             "refused",
-            "offctl cannot tell whether the partitions changed since the write this backup undoes (the backup (format 2)",
+            "offctl cannot tell whether the partitions changed since the write this backup undoes (the backup (format "
+            "2)",
         ),
         (
             dict(restore=True, changed_since_na="a hand-made file: offctl trusts no after-image in it"),

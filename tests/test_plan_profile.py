@@ -106,12 +106,13 @@ def test_a_partition_without_a_commit_says_where_this_spout_starts(strategy, say
             ],
         ),
         (profile(FirstPoll.UNCOMMITTED_EARLIEST), ["the spout resumes t/0 at committed (50): UNCOMMITTED_EARLIEST"]),
-        # the pre-1.1.2 line: EARLIEST/LATEST ignore every commit, UNCOMMITTED_* resume after it (KafkaSpout.doSeek, v1.1.1)
+        # the pre-1.1.2 line: EARLIEST/LATEST ignore every commit, UNCOMMITTED_* resume after it (KafkaSpout.doSeek,
+        # v1.1.1)
         (
             profile(FirstPoll.LATEST, client=StormKafkaClient.LEGACY, client_release="1.1.1"),
             [
-                "the spout starts t/0 at the log end (100): storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 with LATEST ignores "
-                "every commit and starts at the log end (KafkaSpout.doSeek, v1.1.1)"
+                "the spout starts t/0 at the log end (100): storm-kafka-client 1.0.0-1.0.5 or 1.1.0-1.1.1 with LATEST "
+                "ignores every commit and starts at the log end (KafkaSpout.doSeek, v1.1.1)"
             ],
         ),
         (

@@ -263,7 +263,8 @@ def test_the_config_file_is_found_by_variable_and_by_xdg(cli, tmp_path):
         ('default-context = "nope"\n', "default-context 'nope': no such context"),
         # two profiles of one name: the second's spouts would be judged by the first's settings (offctl.core.judge)
         (
-            '[contexts.lab]\nzk = "h:1"\n[[profiles]]\nname = "p"\nmatch = "a-*"\n[[profiles]]\nname = "p"\nmatch = "b-*"\n',
+            '[contexts.lab]\nzk = "h:1"\n[[profiles]]\nname = "p"\nmatch = "a-*"\n'
+            '[[profiles]]\nname = "p"\nmatch = "b-*"\n',
             "config.toml:6: a profile named 'p' is already at",
         ),
         (
@@ -309,13 +310,12 @@ def test_config_show_through_the_real_cli(tmp_path):
         "XDG_CONFIG_HOME": str(tmp_path),
         "OFFCTL_TIMEOUT": "45s",
     }
-    run = lambda *a: subprocess.run(
-        [sys.executable, "-m", "offctl", "config", "show", *a],
-        env=env,  # noqa: E731
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+
+    def run(*a: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "offctl", "config", "show", *a], env=env, capture_output=True, text=True, timeout=60
+        )
+
     table = run()
     assert table.returncode == 0, table.stderr
     assert "context lab in" in table.stdout and "env OFFCTL_TIMEOUT" in table.stdout and "legacy-*" in table.stdout

@@ -197,7 +197,8 @@ def test_commit_metadata_round_trips():
 @pytest.mark.parametrize(
     "metadata, legacy",
     [
-        # KafkaSpoutMessageId.getMetadata, v1.0.0 to v1.0.5 and v1.1.0 to v1.1.1 (TopicPartition.toString is topic-partition)
+        # KafkaSpoutMessageId.getMetadata, v1.0.0 to v1.0.5 and v1.1.0 to v1.1.1 (TopicPartition.toString is
+        # topic-partition)
         ("{topic-partition=orders-0, offset=41, numFails=0, thread='Thread-11-kafka-spout-executor[3 3]'}", True),
         ("{topic-partition=my-topic-12, offset=0, numFails=2, thread='main'}", True),
         ('{"topologyId":"wc-1-1700000000","taskId":4,"threadName":"Thread-7"}', False),

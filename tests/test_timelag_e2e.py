@@ -33,9 +33,10 @@ def ts(partition: int, offset: int) -> int:
 @pytest.fixture
 def timed(zk, kafka, names, zk_server, broker):
     """orders: 3 partitions of 5, 5 and 4 messages at ts(p, o), kept forever (retention.ms -1: written T0_DAYS_AGO
-    days ago, they would be deleted by the broker's retention, and inspect would say so). An old spout resumes at 2 (lag 3), 5 (lag
-    0, caught up) and 1 (lag 3); a group at 4 (lag 1) and 3 (lag 2), committed without Storm metadata (as a tool
-    writes it: UNCOMMITTED_EARLIEST resumes from it all the same, and --all-groups of other tests leaves it out)."""
+    days ago, they would be deleted by the broker's retention, and inspect would say so). An old spout resumes at 2
+    (lag 3), 5 (lag 0, caught up) and 1 (lag 3); a group at 4 (lag 1) and 3 (lag 2), committed without Storm metadata
+    (as a tool writes it: UNCOMMITTED_EARLIEST resumes from it all the same, and --all-groups of other tests leaves
+    it out)."""
     return _timed(zk, kafka, names, zk_server, broker)
 
 

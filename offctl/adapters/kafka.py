@@ -494,8 +494,8 @@ class KafkaStore:
 
     def _groups(self, call):
         """call()'s answer: a request of the group client (groups.py). When it gave up on a broker that never
-        answered, and the broker refused confluent-kafka's login meanwhile, the refused login is the reason (kafka-python
-        takes a refused SASL handshake as a broker it could not bootstrap from)."""
+        answered, and the broker refused confluent-kafka's login meanwhile, the refused login is the reason
+        (kafka-python takes a refused SASL handshake as a broker it could not bootstrap from)."""
         try:
             return call()
         except StoreUnavailable:

@@ -261,7 +261,9 @@ def start_broker(
                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT",
                 "inter.broker.listener.name": "PLAINTEXT",
                 "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
-                "listener.name.sasl.plain.sasl.jaas.config": f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};",
+                "listener.name.sasl.plain.sasl.jaas.config": (
+                    f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
+                ),
                 "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 "super.users": "User:ANONYMOUS",
                 "allow.everyone.if.no.acl.found": "false",

@@ -1,8 +1,8 @@
 """Spark adapter of `offctl audit`: the session, jobs with their progress, files through Hadoop's FileSystem, and
-snapshots in Spark's tables. Thin: it knows Spark and the core's records, nothing of the audit itself (offctl/faces/audit/job.py
-drives the job; the functions each task runs are offctl/faces/audit/tasks.py). Files go through Spark's writers and
-Hadoop's FileSystem, so `--out` and snapshot directories may be local paths or hdfs://, s3a://, ... on a cluster.
-"""
+snapshots in Spark's tables. Thin: it knows Spark and the core's records, nothing of the audit itself
+(offctl/faces/audit/job.py drives the job; the functions each task runs are offctl/faces/audit/tasks.py). Files go
+through Spark's writers and Hadoop's FileSystem, so `--out` and snapshot directories may be local paths or hdfs://,
+s3a://, ... on a cluster."""
 
 from __future__ import annotations
 

@@ -554,9 +554,9 @@ def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where
             "MALFORMED_RECORD",
             (
                 f"{r.path or where}: storm-kafka-client {c.profile.client_release}'s Trident emitter reads this meta "
-                f"otherwise than 2.x's, which offctl models (1.x's fromMap also reads a tp map of topic and partition, "
-                f"and never topologyId: {CLIENT_1X_META}): offctl cannot tell whether the spout resumes from it, starts "
-                f"{where} as with no state, or fails every batch of the spout"
+                "otherwise than 2.x's, which offctl models (1.x's fromMap also reads a tp map of topic and partition, "
+                f"and never topologyId: {CLIENT_1X_META}): offctl cannot tell whether the spout resumes from it, "
+                f"starts {where} as with no state, or fails every batch of the spout"
             ),
         )
         c.unreadable = True
@@ -569,10 +569,10 @@ def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where
             "MALFORMED_RECORD",
             (
                 f"{r.path or where}: it is not plain JSON, which json-simple and json-smart read alike; storm-client "
-                f"{c.profile.client_release} reads Trident state with json-smart's permissive parser ({JSON_SMART}), which "
-                f"reads much that json-simple refuses (unquoted keys, a bare word, trailing text) and refuses some that "
-                f"json-simple reads (a missing colon): offctl cannot tell whether the spout resumes from it, starts "
-                f"{where} as with no state, or fails every batch of the spout"
+                f"{c.profile.client_release} reads Trident state with json-smart's permissive parser ({JSON_SMART}), "
+                "which reads much that json-simple refuses (unquoted keys, a bare word, trailing text) and refuses "
+                "some that json-simple reads (a missing colon): offctl cannot tell whether the spout resumes from it, "
+                f"starts {where} as with no state, or fails every batch of the spout"
             ),
         )
         c.unreadable = True
@@ -616,9 +616,9 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
             topic,
             "MISSING_PARTITION",
             (
-                f"{where} has no state an opaque spout reads: its only state is the batch stored at txid {r.replay_txid}, "
-                f"at or past the coordinator's currtx, which the opaque executor drops ({TRIDENT_BATCH}); it starts from "
-                f"{start.text()}{also}"
+                f"{where} has no state an opaque spout reads: its only state is the batch stored at txid "
+                f"{r.replay_txid}, at or past the coordinator's currtx, which the opaque executor drops "
+                f"({TRIDENT_BATCH}); it starts from {start.text()}{also}"
             ),
             resumes=landing,
         )

@@ -592,8 +592,8 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str, tri
                 Lands.WAITS,
                 fill,
                 lambda position, start, end: (
-                    f"{_stuck(position, end)} (the retry at startOffsetTime returns only offsets below {position}, which "
-                    f"fill skips; {fill})"
+                    f"{_stuck(position, end)} (the retry at startOffsetTime returns only offsets below {position}, "
+                    f"which fill skips; {fill})"
                 ),
             )
         fetch = storm_kafka_citation("KafkaUtils.fetchMessages", tag)
@@ -966,11 +966,11 @@ def commit_crash(profile: SpoutProfile, committed: int, crashes: bool) -> Resume
         True,
         Position(committed, "committed"),
         (
-            f"The spout throws NullPointerException in activate(), before it reads any partition: its metadata binds "
-            f"with no topologyId, and the check of whose commit it is calls getTopologyId().equals(...) on every "
-            f"commit, whatever the firstPollOffsetStrategy ({COMMIT_CRASH}; run on "
-            f"1.2.4 and 2.8.3). The exception ends the worker, which restarts into the same commit: no partition of the "
-            f"spout task given this one is read until the commit is rewritten."
+            "The spout throws NullPointerException in activate(), before it reads any partition: its metadata binds "
+            "with no topologyId, and the check of whose commit it is calls getTopologyId().equals(...) on every "
+            f"commit, whatever the firstPollOffsetStrategy ({COMMIT_CRASH}; run on 1.2.4 and 2.8.3). The exception "
+            "ends the worker, which restarts into the same commit: no partition of the spout task given this one is "
+            "read until the commit is rewritten."
         ),
         crashes=True,
     )

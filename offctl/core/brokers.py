@@ -387,8 +387,8 @@ def _partition(
             partition,
             None,
             (
-                f"{printable(path)} does not exist (the partition names have a gap, or the partition has no state yet): "
-                f"{_SPOUT_FAILS} (getLeaderFor: NoNodeException); {_MONITOR_FAILS} (NoNodeException)"
+                f"{printable(path)} does not exist (the partition names have a gap, or the partition has no state "
+                f"yet): {_SPOUT_FAILS} (getLeaderFor: NoNodeException); {_MONITOR_FAILS} (NoNodeException)"
             ),
         )
     leader, why = parse_leader(data)

@@ -265,7 +265,8 @@ CATALOGUE: dict[str, Code] = {
             "aborts those whose timeout passed, so this one hangs (KIP-664) and will not end on its own",
             "Confirm it: `kafka-transactions.sh --bootstrap-server B find-hanging --broker-id ID` (the partition's "
             "leader). Then end it: `kafka-transactions.sh --bootstrap-server B abort --topic T --partition N "
-            "--start-offset OFFSET` with the last stable offset the message names (Kafka 3.0+). The spout moves on as soon as it is aborted.",
+            "--start-offset OFFSET` with the last stable offset the message names (Kafka 3.0+). The spout moves on as "
+            "soon as it is aborted.",
         ),
         Code(
             "HIGH_LAG",

@@ -109,9 +109,9 @@ class ZkNode:
     txid: int | None = None
     txids: int = 0
     # Trident: the lowest txid at or past the coordinator's currtx, and its node's bytes: the batch a transactional
-    # spout (PartitionedTridentSpoutExecutor) replays first, where the opaque one resumes from `txid` (storm.stored_from)
-    # `txid` None: the partition has no state but such batches, so an opaque spout starts it as with none, and `path`
-    # and `data` are the replayed batch's
+    # spout (PartitionedTridentSpoutExecutor) replays first, where the opaque one resumes from `txid`
+    # (storm.stored_from) `txid` None: the partition has no state but such batches, so an opaque spout starts it as with
+    # none, and `path` and `data` are the replayed batch's
     replay_txid: int | None = None
     replay_data: bytes | None = None
     # Trident: every txid stored at or past currtx, ascending (replay_txid is the first): the batches a reset rewrites

@@ -1348,8 +1348,8 @@ def plan_restore_kafka(
                         base,
                         left_out=True,
                         reasons=(
-                            f"cannot be undone: had no commit before, and {why_not}; {NO_OFFSET_DELETE}. By hand, with the "
-                            f"group's consumers stopped: {delete_offsets_line(group, [old])}",
+                            f"cannot be undone: had no commit before, and {why_not}; {NO_OFFSET_DELETE}. By hand, with "
+                            f"the group's consumers stopped: {delete_offsets_line(group, [old])}",
                         ),
                     )
                 )

@@ -12,7 +12,8 @@ def findings_markdown() -> str:
     lines = [
         "# Finding codes",
         "",
-        "Generated from `offctl/core/findings.py` by `python -m offctl.faces.reference`; a test fails when this page and",
+        "Generated from `offctl/core/findings.py` by `python -m offctl.faces.reference`; a test fails when this page "
+        "and",
         "the code disagree. Severities decide the exit code with `--fail-on` (default `error`).",
         "",
         "| code | severity | when | what to do |",
@@ -98,7 +99,8 @@ def audit_files_markdown() -> str:
     lines = [
         "# Files of `offctl audit --out DIR`",
         "",
-        "Generated from `offctl/faces/audit/tasks.py` by `python -m offctl.faces.reference audit-files`; a test fails when this page and the code disagree.",
+        "Generated from `offctl/faces/audit/tasks.py` by `python -m offctl.faces.reference audit-files`; a test fails "
+        "when this page and the code disagree.",
         "",
         "Each is a directory `DIR/<name>/` in the `--format` chosen (parquet, json lines, or csv with a "
         "header), plus `DIR/summary.json`, written last. The same columns in every format.",

@@ -136,8 +136,8 @@ def no_sandbox_script() -> str:
     return (
         "\n".join(
             [
-                f"# offctl sandbox env: no sandbox is running; with {REHEARSAL_MARKER}=1 offctl refuses every server until "
-                f"one runs (offctl sandbox up, then eval this again)",
+                f"# offctl sandbox env: no sandbox is running; with {REHEARSAL_MARKER}=1 offctl refuses every server "
+                "until one runs (offctl sandbox up, then eval this again)",
                 f"export {REHEARSAL_MARKER}=1",
                 f"unset {' '.join(servers + list(UNSET_IN_REHEARSAL))}",
                 "false",

@@ -2,10 +2,9 @@
 
     spark-submit --master yarn [spark options] "$(python -m offctl.faces.audit.spark_submit)" [offctl audit options]
 
-`python -m offctl.faces.audit.spark_submit` prints this file's path; `python -m offctl.faces.audit.spark_submit --log4j` prints the
-path of offctl's quiet log4j2 settings, for spark-submit's `--driver-java-options`. Run by spark-submit, the
-audit uses the session spark-submit sets up (its master and settings) and otherwise behaves exactly as
-`offctl audit`.
+`python -m offctl.faces.audit.spark_submit` prints this file's path; `python -m offctl.faces.audit.spark_submit --log4j`
+prints the path of offctl's quiet log4j2 settings, for spark-submit's `--driver-java-options`. Run by spark-submit, the
+audit uses the session spark-submit sets up (its master and settings) and otherwise behaves exactly as `offctl audit`.
 
 spark-submit runs this driver with its stderr merged into its stdout (PythonRunner: redirectErrorStream),
 which would put offctl's messages inside `--output json`. So the driver writes its stderr to spark-submit's

@@ -1,6 +1,6 @@
 """`offctl audit`'s Spark-free task functions: chunks of work, what each Spark task runs on its chunk, what it hands
-back (rows, totals, history), and the files' columns. Nothing here imports pyspark or drives Spark: offctl/faces/audit/job.py
-is the driver, offctl/adapters/spark.py the adapter to Spark itself.
+back (rows, totals, history), and the files' columns. Nothing here imports pyspark or drives Spark:
+offctl/faces/audit/job.py is the driver, offctl/adapters/spark.py the adapter to Spark itself.
 
 The driver lists the spout ids under each zkRoot and takes the --group list (cheap), and cuts them into chunks
 (plan_chunks). Each Spark task reads one chunk with its own ZooKeeper and Kafka clients and runs inspect's pipeline on
@@ -96,8 +96,9 @@ def audit_chunk(
 ) -> tuple[Snapshot, Report]:
     """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.pipeline.assess:
     the analysis, then the time lag, retention headroom and commit expiry read with the same Kafka client), so the
-    audit sees what inspect sees, each consumer judged by its own profile. Returns the chunk's reads (a snapshot to save) and its report. A store that cannot
-    be reached makes the chunk's snapshot incomplete, naming the chunk; the other chunks go on."""
+    audit sees what inspect sees, each consumer judged by its own profile. Returns the chunk's reads (a snapshot to
+    save) and its report. A store that cannot be reached makes the chunk's snapshot incomplete, naming the chunk; the
+    other chunks go on."""
     roots = [chunk.zk_root] if chunk.zk_root else []
     try:
         with open_stores(conn, targeted=True) as (zk, kafka):
@@ -403,8 +404,9 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
             (
                 "lag",
                 "long",
-                "log_end (last_stable_offset, where the spout reads committed) - the offset the spout will resume from (the stored one, or where its start-up rule puts it "
-                "when it does not use it), when that is known and inside the log range",
+                "log_end (last_stable_offset, where the spout reads committed) - the offset the spout will resume from "
+                "(the stored one, or where its start-up rule puts it when it does not use it), when that is known and "
+                "inside the log range",
             ),
             ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
             ("topology_id", "string", "the storm id that wrote the offset"),

@@ -1,12 +1,11 @@
 """`offctl mcp`'s writes, in two steps: plan tools that write nothing, and `apply`, which writes a plan only with a
 human's yes (docs/mcp.md, "Plans and apply").
 
-The plans are offctl.faces.mcp.plans': each bound to every before-value it saw and its guards' verdicts, kept in memory for
-its lifetime (ten minutes). `apply` runs offctl.faces.mcp.plans.apply in a worker thread: the library reads the stores
-again, compares, and calls back just before the write; the callback asks the human through MCP elicitation (form
-mode), shown the plan's table and cost, and waits for the answer with the stores open. A client that cannot elicit
-gets a refusal that names the offctl command line to run by hand.
-"""
+The plans are offctl.faces.mcp.plans': each bound to every before-value it saw and its guards' verdicts, kept in
+memory for its lifetime (ten minutes). `apply` runs offctl.faces.mcp.plans.apply in a worker thread: the library
+reads the stores again, compares, and calls back just before the write; the callback asks the human through MCP
+elicitation (form mode), shown the plan's table and cost, and waits for the answer with the stores open. A client
+that cannot elicit gets a refusal that names the offctl command line to run by hand."""
 
 from __future__ import annotations
 
