@@ -197,11 +197,11 @@ def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = N
     if yes:
         return True
     from offctl.render.output import confirm_question, write_plan_table
-    from offctl.repair.reset import Outcome
+    from offctl.repair.reset import RepairResult
     from offctl.settings.sandbox import is_sandbox
 
     for plan in plans:
-        write_plan_table(Outcome(plan), console or err_console)
+        write_plan_table(RepairResult(plan), console or err_console)
     zk, kafka = (conn.zk, conn.bootstrap_servers) if conn else (None, None)
     question = confirm_question(plans, zk, kafka, sandbox=is_sandbox(zk, kafka))
     try:

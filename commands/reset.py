@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from offctl.repair.reset import Outcome
+    from offctl.repair.reset import RepairResult
 
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render.output import outcome_errors, write_outcome, write_outcomes
@@ -27,7 +27,7 @@ CLIENT_SPOUT_OPTIONS = pick(
 NO_TRIDENT = without(CONNECTION_OPTIONS, "trident_root")
 
 
-def _finish(outcomes: list[Outcome], output: PlanOutput, confirm: Confirmation, *, many: bool = False) -> None:
+def _finish(outcomes: list[RepairResult], output: PlanOutput, confirm: Confirmation, *, many: bool = False) -> None:
     if many:
         write_outcomes(outcomes, output.value, sys.stdout, err_console, plan_shown=confirm.shown)
     else:

@@ -162,7 +162,7 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
     from offctl.core.model import KAFKA, ConsumerKey, MessageRead
     from offctl.core.plan import Change, Plan
     from offctl.render.output import outcome_document
-    from offctl.repair.reset import Outcome
+    from offctl.repair.reset import RepairResult
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)
     plan = Plan(
@@ -173,7 +173,7 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
         0,
         cost=plan_cost(plan, {"t": {0: PartitionLog(0, 9)}}, MessageRead()),
     )
-    doc = outcome_document(Outcome(plan, undo="offctl restore b.json --execute"))
+    doc = outcome_document(RepairResult(plan, undo="offctl restore b.json --execute"))
     safe, costs = _section("## Safe rewrite"), _section("## What a plan costs")
     consumer = re.search(r"One\s+consumer's document has(.*?)\n7\.", safe, re.S).group(1)
     named = set(re.findall(r"`([a-z_]+)`", consumer))

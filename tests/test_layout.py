@@ -241,3 +241,15 @@ def test_an_import_under_type_checking_is_an_edge(tmp_path):
     )
     known = {"offctl.core.plan", "offctl.core.cost", "offctl.core.model"}
     assert dict(imports("offctl.core.plan", path, known)) == {"offctl.core.cost": 5, "offctl.core.model": 7}
+
+
+def test_one_class_per_name():
+    """STYLE.md, "One record, one name": two classes never share a name across offctl/ and commands/ (a reader who
+    meets `RepairResult` or `Outcome` knows which one it is without its import)."""
+    where: dict[str, list[str]] = {}
+    for tree in TREES.values():
+        for path in sorted(tree.rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ClassDef):
+                    where.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}

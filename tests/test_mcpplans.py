@@ -23,9 +23,9 @@ from offctl.faces.mcp.plans import (
     UNCHANGED,
     WRITTEN,
     PlanStore,
-    Run,
     Seen,
     State,
+    WriteTarget,
     _target,
     apply,
     command_line,
@@ -124,7 +124,7 @@ def setting(tmp_path):
     world = World()
     clock = Clock()
     store = PlanStore(clock=clock)
-    run = Run("prod", CONN, tmp_path / "backups", tmp_path / "audit.log", quiet_period_s=0)
+    run = WriteTarget("prod", CONN, tmp_path / "backups", tmp_path / "audit.log", quiet_period_s=0)
     return world, store, run, clock
 
 

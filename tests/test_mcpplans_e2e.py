@@ -17,7 +17,7 @@ import pytest
 from offctl.core.model import ZOOKEEPER
 from offctl.core.storm import commit_metadata_json
 from offctl.errors import UsageError
-from offctl.faces.mcp.plans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, Run, apply
+from offctl.faces.mcp.plans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, WriteTarget, apply
 from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.seeds import on_each_broker, orders_fleet
@@ -35,7 +35,7 @@ def _fleet(zk, kafka, names, zk_server, broker, tmp_path):
     f.conn = Connection(
         zk=zk_server.address, zk_roots=(f.root,), bootstrap_servers=broker.address, storm_root=f.storm_root
     )
-    f.run = Run("test", f.conn, tmp_path / "backups", tmp_path / "audit.log", quiet_period_s=0)
+    f.run = WriteTarget("test", f.conn, tmp_path / "backups", tmp_path / "audit.log", quiet_period_s=0)
     f.state = lambda: {p: (zk.get(f.path(p))[0], zk.get(f.path(p))[1].version) for p in range(3)}
     f.store = PlanStore()
     return f

@@ -87,7 +87,9 @@ class ReadBack:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class RepairResult:
+    """What a reset, restore, migrate or delete did with one plan: written or not, verified, and what went wrong."""
+
     plan: Plan
     executed: bool = False  # the write went to the store
     declined: bool = False  # the operator answered no at the prompt
@@ -395,7 +397,7 @@ def _check_static_partitions(request: ResetRequest) -> None:
 
 def reset(
     conn: Connection, request: ResetRequest, safety: Safety, confirm: Confirm, profile: SpoutProfile | None = None
-) -> list[Outcome]:
+) -> list[RepairResult]:
     """Plan (and with safety.execute, apply) a reset of one spout, or of one or more groups: each consumer
     atomic on its own, one confirmation for all of them. `profile`: the written consumer's settings, which the
     plan's rows say where the spout starts by and a group's commits are verified against (None: the plan names
@@ -631,7 +633,7 @@ def restore(
     *,
     hand_made: bool = False,
     profile: SpoutProfile | None = None,
-) -> Outcome:
+) -> RepairResult:
     """Put a backup's before-image back, byte for byte, through the same guards and writer. A backup must
     pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
     backup = load_backup(path, hand_made=hand_made)
@@ -763,7 +765,7 @@ def migrate(
     *,
     scope: Scope = Scope(),
     profile: SpoutProfile | None = None,
-) -> Outcome:
+) -> RepairResult:
     """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata.
     `profile`: the group's spout settings (None: the defaults judge the read-back)."""
     _check_consumer(spout, group)
@@ -810,7 +812,7 @@ def delete(
     record_topic: str | None = None,
     written_by: str | None = None,
     every: bool = False,
-) -> Outcome:
+) -> RepairResult:
     """Delete some of a storm-kafka spout's partition records (stale ones, left by another topology) through
     the same guards, backup, versioned multi-op and audit log; `offctl restore` creates them again."""
     check_spout_id(spout)
@@ -854,7 +856,7 @@ def _execute(
     safety: Safety,
     confirm: Confirm,
     read_back: ReadBack = ReadBack(),
-) -> Outcome:
+) -> RepairResult:
     return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False, read_back=read_back)[0]
 
 
@@ -868,29 +870,33 @@ def _execute_all(
     *,
     many: bool,
     read_back: ReadBack = ReadBack(),
-) -> list[Outcome]:
+) -> list[RepairResult]:
     """One confirmation for every plan that can be written, then each through the safe writer. With `many`,
     a consumer whose write fails is reported with its error and the ones after it are not written, nor are
     those after an interrupt; with one consumer the error is raised."""
     runnable = {i for i, p in enumerate(plans) if safety.execute and not p.refused and p.writes}
     if not runnable:
-        return [Outcome(p) for p in plans]
+        return [RepairResult(p) for p in plans]
     if not confirm([plans[i] for i in sorted(runnable)]):
-        return [Outcome(p, declined=i in runnable) for i, p in enumerate(plans)]
-    outcomes: list[Outcome] = []
+        return [RepairResult(p, declined=i in runnable) for i, p in enumerate(plans)]
+    outcomes: list[RepairResult] = []
     failed: OffctlError | None = None
     failed_on = None
     for i, plan in enumerate(plans):
         if i not in runnable:
-            outcomes.append(Outcome(plan))
+            outcomes.append(RepairResult(plan))
         elif failed is None and interrupts.received():  # Ctrl-C while an earlier consumer's write was reported
             outcomes.append(
-                Outcome(plan, error="not written: interrupted (Ctrl-C or SIGTERM)", error_code=Interrupted.exit_code)
+                RepairResult(
+                    plan, error="not written: interrupted (Ctrl-C or SIGTERM)", error_code=Interrupted.exit_code
+                )
             )
         elif failed is not None:
             why = "the interrupt" if isinstance(failed, Interrupted) else "the failure"
             outcomes.append(
-                Outcome(plan, error=f"not written: stopped after {why} on {failed_on}", error_code=failed.exit_code)
+                RepairResult(
+                    plan, error=f"not written: stopped after {why} on {failed_on}", error_code=failed.exit_code
+                )
             )
         else:
             try:
@@ -899,7 +905,7 @@ def _execute_all(
                 if not many:
                     raise
                 failed, failed_on = exc, plan.key
-                outcomes.append(Outcome(plan, error=str(exc), error_code=exc.exit_code))
+                outcomes.append(RepairResult(plan, error=str(exc), error_code=exc.exit_code))
     return outcomes
 
 
@@ -910,7 +916,7 @@ def _write(
     conn: Connection,
     safety: Safety,
     read_back: ReadBack = ReadBack(),
-) -> Outcome:
+) -> RepairResult:
     """Back the plan up, log its intent, send it through its store's writer, read it back and log the outcome;
     a failure or an interrupt on the way is logged and raised saying what it left (_conflict, _unavailable,
     _cut_off)."""
@@ -1038,7 +1044,7 @@ def _landed(
     said: tuple[str, ...],
     *,
     interrupted: bool,
-) -> Outcome:
+) -> RepairResult:
     """The outcome of a write the store took: verified or what the read-back found, appended to the audit log (a
     note says when it could not be), with its undo line."""
     outcome = (
@@ -1063,7 +1069,7 @@ def _landed(
         notes += (f"{outcome}: check it with offctl inspect",)
     elif interrupts.received():
         notes += ("interrupted after the write was applied: it is reported in full",)
-    return Outcome(
+    return RepairResult(
         plan,
         executed=True,
         backup=backup,
@@ -1164,7 +1170,7 @@ def _unmoved(plan: Plan, kafka: LogWriter) -> None:
         raise WriteConflict(f"nothing was written: group {group} changed since it was read: {', '.join(moved[:10])}")
 
 
-def outcome_exit_code(outcome: Outcome) -> int:
+def outcome_exit_code(outcome: RepairResult) -> int:
     """The error's code when the write failed, 6 when an interrupt came after the write landed, 4 when a guard
     refused, 8 when the prompt was answered no, 5 when verification failed, 7 when the plan leaves a partition of its
     scope out, else 0."""
@@ -1187,7 +1193,7 @@ def outcome_exit_code(outcome: Outcome) -> int:
 EXIT_PRIORITY = (5, 3, 4, NOT_CONFIRMED, LEFT_OUT)
 
 
-def outcomes_exit_code(outcomes: Iterable[Outcome]) -> int:
+def outcomes_exit_code(outcomes: Iterable[RepairResult]) -> int:
     """The exit code of a run over several consumers: interrupted after one of them was written (6), or before
     (130), else the most urgent of theirs."""
     outcomes = list(outcomes)

@@ -111,13 +111,13 @@ def repair_request(repair: Repair) -> ResetRequest:
 def _declined(repair: Repair, exc: OffctlError):
     """A consumer the repair cannot plan: an empty plan whose result says why, with the error's exit code."""
     from offctl.core.plan import Plan
-    from offctl.repair.reset import Outcome
+    from offctl.repair.reset import RepairResult
 
     request_target = Target(
         "repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes))
     )
     why = f"not repaired: {exc}"
-    return Outcome(
+    return RepairResult(
         Plan("reset", repair.key, request_target.describe(), (), 0, warnings=(why,)),
         error=why,
         error_code=exc.exit_code,
@@ -192,11 +192,11 @@ def _writes(plan) -> list[tuple]:
 def repair_all(
     conn: Connection, items: Sequence[Repair], safety, confirm_all, settings: SpoutProfile | Profiles = SpoutProfile()
 ) -> list[tuple[object, int]]:
-    """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation
-    for all, then each consumer through reset's safe writer, written only if its plan is still the one shown;
-    a group's commits are verified against its spout profile (`settings`: one for all, or the Profiles each
-    consumer's resolves from), as its findings were made.
-    Returns (Outcome, exit code) per consumer; one consumer's failure does not stop the others, an interrupt does."""
+    """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation for
+    all, then each consumer through reset's safe writer, written only if its plan is still the one shown; a group's
+    commits are verified against its spout profile (`settings`: one for all, or the Profiles each consumer's resolves
+    from), as its findings were made. Returns (RepairResult, exit code) per consumer; one consumer's failure does not
+    stop the others, an interrupt does."""
     profiles = [settings if isinstance(settings, SpoutProfile) else settings.resolve(r.key)[1].spout for r in items]
     planned = [plan_repair(conn, r, safety, p) for r, p in zip(items, profiles)]
     if not safety.execute:
@@ -292,7 +292,7 @@ class AuditSettings:
 @dataclass
 class Audited:
     result: AuditResult
-    repairs: list  # (reset.Outcome, exit code) per consumer repaired
+    repairs: list  # (reset.RepairResult, exit code) per consumer repaired
     startup_s: float | None  # Spark start-up, when offctl started Spark
 
 

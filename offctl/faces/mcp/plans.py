@@ -32,7 +32,7 @@ from offctl.core.plan import Plan
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.errors import OffctlError, UsageError
 from offctl.render import mcp as documents
-from offctl.repair.reset import Confirm, Outcome, ResetRequest, Safety, safety_flags, server_flags
+from offctl.repair.reset import Confirm, RepairResult, ResetRequest, Safety, safety_flags, server_flags
 from offctl.settings.connection import Connection, normalize_root
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
@@ -50,7 +50,7 @@ def _no_profile(consumers: Sequence[str]) -> SpoutProfile | None:
 
 
 @dataclass(frozen=True)
-class Run:
+class WriteTarget:
     """Where one context's writes go and how: its servers and roots (`conn`), the spout profile of the consumers
     written (`profile`: offctl.settings.resolve.written_profile's answer for them), and the Safety settings a write
     keeps. `cli_context`: the --context an operator's offctl takes for these servers (None: they are only flags)."""
@@ -235,7 +235,7 @@ def _guard_changes(consumer: str, was: State, is_: State) -> list[str]:
 # --- plans ----------------------------------------------------------------------------------------------------
 
 
-Call = Callable[[Safety, Confirm], list[Outcome]]  # the library call a plan re-runs: dry, then to write
+Call = Callable[[Safety, Confirm], list[RepairResult]]  # the library call a plan re-runs: dry, then to write
 
 
 @dataclass(frozen=True)
@@ -258,7 +258,7 @@ class StoredPlan:
     refused: tuple[str, ...] = ()  # guards that refused the dry run: "guard: message"
     writes: int = 0  # how many changes it writes
     call: Call | None = field(default=None, repr=False, compare=False)
-    run: Run | None = field(default=None, repr=False, compare=False)
+    run: WriteTarget | None = field(default=None, repr=False, compare=False)
     digest: str | None = None  # restore: the backup file's sha256 when planned
 
 
@@ -281,7 +281,14 @@ class PlanStore:
         return entry.plan if entry else None
 
     def keep(
-        self, kind: str, run: Run, request: dict, call: Call, *, follows_log: bool = False, digest: str | None = None
+        self,
+        kind: str,
+        run: WriteTarget,
+        request: dict,
+        call: Call,
+        *,
+        follows_log: bool = False,
+        digest: str | None = None,
     ) -> StoredPlan:
         """Run `call` as a dry run and keep its plan, bound to what it read."""
         outcomes = call(run.safety(False), _never)
@@ -317,7 +324,7 @@ class PlanStore:
 
     def plan_reset(
         self,
-        run: Run,
+        run: WriteTarget,
         *,
         store: str,
         consumer: str,
@@ -380,12 +387,12 @@ class PlanStore:
             asked["at"] = iso_ms(target.at_ms)
         profile = run.profile([consumer])
 
-        def call(safety: Safety, confirm: Confirm) -> list[Outcome]:
+        def call(safety: Safety, confirm: Confirm) -> list[RepairResult]:
             return reset(conn, request, safety, confirm, profile)
 
         return self.keep("reset", replace(run, conn=conn), asked, call, follows_log=target.kind in FOLLOWS_LOG)
 
-    def plan_restore(self, run: Run, *, backup: str) -> StoredPlan:
+    def plan_restore(self, run: WriteTarget, *, backup: str) -> StoredPlan:
         """Plan putting back a backup an earlier write kept, named by its file name (or path) in the context's
         backup directory. Hand-made files are the operator's, at the command line."""
         from offctl.adapters.backup import load_backup
@@ -397,14 +404,14 @@ class PlanStore:
         conn = replace(run.conn, zk_roots=(), trident_roots=())  # the backup names its root
         profile = run.profile([key.consumer])
 
-        def call(safety: Safety, confirm: Confirm) -> list[Outcome]:
+        def call(safety: Safety, confirm: Confirm) -> list[RepairResult]:
             return [restore(conn, path, safety, confirm, profile=profile)]
 
         return self.keep("restore", replace(run, conn=conn), {"backup": str(path)}, call, digest=digest)
 
     def plan_migrate(
         self,
-        run: Run,
+        run: WriteTarget,
         *,
         spout: str,
         group: str,
@@ -429,14 +436,14 @@ class PlanStore:
             "zk_root": conn.zk_roots[0] if conn.zk_roots else None,
         }
 
-        def call(safety: Safety, confirm: Confirm) -> list[Outcome]:
+        def call(safety: Safety, confirm: Confirm) -> list[RepairResult]:
             return [migrate(conn, spout, group, topology_id, safety, confirm, scope=scope, profile=profile)]
 
         return self.keep("migrate", replace(run, conn=conn), asked, call)
 
     def plan_delete(
         self,
-        run: Run,
+        run: WriteTarget,
         *,
         spout: str,
         topics: Sequence[str] | None = None,
@@ -463,7 +470,7 @@ class PlanStore:
             "zk_root": conn.zk_roots[0] if conn.zk_roots else None,
         }
 
-        def call(safety: Safety, confirm: Confirm) -> list[Outcome]:
+        def call(safety: Safety, confirm: Confirm) -> list[RepairResult]:
             return [
                 delete(
                     conn,
@@ -539,7 +546,7 @@ def _target(to: str, value: str | int | None, now_ms: int) -> Target:
     )
 
 
-def _rooted(run: Run, zk_root: str | None, *, trident: bool = False) -> Connection:
+def _rooted(run: WriteTarget, zk_root: str | None, *, trident: bool = False) -> Connection:
     """The context's connection with the one root a spout's write needs: `zk_root` if given (one of the context's
     roots, when it lists any), else the context's only one."""
     roots = run.conn.trident_roots if trident else run.conn.zk_roots
@@ -563,7 +570,7 @@ def _root_of(conn: Connection, store: str) -> str | None:
     return roots[0] if roots else None
 
 
-def _backup_path(run: Run, backup: str) -> Path:
+def _backup_path(run: WriteTarget, backup: str) -> Path:
     """A backup file in the context's backup directory, by name or path: never a file elsewhere."""
     home = run.backup_dir.resolve()
     path = Path(backup)
@@ -602,7 +609,7 @@ def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool
     return server_flags(conn, roots)
 
 
-def command_line(kind: str, request: Mapping, run: Run) -> str:
+def command_line(kind: str, request: Mapping, run: WriteTarget) -> str:
     """The offctl command line an operator runs by hand for this plan (it asks before writing), in the style of
     offctl.repair.reset.undo_command: every server, root and safety setting the write uses, never a secret (--zk-auth
     and --kafka-config come from the context named, or OFFCTL_ZK_AUTH and OFFCTL_KAFKA_CONFIG)."""
@@ -821,7 +828,7 @@ def _listed(lines: Sequence[str], most: int = 10) -> str:
     return "; ".join(lines[:most]) + (f"; and {len(lines) - most} more" if len(lines) > most else "")
 
 
-def _written(plan_id: str, outcomes: Sequence[Outcome], moved: Sequence[str], command: str) -> ApplyResult:
+def _written(plan_id: str, outcomes: Sequence[RepairResult], moved: Sequence[str], command: str) -> ApplyResult:
     from offctl.render.output import outcome_lines
 
     outcome = outcomes[0]  # a plan is of one consumer
@@ -846,7 +853,7 @@ def _written(plan_id: str, outcomes: Sequence[Outcome], moved: Sequence[str], co
     )
 
 
-def _audit_lines(outcome: Outcome) -> list[str]:
+def _audit_lines(outcome: RepairResult) -> list[str]:
     """The lines this write appended to the audit log (intent, then done), found by its backup."""
     if outcome.audit_log is None or outcome.backup is None:
         return []

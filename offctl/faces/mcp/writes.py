@@ -42,11 +42,11 @@ class Yes(BaseModel):
     apply: bool = Field(description="Write this plan to the cluster")
 
 
-def plans_run(run: Run) -> mcpplans.Run:
+def plans_run(run: Run) -> mcpplans.WriteTarget:
     """The plans' view of a context: its servers, the spout profile of what is written, what a write keeps."""
     if run.safety is None:
         raise ValueError(f"context {run.name} has no safety settings")
-    return mcpplans.Run(
+    return mcpplans.WriteTarget(
         context=run.name,
         conn=run.conn,
         backup_dir=run.safety.backup_dir,
