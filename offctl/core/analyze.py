@@ -1,68 +1,22 @@
 """Detection rules: records + log offsets -> per-partition rows and findings.
 
-`analyze_consumer` is the one implementation of every rule, as the list of the rules below, one function each
-(ambiguous_spout_id .. stale_topology, numbered in the source); `analyze` applies it to a snapshot, and the
+`analyze_consumer` is the one implementation of every rule: it runs the table RULES in order, one function per
+rule (or per pass of several); `analyze` applies it to a snapshot, and the
 Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
 source release by release: offctl/core/behaviour.py answers it once (an Outcome: where the spout lands, the
 sentence, the file and tag it cites), and the rules read that answer.
 A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
-Rules run in this order for each consumer:
-
- 1. AMBIGUOUS_SPOUT_ID  <root>/a/b/partition_N: read by its path as id 'a' reading topic 'b', but no
-                        record names 'b', and spout id 'a/b' would write the same nodes (layouts)
- 2. MALFORMED_RECORD    the spout cannot read topology.id and offset: it starts as with no record
-    TRIDENT_REPLAY      a Trident state's batch at or past the coordinator's currtx: a transactional spout
-                        replays it where an opaque one resumes elsewhere; offctl cannot tell which wrote it
- 3. INCONSISTENT_RECORD fields Storm does not read disagree with where the record sits, or are missing
- 4. TOPIC_MISMATCH      the topic a record names is not the topic it is applied to (user's --topic,
-                        its <topic>/ folder, or the topic most records of the spout name); a tie is
-                        reported as a tie, and its records get no lag
- 5. ID_COLLISION        one spout id / group names more than one topology name
- 6. FOREIGN_COMMIT      Kafka commit without Storm metadata, or from another topology id than the rest
-    CRASHING_COMMIT     Kafka commit whose metadata names no topology id: the spout throws in activate()
-    LEGACY_COMMIT_METADATA  Kafka commit in storm-kafka-client's pre-1.1.2 format
- 7. UNKNOWN_TOPIC / UNKNOWN_PARTITION       of the partition the offset applies to (needs Kafka)
-    UNREAD_PARTITION    a record of a partition the spout does not read (--static-partitions)
- 8. IGNORED_TRIDENT_STATE  a storm-kafka-client Trident state EARLIEST/LATEST ignores (lag from the log
-                        start or end they seek to)
-    IGNORED_ZERO_OFFSET a ZooKeeper offset <= 0: replaced at start-up (lag from startOffsetTime)
- 9. LAG_BEYOND_MAX_OFFSET_BEHIND  the start-up offset is more than maxOffsetBehind ahead of the stored one
-                        (the lag still counts from the stored offset: a running spout moves on from it)
-10. OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END  (needs Kafka); the lag is log end (the last stable
-                        offset, where the spout reads committed: behaviour.reads_committed) minus where the spout
-                        resumes, when that is inside the log: the stored offset, or where the start-up rule
-                        puts it when the spout does not use it (rules 2, 6, 8, 14; none for a timestamp
-                        startOffsetTime at or before the capture time, which Kafka answers from its segment
-                        files' mtimes: behaviour._time_answer)
-11. HIGH_LAG            (needs a lag and the user's threshold)
-12. STALE_BROKER        recorded broker is not the current leader (ZooKeeper records, needs Kafka)
-13. MISSING_PARTITION   partitions the spout reads without a record (needs Kafka)
-14. STALE_TOPOLOGY      the writing topology id is not running (needs Storm's root)
-15. CONSUMER_NOT_FOUND, UNREAD_NODE  what the read found: a named spout or group absent, nodes no spout reads
-16. GROUP_TYPE_CONFLICT the group id is a share group, or a classic or KIP-848 group with members joined:
-                        the broker refuses the spout's commits (needs the group's state from Kafka)
-17. COMMIT_EXPIRY_RISK  after the analysis (inspect, serve: offctl.core.expiry), a storm-kafka-client group
-                        under AT_LEAST_ONCE whose commit may expire within --commit-expiry-horizon: the last
-                        commit is no earlier than the timestamp of the message before the committed offset;
-                        Kafka expires it offsets.retention.minutes later (GroupMetadata.removeExpiredOffsets,
-                        Kafka 2.1.0-3.x; OffsetExpirationConditionImpl, 4.x), and the spout commits only
-                        partitions with newly acked offsets (KafkaSpout.commitOffsetsForAckedTuples, Storm
-                        v1.2.4, v2.8.8); once gone, KafkaSpout.doSeek seeks by the first-poll strategy
-18. RETENTION_RISK / RETENTION_EXCEEDED  the message a lagging spout resumes at may be deleted soon (within
-                        --retention-horizon, else offctl.core.retention's default rules), or is past
-                        retention.ms (after the analysis, from the time lag's read and the topics' configs:
-                        offctl.core.retention, with_findings)
-19. OPEN_TRANSACTION / HANGING_TRANSACTION  a spout that reads committed has read up to the last stable
-                        offset and waits behind a transaction open a minute or more, or longer than the broker's
-                        transaction.max.timeout.ms (after the analysis, from the first record of the transaction:
-                        offctl.core.transactions)
+The rules, in the order they run for each consumer, are the table RULES at the end of this module: each one's
+number, codes, what it finds and the function that runs it (rules_text() lists them; docs/findings.md shows that
+list, generated).
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from offctl.core.behaviour import (
     CLIENT_1X_META,
@@ -451,34 +405,20 @@ def analyze_consumer(
     now_ms: int | None = None,
 ) -> tuple[list[PartitionRow], list[Finding]]:
     """Apply every rule to the records of one consumer (one spout id under one root, or one group), in the order
-    of the module's list (rules 15-18 follow elsewhere: the read, analyze, offctl.core.expiry and retention).
+    of RULES (those it does not run say where they run).
     `now_ms`: the capture time, against which a timestamp startOffsetTime is placed."""
     if not records:
         return [], []
     c = _Consumer(records, cluster, running, thresholds, now_ms)
-    ambiguous_spout_id(c)  # 1
-    for i, r in enumerate(records):  # 2, 3: in record order
-        if r.malformed is not None or r.replay_only or c.unsure(r):
-            malformed_record(c, i, r)
-        elif r.inconsistent:
-            inconsistent_record(c, i, r)
-    topic_mismatch(c)  # 4
-    id_collision(c)  # 5
-    if c.key.store == KAFKA:
-        foreign_commit(c)  # 6
-    for i, r in c.valid:  # 7-12, per record the spout can read
-        partition_rules(c, i, r)
-    if cluster is not None:
-        missing_partition(c)  # 13
-    if running is not None:
-        stale_topology(c)  # 14
+    for rule in RULES:
+        if rule.run is not None and rule.applies(c):
+            rule.run(c)
     c.throws = c.throws or any(r.stuck and not c.unsure(r) for r in records)
     if c.key.store == TRIDENT and (c.unreadable or c.throws):
-        stuck_state(c)  # 2 and 10, for the whole state
+        stuck_state(c)  # rules 2 and 10, for the whole state
     return c.rows(), c.out.findings
 
 
-# 1.
 def ambiguous_spout_id(c: _Consumer) -> None:
     """AMBIGUOUS_SPOUT_ID: <root>/a/b/partition_N is read by its path as id 'a' reading topic 'b', but no record
     names 'b', and spout id 'a/b' would write the same nodes (resolve_layouts)."""
@@ -583,7 +523,16 @@ def _cannot_tell(c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where
     return False
 
 
-# 2.
+def record_rules(c: _Consumer) -> None:
+    """Rules 2 and 3, record by record: MALFORMED_RECORD (or TRIDENT_REPLAY) on a record the spout cannot use, or
+    offctl cannot tell it uses, else INCONSISTENT_RECORD on one that says what Storm would not write."""
+    for i, r in enumerate(c.records):
+        if r.malformed is not None or r.replay_only or c.unsure(r):
+            malformed_record(c, i, r)
+        elif r.inconsistent:
+            inconsistent_record(c, i, r)
+
+
 def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     """MALFORMED_RECORD: the spout cannot read topology.id and offset, so it starts as with no record
     (behaviour.start_outcome: PartitionManager's `current`, or the first-poll strategy's edge); the lag counts
@@ -649,7 +598,6 @@ def stuck_state(c: _Consumer) -> None:
     c.out.findings[:] = [replace(f, resumes=stuck) if f.code == "MISSING_PARTITION" else f for f in c.out.findings]
 
 
-# 3.
 def inconsistent_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     """INCONSISTENT_RECORD: fields Storm does not read disagree with where the record sits, or are missing."""
     topic = c.topic_of.get(i)
@@ -657,7 +605,6 @@ def inconsistent_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     c.on_record(i, r, topic, "INCONSISTENT_RECORD", f"{r.path}: {'; '.join(r.inconsistent)}{applies}")
 
 
-# 4.
 def topic_mismatch(c: _Consumer) -> None:
     """TOPIC_MISMATCH: the topic a record names is not the topic it is applied to (--topic, its <topic>/ folder,
     or the topic most records of the spout name); a tie is reported as a tie, and its records get no lag."""
@@ -684,7 +631,6 @@ def topic_mismatch(c: _Consumer) -> None:
             )
 
 
-# 5.
 def id_collision(c: _Consumer) -> None:
     """ID_COLLISION: one spout id, Trident state or group names more than one topology name."""
     names = Counter(r.topology_name for _, r in c.valid if r.topology_name)
@@ -700,9 +646,9 @@ def id_collision(c: _Consumer) -> None:
         c.out.on_consumer("ID_COLLISION", f"{what} holds offsets of {len(names)} topologies: {_counted(names)}")
 
 
-# 6.
 def foreign_commit(c: _Consumer) -> None:
     """FOREIGN_COMMIT: a Kafka commit without Storm metadata, or from another topology id than the rest;
+    CRASHING_COMMIT: one whose metadata names no topology id (the spout throws in activate());
     LEGACY_COMMIT_METADATA: a commit in storm-kafka-client's pre-1.1.2 format. Each says whether and where the
     spout resumes (commit_resume), which the lag follows."""
     ids = Counter(r.topology_id for _, r in c.valid if r.topology_id)
@@ -750,7 +696,12 @@ def foreign_commit(c: _Consumer) -> None:
             )
 
 
-# 7-12.
+def readable_records(c: _Consumer) -> None:
+    """Rules 7-12, per record the spout can read (partition_rules)."""
+    for i, r in c.valid:
+        partition_rules(c, i, r)
+
+
 def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
     """Rules 7-12 of one record the spout can read, against its partition's log: where it resumes, whether that
     is inside the log, its lag, and the broker it names."""
@@ -758,19 +709,19 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
     if topic is None:
         return  # a tie: where the offset applies is unknown
     where = f"{topic}/{r.partition}"
-    plog = unknown_partition(c, i, r, topic, where)  # 7
-    if plog is False:
+    if unknown_partition(c, i, r, topic, where):
         return
+    plog = c.logs.get(i)  # None: Kafka was not consulted
     start, end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
-    instead = ignored_position(c, i, r, topic, where, start, end)  # 8 (and where rules 6 and 14 say the same)
+    instead = ignored_position(c, i, r, topic, where, start, end)  # rule 8 (and where rules 6 and 14 say the same)
     if instead is not None:
         c.started.add(i)
-        high_lag(c, i, r, topic, where, instead.offset, start, end)  # 11
+        high_lag(c, i, r, topic, where, instead.offset, start, end)
         return
     position = c.resumes[i].at.offset if c.key.store == KAFKA else r.committed
     if c.key.store == KAFKA and c.resumes[i].crashes:  # rule 6 says so: the lag counts from the commit, which stays
         c.resumption[i] = crashing()
-        high_lag(c, i, r, topic, where, position, start, end)  # 11
+        high_lag(c, i, r, topic, where, position, start, end)
         return
     plus_one = c.key.store == KAFKA and position != r.committed
     c.resumption[i] = Resumption(
@@ -779,21 +730,20 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         stored_citation(c.profile, library_of(r), r.trident is not None),
     )
     restart = None  # where rule 9 starts a restart instead of the stored offset
-    if c.max_offset_behind != LONG_MAX and lag_beyond_max_offset_behind(c, i, r, topic, where, start, end):  # 9
+    if c.max_offset_behind != LONG_MAX and lag_beyond_max_offset_behind(c, i, r, topic, where, start, end):
         restart = c.resumption[i]
     if start is None or end is None:
         return
-    if offset_out_of_range(c, i, r, topic, where, position, start, end, restart):  # 10
-        high_lag(c, i, r, topic, where, position, start, end)  # 11
+    if offset_out_of_range(c, i, r, topic, where, position, start, end, restart):
+        high_lag(c, i, r, topic, where, position, start, end)
     if c.old and plog is not None:
-        stale_broker(c, i, r, topic, where, plog)  # 12
+        stale_broker(c, i, r, topic, where, plog)
 
 
-# 7.
-def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str) -> PartitionLog | None | bool:
+def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str) -> bool:
     """UNREAD_PARTITION: a record of a partition the spout does not read (--static-partitions);
-    UNKNOWN_TOPIC / UNKNOWN_PARTITION: of the partition the offset applies to (needs Kafka). The partition's log
-    (None: Kafka was not consulted), or False when a finding ends the record's rules."""
+    UNKNOWN_TOPIC / UNKNOWN_PARTITION: of the partition the offset applies to (needs Kafka). True when a finding ends
+    the record's rules; else the partition's log is in c.logs, when Kafka was consulted."""
     static = c.static
     if static is not None and r.partition not in static:
         c.on_record(
@@ -804,10 +754,10 @@ def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: 
             f"{where} has a record, but the spout reads only partitions {ranges(static)} "
             f"(--static-partitions): StaticCoordinator never reads it",
         )
-        return False
+        return True
     cluster = c.cluster
     if cluster is None:
-        return None
+        return False
     partitions = cluster.get(topic)
     if partitions is None:
         c.on_record(
@@ -817,15 +767,15 @@ def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: 
             "UNKNOWN_TOPIC",
             f"topic '{topic}' does not exist (offset {r.committed} for partition {r.partition})",
         )
-        return False
+        return True
     plog = partitions.get(r.partition)
     if plog is None:
         c.on_record(
             i, r, topic, "UNKNOWN_PARTITION", f"{where} does not exist: the topic has {len(partitions)} partitions"
         )
-        return False
+        return True
     c.logs[i] = plog
-    return plog
+    return False
 
 
 def _another_topologys(profile: SpoutProfile, r: OffsetRecord, running: frozenset[str] | None) -> bool:
@@ -838,7 +788,6 @@ def _another_topologys(profile: SpoutProfile, r: OffsetRecord, running: frozense
     return running is not None and r.topology_id not in running
 
 
-# 8.
 def ignored_position(
     c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None, end: int | None
 ) -> Position | None:
@@ -906,7 +855,6 @@ def ignored_position(
     return None
 
 
-# 9.
 def lag_beyond_max_offset_behind(
     c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, start: int | None, end: int | None
 ) -> bool:
@@ -939,7 +887,6 @@ def lag_beyond_max_offset_behind(
     return False
 
 
-# 10.
 def offset_out_of_range(
     c: _Consumer,
     i: int,
@@ -1007,7 +954,6 @@ def _running_jump(c: _Consumer, i: int, jump: str, restart: Resumption | None, l
     return f"{jump} while it runs; a restart never fetches it (maxOffsetBehind sends it to {where} first)"
 
 
-# 11.
 def high_lag(
     c: _Consumer,
     i: int,
@@ -1038,14 +984,12 @@ def high_lag(
         )
 
 
-# 12.
 def stale_broker(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, plog: PartitionLog) -> None:
     """STALE_BROKER: the broker a ZooKeeper record names is not the partition's current leader."""
     if plog.leader and r.broker and r.broker.lower() != plog.leader.lower():
         c.on_record(i, r, topic, "STALE_BROKER", f"{where} record names broker {r.broker}; the leader is {plog.leader}")
 
 
-# 13.
 def missing_partition(c: _Consumer) -> None:
     """MISSING_PARTITION: partitions the spout reads without a record (needs Kafka)."""
     present: dict[tuple[str, str | None], set[int]] = defaultdict(set)
@@ -1094,7 +1038,6 @@ def missing_partition(c: _Consumer) -> None:
             )
 
 
-# 14.
 def stale_topology(c: _Consumer) -> None:
     """STALE_TOPOLOGY: the writing topology id is not running (needs Storm's root); with ignoreZkOffsets, or a
     group's EARLIEST/LATEST, where the next deployment starts instead."""
@@ -1129,6 +1072,179 @@ def stale_topology(c: _Consumer) -> None:
             "STALE_TOPOLOGY",
             f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not running; {now}{ignored}",
         )
+
+
+# --- the rules, in the order they run -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One detection rule: its number (the order rules run in), the codes it finds, what it finds, and the function
+    analyze_consumer runs for it with the consumer (None: it runs in another rule's pass, or outside
+    analyze_consumer, as `runs` says); `needs`: what the rule needs to run at all."""
+
+    number: int
+    codes: tuple[str, ...]
+    finds: str
+    run: Callable[[_Consumer], None] | None = None
+    runs: str = ""
+    needs: str = ""  # "a Kafka group", "Kafka's log offsets" or "Storm's root"
+
+    def applies(self, c: _Consumer) -> bool:
+        """Whether the rule runs on this consumer: it is a group's rule and c is a group, or what it needs was read."""
+        if self.needs == NEEDS_GROUP:
+            return c.key.store == KAFKA
+        if self.needs == NEEDS_LOG:
+            return c.cluster is not None
+        if self.needs == NEEDS_STORM:
+            return c.running is not None
+        return True
+
+
+NEEDS_GROUP, NEEDS_LOG, NEEDS_STORM = "a Kafka group", "Kafka's log offsets", "Storm's root"
+PER_RECORD = "in rule 2's pass, record by record (record_rules)"
+PER_READABLE = "in rule 7's pass, per record the spout can read (partition_rules)"
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        1,
+        ("AMBIGUOUS_SPOUT_ID",),
+        "<root>/a/b/partition_N is read by its path as id 'a' reading topic 'b', but no "
+        "record names 'b', and spout id 'a/b' would write the same nodes (resolve_layouts)",
+        ambiguous_spout_id,
+    ),
+    Rule(
+        2,
+        ("MALFORMED_RECORD", "TRIDENT_REPLAY"),
+        "the spout cannot read topology.id and offset: it starts as with "
+        "no record; a Trident state's batch at or past the coordinator's currtx, which a transactional spout replays "
+        "where an opaque one resumes elsewhere: offctl cannot tell which wrote it",
+        record_rules,
+    ),
+    Rule(
+        3,
+        ("INCONSISTENT_RECORD",),
+        "fields Storm does not read disagree with where the record sits, or are missing",
+        runs=PER_RECORD,
+    ),
+    Rule(
+        4,
+        ("TOPIC_MISMATCH",),
+        "the topic a record names is not the topic it is applied to (--topic, its <topic>/ "
+        "folder, or the topic most records of the spout name); a tie is reported as a tie, and its records get no "
+        "lag",
+        topic_mismatch,
+    ),
+    Rule(5, ("ID_COLLISION",), "one spout id or group names more than one topology name", id_collision),
+    Rule(
+        6,
+        ("FOREIGN_COMMIT", "CRASHING_COMMIT", "LEGACY_COMMIT_METADATA"),
+        "a Kafka commit without Storm metadata "
+        "or from another topology id than the rest; one whose metadata names no topology id (the spout throws in "
+        "activate()); one in storm-kafka-client's pre-1.1.2 format",
+        foreign_commit,
+        needs=NEEDS_GROUP,
+    ),
+    Rule(
+        7,
+        ("UNREAD_PARTITION", "UNKNOWN_TOPIC", "UNKNOWN_PARTITION"),
+        "a record of a partition the spout does not "
+        "read (--static-partitions); the topic or partition the offset applies to does not exist (needs Kafka)",
+        readable_records,
+    ),
+    Rule(
+        8,
+        ("IGNORED_TRIDENT_STATE", "IGNORED_ZERO_OFFSET"),
+        "a storm-kafka-client Trident state EARLIEST/LATEST "
+        "ignores, a ZooKeeper offset <= 0 replaced at start-up: the lag counts from where the spout starts instead",
+        runs=PER_READABLE,
+    ),
+    Rule(
+        9,
+        ("LAG_BEYOND_MAX_OFFSET_BEHIND",),
+        "the start-up offset is more than maxOffsetBehind ahead of the stored "
+        "one (the lag still counts from the stored offset: a running spout moves on from it)",
+        runs=PER_READABLE,
+    ),
+    Rule(
+        10,
+        ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END"),
+        "where the spout resumes is outside the log (needs Kafka). The lag is the log end (the last stable offset, "
+        "where the spout reads committed: behaviour.reads_committed) minus where the spout resumes, when that is "
+        "inside the log: the stored offset, or where the start-up rule puts it when the spout does not use it (rules "
+        "2, 6, 8, 14; none for a timestamp startOffsetTime at or before the capture time, which Kafka answers from "
+        "its segment files' mtimes: behaviour._time_answer)",
+        runs=PER_READABLE,
+    ),
+    Rule(11, ("HIGH_LAG",), "the lag is above the threshold", runs=PER_READABLE),
+    Rule(
+        12,
+        ("STALE_BROKER",),
+        "a ZooKeeper record's broker is not the partition's leader (needs Kafka)",
+        runs=PER_READABLE,
+    ),
+    Rule(13, ("MISSING_PARTITION",), "a partition the spout reads has no record", missing_partition, needs=NEEDS_LOG),
+    Rule(
+        14,
+        ("STALE_TOPOLOGY",),
+        "the topology id that wrote the records is not running",
+        stale_topology,
+        needs=NEEDS_STORM,
+    ),
+    Rule(
+        15,
+        ("CONSUMER_NOT_FOUND", "UNREAD_NODE"),
+        "what the read found: a named spout or group absent, nodes no spout reads",
+        runs="in the read (offctl.pipeline), carried as the snapshot's read findings",
+    ),
+    Rule(
+        16,
+        ("GROUP_TYPE_CONFLICT",),
+        "the group id is a share group, or a group with members joined: the broker refuses the spout's commits",
+        runs="in analyze, from the group's state (group_type_conflict)",
+        needs=NEEDS_GROUP,
+    ),
+    Rule(
+        17,
+        ("COMMIT_EXPIRY_RISK",),
+        "a storm-kafka-client group under AT_LEAST_ONCE whose commit may expire within --commit-expiry-horizon: the "
+        "last commit is no earlier than the timestamp of the message before the committed offset; Kafka expires it "
+        "offsets.retention.minutes later (GroupMetadata.removeExpiredOffsets, Kafka 2.1.0-3.x; "
+        "OffsetExpirationConditionImpl, 4.x), and the spout commits only partitions with newly acked offsets "
+        "(KafkaSpout.commitOffsetsForAckedTuples, Storm v1.2.4, v2.8.8); once gone, KafkaSpout.doSeek seeks by the "
+        "first-poll strategy",
+        runs="after the analysis, from the messages before the commits (offctl.core.expiry)",
+        needs=NEEDS_GROUP,
+    ),
+    Rule(
+        18,
+        ("RETENTION_RISK", "RETENTION_EXCEEDED"),
+        "the message a lagging spout resumes at may be deleted soon, or is past retention.ms",
+        runs="after the analysis, from the time lag's read and the topics' configs (offctl.core.retention)",
+        needs=NEEDS_LOG,
+    ),
+    Rule(
+        19,
+        ("OPEN_TRANSACTION", "HANGING_TRANSACTION"),
+        "a spout that reads committed waits behind a transaction "
+        "open a minute or more, or longer than transaction.max.timeout.ms",
+        runs="after the analysis, from the first record of the transaction (offctl.core.transactions)",
+        needs=NEEDS_LOG,
+    ),
+)
+
+
+def rules_text() -> str:
+    """The rules in the order they run, one paragraph each: docs/findings.md's list."""
+    out = []
+    for rule in RULES:
+        head = f"{rule.number:>2}. {' / '.join(rule.codes)}"
+        where = f" [{rule.runs}]" if rule.runs else ""
+        needs = f" (needs {rule.needs})" if rule.needs else ""
+        out.append(
+            textwrap.fill(f"{head}: {rule.finds}{needs}{where}", 116, subsequent_indent="    ", break_on_hyphens=False)
+        )
+    return "\n".join(out)
 
 
 def parse_snapshot(snapshot: Snapshot) -> dict[ConsumerKey, list[OffsetRecord]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from offctl.core.analyze import __doc__ as RULES
+from offctl.core.analyze import rules_text
 from offctl.core.findings import CATALOGUE
 from offctl.errors import EXIT_CODES
 
@@ -13,7 +13,7 @@ def findings_markdown() -> str:
         "# Finding codes",
         "",
         "Generated from `offctl/core/findings.py` by `python -m offctl.faces.reference`; a test fails when this page "
-        "and",
+        + "and",
         "the code disagree. Severities decide the exit code with `--fail-on` (default `error`).",
         "",
         "| code | severity | when | what to do |",
@@ -25,10 +25,11 @@ def findings_markdown() -> str:
         "",
         "## How the rules run",
         "",
-        "Rules run per consumer (a spout id under one zkRoot, or a Kafka group), in this order:",
+        "Rules run per consumer (a spout id under one zkRoot, or a Kafka group), in this order (the table RULES in",
+        "`offctl/core/analyze.py`):",
         "",
         "```",
-        RULES.split("order for each consumer:", 1)[1].strip("\n"),
+        rules_text(),
         "```",
         "",
         "Lag is `log_end - committed`, reported only for a position the spout will use: committed within",
