@@ -21,7 +21,7 @@ import pytest
 
 from offctl.adapters import servers
 from offctl.core.model import KafkaCommit
-from offctl.core.peek import preview
+from offctl.core.peeked import preview
 from offctl.core.storm import storm_groups
 from offctl.faces.mcp.quoting import CUT_MARK, NAME_CHARS, bounded
 from tests.seeds import fixture_config, spout, storm_root

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from offctl.core.model import LogMessage, iso_ms
-from offctl.core.peek import Peeked, digest
+from offctl.core.peeked import Peeked, digest
 from offctl.errors import UsageError, WriteConflict
 
 MANIFEST = "manifest.json"

@@ -1,5 +1,5 @@
 """`offctl peek` as a library call: inspect's read of the selected consumers, then the messages at the resume
-offsets of the partitions chosen (offctl.core.peek). It only reads: the consumer that fetches the messages is
+offsets of the partitions chosen (offctl.core.peeked). It only reads: the consumer that fetches the messages is
 assigned the partitions and never joins a group or commits (KafkaStore.read_messages)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from offctl.core.model import MessageRead, Report, Thresholds
-from offctl.core.peek import (
+from offctl.core.peeked import (
     Peeked,
     census,
     census_positions,
@@ -106,7 +106,7 @@ def _read(kafka, wanted: list, count: int, budget_s: float | None, committed: bo
 
 
 def _census(kafka, rows, budget_s: float | None) -> dict:
-    """The census (offctl.core.peek.Census) of the rows of spouts that read committed: their offsets from the commit
+    """The census (offctl.core.peeked.Census) of the rows of spouts that read committed: their offsets from the commit
     to the last stable offset read twice, as a read_committed and as a read_uncommitted consumer reads them, and
     the topics' cleanup.policy (a compacted topic's missing offsets may be removed records, not markers)."""
     wanted, span = census_positions(rows)

@@ -1021,7 +1021,7 @@ PEEK_FIGURES = (
 def peek_document(result, saved: str | None = None) -> dict:
     """peek's `--output json` document (docs/contract.md, "offctl peek"): each partition with inspect's figures of
     its row (PEEK_FIGURES), from the report peek read."""
-    from offctl.render.peek import peeked_dict
+    from offctl.render.peek_rows import peeked_dict
 
     report = result.report
     rows = [p.row for p in result.peeked]  # rows of the report (offctl.faces.peek: selected(report.rows, ...))
@@ -1045,7 +1045,7 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
         out.write(dumps(peek_document(result, saved)))
         out.write("\n")
         return
-    from offctl.render.peek import message_dict
+    from offctl.render.peek_rows import message_dict
 
     console = table_console(out)
     if not result.peeked:
