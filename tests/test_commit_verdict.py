@@ -286,3 +286,36 @@ def test_the_default_footer_names_the_default_release():
         f"storm-kafka-client {CLIENT_RELEASE_DEFAULT},"
         in client_profile(CLIENT_RELEASE_DEFAULT, FirstPoll.UNCOMMITTED_EARLIEST).describe()
     )
+
+
+@pytest.mark.parametrize(
+    "release, own",
+    [
+        pytest.param("1.2.4", True, id="pom.xml@v1.2.4-jackson-2.9.4-binds-it"),
+        pytest.param("2.5.0", True, id="pom.xml@v2.5.0-jackson-2.10.5-binds-it"),
+        pytest.param("2.6.0", False, id="pom.xml@v2.6.0-jackson-2.15.2-refuses-it"),
+        pytest.param("2.8.8", False, id="pom.xml@v2.8.3-jackson-2.20.0-refuses-it"),
+    ],
+)
+def test_a_number_over_1000_characters_in_the_metadata_is_read_by_the_releases_jackson(release, own):
+    """Jackson 2.15+ (StreamReadConstraints.maxNumberLength 1,000) refuses a number a String property would take as
+    its text, and 2.9 binds it (held to both in tests/test_metadata_differential.py: 2.9.4 on 1.2.4, 2.20.0 on
+    2.8.3). Storm ships 2.15.2 from 2.6.0 on, so from there the spout takes the commit as another topology's:
+    EARLIEST starts at the log start, and the finding says why."""
+    metadata = json.dumps({"topologyId": TOPOLOGY, "taskId": 3, "threadName": 0}, separators=(",", ":"))
+    metadata = metadata.replace(":0}", ":" + "7" * 1001 + "}")
+    profile = profile_of(release, FirstPoll.EARLIEST)
+    report = analyze(
+        Snapshot(
+            0,
+            commits=(KafkaCommit("g", "t", 0, 150, metadata),),
+            cluster={"t": {0: LOG}},
+            running=frozenset({TOPOLOGY}),
+        ),
+        Thresholds(spout=profile),
+    )
+    (row,) = report.rows
+    assert row.resumes.at == (150 if own else 100), row.resumes
+    said = [f.message for f in report.findings if f.code == "FOREIGN_COMMIT"]
+    assert bool(said) is not own, said
+    assert not said or "a number over 1,000 characters" in said[0] and release in said[0]

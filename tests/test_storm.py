@@ -91,7 +91,8 @@ def test_topology_name_falls_back_to_the_storm_id():
         (doc(topology={"id": 5, "name": "wc"}), "topology.id is not a string"),
         (b"[" * 30_000 + b"]" * 30_000, "JSON list, not an object"),  # json-simple reads any depth
         (b'{"offset": ' + b"9" * 5000 + b"}", "not JSON"),  # longer than Python's integer literal limit
-        (b" " * (MAX_NODE_BYTES + 1), "more than a partition record can be"),
+        (b" " * (MAX_NODE_BYTES + 1), "more than ZooKeeper's default jute.maxbuffer allows a node"),
+        (b'{"pad":"' + b"x" * 70_000 + b'","topology":{"id":5}}', "topology.id is not a string"),  # read past 64 KiB
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )
@@ -238,3 +239,16 @@ def test_json_simple_reads_what_strict_json_refuses(data, committed):
     assert r.committed == committed if committed is not None else r.malformed is not None
     if committed is not None:
         assert r.malformed is None
+
+
+def test_a_valid_record_past_64_kib_is_read_as_storm_reads_it():
+    """ZkState.readJSON parses whatever the node holds (v1.2.4); ZooKeeper's default jute.maxbuffer bounds a node,
+    and offctl reads up to it."""
+    from offctl.core.model import ZkNode
+    from offctl.core.storm import parse_zk_node
+
+    data = json.dumps(
+        {"topology": {"id": "wc-1-1", "name": "wc"}, "offset": 42, "partition": 0, "topic": "t", "note": "x" * 200_000}
+    ).encode()
+    record = parse_zk_node(ZkNode("/r", "s", "/r/s/partition_0", 0, None, data, 0, 0))
+    assert (record.malformed, record.committed, record.topology_id) == (None, 42, "wc-1-1")

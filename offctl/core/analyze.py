@@ -42,6 +42,7 @@ from offctl.core.behaviour import (
     crashing,
     first_poll_start,
     ignored_start,
+    metadata_number_limit,
     out_of_range_outcome,
     reads_committed,
     stale_commits_ignored,
@@ -290,6 +291,12 @@ class _Collector:
         self.findings.append(finding(code, self.key, message, **kw))
 
 
+def _unbound(r: OffsetRecord) -> OffsetRecord:
+    """A commit whose metadata the spout's Jackson fails to bind: CommitMetadataManager takes it as another
+    topology's (isOffsetCommittedByThisTopology catches the IOException), as it takes metadata that is not Storm's."""
+    return replace(r, topology_id=None, topology_name=None, has_storm_metadata=False, crashes=False)
+
+
 class _Consumer:
     """One consumer's records, what it is judged by, and what the rules have found so far: the state the rule
     functions share, in the order analyze_consumer runs them."""
@@ -302,6 +309,8 @@ class _Consumer:
         thresholds: Thresholds,
         now_ms: int | None = None,
     ) -> None:
+        if records[0].key.store == KAFKA and metadata_number_limit(thresholds.spout) is not None:
+            records = [_unbound(r) if r.number_limited else r for r in records]  # Jackson 2.15+ fails their bind
         self.records = records
         self.cluster = cluster
         self.running = running
@@ -677,14 +686,14 @@ def foreign_commit(c: _Consumer) -> None:
                 f"Commit {r.committed} on {where} was written by storm-kafka-client {LEGACY_RELEASES}. {resume.why}",
             )
         elif not r.has_storm_metadata:
-            c.on_record(
-                i,
-                r,
-                r.topic,
-                "FOREIGN_COMMIT",
-                f"Commit {r.committed} on {where} has no Storm metadata (a tool or another client "
-                f"wrote it, or the broker dropped the metadata). {resume.why}",
+            why = (
+                f"has metadata with a number over 1,000 characters, which the Jackson of storm-kafka-client "
+                f"{c.profile.client_release} refuses to bind (StreamReadConstraints, Jackson 2.15+, Storm 2.6.0 on), "
+                f"so the spout takes it as another topology's"
+                if r.number_limited
+                else "has no Storm metadata (a tool or another client wrote it, or the broker dropped the metadata)"
             )
+            c.on_record(i, r, r.topic, "FOREIGN_COMMIT", f"Commit {r.committed} on {where} {why}. {resume.why}")
         elif len(ids) > 1 and r.topology_id != owner:
             c.on_record(
                 i,

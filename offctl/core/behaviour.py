@@ -800,6 +800,14 @@ def trident_state_read_by_json_smart(profile: SpoutProfile) -> bool:
     return profile.client_version[:2] >= (2, 6)
 
 
+def metadata_number_limit(profile: SpoutProfile) -> int | None:
+    """The longest number Jackson reads in commit metadata under the spout's release (jackson.MAX_NUMBER_LENGTH):
+    storm 2.6.0 and later ship Jackson 2.15.2 or later (pom.xml jackson.version at v2.6.0 to v2.8.3, 2.20.0 at
+    v2.8.3, held to it: tests/test_metadata_differential.py), whose StreamReadConstraints refuse one over 1,000
+    characters; v2.5.0 and before ship 2.9-2.10, which have no limit (1.2.4's 2.9.4, held to it)."""
+    return 1000 if profile.client_version[:2] >= (2, 6) else None
+
+
 def stuck_trident_state() -> Resumption:
     """Where every partition of a Trident state resumes when the emitter throws on one partition's meta: nowhere
     (TRIDENT_BATCH): the exception ends the worker, which restarts into the same state."""

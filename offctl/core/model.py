@@ -297,6 +297,9 @@ class OffsetRecord:
     has_storm_metadata: bool = True
     legacy_metadata: bool = False  # storm-kafka-client before 1.1.2: the commit is the last processed offset
     crashes: bool = False  # Kafka: metadata CommitMetadataManager binds with no topologyId (activate() throws an NPE)
+    # Kafka: metadata Jackson 2.15+ fails to bind (a number over 1,000 characters) where 2.9 binds it, as the fields
+    # above say: behaviour.metadata_number_limit decides which the spout's release reads
+    number_limited: bool = False
     malformed: str | None = None  # why the spout cannot use the record (it starts as if there were none)
     inconsistent: tuple[str, ...] = ()  # what the record says that Storm does not write but tolerates
     layout_ambiguous: bool = False  # <root>/a/b/partition_N read as id 'a', topic 'b', with nothing to confirm it

@@ -29,8 +29,11 @@ from offctl.inputs import printable
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_LONG_DIGITS = re.compile(r"[0-9]{1001}")
 # A partition node holds ~200 bytes. ZooKeeper caps nodes at ~1 MiB; refuse to parse more than this.
-MAX_NODE_BYTES = 64 * 1024
+# ZooKeeper's default jute.maxbuffer (0xfffff): the largest node a default server stores and a default client (Storm's
+# Curator, offctl's kazoo) reads; offctl reads no larger one, which only a server and clients configured for it hold
+MAX_NODE_BYTES = 0xFFFFF
 
 
 def _is_int(value: object) -> bool:
@@ -86,7 +89,7 @@ def load_json_simple(data: bytes) -> tuple[object, str | None, bool]:
     a node: `new String(bytes, "UTF-8")` (invalid bytes become U+FFFD, as many as Java makes: javautf8) then
     JSONValue.parse."""
     if len(data) > MAX_NODE_BYTES:
-        return None, f"node data is {len(data)} bytes, more than a partition record can be", True
+        return None, f"node data is {len(data)} bytes, more than ZooKeeper's default jute.maxbuffer allows a node", True
     if not _has_long_digits(data):
         # The fast path: orjson reads strict JSON (RFC 8259) in valid UTF-8 to the value json does, and fails
         # on all else (NaN, lone surrogates, invalid bytes, a BOM, trailing data, 1e400), which then takes the
@@ -637,7 +640,10 @@ def commit_metadata_json(topology_id: str, task_id: int = -1, thread_name: str =
 
 
 def parse_commit(commit: KafkaCommit) -> OffsetRecord:
+    """A Kafka commit as storm-kafka-client reads it, its metadata bound as Jackson 2.9 binds it; `number_limited`
+    where Jackson 2.15+ would fail that bind (analyze reads it by the spout's release)."""
     bound = jackson.bind(commit.metadata or "")
+    limited = bound is not jackson.UNBOUND and _has_long_number(commit.metadata)
     meta = _metadata(bound)
     topology_id = printable(meta.topology_id) if meta else None
     legacy = meta is None and is_legacy_metadata(commit.metadata)
@@ -651,7 +657,13 @@ def parse_commit(commit: KafkaCommit) -> OffsetRecord:
         has_storm_metadata=meta is not None or legacy,
         legacy_metadata=legacy,
         crashes=jackson.names_no_topology(bound),
+        number_limited=limited and jackson.bind(commit.metadata or "", 1000) is jackson.UNBOUND,
     )
+
+
+def _has_long_number(metadata: str | None) -> bool:
+    """Whether metadata holds a run of more than 1,000 digits: the only kind Jackson 2.15+ binds otherwise than 2.9."""
+    return bool(metadata) and len(metadata) > 1000 and _LONG_DIGITS.search(metadata) is not None
 
 
 def storm_groups(commits: Iterable[KafkaCommit]) -> set[str]:
