@@ -302,20 +302,22 @@ def test_a_number_over_1000_characters_in_the_metadata_is_read_by_the_releases_j
     its text, and 2.9 binds it (held to both in tests/test_metadata_differential.py: 2.9.4 on 1.2.4, 2.20.0 on
     2.8.3). Storm ships 2.15.2 from 2.6.0 on, so from there the spout takes the commit as another topology's:
     EARLIEST starts at the log start, and the finding says why."""
-    metadata = json.dumps({"topologyId": TOPOLOGY, "taskId": 3, "threadName": 0}, separators=(",", ":"))
-    metadata = metadata.replace(":0}", ":" + "7" * 1001 + "}")
     profile = profile_of(release, FirstPoll.EARLIEST)
-    report = analyze(
-        Snapshot(
-            0,
-            commits=(KafkaCommit("g", "t", 0, 150, metadata),),
-            cluster={"t": {0: LOG}},
-            running=frozenset({TOPOLOGY}),
-        ),
-        Thresholds(spout=profile),
-    )
-    (row,) = report.rows
-    assert row.resumes.at == (150 if own else 100), row.resumes
-    said = [f.message for f in report.findings if f.code == "FOREIGN_COMMIT"]
-    assert bool(said) is not own, said
-    assert not said or "a number over 1,000 characters" in said[0] and release in said[0]
+    # an integer of 1,001 digits, and a fraction of 1,001 characters with no such run of digits
+    for number in ("7" * 1001, "1." + "5" * 999):
+        metadata = json.dumps({"topologyId": TOPOLOGY, "taskId": 3, "threadName": 0}, separators=(",", ":"))
+        metadata = metadata.replace(":0}", ":" + number + "}")
+        report = analyze(
+            Snapshot(
+                0,
+                commits=(KafkaCommit("g", "t", 0, 150, metadata),),
+                cluster={"t": {0: LOG}},
+                running=frozenset({TOPOLOGY}),
+            ),
+            Thresholds(spout=profile),
+        )
+        (row,) = report.rows
+        assert row.resumes.at == (150 if own else 100), (number[:3], row.resumes)
+        said = [f.message for f in report.findings if f.code == "FOREIGN_COMMIT"]
+        assert bool(said) is not own, said
+        assert not said or "a number over 1,000 characters" in said[0] and release in said[0]

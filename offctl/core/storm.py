@@ -29,7 +29,6 @@ from offctl.inputs import printable
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-_LONG_DIGITS = re.compile(r"[0-9]{1001}")
 # A partition node holds ~200 bytes. ZooKeeper caps nodes at ~1 MiB; refuse to parse more than this.
 # ZooKeeper's default jute.maxbuffer (0xfffff): the largest node a default server stores and a default client (Storm's
 # Curator, offctl's kazoo) reads; offctl reads no larger one, which only a server and clients configured for it hold
@@ -643,7 +642,8 @@ def parse_commit(commit: KafkaCommit) -> OffsetRecord:
     """A Kafka commit as storm-kafka-client reads it, its metadata bound as Jackson 2.9 binds it; `number_limited`
     where Jackson 2.15+ would fail that bind (analyze reads it by the spout's release)."""
     bound = jackson.bind(commit.metadata or "")
-    limited = bound is not jackson.UNBOUND and _has_long_number(commit.metadata)
+    # a number over 1,000 characters needs metadata over that long: only then ask the model with the limit
+    limited = bound is not jackson.UNBOUND and len(commit.metadata or "") > 1000
     meta = _metadata(bound)
     topology_id = printable(meta.topology_id) if meta else None
     legacy = meta is None and is_legacy_metadata(commit.metadata)
@@ -659,11 +659,6 @@ def parse_commit(commit: KafkaCommit) -> OffsetRecord:
         crashes=jackson.names_no_topology(bound),
         number_limited=limited and jackson.bind(commit.metadata or "", 1000) is jackson.UNBOUND,
     )
-
-
-def _has_long_number(metadata: str | None) -> bool:
-    """Whether metadata holds a run of more than 1,000 digits: the only kind Jackson 2.15+ binds otherwise than 2.9."""
-    return bool(metadata) and len(metadata) > 1000 and _LONG_DIGITS.search(metadata) is not None
 
 
 def storm_groups(commits: Iterable[KafkaCommit]) -> set[str]:
