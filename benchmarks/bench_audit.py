@@ -65,10 +65,11 @@ def inspect_cli(zk: str, bootstrap: str) -> tuple[float, int]:
 def audit_run(zk: str, bootstrap: str, out: str) -> tuple[float, int, dict]:
     from offctl.faces.audit.job import AuditSettings, audit
     from offctl.settings.connection import Connection
+    from offctl.settings.run import Reading
 
     conn = Connection(zk=zk, zk_roots=(ROOT,), bootstrap_servers=bootstrap)
     t0 = time.perf_counter()
-    with audit(conn, AuditSettings(out=out)) as done:
+    with audit(AuditSettings(Reading(conn), out=out)) as done:
         result = done.result
     elapsed = time.perf_counter() - t0
     assert not result.tally.by_code and not result.tally.incomplete, (result.tally.summary(), result.tally.incomplete)

@@ -16,8 +16,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from offctl.adapters import servers
 from offctl.core.behaviour import Guarantee, SpoutProfile
 from offctl.core.model import Thresholds
-from offctl.pipeline import Selection, inspect
+from offctl.core.profiles import Profiles
+from offctl.pipeline import inspect
 from offctl.settings.connection import Connection
+from offctl.settings.run import Reading, Selection
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 b = servers.start_broker(pathlib.Path(tempfile.mkdtemp()))
@@ -41,7 +43,7 @@ try:
         times = []
         for _ in range(3):
             t = time.monotonic()
-            r = inspect(conn, Selection(groups=("g",)), Thresholds(spout=SpoutProfile(guarantee=g)))
+            r = inspect(Reading(conn, Selection(groups=("g",)), Profiles(Thresholds(spout=SpoutProfile(guarantee=g)))))
             times.append(time.monotonic() - t)
         dated = sum(1 for e in r.commit_expiry.values() if e.headroom_s is not None)
         print(f"{N} partitions, {label}: {min(times):.2f}s best of 3 (dated {dated})")

@@ -52,11 +52,10 @@ from pathlib import Path
 from bench_inspect import bench_servers, create_all
 from kazoo.client import KazooClient
 
-from offctl.core.model import Thresholds
-from offctl.faces.serve.exporter import cycle_budget, run_cycle
+from offctl.faces.serve.exporter import cycle_reading, run_cycle
 from offctl.faces.serve.monitor import Monitor
-from offctl.pipeline import TIME_LAG_BUDGET_S, Selection
 from offctl.settings.connection import Connection
+from offctl.settings.run import Reading
 
 TOPICS = 10
 PARTITIONS = 100  # per topic, and per spout
@@ -184,23 +183,31 @@ def inspect_cli(zk: str, root: str, bootstrap: str, fleet: str, size: int, check
 def serve_cycle(conn: Connection, monitor: Monitor) -> float:
     """serve's own cycle (offctl.faces.serve.exporter.run_cycle), with its time-lag budget at the default --interval."""
     t0 = time.perf_counter()
-    run_cycle(conn, Selection(), Thresholds(), monitor, cycle_budget(TIME_LAG_BUDGET_S, 30.0))
+    run_cycle(cycle_reading(Reading(conn), 30.0), monitor)
     return time.perf_counter() - t0
 
 
 CYCLES = """
 import sys, time
 from offctl.settings.connection import Connection
-from offctl.core.model import Thresholds
 from offctl.faces.serve.monitor import Monitor
-from offctl.faces.serve.exporter import cycle_budget, run_cycle
-from offctl.pipeline import TIME_LAG_BUDGET_S, Selection
+from offctl.faces.serve.exporter import run_cycle
 zk, root, bootstrap, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 conn = Connection(zk=zk, zk_roots=(root,), bootstrap_servers=bootstrap)
 monitor, times = Monitor(), []
+try:  # a checkout with the one Reading (issue 45)
+    from offctl.faces.serve.exporter import cycle_reading
+    from offctl.settings.run import Reading
+    cycle = cycle_reading(Reading(conn), 30.0)
+    one = lambda: run_cycle(cycle, monitor)
+except ImportError:  # an earlier checkout: the reading in keyword arguments
+    from offctl.core.model import Thresholds
+    from offctl.faces.serve.exporter import cycle_budget
+    from offctl.pipeline import TIME_LAG_BUDGET_S, Selection
+    one = lambda: run_cycle(conn, Selection(), Thresholds(), monitor, cycle_budget(TIME_LAG_BUDGET_S, 30.0))
 for i in range(monitor.window + repeat):
     t0 = time.perf_counter()
-    run_cycle(conn, Selection(), Thresholds(), monitor, cycle_budget(TIME_LAG_BUDGET_S, 30.0))
+    one()
     times.append(time.perf_counter() - t0)
 print(min(times[monitor.window:]))
 """

@@ -37,9 +37,11 @@ from bench_inspect import ROOT, bench_servers, seed
 from prometheus_client import CollectorRegistry, generate_latest
 
 from offctl.core.model import Snapshot, Thresholds
+from offctl.core.profiles import Profiles
 from offctl.faces.serve.monitor import Collector, Monitor
-from offctl.pipeline import Selection, inspect
+from offctl.pipeline import inspect
 from offctl.settings.connection import Connection
+from offctl.settings.run import Reading, Selection
 
 PARTITIONS = 100
 FLOOR = Path(__file__).parent / "floor" / "Floor.java"
@@ -81,7 +83,7 @@ def floor(zk: str, bootstrap: str, size: int) -> dict:
 
 def cycle(conn: Connection, monitor: Monitor) -> tuple[float, int]:
     t0 = time.perf_counter()
-    report = inspect(conn, Selection(), Thresholds())
+    report = inspect(Reading(conn, Selection(), Profiles(Thresholds())))
     monitor.update(report, time.perf_counter() - t0)
     return time.perf_counter() - t0, len(report.rows)
 

@@ -21,9 +21,9 @@ from offctl.settings.options import (
     AuditOutput,
     FileFormat,
 )
-from offctl.settings.resolve import Given, judged_by, safety, selection
+from offctl.settings.resolve import Given, safety
 
-from .options import check_confirmable, confirm_plans, connection, err_console, reported_errors, shared, without
+from .options import check_confirmable, confirm_plans, err_console, reading, reported_errors, shared, without
 
 
 @contextmanager
@@ -115,11 +115,10 @@ def audit_command(
     with reported_errors():
         check_confirmable(execute and bool(repair), given.yes)
         # A snapshot audit reads no server: not the flags', not the sandbox's.
-        conn = resolve.named_servers(given) if from_snapshots else connection(given)
+        chosen = resolve.saved_reading(given) if from_snapshots else reading(given)
+        conn = chosen.conn
         settings = AuditSettings(
-            selection=selection(given),
-            thresholds=judged_by(given),
-            estimates=resolve.estimates(given),
+            reading=chosen,
             out=out,
             file_format=file_format.value,
             save_snapshot=save_snapshot,
@@ -133,7 +132,7 @@ def audit_command(
             safety=safety(given, execute),
         )
         confirm_all = lambda plans: confirm_plans(given.yes, plans, conn=conn)  # noqa: E731
-        with audit(conn, settings, track=_progress, confirm_all=confirm_all) as done:
+        with audit(settings, track=_progress, confirm_all=confirm_all) as done:
             outcomes = [o for o, _ in done.repairs]
             nothing = nothing_to_repair(settings.repair) if settings.repair and not outcomes else None
             if output is AuditOutput.json:

@@ -16,9 +16,9 @@ from offctl.settings.options import (
     SPOUT_OPTIONS,
     OutputFormat,
 )
-from offctl.settings.resolve import Given, expiry_options, judged_by, selection
+from offctl.settings.resolve import Given
 
-from .options import connection, err_console, reported_errors, shared
+from .options import err_console, reading, reported_errors, shared
 
 
 @shared(
@@ -43,13 +43,7 @@ def inspect_command(given: Given, output: OutputFormat, per_partition: bool) -> 
     # 0.1-0.2 s each.
     with cyclic_gc_paused():
         with reported_errors():
-            report = inspect(
-                connection(given),
-                selection(given),
-                judged_by(given),
-                time_lag_budget_s=given.time_lag_budget,
-                expiry_options=expiry_options(given),
-            )
+            report = inspect(reading(given))
         write_report(report, output.value, sys.stdout, per_partition=per_partition)
         write_notes(report, err_console)
         code = exit_code(report, given.fail_on.value)

@@ -86,13 +86,7 @@ def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
         sys.stdout.flush()
         raise typer.Exit(query.exit_code)
     with failure_lines():
-        settings = MonitorSettings(
-            resolve.connection(given, say, sandbox=False),
-            resolve.judged_by(given),
-            given.time_lag_budget,
-            given.deadline,
-            resolve.expiry_options(given),
-        )
+        settings = MonitorSettings(resolve.reading(given, say, sandbox=False, checked=False), given.deadline)
     text, notes, finished = answer_within(query, settings, started=STARTED)
     sys.stdout.write(text)
     sys.stdout.flush()

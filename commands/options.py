@@ -24,6 +24,7 @@ from offctl.settings import resolve
 from offctl.settings.connection import Connection
 from offctl.settings.options import OPTIONS, Option
 from offctl.settings.resolve import DEFAULT, FLAG, Given
+from offctl.settings.run import Reading
 
 # Names can contain brackets: no markup. Rich honours NO_COLOR by itself.
 err_console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
@@ -152,7 +153,7 @@ def connection(given: Given) -> Connection:
     return resolve.connection(given, say)
 
 
-def reading(given: Given):
+def reading(given: Given) -> Reading:
     return resolve.reading(given, say)
 
 

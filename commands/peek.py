@@ -11,9 +11,9 @@ from offctl.core.targets import parse_partitions
 from offctl.faces.peek import exit_code, peek
 from offctl.render.output import write_peek
 from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, OutputFormat
-from offctl.settings.resolve import Given, estimates, judged_by, selection
+from offctl.settings.resolve import Given
 
-from .options import connection, err_console, reported_errors, shared, without
+from .options import err_console, reading, reported_errors, shared, without
 
 
 @shared(
@@ -45,13 +45,10 @@ def peek_command(
 
             raise UsageError("peek writes --output table or json")
         result = peek(
-            connection(given),
-            selection(given),
-            judged_by(given),
+            reading(given),
             partitions=parse_partitions(partitions),
             count=1 if count is None else count,
             budget_s=budget,
-            estimates=estimates(given),
         )
         saved = None
         if save is not None:

@@ -11,7 +11,7 @@ from offctl.settings.options import (
     SERVE_INTERVAL_S,
     SPOUT_OPTIONS,
 )
-from offctl.settings.resolve import Given, expiry_options
+from offctl.settings.resolve import Given
 
 from .options import err_console, reading, reported_errors, shared
 
@@ -39,17 +39,12 @@ def serve_command(
     from offctl.faces.serve.exporter import serve  # the HTTP server and prometheus_client load only when serving
 
     with reported_errors():
-        conn, selection, thresholds = reading(given)
         serve(
-            conn,
-            selection,
-            thresholds,
+            reading(given),
             listen=listen,
             interval_s=interval,
             window=window,
             allowed_lag=allowed_lag,
             partition_metrics=not no_partition_metrics,
-            time_lag_budget_s=given.time_lag_budget,
-            expiry_options=expiry_options(given),
             log=lambda line: err_console.print(f"offctl serve: {printable(line)}"),
         )

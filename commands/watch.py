@@ -14,7 +14,7 @@ from offctl.settings.options import (
     WATCH_INTERVAL_S,
     seconds,
 )
-from offctl.settings.resolve import Given, expiry_options
+from offctl.settings.resolve import Given
 
 from .options import reading, reported_errors, shared
 
@@ -44,31 +44,23 @@ def watch_command(given: Given, interval: float, count: int | None, allowed_lag:
     with reported_errors():
         if count is not None and count < 1:
             raise UsageError("--count must be a whole number, 1 or more")
-        conn, selection, thresholds = reading(given)
+        chosen = reading(given)
         console = table_console(sys.stdout)
 
         if not console.is_terminal:  # piped or logged: every refresh, one after the other
             watch(
-                conn,
-                selection,
-                thresholds,
+                chosen,
                 lambda *a: console.print(frame(*a)),
                 interval_s=interval,
                 count=count,
                 allowed_lag=allowed_lag,
-                time_lag_budget_s=given.time_lag_budget,
-                expiry_options=expiry_options(given),
             )
             return
         with Live(console=console, auto_refresh=False, transient=False) as live:
             watch(
-                conn,
-                selection,
-                thresholds,
+                chosen,
                 lambda *a: live.update(frame(*a), refresh=True),
                 interval_s=interval,
                 count=count,
                 allowed_lag=allowed_lag,
-                time_lag_budget_s=given.time_lag_budget,
-                expiry_options=expiry_options(given),
             )

@@ -27,7 +27,6 @@ from offctl.core.model import (
     Report,
     Severity,
     Snapshot,
-    Thresholds,
     TopicRetention,
     ZkNode,
 )
@@ -36,8 +35,7 @@ from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 from offctl.errors import OffctlError
 from offctl.ports import LogStore, SpoutStore
 from offctl.settings.connection import Connection, normalize_root
-from offctl.settings.options import TIME_LAG_BUDGET_S
-from offctl.settings.run import Estimates, ExpiryOptions, Selection, validate
+from offctl.settings.run import ExpiryOptions, Reading, Selection
 
 
 def spout_roots(conn: Connection, selection: Selection) -> list[str]:
@@ -99,10 +97,10 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
         yield zk, kafka
 
 
-def committed_readers(judged_by: Thresholds | Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
+def committed_readers(profiles: Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
     """Whether the consumer `key`, read with a library, reads committed by its profile (behaviour.reads_committed):
     its topics' last stable offsets are then read too. Decided once per consumer."""
-    run = Profiles.of(judged_by) if judged_by is not None else None
+    run = profiles
     if run is None or not any(
         reads_committed(t.spout, Library.STORM_KAFKA_CLIENT)
         for t in (run.default, *(p.thresholds for p in run.profiles))
@@ -141,16 +139,16 @@ def read_snapshot(
     *,
     spouts_by_root: Mapping[str, Sequence[str]] | None = None,
     trident_roots: Sequence[str] = (),
-    judged_by: Thresholds | Profiles | None = None,
+    profiles: Profiles | None = None,
 ) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
     """Read everything selected; return it raw, and parsed per consumer.
 
     Nodes are parsed as they arrive and log offsets are requested as each topic turns up, so the broker
     answers while ZooKeeper is still being read and parsed. `spouts_by_root` names the spout ids to read
-    under each root, already listed (an audit task's share); without it each root is listed here. `judged_by`:
-    the run's settings; the topics of the consumers they say read committed get their last stable offsets read.
+    under each root, already listed (an audit task's share); without it each root is listed here. `profiles`:
+    the run's; the topics of the consumers they say read committed get their last stable offsets read.
     """
-    reads = committed_readers(judged_by)
+    reads = committed_readers(profiles)
     read = _Reading()
     # The groups first: their topics' log offsets are asked for before ZooKeeper is read, and travel meanwhile.
     commits, groups = _read_groups(kafka, selection, reads, read) if kafka is not None else ([], [])
@@ -444,14 +442,14 @@ def with_time_lags(
     report: Report,
     kafka: LogStore | None,
     budget_s: float,
-    thresholds: Thresholds | Profiles | None = None,
+    profiles: Profiles | None = None,
     behind: Mapping[tuple, float] | None = None,
 ) -> Report:
     """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
     read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing: nothing is read for them. What
     is not read is `unread` with a note, never a partial report: the offsets and lags are complete.
 
-    With `thresholds`, also the retention headroom of each (offctl.core.retention), from the same message and the
+    With `profiles`, also the retention headroom of each (offctl.core.retention), from the same message and the
     topics' configs, and its findings, each consumer's by its own profile (`behind`: serve's and watch's pace per
     partition, for their default rule)."""
     wanted = timelag.positions(report.rows)
@@ -464,14 +462,14 @@ def with_time_lags(
         lags = timelag.measure(report.rows, read, report.captured_ms)
         note = timelag.unread_note(lags)
         report = replace(report, time_lags=lags, notes=(*report.notes, note) if note else report.notes)
-    return with_retention(report, kafka, read, thresholds, behind) if thresholds is not None else report
+    return with_retention(report, kafka, read, profiles, behind) if profiles is not None else report
 
 
 def with_retention(
     report: Report,
     kafka: LogStore,
     read: MessageRead,
-    thresholds: Thresholds | Profiles,
+    profiles: Profiles,
     behind: Mapping[tuple, float] | None = None,
 ) -> Report:
     """The report with each lagging partition's retention headroom and its RETENTION_* findings, each consumer's by
@@ -488,7 +486,7 @@ def with_retention(
         configs = kafka.read_topic_configs(topics)
     except OffctlError as exc:
         configs = {t: TopicRetention(t, why=f"the broker's topic configs were not read ({exc})") for t in topics}
-    stated = Profiles.of(thresholds).default.topic_retention_ms
+    stated = profiles.default.topic_retention_ms
     headrooms = retention.measure(report.rows, read, configs, stated, report.captured_ms)
     notes = retention.notes(configs, stated, topics)
     report = replace(report, headrooms=headrooms, notes=(*report.notes, *notes))
@@ -496,7 +494,7 @@ def with_retention(
         report,
         [
             f
-            for _, t, part in judge.parts(report, thresholds)
+            for _, t, part in judge.parts(report, profiles)
             for f in retention.findings(part.rows, headrooms, t.spout, t.retention_horizon_ms, behind)
         ],
     )
@@ -522,7 +520,7 @@ def with_open_transactions(report: Report, kafka: LogStore | None, budget_s: flo
 
 
 def with_commit_expiry(
-    report: Report, kafka: LogStore | None, thresholds: Thresholds | Profiles, options: ExpiryOptions, budget_s: float
+    report: Report, kafka: LogStore | None, profiles: Profiles, options: ExpiryOptions, budget_s: float
 ) -> Report:
     """The report with the estimated commit expiry of its storm-kafka-client groups' partitions and their
     COMMIT_EXPIRY_RISK findings (offctl.core.expiry), each group's by its own profile's spout. Reads the broker's
@@ -531,7 +529,7 @@ def with_commit_expiry(
     kafka_rows = [r for r in report.rows if r.record.key.store == KAFKA and r.lag is not None]
     if kafka is None or not kafka_rows:
         return report
-    estimated, skipped = _expiry_parts(report, thresholds, kafka_rows)
+    estimated, skipped = _expiry_parts(report, profiles, kafka_rows)
     if skipped:
         report = replace(report, checks_skipped=(*report.checks_skipped, *skipped))
     if not estimated:
@@ -547,11 +545,11 @@ def with_commit_expiry(
     return replace(report, commit_expiry=expiries, offsets_retention=retention, notes=(*report.notes, *notes))
 
 
-def _expiry_parts(report: Report, thresholds: Thresholds | Profiles, kafka_rows: list) -> tuple[list[tuple], list[str]]:
+def _expiry_parts(report: Report, profiles: Profiles, kafka_rows: list) -> tuple[list[tuple], list[str]]:
     """Which profiles' groups get a commit-expiry estimate, as (spout, part of the report, its lagging Kafka rows):
     those whose spout stops refreshing its commits; and the check skipped, with why, for each of the others."""
     estimated, skipped = [], []
-    parts = judge.parts(report, thresholds)
+    parts = judge.parts(report, profiles)
     for name, t, part in parts:
         rows = (
             kafka_rows
@@ -598,23 +596,23 @@ def _expiry_notes(
 def assess(
     snapshot: Snapshot,
     kafka: LogStore | None,
-    thresholds: Thresholds | Profiles,
-    estimates: Estimates = Estimates(),
+    reading: Reading,
     records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None,
 ) -> Report:
     """The pipeline every face runs on what it read (inspect, a watch refresh, a serve cycle, an audit task):
     analyze the snapshot, then the reads that follow from the analysis, with `kafka` still open: the time lag of
     the lagging partitions, their retention headroom, and the commit expiry of the storm-kafka-client groups'
-    partitions, their messages read within `estimates.time_lag_budget_s` seconds in all (0: not read). Each consumer
-    is judged by the Thresholds of its own profile (offctl.core.judge); plain Thresholds judge every one."""
-    budget_s = estimates.time_lag_budget_s
+    partitions, their messages read within the reading's time-lag budget in all (0: not read). Each consumer is
+    judged by the Thresholds of its own profile (offctl.core.judge)."""
+    profiles, estimates = reading.profiles, reading.estimates
+    budget_s = estimates.time_lag_budget
     started = time.monotonic()
     report = with_time_lags(
-        judge.analyze_each(snapshot, thresholds, records), kafka, budget_s, thresholds, estimates.behind
+        judge.analyze_each(snapshot, profiles, records), kafka, budget_s, profiles, estimates.behind
     )
     # The time lags come first; the open transactions, then the commit expiry, get what is left of the same budget.
     report = with_open_transactions(report, kafka, _left(budget_s, started))
-    return with_commit_expiry(report, kafka, thresholds, estimates.expiry, _left(budget_s, started))
+    return with_commit_expiry(report, kafka, profiles, estimates.expiry, _left(budget_s, started))
 
 
 def _left(budget_s: float, started: float) -> float:
@@ -622,32 +620,32 @@ def _left(budget_s: float, started: float) -> float:
     return max(budget_s - (time.monotonic() - started), 0.001) if budget_s > 0 else 0.0
 
 
-def inspect(
-    conn: Connection,
-    selection: Selection,
-    thresholds: Thresholds | Profiles,
-    now_ms: int | None = None,
-    *,
-    time_lag_budget_s: float = TIME_LAG_BUDGET_S,
-    expiry_options: ExpiryOptions = ExpiryOptions(),
-    behind: Mapping[tuple, float] | None = None,
-) -> Report:
+def read_selected(
+    reading: Reading, zk: SpoutStore | None, kafka: LogStore | None, now_ms: int, roots: list[str] | None = None
+) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
+    """read_snapshot of what the reading selects: the spouts under its roots (`roots`: spout_roots, already made),
+    its groups, its Trident roots."""
+    conn, selection = reading.conn, reading.selection
+    return read_snapshot(
+        zk,
+        kafka,
+        spout_roots(conn, selection) if roots is None else roots,
+        selection,
+        conn.storm_root,
+        now_ms,
+        trident_roots=trident_list(conn, selection),
+        profiles=reading.profiles,
+    )
+
+
+def inspect(reading: Reading, now_ms: int | None = None) -> Report:
     """Read every selected spout and group, join with log offsets, and report rows and findings, with the reads
     that follow (assess): the time lag and retention headroom of the lagging partitions and the commit expiry of
-    the storm-kafka-client groups' partitions, their messages read within `time_lag_budget_s` seconds in all (0:
-    not read). `behind`: serve's and watch's pace per partition, for RETENTION_RISK's default rule."""
-    validate(conn, selection)
-    roots = spout_roots(conn, selection)
+    the storm-kafka-client groups' partitions, their messages read within the reading's time-lag budget in all (0:
+    not read)."""
+    roots = spout_roots(reading.conn, reading.selection)  # a root that is no ZooKeeper path: refused before connecting
     with cyclic_gc_paused():
-        with open_stores(conn) as (zk, kafka):
-            snapshot, records = read_snapshot(
-                zk,
-                kafka,
-                roots,
-                selection,
-                conn.storm_root,
-                now_ms if now_ms is not None else int(time.time() * 1000),
-                trident_roots=trident_list(conn, selection),
-                judged_by=thresholds,
-            )
-            return assess(snapshot, kafka, thresholds, Estimates(time_lag_budget_s, expiry_options, behind), records)
+        with open_stores(reading.conn) as (zk, kafka):
+            now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+            snapshot, records = read_selected(reading, zk, kafka, now_ms, roots)
+            return assess(snapshot, kafka, reading, records)

@@ -456,6 +456,7 @@ def test_progress_reports_tasks_of_each_phase(spark, fleet39, zk_server, kafka39
 
     from offctl.faces.audit.job import AuditSettings, audit
     from offctl.settings.connection import Connection
+    from offctl.settings.run import Reading
 
     seen: dict[str, tuple[int, int]] = {}
 
@@ -470,7 +471,7 @@ def test_progress_reports_tasks_of_each_phase(spark, fleet39, zk_server, kafka39
         bootstrap_servers=kafka39.bootstrap,
         storm_root=seeded["storm"],
     )
-    with audit(conn, AuditSettings(), track=track) as done:
+    with audit(AuditSettings(Reading(conn)), track=track) as done:
         assert (done.result.tally.consumers, done.result.tally.partitions) == (3, 7)  # the spouts; no group given
     reading = seen["reading ZooKeeper and Kafka"]
     assert reading[0] == reading[1] > 0  # every task of the read finished, and the bar says so

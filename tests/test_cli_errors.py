@@ -576,7 +576,7 @@ def test_main_gives_back_the_signal_handlers_and_mask_it_found():
 @pytest.mark.parametrize(
     "argv, where",
     [
-        (["inspect", "--zk", "127.0.0.1:1", "--zk-root", "/r"], "offctl.pipeline.validate"),
+        (["inspect", "--zk", "127.0.0.1:1", "--zk-root", "/r"], "offctl.settings.resolve.validate"),
         (
             [
                 "reset",

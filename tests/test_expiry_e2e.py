@@ -20,9 +20,11 @@ import pytest
 from offctl.adapters import servers
 from offctl.core.behaviour import FirstPoll, SpoutProfile
 from offctl.core.model import Thresholds, iso_ms
-from offctl.pipeline import ExpiryOptions, Selection, inspect
+from offctl.core.profiles import Profiles
+from offctl.pipeline import inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection
+from offctl.settings.run import Estimates, ExpiryOptions, Reading, Selection
 from tests.conftest import KafkaHelper
 from tests.test_serve import scrape, start_serve, wait_for
 
@@ -71,7 +73,13 @@ def test_inspect_warns_of_a_commit_that_expires_within_the_horizon(idle):
     now = int(time.time()) * 1000  # near the broker's clock: messages older than the topic's retention may go
     topic, group, conn = idle(now)
     report = inspect(
-        conn, Selection(groups=(group,)), Thresholds(), now_ms=now, expiry_options=ExpiryOptions(retention_minutes=1440)
+        Reading(
+            conn,
+            Selection(groups=(group,)),
+            Profiles(Thresholds()),
+            Estimates(expiry=ExpiryOptions(retention_minutes=1440)),
+        ),
+        now_ms=now,
     )
     doc = report_document(report)
     # partition 0: message 2 was written at now - 7 d + 2 h + 2 ms, so the commit expires 2 h (less 2 ms) from now;
@@ -95,15 +103,20 @@ def test_inspect_warns_of_a_commit_that_expires_within_the_horizon(idle):
     assert "COMMIT_EXPIRY_RISK" in consumer["finding_codes"] and consumer["findings"]["warning"] >= 1
     # a narrower horizon: nothing within it
     quiet = inspect(
-        conn, Selection(groups=(group,)), Thresholds(), now_ms=now, expiry_options=ExpiryOptions(horizon_s=3600)
+        Reading(
+            conn, Selection(groups=(group,)), Profiles(Thresholds()), Estimates(expiry=ExpiryOptions(horizon_s=3600))
+        ),
+        now_ms=now,
     )
     assert not [f for f in quiet.findings if f.code == "COMMIT_EXPIRY_RISK"]
     assert not [n for n in quiet.notes if "offsets.retention.minutes" in n]  # no option, nothing to say
     # LATEST: the message says what is skipped instead
     latest = inspect(
-        conn,
-        Selection(groups=(group,)),
-        Thresholds(spout=SpoutProfile(first_poll=FirstPoll.UNCOMMITTED_LATEST)),
+        Reading(
+            conn,
+            Selection(groups=(group,)),
+            Profiles(Thresholds(spout=SpoutProfile(first_poll=FirstPoll.UNCOMMITTED_LATEST))),
+        ),
         now_ms=now,
     )
     said = [f.message for f in latest.findings if f.code == "COMMIT_EXPIRY_RISK"]
@@ -192,7 +205,8 @@ def test_log_append_time_dates_the_commit_by_when_the_broker_wrote_the_message(k
     after = int(time.time() * 1000)
     kafka.commit(group, topic, {0: 2}, METADATA)
     report = inspect(
-        Connection(bootstrap_servers=broker.address), Selection(groups=(group,)), Thresholds(), now_ms=after
+        Reading(Connection(bootstrap_servers=broker.address), Selection(groups=(group,)), Profiles(Thresholds())),
+        now_ms=after,
     )
     [(seconds, source)] = by_partition(report_document(report)).values()
     assert source == "message" and (7 * DAY - (after - before)) / 1000 <= seconds <= 7 * DAY / 1000
@@ -214,7 +228,9 @@ def test_a_commit_after_a_transaction_marker_has_no_message_to_date_it_by(kafka,
     producer.commit_transaction(30)
     kafka.commit(group, topic, {0: 4}, METADATA)
     doc = report_document(
-        inspect(Connection(bootstrap_servers=broker.address), Selection(groups=(group,)), Thresholds())
+        inspect(
+            Reading(Connection(bootstrap_servers=broker.address), Selection(groups=(group,)), Profiles(Thresholds()))
+        )
     )
     [row] = doc["partitions"]
     assert (row["log_end"], row["lag"]) == (4, 0)

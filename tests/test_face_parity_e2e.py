@@ -599,22 +599,17 @@ def audit_face(state, reference):
     from offctl.faces.audit.tasks import audit_chunk, chunk_outputs, plan_chunks
     from offctl.pipeline import trident_list
 
-    def resolved(conn, settings, **_):
-        raise _Resolved(conn, settings)
+    def resolved(settings, **_):
+        raise _Resolved(settings.reading.conn, settings)
 
     with pytest.MonkeyPatch.context() as patch, pytest.raises(_Resolved) as got:
         patch.setattr(job, "audit", resolved)
         offctl(state, "audit", *state.flags, "-o", "json")
     conn, settings = got.value.conn, got.value.settings
-    selection = settings.selection
+    selection = settings.reading.selection
     spouts, listed, _ = job._list_consumers(conn, selection)
     chunks = plan_chunks(spouts, list(selection.groups), 2, listed, trident_roots=trident_list(conn, selection))
-    outputs = [
-        chunk_outputs(
-            audit_chunk(conn, selection, c, int(time.time() * 1000), settings.thresholds, settings.estimates)[1]
-        )
-        for c in chunks
-    ]
+    outputs = [chunk_outputs(audit_chunk(settings.reading, c, int(time.time() * 1000))[1]) for c in chunks]
     rows = [r for _, chunk_rows, _, _ in outputs for r in chunk_rows]
     captured = {where(r): r["captured_ms"] for r in rows}  # each task reads at its own moment
     shown = figures_of(rows, [], codes={where(r): r["findings"] for r in rows})

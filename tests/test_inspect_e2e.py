@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from offctl.core.profiles import Profiles
+from offctl.settings.run import Reading, Selection
 from tests import seeds
 from tests.conftest import storm_record
 
@@ -302,16 +304,18 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
 
     from offctl.core.model import Thresholds
     from offctl.errors import StoreUnavailable
-    from offctl.pipeline import Selection, cyclic_gc_paused, inspect
+    from offctl.pipeline import cyclic_gc_paused, inspect
     from offctl.settings.connection import Connection
 
     seen = []
     with cyclic_gc_paused():
         seen.append(gc.isenabled())
-    report = inspect(Connection(zk=zk_server.address, zk_roots=(fleet["root"],)), Selection(), Thresholds())
+    report = inspect(
+        Reading(Connection(zk=zk_server.address, zk_roots=(fleet["root"],)), Selection(), Profiles(Thresholds()))
+    )
     assert report.rows and seen == [False] and gc.isenabled()
     with pytest.raises(StoreUnavailable):
-        inspect(Connection(zk="127.0.0.1:1", zk_roots=("/x",), timeout=1), Selection(), Thresholds())
+        inspect(Reading(Connection(zk="127.0.0.1:1", zk_roots=("/x",), timeout=1), Selection(), Profiles(Thresholds())))
     assert gc.isenabled()
     gc.disable()
     try:

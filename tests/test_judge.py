@@ -91,7 +91,7 @@ def test_each_consumer_is_judged_by_its_own_profile_in_the_order_of_one_analyze(
 
 def test_one_profile_changes_nothing_but_the_name():
     snap = snapshot()
-    assert analyze_each(snap, Profiles.of(DEFAULTS)) == analyze(snap, DEFAULTS)
+    assert analyze_each(snap, Profiles(DEFAULTS)) == analyze(snap, DEFAULTS)
     only = Profiles(Thresholds(), (Profile("all", "*", DEFAULTS),))
     got = analyze_each(snap, only)
     assert got == replace(
@@ -129,7 +129,7 @@ def test_the_assumptions_line_says_how_many_consumers_each_profile_covered(count
 def test_parts_cut_the_report_by_profile_and_leave_a_plain_run_whole():
     report = analyze_each(snapshot(), PROFILES)
     whole = analyze(snapshot(), DEFAULTS)
-    assert parts(whole, DEFAULTS) == [(None, DEFAULTS, whole)]
+    assert parts(whole, Profiles(DEFAULTS)) == [(None, DEFAULTS, whole)]
     cut = parts(report, PROFILES)
     assert [(name, t) for name, t, _ in cut] == [(None, DEFAULTS), ("legacy", LEGACY)]
     for name, _, part in cut:

@@ -20,9 +20,11 @@ import pytest
 from offctl.adapters.kafka import KafkaStore
 from offctl.adapters.kafka_child import ChildKafkaStore
 from offctl.core.model import Thresholds
+from offctl.core.profiles import Profiles
 from offctl.errors import StoreUnavailable, UsageError
-from offctl.pipeline import Selection, inspect, kafka_in_child
+from offctl.pipeline import inspect, kafka_in_child
 from offctl.settings.connection import Connection
+from offctl.settings.run import Reading, Selection
 from tests.test_mcp_e2e import _stable, served, session  # noqa: F401 (served: a fixture)
 from tests.test_serve import metric, scrape, start_serve, wait_for
 
@@ -118,9 +120,9 @@ def test_inspect_through_the_child_is_inspect_in_process(kafka, topic_and_group)
     topic, group = topic_and_group
     conn = Connection(bootstrap_servers=kafka.bootstrap, timeout=20)
     selection = Selection(groups=(group,))
-    plain = inspect(conn, selection, Thresholds())
+    plain = inspect(Reading(conn, selection, Profiles(Thresholds())))
     with kafka_in_child():
-        child = inspect(conn, selection, Thresholds())
+        child = inspect(Reading(conn, selection, Profiles(Thresholds())))
     assert [(r.partition_key, r.record, r.lag) for r in child.rows] == [
         (r.partition_key, r.record, r.lag) for r in plain.rows
     ]

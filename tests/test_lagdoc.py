@@ -27,13 +27,11 @@ def cluster(start: int = 100, end: int = 200, n: int = 3) -> dict:
     return {T: {p: PartitionLog(start, end, "kafka1:9092") for p in range(n)}}
 
 
-def doc(
-    zk=(), commits=(), *, th: Thresholds | Profiles = Thresholds(), cl=None, key=OLD, folder=False, partitions=(0, 1, 2)
-):
+def doc(zk=(), commits=(), *, th: Profiles = Profiles(), cl=None, key=OLD, folder=False, partitions=(0, 1, 2)):
     cl = cl if cl is not None else cluster()
     report = judge.analyze_each(Snapshot(0, tuple(zk), tuple(commits), cluster=cl, running=frozenset({RUNNING})), th)
     asked = lagdoc.Asked(key, old=key.store == ZOOKEEPER, partitions={T: list(partitions)}, folder=folder)
-    out, notes = lagdoc.document(report, asked, Profiles.of(th), cl)
+    out, notes = lagdoc.document(report, asked, th, cl)
     return out, notes
 
 
@@ -151,7 +149,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,zk,commits,th,partition,expected,original,code", CASES, ids=[c[0] for c in CASES])
 def test_the_lag_is_where_the_spout_resumes(name, zk, commits, th, partition, expected, original, code):
-    out, _ = doc(zk, commits, th=th, key=NEW if commits else OLD)
+    out, _ = doc(zk, commits, th=Profiles(th), key=NEW if commits else OLD)
     entry = out[T][str(partition)]
     assert three(entry) == expected
     assert entry["resumeOffset"] == expected[1] - expected[2]
@@ -164,7 +162,7 @@ def test_the_lag_is_where_the_spout_resumes(name, zk, commits, th, partition, ex
 
 
 def test_a_timestamp_start_offset_time_keeps_the_original_lag_and_says_why():
-    out, _ = doc([rec(0, 150)], th=Thresholds(spout=SpoutProfile(start_offset_time=1_700_000_000_000)))
+    out, _ = doc([rec(0, 150)], th=Profiles(Thresholds(spout=SpoutProfile(start_offset_time=1_700_000_000_000))))
     entry = out[T]["1"]
     assert three(entry) == (-1, 200, 201) and entry["resumeOffset"] is None
     assert "originalLag" not in entry

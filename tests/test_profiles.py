@@ -31,5 +31,5 @@ def test_the_profile_that_judges_a_consumer(profiles, key, want):
 
 def test_plain_thresholds_are_a_run_without_profiles():
     t = Thresholds(lag_threshold=3)
-    assert Profiles.of(t).resolve(ConsumerKey(KAFKA, "g")) == (None, t)
-    assert Profiles.of(Profiles(t, (ANY,))).resolve(ConsumerKey(KAFKA, "g"))[0] == "any"
+    assert Profiles(t).resolve(ConsumerKey(KAFKA, "g")) == (None, t)
+    assert Profiles(t, (ANY,)).resolve(ConsumerKey(KAFKA, "g"))[0] == "any"

@@ -11,9 +11,10 @@ import pytest
 from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.core.model import Thresholds
 from offctl.core.profiles import Profile, Profiles
-from offctl.pipeline import Selection, inspect
+from offctl.pipeline import inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection
+from offctl.settings.run import Reading, Selection
 from tests.conftest import storm_record
 from tests.test_settings import lab_profiles
 
@@ -57,7 +58,7 @@ def _judged(doc: dict, consumer: str) -> tuple:
 
 def test_inspect_judges_each_spout_by_its_own_profile_and_names_it(mixed):
     conn, profiles, legacy, topics = mixed
-    doc = report_document(inspect(conn, Selection(), profiles))
+    doc = report_document(inspect(Reading(conn, Selection(), profiles)))
     assert {c["consumer"]: c["profile"] for c in doc["consumers"]} == {
         "legacy-1": "legacy",
         "legacy-2": "legacy",
@@ -65,8 +66,8 @@ def test_inspect_judges_each_spout_by_its_own_profile_and_names_it(mixed):
     }
     # each consumer's findings and rows are what a run with its profile's settings alone gives it
     alone = {
-        None: report_document(inspect(conn, Selection(), Thresholds())),
-        "legacy": report_document(inspect(conn, Selection(), legacy)),
+        None: report_document(inspect(Reading(conn, Selection(), Profiles(Thresholds())))),
+        "legacy": report_document(inspect(Reading(conn, Selection(), Profiles(legacy)))),
     }
     for c in doc["consumers"]:
         assert _judged(doc, c["consumer"]) == _judged(alone[c["profile"]], c["consumer"]), c["consumer"]
@@ -83,8 +84,8 @@ def test_inspect_judges_each_spout_by_its_own_profile_and_names_it(mixed):
 
 def test_one_profile_for_every_spout_is_a_run_with_its_settings(mixed):
     conn, _, legacy, _ = mixed
-    doc = report_document(inspect(conn, Selection(), Profiles(Thresholds(), (Profile("all", "*", legacy),))))
-    plain = report_document(inspect(conn, Selection(), legacy))
+    doc = report_document(inspect(Reading(conn, Selection(), Profiles(Thresholds(), (Profile("all", "*", legacy),)))))
+    plain = report_document(inspect(Reading(conn, Selection(), Profiles(legacy))))
     assert {c["profile"] for c in doc["consumers"]} == {"all"} and {c["profile"] for c in plain["consumers"]} == {None}
     for key in ("findings", "summary", "spout_settings", "notes", "checks_skipped"):
         assert doc[key] == plain[key], key
@@ -99,8 +100,8 @@ def test_the_audits_tasks_judge_each_spout_by_its_own_profile(spark, mixed):
     from offctl.faces.audit.job import AuditSettings, audit
 
     conn, profiles, _, _ = mixed
-    inspected = report_document(inspect(conn, Selection(), profiles))
-    with audit(conn, AuditSettings(thresholds=profiles)) as done:
+    inspected = report_document(inspect(Reading(conn, Selection(), profiles)))
+    with audit(AuditSettings(Reading(conn, profiles=profiles))) as done:
         result = done.result
         _, sections, tail = result.document_parts()
         audited = {

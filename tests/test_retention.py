@@ -31,6 +31,7 @@ from offctl.core.model import (
     Severity,
     TopicRetention,
 )
+from offctl.core.profiles import Profiles
 from offctl.core.retention import (
     BROKER,
     END,
@@ -496,12 +497,12 @@ def test_inspect_reads_the_message_once_and_the_configs_of_lagging_topics_only()
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 5 * H),)}), {"t": TopicRetention("t", 6 * H)})
     caught_up = row(5, 0, topic="idle", log_end=5)
-    got = with_time_lags(report_of(row(12, 8), caught_up), store, 5.0, Thresholds())
+    got = with_time_lags(report_of(row(12, 8), caught_up), store, 5.0, Profiles(Thresholds()))
     assert store.reads == [[("t", 0, 12)]] and store.described == [["t"]]
     assert time_lag(got.rows[0], got.time_lags).seconds == 5 * 3600.0
     assert headroom(got.rows[0], got.headrooms)[:2] == (3600.0, BROKER)
     assert [f.code for f in got.findings] == ["RETENTION_RISK"] and got.rows[0].codes == ("RETENTION_RISK",)
-    quiet = with_time_lags(report_of(row(12, 8)), store, 5.0, Thresholds(retention_horizon_ms=30 * 60_000))
+    quiet = with_time_lags(report_of(row(12, 8)), store, 5.0, Profiles(Thresholds(retention_horizon_ms=30 * 60_000)))
     assert quiet.findings == () and headroom(quiet.rows[0], quiet.headrooms).seconds == 3600.0
 
 
@@ -514,10 +515,12 @@ def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pac
     def store():
         return Store(MessageRead({("t", 0, 12): (msg(12, NOW - M),)}), {"t": TopicRetention("t", 6 * H)})
 
-    assert with_time_lags(report_of(row(12, 8)), store(), 5.0, Thresholds()).findings == ()
-    told = with_time_lags(report_of(row(12, 8)), store(), 5.0, Thresholds(retention_horizon_ms=6 * H))
+    assert with_time_lags(report_of(row(12, 8)), store(), 5.0, Profiles(Thresholds())).findings == ()
+    told = with_time_lags(report_of(row(12, 8)), store(), 5.0, Profiles(Thresholds(retention_horizon_ms=6 * H)))
     assert [f.code for f in told.findings] == ["RETENTION_RISK"]
-    still = with_time_lags(report_of(row(12, 8)), store(), 5.0, Thresholds(), behind={row(12, 8).partition_key: 1.0})
+    still = with_time_lags(
+        report_of(row(12, 8)), store(), 5.0, Profiles(Thresholds()), behind={row(12, 8).partition_key: 1.0}
+    )
     assert [f.code for f in still.findings] == ["RETENTION_RISK"]
 
 
@@ -526,11 +529,11 @@ def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect()
     from offctl.pipeline import exit_code, with_time_lags
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 7 * H),)}), refuse=True)
-    got = with_time_lags(report_of(row(12, 8)), store, 5.0, Thresholds())
+    got = with_time_lags(report_of(row(12, 8)), store, 5.0, Profiles(Thresholds()))
     assert headroom(got.rows[0], got.headrooms).source == UNKNOWN and not got.findings
     assert any("describe-configs request failed" in n for n in got.notes)
     assert not got.incomplete and exit_code(got, "error") == 0
-    stated = with_time_lags(report_of(row(12, 8)), store, 5.0, Thresholds(topic_retention_ms={"t": 6 * H}))
+    stated = with_time_lags(report_of(row(12, 8)), store, 5.0, Profiles(Thresholds(topic_retention_ms={"t": 6 * H})))
     assert headroom(stated.rows[0], stated.headrooms)[:2] == (-3600.0, OPTION)
     assert [f.code for f in stated.findings] == ["RETENTION_EXCEEDED"] and exit_code(stated, "error") == 1
 
@@ -540,7 +543,7 @@ def test_a_budget_of_0_asks_the_broker_nothing():
     from offctl.pipeline import with_time_lags
 
     store = Store(MessageRead())
-    got = with_time_lags(report_of(row(12, 8)), store, 0, Thresholds(topic_retention_ms={"t": H}))
+    got = with_time_lags(report_of(row(12, 8)), store, 0, Profiles(Thresholds(topic_retention_ms={"t": H})))
     assert store.reads == [] and store.described == []
     assert headroom(got.rows[0], got.headrooms).source == UNREAD and not got.findings
 

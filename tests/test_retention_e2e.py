@@ -18,9 +18,11 @@ import time
 import pytest
 
 from offctl.core.model import Thresholds, TopicRetention
-from offctl.pipeline import Selection, exit_code, inspect
+from offctl.core.profiles import Profiles
+from offctl.pipeline import exit_code, inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection
+from offctl.settings.run import Reading, Selection
 from tests.conftest import storm_record
 from tests.test_serve import metric, scrape, start_serve, wait_for
 
@@ -157,7 +159,10 @@ def test_inspect_estimates_the_headroom_from_the_message_and_the_brokers_retenti
     """The broker reports every topic's retention.ms; --topic-retention for one of them changes nothing, and a note
     says the broker's is used."""
     report = inspect(
-        aging.conn, Selection((), (aging.group,)), Thresholds(topic_retention_ms={aging.plain: 6 * H}), now_ms=aging.now
+        Reading(
+            aging.conn, Selection((), (aging.group,)), Profiles(Thresholds(topic_retention_ms={aging.plain: 6 * H}))
+        ),
+        now_ms=aging.now,
     )
     doc = report_document(report)
     # message 1 was written at now - 5 h 29 min: 31 min left under 6 h; message 3 at now - 5 h 27 min: 33 min;
@@ -182,7 +187,7 @@ def test_inspect_estimates_the_headroom_from_the_message_and_the_brokers_retenti
 
 
 def test_an_hour_later_the_message_is_past_its_topics_retention_and_not_the_brokers_default(aging39):
-    report = inspect(aging39.conn, Selection((), ()), Thresholds(), now_ms=aging39.now + H)
+    report = inspect(Reading(aging39.conn, Selection((), ()), Profiles(Thresholds())), now_ms=aging39.now + H)
     doc = report_document(report)
     got = rooms(doc)
     assert got[("on-kept", aging39.kept)] == (3, -29 * 60.0, "broker")
@@ -255,14 +260,16 @@ def test_a_topic_without_retention_ms_has_the_brokers_and_a_principal_refused_it
     selection = Selection(groups=(group,))
 
     operator = report_document(
-        inspect(Connection(bootstrap_servers=guarded.broker.address), selection, Thresholds(), now_ms=now)
+        inspect(
+            Reading(Connection(bootstrap_servers=guarded.broker.address), selection, Profiles(Thresholds())), now_ms=now
+        )
     )
     assert rooms(operator) == {(group, topic): (3, 31 * 60.0, "broker")}
     [risk] = [f["message"] for f in operator["findings"] if f["code"] == "RETENTION_RISK"]
     assert "retention.ms 21600000 = 6h00m (the broker's)" in risk
 
     storm = Connection(bootstrap_servers=guarded.sasl, kafka_config=guarded.storm_config)
-    refused = inspect(storm, selection, Thresholds(), now_ms=now)
+    refused = inspect(Reading(storm, selection, Profiles(Thresholds())), now_ms=now)
     assert rooms(report_document(refused)) == {(group, topic): (3, None, "unknown")}
     assert not [f for f in refused.findings if f.code.startswith("RETENTION")] and not refused.incomplete
     [note] = [n for n in refused.notes if n.startswith("retention risk not estimated")]

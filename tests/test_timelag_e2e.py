@@ -14,9 +14,11 @@ import time
 import pytest
 
 from offctl.core.model import Thresholds
-from offctl.pipeline import Selection, inspect
+from offctl.core.profiles import Profiles
+from offctl.pipeline import inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection
+from offctl.settings.run import Reading, Selection
 from tests.conftest import T0, committed_transaction, compacted_at, compacted_topic, storm_record
 from tests.test_serve import metric, scrape, start_serve, wait_for
 
@@ -88,7 +90,7 @@ def lags(doc: dict) -> dict[tuple, tuple]:
 
 
 def test_inspect_times_each_lagging_partition_from_the_message_it_resumes_at(timed):
-    report = inspect(timed.conn, Selection(("orders",), (timed.group,)), Thresholds(), now_ms=NOW)
+    report = inspect(Reading(timed.conn, Selection(("orders",), (timed.group,)), Profiles(Thresholds())), now_ms=NOW)
     doc = report_document(report)
     assert lags(doc) == {
         ("zookeeper", 0): (3, (NOW - ts(0, 2)) / 1000, "message"),  # 3598.0: message 2 was written at T0 + 2 s
@@ -239,7 +241,7 @@ def test_after_a_reset_to_a_time_the_spout_is_as_far_behind_as_the_message_it_go
     )
     assert done.exit_code == 0, done.stderr
     assert [(c["partition"], c["before"], c["after"]) for c in done.json()["changes"]] == [(0, 2, 1)]
-    doc = report_document(inspect(timed39.conn, Selection(("orders",)), Thresholds(), now_ms=NOW))
+    doc = report_document(inspect(Reading(timed39.conn, Selection(("orders",)), Profiles(Thresholds())), now_ms=NOW))
     assert lags(doc)[("zookeeper", 0)] == (4, (NOW - ts(0, 1)) / 1000, "message")
 
 
@@ -261,7 +263,9 @@ def test_on_a_log_append_time_topic_the_broker_clock_gives_the_time_lag(zk, kafk
     before = int(time.time() * 1000)
     kafka39.produce_records(topic, 0, [{"value": b"m%d" % o, "timestamp": ts(0, o)} for o in range(3)])
     after = int(time.time() * 1000)
-    report = inspect(_spout(zk, names, zk_server, broker39, topic, {0: 1}), Selection(("orders",)), Thresholds())
+    report = inspect(
+        Reading(_spout(zk, names, zk_server, broker39, topic, {0: 1}), Selection(("orders",)), Profiles(Thresholds()))
+    )
     lag, seconds, source = lags(report_document(report))[("zookeeper", 0)]
     assert (lag, source) == (2, "message")
     # the broker's clock is this machine's: appended between `before` and `after`, 1 s allowed for rounding
@@ -276,7 +280,7 @@ def test_a_spout_resuming_in_a_compacted_gap_is_timed_from_the_next_message(zk, 
     conn = _spout(zk, names, zk_server, broker, topic, {0: 3})
     group = names("group")
     kafka.commit(group, topic, {0: 0})
-    doc = report_document(inspect(conn, Selection(("orders",), (group,)), Thresholds(), now_ms=NOW))
+    doc = report_document(inspect(Reading(conn, Selection(("orders",), (group,)), Profiles(Thresholds())), now_ms=NOW))
     assert lags(doc) == {
         ("zookeeper", 0): (3, (NOW - compacted_at(4)) / 1000, "message"),
         ("kafka", 0): (6, (NOW - compacted_at(1)) / 1000, "message"),
@@ -293,7 +297,11 @@ def test_a_spout_at_a_transaction_marker_has_lag_1_and_nothing_waiting(zk, kafka
     before = int(time.time() * 1000)
     committed_transaction(kafka39, topic, 1, 3)
     report = inspect(
-        _spout(zk, names, zk_server, broker39, topic, {0: marker, 1: 0}), Selection(("orders",)), Thresholds()
+        Reading(
+            _spout(zk, names, zk_server, broker39, topic, {0: marker, 1: 0}),
+            Selection(("orders",)),
+            Profiles(Thresholds()),
+        )
     )
     got = lags(report_document(report))
     assert got[("zookeeper", 0)] == (1, 0.0, "caught-up")

@@ -23,11 +23,10 @@ DEFAULTS = "defaults"  # how the assumptions line names the consumers no profile
 
 
 def analyze_each(
-    snapshot: Snapshot, settings: Thresholds | Profiles, records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None
+    snapshot: Snapshot, profiles: Profiles, records: Mapping[ConsumerKey, list[OffsetRecord]] | None = None
 ) -> Report:
     """analyze, each consumer by the Thresholds of the profile that resolves for it; each ConsumerSummary names
     its profile."""
-    profiles = Profiles.of(settings)
     if not profiles.profiles:
         return analyze(snapshot, profiles.default, records)
     grouped = resolve_layouts(records if records is not None else parse_snapshot(snapshot), snapshot.cluster)
@@ -111,12 +110,11 @@ def _findings_in_order(order: Sequence[ConsumerKey], found: dict[ConsumerKey, li
     return (*(f for k in order for f in found.pop(k, ())), *(f for fs in found.values() for f in fs), *read.findings)
 
 
-def assumptions(counts: Mapping[str | None, int], settings: Thresholds | Profiles) -> str:
+def assumptions(counts: Mapping[str | None, int], profiles: Profiles) -> str:
     """The settings the findings assume (Report.spout_settings), from the consumers each profile covered (`counts`,
     by profile name, None for the defaults): the one profile's SpoutProfile.describe, as a run without profiles says
     it; with several, how many consumers each covered and its settings (the expected topic when one is set), the
     profiles in their order, the defaults last."""
-    profiles = Profiles.of(settings)
     thresholds = {p.name: p.thresholds for p in profiles.profiles}
     covered = [name for name in (*thresholds, None) if counts.get(name)]
     if len(covered) <= 1:
@@ -132,10 +130,9 @@ def assumptions(counts: Mapping[str | None, int], settings: Thresholds | Profile
     )
 
 
-def expected_topics(settings: Thresholds | Profiles) -> tuple[str, ...]:
+def expected_topics(profiles: Profiles) -> tuple[str, ...]:
     """The topics the profiles say their spouts read (--topic, a profile's `topic`): a read that asks the broker about
     the topics it needs only (an audit task) asks about these too, as it does about the records' own."""
-    profiles = Profiles.of(settings)
     return tuple(
         dict.fromkeys(
             t.expected_topic for t in (profiles.default, *(p.thresholds for p in profiles.profiles)) if t.expected_topic
@@ -143,10 +140,9 @@ def expected_topics(settings: Thresholds | Profiles) -> tuple[str, ...]:
     )
 
 
-def parts(report: Report, settings: Thresholds | Profiles) -> list[tuple[str | None, Thresholds, Report]]:
+def parts(report: Report, profiles: Profiles) -> list[tuple[str | None, Thresholds, Report]]:
     """The report cut by the profile of each consumer (ConsumerSummary.profile): (name, its Thresholds, the report
     with its rows and consumers only). Without profiles, or with one, the report itself, whole: no row is visited."""
-    profiles = Profiles.of(settings)
     if not profiles.profiles:
         return [(None, profiles.default, report)]
     names = {c.key: c.profile for c in report.consumers}

@@ -37,11 +37,6 @@ class Profiles:
     default: Thresholds = Thresholds()
     profiles: tuple[Profile, ...] = ()
 
-    @classmethod
-    def of(cls, settings: Thresholds | Profiles) -> Profiles:
-        """A run's settings as profiles: plain Thresholds are the defaults of a run without profiles."""
-        return settings if isinstance(settings, Profiles) else cls(default=settings)
-
     def resolve(self, key: ConsumerKey) -> tuple[str | None, Thresholds]:
         """The profile that judges `key` (its name, None for the defaults) and its settings."""
         exact = next((p for p in self.profiles if p.exact and p.matches(key.consumer)), None)
@@ -52,7 +47,9 @@ class Profiles:
         """These profiles with every spout's consumer isolation.level set to `isolation` (storm-kafka-monitor: the
         consumer properties Storm passes are the spout's own)."""
 
-        def of(t: Thresholds) -> Thresholds:
+        def isolated(t: Thresholds) -> Thresholds:
             return replace(t, spout=replace(t.spout, isolation=isolation))
 
-        return Profiles(of(self.default), tuple(replace(p, thresholds=of(p.thresholds)) for p in self.profiles))
+        return Profiles(
+            isolated(self.default), tuple(replace(p, thresholds=isolated(p.thresholds)) for p in self.profiles)
+        )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from offctl.core.model import MessageRead, Report, Thresholds
+from offctl.core.model import MessageRead, Report
 from offctl.core.peeked import (
     Peeked,
     census,
@@ -18,21 +18,10 @@ from offctl.core.peeked import (
     selected,
     unanswered,
 )
-from offctl.core.profiles import Profiles
 from offctl.errors import OffctlError, UsageError
-from offctl.pipeline import (
-    Estimates,
-    Selection,
-    assess,
-    cyclic_gc_paused,
-    open_stores,
-    read_snapshot,
-    spout_roots,
-    trident_list,
-)
-from offctl.settings.connection import Connection
+from offctl.pipeline import assess, cyclic_gc_paused, open_stores, read_selected
 from offctl.settings.options import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
-from offctl.settings.run import validate
+from offctl.settings.run import Reading
 
 
 @dataclass(frozen=True)
@@ -49,15 +38,12 @@ class PeekResult:
 
 
 def peek(
-    conn: Connection,
-    selection: Selection,
-    thresholds: Thresholds | Profiles,
+    reading: Reading,
     *,
     partitions: frozenset[int] | None = None,
     count: int = 1,
     budget_s: float | None = None,
     now_ms: int | None = None,
-    estimates: Estimates = Estimates(),
 ) -> PeekResult:
     """The message at each chosen partition's resume offset, and `count` - 1 after it, with inspect's report of the
     consumers read: the one pipeline (inspect.assess), so its findings are inspect's on the same stores."""
@@ -65,23 +51,13 @@ def peek(
         raise UsageError(f"--count must be a whole number from 1 to {MAX_COUNT}")
     if budget_s is not None and not 0 < budget_s < float("inf"):
         raise UsageError("--budget must be a number of seconds above 0")
-    validate(conn, selection)
-    if not conn.bootstrap_servers:
+    if not reading.conn.bootstrap_servers:
         raise UsageError("peek reads messages from Kafka: give --bootstrap-servers")
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     with cyclic_gc_paused():
-        with open_stores(conn) as (zk, kafka):
-            snapshot, records = read_snapshot(
-                zk,
-                kafka,
-                spout_roots(conn, selection),
-                selection,
-                conn.storm_root,
-                now_ms,
-                trident_roots=trident_list(conn, selection),
-                judged_by=thresholds,
-            )
-            report = assess(snapshot, kafka, thresholds, estimates, records)  # each consumer by its own profile
+        with open_stores(reading.conn) as (zk, kafka):
+            snapshot, records = read_selected(reading, zk, kafka, now_ms)
+            report = assess(snapshot, kafka, reading, records)  # each consumer by its own profile
             rows = selected(report.rows, partitions)
             wanted = positions(rows)
             stable = committed_positions(rows)

@@ -52,6 +52,7 @@ from offctl.core.plan import (
     verify_kafka,
     verify_zookeeper,
 )
+from offctl.core.profiles import Profiles
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 from offctl.core.targets import Scope, Target
 from offctl.errors import (
@@ -213,7 +214,7 @@ def _read(
         storm_root,
         _now(),
         trident_roots=[trident.zk_root] if trident else (),
-        judged_by=Thresholds(spout=profile) if profile is not None else None,
+        profiles=Profiles(Thresholds(spout=profile)) if profile is not None else None,
     )
     if snapshot.incomplete:
         raise StoreUnavailable("could not read everything a safe plan needs: " + "; ".join(snapshot.incomplete))

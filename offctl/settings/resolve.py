@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from offctl.inputs import check_bootstrap_servers, check_quiet_period, check_tim
 from offctl.settings import configfile
 from offctl.settings.connection import STORM_ROOT, TIMEOUT_S, Connection, parse_kafka_config
 from offctl.settings.options import DEFAULTS, OPTIONS, SPOUT_OPTIONS, parse_value
-from offctl.settings.run import Estimates, ExpiryOptions, Safety, Selection, validate
+from offctl.settings.run import Estimates, ExpiryOptions, Reading, Safety, Selection, validate
 
 FLAG, DEFAULT = "flag", "default"
 Say = Callable[[str], None]  # where a notice of the resolution goes (the commands: stderr)
@@ -346,9 +347,6 @@ def profiles(given: Given) -> Profiles:
     return Profiles(default=thresholds(given), profiles=tuple(out))
 
 
-judged_by = profiles  # what the library judges the run's consumers by: each consumer by its own profile
-
-
 def written_profile(given: Given, consumers: Iterable[str]) -> SpoutProfile:
     """The spout profile a write is planned and verified with (reset, restore, migrate): the profile of the
     consumers it writes (offctl.core.profiles' rule; a flag overrides every profile), the defaults for none named.
@@ -396,9 +394,26 @@ def estimates(given: Given) -> Estimates:
     return Estimates(given.time_lag_budget, expiry_options(given))
 
 
-def reading(given: Given, say: Say) -> tuple[Connection, Selection, Profiles]:
-    """The connection, selection and profiles of a run that reads like inspect (serve, watch, mcp), checked before
-    anything connects."""
-    conn, chosen = connection(given, say), selection(given)
-    validate(conn, chosen)
-    return conn, chosen, judged_by(given)
+def reading(given: Given, say: Say, *, sandbox: bool = True, checked: bool = True) -> Reading:
+    """What a run reads and how it judges it: the connection, the selection, the profiles and the estimates the
+    options give, checked before anything connects. `sandbox=False`: no sandbox is taken (connection);
+    `checked=False`: the selection is the face's own, made later from what it is asked (storm-kafka-monitor: Storm
+    UI's arguments), and checked there."""
+    made = Reading(connection(given, say, sandbox=sandbox), selection(given), profiles(given), estimates(given))
+    return validate(made) if checked else made
+
+
+def fleet_reading(given: Given, say: Say, *, selected: bool = True) -> Reading:
+    """The reading of a whole fleet (offctl mcp's `fleet`): every root the connection names is read, not only the
+    default ones, and every group Storm committed for when it reaches Kafka; the selection options given when
+    `selected` (the command line's run), none for the config file's other contexts."""
+    conn = replace(connection(given, say), default_roots=False, default_trident_roots=False)
+    chosen = selection(given) if selected else Selection()
+    chosen = replace(chosen, all_groups=bool(conn.bootstrap_servers) or chosen.all_groups)
+    return validate(Reading(conn, chosen, profiles(given), estimates(given)))
+
+
+def saved_reading(given: Given) -> Reading:
+    """The reading of a run that reads no server (an audit of saved snapshots): the servers and roots as named
+    (named_servers), the selection, profiles and estimates as given; nothing to check against a server."""
+    return Reading(named_servers(given), selection(given), profiles(given), estimates(given))

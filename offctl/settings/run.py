@@ -1,17 +1,18 @@
-"""What the settings of a run make, for the library to use: what to read (Selection), what the reads after the
-analysis are told (Estimates, ExpiryOptions), and a write's safety (Safety). offctl.settings.resolve makes them from
-the options; the pipeline and the repairs read them.
+"""What the settings of a run make, for the library to use: what one run reads and how it judges it (Reading: the
+Connection, the Selection, the Profiles and the Estimates), and a write's safety (Safety). offctl.settings.resolve
+makes them from the options, and checks a Reading once; the pipeline and the repairs read them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from offctl.adapters.backup import state_dir
 from offctl.core import expiry
 from offctl.core.guards import QUIET_PERIOD_S
+from offctl.core.profiles import Profiles
 from offctl.errors import UsageError
 from offctl.settings.connection import Connection
 from offctl.settings.options import TIME_LAG_BUDGET_S
@@ -43,9 +44,28 @@ class Estimates:
     options, and serve's and watch's pace per partition (offctl.core.history.falling_behind) for RETENTION_RISK's
     default rule."""
 
-    time_lag_budget_s: float = TIME_LAG_BUDGET_S
+    time_lag_budget: float = TIME_LAG_BUDGET_S  # seconds, --time-lag-budget
     expiry: ExpiryOptions = ExpiryOptions()
     behind: Mapping[tuple, float] | None = None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one run reads and how it judges what it read: where (the connection), what (the selection), by which
+    settings each consumer is judged (the profiles), and what the reads after the analysis are told (the
+    estimates). Made and checked once, by offctl.settings.resolve; the pipeline takes it whole. A face that reads in
+    cycles or in chunks derives its own with `replace` (serve's and watch's per-cycle budget, an audit task's
+    chunk, storm-kafka-monitor's query)."""
+
+    conn: Connection = Connection()
+    selection: Selection = Selection()
+    profiles: Profiles = Profiles()
+    estimates: Estimates = Estimates()
+
+    def within(self, time_lag_budget: float) -> Reading:
+        """This reading with its time-lag budget at most `time_lag_budget` seconds (a cycle's share, a deadline's)."""
+        budget = min(self.estimates.time_lag_budget, time_lag_budget)
+        return replace(self, estimates=replace(self.estimates, time_lag_budget=budget))
 
 
 @dataclass(frozen=True)
@@ -57,8 +77,10 @@ class Safety:
     audit_log: Path = field(default_factory=lambda: state_dir() / "audit.log")
 
 
-def validate(conn: Connection, selection: Selection) -> None:
-    """Refuse command lines that cannot inspect anything, before connecting anywhere."""
+def validate(reading: Reading) -> Reading:
+    """The reading, once its command line is known to inspect something: refuse one that cannot, before connecting
+    anywhere."""
+    conn, selection = reading.conn, reading.selection
     _check_servers(conn, selection)
     _check_roots(conn, selection)
     if not conn.zk_roots and not conn.trident_roots and not selection.groups and not selection.all_groups:
@@ -71,6 +93,7 @@ def validate(conn: Connection, selection: Selection) -> None:
     for group in selection.groups:
         if not group.strip():
             raise UsageError("--group needs a group id, not an empty string")
+    return reading
 
 
 def _check_servers(conn: Connection, selection: Selection) -> None:

@@ -19,7 +19,7 @@ from offctl import interrupts
 from offctl.adapters import spark as adapter
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.judge import assumptions
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds, iso_ms
+from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, iso_ms
 from offctl.core.profiles import Profiles
 from offctl.core.targets import Scope, Target
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
@@ -43,11 +43,11 @@ from offctl.faces.audit.tasks import (
     without_history,
     worst_first,
 )
-from offctl.pipeline import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list
+from offctl.pipeline import assess, findings_exit_code, open_stores, spout_roots, trident_list
 from offctl.render.output import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
 from offctl.repair.reset import ResetRequest, Safety, outcome_exit_code, reset
 from offctl.settings.connection import Connection
-from offctl.settings.run import validate
+from offctl.settings.run import Reading, Selection
 
 # --repair values: the finding codes whose safe target is unambiguous (the log start), and a name for both.
 REPAIRABLE = ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END")
@@ -190,22 +190,22 @@ def _writes(plan) -> list[tuple]:
 
 
 def repair_all(
-    conn: Connection, items: Sequence[Repair], safety, confirm_all, settings: SpoutProfile | Profiles = SpoutProfile()
+    conn: Connection, items: Sequence[Repair], safety, confirm_all, profiles: Profiles = Profiles()
 ) -> list[tuple[object, int]]:
     """Plan every consumer's repair (fresh reads, guards), and with safety.execute apply them: one confirmation for
     all, then each consumer through reset's safe writer, written only if its plan is still the one shown; a group's
-    commits are verified against its spout profile (`settings`: one for all, or the Profiles each consumer's resolves
-    from), as its findings were made. Returns (RepairResult, exit code) per consumer; one consumer's failure does not
+    commits are verified against its spout profile (the one `profiles` resolves for it), as its findings were
+    made. Returns (RepairResult, exit code) per consumer; one consumer's failure does not
     stop the others, an interrupt does."""
-    profiles = [settings if isinstance(settings, SpoutProfile) else settings.resolve(r.key)[1].spout for r in items]
-    planned = [plan_repair(conn, r, safety, p) for r, p in zip(items, profiles)]
+    spouts = [profiles.resolve(r.key)[1].spout for r in items]
+    planned = [plan_repair(conn, r, safety, p) for r, p in zip(items, spouts)]
     if not safety.execute:
         return planned
     dry = [o for o, _ in planned]
     runnable = _runnable(dry)
     if runnable and not confirm_all([dry[i].plan for i in sorted(runnable)]):
         return [(replace(o, declined=True), NOT_CONFIRMED) if i in runnable else planned[i] for i, o in enumerate(dry)]
-    return _write_repairs(conn, items, planned, runnable, safety, profiles)
+    return _write_repairs(conn, items, planned, runnable, safety, spouts)
 
 
 def _runnable(dry: Sequence) -> set[int]:
@@ -273,9 +273,7 @@ def _write_repair(conn: Connection, item: Repair, shown, safety, profile: SpoutP
 
 @dataclass(frozen=True)
 class AuditSettings:
-    selection: Selection = Selection()
-    thresholds: Thresholds | Profiles = Thresholds()  # Profiles: each consumer judged by its own
-    estimates: Estimates = Estimates()  # what each task's reads after the analysis are told (a budget per task)
+    reading: Reading = Reading()  # each consumer judged by its own profile; the time-lag budget is each task's
     out: str | None = None
     file_format: str = "parquet"
     save_snapshot: str | None = None
@@ -308,12 +306,12 @@ def parse_spark_conf(pairs: Iterable[str]) -> dict[str, str]:
 
 @contextmanager
 def audit(
-    conn: Connection, settings: AuditSettings, *, track=None, confirm_all: Callable[[list], bool] = lambda plans: False
+    settings: AuditSettings, *, track=None, confirm_all: Callable[[list], bool] = lambda plans: False
 ) -> Iterator[Audited]:
-    """Check the command line, start Spark (or use spark-submit's), run the audit and any repair; Spark stays
+    """Check the audit's own options, start Spark (or use spark-submit's), run the audit and any repair; Spark stays
     up inside the block so the caller can stream the rows, and stops after it if offctl started it."""
     codes = repair_codes(settings.repair)
-    sel = settings.selection
+    conn, sel = settings.reading.conn, settings.reading.selection
     live = bool(conn.zk or conn.zk_roots or conn.bootstrap_servers or sel.spouts or sel.groups)
     safety = settings.safety or Safety()
     check_options(
@@ -324,8 +322,6 @@ def audit(
         execute=safety.execute,
         window=settings.window,
     )
-    if not settings.from_snapshots:
-        validate(conn, sel)
     if codes and not conn.bootstrap_servers:
         raise UsageError("--repair needs --bootstrap-servers (log offsets bound every target)")
     conf = parse_spark_conf(settings.spark_conf)
@@ -333,11 +329,11 @@ def audit(
     session, owned = adapter.start(settings.master, conf)
     startup = time.perf_counter() - started if owned else None
     try:
-        result = run(session, conn, settings, track or adapter.no_track)
+        result = run(session, settings, track or adapter.no_track)
         done: list = []
         if codes:
             found = result.findings.filter(lambda f: f["code"] in codes).collect()
-            done = repair_all(conn, repairs(found, codes), safety, confirm_all, Profiles.of(settings.thresholds))
+            done = repair_all(conn, repairs(found, codes), safety, confirm_all, settings.reading.profiles)
         yield Audited(result, done, startup)
     finally:
         if owned:
@@ -440,7 +436,7 @@ class _Source:
     earlier: list[str]
 
 
-def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track = adapter.no_track) -> AuditResult:
+def run(spark, settings: AuditSettings, track: adapter.Track = adapter.no_track) -> AuditResult:
     """Read (or load) a fleet's offsets, analyze them, add history, write files and snapshot; the result keeps
     its rows in Spark for the caller to stream."""
     from pyspark import StorageLevel
@@ -452,7 +448,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
     if settings.from_snapshots:
         source = _saved_source(spark, files, settings)
     else:
-        source = _live_source(sc, files, conn, settings)
+        source = _live_source(sc, files, settings)
     tasks = source.tasks.persist(StorageLevel.MEMORY_AND_DISK)
     reads = tasks.map(lambda t: (t[0], t[1]))
     with adapter.job(
@@ -469,7 +465,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
     clock = time.perf_counter()
     snapshot_path = None
     if settings.save_snapshot:
-        meta = _snapshot_meta(conn, settings.selection, source.captured_ms, running, tally.partitions)
+        meta = _snapshot_meta(settings.reading, source.captured_ms, running, tally.partitions)
         with adapter.job(sc, "saving the snapshot", track):
             snapshot_path = adapter.save_snapshot(spark, files, reads, settings.save_snapshot, meta)
         timings["snapshot"] = time.perf_counter() - clock
@@ -501,7 +497,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
         topologies=topologies,
         snapshot=snapshot_path,
         timings=timings,
-        spout_settings=assumptions(tally.profiles, settings.thresholds),
+        spout_settings=assumptions(tally.profiles, settings.reading.profiles),
         read_by=readers,
         driver=process_name(),
     )
@@ -516,13 +512,13 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
 def _saved_source(spark, files: adapter.Files, settings: AuditSettings) -> _Source:
     """The audit of saved snapshots: the latest is analyzed again, with no servers (the reads that follow the
     analysis are not made: each lagging partition's time lag is `unread`); the ones before it give history."""
-    thresholds = settings.thresholds
+    reading = settings.reading
     saved = adapter.list_snapshots(files, settings.from_snapshots)
     if not saved:
         raise UsageError(f"--from-snapshots {settings.from_snapshots}: no complete snapshot there")
     *earlier, latest = saved
     meta, loaded = adapter.load_snapshot(spark, files, latest)
-    tasks = loaded.map(lambda kv: (kv[0], kv[1], chunk_outputs(assess(kv[1], None, thresholds))))
+    tasks = loaded.map(lambda kv: (kv[0], kv[1], chunk_outputs(assess(kv[1], None, reading))))
     running = meta.get("running")
     return _Source(
         tasks,
@@ -533,11 +529,12 @@ def _saved_source(spark, files: adapter.Files, settings: AuditSettings) -> _Sour
     )
 
 
-def _live_source(sc, files: adapter.Files, conn: Connection, settings: AuditSettings) -> _Source:
+def _live_source(sc, files: adapter.Files, settings: AuditSettings) -> _Source:
     """The audit of the live stores: the driver lists the consumers and plans their chunks, and each task reads
     its chunk and runs inspect's pipeline on it, with its own clients (audit_tasks.audit_chunk); the snapshots
     saved before under --save-snapshot give history."""
-    selection, thresholds, estimates = settings.selection, settings.thresholds, settings.estimates
+    reading = settings.reading
+    conn, selection = reading.conn, reading.selection
     spouts, listed, driver_notes = _list_consumers(conn, selection)
     chunks = plan_chunks(
         spouts, list(selection.groups), sc.defaultParallelism, listed, trident_roots=trident_list(conn, selection)
@@ -545,7 +542,7 @@ def _live_source(sc, files: adapter.Files, conn: Connection, settings: AuditSett
     captured_ms = int(time.time() * 1000)
     tasks = (
         sc.parallelize([(c.index, c) for c in chunks], max(1, len(chunks)))
-        .map(lambda ic: (ic[0], *audit_chunk(conn, selection, ic[1], int(time.time() * 1000), thresholds, estimates)))
+        .map(lambda ic: (ic[0], *audit_chunk(reading, ic[1], int(time.time() * 1000))))
         .map(lambda t: (t[0], t[1], chunk_outputs(t[2])))
     )
     earlier = adapter.list_snapshots(files, settings.save_snapshot) if settings.save_snapshot else []
@@ -565,10 +562,9 @@ def _analyze(sc, tasks, reads, running: frozenset[str] | None, track: adapter.Tr
     return analyzed, tally, running
 
 
-def _snapshot_meta(
-    conn: Connection, selection: Selection, captured_ms: int, running: frozenset[str] | None, partitions: int
-) -> dict:
+def _snapshot_meta(reading: Reading, captured_ms: int, running: frozenset[str] | None, partitions: int) -> dict:
     """What a saved snapshot says of itself: when and from where it was read, and what was selected."""
+    conn, selection = reading.conn, reading.selection
     return {
         "format": adapter.SNAPSHOT_FORMAT,
         "version": adapter.SNAPSHOT_VERSION,
@@ -594,7 +590,7 @@ def _rows_with_history(
     earlier snapshots; without any, each row says it has none."""
     if not earlier:
         return rows.map(without_history)
-    window, allowed, thresholds = settings.window, settings.allowed_lag, settings.thresholds
+    window, allowed, profiles = settings.window, settings.allowed_lag, settings.reading.profiles
     past = None
     for path in earlier:
         _, snap = adapter.load_snapshot(spark, files, path)
@@ -605,7 +601,7 @@ def _rows_with_history(
         .leftOuterJoin(past.groupByKey())
         .map(
             lambda kv: with_history(
-                kv[1][0], kv[1][1] or (), running, window, allowed, commit_period(thresholds, kv[1][0])
+                kv[1][0], kv[1][1] or (), running, window, allowed, commit_period(profiles, kv[1][0])
             )
         )
     )

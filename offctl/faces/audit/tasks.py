@@ -23,13 +23,13 @@ from offctl.core.behaviour import CommitBehaviour
 from offctl.core.findings import CATALOGUE
 from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
 from offctl.core.judge import expected_topics
-from offctl.core.model import ConsumerKey, Report, Severity, Snapshot, Thresholds
+from offctl.core.model import ConsumerKey, Report, Severity, Snapshot
 from offctl.core.profiles import Profiles
 from offctl.core.timelag import ESTIMATE
 from offctl.errors import OffctlError
-from offctl.pipeline import Estimates, Selection, assess, open_stores, read_snapshot
+from offctl.pipeline import assess, open_stores, read_snapshot
 from offctl.render.output import consumer_dicts, finding_dict, partition_dicts, time_lags
-from offctl.settings.connection import Connection
+from offctl.settings.run import Reading
 
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
 TASKS_PER_CORE = 4
@@ -86,27 +86,21 @@ def process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def audit_chunk(
-    conn: Connection,
-    selection: Selection,
-    chunk: Chunk,
-    now_ms: int,
-    thresholds: Thresholds | Profiles,
-    estimates: Estimates = Estimates(),
-) -> tuple[Snapshot, Report]:
+def audit_chunk(reading: Reading, chunk: Chunk, now_ms: int) -> tuple[Snapshot, Report]:
     """One Spark task: read one chunk with clients of its own, then inspect's pipeline on it (offctl.pipeline.assess:
     the analysis, then the time lag, retention headroom and commit expiry read with the same Kafka client), so the
     audit sees what inspect sees, each consumer judged by its own profile. Returns the chunk's reads (a snapshot to
     save) and its report. A store that cannot be reached makes the chunk's snapshot incomplete, naming the chunk; the
     other chunks go on."""
     roots = [chunk.zk_root] if chunk.zk_root else []
+    conn, selection = reading.conn, reading.selection
     try:
         with open_stores(conn, targeted=True) as (zk, kafka):
             chunk_selection = replace(
                 selection,
                 groups=chunk.groups,
                 listed_groups=chunk.listed_groups,
-                log_topics=(*selection.log_topics, *expected_topics(thresholds)),
+                log_topics=(*selection.log_topics, *expected_topics(reading.profiles)),
             )
             snapshot, records = read_snapshot(
                 zk,
@@ -117,13 +111,13 @@ def audit_chunk(
                 now_ms,
                 spouts_by_root={r: chunk.spout_ids for r in roots},
                 trident_roots=[chunk.trident_root] if chunk.trident_root else (),
-                judged_by=thresholds,
+                profiles=reading.profiles,
             )
             snapshot = replace(snapshot, reader=process_name())
-            return snapshot, assess(snapshot, kafka, thresholds, estimates, records)
+            return snapshot, assess(snapshot, kafka, reading, records)
     except OffctlError as exc:
         snapshot = Snapshot(captured_ms=now_ms, incomplete=(f"could not read {chunk.describe()}: {exc}",))
-        return snapshot, assess(snapshot, None, thresholds)
+        return snapshot, assess(snapshot, None, reading)
 
 
 # --- what each task hands back ----------------------------------------------------------------------------
@@ -193,10 +187,10 @@ def with_history(
     return out
 
 
-def commit_period(settings: Thresholds | Profiles, row: Mapping) -> int:
+def commit_period(profiles: Profiles, row: Mapping) -> int:
     """The commit period of a partition row's consumer, by the profile that judges it (history's STALL rule)."""
     key = ConsumerKey(row["store"], row["consumer"], row["zk_root"])
-    return Profiles.of(settings).resolve(key)[1].spout.kafka_commit_period_ms
+    return profiles.resolve(key)[1].spout.kafka_commit_period_ms
 
 
 def without_history(row: dict) -> dict:

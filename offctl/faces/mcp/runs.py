@@ -7,23 +7,12 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import replace
 
 from offctl.errors import UsageError
 from offctl.faces.mcp.server import Run
 from offctl.inputs import printable, secret
 from offctl.settings.configfile import SANDBOX, sandbox_context
-from offctl.settings.resolve import (
-    Given,
-    Say,
-    connection,
-    expiry_options,
-    judged_by,
-    safety,
-    selection,
-    written_profile,
-)
-from offctl.settings.run import Selection, validate
+from offctl.settings.resolve import Given, Say, fleet_reading, safety, written_profile
 
 COMMAND_LINE = "command-line"  # the run's name when no context names it (flags and environment alone)
 TOKEN_VARIABLE = "OFFCTL_MCP_TOKEN"
@@ -60,20 +49,11 @@ def bearer_token(host: str, context=None) -> str | None:
     return token
 
 
-def _run(name: str, given: Given, chosen: Selection | None, say: Say) -> Run:
-    """One resolved run: its connection (every root it names is read), what `fleet` reads, how it judges."""
-    conn = connection(given, say)
-    conn = replace(conn, default_roots=False, default_trident_roots=False)  # fleet reads every root it names
-    every_group = bool(conn.bootstrap_servers) or bool(chosen and chosen.all_groups)
-    fleet = replace(chosen or Selection(), all_groups=every_group)
-    validate(conn, fleet)
+def _run(name: str, given: Given, selected: bool, say: Say) -> Run:
+    """One resolved run: what `fleet` reads (every root its connection names), how it judges, what a write keeps."""
     return Run(
         name,
-        conn,
-        judged_by(given),
-        fleet,
-        given.time_lag_budget,
-        expiry_options(given),
+        fleet_reading(given, say, selected=selected),
         given.document(),
         safety(given, execute=False),
         functools.partial(written_profile, given),
@@ -97,12 +77,12 @@ def resolved_runs(given: Given, say: Say) -> tuple[dict[str, Run], str]:
                 "--zk and/or --bootstrap-servers, or start the sandbox"
             )
         default = SANDBOX
-    runs = {default: _run(default, given, selection(given), say)}
+    runs = {default: _run(default, given, True, say)}
     for context in given.config.contexts.values():
         if context.name in runs:
             continue
         if not (context.settings.get("zk") or context.settings.get("bootstrap-servers")):
             say(f"offctl mcp: context {context.name} names no server (zk, bootstrap-servers): not served")
             continue
-        runs[context.name] = _run(context.name, given.of_context(context), None, say)
+        runs[context.name] = _run(context.name, given.of_context(context), False, say)
     return runs, default

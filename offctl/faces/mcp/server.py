@@ -18,7 +18,7 @@ import hmac
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -39,7 +39,7 @@ from offctl.inputs import redact
 from offctl.render import mcp as documents
 from offctl.render.mcp import MAX_ITEMS
 from offctl.settings.connection import Connection
-from offctl.settings.run import Estimates, ExpiryOptions, Selection
+from offctl.settings.run import Reading, Selection
 
 if TYPE_CHECKING:
     from offctl.core.behaviour import SpoutProfile
@@ -78,16 +78,20 @@ class Run:
     """One context the server may reach, resolved at start-up: where it reads, what it reads, how it judges."""
 
     name: str
-    conn: Connection
-    profiles: Profiles
-    selection: Selection  # what `fleet` reads: every spout under the roots, every Storm group (--all-groups)
-    time_lag_budget_s: float
-    expiry: ExpiryOptions
+    reading: Reading  # what `fleet` reads: every spout under the roots, every Storm group (--all-groups)
     settings: Mapping[str, Any]  # `offctl config show -o json`'s document for this context, secrets masked
     safety: Safety | None = field(default=None, repr=False)  # what a write of this context keeps (backups, audit log)
     # the spout profile a write of these consumers is planned with (offctl.settings.resolve.written_profile)
     written_profile: Callable[[Sequence[str]], SpoutProfile] | None = field(default=None, repr=False)
     cli_context: str | None = None  # the --context an operator's offctl takes for this run (None: flags only)
+
+    @property
+    def conn(self) -> Connection:
+        return self.reading.conn
+
+    @property
+    def profiles(self) -> Profiles:
+        return self.reading.profiles
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,7 @@ def consumer_selection(run: Run, consumer: str, store: Store | None) -> Selectio
         spouts=(consumer,) if "zookeeper" in stores else (),
         groups=(consumer,) if "kafka" in stores else (),
         tridents=(consumer,) if "trident" in stores else (),
-        topic=run.selection.topic,
+        topic=run.reading.selection.topic,
     )
 
 
@@ -167,9 +171,7 @@ def fleet_answer(face: Face, context: str | None, status: str | None, limit: int
     from offctl.pipeline import inspect
 
     run = face.run(context)
-    report = inspect(
-        run.conn, run.selection, run.profiles, time_lag_budget_s=run.time_lag_budget_s, expiry_options=run.expiry
-    )
+    report = inspect(run.reading)
     return answer(documents.fleet(run.name, report, status, limit, offset))
 
 
@@ -179,13 +181,7 @@ def consumer_answer(
     from offctl.pipeline import inspect
 
     run = face.run(context)
-    report = inspect(
-        run.conn,
-        consumer_selection(run, name, store),
-        run.profiles,
-        time_lag_budget_s=run.time_lag_budget_s,
-        expiry_options=run.expiry,
-    )
+    report = inspect(replace(run.reading, selection=consumer_selection(run, name, store)))
     return answer(
         documents.consumer(run.name, report, name, store, limit, offset, run.profiles.resolve(ConsumerKey("", name)))
     )
@@ -205,12 +201,9 @@ def peek_answer(
 
     run = face.run(context)
     result = read(
-        run.conn,
-        consumer_selection(run, name, store),
-        run.profiles,
+        replace(run.reading, selection=consumer_selection(run, name, store)),
         partitions=frozenset(partitions) if partitions else None,
         count=count,
-        estimates=Estimates(run.time_lag_budget_s, run.expiry),
     )
     return answer(documents.peek(run.name, result, name, store, limit, offset))
 

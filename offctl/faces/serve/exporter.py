@@ -27,13 +27,13 @@ from typing import NoReturn
 
 from offctl.adapters.webserver import http_server, send_body
 from offctl.adapters.webserver import listen as listen_on
-from offctl.core.model import Report, Thresholds
-from offctl.core.profiles import Profiles
+from offctl.core.model import Report
 from offctl.errors import OffctlError, UsageError
 from offctl.faces.serve.monitor import Collector, Monitor
-from offctl.pipeline import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect, kafka_in_child
+from offctl.pipeline import cyclic_gc_paused, inspect, kafka_in_child
 from offctl.render.output import dump_bytes, report_document
-from offctl.settings.connection import DEFAULT_LISTEN, Connection
+from offctl.settings.connection import DEFAULT_LISTEN
+from offctl.settings.run import Reading
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -313,10 +313,10 @@ def make_app(monitor: Monitor, interval_s: float, rendered: Rendered):
     return app
 
 
-def cycle_budget(time_lag_budget_s: float, interval_s: float) -> float:
-    """The time a cycle may spend reading the messages lagging partitions resume at: the budget asked for, at most
-    half the interval, so that reads and render fit between cycles."""
-    return min(time_lag_budget_s, interval_s / 2)
+def cycle_reading(reading: Reading, interval_s: float) -> Reading:
+    """The reading of each cycle: the time it may spend reading the messages lagging partitions resume at is the
+    budget asked for, at most half the interval, so that reads and render fit between cycles."""
+    return reading.within(interval_s / 2)
 
 
 def render_timeout(interval_s: float) -> float:
@@ -325,46 +325,34 @@ def render_timeout(interval_s: float) -> float:
     return max(3 * interval_s, 60.0)
 
 
-def run_cycle(
-    conn: Connection,
-    selection: Selection,
-    thresholds: Thresholds | Profiles,
-    monitor: Monitor,
-    budget_s: float,
-    expiry_options: ExpiryOptions = ExpiryOptions(),
-) -> Report:
+def run_cycle(reading: Reading, monitor: Monitor) -> Report:
     """One cycle of serve before its render: inspect, then the monitor's window update. The commit expiry also dates
     a commit by the cycle before the one that saw its offset move; RETENTION_RISK's default rule takes each
     partition's pace over the window (Monitor.falling_behind). The cycle collector is held throughout: what a
     cycle makes lives until the next, holds no cycle, and the collector's passes over it found nothing."""
     started = time.monotonic()
     with cyclic_gc_paused(), kafka_in_child():
-        report = inspect(
-            conn,
-            selection,
-            thresholds,
-            time_lag_budget_s=budget_s,
-            expiry_options=replace(expiry_options, moved_after=monitor.moved_after()),
+        estimates = reading.estimates
+        observed = replace(
+            estimates,
+            expiry=replace(estimates.expiry, moved_after=monitor.moved_after()),
             behind=monitor.falling_behind(),
         )
+        report = inspect(replace(reading, estimates=observed))
         monitor.update(report, time.monotonic() - started)
     return report
 
 
 def serve(
-    conn: Connection,
-    selection: Selection,
-    thresholds: Thresholds | Profiles,
+    reading: Reading,
     *,
     listen: str = DEFAULT_LISTEN,
     interval_s: float = 30.0,
     window: int = 10,
     allowed_lag: int = 0,
     partition_metrics: bool = True,
-    time_lag_budget_s: float = TIME_LAG_BUDGET_S,
     log: Callable[[str], None],
     stop: threading.Event | None = None,
-    expiry_options: ExpiryOptions = ExpiryOptions(),
 ) -> Monitor:
     """Run cycles every `interval_s` and serve them until `stop` is set, SIGTERM or Ctrl-C. A cycle that cannot
     read a store is logged and counted; the server keeps serving the last good values, with their time."""
@@ -377,12 +365,12 @@ def serve(
     )
     log(f"serving http://{host}:{server.port}/metrics, /healthz, /status.json every {interval_s:g}s")
     stop = stop or threading.Event()
-    budget = cycle_budget(time_lag_budget_s, interval_s)
+    cycle = cycle_reading(reading, interval_s)
     try:
         while not stop.is_set():
             started = time.monotonic()
             try:
-                report = run_cycle(conn, selection, thresholds, monitor, budget, expiry_options)
+                report = run_cycle(cycle, monitor)
                 for problem in report.incomplete:
                     log(f"warning: partial read: {problem}")
             except OffctlError as exc:
@@ -403,17 +391,13 @@ Draw = Callable[[object, dict, dict, int, str | None], None]
 
 
 def watch(
-    conn: Connection,
-    selection: Selection,
-    thresholds: Thresholds | Profiles,
+    reading: Reading,
     draw: Draw,
     *,
     interval_s: float = 2.0,
     count: int | None = None,
     window: int = 10,
     allowed_lag: int = 0,
-    time_lag_budget_s: float = TIME_LAG_BUDGET_S,
-    expiry_options: ExpiryOptions = ExpiryOptions(),
 ) -> int:
     """Run serve's cycle (run_cycle: the one pipeline, the commit expiry dated by when an offset was seen to move)
     every `interval_s` and call draw(report, previous, statuses, refresh, error) after each: the previous refresh's
@@ -424,13 +408,13 @@ def watch(
     previous: dict = {}
     shown = None
     refreshed = 0
-    budget = cycle_budget(time_lag_budget_s, interval_s)
+    cycle = cycle_reading(reading, interval_s)
     try:
         while count is None or refreshed < count:
             started = time.monotonic()
             error = None
             try:
-                report = run_cycle(conn, selection, thresholds, monitor, budget, expiry_options)
+                report = run_cycle(cycle, monitor)
             except OffctlError as exc:
                 error, report = str(exc), shown
             refreshed += 1

@@ -23,21 +23,19 @@ import os
 import posixpath
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offctl.core.behaviour import Isolation
 from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
-from offctl.core.profiles import Profiles
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.faces.stormui.args import LagQuery
 from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
 from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_hosts, read_bounded, redact
-from offctl.pipeline import Estimates, ExpiryOptions, Selection, assess, read_snapshot
+from offctl.pipeline import assess, read_snapshot
 from offctl.render import lagdoc
-from offctl.settings.connection import Connection
-from offctl.settings.options import DEADLINE_S, TIME_LAG_BUDGET_S
-from offctl.settings.run import check_spout_id
+from offctl.settings.options import DEADLINE_S
+from offctl.settings.run import Reading, Selection, check_spout_id
 
 TIME_LAG_SHARE = 0.3  # of what is left of the deadline once the offsets are read, at most, for the time lags
 
@@ -50,11 +48,8 @@ class MonitorSettings:
     deadline, and the commit-expiry options (COMMIT_EXPIRY_RISK in `findings`, as inspect judges it). Nothing here
     comes from Storm UI."""
 
-    conn: Connection = Connection()
-    judged: Profiles = field(default_factory=Profiles)
-    time_lag_budget_s: float = TIME_LAG_BUDGET_S
+    reading: Reading = Reading()  # its selection is each query's, made from Storm UI's arguments
     deadline_s: float = DEADLINE_S
-    expiry: ExpiryOptions = ExpiryOptions()
 
 
 class Progress:
@@ -146,7 +141,11 @@ def _client_settings(
     if query.consumer_config is not None:
         props = parse_properties_bytes(read_bounded(Path(query.consumer_config), "consumer-config", MAX_CONFIG_BYTES))
     client = translate(
-        props, query.security_protocol, query.sasl_mechanism, jaas_file=jaas_file(), given=settings.conn.kafka_config
+        props,
+        query.security_protocol,
+        query.sasl_mechanism,
+        jaas_file=jaas_file(),
+        given=settings.reading.conn.kafka_config,
     )
     return (
         client.settings,
@@ -175,7 +174,8 @@ def _new_spout(
 ) -> tuple[str, list[str]]:
     kafka_config, bootstrap, group, notes, isolation = _client_settings(query, settings)
     if isolation is not None:  # the spout's own consumer setting, as TopologySpoutLag passes it: over offctl's
-        settings = replace(settings, judged=settings.judged.with_isolation(Isolation(isolation)))
+        profiles = settings.reading.profiles.with_isolation(Isolation(isolation))
+        settings = replace(settings, reading=replace(settings.reading, profiles=profiles))
     bootstrap = _hosts(bootstrap)
     if not bootstrap:
         raise UsageError("bootstrap-brokers names no broker")
@@ -188,7 +188,7 @@ def _new_spout(
 
     progress.step(f"connecting to Kafka at {bootstrap}", "consumerCommittedOffset", "logHeadOffset")
     kafka = KafkaStore(
-        bootstrap, config={**settings.conn.kafka_config, **kafka_config}, timeout=_left(deadline), targeted=True
+        bootstrap, config={**settings.reading.conn.kafka_config, **kafka_config}, timeout=_left(deadline), targeted=True
     )
     try:
         zk = _storm_zk(settings, progress, deadline, notes)
@@ -200,7 +200,13 @@ def _new_spout(
                 "logHeadOffset",
             )
             snapshot, records = read_snapshot(
-                zk, kafka, [], selection, settings.conn.storm_root, int(time.time() * 1000), judged_by=settings.judged
+                zk,
+                kafka,
+                [],
+                selection,
+                settings.reading.conn.storm_root,
+                int(time.time() * 1000),
+                profiles=settings.reading.profiles,
             )
             _complete(snapshot.incomplete)
             report = _assess(snapshot, kafka, settings, records, progress, deadline)
@@ -216,7 +222,7 @@ def _new_spout(
             for t in topics
             if t not in cluster
         ]
-        doc, more = lagdoc.document(report, asked, settings.judged, cluster)
+        doc, more = lagdoc.document(report, asked, settings.reading.profiles, cluster)
         return lagdoc.render(doc), notes + more
     finally:
         kafka.close()
@@ -225,12 +231,14 @@ def _new_spout(
 def _storm_zk(settings: MonitorSettings, progress: Progress, deadline: float, notes: list[str]):
     """Storm's ZooKeeper from the context, for the running topologies; None without one or when it does not answer
     (the commits' topology is then not checked, said in a note): the lag does not depend on it."""
-    if not settings.conn.zk:
+    if not settings.reading.conn.zk:
         return None
     from offctl.adapters.zookeeper import ZkStore
 
-    progress.step(f"connecting to Storm's ZooKeeper at {settings.conn.zk}", "consumerCommittedOffset", "logHeadOffset")
-    store = ZkStore(settings.conn.zk, auth=settings.conn.zk_auth, timeout=min(_left(deadline), 3.0))
+    progress.step(
+        f"connecting to Storm's ZooKeeper at {settings.reading.conn.zk}", "consumerCommittedOffset", "logHeadOffset"
+    )
+    store = ZkStore(settings.reading.conn.zk, auth=settings.reading.conn.zk_auth, timeout=min(_left(deadline), 3.0))
     try:
         return store.__enter__()
     except StoreUnavailable as exc:
@@ -247,11 +255,9 @@ def _complete(incomplete: tuple[str, ...]) -> None:
 def _assess(snapshot, kafka, settings: MonitorSettings, records, progress: Progress, deadline: float):
     """The pipeline on what was read: analysis, then the time lags (and the reads after them: retention, commit
     expiry with the run's options), within a share of what is left."""
-    budget = min(settings.time_lag_budget_s, max(deadline - time.monotonic() - 1.0, 0.0) * TIME_LAG_SHARE)
+    reading = settings.reading.within(max(deadline - time.monotonic() - 1.0, 0.0) * TIME_LAG_SHARE)
     progress.step("reading the messages the spout resumes at, for the time lag", "timeLagSeconds")
-    return assess(
-        snapshot, kafka, settings.judged, Estimates(time_lag_budget_s=budget, expiry=settings.expiry), records
-    )
+    return assess(snapshot, kafka, reading, records)
 
 
 def _old_spout(
@@ -262,7 +268,7 @@ def _old_spout(
     zk_hosts, node, root, spout = _old_spout_node(query)
     notes: list[str] = []
     progress.step(f"connecting to ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
-    with ZkStore(zk_hosts, auth=settings.conn.zk_auth, timeout=_left(deadline)) as zk:
+    with ZkStore(zk_hosts, auth=settings.reading.conn.zk_auth, timeout=_left(deadline)) as zk:
         progress.step(f"reading {node} in ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
         if node not in zk.children([node]):
             # KOLU@v1.2.4:386-388 throws IllegalArgumentException("zk-node '<node>' dose not exists.")
@@ -273,11 +279,13 @@ def _old_spout(
                 return lagdoc.render({}), notes
         else:
             partitions = {query.topics_arg: _static_partitions(query.partitions or ())}
-            bootstrap = settings.conn.bootstrap_servers or ",".join(_leader(lead) for lead in query.leaders or ())
+            bootstrap = settings.reading.conn.bootstrap_servers or ",".join(
+                _leader(lead) for lead in query.leaders or ()
+            )
         snapshot, report = _old_spout_read(zk, root, spout, partitions, bootstrap, settings, progress, deadline)
     cluster = snapshot.cluster or {}
     asked = lagdoc.Asked(ConsumerKey(ZOOKEEPER, spout, root), old=True, partitions=partitions, folder=query.wildcard)
-    doc, more = lagdoc.document(report, asked, settings.judged, cluster)
+    doc, more = lagdoc.document(report, asked, settings.reading.profiles, cluster)
     return lagdoc.render(doc), notes + more
 
 
@@ -348,10 +356,12 @@ def _old_spout_read(
     progress.step(
         f"reading the log offsets of {', '.join(topics) or 'no topic'} from Kafka at {bootstrap}", "logHeadOffset"
     )
-    kafka = KafkaStore(bootstrap, config=dict(settings.conn.kafka_config), timeout=_left(deadline), targeted=True)
+    kafka = KafkaStore(
+        bootstrap, config=dict(settings.reading.conn.kafka_config), timeout=_left(deadline), targeted=True
+    )
     try:
         snapshot, records = read_snapshot(
-            zk, kafka, [root], selection, settings.conn.storm_root, int(time.time() * 1000)
+            zk, kafka, [root], selection, settings.reading.conn.storm_root, int(time.time() * 1000)
         )
         _complete(snapshot.incomplete)
         return snapshot, _assess(snapshot, kafka, settings, records, progress, deadline)
