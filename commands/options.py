@@ -93,7 +93,7 @@ def given_of(ctx: typer.Context, values: dict[str, Any]) -> Given:
         origins[name] = (
             FLAG if source == "COMMANDLINE" else f"env {params[name].envvar}" if source == "ENVIRONMENT" else DEFAULT
         )
-    return Given.resolve(values, origins)
+    return Given.from_options(values, origins)
 
 
 def shared(

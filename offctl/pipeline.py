@@ -111,7 +111,7 @@ def committed_readers(profiles: Profiles | None) -> Callable[[ConsumerKey, Libra
     def reads(key: ConsumerKey, library: Library) -> bool:
         found = known.get((key, library))
         if found is None:
-            found = known[(key, library)] = reads_committed(run.resolve(key)[1].spout, library)
+            found = known[(key, library)] = reads_committed(run.judging(key)[1].spout, library)
         return found
 
     return reads

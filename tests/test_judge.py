@@ -73,7 +73,7 @@ def test_each_consumer_is_judged_by_its_own_profile_in_the_order_of_one_analyze(
     assert [r.record.key for r in got.rows] == [r.record.key for r in plain.rows]
     differs = 0
     for c in got.consumers:
-        name, thresholds = PROFILES.resolve(c.key)
+        name, thresholds = PROFILES.judging(c.key)
         assert c.profile == name == ("legacy" if c.key.consumer.startswith("legacy-") else None)
         own = analyze(snap, thresholds)
         assert of(got, c.key) == of(own, c.key), c.key

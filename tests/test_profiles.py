@@ -24,12 +24,12 @@ ANY = Profile("any", "*", Thresholds(lag_threshold=9))
 )
 def test_the_profile_that_judges_a_consumer(profiles, key, want):
     default = Thresholds(lag_threshold=1)
-    name, thresholds = Profiles(default, profiles).resolve(key)
+    name, thresholds = Profiles(default, profiles).judging(key)
     assert name == want
     assert thresholds == (next(p.thresholds for p in profiles if p.name == want) if want else default)
 
 
 def test_plain_thresholds_are_a_run_without_profiles():
     t = Thresholds(lag_threshold=3)
-    assert Profiles(t).resolve(ConsumerKey(KAFKA, "g")) == (None, t)
-    assert Profiles(t, (ANY,)).resolve(ConsumerKey(KAFKA, "g"))[0] == "any"
+    assert Profiles(t).judging(ConsumerKey(KAFKA, "g")) == (None, t)
+    assert Profiles(t, (ANY,)).judging(ConsumerKey(KAFKA, "g"))[0] == "any"

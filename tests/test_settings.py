@@ -419,7 +419,7 @@ def test_profiles_are_complete_and_a_flag_overrides_every_profile(
     from offctl.core.behaviour import EARLIEST_TIME, LATEST_TIME, StormKafka
     from offctl.core.model import ConsumerKey
 
-    name, th = _run_profiles(tmp_path, flags, env).resolve(ConsumerKey("zookeeper", consumer, "/r"))
+    name, th = _run_profiles(tmp_path, flags, env).judging(ConsumerKey("zookeeper", consumer, "/r"))
     assert name == profile
     assert th.spout.storm_kafka == StormKafka.of_version(release)
     assert th.spout.start_offset_time == {"LATEST": LATEST_TIME, "EARLIEST": EARLIEST_TIME}[start]

@@ -32,7 +32,7 @@ def analyze_each(
     grouped = resolve_layouts(records if records is not None else parse_snapshot(snapshot), snapshot.cluster)
     groups: dict[str | None, tuple[Thresholds, dict[ConsumerKey, list[OffsetRecord]]]] = {}
     for key, rs in grouped.items():
-        name, thresholds = profiles.resolve(key)
+        name, thresholds = profiles.judging(key)
         groups.setdefault(name, (thresholds, {}))[1][key] = rs
     if len(groups) <= 1:
         name, (thresholds, _) = next(iter(groups.items()), (None, (profiles.default, {})))
@@ -148,7 +148,7 @@ def parts(report: Report, profiles: Profiles) -> list[tuple[str | None, Threshol
     names = {c.key: c.profile for c in report.consumers}
     if len(set(names.values())) <= 1:
         name = next(iter(names.values()), None)
-        return [(name, profiles.resolve(next(iter(names)))[1] if names else profiles.default, report)]
+        return [(name, profiles.judging(next(iter(names)))[1] if names else profiles.default, report)]
     thresholds = {None: profiles.default, **{p.name: p.thresholds for p in profiles.profiles}}
     rows: dict[str | None, list] = {name: [] for name in dict.fromkeys(names.values())}
     for row in report.rows:

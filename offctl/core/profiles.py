@@ -37,7 +37,7 @@ class Profiles:
     default: Thresholds = Thresholds()
     profiles: tuple[Profile, ...] = ()
 
-    def resolve(self, key: ConsumerKey) -> tuple[str | None, Thresholds]:
+    def judging(self, key: ConsumerKey) -> tuple[str | None, Thresholds]:
         """The profile that judges `key` (its name, None for the defaults) and its settings."""
         exact = next((p for p in self.profiles if p.exact and p.matches(key.consumer)), None)
         chosen = exact or next((p for p in self.profiles if not p.exact and p.matches(key.consumer)), None)

@@ -69,7 +69,7 @@ def document(
 ) -> tuple[dict[str, dict[str, dict]], list[str]]:
     """The monitor's JSON object for `asked`, and notes (stderr) on partitions it cannot answer for: those whose
     log end the broker did not give (the original fails the whole run on them; offctl leaves them out)."""
-    name, thresholds = profiles.resolve(asked.key)
+    name, thresholds = profiles.judging(asked.key)
     summary = next((c for c in report.consumers if c.key.consumer == asked.key.consumer), None)
     profile = summary.profile if summary is not None else name
     rows = _pick(report.rows, asked)

@@ -3,7 +3,7 @@
 One rule: a flag on the command line, else its environment variable, else the chosen context of the config file,
 else the built-in default (docs/contract.md, "Config file"); a per-spout profile sits between the context and
 the environment. The face says which values it parsed and where each came from (a flag, an environment variable,
-or nothing: the default); `Given.resolve` applies the config file below them, and the functions below make what
+or nothing: the default); `Given.from_options` applies the config file below them, and the functions below make what
 the library reads: the Connection, the Profiles each consumer is judged by, the Selection, the Estimates, a
 write's Safety. Every option is read by its name in offctl.settings.options.
 """
@@ -75,7 +75,7 @@ class Given:
         return self.origin(name) == FLAG
 
     @classmethod
-    def resolve(
+    def from_options(
         cls, values: Mapping[str, Any], origins: Mapping[str, str], environ: Mapping[str, str] = os.environ
     ) -> Given:
         """The values a face parsed, with their origins, and below them the chosen context's settings."""
@@ -355,7 +355,7 @@ def written_profile(given: Given, consumers: Iterable[str]) -> SpoutProfile:
     found: dict[str | None, list[str]] = {}
     chosen = run.default
     for consumer in consumers:
-        name, chosen = run.resolve(ConsumerKey("", consumer))
+        name, chosen = run.judging(ConsumerKey("", consumer))
         found.setdefault(name, []).append(consumer)
     if len(found) > 1:
         said = "; ".join(f"{', '.join(c)}: {'profile ' + n if n else 'the defaults'}" for n, c in found.items())

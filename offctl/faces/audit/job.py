@@ -197,7 +197,7 @@ def repair_all(
     commits are verified against its spout profile (the one `profiles` resolves for it), as its findings were
     made. Returns (RepairResult, exit code) per consumer; one consumer's failure does not
     stop the others, an interrupt does."""
-    spouts = [profiles.resolve(r.key)[1].spout for r in items]
+    spouts = [profiles.judging(r.key)[1].spout for r in items]
     planned = [plan_repair(conn, r, safety, p) for r, p in zip(items, spouts)]
     if not safety.execute:
         return planned

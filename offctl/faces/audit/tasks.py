@@ -190,7 +190,7 @@ def with_history(
 def commit_period(profiles: Profiles, row: Mapping) -> int:
     """The commit period of a partition row's consumer, by the profile that judges it (history's STALL rule)."""
     key = ConsumerKey(row["store"], row["consumer"], row["zk_root"])
-    return profiles.resolve(key)[1].spout.kafka_commit_period_ms
+    return profiles.judging(key)[1].spout.kafka_commit_period_ms
 
 
 def without_history(row: dict) -> dict:

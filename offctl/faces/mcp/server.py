@@ -183,7 +183,7 @@ def consumer_answer(
     run = face.run(context)
     report = inspect(replace(run.reading, selection=consumer_selection(run, name, store)))
     return answer(
-        documents.consumer(run.name, report, name, store, limit, offset, run.profiles.resolve(ConsumerKey("", name)))
+        documents.consumer(run.name, report, name, store, limit, offset, run.profiles.judging(ConsumerKey("", name)))
     )
 
 
@@ -217,7 +217,7 @@ def finding_answer(code: str) -> dict[str, Any]:
 
 def settings_answer(face: Face, context: str | None, name: str | None) -> dict[str, Any]:
     run = face.run(context)
-    profile = run.profiles.resolve(ConsumerKey("", name)) if name is not None else None
+    profile = run.profiles.judging(ConsumerKey("", name)) if name is not None else None
     return answer(documents.settings(run.name, run.settings, name, profile))
 
 
