@@ -9,17 +9,15 @@ from contextlib import contextmanager
 import typer
 
 from offctl.settings import resolve
+from offctl.settings.kinds import REPAIR, AuditOutput, FileFormat
 from offctl.settings.options import (
     CONNECTION_OPTIONS,
     FAIL_ON_OPTIONS,
     HORIZON_OPTIONS,
     OPTIONS,
-    REPAIR,
     SAFETY_OPTIONS,
     SELECTION_OPTIONS,
     SPOUT_OPTIONS,
-    AuditOutput,
-    FileFormat,
 )
 from offctl.settings.resolve import Given, safety
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from offctl.render.settings import write_settings
+from offctl.settings.kinds import PlanOutput
 from offctl.settings.options import (
     CONNECTION_OPTIONS,
     FAIL_ON_OPTIONS,
@@ -13,7 +14,6 @@ from offctl.settings.options import (
     OPTIONS,
     SAFETY_OPTIONS,
     SPOUT_OPTIONS,
-    PlanOutput,
 )
 from offctl.settings.resolve import Given
 

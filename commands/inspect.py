@@ -8,13 +8,13 @@ import typer
 
 from offctl.pipeline import cyclic_gc_paused, exit_code, inspect
 from offctl.render.output import write_notes, write_report
+from offctl.settings.kinds import OutputFormat
 from offctl.settings.options import (
     CONNECTION_OPTIONS,
     FAIL_ON_OPTIONS,
     HORIZON_OPTIONS,
     SELECTION_OPTIONS,
     SPOUT_OPTIONS,
-    OutputFormat,
 )
 from offctl.settings.resolve import Given
 

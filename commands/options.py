@@ -22,7 +22,8 @@ from offctl.errors import NotConfirmed, OffctlError
 from offctl.inputs import redact
 from offctl.settings import resolve
 from offctl.settings.connection import Connection
-from offctl.settings.options import OPTIONS, Option
+from offctl.settings.kinds import Option
+from offctl.settings.options import OPTIONS
 from offctl.settings.resolve import DEFAULT, FLAG, Given
 from offctl.settings.run import Reading
 

@@ -10,7 +10,8 @@ import typer
 from offctl.core.targets import parse_partitions
 from offctl.faces.peek import exit_code, peek
 from offctl.render.output import write_peek
-from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, OutputFormat
+from offctl.settings.kinds import OutputFormat
+from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS
 from offctl.settings.resolve import Given
 
 from .options import err_console, reading, reported_errors, shared, without

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render.output import outcome_errors, write_outcome, write_outcomes
 from offctl.settings.connection import Connection
-from offctl.settings.options import CONNECTION_OPTIONS, OPTIONS, SAFETY_OPTIONS, SPOUT_OPTIONS, PlanOutput, To
+from offctl.settings.kinds import PlanOutput, To
+from offctl.settings.options import CONNECTION_OPTIONS, OPTIONS, SAFETY_OPTIONS, SPOUT_OPTIONS
 from offctl.settings.resolve import Given, safety, written_profile
 
 from .options import Confirmation, check_confirmable, connection, err_console, pick, reported_errors, shared, without

@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from offctl.inputs import printable
-from offctl.settings.options import (
-    CONNECTION_OPTIONS,
-    HORIZON_OPTIONS,
-    OPTIONS,
-    SELECTION_OPTIONS,
-    SERVE_INTERVAL_S,
-    SPOUT_OPTIONS,
-)
+from offctl.settings.kinds import SERVE_INTERVAL_S
+from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS
 from offctl.settings.resolve import Given
 
 from .options import err_console, reading, reported_errors, shared

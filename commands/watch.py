@@ -5,15 +5,8 @@ from __future__ import annotations
 import sys
 
 from offctl.errors import UsageError
-from offctl.settings.options import (
-    CONNECTION_OPTIONS,
-    HORIZON_OPTIONS,
-    OPTIONS,
-    SELECTION_OPTIONS,
-    SPOUT_OPTIONS,
-    WATCH_INTERVAL_S,
-    seconds,
-)
+from offctl.settings.kinds import WATCH_INTERVAL_S, seconds
+from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS
 from offctl.settings.resolve import Given
 
 from .options import reading, reported_errors, shared

@@ -14,16 +14,8 @@ import typer.main
 
 from offctl.commands.app import app
 from offctl.settings import configfile
-from offctl.settings.options import (
-    DEFAULTS,
-    IN_CONTEXT,
-    IN_DEFAULTS,
-    IN_PROFILE,
-    OPTIONS,
-    SHARED,
-    file_kind,
-    parse_value,
-)
+from offctl.settings.kinds import IN_CONTEXT, IN_DEFAULTS, IN_PROFILE
+from offctl.settings.options import DEFAULTS, OPTIONS, SHARED, file_kind, parse_value
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ROOT / "commands"

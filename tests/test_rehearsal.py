@@ -163,7 +163,8 @@ def test_the_confirmation_says_when_the_cluster_is_the_sandbox(rehearsal):
 
 def test_sandbox_env_sets_or_unsets_every_connection_variable():
     """A variable a connection option reads and the rehearsal shell left alone would reach production."""
-    from offctl.settings.options import CONNECTION, OPTIONS
+    from offctl.settings.kinds import CONNECTION
+    from offctl.settings.options import OPTIONS
 
     read = {o.env for o in OPTIONS.values() if o.panel == CONNECTION and o.env}
     assert read and read - {"OFFCTL_TIMEOUT"} == (

@@ -20,7 +20,7 @@ from offctl.core.peeked import (
 )
 from offctl.errors import OffctlError, UsageError
 from offctl.pipeline import assess, cyclic_gc_paused, open_stores, read_selected
-from offctl.settings.options import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
+from offctl.settings.kinds import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
 from offctl.settings.run import Reading
 
 

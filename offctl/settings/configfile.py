@@ -41,7 +41,8 @@ from typing import Any
 
 from offctl.errors import UsageError
 from offctl.inputs import MAX_CONFIG_BYTES, printable, read_text, secret
-from offctl.settings.options import BOOL, IN_CONTEXT, IN_DEFAULTS, IN_PROFILE, INT, STR, STR_OR_INT, STRS, keys
+from offctl.settings.kinds import IN_CONTEXT, IN_DEFAULTS, IN_PROFILE
+from offctl.settings.options import BOOL, INT, STR, STR_OR_INT, STRS, keys
 
 CONFIG_VARIABLE = "OFFCTL_CONFIG"
 CONTEXT_VARIABLE = "OFFCTL_CONTEXT"

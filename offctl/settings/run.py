@@ -15,7 +15,7 @@ from offctl.core.guards import QUIET_PERIOD_S
 from offctl.core.profiles import Profiles
 from offctl.errors import UsageError
 from offctl.settings.connection import Connection
-from offctl.settings.options import TIME_LAG_BUDGET_S
+from offctl.settings.kinds import TIME_LAG_BUDGET_S
 
 
 @dataclass(frozen=True)

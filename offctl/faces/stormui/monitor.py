@@ -34,7 +34,7 @@ from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
 from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_hosts, read_bounded, redact
 from offctl.pipeline import assess, read_snapshot
 from offctl.render import lagdoc
-from offctl.settings.options import DEADLINE_S
+from offctl.settings.kinds import DEADLINE_S
 from offctl.settings.run import Reading, Selection, check_spout_id
 
 TIME_LAG_SHARE = 0.3  # of what is left of the deadline once the offsets are read, at most, for the time lags
