@@ -418,19 +418,25 @@ def read_within(
     stable = [p for p in wanted if p in committed] if committed else []
     reads = []
     for positions, isolated in ((plain, False), (stable, True)):
-        if not positions:
-            continue
-        left = max(budget_s - (time.monotonic() - started), 0.001) if reads else budget_s
-        try:
-            reads.append(
-                kafka.read_messages(positions, budget_s=left, committed=isolated)
-                if isolated
-                else kafka.read_messages(positions, budget_s=left)
-            )
-        except OffctlError as exc:
-            reads.append(MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}")))
-    if len(reads) == 1:
-        return reads[0]
+        if positions:
+            left = max(budget_s - (time.monotonic() - started), 0.001) if reads else budget_s
+            reads.append(_read_messages(kafka, positions, left, isolated))
+    return reads[0] if len(reads) == 1 else merged_reads(reads)
+
+
+def _read_messages(kafka: LogStore, positions: list[Position], budget_s: float, committed: bool) -> MessageRead:
+    """The messages at `positions` within `budget_s` seconds, read as a read_committed consumer reads them when
+    `committed`; each `unread`, with why, when the broker refuses."""
+    try:
+        if committed:
+            return kafka.read_messages(positions, budget_s=budget_s, committed=True)
+        return kafka.read_messages(positions, budget_s=budget_s)
+    except OffctlError as exc:
+        return MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}"))
+
+
+def merged_reads(reads: Sequence[MessageRead]) -> MessageRead:
+    """One read from reads of different positions."""
     return MessageRead(
         {k: v for r in reads for k, v in r.messages.items()},
         frozenset().union(*(r.at_end for r in reads)),

@@ -19,7 +19,7 @@ from offctl.core.peeked import (
     unanswered,
 )
 from offctl.errors import OffctlError, UsageError
-from offctl.pipeline import assess, cyclic_gc_paused, open_stores, read_selected
+from offctl.pipeline import assess, cyclic_gc_paused, merged_reads, open_stores, read_selected
 from offctl.settings.kinds import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
 from offctl.settings.run import Reading
 
@@ -64,11 +64,7 @@ def peek(
             read = _read(kafka, [p for p in wanted if p not in stable], count, budget_s, False)
             if stable:
                 spout_view = _read(kafka, [p for p in wanted if p in stable], count, budget_s, True)
-                read = MessageRead(
-                    {**read.messages, **spout_view.messages},
-                    read.at_end | spout_view.at_end,
-                    {**read.unread, **spout_view.unread},
-                )
+                read = merged_reads([read, spout_view])
             counted = _census(kafka, rows, budget_s)
     return PeekResult(report, tuple(peeked(rows, read, counted)), count, now_ms)
 

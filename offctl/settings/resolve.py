@@ -202,6 +202,23 @@ def _use_sandbox(given: Given, sandbox: configfile.Context, say: Say) -> None:
         f"offctl: using the sandbox (ZooKeeper {zk}, Kafka {kafka}, zkRoot {', '.join(kept['zk_root'] or ['-'])}, "
         f"Trident root {', '.join(kept['trident_root'] or ['-'])}); see `offctl sandbox status`"
     )
+    _say_roots(source, kept, say)
+    roots = {p: (FLAG if o == FLAG else sandbox.origin) for p, o in source.items() if p in given.values}
+    given.origins.update({"zk": sandbox.origin, "bootstrap_servers": sandbox.origin, **roots})
+    given.values.update(
+        {
+            "zk": zk,
+            "bootstrap_servers": kafka,
+            "zk_root": kept["zk_root"],
+            "storm_root": kept["storm_root"],
+            **({"trident_root": kept["trident_root"]} if "trident_root" in given.values else {}),
+        }
+    )
+
+
+def _say_roots(source: Mapping[str, str], kept: Mapping[str, Any], say: Say) -> None:
+    """What the sandbox's roots owe to the environment and the command line: the environment's not applied, and the
+    other root kept when one of --zk-root and --trident-root is given."""
     ignored = [var for p, var, _ in ROOT_VARIABLES if source[p].startswith("env ")]
     if ignored:
         say(
@@ -218,17 +235,6 @@ def _use_sandbox(given: Given, sandbox: configfile.Context, say: Say) -> None:
             f"offctl: {given_roots[0]} given: the sandbox's {other} {', '.join(roots)} is kept (give {flag} to "
             f"replace it)"
         )
-    roots = {p: (FLAG if o == FLAG else sandbox.origin) for p, o in source.items() if p in given.values}
-    given.origins.update({"zk": sandbox.origin, "bootstrap_servers": sandbox.origin, **roots})
-    given.values.update(
-        {
-            "zk": zk,
-            "bootstrap_servers": kafka,
-            "zk_root": kept["zk_root"],
-            "storm_root": kept["storm_root"],
-            **({"trident_root": kept["trident_root"]} if "trident_root" in given.values else {}),
-        }
-    )
 
 
 def _rehearsal(zk: str | None, bootstrap_servers: str | None) -> None:
