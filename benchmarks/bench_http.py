@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_serve import fleet  # noqa: E402
 
 from offctl.adapters.webserver import LIMITS, http_server, listen  # noqa: E402
-from tests import hostile  # noqa: E402
+from tests.support import hostile  # noqa: E402
 
 SCRAPE = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 

@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.cluster import KraftCluster, kraft_cluster
+from tests.faults.cluster import KraftCluster, kraft_cluster
 
 GROUP, TOPIC = "orders-client", "orders"
 META = '{"topologyId":"orders-1-1700000000","taskId":1,"threadName":"main"}'
