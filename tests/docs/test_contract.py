@@ -16,7 +16,7 @@ from offctl.core.model import KafkaCommit, PartitionLog, Snapshot
 from offctl.render.output import report_document
 from tests.conftest import storm_record
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 CONTRACT = (DOCS / "contract.md").read_text()
 
 

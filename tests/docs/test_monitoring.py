@@ -21,7 +21,7 @@ from offctl.faces.serve.monitor import Collector, Monitor
 from tests.conftest import _unavailable, storm_record
 from tests.e2e.test_serve import snapshot, start_serve, wait_for
 
-MONITORING = Path(__file__).resolve().parent.parent / "docs" / "monitoring"
+MONITORING = Path(__file__).resolve().parents[2] / "docs" / "monitoring"
 
 
 def tool(name: str) -> str:

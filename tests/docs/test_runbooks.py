@@ -44,7 +44,7 @@ from tests.support.runbook_walker import Step, kafka_state, rehearsed, run, step
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka, pytest.mark.spark]
 
-DOCS = Path(__file__).parent.parent / "docs" / "runbooks"
+DOCS = Path(__file__).parents[2] / "docs" / "runbooks"
 RUNBOOKS = sorted(p for p in DOCS.glob("*.md") if p.name != "README.md")
 QUIET_PERIOD_S = 10.5  # reset's default guard: the seed's records must be older than that
 # What the environment of an on-call shell names: a production cluster (here, addresses where nothing listens).

@@ -56,7 +56,7 @@ from tests.e2e.seeds import spout, storm_root
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 H = 3_600_000
 DAY = 24 * H
 PARTITIONS, MESSAGES = 5, 6

@@ -154,7 +154,7 @@ async def session(served, *extra: str, stderr: Path | None = None):
         command=sys.executable,
         args=["-m", "offctl", "mcp", *served["args"], *extra],
         env=served["env"],
-        cwd=str(Path(__file__).resolve().parent.parent),
+        cwd=str(Path(__file__).resolve().parents[2]),
     )
     with open(stderr or served["tmp"] / "mcp.stderr", "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -409,7 +409,7 @@ def test_the_poison_message_prompt_and_the_resources(served):
     from offctl.core.findings import CATALOGUE
 
     assert [e["code"] for e in json.loads(findings.contents[0].text)] == list(CATALOGUE)
-    assert contract.contents[0].text == (Path(__file__).resolve().parent.parent / "docs" / "contract.md").read_text()
+    assert contract.contents[0].text == (Path(__file__).resolve().parents[2] / "docs" / "contract.md").read_text()
 
 
 # --- streamable HTTP --------------------------------------------------------------------------------------------

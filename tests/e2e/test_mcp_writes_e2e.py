@@ -87,7 +87,7 @@ async def session(stuck, *args: str, answers: list | None = None):
         command=sys.executable,
         args=["-m", "offctl", "mcp", *args],
         env={"OFFCTL_CONFIG": str(stuck["config"])},
-        cwd=str(Path(__file__).resolve().parent.parent),
+        cwd=str(Path(__file__).resolve().parents[2]),
     )
     with open(stuck["tmp"] / "mcp.stderr", "a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):

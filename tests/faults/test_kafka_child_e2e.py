@@ -28,7 +28,7 @@ from tests.e2e.test_serve import metric, scrape, start_serve, wait_for
 
 pytestmark = [pytest.mark.kafka]
 
-CRASH_DIR = str(Path(__file__).resolve().parent / "crash")
+CRASH_DIR = str(Path(__file__).resolve().parents[1] / "crash")
 METADATA = '{"topologyId":"t-1-1","taskId":3,"threadName":"Thread-5-kafka-spout-executor[3 3]"}'
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BEHAVIOUR = ROOT / "offctl" / "core" / "behaviour.py"
 # The settings a profile holds, whose meaning only behaviour.py decides.
 SETTINGS = frozenset({"StormKafkaClient", "Guarantee", "FirstPoll", "StormKafka", "Isolation"})

@@ -12,7 +12,7 @@ from pathlib import Path
 from radon.complexity import cc_visit
 
 LIMIT = 20
-ROOT = Path(__file__).resolve().parent.parent / "offctl"
+ROOT = Path(__file__).resolve().parents[2] / "offctl"
 
 
 def measured() -> list[tuple[str, str, int]]:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TREES = {"offctl": ROOT / "offctl", "offctl.commands": ROOT / "commands"}
 FOUNDATION = {"offctl", "offctl.errors", "offctl.inputs", "offctl.interrupts"}
 FLOORS = (  # (floor, the module or folder), by dotted name

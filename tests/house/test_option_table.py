@@ -25,7 +25,7 @@ from offctl.settings.options import (
     parse_value,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ROOT / "commands"
 
 

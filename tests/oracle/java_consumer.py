@@ -19,7 +19,7 @@ from pathlib import Path
 from offctl.adapters import servers
 from tests.oracle.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_json_line, tool
 
-SOURCE = Path(__file__).parent / "java" / "ConsumerView.java"
+SOURCE = Path(__file__).parent.parent / "java" / "ConsumerView.java"
 ISOLATIONS = ("read_committed", "read_uncommitted")
 
 

@@ -24,7 +24,7 @@ appender.stderr.target = SYSTEM_ERR
 appender.stderr.layout.type = PatternLayout
 appender.stderr.layout.pattern = {prefix}: %p %c{{1}}: %m%n%ex
 """
-RUNNER_IO = Path(__file__).parent / "java" / "RunnerIO.java"
+RUNNER_IO = Path(__file__).parent.parent / "java" / "RunnerIO.java"
 JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")  # short runs: start fast, one GC thread
 
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from tests.oracle.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_scenarios, scenario_timeout, tool
 
-HERE = Path(__file__).parent / "storm_runner" / "client"
+HERE = Path(__file__).parent.parent / "storm_runner" / "client"
 SOURCE = HERE / "ClientSpoutRunner.java"
 FETCH = (
     "mvn -q -B -f tests/storm_runner/client/pom.xml package "

@@ -57,7 +57,7 @@ ZOOKEEPER_CLIENTS = {
 }
 RELEASES = tuple(ZOOKEEPER_CLIENTS)
 ZOOKEEPER_CLIENT = ZOOKEEPER_CLIENTS[RELEASE]
-RUNNER = Path(__file__).parent / "storm_runner" / "kafka"
+RUNNER = Path(__file__).parent.parent / "storm_runner" / "kafka"
 SOURCE = RUNNER / "OldSpoutRunner.java"
 FETCH_STORM_KAFKA = (
     "mvn -q -B -f tests/storm_runner/kafka/pom.xml package "

@@ -24,8 +24,8 @@ from pathlib import Path
 from tests.oracle.javarun import JVM_FLAGS, compile_java, tool
 from tests.oracle.storm_client_spout import LINES, lib_dir
 
-SOURCE = Path(__file__).parent / "storm_runner" / "client" / "MetadataOracle.java"
-RECORD_SOURCE = Path(__file__).parent / "storm_runner" / "kafka" / "RecordOracle.java"
+SOURCE = Path(__file__).parent.parent / "storm_runner" / "client" / "MetadataOracle.java"
+RECORD_SOURCE = Path(__file__).parent.parent / "storm_runner" / "kafka" / "RecordOracle.java"
 VERDICTS = ("own", "other")  # and "throws <exception class>"
 CHUNK = 500  # inputs sent at a time: their answers (at most 60 bytes each) fit in a pipe's 64 KiB
 QUIET = "quiet-log4j2.properties"  # CommitMetadataManager logs a warning for every metadata it cannot read
@@ -147,7 +147,7 @@ class RecordOracle(_Oracle):
         return self._ask([base64.b64encode(data) + b"\n" for data in records])
 
 
-STATE_SOURCE = Path(__file__).parent / "storm_runner" / "trident" / "StateOracle.java"
+STATE_SOURCE = Path(__file__).parent.parent / "storm_runner" / "trident" / "StateOracle.java"
 STATE_LINES = {  # the oracle's mode and jars: storm-kafka's Trident emitter, storm-kafka-client's on each line
     "storm-kafka 1.2.4": ("kafka", "old", "1.2.4"),
     "storm-kafka-client 1.2.4": ("client", "client", "1.2.4"),

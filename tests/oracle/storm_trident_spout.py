@@ -69,7 +69,7 @@ from tests.oracle.javarun import JVM_FLAGS, RUNNER_IO, compile_java, run_scenari
 from tests.oracle.storm_client_spout import lib_dir as client_lib_dir
 from tests.oracle.storm_kafka_spout import lib_dir as old_lib_dir
 
-HERE = Path(__file__).parent / "storm_runner" / "trident"
+HERE = Path(__file__).parent.parent / "storm_runner" / "trident"
 OLD_SOURCE = HERE / "OldTridentRunner.java"
 CLIENT_SOURCE = HERE / "ClientTridentRunner.java"
 OLD_RELEASE, CLIENT_RELEASE = "1.2.4", "2.8.3"

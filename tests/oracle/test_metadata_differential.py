@@ -31,7 +31,7 @@ from tests.oracle.differential import damaged, each_generated
 from tests.oracle.storm_metadata import MetadataOracle
 
 EXAMPLES = differential.EXAMPLES
-CORPUS = Path(__file__).parent / "corpus" / "commit_metadata.txt"
+CORPUS = Path(__file__).parent.parent / "corpus" / "commit_metadata.txt"
 IDS = ("orders-1-1700000000", "5", "-0", "1e2", "true", "", "null", "t\u00e9-1-1")  # storm ids, and ids as scalars
 COUNTS: collections.Counter = collections.Counter()
 JACKSON = {"1.2.4": "2.9", "2.8.3": "2.20"}  # the Jackson of each line's jars

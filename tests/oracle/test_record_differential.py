@@ -33,7 +33,7 @@ from tests.oracle.differential import damaged, each_generated
 from tests.oracle.storm_metadata import RecordOracle
 
 EXAMPLES = differential.EXAMPLES
-CORPUS = Path(__file__).parent / "corpus" / "storm_kafka_records.txt"
+CORPUS = Path(__file__).parent.parent / "corpus" / "storm_kafka_records.txt"
 COUNTS: collections.Counter = collections.Counter()
 LINE = "storm-kafka 1.2.4"
 

@@ -36,7 +36,7 @@ from tests.oracle.storm_metadata import StateOracle
 from tests.oracle.test_record_differential import INTEGERS, NUMBERS, STRINGS, TRAILING, VALUES, ws
 
 EXAMPLES = differential.EXAMPLES
-CORPUS = Path(__file__).parent / "corpus" / "trident_states.txt"
+CORPUS = Path(__file__).parent.parent / "corpus" / "trident_states.txt"
 LINES = ("storm-kafka 1.2.4", "storm-kafka-client 1.2.4", "storm-kafka-client 2.8.3")
 COUNTS: collections.Counter = collections.Counter()
 CANNOT_TELL = "cannot tell"

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import pytest
 
 JSON_SIMPLE = "/usr/share/java/json-simple.jar"  # Debian's libjson-simple-java (2.3.0 on bookworm)
-SOURCE = Path(__file__).parent / "java" / "StormUiLag.java"
+SOURCE = Path(__file__).parent.parent / "java" / "StormUiLag.java"
 RELEASES = ("v1.2.4", "v2.5.0", "v2.8.8")
 
 requires_storm_ui = pytest.mark.skipif(

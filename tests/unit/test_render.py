@@ -144,7 +144,7 @@ def test_reference_pages_are_generated_from_the_code(name):
 
     from offctl.faces.reference import PAGES
 
-    page = Path(__file__).parent.parent / "docs" / f"{name}.md"
+    page = Path(__file__).parents[2] / "docs" / f"{name}.md"
     assert page.read_text() == PAGES[name](), f"regenerate: python -m offctl.faces.reference {name} > docs/{name}.md"
 
 
@@ -168,7 +168,7 @@ def test_no_code_raises_the_bare_error_and_every_kind_names_its_own_code():
     from offctl import errors
     from offctl.adapters import servers  # noqa: F401
 
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parents[2]
     bare = [
         f"{path.relative_to(root)}:{node.lineno}"
         for tree in ("offctl", "commands")
