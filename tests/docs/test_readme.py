@@ -31,17 +31,17 @@ SUITE_PROGRAMS = {
     "java": "openjdk-17-jre-headless",  # ZooKeeper, Kafka and Spark (offctl/adapters/servers.py, pyspark)
     "mvn": "maven",  # fetches Apache Kafka's jars from Maven Central (kafka/pom.xml; offctl/adapters/servers.py)
     "/usr/share/java/zookeeper.jar": "zookeeper",  # the tests' and the sandbox's ZooKeeper (offctl/adapters/servers.py)
-    "promtool": "prometheus",  # docs/monitoring's rules and config (tests/test_monitoring.py)
-    "prometheus": "prometheus",  # a real Prometheus scrapes offctl serve (tests/test_monitoring.py)
-    "tmux": "tmux",  # offctl watch in a terminal (tests/test_serve.py)
-    "/usr/bin/python3.11": "python3.11",  # the executors' bare Python (tests/test_spark_cluster.py)
-    "jq": "jq",  # docs/runbooks/out-of-range.md's pipeline (tests/test_runbooks.py)
-    # storm-kafka-monitor's argument grammar against commons-cli's own parser (tests/test_lagutil_args.py): the JDK
+    "promtool": "prometheus",  # docs/monitoring's rules and config (tests/docs/test_monitoring.py)
+    "prometheus": "prometheus",  # a real Prometheus scrapes offctl serve (tests/docs/test_monitoring.py)
+    "tmux": "tmux",  # offctl watch in a terminal (tests/e2e/test_serve.py)
+    "/usr/bin/python3.11": "python3.11",  # the executors' bare Python (tests/e2e/test_spark_cluster.py)
+    "jq": "jq",  # docs/runbooks/out-of-range.md's pipeline (tests/docs/test_runbooks.py)
+    # storm-kafka-monitor's argument grammar against commons-cli's own parser (tests/unit/test_lagutil_args.py): the JDK
     # runs the Java source, and Debian's commons-cli comes with ZooKeeper (libzookeeper-java depends on it)
     "javac": "openjdk-17-jdk-headless",
     "/usr/share/java/commons-cli.jar": "zookeeper",
-    # what Storm UI shows for a storm-kafka-monitor run (tests/storm_ui.py): TopologySpoutLag's org.json.simple parser
-    # (Storm 1.x-2.5 pin json-simple 1.1; Debian's cliftonlabs 2.3.0 keeps that parser unchanged)
+    # what Storm UI shows for a storm-kafka-monitor run (tests/support/storm_ui.py): TopologySpoutLag's org.json.simple
+    # parser (Storm 1.x-2.5 pin json-simple 1.1; Debian's cliftonlabs 2.3.0 keeps that parser unchanged)
     "/usr/share/java/json-simple.jar": "libjson-simple-java",
 }
 # Every Debian system has these (essential packages); offctl is the project, `storm kill` is rehearsed.

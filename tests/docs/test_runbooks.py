@@ -7,7 +7,7 @@ The walk is a rehearsal in a shell whose environment points at production (addre
 nothing else. For each runbook, on a freshly seeded sandbox:
 1. The verify steps run first, before the fix: each must fail. A verify step that passes before the fix cannot
    tell that the fix worked.
-2. Confirm, fix and verify run in order (tests/runbook_walker.py): `storm kill NAME` is rehearsed with
+2. Confirm, fix and verify run in order (tests/support/runbook_walker.py): `storm kill NAME` is rehearsed with
    `offctl sandbox topology stop NAME`; offctl's question is answered "y" on a pseudo-terminal. A step exits
    with what its comment states (`# exit 7: ...`), else: confirm 0 or 1 (findings) and every finding code its
    comment names is shown; fix 0 (inspect and audit 0 or 1); verify 0, and no code its comment names after

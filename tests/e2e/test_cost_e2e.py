@@ -1,7 +1,7 @@
 """What a plan costs, end to end: the real CLI against the real ZooKeeper and broker, with messages produced at
 known timestamps: a reset to a time (the broker's timestamp lookup), offsets below a log start DeleteRecords moved,
 and ranges whose first or last offset the log cleaner compacted away. A read that fails is made up (the adapter
-raises); messages without timestamps (message format v0, which Kafka 4 no longer writes) are in tests/test_cost.py,
+raises); messages without timestamps (message format v0, which Kafka 4 no longer writes) are in tests/unit/test_cost.py,
 on plain data."""
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ def test_nothing_below_a_log_start_delete_records_moved_is_counted(cli, kafka, t
 
 
 def test_a_range_the_log_cleaner_compacted_counts_up_to_its_offsets_with_the_times_it_can_read(cli, kafka, timed):
-    """The compacted topic keeps offsets 1, 2, 4 and 5 of 0-5 (tests/test_peek.py). A range whose first offset was
+    """The compacted topic keeps offsets 1, 2, 4 and 5 of 0-5 (tests/e2e/test_peek.py). A range whose first offset was
     compacted away counts its offsets as an upper bound and its span from the next message; one whose last offset
     was has no time for its last message (a partial span)."""
     topic = compacted_topic(kafka)  # log end 6

@@ -7,7 +7,7 @@ default, 10080, which it applies without a line in its server.properties; `guard
 server.properties, and a principal it refuses DescribeConfigs on the cluster, for which --offsets-retention-minutes
 is used, else 10080 assumed and said to be. LogAppendTime and a transaction marker at C - 1 are real too. No broker
 expires offsets in a test's time: the expiry itself, the other guarantees and releases, and a broker that lacks
-the setting are tested on plain data in tests/test_expiry.py."""
+the setting are tested on plain data in tests/unit/test_expiry.py."""
 
 from __future__ import annotations
 

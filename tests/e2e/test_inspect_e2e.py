@@ -384,7 +384,7 @@ def test_a_wildcard_record_naming_another_topic_is_the_offset_of_its_folder(
 def test_processing_guarantee_says_what_the_group_commits_mean(cli, kafka, broker, names):
     """--processing-guarantee AT_MOST_ONCE: the committed offset is the next to poll (KafkaSpout.pollKafkaBroker,
     v2.8.8; 3.1.0 follows it). The commit carries the spout's metadata, which the broker keeps: no FOREIGN_COMMIT
-    (the rest of what depends on the metadata: tests/test_guarantee.py)."""
+    (the rest of what depends on the metadata: tests/unit/test_guarantee.py)."""
     topic, group = names("polled"), names("most-once")
     kafka.create_topic(topic, 1)
     kafka.produce(topic, 0, 4)

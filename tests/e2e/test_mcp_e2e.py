@@ -319,7 +319,7 @@ def test_a_context_not_in_the_config_is_refused_and_no_tool_takes_a_server(serve
     assert not other.is_error and other.structured_content["context"] == "other"
     assert other.structured_content["total"] == 0  # its root holds nothing: it read its own servers only
     # zk_root of the plan tools is a choice among the context's own roots (a root outside them is refused:
-    # tests/test_mcp_writes_e2e.py), never a server
+    # tests/e2e/test_mcp_writes_e2e.py), never a server
     servers = {"zk", "bootstrap_servers", "host", "port", "trident_root", "storm_root", "connect"}
     schemas = anyio.run(_schemas, served)
     assert not servers & {p for props in schemas.values() for p in props}

@@ -6,7 +6,7 @@ that topology resumes from it whatever its first-poll strategy: the write is ver
 commit without Storm metadata (the fixtures' kafka.commit, --no-storm-metadata, a restored before-image) is
 judged as the spout judges it (KafkaSpout.doSeek, v2.8.8): UNCOMMITTED_* resume from it, EARLIEST and LATEST
 ignore it. What offctl does where a broker keeps other metadata than it was sent (the verification's note, the
-backup's after-image rewritten) is tested on plain data: tests/test_commit_verdict.py, tests/test_plan.py.
+backup's after-image rewritten) is tested on plain data: tests/unit/test_commit_verdict.py, tests/unit/test_plan.py.
 """
 
 from __future__ import annotations

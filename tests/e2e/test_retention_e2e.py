@@ -8,7 +8,7 @@ principal: there --topic-retention is used, else there is no figure. cleanup.pol
 messages are written hours before the broker's own clock, not years: a broker deletes a segment older than its
 retention at its next check (every 5 minutes), which would move the log start under a test. The rules on every
 figure, each spout release's behaviour, and a broker that has no answer are tested on plain data in
-tests/test_retention.py."""
+tests/unit/test_retention.py."""
 
 from __future__ import annotations
 

@@ -371,8 +371,9 @@ def test_a_bad_config_file_is_a_failure_line_not_a_dropped_spout(tmp_path):
     assert result.stdout.startswith(REASON + "offctl.UsageError: config ")
 
 
-# --- what Storm UI shows: the real outputs through TopologySpoutLag's parse and the page's loop (tests/storm_ui.py,
-# Debian's json-simple; json-simple 1.1 reads these inputs the same, tests/java/StormUiLag.java says where it looked)
+# --- what Storm UI shows: the real outputs through TopologySpoutLag's parse and the page's loop
+# (tests/support/storm_ui.py, Debian's json-simple; json-simple 1.1 reads these inputs the same,
+# tests/java/StormUiLag.java says where it looked)
 
 
 @requires_storm_ui

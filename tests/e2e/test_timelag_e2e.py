@@ -2,7 +2,7 @@
 real ZooKeeper and broker, with messages produced at known timestamps; a LogAppendTime topic, where the broker's
 clock replaces the producer's timestamp; a compacted gap, where the spout is handed the next message; a transaction's
 commit marker, where no message waits; and a reset to a time, after which the spout is as far behind as that time.
-Messages without a timestamp (message format v0, which Kafka 4 no longer writes) are in tests/test_timelag.py, on
+Messages without a timestamp (message format v0, which Kafka 4 no longer writes) are in tests/unit/test_timelag.py, on
 plain data."""
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def test_on_a_log_append_time_topic_the_broker_clock_gives_the_time_lag(zk, kafk
 
 
 def test_a_spout_resuming_in_a_compacted_gap_is_timed_from_the_next_message(zk, kafka, names, zk_server, broker):
-    """The compacted topic (tests/test_peek.py) keeps 1, 2, 4 and 5 of 0-5: a spout at 3 is handed 4 first, and a
+    """The compacted topic (tests/e2e/test_peek.py) keeps 1, 2, 4 and 5 of 0-5: a spout at 3 is handed 4 first, and a
     group at 0 is handed 1 (PartitionManager.fill skips offsets below the one it fetched from, v1.2.4)."""
     topic = compacted_topic(kafka)
     conn = _spout(zk, names, zk_server, broker, topic, {0: 3})

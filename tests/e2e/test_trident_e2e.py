@@ -290,8 +290,8 @@ def test_naming_a_trident_spout_shows_it_alone_and_a_wrong_name_fails(cli, world
 def test_a_reset_rewrites_the_batches_stored_at_currtx_and_restore_puts_them_back(cli, world):
     """A worker died between txid 8's commit and its ack (currtx 8), and partition 2 kept only txid 8. A
     transactional spout replays the batch stored at currtx before it goes on (PartitionedTridentSpoutExecutor,
-    v1.2.4; run: tests/test_trident_transactional_e2e.py repair-not-acked), so the reset rewrites txid 7, which an
-    opaque spout resumes from, and txid 8 too, each to an empty batch at the target; partition 2, with nothing
+    v1.2.4; run: tests/oracle/test_trident_transactional_e2e.py repair-not-acked), so the reset rewrites txid 7, which
+    an opaque spout resumes from, and txid 8 too, each to an empty batch at the target; partition 2, with nothing
     below currtx, is written for a transactional spout and left out for an opaque one (exit 7). Restore puts every
     node back byte for byte, and a second restore finds nothing to change."""
     world.set("sk/coordinator/currtx", b"8")

@@ -1,6 +1,6 @@
 """What a real Java KafkaConsumer (kafka-clients of servers.KAFKA, the release the `broker` fixture runs) is handed,
 by isolation level: the reference for offctl's "last stable offset" figures. tests/java/ConsumerView.java does the
-reading; it is compiled once per session into a temporary directory, as tests/storm_ui.py compiles StormUiLag.
+reading; it is compiled once per session into a temporary directory, as tests/support/storm_ui.py compiles StormUiLag.
 
     view = consumer_view(kafka.bootstrap, topic, {0: 0})                      # isolation="read_committed"
     assert view == {0: {"end_offset": 10, "position": 10, "records": [0, 1, 2, 7, 8]}}

@@ -1,7 +1,7 @@
 """Where the REAL storm-kafka-client KafkaSpout starts, and what it commits, on a real broker: the reference that
 offctl's "will resume at" verdicts for storm-kafka-client spouts are held to. tests/storm_runner/client/
 ClientSpoutRunner.java drives the spout (open, activate, nextTuple, ack, deactivate, close) with a mocked
-TopologyContext; it is compiled once per session and line into a temporary directory, as tests/java_consumer.py
+TopologyContext; it is compiled once per session and line into a temporary directory, as tests/oracle/java_consumer.py
 compiles ConsumerView.
 
     [got] = run_client_spouts("2.8.3", [{"name": "resume", "bootstrap_servers": kafka.bootstrap, "topic": topic,
@@ -53,8 +53,8 @@ FETCH = (
 # The release lines tests/storm_runner/client/pom.xml fetches: line -> the JDK that runs it (None: java on PATH,
 # Java 17 here). storm-kafka-client 2.8.3 is the newest 2.x Maven Central resolves (2.8.3/pom.xml says why; its
 # KafkaSpout is v2.8.8's but for imports); 1.2.4 is the last 1.x, with kafka-clients 0.10.1.0, for Kafka 3.9. The
-# others (tests/test_storm_kafka_client_releases_e2e.py): 2.0.0, the oldest 2.x (kafka-clients 0.11.0.3); 1.1.3 and
-# 1.0.6, the first "current" 1.x (CommitMetadataManager; kafka-clients 0.10.1.0); 1.1.1 and 1.0.5, the newest of
+# others (tests/oracle/test_storm_kafka_client_releases_e2e.py): 2.0.0, the oldest 2.x (kafka-clients 0.11.0.3); 1.1.3
+# and 1.0.6, the first "current" 1.x (CommitMetadataManager; kafka-clients 0.10.1.0); 1.1.1 and 1.0.5, the newest of
 # the legacy lines (commits hold the last processed offset; kafka-clients 0.10.0.0 and 0.9.0.1). All but 2.8.3 talk
 # to Kafka 3.9 only: Kafka 4.x refuses the request versions kafka-clients before 2.1 send (KIP-896).
 LINES: dict[str, str | None] = {

@@ -2,7 +2,7 @@
 RELEASES; offsets as JSON in ZooKeeper at <zkRoot>/<id>/partition_<N>): where it starts reading each partition, what
 it emits, and the nodes it writes back. tests/storm_runner/kafka/OldSpoutRunner.java drives the spout, outside a
 worker, against a real ZooKeeper and broker; it is compiled once per session and release into a temporary directory,
-as tests/java_consumer.py compiles ConsumerView. Many scenarios share one JVM start (one per call):
+as tests/oracle/java_consumer.py compiles ConsumerView. Many scenarios share one JVM start (one per call):
 
     [a] = run_old_spouts([{"name": "a", "zookeeper": zk_server.address, "zk_root": "/r", "spout_id": "s",
                            "topic": topic, "hosts": {"zk": zk_server.address + "/kafka39", "path": "/brokers"},
@@ -66,7 +66,7 @@ FETCH_STORM_KAFKA = (
 
 # storm-core logs through slf4j bound to log4j2 (log4j-slf4j-impl 2.8.2 in 1.2.4, 2.1 in 0.10.2; the 0.9.x poms put
 # 0.10's 2.1 in place of logback, as they say); Kafka 0.8's log4j 1.x calls reach it through log4j-over-slf4j.
-# OldSpoutRunner takes storm-kafka's own loggers itself (it prints their WARNs on stderr); tests/javarun.py's
+# OldSpoutRunner takes storm-kafka's own loggers itself (it prints their WARNs on stderr); tests/oracle/javarun.py's
 # configuration puts every other WARN and up on stderr.
 
 # Mockito 5 would mock TopologyContext with its inline mock maker and reach members through its instrumentation,

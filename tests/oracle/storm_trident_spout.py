@@ -10,7 +10,7 @@ library (their classpaths share nothing but Trident's interfaces):
 Each wraps the spout in Storm's own OpaquePartitionedTridentSpoutExecutor and drives its Coordinator and Emitter as a
 Trident topology does (initializeTransaction, emitBatch, commit, success, from the coordinator's stored currtx), with a
 mocked TopologyContext and a recording TridentCollector; no LocalCluster. Compiled once per session into a temporary
-directory, as tests/storm_kafka_spout.py compiles OldSpoutRunner; all scenarios of a call share one JVM:
+directory, as tests/oracle/storm_kafka_spout.py compiles OldSpoutRunner; all scenarios of a call share one JVM:
 
     [a] = run_old_trident([{"name": "a", "zookeeper": zk_server.address, "transactional_root": "/r/transactional",
                             "tx_state_id": "sk", "storm_id": "orders-1-1700000000", "topic": topic,
@@ -26,12 +26,12 @@ ClientTridentRunner also runs on storm-kafka-client 1.2.4's jars (client-1.2.4/l
 KafkaSpoutConfig, kafka-clients 0.10.1.0, so against the Kafka 3.9 broker), reaching what differs between the lines
 by reflection (its header says how); compiled once a session per release:
 
-    run_client_trident([...], release="1.2.4")        tests/test_trident_releases_e2e.py
+    run_client_trident([...], release="1.2.4")        tests/oracle/test_trident_releases_e2e.py
 
 And both runners take "executor": "transactional": Storm's PartitionedTridentSpoutExecutor around the library's
 transactional (non-opaque) spout, storm-kafka 1.2.4's TransactionalTridentKafkaSpout and storm-kafka-client's
 KafkaTridentSpoutTransactional (2.8.3's; 1.2.4's is a stub that answers null), without commit (its Emitter is no
-committer), each replay noted under "replayed" (tests/test_trident_transactional_e2e.py).
+committer), each replay noted under "replayed" (tests/oracle/test_trident_transactional_e2e.py).
 
 A scenario's keys and the report's are listed at the top of each runner. Partition-keyed maps of the report
 (first_emitted, started_at, emitted, handed, returned, and errors but its "batch" key) are keyed by int here.
@@ -48,15 +48,15 @@ storm-core, whose StaticHostProvider.getHostString (release-3.4.14) takes the ho
 127.0.0.1; the address it connects to is the one given (the storm-kafka-client runner needs none). Storm's code and
 the bytes it reads and writes do not depend on it.
 
-Measured here (2 cores, JDK 17, tests/test_trident_oracle_e2e.py): javac 2.3 s (OldTridentRunner) and 3.2 s
+Measured here (2 cores, JDK 17, tests/oracle/test_trident_oracle_e2e.py): javac 2.3 s (OldTridentRunner) and 3.2 s
 (ClientTridentRunner) once a session; a call spends 0.6-0.7 s outside its scenarios (JVM start, reading the input,
 exit); the first scenario takes 0.7 s (1.2.4) and 1.8 s (2.8.3: kafka-clients and Mockito load), then a storm-kafka
 scenario 0.1-0.4 s, a storm-kafka-client one 0.25-0.8 s, and 1.3 s when a partition emits nothing (the runner waits
 three empty batches, each the emitter's 200 ms poll). 17 scenarios in 4.8 s (1.2.4), 16 in 15 s (2.8.3).
-storm-kafka-client 1.2.4 (tests/test_trident_releases_e2e.py, machine shared, load 4-8): javac 4-6 s; 0.2 s a
+storm-kafka-client 1.2.4 (tests/oracle/test_trident_releases_e2e.py, machine shared, load 4-8): javac 4-6 s; 0.2 s a
 scenario that fails at its first batch, 1.3-4.7 s one that emits (kafka-clients 0.10.1.0's first polls of each
 partition often come back empty, 200 ms each, partition by partition); 26 scenarios in 23 s. Transactional
-(tests/test_trident_transactional_e2e.py): storm-kafka 14 scenarios in 5-8.5 s, storm-kafka-client 2.8.3 12 in
+(tests/oracle/test_trident_transactional_e2e.py): storm-kafka 14 scenarios in 5-8.5 s, storm-kafka-client 2.8.3 12 in
 17-22 s, each after a 2-scenario opaque call (5-9 s) that writes the hand-over states.
 """
 
@@ -79,7 +79,7 @@ CLIENT_RELEASES = ("2.8.3", "1.2.4")  # ClientTridentRunner runs on either line'
 HOSTS = "127.0.0.1 127.0.0.1/<unresolved> localhost/<unresolved> localhost\n"
 
 # Mockito 5 mocks TopologyContext (a plain class) by subclassing, without attaching its Java agent (as
-# tests/storm_kafka_spout.py does).
+# tests/oracle/storm_kafka_spout.py does).
 _FILES = {
     "mockito-extensions/org.mockito.plugins.MockMaker": "mock-maker-subclass\n",
     "mockito-extensions/org.mockito.plugins.MemberAccessor": "member-accessor-reflection\n",

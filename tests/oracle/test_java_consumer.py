@@ -1,4 +1,4 @@
-"""tests/java_consumer.py's reference, checked against what Kafka documents for transactions on the real broker:
+"""tests/oracle/java_consumer.py's reference, checked against what Kafka documents for transactions on the real broker:
 a Java KafkaConsumer with isolation.level=read_committed ends at the last stable offset (the first offset of the
 oldest open transaction) and is handed only committed records; read_uncommitted ends at the high watermark and is
 handed every data record, aborted and open ones included; neither is ever handed a transaction marker, which takes

@@ -9,9 +9,9 @@ and look-alike keys, duplicates, every JSON type in every property, numbers at a
 digits, numeric strings with signs, spaces and other scripts' digits, nulls, nesting, trailing bytes) and then,
 often, damaged at the byte level (a byte inserted, removed or replaced: invalid UTF-8, NULs, broken syntax).
 
-OFFCTL_DIFFERENTIAL_EXAMPLES examples per line (default 1,000 in the suite; `python -m tests.test_metadata_differential
-100000` runs that many per line and prints the counts). tests/corpus/commit_metadata.txt is replayed first: the
-inputs that once disagreed, and the hand-picked ones."""
+OFFCTL_DIFFERENTIAL_EXAMPLES examples per line (default 1,000 in the suite;
+`python -m tests.oracle.test_metadata_differential 100000` runs that many per line and prints the counts).
+tests/corpus/commit_metadata.txt is replayed first: the inputs that once disagreed, and the hand-picked ones."""
 
 from __future__ import annotations
 
@@ -35,10 +35,11 @@ CORPUS = Path(__file__).parent.parent / "corpus" / "commit_metadata.txt"
 IDS = ("orders-1-1700000000", "5", "-0", "1e2", "true", "", "null", "t\u00e9-1-1")  # storm ids, and ids as scalars
 COUNTS: collections.Counter = collections.Counter()
 JACKSON = {"1.2.4": "2.9", "2.8.3": "2.20"}  # the Jackson of each line's jars
-# The lines the oracle runs on. Of the other releases tests/storm_client_spout.py runs, the legacy 1.0.5 and 1.1.1
-# never read metadata; 1.0.6, 1.1.3 (Jackson 2.6.3) and 2.0.0 (2.9.8) bind it with CommitMetadataManager as these do,
-# but MetadataOracle.java does not compile against them (it names what they lack): their metadata is judged on the
-# real spout's hand-picked scenarios only (tests/test_storm_kafka_client_releases_e2e.py), not on generated input.
+# The lines the oracle runs on. Of the other releases tests/oracle/storm_client_spout.py runs, the legacy 1.0.5 and
+# 1.1.1 never read metadata; 1.0.6, 1.1.3 (Jackson 2.6.3) and 2.0.0 (2.9.8) bind it with CommitMetadataManager as these
+# do, but MetadataOracle.java does not compile against them (it names what they lack): their metadata is judged on
+# the real spout's hand-picked scenarios only (tests/oracle/test_storm_kafka_client_releases_e2e.py), not on
+# generated input.
 ORACLE_LINES = sorted(JACKSON)
 
 

@@ -153,7 +153,7 @@ def test_a_read_committed_spout_lags_to_the_last_stable_offset_and_waits_behind_
 def test_the_real_spout_with_each_isolation_level_emits_what_offctl_counts_as_its_lag(
     cli, kafka, broker, names, ledger
 ):
-    """storm-kafka-client 2.8.3's KafkaSpout run on the ledger (tests/storm_client_spout.py), given
+    """storm-kafka-client 2.8.3's KafkaSpout run on the ledger (tests/oracle/storm_client_spout.py), given
     isolation.level through KafkaSpoutConfig.Builder#setProp as a topology sets it (Storm itself never sets it:
     docs/storm.md), from its own commits at 2, 0 and 0. read_committed: it emits the committed transactions' records
     between its commit and the last stable offset, never the aborted ones, and nothing of the open transaction, so

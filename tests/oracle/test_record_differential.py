@@ -11,7 +11,7 @@ beyond a Java long, doubles, leading zeros, escapes and surrogates, json-simple'
 duplicate keys, nesting, whitespace it does and does not skip, trailing bytes) and then, often, damaged at the byte
 level (a byte inserted, removed or replaced: invalid UTF-8, NULs, broken syntax).
 
-OFFCTL_DIFFERENTIAL_EXAMPLES examples (default 1,000 in the suite; `python -m tests.test_record_differential
+OFFCTL_DIFFERENTIAL_EXAMPLES examples (default 1,000 in the suite; `python -m tests.oracle.test_record_differential
 100000` runs that many and prints the counts). tests/corpus/storm_kafka_records.txt is replayed first: the inputs
 that once disagreed, and the hand-picked ones."""
 

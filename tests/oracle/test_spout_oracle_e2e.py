@@ -2,15 +2,15 @@
 
 Each scenario is stored state, log state and spout settings, set up in the real stores. offctl inspects it first
 (`offctl inspect -o json`: each partition's `resumes_at` and `resumes`, and a MISSING_PARTITION finding's); then the
-real spout runs on the same stores (tests/storm_kafka_spout.py: storm-kafka 1.2.4's KafkaSpout on ZooKeeper and
-Kafka 3.9; tests/storm_client_spout.py: storm-kafka-client's KafkaSpout, 2.8.3 on Kafka 4.4 and 1.2.4 on Kafka 3.9),
-all scenarios of a family in one JVM. For every partition the two must agree on the first offset the spout emits:
+real spout runs on the same stores (tests/oracle/storm_kafka_spout.py: storm-kafka 1.2.4's KafkaSpout on ZooKeeper and
+Kafka 3.9; tests/oracle/storm_client_spout.py: storm-kafka-client's KafkaSpout, 2.8.3 on Kafka 4.4 and 1.2.4 on Kafka
+3.9), all scenarios of a family in one JVM. For every partition the two must agree on the first offset the spout emits:
 
     stored, stored+1, log-start, log-end   the spout emits resumes_at first (the topics have no gaps), or nothing
                                            when resumes_at is the log end
     waits-until-log-end-reaches, fetch-fails  it emits nothing
     time                                   not compared here (resumes_at is null: Kafka answers storm-kafka from its
-                                           segment files' mtimes; tests/test_spout_oracle_time_e2e.py runs it)
+                                           segment files' mtimes; tests/oracle/test_spout_oracle_time_e2e.py runs it)
 
 Where they disagreed, offctl was wrong and was fixed (docs/storm.md, "Run on the real spouts").
 """
@@ -752,7 +752,8 @@ def client_repairs(line: str, zk_server, zk, kafka, bootstrap: str, tmp) -> dict
     storm_root = f"/{prefix}/storm"
     zk.create(f"{storm_root}/storms", makepath=True)  # nothing runs: the guards let the writes through
     flags = safety(zk_server, bootstrap, storm_root, tmp)
-    release = "2.8.8" if line == "2.8.3" else "1.2.4"  # 2.8.3's KafkaSpout is v2.8.8's (tests/storm_client_spout.py)
+    # 2.8.3's KafkaSpout is v2.8.8's (tests/oracle/storm_client_spout.py)
+    release = "2.8.8" if line == "2.8.3" else "1.2.4"
     out: dict = {}
 
     def spout_settings(strategy: str) -> list[str]:

@@ -14,8 +14,9 @@ From storm-client 2.6 the state is read by json-smart, which offctl does not mod
 bytes offctl says it cannot tell (those inputs are counted as "cannot tell", not compared); everywhere else its answer
 must be json-smart's.
 
-OFFCTL_DIFFERENTIAL_EXAMPLES examples per line (default 1,000 in the suite; `python -m tests.test_state_differential
-100000` runs that many per line and prints the counts). tests/corpus/trident_states.txt is replayed first."""
+OFFCTL_DIFFERENTIAL_EXAMPLES examples per line (default 1,000 in the suite;
+`python -m tests.oracle.test_state_differential 100000` runs that many per line and prints the counts).
+tests/corpus/trident_states.txt is replayed first."""
 
 from __future__ import annotations
 

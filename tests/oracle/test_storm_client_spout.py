@@ -1,4 +1,4 @@
-"""tests/storm_client_spout.py's reference, checked on the real spout: storm-kafka-client's KafkaSpout (2.8.3 on
+"""tests/oracle/storm_client_spout.py's reference, checked on the real spout: storm-kafka-client's KafkaSpout (2.8.3 on
 Apache Kafka 4.4, 1.2.4 on Kafka 3.9) starts where KafkaSpoutConsumerRebalanceListener#doSeek says (v2.8.3 and v1.2.4
 KafkaSpout.java, identical there), and commits what CommitMetadataManager and OffsetManager say:
 

@@ -1,5 +1,5 @@
 """storm-kafka-client releases besides 1.2.4 and 2.8.3, run: the REAL KafkaSpout of each starts where offctl says
-when told `--storm-kafka-client-release <that release>` (tests/test_spout_oracle_e2e.py runs 2.8.3 and 1.2.4).
+when told `--storm-kafka-client-release <that release>` (tests/oracle/test_spout_oracle_e2e.py runs 2.8.3 and 1.2.4).
 
     2.0.0  the oldest 2.x (doSeek, CommitMetadataManager and OffsetManager as in 2.8.3; kafka-clients 0.11.0.3)
     1.1.3  current 1.1.x (CommitMetadataManager from 1.1.2; kafka-clients 0.10.1.0)
@@ -10,13 +10,13 @@ when told `--storm-kafka-client-release <that release>` (tests/test_spout_oracle
     1.0.5  legacy 1.0.x: the same, configured through KafkaSpoutStreams and tuple builders (kafka-clients 0.9.0.1)
 
 All on Kafka 3.9 (fixtures broker39/kafka39): Kafka 4.x refuses the request versions kafka-clients before 2.1 send
-(KIP-896). The current lines run CLIENT (tests/test_spout_oracle_e2e.py) as it is; the legacy lines LEGACY_CLIENT
+(KIP-896). The current lines run CLIENT (tests/oracle/test_spout_oracle_e2e.py) as it is; the legacy lines LEGACY_CLIENT
 below, whose "own" commits are written as a legacy spout writes them (KafkaSpoutMessageId.getMetadata and
 OffsetManager.findNextCommitOffset, v1.0.5 and v1.1.1: the last processed offset). Every line also runs a spout
 that commits (emits the whole topic, acks) and a second spout of the same topology on that group ("restart",
 acking nothing, so the commit stays the first one's): offctl, asked after the run, must say where the second one
 started, and the first one's commit must be in the release's form. Each release's scenarios run in one JVM call
-(tests/storm_client_spout.py); the JVM calls of the releases run side by side, each in a thread of its own.
+(tests/oracle/storm_client_spout.py); the JVM calls of the releases run side by side, each in a thread of its own.
 
 Where the spout disagrees with offctl the scenario is a strict xfail citing the Storm source (DISAGREE: none now). A
 release whose jars are missing or whose runner fails fails every one of its tests with the runner's own message.

@@ -1,8 +1,8 @@
-"""Every storm-kafka release line on its real spout: the OLD scenarios of tests/test_spout_oracle_e2e.py (stored
+"""Every storm-kafka release line on its real spout: the OLD scenarios of tests/oracle/test_spout_oracle_e2e.py (stored
 offsets inside, below and above the log, none, <= 0, malformed, another topology's, maxOffsetBehind, a missing
 partition, a record naming another topic or partition; startOffsetTime earliest and latest; with and without
 useStartOffsetTimeIfOffsetOutOfRange) run on the newest release of each line offctl tells apart
-(offctl/core/behaviour.py, StormKafka) that Maven Central serves, besides 1.2.4 (tests/test_spout_oracle_e2e.py):
+(offctl/core/behaviour.py, StormKafka) that Maven Central serves, besides 1.2.4 (tests/oracle/test_spout_oracle_e2e.py):
 
     1.1.3             line 1.1-1.2.4      org.apache.storm.kafka.KafkaSpout, storm-core 1.1.3, kafka_2.10 0.8.2.1
     1.0.6             line 1.0.x          org.apache.storm.kafka.KafkaSpout, storm-core 1.0.6, kafka_2.10 0.8.2.1
@@ -12,9 +12,9 @@ useStartOffsetTimeIfOffsetOutOfRange) run on the newest release of each line off
 
 (tests/storm_runner/kafka/<release>/pom.xml says what each takes and why), on Kafka 3.9 and the test ZooKeeper.
 Each release gets its own records (the spout writes them back) and `offctl inspect --storm-kafka-release <release>`
-is asked first; all its scenarios then run in one JVM (tests/storm_kafka_spout.py), the releases' JVMs side by side.
-On every partition the first offset the spout emits must be offctl's verdict (expected_first: resumes_at, or nothing
-for waits-until-log-end-reaches and fetch-fails, or nothing when resumes_at is the log end). ignoreZkOffsets is
+is asked first; all its scenarios then run in one JVM (tests/oracle/storm_kafka_spout.py), the releases' JVMs side by
+side. On every partition the first offset the spout emits must be offctl's verdict (expected_first: resumes_at, or
+nothing for waits-until-log-end-reaches and fetch-fails, or nothing when resumes_at is the log end). ignoreZkOffsets is
 forceFromStart before 0.10, on both sides (old_flags passes --ignore-zk-offsets, offctl's name for either).
 """
 

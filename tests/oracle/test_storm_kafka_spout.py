@@ -1,7 +1,7 @@
 """The real old storm-kafka spout (org.apache.storm.kafka.KafkaSpout, storm-kafka 1.2.4) against the test ZooKeeper
-and the Kafka 3.9 broker, through tests/storm_kafka_spout.py: where it starts each partition from the node it finds
-at <zkRoot>/<id>/partition_<N> and its SpoutConfig, what it emits, and what it writes back. These hold the runner to
-the spout's source (each figure is explained by the Storm file and line at tag v1.2.4 cited beside it), so that
+and the Kafka 3.9 broker, through tests/oracle/storm_kafka_spout.py: where it starts each partition from the node it
+finds at <zkRoot>/<id>/partition_<N> and its SpoutConfig, what it emits, and what it writes back. These hold the runner
+to the spout's source (each figure is explained by the Storm file and line at tag v1.2.4 cited beside it), so that
 offctl's "will resume at" verdicts can in turn be held to the runner.
 
 All scenarios run in one JVM (one runner call, in the module's fixture): a topic of 3 partitions of 10 messages

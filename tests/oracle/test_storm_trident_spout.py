@@ -1,4 +1,4 @@
-"""tests/storm_trident_spout.py's two runners, checked on the real Trident spouts: Storm's
+"""tests/oracle/storm_trident_spout.py's two runners, checked on the real Trident spouts: Storm's
 OpaquePartitionedTridentSpoutExecutor (storm-core 1.2.4, storm-client 2.8.3) around storm-kafka 1.2.4's
 OpaqueTridentKafkaSpout on Kafka 3.9 and storm-kafka-client 2.8.3's KafkaTridentSpoutOpaque on Kafka 4.4.
 
@@ -8,7 +8,7 @@ state. The runner must start at currtx (MasterBatchCoordinator.getStoredCurrTran
 highest txid's meta (OpaquePartitionedTridentSpoutExecutor.Emitter.emitBatch: getLastState), emit from where that meta
 says, write the new batch's meta at commit, delete the older txids at success and move currtx on. The metas it writes
 are byte for byte what offctl.faces.sandbox.trident_meta and client_trident_meta make for the same values, which the
-scenario table (tests/test_trident_oracle_e2e.py) seeds its states with.
+scenario table (tests/oracle/test_trident_oracle_e2e.py) seeds its states with.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""tests/storm_ui.py: what Storm UI shows for canned storm-kafka-monitor outputs (no offctl involved).
+"""tests/support/storm_ui.py: what Storm UI shows for canned storm-kafka-monitor outputs (no offctl involved).
 
 Each row is a monitor's stdout and exit code, the UI release (StormUiLag.java: v1.2.4, v2.5.0 or v2.8.8) and the
 UiView the page shows. TSL = storm-core/src/jvm/org/apache/storm/utils/TopologySpoutLag.java, KOLU =

@@ -4,17 +4,18 @@ to Storm's REAL opaque Trident Kafka spouts.
 Each scenario is Trident state written to the test ZooKeeper under its own transactional root as Storm writes it
 (<root>/<txStateId>/user/<partition id>/<txid>, the batch meta as json-simple writes a HashMap, the partition folder
 holding 7, the coordinator's currtx one past the highest txid: offctl.faces.sandbox.trident_meta and
-client_trident_meta, held byte for byte to what the real spouts write in tests/test_storm_trident_spout.py), the log
-state in the real broker, and the spout's settings. `offctl inspect --trident-root ... --trident ... --per-partition -o
-json` speaks first; then the real spout runs on the same stores (tests/storm_trident_spout.py: Storm's
+client_trident_meta, held byte for byte to what the real spouts write in tests/oracle/test_storm_trident_spout.py), the
+log state in the real broker, and the spout's settings. `offctl inspect --trident-root ... --trident ... --per-partition
+-o json` speaks first; then the real spout runs on the same stores (tests/oracle/storm_trident_spout.py: Storm's
 OpaquePartitionedTridentSpoutExecutor around storm-kafka 1.2.4's OpaqueTridentKafkaSpout on Kafka 3.9, and around
 storm-kafka-client 2.8.3's KafkaTridentSpoutOpaque on Kafka 4.4; all scenarios of a library in one JVM), from the
 coordinator's currtx on, until every partition has emitted or a few batches in a row emitted nothing new. For every
-partition the first offset the spout emits must be what offctl said, by tests/test_spout_oracle_e2e.expected_first's
-rule (resumes_at, or nothing when resumes_at is the log end or offctl says nothing is emitted); where offctl names the
-log start or end or the stored offset, the spout's first batch must also have started there (its meta's offset, or
-firstOffset / lastOffset + 1) and been committed (the executor wrote its meta): a batch that throws is never committed,
-so partitions that emitted in it never get past it (no-next-offset-last).
+partition the first offset the spout emits must be what offctl said, by
+tests/oracle/test_spout_oracle_e2e.expected_first's rule (resumes_at, or nothing when resumes_at is the log end or
+offctl says nothing is emitted); where offctl names the log start or end or the stored offset, the spout's first batch
+must also have started there (its meta's offset, or firstOffset / lastOffset + 1) and been committed (the executor wrote
+its meta): a batch that throws is never committed, so partitions that emitted in it never get past it
+(no-next-offset-last).
 
 Then a repair per library: `offctl reset --trident sk|cl --to offset --offset N --execute` on a stopped topology's
 state, and the spout of the next deployment starts every partition at N, as the plan said.

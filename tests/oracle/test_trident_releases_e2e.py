@@ -1,16 +1,16 @@
 """storm-kafka-client 1.2.4's opaque Trident spout held to offctl (issue 36, other releases): Storm's
 OpaquePartitionedTridentSpoutExecutor (storm-core 1.2.4) around storm-kafka-client 1.2.4's KafkaTridentSpoutOpaque
 (KafkaSpoutConfig-based, kafka-clients 0.10.1.0, so on the Kafka 3.9 broker), on the scenarios of
-tests/test_trident_oracle_e2e.CLIENT, with offctl asked `--storm-kafka-client-release 1.2.4`; all in one JVM
-(tests/storm_trident_spout.run_client_trident(..., release="1.2.4"), ClientTridentRunner.java's header says how the
-one source runs on both lines).
+tests/oracle/test_trident_oracle_e2e.CLIENT, with offctl asked `--storm-kafka-client-release 1.2.4`; all in one JVM
+(tests/oracle/storm_trident_spout.run_client_trident(..., release="1.2.4"), ClientTridentRunner.java's header says how
+the one source runs on both lines).
 
 storm-kafka-client 1.x writes another Trident meta than 2.x: {"tp": {"topic", "partition"}, "firstOffset",
 "lastOffset"} (KafkaTridentSpoutBatchMetadata.toMap, v1.2.4), no topologyId, and its fromMap reads tp. So each
 scenario of CLIENT runs twice: with its metas as the table writes them (2.x's, which offctl, asked for 1.2.4, says it
 cannot tell: MALFORMED_RECORD, resumes null, and expected_first does not compare), and, where the table gives
 offsets, with the same offsets in 1.x's form ("<name>-1x-meta"), which offctl reads and the run is held to by
-tests/test_trident_oracle_e2e.agree. What 1.2.4 did with 2.x's metas is checked apart (TWO_X_META_ON_1X).
+tests/oracle/test_trident_oracle_e2e.agree. What 1.2.4 did with 2.x's metas is checked apart (TWO_X_META_ON_1X).
 
 And 1.2.4's KafkaTridentSpoutTransactional, a stub whose getCoordinator and getEmitter answer null
 (KafkaTridentSpoutTransactional.java at v1.2.4, "// TODO"), under PartitionedTridentSpoutExecutor: the first
@@ -47,8 +47,8 @@ def one_x(states: dict) -> bool:
 
 
 def verdicts(doc: dict) -> dict[int, tuple[int | None, str | None, int | None]]:
-    """tests/test_spout_oracle_e2e.verdicts, but a MISSING_PARTITION finding may name no resumes_at (offctl cannot
-    tell where a partition of a state it cannot read starts): (None, None, None) then."""
+    """tests/oracle/test_spout_oracle_e2e.verdicts, but a MISSING_PARTITION finding may name no resumes_at (offctl
+    cannot tell where a partition of a state it cannot read starts): (None, None, None) then."""
     out = {p["partition"]: (p["resumes_at"], p["resumes"], p["log_end"]) for p in doc["partitions"]}
     for f in doc["findings"]:
         if f["code"] == "MISSING_PARTITION":
@@ -165,8 +165,8 @@ def client_124_trident(zk_server, zk, broker39, kafka39):
     ],
 )
 def test_storm_kafka_client_1_2_4_trident_starts_where_offctl_says(client_124_trident, name):
-    """tests/test_trident_oracle_e2e.agree: 2.x's metas are compared where offctl names a position (no-last-offset:
-    it says the emitter throws, as it does); elsewhere offctl says it cannot tell, which
+    """tests/oracle/test_trident_oracle_e2e.agree: 2.x's metas are compared where offctl names a position
+    (no-last-offset: it says the emitter throws, as it does); elsewhere offctl says it cannot tell, which
     test_2x_metas_fail_every_batch_on_1_2_4 holds to what the run did."""
     offctl, ran, _ = client_124_trident
     agree(name, offctl[name], ran[name])

@@ -2,10 +2,10 @@
 
 Storm's PartitionedTridentSpoutExecutor around storm-kafka 1.2.4's TransactionalTridentKafkaSpout (Kafka 3.9) and
 around storm-kafka-client 2.8.3's KafkaTridentSpoutTransactional (Kafka 4.4), driven as a topology drives them
-(tests/storm_trident_spout.py, "executor": "transactional"; one JVM per library for the scenarios, and one before it
-for the opaque spout that writes the hand-over states), on Trident state seeded as the spouts write it
-(tests/test_trident_oracle_e2e.seed), with `offctl inspect --trident-root R --trident SID --per-partition` asked
-first and the first offset each partition emits held to it by tests/test_spout_oracle_e2e.expected_first's rule.
+(tests/oracle/storm_trident_spout.py, "executor": "transactional"; one JVM per library for the scenarios, and one before
+it for the opaque spout that writes the hand-over states), on Trident state seeded as the spouts write it
+(tests/oracle/test_trident_oracle_e2e.seed), with `offctl inspect --trident-root R --trident SID --per-partition` asked
+first and the first offset each partition emits held to it by tests/oracle/test_spout_oracle_e2e.expected_first's rule.
 
 What the transactional executor does (PartitionedTridentSpoutExecutor.Emitter.emitBatch; RotatingTransactionalState):
 per partition, at storm-core v1.2.4 (:131-148): the state of the txid being emitted, if there is one, is that batch,
@@ -69,7 +69,7 @@ TX = {"executor": "transactional"}
 
 
 def verdicts(doc: dict) -> dict[int, tuple[int | None, str | None, int | None]]:
-    """tests/test_spout_oracle_e2e.verdicts, tolerating a MISSING_PARTITION finding without resumes_at."""
+    """tests/oracle/test_spout_oracle_e2e.verdicts, tolerating a MISSING_PARTITION finding without resumes_at."""
     out = {p["partition"]: (p["resumes_at"], p["resumes"], p["log_end"]) for p in doc["partitions"]}
     for f in doc["findings"]:
         if f["code"] == "MISSING_PARTITION":
@@ -110,8 +110,8 @@ def agree(name: str, said: dict, ran: dict, log_end_default: int = LOG_END) -> N
 # --- storm-kafka 1.2.4: TransactionalTridentKafkaSpout, Kafka 3.9 ------------------------------------------------
 
 # name: ({partition: {txid: nextOffset}} (each meta a one-record batch [nextOffset - 1, nextOffset), as
-#        tests/test_trident_oracle_e2e's), TridentKafkaConfig settings, topic ("orders": 3 partitions, "trimmed": 1,
-#        log start 5), the topology that wrote the metas, currtx: True one past the highest txid, False the highest
+#        tests/oracle/test_trident_oracle_e2e's), TridentKafkaConfig settings, topic ("orders": 3 partitions, "trimmed":
+#        1, log start 5), the topology that wrote the metas, currtx: True one past the highest txid, False the highest
 #        txid, or a number)
 OLD = {
     "normal": ({0: {8: 4}, 1: {8: 7}, 2: {8: 9}}, {}, "orders", STORM_ID, True),
@@ -231,7 +231,7 @@ def old_tx(zk_server, zk, broker39, kafka39, tmp_path_factory):
         offctl[name] = ask(root, topic, settings)
         scenarios.append(scenario(name, root, topic, settings, **TX))
     plans = {}
-    for name, acked in REPAIRS.items():  # as tests/test_trident_oracle_e2e's, then the transactional spout
+    for name, acked in REPAIRS.items():  # as tests/oracle/test_trident_oracle_e2e's, then the transactional spout
         root, backups = f"/{prefix}/{name}/transactional", tmp_path_factory.mktemp(f"old-tx-{name}")
         plans[name] = reset_stopped(
             zk,
@@ -351,7 +351,7 @@ def test_storm_kafka_transactional_and_opaque_write_the_same_bytes(old_tx, broke
 # name: ({partition: {txid: (firstOffset, lastOffset)}}, firstPollOffsetStrategy, topic ("orders", or "trimmed":
 #        1 partition, log start 4), the topology that wrote the metas, currtx as OLD's). Where currtx is one past every
 #        state the executor calls the same emitBatchNew as the opaque one, from the same state (getPreviousState and
-#        getLastState agree): "normal" stands for tests/test_trident_oracle_e2e's other such CLIENT scenarios.
+#        getLastState agree): "normal" stands for tests/oracle/test_trident_oracle_e2e's other such CLIENT scenarios.
 CLIENT = {
     "normal": ({0: {8: (2, 3)}, 1: {8: (2, 6)}, 2: {8: (5, 8)}}, "UNCOMMITTED_EARLIEST", "orders", STORM_ID, True),
     "commit-not-acked": (

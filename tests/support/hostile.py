@@ -1,4 +1,4 @@
-"""Hostile HTTP clients, as an attacker on the network would be, for tests/test_http_hostile.py and
+"""Hostile HTTP clients, as an attacker on the network would be, for tests/faults/test_http_hostile.py and
 benchmarks/bench_http.py: connections that send half a request and hold it, bodies that stall, bursts, oversized
 heads and URLs, unknown methods, path traversal. Loopback only; every loop is bounded in count and time.
 

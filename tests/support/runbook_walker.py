@@ -3,7 +3,7 @@ pseudo-terminal on its standard input so offctl asks its question and gets its "
 state to compare an undo with.
 
 A step's comment may state what it exits with, `# exit 7: ...`, or name finding codes (`# HIGH_LAG`, `# no
-OFFSET_ABOVE_LOG_END`); tests/test_runbooks.py holds every step to what its runbook says.
+OFFSET_ABOVE_LOG_END`); tests/docs/test_runbooks.py holds every step to what its runbook says.
 """
 
 from __future__ import annotations

@@ -532,7 +532,7 @@ IGNORED_CASES = [
     ),
     # before 1.0 the spout's id is KafkaSpout._uuid, one per submission (KafkaSpout.java:54 at v0.9.7, v0.10.2): with
     # forceFromStart/ignoreZkOffsets a record naming the running storm id is another's too (run: 0.9.2-incubating,
-    # 0.9.7, 0.10.2 in tests/test_storm_kafka_releases_e2e.py), and one naming a storm id though Storm's root is
+    # 0.9.7, 0.10.2 in tests/oracle/test_storm_kafka_releases_e2e.py), and one naming a storm id though Storm's root is
     # not read; 1.0 on compares the storm id (the row above and below)
     pytest.param(
         [rec(0, 150)],
@@ -798,7 +798,7 @@ def test_out_of_range_without_use_start_offset_time():
         (SpoutProfile(StormKafka.V0_10), "startOffsetTime, the log start (100)"),  # KafkaUtils.java@v0.10.0
         (SpoutProfile(start_offset_time=LATEST_TIME), "startOffsetTime, the log end (200)"),
         # ListOffsets v0 (UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0); run in
-        # tests/test_spout_oracle_time_e2e.py
+        # tests/oracle/test_spout_oracle_time_e2e.py
         (
             SpoutProfile(start_offset_time=1_700_000_000_000),
             "the offset Kafka answers for startOffsetTime 1700000000000 (ListOffsets v0 reads segment files, not "
@@ -1138,8 +1138,8 @@ def test_the_path_decides_the_wildcard_layout(nodes, consumers, expected, lag):
 
 # --- GROUP_TYPE_CONFLICT: the broker refuses or races a spout's commits to its group ----------------------------
 # Plain data for every type. End to end against Apache Kafka 4.4: classic and KIP-848 consumer groups with a member
-# (tests/test_inspect_e2e.py); share groups only here, as confluent-kafka 2.16's admin client cannot name one's type.
-# KafkaSpout 1.0.6+/1.1.2+/2.x assigns (TopicAssigner.assignPartitions, v2.8.8) and commits with generation -1 and
+# (tests/e2e/test_inspect_e2e.py); share groups only here, as confluent-kafka 2.16's admin client cannot name one's
+# type. KafkaSpout 1.0.6+/1.1.2+/2.x assigns (TopicAssigner.assignPartitions, v2.8.8) and commits with generation -1 and
 # no member id; 1.0.0-1.0.5 and 1.1.0-1.1.1 subscribe (KafkaSpout.subscribeKafkaConsumer v1.0.5, NamedSubscription
 # default v1.1.1). Kafka: GroupCoordinator.validateOffsetCommit (3.8.0), ConsumerGroup/ClassicGroup/ShareGroup
 # .validateOffsetCommit (group-coordinator, 3.9.0-rc3).

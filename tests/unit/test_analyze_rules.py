@@ -1,6 +1,6 @@
 """The detection rules are data: analyze.RULES numbers them, names their codes and the function that runs each one
 (or the pass it shares, or where it runs outside analyze_consumer), analyze_consumer runs them in that order, and
-docs/findings.md's list is generated from it (tests/test_render.py holds the page). Every finding code of the
+docs/findings.md's list is generated from it (tests/unit/test_render.py holds the page). Every finding code of the
 catalogue is found by exactly one rule."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_analyze_consumer_runs_the_table():
 # mtimes (UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0), which offctl cannot read; after the capture time,
 # with the log end. PartitionManager (v1.2.4) starts a partition without a record, with offset <= 0, or
 # (ignoreZkOffsets) with another topology's record there, and one more than maxOffsetBehind behind it. Run on
-# storm-kafka 1.2.4 and Kafka 3.9.2 in tests/test_spout_oracle_time_e2e.py.
+# storm-kafka 1.2.4 and Kafka 3.9.2 in tests/oracle/test_spout_oracle_time_e2e.py.
 CAPTURED = 1_800_000_000_000
 
 
@@ -143,7 +143,7 @@ def test_max_offset_behind_against_a_timestamp(stored, at, want, finding):
 def test_max_offset_behind_comes_before_the_out_of_range_jump(at, want):
     """PartitionManager's constructor (v1.2.4) applies maxOffsetBehind before any fetch: a stored offset below the log
     start that is too far behind startOffsetTime's offset is never fetched, so a restart starts at that offset, not
-    at the log start the out-of-range jump would take it to (run: tests/test_spout_oracle_time_e2e.py, the
+    at the log start the out-of-range jump would take it to (run: tests/oracle/test_spout_oracle_time_e2e.py, the
     max-offset-behind-below-log-start scenarios). The OFFSET_BELOW_LOG_START finding stays, saying both."""
     from offctl.core.behaviour import SpoutProfile
     from tests.unit.test_analyze import rec

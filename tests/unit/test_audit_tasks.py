@@ -1,6 +1,6 @@
 """What an audit task hands back (offctl.faces.audit.job) on plain data: inspect's figures per partition and consumer
 (time lag, retention headroom, commit expiry), the fleet's extremes in the tally, and the history's estimate standing
-in only where the message gave no time lag. tests/test_audit_e2e.py runs the audit against the real ZooKeeper and
+in only where the message gave no time lag. tests/e2e/test_audit_e2e.py runs the audit against the real ZooKeeper and
 broker and compares these figures with inspect's."""
 
 from __future__ import annotations

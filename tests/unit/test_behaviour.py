@@ -50,7 +50,7 @@ SK, TR, CL = Library.STORM_KAFKA, Library.STORM_KAFKA_TRIDENT, Library.STORM_KAF
 AT_TIME = 1_700_000_000_000
 # What Kafka answers storm-kafka's ListOffsets v0 for a timestamp (UnifiedLog.legacyFetchOffsetsBefore, apache/kafka
 # 3.9.0: segment files' mtimes, not the time index), as the sentences say it where the capture time is not known; run
-# on storm-kafka 1.2.4 and Kafka 3.9.2 in tests/test_spout_oracle_time_e2e.py.
+# on storm-kafka 1.2.4 and Kafka 3.9.2 in tests/oracle/test_spout_oracle_time_e2e.py.
 V0 = (
     f"the offset Kafka answers for startOffsetTime {AT_TIME} (ListOffsets v0 reads segment files, not record "
     f"timestamps: UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0): the base offset, at least the log start, "
@@ -430,7 +430,7 @@ def test_what_the_next_deployment_does_with_a_stopped_topologys_commits(release,
 # the log end to a spout that starts before it (the (logEndOffset, the broker's now) entry, or an empty active
 # segment's, of UnifiedLog.legacyFetchOffsetsBefore, UnifiedLog.scala:1381-1424 at apache/kafka 3.9.0); at or before
 # it, the answer is the base offset of a segment chosen by its file's mtime, which offctl cannot read, or none (-5,
-# KafkaUtils.getOffset, v1.2.4). Run on storm-kafka 1.2.4 and Kafka 3.9.2 in tests/test_spout_oracle_time_e2e.py.
+# KafkaUtils.getOffset, v1.2.4). Run on storm-kafka 1.2.4 and Kafka 3.9.2 in tests/oracle/test_spout_oracle_time_e2e.py.
 FIRST_FETCH = "its first fetch is out of range: it jumps to the log start (EarliestTime, PartitionManager.fill, v1.2.4)"
 TIME_CASES = [
     pytest.param(
@@ -689,7 +689,7 @@ def test_profiles_that_start_alike_start_at_the_same_place():
 def test_storm_2844s_check_is_in_the_releases_whose_source_has_it(release_, has):
     """KafkaSpout.emitOrRetryTuple's "already been committed" check, found by `git grep` at every 1.x tag
     (v1.0.6-v1.0.7, v1.1.2-v1.1.3, v1.2.0-v1.2.2; STORM-3102 removed it in v1.1.4 and v1.2.3; never in 2.x); run on
-    1.0.6 and 1.1.3 (tests/test_storm_kafka_client_releases_e2e.py). Only AT_LEAST_ONCE reads it."""
+    1.0.6 and 1.1.3 (tests/oracle/test_storm_kafka_client_releases_e2e.py). Only AT_LEAST_ONCE reads it."""
     from offctl.core.behaviour import committed_above_outcome, emit_check
 
     assert emit_check(client(release_)) is has

@@ -1,7 +1,7 @@
 """One commit, one verdict: migrate's read-back (plan.verify_kafka) and inspect (rule 6, the lag) say the same
 thing of the same commit, for every storm-kafka-client line, first-poll strategy and metadata the broker keeps.
 Plain data, one table. Apache Kafka hands back the metadata written ("kept"): those rows run end to end in
-tests/test_reset_e2e.py::test_migrate_and_inspect_give_one_verdict. A broker that hands back none ("dropped") or
+tests/e2e/test_reset_e2e.py::test_migrate_and_inspect_give_one_verdict. A broker that hands back none ("dropped") or
 another topology's ("foreign") in place of what it was sent cannot be made of Apache Kafka, so those rows, and
 what offctl then does to the backup (reset._keep_after_image), are tested here only.
 
@@ -130,7 +130,8 @@ def test_migrate_verification_and_inspect_agree(release, strategy, kept, resumes
 
 
 # Metadata that binds with no topologyId: isOffsetCommittedByThisTopology throws NullPointerException in activate()
-# (behaviour.COMMIT_CRASH; run on 1.2.4 and 2.8.3 in tests/test_spout_oracle_e2e.py). The legacy line never reads it.
+# (behaviour.COMMIT_CRASH; run on 1.2.4 and 2.8.3 in tests/oracle/test_spout_oracle_e2e.py). The legacy line never
+# reads it.
 CRASHING = ["null", " null\n", '{"taskId":3,"threadName":"t"}', '{"topologyId":null,"taskId":"7"}', "{}"]
 
 
@@ -299,7 +300,7 @@ def test_the_default_footer_names_the_default_release():
 )
 def test_a_number_over_1000_characters_in_the_metadata_is_read_by_the_releases_jackson(release, own):
     """Jackson 2.15+ (StreamReadConstraints.maxNumberLength 1,000) refuses a number a String property would take as
-    its text, and 2.9 binds it (held to both in tests/test_metadata_differential.py: 2.9.4 on 1.2.4, 2.20.0 on
+    its text, and 2.9 binds it (held to both in tests/oracle/test_metadata_differential.py: 2.9.4 on 1.2.4, 2.20.0 on
     2.8.3). Storm ships 2.15.2 from 2.6.0 on, so from there the spout takes the commit as another topology's:
     EARLIEST starts at the log start, and the finding says why."""
     profile = profile_of(release, FirstPoll.EARLIEST)

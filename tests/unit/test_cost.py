@@ -1,6 +1,6 @@
 """What a plan costs (offctl.core.cost), on plain data: every case from a plan, the log offsets and a read, as a
-table. Against Apache Kafka: tests/test_cost_e2e.py (records deleted below the log start, a compacted topic's gaps
-counted "up to", timestamps looked up) and tests/test_reset_e2e.py. Reads that run out of time and messages without
+table. Against Apache Kafka: tests/e2e/test_cost_e2e.py (records deleted below the log start, a compacted topic's gaps
+counted "up to", timestamps looked up) and tests/e2e/test_reset_e2e.py. Reads that run out of time and messages without
 a timestamp (a format Kafka 4 no longer writes) are made here only."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 first-poll strategy, each source of the last commit time, the broker's setting against the option and the default,
 and serve's last move. No broker expires offsets in a test's time, so the expiry itself is shown here, as are a
 value no broker takes and a broker that lacks the setting (before Kafka 0.11, no DescribeConfigs). Against Apache
-Kafka (tests/test_expiry_e2e.py): the broker's default and a value set in its server.properties, a principal refused
+Kafka (tests/e2e/test_expiry_e2e.py): the broker's default and a value set in its server.properties, a principal refused
 DescribeConfigs (the option, else the default assumed), LogAppendTime, a transaction marker at C - 1, the finding
 and serve's move."""
 

@@ -2,7 +2,7 @@
 group coordinator's errors become (waited out, then one line naming the group, the state and the timeout). The
 errors are kafka-python's own classes, raised by a stand-in for the request: a real broker answers
 COORDINATOR_LOAD_IN_PROGRESS only in its first seconds, NOT_COORDINATOR only while a coordinator moves, which
-tests/test_coordinator_e2e.py makes happen; here each answer is given in the order a case needs."""
+tests/faults/test_coordinator_e2e.py makes happen; here each answer is given in the order a case needs."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Each row's id names the Storm source deciding offctl's lag where it differs from KafkaOffsetLagUtil's (KOLU:
 lag = logHeadOffset - consumerCommittedOffset, committed -1 where none). The commits of the running topology and of
 another one with EARLIEST run end to end too, against Apache Kafka, which keeps their Storm metadata:
-tests/test_storm_kafka_monitor_e2e.py::test_new_spout_earliest_ignores_the_commit_of_another_topology.
+tests/e2e/test_storm_kafka_monitor_e2e.py::test_new_spout_earliest_ignores_the_commit_of_another_topology.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What lies at an offset (offctl.core.messages), on plain data: every kind from the log offsets and a read, as a
 table. Against Apache Kafka, records deleted below the log start, a compacted topic's gaps and transaction markers:
-tests/test_peek.py."""
+tests/e2e/test_peek.py."""
 
 from __future__ import annotations
 

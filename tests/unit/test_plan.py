@@ -1,7 +1,7 @@
 """The safe-rewrite planner with plain data: targets, offset rewriting, plans, guards, verification.
 
-Time-based resets are planned here from a table of looked-up offsets; tests/test_reset_e2e.py and
-tests/test_cost_e2e.py look them up on Apache Kafka (--to time, --by-duration).
+Time-based resets are planned here from a table of looked-up offsets; tests/e2e/test_reset_e2e.py and
+tests/e2e/test_cost_e2e.py look them up on Apache Kafka (--to time, --by-duration).
 """
 
 from __future__ import annotations

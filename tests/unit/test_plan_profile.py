@@ -1,7 +1,7 @@
 """Issue 28, item 4: the planner reads behaviour's answer for where a spout starts a partition it leaves out, on plain
 data. Given the written consumer's profile, a row says what THIS spout does (behaviour.start_outcome,
 first_poll_start, client_start) and cites the Storm source behaviour names; without one, it names what each setting
-does, still built from behaviour (tests/test_plan.py pins that wording).
+does, still built from behaviour (tests/unit/test_plan.py pins that wording).
 
 Sources (apache/storm): KafkaSpout.doSeek and CommitMetadataManager.isOffsetCommittedByThisTopology (storm-kafka-client
 v2.8.8; v1.1.1 for the pre-1.1.2 line), KafkaTridentSpoutEmitter.seek (v2.8.8), PartitionManager's constructor and

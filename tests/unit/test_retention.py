@@ -1,7 +1,7 @@
 """Retention risk (offctl.core.retention) on plain data: durations, where retention.ms comes from, the headroom at
 each resume position, the findings and what each spout release then does, and inspect's use of one read.
 
-Each rule over every case is here; tests/test_retention_e2e.py runs against Apache Kafka what a broker shows: a
+Each rule over every case is here; tests/e2e/test_retention_e2e.py runs against Apache Kafka what a broker shows: a
 topic's own retention.ms, the broker's for a topic without one, cleanup.policy compact, a principal refused
 DescribeConfigs (no figure, then --topic-retention) and a broker that does not answer. What none of them shows is
 only here: an answer without retention.ms (Apache Kafka's always has it), gaps at the resume offset, and messages

@@ -165,7 +165,7 @@ def test_parse_storm_id(storm_id, name):
 
 # CommitMetadataManager.isOffsetCommittedByThisTopology (v1.1.2 to v2.8.8): Jackson into CommitMetadata,
 # an unknown property fails the read; taskId is a primitive int: 0 when missing, a numeric string coerced (as the
-# real class binds them: tests/test_metadata_differential.py).
+# real class binds them: tests/oracle/test_metadata_differential.py).
 @pytest.mark.parametrize(
     "metadata, topology_id, task_id",
     [

@@ -1,6 +1,6 @@
 """Time lag from the message a spout resumes at (offctl.core.timelag), on plain data: every source from rows and a
 read, as a table. Against Apache Kafka, compacted gaps, transaction markers and LogAppendTime topics:
-tests/test_timelag_e2e.py; messages without a timestamp (a format Kafka 4 no longer writes) are made here only."""
+tests/e2e/test_timelag_e2e.py; messages without a timestamp (a format Kafka 4 no longer writes) are made here only."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """offctl.core.transactions on plain data: which rows wait behind an open transaction, and which finding its age
-makes. The same rules run end to end on Apache Kafka 4.4 in tests/test_read_committed_e2e.py; what only plain data
-shows here: the edges of the two thresholds, a transaction whose first record was not read, a producer's clock
+makes. The same rules run end to end on Apache Kafka 4.4 in tests/oracle/test_read_committed_e2e.py; what only plain
+data shows here: the edges of the two thresholds, a transaction whose first record was not read, a producer's clock
 ahead of the capture, and the broker's transaction.max.timeout.ms as reported."""
 
 from __future__ import annotations

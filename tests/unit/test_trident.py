@@ -215,7 +215,7 @@ def test_trident_lag_missing_partitions_and_what_a_stuck_state_does():
     assert [r.lag for r in rows] == [83, 40, None]
     stuck = found[("MALFORMED_RECORD", 2)]
     # the whole state stops, not only partition 2 (run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3:
-    # tests/test_trident_oracle_e2e.py, no-next-offset and no-last-offset)
+    # tests/oracle/test_trident_oracle_e2e.py, no-next-offset and no-last-offset)
     assert "no partition of this Trident state moves, this one or any other" in stuck and "starts" not in stuck
     assert [(r.resumes.kind.value, r.resumes.at) for r in rows] == [("crashes", None)] * 3
 
@@ -346,7 +346,7 @@ def test_the_txid_a_partition_resumes_from(children, expected):
 )
 def test_the_txid_after_the_coordinators_currtx(children, currtx, expected):
     """OpaquePartitionedTridentSpoutExecutor.java@v1.2.4 and @v2.8.8 emitBatch: removeState(txid), then
-    getLastState; run on both executors in tests/test_trident_oracle_e2e.py ("commit-not-acked")."""
+    getLastState; run on both executors in tests/oracle/test_trident_oracle_e2e.py ("commit-not-acked")."""
     assert newest_txid(children, currtx) == expected
 
 
@@ -472,7 +472,7 @@ def test_a_throw_out_of_range_stops_every_partition_of_the_state(line, whole):
     ],
 )
 def test_a_client_trident_state_out_of_range_goes_where_its_consumer_resets(release, side, want):
-    """storm-kafka-client's Trident consumer (run on 2.8.3: tests/test_trident_oracle_e2e.py, below-log-start and
+    """storm-kafka-client's Trident consumer (run on 2.8.3: tests/oracle/test_trident_oracle_e2e.py, below-log-start and
     above-log-end): 2.x's KafkaTridentSpoutConfig never sets auto.offset.reset, so Kafka's 'latest' applies."""
     last = 4 if side == "below" else 200
     rows, found = run(
@@ -516,7 +516,7 @@ def test_state_json_simple_refuses_from_storm_client_2_6_is_said_unknown(release
 def test_the_txids_a_transactional_spout_replays(children, currtx, expected):
     """PartitionedTridentSpoutExecutor.java@v1.2.4 emitBatch through RotatingTransactionalState.getStateOrCreate:
     a state at the txid is re-emitted, one past it makes the txid skipped; run in
-    tests/test_trident_transactional_e2e.py."""
+    tests/oracle/test_trident_transactional_e2e.py."""
     from offctl.core.storm import stored_from
 
     assert stored_from(children, currtx) == expected
@@ -602,7 +602,7 @@ def test_storm_client_2x_replays_every_partition_of_the_task_when_one_has_a_batc
 def test_latest_on_storm_kafka_client_1x_may_hand_the_ignored_state_on(release, said):
     """KafkaTridentSpoutEmitter.java@v1.2.4 emitPartitionBatch and seek: LATEST seeks the log end on the first poll,
     but a poll that finds nothing hands the stored meta on and the next batch seeks its lastOffset + 1 (run on 1.2.4,
-    a quiet partition: tests/test_trident_releases_e2e.py); whether a record arrives is timing, so offctl says it
+    a quiet partition: tests/oracle/test_trident_releases_e2e.py); whether a record arrives is timing, so offctl says it
     cannot tell. 2.x (v2.8.3) records where the first poll left the consumer: the log end."""
     from offctl.core.behaviour import FirstPoll, StormKafkaClient
 
@@ -635,8 +635,8 @@ def test_a_partition_whose_only_state_is_at_currtx(client):
     """OpaquePartitionedTridentSpoutExecutor.java@v1.2.4/v2.8.3 drops the state of the txid it emits, so with
     nothing below currtx the opaque spout starts the partition as with no state (the log start, 10: startOffsetTime
     EarliestTime, UNCOMMITTED_EARLIEST); PartitionedTridentSpoutExecutor replays the batch (run: commit-not-acked's
-    partition 2, handover-ack-lost, tests/test_trident_transactional_e2e.py). A batch that begins at the log start:
-    both start there (10), MISSING_PARTITION with the resume (storm-kafka-client: only an empty batch, as a reset
+    partition 2, handover-ack-lost, tests/oracle/test_trident_transactional_e2e.py). A batch that begins at the log
+    start: both start there (10), MISSING_PARTITION with the resume (storm-kafka-client: only an empty batch, as a reset
     writes; a non-empty one is replayed by one poll, which may come back empty and leave it unemitted, run:
     handover-ack-lost); one that begins elsewhere: TRIDENT_REPLAY, no resume, no lag; without the log, where the
     opaque spout starts is not known: TRIDENT_REPLAY."""

@@ -1,7 +1,7 @@
 """offctl's one HTTP stack (offctl.adapters.webserver) with an application of the test's own: what only such an
 application shows. Connections busy with a request are never shed, and one beyond the bound is then refused 503; a
 declared body over the bound is 413 before the application reads it; a stalled body ends at its deadline. Both faces
-against hostile clients: tests/test_http_hostile.py."""
+against hostile clients: tests/faults/test_http_hostile.py."""
 
 from __future__ import annotations
 
