@@ -1,8 +1,8 @@
 """Benchmark: offctl's HTTP stack (offctl.adapters.webserver) under hostile clients, with serve's application over a
 fleet built in memory, in a process of its own (forked) so that its threads, resident memory and open files are its
 own. For each attack it prints what the server holds before, at the peak and after, and the answer times of
-well-formed scrapes made meanwhile (median and worst of --scrapes); tests/test_http_hostile.py asserts the outcomes
-on the real processes, this prints the figures.
+well-formed scrapes made meanwhile (median and worst of --scrapes); tests/faults/test_http_hostile.py asserts the
+outcomes on the real processes, this prints the figures.
 
     .venv/bin/python benchmarks/bench_http.py [--partitions 10000] [--idle 3000] [--scrapes 20]
 """
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_serve import fleet  # noqa: E402
 
 from offctl.adapters.webserver import LIMITS, http_server, listen  # noqa: E402
-from tests import hostile  # noqa: E402
+from tests.support import hostile  # noqa: E402
 
 SCRAPE = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 

@@ -1,5 +1,5 @@
 """How `--help` reads: as Click's does. The app's Typer instances are `Typer` below (commands/app.py, sandbox.py,
-config.py), so every command and group is made with these classes; tests/test_help.py checks every help.
+config.py), so every command and group is made with these classes; tests/docs/test_help.py checks every help.
 
 - A flag takes no value, so its type column is empty. Typer 0.29 shows `<bool>` there (`--allow-writes <bool>`,
   `--help <bool>`), where Click and Typer up to 0.28 show nothing; the type column shows an option's metavar

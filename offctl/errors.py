@@ -10,7 +10,7 @@ INTERNAL_ERROR = 70  # an unexpected exception: a bug (EX_SOFTWARE of sysexits.h
 class OffctlError(Exception):
     """Base of every error offctl reports; only the command layer turns it into an exit. It has no exit code of
     its own: a raise names its kind (a subclass, which carries the code), and a bare OffctlError, which no code
-    raises (tests/test_render.py checks), would be a bug's code, never 1, which means findings."""
+    raises (tests/unit/test_render.py checks), would be a bug's code, never 1, which means findings."""
 
     exit_code = INTERNAL_ERROR
 

@@ -20,7 +20,7 @@ does not bound, this module does (Protocol):
 Memory and open files are bounded by the connection bound: a connection holds its socket, at most one head
 (`max_head_bytes`), while the application reads a body uvicorn's 64 KiB read buffer, and while it answers the
 transport's 64 KiB write buffer and one chunk (an application streams a large answer in chunks: send_body); the
-listen backlog is the kernel's. tests/test_http_hostile.py holds both faces to this with thousands of hostile
+listen backlog is the kernel's. tests/faults/test_http_hostile.py holds both faces to this with thousands of hostile
 connections."""
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ class StormKafka(str, Enum):
         """Whether the line's spout writes and compares a random id, not the storm id: KafkaSpout._uuid
         (`UUID.randomUUID()`, a field set when the topology is built, so one per submission; KafkaSpout.java:54 at
         v0.9.2-incubating, v0.9.7 and v0.10.2), where 1.0.0 on take context.getStormId() (KafkaSpout.java:62 at
-        v1.0.0). Run on 0.9.2-incubating, 0.9.7 and 0.10.2 (tests/test_storm_kafka_releases_e2e.py): with
+        v1.0.0). Run on 0.9.2-incubating, 0.9.7 and 0.10.2 (tests/oracle/test_storm_kafka_releases_e2e.py): with
         forceFromStart/ignoreZkOffsets a record naming the running storm id is ignored."""
         return self.before_0_10 or self is StormKafka.V0_10
 
@@ -287,7 +287,7 @@ class Position:
 # timestamp, or none. offctl reads Kafka with ListOffsets v1 and up (the time index) and sees no mtime, so it names
 # that rule, except for a timestamp after the capture time: the last entry, the log end's (or an empty active
 # segment's, which starts there), is dated before it for a request made before it.
-# Run on storm-kafka 1.2.4 and Kafka 3.9.2: tests/test_spout_oracle_time_e2e.py.
+# Run on storm-kafka 1.2.4 and Kafka 3.9.2: tests/oracle/test_spout_oracle_time_e2e.py.
 KAFKA_V0 = "UnifiedLog.legacyFetchOffsetsBefore, apache/kafka 3.9.0"
 
 
@@ -664,8 +664,8 @@ def _trident_out_of_range(profile: SpoutProfile) -> Outcome:
 # commit is above the record and isOffsetCommittedByThisTopology; nothing catches it, so the worker dies. It is in
 # 1.0.6-1.0.7, 1.1.2-1.1.3 and 1.2.0-1.2.2 (read at each tag); STORM-3102 removed it in 1.1.4 and 1.2.3, and no 2.x
 # has it. A commit above the log end is where it fires: auto.offset.reset 'earliest' sends the consumer to the log
-# start, below the commit. Run on storm-kafka-client 1.0.6 and 1.1.3 (tests/test_storm_kafka_client_releases_e2e.py):
-# nextTuple threw before the first emit.
+# start, below the commit. Run on storm-kafka-client 1.0.6 and 1.1.3
+# (tests/oracle/test_storm_kafka_client_releases_e2e.py): nextTuple threw before the first emit.
 EMIT_CHECK = client_citation("KafkaSpout.emitOrRetryTuple", "v1.0.6", "v1.1.3", "v1.2.2", file="KafkaSpout")
 
 
@@ -754,7 +754,7 @@ def _client_out_of_range(profile: SpoutProfile, side: str = "below") -> Outcome:
 # partition of the batch in one loop and writes their metas only at the batch's commit; storm-kafka-client's
 # KafkaTridentSpoutEmitter.emitBatchNew (v2.8.3) seeks every partition before its one poll, so it emits nothing at
 # all. The exception leaves the executor (TridentBoltExecutor catches only FailedException), which ends the worker:
-# read from the source. Run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3 (tests/test_trident_oracle_e2e.py).
+# read from the source. Run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3 (tests/oracle/test_trident_oracle_e2e.py).
 TRIDENT_BATCH = Citation(
     "OpaquePartitionedTridentSpoutExecutor.emitBatch",
     "storm-core/src/jvm/org/apache/storm/trident/spout/OpaquePartitionedTridentSpoutExecutor.java",
@@ -779,8 +779,8 @@ TRIDENT_STUCK = (
 # net.minidev JSONValue.parseWithException, v2.6.0 to v2.8.8; json-simple in storm-core 1.x and storm-client 2.0-2.5).
 # json-smart's permissive mode reads much json-simple refuses: unquoted keys (a usable meta), a bare word (a String:
 # ClassCastException, the whole state stuck), trailing text, NaN, empty data: run on storm-kafka-client 2.8.3
-# (tests/test_trident_oracle_e2e.py). offctl parses as json-simple does; on data json-simple refuses, from 2.6 on it
-# cannot tell what the spout does.
+# (tests/oracle/test_trident_oracle_e2e.py). offctl parses as json-simple does; on data json-simple refuses, from 2.6 on
+# it cannot tell what the spout does.
 JSON_SMART = Citation(
     "TransactionalState.getData",
     "storm-client/src/jvm/org/apache/storm/trident/topology/state/TransactionalState.java",
@@ -803,7 +803,7 @@ def trident_state_read_by_json_smart(profile: SpoutProfile) -> bool:
 def metadata_number_limit(profile: SpoutProfile) -> int | None:
     """The longest number Jackson reads in commit metadata under the spout's release (jackson.MAX_NUMBER_LENGTH):
     storm 2.6.0 and later ship Jackson 2.15.2 or later (pom.xml jackson.version at v2.6.0 to v2.8.3, 2.20.0 at
-    v2.8.3, held to it: tests/test_metadata_differential.py), whose StreamReadConstraints refuse one over 1,000
+    v2.8.3, held to it: tests/oracle/test_metadata_differential.py), whose StreamReadConstraints refuse one over 1,000
     characters; v2.5.0 and before ship 2.9-2.10, which have no limit (1.2.4's 2.9.4, held to it)."""
     return 1000 if profile.client_version[:2] >= (2, 6) else None
 
@@ -820,7 +820,7 @@ def _client_trident_out_of_range(profile: SpoutProfile) -> Outcome:
     v2.8.8): Kafka's default 'latest', the log end, on either side, and no OffsetManager. In 1.2.x it takes a
     KafkaSpoutConfig, which sets 'earliest' under its default AT_LEAST_ONCE (setKafkaPropsForProcessingGuarantee,
     v1.2.4); before 1.0.6/1.1.2 nothing sets it. Run on storm-kafka-client 2.8.3's KafkaTridentSpoutOpaque
-    (tests/test_trident_oracle_e2e.py: below the log start and above the log end, both at the log end)."""
+    (tests/oracle/test_trident_oracle_e2e.py: below the log start and above the log end, both at the log end)."""
     if profile.client is StormKafkaClient.LEGACY:
         return _client_out_of_range(profile)
     if profile.client_major < 2:
@@ -899,7 +899,7 @@ def trident_handed_on(profile: SpoutProfile, edge: int | None, resume: int | Non
     after all, or "": its first poll of a partition seeks by EARLIEST/LATEST, and a poll that returns nothing hands
     the stored meta on (`currentBatch = lastBatchMeta`), so the next batch seeks its lastOffset + 1
     (KafkaTridentSpoutEmitter.emitPartitionBatch and seek, v1.2.4; run on 1.2.4 under LATEST, a quiet partition:
-    tests/test_trident_releases_e2e.py). Whether a record arrives during that poll is timing: offctl cannot tell.
+    tests/oracle/test_trident_releases_e2e.py). Whether a record arrives during that poll is timing: offctl cannot tell.
     2.x records where the first poll left the consumer (v2.8.3), and the log start's poll returns records."""
     if profile.client_major >= 2 or profile.first_poll is not FirstPoll.LATEST or resume is None or edge == resume:
         return ""
@@ -956,7 +956,7 @@ def first_poll_start(profile: SpoutProfile, log_start: int | None, log_end: int 
 # subscription of 1.0.6-1.0.7, 1.1.2-1.1.4 and 1.2.x; TopicAssigner.assignPartitions, 2.x). The exception leaves
 # activate(), and the executor's handler ends the worker (storm-core's executor.clj report-error-and-die, v1.2.4;
 # storm-client's ReportErrorAndDie, v2.8.8), which Storm restarts into the same commit. Read at v1.0.6, v1.1.2,
-# v1.2.4 and v2.8.8; run on storm-kafka-client 1.2.4 and 2.8.3 (tests/test_spout_oracle_e2e.py). The legacy line
+# v1.2.4 and v2.8.8; run on storm-kafka-client 1.2.4 and 2.8.3 (tests/oracle/test_spout_oracle_e2e.py). The legacy line
 # (1.0.0-1.0.5, 1.1.0-1.1.1) never reads the metadata.
 COMMIT_CRASH = client_citation(
     "CommitMetadataManager.isOffsetCommittedByThisTopology", "v1.2.4", "v2.8.8", file="internal/CommitMetadataManager"

@@ -5,7 +5,7 @@ A frozen dataclass's __init__ sets every field through object.__setattr__ (its o
 a function that fills an instance of an unfrozen twin dataclass (same fields, defaults and slots) with plain slot
 stores, then makes it an instance of the frozen class: __class__ assignment, which Python allows between two
 classes of the same slot layout. What it returns is an instance of the frozen class in every respect (type,
-fields, equality, hash, repr, pickling; assignment raises FrozenInstanceError): tests/test_frozen.py holds each
+fields, equality, hash, repr, pickling; assignment raises FrozenInstanceError): tests/unit/test_frozen.py holds each
 builder to the class's own constructor.
 """
 

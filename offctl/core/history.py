@@ -4,7 +4,7 @@ An Observation is what one snapshot (the audit) or one cycle (`offctl serve`) sa
 its committed offset, the log range and when it was captured. `evaluate` looks at a window of them (oldest
 first, those with a lag) and applies these rules in order; the first that matches gives the status. They
 follow Burrow's CachingEvaluator (core/internal/evaluator/caching.go: calculatePartitionStatus), and pass
-its evaluator test cases (tests/test_history.py); where offctl differs, it says why.
+its evaluator test cases (tests/unit/test_history.py); where offctl differs, it says why.
 
  1. (no status)  fewer than two observations with a lag: nothing to compare.
  2. OK           the latest lag is within --allowed-lag (default 0): caught up.

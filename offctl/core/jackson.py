@@ -8,7 +8,7 @@ and CommitMetadata.java are the same files at v1.0.6 to v2.8.8; the Jackson is 2
 2.20 (2.8.3's jars) and 2.21 (2.8.8).
 
 No Python library binds JSON the way Jackson does, so this is that bind, held to the real CommitMetadataManager on
-generated input (tests/test_metadata_differential.py, on 1.2.4's Jackson 2.9.4 and 2.8.3's 2.20):
+generated input (tests/oracle/test_metadata_differential.py, on 1.2.4's Jackson 2.9.4 and 2.8.3's 2.20):
 
 - the document: white space [ \\t\\r\\n], then one JSON value, strict JSON (no NaN, no comments, no leading zeros,
   no raw control characters in strings); what follows the value is not read (FAIL_ON_TRAILING_TOKENS is off), but

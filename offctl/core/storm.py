@@ -364,7 +364,7 @@ def stored_from(children: Iterable[str], current: int = INIT_TXID) -> tuple[int,
     RotatingTransactionalState.getStateOrCreate) re-emits the very batch stored at the txid it emits and skips a txid
     that a later one has state past; only with nothing stored at or past it does a new batch start from the highest
     state below (storm-client v2.8.3 decides for the task's partitions together). Run on storm-kafka 1.2.4 and
-    storm-kafka-client 2.8.3 (tests/test_trident_transactional_e2e.py)."""
+    storm-kafka-client 2.8.3 (tests/oracle/test_trident_transactional_e2e.py)."""
     return tuple(sorted(t for t in map(int, filter(_TXID.fullmatch, children)) if t >= current))
 
 
@@ -374,7 +374,7 @@ def replay_span(data: bytes | None, client: bool) -> tuple[int | None, int | Non
     .reEmitPartitionBatch, v1.2.4, a Long); (`firstOffset`, `lastOffset` + 1) for storm-kafka-client
     (KafkaTridentSpoutEmitter.reEmitPartitionBatch, v2.8.3, any Number: it polls once, and a poll that comes back
     empty leaves the batch unemitted, after which the next txid's batch starts from its lastOffset + 1; run:
-    tests/test_trident_transactional_e2e.py). None where the bytes are no such meta."""
+    tests/oracle/test_trident_transactional_e2e.py). None where the bytes are no such meta."""
     if data is None:
         return None, None
     doc, reason, _ = load_json_simple(data)
@@ -484,7 +484,7 @@ def _unread_state(reason: str | None, doc: object) -> tuple[str, bool] | None:
     getData catches ParseException only (v1.2.4, v2.8.8): Long.valueOf's NumberFormatException (json-simple: an
     integer beyond a long) leaves it, and every batch fails (json-smart, storm-client 2.6+, reads the integer);
     data that does not parse, and JSON null, are no state (run on storm-kafka 1.2.4 and storm-kafka-client 2.8.3:
-    tests/test_state_differential.py)."""
+    tests/oracle/test_state_differential.py)."""
     if reason is not None and jsonsimple.OVERFLOW in reason:
         return STUCK.format(why=f"{reason}: NumberFormatException out of TransactionalState.getData"), True
     if reason is not None:
@@ -538,7 +538,7 @@ def _plain_json(data: bytes) -> bool:
     """Whether the bytes, as Java decodes them, are JSON by RFC 8259 (no NaN or Infinity) without a raw DEL, which
     json-simple and json-smart read alike; json-simple's leniency (skipped commas and colons, leading zeros, raw
     control characters) is not json-smart's, and json-smart's permissive mode drops a raw DEL (U+007F, which RFC
-    8259 lets a string hold) from a string (found by tests/test_state_differential.py on storm-client 2.8.3)."""
+    8259 lets a string hold) from a string (found by tests/oracle/test_state_differential.py on storm-client 2.8.3)."""
     if b"\x7f" in data:
         return False
     try:

@@ -1,4 +1,5 @@
-"""A real crash where librdkafka's would be, for the tests of issue 43's isolation (tests/test_kafka_child_e2e.py).
+"""A real crash where librdkafka's would be, for the tests of issue 43's isolation
+(tests/faults/test_kafka_child_e2e.py).
 
 Loaded by every Python process started with this folder first on PYTHONPATH (the offctl command, its supervisor, the
 fork server of its Kafka client's children). With OFFCTL_TEST_CRASH naming a file, the Kafka adapter's read of log

@@ -1,4 +1,4 @@
-"""Rounds of a group coordinator that moves (issue 43), on a 3-node Kafka 4.4 cluster (tests/cluster.py), while
+"""Rounds of a group coordinator that moves (issue 43), on a 3-node Kafka 4.4 cluster (tests/faults/cluster.py), while
 offctl runs against it: `inspect` and `watch --count 1` again and again, one `serve` process scraped every half
 second, one MCP session (the SDK's client over stdio) calling the consumer tool, and a `reset --execute` of the
 group in the middle of each move. A round finds the group's coordinator, stops its node (SIGKILL, a crash; or
@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.cluster import KraftCluster, kraft_cluster
+from tests.faults.cluster import KraftCluster, kraft_cluster
 
 GROUP, TOPIC = "orders-client", "orders"
 META = '{"topologyId":"orders-1-1700000000","taskId":1,"threadName":"main"}'

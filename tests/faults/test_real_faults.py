@@ -23,7 +23,7 @@ from kazoo.client import KazooClient
 
 from offctl.adapters import servers
 from tests.conftest import storm_record
-from tests.runbook_walker import undo_lines
+from tests.support.runbook_walker import undo_lines
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 

@@ -1,7 +1,7 @@
 /*
  * What a real Java KafkaConsumer (kafka-clients, from the Kafka release's lib/) is handed from some partitions of a
  * topic, read from given offsets up to the end its isolation level lets it see: the reference that offctl's "last
- * stable offset" figures are checked against (tests/java_consumer.py runs it).
+ * stable offset" figures are checked against (tests/oracle/java_consumer.py runs it).
  *
  *   java -cp CLASSES:KAFKA_LIB/'*' ConsumerView BOOTSTRAP read_committed|read_uncommitted TOPIC P=START [P=START ...]
  *

@@ -1,8 +1,8 @@
 /*
  * What the suite's small Java programs (tests/java/ConsumerView.java, the runners under tests/storm_runner) share:
  * stdout kept for one JSON line, the {"scenarios": [...]} document read and answered, and small helpers. Plain Java,
- * no library: tests/javarun.py's compile_java compiles it beside each program, against any of their classpaths. The
- * runners extend it (its static members are theirs); the JSON parser and writer stay each program's own.
+ * no library: tests/oracle/javarun.py's compile_java compiles it beside each program, against any of their classpaths.
+ * The runners extend it (its static members are theirs); the JSON parser and writer stay each program's own.
  */
 
 import java.io.ByteArrayOutputStream;

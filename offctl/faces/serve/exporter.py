@@ -141,7 +141,7 @@ class Rendered:
             os.close(read_fd)
             # prometheus-client's text for one family at a time, written as made: generate_latest writes the
             # families one after the other with nothing around them, so the page is the one it writes for the
-            # whole registry (tests/test_serve.py compares them), with one family's strings held at a time.
+            # whole registry (tests/e2e/test_serve.py compares them), with one family's strings held at a time.
             with os.fdopen(write_fd, "wb") as pipe:
                 for family in self._registry_factory().collect():
                     pipe.write(self._generate(_Family(family)))

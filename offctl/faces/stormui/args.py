@@ -4,7 +4,7 @@ Source: apache/storm `external/storm-kafka-monitor/src/main/java/org/apache/stor
 (KOLU below): `buildOptions()` and the checks in `main()` at v1.2.4 (lines 84-140; v1.1.0 is the same less `-c`),
 v2.0.0 (lines 59-65) and v2.8.8 (lines 62-69, adds `-m`). The parser is commons-cli's `DefaultParser`
 (apache/commons-cli `DefaultParser.java@cli-1.3.1`, the version of Storm 1.x; 1.4-1.11.0 of Storm 2.x handle
-the tokens used here the same way), ported below token by token; tests/test_lagutil_args.py runs the same command
+the tokens used here the same way), ported below token by token; tests/unit/test_lagutil_args.py runs the same command
 lines through Debian's commons-cli 1.5.0 jar and compares (identical on every row; the one Java runtime message,
 `-=V`'s StringIndexOutOfBoundsException, is JDK 17's wording).
 

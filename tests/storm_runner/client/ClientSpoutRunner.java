@@ -2,7 +2,7 @@
  * Drives the REAL storm-kafka-client KafkaSpout (org.apache.storm.kafka.spout.KafkaSpout, from the release line's
  * lib/: tests/storm_runner/client/pom.xml fetches them) against a real Kafka broker, outside a Storm worker, and says
  * where it starts and what it commits: the reference that offctl's "will resume at" verdicts are held to
- * (tests/storm_client_spout.py compiles and runs it).
+ * (tests/oracle/storm_client_spout.py compiles and runs it).
  *
  *   java -cp CLASSES:LIB/'*' ClientSpoutRunner '{"scenarios": [SCENARIO, ...]}'     (or the document on stdin)
  *

@@ -3,7 +3,7 @@
  * storm.kafka.KafkaSpout of 0.10.2, 0.9.7 or 0.9.2-incubating; from the lib/ that tests/storm_runner/kafka/pom.xml
  * fills for each) run against a real ZooKeeper and broker, outside a worker: where it starts reading each partition,
  * what it emits, what goes wrong, and the offset nodes it writes back (<zkRoot>/<id>/partition_<N>).
- * tests/storm_kafka_spout.py compiles and runs it, against one release's jars per compilation.
+ * tests/oracle/storm_kafka_spout.py compiles and runs it, against one release's jars per compilation.
  *
  *   java -cp CLASSES:LIB/'*' OldSpoutRunner '{"scenarios": [...]}'    (or the document on stdin: argument "-" or none)
  *
@@ -75,7 +75,7 @@
  *
  * Releases (one source for all):
  *   - 0.9.x and 0.10.x name their packages backtype.storm (storm-core) and storm.kafka (storm-kafka):
- *     tests/storm_kafka_spout.py compiles a copy of this file with "org.apache.storm.kafka" replaced by
+ *     tests/oracle/storm_kafka_spout.py compiles a copy of this file with "org.apache.storm.kafka" replaced by
  *     "storm.kafka" and then "org.apache.storm." by "backtype.storm." (imports, STORM_KAFKA, comments); every
  *     class and member named here exists under those names (KafkaSpout, SpoutConfig, ZkHosts, StaticHosts, Broker,
  *     GlobalPartitionInformation, PartitionManager.getPartition, Partition.partition, KafkaMessageId.partition and

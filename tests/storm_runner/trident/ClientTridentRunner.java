@@ -4,7 +4,7 @@
  * (storm-client 2.8.3), as a worker drives them, without LocalCluster, against the test ZooKeeper (Storm's
  * transactional state) and the Kafka 4.4 broker: where each partition's first batch starts, what it emits, what goes
  * wrong, and the batch metas the executor then writes under <transactional.zookeeper.root>/<txStateId>/user/.
- * tests/storm_trident_spout.py compiles and runs it, with the jars of tests/storm_runner/client/pom.xml
+ * tests/oracle/storm_trident_spout.py compiles and runs it, with the jars of tests/storm_runner/client/pom.xml
  * (client-2.8.3/lib: storm-client 2.8.3 holds Trident's executor classes and, in storm-shaded-deps, Curator).
  *
  *   java -cp CLASSES:LIB/'*' ClientTridentRunner -        (the document {"scenarios": [...]} on stdin)
@@ -77,7 +77,7 @@
  * "started_at" of a partition whose first batch emitted nothing is, in 1.x, the consumer's position after that batch
  * (where its seek put it: KafkaTridentSpoutEmitter.kafkaConsumer.position, read by reflection).
  * storm-core 1.2.4's TransactionalState connects through its shaded ZooKeeper 3.4.14 client: the JVM needs the
- * hosts file tests/storm_trident_spout.py gives OldTridentRunner's.
+ * hosts file tests/oracle/storm_trident_spout.py gives OldTridentRunner's.
  *
  * "executor": "transactional" (tags: storm-core v1.2.4, storm-client v2.8.3, PartitionedTridentSpoutExecutor.java):
  * the executor's Emitter is no ICommitterTridentSpout.Emitter, so TridentSpoutExecutor never calls commit (it is

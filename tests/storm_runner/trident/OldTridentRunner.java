@@ -3,8 +3,8 @@
  * TridentKafkaEmitter) driven by Storm's own OpaquePartitionedTridentSpoutExecutor (storm-core 1.2.4), as a worker
  * drives them, without LocalCluster, against the test ZooKeeper (Storm's transactional state) and the Kafka 3.9
  * broker: where each partition's first batch starts, what it emits, what goes wrong, and the batch metas the
- * executor then writes under <transactional.zookeeper.root>/<txStateId>/user/. tests/storm_trident_spout.py compiles
- * and runs it, with the jars of tests/storm_runner/kafka/pom.xml (kafka-1.2.4/lib).
+ * executor then writes under <transactional.zookeeper.root>/<txStateId>/user/. tests/oracle/storm_trident_spout.py
+ * compiles and runs it, with the jars of tests/storm_runner/kafka/pom.xml (kafka-1.2.4/lib).
  *
  *   java -cp CLASSES:LIB/'*' OldTridentRunner -        (the document {"scenarios": [...]} on stdin)
  *
@@ -86,7 +86,7 @@
  *
  * Java 17 (and 25). storm-core 1.2.4 shades ZooKeeper 3.4.14's client for TransactionalState, whose
  * StaticHostProvider.getHostString parses InetSocketAddress.toString(): on JDK 14+ that reads
- * "127.0.0.1/<unresolved>", which it then looks up by name. tests/storm_trident_spout.py starts the JVM with
+ * "127.0.0.1/<unresolved>", which it then looks up by name. tests/oracle/storm_trident_spout.py starts the JVM with
  * -Djdk.net.hosts.file naming a hosts file that maps that text to 127.0.0.1 (and the ZooKeeper client storm-kafka's
  * own Curator uses is 3.5.3-beta: tests/storm_runner/kafka/1.2.4/pom.xml says why). Storm's code is not touched.
  */

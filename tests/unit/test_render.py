@@ -1,0 +1,244 @@
+"""The renderer: one Report, three formats; the table stays readable at 10,000 partitions."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from offctl.core.analyze import analyze
+from offctl.core.findings import CATALOGUE
+from offctl.core.model import PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.render.output import ranges, write_report
+
+
+def fleet_report(spouts: int, partitions: int):
+    nodes = []
+    for s in range(spouts):
+        for p in range(partitions):
+            # every spout is far behind on every partition, and one per spout is out of range
+            offset = 500 if p else 5
+            data = json.dumps(
+                {"topic": f"t{s}", "partition": p, "offset": offset, "topology": {"id": "wc-1-1", "name": "wc"}}
+            ).encode()
+            nodes.append(ZkNode("/r", f"spout-[{s}]", f"/r/spout-[{s}]/partition_{p}", p, None, data, 0, 0))
+    cluster = {f"t{s}": {p: PartitionLog(100, 1000) for p in range(partitions)} for s in range(spouts)}
+    snapshot = Snapshot(0, tuple(nodes), cluster=cluster, running=frozenset({"wc-1-1"}))
+    return analyze(snapshot, Thresholds(lag_threshold=100))
+
+
+def render(report, fmt, **kw) -> str:
+    out = io.StringIO()
+    write_report(report, fmt, out, Console(file=out, width=120, markup=False, highlight=False), **kw)
+    return out.getvalue()
+
+
+def test_table_groups_findings_so_10000_partitions_stay_readable():
+    report = fleet_report(100, 100)
+    assert len(report.findings) == 10_000
+    text = render(report, "table")
+    lines = text.splitlines()
+    # one row per consumer, two lines per (code, consumer) group, one hint per code: not 10,000 lines
+    assert len(lines) < 100 * 2 + 100 * 2 * 2 + 20
+    assert "HIGH_LAG  /r/spout-[7]  t7 [1-99]" in text
+    assert "(+98 more like it)" in text
+    assert "OFFSET_BELOW_LOG_START  /r/spout-[7]  t7 [0]" in text
+    assert "100 consumers, 10,000 partitions, total lag 4,950,000; findings: 100 error, 9900 warning, 0 info" in text
+
+
+def test_per_partition_table_lists_every_partition():
+    text = render(fleet_report(2, 3), "table", per_partition=True)
+    partitions_table = text.split("\nPartitions", 1)[1].split("\nFindings", 1)[0]
+    assert sum(1 for line in partitions_table.splitlines() if "/r/spout-[" in line) == 6
+
+
+def test_json_and_csv_carry_the_same_rows():
+    report = fleet_report(3, 4)
+    doc = json.loads(render(report, "json"))
+    rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
+    assert len(rows) == len(doc["partitions"]) == 12
+    for row, obj in zip(rows, doc["partitions"]):
+        assert (row["consumer"], int(row["partition"]), int(row["committed"]), row["lag"]) == (
+            obj["consumer"],
+            obj["partition"],
+            obj["committed"],
+            "" if obj["lag"] is None else str(obj["lag"]),
+        )
+    assert rows[0]["findings"] == "OFFSET_BELOW_LOG_START" and rows[1]["findings"] == "HIGH_LAG"
+
+
+def test_every_row_and_finding_names_its_consumer_as_consumer_key_fields_does():
+    """partition_dict and finding_dict spell ConsumerKey.fields out (they run 300,000 times in a broken fleet of
+    100,000 partitions): the same keys, in the same place, with the same values."""
+    from offctl.render.output import finding_dict, partition_dict
+
+    report = fleet_report(2, 3)
+    for row in report.rows:
+        assert list(partition_dict(row).items())[:3] == list(row.record.key.fields().items())
+    assert report.findings
+    for f in report.findings:
+        assert list(finding_dict(f).items())[2:5] == list(f.key.fields().items())
+
+
+def test_json_to_stdout_goes_to_its_byte_buffer_and_reads_the_same():
+    """write_json writes the document's bytes to a stream's buffer (stdout) instead of text: the same JSON, and
+    after what the stream already held, whichever way it goes."""
+    report = fleet_report(3, 4)
+    text = render(report, "json")
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
+    stream.write("before\n")  # held in the text layer: must come out first
+    write_report(report, "json", stream, Console(file=io.StringIO()))
+    stream.flush()
+    assert raw.getvalue().decode() == "before\n" + text
+    assert json.loads(text)["summary"]["partitions"] == 12
+
+
+def test_json_says_each_codes_hint_once():
+    """Document version 2: each code's hint once in `hints`, none on the findings that have it; every finding's
+    hint is still there to read (`.hint // .hints[code]`), the same text as in version 1."""
+    report = fleet_report(3, 4)
+    doc = json.loads(render(report, "json"))
+    assert doc["document_version"] == 2
+    assert doc["hints"] == {
+        "HIGH_LAG": CATALOGUE["HIGH_LAG"].hint,
+        "OFFSET_BELOW_LOG_START": CATALOGUE["OFFSET_BELOW_LOG_START"].hint,
+    }
+    assert len(doc["findings"]) == 12 and not any("hint" in f for f in doc["findings"])
+    assert [f.get("hint", doc["hints"][f["code"]]) for f in doc["findings"]] == [f.hint for f in report.findings]
+    assert json.loads(render(fleet_report(0, 0), "json"))["hints"] == {}
+
+
+def test_a_finding_whose_hint_is_its_own_keeps_it():
+    report = fleet_report(1, 2)
+    own = dataclasses.replace(report.findings[0], hint="stop the topology first")
+    doc = json.loads(render(dataclasses.replace(report, findings=(own, *report.findings[1:])), "json"))
+    assert doc["findings"][0]["hint"] == "stop the topology first" and "hint" not in doc["findings"][1]
+    assert doc["hints"][own.code] == CATALOGUE[own.code].hint
+
+
+def test_names_with_brackets_are_not_markup():
+    assert "spout-[0]" in render(fleet_report(1, 2), "table")
+
+
+@pytest.mark.parametrize(
+    "numbers, text",
+    [
+        ([], ""),
+        ([3], "3"),
+        ([0, 1, 2, 3, 5, 7, 8], "0-3,5,7-8"),
+        ([5, 1, 2, 2], "1-2,5"),
+    ],
+)
+def test_ranges(numbers, text):
+    assert ranges(numbers) == text
+
+
+@pytest.mark.parametrize("name", ["findings", "exit-codes", "audit-files"])
+def test_reference_pages_are_generated_from_the_code(name):
+    from pathlib import Path
+
+    from offctl.faces.reference import PAGES
+
+    page = Path(__file__).parents[2] / "docs" / f"{name}.md"
+    assert page.read_text() == PAGES[name](), f"regenerate: python -m offctl.faces.reference {name} > docs/{name}.md"
+
+
+def _kinds(cls) -> list[type]:
+    return [cls, *(k for sub in cls.__subclasses__() for k in _kinds(sub))]
+
+
+def test_every_exit_code_an_error_carries_is_documented():
+    from offctl import errors
+    from offctl.adapters import servers  # noqa: F401 - its errors are subclasses too
+
+    assert {c.exit_code for c in _kinds(errors.OffctlError)} <= set(errors.EXIT_CODES)
+
+
+def test_no_code_raises_the_bare_error_and_every_kind_names_its_own_code():
+    """Issue 35: `offctl sandbox up` exited 1, the findings' code, when a server could not start: servers.py raised
+    the bare OffctlError. The base carries the code of a bug; every raise names its kind."""
+    import ast
+    from pathlib import Path
+
+    from offctl import errors
+    from offctl.adapters import servers  # noqa: F401
+
+    root = Path(__file__).parents[2]
+    bare = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for tree in ("offctl", "commands")
+        for path in (root / tree).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Raise)
+        and isinstance(node.exc, ast.Call)
+        and getattr(node.exc.func, "id", getattr(node.exc.func, "attr", None)) == "OffctlError"
+    ]
+    assert bare == []
+    assert errors.OffctlError.exit_code == errors.INTERNAL_ERROR
+    ours = [kind for kind in _kinds(errors.OffctlError)[1:] if kind.__module__.startswith("offctl")]
+    assert [
+        k for k in ours if k.exit_code == errors.INTERNAL_ERROR
+    ] == []  # each has a kind's code, its own or its base's
+
+
+@pytest.mark.parametrize(
+    "ms, text",
+    [
+        (0, "1970-01-01T00:00:00.000Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (1_763_781_300_123, "2025-11-22T03:15:00.123Z"),
+        # far from 1970 a float of seconds loses the last millisecond; the integer arithmetic does not
+        (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+        (-39_307_521_849_455, "0724-05-24T19:55:50.545Z"),
+    ],
+)
+def test_times_are_iso_8601_utc_to_the_millisecond(ms, text):
+    from offctl.core.model import iso_ms
+
+    assert iso_ms(ms) == text
+
+
+def _plan(operation, key, writes):
+    from offctl.core.plan import Change, Plan
+
+    changes = tuple(Change("t", p, 5, 0, delete=operation == "delete") for p in range(writes))
+    return Plan(operation, key, "earliest", changes, 0)
+
+
+@pytest.mark.parametrize(
+    "plans, sandbox, question",
+    [
+        (
+            [("delete", ("zookeeper", "shared-id", "/sandbox/spouts"), 1)],
+            True,
+            "Delete 1 record of spout shared-id (zkRoot /sandbox/spouts) on ZooKeeper z:1 (the sandbox)?",
+        ),
+        (
+            [("reset", ("kafka", "clicks-client", None), 1)],
+            False,
+            "Reset 1 partition of group clicks-client on Kafka k:2?",
+        ),
+        (
+            [("restore", ("trident", "orders-trident", "/tx"), 3)],
+            False,
+            "Restore 3 partitions of Trident spout orders-trident (Trident root /tx) on ZooKeeper z:1?",
+        ),
+        ([("migrate", ("kafka", "g", None), 2)], False, "Migrate 2 partitions of group g on Kafka k:2?"),
+        (
+            [("reset", ("zookeeper", "a", "/r"), 2), ("reset", ("kafka", "g", None), 1)],
+            False,
+            "Reset 3 partitions of 2 consumers on ZooKeeper z:1 and Kafka k:2?",
+        ),
+    ],
+)
+def test_the_confirmation_names_the_operation_the_consumer_and_the_cluster(plans, sandbox, question):
+    from offctl.core.model import ConsumerKey
+    from offctl.render.output import confirm_question
+
+    built = [_plan(op, ConsumerKey(*key), n) for op, key, n in plans]
+    assert confirm_question(built, "z:1", "k:2", sandbox=sandbox) == question
