@@ -22,7 +22,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offctl.core.behaviour import SpoutProfile
@@ -240,9 +240,9 @@ Call = Callable[[Safety, Confirm], list[RepairResult]]  # the library call a pla
 
 @dataclass(frozen=True)
 class StoredPlan:
-    """A plan an assistant asked for: the library call it re-runs (`call`, with `request`, its arguments as
-    given), what it saw (`state`), its dry run (`document`, render.outcome_document), the text a human is shown
-    (`text`), the offctl command line an operator would run by hand (`command`), and its lifetime."""
+    """A plan an assistant asked for: its arguments as given (`request`), what it saw (`state`), its dry run
+    (`document`, render.outcome_document), the text a human is shown (`text`), the offctl command line an operator
+    would run by hand (`command`), and its lifetime. The library call it re-runs is kept beside it (_Entry)."""
 
     id: str
     kind: str  # reset | restore | migrate | delete
@@ -257,14 +257,16 @@ class StoredPlan:
     follows_log: bool = False
     refused: tuple[str, ...] = ()  # guards that refused the dry run: "guard: message"
     writes: int = 0  # how many changes it writes
-    call: Call | None = field(default=None, repr=False, compare=False)
-    run: WriteTarget | None = field(default=None, repr=False, compare=False)
     digest: str | None = None  # restore: the backup file's sha256 when planned
 
 
 @dataclass
 class _Entry:
+    """A stored plan with the library call it re-runs (`call`, for the context `run`) and how far it got."""
+
     plan: StoredPlan
+    call: Call
+    run: WriteTarget
     used: str | None = None  # None | "applying" | what ended it: applied | declined | stale
 
 
@@ -310,14 +312,12 @@ class PlanStore:
             follows_log=follows_log,
             refused=tuple(f"{g.guard}: {g.message}" for p in plans for g in p.refused),
             writes=sum(len(p.writes) for p in plans),
-            call=call,
-            run=run,
             digest=digest,
         )
         with self._lock:
             for old in [k for k, e in self._plans.items() if e.plan.expires < now - self.ttl_s]:
                 del self._plans[old]  # long gone: a server running for weeks does not keep every plan
-            self._plans[plan_id] = _Entry(stored)
+            self._plans[plan_id] = _Entry(stored, call, run)
         return stored
 
     # the four plan tools
@@ -488,7 +488,7 @@ class PlanStore:
 
     # apply's bookkeeping: a plan is applied at most once
 
-    def _claim(self, plan_id: str, now: float) -> tuple[StoredPlan | None, str | None]:
+    def _claim(self, plan_id: str, now: float) -> tuple[_Entry | None, str | None]:
         with self._lock:
             entry = self._plans.get(plan_id)
             if entry is None:
@@ -507,7 +507,7 @@ class PlanStore:
             if now >= entry.plan.expires:
                 return None, (f"plan {plan_id} expired at {iso_ms(int(entry.plan.expires * 1000))}: ask for a new plan")
             entry.used = "applying"
-            return entry.plan, None
+            return entry, None
 
     def _end(self, plan_id: str, used: str | None) -> None:
         with self._lock:
@@ -743,12 +743,12 @@ def apply(
             f"writes nothing. {NOT_WRITTEN}" + _by_hand(command),
             command=command,
         )
-    stored, why = store._claim(plan_id, store.clock() if now is None else now)
-    if stored is None:
+    entry, why = store._claim(plan_id, store.clock() if now is None else now)
+    if entry is None:
         return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command)
     ended = "applying"  # an apply cut short by what offctl does not report (a bug, KeyboardInterrupt) is not retried
     try:
-        result, ended = _apply(stored, confirm)
+        result, ended = _apply(entry, confirm)
         return result
     finally:
         store._end(plan_id, ended)
@@ -758,7 +758,8 @@ def _by_hand(command: str | None) -> str:
     return f" An operator can run it by hand, and is asked before it writes: {command}" if command else ""
 
 
-def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[ApplyResult, str | None]:
+def _apply(entry: _Entry, confirm: Callable[[str], bool] | None) -> tuple[ApplyResult, str | None]:
+    stored = entry.plan
     plan_id, command = stored.id, stored.command
 
     def refused(why: str, ended: str | None = None) -> tuple[ApplyResult, str | None]:
@@ -795,7 +796,7 @@ def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[A
         return seen["yes"]
 
     try:
-        outcomes = stored.call(stored.run.safety(True), check)
+        outcomes = entry.call(entry.run.safety(True), check)
     except OffctlError as exc:
         if seen.get("yes"):  # the library's message says what was and was not written
             return ApplyResult(plan_id, FAILED, str(exc), command=command), "applied"
