@@ -196,8 +196,8 @@ def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = N
     """Show the plans (on stderr unless `console` says where) and ask once whether to write them."""
     if yes:
         return True
+    from offctl.core.results import RepairResult
     from offctl.render.output import confirm_question, write_plan_table
-    from offctl.repair.reset import RepairResult
     from offctl.settings.sandbox import is_sandbox
 
     for plan in plans:

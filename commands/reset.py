@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from offctl.repair.reset import RepairResult
+    from offctl.core.results import RepairResult
 
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render.output import outcome_errors, write_outcome, write_outcomes

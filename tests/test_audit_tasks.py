@@ -20,7 +20,8 @@ from offctl.core.model import (
     Report,
     TimeLag,
 )
-from offctl.faces.audit.tasks import TASK_KEYS, chunk_outputs, with_history, without_history
+from offctl.core.results import TASK_KEYS
+from offctl.faces.audit.tasks import chunk_outputs, with_history, without_history
 from offctl.render.output import report_document
 
 NOW = 1_763_776_800_000

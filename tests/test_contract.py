@@ -161,8 +161,8 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
     from offctl.core.cost import plan_cost
     from offctl.core.model import KAFKA, ConsumerKey, MessageRead
     from offctl.core.plan import Change, Plan
+    from offctl.core.results import RepairResult
     from offctl.render.output import outcome_document
-    from offctl.repair.reset import RepairResult
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)
     plan = Plan(

@@ -624,7 +624,7 @@ def audit_face(state, reference):
 
 
 def test_the_audit_task_shows_inspects_figures(audit_face, reference):
-    from offctl.faces.audit.tasks import Tally
+    from offctl.core.results import Tally
 
     assert_agrees("offctl audit", audit_face.mismatches)
     outputs, rows = audit_face.outputs, audit_face.rows

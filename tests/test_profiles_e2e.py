@@ -12,7 +12,7 @@ from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.core.model import Thresholds
 from offctl.core.profiles import Profile, Profiles
 from offctl.pipeline import Selection, inspect
-from offctl.render.output import report_document
+from offctl.render.output import audit_document_parts, report_document
 from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.test_settings import lab_profiles
@@ -102,7 +102,7 @@ def test_the_audits_tasks_judge_each_spout_by_its_own_profile(spark, mixed):
     inspected = report_document(inspect(conn, Selection(), profiles))
     with audit(conn, AuditSettings(thresholds=profiles)) as done:
         result = done.result
-        _, sections, tail = result.document_parts()
+        _, sections, tail = audit_document_parts(result)
         audited = {
             "findings": list(sections["findings"]),
             "partitions": list(sections["partitions"]),

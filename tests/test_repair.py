@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
+from offctl.core.results import Tally
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.faces.audit import job as audit
-from offctl.faces.audit.job import Repair, Tally, exit_code, plan_repair, repair_request, repairs
+from offctl.faces.audit.job import Repair, exit_code, plan_repair, repair_request, repairs
 from offctl.repair.reset import Safety
 from offctl.settings.connection import Connection
 

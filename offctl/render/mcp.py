@@ -235,7 +235,7 @@ def _b64(data: bytes | None) -> str | None:
 
 
 def seen_change(c) -> dict:
-    """One change as a plan saw and planned it (offctl.faces.mcp.plans.Seen): before-values and what it writes."""
+    """One change as a plan saw and planned it (offctl.core.results.Seen): before-values and what it writes."""
     return {
         "where": c.where,
         "topic": c.topic,
@@ -254,7 +254,7 @@ def seen_change(c) -> dict:
 
 
 def plan_state(s) -> dict:
-    """One consumer's plan as bound (offctl.faces.mcp.plans.State)."""
+    """One consumer's plan as bound (offctl.core.results.State)."""
     return {
         "consumer": s.consumer,
         "changes": [seen_change(c) for c in s.changes],
@@ -264,7 +264,7 @@ def plan_state(s) -> dict:
 
 
 def stored_plan(p) -> dict:
-    """A plan tool's answer (offctl.faces.mcp.plans.StoredPlan): its id, lifetime, dry run, text and state."""
+    """A plan tool's answer (offctl.core.results.StoredPlan): its id, lifetime, dry run, text and state."""
     return {
         "plan_id": p.id,
         "kind": p.kind,
@@ -282,7 +282,7 @@ def stored_plan(p) -> dict:
 
 
 def apply_result(r) -> dict:
-    """`apply`'s answer (offctl.faces.mcp.plans.ApplyResult)."""
+    """`apply`'s answer (offctl.core.results.ApplyResult)."""
     return {
         "plan_id": r.plan_id,
         "status": r.status,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 import orjson
@@ -33,6 +33,7 @@ from offctl.core.model import (
     ranges,
 )
 from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
+from offctl.core.results import TASK_KEYS, AuditResult
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
 
@@ -789,11 +790,41 @@ def write_json_stream(head: dict, sections: dict[str, Iterable[dict]], tail: dic
     out.write("}\n")
 
 
+def audit_document_parts(result: AuditResult) -> tuple[dict, dict[str, Iterable[dict]], dict]:
+    """inspect's JSON document of an audit, in parts to stream: head, sections of rows (still in Spark), tail."""
+
+    def rows() -> Iterator[dict]:
+        for r in result.rows.toLocalIterator():
+            yield {k: v for k, v in r.items() if k not in TASK_KEYS}
+
+    head = {"document_version": DOCUMENT_VERSION, "captured_at": iso_ms(result.captured_ms)}
+    sections = {
+        "partitions": rows(),
+        "findings": result.findings.toLocalIterator(),
+        "consumers": result.consumers.toLocalIterator(),
+        "topics": result.topics.toLocalIterator(),
+        "topologies": result.topologies.toLocalIterator(),
+    }
+    tail = {
+        "hints": hints_dict(result.tally.by_code),
+        "summary": result.summary(),
+        "notes": result.tally.notes,
+        "incomplete": result.tally.incomplete,
+        "checks_skipped": result.tally.checks_skipped,
+        "spout_settings": result.spout_settings,
+        "processing_guarantee": commits_dict(result.tally.commits),
+        "offsets_retention": retention_dict(result.tally.offsets_retention),
+        "read_by": result.read_by,
+        "driver": result.driver,
+    }
+    return head, sections, tail
+
+
 def write_audit_json(result, out: IO[str], repairs: list | None = None, repair_note: str | None = None) -> None:
-    """audit's `--output json` document: inspect's, streamed from the audit result's parts (AuditResult.
-    document_parts: head, sections of rows still in Spark, tail), then, when a repair was asked for (`repairs` not
+    """audit's `--output json` document: inspect's, streamed from the audit result's parts (audit_document_parts:
+    head, sections of rows still in Spark, tail), then, when a repair was asked for (`repairs` not
     None), `repair` (each repair's outcome_document) and `repair_note` (why there was nothing to repair, or null)."""
-    head, sections, tail = result.document_parts()
+    head, sections, tail = audit_document_parts(result)
     if repairs is not None:
         tail["repair"] = [outcome_document(o) for o in repairs]
         tail["repair_note"] = repair_note
@@ -808,7 +839,7 @@ def consumer_label(d: dict) -> str:
 
 
 def _extreme_text(name: str, extreme: tuple) -> str:
-    """One of the audit's extremes (audit.Tally): the figure, and the partition it is of."""
+    """One of the audit's extremes (offctl.core.results.Tally): the figure, and the partition it is of."""
     seconds, (store, consumer, zk_root, topic, partition) = extreme
     where = f"{consumer_label({'store': store, 'consumer': consumer, 'zk_root': zk_root})} {topic}/{partition}"
     return f"{name} {duration(seconds)} ({where})" if seconds >= 0 else f"{name} {duration(-seconds)} past ({where})"

@@ -52,6 +52,7 @@ from offctl.core.plan import (
     verify_kafka,
     verify_zookeeper,
 )
+from offctl.core.results import RepairResult
 from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
 from offctl.core.targets import Scope, Target
 from offctl.errors import (
@@ -84,24 +85,6 @@ class ReadBack:
     def counted_running(self) -> frozenset[str] | None:
         """The running topologies, with the one the commits are written for."""
         return (self.running or frozenset()) | {self.topology_id} if self.topology_id else self.running
-
-
-@dataclass(frozen=True)
-class RepairResult:
-    """What a reset, restore, migrate or delete did with one plan: written or not, verified, and what went wrong."""
-
-    plan: Plan
-    executed: bool = False  # the write went to the store
-    declined: bool = False  # the operator answered no at the prompt
-    backup: Path | None = None
-    verified: bool | None = None  # None: nothing was written
-    problems: tuple[str, ...] = ()  # what verification found
-    audit_log: Path | None = None
-    notes: tuple[str, ...] = ()
-    undo: str | None = None  # the command that puts the before-image back, to paste as it is
-    interrupted: bool = False  # Ctrl-C or SIGTERM came once the write had landed: reported in full, exit 6
-    error: str | None = None  # in a run over several consumers: why this one was not (fully) written
-    error_code: int = 0  # and the exit code that error carries
 
 
 def undo_command(plan: Plan, backup: Path, conn: Connection, safety: Safety) -> str:

@@ -29,10 +29,11 @@ from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import QUIET_PERIOD_S
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.plan import Plan
+from offctl.core.results import ApplyResult, RepairResult, Seen, State, StoredPlan
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.errors import OffctlError, UsageError
 from offctl.render import mcp as documents
-from offctl.repair.reset import Confirm, RepairResult, ResetRequest, Safety, safety_flags, server_flags
+from offctl.repair.reset import Confirm, ResetRequest, Safety, safety_flags, server_flags
 from offctl.settings.connection import Connection, normalize_root
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
@@ -75,37 +76,6 @@ class WriteTarget:
 
 
 # --- the state a plan saw, and how it is compared ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One change as the plan read and planned it: the before-value (bytes and version, or offset and metadata)
-    and what it writes."""
-
-    where: str  # the ZooKeeper path, or topic/partition
-    topic: str | None
-    partition: int
-    path: str | None
-    version: int | None
-    before: int | None
-    before_data: bytes | None
-    before_metadata: str | None
-    had_commit: bool
-    action: str
-    after: int | None
-    after_data: bytes | None
-    after_metadata: str | None
-
-
-@dataclass(frozen=True)
-class State:
-    """One consumer's plan as bound: its changes and the guards' verdicts (statuses only: their messages carry
-    ages that move with the clock)."""
-
-    consumer: str
-    changes: tuple[Seen, ...]
-    guards: tuple[tuple[str, str], ...]
-    group_had_commits: bool | None = None
 
 
 def state_of(plan: Plan) -> State:
@@ -236,28 +206,6 @@ def _guard_changes(consumer: str, was: State, is_: State) -> list[str]:
 
 
 Call = Callable[[Safety, Confirm], list[RepairResult]]  # the library call a plan re-runs: dry, then to write
-
-
-@dataclass(frozen=True)
-class StoredPlan:
-    """A plan an assistant asked for: its arguments as given (`request`), what it saw (`state`), its dry run
-    (`document`, render.outcome_document), the text a human is shown (`text`), the offctl command line an operator
-    would run by hand (`command`), and its lifetime. The library call it re-runs is kept beside it (_Entry)."""
-
-    id: str
-    kind: str  # reset | restore | migrate | delete
-    context: str
-    request: dict
-    state: tuple[State, ...]
-    document: dict
-    text: str
-    command: str
-    created: float  # seconds since the epoch
-    expires: float
-    follows_log: bool = False
-    refused: tuple[str, ...] = ()  # guards that refused the dry run: "guard: message"
-    writes: int = 0  # how many changes it writes
-    digest: str | None = None  # restore: the backup file's sha256 when planned
 
 
 @dataclass
@@ -692,30 +640,6 @@ WRITTEN, VERIFICATION_FAILED, REFUSED, DECLINED, FAILED, UNCHANGED = (
     "failed",
     "unchanged",
 )
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    """What apply did. `status`: written, verification-failed (written; the read-back found `problems`), refused
-    (nothing written: `reason`), declined (the human said no: nothing written), failed (`reason` says whether
-    the write landed) or unchanged (the plan writes nothing, so there was nothing to change: a restore whose
-    partitions all hold their before-image already). `audit`: the audit-log lines the write appended, as the CLI
-    writes them. `command`: the offctl command line an operator can run by hand instead."""
-
-    plan_id: str
-    status: str
-    reason: str | None = None
-    written: bool = False
-    document: dict | None = None  # render.outcome_document of the run that wrote
-    backup: str | None = None
-    audit_log: str | None = None
-    audit: tuple[str, ...] = ()
-    undo: str | None = None
-    verified: bool | None = None
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    lines: tuple[str, ...] = ()  # render.outcome_lines: what happened, in words
-    command: str | None = None
 
 
 NOT_WRITTEN = "Nothing was written."

@@ -18,6 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ClientCapabilities, ElicitationCapability, FormElicitationCapability, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from offctl.core.results import ApplyResult
 from offctl.faces.mcp import plans as mcpplans
 from offctl.faces.mcp.server import DATA_NOTE, ContextArg, Face, Run, answer, tool_errors
 from offctl.render import mcp as documents
@@ -193,7 +194,7 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
         def confirm(text: str) -> bool:
             return anyio.from_thread.run(ask, ctx, text)
 
-        def write() -> mcpplans.ApplyResult:
+        def write() -> ApplyResult:
             return mcpplans.apply(plans, plan_id, allow_writes=face.allow_writes, confirm=confirm if elicit else None)
 
         with tool_errors():
