@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from offctl.core.results import RepairResult
 
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
-from offctl.render.output import outcome_errors, write_outcome, write_outcomes
+from offctl.render.plans import outcome_errors, write_outcome, write_outcomes
 from offctl.settings.connection import Connection
 from offctl.settings.options import CONNECTION_OPTIONS, OPTIONS, SAFETY_OPTIONS, SPOUT_OPTIONS, PlanOutput, To
 from offctl.settings.resolve import Given, safety, written_profile

@@ -399,7 +399,7 @@ def test_json_schema_is_stable():
     with a new document_version, which the contract says. Version 2 moved each code's hint to `hints`."""
     from offctl.core.analyze import analyze
     from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
-    from offctl.render.output import report_document
+    from offctl.render.report import report_document
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 1), 4, 1700000000000)
     snapshot = Snapshot(

@@ -21,7 +21,7 @@ from offctl.adapters import servers
 from offctl.core.behaviour import FirstPoll, SpoutProfile
 from offctl.core.model import Thresholds, iso_ms
 from offctl.pipeline import ExpiryOptions, Selection, inspect
-from offctl.render.output import report_document
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from tests.conftest import KafkaHelper
 from tests.test_serve import scrape, start_serve, wait_for

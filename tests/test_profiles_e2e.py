@@ -12,7 +12,8 @@ from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.core.model import Thresholds
 from offctl.core.profiles import Profile, Profiles
 from offctl.pipeline import Selection, inspect
-from offctl.render.output import audit_document_parts, report_document
+from offctl.render.audit import audit_document_parts
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.test_settings import lab_profiles

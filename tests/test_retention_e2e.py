@@ -19,7 +19,7 @@ import pytest
 
 from offctl.core.model import Thresholds, TopicRetention
 from offctl.pipeline import Selection, exit_code, inspect
-from offctl.render.output import report_document
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.test_serve import metric, scrape, start_serve, wait_for

@@ -15,7 +15,7 @@ import pytest
 
 from offctl.core.model import Thresholds
 from offctl.pipeline import Selection, inspect
-from offctl.render.output import report_document
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from tests.conftest import T0, committed_transaction, compacted_at, compacted_topic, storm_record
 from tests.test_serve import metric, scrape, start_serve, wait_for

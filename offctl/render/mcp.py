@@ -1,9 +1,10 @@
 """The documents `offctl mcp`'s tools answer with (docs/mcp.md), made from the result objects.
 
-Every read answer is the JSON contract's documents (render.output: report_document, peek_document, ...), worst first
-and cut to a page; the plan and apply answers are the plan's dry run (render.output.outcome_document), the state it
-is bound to and what a human is shown. The MCP face (offctl.faces.mcp) reads, plans and applies, takes the paging
-arguments and quotes what comes from the data (offctl.faces.mcp.quoting); the shape of what it answers is made here.
+Every read answer is the JSON contract's documents (render.report.report_document, render.peek.peek_document, ...),
+worst first and cut to a page; the plan and apply answers are the plan's dry run (render.plans.outcome_document), the
+state it is bound to and what a human is shown. The MCP face (offctl.faces.mcp) reads, plans and applies, takes the
+paging arguments and quotes what comes from the data (offctl.faces.mcp.quoting); the shape of what it answers is made
+here.
 """
 
 from __future__ import annotations
@@ -16,15 +17,10 @@ from typing import Any
 from rich.console import Console
 
 from offctl.core.model import Severity, iso_ms
-from offctl.render.output import (
-    confirm_question,
-    dumps,
-    outcome_document,
-    outcomes_document,
-    peek_document,
-    report_document,
-    write_plan,
-)
+from offctl.render.formats import dumps
+from offctl.render.peek import peek_document
+from offctl.render.plans import confirm_question, outcome_document, outcomes_document, write_plan
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 
 MAX_ITEMS = 100  # the items of a list an answer holds at most: a page (the server's MAX_LIMIT), or notes
@@ -308,7 +304,7 @@ def plan_document(outcomes: Sequence) -> dict:
 
 
 def plan_text(plans: Sequence, conn: Connection, plan_id: str | None = None, expires: float | None = None) -> str:
-    """The plan as the CLI shows it before its question (render.output.write_plan: rows, cost, guards, warnings),
+    """The plan as the CLI shows it before its question (render.plans.write_plan: rows, cost, guards, warnings),
     in plain text, then the question naming the cluster."""
     from offctl.settings.sandbox import is_sandbox
 

@@ -27,7 +27,7 @@ from offctl.core.results import Tally, partition_key
 from offctl.core.timelag import ESTIMATE
 from offctl.errors import OffctlError
 from offctl.pipeline import Estimates, Selection, assess, open_stores, read_snapshot
-from offctl.render.output import consumer_dicts, finding_dict, partition_dicts, time_lags
+from offctl.render.report import consumer_dicts, finding_dict, partition_dicts, time_lags
 from offctl.settings.connection import Connection
 
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress

@@ -754,7 +754,7 @@ def _listed(lines: Sequence[str], most: int = 10) -> str:
 
 
 def _written(plan_id: str, outcomes: Sequence[RepairResult], moved: Sequence[str], command: str) -> ApplyResult:
-    from offctl.render.output import outcome_lines
+    from offctl.render.plans import outcome_lines
 
     outcome = outcomes[0]  # a plan is of one consumer
     errors = [o.error for o in outcomes if o.error]
