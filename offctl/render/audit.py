@@ -13,7 +13,7 @@ from rich.text import Text
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import Severity, duration, iso_ms
 from offctl.core.results import TASK_KEYS, AuditResult
-from offctl.render.formats import _STYLE, _n, _status, dumps
+from offctl.render.formats import SEVERITY_STYLE, dumps, number, status_style
 from offctl.render.plans import outcome_document
 from offctl.render.report import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
 
@@ -131,7 +131,7 @@ def _codes_table(by_code: dict[str, int]) -> Table:
     codes.add_column("Count", justify="right")
     for code, n in sorted(by_code.items(), key=lambda kv: (-CATALOGUE[kv[0]].severity, -kv[1], kv[0])):
         sev = CATALOGUE[code].severity
-        codes.add_row(code, Text(sev.label, style=_STYLE[sev]), f"{n:,}")
+        codes.add_row(code, Text(sev.label, style=SEVERITY_STYLE[sev]), f"{n:,}")
     return codes
 
 
@@ -146,13 +146,13 @@ def _worst_table(worst: list[dict]) -> Table:
     table.add_column("Findings", overflow="fold")
     for c in worst:
         sev = Severity.parse(c["status"]) if c["status"] != "ok" else None
-        label, style = _status(sev)
+        label, style = status_style(sev)
         table.add_row(
             consumer_label(c),
             ",".join(c["topics"]),
-            _n(c["partitions"]),
-            _n(c["total_lag"]),
-            _n(c["max_lag"]),
+            number(c["partitions"]),
+            number(c["total_lag"]),
+            number(c["max_lag"]),
             Text(label, style=style),
             ",".join(c["finding_codes"]),
         )
@@ -166,7 +166,13 @@ def _top_topics_table(top_topics: list[dict]) -> Table:
     for col in ("Consumers", "Partitions", "Total lag", "Max lag"):
         topics.add_column(col, justify="right")
     for t in top_topics:
-        topics.add_row(t["topic"] or "?", _n(t["consumers"]), _n(t["partitions"]), _n(t["total_lag"]), _n(t["max_lag"]))
+        topics.add_row(
+            t["topic"] or "?",
+            number(t["consumers"]),
+            number(t["partitions"]),
+            number(t["total_lag"]),
+            number(t["max_lag"]),
+        )
     return topics
 
 

@@ -47,18 +47,21 @@ def write_bytes(data: bytes, out: IO[str]) -> None:
     buffer.flush()
 
 
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def _status(severity: Severity | None) -> tuple[str, str]:
-    return (severity.label, _STYLE[severity]) if severity else ("ok", "green")
+def status_style(severity: Severity | None) -> tuple[str, str]:
+    """A status cell's label and its colour: the severity's, or ok in green."""
+    return (severity.label, SEVERITY_STYLE[severity]) if severity else ("ok", "green")
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """`n` things counted in words: 1 partition, 2 partitions."""
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def _n(value: int | None) -> str:
+def number(value: int | None) -> str:
+    """A figure in a table, its thousands separated, or - for none."""
     return "-" if value is None else f"{value:,}"
 
 

@@ -12,7 +12,7 @@ from offctl.core.messages import UNREAD, age_ms
 from offctl.core.model import iso_ms
 from offctl.core.peeked import Census, Peeked, digest, preview
 from offctl.core.timelag import time_lag
-from offctl.render.formats import _n, dumps, table_console
+from offctl.render.formats import dumps, number, table_console
 from offctl.render.report import partition_dicts
 
 
@@ -153,11 +153,11 @@ def _peek_head(p) -> Text:
     shown, beside it where they differ), the log, the lag and the codes."""
     r = p.row
     head = Text(f"{r.record.key}  {r.topic or '?'}/{r.record.partition}", style="bold")
-    stable = f"  last stable {_n(r.last_stable)}" if r.last_stable is not None else ""
+    stable = f"  last stable {number(r.last_stable)}" if r.last_stable is not None else ""
     resumes = r.resumes.at if r.resumes is not None else None
-    where = f"resumes at {_n(resumes)}" + (f" (stored {_n(p.offset)})" if resumes != p.offset else "")
+    where = f"resumes at {number(resumes)}" + (f" (stored {number(p.offset)})" if resumes != p.offset else "")
     head.append(
-        f"  {where}  log {_n(r.log_start)}-{_n(r.log_end)}{stable}  lag {_n(r.lag)}"
+        f"  {where}  log {number(r.log_start)}-{number(r.log_end)}{stable}  lag {number(r.lag)}"
         + (f"  [{', '.join(r.codes)}]" if r.codes else ""),
         style="",
     )

@@ -13,7 +13,7 @@ from rich.text import Text
 from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
 from offctl.core.model import KAFKA, iso_ms
 from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
-from offctl.render.formats import _n, _plural, dumps, table_console
+from offctl.render.formats import dumps, number, plural, table_console
 
 
 def change_dict(c: Change) -> dict:
@@ -174,8 +174,8 @@ def write_plan(plan, console: Console) -> None:
         table.add_row(
             c.topic or "?",
             str(c.partition),
-            _n(c.before),
-            _n(c.after),
+            number(c.before),
+            number(c.after),
             delta,
             Text(action, style=_ACTION_STYLE[action]),
             "; ".join(c.reasons),
@@ -306,7 +306,7 @@ def write_outcomes(outcomes, fmt: str, out: IO[str], err: Console, *, plan_shown
             for line in outcome_lines(outcome):
                 console.print(f"{outcome.plan.key}: {line}", soft_wrap=True)
     for result, names in doc["results"].items():
-        console.print(f"{result}: {_plural(len(names), 'consumer')} ({', '.join(names)})", soft_wrap=True)
+        console.print(f"{result}: {plural(len(names), 'consumer')} ({', '.join(names)})", soft_wrap=True)
 
 
 _VERBS = {"reset": "Reset", "restore": "Restore", "migrate": "Migrate", "delete": "Delete"}
@@ -338,4 +338,4 @@ def confirm_question(plans, zk: str | None, kafka: str | None, sandbox: bool = F
         servers.append(f"ZooKeeper {zk}")
     if any(p.key.store not in ZK_STORES for p in plans):
         servers.append(f"Kafka {kafka}")
-    return f"{verb} {_plural(n, unit)} of {whom} on {' and '.join(servers)}{' (the sandbox)' if sandbox else ''}?"
+    return f"{verb} {plural(n, unit)} of {whom} on {' and '.join(servers)}{' (the sandbox)' if sandbox else ''}?"

@@ -31,12 +31,12 @@ from offctl.core.model import (
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import consumer_maxima, time_lag
 from offctl.render.formats import (
-    _STYLE,
-    _n,
-    _plural,
-    _status,
+    SEVERITY_STYLE,
     dump_bytes,
     headroom_text,
+    number,
+    plural,
+    status_style,
     table_console,
     time_lag_text,
     write_bytes,
@@ -287,15 +287,15 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         consumers.add_column(col, justify="right")
     consumers.add_column("Status")
     for c in report.consumers:
-        label, style = _status(c.worst)
+        label, style = status_style(c.worst)
         # the count is of findings of the worst severity only, so "error (2)" means two errors
         n = dict(zip((Severity.ERROR, Severity.WARNING, Severity.INFO), c.by_severity)).get(c.worst, 0)
         consumers.add_row(
             str(c.key),
             ",".join(c.topics),
-            _n(c.partitions),
-            _n(c.total_lag),
-            _n(c.max_lag),
+            number(c.partitions),
+            number(c.total_lag),
+            number(c.max_lag),
             time_lag_text(maxima.get(c.key)),
             Text(f"{label} ({n})" if n else label, style=style),
         )
@@ -310,20 +310,20 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         parts.add_column("Status")
         for row, lag in zip(report.rows, lags):
             r = row.record
-            label, style = _status(row.status)
+            label, style = status_style(row.status)
             end = (
-                _n(row.log_end)
+                number(row.log_end)
                 if row.last_stable in (None, row.log_end)
-                else f"{_n(row.log_end)} (stable {_n(row.last_stable)})"
+                else f"{number(row.log_end)} (stable {number(row.last_stable)})"
             )  # the lag counts to the last stable offset
             parts.add_row(
                 str(r.key),
                 row.topic or "?",
                 str(r.partition),
-                _n(r.committed),
-                _n(row.log_start),
+                number(r.committed),
+                number(row.log_start),
                 end,
-                _n(row.lag),
+                number(row.lag),
                 time_lag_text(lag),
                 headroom_text(headroom(row, report.headrooms)),
                 Text(label, style=style),
@@ -335,7 +335,7 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
     s = summary_dict(report)
     counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
     console.print(
-        f"{_plural(s['consumers'], 'consumer')}, {_plural(s['partitions'], 'partition')}, total lag "
+        f"{plural(s['consumers'], 'consumer')}, {plural(s['partitions'], 'partition')}, total lag "
         f"{s['total_lag']:,}; findings: {counts}"
     )
     if report.spout_settings:
@@ -363,7 +363,7 @@ def _write_findings(findings: Iterable[Finding], console: Console) -> None:
         partitions = [f.partition for f in group if f.partition is not None]
         where = f"{topic} [{ranges(partitions)}]" if partitions else topic
         head = Text("  ")
-        head.append(f"{first.severity.label.upper():<8}", style=_STYLE[first.severity])
+        head.append(f"{first.severity.label.upper():<8}", style=SEVERITY_STYLE[first.severity])
         head.append(f" {code}  {consumer}" + (f"  {where}" if where else ""))
         console.print(head, soft_wrap=True)
         more = f" (+{len(group) - 1} more like it)" if len(group) > 1 else ""

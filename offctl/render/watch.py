@@ -8,7 +8,7 @@ from rich.text import Text
 
 from offctl.core.model import Report, TimeLag, iso_ms
 from offctl.core.retention import headroom
-from offctl.render.formats import _n, expiry_text, headroom_text, time_lag_text
+from offctl.render.formats import expiry_text, headroom_text, number, time_lag_text
 
 _TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
 
@@ -71,9 +71,9 @@ def watch_table(
             str(r.key),
             row.topic or "?",
             str(r.partition),
-            _n(r.committed),
+            number(r.committed),
             moved_text,
-            _n(row.lag),
+            number(row.lag),
             trend,
             time_lag_text(lag),
             headroom_text(headroom(row, report.headrooms)),
