@@ -4,11 +4,13 @@ came to, as records of plain values and core types (no I/O), so that the rendere
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from offctl.core.behaviour import CommitBehaviour
+from offctl.core.expiry import Retention
 from offctl.core.model import Report, Severity
 from offctl.core.peeked import Peeked, unanswered
 from offctl.core.plan import Plan
@@ -78,7 +80,7 @@ class Tally:
     commits: CommitBehaviour | None = None
     # the offsets.retention.minutes the commit expiry assumes (Report.offsets_retention): the broker's, the same in
     # every chunk that estimated it
-    offsets_retention: object | None = None
+    offsets_retention: Retention | None = None
     # the fleet's extremes of the partitions' figures (None: no partition has one): (seconds, consumer dict keys)
     max_time_lag: tuple[float, tuple] | None = None
     min_retention_headroom: tuple[float, tuple] | None = None
@@ -169,6 +171,12 @@ def _pick(pick, a: tuple | None, b: tuple | None) -> tuple | None:
     return a if pick(a[0], b[0]) == a[0] else b
 
 
+class Rows(Protocol):
+    """Rows still where they were made (an audit's are a Spark RDD of dicts), read one at a time on the driver."""
+
+    def toLocalIterator(self) -> Iterator[dict]: ...
+
+
 @dataclass
 class AuditResult:
     """What an audit found: totals on the driver, rows still in Spark to stream or write."""
@@ -179,11 +187,11 @@ class AuditResult:
     top_topics: list[dict]
     history: dict | None  # counts by history status, or None without history
     snapshots_used: int
-    rows: object  # RDD of partition dicts (with history)
-    findings: object  # RDD of finding dicts
-    consumers: object  # RDD of consumer dicts
-    topics: object  # RDD of topic totals
-    topologies: object  # RDD of topology totals
+    rows: Rows  # partition dicts (with history)
+    findings: Rows  # finding dicts
+    consumers: Rows  # consumer dicts
+    topics: Rows  # topic totals
+    topologies: Rows  # topology totals
     written: list[str] = field(default_factory=list)
     snapshot: str | None = None
     timings: dict = field(default_factory=dict)

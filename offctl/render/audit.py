@@ -12,7 +12,7 @@ from rich.text import Text
 
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import Severity, duration, iso_ms
-from offctl.core.results import TASK_KEYS, AuditResult
+from offctl.core.results import TASK_KEYS, AuditResult, RepairResult, Tally
 from offctl.render.formats import SEVERITY_STYLE, dumps, number, status_style
 from offctl.render.plans import outcome_document
 from offctl.render.report import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
@@ -68,7 +68,9 @@ def audit_document_parts(result: AuditResult) -> tuple[dict, dict[str, Iterable[
     return head, sections, tail
 
 
-def write_audit_json(result, out: IO[str], repairs: list | None = None, repair_note: str | None = None) -> None:
+def write_audit_json(
+    result: AuditResult, out: IO[str], repairs: list[RepairResult] | None = None, repair_note: str | None = None
+) -> None:
     """audit's `--output json` document: inspect's, streamed from the audit result's parts (audit_document_parts:
     head, sections of rows still in Spark, tail), then, when a repair was asked for (`repairs` not
     None), `repair` (each repair's outcome_document) and `repair_note` (why there was nothing to repair, or null)."""
@@ -93,7 +95,7 @@ def _extreme_text(name: str, extreme: tuple) -> str:
     return f"{name} {duration(seconds)} ({where})" if seconds >= 0 else f"{name} {duration(-seconds)} past ({where})"
 
 
-def write_audit_summary(result, console: Console, *, startup_s: float | None = None) -> None:
+def write_audit_summary(result: AuditResult, console: Console, *, startup_s: float | None = None) -> None:
     """The audit for people, on stderr: totals, findings by code, worst consumers, lag by topic, history."""
     s = result.summary()
     counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
@@ -176,7 +178,7 @@ def _top_topics_table(top_topics: list[dict]) -> Table:
     return topics
 
 
-def _write_audit_outputs(result, console: Console, startup_s: float | None) -> None:
+def _write_audit_outputs(result: AuditResult, console: Console, startup_s: float | None) -> None:
     """What the audit kept and how long it took: the history it had, the snapshot and files it wrote, the timings."""
     if result.history is not None:
         console.print(
@@ -200,7 +202,7 @@ def _write_audit_outputs(result, console: Console, startup_s: float | None) -> N
     console.print("timings: " + ", ".join(times), style="dim", soft_wrap=True)
 
 
-def _write_audit_notes(tally, console: Console) -> None:
+def _write_audit_notes(tally: Tally, console: Console) -> None:
     """The audit's notes as warnings, the checks it skipped, and the reads that failed (the audit is partial)."""
     for note in tally.notes:
         console.print(f"warning: {note}", soft_wrap=True)

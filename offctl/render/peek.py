@@ -9,8 +9,9 @@ from typing import IO
 from rich.text import Text
 
 from offctl.core.messages import UNREAD, age_ms
-from offctl.core.model import iso_ms
+from offctl.core.model import LogMessage, iso_ms
 from offctl.core.peeked import Census, Peeked, digest, preview
+from offctl.core.results import PeekResult
 from offctl.core.timelag import time_lag
 from offctl.render.formats import dumps, number, table_console
 from offctl.render.report import partition_dicts
@@ -26,7 +27,7 @@ def census_dict(c: Census) -> dict:
     }
 
 
-def message_dict(m, now_ms: int) -> dict:
+def message_dict(m: LogMessage, now_ms: int) -> dict:
     """A message as peek's JSON shows it: sizes, a preview and sha256 of key and value, headers previewed."""
     return {
         "offset": m.offset,
@@ -90,7 +91,7 @@ PEEK_FIGURES = (
 )
 
 
-def peek_document(result, saved: str | None = None) -> dict:
+def peek_document(result: PeekResult, saved: str | None = None) -> dict:
     """peek's `--output json` document (docs/contract.md, "offctl peek"): each partition with inspect's figures of
     its row (PEEK_FIGURES), from the report peek read."""
     report = result.report
@@ -110,7 +111,7 @@ def peek_document(result, saved: str | None = None) -> dict:
     }
 
 
-def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> None:
+def write_peek(result: PeekResult, fmt: str, out: IO[str], *, saved: str | None = None) -> None:
     if fmt == "json":
         out.write(dumps(peek_document(result, saved)))
         out.write("\n")
@@ -148,7 +149,7 @@ def write_peek(result, fmt: str, out: IO[str], *, saved: str | None = None) -> N
         console.print(Text(f"saved to {saved} (manifest.json lists every file with its sha256)"))
 
 
-def _peek_head(p) -> Text:
+def _peek_head(p: Peeked) -> Text:
     """A peeked partition's line: where the spout resumes (inspect's resumes_at; the stored offset, whose message is
     shown, beside it where they differ), the log, the lag and the codes."""
     r = p.row

@@ -4,6 +4,7 @@ cost, guards, warnings), what happened in words, and the confirmation question a
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import IO
 
 from rich.console import Console
@@ -11,8 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
-from offctl.core.model import KAFKA, iso_ms
-from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
+from offctl.core.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, iso_ms
+from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change, Plan
+from offctl.core.results import RepairResult
 from offctl.render.formats import dumps, number, plural, table_console
 
 
@@ -73,7 +75,7 @@ def plan_cost_dict(cost: PlanCost | None) -> dict | None:
     }
 
 
-def outcome_document(outcome) -> dict:
+def outcome_document(outcome: RepairResult) -> dict:
     """The `--output json` document of reset, restore and migrate (one shape for all three)."""
     plan = outcome.plan
     actions = Counter(c.action for c in plan.changes)
@@ -113,7 +115,7 @@ def outcome_document(outcome) -> dict:
     }
 
 
-def outcome_result(outcome) -> str:
+def outcome_result(outcome: RepairResult) -> str:
     """One word for what happened to a consumer: written, verification-failed, failed, refused, declined,
     unchanged (nothing to write) or dry-run."""
     if outcome.error:
@@ -127,7 +129,7 @@ def outcome_result(outcome) -> str:
     return "dry-run" if outcome.plan.writes else "unchanged"
 
 
-def outcomes_document(outcomes) -> dict:
+def outcomes_document(outcomes: Sequence[RepairResult]) -> dict:
     """The `--output json` document of a reset over several consumers: each consumer's document, and who
     ended how."""
     by: dict[str, list[str]] = {}
@@ -149,12 +151,12 @@ _ACTION_STYLE = {"write": "bold", "create": "bold green", "unchanged": "dim", "s
 _GUARD_STYLE = {"pass": "green", "refused": "bold red", "overridden": "yellow", "not-applicable": "dim"}
 
 
-def write_plan_table(outcome, console: Console) -> None:
+def write_plan_table(outcome: RepairResult, console: Console) -> None:
     """The plan of an outcome for people: write_plan."""
     write_plan(outcome.plan, console)
 
 
-def write_plan(plan, console: Console) -> None:
+def write_plan(plan: Plan, console: Console) -> None:
     """The plan for people: one row per partition, its cost, then the guards and the warnings."""
     where = f" from {plan.source}" if plan.source else ""
     console.print(f"{plan.operation} {plan.key}{where} -> {plan.target}", style="bold")
@@ -195,13 +197,13 @@ def write_plan(plan, console: Console) -> None:
         console.print(f"  warning: {w}", style="yellow", soft_wrap=True)
 
 
-def outcome_lines(outcome) -> list[str]:
+def outcome_lines(outcome: RepairResult) -> list[str]:
     """What happened, in words: after the plan (table) or on stderr (json)."""
     unwritten = _unwritten_lines(outcome)
     return unwritten if unwritten is not None else _written_lines(outcome)
 
 
-def _unwritten_lines(outcome) -> list[str] | None:
+def _unwritten_lines(outcome: RepairResult) -> list[str] | None:
     """Why nothing was written (a failure, a refusal, a no, nothing to change, a dry run); None when it was."""
     plan = outcome.plan
     n = len(plan.writes)
@@ -220,7 +222,7 @@ def _unwritten_lines(outcome) -> list[str] | None:
     return None
 
 
-def _nothing_to_change(plan) -> list[str]:
+def _nothing_to_change(plan: Plan) -> list[str]:
     """Why a plan that writes nothing wrote nothing: partitions left out, or every one already where it goes."""
     if plan.left_out:
         if plan.operation == "restore":
@@ -237,7 +239,7 @@ def _nothing_to_change(plan) -> list[str]:
     return ["nothing to change: every selected partition is already there or skipped"]
 
 
-def _written_lines(outcome) -> list[str]:
+def _written_lines(outcome: RepairResult) -> list[str]:
     """What a write did: what it wrote, its backup and undo line (with the undo's cost), audit log, read-back."""
     plan = outcome.plan
     n = len(plan.writes)
@@ -260,7 +262,7 @@ def _written_lines(outcome) -> list[str]:
     return lines + (["verified: read back as planned"] if outcome.verified else [])
 
 
-def outcome_errors(outcome) -> list[str]:
+def outcome_errors(outcome: RepairResult) -> list[str]:
     """What went wrong, for stderr whatever the output format."""
     return (
         ([f"{outcome.plan.key}: {outcome.error}"] if outcome.error else [])
@@ -278,7 +280,7 @@ def outcome_errors(outcome) -> list[str]:
     )
 
 
-def write_outcome(outcome, fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False) -> None:
+def write_outcome(outcome: RepairResult, fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False) -> None:
     """One consumer's plan and result. `plan_shown`: the confirmation already printed the plan on `out`."""
     if fmt == "json":
         out.write(dumps(outcome_document(outcome)) + "\n")
@@ -292,7 +294,9 @@ def write_outcome(outcome, fmt: str, out: IO[str], err: Console, *, plan_shown: 
         (console if outcome.plan.changes else err).print(line, soft_wrap=True)
 
 
-def write_outcomes(outcomes, fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False) -> None:
+def write_outcomes(
+    outcomes: Sequence[RepairResult], fmt: str, out: IO[str], err: Console, *, plan_shown: bool = False
+) -> None:
     """Several consumers' plans and results, then one line per result saying which consumers."""
     doc = outcomes_document(outcomes)
     if fmt == "json":
@@ -312,10 +316,8 @@ def write_outcomes(outcomes, fmt: str, out: IO[str], err: Console, *, plan_shown
 _VERBS = {"reset": "Reset", "restore": "Restore", "migrate": "Migrate", "delete": "Delete"}
 
 
-def consumer_words(key) -> str:
+def consumer_words(key: ConsumerKey) -> str:
     """A consumer as the confirmation names it: spout ID (zkRoot R), Trident spout ID (Trident root R), group G."""
-    from offctl.core.model import TRIDENT, ZOOKEEPER
-
     if key.store == ZOOKEEPER:
         return f"spout {key.consumer} (zkRoot {key.zk_root})"
     if key.store == TRIDENT:
@@ -323,11 +325,9 @@ def consumer_words(key) -> str:
     return f"group {key.consumer}"
 
 
-def confirm_question(plans, zk: str | None, kafka: str | None, sandbox: bool = False) -> str:
+def confirm_question(plans: Sequence[Plan], zk: str | None, kafka: str | None, sandbox: bool = False) -> str:
     """What the write does, to whom and on which cluster, asked once for every plan:
     'Reset 1 partition of group g on Kafka k1:9092?'; ' (the sandbox)' when those are the sandbox's servers."""
-    from offctl.core.model import ZK_STORES
-
     operations = {p.operation for p in plans}
     verb = _VERBS.get(operations.pop(), "Write") if len(operations) == 1 else "Write"
     n = sum(len(p.writes) for p in plans)

@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.expiry import Expiry
+from offctl.core.behaviour import CommitBehaviour, Resumption
+from offctl.core.expiry import Expiry, Retention
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import (
     ConsumerSummary,
@@ -127,7 +128,7 @@ def expiry_fields(e: Expiry | None) -> dict:
     return {"commit_expiry_s": e.headroom_s if e else None, "commit_expiry_source": e.source if e else None}
 
 
-def retention_dict(retention) -> dict | None:
+def retention_dict(retention: Retention | None) -> dict | None:
     """The offsets.retention.minutes the commit expiry assumes, and where it comes from; None when not estimated."""
     if retention is None:
         return None
@@ -139,7 +140,7 @@ def retention_dict(retention) -> dict | None:
 DOCUMENT_VERSION = 2
 
 
-def resumes_fields(resumes) -> dict:
+def resumes_fields(resumes: Resumption | None) -> dict:
     """`resumes_at`, `resumes` and `resumes_citation` of a behaviour.Resumption (all null for none)."""
     if resumes is None:
         return {"resumes_at": None, "resumes": None, "resumes_citation": None}
@@ -243,7 +244,7 @@ def report_document(report: Report) -> dict:
     }
 
 
-def commits_dict(said) -> dict | None:
+def commits_dict(said: CommitBehaviour | None) -> dict | None:
     """What the storm-kafka-client groups' commits mean (behaviour.CommitBehaviour); None without such groups."""
     if said is None:
         return None
