@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import IO
 
+from rich.console import Console
 from rich.text import Text
 
 from offctl.core.messages import UNREAD, age_ms
@@ -112,6 +113,7 @@ def peek_document(result: PeekResult, saved: str | None = None) -> dict:
 
 
 def write_peek(result: PeekResult, fmt: str, out: IO[str], *, saved: str | None = None) -> None:
+    """peek's answer: its JSON document, or for people each partition read and its messages, and where it saved."""
     if fmt == "json":
         out.write(dumps(peek_document(result, saved)))
         out.write("\n")
@@ -122,31 +124,42 @@ def write_peek(result: PeekResult, fmt: str, out: IO[str], *, saved: str | None 
             "no partition selected: every partition of these consumers is caught up (name some with --partitions)"
         )
     for p in result.peeked:
-        r = p.row
-        console.print(_peek_head(p))
-        if p.census is not None:
-            console.print(Text(f"  {p.census.text(r.last_stable)}"))
-        elif p.census_why:
-            console.print(Text(f"  offsets to the last stable offset not counted: {p.census_why}", style="yellow"))
-        at = p.at
-        if at is None or at.why:
-            console.print(Text(f"  {p.why if at is None else at.why}", style="yellow"))
-        for m in at.messages if at is not None else ():
-            d = message_dict(m, result.captured_ms)
-            age = f", {d['age_ms'] / 1000:,.0f}s ago" if d["age_ms"] is not None else ""
-            console.print(
-                Text(
-                    f"  offset {m.offset}  {d['timestamp'] or 'no timestamp'} "
-                    f"({m.timestamp_type or 'none'}{age})  key {_size(d['key_size'])}  value "
-                    f"{_size(d['value_size'])}  headers {len(m.headers)}"
-                )
-            )
-            console.print(Text(f"    key:   {d['key']}"))
-            console.print(Text(f"    value: {d['value']}"))
-            for h in d["headers"]:
-                console.print(Text(f"    header {h['key']}: {h['value']}"))
+        _write_peeked(p, result.captured_ms, console)
     if saved:
         console.print(Text(f"saved to {saved} (manifest.json lists every file with its sha256)"))
+
+
+def _write_peeked(p: Peeked, now_ms: int, console: Console) -> None:
+    """One peeked partition for people: its line, the offsets counted to the last stable offset (or why not), why
+    no message was read, then each message read with its key, value and headers."""
+    r = p.row
+    console.print(_peek_head(p))
+    if p.census is not None:
+        console.print(Text(f"  {p.census.text(r.last_stable)}"))
+    elif p.census_why:
+        console.print(Text(f"  offsets to the last stable offset not counted: {p.census_why}", style="yellow"))
+    at = p.at
+    if at is None or at.why:
+        console.print(Text(f"  {p.why if at is None else at.why}", style="yellow"))
+    for m in at.messages if at is not None else ():
+        _write_message(m, now_ms, console)
+
+
+def _write_message(m: LogMessage, now_ms: int, console: Console) -> None:
+    """A message read for people: its offset, timestamp, age and sizes, then its key, value and headers previewed."""
+    d = message_dict(m, now_ms)
+    age = f", {d['age_ms'] / 1000:,.0f}s ago" if d["age_ms"] is not None else ""
+    console.print(
+        Text(
+            f"  offset {m.offset}  {d['timestamp'] or 'no timestamp'} "
+            f"({m.timestamp_type or 'none'}{age})  key {_size(d['key_size'])}  value "
+            f"{_size(d['value_size'])}  headers {len(m.headers)}"
+        )
+    )
+    console.print(Text(f"    key:   {d['key']}"))
+    console.print(Text(f"    value: {d['value']}"))
+    for h in d["headers"]:
+        console.print(Text(f"    header {h['key']}: {h['value']}"))
 
 
 def _peek_head(p: Peeked) -> Text:

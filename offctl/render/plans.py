@@ -160,6 +160,12 @@ def write_plan(plan: Plan, console: Console) -> None:
     """The plan for people: one row per partition, its cost, then the guards and the warnings."""
     where = f" from {plan.source}" if plan.source else ""
     console.print(f"{plan.operation} {plan.key}{where} -> {plan.target}", style="bold")
+    console.print(_changes_table(plan))
+    _write_plan_notes(plan, console)
+
+
+def _changes_table(plan: Plan) -> Table:
+    """The plan's changes, one row per partition: before, after, delta, action, why, and the cost where costed."""
     table = Table(title_justify="left")
     table.add_column("Topic", overflow="fold")
     for col in ("Partition", "Before", "After", "Delta"):
@@ -183,7 +189,11 @@ def write_plan(plan: Plan, console: Console) -> None:
             "; ".join(c.reasons),
             *cost,
         )
-    console.print(table)
+    return table
+
+
+def _write_plan_notes(plan: Plan, console: Console) -> None:
+    """What follows the plan's table: its cost in words (when it writes), each guard's verdict, the warnings."""
     if plan.cost is not None and plan.writes:
         for line in cost_lines(plan.cost):
             console.print(f"  cost: {line}", style="bold", soft_wrap=True)
