@@ -527,13 +527,14 @@ def test_shell_completion_is_offered(cli, monkeypatch):
 
 def test_a_command_loads_only_the_modules_it_uses():
     """Issue 23, start-up: the command line alone (and so `offctl inspect`) loads no Spark, exporter, HTTP server,
-    writer (offctl.repair.reset) or sandbox modules; the commands that use them load them when they run
-    (benchmarks/bench_startup.py measures it)."""
+    writer (offctl.repair.reset, offctl.repair.writer) or sandbox modules; the commands that use them load them when
+    they run (benchmarks/bench_startup.py measures it)."""
     probe = (
         "import sys, offctl.commands.app; "
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('pyspark', 'prometheus_client', 'wsgiref') or m in ('offctl.faces.audit.job', 'offctl.adapters.spark', "
-        "'offctl.faces.serve.exporter', 'offctl.faces.serve.monitor', 'offctl.repair.reset', 'offctl.faces.sandbox'))))"
+        "'offctl.faces.serve.exporter', 'offctl.faces.serve.monitor', 'offctl.repair.reset', 'offctl.repair.writer', "
+        "'offctl.faces.sandbox'))))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []

@@ -1,6 +1,6 @@
 """offctl.faces.mcp.plans with plain data: how a plan is bound to the state it saw, how apply compares it with the state
 read again just before the write, and every refusal. The store is an in-memory ZooKeeper behind the real safe
-writer (offctl.repair.reset._execute_all: backup, audit log, versioned write, read-back); the servers are
+writer (offctl.repair.writer._execute_all: backup, audit log, versioned write, read-back); the servers are
 test_mcpplans_e2e's."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from offctl.faces.mcp.plans import (
     compare,
 )
 from offctl.render.mcp import apply_result, stored_plan
-from offctl.repair.reset import _execute_all
+from offctl.repair.writer import _execute_all
 from offctl.settings.connection import Connection
 
 TOPOLOGY = "orders-1-1700000000"

@@ -42,9 +42,10 @@ from offctl.faces.audit.tasks import (
     worst_first,
 )
 from offctl.pipeline import Estimates, Selection, assess, findings_exit_code, open_stores, spout_roots, trident_list
-from offctl.repair.reset import ResetRequest, Safety, outcome_exit_code, reset
+from offctl.repair.reset import ResetRequest, reset
+from offctl.repair.writer import outcome_exit_code
 from offctl.settings.connection import Connection
-from offctl.settings.run import validate
+from offctl.settings.run import Safety, validate
 
 # --repair values: the finding codes whose safe target is unambiguous (the log start), and a name for both.
 REPAIRABLE = ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END")

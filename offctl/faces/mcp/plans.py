@@ -1,7 +1,7 @@
 """Plans an assistant may ask for, bound to the state they saw, and applied only with a human's yes (issue 30).
 
 The MCP face's plan tools call `PlanStore.plan_reset / plan_restore / plan_migrate / plan_delete`: each runs the
-very library call the CLI's dry run makes (offctl.repair.reset with Safety(execute=False)) and keeps what it saw: every
+very library call the CLI's dry run makes (offctl.repair with Safety(execute=False)) and keeps what it saw: every
 change's before-value (ZooKeeper bytes and version, Kafka offset and metadata), what it would write, and the
 guards' verdicts. `apply` runs the same call again with Safety(execute=True); the library reads the state afresh
 and hands the plans to its Confirm callback just before the write, where they are compared with the stored plan:
@@ -33,8 +33,11 @@ from offctl.core.results import ApplyResult, RepairResult, Seen, State, StoredPl
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.errors import OffctlError, UsageError
 from offctl.render import mcp as documents
-from offctl.repair.reset import Confirm, ResetRequest, Safety, safety_flags, server_flags
+from offctl.repair.readback import safety_flags, server_flags
+from offctl.repair.reads import Confirm
+from offctl.repair.reset import ResetRequest
 from offctl.settings.connection import Connection, normalize_root
+from offctl.settings.run import Safety
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
 STORES = (ZOOKEEPER, KAFKA, TRIDENT)
@@ -344,7 +347,7 @@ class PlanStore:
         """Plan putting back a backup an earlier write kept, named by its file name (or path) in the context's
         backup directory. Hand-made files are the operator's, at the command line."""
         from offctl.adapters.backup import load_backup
-        from offctl.repair.reset import restore
+        from offctl.repair.restore import restore
 
         path = _backup_path(run, backup)
         digest = _sha256(path)
@@ -370,7 +373,7 @@ class PlanStore:
     ) -> StoredPlan:
         """Plan copying a storm-kafka spout's ZooKeeper offsets into its storm-kafka-client successor's group,
         with Storm metadata for `topology_id`."""
-        from offctl.repair.reset import migrate
+        from offctl.repair.migrate import migrate
 
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         conn = _rooted(run, zk_root)
@@ -402,7 +405,7 @@ class PlanStore:
         zk_root: str | None = None,
     ) -> StoredPlan:
         """Plan deleting some of a storm-kafka spout's partition records (all of the selectors given must match)."""
-        from offctl.repair.reset import delete
+        from offctl.repair.migrate import delete
 
         if record_topic is not None:
             parse_topics([record_topic])
@@ -559,7 +562,7 @@ def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool
 
 def command_line(kind: str, request: Mapping, run: WriteTarget) -> str:
     """The offctl command line an operator runs by hand for this plan (it asks before writing), in the style of
-    offctl.repair.reset.undo_command: every server, root and safety setting the write uses, never a secret (--zk-auth
+    offctl.repair.readback.undo_command: every server, root and safety setting the write uses, never a secret (--zk-auth
     and --kafka-config come from the context named, or OFFCTL_ZK_AUTH and OFFCTL_KAFKA_CONFIG)."""
     conn = run.conn
     parts = ["offctl", kind]
