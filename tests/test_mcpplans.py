@@ -15,22 +15,12 @@ import pytest
 from offctl.core.guards import GuardFacts, with_guards
 from offctl.core.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
 from offctl.core.plan import plan_zookeeper
+from offctl.core.results import Seen, State
 from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError, WriteConflict
-from offctl.faces.mcp.plans import (
-    DECLINED,
-    REFUSED,
-    UNCHANGED,
-    WRITTEN,
-    PlanStore,
-    Seen,
-    State,
-    WriteTarget,
-    _target,
-    apply,
-    command_line,
-    compare,
-)
+from offctl.faces.mcp.apply import DECLINED, REFUSED, UNCHANGED, WRITTEN, apply
+from offctl.faces.mcp.compare import compare
+from offctl.faces.mcp.plans import PlanStore, WriteTarget, _target, command_line
 from offctl.render.mcp import apply_result, stored_plan
 from offctl.repair.writer import _execute_all
 from offctl.settings.connection import Connection

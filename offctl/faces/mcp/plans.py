@@ -29,9 +29,10 @@ from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import QUIET_PERIOD_S
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.plan import Plan
-from offctl.core.results import ApplyResult, RepairResult, Seen, State, StoredPlan
+from offctl.core.results import RepairResult, StoredPlan
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
-from offctl.errors import OffctlError, UsageError
+from offctl.errors import UsageError
+from offctl.faces.mcp.compare import state_of
 from offctl.render import mcp as documents
 from offctl.repair.readback import safety_flags, server_flags
 from offctl.repair.reads import Confirm
@@ -40,13 +41,14 @@ from offctl.settings.connection import Connection, normalize_root
 from offctl.settings.run import Safety
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
+
+
 STORES = (ZOOKEEPER, KAFKA, TRIDENT)
+
+
 # targets whose offsets follow the log (its start, its end): a re-read may move them, and the human approved the
 # target, not the number. Every other target's offsets are fixed by what was read, so a different one is a change.
 FOLLOWS_LOG = frozenset({"earliest", "latest"})
-
-
-# --- what the face resolves per context -----------------------------------------------------------------------
 
 
 def _no_profile(consumers: Sequence[str]) -> SpoutProfile | None:
@@ -76,136 +78,6 @@ class WriteTarget:
             backup_dir=self.backup_dir,
             audit_log=self.audit_log,
         )
-
-
-# --- the state a plan saw, and how it is compared ---------------------------------------------------------------
-
-
-def state_of(plan: Plan) -> State:
-    """What a plan saw and would write, as it is bound."""
-    return State(
-        str(plan.key),
-        tuple(
-            Seen(
-                c.path or f"{c.topic}/{c.partition}",
-                c.topic,
-                c.partition,
-                c.path,
-                c.version,
-                c.before,
-                c.before_data,
-                c.before_metadata,
-                c.had_commit,
-                c.action,
-                c.after,
-                c.after_data,
-                c.after_metadata,
-            )
-            for c in plan.changes
-        ),
-        tuple((g.guard, g.status) for g in plan.guards),
-        plan.group_had_commits,
-    )
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """What differs between the state a plan saw and the state read just before the write: `changed` refuses;
-    `moved` (a target that follows the log, whose offsets moved with it) is said, not refused."""
-
-    changed: tuple[str, ...] = ()
-    guards: tuple[str, ...] = ()  # guards whose verdict differs: the state they judge changed too
-    moved: tuple[str, ...] = ()
-
-    @property
-    def same(self) -> bool:
-        return not self.changed and not self.guards
-
-
-def _offset_text(c: Seen) -> str:
-    if c.path is not None:
-        return f"offset {c.before} (version {c.version})" if c.version is not None and c.version >= 0 else "no record"
-    return (
-        f"offset {c.before}" + (f", metadata {c.before_metadata!r}" if c.before_metadata else "")
-        if c.had_commit
-        else "no commit"
-    )
-
-
-def compare(saw: Sequence[State], now: Sequence[State], *, follows_log: bool = False) -> Comparison:
-    """Compare the states, consumer by consumer and change by change: a before-value that differs in any byte,
-    version, offset or metadata; a change that appeared or is gone; a guard whose verdict differs; a different
-    write (unless `follows_log`: then a different after-offset is only said)."""
-    changed: list[str] = []
-    guards: list[str] = []
-    moved: list[str] = []
-    was_by, now_by = {s.consumer: s for s in saw}, {s.consumer: s for s in now}
-    changed += [f"{c}: no longer planned" for c in was_by if c not in now_by]
-    changed += [f"{c}: planned now, not in the plan" for c in now_by if c not in was_by]
-    for consumer in (c for c in was_by if c in now_by):
-        was, is_ = was_by[consumer], now_by[consumer]
-        differ, follow = _compare_changes(consumer, was, is_, follows_log)
-        changed += differ + _group_commits_change(consumer, was, is_)
-        moved += follow
-        guards += _guard_changes(consumer, was, is_)
-    return Comparison(tuple(changed), tuple(guards), tuple(moved))
-
-
-def _compare_changes(consumer: str, was: State, is_: State, follows_log: bool) -> tuple[list[str], list[str]]:
-    """One consumer's changes then and now, where by where: those gone or new, and those that differ (changed), or
-    whose write only moved with the log (moved)."""
-    old, new = {c.where: c for c in was.changes}, {c.where: c for c in is_.changes}
-    changed = [f"{consumer} {w}: in the plan, gone now" for w in old if w not in new]
-    changed += [f"{consumer} {w}: not in the plan, there now ({_offset_text(new[w])})" for w in new if w not in old]
-    moved: list[str] = []
-    for where in (w for w in old if w in new):
-        said, only_moved = _compare_change(f"{consumer} {where}", old[where], new[where], follows_log)
-        if said is not None:
-            (moved if only_moved else changed).append(said)
-    return changed, moved
-
-
-def _compare_change(label: str, a: Seen, b: Seen, follows_log: bool) -> tuple[str | None, bool]:
-    """What differs in one change, said (None: nothing), and whether it only moved with the log: the same action
-    to another after-offset, for a target that follows the log. A different before-value always counts."""
-    before_a = (a.version, a.before, a.before_data, a.before_metadata, a.had_commit)
-    before_b = (b.version, b.before, b.before_data, b.before_metadata, b.had_commit)
-    if before_a != before_b:
-        why = (
-            f"{_offset_text(a)} then, {_offset_text(b)} now"
-            if _offset_text(a) != _offset_text(b)
-            else "other bytes now"
-        )
-        return f"{label}: {why}", False
-    if (a.action, a.after, a.after_data, a.after_metadata) != (b.action, b.after, b.after_data, b.after_metadata):
-        return (
-            f"{label}: planned {a.action} to {a.after}, now {b.action} to {b.after}",
-            follows_log and a.action == b.action,
-        )
-    return None, False
-
-
-def _group_commits_change(consumer: str, was: State, is_: State) -> list[str]:
-    """Whether the group had commits then and has now, said when that differs."""
-    if was.group_had_commits == is_.group_had_commits:
-        return []
-    return [
-        f"{consumer}: the group {'had' if was.group_had_commits else 'had no'} commits then, "
-        f"{'has' if is_.group_had_commits else 'has none'} now"
-    ]
-
-
-def _guard_changes(consumer: str, was: State, is_: State) -> list[str]:
-    """The guards whose verdict now differs from the plan's (or that are not judged now)."""
-    verdicts = dict(is_.guards)
-    return [
-        f"{consumer}: guard {g} was {s}, now {verdicts.get(g, 'not judged')}"
-        for g, s in was.guards
-        if verdicts.get(g) != s
-    ]
-
-
-# --- plans ----------------------------------------------------------------------------------------------------
 
 
 Call = Callable[[Safety, Confirm], list[RepairResult]]  # the library call a plan re-runs: dry, then to write
@@ -550,9 +422,6 @@ def _quoted(text: str, most: int = 80) -> str:
     return json.dumps(text[:most] + ("..." if len(text) > most else ""))
 
 
-# --- the command line ------------------------------------------------------------------------------------------
-
-
 def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool = False) -> list[str]:
     roots = (["--zk-root", conn.zk_roots[0]] if zk_root and conn.zk_roots else []) + (
         ["--trident-root", conn.trident_roots[0]] if trident_root and conn.trident_roots else []
@@ -630,170 +499,3 @@ def _delete_args(conn: Connection, r: Mapping) -> list[str]:
     if r.get("all_records"):
         parts.append("--all-records")
     return parts
-
-
-# --- apply ----------------------------------------------------------------------------------------------------
-
-
-WRITTEN, VERIFICATION_FAILED, REFUSED, DECLINED, FAILED, UNCHANGED = (
-    "written",
-    "verification-failed",
-    "refused",
-    "declined",
-    "failed",
-    "unchanged",
-)
-
-
-NOT_WRITTEN = "Nothing was written."
-
-
-def apply(
-    store: PlanStore,
-    plan_id: str,
-    *,
-    allow_writes: bool,
-    confirm: Callable[[str], bool] | None,
-    now: float | None = None,
-) -> ApplyResult:
-    """Apply a stored plan, only if the server may write, the plan is known, unexpired and not applied before,
-    every before-value and guard verdict read again just before the write is what the plan saw, the library's
-    guards pass, and the human, shown the plan's text by `confirm`, says yes. `confirm` None: this client cannot
-    ask a human, so the result names the command line to run by hand."""
-    stored = store.get(plan_id)
-    command = stored.command if stored else None
-    if not allow_writes:
-        return ApplyResult(
-            plan_id,
-            REFUSED,
-            "this offctl mcp server was started without --allow-writes: it "
-            f"writes nothing. {NOT_WRITTEN}" + _by_hand(command),
-            command=command,
-        )
-    entry, why = store._claim(plan_id, store.clock() if now is None else now)
-    if entry is None:
-        return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command)
-    ended = "applying"  # an apply cut short by what offctl does not report (a bug, KeyboardInterrupt) is not retried
-    try:
-        result, ended = _apply(entry, confirm)
-        return result
-    finally:
-        store._end(plan_id, ended)
-
-
-def _by_hand(command: str | None) -> str:
-    return f" An operator can run it by hand, and is asked before it writes: {command}" if command else ""
-
-
-def _apply(entry: _Entry, confirm: Callable[[str], bool] | None) -> tuple[ApplyResult, str | None]:
-    stored = entry.plan
-    plan_id, command = stored.id, stored.command
-
-    def refused(why: str, ended: str | None = None) -> tuple[ApplyResult, str | None]:
-        return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command), ended
-
-    if stored.refused:
-        return refused(
-            "the plan's guards refused it when it was made ("
-            + "; ".join(stored.refused)
-            + "): an assistant cannot override a guard; once it passes, ask for a new plan",
-            "stale",
-        )
-    if not stored.writes:  # nothing to change is no refusal: a restore after a write that never landed, or run twice
-        return ApplyResult(
-            plan_id, UNCHANGED, f"nothing to change: the plan writes nothing. {NOT_WRITTEN}", command=command
-        ), "applied"
-    if confirm is None:
-        return refused("this MCP client cannot ask a human for a yes (no elicitation)" + _by_hand(command))
-    if stored.digest is not None and _digest_now(Path(stored.request["backup"])) != stored.digest:
-        return refused("state changed since the plan: the backup file is not what it was; ask for a new plan", "stale")
-    seen: dict = {}
-
-    def check(plans: Sequence[Plan]) -> bool:
-        """The library's Confirm: the plans as read just before the write, and then the human."""
-        found = compare(stored.state, [state_of(p) for p in plans], follows_log=stored.follows_log)
-        if not found.same:
-            return False
-        seen["asked"] = True
-        try:
-            seen["yes"] = bool(confirm(stored.text))
-        except Exception as exc:  # the face's elicitation failed: no answer is no
-            seen["error"] = f"could not ask the human ({type(exc).__name__}: {exc})"
-            return False
-        return seen["yes"]
-
-    try:
-        outcomes = entry.call(entry.run.safety(True), check)
-    except OffctlError as exc:
-        if seen.get("yes"):  # the library's message says what was and was not written
-            return ApplyResult(plan_id, FAILED, str(exc), command=command), "applied"
-        return refused(f"the state could not be read again: {exc}")
-    fresh = [o.plan for o in outcomes]
-    found = compare(stored.state, [state_of(p) for p in fresh], follows_log=stored.follows_log)
-    if found.changed:
-        return refused(f"state changed since the plan: {_listed(found.changed)}; ask for a new plan", "stale")
-    guards = [f"{g.guard}: {g.message}" for p in fresh for g in p.refused]
-    if guards:  # the plan's own guards all passed (a refused plan is refused above): one refuses now
-        return refused(
-            "refused by the guards: "
-            + "; ".join(guards)
-            + " (an assistant cannot override a guard; once it passes, apply again or ask for a new plan)"
-        )
-    if found.guards:
-        return refused(f"state changed since the plan: {_listed(found.guards)}; ask for a new plan", "stale")
-    if "error" in seen:
-        return refused(seen["error"] + _by_hand(command))
-    if not seen.get("asked"):
-        return refused("the state read again has nothing to write; ask for a new plan", "stale")
-    if not seen.get("yes"):
-        return ApplyResult(
-            plan_id, DECLINED, f"the human declined the plan. {NOT_WRITTEN}", command=command
-        ), "declined"
-    return _written(plan_id, outcomes, found.moved, command), "applied"
-
-
-def _listed(lines: Sequence[str], most: int = 10) -> str:
-    return "; ".join(lines[:most]) + (f"; and {len(lines) - most} more" if len(lines) > most else "")
-
-
-def _written(plan_id: str, outcomes: Sequence[RepairResult], moved: Sequence[str], command: str) -> ApplyResult:
-    from offctl.render.plans import outcome_lines
-
-    outcome = outcomes[0]  # a plan is of one consumer
-    errors = [o.error for o in outcomes if o.error]
-    status = FAILED if errors else WRITTEN if all(o.verified for o in outcomes if o.executed) else VERIFICATION_FAILED
-    notes = tuple(f"the log moved since the plan: {m}" for m in moved) + tuple(n for o in outcomes for n in o.notes)
-    return ApplyResult(
-        plan_id,
-        status,
-        "; ".join(errors) or None,
-        written=any(o.executed for o in outcomes),
-        document=documents.plan_document(outcomes),
-        backup=str(outcome.backup) if outcome.backup else None,
-        audit_log=str(outcome.audit_log) if outcome.audit_log else None,
-        audit=tuple(_audit_lines(outcome)),
-        undo=outcome.undo,
-        verified=outcome.verified,
-        problems=tuple(p for o in outcomes for p in o.problems),
-        notes=notes,
-        lines=tuple(line for o in outcomes for line in outcome_lines(o)),
-        command=command,
-    )
-
-
-def _audit_lines(outcome: RepairResult) -> list[str]:
-    """The lines this write appended to the audit log (intent, then done), found by its backup."""
-    if outcome.audit_log is None or outcome.backup is None:
-        return []
-    try:
-        text = Path(outcome.audit_log).read_text(encoding="utf-8")
-    except OSError:
-        return []
-    mine = []
-    for line in text.splitlines():
-        try:
-            if json.loads(line).get("backup") == str(outcome.backup):
-                mine.append(line)
-        except ValueError:
-            continue
-    return mine
