@@ -13,11 +13,11 @@ from offctl.core.plan import plan_delete, plan_migrate
 from offctl.core.results import RepairResult
 from offctl.core.targets import Scope
 from offctl.errors import UsageError
-from offctl.pipeline import Selection, open_stores
+from offctl.pipeline import open_stores
 from offctl.repair.reads import Confirm, ReadBack, _check_consumer, _costed, _facts, _need, _read, _topologies
 from offctl.repair.writer import _execute
 from offctl.settings.connection import Connection, normalize_root
-from offctl.settings.run import Safety, check_spout_id
+from offctl.settings.run import Safety, Selection, check_spout_id
 
 
 def migrate(

@@ -17,10 +17,10 @@ from offctl.core.guards import GuardFacts
 from offctl.core.model import Cluster, ConsumerKey, MessageRead, OffsetRecord, Snapshot, Thresholds, ZkNode
 from offctl.core.plan import Plan
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
-from offctl.pipeline import Selection, read_snapshot
+from offctl.pipeline import read_snapshot
 from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
 from offctl.settings.connection import Connection
-from offctl.settings.run import Safety, check_spout_id
+from offctl.settings.run import Safety, Selection, check_spout_id
 
 
 @dataclass(frozen=True)

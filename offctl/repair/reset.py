@@ -17,12 +17,12 @@ from offctl.core.results import RepairResult
 from offctl.core.storm import storm_groups
 from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError
-from offctl.pipeline import Selection, open_stores
+from offctl.pipeline import open_stores
 from offctl.ports import LogWriter
 from offctl.repair.reads import Confirm, ReadBack, _batches, _check_consumer, _costed, _facts, _need, _read, _topologies
 from offctl.repair.writer import _execute_all
 from offctl.settings.connection import Connection, normalize_root
-from offctl.settings.run import Safety, check_spout_id
+from offctl.settings.run import Safety, Selection, check_spout_id
 
 
 @dataclass(frozen=True)

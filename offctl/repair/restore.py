@@ -15,11 +15,11 @@ from offctl.core.plan import plan_restore_kafka, plan_restore_zookeeper
 from offctl.core.results import RepairResult
 from offctl.core.storm import parse_commit, parse_zk_node
 from offctl.errors import UsageError
-from offctl.pipeline import Selection, open_stores
+from offctl.pipeline import open_stores
 from offctl.repair.reads import Confirm, ReadBack, _batches, _costed, _facts, _need, _read, _topologies
 from offctl.repair.writer import _execute
 from offctl.settings.connection import Connection, normalize_root
-from offctl.settings.run import Safety
+from offctl.settings.run import Safety, Selection
 
 
 def restore(
