@@ -10,7 +10,7 @@ from pathlib import Path
 from offctl.adapters.backup import load_backup
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import changed_kafka, changed_zookeeper, with_guards
-from offctl.core.model import TRIDENT, ZK_STORES, ZOOKEEPER, KafkaCommit, Snapshot
+from offctl.core.model import TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, Snapshot
 from offctl.core.plan import plan_restore_kafka, plan_restore_zookeeper
 from offctl.core.results import RepairResult
 from offctl.core.storm import parse_commit, parse_zk_node
@@ -36,17 +36,7 @@ def restore(
     backup = load_backup(path, hand_made=hand_made)
     key = backup.key
     trident = key if key.store == TRIDENT else None
-    if trident is not None:
-        _need(conn, zk=True, why=f"restoring {key}")
-        roots, selection = [], Selection()
-    elif key.store == ZOOKEEPER:
-        _need(conn, zk=True, why=f"restoring {key}")
-        if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
-            raise UsageError(f"{path} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
-        roots, selection = [key.zk_root], Selection(spouts=(key.consumer,))
-    else:
-        _need(conn, kafka=True, why=f"restoring {key}")
-        roots, selection = [], Selection(groups=(key.consumer,))
+    roots, selection = _restore_reads(conn, path, key)
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
         snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
         batches = _batches(zk, snapshot.zk_nodes) if trident is not None else []
@@ -102,6 +92,21 @@ def restore(
         plan = with_guards(plan, facts, safety.force)
         judged = ReadBack(profile or SpoutProfile(), snapshot.running)
         return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
+
+
+def _restore_reads(conn: Connection, path: Path, key: ConsumerKey) -> tuple[list[str], Selection]:
+    """What a restore of `key` reads (the zkRoots and the selection), once the servers it needs are given and a
+    spout's backup is of the zkRoot named."""
+    if key.store == TRIDENT:
+        _need(conn, zk=True, why=f"restoring {key}")
+        return [], Selection()
+    if key.store == ZOOKEEPER:
+        _need(conn, zk=True, why=f"restoring {key}")
+        if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
+            raise UsageError(f"{path} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
+        return [key.zk_root], Selection(spouts=(key.consumer,))
+    _need(conn, kafka=True, why=f"restoring {key}")
+    return [], Selection(groups=(key.consumer,))
 
 
 @dataclass(frozen=True)

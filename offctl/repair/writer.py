@@ -10,7 +10,7 @@ from pathlib import Path
 
 from offctl import interrupts
 from offctl.adapters.backup import append_audit, audit_lines, write_backup
-from offctl.core.model import ZK_STORES
+from offctl.core.model import ZK_STORES, ConsumerKey
 from offctl.core.plan import Plan
 from offctl.core.results import RepairResult
 from offctl.errors import (
@@ -64,30 +64,31 @@ def _execute_all(
     failed: OffctlError | None = None
     failed_on = None
     for i, plan in enumerate(plans):
-        if i not in runnable:
-            outcomes.append(RepairResult(plan))
-        elif failed is None and interrupts.received():  # Ctrl-C while an earlier consumer's write was reported
-            outcomes.append(
-                RepairResult(
-                    plan, error="not written: interrupted (Ctrl-C or SIGTERM)", error_code=Interrupted.exit_code
-                )
-            )
-        elif failed is not None:
-            why = "the interrupt" if isinstance(failed, Interrupted) else "the failure"
-            outcomes.append(
-                RepairResult(
-                    plan, error=f"not written: stopped after {why} on {failed_on}", error_code=failed.exit_code
-                )
-            )
-        else:
-            try:
-                outcomes.append(_write(plan, zk, kafka, conn, safety, read_back))
-            except OffctlError as exc:
-                if not many:
-                    raise
-                failed, failed_on = exc, plan.key
-                outcomes.append(RepairResult(plan, error=str(exc), error_code=exc.exit_code))
+        stopped = RepairResult(plan) if i not in runnable else _stopped(plan, failed, failed_on)
+        if stopped is not None:
+            outcomes.append(stopped)
+            continue
+        try:
+            outcomes.append(_write(plan, zk, kafka, conn, safety, read_back))
+        except OffctlError as exc:
+            if not many:
+                raise
+            failed, failed_on = exc, plan.key
+            outcomes.append(RepairResult(plan, error=str(exc), error_code=exc.exit_code))
     return outcomes
+
+
+def _stopped(plan: Plan, failed: OffctlError | None, failed_on: ConsumerKey | None) -> RepairResult | None:
+    """A plan left unwritten: Ctrl-C came while an earlier consumer's write was reported, or an earlier consumer's
+    write failed or was interrupted (`failed`, on `failed_on`). None: the plan may be written."""
+    if failed is None and interrupts.received():  # Ctrl-C while an earlier consumer's write was reported
+        return RepairResult(
+            plan, error="not written: interrupted (Ctrl-C or SIGTERM)", error_code=Interrupted.exit_code
+        )
+    if failed is not None:
+        why = "the interrupt" if isinstance(failed, Interrupted) else "the failure"
+        return RepairResult(plan, error=f"not written: stopped after {why} on {failed_on}", error_code=failed.exit_code)
+    return None
 
 
 def _write(
