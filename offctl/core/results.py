@@ -241,7 +241,7 @@ class State:
 class StoredPlan:
     """A plan an assistant asked for: its arguments as given (`request`), what it saw (`state`), its dry run
     (`document`, render.outcome_document), the text a human is shown (`text`), the offctl command line an operator
-    would run by hand (`command`), and its lifetime. The library call it re-runs is kept beside it (_Entry)."""
+    would run by hand (`command`), and its lifetime. The library call it re-runs is kept beside it (KeptPlan)."""
 
     id: str
     kind: str  # reset | restore | migrate | delete

@@ -14,8 +14,17 @@ from offctl.core.results import RepairResult
 from offctl.core.targets import Scope
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores
-from offctl.repair.reads import Confirm, ReadBack, _check_consumer, _costed, _facts, _need, _read, _topologies
-from offctl.repair.writer import _execute
+from offctl.repair.reads import (
+    Confirm,
+    ReadBack,
+    check_consumer,
+    costed,
+    guard_facts,
+    need_servers,
+    read_state,
+    topologies_of,
+)
+from offctl.repair.writer import execute_plan
 from offctl.settings.connection import Connection, normalize_root
 from offctl.settings.run import Safety, Selection, check_spout_id
 
@@ -33,17 +42,17 @@ def migrate(
 ) -> RepairResult:
     """Copy a storm-kafka spout's ZooKeeper offsets into a storm-kafka-client group, with Storm metadata.
     `profile`: the group's spout settings (None: the defaults judge the read-back)."""
-    _check_consumer(spout, group)
+    check_consumer(spout, group)
     if not topology_id:
         raise UsageError(
             "migrate needs --topology-id: the storm id of the storm-kafka-client topology, so "
             "its spout honours the commits"
         )
-    _need(conn, zk=True, root=True, kafka=True, why="migrate")
+    need_servers(conn, zk=True, root=True, kafka=True, why="migrate")
     root = normalize_root(conn.zk_roots[0])
     source = ConsumerKey(ZOOKEEPER, spout, root)
     with open_stores(replace(conn, zk_roots=(root,))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, [root], Selection(spouts=(spout,), groups=(group,)), conn.storm_root)
+        snapshot, records = read_state(zk, kafka, [root], Selection(spouts=(spout,), groups=(group,)), conn.storm_root)
         if not snapshot.zk_nodes:
             raise UsageError(f"spout id '{spout}' has no partition records under {root}")
         plan = plan_migrate(
@@ -57,11 +66,13 @@ def migrate(
             captured_ms=snapshot.captured_ms,
             profile=profile,
         )
-        topologies = _topologies(records) | {topology_id}
-        facts = _facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
+        topologies = topologies_of(records) | {topology_id}
+        facts = guard_facts(snapshot, conn, safety, topology_ids=topologies, zk_paths=True, groups=(group,))
         plan = with_guards(plan, facts, safety.force)
         judged = ReadBack(profile or SpoutProfile(), snapshot.running, topology_id)
-        return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
+        return execute_plan(
+            costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged
+        )
 
 
 def delete(
@@ -86,11 +97,11 @@ def delete(
         )
     if chosen and every:
         raise UsageError("--all-records deletes every record of the spout: drop the other selectors")
-    _need(conn, zk=True, root=True, why="delete")
+    need_servers(conn, zk=True, root=True, why="delete")
     root = normalize_root(conn.zk_roots[0])
     key = ConsumerKey(ZOOKEEPER, spout, root)
     with open_stores(replace(conn, zk_roots=(root,), bootstrap_servers=None)) as (zk, kafka):
-        snapshot, records = _read(zk, None, [root], Selection(spouts=(spout,)), conn.storm_root)
+        snapshot, records = read_state(zk, None, [root], Selection(spouts=(spout,)), conn.storm_root)
         if not snapshot.zk_nodes:
             raise UsageError(f"spout id '{spout}' has no partition records under {root}")
         plan = plan_delete(
@@ -103,5 +114,5 @@ def delete(
         )
         if not plan.changes:
             raise UsageError(f"nothing matches: no record of {key} is {plan.target.removeprefix('delete ')}")
-        facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records), zk_paths=True, groups=())
-        return _execute(with_guards(plan, facts, safety.force), zk, kafka, conn, safety, confirm)
+        facts = guard_facts(snapshot, conn, safety, topology_ids=topologies_of(records), zk_paths=True, groups=())
+        return execute_plan(with_guards(plan, facts, safety.force), zk, kafka, conn, safety, confirm)

@@ -60,7 +60,7 @@ def seconds(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-def _read_back(
+def verify_write(
     plan: Plan, zk: SpoutWriter | None, kafka: LogWriter | None, read_back: ReadBack
 ) -> tuple[list[str], tuple[str, ...], dict[tuple[str, int], tuple[int, str | None]]]:
     """What reading the written change back finds wrong (nothing: verified), what it notes, and a group's
@@ -73,7 +73,7 @@ def _read_back(
     return list(found.problems), found.notes, back
 
 
-def _keep_after_image(
+def keep_after_image(
     plan: Plan, backup: Path, back: Mapping[tuple[str, int], tuple[int, str | None]]
 ) -> tuple[str, ...]:
     """The backup's after-image is what the write left. Where the broker kept a commit other than the one sent
@@ -113,7 +113,7 @@ def _newer_txids(plan: Plan, zk: SpoutWriter) -> list[str]:
     ]
 
 
-def _unmoved(plan: Plan, kafka: LogWriter) -> None:
+def check_unmoved(plan: Plan, kafka: LogWriter) -> None:
     """Kafka has no conditional commit: read the group again just before writing and abort if a planned
     partition moved since the plan was made."""
     group = plan.key.consumer

@@ -42,11 +42,13 @@ class ReadBack:
 Confirm = Callable[[Sequence[Plan]], bool]  # shows the plans and asks once whether to write them all
 
 
-def _now() -> int:
+def clock_ms() -> int:
+    """Now, in milliseconds since the epoch: when a repair reads and when its backup is written."""
     return int(time.time() * 1000)
 
 
-def _need(conn: Connection, *, zk: bool = False, kafka: bool = False, root: bool = False, why: str) -> None:
+def need_servers(conn: Connection, *, zk: bool = False, kafka: bool = False, root: bool = False, why: str) -> None:
+    """The servers `why` needs, given: ZooKeeper, exactly one zkRoot, Kafka; UsageError naming the flag missing."""
     if zk and not conn.zk:
         raise UsageError(f"{why} needs --zk (the ZooKeeper connect string)")
     if root and len(conn.zk_roots) != 1:
@@ -55,14 +57,15 @@ def _need(conn: Connection, *, zk: bool = False, kafka: bool = False, root: bool
         raise UsageError(f"{why} needs --bootstrap-servers (log offsets bound every target)")
 
 
-def _check_consumer(spout: str | None, group: str | None) -> None:
+def check_consumer(spout: str | None, group: str | None) -> None:
+    """A spout id and a group id as the command line gives them: a spout id Storm takes, no empty group id."""
     if spout is not None:
         check_spout_id(spout)
     if group is not None and not group:
         raise UsageError("--group '' is not a group id")
 
 
-def _read(
+def read_state(
     zk: SpoutStore | None,
     kafka: LogStore | None,
     roots: list[str],
@@ -82,7 +85,7 @@ def _read(
         roots,
         selection,
         storm_root,
-        _now(),
+        clock_ms(),
         trident_roots=[trident.zk_root] if trident else (),
         judged_by=Thresholds(spout=profile) if profile is not None else None,
     )
@@ -91,7 +94,7 @@ def _read(
     return snapshot, [r for rs in records.values() for r in rs]
 
 
-def _facts(
+def guard_facts(
     snapshot: Snapshot,
     conn: Connection,
     safety: Safety,
@@ -100,6 +103,8 @@ def _facts(
     zk_paths: bool,
     groups: tuple[str, ...],
 ) -> GuardFacts:
+    """What the guards judge a plan by: the topologies it names, those running (or why unknown), the nodes'
+    modification times, the groups' state, now, and the quiet period."""
     if snapshot.running is not None:
         why = ""
     elif not conn.zk:
@@ -112,12 +117,12 @@ def _facts(
         running_unknown_why=why,
         zk_modified_ms={n.path: n.mtime_ms for n in snapshot.zk_nodes} if zk_paths else {},
         groups=tuple(g for g in snapshot.groups if g.group in groups),
-        now_ms=_now(),
+        now_ms=clock_ms(),
         quiet_period_s=safety.quiet_period_s,
     )
 
 
-def _costed(
+def costed(
     plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None, read_back: ReadBack = ReadBack()
 ) -> list[Plan]:
     """Each plan with what its writes replay and skip (offctl.core.cost), a Kafka commit judged as its read-back
@@ -134,12 +139,12 @@ def _costed(
     return [replace(plan, cost=plan_cost(plan, cluster, found, spout)) for plan in plans]
 
 
-def _topologies(records: Iterable[OffsetRecord]) -> set[str]:
+def topologies_of(records: Iterable[OffsetRecord]) -> set[str]:
     """Storm ids named by records (ZooKeeper) or commit metadata (Kafka)."""
     return {r.topology_id for r in records if r.topology_id}
 
 
-def _batches(zk: SpoutWriter, nodes: Sequence[ZkNode]) -> list[ZkNode]:
+def trident_batches(zk: SpoutWriter, nodes: Sequence[ZkNode]) -> list[ZkNode]:
     """A Trident spout's batches stored at or past currtx besides the nodes read_trident gives (ZkNode.ahead), as
     they are now: a reset rewrites them with their partition (plan.REPLAYED)."""
     wanted = [

@@ -19,8 +19,18 @@ from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores
 from offctl.ports import LogWriter
-from offctl.repair.reads import Confirm, ReadBack, _batches, _check_consumer, _costed, _facts, _need, _read, _topologies
-from offctl.repair.writer import _execute_all
+from offctl.repair.reads import (
+    Confirm,
+    ReadBack,
+    check_consumer,
+    costed,
+    guard_facts,
+    need_servers,
+    read_state,
+    topologies_of,
+    trident_batches,
+)
+from offctl.repair.writer import execute_all
 from offctl.settings.connection import Connection, normalize_root
 from offctl.settings.run import Safety, Selection, check_spout_id
 
@@ -141,9 +151,9 @@ def _check_one_consumer(request: ResetRequest) -> None:
         )
     if request.trident is not None:
         check_spout_id(request.trident)
-    _check_consumer(request.spout, None)
+    check_consumer(request.spout, None)
     for group in request.groups:
-        _check_consumer(None, group)
+        check_consumer(None, group)
 
 
 def _check_metadata_options(request: ResetRequest) -> None:
@@ -179,12 +189,12 @@ def reset(
     request, target, by_group = _resolve_request(conn, request)
     trident, roots, selection = _reset_reads(conn, request, target)
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
+        snapshot, records = read_state(zk, kafka, roots, selection, conn.storm_root, trident, profile)
         time_offsets = _time_offsets(target, snapshot.cluster or {}, kafka)
         guard = _Guard(snapshot, records, conn, safety)
         if request.spout is not None or trident is not None:
             key = trident or ConsumerKey(ZOOKEEPER, request.spout, roots[0])
-            batches = _batches(zk, snapshot.zk_nodes) if trident is not None else []
+            batches = trident_batches(zk, snapshot.zk_nodes) if trident is not None else []
             plans = [_plan_spout(key, request, target, snapshot, time_offsets, guard, profile, batches)]
         else:
             plans = [
@@ -192,8 +202,8 @@ def reset(
                 for group in _reset_groups(request, snapshot)
             ]
         judged = ReadBack(profile or SpoutProfile(), snapshot.running, request.topology_id)
-        plans = _costed(plans, kafka, snapshot.cluster, judged)
-        return _execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
+        plans = costed(plans, kafka, snapshot.cluster, judged)
+        return execute_all(plans, zk, kafka, conn, safety, confirm, many=request.many, read_back=judged)
 
 
 def _reset_reads(
@@ -204,16 +214,16 @@ def _reset_reads(
     given."""
     scope = request.scope
     if request.trident is not None:
-        _need(conn, zk=True, kafka=True, why="reset --trident")
+        need_servers(conn, zk=True, kafka=True, why="reset --trident")
         if request.zk_root is None and len(conn.trident_roots) != 1:
             raise UsageError(f"reset --trident needs exactly one --trident-root (got {len(conn.trident_roots)})")
         trident = ConsumerKey(TRIDENT, request.trident, request.zk_root or normalize_root(conn.trident_roots[0]))
         return trident, [], Selection(log_topics=tuple(scope.topics))
     if request.spout is not None:
-        _need(conn, zk=True, root=request.zk_root is None, kafka=True, why="reset --spout")
+        need_servers(conn, zk=True, root=request.zk_root is None, kafka=True, why="reset --spout")
         roots = [request.zk_root or normalize_root(conn.zk_roots[0])]
         return None, roots, Selection(spouts=(request.spout,), log_topics=tuple(scope.topics))
-    _need(conn, kafka=True, why="reset --group" if request.groups else "reset --all-groups")
+    need_servers(conn, kafka=True, why="reset --group" if request.groups else "reset --all-groups")
     return (
         None,
         [],
@@ -244,7 +254,7 @@ class _Guard:
 
     def check(self, plan: Plan, *, topology_ids: set[str], zk_paths: bool, groups: tuple[str, ...]) -> Plan:
         """The plan with the guards' verdicts on it."""
-        facts = _facts(
+        facts = guard_facts(
             self.snapshot, self.conn, self.safety, topology_ids=topology_ids, zk_paths=zk_paths, groups=groups
         )
         return with_guards(plan, facts, self.safety.force)
@@ -260,7 +270,7 @@ def _plan_spout(
     profile: SpoutProfile | None,
     batches: Sequence[ZkNode] = (),
 ) -> Plan:
-    """The guarded plan of a storm-kafka or Trident spout's records (`batches`: a Trident spout's, _batches);
+    """The guarded plan of a storm-kafka or Trident spout's records (`batches`: a Trident spout's, trident_batches);
     UsageError when it has none, or none in the scope."""
     if not snapshot.zk_nodes:
         raise UsageError(
@@ -280,7 +290,7 @@ def _plan_spout(
         profile=profile,
         batches=batches,
     )
-    plan = guard.check(plan, topology_ids=_topologies(guard.records), zk_paths=True, groups=())
+    plan = guard.check(plan, topology_ids=topologies_of(guard.records), zk_paths=True, groups=())
     return _nonempty(plan, request)
 
 
@@ -326,7 +336,7 @@ def _plan_group(
         plan = replace(plan, warnings=_file_rows_warnings(group, request, by_group) + plan.warnings)
     group_records = [r for r in guard.records if r.key == ConsumerKey(KAFKA, group)]
     plan = guard.check(
-        plan, topology_ids=_topologies(group_records) | {request.topology_id}, zk_paths=False, groups=(group,)
+        plan, topology_ids=topologies_of(group_records) | {request.topology_id}, zk_paths=False, groups=(group,)
     )
     # --to current keeps each commit: a group with none has nothing to reset, which is no mistake
     idle = own.kind == "current" and not plan.changes and all(c.group != group for c in snapshot.commits)

@@ -16,8 +16,17 @@ from offctl.core.results import RepairResult
 from offctl.core.storm import parse_commit, parse_zk_node
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores
-from offctl.repair.reads import Confirm, ReadBack, _batches, _costed, _facts, _need, _read, _topologies
-from offctl.repair.writer import _execute
+from offctl.repair.reads import (
+    Confirm,
+    ReadBack,
+    costed,
+    guard_facts,
+    need_servers,
+    read_state,
+    topologies_of,
+    trident_batches,
+)
+from offctl.repair.writer import execute_plan
 from offctl.settings.connection import Connection, normalize_root
 from offctl.settings.run import Safety, Selection
 
@@ -38,8 +47,8 @@ def restore(
     trident = key if key.store == TRIDENT else None
     roots, selection = _restore_reads(conn, path, key)
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = _read(zk, kafka, roots, selection, conn.storm_root, trident, profile)
-        batches = _batches(zk, snapshot.zk_nodes) if trident is not None else []
+        snapshot, records = read_state(zk, kafka, roots, selection, conn.storm_root, trident, profile)
+        batches = trident_batches(zk, snapshot.zk_nodes) if trident is not None else []
         since = _since_write(backup, replace(snapshot, zk_nodes=(*snapshot.zk_nodes, *batches)), hand_made)
         if key.store in ZK_STORES:
             plan = plan_restore_zookeeper(
@@ -54,8 +63,10 @@ def restore(
                 changed=since.changed,
                 batches=batches,
             )
-            saved = _topologies(map(parse_zk_node, backup.nodes))
-            facts = _facts(snapshot, conn, safety, topology_ids=_topologies(records) | saved, zk_paths=True, groups=())
+            saved = topologies_of(map(parse_zk_node, backup.nodes))
+            facts = guard_facts(
+                snapshot, conn, safety, topology_ids=topologies_of(records) | saved, zk_paths=True, groups=()
+            )
             # offctl's own write, still untouched, is no sign that something else is committing
             own = backup.own_writes([*snapshot.zk_nodes, *batches])
             facts = replace(facts, zk_modified_ms={p: m for p, m in facts.zk_modified_ms.items() if p not in own})
@@ -73,12 +84,12 @@ def restore(
                 members=bool(state and state.active),
                 changed=since.changed,
             )
-            saved = _topologies(parse_commit(c) for c in backup.commits if isinstance(c, KafkaCommit))
-            facts = _facts(
+            saved = topologies_of(parse_commit(c) for c in backup.commits if isinstance(c, KafkaCommit))
+            facts = guard_facts(
                 snapshot,
                 conn,
                 safety,
-                topology_ids=_topologies(records) | saved,
+                topology_ids=topologies_of(records) | saved,
                 zk_paths=False,
                 groups=(key.consumer,),
             )
@@ -91,21 +102,23 @@ def restore(
         )
         plan = with_guards(plan, facts, safety.force)
         judged = ReadBack(profile or SpoutProfile(), snapshot.running)
-        return _execute(_costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged)
+        return execute_plan(
+            costed([plan], kafka, snapshot.cluster, judged)[0], zk, kafka, conn, safety, confirm, judged
+        )
 
 
 def _restore_reads(conn: Connection, path: Path, key: ConsumerKey) -> tuple[list[str], Selection]:
     """What a restore of `key` reads (the zkRoots and the selection), once the servers it needs are given and a
     spout's backup is of the zkRoot named."""
     if key.store == TRIDENT:
-        _need(conn, zk=True, why=f"restoring {key}")
+        need_servers(conn, zk=True, why=f"restoring {key}")
         return [], Selection()
     if key.store == ZOOKEEPER:
-        _need(conn, zk=True, why=f"restoring {key}")
+        need_servers(conn, zk=True, why=f"restoring {key}")
         if conn.zk_roots and normalize_root(conn.zk_roots[0]) != key.zk_root:
             raise UsageError(f"{path} is for zkRoot {key.zk_root}, not {conn.zk_roots[0]}")
         return [key.zk_root], Selection(spouts=(key.consumer,))
-    _need(conn, kafka=True, why=f"restoring {key}")
+    need_servers(conn, kafka=True, why=f"restoring {key}")
     return [], Selection(groups=(key.consumer,))
 
 

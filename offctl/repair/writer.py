@@ -23,13 +23,13 @@ from offctl.errors import (
     WriteConflict,
 )
 from offctl.ports import LogWriter, SpoutWriter
-from offctl.repair.readback import _keep_after_image, _read_back, _unmoved, undo_command
-from offctl.repair.reads import Confirm, ReadBack, _now
+from offctl.repair.readback import check_unmoved, keep_after_image, undo_command, verify_write
+from offctl.repair.reads import Confirm, ReadBack, clock_ms
 from offctl.settings.connection import Connection
 from offctl.settings.run import Safety
 
 
-def _execute(
+def execute_plan(
     plan: Plan,
     zk: SpoutWriter | None,
     kafka: LogWriter | None,
@@ -38,10 +38,11 @@ def _execute(
     confirm: Confirm,
     read_back: ReadBack = ReadBack(),
 ) -> RepairResult:
-    return _execute_all([plan], zk, kafka, conn, safety, confirm, many=False, read_back=read_back)[0]
+    """One plan through the safe writer: execute_all with one consumer, whose error is raised."""
+    return execute_all([plan], zk, kafka, conn, safety, confirm, many=False, read_back=read_back)[0]
 
 
-def _execute_all(
+def execute_all(
     plans: Sequence[Plan],
     zk: SpoutWriter | None,
     kafka: LogWriter | None,
@@ -111,13 +112,13 @@ def _write(
         if interrupts.received():
             raise KeyboardInterrupt  # it came while the backup was written: the store is not touched
         if plan.key.store not in ZK_STORES:
-            _unmoved(plan, kafka)
+            check_unmoved(plan, kafka)
         sent = True
         _send(plan, zk, kafka)
         written = True
         interrupts.landed()  # the store has the change: from here on an interrupt must not cut its report short
-        problems, said, back = _read_back(plan, zk, kafka, read_back)
-        said += _keep_after_image(plan, backup, back)
+        problems, said, back = verify_write(plan, zk, kafka, read_back)
+        said += keep_after_image(plan, backup, back)
     except WriteConflict as exc:  # its message says whether anything was written
         if not logged:
             raise  # no backup or no intent: it says so, and nothing was changed
@@ -142,10 +143,10 @@ def _server(plan: Plan, conn: Connection) -> str:
 def _back_up(plan: Plan, conn: Connection, safety: Safety) -> Path:
     """Write the plan's before-image to a backup file and its intent to the audit log, before anything is
     written: WriteConflict, with nothing changed, when the audit log cannot take it."""
-    backup = write_backup(plan, safety.backup_dir, _now())
+    backup = write_backup(plan, safety.backup_dir, clock_ms())
     try:  # the intent is on disk before the first write, or nothing is written
         append_audit(
-            safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn), phase="intent")
+            safety.audit_log, audit_lines(plan, plan.writes, backup, clock_ms(), _server(plan, conn), phase="intent")
         )
     except OSError as exc:
         raise WriteConflict(
@@ -172,7 +173,9 @@ def _log_failed(plan: Plan, backup: Path, conn: Connection, safety: Safety, outc
         with interrupts.deferred():
             append_audit(
                 safety.audit_log,
-                audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn), phase="failed", outcome=outcome),
+                audit_lines(
+                    plan, plan.writes, backup, clock_ms(), _server(plan, conn), phase="failed", outcome=outcome
+                ),
             )
     except OSError:
         pass  # the intent line is there; the message below says the rest
@@ -238,7 +241,7 @@ def _landed(
     )
     try:
         append_audit(
-            safety.audit_log, audit_lines(plan, plan.writes, backup, _now(), _server(plan, conn), outcome=outcome)
+            safety.audit_log, audit_lines(plan, plan.writes, backup, clock_ms(), _server(plan, conn), outcome=outcome)
         )
         audit, notes = safety.audit_log, said
     except OSError as exc:

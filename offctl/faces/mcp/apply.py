@@ -12,7 +12,7 @@ from offctl.core.plan import Plan
 from offctl.core.results import ApplyResult, RepairResult, StoredPlan
 from offctl.errors import OffctlError
 from offctl.faces.mcp.compare import compare, state_of
-from offctl.faces.mcp.plans import PlanStore, _digest_now, _Entry
+from offctl.faces.mcp.plans import KeptPlan, PlanStore, digest_now
 from offctl.render import mcp as documents
 
 WRITTEN, VERIFICATION_FAILED, REFUSED, DECLINED, FAILED, UNCHANGED = (
@@ -65,7 +65,7 @@ def _by_hand(command: str | None) -> str:
     return f" An operator can run it by hand, and is asked before it writes: {command}" if command else ""
 
 
-def _apply(entry: _Entry, confirm: Callable[[str], bool] | None) -> tuple[ApplyResult, str | None]:
+def _apply(entry: KeptPlan, confirm: Callable[[str], bool] | None) -> tuple[ApplyResult, str | None]:
     """Apply a claimed plan: refused before asking when it cannot be written, else the library call run again with
     the human asked in its Confirm, and judged by what it read again. Returns the result and what ended the plan."""
     stored = entry.plan
@@ -119,7 +119,7 @@ def _before_asking(stored: StoredPlan, confirm: Callable[[str], bool] | None) ->
         ), "applied"
     if confirm is None:
         return _refused(stored, "this MCP client cannot ask a human for a yes (no elicitation)" + _by_hand(command))
-    if stored.digest is not None and _digest_now(Path(stored.request["backup"])) != stored.digest:
+    if stored.digest is not None and digest_now(Path(stored.request["backup"])) != stored.digest:
         return _refused(
             stored, "state changed since the plan: the backup file is not what it was; ask for a new plan", "stale"
         )

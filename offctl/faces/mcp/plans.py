@@ -84,7 +84,7 @@ Call = Callable[[Safety, Confirm], list[RepairResult]]  # the library call a pla
 
 
 @dataclass
-class _Entry:
+class KeptPlan:
     """A stored plan with the library call it re-runs (`call`, for the context `run`) and how far it got."""
 
     plan: StoredPlan
@@ -98,7 +98,7 @@ class PlanStore:
 
     def __init__(self, *, ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.time) -> None:
         self.ttl_s, self.clock = ttl_s, clock
-        self._plans: dict[str, _Entry] = {}
+        self._plans: dict[str, KeptPlan] = {}
         self._lock = threading.Lock()
 
     def get(self, plan_id: str) -> StoredPlan | None:
@@ -140,7 +140,7 @@ class PlanStore:
         with self._lock:
             for old in [k for k, e in self._plans.items() if e.plan.expires < now - self.ttl_s]:
                 del self._plans[old]  # long gone: a server running for weeks does not keep every plan
-            self._plans[plan_id] = _Entry(stored, call, run)
+            self._plans[plan_id] = KeptPlan(stored, call, run)
         return stored
 
     # the four plan tools
@@ -311,7 +311,7 @@ class PlanStore:
 
     # apply's bookkeeping: a plan is applied at most once
 
-    def _claim(self, plan_id: str, now: float) -> tuple[_Entry | None, str | None]:
+    def _claim(self, plan_id: str, now: float) -> tuple[KeptPlan | None, str | None]:
         with self._lock:
             entry = self._plans.get(plan_id)
             if entry is None:
@@ -410,7 +410,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _digest_now(path: Path) -> str | None:
+def digest_now(path: Path) -> str | None:
     """The backup file's sha256 as it is now; None when it cannot be read (gone)."""
     try:
         return _sha256(path)
