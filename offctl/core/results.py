@@ -1,5 +1,5 @@
-"""The results the faces hand to render/: what an inspect-like read, a peek, a repair, an audit and an MCP plan
-came to, as records of plain values and core types (no I/O), so that the renderer can name what it renders."""
+"""The results the faces hand to render/: what a peek, a repair, an audit and an MCP plan came to, as frozen records
+of plain values and core types (no I/O), so that the renderer can name what it renders."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def partition_key(d: Mapping) -> tuple:
 TASK_KEYS = ("captured_ms", "modified_ms", "resumes_stored")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Tally:
     """The counts of an audit, added up over chunks (small: it travels to the driver)."""
 
@@ -177,7 +177,7 @@ class Rows(Protocol):
     def toLocalIterator(self) -> Iterator[dict]: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class AuditResult:
     """What an audit found: totals on the driver, rows still in Spark to stream or write."""
 

@@ -450,7 +450,7 @@ def run(spark, conn: Connection, settings: AuditSettings, track: adapter.Track =
     if settings.out:
         clock = time.perf_counter()
         with adapter.job(sc, f"writing {settings.file_format} files to {settings.out}", track):
-            result.written = write_files(spark, files, result, settings.out, settings.file_format)
+            result = replace(result, written=write_files(spark, files, result, settings.out, settings.file_format))
         timings["write"] = time.perf_counter() - clock
     return result
 
