@@ -51,6 +51,9 @@ STORES = (ZOOKEEPER, KAFKA, TRIDENT)
 FOLLOWS_LOG = frozenset({"earliest", "latest"})
 
 
+# --- what the face resolves per context -----------------------------------------------------------------------
+
+
 def _no_profile(consumers: Sequence[str]) -> SpoutProfile | None:
     return None
 
@@ -78,6 +81,9 @@ class WriteTarget:
             backup_dir=self.backup_dir,
             audit_log=self.audit_log,
         )
+
+
+# --- plans ----------------------------------------------------------------------------------------------------
 
 
 Call = Callable[[Safety, Confirm], list[RepairResult]]  # the library call a plan re-runs: dry, then to write
@@ -420,6 +426,9 @@ def digest_now(path: Path) -> str | None:
 
 def _quoted(text: str, most: int = 80) -> str:
     return json.dumps(text[:most] + ("..." if len(text) > most else ""))
+
+
+# --- the command line ------------------------------------------------------------------------------------------
 
 
 def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool = False) -> list[str]:
