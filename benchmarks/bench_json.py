@@ -30,7 +30,8 @@ import time
 
 from offctl.core.analyze import analyze
 from offctl.core.model import PartitionLog, Snapshot, ZkNode
-from offctl.render.output import dumps, report_document
+from offctl.render.formats import dumps
+from offctl.render.report import report_document
 
 ROOT = "/kafka-spouts"
 TOPICS = 10

@@ -47,7 +47,7 @@ def _progress(description: str) -> Iterator:
 
 def _say_repairs(outcomes: list, nothing: str | None) -> None:
     """The repair's plans and outcomes on stderr, after the summary."""
-    from offctl.render.output import outcome_errors, outcome_lines, write_plan_table
+    from offctl.render.plans import outcome_errors, outcome_lines, write_plan_table
 
     if nothing:
         err_console.print(f"offctl: {nothing}")
@@ -108,7 +108,7 @@ def audit_command(
     # Spark, the repair writer and their renderers load only when an audit runs (offctl --help, inspect and
     # the rest never pay for them)
     from offctl.faces.audit.job import AuditSettings, audit, exit_code, nothing_to_repair
-    from offctl.render.output import write_audit_json, write_audit_summary
+    from offctl.render.audit import write_audit_json, write_audit_summary
 
     with reported_errors():
         check_confirmable(execute and bool(repair), given.yes)

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from offctl.pipeline import cyclic_gc_paused, exit_code, inspect
-from offctl.render.output import write_notes, write_report
+from offctl.render.report import write_notes, write_report
 from offctl.settings.kinds import OutputFormat
 from offctl.settings.options import (
     CONNECTION_OPTIONS,

@@ -188,7 +188,7 @@ class Confirmation:
     def __call__(self, plans) -> bool:
         if self.yes:
             return True
-        from offctl.render.output import table_console
+        from offctl.render.formats import table_console
 
         self.shown = self.output == "table"
         return confirm_plans(False, plans, table_console(sys.stdout) if self.shown else err_console, conn=self.conn)
@@ -198,8 +198,8 @@ def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = N
     """Show the plans (on stderr unless `console` says where) and ask once whether to write them."""
     if yes:
         return True
-    from offctl.render.output import confirm_question, write_plan_table
-    from offctl.repair.reset import RepairResult
+    from offctl.core.results import RepairResult
+    from offctl.render.plans import confirm_question, write_plan_table
     from offctl.settings.sandbox import is_sandbox
 
     for plan in plans:

@@ -9,7 +9,7 @@ import typer
 
 from offctl.core.targets import parse_partitions
 from offctl.faces.peek import exit_code, peek
-from offctl.render.output import write_peek
+from offctl.render.peek import write_peek
 from offctl.settings.kinds import OutputFormat
 from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS
 from offctl.settings.resolve import Given

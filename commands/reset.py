@@ -1,5 +1,5 @@
 """offctl reset, restore, migrate and delete: the commands that write, all through the same safe writer
-(offctl.repair.reset, imported when one of them runs: other commands do not pay for it)."""
+(offctl.repair, imported when one of them runs: other commands do not pay for it)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from offctl.repair.reset import RepairResult
+    from offctl.core.results import RepairResult
 
 from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
-from offctl.render.output import outcome_errors, write_outcome, write_outcomes
+from offctl.render.plans import outcome_errors, write_outcome, write_outcomes
 from offctl.settings.connection import Connection
 from offctl.settings.kinds import PlanOutput, To
 from offctl.settings.options import CONNECTION_OPTIONS, OPTIONS, SAFETY_OPTIONS, SPOUT_OPTIONS
@@ -36,7 +36,7 @@ def _finish(outcomes: list[RepairResult], output: PlanOutput, confirm: Confirmat
     for outcome in outcomes:
         for line in outcome_errors(outcome):
             err_console.print(f"offctl: {line}")
-    from offctl.repair.reset import outcome_exit_code, outcomes_exit_code
+    from offctl.repair.writer import outcome_exit_code, outcomes_exit_code
 
     raise typer.Exit(outcomes_exit_code(outcomes) if many else outcome_exit_code(outcomes[0]))
 
@@ -163,7 +163,7 @@ def restore_command(
         --zk zk1:2181 --bootstrap-servers k1:9092 --execute
     """
     from offctl.adapters.backup import load_backup
-    from offctl.repair.reset import restore
+    from offctl.repair.restore import restore
 
     with reported_errors():
         confirm, conn = _writing(given, output)
@@ -197,7 +197,7 @@ def migrate_command(
       offctl migrate --zk zk1:2181 --zk-root /kafka-spouts --spout orders \\
         --bootstrap-servers k1:9092 --group orders-spout --topology-id orders-7-1763780000
     """
-    from offctl.repair.reset import migrate
+    from offctl.repair.migrate import migrate
 
     with reported_errors():
         confirm, conn = _writing(given, output)
@@ -231,7 +231,7 @@ def delete_command(
     Example:
       offctl delete --zk zk1:2181 --zk-root /kafka-spouts --spout shared-id --record-topic payments
     """
-    from offctl.repair.reset import delete
+    from offctl.repair.migrate import delete
 
     with reported_errors():
         confirm, conn = _writing(given, output)

@@ -31,8 +31,8 @@ def watch_command(given: Given, interval: float, count: int | None, allowed_lag:
     from rich.live import Live
 
     from offctl.faces.serve.exporter import watch  # the exporter's modules load only when watching
-    from offctl.render.output import table_console
-    from offctl.render.output import watch_frame as frame
+    from offctl.render.formats import table_console
+    from offctl.render.watch import watch_frame as frame
 
     with reported_errors():
         if count is not None and count < 1:

@@ -80,7 +80,7 @@ DEFAULTS = SpoutProfile()  # the spouts' defaults (docs/storm.md): what a rule's
 
 @dataclass(frozen=True, slots=True)
 class Spout:
-    """What a change's cost is judged against, as the write's read-back judges it (offctl.repair.reset.ReadBack): the
+    """What a change's cost is judged against, as the write's read-back judges it (offctl.repair.reads.ReadBack): the
     written consumer's profile (where a spout with no usable position starts: storm-kafka's startOffsetTime and
     release, storm-kafka-client's first-poll strategy) and the topologies counted as running."""
 

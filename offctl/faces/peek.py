@@ -5,36 +5,21 @@ assigned the partitions and never joins a group or commits (KafkaStore.read_mess
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
-from offctl.core.model import MessageRead, Report
+from offctl.core.model import MessageRead
 from offctl.core.peeked import (
-    Peeked,
     census,
     census_positions,
     committed_positions,
     peeked,
     positions,
     selected,
-    unanswered,
 )
+from offctl.core.results import PeekResult
 from offctl.errors import OffctlError, UsageError
 from offctl.pipeline import assess, cyclic_gc_paused, merged_reads, open_stores, read_selected
 from offctl.settings.kinds import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
 from offctl.settings.run import Reading
-
-
-@dataclass(frozen=True)
-class PeekResult:
-    report: Report  # inspect's report of the consumers read (its findings say why a partition is stuck)
-    peeked: tuple[Peeked, ...]
-    count: int
-    captured_ms: int
-
-    @property
-    def unread(self) -> int:
-        """Partitions whose message the read could not give (time budget, broker refusal)."""
-        return sum(unanswered(p) for p in self.peeked)
 
 
 def peek(

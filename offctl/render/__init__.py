@@ -1,2 +1,3 @@
-"""The one renderer: tables, JSON and CSV for people and machines (output), Prometheus families (metrics), Storm UI's
-lag document (lagdoc), MCP documents (mcp) and config show (settings), made from the result objects."""
+"""The one renderer, one module per document, made from the result objects: inspect's tables, JSON and CSV (report),
+the plans (plans), the audit (audit), watch (watch), peek (peek), what they share (formats), Prometheus families
+(metrics), Storm UI's lag document (lagdoc), MCP documents (mcp) and config show (settings)."""

@@ -1,9 +1,10 @@
 """The documents `offctl mcp`'s tools answer with (docs/mcp.md), made from the result objects.
 
-Every read answer is the JSON contract's documents (render.output: report_document, peek_document, ...), worst first
-and cut to a page; the plan and apply answers are the plan's dry run (render.output.outcome_document), the state it
-is bound to and what a human is shown. The MCP face (offctl.faces.mcp) reads, plans and applies, takes the paging
-arguments and quotes what comes from the data (offctl.faces.mcp.quoting); the shape of what it answers is made here.
+Every read answer is the JSON contract's documents (render.report.report_document, render.peek.peek_document, ...),
+worst first and cut to a page; the plan and apply answers are the plan's dry run (render.plans.outcome_document), the
+state it is bound to and what a human is shown. The MCP face (offctl.faces.mcp) reads, plans and applies, takes the
+paging arguments and quotes what comes from the data (offctl.faces.mcp.quoting); the shape of what it answers is made
+here.
 """
 
 from __future__ import annotations
@@ -11,26 +12,34 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
-from offctl.core.model import Severity, iso_ms
-from offctl.render.output import (
-    confirm_question,
-    dumps,
-    outcome_document,
-    outcomes_document,
-    peek_document,
-    report_document,
-    write_plan,
-)
+from offctl.core.findings import Code
+from offctl.core.model import Report, Severity, Thresholds, iso_ms
+from offctl.core.plan import Plan
+from offctl.core.results import ApplyResult, PeekResult, RepairResult, Seen, State, StoredPlan
+from offctl.render.formats import dumps
+from offctl.render.peek import peek_document
+from offctl.render.plans import confirm_question, outcome_document, outcomes_document, write_plan
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 
 MAX_ITEMS = 100  # the items of a list an answer holds at most: a page (the server's MAX_LIMIT), or notes
 MAX_HEADERS = 20  # headers a previewed message shows (a record may carry thousands)
 
 _RANK = {s.label: int(s) for s in Severity}
+
+
+class NamedContext(Protocol):
+    """A context as `contexts` lists it (the MCP face's Run): its name and the connection it reads through."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def conn(self) -> Connection: ...
 
 
 def _rank(status: str | None) -> int:
@@ -94,7 +103,7 @@ def _later(*offsets: int | None) -> int | None:
 # --- the read tools ---------------------------------------------------------------------------------------------
 
 
-def fleet(context: str, report, status: str | None, limit: int, offset: int) -> dict[str, Any]:
+def fleet(context: str, report: Report, status: str | None, limit: int, offset: int) -> dict[str, Any]:
     """`fleet`: the report's consumers worst first (at or above `status`), one page of them, and the fleet's summary."""
     doc = report_document(report)
     consumers = worst_consumers_first(doc["consumers"])
@@ -122,7 +131,13 @@ def fleet(context: str, report, status: str | None, limit: int, offset: int) -> 
 
 
 def consumer(
-    context: str, report, name: str, store: str | None, limit: int, offset: int, profile: tuple[str | None, Any]
+    context: str,
+    report: Report,
+    name: str,
+    store: str | None,
+    limit: int,
+    offset: int,
+    profile: tuple[str | None, Thresholds],
 ) -> dict[str, Any]:
     """`consumer`: one consumer of the report, its partitions and findings worst first (a page of each), and the
     `profile` that judges it (Profiles.resolve's answer: its name and thresholds)."""
@@ -157,7 +172,7 @@ def consumer(
     }
 
 
-def peek(context: str, result, name: str, store: str | None, limit: int, offset: int) -> dict[str, Any]:
+def peek(context: str, result: PeekResult, name: str, store: str | None, limit: int, offset: int) -> dict[str, Any]:
     """`peek`: the consumer's peeked partitions, largest lag first (a page), and the consumers not found."""
     doc = peek_document(result)
     mine = _found(name, store)
@@ -177,12 +192,12 @@ def peek(context: str, result, name: str, store: str | None, limit: int, offset:
     }
 
 
-def finding(entry) -> dict[str, Any]:
+def finding(entry: Code) -> dict[str, Any]:
     """A finding code's catalogue entry (core.findings.CATALOGUE): `finding`, and each item of the catalogue."""
     return {"code": entry.code, "severity": entry.severity.label, "when": entry.when, "hint": entry.hint}
 
 
-def catalogue(entries: Iterable) -> str:
+def catalogue(entries: Iterable[Code]) -> str:
     """The resource offctl://findings: the catalogue's entries as JSON."""
     return dumps([finding(c) for c in entries])
 
@@ -191,7 +206,7 @@ def settings(
     context: str,
     settings_doc: Mapping[str, Any],
     name: str | None = None,
-    profile: tuple[str | None, Any] | None = None,
+    profile: tuple[str | None, Thresholds] | None = None,
 ) -> dict[str, Any]:
     """`settings`: the context's settings document (`offctl config show -o json`'s, secrets masked); with a consumer
     `name`, the `profile` that judges it (Profiles.resolve's answer)."""
@@ -208,7 +223,7 @@ def settings(
     return doc
 
 
-def contexts(default_context: str, allow_writes: bool, runs: Iterable) -> dict[str, Any]:
+def contexts(default_context: str, allow_writes: bool, runs: Iterable[NamedContext]) -> dict[str, Any]:
     """`contexts`: each run's context by name (`name`, `conn`) with the stores it reaches (never their addresses or
     credentials)."""
     return {
@@ -234,8 +249,8 @@ def _b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode()
 
 
-def seen_change(c) -> dict:
-    """One change as a plan saw and planned it (offctl.faces.mcp.plans.Seen): before-values and what it writes."""
+def seen_change(c: Seen) -> dict:
+    """One change as a plan saw and planned it (offctl.core.results.Seen): before-values and what it writes."""
     return {
         "where": c.where,
         "topic": c.topic,
@@ -253,8 +268,8 @@ def seen_change(c) -> dict:
     }
 
 
-def plan_state(s) -> dict:
-    """One consumer's plan as bound (offctl.faces.mcp.plans.State)."""
+def plan_state(s: State) -> dict:
+    """One consumer's plan as bound (offctl.core.results.State)."""
     return {
         "consumer": s.consumer,
         "changes": [seen_change(c) for c in s.changes],
@@ -263,8 +278,8 @@ def plan_state(s) -> dict:
     }
 
 
-def stored_plan(p) -> dict:
-    """A plan tool's answer (offctl.faces.mcp.plans.StoredPlan): its id, lifetime, dry run, text and state."""
+def stored_plan(p: StoredPlan) -> dict:
+    """A plan tool's answer (offctl.core.results.StoredPlan): its id, lifetime, dry run, text and state."""
     return {
         "plan_id": p.id,
         "kind": p.kind,
@@ -281,8 +296,8 @@ def stored_plan(p) -> dict:
     }
 
 
-def apply_result(r) -> dict:
-    """`apply`'s answer (offctl.faces.mcp.plans.ApplyResult)."""
+def apply_result(r: ApplyResult) -> dict:
+    """`apply`'s answer (offctl.core.results.ApplyResult)."""
     return {
         "plan_id": r.plan_id,
         "status": r.status,
@@ -301,14 +316,14 @@ def apply_result(r) -> dict:
     }
 
 
-def plan_document(outcomes: Sequence) -> dict:
+def plan_document(outcomes: Sequence[RepairResult]) -> dict:
     """A plan's dry run, or the run that wrote it, as `--output json` gives it: one consumer's document, or the
     document of several."""
     return outcome_document(outcomes[0]) if len(outcomes) == 1 else outcomes_document(list(outcomes))
 
 
-def plan_text(plans: Sequence, conn: Connection, plan_id: str | None = None, expires: float | None = None) -> str:
-    """The plan as the CLI shows it before its question (render.output.write_plan: rows, cost, guards, warnings),
+def plan_text(plans: Sequence[Plan], conn: Connection, plan_id: str | None = None, expires: float | None = None) -> str:
+    """The plan as the CLI shows it before its question (render.plans.write_plan: rows, cost, guards, warnings),
     in plain text, then the question naming the cluster."""
     from offctl.settings.sandbox import is_sandbox
 

@@ -9,13 +9,17 @@ sees them as old, never as fresh, and stops returning them once they pass its st
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from offctl.core.history import STATUSES
 from offctl.core.model import ConsumerKey, Report, TimeLag
 from offctl.core.retention import consumer_minima, headroom
 from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
+
+if TYPE_CHECKING:  # prometheus_client loads only when serve collects
+    from prometheus_client.core import GaugeMetricFamily
 
 # A status as a number, for alerting (worst last): no status yet is no sample.
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, WARN 1, STALL 2, STOP 3, REWIND 4
@@ -124,7 +128,7 @@ def families(cycle: Cycle | None, health: Health, partition_metrics: bool = True
     yield from _consumers(GaugeMetricFamily, report, cycle, at)
 
 
-def _partitions(gauge, cycle: Cycle, at: float) -> Iterator:
+def _partitions(gauge: type[GaugeMetricFamily], cycle: Cycle, at: float) -> Iterator:
     """The per-partition families. At 100,000 partitions they are 700,000 samples: each family's samples are
     made as the writer reads them (a generator, not a list), from one row of values per partition made once
     per collect and shared by the families. Nothing is kept from one collect to the next: objects kept
@@ -136,7 +140,7 @@ def _partitions(gauge, cycle: Cycle, at: float) -> Iterator:
         yield family
 
 
-def _consumers(gauge, report: Report, cycle: Cycle, at: float) -> Iterator:
+def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at: float) -> Iterator:
     total = gauge("offctl_consumer_lag_total", "Sum of the consumer's partition lags", labels=list(CONSUMER_LABELS))
     worst = gauge("offctl_consumer_lag_max", "The consumer's largest partition lag", labels=list(CONSUMER_LABELS))
     status = gauge(
@@ -256,7 +260,9 @@ def _samples(name: str, rows: list[tuple[dict, tuple]], column: int, at: float) 
             yield Sample(name, labels, value, at)
 
 
-def _gauge(gauge, name: str, doc: str, samples) -> object:
+def _gauge(
+    gauge: type[GaugeMetricFamily], name: str, doc: str, samples: Iterable[tuple[list[str], float | None]]
+) -> GaugeMetricFamily:
     family = gauge(name, doc, labels=[])
     for labels, value in samples:
         family.add_metric(labels, value)

@@ -14,7 +14,7 @@ def write_settings(doc: Mapping[str, Any], output: str, stream: IO[str]) -> None
         return
     from rich.table import Table
 
-    from offctl.render.output import table_console
+    from offctl.render.formats import table_console
 
     console = table_console(stream)
     console.print(f"config file: {doc['config'] or '(none)'}; context: {doc['context'] or '(none)'}")

@@ -1,2 +1,3 @@
-"""The repairs: reset, restore, migrate and delete, each planned by the core, guarded, backed up, written atomically per
-spout through the one writer, read back and logged (reset)."""
+"""The repairs: reset, restore, migrate and delete (reset, restore, migrate), each planned by the core from fresh
+reads (reads), guarded, backed up, written atomically per spout through the one writer (writer), read back and logged
+(readback)."""

@@ -13,7 +13,7 @@ from offctl.commands.app import app
 from offctl.core.analyze import analyze
 from offctl.core.findings import CATALOGUE
 from offctl.core.model import KafkaCommit, PartitionLog, Snapshot
-from offctl.render.output import report_document
+from offctl.render.report import report_document
 from tests.conftest import storm_record
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -161,8 +161,8 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
     from offctl.core.cost import plan_cost
     from offctl.core.model import KAFKA, ConsumerKey, MessageRead
     from offctl.core.plan import Change, Plan
-    from offctl.render.output import outcome_document
-    from offctl.repair.reset import RepairResult
+    from offctl.core.results import RepairResult
+    from offctl.render.plans import outcome_document
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)
     plan = Plan(

@@ -22,7 +22,7 @@ from offctl.core.behaviour import FirstPoll, SpoutProfile
 from offctl.core.model import Thresholds, iso_ms
 from offctl.core.profiles import Profiles
 from offctl.pipeline import inspect
-from offctl.render.output import report_document
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from offctl.settings.run import Estimates, ExpiryOptions, Reading, Selection
 from tests.conftest import KafkaHelper

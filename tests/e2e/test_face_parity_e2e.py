@@ -50,7 +50,7 @@ from offctl.adapters import servers
 from offctl.core.expiry import Expiry
 from offctl.core.model import ConsumerKey, Headroom, TimeLag
 from offctl.core.timelag import SOURCE_CODES
-from offctl.render.output import expiry_text, headroom_text, time_lag_text
+from offctl.render.formats import expiry_text, headroom_text, time_lag_text
 from tests.conftest import Names, Result, invoke
 from tests.e2e.seeds import spout, storm_root
 
@@ -388,10 +388,10 @@ def test_peek_shows_inspects_figures(peek_face):
 @pytest.fixture(scope="module")
 def watch_face(state, reference):
     """One refresh of `offctl watch`, its table read cell by cell (the table it prints, caught on its way out)."""
-    from offctl.render import output
+    from offctl.render import watch
 
     drawn = []
-    table_of = output.watch_table
+    table_of = watch.watch_table
 
     def spy(report, *rest):
         table = table_of(report, *rest)
@@ -399,7 +399,7 @@ def watch_face(state, reference):
         return table
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(output, "watch_table", spy)
+        patch.setattr(watch, "watch_table", spy)
         result = offctl(state, "watch", *state.flags, "--count", "1", "--interval", "60")
     assert result.exit_code == 0, result.stderr
     assert len(drawn) == 1, "watch drew no table"
@@ -619,7 +619,7 @@ def audit_face(state, reference):
 
 
 def test_the_audit_task_shows_inspects_figures(audit_face, reference):
-    from offctl.faces.audit.tasks import Tally
+    from offctl.core.results import Tally
 
     assert_agrees("offctl audit", audit_face.mismatches)
     outputs, rows = audit_face.outputs, audit_face.rows

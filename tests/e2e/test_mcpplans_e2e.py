@@ -17,7 +17,8 @@ import pytest
 from offctl.core.model import ZOOKEEPER
 from offctl.core.storm import commit_metadata_json
 from offctl.errors import UsageError
-from offctl.faces.mcp.plans import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, PlanStore, WriteTarget, apply
+from offctl.faces.mcp.apply import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, apply
+from offctl.faces.mcp.plans import PlanStore, WriteTarget
 from offctl.settings.connection import Connection
 from tests.conftest import storm_record
 from tests.e2e.seeds import on_each_broker, orders_fleet

@@ -12,7 +12,8 @@ from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.core.model import Thresholds
 from offctl.core.profiles import Profile, Profiles
 from offctl.pipeline import inspect
-from offctl.render.output import report_document
+from offctl.render.audit import audit_document_parts
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
 from tests.conftest import storm_record
@@ -103,7 +104,7 @@ def test_the_audits_tasks_judge_each_spout_by_its_own_profile(spark, mixed):
     inspected = report_document(inspect(Reading(conn, Selection(), profiles)))
     with audit(AuditSettings(Reading(conn, profiles=profiles))) as done:
         result = done.result
-        _, sections, tail = result.document_parts()
+        _, sections, tail = audit_document_parts(result)
         audited = {
             "findings": list(sections["findings"]),
             "partitions": list(sections["partitions"]),

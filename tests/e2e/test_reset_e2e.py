@@ -1169,7 +1169,7 @@ def ctrl_c():
 def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cli, fleet39, monkeypatch, ctrl_c):
     """The backup and its intent lines are written whole; then offctl stops, says nothing was written and names
     the backup (exit 130)."""
-    from offctl.repair import reset as library
+    from offctl.repair import writer as library
 
     write_backup = library.write_backup
 
@@ -1193,7 +1193,7 @@ def test_ctrl_c_while_the_backup_is_written_stops_before_the_store_is_touched(cl
 
 def _pressed_on_done_lines(monkeypatch, ctrl_c) -> None:
     """Ctrl-C while the write's outcome is appended to the audit log: the write has landed."""
-    from offctl.repair import reset as library
+    from offctl.repair import writer as library
 
     append_audit = library.append_audit
 
@@ -1370,7 +1370,7 @@ def test_the_undo_of_a_group_reset_carries_the_zookeeper_its_guard_read(cli, fle
     ],
 )
 def test_the_undo_line_gives_the_quiet_period_as_the_option_takes_it(value, text):
-    from offctl.repair.reset import seconds
+    from offctl.repair.readback import seconds
 
     assert seconds(value) == text and float(text) == value
 

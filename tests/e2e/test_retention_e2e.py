@@ -20,7 +20,7 @@ import pytest
 from offctl.core.model import Thresholds, TopicRetention
 from offctl.core.profiles import Profiles
 from offctl.pipeline import exit_code, inspect
-from offctl.render.output import report_document
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
 from tests.conftest import storm_record

@@ -16,7 +16,7 @@ import pytest
 from offctl.core.model import Thresholds
 from offctl.core.profiles import Profiles
 from offctl.pipeline import inspect
-from offctl.render.output import report_document
+from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
 from tests.conftest import T0, committed_transaction, compacted_at, compacted_topic, storm_record

@@ -399,7 +399,7 @@ def test_json_schema_is_stable():
     with a new document_version, which the contract says. Version 2 moved each code's hint to `hints`."""
     from offctl.core.analyze import analyze
     from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
-    from offctl.render.output import report_document
+    from offctl.render.report import report_document
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 1), 4, 1700000000000)
     snapshot = Snapshot(
@@ -527,13 +527,14 @@ def test_shell_completion_is_offered(cli, monkeypatch):
 
 def test_a_command_loads_only_the_modules_it_uses():
     """Issue 23, start-up: the command line alone (and so `offctl inspect`) loads no Spark, exporter, HTTP server,
-    writer (offctl.repair.reset) or sandbox modules; the commands that use them load them when they run
-    (benchmarks/bench_startup.py measures it)."""
+    writer (offctl.repair.reset, offctl.repair.writer) or sandbox modules; the commands that use them load them when
+    they run (benchmarks/bench_startup.py measures it)."""
     probe = (
         "import sys, offctl.commands.app; "
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('pyspark', 'prometheus_client', 'wsgiref') or m in ('offctl.faces.audit.job', 'offctl.adapters.spark', "
-        "'offctl.faces.serve.exporter', 'offctl.faces.serve.monitor', 'offctl.repair.reset', 'offctl.faces.sandbox'))))"
+        "'offctl.faces.serve.exporter', 'offctl.faces.serve.monitor', 'offctl.repair.reset', 'offctl.repair.writer', "
+        "'offctl.faces.sandbox'))))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []

@@ -23,7 +23,7 @@ from offctl.core.behaviour import Resumes
 from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
 from offctl.core.storm import parse_commit, parse_zk_node
 from offctl.errors import UsageError
-from offctl.render.output import write_report
+from offctl.render.report import write_report
 from tests.faults.conftest import counted
 
 EXAMPLES = int(os.environ.get("OFFCTL_FAULT_EXAMPLES", "300"))
@@ -452,7 +452,7 @@ def test_any_option_value_gives_a_documented_exit_and_no_secret(command, pairs, 
 def test_the_json_renderer_writes_what_json_dumps_writes(doc):
     """render.dumps (orjson where it can) gives json.dumps' document, value for value, in ASCII: names with
     lone surrogates or non-ASCII characters, integers beyond 64 bits and deep nesting included."""
-    from offctl.render.output import dumps
+    from offctl.render.formats import dumps
 
     text = dumps(doc)
     assert text.isascii()

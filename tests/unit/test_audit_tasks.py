@@ -20,8 +20,9 @@ from offctl.core.model import (
     Report,
     TimeLag,
 )
-from offctl.faces.audit.tasks import TASK_KEYS, chunk_outputs, with_history, without_history
-from offctl.render.output import report_document
+from offctl.core.results import TASK_KEYS
+from offctl.faces.audit.tasks import chunk_outputs, with_history, without_history
+from offctl.render.report import report_document
 
 NOW = 1_763_776_800_000
 SPOUT, GROUP = ConsumerKey(ZOOKEEPER, "orders", "/spouts"), ConsumerKey(KAFKA, "orders-client")

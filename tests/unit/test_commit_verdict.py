@@ -220,7 +220,7 @@ def test_the_backups_after_image_is_the_commit_the_broker_kept(tmp_path, read_ba
     from offctl.adapters.backup import load_backup, write_backup
     from offctl.core.model import KAFKA
     from offctl.core.plan import Change, Plan
-    from offctl.repair.reset import _keep_after_image
+    from offctl.repair.readback import keep_after_image
 
     plan = Plan(
         "reset",
@@ -232,7 +232,7 @@ def test_the_backups_after_image_is_the_commit_the_broker_kept(tmp_path, read_ba
     )
     path = write_backup(plan, tmp_path, 1_700_000_000_000)
     sent = path.read_bytes()
-    assert _keep_after_image(plan, path, read_back) == ()
+    assert keep_after_image(plan, path, read_back) == ()
     entries = json.loads(path.read_text())["kafka"]
     assert {
         e["partition"]: (e["written"]["offset"], e["written"]["metadata"])
@@ -250,15 +250,15 @@ def test_a_backup_that_cannot_be_rewritten_is_said_in_a_note(tmp_path, monkeypat
     from offctl.adapters.backup import write_backup
     from offctl.core.model import KAFKA
     from offctl.core.plan import Change, Plan
-    from offctl.repair import reset
+    from offctl.repair import readback
 
     def full(path, kept):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(reset, "record_read_back", full)
+    monkeypatch.setattr(readback, "record_read_back", full)
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "to 5", (Change("t", 0, 3, 5, after_metadata=META),), 0)
     path = write_backup(plan, tmp_path, 1_700_000_000_000)
-    assert reset._keep_after_image(plan, path, {("t", 0): (5, None)}) == (
+    assert readback.keep_after_image(plan, path, {("t", 0): (5, None)}) == (
         f"the backup {path} keeps the commits as sent, not as the broker kept them (No space left on device): its "
         f"undo will be refused by changed-since on 1 partition(s) (--force changed-since overrides)",
     )

@@ -15,7 +15,7 @@ from offctl.core.history import OK, STALL, Observation, evaluate
 from offctl.core.model import Snapshot, Thresholds
 from offctl.faces.audit.tasks import with_history
 from offctl.faces.serve.monitor import Monitor
-from offctl.render.output import partition_dict
+from offctl.render.report import partition_dict
 from tests.unit.test_analyze import RUNNING, cluster, commit, rec
 
 SEC = 1000

@@ -1,6 +1,6 @@
 """offctl.faces.mcp.plans with plain data: how a plan is bound to the state it saw, how apply compares it with the state
 read again just before the write, and every refusal. The store is an in-memory ZooKeeper behind the real safe
-writer (offctl.repair.reset._execute_all: backup, audit log, versioned write, read-back); the servers are
+writer (offctl.repair.writer.execute_all: backup, audit log, versioned write, read-back); the servers are
 test_mcpplans_e2e's."""
 
 from __future__ import annotations
@@ -15,24 +15,14 @@ import pytest
 from offctl.core.guards import GuardFacts, with_guards
 from offctl.core.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
 from offctl.core.plan import plan_zookeeper
+from offctl.core.results import Seen, State
 from offctl.core.targets import Scope, Target
 from offctl.errors import UsageError, WriteConflict
-from offctl.faces.mcp.plans import (
-    DECLINED,
-    REFUSED,
-    UNCHANGED,
-    WRITTEN,
-    PlanStore,
-    Seen,
-    State,
-    WriteTarget,
-    _target,
-    apply,
-    command_line,
-    compare,
-)
+from offctl.faces.mcp.apply import DECLINED, REFUSED, UNCHANGED, WRITTEN, apply
+from offctl.faces.mcp.compare import compare
+from offctl.faces.mcp.plans import PlanStore, WriteTarget, _target, command_line
 from offctl.render.mcp import apply_result, stored_plan
-from offctl.repair.reset import _execute_all
+from offctl.repair.writer import execute_all
 from offctl.settings.connection import Connection
 
 TOPOLOGY = "orders-1-1700000000"
@@ -92,7 +82,7 @@ class World:
                 topology_ids=frozenset({TOPOLOGY}), running=self.running, now_ms=0, quiet_period_s=safety.quiet_period_s
             )
             plan = with_guards(plan, facts, safety.force)
-            return _execute_all([plan], self, None, CONN, safety, confirm, many=False)
+            return execute_all([plan], self, None, CONN, safety, confirm, many=False)
 
         return call
 

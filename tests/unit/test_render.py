@@ -12,8 +12,8 @@ from rich.console import Console
 
 from offctl.core.analyze import analyze
 from offctl.core.findings import CATALOGUE
-from offctl.core.model import PartitionLog, Snapshot, Thresholds, ZkNode
-from offctl.render.output import ranges, write_report
+from offctl.core.model import PartitionLog, Snapshot, Thresholds, ZkNode, ranges
+from offctl.render.report import write_report
 
 
 def fleet_report(spouts: int, partitions: int):
@@ -74,7 +74,7 @@ def test_json_and_csv_carry_the_same_rows():
 def test_every_row_and_finding_names_its_consumer_as_consumer_key_fields_does():
     """partition_dict and finding_dict spell ConsumerKey.fields out (they run 300,000 times in a broken fleet of
     100,000 partitions): the same keys, in the same place, with the same values."""
-    from offctl.render.output import finding_dict, partition_dict
+    from offctl.render.report import finding_dict, partition_dict
 
     report = fleet_report(2, 3)
     for row in report.rows:
@@ -238,7 +238,7 @@ def _plan(operation, key, writes):
 )
 def test_the_confirmation_names_the_operation_the_consumer_and_the_cluster(plans, sandbox, question):
     from offctl.core.model import ConsumerKey
-    from offctl.render.output import confirm_question
+    from offctl.render.plans import confirm_question
 
     built = [_plan(op, ConsumerKey(*key), n) for op, key, n in plans]
     assert confirm_question(built, "z:1", "k:2", sandbox=sandbox) == question

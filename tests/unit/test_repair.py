@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
+from offctl.core.results import Tally
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.faces.audit import job as audit
-from offctl.faces.audit.job import Repair, Tally, exit_code, plan_repair, repair_request, repairs
-from offctl.repair.reset import Safety
+from offctl.faces.audit.job import Repair, exit_code, plan_repair, repair_request, repairs
 from offctl.settings.connection import Connection
+from offctl.settings.run import Safety
 
 
 def finding(store, consumer, zk_root, partition, code="OFFSET_ABOVE_LOG_END"):

@@ -552,7 +552,7 @@ def test_a_budget_of_0_asks_the_broker_nothing():
 
 
 def test_the_json_rows_and_consumers_carry_the_headroom_and_its_source():
-    from offctl.render.output import report_document
+    from offctl.render.report import report_document
 
     r = replace(
         report_of(row(12, 8), row(5, 0, partition=1)), headrooms={("t", 0, 12): Headroom(3600.5, OPTION, "", 12)}
@@ -570,7 +570,8 @@ def test_the_table_shows_the_headroom_per_partition():
 
     from rich.console import Console
 
-    from offctl.render.output import headroom_text, write_table
+    from offctl.render.formats import headroom_text
+    from offctl.render.report import write_table
 
     assert [
         headroom_text(h)

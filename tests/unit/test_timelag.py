@@ -15,6 +15,7 @@ from offctl.core.model import (
     OffsetRecord,
     PartitionRow,
     TimeLag,
+    duration,
 )
 from offctl.core.timelag import (
     CAUGHT_UP,
@@ -30,7 +31,7 @@ from offctl.core.timelag import (
     unread,
     unread_note,
 )
-from offctl.render.output import duration, time_lag_text
+from offctl.render.formats import time_lag_text
 
 NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
 SPOUT, GROUP = ConsumerKey(ZOOKEEPER, "orders", "/spouts"), ConsumerKey(KAFKA, "orders-client")

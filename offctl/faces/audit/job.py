@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from offctl import interrupts
 from offctl.adapters import spark as adapter
@@ -21,12 +21,11 @@ from offctl.core.behaviour import SpoutProfile
 from offctl.core.judge import assumptions
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, iso_ms
 from offctl.core.profiles import Profiles
+from offctl.core.results import AuditResult, RepairResult, Tally, partition_key
 from offctl.core.targets import Scope, Target
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
 from offctl.faces.audit.tasks import (
     FILES,
-    TASK_KEYS,
-    Tally,
     add_totals,
     audit_chunk,
     chunk_outputs,
@@ -35,7 +34,6 @@ from offctl.faces.audit.tasks import (
     history_counts,
     lag_totals,
     observations,
-    partition_key,
     plan_chunks,
     process_name,
     totals_dict,
@@ -44,10 +42,10 @@ from offctl.faces.audit.tasks import (
     worst_first,
 )
 from offctl.pipeline import assess, findings_exit_code, open_stores, spout_roots, trident_list
-from offctl.render.output import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
-from offctl.repair.reset import ResetRequest, Safety, outcome_exit_code, reset
+from offctl.repair.reset import ResetRequest, reset
+from offctl.repair.writer import outcome_exit_code
 from offctl.settings.connection import Connection
-from offctl.settings.run import Reading, Selection
+from offctl.settings.run import Reading, Safety, Selection
 
 # --repair values: the finding codes whose safe target is unambiguous (the log start), and a name for both.
 REPAIRABLE = ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END")
@@ -111,7 +109,6 @@ def repair_request(repair: Repair) -> ResetRequest:
 def _declined(repair: Repair, exc: OffctlError):
     """A consumer the repair cannot plan: an empty plan whose result says why, with the error's exit code."""
     from offctl.core.plan import Plan
-    from offctl.repair.reset import RepairResult
 
     request_target = Target(
         "repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes))
@@ -290,7 +287,7 @@ class AuditSettings:
 @dataclass
 class Audited:
     result: AuditResult
-    repairs: list  # (reset.RepairResult, exit code) per consumer repaired
+    repairs: list  # (RepairResult, exit code) per consumer repaired
     startup_s: float | None  # Spark start-up, when offctl started Spark
 
 
@@ -341,61 +338,6 @@ def audit(
 
 
 # --- the Spark job -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class AuditResult:
-    """What an audit found: totals on the driver, rows still in Spark to stream or write."""
-
-    captured_ms: int
-    tally: Tally
-    worst: list[dict]  # the worst consumers, worst first
-    top_topics: list[dict]
-    history: dict | None  # counts by history status, or None without history
-    snapshots_used: int
-    rows: object  # RDD of partition dicts (with history)
-    findings: object  # RDD of finding dicts
-    consumers: object  # RDD of consumer dicts
-    topics: object  # RDD of topic totals
-    topologies: object  # RDD of topology totals
-    written: list[str] = field(default_factory=list)
-    snapshot: str | None = None
-    timings: dict = field(default_factory=dict)
-    spout_settings: str = ""  # the settings the findings assume (SpoutProfile.describe)
-    read_by: list[str] = field(default_factory=list)  # host:pid of every process that read a chunk
-    driver: str = ""  # host:pid of the driver
-
-    def document_parts(self) -> tuple[dict, dict[str, Iterable[dict]], dict]:
-        """inspect's JSON document, in parts to stream: head, sections of rows, tail."""
-
-        def rows() -> Iterator[dict]:
-            for r in self.rows.toLocalIterator():
-                yield {k: v for k, v in r.items() if k not in TASK_KEYS}
-
-        head = {"document_version": DOCUMENT_VERSION, "captured_at": iso_ms(self.captured_ms)}
-        sections = {
-            "partitions": rows(),
-            "findings": self.findings.toLocalIterator(),
-            "consumers": self.consumers.toLocalIterator(),
-            "topics": self.topics.toLocalIterator(),
-            "topologies": self.topologies.toLocalIterator(),
-        }
-        tail = {
-            "hints": hints_dict(self.tally.by_code),
-            "summary": self.summary(),
-            "notes": self.tally.notes,
-            "incomplete": self.tally.incomplete,
-            "checks_skipped": self.tally.checks_skipped,
-            "spout_settings": self.spout_settings,
-            "processing_guarantee": commits_dict(self.tally.commits),
-            "offsets_retention": retention_dict(self.tally.offsets_retention),
-            "read_by": self.read_by,
-            "driver": self.driver,
-        }
-        return head, sections, tail
-
-    def summary(self) -> dict:
-        return {**self.tally.summary(), "history": self.history, "snapshots": self.snapshots_used}
 
 
 def _list_consumers(conn: Connection, selection: Selection) -> tuple[dict[str, list[str]], list[str], list[str]]:
@@ -504,7 +446,7 @@ def run(spark, settings: AuditSettings, track: adapter.Track = adapter.no_track)
     if settings.out:
         clock = time.perf_counter()
         with adapter.job(sc, f"writing {settings.file_format} files to {settings.out}", track):
-            result.written = write_files(spark, files, result, settings.out, settings.file_format)
+            result = replace(result, written=write_files(spark, files, result, settings.out, settings.file_format))
         timings["write"] = time.perf_counter() - clock
     return result
 

@@ -14,21 +14,20 @@ from __future__ import annotations
 import math
 import os
 import socket
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from offctl.core.analyze import analyze
-from offctl.core.behaviour import CommitBehaviour
 from offctl.core.findings import CATALOGUE
 from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
 from offctl.core.judge import expected_topics
-from offctl.core.model import ConsumerKey, Report, Severity, Snapshot
+from offctl.core.model import ConsumerKey, Report, Snapshot
 from offctl.core.profiles import Profiles
+from offctl.core.results import Tally, partition_key
 from offctl.core.timelag import ESTIMATE
 from offctl.errors import OffctlError
 from offctl.pipeline import assess, open_stores, read_snapshot
-from offctl.render.output import consumer_dicts, finding_dict, partition_dicts, time_lags
+from offctl.render.report import consumer_dicts, finding_dict, partition_dicts, time_lags
 from offctl.settings.run import Reading
 
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
@@ -123,15 +122,6 @@ def audit_chunk(reading: Reading, chunk: Chunk, now_ms: int) -> tuple[Snapshot, 
 # --- what each task hands back ----------------------------------------------------------------------------
 
 
-def partition_key(d: Mapping) -> tuple:
-    """A consumer-partition, as the history of several snapshots is joined on."""
-    return d["store"], d["consumer"], d["zk_root"], d["topic"], d["partition"]
-
-
-# Keys of a task's partition rows that only travel to the driver (history, the files' captured_at): not in the document.
-TASK_KEYS = ("captured_ms", "modified_ms", "resumes_stored")
-
-
 def partition_rows(report: Report) -> Iterator[dict]:
     """Every row as inspect's document gives it (render.partition_dicts: its time lag, retention headroom and
     commit expiry included), with the codes of the findings on that partition and TASK_KEYS."""
@@ -198,113 +188,6 @@ def without_history(row: dict) -> dict:
 
 
 # --- totals ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Tally:
-    """The counts of an audit, added up over chunks (small: it travels to the driver)."""
-
-    consumers: int = 0
-    partitions: int = 0
-    total_lag: int = 0
-    by_severity: Counter = field(default_factory=Counter)
-    by_code: Counter = field(default_factory=Counter)
-    notes: list[str] = field(default_factory=list)
-    incomplete: list[str] = field(default_factory=list)
-    checks_skipped: list[str] = field(default_factory=list)
-    # what storm-kafka-client groups' commits mean (Report.commits): the same in every chunk that has such groups
-    commits: CommitBehaviour | None = None
-    # the offsets.retention.minutes the commit expiry assumes (Report.offsets_retention): the broker's, the same in
-    # every chunk that estimated it
-    offsets_retention: object | None = None
-    # the fleet's extremes of the partitions' figures (None: no partition has one): (seconds, consumer dict keys)
-    max_time_lag: tuple[float, tuple] | None = None
-    min_retention_headroom: tuple[float, tuple] | None = None
-    min_commit_expiry: tuple[float, tuple] | None = None
-    profiles: Counter = field(default_factory=Counter)  # consumers per profile that judged them (None: the defaults)
-
-    @classmethod
-    def of(cls, report: Report, rows: Iterable[Mapping] = ()) -> Tally:
-        """The counts of one chunk's report; `rows`: its partition rows (partition_rows), for the extremes."""
-        # A chunk that could not be read has no Kafka or Storm data because it failed, not because those
-        # were not asked for: its failure is in `incomplete`, and it skipped no check.
-        failed = bool(report.incomplete) and not report.rows
-        return cls(
-            len(report.consumers),
-            len(report.rows),
-            sum(c.total_lag for c in report.consumers),
-            Counter(f.severity.label for f in report.findings),
-            Counter(f.code for f in report.findings),
-            list(report.notes),
-            list(report.incomplete),
-            [] if failed else list(report.checks_skipped),
-            report.commits,
-            report.offsets_retention,
-            *extremes(rows),
-            Counter(c.profile for c in report.consumers),
-        )
-
-    def __add__(self, other: Tally) -> Tally:
-        def merged(a: list[str], b: list[str]) -> list[str]:
-            return a + [x for x in b if x not in a]  # the same note from every chunk is said once
-
-        return Tally(
-            self.consumers + other.consumers,
-            self.partitions + other.partitions,
-            self.total_lag + other.total_lag,
-            self.by_severity + other.by_severity,
-            self.by_code + other.by_code,
-            merged(self.notes, other.notes),
-            merged(self.incomplete, other.incomplete),
-            merged(self.checks_skipped, other.checks_skipped),
-            self.commits or other.commits,
-            self.offsets_retention or other.offsets_retention,
-            _pick(max, self.max_time_lag, other.max_time_lag),
-            _pick(min, self.min_retention_headroom, other.min_retention_headroom),
-            _pick(min, self.min_commit_expiry, other.min_commit_expiry),
-            self.profiles + other.profiles,
-        )
-
-    def worst(self) -> Severity | None:
-        return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
-
-    def summary(self) -> dict:
-        """inspect's summary block (render.summary_dict), from the tally, with the fleet's largest time lag,
-        smallest retention headroom and soonest commit expiry (null where no partition has one)."""
-        worst = self.worst()
-        return {
-            "consumers": self.consumers,
-            "partitions": self.partitions,
-            "total_lag": self.total_lag,
-            "findings": {s.label: self.by_severity.get(s.label, 0) for s in sorted(Severity, reverse=True)},
-            "by_code": dict(sorted(self.by_code.items())),
-            "status": worst.label if worst else "ok",
-            "max_time_lag_s": self.max_time_lag[0] if self.max_time_lag else None,
-            "min_retention_headroom_s": self.min_retention_headroom[0] if self.min_retention_headroom else None,
-            "min_commit_expiry_s": self.min_commit_expiry[0] if self.min_commit_expiry else None,
-        }
-
-
-# The figures the tally keeps the fleet's extreme of: (partition row key, max or min), as inspect's rows name them.
-EXTREMES = (("time_lag_s", max), ("retention_headroom_s", min), ("commit_expiry_s", min))
-
-
-def extremes(rows: Iterable[Mapping]) -> tuple:
-    """Per EXTREMES, the extreme figure of these partition rows and its partition (store, consumer, zk_root, topic,
-    partition), or None when no row has one. One pass over the rows."""
-    best: list = [None] * len(EXTREMES)
-    for row in rows:
-        for i, (key, pick) in enumerate(EXTREMES):
-            value = row[key]
-            if value is not None and (best[i] is None or pick(value, best[i][0]) != best[i][0]):
-                best[i] = (value, partition_key(row))
-    return tuple(best)
-
-
-def _pick(pick, a: tuple | None, b: tuple | None) -> tuple | None:
-    if a is None or b is None:
-        return a or b
-    return a if pick(a[0], b[0]) == a[0] else b
 
 
 def chunk_outputs(report: Report) -> tuple[Tally, list[dict], list[dict], list[dict]]:

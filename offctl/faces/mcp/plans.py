@@ -1,7 +1,7 @@
 """Plans an assistant may ask for, bound to the state they saw, and applied only with a human's yes (issue 30).
 
 The MCP face's plan tools call `PlanStore.plan_reset / plan_restore / plan_migrate / plan_delete`: each runs the
-very library call the CLI's dry run makes (offctl.repair.reset with Safety(execute=False)) and keeps what it saw: every
+very library call the CLI's dry run makes (offctl.repair with Safety(execute=False)) and keeps what it saw: every
 change's before-value (ZooKeeper bytes and version, Kafka offset and metadata), what it would write, and the
 guards' verdicts. `apply` runs the same call again with Safety(execute=True); the library reads the state afresh
 and hands the plans to its Confirm callback just before the write, where they are compared with the stored plan:
@@ -22,21 +22,30 @@ import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offctl.core.behaviour import SpoutProfile
 from offctl.core.guards import QUIET_PERIOD_S
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.plan import Plan
+from offctl.core.results import RepairResult, StoredPlan
 from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
-from offctl.errors import OffctlError, UsageError
+from offctl.errors import UsageError
+from offctl.faces.mcp.compare import state_of
 from offctl.render import mcp as documents
-from offctl.repair.reset import Confirm, RepairResult, ResetRequest, Safety, safety_flags, server_flags
+from offctl.repair.readback import safety_flags, server_flags
+from offctl.repair.reads import Confirm
+from offctl.repair.reset import ResetRequest
 from offctl.settings.connection import Connection, normalize_root
+from offctl.settings.run import Safety
 
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
+
+
 STORES = (ZOOKEEPER, KAFKA, TRIDENT)
+
+
 # targets whose offsets follow the log (its start, its end): a re-read may move them, and the human approved the
 # target, not the number. Every other target's offsets are fixed by what was read, so a different one is a change.
 FOLLOWS_LOG = frozenset({"earliest", "latest"})
@@ -74,197 +83,19 @@ class WriteTarget:
         )
 
 
-# --- the state a plan saw, and how it is compared ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One change as the plan read and planned it: the before-value (bytes and version, or offset and metadata)
-    and what it writes."""
-
-    where: str  # the ZooKeeper path, or topic/partition
-    topic: str | None
-    partition: int
-    path: str | None
-    version: int | None
-    before: int | None
-    before_data: bytes | None
-    before_metadata: str | None
-    had_commit: bool
-    action: str
-    after: int | None
-    after_data: bytes | None
-    after_metadata: str | None
-
-
-@dataclass(frozen=True)
-class State:
-    """One consumer's plan as bound: its changes and the guards' verdicts (statuses only: their messages carry
-    ages that move with the clock)."""
-
-    consumer: str
-    changes: tuple[Seen, ...]
-    guards: tuple[tuple[str, str], ...]
-    group_had_commits: bool | None = None
-
-
-def state_of(plan: Plan) -> State:
-    """What a plan saw and would write, as it is bound."""
-    return State(
-        str(plan.key),
-        tuple(
-            Seen(
-                c.path or f"{c.topic}/{c.partition}",
-                c.topic,
-                c.partition,
-                c.path,
-                c.version,
-                c.before,
-                c.before_data,
-                c.before_metadata,
-                c.had_commit,
-                c.action,
-                c.after,
-                c.after_data,
-                c.after_metadata,
-            )
-            for c in plan.changes
-        ),
-        tuple((g.guard, g.status) for g in plan.guards),
-        plan.group_had_commits,
-    )
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """What differs between the state a plan saw and the state read just before the write: `changed` refuses;
-    `moved` (a target that follows the log, whose offsets moved with it) is said, not refused."""
-
-    changed: tuple[str, ...] = ()
-    guards: tuple[str, ...] = ()  # guards whose verdict differs: the state they judge changed too
-    moved: tuple[str, ...] = ()
-
-    @property
-    def same(self) -> bool:
-        return not self.changed and not self.guards
-
-
-def _offset_text(c: Seen) -> str:
-    if c.path is not None:
-        return f"offset {c.before} (version {c.version})" if c.version is not None and c.version >= 0 else "no record"
-    return (
-        f"offset {c.before}" + (f", metadata {c.before_metadata!r}" if c.before_metadata else "")
-        if c.had_commit
-        else "no commit"
-    )
-
-
-def compare(saw: Sequence[State], now: Sequence[State], *, follows_log: bool = False) -> Comparison:
-    """Compare the states, consumer by consumer and change by change: a before-value that differs in any byte,
-    version, offset or metadata; a change that appeared or is gone; a guard whose verdict differs; a different
-    write (unless `follows_log`: then a different after-offset is only said)."""
-    changed: list[str] = []
-    guards: list[str] = []
-    moved: list[str] = []
-    was_by, now_by = {s.consumer: s for s in saw}, {s.consumer: s for s in now}
-    changed += [f"{c}: no longer planned" for c in was_by if c not in now_by]
-    changed += [f"{c}: planned now, not in the plan" for c in now_by if c not in was_by]
-    for consumer in (c for c in was_by if c in now_by):
-        was, is_ = was_by[consumer], now_by[consumer]
-        differ, follow = _compare_changes(consumer, was, is_, follows_log)
-        changed += differ + _group_commits_change(consumer, was, is_)
-        moved += follow
-        guards += _guard_changes(consumer, was, is_)
-    return Comparison(tuple(changed), tuple(guards), tuple(moved))
-
-
-def _compare_changes(consumer: str, was: State, is_: State, follows_log: bool) -> tuple[list[str], list[str]]:
-    """One consumer's changes then and now, where by where: those gone or new, and those that differ (changed), or
-    whose write only moved with the log (moved)."""
-    old, new = {c.where: c for c in was.changes}, {c.where: c for c in is_.changes}
-    changed = [f"{consumer} {w}: in the plan, gone now" for w in old if w not in new]
-    changed += [f"{consumer} {w}: not in the plan, there now ({_offset_text(new[w])})" for w in new if w not in old]
-    moved: list[str] = []
-    for where in (w for w in old if w in new):
-        said, only_moved = _compare_change(f"{consumer} {where}", old[where], new[where], follows_log)
-        if said is not None:
-            (moved if only_moved else changed).append(said)
-    return changed, moved
-
-
-def _compare_change(label: str, a: Seen, b: Seen, follows_log: bool) -> tuple[str | None, bool]:
-    """What differs in one change, said (None: nothing), and whether it only moved with the log: the same action
-    to another after-offset, for a target that follows the log. A different before-value always counts."""
-    before_a = (a.version, a.before, a.before_data, a.before_metadata, a.had_commit)
-    before_b = (b.version, b.before, b.before_data, b.before_metadata, b.had_commit)
-    if before_a != before_b:
-        why = (
-            f"{_offset_text(a)} then, {_offset_text(b)} now"
-            if _offset_text(a) != _offset_text(b)
-            else "other bytes now"
-        )
-        return f"{label}: {why}", False
-    if (a.action, a.after, a.after_data, a.after_metadata) != (b.action, b.after, b.after_data, b.after_metadata):
-        return (
-            f"{label}: planned {a.action} to {a.after}, now {b.action} to {b.after}",
-            follows_log and a.action == b.action,
-        )
-    return None, False
-
-
-def _group_commits_change(consumer: str, was: State, is_: State) -> list[str]:
-    """Whether the group had commits then and has now, said when that differs."""
-    if was.group_had_commits == is_.group_had_commits:
-        return []
-    return [
-        f"{consumer}: the group {'had' if was.group_had_commits else 'had no'} commits then, "
-        f"{'has' if is_.group_had_commits else 'has none'} now"
-    ]
-
-
-def _guard_changes(consumer: str, was: State, is_: State) -> list[str]:
-    """The guards whose verdict now differs from the plan's (or that are not judged now)."""
-    verdicts = dict(is_.guards)
-    return [
-        f"{consumer}: guard {g} was {s}, now {verdicts.get(g, 'not judged')}"
-        for g, s in was.guards
-        if verdicts.get(g) != s
-    ]
-
-
 # --- plans ----------------------------------------------------------------------------------------------------
 
 
 Call = Callable[[Safety, Confirm], list[RepairResult]]  # the library call a plan re-runs: dry, then to write
 
 
-@dataclass(frozen=True)
-class StoredPlan:
-    """A plan an assistant asked for: the library call it re-runs (`call`, with `request`, its arguments as
-    given), what it saw (`state`), its dry run (`document`, render.outcome_document), the text a human is shown
-    (`text`), the offctl command line an operator would run by hand (`command`), and its lifetime."""
-
-    id: str
-    kind: str  # reset | restore | migrate | delete
-    context: str
-    request: dict
-    state: tuple[State, ...]
-    document: dict
-    text: str
-    command: str
-    created: float  # seconds since the epoch
-    expires: float
-    follows_log: bool = False
-    refused: tuple[str, ...] = ()  # guards that refused the dry run: "guard: message"
-    writes: int = 0  # how many changes it writes
-    call: Call | None = field(default=None, repr=False, compare=False)
-    run: WriteTarget | None = field(default=None, repr=False, compare=False)
-    digest: str | None = None  # restore: the backup file's sha256 when planned
-
-
 @dataclass
-class _Entry:
+class KeptPlan:
+    """A stored plan with the library call it re-runs (`call`, for the context `run`) and how far it got."""
+
     plan: StoredPlan
+    call: Call
+    run: WriteTarget
     used: str | None = None  # None | "applying" | what ended it: applied | declined | stale
 
 
@@ -273,7 +104,7 @@ class PlanStore:
 
     def __init__(self, *, ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.time) -> None:
         self.ttl_s, self.clock = ttl_s, clock
-        self._plans: dict[str, _Entry] = {}
+        self._plans: dict[str, KeptPlan] = {}
         self._lock = threading.Lock()
 
     def get(self, plan_id: str) -> StoredPlan | None:
@@ -310,14 +141,12 @@ class PlanStore:
             follows_log=follows_log,
             refused=tuple(f"{g.guard}: {g.message}" for p in plans for g in p.refused),
             writes=sum(len(p.writes) for p in plans),
-            call=call,
-            run=run,
             digest=digest,
         )
         with self._lock:
             for old in [k for k, e in self._plans.items() if e.plan.expires < now - self.ttl_s]:
                 del self._plans[old]  # long gone: a server running for weeks does not keep every plan
-            self._plans[plan_id] = _Entry(stored)
+            self._plans[plan_id] = KeptPlan(stored, call, run)
         return stored
 
     # the four plan tools
@@ -396,7 +225,7 @@ class PlanStore:
         """Plan putting back a backup an earlier write kept, named by its file name (or path) in the context's
         backup directory. Hand-made files are the operator's, at the command line."""
         from offctl.adapters.backup import load_backup
-        from offctl.repair.reset import restore
+        from offctl.repair.restore import restore
 
         path = _backup_path(run, backup)
         digest = _sha256(path)
@@ -422,7 +251,7 @@ class PlanStore:
     ) -> StoredPlan:
         """Plan copying a storm-kafka spout's ZooKeeper offsets into its storm-kafka-client successor's group,
         with Storm metadata for `topology_id`."""
-        from offctl.repair.reset import migrate
+        from offctl.repair.migrate import migrate
 
         scope = Scope(parse_topics([topic] if topic else None), parse_partitions(partitions))
         conn = _rooted(run, zk_root)
@@ -454,7 +283,7 @@ class PlanStore:
         zk_root: str | None = None,
     ) -> StoredPlan:
         """Plan deleting some of a storm-kafka spout's partition records (all of the selectors given must match)."""
-        from offctl.repair.reset import delete
+        from offctl.repair.migrate import delete
 
         if record_topic is not None:
             parse_topics([record_topic])
@@ -488,7 +317,7 @@ class PlanStore:
 
     # apply's bookkeeping: a plan is applied at most once
 
-    def _claim(self, plan_id: str, now: float) -> tuple[StoredPlan | None, str | None]:
+    def _claim(self, plan_id: str, now: float) -> tuple[KeptPlan | None, str | None]:
         with self._lock:
             entry = self._plans.get(plan_id)
             if entry is None:
@@ -507,7 +336,7 @@ class PlanStore:
             if now >= entry.plan.expires:
                 return None, (f"plan {plan_id} expired at {iso_ms(int(entry.plan.expires * 1000))}: ask for a new plan")
             entry.used = "applying"
-            return entry.plan, None
+            return entry, None
 
     def _end(self, plan_id: str, used: str | None) -> None:
         with self._lock:
@@ -587,7 +416,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _digest_now(path: Path) -> str | None:
+def digest_now(path: Path) -> str | None:
     """The backup file's sha256 as it is now; None when it cannot be read (gone)."""
     try:
         return _sha256(path)
@@ -611,7 +440,7 @@ def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool
 
 def command_line(kind: str, request: Mapping, run: WriteTarget) -> str:
     """The offctl command line an operator runs by hand for this plan (it asks before writing), in the style of
-    offctl.repair.reset.undo_command: every server, root and safety setting the write uses, never a secret (--zk-auth
+    offctl.repair.readback.undo_command: every server, root and safety setting the write uses, never a secret (--zk-auth
     and --kafka-config come from the context named, or OFFCTL_ZK_AUTH and OFFCTL_KAFKA_CONFIG)."""
     conn = run.conn
     parts = ["offctl", kind]
@@ -679,193 +508,3 @@ def _delete_args(conn: Connection, r: Mapping) -> list[str]:
     if r.get("all_records"):
         parts.append("--all-records")
     return parts
-
-
-# --- apply ----------------------------------------------------------------------------------------------------
-
-
-WRITTEN, VERIFICATION_FAILED, REFUSED, DECLINED, FAILED, UNCHANGED = (
-    "written",
-    "verification-failed",
-    "refused",
-    "declined",
-    "failed",
-    "unchanged",
-)
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    """What apply did. `status`: written, verification-failed (written; the read-back found `problems`), refused
-    (nothing written: `reason`), declined (the human said no: nothing written), failed (`reason` says whether
-    the write landed) or unchanged (the plan writes nothing, so there was nothing to change: a restore whose
-    partitions all hold their before-image already). `audit`: the audit-log lines the write appended, as the CLI
-    writes them. `command`: the offctl command line an operator can run by hand instead."""
-
-    plan_id: str
-    status: str
-    reason: str | None = None
-    written: bool = False
-    document: dict | None = None  # render.outcome_document of the run that wrote
-    backup: str | None = None
-    audit_log: str | None = None
-    audit: tuple[str, ...] = ()
-    undo: str | None = None
-    verified: bool | None = None
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    lines: tuple[str, ...] = ()  # render.outcome_lines: what happened, in words
-    command: str | None = None
-
-
-NOT_WRITTEN = "Nothing was written."
-
-
-def apply(
-    store: PlanStore,
-    plan_id: str,
-    *,
-    allow_writes: bool,
-    confirm: Callable[[str], bool] | None,
-    now: float | None = None,
-) -> ApplyResult:
-    """Apply a stored plan, only if the server may write, the plan is known, unexpired and not applied before,
-    every before-value and guard verdict read again just before the write is what the plan saw, the library's
-    guards pass, and the human, shown the plan's text by `confirm`, says yes. `confirm` None: this client cannot
-    ask a human, so the result names the command line to run by hand."""
-    stored = store.get(plan_id)
-    command = stored.command if stored else None
-    if not allow_writes:
-        return ApplyResult(
-            plan_id,
-            REFUSED,
-            "this offctl mcp server was started without --allow-writes: it "
-            f"writes nothing. {NOT_WRITTEN}" + _by_hand(command),
-            command=command,
-        )
-    stored, why = store._claim(plan_id, store.clock() if now is None else now)
-    if stored is None:
-        return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command)
-    ended = "applying"  # an apply cut short by what offctl does not report (a bug, KeyboardInterrupt) is not retried
-    try:
-        result, ended = _apply(stored, confirm)
-        return result
-    finally:
-        store._end(plan_id, ended)
-
-
-def _by_hand(command: str | None) -> str:
-    return f" An operator can run it by hand, and is asked before it writes: {command}" if command else ""
-
-
-def _apply(stored: StoredPlan, confirm: Callable[[str], bool] | None) -> tuple[ApplyResult, str | None]:
-    plan_id, command = stored.id, stored.command
-
-    def refused(why: str, ended: str | None = None) -> tuple[ApplyResult, str | None]:
-        return ApplyResult(plan_id, REFUSED, f"{why}. {NOT_WRITTEN}", command=command), ended
-
-    if stored.refused:
-        return refused(
-            "the plan's guards refused it when it was made ("
-            + "; ".join(stored.refused)
-            + "): an assistant cannot override a guard; once it passes, ask for a new plan",
-            "stale",
-        )
-    if not stored.writes:  # nothing to change is no refusal: a restore after a write that never landed, or run twice
-        return ApplyResult(
-            plan_id, UNCHANGED, f"nothing to change: the plan writes nothing. {NOT_WRITTEN}", command=command
-        ), "applied"
-    if confirm is None:
-        return refused("this MCP client cannot ask a human for a yes (no elicitation)" + _by_hand(command))
-    if stored.digest is not None and _digest_now(Path(stored.request["backup"])) != stored.digest:
-        return refused("state changed since the plan: the backup file is not what it was; ask for a new plan", "stale")
-    seen: dict = {}
-
-    def check(plans: Sequence[Plan]) -> bool:
-        """The library's Confirm: the plans as read just before the write, and then the human."""
-        found = compare(stored.state, [state_of(p) for p in plans], follows_log=stored.follows_log)
-        if not found.same:
-            return False
-        seen["asked"] = True
-        try:
-            seen["yes"] = bool(confirm(stored.text))
-        except Exception as exc:  # the face's elicitation failed: no answer is no
-            seen["error"] = f"could not ask the human ({type(exc).__name__}: {exc})"
-            return False
-        return seen["yes"]
-
-    try:
-        outcomes = stored.call(stored.run.safety(True), check)
-    except OffctlError as exc:
-        if seen.get("yes"):  # the library's message says what was and was not written
-            return ApplyResult(plan_id, FAILED, str(exc), command=command), "applied"
-        return refused(f"the state could not be read again: {exc}")
-    fresh = [o.plan for o in outcomes]
-    found = compare(stored.state, [state_of(p) for p in fresh], follows_log=stored.follows_log)
-    if found.changed:
-        return refused(f"state changed since the plan: {_listed(found.changed)}; ask for a new plan", "stale")
-    guards = [f"{g.guard}: {g.message}" for p in fresh for g in p.refused]
-    if guards:  # the plan's own guards all passed (a refused plan is refused above): one refuses now
-        return refused(
-            "refused by the guards: "
-            + "; ".join(guards)
-            + " (an assistant cannot override a guard; once it passes, apply again or ask for a new plan)"
-        )
-    if found.guards:
-        return refused(f"state changed since the plan: {_listed(found.guards)}; ask for a new plan", "stale")
-    if "error" in seen:
-        return refused(seen["error"] + _by_hand(command))
-    if not seen.get("asked"):
-        return refused("the state read again has nothing to write; ask for a new plan", "stale")
-    if not seen.get("yes"):
-        return ApplyResult(
-            plan_id, DECLINED, f"the human declined the plan. {NOT_WRITTEN}", command=command
-        ), "declined"
-    return _written(plan_id, outcomes, found.moved, command), "applied"
-
-
-def _listed(lines: Sequence[str], most: int = 10) -> str:
-    return "; ".join(lines[:most]) + (f"; and {len(lines) - most} more" if len(lines) > most else "")
-
-
-def _written(plan_id: str, outcomes: Sequence[RepairResult], moved: Sequence[str], command: str) -> ApplyResult:
-    from offctl.render.output import outcome_lines
-
-    outcome = outcomes[0]  # a plan is of one consumer
-    errors = [o.error for o in outcomes if o.error]
-    status = FAILED if errors else WRITTEN if all(o.verified for o in outcomes if o.executed) else VERIFICATION_FAILED
-    notes = tuple(f"the log moved since the plan: {m}" for m in moved) + tuple(n for o in outcomes for n in o.notes)
-    return ApplyResult(
-        plan_id,
-        status,
-        "; ".join(errors) or None,
-        written=any(o.executed for o in outcomes),
-        document=documents.plan_document(outcomes),
-        backup=str(outcome.backup) if outcome.backup else None,
-        audit_log=str(outcome.audit_log) if outcome.audit_log else None,
-        audit=tuple(_audit_lines(outcome)),
-        undo=outcome.undo,
-        verified=outcome.verified,
-        problems=tuple(p for o in outcomes for p in o.problems),
-        notes=notes,
-        lines=tuple(line for o in outcomes for line in outcome_lines(o)),
-        command=command,
-    )
-
-
-def _audit_lines(outcome: RepairResult) -> list[str]:
-    """The lines this write appended to the audit log (intent, then done), found by its backup."""
-    if outcome.audit_log is None or outcome.backup is None:
-        return []
-    try:
-        text = Path(outcome.audit_log).read_text(encoding="utf-8")
-    except OSError:
-        return []
-    mine = []
-    for line in text.splitlines():
-        try:
-            if json.loads(line).get("backup") == str(outcome.backup):
-                mine.append(line)
-        except ValueError:
-            continue
-    return mine

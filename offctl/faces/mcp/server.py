@@ -43,7 +43,7 @@ from offctl.settings.run import Reading, Selection
 
 if TYPE_CHECKING:
     from offctl.core.behaviour import SpoutProfile
-    from offctl.repair.reset import Safety
+    from offctl.settings.run import Safety
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, MAX_ITEMS
 MAX_PEEK_COUNT = 10  # messages per partition an answer previews (offctl peek takes up to 1000)

@@ -2,7 +2,7 @@
 human's yes (docs/mcp.md, "Plans and apply").
 
 The plans are offctl.faces.mcp.plans': each bound to every before-value it saw and its guards' verdicts, kept in
-memory for its lifetime (ten minutes). `apply` runs offctl.faces.mcp.plans.apply in a worker thread: the library
+memory for its lifetime (ten minutes). `apply` runs offctl.faces.mcp.apply.apply in a worker thread: the library
 reads the stores again, compares, and calls back just before the write; the callback asks the human through MCP
 elicitation (form mode), shown the plan's table and cost, and waits for the answer with the stores open. A client
 that cannot elicit gets a refusal that names the offctl command line to run by hand."""
@@ -18,7 +18,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ClientCapabilities, ElicitationCapability, FormElicitationCapability, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from offctl.core.results import ApplyResult
 from offctl.faces.mcp import plans as mcpplans
+from offctl.faces.mcp.apply import apply
 from offctl.faces.mcp.server import DATA_NOTE, ContextArg, Face, Run, answer, tool_errors
 from offctl.render import mcp as documents
 
@@ -193,8 +195,8 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
         def confirm(text: str) -> bool:
             return anyio.from_thread.run(ask, ctx, text)
 
-        def write() -> mcpplans.ApplyResult:
-            return mcpplans.apply(plans, plan_id, allow_writes=face.allow_writes, confirm=confirm if elicit else None)
+        def write() -> ApplyResult:
+            return apply(plans, plan_id, allow_writes=face.allow_writes, confirm=confirm if elicit else None)
 
         with tool_errors():
             result = await anyio.to_thread.run_sync(write)

@@ -31,7 +31,8 @@ from offctl.core.model import Report
 from offctl.errors import OffctlError, UsageError
 from offctl.faces.serve.monitor import Collector, Monitor
 from offctl.pipeline import cyclic_gc_paused, inspect, kafka_in_child
-from offctl.render.output import dump_bytes, report_document
+from offctl.render.formats import dump_bytes
+from offctl.render.report import report_document
 from offctl.settings.connection import DEFAULT_LISTEN
 from offctl.settings.run import Reading
 

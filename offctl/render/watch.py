@@ -1,0 +1,84 @@
+"""`offctl watch`'s view: each refresh's table of partitions, their movement since the last refresh and their
+history status."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from offctl.core.model import Report, TimeLag, iso_ms
+from offctl.core.retention import headroom
+from offctl.render.formats import expiry_text, headroom_text, number, time_lag_text
+
+_TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
+
+
+_STATUS_STYLE = {"OK": "green", "WARN": "yellow", "STALL": "bold red", "STOP": "bold red", "REWIND": "magenta"}
+
+
+def watch_frame(
+    report: Report | None,
+    previous: dict[tuple, tuple[int | None, int | None]],
+    statuses: dict[tuple, tuple[str | None, TimeLag]],
+    refreshed: int,
+    error: str | None,
+):
+    """One refresh of the watch view: its table (none before the first read), and the refresh's read error."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts = [watch_table(report, previous, statuses, refreshed)] if report is not None else []
+    if error:
+        parts.append(Text(f"offctl: refresh {refreshed} could not read: {error}", style="yellow"))
+    return Group(*parts)
+
+
+def watch_table(
+    report: Report,
+    previous: dict[tuple, tuple[int | None, int | None]],
+    statuses: dict[tuple, tuple[str | None, TimeLag]],
+    refreshed: int,
+) -> Table:
+    """The watch view: each partition's committed offset (moving or stuck since the last refresh), lag with
+    its trend, time lag (~ when estimated), retention headroom, commit expiry and history status. `previous`:
+    (committed, lag) by partition key from the last refresh."""
+    table = Table(
+        title=f"offctl watch: {iso_ms(report.captured_ms)} (refresh {refreshed}; Ctrl-C to leave)", title_justify="left"
+    )
+    for col in ("Consumer", "Topic"):
+        table.add_column(col, overflow="fold")
+    for col in ("Partition", "Committed", "Moved", "Lag"):
+        table.add_column(col, justify="right")
+    table.add_column("Trend")
+    table.add_column("Time lag", justify="right")
+    table.add_column("Retention", justify="right")
+    table.add_column("Expiry", justify="right")
+    table.add_column("Status")
+    table.add_column("Findings", overflow="fold")
+    expiries = report.commit_expiry or {}
+    for row in report.rows:
+        r = row.record
+        before, lag_before = previous.get(row.partition_key, (None, None))
+        moved = "-" if before is None or r.committed is None else f"{r.committed - before:+,}"
+        moved_text = Text(moved, style="bold" if moved not in ("-", "+0") else "dim")
+        if row.lag is None or lag_before is None:
+            trend = Text("")
+        else:
+            sign = (row.lag > lag_before) - (row.lag < lag_before)
+            trend = Text(*_TREND[sign])
+        status, lag = statuses.get(row.partition_key, (None, None))
+        table.add_row(
+            str(r.key),
+            row.topic or "?",
+            str(r.partition),
+            number(r.committed),
+            moved_text,
+            number(row.lag),
+            trend,
+            time_lag_text(lag),
+            headroom_text(headroom(row, report.headrooms)),
+            expiry_text(expiries.get(row.partition_key)),
+            Text(status or "-", style=_STATUS_STYLE.get(status, "dim")),
+            ", ".join(row.codes),
+        )
+    return table
