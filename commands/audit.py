@@ -107,7 +107,8 @@ def audit_command(
     """
     # Spark, the repair writer and their renderers load only when an audit runs (offctl --help, inspect and
     # the rest never pay for them)
-    from offctl.faces.audit.job import AuditSettings, audit, exit_code, nothing_to_repair
+    from offctl.faces.audit.job import AuditSettings, audit, exit_code
+    from offctl.faces.audit.repairs import nothing_to_repair
     from offctl.render.audit import write_audit_json, write_audit_summary
 
     with reported_errors():

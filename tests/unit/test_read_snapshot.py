@@ -8,7 +8,8 @@ import pytest
 
 from offctl.core.analyze import analyze, parse_snapshot
 from offctl.core.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
-from offctl.pipeline import Selection, exit_code, read_snapshot
+from offctl.pipeline import exit_code, read_snapshot
+from offctl.settings.run import Selection
 
 
 class MemoryZk:

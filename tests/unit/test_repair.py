@@ -8,8 +8,9 @@ import pytest
 from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
 from offctl.core.results import Tally
 from offctl.errors import StoreUnavailable, UsageError
-from offctl.faces.audit import job as audit
-from offctl.faces.audit.job import Repair, exit_code, plan_repair, repair_request, repairs
+from offctl.faces.audit import repairs as audit_repairs
+from offctl.faces.audit.job import exit_code
+from offctl.faces.audit.repairs import Repair, plan_repair, repair_request, repairs
 from offctl.settings.connection import Connection
 from offctl.settings.run import Safety
 
@@ -53,7 +54,7 @@ def test_a_consumer_that_cannot_be_planned_is_declined_with_its_reason(monkeypat
     def fails(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr(audit, "reset", fails)
+    monkeypatch.setattr(audit_repairs, "reset", fails)
     repair = Repair(ConsumerKey(TRIDENT, "c", "/t"), frozenset({("t", 0)}), frozenset({"OFFSET_ABOVE_LOG_END"}))
     outcome, got = plan_repair(Connection(), repair, Safety())
     assert got == code and outcome.error == f"not repaired: {error}" and not outcome.plan.writes
