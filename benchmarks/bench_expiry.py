@@ -14,8 +14,8 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartiti
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from offctl.adapters import servers
-from offctl.core.behaviour import Guarantee, SpoutProfile
-from offctl.core.model import Thresholds
+from offctl.core.records.model import Thresholds
+from offctl.core.storm.behaviour import Guarantee, SpoutProfile
 from offctl.pipeline import Selection, inspect
 from offctl.settings.connection import Connection
 

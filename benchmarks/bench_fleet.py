@@ -52,7 +52,7 @@ from pathlib import Path
 from bench_inspect import bench_servers, create_all
 from kazoo.client import KazooClient
 
-from offctl.core.model import Thresholds
+from offctl.core.records.model import Thresholds
 from offctl.faces.serve.exporter import cycle_budget, run_cycle
 from offctl.faces.serve.monitor import Monitor
 from offctl.pipeline import TIME_LAG_BUDGET_S, Selection
@@ -191,7 +191,7 @@ def serve_cycle(conn: Connection, monitor: Monitor) -> float:
 CYCLES = """
 import sys, time
 from offctl.settings.connection import Connection
-from offctl.core.model import Thresholds
+from offctl.core.records.model import Thresholds
 from offctl.faces.serve.monitor import Monitor
 from offctl.faces.serve.exporter import cycle_budget, run_cycle
 from offctl.pipeline import TIME_LAG_BUDGET_S, Selection

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from offctl.core.targets import parse_partitions
+from offctl.core.plans.targets import parse_partitions
 from offctl.faces.peek import exit_code, peek
 from offctl.render.output import write_peek
 from offctl.settings.options import CONNECTION_OPTIONS, HORIZON_OPTIONS, SELECTION_OPTIONS, SPOUT_OPTIONS, OutputFormat

@@ -13,7 +13,7 @@ import typer
 if TYPE_CHECKING:
     from offctl.repair.reset import RepairResult
 
-from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
+from offctl.core.plans.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render.output import outcome_errors, write_outcome, write_outcomes
 from offctl.settings.connection import Connection
 from offctl.settings.options import CONNECTION_OPTIONS, OPTIONS, SAFETY_OPTIONS, SPOUT_OPTIONS, PlanOutput, To

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from offctl.core.expiry import Expiry
-from offctl.core.history import Observation
-from offctl.core.model import (
+from offctl.core.records.model import (
     KAFKA,
     ZOOKEEPER,
     ConsumerKey,
@@ -20,6 +18,8 @@ from offctl.core.model import (
     Report,
     TimeLag,
 )
+from offctl.core.time.expiry import Expiry
+from offctl.core.time.history import Observation
 from offctl.faces.audit.tasks import TASK_KEYS, chunk_outputs, with_history, without_history
 from offctl.render.output import report_document
 

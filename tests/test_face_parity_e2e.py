@@ -47,9 +47,9 @@ from typing import NamedTuple
 import pytest
 
 from offctl.adapters import servers
-from offctl.core.expiry import Expiry
-from offctl.core.model import ConsumerKey, Headroom, TimeLag
-from offctl.core.timelag import SOURCE_CODES
+from offctl.core.records.model import ConsumerKey, Headroom, TimeLag
+from offctl.core.time.expiry import Expiry
+from offctl.core.time.timelag import SOURCE_CODES
 from offctl.render.output import expiry_text, headroom_text, time_lag_text
 from tests.conftest import Names, Result, invoke
 from tests.seeds import spout, storm_root

@@ -300,7 +300,7 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
     after a report, after a store that cannot be read, and left off when the caller had it off."""
     import gc
 
-    from offctl.core.model import Thresholds
+    from offctl.core.records.model import Thresholds
     from offctl.errors import StoreUnavailable
     from offctl.pipeline import Selection, cyclic_gc_paused, inspect
     from offctl.settings.connection import Connection

@@ -19,7 +19,7 @@ import pytest
 
 from offctl.adapters.kafka import KafkaStore
 from offctl.adapters.kafka_child import ChildKafkaStore
-from offctl.core.model import Thresholds
+from offctl.core.records.model import Thresholds
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.pipeline import Selection, inspect, kafka_in_child
 from offctl.settings.connection import Connection

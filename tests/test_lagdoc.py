@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from offctl.core import judge
-from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, PartitionLog, Snapshot, Thresholds
-from offctl.core.profiles import Profile, Profiles
+from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, PartitionLog, Snapshot, Thresholds
+from offctl.core.rules import judge
+from offctl.core.rules.profiles import Profile, Profiles
+from offctl.core.storm.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka
 from offctl.render import lagdoc
 from tests.test_analyze import RUNNING, T, commit, meta, rec
 

@@ -7,13 +7,13 @@ or inside a function (a function-level import is still a dependency, only a late
 `from P import name` is an import of module P.name when that is a module of the tree, else of P. Imports under
 `if TYPE_CHECKING:` count like any other: they do not run, but a module that names another's type depends on it,
 and a cycle hidden behind TYPE_CHECKING is still a cycle (issue 28: plan.py named cost.py's PlanCost so, while
-cost.py imports plan.py; the record moved to offctl.core.plancost). commands/ installs as offctl.commands
+cost.py imports plan.py; the record moved to offctl.core.plans.plancost). commands/ installs as offctl.commands
 (pyproject.toml) and is named so here.
 
 A package's __init__ is a module like any other (`offctl`, `offctl.core`, ...): an import of it by name is an edge,
 and, for the cycle check only, so is the import Python makes of each enclosing package's __init__ before a module
-(importing offctl.core.model runs offctl/__init__.py and offctl/core/__init__.py first). The __init__ files import
-nothing today, so these edges close no cycle; one that imported its own submodules would.
+(importing offctl.core.records.model runs offctl/__init__.py and offctl/core/__init__.py first). The __init__ files
+import nothing today, so these edges close no cycle; one that imported its own submodules would.
 
 Floors, lowest first, by folder; a module imports from its own floor or lower ones:
 
@@ -111,7 +111,7 @@ def imports(module: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
                 out.append((child if child in known else source, node.lineno))
     resolved: dict[str, int] = {}
     for name, line in sorted(out, key=lambda nl: nl[1]):
-        while name and name not in known:  # `import offctl.core.model as m`, or a name inside a module
+        while name and name not in known:  # `import offctl.core.records.model as m`, or a name inside a module
             name = name.rpartition(".")[0]
         if name and name != module:
             resolved.setdefault(name, line)  # the first line that imports it
@@ -167,7 +167,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_tree_is_read():
     g = graph()
-    assert {"offctl.pipeline", "offctl.core.model", "offctl.adapters.kafka", "offctl.commands.app"} <= set(g)
+    assert {"offctl.pipeline", "offctl.core.records.model", "offctl.adapters.kafka", "offctl.commands.app"} <= set(g)
     # function-level and relative imports are seen: inspect opens the adapters inside a function, the commands
     # import their options relatively
     assert "offctl.adapters.kafka" in {m for m, _ in g["offctl.pipeline"]}
@@ -236,11 +236,15 @@ def test_an_import_under_type_checking_is_an_edge(tmp_path):
     path = tmp_path / "plan.py"
     path.write_text(
         "from typing import TYPE_CHECKING\nimport typing\n\nif TYPE_CHECKING:\n"
-        "    from offctl.core.cost import PlanCost\nif typing.TYPE_CHECKING:\n    import offctl.core.model\n",
+        "    from offctl.core.plans.cost import PlanCost\n"
+        "if typing.TYPE_CHECKING:\n    import offctl.core.records.model\n",
         encoding="utf-8",
     )
-    known = {"offctl.core.plan", "offctl.core.cost", "offctl.core.model"}
-    assert dict(imports("offctl.core.plan", path, known)) == {"offctl.core.cost": 5, "offctl.core.model": 7}
+    known = {"offctl.core.plans.plan", "offctl.core.plans.cost", "offctl.core.records.model"}
+    assert dict(imports("offctl.core.plans.plan", path, known)) == {
+        "offctl.core.plans.cost": 5,
+        "offctl.core.records.model": 7,
+    }
 
 
 def test_one_class_per_name():

@@ -14,11 +14,19 @@ import re
 
 import pytest
 
-from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
-from offctl.core.model import STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
-from offctl.core.plan import plan_kafka, plan_migrate, plan_zookeeper
-from offctl.core.storm import commit_metadata_json
-from offctl.core.targets import Scope, Target
+from offctl.core.plans.plan import plan_kafka, plan_migrate, plan_zookeeper
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.records.model import (
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    KafkaCommit,
+    PartitionLog,
+    ZkNode,
+)
+from offctl.core.records.parse import commit_metadata_json
+from offctl.core.storm.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
 from offctl.faces.sandbox import client_trident_meta
 
 TOPOLOGY_ID = "orders-1-1700000000"

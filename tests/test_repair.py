@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
+from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.faces.audit import job as audit
 from offctl.faces.audit.job import Repair, Tally, exit_code, plan_repair, repair_request, repairs

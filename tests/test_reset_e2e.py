@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from offctl.core.storm import commit_metadata_json
+from offctl.core.records.parse import commit_metadata_json
 from tests.conftest import storm_record
 from tests.seeds import on_each_broker, orders_fleet
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from offctl.core.model import Thresholds, TopicRetention
+from offctl.core.records.model import Thresholds, TopicRetention
 from offctl.pipeline import Selection, exit_code, inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection

@@ -29,7 +29,7 @@ import threading
 
 import pytest
 
-from offctl.core.behaviour import LEGACY_METADATA
+from offctl.core.storm.behaviour import LEGACY_METADATA
 from tests.storm_client_spout import APIS
 from tests.test_spout_oracle_e2e import CLIENT, STORM_ID, _agree, client_setup, inspect, metadata, verdicts
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from offctl.core.model import Thresholds
+from offctl.core.records.model import Thresholds
 from offctl.pipeline import Selection, inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection

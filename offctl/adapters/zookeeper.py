@@ -36,10 +36,17 @@ from kazoo.protocol.serialization import (
     stat_struct,
 )
 
-from offctl.core import brokers
-from offctl.core.frozen import builder
-from offctl.core.model import STORM_KAFKA, ZkNode
-from offctl.core.storm import INIT_TXID, coordinator_txid, newest_txid, partition_node, stored_from, trident_partition
+from offctl.core.records.frozen import builder
+from offctl.core.records.model import STORM_KAFKA, ZkNode
+from offctl.core.records.parse import (
+    INIT_TXID,
+    coordinator_txid,
+    newest_txid,
+    partition_node,
+    stored_from,
+    trident_partition,
+)
+from offctl.core.storm import brokers
 from offctl.errors import StoreUnavailable, WriteConflict
 
 WINDOW = 2000  # single requests in flight

@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from offctl.core.model import Severity, iso_ms
+from offctl.core.records.model import Severity, iso_ms
 from offctl.render.output import (
     confirm_question,
     dumps,
@@ -178,7 +178,7 @@ def peek(context: str, result, name: str, store: str | None, limit: int, offset:
 
 
 def finding(entry) -> dict[str, Any]:
-    """A finding code's catalogue entry (core.findings.CATALOGUE): `finding`, and each item of the catalogue."""
+    """A finding code's catalogue entry (core.records.findings.CATALOGUE): `finding`, and each item of the catalogue."""
     return {"code": entry.code, "severity": entry.severity.label, "when": entry.when, "hint": entry.hint}
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from offctl.core.history import STATUSES
-from offctl.core.model import ConsumerKey, Report, TimeLag
-from offctl.core.retention import consumer_minima, headroom
-from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
+from offctl.core.records.model import ConsumerKey, Report, TimeLag
+from offctl.core.time.history import STATUSES
+from offctl.core.time.retention import consumer_minima, headroom
+from offctl.core.time.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
 
 # A status as a number, for alerting (worst last): no status yet is no sample.
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}  # OK 0, WARN 1, STALL 2, STOP 3, REWIND 4
@@ -67,7 +67,7 @@ PARTITION_FAMILIES = tuple(
 @dataclass
 class Cycle:
     """One inspection as served: the report, each partition's history status and time lag (from the message at its
-    resume offset where the cycle read it, else the history's estimate: offctl.core.timelag.served)."""
+    resume offset where the cycle read it, else the history's estimate: offctl.core.time.timelag.served)."""
 
     report: Report
     statuses: Mapping[tuple, tuple[str | None, TimeLag]]

@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
-from offctl.core.expiry import Expiry
-from offctl.core.findings import CATALOGUE
-from offctl.core.model import (
+from offctl.core.plans.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
+from offctl.core.plans.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.records.model import (
     KAFKA,
     ConsumerSummary,
     Finding,
@@ -32,9 +32,9 @@ from offctl.core.model import (
     iso_ms,
     ranges,
 )
-from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
-from offctl.core.retention import consumer_minima, headroom
-from offctl.core.timelag import ESTIMATE, consumer_maxima, time_lag
+from offctl.core.time.expiry import Expiry
+from offctl.core.time.retention import consumer_minima, headroom
+from offctl.core.time.timelag import ESTIMATE, consumer_maxima, time_lag
 
 PARTITION_FIELDS = (
     "store",
@@ -116,8 +116,8 @@ def partition_dicts(report: Report, lags: Iterable[TimeLag], rows: Iterable[Part
 
 
 def expiry_fields(e: Expiry | None) -> dict:
-    """A partition's estimated commit expiry (offctl.core.expiry): the seconds left before the broker may delete its
-    commit (negative once past) and what the estimate comes from; both null where not estimated."""
+    """A partition's estimated commit expiry (offctl.core.time.expiry): the seconds left before the broker may delete
+    its commit (negative once past) and what the estimate comes from; both null where not estimated."""
     return {"commit_expiry_s": e.headroom_s if e else None, "commit_expiry_source": e.source if e else None}
 
 
@@ -341,7 +341,7 @@ def headroom_text(room: Headroom | None) -> str:
 
 def expiry_text(e: Expiry | None) -> str:
     """A commit's expiry headroom in a table: the time left, how long past (-), why there is none, or - without an
-    estimate (offctl.core.expiry)."""
+    estimate (offctl.core.time.expiry)."""
     if e is None:
         return "-"
     if e.headroom_s is None:
@@ -1107,7 +1107,7 @@ _VERBS = {"reset": "Reset", "restore": "Restore", "migrate": "Migrate", "delete"
 
 def consumer_words(key) -> str:
     """A consumer as the confirmation names it: spout ID (zkRoot R), Trident spout ID (Trident root R), group G."""
-    from offctl.core.model import TRIDENT, ZOOKEEPER
+    from offctl.core.records.model import TRIDENT, ZOOKEEPER
 
     if key.store == ZOOKEEPER:
         return f"spout {key.consumer} (zkRoot {key.zk_root})"
@@ -1119,7 +1119,7 @@ def consumer_words(key) -> str:
 def confirm_question(plans, zk: str | None, kafka: str | None, sandbox: bool = False) -> str:
     """What the write does, to whom and on which cluster, asked once for every plan:
     'Reset 1 partition of group g on Kafka k1:9092?'; ' (the sandbox)' when those are the sandbox's servers."""
-    from offctl.core.model import ZK_STORES
+    from offctl.core.records.model import ZK_STORES
 
     operations = {p.operation for p in plans}
     verb = _VERBS.get(operations.pop(), "Write") if len(operations) == 1 else "Write"

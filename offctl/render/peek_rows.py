@@ -1,11 +1,11 @@
 """`offctl peek`'s JSON rows: each partition read, and each message as its sizes, previews and digests, from the
-core's Peeked results (offctl.core.peeked); the MCP peek tool answers with them too."""
+core's Peeked results (offctl.core.records.peeked); the MCP peek tool answers with them too."""
 
 from __future__ import annotations
 
-from offctl.core.messages import UNREAD, age_ms
-from offctl.core.model import iso_ms
-from offctl.core.peeked import Census, Peeked, digest, preview
+from offctl.core.records.messages import UNREAD, age_ms
+from offctl.core.records.model import iso_ms
+from offctl.core.records.peeked import Census, Peeked, digest, preview
 
 
 def census_dict(c: Census) -> dict:

@@ -24,10 +24,21 @@ from offctl.adapters.backup import (
     record_read_back,
     write_backup,
 )
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.cost import Spout, cost_positions, plan_cost
-from offctl.core.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
-from offctl.core.model import (
+from offctl.core.plans.cost import Spout, cost_positions, plan_cost
+from offctl.core.plans.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
+from offctl.core.plans.plan import (
+    Plan,
+    plan_delete,
+    plan_kafka,
+    plan_migrate,
+    plan_restore_kafka,
+    plan_restore_zookeeper,
+    plan_zookeeper,
+    verify_kafka,
+    verify_zookeeper,
+)
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.records.model import (
     KAFKA,
     TRIDENT,
     ZK_STORES,
@@ -41,19 +52,8 @@ from offctl.core.model import (
     Thresholds,
     ZkNode,
 )
-from offctl.core.plan import (
-    Plan,
-    plan_delete,
-    plan_kafka,
-    plan_migrate,
-    plan_restore_kafka,
-    plan_restore_zookeeper,
-    plan_zookeeper,
-    verify_kafka,
-    verify_zookeeper,
-)
-from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
-from offctl.core.targets import Scope, Target
+from offctl.core.records.parse import parse_commit, parse_zk_node, storm_groups
+from offctl.core.storm.behaviour import SpoutProfile
 from offctl.errors import (
     LEFT_OUT,
     NOT_CONFIRMED,
@@ -249,7 +249,7 @@ def _facts(
 def _costed(
     plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None, read_back: ReadBack = ReadBack()
 ) -> list[Plan]:
-    """Each plan with what its writes replay and skip (offctl.core.cost), a Kafka commit judged as its read-back
+    """Each plan with what its writes replay and skip (offctl.core.plans.cost), a Kafka commit judged as its read-back
     will judge it. The messages at the ends of the ranges are read within --timeout; what is not read leaves
     counts without a time span, never a failed plan."""
     spout = Spout(read_back.profile, read_back.counted_running)

@@ -15,10 +15,16 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT, STORM_KAFKA_RELEASE_DEFAULT, FirstPoll, Guarantee, Isolation
-from offctl.core.expiry import HORIZON_S
-from offctl.core.guards import QUIET_PERIOD_S
-from offctl.core.model import duration
+from offctl.core.plans.guards import QUIET_PERIOD_S
+from offctl.core.records.model import duration
+from offctl.core.storm.behaviour import (
+    CLIENT_RELEASE_DEFAULT,
+    STORM_KAFKA_RELEASE_DEFAULT,
+    FirstPoll,
+    Guarantee,
+    Isolation,
+)
+from offctl.core.time.expiry import HORIZON_S
 from offctl.errors import UsageError
 from offctl.inputs import parse_seconds
 from offctl.settings.connection import DEFAULT_LISTEN, STORM_ROOT, TIMEOUT_S
@@ -140,7 +146,8 @@ def minutes(low: int, high: int) -> Callable[[Any], int]:
 
 def iso_duration(text: str) -> str:
     """--by-duration in the syntax of every duration option (30m, 6h, 1d12h) as the ISO-8601 duration
-    kafka-consumer-groups takes (PT1800S); ISO-8601, and anything else, is left to offctl.core.targets to judge."""
+    kafka-consumer-groups takes (PT1800S); ISO-8601, and anything else, is left to offctl.core.plans.targets to
+    judge."""
     cleaned = text.strip()
     if cleaned[:1].isdigit() and not cleaned.replace(".", "", 1).isdigit():  # has a unit: not ISO, not bare
         try:
@@ -363,7 +370,7 @@ OPTIONS: Mapping[str, Option] = _options(
         panel=SELECTION,
     ),
     Option("all_records", ("--all-records",), "Every record of the spout.", kind=bool, default=False, panel=SELECTION),
-    # --- what the user says of the spouts (offctl/core/behaviour.py) ---
+    # --- what the user says of the spouts (offctl/core/storm/behaviour.py) ---
     Option(
         "storm_kafka_release",
         ("--storm-kafka-release",),

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 
 from offctl import interrupts
 from offctl.adapters import spark as adapter
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.judge import assumptions
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds, iso_ms
-from offctl.core.profiles import Profiles
-from offctl.core.targets import Scope, Target
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds, iso_ms
+from offctl.core.rules.judge import assumptions
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.behaviour import SpoutProfile
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
 from offctl.faces.audit.tasks import (
     FILES,
@@ -110,7 +110,7 @@ def repair_request(repair: Repair) -> ResetRequest:
 
 def _declined(repair: Repair, exc: OffctlError):
     """A consumer the repair cannot plan: an empty plan whose result says why, with the error's exit code."""
-    from offctl.core.plan import Plan
+    from offctl.core.plans.plan import Plan
     from offctl.repair.reset import RepairResult
 
     request_target = Target(

@@ -27,8 +27,8 @@ from typing import NoReturn
 
 from offctl.adapters.webserver import http_server, send_body
 from offctl.adapters.webserver import listen as listen_on
-from offctl.core.model import Report, Thresholds
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import Report, Thresholds
+from offctl.core.rules.profiles import Profiles
 from offctl.errors import OffctlError, UsageError
 from offctl.faces.serve.monitor import Collector, Monitor
 from offctl.pipeline import TIME_LAG_BUDGET_S, ExpiryOptions, Selection, cyclic_gc_paused, inspect, kafka_in_child

@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from offctl.core.behaviour import Isolation
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.behaviour import Isolation
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.faces.stormui.args import LagQuery
 from offctl.faces.stormui.javaprops import parse_properties_bytes, translate

@@ -13,7 +13,7 @@ newer messages lives on until the newest is that old, the broker looks only ever
 does not change. retention.bytes deletes by size, which needs the partition's size (DescribeLogDirs), which
 confluent-kafka does not offer: it is not estimated, and a note says so.
 
-The timestamp is the one the time lag read (offctl.core.timelag): the first message at or after the resume offset,
+The timestamp is the one the time lag read (offctl.core.time.timelag): the first message at or after the resume offset,
 read once for both. Each headroom says where its retention.ms comes from (`retention_source`):
 
 1. broker       retention.ms as the broker reported it (DescribeConfigs): set on the topic, or else the broker's
@@ -24,7 +24,7 @@ read once for both. Each headroom says where its retention.ms comes from (`reten
 3. no-deletion  cleanup.policy without `delete` (the broker's), or retention.ms -1: nothing is deleted by time. No
                 figure, no risk.
 4. unknown      neither the broker nor --topic-retention says. No figure.
-5. unread       the message's timestamp is not known (not read, or none: offctl.core.timelag). No figure.
+5. unread       the message's timestamp is not known (not read, or none: offctl.core.time.timelag). No figure.
 None: the partition has no lag, or nothing waits: no message can be lost to retention.
 
 When the headroom is a risk (`at_risk`), in order; the first that matches decides:
@@ -37,7 +37,7 @@ When the headroom is a risk (`at_risk`), in order; the first that matches decide
     5h58m"). A quarter leaves time to act on a short retention (1h30m at 6 h, 15 min at 1 h), and the cap keeps
     6 h for topics kept a day or more.
  4. (the default, serve and watch) RETENTION_RISK when the window shows the spout falling behind
-    (offctl.core.history.falling_behind: the message it resumes at ages g seconds a second, 0 < g <= 1) and
+    (offctl.core.time.history.falling_behind: the message it resumes at ages g seconds a second, 0 < g <= 1) and
     headroom / g, when the message is deleted at that pace, is at most 6 h. A spout that stands still (g = 1)
     warns 6 h before; one that keeps pace a minute behind has g about 0 and does not. Its time to catch up
     (lag / net consumption) is not the test: a spout that keeps pace never catches up and never loses a message.
@@ -48,11 +48,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from offctl.core.analyze import library_of
-from offctl.core.behaviour import Lands, Outcome, SpoutProfile, out_of_range_outcome
-from offctl.core.findings import finding
-from offctl.core.messages import GAP, MESSAGE, at_offset
-from offctl.core.model import (
+from offctl.core.records.findings import finding
+from offctl.core.records.messages import GAP, MESSAGE, at_offset
+from offctl.core.records.model import (
     Finding,
     Headroom,
     MessageRead,
@@ -64,7 +62,9 @@ from offctl.core.model import (
     is_topic_name,
     iso_ms,
 )
-from offctl.core.timelag import resume_position
+from offctl.core.rules.analyze import library_of
+from offctl.core.storm.behaviour import Lands, Outcome, SpoutProfile, out_of_range_outcome
+from offctl.core.time.timelag import resume_position
 from offctl.errors import UsageError
 
 BROKER, OPTION, NO_DELETION, UNKNOWN, UNREAD = "broker", "option", "no-deletion", "unknown", "unread"
@@ -235,7 +235,7 @@ def default_horizon_ms(retention_ms: int | None) -> int:
 def at_risk(seconds: float, retention_ms: int | None, horizon_ms: int | None, behind: float | None = None) -> str:
     """Which rule of the module docstring makes a headroom of `seconds` a risk: "exceeded", "horizon", "share",
     "pace", or "" (none). `horizon_ms`: --retention-horizon (None: the default rules); `behind`: how fast the
-    message ages, from serve's or watch's window (offctl.core.history.falling_behind; None: not known)."""
+    message ages, from serve's or watch's window (offctl.core.time.history.falling_behind; None: not known)."""
     if seconds < 0:
         return "exceeded"
     if horizon_ms is not None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from offctl.core.model import is_topic_name, iso_ms
+from offctl.core.records.model import is_topic_name, iso_ms
 from offctl.errors import UsageError
 
 TARGETS = ("earliest", "latest", "current", "offset", "time", "shift")

@@ -32,7 +32,7 @@ between the two snapshots around it, or extrapolated at the window's average rat
 the first); the time lag is the latest capture time minus that moment. 0 when the lag is 0; none when
 the log did not grow in the window (no rate to go by).
 
-Falling behind (`falling_behind`, for RETENTION_RISK in serve and watch: offctl.core.retention): how fast the
+Falling behind (`falling_behind`, for RETENTION_RISK in serve and watch: offctl.core.time.retention): how fast the
 message a spout resumes at ages, from how much it consumed against how much was produced over the window.
 """
 
@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from offctl.core.model import KAFKA
+from offctl.core.records.model import KAFKA
 
 OK, WARN, STALL, STOP, REWIND = "OK", "WARN", "STALL", "STOP", "REWIND"
 STATUSES = (OK, WARN, STALL, STOP, REWIND)

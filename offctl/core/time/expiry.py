@@ -53,19 +53,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import (
-    COMMIT_ACKED,
-    DO_SEEK_BOTH_LINES,
-    LEGACY_RELEASES,
-    IdleCommit,
-    SpoutProfile,
-    idle_commit,
-)
-from offctl.core.findings import finding
-from offctl.core.history import Observation
-from offctl.core.messages import GAP, at_offset
-from offctl.core.messages import MESSAGE as AT_MESSAGE
-from offctl.core.model import (
+from offctl.core.records.findings import finding
+from offctl.core.records.messages import GAP, at_offset
+from offctl.core.records.messages import MESSAGE as AT_MESSAGE
+from offctl.core.records.model import (
     KAFKA,
     Finding,
     MessageRead,
@@ -76,6 +67,15 @@ from offctl.core.model import (
     duration,
     iso_ms,
 )
+from offctl.core.storm.behaviour import (
+    COMMIT_ACKED,
+    DO_SEEK_BOTH_LINES,
+    LEGACY_RELEASES,
+    IdleCommit,
+    SpoutProfile,
+    idle_commit,
+)
+from offctl.core.time.history import Observation
 
 SETTING = "offsets.retention.minutes"
 KAFKA_DEFAULT_MINUTES = 10080  # since Kafka 2.0 (KIP-186); 1440 before
@@ -226,7 +226,7 @@ def estimate(
 
 
 def _duration(seconds: float) -> str:
-    """A headroom for messages, in the one format every message uses (offctl.core.model.duration: 1h42m)."""
+    """A headroom for messages, in the one format every message uses (offctl.core.records.model.duration: 1h42m)."""
     return duration(abs(seconds))
 
 

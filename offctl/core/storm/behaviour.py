@@ -949,9 +949,9 @@ def first_poll_start(profile: SpoutProfile, log_start: int | None, log_end: int 
 
 
 # A commit whose metadata CommitMetadataManager.isOffsetCommittedByThisTopology binds with no topologyId (a JSON null
-# document, or an object without topologyId or with a null one: offctl/core/jackson.py, held to the real class) makes
-# its `getTopologyId().equals(context.getStormId())` throw NullPointerException, which its `catch (IOException)` does
-# not catch. KafkaSpout.doSeek asks it of every commit, whatever the firstPollOffsetStrategy, from
+# document, or an object without topologyId or with a null one: offctl/core/storm/jackson.py, held to the real class)
+# makes its `getTopologyId().equals(context.getStormId())` throw NullPointerException, which its `catch (IOException)`
+# does not catch. KafkaSpout.doSeek asks it of every commit, whatever the firstPollOffsetStrategy, from
 # onPartitionsAssigned, which activate() calls itself (ManualPartitionSubscription.refreshAssignment, the default
 # subscription of 1.0.6-1.0.7, 1.1.2-1.1.4 and 1.2.x; TopicAssigner.assignPartitions, 2.x). The exception leaves
 # activate(), and the executor's handler ends the worker (storm-core's executor.clj report-error-and-die, v1.2.4;

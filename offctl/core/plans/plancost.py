@@ -1,6 +1,6 @@
 """What a plan's writes cost, as records: a ChangeCost per written change, a CostSum per direction, a PlanCost
-per plan (offctl.core.plan.Plan.cost). offctl.core.cost computes them; they live apart so that a Plan can name
-its cost's type without the planner importing the module that reads plans."""
+per plan (offctl.core.plans.plan.Plan.cost). offctl.core.plans.cost computes them; they live apart so that a Plan can
+name its cost's type without the planner importing the module that reads plans."""
 
 from __future__ import annotations
 

@@ -11,8 +11,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from offctl.core.analyze import applied_topics, commit_resume
-from offctl.core.behaviour import (
+from offctl.core.plans.plancost import PlanCost
+from offctl.core.plans.rewrite import rewrite_node
+from offctl.core.plans.targets import Scope, Target, ranges
+from offctl.core.records.model import (
+    KAFKA,
+    STORM_KAFKA_CLIENT,
+    ZOOKEEPER,
+    Cluster,
+    ConsumerKey,
+    KafkaCommit,
+    OffsetRecord,
+    PartitionLog,
+    ZkNode,
+    iso_ms,
+)
+from offctl.core.records.parse import (
+    commit_metadata_json,
+    parse_commit,
+    parse_commit_metadata,
+    parse_zk_node,
+    record_topology,
+    storm_kafka_record,
+)
+from offctl.core.rules.analyze import applied_topics, commit_resume
+from offctl.core.storm.behaviour import (
     DO_SEEK,
     DO_SEEK_OURS,
     NO_RECORD,
@@ -31,29 +54,6 @@ from offctl.core.behaviour import (
     start_outcome,
     storm_kafka_citation,
 )
-from offctl.core.model import (
-    KAFKA,
-    STORM_KAFKA_CLIENT,
-    ZOOKEEPER,
-    Cluster,
-    ConsumerKey,
-    KafkaCommit,
-    OffsetRecord,
-    PartitionLog,
-    ZkNode,
-    iso_ms,
-)
-from offctl.core.plancost import PlanCost
-from offctl.core.rewrite import rewrite_node
-from offctl.core.storm import (
-    commit_metadata_json,
-    parse_commit,
-    parse_commit_metadata,
-    parse_zk_node,
-    record_topology,
-    storm_kafka_record,
-)
-from offctl.core.targets import Scope, Target, ranges
 from offctl.inputs import printable
 
 WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"
@@ -124,7 +124,7 @@ class Plan:
     source: ConsumerKey | None = None  # migrate: the spout read from
     warnings: tuple[str, ...] = ()
     guards: tuple[GuardCheck, ...] = ()
-    cost: PlanCost | None = None  # the messages its writes replay and skip (offctl.core.cost), once read
+    cost: PlanCost | None = None  # the messages its writes replay and skip (offctl.core.plans.cost), once read
     group_had_commits: bool | None = None  # Kafka: whether the group had any commit when the plan was made
 
     def undone_by(self, c: Change) -> str | None:

@@ -3,7 +3,7 @@
 `analyze_consumer` is the one implementation of every rule: it runs the table RULES in order, one function per
 rule (or per pass of several); `analyze` applies it to a snapshot, and the
 Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
-source release by release: offctl/core/behaviour.py answers it once (an Outcome: where the spout lands, the
+source release by release: offctl/core/storm/behaviour.py answers it once (an Outcome: where the spout lands, the
 sentence, the file and tag it cites), and the rules read that answer.
 A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
 The rules, in the order they run for each consumer, are the table RULES at the end of this module: each one's
@@ -18,7 +18,34 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from offctl.core.behaviour import (
+from offctl.core.records.findings import CATALOGUE, finding, new_finding
+from offctl.core.records.frozen import builder
+from offctl.core.records.model import (
+    CONSUMER,
+    KAFKA,
+    SHARE,
+    STORM_KAFKA,
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
+    UNKNOWN_TYPE,
+    ZOOKEEPER,
+    Cluster,
+    ConsumerKey,
+    ConsumerSummary,
+    Finding,
+    GroupState,
+    OffsetRecord,
+    PartitionLog,
+    PartitionRow,
+    Report,
+    Severity,
+    Snapshot,
+    Thresholds,
+    is_topic_name,
+    ranges,
+)
+from offctl.core.records.parse import parse_commit, parse_storm_id, parse_zk_node
+from offctl.core.storm.behaviour import (
     CLIENT_1X_META,
     JSON_SMART,
     LEGACY_RELEASES,
@@ -57,33 +84,6 @@ from offctl.core.behaviour import (
     trident_out_of_range_throws,
     trident_state_read_by_json_smart,
 )
-from offctl.core.findings import CATALOGUE, finding, new_finding
-from offctl.core.frozen import builder
-from offctl.core.model import (
-    CONSUMER,
-    KAFKA,
-    SHARE,
-    STORM_KAFKA,
-    STORM_KAFKA_CLIENT,
-    TRIDENT,
-    UNKNOWN_TYPE,
-    ZOOKEEPER,
-    Cluster,
-    ConsumerKey,
-    ConsumerSummary,
-    Finding,
-    GroupState,
-    OffsetRecord,
-    PartitionLog,
-    PartitionRow,
-    Report,
-    Severity,
-    Snapshot,
-    Thresholds,
-    is_topic_name,
-    ranges,
-)
-from offctl.core.storm import parse_commit, parse_storm_id, parse_zk_node
 
 
 def _consumer_path(key: ConsumerKey) -> str | None:
@@ -229,7 +229,7 @@ def commit_resume(
     )
 
 
-_row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.frozen)
+_row = builder(PartitionRow)  # PartitionRow(...), made once per partition (offctl.core.records.frozen)
 
 
 def _move(moves: dict[tuple[str | None, str], Outcome], profile: SpoutProfile, r: OffsetRecord, side: str) -> Outcome:
@@ -253,7 +253,7 @@ def out_of_range_move(
     profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None, end: int | None
 ) -> str:
     """What the spout that wrote `r` does when `position` is out of the log on `side` (below, above), by its
-    library and release (behaviour.out_of_range_outcome); also what offctl.core.retention says of a deletion to
+    library and release (behaviour.out_of_range_outcome); also what offctl.core.time.retention says of a deletion to
     come."""
     return out_of_range_outcome(profile, library_of(r), side, r.trident is not None).sentence(position, start, end)
 
@@ -1222,14 +1222,14 @@ RULES: tuple[Rule, ...] = (
         "OffsetExpirationConditionImpl, 4.x), and the spout commits only partitions with newly acked offsets "
         "(KafkaSpout.commitOffsetsForAckedTuples, Storm v1.2.4, v2.8.8); once gone, KafkaSpout.doSeek seeks by the "
         "first-poll strategy",
-        runs="after the analysis, from the messages before the commits (offctl.core.expiry)",
+        runs="after the analysis, from the messages before the commits (offctl.core.time.expiry)",
         needs=NEEDS_GROUP,
     ),
     Rule(
         18,
         ("RETENTION_RISK", "RETENTION_EXCEEDED"),
         "the message a lagging spout resumes at may be deleted soon, or is past retention.ms",
-        runs="after the analysis, from the time lag's read and the topics' configs (offctl.core.retention)",
+        runs="after the analysis, from the time lag's read and the topics' configs (offctl.core.time.retention)",
         needs=NEEDS_LOG,
     ),
     Rule(
@@ -1237,7 +1237,7 @@ RULES: tuple[Rule, ...] = (
         ("OPEN_TRANSACTION", "HANGING_TRANSACTION"),
         "a spout that reads committed waits behind a transaction "
         "open a minute or more, or longer than transaction.max.timeout.ms",
-        runs="after the analysis, from the first record of the transaction (offctl.core.transactions)",
+        runs="after the analysis, from the first record of the transaction (offctl.core.time.transactions)",
         needs=NEEDS_LOG,
     ),
 )
@@ -1396,8 +1396,8 @@ def analyze(
 
 
 def with_findings(report: Report, found: Sequence[Finding]) -> Report:
-    """The report with findings made after the analysis (from messages read for it: offctl.core.retention,
-    offctl.core.expiry), each on its partition's row (status, codes) and counted in its consumer's summary, as
+    """The report with findings made after the analysis (from messages read for it: offctl.core.time.retention,
+    offctl.core.time.expiry), each on its partition's row (status, codes) and counted in its consumer's summary, as
     analyze_consumer would have put them."""
     if not found:
         return report

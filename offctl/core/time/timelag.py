@@ -16,7 +16,7 @@ Each figure says where it comes from (`time_lag_source`):
                LogAppendTime is the broker's clock when it appended the message; CreateTime (Kafka's default) is
                the producer's, as the producer set it.
 3. estimate    `offctl serve` and `offctl watch` only, where the message gave no figure (4 and 5): interpolated
-               from the log end's growth between cycles (offctl.core.history).
+               from the log end's growth between cycles (offctl.core.time.history).
 4. unread      the message was not read: the time budget ran out, the read was turned off, or the broker refused.
                No figure.
 5. no-timestamp the message carries none (message format v0, before Kafka 0.10). No figure.
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from offctl.core.messages import GAP, age_ms, at_offset
-from offctl.core.messages import MESSAGE as AT_MESSAGE
-from offctl.core.model import ConsumerKey, MessageRead, PartitionLog, PartitionRow, Position, TimeLag
+from offctl.core.records.messages import GAP, age_ms, at_offset
+from offctl.core.records.messages import MESSAGE as AT_MESSAGE
+from offctl.core.records.model import ConsumerKey, MessageRead, PartitionLog, PartitionRow, Position, TimeLag
 
 CAUGHT_UP, MESSAGE, ESTIMATE, UNREAD, NO_TIMESTAMP = "caught-up", "message", "estimate", "unread", "no-timestamp"
 SOURCES = (MESSAGE, CAUGHT_UP, ESTIMATE)  # the sources that come with a figure, in the order of their metric codes
@@ -113,7 +113,7 @@ def time_lag(row: PartitionRow, lags: Mapping[Position, TimeLag]) -> TimeLag:
 
 def served(row: PartitionRow, lags: Mapping[Position, TimeLag], estimate_s: float | None) -> TimeLag:
     """What serve and watch show: the figure from the message where there is one, else the estimate. The
-    estimate (offctl.core.history) follows the stored offset, so it stands in only where the lag counts from it
+    estimate (offctl.core.time.history) follows the stored offset, so it stands in only where the lag counts from it
     (row.resumes_stored); elsewhere it would be the age of another message than the one the lag starts at."""
     exact = time_lag(row, lags)
     if exact.seconds is not None or estimate_s is None or not row.resumes_stored:

@@ -1,4 +1,4 @@
-"""Each consumer judged by its own profile (offctl.core.profiles; docs/contract.md, "Per-spout profiles"). Pure.
+"""Each consumer judged by its own profile (offctl.core.rules.profiles; docs/contract.md, "Per-spout profiles"). Pure.
 
 analyze judges a snapshot by one set of Thresholds. With profiles, the snapshot's consumers are grouped by the
 profile that resolves for each (on the consumer ids analyze reports: a wildcard folder read as its own spout id is
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from offctl.core.analyze import analyze, parse_snapshot, resolve_layouts
-from offctl.core.model import KAFKA, ConsumerKey, OffsetRecord, Report, Snapshot, Thresholds
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import KAFKA, ConsumerKey, OffsetRecord, Report, Snapshot, Thresholds
+from offctl.core.rules.analyze import analyze, parse_snapshot, resolve_layouts
+from offctl.core.rules.profiles import Profiles
 
 DEFAULTS = "defaults"  # how the assumptions line names the consumers no profile matched
 

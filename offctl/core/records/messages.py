@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offctl.core.model import LogMessage, MessageRead, PartitionLog
+from offctl.core.records.model import LogMessage, MessageRead, PartitionLog
 
 MESSAGE, GAP, DELETED, NOT_WRITTEN, UNREAD = "message", "gap", "deleted", "not-written", "unread"
 

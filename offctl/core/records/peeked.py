@@ -3,7 +3,7 @@
 A spout resumes a partition at its stored offset (storm-kafka's PartitionManager starts at the record's
 offset, storm-kafka-client's KafkaSpout.doSeek seeks to the commit, a Trident emitter at the highest txid's
 nextOffset or lastOffset + 1: docs/storm.md), so the message there is the one it is stuck on when a partition
-does not move. offctl.core.messages says what lies at that offset.
+does not move. offctl.core.records.messages says what lies at that offset.
 
 A spout that reads committed (row.last_stable) is handed the first committed record at or after its offset, so its
 partitions are read as a read_committed consumer reads them; and the offsets from its commit to the last stable
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
-from offctl.core.messages import UNREAD, AtOffset, at_offset, needs_read
-from offctl.core.model import MessageRead, PartitionLog, PartitionRow, Position
+from offctl.core.records.messages import UNREAD, AtOffset, at_offset, needs_read
+from offctl.core.records.model import MessageRead, PartitionLog, PartitionRow, Position
 
 HELD = "held"  # at or past the last stable offset, below the log end: an open transaction's records
 PREVIEW_CHARS = 80  # characters of a text preview; a binary one shows half as many bytes, in hex

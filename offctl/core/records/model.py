@@ -14,7 +14,7 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import NamedTuple
 
-from offctl.core.behaviour import CommitBehaviour, Resumption, SpoutProfile
+from offctl.core.storm.behaviour import CommitBehaviour, Resumption, SpoutProfile
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
@@ -195,7 +195,7 @@ class MessageRead:
 
 class TimeLag(NamedTuple):
     """How long the next message a spout is handed has waited, and where the figure comes from
-    (offctl.core.timelag says which sources there are)."""
+    (offctl.core.time.timelag says which sources there are)."""
 
     seconds: float | None
     source: str | None
@@ -216,7 +216,7 @@ class TopicRetention:
 
 class Headroom(NamedTuple):
     """How long until the broker may delete the message a spout resumes at, and where the retention.ms used comes
-    from (offctl.core.retention says which sources there are)."""
+    from (offctl.core.time.retention says which sources there are)."""
 
     seconds: float | None  # negative: the message is already older than retention.ms
     source: str | None
@@ -382,7 +382,7 @@ class ConsumerSummary:
     group_type: str | None = None  # Kafka groups: classic, consumer, share or unknown
     group_protocol: str | None = None  # Kafka groups: the protocol or assignor the broker names
     by_severity: tuple[int, int, int] = (0, 0, 0)  # findings: errors, warnings, infos
-    profile: str | None = None  # the profile that judged it (offctl.core.profiles), None for the defaults
+    profile: str | None = None  # the profile that judged it (offctl.core.rules.profiles), None for the defaults
 
 
 @dataclass(frozen=True)
@@ -393,7 +393,7 @@ class Thresholds:
     lag_threshold: int | None = None
     spout: SpoutProfile = SpoutProfile()
     static_partitions: Mapping[str, frozenset[int]] = field(default_factory=dict)  # spout id -> partitions read
-    # retention risk (offctl.core.retention): warn when deletion is this near (None: the default rule, relative to
+    # retention risk (offctl.core.time.retention): warn when deletion is this near (None: the default rule, relative to
     # the topic's retention and the spout's pace); retention.ms the user states per topic, used where the broker
     # does not report it
     retention_horizon_ms: int | None = None
@@ -417,13 +417,13 @@ class Report:
     kafka_commit_period_ms: int = 0
     # with several profiles: the storm-kafka-client groups whose profile's commit period is not kafka_commit_period_ms
     commit_periods: Mapping[ConsumerKey, int] = field(default_factory=dict)
-    # the time lag of each position a lagging partition resumes from (offctl.core.timelag); none read: empty
+    # the time lag of each position a lagging partition resumes from (offctl.core.time.timelag); none read: empty
     time_lags: Mapping[Position, TimeLag] = field(default_factory=dict)
-    # storm-kafka-client groups' estimated commit expiry per partition_key (offctl.core.expiry.Expiry), and the
+    # storm-kafka-client groups' estimated commit expiry per partition_key (offctl.core.time.expiry.Expiry), and the
     # offsets.retention.minutes it assumes (expiry.Retention); not estimated: empty and None
     commit_expiry: Mapping[tuple, object] = field(default_factory=dict)
     offsets_retention: object | None = None
-    # how long until the broker may delete the message at each such position (offctl.core.retention); none: empty
+    # how long until the broker may delete the message at each such position (offctl.core.time.retention); none: empty
     headrooms: Mapping[Position, Headroom] = field(default_factory=dict)
 
     def worst(self) -> Severity | None:

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from offctl.core.findings import finding
-from offctl.core.messages import GAP, MESSAGE, at_offset
-from offctl.core.model import Finding, MessageRead, PartitionLog, PartitionRow, Position, duration, iso_ms
+from offctl.core.records.findings import finding
+from offctl.core.records.messages import GAP, MESSAGE, at_offset
+from offctl.core.records.model import Finding, MessageRead, PartitionLog, PartitionRow, Position, duration, iso_ms
 
 OPEN_AFTER_S = 60.0  # kafka-clients' default transaction.timeout.ms, in seconds
 MAX_TIMEOUT = "transaction.max.timeout.ms"  # the broker setting: the longest timeout a producer may ask for

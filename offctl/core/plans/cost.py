@@ -5,7 +5,7 @@ written; summed per consumer. Pure: it takes the plan, the log offsets and a rea
 A stored offset is the next message the spout processes. storm-kafka's PartitionManager starts _emittedToOffset
 at the stored offset and commits lastCompletedOffset, the first offset not yet acked (PartitionManager.java,
 v1.2.4); storm-kafka-client seeks to the commit, "the first offset that is not marked as processed"
-(KafkaSpout.doSeek, v2.8.8); a Trident state holds where the spout resumes (offctl.core.storm). So a change
+(KafkaSpout.doSeek, v2.8.8); a Trident state holds where the spout resumes (offctl.core.records.parse). So a change
 from where the spout resumes now (`was`) to where it resumes after (`now`):
 
 1. REPLAY (now < was): the spout processes [now, was) again. Under at-least-once (storm-kafka always,
@@ -19,7 +19,7 @@ from where the spout resumes now (`was`) to where it resumes after (`now`):
    storm-kafka-client group without a commit: its first-poll strategy's log start or end (UNCOMMITTED_EARLIEST,
    KafkaSpoutConfig's default, seeks to the beginning; KafkaSpout.doSeek, v2.8.8); with a commit the strategy
    ignores (EARLIEST/LATEST and a commit that is not the running topology's, or --topology-id's), the same:
-   offctl.core.analyze.commit_resume, inspect's and the read-back's answer. A deleted record counts the same
+   offctl.core.rules.analyze.commit_resume, inspect's and the read-back's answer. A deleted record counts the same
    way. A Trident spout without a state: no previous position, nothing counted.
 5. The count is the offsets of the range. Compaction removes records and transactions leave markers (offsets
    no consumer is handed), so on such topics it is an upper bound. offctl reads the first and the last offset
@@ -33,33 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from offctl.core.analyze import commit_resume
-from offctl.core.behaviour import (
-    Library,
-    SpoutProfile,
-    configured_start,
-    first_poll_start,
-    start_outcome,
-    starts_alike,
-    storm_kafka_ignores,
-)
-from offctl.core.behaviour import Position as Start
-from offctl.core.messages import GAP, MESSAGE, at_offset
-from offctl.core.model import (
-    KAFKA,
-    TRIDENT,
-    ZOOKEEPER,
-    Cluster,
-    KafkaCommit,
-    LogMessage,
-    MessageRead,
-    PartitionLog,
-    Position,
-    ZkNode,
-    iso_ms,
-)
-from offctl.core.plan import DELETE, WRITE, Change, Plan
-from offctl.core.plancost import (  # noqa: F401
+from offctl.core.plans.plan import DELETE, WRITE, Change, Plan
+from offctl.core.plans.plancost import (  # noqa: F401
     EMPTY,
     FULL,
     NONE,
@@ -73,7 +48,32 @@ from offctl.core.plancost import (  # noqa: F401
     PlanCost,
     total,
 )
-from offctl.core.storm import parse_commit, parse_zk_node
+from offctl.core.records.messages import GAP, MESSAGE, at_offset
+from offctl.core.records.model import (
+    KAFKA,
+    TRIDENT,
+    ZOOKEEPER,
+    Cluster,
+    KafkaCommit,
+    LogMessage,
+    MessageRead,
+    PartitionLog,
+    Position,
+    ZkNode,
+    iso_ms,
+)
+from offctl.core.records.parse import parse_commit, parse_zk_node
+from offctl.core.rules.analyze import commit_resume
+from offctl.core.storm.behaviour import (
+    Library,
+    SpoutProfile,
+    configured_start,
+    first_poll_start,
+    start_outcome,
+    starts_alike,
+    storm_kafka_ignores,
+)
+from offctl.core.storm.behaviour import Position as Start
 
 DEFAULTS = SpoutProfile()  # the spouts' defaults (docs/storm.md): what a rule's words call the default
 

@@ -11,7 +11,7 @@ Both read, for each topic, the children of `<root>/topics/<topic>/partitions`, t
 index, never the child names: DBR 83-85, KOLU@v1.2.4 328-329) the node `.../partitions/<i>/state`, its `leader` as
 `((Number) value.get("leader")).intValue()` (DBR 163, KOLU 332), and the node `<root>/ids/<leader>` with
 `(String) value.get("host")` and `((Long) value.get("port")).intValue()` (DBR 189-190, KOLU 335-336). `endpoints`
-is read by neither. Both parse with json-simple's `JSONValue.parseWithException` (offctl.core.jsonsimple).
+is read by neither. Both parse with json-simple's `JSONValue.parseWithException` (offctl.core.storm.jsonsimple).
 
 Where they differ, and what each does on every odd case, is said in each `why` (and in the docstrings below):
 the monitor fails its whole run on any of them (every exception reaches main's `catch (Exception ex)`, KOLU@v1.2.4
@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from offctl.core import javautf8, jsonsimple
+from offctl.core.storm import javautf8, jsonsimple
 from offctl.errors import UsageError
 from offctl.inputs import printable
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from offctl.core.model import GroupState, KafkaCommit, ZkNode
-from offctl.core.plan import CHANGED_SINCE, GuardCheck, Plan, named
-from offctl.core.storm import parse_storm_id, parse_zk_node
+from offctl.core.plans.plan import CHANGED_SINCE, GuardCheck, Plan, named
+from offctl.core.records.model import GroupState, KafkaCommit, ZkNode
+from offctl.core.records.parse import parse_storm_id, parse_zk_node
 from offctl.inputs import printable
 
 GUARDS = ("running-topology", "recent-write", "active-group", "changed-since")

@@ -11,10 +11,8 @@ from functools import lru_cache
 
 import orjson
 
-from offctl.core import jackson, javautf8, jsonsimple
-from offctl.core.behaviour import LEGACY_METADATA
-from offctl.core.frozen import builder
-from offctl.core.model import (
+from offctl.core.records.frozen import builder
+from offctl.core.records.model import (
     KAFKA,
     STORM_KAFKA,
     STORM_KAFKA_CLIENT,
@@ -25,6 +23,8 @@ from offctl.core.model import (
     OffsetRecord,
     ZkNode,
 )
+from offctl.core.storm import jackson, javautf8, jsonsimple
+from offctl.core.storm.behaviour import LEGACY_METADATA
 from offctl.inputs import printable
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
@@ -180,7 +180,7 @@ def _zk_key(spout_id: str, zk_root: str) -> ConsumerKey:
     return ConsumerKey(ZOOKEEPER, spout_id, zk_root)
 
 
-_record = builder(OffsetRecord)  # OffsetRecord(...), at a quarter of the cost (offctl.core.frozen)
+_record = builder(OffsetRecord)  # OffsetRecord(...), at a quarter of the cost (offctl.core.records.frozen)
 
 # A record as PartitionManager.commit writes it (storm_kafka_record), with names of printable ASCII without
 # escapes and numbers of at most 18 digits (always a Java long): nearly every node of a fleet. Read straight
@@ -614,7 +614,7 @@ class CommitMetadata:
 
 
 def parse_commit_metadata(metadata: str | None) -> CommitMetadata | None:
-    """Storm's commit metadata as CommitMetadataManager binds it (offctl/core/jackson.py: a default Jackson
+    """Storm's commit metadata as CommitMetadataManager binds it (offctl/core/storm/jackson.py: a default Jackson
     ObjectMapper into CommitMetadata; held to the real class on generated input, storm-kafka-client 1.2.4 and 2.8.3),
     or None where it names no topology: the bind fails (the spout takes the commit as another topology's), binds
     no topologyId (the spout throws at start: jackson.names_no_topology), or an empty one."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
-from offctl.core.behaviour import Isolation
-from offctl.core.model import ConsumerKey, Thresholds
+from offctl.core.records.model import ConsumerKey, Thresholds
+from offctl.core.storm.behaviour import Isolation
 
 GLOB_CHARS = frozenset("*?[")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offctl.core.frozen import builder
-from offctl.core.model import ConsumerKey, Finding, Severity
+from offctl.core.records.frozen import builder
+from offctl.core.records.model import ConsumerKey, Finding, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +229,7 @@ CATALOGUE: dict[str, Code] = {
             "pace of their window the message is deleted within 6 h (docs/contract.md#retention-risk). Kafka deletes "
             "a segment once its largest timestamp is more than retention.ms old, where cleanup.policy "
             "has `delete` (UnifiedLog.deleteRetentionMsBreachedSegments and deleteOldSegments, apache/kafka 3.8.0), "
-            "so that is the earliest deletion: an estimate (offctl/core/retention.py says why). Only a partition "
+            "so that is the earliest deletion: an estimate (offctl/core/time/retention.py says why). Only a partition "
             "with lag > 0 is at risk",
             "The message says how long is left and what the spout's release does once the message is deleted (jump "
             "and lose messages, or fail fetching). Give the topology capacity to catch up, or raise the topic's "
@@ -321,4 +321,6 @@ def finding(
     return new_finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint, resumes)
 
 
-new_finding = builder(Finding)  # Finding(...), made once or twice per partition of a broken fleet (offctl.core.frozen)
+new_finding = builder(
+    Finding
+)  # Finding(...), made once or twice per partition of a broken fleet (offctl.core.records.frozen)

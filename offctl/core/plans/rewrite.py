@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, ZkNode
+from offctl.core.records.model import STORM_KAFKA, STORM_KAFKA_CLIENT, ZkNode
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
