@@ -19,7 +19,10 @@ Floors, lowest first, by folder; a module imports from its own floor or lower on
 
 0. foundation: offctl (the package's __init__: the version), offctl.errors (the one error hierarchy),
    offctl.inputs (checks of hostile input), offctl.interrupts (Ctrl-C and SIGTERM). Leaves every floor may use.
-1. offctl/core/: the pure core (records, Storm's behaviour, the rules, lag, estimates, plans).
+1. offctl/core/: the pure core (records, Storm's behaviour, the rules, lag, estimates, plans), in rooms by concern,
+   each importing only the rooms before it (CORE_ORDER): storm/ (what a release does, how Storm reads its JSON),
+   records/ (the records, parsed, and the catalogue), rules/ (the numbered rules, the judge), then time/ (the
+   findings made after the read) and plans/ (the repairs' plans and their cost), which do not import each other.
 2. offctl/adapters/: the outside world (ZooKeeper, Kafka, Spark, files, HTTP), returning core types.
 3. the library every face shares: offctl.ports (the stores' Protocols), offctl/settings/ (settings resolved
    once), offctl.pipeline (the one read-analyze-estimate call), offctl/repair/ (the repairs and their one
@@ -62,6 +65,15 @@ LIBRARY_ORDER = {
     "offctl.pipeline": {"offctl.ports", "offctl.settings"},
     "offctl.repair": {"offctl.ports", "offctl.settings", "offctl.pipeline"},
 }
+# Within the core floor, what each room may import of the others: no circle between them, and a module of the core
+# outside these rooms fails.
+CORE_ORDER = {
+    "offctl.core.storm": set(),
+    "offctl.core.records": {"offctl.core.storm"},
+    "offctl.core.rules": {"offctl.core.storm", "offctl.core.records"},
+    "offctl.core.time": {"offctl.core.storm", "offctl.core.records", "offctl.core.rules"},
+    "offctl.core.plans": {"offctl.core.storm", "offctl.core.records", "offctl.core.rules"},
+}
 TOP_MODULES_AT_MOST = 8
 
 
@@ -85,6 +97,12 @@ def room(module: str) -> tuple[int, str] | None:
         if module == prefix or module.startswith(prefix + "."):
             return floor, prefix
     return None
+
+
+def core_room(module: str) -> str | None:
+    """The room of the core a module of offctl/core/ is in (its first folder below offctl/core/), else None."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["offctl", "core"] and len(parts) > 2 else None
 
 
 def layer(module: str) -> int:
@@ -205,6 +223,26 @@ def test_the_library_rooms_import_in_their_order():
         for t, line in targets:
             there = room(t)
             if here[0] == there[0] == 3 and here[1] != there[1] and there[1] not in LIBRARY_ORDER[here[1]]:
+                wrong.append(f"{m} imports {t} at line {line}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_module_of_the_core_is_in_a_room():
+    """offctl/core/ holds its rooms (and its __init__), no module of its own: a new one goes in the room of its
+    concern."""
+    assert [m for m in graph() if core_room(m) is not None and core_room(m) not in CORE_ORDER] == []
+
+
+def test_the_core_rooms_import_in_their_order():
+    """storm first, then records, then rules, then time and plans: no two rooms of the core import each other,
+    directly or round a circle."""
+    assert cycles(CORE_ORDER) == []
+    wrong = []
+    for m, targets in graph().items():
+        here = core_room(m)
+        for t, line in targets:
+            there = core_room(t)
+            if here and there and here != there and there not in CORE_ORDER.get(here, ()):
                 wrong.append(f"{m} imports {t} at line {line}")
     assert not wrong, "\n".join(wrong)
 
