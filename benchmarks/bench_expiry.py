@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from offctl.adapters import servers
 from offctl.core.records.model import Thresholds
-from offctl.core.storm.behaviour import Guarantee, SpoutProfile
+from offctl.core.storm.releases import Guarantee, SpoutProfile
 from offctl.pipeline import Selection, inspect
 from offctl.settings.connection import Connection
 

@@ -32,7 +32,7 @@ from offctl.core.records.parse import parse_commit, parse_zk_node, storm_groups
 from offctl.core.rules import judge
 from offctl.core.rules.analyze import with_findings
 from offctl.core.rules.profiles import Profiles
-from offctl.core.storm.behaviour import Library, reads_committed
+from offctl.core.storm.releases import Library, reads_committed
 from offctl.core.time import expiry, retention, timelag, transactions
 from offctl.errors import OffctlError
 from offctl.ports import LogStore, SpoutStore
@@ -101,7 +101,7 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
 
 
 def committed_readers(judged_by: Thresholds | Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
-    """Whether the consumer `key`, read with a library, reads committed by its profile (behaviour.reads_committed):
+    """Whether the consumer `key`, read with a library, reads committed by its profile (releases.reads_committed):
     its topics' last stable offsets are then read too. Decided once per consumer."""
     run = Profiles.of(judged_by) if judged_by is not None else None
     if run is None or not any(

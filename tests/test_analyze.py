@@ -9,7 +9,7 @@ import pytest
 
 from offctl.core.records.model import ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot, Thresholds, ZkNode
 from offctl.core.rules.analyze import analyze
-from offctl.core.storm.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
+from offctl.core.storm.releases import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
 
 T = "orders"
 LEADER = "kafka1:9092"
@@ -991,7 +991,7 @@ def test_client_releases_offctl_knows(release, known):
 
 def test_the_default_profile_is_the_default_release():
     """SpoutProfile() and --storm-kafka-client-release's default describe the same spout."""
-    from offctl.core.storm.behaviour import CLIENT_RELEASE_DEFAULT
+    from offctl.core.storm.releases import CLIENT_RELEASE_DEFAULT
 
     assert (SpoutProfile().client, SpoutProfile().client_major) == (
         StormKafkaClient.of_version(CLIENT_RELEASE_DEFAULT),

@@ -102,7 +102,7 @@ def _resumes(report) -> dict[int, tuple]:
     ids=["after-the-capture", "at-the-capture", "no-capture-time"],
 )
 def test_a_timestamp_after_the_capture_time_starts_at_the_log_end(at, captured, want):
-    from offctl.core.storm.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from tests.test_analyze import rec
 
     report = _time_report([rec(0, 0), rec(1, 150)], SpoutProfile(start_offset_time=at), captured)  # 2: no record
@@ -122,7 +122,7 @@ def test_a_timestamp_after_the_capture_time_starts_at_the_log_end(at, captured, 
     ids=["not-known", "within-max-offset-behind-of-the-log-end", "after-the-capture"],
 )
 def test_max_offset_behind_against_a_timestamp(stored, at, want, finding):
-    from offctl.core.storm.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from tests.test_analyze import rec
 
     report = _time_report([rec(0, stored)], SpoutProfile(start_offset_time=at, max_offset_behind=10))
@@ -145,7 +145,7 @@ def test_max_offset_behind_comes_before_the_out_of_range_jump(at, want):
     start that is too far behind startOffsetTime's offset is never fetched, so a restart starts at that offset, not
     at the log start the out-of-range jump would take it to (run: tests/test_spout_oracle_time_e2e.py, the
     max-offset-behind-below-log-start scenarios). The OFFSET_BELOW_LOG_START finding stays, saying both."""
-    from offctl.core.storm.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from tests.test_analyze import rec
 
     report = _time_report([rec(0, 50)], SpoutProfile(start_offset_time=at, max_offset_behind=10))

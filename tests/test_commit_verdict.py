@@ -22,7 +22,7 @@ import pytest
 from offctl.core.plans.plan import plan_migrate, verify_kafka
 from offctl.core.records.model import ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode
 from offctl.core.rules.analyze import analyze
-from offctl.core.storm.behaviour import FirstPoll, SpoutProfile, StormKafkaClient
+from offctl.core.storm.releases import FirstPoll, SpoutProfile, StormKafkaClient
 
 TOPOLOGY = "orders-client-7-1763780000"  # the storm id migrate writes (--topology-id), running
 OTHER = "orders-client-6-1763700000"  # an earlier deployment, not running
@@ -130,7 +130,7 @@ def test_migrate_verification_and_inspect_agree(release, strategy, kept, resumes
 
 
 # Metadata that binds with no topologyId: isOffsetCommittedByThisTopology throws NullPointerException in activate()
-# (behaviour.COMMIT_CRASH; run on 1.2.4 and 2.8.3 in tests/test_spout_oracle_e2e.py). The legacy line never reads it.
+# (start.COMMIT_CRASH; run on 1.2.4 and 2.8.3 in tests/test_spout_oracle_e2e.py). The legacy line never reads it.
 CRASHING = ["null", " null\n", '{"taskId":3,"threadName":"t"}', '{"topologyId":null,"taskId":"7"}', "{}"]
 
 
@@ -277,7 +277,7 @@ def test_the_assumptions_footer_names_the_release_given(release, text):
 
 
 def test_the_default_footer_names_the_default_release():
-    from offctl.core.storm.behaviour import CLIENT_RELEASE_DEFAULT, FirstPoll
+    from offctl.core.storm.releases import CLIENT_RELEASE_DEFAULT, FirstPoll
     from offctl.settings.resolve import client_profile
 
     assert "1.0.6+" not in SpoutProfile().describe()

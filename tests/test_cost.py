@@ -37,7 +37,7 @@ from offctl.core.records.model import (
     PartitionLog,
     iso_ms,
 )
-from offctl.core.storm.behaviour import LATEST_TIME, SpoutProfile, StormKafka
+from offctl.core.storm.releases import LATEST_TIME, SpoutProfile, StormKafka
 from tests.conftest import storm_record
 
 T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
@@ -546,7 +546,7 @@ WRITTEN = '{"topologyId":"new-1-1","taskId":-1,"threadName":"offctl"}'
 )
 def test_a_kafka_commit_costs_what_the_first_poll_strategy_does_with_it(strategy, direction, messages):
     from offctl.core.plans.cost import Spout
-    from offctl.core.storm.behaviour import FirstPoll, SpoutProfile
+    from offctl.core.storm.releases import FirstPoll, SpoutProfile
 
     plan = Plan("reset", ConsumerKey(KAFKA, "c", None), "x", (kafka(8, 2, before_meta=None, after_meta=WRITTEN),), 0)
     spout = Spout(SpoutProfile(first_poll=FirstPoll(strategy)), frozenset({"new-1-1"}))

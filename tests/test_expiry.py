@@ -25,7 +25,7 @@ from offctl.core.records.model import (
     Report,
     Severity,
 )
-from offctl.core.storm.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafkaClient
+from offctl.core.storm.releases import FirstPoll, Guarantee, SpoutProfile, StormKafkaClient
 from offctl.core.time.expiry import (
     ASSUMED,
     BROKER,

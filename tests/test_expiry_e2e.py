@@ -19,7 +19,7 @@ import pytest
 
 from offctl.adapters import servers
 from offctl.core.records.model import Thresholds, iso_ms
-from offctl.core.storm.behaviour import FirstPoll, SpoutProfile
+from offctl.core.storm.releases import FirstPoll, SpoutProfile
 from offctl.pipeline import ExpiryOptions, Selection, inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection

@@ -20,7 +20,7 @@ from offctl.core.records.model import (
 from offctl.core.rules.analyze import analyze
 from offctl.core.rules.judge import analyze_each, assumptions, parts
 from offctl.core.rules.profiles import Profile, Profiles
-from offctl.core.storm.behaviour import LATEST_TIME, Guarantee, SpoutProfile, StormKafka
+from offctl.core.storm.releases import LATEST_TIME, Guarantee, SpoutProfile, StormKafka
 from tests.conftest import storm_record
 
 RUNNING = "orders-topology-1-1700000000"

@@ -38,7 +38,7 @@ from offctl.core.plans.targets import (
 )
 from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
 from offctl.core.records.parse import commit_metadata_json, storm_kafka_record
-from offctl.core.storm.behaviour import FirstPoll, SpoutProfile
+from offctl.core.storm.releases import FirstPoll, SpoutProfile
 from offctl.errors import UsageError
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")

@@ -1,5 +1,5 @@
 """Issue 28, item 4: the planner reads behaviour's answer for where a spout starts a partition it leaves out, on plain
-data. Given the written consumer's profile, a row says what THIS spout does (behaviour.start_outcome,
+data. Given the written consumer's profile, a row says what THIS spout does (outcomes.start_outcome,
 first_poll_start, client_start) and cites the Storm source behaviour names; without one, it names what each setting
 does, still built from behaviour (tests/test_plan.py pins that wording).
 
@@ -26,7 +26,7 @@ from offctl.core.records.model import (
     ZkNode,
 )
 from offctl.core.records.parse import commit_metadata_json
-from offctl.core.storm.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
+from offctl.core.storm.releases import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
 from offctl.faces.sandbox import client_trident_meta
 
 TOPOLOGY_ID = "orders-1-1700000000"

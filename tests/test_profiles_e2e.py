@@ -10,7 +10,7 @@ import pytest
 
 from offctl.core.records.model import Thresholds
 from offctl.core.rules.profiles import Profile, Profiles
-from offctl.core.storm.behaviour import LATEST_TIME, SpoutProfile, StormKafka
+from offctl.core.storm.releases import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.pipeline import Selection, inspect
 from offctl.render.output import report_document
 from offctl.settings.connection import Connection

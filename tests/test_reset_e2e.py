@@ -417,7 +417,7 @@ def expect_written(result, kept: dict, offsets: dict, topology: str = TOPOLOGY) 
 
 
 # Issue 28: the row says what the written group's spout does with the commit as it is (plan._client_start reads
-# behaviour.client_start for the run's profile): UNCOMMITTED_EARLIEST by default, the strategy given otherwise.
+# start.client_start for the run's profile): UNCOMMITTED_EARLIEST by default, the strategy given otherwise.
 SPOUT_KEEPS = {
     (): ["at committed (4): UNCOMMITTED_EARLIEST resumes from any commit"],
     ("--first-poll-offset-strategy", "LATEST"): [

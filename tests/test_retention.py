@@ -30,7 +30,7 @@ from offctl.core.records.model import (
     TopicRetention,
 )
 from offctl.core.rules.analyze import with_findings
-from offctl.core.storm.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafka, StormKafkaClient
+from offctl.core.storm.releases import FirstPoll, Guarantee, SpoutProfile, StormKafka, StormKafkaClient
 from offctl.core.time.retention import (
     BROKER,
     END,

@@ -643,7 +643,7 @@ def test_each_groups_commit_period_is_its_profiles_in_the_window_rules():
     from offctl.core.records.model import KafkaCommit, Thresholds
     from offctl.core.rules.judge import analyze_each
     from offctl.core.rules.profiles import Profile, Profiles
-    from offctl.core.storm.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
 
     profiles = Profiles(
         Thresholds(), (Profile("slow", "slow", Thresholds(spout=SpoutProfile(commit_period_ms=600_000))),)

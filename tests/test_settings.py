@@ -164,7 +164,7 @@ def test_help_shows_the_panels(cli):
 
 
 def test_one_enum_per_concept():
-    from offctl.core.storm.behaviour import FirstPoll, Guarantee
+    from offctl.core.storm.releases import FirstPoll, Guarantee
 
     assert _parse("inspect", "--first-poll-offset-strategy", "LATEST") is FirstPoll.LATEST
     assert _parse("inspect", "--processing-guarantee", "AT_MOST_ONCE") is Guarantee.AT_MOST_ONCE
@@ -418,7 +418,7 @@ def test_profiles_are_complete_and_a_flag_overrides_every_profile(
     tmp_path, consumer, flags, env, profile, release, start, topic, lag, first_poll
 ):
     from offctl.core.records.model import ConsumerKey
-    from offctl.core.storm.behaviour import EARLIEST_TIME, LATEST_TIME, StormKafka
+    from offctl.core.storm.releases import EARLIEST_TIME, LATEST_TIME, StormKafka
 
     name, th = _run_profiles(tmp_path, flags, env).resolve(ConsumerKey("zookeeper", consumer, "/r"))
     assert name == profile

@@ -23,7 +23,7 @@ from offctl.core.records.model import (
 )
 from offctl.core.records.parse import newest_txid, parse_zk_node, trident_partition
 from offctl.core.rules.analyze import analyze_consumer
-from offctl.core.storm.behaviour import SpoutProfile, StormKafka
+from offctl.core.storm.releases import SpoutProfile, StormKafka
 from offctl.faces.sandbox import client_trident_meta, trident_meta
 
 ROOT, SID = "/transactional", "orders-stream"
@@ -427,7 +427,7 @@ def test_the_coordinators_currtx_as_master_batch_coordinator_reads_it(data, expe
     ],
 )
 def test_earliest_and_latest_ignore_trident_state(release, strategy, running, ignored):
-    from offctl.core.storm.behaviour import FirstPoll, StormKafkaClient
+    from offctl.core.storm.releases import FirstPoll, StormKafkaClient
 
     StormKafkaClient.of_version(release)  # a release offctl knows
     profile = SpoutProfile(first_poll=FirstPoll(strategy), client_major=StormKafkaClient.major_of(release))
@@ -612,7 +612,7 @@ def test_latest_on_storm_kafka_client_1x_may_hand_the_ignored_state_on(release, 
     but a poll that finds nothing hands the stored meta on and the next batch seeks its lastOffset + 1 (run on 1.2.4,
     a quiet partition: tests/test_trident_releases_e2e.py); whether a record arrives is timing, so offctl says it
     cannot tell. 2.x (v2.8.3) records where the first poll left the consumer: the log end."""
-    from offctl.core.storm.behaviour import FirstPoll, StormKafkaClient
+    from offctl.core.storm.releases import FirstPoll, StormKafkaClient
 
     profile = SpoutProfile(
         first_poll=FirstPoll.LATEST, client_release=release, client_major=StormKafkaClient.major_of(release)

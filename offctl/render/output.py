@@ -134,7 +134,7 @@ DOCUMENT_VERSION = 2
 
 
 def resumes_fields(resumes) -> dict:
-    """`resumes_at`, `resumes` and `resumes_citation` of a behaviour.Resumption (all null for none)."""
+    """`resumes_at`, `resumes` and `resumes_citation` of a outcomes.Resumption (all null for none)."""
     if resumes is None:
         return {"resumes_at": None, "resumes": None, "resumes_citation": None}
     return {"resumes_at": resumes.at, "resumes": resumes.kind.value, "resumes_citation": resumes.citation_text()}
@@ -238,7 +238,7 @@ def report_document(report: Report) -> dict:
 
 
 def commits_dict(said) -> dict | None:
-    """What the storm-kafka-client groups' commits mean (behaviour.CommitBehaviour); None without such groups."""
+    """What the storm-kafka-client groups' commits mean (commits.CommitBehaviour); None without such groups."""
     if said is None:
         return None
     return {

@@ -53,7 +53,7 @@ from offctl.core.records.model import (
     ZkNode,
 )
 from offctl.core.records.parse import parse_commit, parse_zk_node, storm_groups
-from offctl.core.storm.behaviour import SpoutProfile
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import (
     LEFT_OUT,
     NOT_CONFIRMED,

@@ -17,7 +17,7 @@ from typing import Any
 
 from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.records.model import duration
-from offctl.core.storm.behaviour import (
+from offctl.core.storm.releases import (
     CLIENT_RELEASE_DEFAULT,
     STORM_KAFKA_RELEASE_DEFAULT,
     FirstPoll,
@@ -370,7 +370,7 @@ OPTIONS: Mapping[str, Option] = _options(
         panel=SELECTION,
     ),
     Option("all_records", ("--all-records",), "Every record of the spout.", kind=bool, default=False, panel=SELECTION),
-    # --- what the user says of the spouts (offctl/core/storm/behaviour.py) ---
+    # --- what the user says of the spouts (offctl/core/storm/releases.py) ---
     Option(
         "storm_kafka_release",
         ("--storm-kafka-release",),

@@ -19,7 +19,7 @@ from typing import Any
 from offctl.core.plans.targets import parse_static_partitions
 from offctl.core.records.model import ConsumerKey, Thresholds
 from offctl.core.rules.profiles import Profile, Profiles
-from offctl.core.storm.behaviour import (
+from offctl.core.storm.releases import (
     EARLIEST_TIME,
     GUARANTEE_RELEASES,
     LATEST_TIME,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from offctl.core.records.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
 from offctl.core.records.parse import parse_commit, parse_zk_node
 from offctl.core.rules.analyze import analyze
-from offctl.core.storm.behaviour import Resumes
+from offctl.core.storm.outcomes import Resumes
 from offctl.errors import UsageError
 from offctl.render.output import write_report
 from tests.faults.conftest import counted

@@ -64,16 +64,10 @@ from offctl.core.records.model import (
 )
 from offctl.core.records.parse import parse_commit, parse_zk_node
 from offctl.core.rules.analyze import commit_resume
-from offctl.core.storm.behaviour import (
-    Library,
-    SpoutProfile,
-    configured_start,
-    first_poll_start,
-    start_outcome,
-    starts_alike,
-    storm_kafka_ignores,
-)
-from offctl.core.storm.behaviour import Position as Start
+from offctl.core.storm.outcomes import start_outcome
+from offctl.core.storm.releases import Library, SpoutProfile
+from offctl.core.storm.releases import Position as Start
+from offctl.core.storm.start import configured_start, first_poll_start, starts_alike, storm_kafka_ignores
 
 DEFAULTS = SpoutProfile()  # the spouts' defaults (docs/storm.md): what a rule's words call the default
 

@@ -35,25 +35,17 @@ from offctl.core.records.parse import (
     storm_kafka_record,
 )
 from offctl.core.rules.analyze import applied_topics, commit_resume
-from offctl.core.storm.behaviour import (
+from offctl.core.storm.citations import (
     DO_SEEK,
     DO_SEEK_OURS,
     NO_RECORD,
     NO_TRIDENT_STATE,
     TRIDENT_CLIENT_SEEK,
-    FirstPoll,
-    Library,
-    Position,
-    Resume,
-    SpoutProfile,
-    StormKafka,
-    client_start,
-    commit_is_ours,
-    configured_start,
-    first_poll_start,
-    start_outcome,
     storm_kafka_citation,
 )
+from offctl.core.storm.outcomes import start_outcome
+from offctl.core.storm.releases import FirstPoll, Library, Position, SpoutProfile, StormKafka
+from offctl.core.storm.start import Resume, client_start, commit_is_ours, configured_start, first_poll_start
 from offctl.inputs import printable
 
 WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"
@@ -705,7 +697,7 @@ def _either(positions: Iterable[Position]) -> str:
 
 
 def _each_first_poll(log: PartitionLog) -> str:
-    """Where each first-poll strategy starts a partition without a commit (behaviour.first_poll_start), grouped by
+    """Where each first-poll strategy starts a partition without a commit (start.first_poll_start), grouped by
     where: "the log start (0) with UNCOMMITTED_EARLIEST (the default) or EARLIEST, the log end (5) with ..."."""
     by: dict[Position, list[FirstPoll]] = {}
     for strategy in _first_polls():
@@ -718,7 +710,7 @@ def _start_without_record(
     library: str | None, where: str, log: PartitionLog, profile: SpoutProfile | None = None
 ) -> str:
     """Where the spout starts a partition that has neither record nor state, in words, as behaviour decides it:
-    with `profile`, where this spout starts (behaviour.start_outcome, first_poll_start); without, the default and
+    with `profile`, where this spout starts (outcomes.start_outcome, first_poll_start); without, the default and
     what changes it."""
     if library == STORM_KAFKA_CLIENT:
         if profile is not None:
@@ -899,7 +891,7 @@ def _honours_any(strategy: FirstPoll) -> bool:
 
 def _plain(profile: SpoutProfile | None, offset: int = 0) -> str:
     """Why a commit of `offset` written without Storm metadata (--no-storm-metadata) is or is not honoured: by this
-    spout (behaviour.client_start), or by the first-poll strategies that honour any commit."""
+    spout (start.client_start), or by the first-poll strategies that honour any commit."""
     if profile is not None:
         return f"no Storm metadata (--no-storm-metadata): {_without_metadata(profile, offset)}"
     honour = [s for s in FirstPoll if _honours_any(s)]

@@ -314,7 +314,7 @@ def finding(
     resumes=None,
 ) -> Finding:
     """Build a finding of a catalogued code, with the catalogue's severity and default hint (`resumes`: where the
-    spout starts the partition it names, behaviour.Resumption)."""
+    spout starts the partition it names, outcomes.Resumption)."""
     entry = CATALOGUE[code]
     if resumes is None:
         return new_finding(code, entry.severity, key, topic, partition, path, message, hint or entry.hint)

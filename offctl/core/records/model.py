@@ -14,7 +14,9 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import NamedTuple
 
-from offctl.core.storm.behaviour import CommitBehaviour, Resumption, SpoutProfile
+from offctl.core.storm.commits import CommitBehaviour
+from offctl.core.storm.outcomes import Resumption
+from offctl.core.storm.releases import SpoutProfile
 
 ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
@@ -298,7 +300,7 @@ class OffsetRecord:
     legacy_metadata: bool = False  # storm-kafka-client before 1.1.2: the commit is the last processed offset
     crashes: bool = False  # Kafka: metadata CommitMetadataManager binds with no topologyId (activate() throws an NPE)
     # Kafka: metadata Jackson 2.15+ fails to bind (a number over 1,000 characters) where 2.9 binds it, as the fields
-    # above say: behaviour.metadata_number_limit decides which the spout's release reads
+    # above say: outcomes.metadata_number_limit decides which the spout's release reads
     number_limited: bool = False
     malformed: str | None = None  # why the spout cannot use the record (it starts as if there were none)
     inconsistent: tuple[str, ...] = ()  # what the record says that Storm does not write but tolerates
@@ -349,10 +351,10 @@ class PartitionRow:
     # False: the spout does not resume from the stored offset (a finding says why), and `lag` counts from where
     # its start-up rule puts it instead (startOffsetTime, the first-poll strategy's log start or end)
     resumes_stored: bool = True
-    # where the spout reads committed (behaviour.reads_committed): the partition's last stable offset, which its lag
+    # where the spout reads committed (releases.reads_committed): the partition's last stable offset, which its lag
     # counts to instead of the log end; None otherwise, or when the broker did not say
     last_stable: int | None = None
-    # where the spout will fetch this partition first, the kind of place, and the Storm source (behaviour.Resumption);
+    # where the spout will fetch this partition first, the kind of place, and the Storm source (outcomes.Resumption);
     # None where offctl cannot tell (no topic, an unknown partition, a partition the spout does not read)
     resumes: Resumption | None = None
 
@@ -411,7 +413,7 @@ class Report:
     checks_skipped: tuple[str, ...] = ()
     spout_settings: str = ""  # the spout settings the findings assume (SpoutProfile.describe)
     running: frozenset[str] | None = None  # storm ids under Storm's root when read; None = unknown
-    # storm-kafka-client groups in the report: what their commits mean (behaviour.commit_behaviour), and how
+    # storm-kafka-client groups in the report: what their commits mean (commits.commit_behaviour), and how
     # long a commit may stand still while the spout runs (SpoutProfile.kafka_commit_period_ms)
     commits: CommitBehaviour | None = None
     kafka_commit_period_ms: int = 0

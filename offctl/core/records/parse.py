@@ -24,7 +24,7 @@ from offctl.core.records.model import (
     ZkNode,
 )
 from offctl.core.storm import jackson, javautf8, jsonsimple
-from offctl.core.storm.behaviour import LEGACY_METADATA
+from offctl.core.storm.releases import LEGACY_METADATA
 from offctl.inputs import printable
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
@@ -401,7 +401,7 @@ def coordinator_txid(data: bytes | None) -> int:
     return max(INIT_TXID, _java_long(value))
 
 
-STUCK = "the emitter throws on it ({why})"  # what follows: behaviour.TRIDENT_STUCK
+STUCK = "the emitter throws on it ({why})"  # what follows: outcomes.TRIDENT_STUCK
 
 
 def parse_trident_node(node: ZkNode) -> OffsetRecord:

@@ -3,7 +3,7 @@
 `analyze_consumer` is the one implementation of every rule: it runs the table RULES in order, one function per
 rule (or per pass of several); `analyze` applies it to a snapshot, and the
 Spark audit applies it per consumer on the executors. What a spout does with a record follows Storm's
-source release by release: offctl/core/storm/behaviour.py answers it once (an Outcome: where the spout lands, the
+source release by release: offctl/core/storm/ answers it once (an Outcome: where the spout lands, the
 sentence, the file and tag it cites), and the rules read that answer.
 A Trident spout's state follows the storm-kafka or storm-kafka-client rules of the library that wrote it.
 The rules, in the order they run for each consumer, are the table RULES at the end of this module: each one's
@@ -45,44 +45,40 @@ from offctl.core.records.model import (
     ranges,
 )
 from offctl.core.records.parse import parse_commit, parse_storm_id, parse_zk_node
-from offctl.core.storm.behaviour import (
+from offctl.core.storm.commits import commit_behaviour, subscribes
+from offctl.core.storm.outcomes import (
     CLIENT_1X_META,
     JSON_SMART,
-    LEGACY_RELEASES,
-    LONG_MAX,
     TRIDENT_BATCH,
     TRIDENT_STUCK,
     TRIDENT_TRANSACTIONAL,
-    Library,
     Outcome,
-    Position,
-    Resume,
     Resumes,
     Resumption,
-    SpoutProfile,
-    client_start,
-    commit_behaviour,
-    commit_crash,
-    commit_is_ours,
     committed_above_outcome,
-    configured_start,
     crashing,
-    first_poll_start,
-    ignored_start,
     metadata_number_limit,
     out_of_range_outcome,
-    reads_committed,
-    stale_commits_ignored,
     start_outcome,
     stored_citation,
-    storm_kafka_ignores,
     stuck_trident_state,
-    subscribes,
     time_lands,
-    trident_first_poll,
-    trident_handed_on,
     trident_out_of_range_throws,
     trident_state_read_by_json_smart,
+)
+from offctl.core.storm.releases import LEGACY_RELEASES, LONG_MAX, Library, Position, SpoutProfile, reads_committed
+from offctl.core.storm.start import (
+    Resume,
+    client_start,
+    commit_crash,
+    commit_is_ours,
+    configured_start,
+    first_poll_start,
+    ignored_start,
+    stale_commits_ignored,
+    storm_kafka_ignores,
+    trident_first_poll,
+    trident_handed_on,
 )
 
 
@@ -213,9 +209,9 @@ def commit_resume(
     log_end: int | None = None,
 ) -> Resume:
     """Whether and where a storm-kafka-client spout of this profile resumes from this commit (parse_commit's
-    record), the topologies in `running` running: behaviour.client_start. Rule 6 (FOREIGN_COMMIT and the lag)
+    record), the topologies in `running` running: start.client_start. Rule 6 (FOREIGN_COMMIT and the lag)
     and the read-back of migrate, reset --group and restore (plan.verify_kafka) both ask it, so the two never
-    give two verdicts on one commit. A commit whose metadata makes the spout throw at start: behaviour.commit_crash."""
+    give two verdicts on one commit. A commit whose metadata makes the spout throw at start: start.commit_crash."""
     crash = commit_crash(profile, record.committed, record.crashes)
     if crash is not None:
         return crash
@@ -242,7 +238,7 @@ def _move(moves: dict[tuple[str | None, str], Outcome], profile: SpoutProfile, r
 
 
 def library_of(r: OffsetRecord) -> Library:
-    """Which code reads this stored position (behaviour.Library): storm-kafka's spout, its Trident emitter, or
+    """Which code reads this stored position (releases.Library): storm-kafka's spout, its Trident emitter, or
     storm-kafka-client."""
     if r.key.store == ZOOKEEPER:
         return Library.STORM_KAFKA
@@ -253,7 +249,7 @@ def out_of_range_move(
     profile: SpoutProfile, r: OffsetRecord, side: str, position: int, start: int | None, end: int | None
 ) -> str:
     """What the spout that wrote `r` does when `position` is out of the log on `side` (below, above), by its
-    library and release (behaviour.out_of_range_outcome); also what offctl.core.time.retention says of a deletion to
+    library and release (outcomes.out_of_range_outcome); also what offctl.core.time.retention says of a deletion to
     come."""
     return out_of_range_outcome(profile, library_of(r), side, r.trident is not None).sentence(position, start, end)
 
@@ -544,7 +540,7 @@ def record_rules(c: _Consumer) -> None:
 
 def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     """MALFORMED_RECORD: the spout cannot read topology.id and offset, so it starts as with no record
-    (behaviour.start_outcome: PartitionManager's `current`, or the first-poll strategy's edge); the lag counts
+    (outcomes.start_outcome: PartitionManager's `current`, or the first-poll strategy's edge); the lag counts
     from there. TRIDENT_REPLAY: a Trident state whose batch at or past the coordinator's currtx a transactional
     spout replays where the opaque one resumes elsewhere (_Consumer.replays): offctl cannot tell, and counts no lag."""
     topic = c.topic_of.get(i)
@@ -595,7 +591,7 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
 
 def stuck_state(c: _Consumer) -> None:
     """Rule 2 for a whole Trident state: a meta the emitter throws on fails every batch, so no partition of the state
-    resumes anywhere (behaviour.stuck_trident_state), those with a usable meta and those without any included; a
+    resumes anywhere (outcomes.stuck_trident_state), those with a usable meta and those without any included; a
     meta json-smart may read otherwise (a bare word it reads as a String also fails every batch) leaves where every
     partition resumes unknown (null)."""
     stuck = stuck_trident_state() if c.throws else None
@@ -870,7 +866,7 @@ def lag_beyond_max_offset_behind(
     """LAG_BEYOND_MAX_OFFSET_BEHIND: the start-up offset is more than maxOffsetBehind ahead of the stored one.
     Only a start (or a reassignment) applies maxOffsetBehind: a running spout still moves on from the stored
     offset, so the lag counts from it, and the finding says where a restart goes. A timestamp startOffsetTime
-    whose answer is not known here (behaviour._time_answer) is at most the log end (or -5): within maxOffsetBehind
+    whose answer is not known here (start._time_answer) is at most the log end (or -5): within maxOffsetBehind
     of the log end the stored offset holds; further behind, where a start goes is not known (resumes `time`).
     True when a start goes elsewhere than the stored offset: the check comes before any fetch, so a stored offset
     out of range is never fetched by a restart (rule 10 says so)."""
@@ -908,7 +904,7 @@ def offset_out_of_range(
     restart: Resumption | None = None,
 ) -> bool:
     """OFFSET_BELOW_LOG_START / OFFSET_ABOVE_LOG_END: where the spout resumes is outside the log, and what its
-    release then does (behaviour.out_of_range_outcome, decided once per consumer). False when it is inside.
+    release then does (outcomes.out_of_range_outcome, decided once per consumer). False when it is inside.
     `restart`: where rule 9 sends a restart instead (PartitionManager's constructor applies maxOffsetBehind before
     any fetch, v1.2.4): that stays the resumption, and the finding says the jump is what the running spout does."""
     if (position < start or position > end) and trident_out_of_range_throws(c.profile, library_of(r)):
@@ -1179,10 +1175,10 @@ RULES: tuple[Rule, ...] = (
         10,
         ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END"),
         "where the spout resumes is outside the log (needs Kafka). The lag is the log end (the last stable offset, "
-        "where the spout reads committed: behaviour.reads_committed) minus where the spout resumes, when that is "
+        "where the spout reads committed: releases.reads_committed) minus where the spout resumes, when that is "
         "inside the log: the stored offset, or where the start-up rule puts it when the spout does not use it (rules "
         "2, 6, 8, 14; none for a timestamp startOffsetTime at or before the capture time, which Kafka answers from "
-        "its segment files' mtimes: behaviour._time_answer)",
+        "its segment files' mtimes: start._time_answer)",
         runs=PER_READABLE,
     ),
     Rule(11, ("HIGH_LAG",), "the lag is above the threshold", runs=PER_READABLE),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from offctl.core.records.model import ConsumerKey, Thresholds
-from offctl.core.storm.behaviour import Isolation
+from offctl.core.storm.releases import Isolation
 
 GLOB_CHARS = frozenset("*?[")
 

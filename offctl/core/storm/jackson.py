@@ -124,7 +124,7 @@ _PROPERTIES = {"topologyId": _as_string, "taskId": _as_int, "threadName": _as_st
 
 # Jackson 2.15 and later refuse a number longer than 1,000 characters (StreamReadConstraints.maxNumberLength), even
 # one a String property would take as its text; 2.9.4 (storm-kafka-client 1.2.x) takes it. Storm ships 2.15.2 from
-# v2.6.0 on (behaviour.metadata_number_limit); 2.8.3's jars carry 2.20 (held to it), 1.2.4's 2.9.4.
+# v2.6.0 on (outcomes.metadata_number_limit); 2.8.3's jars carry 2.20 (held to it), 1.2.4's 2.9.4.
 MAX_NUMBER_LENGTH = {"2.9": None, "2.20": 1000}
 
 

@@ -67,14 +67,9 @@ from offctl.core.records.model import (
     duration,
     iso_ms,
 )
-from offctl.core.storm.behaviour import (
-    COMMIT_ACKED,
-    DO_SEEK_BOTH_LINES,
-    LEGACY_RELEASES,
-    IdleCommit,
-    SpoutProfile,
-    idle_commit,
-)
+from offctl.core.storm.citations import COMMIT_ACKED, DO_SEEK_BOTH_LINES
+from offctl.core.storm.commits import IdleCommit, idle_commit
+from offctl.core.storm.releases import LEGACY_RELEASES, SpoutProfile
 from offctl.core.time.history import Observation
 
 SETTING = "offsets.retention.minutes"
@@ -148,7 +143,7 @@ class Expiry:
 
 def not_refreshed(profile: SpoutProfile) -> str | None:
     """Why an idle partition's commit ages while the spout runs (module docstring, case 1), or None when the
-    release and guarantee keep it fresh or the group has members (cases 2-4): behaviour.idle_commit."""
+    release and guarantee keep it fresh or the group has members (cases 2-4): commits.idle_commit."""
     if idle_commit(profile) is not IdleCommit.AGES:
         return None
     return f"under AT_LEAST_ONCE the spout commits a partition only when it acks a new message there ({COMMIT_ACKED})"

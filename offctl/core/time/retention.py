@@ -63,7 +63,8 @@ from offctl.core.records.model import (
     iso_ms,
 )
 from offctl.core.rules.analyze import library_of
-from offctl.core.storm.behaviour import Lands, Outcome, SpoutProfile, out_of_range_outcome
+from offctl.core.storm.outcomes import Lands, Outcome, out_of_range_outcome
+from offctl.core.storm.releases import SpoutProfile
 from offctl.core.time.timelag import resume_position
 from offctl.errors import UsageError
 
@@ -194,7 +195,7 @@ def consumer_minima(rows: Sequence[PartitionRow], headrooms: Mapping[Position, H
     return out
 
 
-# Where a spout goes once its resume offset is deleted (below the new log start), by behaviour.out_of_range_outcome:
+# Where a spout goes once its resume offset is deleted (below the new log start), by outcomes.out_of_range_outcome:
 # the log start (it loses what was deleted), the log end (it skips all it had to do), the offset at a
 # startOffsetTime, or nowhere (every fetch fails).
 START, END, TIME, FAILS = "start", "end", "time", "fails"
@@ -207,7 +208,7 @@ def _deleted(profile: SpoutProfile, row: PartitionRow) -> Outcome:
 
 
 def lands(profile: SpoutProfile, row: PartitionRow) -> str:
-    """Where the spout of `row` lands when its offset falls below the log start (behaviour.out_of_range_outcome,
+    """Where the spout of `row` lands when its offset falls below the log start (outcomes.out_of_range_outcome,
     which cites Storm): START, END, TIME or FAILS."""
     return _LANDS.get(_deleted(profile, row).lands, FAILS)
 

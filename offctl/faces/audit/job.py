@@ -21,7 +21,7 @@ from offctl.core.plans.targets import Scope, Target
 from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds, iso_ms
 from offctl.core.rules.judge import assumptions
 from offctl.core.rules.profiles import Profiles
-from offctl.core.storm.behaviour import SpoutProfile
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
 from offctl.faces.audit.tasks import (
     FILES,

@@ -23,7 +23,7 @@ from offctl.core.records.model import ConsumerKey, Report, Severity, Snapshot, T
 from offctl.core.rules.analyze import analyze
 from offctl.core.rules.judge import expected_topics
 from offctl.core.rules.profiles import Profiles
-from offctl.core.storm.behaviour import CommitBehaviour
+from offctl.core.storm.commits import CommitBehaviour
 from offctl.core.time.history import STATUSES, Observation, commit_period_of, evaluate
 from offctl.core.time.timelag import ESTIMATE
 from offctl.errors import OffctlError

@@ -29,7 +29,7 @@ from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.plans.plan import Plan
 from offctl.core.plans.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
-from offctl.core.storm.behaviour import SpoutProfile
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import OffctlError, UsageError
 from offctl.render import mcp as documents
 from offctl.repair.reset import Confirm, RepairResult, ResetRequest, Safety, safety_flags, server_flags

@@ -42,7 +42,7 @@ from offctl.settings.connection import Connection
 from offctl.settings.run import Estimates, ExpiryOptions, Selection
 
 if TYPE_CHECKING:
-    from offctl.core.storm.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from offctl.repair.reset import Safety
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, MAX_ITEMS

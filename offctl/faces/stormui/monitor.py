@@ -28,7 +28,7 @@ from pathlib import Path
 
 from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey
 from offctl.core.rules.profiles import Profiles
-from offctl.core.storm.behaviour import Isolation
+from offctl.core.storm.releases import Isolation
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.faces.stormui.args import LagQuery
 from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
