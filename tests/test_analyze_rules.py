@@ -10,7 +10,7 @@ import inspect
 import pytest
 
 from offctl.core.records.findings import CATALOGUE
-from offctl.core.rules import analyze
+from offctl.core.rules import analyze, partitions, stored
 
 
 def test_the_rules_are_numbered_in_order_and_cover_every_code_once():
@@ -24,7 +24,7 @@ def test_each_rule_runs_somewhere_that_names_its_codes(rule):
     """A rule analyze_consumer runs has a function whose docstring names its codes; one it does not run says where it
     runs (another rule's pass: that rule has a function)."""
     if rule.run is not None:  # rule 7's pass: its own codes are unknown_partition's
-        doc = (analyze.unknown_partition if rule.run is analyze.readable_records else rule.run).__doc__
+        doc = (partitions.unknown_partition if rule.run is partitions.readable_records else rule.run).__doc__
         assert not rule.runs and all(code in doc for code in rule.codes), rule
     else:
         assert rule.runs, rule
@@ -46,15 +46,15 @@ READABLE = {
 
 def test_the_pass_over_readable_records_runs_its_rules_in_order():
     assert {r.number for r in analyze.RULES if r.runs == analyze.PER_READABLE} == set(READABLE) - {7}
-    body = inspect.getsource(analyze.partition_rules)
+    body = inspect.getsource(partitions.partition_rules)
     first = [body.index(f"{READABLE[n]}(c") for n in sorted(READABLE) if n != 11]  # high_lag: in every branch
     assert first == sorted(first)
     for number, name in READABLE.items():
         rule = analyze.RULES[number - 1]
-        assert all(code in getattr(analyze, name).__doc__ for code in rule.codes), (number, name)
-    record = inspect.getsource(analyze.record_rules)
+        assert all(code in getattr(partitions, name).__doc__ for code in rule.codes), (number, name)
+    record = inspect.getsource(stored.record_rules)
     assert record.index("malformed_record(c") < record.index("inconsistent_record(c")
-    assert "INCONSISTENT_RECORD" in analyze.inconsistent_record.__doc__
+    assert "INCONSISTENT_RECORD" in stored.inconsistent_record.__doc__
 
 
 def test_analyze_consumer_runs_the_table():

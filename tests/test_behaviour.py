@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.records.model import KAFKA, STORM_KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, OffsetRecord, PartitionRow
-from offctl.core.rules.analyze import out_of_range_move
+from offctl.core.rules.consumer import out_of_range_move
 from offctl.core.storm.commits import IdleCommit, idle_commit, subscribes
 from offctl.core.storm.outcomes import Lands, Resumes, Resumption, out_of_range_outcome, start_outcome, time_lands
 from offctl.core.storm.releases import (

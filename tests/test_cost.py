@@ -529,7 +529,7 @@ def test_a_replay_from_past_the_log_end_says_the_messages_may_be_new_to_the_spou
     assert not undo_cost(Plan("reset", plan.key, "x", plan.changes, 0, cost=cost)).changes[0].past_end
 
 
-# A Kafka commit costs what the spout does with it (offctl.core.rules.analyze.commit_resume, inspect's and the
+# A Kafka commit costs what the spout does with it (offctl.core.rules.consumer.commit_resume, inspect's and the
 # read-back's answer; KafkaSpout.doSeek, v2.8.8): EARLIEST ignores a commit that is not the running topology's and
 # starts at the log start, so moving such a commit from 8 to 2 (written for the topology about to run) replays from 2
 # what it was going to replay from 0 anyway: it skips 0-1. UNCOMMITTED_EARLIEST resumes from any commit: it replays 2-7.

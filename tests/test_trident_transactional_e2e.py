@@ -138,7 +138,7 @@ OLD = {
     "below-log-start-commit-not-acked": ({0: {8: 2}}, {}, "trimmed", STORM_ID, False),
 }
 # Where the transactional spout does something else than offctl says: nothing, since offctl reads the batches stored
-# at or past currtx (TRIDENT_REPLAY, and a partition whose only state is there: analyze.malformed_record) and a reset
+# at or past currtx (TRIDENT_REPLAY, and a partition whose only state is there: stored.malformed_record) and a reset
 # rewrites them. The scenarios that first showed it, with what the spout did (tags storm-core and storm-kafka
 # v1.2.4): commit-not-acked (currtx 10 the highest txid: PartitionedTridentSpoutExecutor.Emitter.emitBatch :131-147
 # replays txid 10's batches, 5, 2 and 4, through RotatingTransactionalState.getStateOrCreate :135-144 and

@@ -286,7 +286,7 @@ class ZkStore:
 
         A node <root>/<id>/<f1>/.../<fk>/partition_N is returned as spout id "<id>/<f1>/.../<fk-1>" with
         folder topic <fk> (the wildcard reading); the core decides whether <fk> is a topic or part of the
-        id (analyze.resolve_layouts)."""
+        id (consumer.resolve_layouts)."""
         targets: dict[str, tuple[str, str | None, int]] = {}  # path -> (spout id, folder topic, partition)
         level = {join(root, sid): (sid, ()) for sid in spout_ids}
         for depth in range(MAX_DEPTH + 1):

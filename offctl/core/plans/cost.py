@@ -19,7 +19,7 @@ from where the spout resumes now (`was`) to where it resumes after (`now`):
    storm-kafka-client group without a commit: its first-poll strategy's log start or end (UNCOMMITTED_EARLIEST,
    KafkaSpoutConfig's default, seeks to the beginning; KafkaSpout.doSeek, v2.8.8); with a commit the strategy
    ignores (EARLIEST/LATEST and a commit that is not the running topology's, or --topology-id's), the same:
-   offctl.core.rules.analyze.commit_resume, inspect's and the read-back's answer. A deleted record counts the same
+   offctl.core.rules.consumer.commit_resume, inspect's and the read-back's answer. A deleted record counts the same
    way. A Trident spout without a state: no previous position, nothing counted.
 5. The count is the offsets of the range. Compaction removes records and transactions leave markers (offsets
    no consumer is handed), so on such topics it is an upper bound. offctl reads the first and the last offset
@@ -63,7 +63,7 @@ from offctl.core.records.model import (
     iso_ms,
 )
 from offctl.core.records.parse import parse_commit, parse_zk_node
-from offctl.core.rules.analyze import commit_resume
+from offctl.core.rules.consumer import commit_resume
 from offctl.core.storm.outcomes import start_outcome
 from offctl.core.storm.releases import Library, SpoutProfile
 from offctl.core.storm.releases import Position as Start

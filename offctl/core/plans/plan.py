@@ -34,7 +34,7 @@ from offctl.core.records.parse import (
     record_topology,
     storm_kafka_record,
 )
-from offctl.core.rules.analyze import applied_topics, commit_resume
+from offctl.core.rules.consumer import applied_topics, commit_resume
 from offctl.core.storm.citations import (
     DO_SEEK,
     DO_SEEK_OURS,
@@ -276,7 +276,7 @@ Applied = list[tuple[ZkNode, OffsetRecord, str | None]]  # a spout's nodes, pars
 
 
 def _applied(nodes: Iterable[ZkNode], scope: Scope) -> Applied:
-    """Every node of the spout, parsed, with the topic each applies to (analyze.applied_topics: its folder,
+    """Every node of the spout, parsed, with the topic each applies to (consumer.applied_topics: its folder,
     the one --topic, or the spout's majority topic), in topic-folder and partition order."""
     ordered = sorted(nodes, key=lambda n: (n.folder_topic or "", n.node_partition))
     records = [parse_zk_node(n) for n in ordered]
@@ -1546,7 +1546,7 @@ def verify_kafka(
     topology_id: str | None = None,
 ) -> KafkaReadBack:
     """Check the group's commits read back: the planned offset on each, and whether a spout of `profile`
-    resumes from it as the broker kept it (analyze.commit_resume: the answer inspect gives). `topology_id`: the
+    resumes from it as the broker kept it (consumer.commit_resume: the answer inspect gives). `topology_id`: the
     storm id the operator named for the commits (--topology-id), counted as running alongside `running`.
     Metadata the broker did not keep fails only where the spout would therefore ignore the commit; where it
     still resumes from it (UNCOMMITTED_*), a note says what a spout whose strategy ignores it would do."""

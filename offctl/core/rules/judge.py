@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from offctl.core.records.model import KAFKA, ConsumerKey, OffsetRecord, Report, Snapshot, Thresholds
-from offctl.core.rules.analyze import analyze, parse_snapshot, resolve_layouts
+from offctl.core.rules.analyze import analyze, parse_snapshot
+from offctl.core.rules.consumer import resolve_layouts
 from offctl.core.rules.profiles import Profiles
 
 DEFAULTS = "defaults"  # how the assumptions line names the consumers no profile matched

@@ -62,7 +62,7 @@ from offctl.core.records.model import (
     is_topic_name,
     iso_ms,
 )
-from offctl.core.rules.analyze import library_of
+from offctl.core.rules.consumer import library_of
 from offctl.core.storm.outcomes import Lands, Outcome, out_of_range_outcome
 from offctl.core.storm.releases import SpoutProfile
 from offctl.core.time.timelag import resume_position
