@@ -1,4 +1,4 @@
-"""One commit, one verdict: migrate's read-back (plan.verify_kafka) and inspect (rule 6, the lag) say the same
+"""One commit, one verdict: migrate's read-back (verify.verify_kafka) and inspect (rule 6, the lag) say the same
 thing of the same commit, for every storm-kafka-client line, first-poll strategy and metadata the broker keeps.
 Plain data, one table. Apache Kafka hands back the metadata written ("kept"): those rows run end to end in
 tests/test_reset_e2e.py::test_migrate_and_inspect_give_one_verdict. A broker that hands back none ("dropped") or
@@ -19,7 +19,8 @@ import json
 
 import pytest
 
-from offctl.core.plans.plan import plan_migrate, verify_kafka
+from offctl.core.plans.kafka import plan_migrate
+from offctl.core.plans.verify import verify_kafka
 from offctl.core.records.model import ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode
 from offctl.core.rules.analyze import analyze
 from offctl.core.storm.releases import FirstPoll, SpoutProfile, StormKafkaClient

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from offctl.core.plans.guards import GuardFacts, with_guards
-from offctl.core.plans.plan import plan_zookeeper
 from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.zookeeper import plan_zookeeper
 from offctl.core.records.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
 from offctl.errors import UsageError, WriteConflict
 from offctl.faces.mcp.plans import (

@@ -12,20 +12,9 @@ from dataclasses import replace
 import pytest
 
 from offctl.core.plans.guards import GuardFacts, check_guards
-from offctl.core.plans.plan import (
-    CREATE,
-    SKIP,
-    UNCHANGED,
-    WRITE,
-    plan_kafka,
-    plan_migrate,
-    plan_restore_kafka,
-    plan_restore_zookeeper,
-    plan_zookeeper,
-    target_offset,
-    verify_kafka,
-    verify_zookeeper,
-)
+from offctl.core.plans.kafka import plan_kafka, plan_migrate
+from offctl.core.plans.plan import CREATE, SKIP, UNCHANGED, WRITE, target_offset
+from offctl.core.plans.restore import plan_restore_kafka, plan_restore_zookeeper
 from offctl.core.plans.rewrite import rewrite_offset
 from offctl.core.plans.targets import (
     Scope,
@@ -36,6 +25,8 @@ from offctl.core.plans.targets import (
     parse_time,
     parse_topics,
 )
+from offctl.core.plans.verify import verify_kafka, verify_zookeeper
+from offctl.core.plans.zookeeper import plan_zookeeper
 from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
 from offctl.core.records.parse import commit_metadata_json, storm_kafka_record
 from offctl.core.storm.releases import FirstPoll, SpoutProfile

@@ -14,8 +14,9 @@ import re
 
 import pytest
 
-from offctl.core.plans.plan import plan_kafka, plan_migrate, plan_zookeeper
+from offctl.core.plans.kafka import plan_kafka, plan_migrate
 from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.zookeeper import plan_zookeeper
 from offctl.core.records.model import (
     STORM_KAFKA_CLIENT,
     TRIDENT,

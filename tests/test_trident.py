@@ -9,9 +9,11 @@ from dataclasses import replace
 import pytest
 
 from offctl.adapters.backup import backup_document, parse_backup
-from offctl.core.plans.plan import WRITE, plan_restore_zookeeper, plan_zookeeper
+from offctl.core.plans.plan import WRITE
+from offctl.core.plans.restore import plan_restore_zookeeper
 from offctl.core.plans.rewrite import rewrite_node
 from offctl.core.plans.targets import Target
+from offctl.core.plans.zookeeper import plan_zookeeper
 from offctl.core.records.model import (
     STORM_KAFKA,
     STORM_KAFKA_CLIENT,

@@ -26,18 +26,12 @@ from offctl.adapters.backup import (
 )
 from offctl.core.plans.cost import Spout, cost_positions, plan_cost
 from offctl.core.plans.guards import GuardFacts, changed_kafka, changed_zookeeper, with_guards
-from offctl.core.plans.plan import (
-    Plan,
-    plan_delete,
-    plan_kafka,
-    plan_migrate,
-    plan_restore_kafka,
-    plan_restore_zookeeper,
-    plan_zookeeper,
-    verify_kafka,
-    verify_zookeeper,
-)
+from offctl.core.plans.kafka import plan_kafka, plan_migrate
+from offctl.core.plans.plan import Plan
+from offctl.core.plans.restore import plan_restore_kafka, plan_restore_zookeeper
 from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.verify import verify_kafka, verify_zookeeper
+from offctl.core.plans.zookeeper import plan_delete, plan_zookeeper
 from offctl.core.records.model import (
     KAFKA,
     TRIDENT,
@@ -73,7 +67,7 @@ from offctl.settings.run import Safety, check_spout_id
 @dataclass(frozen=True)
 class ReadBack:
     """What a Kafka commit read back is judged against: whether a spout of `profile` resumes from it
-    (plan.verify_kafka, the answer inspect gives), the topologies in `running` running and the one the operator
+    (verify.verify_kafka, the answer inspect gives), the topologies in `running` running and the one the operator
     named for the commits (`topology_id`, --topology-id) about to."""
 
     profile: SpoutProfile = SpoutProfile()
@@ -478,7 +472,7 @@ class _Guard:
 
 def _batches(zk: SpoutWriter, nodes: Sequence[ZkNode]) -> list[ZkNode]:
     """A Trident spout's batches stored at or past currtx besides the nodes read_trident gives (ZkNode.ahead), as
-    they are now: a reset rewrites them with their partition (plan.REPLAYED)."""
+    they are now: a reset rewrites them with their partition (zookeeper.REPLAYED)."""
     wanted = [
         replace(
             n,

@@ -168,7 +168,7 @@ def commit_resume(
 ) -> Resume:
     """Whether and where a storm-kafka-client spout of this profile resumes from this commit (parse_commit's
     record), the topologies in `running` running: start.client_start. Rule 6 (FOREIGN_COMMIT and the lag)
-    and the read-back of migrate, reset --group and restore (plan.verify_kafka) both ask it, so the two never
+    and the read-back of migrate, reset --group and restore (verify.verify_kafka) both ask it, so the two never
     give two verdicts on one commit. A commit whose metadata makes the spout throw at start: start.commit_crash."""
     crash = commit_crash(profile, record.committed, record.crashes)
     if crash is not None:
