@@ -1,4 +1,4 @@
-"""offctl's model of a Trident Kafka spout's stored state (offctl/core/records/parse.py parse_trident_node) held to
+"""offctl's model of a Trident Kafka spout's stored state (offctl/core/records/trident.py parse_trident_node) held to
 Storm's own classes on generated input (issue 44): for each state's bytes, whether the spout starts the partition as
 with no state, resumes from it (the offset, and the topology id it compares), or fails every batch (the emitter, or
 TransactionalState.getData itself, throws). The oracle is tests/storm_runner/trident/StateOracle.java (the real
@@ -28,7 +28,8 @@ import pytest
 from hypothesis import strategies as st
 
 from offctl.core.records.model import STORM_KAFKA, STORM_KAFKA_CLIENT, ZkNode
-from offctl.core.records.parse import load_json_simple, parse_trident_node
+from offctl.core.records.stormjson import load_json_simple
+from offctl.core.records.trident import parse_trident_node
 from offctl.inputs import printable
 from tests import differential
 from tests.differential import damaged, each_generated

@@ -7,14 +7,8 @@ import json
 import pytest
 
 from offctl.core.records.model import KafkaCommit, ZkNode
-from offctl.core.records.parse import (
-    MAX_NODE_BYTES,
-    commit_metadata_json,
-    parse_commit,
-    parse_commit_metadata,
-    parse_storm_id,
-    parse_zk_node,
-)
+from offctl.core.records.parse import commit_metadata_json, parse_commit, parse_commit_metadata, parse_zk_node
+from offctl.core.records.stormjson import MAX_NODE_BYTES, parse_storm_id
 
 GOOD = {
     "topology": {"id": "wc-3-1700000000", "name": "wc"},

@@ -23,7 +23,8 @@ from offctl.core.records.model import (
     Thresholds,
     ZkNode,
 )
-from offctl.core.records.parse import newest_txid, parse_zk_node, trident_partition
+from offctl.core.records.parse import parse_zk_node
+from offctl.core.records.trident import newest_txid, trident_partition
 from offctl.core.rules.analyze import analyze_consumer
 from offctl.core.storm.releases import SpoutProfile, StormKafka
 from offctl.faces.sandbox import client_trident_meta, trident_meta
@@ -375,7 +376,7 @@ def test_the_txid_after_the_coordinators_currtx(children, currtx, expected):
 )
 def test_the_coordinators_currtx_as_master_batch_coordinator_reads_it(data, expected):
     """MasterBatchCoordinator.java@v2.8.8 getStoredCurrTransaction: a Number's longValue, at least INIT_TXID 1."""
-    from offctl.core.records.parse import coordinator_txid
+    from offctl.core.records.trident import coordinator_txid
 
     assert coordinator_txid(data) == expected
 
@@ -527,7 +528,7 @@ def test_the_txids_a_transactional_spout_replays(children, currtx, expected):
     """PartitionedTridentSpoutExecutor.java@v1.2.4 emitBatch through RotatingTransactionalState.getStateOrCreate:
     a state at the txid is re-emitted, one past it makes the txid skipped; run in
     tests/test_trident_transactional_e2e.py."""
-    from offctl.core.records.parse import stored_from
+    from offctl.core.records.trident import stored_from
 
     assert stored_from(children, currtx) == expected
 

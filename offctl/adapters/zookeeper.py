@@ -38,7 +38,7 @@ from kazoo.protocol.serialization import (
 
 from offctl.core.records.frozen import builder
 from offctl.core.records.model import STORM_KAFKA, ZkNode
-from offctl.core.records.parse import (
+from offctl.core.records.trident import (
     INIT_TXID,
     coordinator_txid,
     newest_txid,

@@ -465,7 +465,7 @@ def test_the_json_renderer_writes_what_json_dumps_writes(doc):
 def test_the_fast_json_path_reads_any_node_data_as_the_storm_path_does(data):
     """load_json_simple's orjson fast path gives the value, reason and UTF-8 flag its json/json-simple path
     gives, types included (1 is not 1.0), for any bytes."""
-    from offctl.core.records.parse import load_as_storm, load_json_simple
+    from offctl.core.records.stormjson import load_as_storm, load_json_simple
 
     def typed(result):
         value, reason, utf8 = result

@@ -5,7 +5,7 @@ written; summed per consumer. Pure: it takes the plan, the log offsets and a rea
 A stored offset is the next message the spout processes. storm-kafka's PartitionManager starts _emittedToOffset
 at the stored offset and commits lastCompletedOffset, the first offset not yet acked (PartitionManager.java,
 v1.2.4); storm-kafka-client seeks to the commit, "the first offset that is not marked as processed"
-(KafkaSpout.doSeek, v2.8.8); a Trident state holds where the spout resumes (offctl.core.records.parse). So a change
+(KafkaSpout.doSeek, v2.8.8); a Trident state holds where the spout resumes (offctl.core.records.trident). So a change
 from where the spout resumes now (`was`) to where it resumes after (`now`):
 
 1. REPLAY (now < was): the spout processes [now, was) again. Under at-least-once (storm-kafka always,

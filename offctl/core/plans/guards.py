@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 
 from offctl.core.plans.plan import CHANGED_SINCE, GuardCheck, Plan, named
 from offctl.core.records.model import GroupState, KafkaCommit, ZkNode
-from offctl.core.records.parse import parse_storm_id, parse_zk_node
+from offctl.core.records.parse import parse_zk_node
+from offctl.core.records.stormjson import parse_storm_id
 from offctl.inputs import printable
 
 GUARDS = ("running-topology", "recent-write", "active-group", "changed-since")

@@ -30,10 +30,7 @@ from offctl.core.records.model import (
     KafkaCommit,
     ZkNode,
 )
-from offctl.core.records.parse import (
-    commit_metadata_json,
-    parse_commit_metadata,
-)
+from offctl.core.records.parse import commit_metadata_json, parse_commit_metadata
 from offctl.core.storm.releases import SpoutProfile
 
 

@@ -23,9 +23,7 @@ from offctl.core.records.model import (
     ZkNode,
     iso_ms,
 )
-from offctl.core.records.parse import (
-    parse_zk_node,
-)
+from offctl.core.records.parse import parse_zk_node
 from offctl.core.rules.consumer import applied_topics
 
 WRITE, UNCHANGED, SKIP, DELETE = "write", "unchanged", "skip", "delete"

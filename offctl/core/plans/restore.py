@@ -28,9 +28,7 @@ from offctl.core.records.model import (
     KafkaCommit,
     ZkNode,
 )
-from offctl.core.records.parse import (
-    parse_zk_node,
-)
+from offctl.core.records.parse import parse_zk_node
 
 
 def plan_restore_zookeeper(

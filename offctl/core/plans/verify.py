@@ -10,9 +10,7 @@ from offctl.core.plans.plan import Plan
 from offctl.core.records.model import (
     KafkaCommit,
 )
-from offctl.core.records.parse import (
-    parse_commit,
-)
+from offctl.core.records.parse import parse_commit
 from offctl.core.rules.consumer import commit_resume
 from offctl.core.storm.citations import (
     DO_SEEK_OURS,

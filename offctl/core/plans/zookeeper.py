@@ -31,11 +31,7 @@ from offctl.core.records.model import (
     PartitionLog,
     ZkNode,
 )
-from offctl.core.records.parse import (
-    parse_zk_node,
-    record_topology,
-    storm_kafka_record,
-)
+from offctl.core.records.parse import parse_zk_node, record_topology, storm_kafka_record
 from offctl.core.storm.citations import (
     NO_RECORD,
     NO_TRIDENT_STATE,

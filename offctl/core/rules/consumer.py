@@ -23,7 +23,7 @@ from offctl.core.records.model import (
     Thresholds,
     is_topic_name,
 )
-from offctl.core.records.parse import parse_storm_id
+from offctl.core.records.stormjson import parse_storm_id
 from offctl.core.storm.outcomes import (
     Outcome,
     Resumption,

@@ -11,7 +11,7 @@ from offctl.core.records.model import (
     PartitionLog,
     ranges,
 )
-from offctl.core.records.parse import parse_storm_id
+from offctl.core.records.stormjson import parse_storm_id
 from offctl.core.rules.consumer import _at, _Consumer, _move, _plural, library_of
 from offctl.core.storm.outcomes import (
     Resumes,

@@ -11,7 +11,7 @@ from offctl.core.records.model import (
     TRIDENT,
     OffsetRecord,
 )
-from offctl.core.records.parse import parse_storm_id
+from offctl.core.records.stormjson import parse_storm_id
 from offctl.core.rules.consumer import (
     _Consumer,
     _consumer_path,
