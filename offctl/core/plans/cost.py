@@ -95,17 +95,31 @@ def _resumes(
     commit's metadata), and the words when that is not the offset itself. `gone` names the absence: no record
     before, a record deleted."""
     if store == KAFKA:
-        start, end = (log.log_start, log.log_end) if log else (None, None)
-        if offset is not None:
-            return _commit_resumes(offset, data, start, end, spout)
-        strategy = spout.profile.first_poll
-        said = start_outcome(spout.profile, Library.STORM_KAFKA_CLIENT)
-        rule = f"{strategy.value}, storm-kafka-client's default" if strategy is DEFAULTS.first_poll else strategy.value
-        return _start(first_poll_start(spout.profile, start, end), gone, f"{rule}; {said.citation}")
+        return _group_resumes(offset, data, log, gone, spout)
     if store == TRIDENT:
         return offset, "" if offset is not None else f"{gone}; a Trident spout then starts as its settings say"
     if store != ZOOKEEPER:
         return None, f"no previous position for a {store} consumer"
+    return _record_resumes(data, log, gone, spout)
+
+
+def _group_resumes(
+    offset: int | None, data: bytes | None, log: PartitionLog | None, gone: str, spout: Spout
+) -> tuple[int | None, str]:
+    """_resumes for a storm-kafka-client group: from its commit (`data`: the commit's metadata), or, with none,
+    where its first-poll strategy seeks."""
+    start, end = (log.log_start, log.log_end) if log else (None, None)
+    if offset is not None:
+        return _commit_resumes(offset, data, start, end, spout)
+    strategy = spout.profile.first_poll
+    said = start_outcome(spout.profile, Library.STORM_KAFKA_CLIENT)
+    rule = f"{strategy.value}, storm-kafka-client's default" if strategy is DEFAULTS.first_poll else strategy.value
+    return _start(first_poll_start(spout.profile, start, end), gone, f"{rule}; {said.citation}")
+
+
+def _record_resumes(data: bytes | None, log: PartitionLog | None, gone: str, spout: Spout) -> tuple[int | None, str]:
+    """_resumes for a storm-kafka spout: from the record these node bytes hold, or, where it cannot use them (or
+    there are none), where its settings start it."""
     why = gone
     if data is not None:
         record = parse_zk_node(ZkNode("", "", "", 0, None, data, 0, 0))  # as PartitionManager reads the bytes
@@ -198,15 +212,7 @@ def _bounds(
     if not consulted or log is None or log.log_start is None or log.log_end is None:
         return ChangeCost(direction, high - low, up_to=True, span=UNKNOWN_SPAN, notes=notes, why=why), None
     start, end = max(low, log.log_start), min(high, log.log_end)
-    if start > low:
-        notes += (
-            f"{_offsets(low, min(high, log.log_start) - 1)} below the log start {log.log_start}: deleted, not counted",
-        )
-    if end < high:
-        notes += (
-            f"{_offsets(max(low, log.log_end), high - 1)} at or past the log end {log.log_end}: no message "
-            f"there, not counted",
-        )
+    notes += _uncounted(low, high, start, end, log)
     # A spout past the log end read a log that is gone (a recreated or truncated topic): what it replays now
     # may be new to it.
     past_end = direction == REPLAY and was > log.log_end
@@ -217,6 +223,22 @@ def _bounds(
         )
     cost = ChangeCost(direction, max(0, end - start), notes=notes, past_end=past_end)
     return cost, (start, end) if end > start else None
+
+
+def _uncounted(low: int, high: int, start: int, end: int, log: PartitionLog) -> tuple[str, ...]:
+    """The notes on the offsets of [low, high) outside the log, which [start, end) leaves out: deleted below its
+    start, not written at or past its end."""
+    notes: tuple[str, ...] = ()
+    if start > low:
+        notes += (
+            f"{_offsets(low, min(high, log.log_start) - 1)} below the log start {log.log_start}: deleted, not counted",
+        )
+    if end < high:
+        notes += (
+            f"{_offsets(max(low, log.log_end), high - 1)} at or past the log end {log.log_end}: no message "
+            f"there, not counted",
+        )
+    return notes
 
 
 def _log(cluster: Cluster | None, c: Change) -> PartitionLog | None:

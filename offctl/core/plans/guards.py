@@ -151,24 +151,34 @@ def changed_zookeeper(
         if path in before and _data(node) == _data(before[path]):
             continue
         newer = newest.get(path.rsplit("/", 1)[0]) if was is not None and was.trident else None
-        if was is None:
-            if node is not None:
-                out[path] = f"the write deleted it; it was created again since, at {_zk_offset(node)}"
-        elif node is None and newer is not None:
-            out[path] = f"the write left {_zk_offset(was)}; the spout has written {newer.path} since"
-        elif node is None:
-            out[path] = f"the write left {_zk_offset(was)}; it was deleted since"
-        elif node.data != was.data:
-            then, now_at = _zk_offset(was), _zk_offset(node)
-            out[path] = (
-                f"the write left {then}, it is now {now_at.removeprefix('offset ')}"
-                if then != now_at
-                else f"the write left {then} (version {was.version}); other bytes are there now (version "
-                f"{node.version}), {now_at}"
-            )
+        change = _node_change(was, node, newer)
+        if change is not None:
+            out[path] = change
     # A node written again since with the very bytes the write left loses nothing when the undo overwrites it:
     # only bytes count, not the version (the recent-write and running-topology guards watch for live writers)
     return out
+
+
+def _node_change(was: ZkNode | None, node: ZkNode | None, newer: ZkNode | None) -> str | None:
+    """What became of one node since the write left it as `was` (None: the write deleted it), now `node` (None:
+    absent), `newer` the Trident state the spout has written since beside it; None where it holds what the write
+    left."""
+    if was is None:
+        if node is not None:
+            return f"the write deleted it; it was created again since, at {_zk_offset(node)}"
+    elif node is None and newer is not None:
+        return f"the write left {_zk_offset(was)}; the spout has written {newer.path} since"
+    elif node is None:
+        return f"the write left {_zk_offset(was)}; it was deleted since"
+    elif node.data != was.data:
+        then, now_at = _zk_offset(was), _zk_offset(node)
+        return (
+            f"the write left {then}, it is now {now_at.removeprefix('offset ')}"
+            if then != now_at
+            else f"the write left {then} (version {was.version}); other bytes are there now (version "
+            f"{node.version}), {now_at}"
+        )
+    return None
 
 
 def _data(node: ZkNode | None) -> bytes | None:

@@ -70,78 +70,75 @@ def plan_restore_zookeeper(
                 reasons=("did not exist before: deleted again",),
             )
         )
-    for old in saved:
-        record = parse_zk_node(old)
-        node = now.get(old.path)
-        log = _log_of(cluster, record.topic, old.node_partition)[0] if cluster is not None else None
-        newer = now_dirs.get(old.path.rsplit("/", 1)[0]) if old.trident else None
-        if node is None and newer is not None:  # Trident: the spout committed a newer txid since
-            changes.append(
-                Change(
-                    record.topic,
-                    old.node_partition,
-                    parse_zk_node(newer).committed,
-                    None,
-                    path=old.path,
-                    left_out=True,
-                    reasons=(
-                        f"cannot be undone: the spout has written {newer.path} since, and resumes "
-                        f"from it: reset the partition instead",
-                    ),
-                )
-            )
-            continue
-        if node is None:  # deleted since (offctl delete, or by hand): created again with its saved bytes
-            refused = _hand_made_range(record.committed, log) if hand_made else None
-            changes.append(
-                Change(
-                    record.topic,
-                    old.node_partition,
-                    None,
-                    None if refused else record.committed,
-                    reasons=(refused,) if refused else ("the node no longer exists: created again",),
-                    left_out=refused is not None,
-                    path=old.path,
-                    version=CREATE,
-                    after_data=None if refused else old.data,
-                )
-            )
-            continue
-        if hand_made:
-            refused = (
-                f"a hand-made file's bytes the spout cannot use ({record.malformed}): not written"
-                if record.malformed
-                else _hand_made_range(record.committed, log)
-            )
-            if refused:
-                changes.append(
-                    Change(
-                        record.topic,
-                        old.node_partition,
-                        parse_zk_node(node).committed,
-                        None,
-                        path=old.path,
-                        reasons=(refused,),
-                        left_out=True,
-                    )
-                )
-                continue
-        changes.append(
-            Change(
-                record.topic,
-                old.node_partition,
-                parse_zk_node(node).committed,
-                record.committed,
-                reasons=_range_note(record.committed, log),
-                path=old.path,
-                version=node.version,
-                before_data=node.data,
-                after_data=old.data,
-            )
-        )
+    changes += [_restored(old, now, now_dirs, cluster, hand_made) for old in saved]
     changes = _restore_rows(changes, changed, {n.path for n in batches})
     return Plan(
         "restore", key, f"backup {source}", tuple(changes), captured_ms, warnings=_warnings(changes, restore=True)
+    )
+
+
+def _restored(
+    old: ZkNode, now: Mapping[str, ZkNode], now_dirs: Mapping[str, ZkNode], cluster: Cluster | None, hand_made: bool
+) -> Change:
+    """The row that puts one saved node back: left out where the spout has written a newer Trident txid since, or
+    where a hand-made file's bytes are refused; created again where the node is gone; else its bytes written over
+    what is there now."""
+    record = parse_zk_node(old)
+    node = now.get(old.path)
+    log = _log_of(cluster, record.topic, old.node_partition)[0] if cluster is not None else None
+    newer = now_dirs.get(old.path.rsplit("/", 1)[0]) if old.trident else None
+    if node is None and newer is not None:  # Trident: the spout committed a newer txid since
+        return Change(
+            record.topic,
+            old.node_partition,
+            parse_zk_node(newer).committed,
+            None,
+            path=old.path,
+            left_out=True,
+            reasons=(
+                f"cannot be undone: the spout has written {newer.path} since, and resumes "
+                f"from it: reset the partition instead",
+            ),
+        )
+    if node is None:  # deleted since (offctl delete, or by hand): created again with its saved bytes
+        refused = _hand_made_range(record.committed, log) if hand_made else None
+        return Change(
+            record.topic,
+            old.node_partition,
+            None,
+            None if refused else record.committed,
+            reasons=(refused,) if refused else ("the node no longer exists: created again",),
+            left_out=refused is not None,
+            path=old.path,
+            version=CREATE,
+            after_data=None if refused else old.data,
+        )
+    if hand_made:
+        refused = (
+            f"a hand-made file's bytes the spout cannot use ({record.malformed}): not written"
+            if record.malformed
+            else _hand_made_range(record.committed, log)
+        )
+        if refused:
+            return Change(
+                record.topic,
+                old.node_partition,
+                parse_zk_node(node).committed,
+                None,
+                path=old.path,
+                reasons=(refused,),
+                left_out=True,
+            )
+    return Change(
+        record.topic,
+        old.node_partition,
+        parse_zk_node(node).committed,
+        record.committed,
+        reasons=_range_note(record.committed, log),
+        path=old.path,
+        version=node.version,
+        before_data=node.data,
+        after_data=old.data,
     )
 
 

@@ -47,18 +47,7 @@ def make_target(
     """Check `--to` and its value flags together; every mistake is a UsageError naming the flags.
     `--by-duration D` is `--to time` at now minus D, as kafka-consumer-groups --by-duration."""
     if duration is not None:
-        if to not in (None, "time") or any(v is not None for v in (offset, at, by)):
-            raise UsageError(
-                "--by-duration is a target of its own (--to time at now minus the duration): drop "
-                "the other --to, --offset, --at or --by"
-            )
-        back = parse_duration(duration)
-        at_ms = now_ms - back
-        if at_ms < 0:
-            raise UsageError(f"--by-duration {duration[:40]!r} reaches back before 1970")
-        return Target("time", at_ms=at_ms, source=duration.strip().upper())
-    given = {"--offset": offset is not None, "--at": at is not None, "--by": by is not None}
-    needs = {"offset": "--offset", "time": "--at", "shift": "--by"}
+        return _by_duration(to, offset, at, by, duration, now_ms)
     if to is None:
         raise UsageError(
             "say where to move the offsets: --to earliest|latest|current|offset|time|shift, "
@@ -66,15 +55,37 @@ def make_target(
         )
     if to not in TARGETS:
         raise UsageError(f"--to {to!r}: expected one of {', '.join(TARGETS)}")
+    _check_value_flags(to, {"--offset": offset is not None, "--at": at is not None, "--by": by is not None})
+    if to == "offset" and offset < 0:
+        raise UsageError(f"--offset {offset}: an offset is 0 or more")
+    return Target(to, offset=offset, at_ms=parse_time(at) if to == "time" else None, by=by)
+
+
+def _by_duration(
+    to: str | None, offset: int | None, at: str | None, by: int | None, duration: str, now_ms: int
+) -> Target:
+    """`--by-duration D`: `--to time` at now minus D, given alone."""
+    if to not in (None, "time") or any(v is not None for v in (offset, at, by)):
+        raise UsageError(
+            "--by-duration is a target of its own (--to time at now minus the duration): drop "
+            "the other --to, --offset, --at or --by"
+        )
+    back = parse_duration(duration)
+    at_ms = now_ms - back
+    if at_ms < 0:
+        raise UsageError(f"--by-duration {duration[:40]!r} reaches back before 1970")
+    return Target("time", at_ms=at_ms, source=duration.strip().upper())
+
+
+def _check_value_flags(to: str, given: dict[str, bool]) -> None:
+    """Each value flag given (`given`: flag -> present) goes with `to`, and `to` has the one it needs."""
+    needs = {"offset": "--offset", "time": "--at", "shift": "--by"}
     for flag, present in given.items():
         if present and needs.get(to) != flag:
             owner = next(k for k, v in needs.items() if v == flag)
             raise UsageError(f"{flag} goes with --to {owner}, not --to {to}")
     if to in needs and not given[needs[to]]:
         raise UsageError(f"--to {to} needs {needs[to]}")
-    if to == "offset" and offset < 0:
-        raise UsageError(f"--offset {offset}: an offset is 0 or more")
-    return Target(to, offset=offset, at_ms=parse_time(at) if to == "time" else None, by=by)
 
 
 def parse_duration(text: str) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from offctl.core.plans.firstpoll import DEFAULTS, _clause, _either, _honours_any
-from offctl.core.plans.plan import Plan
+from offctl.core.plans.plan import Change, Plan
 from offctl.core.records.model import (
     KafkaCommit,
 )
@@ -67,23 +67,44 @@ def verify_kafka(
     for c in plan.writes:
         where = f"{c.topic}/{c.partition}"
         got = read_back.get((c.topic, c.partition))
-        if got is None:
-            problems.append(f"{where} has no commit after writing {c.after}")
-            continue
-        if got[0] != c.after:
-            problems.append(f"{where} is at {got[0]}, not the planned {c.after}")
-            continue
-        verdict = commit_resume(
-            profile, parse_commit(KafkaCommit(plan.key.consumer, c.topic, c.partition, got[0], got[1])), running
-        )
-        kept = got[1] == c.after_metadata
-        if verdict.crashes:
-            problems.append(f"{where}: the broker kept {_meta(got[1])}, on which {_clause(verdict.why)}")
-        elif not verdict.uses_commit:
-            lost = "" if kept else f"the broker kept {_meta(got[1])} instead of the Storm metadata written, and "
-            problems.append(f"{where}: {lost}the spout will ignore this commit: {verdict.reason}")
-        elif not kept:
+        problem, lost = _commit_read_back(plan, c, where, got, profile, running)
+        if problem is not None:
+            problems.append(problem)
+        elif lost:
             dropped.append((where, got[1]))
+    return KafkaReadBack(tuple(problems), _dropped_notes(dropped, profile))
+
+
+def _commit_read_back(
+    plan: Plan,
+    c: Change,
+    where: str,
+    got: tuple[int, str | None] | None,
+    profile: SpoutProfile,
+    running: frozenset[str] | None,
+) -> tuple[str | None, bool]:
+    """What one written commit read back (`got`: its offset and metadata, None: no commit) says: the problem that
+    fails the verification (None: none), and whether the broker dropped the Storm metadata written while the spout
+    still resumes from the commit."""
+    if got is None:
+        return f"{where} has no commit after writing {c.after}", False
+    if got[0] != c.after:
+        return f"{where} is at {got[0]}, not the planned {c.after}", False
+    verdict = commit_resume(
+        profile, parse_commit(KafkaCommit(plan.key.consumer, c.topic, c.partition, got[0], got[1])), running
+    )
+    kept = got[1] == c.after_metadata
+    if verdict.crashes:
+        return f"{where}: the broker kept {_meta(got[1])}, on which {_clause(verdict.why)}", False
+    if not verdict.uses_commit:
+        lost = "" if kept else f"the broker kept {_meta(got[1])} instead of the Storm metadata written, and "
+        return f"{where}: {lost}the spout will ignore this commit: {verdict.reason}", False
+    return None, not kept
+
+
+def _dropped_notes(dropped: list[tuple[str, str | None]], profile: SpoutProfile) -> tuple[str, ...]:
+    """The note on the commits whose Storm metadata the broker did not keep (`dropped`: where, and what it kept)
+    but from which a spout of `profile` still resumes: what a spout whose strategy ignores them would do."""
     notes = ()
     if dropped:
         kept_as = sorted({_meta(m) for _, m in dropped})
@@ -95,7 +116,7 @@ def verify_kafka(
             f"commits; one with {' or '.join(s.value for s in ignore)} would ignore them and start at "
             f"{_either(edges)} ({DO_SEEK_OURS}).",
         )
-    return KafkaReadBack(tuple(problems), notes)
+    return notes
 
 
 def _meta(metadata: str | None) -> str:

@@ -28,6 +28,7 @@ from offctl.core.records.model import (
     ZOOKEEPER,
     Cluster,
     ConsumerKey,
+    OffsetRecord,
     PartitionLog,
     ZkNode,
 )
@@ -95,55 +96,7 @@ def plan_zookeeper(
     for node, record, applied in spout:
         if not scope.includes(applied, node.node_partition):
             continue
-        base = Change(
-            applied,
-            node.node_partition,
-            record.committed,
-            None,
-            path=node.path,
-            version=node.version,
-            before_data=node.data,
-        )
-        why: tuple[str, ...] = (
-            (f"the spout cannot use this record ({record.malformed}); only its offset is rewritten",)
-            if record.malformed
-            else ()
-        )
-        if applied is None:
-            changes.append(replace(base, left_out=True, reasons=why + (UNKNOWN_TOPIC,)))
-            continue
-        if target.kind == "current" and record.committed is None:
-            changes.append(replace(base, left_out=True, reasons=why + ("no offset the spout uses, so none to keep",)))
-            continue
-        log, missing = _log_of(cluster, applied, node.node_partition)
-        if log is None:
-            changes.append(replace(base, reasons=why + (missing,)))
-            continue
-        after, reasons = target_offset(target, applied, node.node_partition, record.committed, log, time_offsets)
-        if after is None:
-            changes.append(
-                replace(base, left_out=not _by_choice(target, applied, node.node_partition), reasons=why + reasons)
-            )
-            continue
-        data = rewrite_node(node, after)
-        if data is None:
-            changes.append(
-                replace(
-                    base, left_out=True, reasons=why + ("node data is not a JSON object: fix or delete it by hand",)
-                )
-            )
-            continue
-        if after <= 0 and not node.trident:
-            reasons += (ZERO_IGNORED.format(after=after),)
-        elif node.trident and parse_zk_node(replace(node, data=data)).malformed:
-            reasons += ("the state stays unusable after the rewrite (see its finding): fix or delete it by hand",)
-        only = record.replay_only  # moves a transactional spout only
-        if only:
-            reasons += (
-                ONLY_REPLAYED.format(txid=node.replay_txid, after=after, topic=applied, partition=node.node_partition),
-            )
-        changes.append(replace(base, after=after, after_data=data, reasons=why + reasons, left_out=only))
-        changes += _replayed_batches(node, stored, base, after)
+        changes += _node_changes(node, record, applied, cluster, target, time_offsets, stored)
     rows, lines = _unrecorded(
         scope, spout, cluster, every=True, static=static, rows_of_file=target.offsets if target.kind == "file" else ()
     )
@@ -153,6 +106,61 @@ def plan_zookeeper(
     return Plan(
         "reset", key, target.describe(), tuple(changes), captured_ms, warnings=tuple(lines) + _warnings(changes)
     )
+
+
+def _node_changes(
+    node: ZkNode,
+    record: OffsetRecord,
+    applied: str | None,
+    cluster: Cluster,
+    target: Target,
+    time_offsets: Mapping[tuple[str, int], int | None],
+    stored: Mapping[str, ZkNode],
+) -> list[Change]:
+    """The changes that move one selected node (`applied`: the topic its offset applies to): its own row, left out
+    where it cannot be moved, and the Trident batches stored past it (REPLAYED)."""
+    base = Change(
+        applied,
+        node.node_partition,
+        record.committed,
+        None,
+        path=node.path,
+        version=node.version,
+        before_data=node.data,
+    )
+    why: tuple[str, ...] = (
+        (f"the spout cannot use this record ({record.malformed}); only its offset is rewritten",)
+        if record.malformed
+        else ()
+    )
+    if applied is None:
+        return [replace(base, left_out=True, reasons=why + (UNKNOWN_TOPIC,))]
+    if target.kind == "current" and record.committed is None:
+        return [replace(base, left_out=True, reasons=why + ("no offset the spout uses, so none to keep",))]
+    log, missing = _log_of(cluster, applied, node.node_partition)
+    if log is None:
+        return [replace(base, reasons=why + (missing,))]
+    after, reasons = target_offset(target, applied, node.node_partition, record.committed, log, time_offsets)
+    if after is None:
+        return [replace(base, left_out=not _by_choice(target, applied, node.node_partition), reasons=why + reasons)]
+    data = rewrite_node(node, after)
+    if data is None:
+        return [
+            replace(base, left_out=True, reasons=why + ("node data is not a JSON object: fix or delete it by hand",))
+        ]
+    if after <= 0 and not node.trident:
+        reasons += (ZERO_IGNORED.format(after=after),)
+    elif node.trident and parse_zk_node(replace(node, data=data)).malformed:
+        reasons += ("the state stays unusable after the rewrite (see its finding): fix or delete it by hand",)
+    only = record.replay_only  # moves a transactional spout only
+    if only:
+        reasons += (
+            ONLY_REPLAYED.format(txid=node.replay_txid, after=after, topic=applied, partition=node.node_partition),
+        )
+    return [
+        replace(base, after=after, after_data=data, reasons=why + reasons, left_out=only),
+        *_replayed_batches(node, stored, base, after),
+    ]
 
 
 def _replayed_batches(node: ZkNode, stored: Mapping[str, ZkNode], base: Change, after: int) -> list[Change]:
