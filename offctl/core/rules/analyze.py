@@ -417,19 +417,22 @@ def with_findings(report: Report, found: Sequence[Finding]) -> Report:
                 status=worst if row.status is None else max(row.status, worst),
             )
         rows.append(row)
-    consumers = []
-    for c in report.consumers:
-        new = by_key.get(c.key)
-        if new:
-            worst = max(f.severity for f in new)
-            c = replace(
-                c,
-                worst=worst if c.worst is None else max(c.worst, worst),
-                finding_codes=tuple(sorted({*c.finding_codes, *(f.code for f in new)})),
-                by_severity=tuple(
-                    n + sum(1 for f in new if f.severity == s)
-                    for n, s in zip(c.by_severity, (Severity.ERROR, Severity.WARNING, Severity.INFO))
-                ),
-            )
-        consumers.append(c)
+    consumers = [_summary_with(c, by_key.get(c.key)) for c in report.consumers]
     return replace(report, rows=tuple(rows), findings=(*report.findings, *found), consumers=tuple(consumers))
+
+
+def _summary_with(c: ConsumerSummary, new: list[Finding] | None) -> ConsumerSummary:
+    """A consumer's summary with the findings made after the analysis (`new`) counted in: its worst, its codes and
+    its counts by severity."""
+    if new:
+        worst = max(f.severity for f in new)
+        c = replace(
+            c,
+            worst=worst if c.worst is None else max(c.worst, worst),
+            finding_codes=tuple(sorted({*c.finding_codes, *(f.code for f in new)})),
+            by_severity=tuple(
+                n + sum(1 for f in new if f.severity == s)
+                for n, s in zip(c.by_severity, (Severity.ERROR, Severity.WARNING, Severity.INFO))
+            ),
+        )
+    return c

@@ -89,23 +89,32 @@ def resolve_layouts(
         if key.store != ZOOKEEPER:
             out[key].extend(records)
             continue
-        by_folder: dict[str | None, list[OffsetRecord]] = defaultdict(list)
-        for r in records:
-            by_folder[r.folder_topic].append(r)
-        for folder, rs in by_folder.items():
-            if folder is None or any(r.topic == folder for r in rs):
-                out[key].extend(rs)
-            elif not is_topic_name(folder) or (
-                cluster is not None and folder not in cluster and any(r.topic for r in rs)
-            ):
-                flat = replace(key, consumer=f"{key.consumer}/{folder}")
-                out[flat].extend(replace(r, key=flat, folder_topic=None) for r in rs)
-            else:
-                out[key].extend(replace(r, layout_ambiguous=True) for r in rs)
+        _resolve_folders(key, records, cluster, out)
     return {
         k: sorted(rs, key=lambda r: (r.folder_topic or "", r.topic or "", r.partition, r.path or ""))
         for k, rs in sorted(out.items(), key=lambda kv: (kv[0].store != ZOOKEEPER, kv[0].zk_root or "", kv[0].consumer))
     }
+
+
+def _resolve_folders(
+    key: ConsumerKey,
+    records: list[OffsetRecord],
+    cluster: Cluster | None,
+    out: dict[ConsumerKey, list[OffsetRecord]],
+) -> None:
+    """resolve_layouts for one ZooKeeper spout: each folder of its partition nodes into `out`, as the records of
+    `key` reading topic `folder`, of the spout `key.consumer/folder`, or of `key` with the layout ambiguous."""
+    by_folder: dict[str | None, list[OffsetRecord]] = defaultdict(list)
+    for r in records:
+        by_folder[r.folder_topic].append(r)
+    for folder, rs in by_folder.items():
+        if folder is None or any(r.topic == folder for r in rs):
+            out[key].extend(rs)
+        elif not is_topic_name(folder) or (cluster is not None and folder not in cluster and any(r.topic for r in rs)):
+            flat = replace(key, consumer=f"{key.consumer}/{folder}")
+            out[flat].extend(replace(r, key=flat, folder_topic=None) for r in rs)
+        else:
+            out[key].extend(replace(r, layout_ambiguous=True) for r in rs)
 
 
 # --- the rules ---------------------------------------------------------------------------------------------
@@ -122,24 +131,32 @@ def _applied_topics(
     if not _storm_kafka(records[0]):  # Kafka groups and storm-kafka-client Trident: the partition names its topic
         return {i: (r.topic, "") for i, r in enumerate(records)}, None
     if flat:
-        if thresholds.expected_topic:
-            topic, why = thresholds.expected_topic, f"--topic is '{thresholds.expected_topic}'"
-        else:
-            counts = Counter(r.topic for _, r in flat if r.topic)
-            top = counts.most_common(2)
-            if not top:
-                topic, why = None, ""
-            elif len(top) == 2 and top[0][1] == top[1][1]:
-                topic, why, tie = None, "", counts
-            else:
-                topic = top[0][0]
-                why = f"{counts[topic]} of {sum(counts.values())} records of this spout name '{topic}'"
+        topic, why, tie = _flat_topic(flat, thresholds)
         if topic:
             applied.update((i, (topic, why)) for i, _ in flat)
     for i, r in enumerate(records):
         if r.folder_topic is not None:
             applied[i] = (r.folder_topic, f"it sits in the folder '{r.folder_topic}/'")
     return applied, tie
+
+
+def _flat_topic(flat: list[tuple[int, OffsetRecord]], thresholds: Thresholds) -> tuple[str | None, str, Counter | None]:
+    """The topic the records of a flat layout apply to (None: a tie, or none named), why, and the counts of a tie:
+    --topic where given, else the topic most of them name."""
+    tie = None
+    if thresholds.expected_topic:
+        topic, why = thresholds.expected_topic, f"--topic is '{thresholds.expected_topic}'"
+    else:
+        counts = Counter(r.topic for _, r in flat if r.topic)
+        top = counts.most_common(2)
+        if not top:
+            topic, why = None, ""
+        elif len(top) == 2 and top[0][1] == top[1][1]:
+            topic, why, tie = None, "", counts
+        else:
+            topic = top[0][0]
+            why = f"{counts[topic]} of {sum(counts.values())} records of this spout name '{topic}'"
+    return topic, why, tie
 
 
 def _storm_kafka(record: OffsetRecord) -> bool:
@@ -275,15 +292,7 @@ class _Consumer:
         self.zk = key.store == ZOOKEEPER
         self.old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
         self.reads_committed = reads_committed(self.profile, library_of(records[0]))  # stops at the last stable offset
-        # a storm-kafka-client Trident state read by json-smart (storm-client 2.6+): what it may read otherwise than
-        # json-simple is unknown; so is, under a 1.x release, a meta 1.x's emitter reads otherwise than 2.x's
-        client = records[0].trident == STORM_KAFKA_CLIENT
-        self.json_smart = client and trident_state_read_by_json_smart(self.profile)
-        self.client_1x = client and self.profile.client_major < 2
-        # storm-client 2.x's transactional executor replays every partition of a task when one has a batch stored at
-        # the txid it emits, and throws on one without (PartitionedTridentSpoutExecutor.Emitter.emitBatch, v2.8.3)
-        self.replaying = client and not self.client_1x and any(r.replay_txid is not None for r in records)
-        self.replay_all = self.replaying and any(r.replay_txid is None for r in records)
+        self._read_client_trident(records)
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
         self.applied, self.tie = _applied_topics(records, thresholds)
@@ -301,6 +310,19 @@ class _Consumer:
         self.unreadable = False  # a Trident state json-smart may read otherwise than json-simple (rule 2)
         self.throws = False  # a Trident state the emitter throws on: every batch of the state fails (rules 2, 10)
         self.moves: dict[tuple[str | None, str], Outcome] = {}  # out_of_range_outcome, once per library and side
+
+    def _read_client_trident(self, records: Sequence[OffsetRecord]) -> None:
+        """What offctl can tell of a storm-kafka-client Trident state's records (json_smart, client_1x) and whether
+        its transactional spout replays them (replaying, replay_all); all False for any other consumer."""
+        # a storm-kafka-client Trident state read by json-smart (storm-client 2.6+): what it may read otherwise than
+        # json-simple is unknown; so is, under a 1.x release, a meta 1.x's emitter reads otherwise than 2.x's
+        client = records[0].trident == STORM_KAFKA_CLIENT
+        self.json_smart = client and trident_state_read_by_json_smart(self.profile)
+        self.client_1x = client and self.profile.client_major < 2
+        # storm-client 2.x's transactional executor replays every partition of a task when one has a batch stored at
+        # the txid it emits, and throws on one without (PartitionedTridentSpoutExecutor.Emitter.emitBatch, v2.8.3)
+        self.replaying = client and not self.client_1x and any(r.replay_txid is not None for r in records)
+        self.replay_all = self.replaying and any(r.replay_txid is None for r in records)
 
     def unsure(self, r: OffsetRecord) -> bool:
         """Whether offctl cannot tell what this spout's release makes of the Trident state `r` (MALFORMED_RECORD

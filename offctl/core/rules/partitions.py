@@ -62,12 +62,7 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         c.resumption[i] = crashing()
         high_lag(c, i, r, topic, where, position, start, end)
         return
-    plus_one = c.key.store == KAFKA and position != r.committed
-    c.resumption[i] = Resumption(
-        position,
-        Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
-        stored_citation(c.profile, library_of(r), r.trident is not None),
-    )
+    c.resumption[i] = _stored_resumption(c, r, position)
     restart = None  # where rule 9 starts a restart instead of the stored offset
     if c.max_offset_behind != LONG_MAX and lag_beyond_max_offset_behind(c, i, r, topic, where, start, end):
         restart = c.resumption[i]
@@ -77,6 +72,17 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         high_lag(c, i, r, topic, where, position, start, end)
     if c.old and plog is not None:
         stale_broker(c, i, r, topic, where, plog)
+
+
+def _stored_resumption(c: _Consumer, r: OffsetRecord, position: int | None) -> Resumption:
+    """Where the spout resumes a record it uses: at `position`, the stored offset, or the commit + 1 (a
+    storm-kafka-client line that resumes after its commit)."""
+    plus_one = c.key.store == KAFKA and position != r.committed
+    return Resumption(
+        position,
+        Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
+        stored_citation(c.profile, library_of(r), r.trident is not None),
+    )
 
 
 def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str) -> bool:

@@ -9,7 +9,9 @@ from dataclasses import replace
 from offctl.core.records.model import (
     KAFKA,
     TRIDENT,
+    Cluster,
     OffsetRecord,
+    PartitionLog,
 )
 from offctl.core.records.stormjson import parse_storm_id
 from offctl.core.rules.consumer import (
@@ -35,7 +37,7 @@ from offctl.core.storm.outcomes import (
     stored_citation,
     stuck_trident_state,
 )
-from offctl.core.storm.releases import LEGACY_RELEASES, Library, Position
+from offctl.core.storm.releases import LEGACY_RELEASES, Library, Position, SpoutProfile
 from offctl.core.storm.start import (
     configured_start,
     first_poll_start,
@@ -165,8 +167,8 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     spout replays where the opaque one resumes elsewhere (_Consumer.replays): offctl cannot tell, and counts no lag."""
     topic = c.topic_of.get(i)
     where = f"{topic}/{r.partition}" if topic else f"partition {r.partition}"
-    cluster, profile, static = c.cluster, c.profile, c.static
-    plog = (cluster.get(topic) or {}).get(r.partition) if cluster is not None and topic else None
+    profile, static = c.profile, c.static
+    plog = _partition_log(c.cluster, topic, r.partition)
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
     start = (
         configured_start(profile, log_start, log_end, c.now_ms)
@@ -178,24 +180,7 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     outcome = start_outcome(profile, library_of(r), c.now_ms)
     landing = Resumption.landing(outcome.lands, outcome.citation, None, log_start, log_end, start.offset)
     if r.replay_only:  # a transactional spout replays the batch from where the opaque one starts (_cannot_tell)
-        also = (
-            ""
-            if c.client_1x
-            else f", and a transactional spout replays that batch from {r.replay_from}, the "
-            f"same offset ({TRIDENT_TRANSACTIONAL})"
-        )
-        c.on_record(
-            i,
-            r,
-            topic,
-            "MISSING_PARTITION",
-            (
-                f"{where} has no state an opaque spout reads: its only state is the batch stored at txid "
-                f"{r.replay_txid}, at or past the coordinator's currtx, which the opaque executor drops "
-                f"({TRIDENT_BATCH}); it starts from {start.text()}{also}"
-            ),
-            resumes=landing,
-        )
+        _only_replayed(c, i, r, topic, where, start, landing)
     else:
         then = f", {TRIDENT_STUCK}" if r.stuck else f"; the spout cannot use it and starts {where} from {start.text()}"
         c.on_record(i, r, topic, "MALFORMED_RECORD", f"{r.path or where}: {r.malformed}{then}")
@@ -207,6 +192,35 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     if plog is not None and not r.stuck and (static is None or r.partition in static):
         c.logs[i] = plog
         high_lag(c, i, r, topic, where, start.offset, log_start, log_end)
+
+
+def _partition_log(cluster: Cluster | None, topic: str | None, partition: int) -> PartitionLog | None:
+    """The log of the partition a record applies to (None: Kafka not consulted, or no topic)."""
+    return (cluster.get(topic) or {}).get(partition) if cluster is not None and topic else None
+
+
+def _only_replayed(
+    c: _Consumer, i: int, r: OffsetRecord, topic: str | None, where: str, start: Position, landing: Resumption
+) -> None:
+    """MISSING_PARTITION for a Trident state whose only batch is one the opaque executor drops (malformed_record)."""
+    also = (
+        ""
+        if c.client_1x
+        else f", and a transactional spout replays that batch from {r.replay_from}, the "
+        f"same offset ({TRIDENT_TRANSACTIONAL})"
+    )
+    c.on_record(
+        i,
+        r,
+        topic,
+        "MISSING_PARTITION",
+        (
+            f"{where} has no state an opaque spout reads: its only state is the batch stored at txid "
+            f"{r.replay_txid}, at or past the coordinator's currtx, which the opaque executor drops "
+            f"({TRIDENT_BATCH}); it starts from {start.text()}{also}"
+        ),
+        resumes=landing,
+    )
 
 
 def stuck_state(c: _Consumer) -> None:
@@ -388,18 +402,25 @@ def stale_topology(c: _Consumer) -> None:
             if others
             else f"no topology named '{name}' is running"
         )
-        ignored = ""
-        if key.store == KAFKA:
-            said = stale_commits_ignored(profile) if profile is not None else None
-            ignored = f"; {said}" if said else ""
-        elif profile is not None and profile.ignore_zk_offsets:
-            force = profile.storm_kafka.ignore_setting
-            ignored = (
-                f"; with {force} the next deployment ignores these offsets and starts from "
-                f"{ignored_start(profile, None, None, c.now_ms).label} "
-                f"({start_outcome(profile, Library.STORM_KAFKA).citation})"
-            )
+        ignored = _next_deployment(c, profile)
         c.out.on_consumer(
             "STALE_TOPOLOGY",
             f"{_plural(n, 'partition')} committed by topology id {topology_id}, which is not running; {now}{ignored}",
         )
+
+
+def _next_deployment(c: _Consumer, profile: SpoutProfile | None) -> str:
+    """STALE_TOPOLOGY's clause on where the next deployment starts, where it ignores the stored offsets: a group's
+    EARLIEST or LATEST, or ignoreZkOffsets; "" where it resumes from them (or the profile is not known)."""
+    ignored = ""
+    if c.key.store == KAFKA:
+        said = stale_commits_ignored(profile) if profile is not None else None
+        ignored = f"; {said}" if said else ""
+    elif profile is not None and profile.ignore_zk_offsets:
+        force = profile.storm_kafka.ignore_setting
+        ignored = (
+            f"; with {force} the next deployment ignores these offsets and starts from "
+            f"{ignored_start(profile, None, None, c.now_ms).label} "
+            f"({start_outcome(profile, Library.STORM_KAFKA).citation})"
+        )
+    return ignored
