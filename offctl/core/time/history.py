@@ -111,16 +111,9 @@ def status(
     if latest.lag <= allowed_lag:
         return OK
     stuck = STALL if running else STOP
-    last_move = _last_move_ms(window)
-    still_ms = latest.captured_ms - last_move
-    if (
-        still_ms > last_move - first.captured_ms
-        and still_ms > commit_period_ms
-        and not _caught_up_since(window, last_move, allowed_lag)
-    ):
+    if _stopped(window, allowed_lag, commit_period_ms):
         return stuck
-    back = next((i for i in range(1, len(window)) if window[i].committed < window[i - 1].committed), None)
-    if back is not None and not any(o.committed >= window[back - 1].committed for o in window[back:]):
+    if _rewound(window):
         return REWIND
     if latest.captured_ms - first.captured_ms > commit_period_ms and all(o.lag > allowed_lag for o in window):
         if all(o.committed == first.committed for o in window):
@@ -128,6 +121,25 @@ def status(
         if not any(cur.lag < prev.lag for prev, cur in zip(window, window[1:])):
             return WARN
     return OK
+
+
+def _stopped(window: Sequence[Observation], allowed_lag: int, commit_period_ms: int) -> bool:
+    """Rule 3: the committed offset has not moved for longer than the window in which it last moved, nor for a
+    commit period (3a), and no observation since that move saw the spout caught up at it."""
+    first, latest = window[0], window[-1]
+    last_move = _last_move_ms(window)
+    still_ms = latest.captured_ms - last_move
+    return (
+        still_ms > last_move - first.captured_ms
+        and still_ms > commit_period_ms
+        and not _caught_up_since(window, last_move, allowed_lag)
+    )
+
+
+def _rewound(window: Sequence[Observation]) -> bool:
+    """Rule 4: the committed offset went back, and has not come back to where it was since."""
+    back = next((i for i in range(1, len(window)) if window[i].committed < window[i - 1].committed), None)
+    return back is not None and not any(o.committed >= window[back - 1].committed for o in window[back:])
 
 
 def time_lag_s(window: Sequence[Observation]) -> float | None:
