@@ -8,16 +8,7 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.plans.cost import (
-    EMPTY,
-    FULL,
-    NONE,
     NOT_CONSULTED,
-    PARTIAL,
-    REPLAY,
-    SKIP,
-    UNKNOWN,
-    UNKNOWN_SPAN,
-    ChangeCost,
     Spout,
     cost_lines,
     cost_positions,
@@ -27,6 +18,7 @@ from offctl.core.plans.cost import (
     written,
 )
 from offctl.core.plans.plan import CREATE, Change, Plan
+from offctl.core.plans.plancost import EMPTY, FULL, NONE, PARTIAL, REPLAY, SKIP, UNKNOWN, UNKNOWN_SPAN, ChangeCost
 from offctl.core.records.model import (
     KAFKA,
     TRIDENT,

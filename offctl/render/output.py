@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.plans.cost import ChangeCost, CostSum, PlanCost, cost_lines, describe, undo_cost
+from offctl.core.plans.cost import cost_lines, describe, undo_cost
 from offctl.core.plans.plan import DELETE, SKIP, UNCHANGED, WRITE, Change
+from offctl.core.plans.plancost import ChangeCost, CostSum, PlanCost
 from offctl.core.records.findings import CATALOGUE
 from offctl.core.records.model import (
     KAFKA,

@@ -34,8 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from offctl.core.plans.plan import DELETE, WRITE, Change, Plan
-from offctl.core.plans.plancost import (  # noqa: F401
-    EMPTY,
+from offctl.core.plans.plancost import (
     FULL,
     NONE,
     PARTIAL,
@@ -46,7 +45,6 @@ from offctl.core.plans.plancost import (  # noqa: F401
     ChangeCost,
     CostSum,
     PlanCost,
-    total,
 )
 from offctl.core.records.messages import GAP, MESSAGE, at_offset
 from offctl.core.records.model import (
