@@ -6,16 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from offctl.core.records.model import (
-    KafkaCommit,
-    PartitionLog,
-)
+from offctl.core.records.model import KafkaCommit, PartitionLog
 from offctl.core.records.parse import parse_commit
 from offctl.core.rules.consumer import commit_resume
-from offctl.core.storm.citations import (
-    DO_SEEK,
-    DO_SEEK_OURS,
-)
+from offctl.core.storm.citations import DO_SEEK, DO_SEEK_OURS
 from offctl.core.storm.outcomes import start_outcome
 from offctl.core.storm.releases import FirstPoll, Library, Position, SpoutProfile
 from offctl.core.storm.start import Resume, client_start, commit_is_ours, first_poll_start

@@ -23,13 +23,7 @@ from offctl.core.plans.plan import (
     with_undo_warnings,
 )
 from offctl.core.plans.targets import Scope, Target, ranges
-from offctl.core.records.model import (
-    KAFKA,
-    Cluster,
-    ConsumerKey,
-    KafkaCommit,
-    ZkNode,
-)
+from offctl.core.records.model import KAFKA, Cluster, ConsumerKey, KafkaCommit, ZkNode
 from offctl.core.records.parse import commit_metadata_json, parse_commit_metadata
 from offctl.core.storm.releases import SpoutProfile
 

@@ -21,13 +21,7 @@ from offctl.core.plans.plan import (
     named,
     with_undo_warnings,
 )
-from offctl.core.records.model import (
-    KAFKA,
-    Cluster,
-    ConsumerKey,
-    KafkaCommit,
-    ZkNode,
-)
+from offctl.core.records.model import KAFKA, Cluster, ConsumerKey, KafkaCommit, ZkNode
 from offctl.core.records.parse import parse_zk_node
 
 

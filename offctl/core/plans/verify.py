@@ -7,14 +7,10 @@ from dataclasses import dataclass, replace
 
 from offctl.core.plans.firstpoll import DEFAULTS, _clause, _either, _honours_any
 from offctl.core.plans.plan import Change, Plan
-from offctl.core.records.model import (
-    KafkaCommit,
-)
+from offctl.core.records.model import KafkaCommit
 from offctl.core.records.parse import parse_commit
 from offctl.core.rules.consumer import commit_resume
-from offctl.core.storm.citations import (
-    DO_SEEK_OURS,
-)
+from offctl.core.storm.citations import DO_SEEK_OURS
 from offctl.core.storm.releases import FirstPoll, SpoutProfile
 from offctl.core.storm.start import first_poll_start
 

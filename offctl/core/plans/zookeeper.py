@@ -33,12 +33,7 @@ from offctl.core.records.model import (
     ZkNode,
 )
 from offctl.core.records.parse import parse_zk_node, record_topology, storm_kafka_record
-from offctl.core.storm.citations import (
-    NO_RECORD,
-    NO_TRIDENT_STATE,
-    TRIDENT_CLIENT_SEEK,
-    storm_kafka_citation,
-)
+from offctl.core.storm.citations import NO_RECORD, NO_TRIDENT_STATE, TRIDENT_CLIENT_SEEK, storm_kafka_citation
 from offctl.core.storm.outcomes import start_outcome
 from offctl.core.storm.releases import Library, SpoutProfile, StormKafka
 from offctl.core.storm.start import configured_start, first_poll_start

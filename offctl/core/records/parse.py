@@ -11,14 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from offctl.core.records.frozen import builder
-from offctl.core.records.model import (
-    KAFKA,
-    ZOOKEEPER,
-    ConsumerKey,
-    KafkaCommit,
-    OffsetRecord,
-    ZkNode,
-)
+from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, ZkNode
 from offctl.core.records.stormjson import (
     MAX_NODE_BYTES,
     _inconsistencies,

@@ -8,9 +8,7 @@ from functools import lru_cache
 
 import orjson
 
-from offctl.core.records.model import (
-    ZkNode,
-)
+from offctl.core.records.model import ZkNode
 from offctl.core.storm import javautf8, jsonsimple
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.

@@ -10,14 +10,7 @@ from functools import lru_cache
 
 import orjson
 
-from offctl.core.records.model import (
-    STORM_KAFKA,
-    STORM_KAFKA_CLIENT,
-    TRIDENT,
-    ConsumerKey,
-    OffsetRecord,
-    ZkNode,
-)
+from offctl.core.records.model import STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ConsumerKey, OffsetRecord, ZkNode
 from offctl.core.records.stormjson import (
     _DECODER,
     _LONG_MIN,

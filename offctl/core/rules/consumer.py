@@ -32,12 +32,7 @@ from offctl.core.storm.outcomes import (
     trident_state_read_by_json_smart,
 )
 from offctl.core.storm.releases import LONG_MAX, Library, Position, SpoutProfile, reads_committed
-from offctl.core.storm.start import (
-    Resume,
-    client_start,
-    commit_crash,
-    commit_is_ours,
-)
+from offctl.core.storm.start import Resume, client_start, commit_crash, commit_is_ours
 
 
 def _consumer_path(key: ConsumerKey) -> str | None:

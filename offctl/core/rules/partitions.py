@@ -4,13 +4,7 @@ brokers."""
 
 from __future__ import annotations
 
-from offctl.core.records.model import (
-    KAFKA,
-    STORM_KAFKA_CLIENT,
-    OffsetRecord,
-    PartitionLog,
-    ranges,
-)
+from offctl.core.records.model import KAFKA, STORM_KAFKA_CLIENT, OffsetRecord, PartitionLog, ranges
 from offctl.core.records.stormjson import parse_storm_id
 from offctl.core.rules.consumer import _at, _Consumer, _move, _plural, library_of
 from offctl.core.storm.outcomes import (

@@ -6,13 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import replace
 
-from offctl.core.records.model import (
-    KAFKA,
-    TRIDENT,
-    Cluster,
-    OffsetRecord,
-    PartitionLog,
-)
+from offctl.core.records.model import KAFKA, TRIDENT, Cluster, OffsetRecord, PartitionLog
 from offctl.core.records.stormjson import parse_storm_id
 from offctl.core.rules.consumer import (
     _Consumer,
@@ -38,12 +32,7 @@ from offctl.core.storm.outcomes import (
     stuck_trident_state,
 )
 from offctl.core.storm.releases import LEGACY_RELEASES, Library, Position, SpoutProfile
-from offctl.core.storm.start import (
-    configured_start,
-    first_poll_start,
-    ignored_start,
-    stale_commits_ignored,
-)
+from offctl.core.storm.start import configured_start, first_poll_start, ignored_start, stale_commits_ignored
 
 
 def ambiguous_spout_id(c: _Consumer) -> None:
