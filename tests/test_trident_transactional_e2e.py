@@ -394,7 +394,7 @@ CLIENT = {
 # other partitions paused; after the first partition's replay the consumer's next fetch for it waits at the log end
 # (fetch.max.wait.ms, 500 ms), so a later partition's replay may emit nothing, and the next txid then starts at its
 # replayed meta's lastOffset + 1 (reEmitPartitionBatch records no first seek, :310-312, so that is the first poll's
-# lastBatchMeta branch, :265-267): offctl says it cannot tell for a non-empty batch (storm.replay_span), which the
+# lastBatchMeta branch, :265-267): offctl says it cannot tell for a non-empty batch (trident.replay_span), which the
 # runs first showed as disagreements: commit-not-acked (every partition's batch at 10 replayed, from 4, 2, 3, or, come
 # back empty, 6, 3, 5 on the next txid), handover-ack-lost (partitions 0 and 2 skipped [0, 9] and began at 10),
 # below-log-start-commit-not-acked (the replay of [0, 1] below the log start 4 moves the consumer to the log end,

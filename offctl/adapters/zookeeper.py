@@ -328,7 +328,7 @@ class ZkStore:
     def read_trident(self, root: str) -> Iterator[ZkNode]:
         """The state each Trident Kafka spout resumes from: for every txStateId under Storm's transactional
         root, <root>/<txStateId>/user/<partition id>/<txid>, the node of the highest txid of each partition but the
-        txid its coordinator emits first (<root>/<txStateId>/coordinator/currtx: storm.newest_txid says why;
+        txid its coordinator emits first (<root>/<txStateId>/coordinator/currtx: trident.newest_txid says why;
         RotatingTransactionalState.getLastState; TransactionalState.newUserState and newCoordinatorState).
         Partition ids are storm-kafka's partition_N or <topic>/partition_N (Partition.getId) and storm-kafka-client's
         <topic>@N (KafkaTridentSpoutTopicPartition.getId). A txStateId with none of them is noted in
@@ -400,8 +400,8 @@ class ZkStore:
         self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
     ) -> tuple[dict[str, tuple[str, int | None, int, tuple[int, ...]]], dict[str, int]]:
         """For each partition dir of read_trident: the node of the txid an opaque spout resumes from (txid node ->
-        (partition dir, txid, txids present, the txids stored at or past currtx): storm.newest_txid), and the txid a
-        transactional one replays (partition dir -> txid: storm.stored_from), by its txStateId's coordinator's
+        (partition dir, txid, txids present, the txids stored at or past currtx): trident.newest_txid), and the txid a
+        transactional one replays (partition dir -> txid: trident.stored_from), by its txStateId's coordinator's
         currtx. A dir whose only txids are at or past currtx gives the replayed batch's node, with txid None."""
         newest: dict[str, tuple[str, int | None, int, tuple[int, ...]]] = {}
         replays: dict[str, int] = {}

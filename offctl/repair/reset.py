@@ -149,7 +149,7 @@ Confirm = Callable[[Sequence[Plan]], bool]  # shows the plans and asks once whet
 class ResetRequest:
     spout: str | None = None
     groups: tuple[str, ...] = ()
-    all_groups: bool = False  # every group with Storm commit metadata (storm.storm_groups)
+    all_groups: bool = False  # every group with Storm commit metadata (parse.storm_groups)
     scope: Scope = Scope()
     target: Target | None = None
     from_file: Path | None = None

@@ -40,7 +40,7 @@ from offctl.core.storm.start import configured_start, first_poll_start
 from offctl.inputs import printable
 
 # A batch stored at or past the coordinator's currtx: a transactional Trident spout replays it before it resumes
-# (storm.stored_from; run: tests/test_trident_transactional_e2e.py, repair-not-acked), so a reset rewrites it too, to
+# (trident.stored_from; run: tests/test_trident_transactional_e2e.py, repair-not-acked), so a reset rewrites it too, to
 # the same empty batch at the target (rewrite.rewrite_node), which it replays as nothing before it goes on from there.
 REPLAYED = (
     "txid {txid} holds a batch at or past the coordinator's currtx, which a transactional spout "

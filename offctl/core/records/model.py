@@ -112,8 +112,8 @@ class ZkNode:
     txids: int = 0
     # Trident: the lowest txid at or past the coordinator's currtx, and its node's bytes: the batch a transactional
     # spout (PartitionedTridentSpoutExecutor) replays first, where the opaque one resumes from `txid`
-    # (storm.stored_from) `txid` None: the partition has no state but such batches, so an opaque spout starts it as with
-    # none, and `path` and `data` are the replayed batch's
+    # (trident.stored_from) `txid` None: the partition has no state but such batches, so an opaque spout starts it as
+    # with none, and `path` and `data` are the replayed batch's
     replay_txid: int | None = None
     replay_data: bytes | None = None
     # Trident: every txid stored at or past currtx, ascending (replay_txid is the first): the batches a reset rewrites
@@ -314,7 +314,7 @@ class OffsetRecord:
     differs_1x: bool = False  # storm-kafka-client Trident: its 1.x emitter uses it where 2.x's throws, or the reverse
     # Trident: a batch stored at or past the coordinator's currtx (its txid), which a transactional spout replays,
     # and the offset its replay starts at (None: not readable as a batch meta), and storm-kafka-client's lastOffset + 1,
-    # where the next batch starts when the replay's single poll comes back empty: storm.replay_span
+    # where the next batch starts when the replay's single poll comes back empty: trident.replay_span
     replay_txid: int | None = None
     replay_from: int | None = None
     replay_after: int | None = None
@@ -322,7 +322,7 @@ class OffsetRecord:
     @property
     def replay_only(self) -> bool:
         """Trident: the partition's only state is batches at or past currtx: an opaque spout drops the one it emits
-        and starts the partition as with no state; a transactional one replays it (storm.stored_from)."""
+        and starts the partition as with no state; a transactional one replays it (trident.stored_from)."""
         return self.trident is not None and self.txid is None and self.replay_txid is not None
 
 

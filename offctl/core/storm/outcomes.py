@@ -328,7 +328,7 @@ TRIDENT_BATCH = Citation(
 
 # Where a restarted Trident spout starts each partition: the opaque executor removes the state of the txid it emits
 # (the coordinator's currtx) and resumes after the highest other one (TRIDENT_BATCH); the transactional one replays
-# the batch stored at or past currtx and starts anew only where none is (storm.newest_txid, storm.stored_from).
+# the batch stored at or past currtx and starts anew only where none is (trident.newest_txid, trident.stored_from).
 TRIDENT_TRANSACTIONAL = Citation(
     "PartitionedTridentSpoutExecutor.Emitter.emitBatch",
     "storm-core/src/jvm/org/apache/storm/trident/spout/PartitionedTridentSpoutExecutor.java",
