@@ -14,9 +14,9 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartiti
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from offctl.adapters import servers
-from offctl.core.behaviour import Guarantee, SpoutProfile
-from offctl.core.model import Thresholds
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import Thresholds
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.releases import Guarantee, SpoutProfile
 from offctl.pipeline import inspect
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection

@@ -29,7 +29,7 @@ SCRAPE = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n
 
 def start(partitions: int) -> tuple[int, int]:
     """serve's application over `partitions` partitions, rendered once, on the stack, in a forked child."""
-    from offctl.core.analyze import analyze
+    from offctl.core.rules.analyze import analyze
     from offctl.faces.serve.exporter import METHODS, Rendered, make_app
     from offctl.faces.serve.monitor import Monitor
 

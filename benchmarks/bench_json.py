@@ -28,8 +28,8 @@ import argparse
 import json
 import time
 
-from offctl.core.analyze import analyze
-from offctl.core.model import PartitionLog, Snapshot, ZkNode
+from offctl.core.records.model import PartitionLog, Snapshot, ZkNode
+from offctl.core.rules.analyze import analyze
 from offctl.render.formats import dumps
 from offctl.render.report import report_document
 

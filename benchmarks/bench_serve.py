@@ -36,8 +36,8 @@ from pathlib import Path
 from bench_inspect import ROOT, bench_servers, seed
 from prometheus_client import CollectorRegistry, generate_latest
 
-from offctl.core.model import Snapshot, Thresholds
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import Snapshot, Thresholds
+from offctl.core.rules.profiles import Profiles
 from offctl.faces.serve.monitor import Collector, Monitor
 from offctl.pipeline import inspect
 from offctl.settings.connection import Connection
@@ -98,7 +98,7 @@ def render(monitor: Monitor) -> tuple[float, int]:
 
 def fleet(size: int, cycle: int) -> Snapshot:
     """`size` partitions as one cycle reads them, cycle minutes apart: every spout commits and every log grows."""
-    from offctl.core.model import PartitionLog, ZkNode
+    from offctl.core.records.model import PartitionLog, ZkNode
 
     at_ms = 1_700_000_000_000 + cycle * 60_000
     nodes, cluster = [], {}
@@ -131,7 +131,7 @@ def median(values: list[float]) -> float:
 
 def render_only(size: int, cycles: int) -> None:
     """The render, as serve does it after each cycle (in a forked child), and scrapes during and between renders."""
-    from offctl.core.analyze import analyze
+    from offctl.core.rules.analyze import analyze
     from offctl.faces.serve.exporter import Rendered, answer
 
     monitor = Monitor()

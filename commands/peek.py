@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from offctl.core.targets import parse_partitions
+from offctl.core.plans.targets import parse_partitions
 from offctl.faces.peek import exit_code, peek
 from offctl.render.peek import write_peek
 from offctl.settings.kinds import OutputFormat

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from offctl.core.results import RepairResult
+    from offctl.core.records.results import RepairResult
 
-from offctl.core.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
+from offctl.core.plans.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render.plans import outcome_errors, write_outcome, write_outcomes
 from offctl.settings.connection import Connection
 from offctl.settings.kinds import PlanOutput, To

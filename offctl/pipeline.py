@@ -8,10 +8,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 
-from offctl.core import expiry, judge, retention, timelag, transactions
-from offctl.core.analyze import with_findings
-from offctl.core.behaviour import Library, reads_committed
-from offctl.core.model import (
+from offctl.core.records.model import (
     KAFKA,
     STORM_KAFKA_CLIENT,
     TRIDENT,
@@ -30,8 +27,12 @@ from offctl.core.model import (
     TopicRetention,
     ZkNode,
 )
-from offctl.core.profiles import Profiles
-from offctl.core.storm import parse_commit, parse_zk_node, storm_groups
+from offctl.core.records.parse import parse_commit, parse_zk_node, storm_groups
+from offctl.core.rules import judge
+from offctl.core.rules.analyze import with_findings
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.releases import Library, reads_committed
+from offctl.core.time import expiry, retention, timelag, transactions
 from offctl.errors import OffctlError
 from offctl.ports import LogStore, SpoutStore
 from offctl.settings.connection import Connection, normalize_root
@@ -98,7 +99,7 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
 
 
 def committed_readers(profiles: Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
-    """Whether the consumer `key`, read with a library, reads committed by its profile (behaviour.reads_committed):
+    """Whether the consumer `key`, read with a library, reads committed by its profile (releases.reads_committed):
     its topics' last stable offsets are then read too. Decided once per consumer."""
     run = profiles
     if run is None or not any(
@@ -451,11 +452,12 @@ def with_time_lags(
     profiles: Profiles | None = None,
     behind: Mapping[tuple, float] | None = None,
 ) -> Report:
-    """The report with the time lag of every lagging partition, from the message it resumes at (offctl.core.timelag),
-    read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing: nothing is read for them. What
-    is not read is `unread` with a note, never a partial report: the offsets and lags are complete.
+    """The report with the time lag of every lagging partition, from the message it resumes at
+    (offctl.core.time.timelag), read within `budget_s` seconds (0: not read). Partitions with lag 0 cost nothing:
+    nothing is read for them. What is not read is `unread` with a note, never a partial report: the offsets and lags are
+    complete.
 
-    With `profiles`, also the retention headroom of each (offctl.core.retention), from the same message and the
+    With `profiles`, also the retention headroom of each (offctl.core.time.retention), from the same message and the
     topics' configs, and its findings, each consumer's by its own profile (`behind`: serve's and watch's pace per
     partition, for their default rule)."""
     wanted = timelag.positions(report.rows)
@@ -507,8 +509,8 @@ def with_retention(
 
 
 def with_open_transactions(report: Report, kafka: LogStore | None, budget_s: float) -> Report:
-    """The report with OPEN_TRANSACTION and HANGING_TRANSACTION (offctl.core.transactions) on the partitions where a
-    spout that reads committed waits behind an open transaction: the first record of each read within `budget_s`
+    """The report with OPEN_TRANSACTION and HANGING_TRANSACTION (offctl.core.time.transactions) on the partitions where
+    a spout that reads committed waits behind an open transaction: the first record of each read within `budget_s`
     seconds for its age, and the broker's transaction.max.timeout.ms asked only when one is a minute old. Nothing is
     read when no spout waits."""
     wanted = transactions.positions(report.rows)
@@ -529,7 +531,7 @@ def with_commit_expiry(
     report: Report, kafka: LogStore | None, profiles: Profiles, options: ExpiryOptions, budget_s: float
 ) -> Report:
     """The report with the estimated commit expiry of its storm-kafka-client groups' partitions and their
-    COMMIT_EXPIRY_RISK findings (offctl.core.expiry), each group's by its own profile's spout. Reads the broker's
+    COMMIT_EXPIRY_RISK findings (offctl.core.time.expiry), each group's by its own profile's spout. Reads the broker's
     offsets.retention.minutes and the message before each committed offset within `budget_s` seconds; what is not
     read leaves no figure and a note."""
     kafka_rows = [r for r in report.rows if r.record.key.store == KAFKA and r.lag is not None]
@@ -609,7 +611,7 @@ def assess(
     analyze the snapshot, then the reads that follow from the analysis, with `kafka` still open: the time lag of
     the lagging partitions, their retention headroom, and the commit expiry of the storm-kafka-client groups'
     partitions, their messages read within the reading's time-lag budget in all (0: not read). Each consumer is
-    judged by the Thresholds of its own profile (offctl.core.judge)."""
+    judged by the Thresholds of its own profile (offctl.core.rules.judge)."""
     profiles, estimates = reading.profiles, reading.estimates
     budget_s = estimates.time_lag_budget
     started = time.monotonic()

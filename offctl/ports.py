@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from offctl.core.model import Cluster, GroupState, KafkaCommit, MessageRead, Position, TopicRetention, ZkNode
+from offctl.core.records.model import Cluster, GroupState, KafkaCommit, MessageRead, Position, TopicRetention, ZkNode
 
 
 class SpoutStore(Protocol):

@@ -27,7 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from offctl.core.model import (
+from offctl.core.plans.plan import CREATE, Change, Plan
+from offctl.core.records.model import (
     KAFKA,
     STORM_KAFKA,
     STORM_KAFKA_CLIENT,
@@ -39,8 +40,7 @@ from offctl.core.model import (
     ZkNode,
     iso_ms,
 )
-from offctl.core.plan import CREATE, Change, Plan
-from offctl.core.storm import parse_zk_node
+from offctl.core.records.parse import parse_zk_node
 from offctl.errors import UsageError, WriteConflict
 from offctl.inputs import read_text
 

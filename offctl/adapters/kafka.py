@@ -32,7 +32,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollectio
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from offctl.adapters.groups import COORDINATOR_ERRORS, Backoff, GroupClient, coordinator_waited, error_words
-from offctl.core.model import (
+from offctl.core.records.model import (
     GROUP_TYPES,
     UNKNOWN_TYPE,
     Cluster,

@@ -23,8 +23,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from offctl.core.model import LogMessage, iso_ms
-from offctl.core.peeked import Peeked, digest
+from offctl.core.records.model import LogMessage, iso_ms
+from offctl.core.records.peeked import Peeked, digest
 from offctl.errors import UsageError, WriteConflict
 
 MANIFEST = "manifest.json"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 
-from offctl.core.model import (
+from offctl.core.records.model import (
     UNKNOWN_TYPE,
     ConsumerKey,
     GroupState,

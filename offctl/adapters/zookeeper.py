@@ -36,10 +36,17 @@ from kazoo.protocol.serialization import (
     stat_struct,
 )
 
-from offctl.core import brokers
-from offctl.core.frozen import builder
-from offctl.core.model import STORM_KAFKA, ZkNode
-from offctl.core.storm import INIT_TXID, coordinator_txid, newest_txid, partition_node, stored_from, trident_partition
+from offctl.core.records.frozen import builder
+from offctl.core.records.model import STORM_KAFKA, ZkNode
+from offctl.core.records.trident import (
+    INIT_TXID,
+    coordinator_txid,
+    newest_txid,
+    partition_node,
+    stored_from,
+    trident_partition,
+)
+from offctl.core.storm import brokers
 from offctl.errors import StoreUnavailable, WriteConflict
 
 WINDOW = 2000  # single requests in flight
@@ -279,7 +286,7 @@ class ZkStore:
 
         A node <root>/<id>/<f1>/.../<fk>/partition_N is returned as spout id "<id>/<f1>/.../<fk-1>" with
         folder topic <fk> (the wildcard reading); the core decides whether <fk> is a topic or part of the
-        id (analyze.resolve_layouts)."""
+        id (consumer.resolve_layouts)."""
         targets: dict[str, tuple[str, str | None, int]] = {}  # path -> (spout id, folder topic, partition)
         level = {join(root, sid): (sid, ()) for sid in spout_ids}
         for depth in range(MAX_DEPTH + 1):
@@ -321,7 +328,7 @@ class ZkStore:
     def read_trident(self, root: str) -> Iterator[ZkNode]:
         """The state each Trident Kafka spout resumes from: for every txStateId under Storm's transactional
         root, <root>/<txStateId>/user/<partition id>/<txid>, the node of the highest txid of each partition but the
-        txid its coordinator emits first (<root>/<txStateId>/coordinator/currtx: storm.newest_txid says why;
+        txid its coordinator emits first (<root>/<txStateId>/coordinator/currtx: trident.newest_txid says why;
         RotatingTransactionalState.getLastState; TransactionalState.newUserState and newCoordinatorState).
         Partition ids are storm-kafka's partition_N or <topic>/partition_N (Partition.getId) and storm-kafka-client's
         <topic>@N (KafkaTridentSpoutTopicPartition.getId). A txStateId with none of them is noted in
@@ -393,8 +400,8 @@ class ZkStore:
         self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
     ) -> tuple[dict[str, tuple[str, int | None, int, tuple[int, ...]]], dict[str, int]]:
         """For each partition dir of read_trident: the node of the txid an opaque spout resumes from (txid node ->
-        (partition dir, txid, txids present, the txids stored at or past currtx): storm.newest_txid), and the txid a
-        transactional one replays (partition dir -> txid: storm.stored_from), by its txStateId's coordinator's
+        (partition dir, txid, txids present, the txids stored at or past currtx): trident.newest_txid), and the txid a
+        transactional one replays (partition dir -> txid: trident.stored_from), by its txStateId's coordinator's
         currtx. A dir whose only txids are at or past currtx gives the replayed batch's node, with txid None."""
         newest: dict[str, tuple[str, int | None, int, tuple[int, ...]]] = {}
         replays: dict[str, int] = {}

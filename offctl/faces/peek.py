@@ -1,21 +1,14 @@
 """`offctl peek` as a library call: inspect's read of the selected consumers, then the messages at the resume
-offsets of the partitions chosen (offctl.core.peeked). It only reads: the consumer that fetches the messages is
+offsets of the partitions chosen (offctl.core.records.peeked). It only reads: the consumer that fetches the messages is
 assigned the partitions and never joins a group or commits (KafkaStore.read_messages)."""
 
 from __future__ import annotations
 
 import time
 
-from offctl.core.model import MessageRead
-from offctl.core.peeked import (
-    census,
-    census_positions,
-    committed_positions,
-    peeked,
-    positions,
-    selected,
-)
-from offctl.core.results import PeekResult
+from offctl.core.records.model import MessageRead
+from offctl.core.records.peeked import census, census_positions, committed_positions, peeked, positions, selected
+from offctl.core.records.results import PeekResult
 from offctl.errors import OffctlError, UsageError
 from offctl.pipeline import assess, cyclic_gc_paused, merged_reads, open_stores, read_selected
 from offctl.settings.kinds import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
@@ -63,8 +56,8 @@ def _read(kafka, wanted: list, count: int, budget_s: float | None, committed: bo
 
 
 def _census(kafka, rows, budget_s: float | None) -> dict:
-    """The census (offctl.core.peeked.Census) of the rows of spouts that read committed: their offsets from the commit
-    to the last stable offset read twice, as a read_committed and as a read_uncommitted consumer reads them, and
+    """The census (offctl.core.records.peeked.Census) of the rows of spouts that read committed: their offsets from the
+    commit to the last stable offset read twice, as a read_committed and as a read_uncommitted consumer reads them, and
     the topics' cleanup.policy (a compacted topic's missing offsets may be removed records, not markers)."""
     wanted, span = census_positions(rows)
     if not wanted:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from offctl.core.analyze import rules_text
-from offctl.core.findings import CATALOGUE
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.rules.analyze import rules_text
 from offctl.errors import EXIT_CODES
 
 
@@ -12,8 +12,8 @@ def findings_markdown() -> str:
     lines = [
         "# Finding codes",
         "",
-        "Generated from `offctl/core/findings.py` by `python -m offctl.faces.reference`; a test fails when this page "
-        + "and",
+        "Generated from `offctl/core/records/findings.py` by `python -m offctl.faces.reference`; a test fails when "
+        + "this page and",
         "the code disagree. Severities decide the exit code with `--fail-on` (default `error`).",
         "",
         "| code | severity | when | what to do |",
@@ -26,7 +26,7 @@ def findings_markdown() -> str:
         "## How the rules run",
         "",
         "Rules run per consumer (a spout id under one zkRoot, or a Kafka group), in this order (the table RULES in",
-        "`offctl/core/analyze.py`):",
+        "`offctl/core/rules/analyze.py`):",
         "",
         "```",
         rules_text(),

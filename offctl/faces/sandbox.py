@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from offctl.adapters import servers
-from offctl.core.storm import storm_kafka_record
+from offctl.core.records.parse import storm_kafka_record
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.settings.sandbox import ROOT, SANDBOX_STORM_ROOT, TRIDENT_ROOT, Sandbox, active, load, sandbox_dir, save
 

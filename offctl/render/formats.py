@@ -9,9 +9,9 @@ from typing import IO
 import orjson
 from rich.console import Console
 
-from offctl.core.expiry import Expiry
-from offctl.core.model import Headroom, Severity, TimeLag, duration
-from offctl.core.timelag import ESTIMATE
+from offctl.core.records.model import Headroom, Severity, TimeLag, duration
+from offctl.core.time.expiry import Expiry
+from offctl.core.time.timelag import ESTIMATE
 
 
 def dumps(doc: object) -> str:
@@ -85,7 +85,7 @@ def headroom_text(room: Headroom | None) -> str:
 
 def expiry_text(e: Expiry | None) -> str:
     """A commit's expiry headroom in a table: the time left, how long past (-), why there is none, or - without an
-    estimate (offctl.core.expiry)."""
+    estimate (offctl.core.time.expiry)."""
     if e is None:
         return "-"
     if e.headroom_s is None:

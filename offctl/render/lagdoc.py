@@ -12,8 +12,8 @@ the top level as a topic and every key below it as a partition.
 The three keys keep the meaning the page gives them (its columns: "Log Head Offset", "Consumer Committed Offset",
 "Lag"): the log end, what the spout has stored, and how many messages lie between where the spout will read next and
 the log end. The original's lag is always `logHeadOffset - consumerCommittedOffset` (KafkaPartitionOffsetLag); offctl's
-is where the spout will actually resume, by its own release and settings (offctl.core.behaviour), as every other face
-of offctl counts it. Where the two differ, `originalLag` holds the original's and `why` the finding that decides.
+is where the spout will actually resume, by its own release and settings (offctl/core/storm/), as every other
+face of offctl counts it. Where the two differ, `originalLag` holds the original's and `why` the finding that decides.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.behaviour import Library, Resumption, SpoutProfile, configured_start, first_poll_start, start_outcome
-from offctl.core.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Position, Report, TimeLag
-from offctl.core.profiles import Profiles
-from offctl.core.timelag import time_lag
+from offctl.core.records.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Position, Report, TimeLag
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.outcomes import Resumption, start_outcome
+from offctl.core.storm.releases import Library, SpoutProfile
+from offctl.core.storm.start import configured_start, first_poll_start
+from offctl.core.time.timelag import time_lag
 
 REASON = "Unable to get offset lags for kafka. Reason: "  # KOLU@v1.2.4 line 149, @v2.8.8 line 80
 

@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
-from offctl.core.findings import Code
-from offctl.core.model import Report, Severity, Thresholds, iso_ms
-from offctl.core.plan import Plan
-from offctl.core.results import ApplyResult, PeekResult, RepairResult, Seen, State, StoredPlan
+from offctl.core.plans.plan import Plan
+from offctl.core.records.findings import Code
+from offctl.core.records.model import Report, Severity, Thresholds, iso_ms
+from offctl.core.records.results import ApplyResult, PeekResult, RepairResult, Seen, State, StoredPlan
 from offctl.render.formats import dumps
 from offctl.render.peek import peek_document
 from offctl.render.plans import confirm_question, outcome_document, outcomes_document, write_plan
@@ -193,7 +193,7 @@ def peek(context: str, result: PeekResult, name: str, store: str | None, limit: 
 
 
 def finding(entry: Code) -> dict[str, Any]:
-    """A finding code's catalogue entry (core.findings.CATALOGUE): `finding`, and each item of the catalogue."""
+    """A finding code's catalogue entry (core.records.findings.CATALOGUE): `finding`, and each item of the catalogue."""
     return {"code": entry.code, "severity": entry.severity.label, "when": entry.when, "hint": entry.hint}
 
 
@@ -250,7 +250,7 @@ def _b64(data: bytes | None) -> str | None:
 
 
 def seen_change(c: Seen) -> dict:
-    """One change as a plan saw and planned it (offctl.core.results.Seen): before-values and what it writes."""
+    """One change as a plan saw and planned it (offctl.core.records.results.Seen): before-values and what it writes."""
     return {
         "where": c.where,
         "topic": c.topic,
@@ -269,7 +269,7 @@ def seen_change(c: Seen) -> dict:
 
 
 def plan_state(s: State) -> dict:
-    """One consumer's plan as bound (offctl.core.results.State)."""
+    """One consumer's plan as bound (offctl.core.records.results.State)."""
     return {
         "consumer": s.consumer,
         "changes": [seen_change(c) for c in s.changes],
@@ -279,7 +279,7 @@ def plan_state(s: State) -> dict:
 
 
 def stored_plan(p: StoredPlan) -> dict:
-    """A plan tool's answer (offctl.core.results.StoredPlan): its id, lifetime, dry run, text and state."""
+    """A plan tool's answer (offctl.core.records.results.StoredPlan): its id, lifetime, dry run, text and state."""
     return {
         "plan_id": p.id,
         "kind": p.kind,
@@ -297,7 +297,7 @@ def stored_plan(p: StoredPlan) -> dict:
 
 
 def apply_result(r: ApplyResult) -> dict:
-    """`apply`'s answer (offctl.core.results.ApplyResult)."""
+    """`apply`'s answer (offctl.core.records.results.ApplyResult)."""
     return {
         "plan_id": r.plan_id,
         "status": r.status,

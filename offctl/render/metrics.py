@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from offctl.core.history import STATUSES
-from offctl.core.model import ConsumerKey, Report, TimeLag
-from offctl.core.retention import consumer_minima, headroom
-from offctl.core.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
+from offctl.core.records.model import ConsumerKey, Report, TimeLag
+from offctl.core.time.history import STATUSES
+from offctl.core.time.retention import consumer_minima, headroom
+from offctl.core.time.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
 
 if TYPE_CHECKING:  # prometheus_client loads only when serve collects
     from prometheus_client.core import GaugeMetricFamily
@@ -71,7 +71,7 @@ PARTITION_FAMILIES = tuple(
 @dataclass
 class Cycle:
     """One inspection as served: the report, each partition's history status and time lag (from the message at its
-    resume offset where the cycle read it, else the history's estimate: offctl.core.timelag.served)."""
+    resume offset where the cycle read it, else the history's estimate: offctl.core.time.timelag.served)."""
 
     report: Report
     statuses: Mapping[tuple, tuple[str | None, TimeLag]]

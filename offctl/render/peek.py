@@ -1,5 +1,5 @@
 """`offctl peek`'s document: its `--output json` (each partition read, and each message as its sizes, previews
-and digests, from the core's Peeked results, offctl.core.peeked, beside inspect's figures of its row) and its text
+and digests, from the core's Peeked results, offctl.core.records.peeked, beside inspect's figures of its row) and its text
 for people; the MCP peek tool answers with it too."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
-from offctl.core.messages import UNREAD, age_ms
-from offctl.core.model import LogMessage, iso_ms
-from offctl.core.peeked import Census, Peeked, digest, preview
-from offctl.core.results import PeekResult
-from offctl.core.timelag import time_lag
+from offctl.core.records.messages import UNREAD, age_ms
+from offctl.core.records.model import LogMessage, iso_ms
+from offctl.core.records.peeked import Census, Peeked, digest, preview
+from offctl.core.records.results import PeekResult
+from offctl.core.time.timelag import time_lag
 from offctl.render.formats import dumps, number, table_console
 from offctl.render.report import partition_dicts
 

@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.cost import cost_lines, describe, undo_cost
-from offctl.core.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, iso_ms
-from offctl.core.plan import DELETE, SKIP, UNCHANGED, WRITE, Change, Plan
-from offctl.core.plancost import ChangeCost, CostSum, PlanCost
-from offctl.core.results import RepairResult
+from offctl.core.plans.cost import cost_lines, describe, undo_cost
+from offctl.core.plans.plan import DELETE, SKIP, UNCHANGED, WRITE, Change, Plan
+from offctl.core.plans.plancost import ChangeCost, CostSum, PlanCost
+from offctl.core.records.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, iso_ms
+from offctl.core.records.results import RepairResult
 from offctl.render.formats import dumps, number, plural, table_console
 
 

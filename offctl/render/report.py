@@ -15,10 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.behaviour import CommitBehaviour, Resumption
-from offctl.core.expiry import Expiry, Retention
-from offctl.core.findings import CATALOGUE
-from offctl.core.model import (
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.records.model import (
     ConsumerSummary,
     Finding,
     Headroom,
@@ -29,8 +27,11 @@ from offctl.core.model import (
     iso_ms,
     ranges,
 )
-from offctl.core.retention import consumer_minima, headroom
-from offctl.core.timelag import consumer_maxima, time_lag
+from offctl.core.storm.commits import CommitBehaviour
+from offctl.core.storm.outcomes import Resumption
+from offctl.core.time.expiry import Expiry, Retention
+from offctl.core.time.retention import consumer_minima, headroom
+from offctl.core.time.timelag import consumer_maxima, time_lag
 from offctl.render.formats import (
     SEVERITY_STYLE,
     dump_bytes,
@@ -123,7 +124,7 @@ def partition_dicts(report: Report, lags: Iterable[TimeLag], rows: Iterable[Part
 
 
 def expiry_fields(e: Expiry | None) -> dict:
-    """A partition's estimated commit expiry (offctl.core.expiry): the seconds left before the broker may delete its
+    """A partition's estimated commit expiry (offctl.core.time.expiry): the seconds left before the broker may delete its
     commit (negative once past) and what the estimate comes from; both null where not estimated."""
     return {"commit_expiry_s": e.headroom_s if e else None, "commit_expiry_source": e.source if e else None}
 
@@ -141,7 +142,7 @@ DOCUMENT_VERSION = 2
 
 
 def resumes_fields(resumes: Resumption | None) -> dict:
-    """`resumes_at`, `resumes` and `resumes_citation` of a behaviour.Resumption (all null for none)."""
+    """`resumes_at`, `resumes` and `resumes_citation` of an outcomes.Resumption (all null for none)."""
     if resumes is None:
         return {"resumes_at": None, "resumes": None, "resumes_citation": None}
     return {"resumes_at": resumes.at, "resumes": resumes.kind.value, "resumes_citation": resumes.citation_text()}
@@ -245,7 +246,7 @@ def report_document(report: Report) -> dict:
 
 
 def commits_dict(said: CommitBehaviour | None) -> dict | None:
-    """What the storm-kafka-client groups' commits mean (behaviour.CommitBehaviour); None without such groups."""
+    """What the storm-kafka-client groups' commits mean (commits.CommitBehaviour); None without such groups."""
     if said is None:
         return None
     return {

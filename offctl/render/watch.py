@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.model import Report, TimeLag, iso_ms
-from offctl.core.retention import headroom
+from offctl.core.records.model import Report, TimeLag, iso_ms
+from offctl.core.time.retention import headroom
 from offctl.render.formats import expiry_text, headroom_text, number, time_lag_text
 
 _TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.guards import with_guards
-from offctl.core.model import ZOOKEEPER, ConsumerKey
-from offctl.core.plan import plan_delete, plan_migrate
-from offctl.core.results import RepairResult
-from offctl.core.targets import Scope
+from offctl.core.plans.guards import with_guards
+from offctl.core.plans.kafka import plan_migrate
+from offctl.core.plans.targets import Scope
+from offctl.core.plans.zookeeper import plan_delete
+from offctl.core.records.model import ZOOKEEPER, ConsumerKey
+from offctl.core.records.results import RepairResult
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores
 from offctl.repair.reads import (

@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from offctl.adapters.backup import record_read_back
-from offctl.core.model import TRIDENT, ZK_STORES
-from offctl.core.plan import Plan, verify_kafka, verify_zookeeper
+from offctl.core.plans.plan import Plan
+from offctl.core.plans.verify import verify_kafka, verify_zookeeper
+from offctl.core.records.model import TRIDENT, ZK_STORES
 from offctl.errors import WriteConflict
 from offctl.ports import LogWriter, SpoutWriter
 from offctl.repair.reads import ReadBack

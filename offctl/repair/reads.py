@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.cost import Spout, cost_positions, plan_cost
-from offctl.core.guards import GuardFacts
-from offctl.core.model import Cluster, ConsumerKey, MessageRead, OffsetRecord, Snapshot, Thresholds, ZkNode
-from offctl.core.plan import Plan
-from offctl.core.profiles import Profiles
+from offctl.core.plans.cost import Spout, cost_positions, plan_cost
+from offctl.core.plans.guards import GuardFacts
+from offctl.core.plans.plan import Plan
+from offctl.core.records.model import Cluster, ConsumerKey, MessageRead, OffsetRecord, Snapshot, Thresholds, ZkNode
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.pipeline import read_snapshot
 from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
@@ -126,7 +126,7 @@ def guard_facts(
 def costed(
     plans: Sequence[Plan], kafka: LogWriter | None, cluster: Cluster | None, read_back: ReadBack = ReadBack()
 ) -> list[Plan]:
-    """Each plan with what its writes replay and skip (offctl.core.cost), a Kafka commit judged as its read-back
+    """Each plan with what its writes replay and skip (offctl.core.plans.cost), a Kafka commit judged as its read-back
     will judge it. The messages at the ends of the ranges are read within --timeout; what is not read leaves
     counts without a time span, never a failed plan."""
     spout = Spout(read_back.profile, read_back.counted_running)

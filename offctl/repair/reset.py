@@ -9,13 +9,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from offctl.adapters.backup import OffsetsFile, load_offsets_file
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.guards import with_guards
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, OffsetRecord, Snapshot, ZkNode
-from offctl.core.plan import Plan, plan_kafka, plan_zookeeper
-from offctl.core.results import RepairResult
-from offctl.core.storm import storm_groups
-from offctl.core.targets import Scope, Target
+from offctl.core.plans.guards import with_guards
+from offctl.core.plans.kafka import plan_kafka
+from offctl.core.plans.plan import Plan
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.zookeeper import plan_zookeeper
+from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, OffsetRecord, Snapshot, ZkNode
+from offctl.core.records.parse import storm_groups
+from offctl.core.records.results import RepairResult
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores
 from offctl.ports import LogWriter
@@ -39,7 +41,7 @@ from offctl.settings.run import Safety, Selection, check_spout_id
 class ResetRequest:
     spout: str | None = None
     groups: tuple[str, ...] = ()
-    all_groups: bool = False  # every group with Storm commit metadata (storm.storm_groups)
+    all_groups: bool = False  # every group with Storm commit metadata (parse.storm_groups)
     scope: Scope = Scope()
     target: Target | None = None
     from_file: Path | None = None

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from offctl.adapters.backup import load_backup
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.guards import changed_kafka, changed_zookeeper, with_guards
-from offctl.core.model import TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, Snapshot
-from offctl.core.plan import plan_restore_kafka, plan_restore_zookeeper
-from offctl.core.results import RepairResult
-from offctl.core.storm import parse_commit, parse_zk_node
+from offctl.core.plans.guards import changed_kafka, changed_zookeeper, with_guards
+from offctl.core.plans.restore import plan_restore_kafka, plan_restore_zookeeper
+from offctl.core.records.model import TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, Snapshot
+from offctl.core.records.parse import parse_commit, parse_zk_node
+from offctl.core.records.results import RepairResult
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores
 from offctl.repair.reads import (

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from offctl import interrupts
 from offctl.adapters.backup import append_audit, audit_lines, write_backup
-from offctl.core.model import ZK_STORES, ConsumerKey
-from offctl.core.plan import Plan
-from offctl.core.results import RepairResult
+from offctl.core.plans.plan import Plan
+from offctl.core.records.model import ZK_STORES, ConsumerKey
+from offctl.core.records.results import RepairResult
 from offctl.errors import (
     LEFT_OUT,
     NOT_CONFIRMED,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from offctl.core.guards import QUIET_PERIOD_S
+from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.settings.connection import DEFAULT_LISTEN
 from offctl.settings.kinds import (
     DEADLINE_S,

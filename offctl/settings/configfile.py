@@ -190,7 +190,7 @@ def sandbox_context(required: bool = False) -> Context | None:
 def profiles_of(config: Config, context: Context | None) -> tuple[ProfileTable, ...]:
     """The run's profile tables in the order that decides between globs: the context's, then the top-level ones.
     Each has a name of its own: the JSON names the profile that judged each consumer, and the judgement groups
-    consumers by it (offctl.core.judge), so two profiles of one name would judge one's spouts by the other's."""
+    consumers by it (offctl.core.rules.judge), so two profiles of one name would judge one's spouts by the other's."""
     run = (context.profiles if context else ()) + config.profiles
     seen: dict[str, ProfileTable] = {}
     for table in run:

@@ -14,8 +14,14 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT, STORM_KAFKA_RELEASE_DEFAULT, FirstPoll, Guarantee, Isolation
-from offctl.core.expiry import HORIZON_S
+from offctl.core.storm.releases import (
+    CLIENT_RELEASE_DEFAULT,
+    STORM_KAFKA_RELEASE_DEFAULT,
+    FirstPoll,
+    Guarantee,
+    Isolation,
+)
+from offctl.core.time.expiry import HORIZON_S
 from offctl.errors import UsageError
 from offctl.settings.command_options import COMMAND_ROWS
 from offctl.settings.connection import STORM_ROOT, TIMEOUT_S
@@ -218,7 +224,7 @@ OPTIONS: Mapping[str, Option] = _options(
         panel=SELECTION,
     ),
     Option("all_records", ("--all-records",), "Every record of the spout.", kind=bool, default=False, panel=SELECTION),
-    # --- what the user says of the spouts (offctl/core/behaviour.py) ---
+    # --- what the user says of the spouts (offctl/core/storm/releases.py) ---
     Option(
         "storm_kafka_release",
         ("--storm-kafka-release",),

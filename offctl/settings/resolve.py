@@ -17,7 +17,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from offctl.core.behaviour import (
+from offctl.core.plans.targets import parse_static_partitions
+from offctl.core.records.model import ConsumerKey, Thresholds
+from offctl.core.rules.profiles import Profile, Profiles
+from offctl.core.storm.releases import (
     EARLIEST_TIME,
     GUARANTEE_RELEASES,
     LATEST_TIME,
@@ -30,10 +33,7 @@ from offctl.core.behaviour import (
     default_commit_period_ms,
     guarantees_of,
 )
-from offctl.core.model import ConsumerKey, Thresholds
-from offctl.core.profiles import Profile, Profiles
-from offctl.core.retention import parse_span, parse_topic_retention
-from offctl.core.targets import parse_static_partitions
+from offctl.core.time.retention import parse_span, parse_topic_retention
 from offctl.errors import UsageError
 from offctl.inputs import check_bootstrap_servers, check_quiet_period, check_timeout, check_zk_hosts, secret
 from offctl.settings import configfile
@@ -355,7 +355,7 @@ def profiles(given: Given) -> Profiles:
 
 def written_profile(given: Given, consumers: Iterable[str]) -> SpoutProfile:
     """The spout profile a write is planned and verified with (reset, restore, migrate): the profile of the
-    consumers it writes (offctl.core.profiles' rule; a flag overrides every profile), the defaults for none named.
+    consumers it writes (offctl.core.rules.profiles' rule; a flag overrides every profile), the defaults for none named.
     Consumers of different profiles in one write are refused: each write has one spout's settings."""
     run = profiles(given)
     found: dict[str | None, list[str]] = {}

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from offctl.adapters.backup import state_dir
-from offctl.core import expiry
-from offctl.core.guards import QUIET_PERIOD_S
-from offctl.core.profiles import Profiles
+from offctl.core.plans.guards import QUIET_PERIOD_S
+from offctl.core.rules.profiles import Profiles
+from offctl.core.time import expiry
 from offctl.errors import UsageError
 from offctl.settings.connection import Connection
 from offctl.settings.kinds import TIME_LAG_BUDGET_S
@@ -31,7 +31,7 @@ class Selection:
 
 @dataclass(frozen=True)
 class ExpiryOptions:
-    """What the user says for the commit-expiry estimate (offctl.core.expiry)."""
+    """What the user says for the commit-expiry estimate (offctl.core.time.expiry)."""
 
     horizon_s: float = expiry.HORIZON_S  # --commit-expiry-horizon
     retention_minutes: int | None = None  # --offsets-retention-minutes: used where the broker does not report it
@@ -41,7 +41,7 @@ class ExpiryOptions:
 @dataclass(frozen=True)
 class Estimates:
     """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
-    options, and serve's and watch's pace per partition (offctl.core.history.falling_behind) for RETENTION_RISK's
+    options, and serve's and watch's pace per partition (offctl.core.time.history.falling_behind) for RETENTION_RISK's
     default rule."""
 
     time_lag_budget: float = TIME_LAG_BUDGET_S  # seconds, --time-lag-budget

@@ -10,9 +10,9 @@ import pytest
 import typer.main
 
 from offctl.commands.app import app
-from offctl.core.analyze import analyze
-from offctl.core.findings import CATALOGUE
-from offctl.core.model import KafkaCommit, PartitionLog, Snapshot
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.records.model import KafkaCommit, PartitionLog, Snapshot
+from offctl.core.rules.analyze import analyze
 from offctl.render.report import report_document
 from tests.conftest import storm_record
 
@@ -121,7 +121,7 @@ def test_an_option_groups_heading_names_the_commands_that_take_it(heading):
 
 
 def _document() -> dict:
-    nodes = __import__("offctl.core.model", fromlist=["ZkNode"]).ZkNode
+    nodes = __import__("offctl.core.records.model", fromlist=["ZkNode"]).ZkNode
     snapshot = Snapshot(
         0,
         zk_nodes=(nodes("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0),),
@@ -158,10 +158,10 @@ def test_readme_points_at_the_contract_in_docs():
 
 
 def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
-    from offctl.core.cost import plan_cost
-    from offctl.core.model import KAFKA, ConsumerKey, MessageRead
-    from offctl.core.plan import Change, Plan
-    from offctl.core.results import RepairResult
+    from offctl.core.plans.cost import plan_cost
+    from offctl.core.plans.plan import Change, Plan
+    from offctl.core.records.model import KAFKA, ConsumerKey, MessageRead
+    from offctl.core.records.results import RepairResult
     from offctl.render.plans import outcome_document
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from offctl.adapters import servers
-from offctl.core.analyze import analyze
+from offctl.core.rules.analyze import analyze
 from offctl.faces.serve.monitor import Collector, Monitor
 from tests.conftest import _unavailable, storm_record
 from tests.e2e.test_serve import snapshot, start_serve, wait_for
@@ -48,8 +48,8 @@ def test_the_alert_rules_pass_their_promtool_tests():
 def exporter_metric_names() -> set[str]:
     from dataclasses import replace
 
-    from offctl.core.model import Headroom
-    from offctl.core.timelag import positions
+    from offctl.core.records.model import Headroom
+    from offctl.core.time.timelag import positions
 
     m = Monitor()
     for i in range(3):

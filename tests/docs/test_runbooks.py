@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from offctl.core.findings import CATALOGUE as CODES
+from offctl.core.records.findings import CATALOGUE as CODES
 from offctl.errors import EXIT_CODES
 from tests.support.runbook_walker import Step, kafka_state, rehearsed, run, steps, undo_lines, zk_state
 

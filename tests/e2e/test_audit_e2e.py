@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from offctl.core.findings import CATALOGUE
+from offctl.core.records.findings import CATALOGUE
 from offctl.faces.audit.job import FILES
 from tests.conftest import storm_record
 from tests.e2e import seeds
@@ -324,7 +324,7 @@ def test_snapshot_only_audit(cli, spark, fleet, zk, tmp_path):
 
 def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path):
     from offctl.adapters import spark as adapter
-    from offctl.core.model import PartitionLog, Snapshot, ZkNode, iso_ms
+    from offctl.core.records.model import PartitionLog, Snapshot, ZkNode, iso_ms
 
     running = frozenset({"live-1-1763700000"})
     minute = 60_000

@@ -3,7 +3,7 @@ nodes <root>/ids/<id> (ephemeral, ZkUtils.registerBrokerInZk@0.8.2.1 / BrokerIdZ
 <root>/topics/<t> ({"version":1,"partitions":{...}}) and <root>/topics/<t>/partitions/<n>/state
 (ZkUtils.leaderAndIsrZkData@0.8.2.1). What it must answer is what storm-kafka-monitor reads
 (KafkaOffsetLagUtil@v1.2.4 306-349): partitions 0..n-1 by count, leaders' host:port; odd cases with the reasons of
-offctl.core.brokers.
+offctl.core.storm.brokers.
 
 The registry Apache Kafka 3.9 writes in ZooKeeper mode (the `broker39` fixture, under /kafka39) is read first, as the
 broker left it. The registries written here by hand are the ones a live 3.9 broker never shows: the node formats of
@@ -17,7 +17,7 @@ import json
 import pytest
 
 from offctl.adapters.zookeeper import ZkStore
-from offctl.core.brokers import PartitionLeader, TopicPatternError
+from offctl.core.storm.brokers import PartitionLeader, TopicPatternError
 from offctl.errors import UsageError
 
 pytestmark = pytest.mark.zookeeper

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from offctl.core.model import iso_ms
+from offctl.core.records.model import iso_ms
 from tests.conftest import T0, compacted_at, compacted_topic
 from tests.e2e.seeds import on_each_broker, spout, storm_root
 

@@ -18,9 +18,9 @@ import time
 import pytest
 
 from offctl.adapters import servers
-from offctl.core.behaviour import FirstPoll, SpoutProfile
-from offctl.core.model import Thresholds, iso_ms
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import Thresholds, iso_ms
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.releases import FirstPoll, SpoutProfile
 from offctl.pipeline import inspect
 from offctl.render.report import report_document
 from offctl.settings.connection import Connection

@@ -47,9 +47,9 @@ from typing import NamedTuple
 import pytest
 
 from offctl.adapters import servers
-from offctl.core.expiry import Expiry
-from offctl.core.model import ConsumerKey, Headroom, TimeLag
-from offctl.core.timelag import SOURCE_CODES
+from offctl.core.records.model import ConsumerKey, Headroom, TimeLag
+from offctl.core.time.expiry import Expiry
+from offctl.core.time.timelag import SOURCE_CODES
 from offctl.render.formats import expiry_text, headroom_text, time_lag_text
 from tests.conftest import Names, Result, invoke
 from tests.e2e.seeds import spout, storm_root
@@ -619,7 +619,7 @@ def audit_face(state, reference):
 
 
 def test_the_audit_task_shows_inspects_figures(audit_face, reference):
-    from offctl.core.results import Tally
+    from offctl.core.records.results import Tally
 
     assert_agrees("offctl audit", audit_face.mismatches)
     outputs, rows = audit_face.outputs, audit_face.rows

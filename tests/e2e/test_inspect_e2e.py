@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from offctl.core.profiles import Profiles
+from offctl.core.rules.profiles import Profiles
 from offctl.settings.run import Reading, Selection
 from tests.conftest import storm_record
 from tests.e2e import seeds
@@ -302,7 +302,7 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
     after a report, after a store that cannot be read, and left off when the caller had it off."""
     import gc
 
-    from offctl.core.model import Thresholds
+    from offctl.core.records.model import Thresholds
     from offctl.errors import StoreUnavailable
     from offctl.pipeline import cyclic_gc_paused, inspect
     from offctl.settings.connection import Connection

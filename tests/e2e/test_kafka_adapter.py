@@ -97,7 +97,7 @@ def test_read_messages_reports_what_it_could_not_read_and_never_joins_or_commits
     assert (topic, 0, 1) in read.at_end and (topic, 0, 1) not in read.unread  # fewer than asked: the log ended
     # Past the log end the broker answers OFFSET_OUT_OF_RANGE, and auto.offset.reset=error makes that the read's
     # answer, at once: nothing is made up, the offset is not moved (callers read only positions within
-    # [log start, log end): offctl.core.messages.needs_read)
+    # [log start, log end): offctl.core.records.messages.needs_read)
     assert (topic, 0, 7) not in read.messages and (topic, 0, 7) not in read.at_end
     assert read.unread[(topic, 0, 7)].startswith("the broker refused the read (")
     assert "Broker: Offset out of range" in read.unread[(topic, 0, 7)]

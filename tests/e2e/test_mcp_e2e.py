@@ -20,9 +20,9 @@ import anyio
 import pytest
 
 from offctl.adapters import servers
-from offctl.core.model import KafkaCommit
-from offctl.core.peeked import preview
-from offctl.core.storm import storm_groups
+from offctl.core.records.model import KafkaCommit
+from offctl.core.records.parse import storm_groups
+from offctl.core.records.peeked import preview
 from offctl.faces.mcp.quoting import CUT_MARK, NAME_CHARS, bounded
 from tests.e2e.seeds import fixture_config, spout, storm_root
 
@@ -118,7 +118,8 @@ lag-threshold = 1
 
 def storm_groups_on(kafka) -> set[str]:
     """The groups on the broker whose commits carry Storm metadata: the rule --all-groups applies
-    (offctl.core.storm.storm_groups) to every group ListGroups names, their commits read as the broker holds them."""
+    (offctl.core.records.parse.storm_groups) to every group ListGroups names, their commits read as the broker holds
+    them."""
     listed = [g.group_id for g in kafka.admin.list_consumer_groups(request_timeout=30).result(60).valid]
     commits = []
     for group in listed:
@@ -406,7 +407,7 @@ def test_the_poison_message_prompt_and_the_resources(served):
         assert step in text
     assert "'payments-spout'" in text
     assert set(resources) == {"offctl://findings", "offctl://docs/contract.md"}
-    from offctl.core.findings import CATALOGUE
+    from offctl.core.records.findings import CATALOGUE
 
     assert [e["code"] for e in json.loads(findings.contents[0].text)] == list(CATALOGUE)
     assert contract.contents[0].text == (Path(__file__).resolve().parents[2] / "docs" / "contract.md").read_text()

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from offctl.core.storm import commit_metadata_json
+from offctl.core.records.parse import commit_metadata_json
 from tests.conftest import storm_record
 from tests.e2e.seeds import fixture_config, on_each_broker, spout, storm_root
 from tests.e2e.test_mcp_e2e import storm_groups_on, whole_fleet

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from offctl.core.model import ZOOKEEPER
-from offctl.core.storm import commit_metadata_json
+from offctl.core.records.model import ZOOKEEPER
+from offctl.core.records.parse import commit_metadata_json
 from offctl.errors import UsageError
 from offctl.faces.mcp.apply import DECLINED, FAILED, REFUSED, UNCHANGED, WRITTEN, apply
 from offctl.faces.mcp.plans import PlanStore, WriteTarget

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from offctl.core.messages import DELETED, GAP, MESSAGE, NOT_WRITTEN
-from offctl.core.model import ConsumerKey, LogMessage, MessageRead, OffsetRecord, PartitionRow, iso_ms
-from offctl.core.peeked import peeked, positions, preview, selected
+from offctl.core.records.messages import DELETED, GAP, MESSAGE, NOT_WRITTEN
+from offctl.core.records.model import ConsumerKey, LogMessage, MessageRead, OffsetRecord, PartitionRow, iso_ms
+from offctl.core.records.peeked import peeked, positions, preview, selected
 from offctl.faces.sandbox import client_trident_meta
 from offctl.render.peek import peeked_dict
 from tests.conftest import T0, committed_transaction, compacted_at, compacted_topic, storm_record

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
-from offctl.core.model import Thresholds
-from offctl.core.profiles import Profile, Profiles
+from offctl.core.records.model import Thresholds
+from offctl.core.rules.profiles import Profile, Profiles
+from offctl.core.storm.releases import LATEST_TIME, SpoutProfile, StormKafka
 from offctl.pipeline import inspect
 from offctl.render.audit import audit_document_parts
 from offctl.render.report import report_document

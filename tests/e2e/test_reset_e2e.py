@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from offctl.core.storm import commit_metadata_json
+from offctl.core.records.parse import commit_metadata_json
 from tests.conftest import storm_record
 from tests.e2e.seeds import on_each_broker, orders_fleet
 
@@ -416,8 +416,8 @@ def expect_written(result, kept: dict, offsets: dict, topology: str = TOPOLOGY) 
     assert written and {tp: kept[tp][1] for tp in written} == dict.fromkeys(written, commit_metadata_json(topology))
 
 
-# Issue 28: the row says what the written group's spout does with the commit as it is (plan._client_start reads
-# behaviour.client_start for the run's profile): UNCOMMITTED_EARLIEST by default, the strategy given otherwise.
+# Issue 28: the row says what the written group's spout does with the commit as it is (firstpoll._client_start reads
+# start.client_start for the run's profile): UNCOMMITTED_EARLIEST by default, the strategy given otherwise.
 SPOUT_KEEPS = {
     (): ["at committed (4): UNCOMMITTED_EARLIEST resumes from any commit"],
     ("--first-poll-offset-strategy", "LATEST"): [

@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from offctl.core.model import Thresholds, TopicRetention
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import Thresholds, TopicRetention
+from offctl.core.rules.profiles import Profiles
 from offctl.pipeline import exit_code, inspect
 from offctl.render.report import report_document
 from offctl.settings.connection import Connection

@@ -19,8 +19,8 @@ from dataclasses import replace
 import pytest
 
 from offctl.adapters import servers
-from offctl.core.analyze import analyze
-from offctl.core.model import PartitionLog, Snapshot, ZkNode
+from offctl.core.records.model import PartitionLog, Snapshot, ZkNode
+from offctl.core.rules.analyze import analyze
 from offctl.faces.serve.monitor import Collector, Monitor
 from tests.conftest import storm_record
 
@@ -66,7 +66,7 @@ def test_statuses_follow_the_history_rules():
 
 
 def test_the_pace_serve_gives_the_next_cycles_retention_risk_is_each_windows():
-    """Issue 28, rule 4 of offctl.core.retention: partition 0 stands still while the log grows (its message ages
+    """Issue 28, rule 4 of offctl.core.time.retention: partition 0 stands still while the log grows (its message ages
     with the clock: 1.0), partition 1 keeps pace (not falling behind: absent), 2 consumes a quarter of what comes."""
     m = Monitor(window=10)
     for i in range(4):
@@ -92,7 +92,7 @@ def test_a_failed_read_keeps_the_last_values_with_their_old_time_and_says_so():
 def test_time_lags_come_from_the_message_where_read_else_the_estimate_and_say_which():
     from dataclasses import replace
 
-    from offctl.core.model import TimeLag
+    from offctl.core.records.model import TimeLag
 
     m = Monitor()
     offsets = {0: 10, 1: 99, 2: 120}  # 2 reaches the log end (120) in the last cycle: caught up
@@ -119,7 +119,7 @@ def test_the_per_partition_page_is_prometheus_clients_writer_over_add_metric_lin
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.core import GaugeMetricFamily
 
-    from offctl.core.timelag import NO_LAG, SOURCE_CODES
+    from offctl.core.time.timelag import NO_LAG, SOURCE_CODES
     from offctl.render.metrics import PARTITION_FAMILIES, PARTITION_LABELS, STATUS_CODES
 
     m = Monitor()
@@ -638,12 +638,12 @@ def test_a_client_that_trickles_its_request_is_dropped_by_the_deadline_not_kept_
 
 
 def test_each_groups_commit_period_is_its_profiles_in_the_window_rules():
-    """Profiles (offctl.core.judge): a group whose profile commits every 10 minutes is not falling behind after 3
+    """Profiles (offctl.core.rules.judge): a group whose profile commits every 10 minutes is not falling behind after 3
     minutes of standing still; one on the defaults (30 s) is."""
-    from offctl.core.behaviour import SpoutProfile
-    from offctl.core.judge import analyze_each
-    from offctl.core.model import KafkaCommit, Thresholds
-    from offctl.core.profiles import Profile, Profiles
+    from offctl.core.records.model import KafkaCommit, Thresholds
+    from offctl.core.rules.judge import analyze_each
+    from offctl.core.rules.profiles import Profile, Profiles
+    from offctl.core.storm.releases import SpoutProfile
 
     profiles = Profiles(
         Thresholds(), (Profile("slow", "slow", Thresholds(spout=SpoutProfile(commit_period_ms=600_000))),)

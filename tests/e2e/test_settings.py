@@ -120,8 +120,8 @@ def test_parse_seconds_refuses(text):
 
 
 def test_the_commit_expiry_message_prints_durations_as_every_message_does():
-    """One format for durations in messages (offctl.core.model.duration): `1h42m`, never `1.7 h`."""
-    from offctl.core.expiry import _duration
+    """One format for durations in messages (offctl.core.records.model.duration): `1h42m`, never `1.7 h`."""
+    from offctl.core.time.expiry import _duration
 
     assert _duration(6120) == "1h42m" and _duration(-6120) == "1h42m" and _duration(3 * 86400) == "3d00h"
 
@@ -164,7 +164,7 @@ def test_help_shows_the_panels(cli):
 
 
 def test_one_enum_per_concept():
-    from offctl.core.behaviour import FirstPoll, Guarantee
+    from offctl.core.storm.releases import FirstPoll, Guarantee
 
     assert _parse("inspect", "--first-poll-offset-strategy", "LATEST") is FirstPoll.LATEST
     assert _parse("inspect", "--processing-guarantee", "AT_MOST_ONCE") is Guarantee.AT_MOST_ONCE
@@ -261,7 +261,8 @@ def test_the_config_file_is_found_by_variable_and_by_xdg(cli, tmp_path):
         ),
         ('[contexts.sandbox]\nzk = "h:1"\n', "config.toml:1: the context name 'sandbox' is offctl's own"),
         ('default-context = "nope"\n', "default-context 'nope': no such context"),
-        # two profiles of one name: the second's spouts would be judged by the first's settings (offctl.core.judge)
+        # two profiles of one name: the second's spouts would be judged by the first's settings
+        # (offctl.core.rules.judge)
         (
             '[contexts.lab]\nzk = "h:1"\n[[profiles]]\nname = "p"\nmatch = "a-*"\n'
             '[[profiles]]\nname = "p"\nmatch = "b-*"\n',
@@ -416,8 +417,8 @@ def _run_profiles(tmp_path, flags: dict, env: dict):
 def test_profiles_are_complete_and_a_flag_overrides_every_profile(
     tmp_path, consumer, flags, env, profile, release, start, topic, lag, first_poll
 ):
-    from offctl.core.behaviour import EARLIEST_TIME, LATEST_TIME, StormKafka
-    from offctl.core.model import ConsumerKey
+    from offctl.core.records.model import ConsumerKey
+    from offctl.core.storm.releases import EARLIEST_TIME, LATEST_TIME, StormKafka
 
     name, th = _run_profiles(tmp_path, flags, env).judging(ConsumerKey("zookeeper", consumer, "/r"))
     assert name == profile

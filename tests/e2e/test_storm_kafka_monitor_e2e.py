@@ -226,7 +226,7 @@ def test_old_spout_from_the_broker_registry(zk, zk_server, broker39, old_topic, 
     assert p["1"]["consumerCommittedOffset"] == 0 and p["1"]["findings"] == ["IGNORED_ZERO_OFFSET"]
     assert p["1"]["lag"] == 3 and "originalLag" not in p["1"]
     # past the log end: the fetch fails out of range and the reset (EarliestTime) lies below the stored offset, which
-    # fill() never moves back: the spout waits at 9 (behaviour.out_of_range_outcome, PartitionManager.fill@v1.2.4;
+    # fill() never moves back: the spout waits at 9 (outcomes.out_of_range_outcome, PartitionManager.fill@v1.2.4;
     # run on the spout: test_spout_oracle_e2e, above-log-end), as inspect says; the lag is the original's
     assert p["2"]["consumerCommittedOffset"] == 9 and "OFFSET_ABOVE_LOG_END" in p["2"]["findings"]
     assert p["2"]["lag"] == -7 and "originalLag" not in p["2"] and p["2"]["resumeOffset"] == 9

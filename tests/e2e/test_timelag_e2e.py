@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from offctl.core.model import Thresholds
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import Thresholds
+from offctl.core.rules.profiles import Profiles
 from offctl.pipeline import inspect
 from offctl.render.report import report_document
 from offctl.settings.connection import Connection

@@ -337,7 +337,7 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(entry):
         else [sys.executable, "-m", "offctl"]
     ) + ["inspect", "--help"]
     landed = 0
-    for after in ("typer", "rich.console", "offctl.core.plan", "offctl.commands.sandbox"):
+    for after in ("typer", "rich.console", "offctl.core.plans.plan", "offctl.commands.sandbox"):
         code, err = _interrupted_during_start_up(argv, after)
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
         started = re.search(r"\| +offctl\.commands\.app\n", err) is not None  # start-up was over
@@ -397,8 +397,8 @@ def test_version():
 def test_json_schema_is_stable():
     """Scripts depend on these keys (docs/contract.md): adding is fine, renaming or dropping is not, except
     with a new document_version, which the contract says. Version 2 moved each code's hint to `hints`."""
-    from offctl.core.analyze import analyze
-    from offctl.core.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
+    from offctl.core.records.model import KafkaCommit, PartitionLog, Snapshot, ZkNode
+    from offctl.core.rules.analyze import analyze
     from offctl.render.report import report_document
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 1), 4, 1700000000000)

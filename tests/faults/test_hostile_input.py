@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from offctl.core.analyze import analyze
-from offctl.core.behaviour import Resumes
-from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
-from offctl.core.storm import parse_commit, parse_zk_node
+from offctl.core.records.model import STORM_KAFKA, STORM_KAFKA_CLIENT, KafkaCommit, PartitionLog, Snapshot, ZkNode
+from offctl.core.records.parse import parse_commit, parse_zk_node
+from offctl.core.rules.analyze import analyze
+from offctl.core.storm.outcomes import Resumes
 from offctl.errors import UsageError
 from offctl.render.report import write_report
 from tests.faults.conftest import counted
@@ -465,7 +465,7 @@ def test_the_json_renderer_writes_what_json_dumps_writes(doc):
 def test_the_fast_json_path_reads_any_node_data_as_the_storm_path_does(data):
     """load_json_simple's orjson fast path gives the value, reason and UTF-8 flag its json/json-simple path
     gives, types included (1 is not 1.0), for any bytes."""
-    from offctl.core.storm import load_as_storm, load_json_simple
+    from offctl.core.records.stormjson import load_as_storm, load_json_simple
 
     def typed(result):
         value, reason, utf8 = result
@@ -491,8 +491,8 @@ def test_the_fast_json_path_reads_any_node_data_as_the_storm_path_does(data):
 )
 @counted
 def test_the_json_simple_reader_agrees_with_strict_json_where_both_read(value, ascii_only):
-    """offctl/core/jsonsimple.py reads every strict JSON text to the same value Python's json does."""
-    from offctl.core import jsonsimple
+    """offctl/core/storm/jsonsimple.py reads every strict JSON text to the same value Python's json does."""
+    from offctl.core.storm import jsonsimple
 
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert jsonsimple.loads(text) == json.loads(text)
@@ -563,7 +563,7 @@ def canonical_bytes(draw) -> tuple[bytes, int]:
     """A record as PartitionManager.commit writes it (storm_kafka_record), or one changed a little: a number
     written otherwise, a splice or a cut anywhere, keys reordered or left out, the same map written by Python's
     json. With the partition of the node it sits in (mostly the record's own)."""
-    from offctl.core.storm import storm_kafka_record
+    from offctl.core.records.parse import storm_kafka_record
 
     plain = draw(st.integers(0, 3)) > 0
     tid, name, host, topic = (draw(plain_texts if plain else plain_texts | record_texts) for _ in range(4))
@@ -641,7 +641,7 @@ def test_the_canonical_record_path_reads_a_node_as_the_general_path_does(case, f
     """parse_zk_node's fast path for the records storm-kafka writes gives the OffsetRecord its general path
     gives, field for field and type for type (repr tells 1 from 1.0 and True), on canonical and near-canonical
     bytes."""
-    from offctl.core.storm import parse_any_zk_node, parse_zk_node
+    from offctl.core.records.parse import parse_any_zk_node, parse_zk_node
 
     data, partition = case
     node = ZkNode("/r", "s", f"/r/s/partition_{partition}", partition, folder, data, 3, 1700000000000)

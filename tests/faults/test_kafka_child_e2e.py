@@ -19,8 +19,8 @@ import pytest
 
 from offctl.adapters.kafka import KafkaStore
 from offctl.adapters.kafka_child import ChildKafkaStore
-from offctl.core.model import Thresholds
-from offctl.core.profiles import Profiles
+from offctl.core.records.model import Thresholds
+from offctl.core.rules.profiles import Profiles
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.pipeline import inspect, kafka_in_child
 from offctl.settings.connection import Connection

@@ -482,9 +482,9 @@ def test_the_broker_killed_during_an_audit(tmp_path, zk, zk_server, names):
 
 def test_a_backup_that_fails_half_way_leaves_no_tmp_file(tmp_path, monkeypatch):
     from offctl.adapters import backup as backup_module
-    from offctl.core.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
-    from offctl.core.plan import plan_zookeeper
-    from offctl.core.targets import Target
+    from offctl.core.plans.targets import Target
+    from offctl.core.plans.zookeeper import plan_zookeeper
+    from offctl.core.records.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
     from offctl.errors import WriteConflict
 
     node = ZkNode("/r", "s", "/r/s/partition_0", 0, None, storm_record("t", 0, 5), 1, 0)

@@ -1,8 +1,9 @@
-"""What a spout does is decided once, in offctl/core/behaviour.py (docs: STYLE.md, "Settings and faces"): no other
-module of the library or command layer compares a profile's settings with the members of Storm's setting enums
-(StormKafkaClient.LEGACY, Guarantee.AT_MOST_ONCE, FirstPoll.EARLIEST, ...) to decide a behaviour; it reads the
-answer behaviour gives (subscribes, idle_commit, guarantees_of, FirstPoll.from_log_start, ...). Naming a member to
-build a value (an option's default, a profile) is not a decision and is allowed; so are imports and annotations."""
+"""What a spout does is decided once, in the behaviour modules of offctl/core/storm/ (releases, citations, start,
+outcomes, commits; docs: STYLE.md, "Settings and faces"): no other module of the library or command layer compares a
+profile's settings with the members of Storm's setting enums (StormKafkaClient.LEGACY, Guarantee.AT_MOST_ONCE,
+FirstPoll.EARLIEST, ...) to decide a behaviour; it reads the answer they give (subscribes, idle_commit, guarantees_of,
+FirstPoll.from_log_start, ...). Naming a member to build a value (an option's default, a profile) is not a decision and
+is allowed; so are imports and annotations."""
 
 from __future__ import annotations
 
@@ -12,32 +13,39 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BEHAVIOUR = ROOT / "offctl" / "core" / "behaviour.py"
-# The settings a profile holds, whose meaning only behaviour.py decides.
+BEHAVIOUR_MODULES = ("releases", "citations", "start", "outcomes", "commits")  # of offctl/core/storm/
+BEHAVIOUR = {ROOT / "offctl" / "core" / "storm" / f"{m}.py" for m in BEHAVIOUR_MODULES}
+BEHAVIOUR_DOTTED = {f"offctl.core.storm.{m}" for m in BEHAVIOUR_MODULES}
+# The settings a profile holds, whose meaning only the behaviour modules decide.
 SETTINGS = frozenset({"StormKafkaClient", "Guarantee", "FirstPoll", "StormKafka", "Isolation"})
 # Issue 37 item 5 named these; every other module of offctl/ and commands/ is held to the same rule.
-NAMED = ("offctl/core/expiry.py", "offctl/core/analyze.py", "offctl/core/cost.py", "offctl/settings/resolve.py")
+NAMED = (
+    "offctl/core/time/expiry.py",
+    "offctl/core/rules/analyze.py",
+    "offctl/core/plans/cost.py",
+    "offctl/settings/resolve.py",
+)
 
 
 def sources() -> list[Path]:
-    return sorted(p for d in ("offctl", "commands") for p in (ROOT / d).rglob("*.py") if p != BEHAVIOUR)
+    return sorted(p for d in ("offctl", "commands") for p in (ROOT / d).rglob("*.py") if p not in BEHAVIOUR)
 
 
 def _aliases(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """The names the settings' enums go by in this module, and the names offctl.core.behaviour itself goes by."""
+    """The names the settings' enums go by in this module, and the names the behaviour modules themselves go by."""
     names, modules = set(SETTINGS), set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "offctl.core.behaviour":
+        if isinstance(node, ast.ImportFrom) and node.module in BEHAVIOUR_DOTTED:
             names |= {a.asname for a in node.names if a.name in SETTINGS and a.asname}
-        elif isinstance(node, ast.ImportFrom) and node.module == "offctl.core":
-            modules |= {a.asname or a.name for a in node.names if a.name == "behaviour"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "offctl.core.storm":
+            modules |= {a.asname or a.name for a in node.names if a.name in BEHAVIOUR_MODULES}
         elif isinstance(node, ast.Import):
-            modules |= {a.asname for a in node.names if a.name == "offctl.core.behaviour" and a.asname}
+            modules |= {a.asname for a in node.names if a.name in BEHAVIOUR_DOTTED and a.asname}
     return names, modules
 
 
 def _member(node: ast.AST, names: set[str], modules: set[str]) -> str | None:
-    """`Guarantee.AT_MOST_ONCE` (or behaviour.Guarantee.AT_MOST_ONCE) as text, or None for anything else."""
+    """`Guarantee.AT_MOST_ONCE` (or releases.Guarantee.AT_MOST_ONCE) as text, or None for anything else."""
     if not isinstance(node, ast.Attribute):
         return None
     owner = node.value
@@ -75,14 +83,14 @@ def leaks(text: str, name: str = "<text>") -> list[str]:
 
 def test_the_named_modules_are_read():
     read = {p.relative_to(ROOT).as_posix() for p in sources()}
-    assert set(NAMED) <= read and "offctl/core/behaviour.py" not in read
+    assert set(NAMED) <= read and not read & {p.relative_to(ROOT).as_posix() for p in BEHAVIOUR}
 
 
 @pytest.mark.parametrize("path", sources(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_no_module_but_behaviour_decides_from_a_settings_member(path):
     assert leaks(path.read_text(encoding="utf-8"), str(path)) == [], (
-        f"{path.relative_to(ROOT)} decides a Storm behaviour itself: ask offctl.core.behaviour (add a named function "
-        f"there, citing the Storm source) and read its answer"
+        f"{path.relative_to(ROOT)} decides a Storm behaviour itself: ask the behaviour modules of "
+        f"offctl/core/storm/ (add a named function there, citing the Storm source) and read its answer"
     )
 
 
@@ -99,19 +107,19 @@ def test_no_module_but_behaviour_decides_from_a_settings_member(path):
         ),
         pytest.param("x = p.storm_kafka not in [StormKafka.V0_9_0]\n", ["1: StormKafka.V0_9_0"], id="not-in-a-list"),
         pytest.param(
-            "from offctl.core.behaviour import Isolation as I\nx = i == I.READ_COMMITTED\n",
+            "from offctl.core.storm.releases import Isolation as I\nx = i == I.READ_COMMITTED\n",
             ["2: I.READ_COMMITTED"],
             id="an-alias",
         ),
         pytest.param(
-            "from offctl.core import behaviour\nx = g is behaviour.Guarantee.NO_GUARANTEE\n",
+            "from offctl.core.storm import releases\nx = g is releases.Guarantee.NO_GUARANTEE\n",
             ["2: Guarantee.NO_GUARANTEE"],
             id="through-the-module",
         ),
         pytest.param(
             "match g:\n    case Guarantee.AT_MOST_ONCE:\n        pass\n", ["2: Guarantee.AT_MOST_ONCE"], id="match"
         ),
-        pytest.param("from offctl.core.behaviour import Guarantee, StormKafkaClient\n", [], id="an-import"),
+        pytest.param("from offctl.core.storm.releases import Guarantee, StormKafkaClient\n", [], id="an-import"),
         pytest.param("def f(g: Guarantee = Guarantee.AT_LEAST_ONCE) -> StormKafkaClient: ...\n", [], id="a-default"),
         pytest.param(
             "x = Shared('processing_guarantee', GuaranteeOption, Guarantee.AT_LEAST_ONCE)\n", [], id="an-option-default"

@@ -7,19 +7,22 @@ or inside a function (a function-level import is still a dependency, only a late
 `from P import name` is an import of module P.name when that is a module of the tree, else of P. Imports under
 `if TYPE_CHECKING:` count like any other: they do not run, but a module that names another's type depends on it,
 and a cycle hidden behind TYPE_CHECKING is still a cycle (issue 28: plan.py named cost.py's PlanCost so, while
-cost.py imports plan.py; the record moved to offctl.core.plancost). commands/ installs as offctl.commands
+cost.py imports plan.py; the record moved to offctl.core.plans.plancost). commands/ installs as offctl.commands
 (pyproject.toml) and is named so here.
 
 A package's __init__ is a module like any other (`offctl`, `offctl.core`, ...): an import of it by name is an edge,
 and, for the cycle check only, so is the import Python makes of each enclosing package's __init__ before a module
-(importing offctl.core.model runs offctl/__init__.py and offctl/core/__init__.py first). The __init__ files import
-nothing today, so these edges close no cycle; one that imported its own submodules would.
+(importing offctl.core.records.model runs offctl/__init__.py and offctl/core/__init__.py first). The __init__ files
+import nothing today, so these edges close no cycle; one that imported its own submodules would.
 
 Floors, lowest first, by folder; a module imports from its own floor or lower ones:
 
 0. foundation: offctl (the package's __init__: the version), offctl.errors (the one error hierarchy),
    offctl.inputs (checks of hostile input), offctl.interrupts (Ctrl-C and SIGTERM). Leaves every floor may use.
-1. offctl/core/: the pure core (records, Storm's behaviour, the rules, lag, estimates, plans).
+1. offctl/core/: the pure core (records, Storm's behaviour, the rules, lag, estimates, plans), in rooms by concern,
+   each importing only the rooms before it (CORE_ORDER): storm/ (what a release does, how Storm reads its JSON),
+   records/ (the records, parsed, and the catalogue), rules/ (the numbered rules, the judge), then time/ (the
+   findings made after the read) and plans/ (the repairs' plans and their cost), which do not import each other.
 2. offctl/adapters/: the outside world (ZooKeeper, Kafka, Spark, files, HTTP), returning core types.
 3. the library every face shares: offctl.ports (the stores' Protocols), offctl/settings/ (settings resolved
    once), offctl.pipeline (the one read-analyze-estimate call), offctl/repair/ (the repairs and their one
@@ -62,6 +65,15 @@ LIBRARY_ORDER = {
     "offctl.pipeline": {"offctl.ports", "offctl.settings"},
     "offctl.repair": {"offctl.ports", "offctl.settings", "offctl.pipeline"},
 }
+# Within the core floor, what each room may import of the others: no circle between them, and a module of the core
+# outside these rooms fails.
+CORE_ORDER = {
+    "offctl.core.storm": set(),
+    "offctl.core.records": {"offctl.core.storm"},
+    "offctl.core.rules": {"offctl.core.storm", "offctl.core.records"},
+    "offctl.core.time": {"offctl.core.storm", "offctl.core.records", "offctl.core.rules"},
+    "offctl.core.plans": {"offctl.core.storm", "offctl.core.records", "offctl.core.rules"},
+}
 TOP_MODULES_AT_MOST = 8
 
 
@@ -85,6 +97,12 @@ def room(module: str) -> tuple[int, str] | None:
         if module == prefix or module.startswith(prefix + "."):
             return floor, prefix
     return None
+
+
+def core_room(module: str) -> str | None:
+    """The room of the core a module of offctl/core/ is in (its first folder below offctl/core/), else None."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["offctl", "core"] and len(parts) > 2 else None
 
 
 def layer(module: str) -> int:
@@ -111,7 +129,7 @@ def imports(module: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
                 out.append((child if child in known else source, node.lineno))
     resolved: dict[str, int] = {}
     for name, line in sorted(out, key=lambda nl: nl[1]):
-        while name and name not in known:  # `import offctl.core.model as m`, or a name inside a module
+        while name and name not in known:  # `import offctl.core.records.model as m`, or a name inside a module
             name = name.rpartition(".")[0]
         if name and name != module:
             resolved.setdefault(name, line)  # the first line that imports it
@@ -167,7 +185,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_tree_is_read():
     g = graph()
-    assert {"offctl.pipeline", "offctl.core.model", "offctl.adapters.kafka", "offctl.commands.app"} <= set(g)
+    assert {"offctl.pipeline", "offctl.core.records.model", "offctl.adapters.kafka", "offctl.commands.app"} <= set(g)
     # function-level and relative imports are seen: inspect opens the adapters inside a function, the commands
     # import their options relatively
     assert "offctl.adapters.kafka" in {m for m, _ in g["offctl.pipeline"]}
@@ -209,6 +227,26 @@ def test_the_library_rooms_import_in_their_order():
     assert not wrong, "\n".join(wrong)
 
 
+def test_every_module_of_the_core_is_in_a_room():
+    """offctl/core/ holds its rooms (and its __init__), no module of its own: a new one goes in the room of its
+    concern."""
+    assert [m for m in graph() if core_room(m) is not None and core_room(m) not in CORE_ORDER] == []
+
+
+def test_the_core_rooms_import_in_their_order():
+    """storm first, then records, then rules, then time and plans: no two rooms of the core import each other,
+    directly or round a circle."""
+    assert cycles(CORE_ORDER) == []
+    wrong = []
+    for m, targets in graph().items():
+        here = core_room(m)
+        for t, line in targets:
+            there = core_room(t)
+            if here and there and here != there and there not in CORE_ORDER.get(here, ()):
+                wrong.append(f"{m} imports {t} at line {line}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_no_import_from_a_lower_layer_up_to_a_higher_one():
     upward = [
         f"{m} ({LAYERS[layer(m)]}) imports {t} ({LAYERS[layer(t)]}) at line {line}"
@@ -236,11 +274,15 @@ def test_an_import_under_type_checking_is_an_edge(tmp_path):
     path = tmp_path / "plan.py"
     path.write_text(
         "from typing import TYPE_CHECKING\nimport typing\n\nif TYPE_CHECKING:\n"
-        "    from offctl.core.cost import PlanCost\nif typing.TYPE_CHECKING:\n    import offctl.core.model\n",
+        "    from offctl.core.plans.cost import PlanCost\n"
+        "if typing.TYPE_CHECKING:\n    import offctl.core.records.model\n",
         encoding="utf-8",
     )
-    known = {"offctl.core.plan", "offctl.core.cost", "offctl.core.model"}
-    assert dict(imports("offctl.core.plan", path, known)) == {"offctl.core.cost": 5, "offctl.core.model": 7}
+    known = {"offctl.core.plans.plan", "offctl.core.plans.cost", "offctl.core.records.model"}
+    assert dict(imports("offctl.core.plans.plan", path, known)) == {
+        "offctl.core.plans.cost": 5,
+        "offctl.core.records.model": 7,
+    }
 
 
 def test_one_class_per_name():

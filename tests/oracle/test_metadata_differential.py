@@ -1,4 +1,4 @@
-"""offctl's model of storm-kafka-client's commit metadata read (offctl/core/jackson.py, verdict) held to Storm's
+"""offctl's model of storm-kafka-client's commit metadata read (offctl/core/storm/jackson.py, verdict) held to Storm's
 own CommitMetadataManager on generated input (issue 44): for each (storm id, metadata bytes), whether the spout takes
 the commit as its own, as another's, or throws at start, on every storm-kafka-client line the suite has the jars of
 (1.2.4: Jackson 2.9.4; 2.8.3: Jackson 2.20). The oracle is tests/storm_runner/client/MetadataOracle.java, one JVM per
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from offctl.core.jackson import MAX_NUMBER_LENGTH
-from offctl.core.jackson import verdict as commit_verdict
+from offctl.core.storm.jackson import MAX_NUMBER_LENGTH
+from offctl.core.storm.jackson import verdict as commit_verdict
 from tests.oracle import differential
 from tests.oracle.differential import damaged, each_generated
 from tests.oracle.storm_metadata import MetadataOracle

@@ -1,7 +1,7 @@
-"""offctl's model of storm-kafka's partition record read (offctl/core/storm.py parse_zk_node over
-offctl/core/jsonsimple.py and load_json_simple) held to storm-kafka's own classes on generated input (issue 44): for
-each record's bytes, whether the spout takes the record, and if so the offset and topology id it takes, or starts the
-partition as if it had none. The oracle is tests/storm_runner/kafka/RecordOracle.java (storm-kafka 1.2.4's real
+"""offctl's model of storm-kafka's partition record read (offctl/core/records/parse.py parse_zk_node over
+offctl/core/storm/jsonsimple.py and load_json_simple) held to storm-kafka's own classes on generated input (issue 44):
+for each record's bytes, whether the spout takes the record, and if so the offset and topology id it takes, or starts
+the partition as if it had none. The oracle is tests/storm_runner/kafka/RecordOracle.java (storm-kafka 1.2.4's real
 ZkState.readJSON over json-simple 1.1, then PartitionManager's two casts), one JVM, asked one input at a time so that
 hypothesis shrinks a disagreement to its smallest input.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from offctl.core.model import ZkNode
-from offctl.core.storm import parse_zk_node, record_topology, storm_kafka_record
+from offctl.core.records.model import ZkNode
+from offctl.core.records.parse import parse_zk_node, record_topology, storm_kafka_record
 from tests.oracle import differential
 from tests.oracle.differential import damaged, each_generated
 from tests.oracle.storm_metadata import RecordOracle
@@ -210,7 +210,7 @@ def test_generated_records_agree(oracle):
 @st.composite
 def ids(draw) -> bytes:
     """Bytes for a topology id, any but the quote and the backslash (json-simple reads every other character in a
-    string as itself): invalid UTF-8 above all, which Java replaces by its own count (offctl.core.javautf8)."""
+    string as itself): invalid UTF-8 above all, which Java replaces by its own count (offctl.core.storm.javautf8)."""
     parts = draw(
         st.lists(
             st.one_of(
@@ -236,7 +236,8 @@ def ids(draw) -> bytes:
 
 
 def test_ids_of_any_bytes_read_as_java_reads_them(oracle):
-    """new String(bytes, UTF_8) in the JVM, offctl.core.javautf8 here: the id the spout compares, byte for byte."""
+    """new String(bytes, UTF_8) in the JVM, offctl.core.storm.javautf8 here: the id the spout compares, byte for
+    byte."""
     each_generated(ids(), lambda raw: agree(oracle, [b'{"topology":{"id":"' + raw + b'"},"offset":3}']), EXAMPLES)
 
 

@@ -132,7 +132,7 @@ def old_setup(
     at <root>/storm), and what `offctl inspect --storm-kafka-release release` says of each: (the runner's
     scenarios, {name: verdicts}). The spout writes the records back, so each run needs its own root.
     ignoreZkOffsets is given to the spout by the release's name for it (forceFromStart before 0.10)."""
-    from offctl.core.behaviour import StormKafka
+    from offctl.core.storm.releases import StormKafka
 
     ignore = StormKafka.of_version(release).ignore_setting
     broker = broker39.address
@@ -223,7 +223,8 @@ def test_one_partition_failing_its_fetches_stops_the_whole_task_as_offctl_says(o
     """useStartOffsetTimeIfOffsetOutOfRange=false and one partition out of range: KafkaSpout.nextTuple (v1.2.4)
     retries that partition without moving on, so the task emits nothing more from any partition: the finding's
     sentence says so (it did not before the spout was run)."""
-    from offctl.core.behaviour import Library, SpoutProfile, out_of_range_outcome
+    from offctl.core.storm.outcomes import out_of_range_outcome
+    from offctl.core.storm.releases import Library, SpoutProfile
 
     outcome = out_of_range_outcome(SpoutProfile(out_of_range_reset=False), Library.STORM_KAFKA, "above")
     assert "none of its partitions emits again" in outcome.sentence(50, 0, 10)
@@ -288,7 +289,7 @@ CLIENT = {  # name: (commits {partition: (offset, metadata)}, first-poll strateg
         "NO_GUARANTEE",
         "orders",
     ),
-    # metadata that binds with no topologyId: activate() throws NullPointerException (behaviour.COMMIT_CRASH), on a
+    # metadata that binds with no topologyId: activate() throws NullPointerException (start.COMMIT_CRASH), on a
     # task given partition 0 alone (its fifth element: the task's partitions) and, below, on one given both
     "null-metadata-document": (
         {0: (3, "null"), 1: (2, metadata(STORM_ID))},
@@ -399,8 +400,8 @@ def _agree(name: str, offctl: dict, ran: dict) -> None:
     r, said = ran[name], offctl[name]
     crashes = [p for p, (_, resumes, _) in said.items() if resumes == "crashes"]
     if crashes:  # the spout's own exception before it emits anything: from activate(), before any partition of the
-        # task is read (a commit that binds with no topologyId: behaviour.COMMIT_CRASH), or from nextTuple() before
-        # the first emit (STORM-2844's check on a commit above the log end: behaviour.EMIT_CHECK); none emits
+        # task is read (a commit that binds with no topologyId: start.COMMIT_CRASH), or from nextTuple() before
+        # the first emit (STORM-2844's check on a commit above the log end: outcomes.EMIT_CHECK); none emits
         assert "NullPointerException" in str(r["errors"].get("activate")) or "already been committed" in str(
             r["errors"].get("nextTuple")
         ), (name, r)
@@ -431,7 +432,8 @@ def test_a_commit_above_the_log_end_breaks_the_spouts_commits_as_offctl_says(req
     offctl, ran = request.getfixturevalue(fixture)
     r = ran["above-log-end"]
     assert "IllegalStateException" in json.dumps(r["errors"]) and r["committed"][0]["offset"] == 50
-    from offctl.core.behaviour import Library, SpoutProfile, out_of_range_outcome
+    from offctl.core.storm.outcomes import out_of_range_outcome
+    from offctl.core.storm.releases import Library, SpoutProfile
 
     said = out_of_range_outcome(SpoutProfile(), Library.STORM_KAFKA_CLIENT, "above").sentence(50, 4, 10)
     assert "throws IllegalStateException" in said
@@ -1031,10 +1033,10 @@ def old_repairs(zk_server, zk, broker39, kafka39, tmp_path_factory):
 
 def configured_start(s: dict, partition: int) -> int | None:
     """Where offctl's rule puts a storm-kafka 1.2.4 spout of the scenario's settings on a partition with no record
-    (behaviour.configured_start, what a MISSING_PARTITION finding says): startOffsetTime's offset, which the delete
+    (start.configured_start, what a MISSING_PARTITION finding says): startOffsetTime's offset, which the delete
     plan's rows name ("starts it as its start-up rules say (startOffsetTime from 0.10 on ...)")."""
-    from offctl.core.behaviour import SpoutProfile, StormKafka
-    from offctl.core.behaviour import configured_start as start
+    from offctl.core.storm.releases import SpoutProfile, StormKafka
+    from offctl.core.storm.start import configured_start as start
 
     profile = SpoutProfile(
         storm_kafka=StormKafka.of_version("1.2.4"), start_offset_time=s["settings"].get("startOffsetTime", EARLIEST)

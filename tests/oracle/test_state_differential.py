@@ -1,6 +1,6 @@
-"""offctl's model of a Trident Kafka spout's stored state (offctl/core/storm.py parse_trident_node) held to Storm's
-own classes on generated input (issue 44): for each state's bytes, whether the spout starts the partition as with no
-state, resumes from it (the offset, and the topology id it compares), or fails every batch (the emitter, or
+"""offctl's model of a Trident Kafka spout's stored state (offctl/core/records/trident.py parse_trident_node) held to
+Storm's own classes on generated input (issue 44): for each state's bytes, whether the spout starts the partition as
+with no state, resumes from it (the offset, and the topology id it compares), or fails every batch (the emitter, or
 TransactionalState.getData itself, throws). The oracle is tests/storm_runner/trident/StateOracle.java (the real
 getData over each line's JSON parser, then the emitter's reading), one JVM per line:
 
@@ -28,8 +28,9 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, ZkNode
-from offctl.core.storm import load_json_simple, parse_trident_node
+from offctl.core.records.model import STORM_KAFKA, STORM_KAFKA_CLIENT, ZkNode
+from offctl.core.records.stormjson import load_json_simple
+from offctl.core.records.trident import parse_trident_node
 from offctl.inputs import printable
 from tests.oracle import differential
 from tests.oracle.differential import damaged, each_generated

@@ -29,7 +29,7 @@ import threading
 
 import pytest
 
-from offctl.core.behaviour import LEGACY_METADATA
+from offctl.core.storm.releases import LEGACY_METADATA
 from tests.oracle.storm_client_spout import APIS
 from tests.oracle.test_spout_oracle_e2e import CLIENT, STORM_ID, _agree, client_setup, inspect, metadata, verdicts
 
@@ -101,7 +101,7 @@ RELEASES = {
 # Where the spout disagreed with offctl, until offctl was fixed: (release, scenario) -> why, a strict xfail. The runs
 # found one: STORM-2844's check (KafkaSpout.emitOrRetryTuple, v1.0.6 and v1.1.3) makes nextTuple throw on a commit
 # above the log end before anything is emitted, where offctl said the spout re-reads from the log start; offctl now
-# says `crashes` (behaviour.EMIT_CHECK), and above-log-end agrees on 1.0.6 and 1.1.3.
+# says `crashes` (outcomes.EMIT_CHECK), and above-log-end agrees on 1.0.6 and 1.1.3.
 DISAGREE: dict[tuple[str, str], str] = {}
 
 

@@ -2,7 +2,8 @@
 offsets inside, below and above the log, none, <= 0, malformed, another topology's, maxOffsetBehind, a missing
 partition, a record naming another topic or partition; startOffsetTime earliest and latest; with and without
 useStartOffsetTimeIfOffsetOutOfRange) run on the newest release of each line offctl tells apart
-(offctl/core/behaviour.py, StormKafka) that Maven Central serves, besides 1.2.4 (tests/oracle/test_spout_oracle_e2e.py):
+(offctl/core/storm/releases.py, StormKafka) that Maven Central serves, besides 1.2.4
+(tests/oracle/test_spout_oracle_e2e.py):
 
     1.1.3             line 1.1-1.2.4      org.apache.storm.kafka.KafkaSpout, storm-core 1.1.3, kafka_2.10 0.8.2.1
     1.0.6             line 1.0.x          org.apache.storm.kafka.KafkaSpout, storm-core 1.0.6, kafka_2.10 0.8.2.1

@@ -76,7 +76,7 @@ TWO_X = sorted(CLIENT)  # every CLIENT scenario as the table writes it: 2.x's me
 # latest-other-deployment-1x-meta, where LATEST's first poll found nothing on a quiet partition, the batch handed the
 # stored meta on (KafkaTridentSpoutEmitter v1.2.4 :114, :137-141) and the next seeked its lastOffset + 1 (:193-195):
 # 4, 7, 9 one batch later, where offctl said the log end. Whether a record arrives during that poll is timing, so
-# offctl now says it cannot tell (behaviour.trident_handed_on) and names no position.
+# offctl now says it cannot tell (start.trident_handed_on) and names no position.
 DISAGREE: dict[str, str] = {}
 
 

@@ -138,7 +138,7 @@ OLD = {
     "below-log-start-commit-not-acked": ({0: {8: 2}}, {}, "trimmed", STORM_ID, False),
 }
 # Where the transactional spout does something else than offctl says: nothing, since offctl reads the batches stored
-# at or past currtx (TRIDENT_REPLAY, and a partition whose only state is there: analyze.malformed_record) and a reset
+# at or past currtx (TRIDENT_REPLAY, and a partition whose only state is there: stored.malformed_record) and a reset
 # rewrites them. The scenarios that first showed it, with what the spout did (tags storm-core and storm-kafka
 # v1.2.4): commit-not-acked (currtx 10 the highest txid: PartitionedTridentSpoutExecutor.Emitter.emitBatch :131-147
 # replays txid 10's batches, 5, 2 and 4, through RotatingTransactionalState.getStateOrCreate :135-144 and
@@ -394,7 +394,7 @@ CLIENT = {
 # other partitions paused; after the first partition's replay the consumer's next fetch for it waits at the log end
 # (fetch.max.wait.ms, 500 ms), so a later partition's replay may emit nothing, and the next txid then starts at its
 # replayed meta's lastOffset + 1 (reEmitPartitionBatch records no first seek, :310-312, so that is the first poll's
-# lastBatchMeta branch, :265-267): offctl says it cannot tell for a non-empty batch (storm.replay_span), which the
+# lastBatchMeta branch, :265-267): offctl says it cannot tell for a non-empty batch (trident.replay_span), which the
 # runs first showed as disagreements: commit-not-acked (every partition's batch at 10 replayed, from 4, 2, 3, or, come
 # back empty, 6, 3, 5 on the next txid), handover-ack-lost (partitions 0 and 2 skipped [0, 9] and began at 10),
 # below-log-start-commit-not-acked (the replay of [0, 1] below the log start 4 moves the consumer to the log end,

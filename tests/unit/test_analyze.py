@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from offctl.core.analyze import analyze
-from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
-from offctl.core.model import ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot, Thresholds, ZkNode
+from offctl.core.records.model import ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot, Thresholds, ZkNode
+from offctl.core.rules.analyze import analyze
+from offctl.core.storm.releases import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
 
 T = "orders"
 LEADER = "kafka1:9092"
@@ -991,7 +991,7 @@ def test_client_releases_offctl_knows(release, known):
 
 def test_the_default_profile_is_the_default_release():
     """SpoutProfile() and --storm-kafka-client-release's default describe the same spout."""
-    from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT
+    from offctl.core.storm.releases import CLIENT_RELEASE_DEFAULT
 
     assert (SpoutProfile().client, SpoutProfile().client_major) == (
         StormKafkaClient.of_version(CLIENT_RELEASE_DEFAULT),
@@ -1144,7 +1144,7 @@ def test_the_path_decides_the_wildcard_layout(nodes, consumers, expected, lag):
 # default v1.1.1). Kafka: GroupCoordinator.validateOffsetCommit (3.8.0), ConsumerGroup/ClassicGroup/ShareGroup
 # .validateOffsetCommit (group-coordinator, 3.9.0-rc3).
 def _group_report(state, profile=SpoutProfile()):
-    from offctl.core.model import GroupState
+    from offctl.core.records.model import GroupState
 
     snap = Snapshot(captured_ms=0, commits=(commit(0, 100),), groups=(GroupState("g", *state),))
     return analyze(snap, Thresholds(spout=profile))
@@ -1214,7 +1214,7 @@ def test_group_type_conflict(state, profile, says):
 
 
 def test_group_state_of_a_zookeeper_spout_of_the_same_name_is_not_its_own():
-    from offctl.core.model import GroupState
+    from offctl.core.records.model import GroupState
 
     snap = Snapshot(captured_ms=0, zk_nodes=(rec(0, 5, spout="g"),), groups=(GroupState("g", "stable", 1, "classic"),))
     report = analyze(snap)

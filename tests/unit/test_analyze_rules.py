@@ -9,8 +9,8 @@ import inspect
 
 import pytest
 
-from offctl.core import analyze
-from offctl.core.findings import CATALOGUE
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.rules import analyze, partitions, stored
 
 
 def test_the_rules_are_numbered_in_order_and_cover_every_code_once():
@@ -24,7 +24,7 @@ def test_each_rule_runs_somewhere_that_names_its_codes(rule):
     """A rule analyze_consumer runs has a function whose docstring names its codes; one it does not run says where it
     runs (another rule's pass: that rule has a function)."""
     if rule.run is not None:  # rule 7's pass: its own codes are unknown_partition's
-        doc = (analyze.unknown_partition if rule.run is analyze.readable_records else rule.run).__doc__
+        doc = (partitions.unknown_partition if rule.run is partitions.readable_records else rule.run).__doc__
         assert not rule.runs and all(code in doc for code in rule.codes), rule
     else:
         assert rule.runs, rule
@@ -46,15 +46,15 @@ READABLE = {
 
 def test_the_pass_over_readable_records_runs_its_rules_in_order():
     assert {r.number for r in analyze.RULES if r.runs == analyze.PER_READABLE} == set(READABLE) - {7}
-    body = inspect.getsource(analyze.partition_rules)
+    body = inspect.getsource(partitions.partition_rules)
     first = [body.index(f"{READABLE[n]}(c") for n in sorted(READABLE) if n != 11]  # high_lag: in every branch
     assert first == sorted(first)
     for number, name in READABLE.items():
         rule = analyze.RULES[number - 1]
-        assert all(code in getattr(analyze, name).__doc__ for code in rule.codes), (number, name)
-    record = inspect.getsource(analyze.record_rules)
+        assert all(code in getattr(partitions, name).__doc__ for code in rule.codes), (number, name)
+    record = inspect.getsource(stored.record_rules)
     assert record.index("malformed_record(c") < record.index("inconsistent_record(c")
-    assert "INCONSISTENT_RECORD" in analyze.inconsistent_record.__doc__
+    assert "INCONSISTENT_RECORD" in stored.inconsistent_record.__doc__
 
 
 def test_analyze_consumer_runs_the_table():
@@ -76,7 +76,7 @@ CAPTURED = 1_800_000_000_000
 
 
 def _time_report(records, profile, captured=CAPTURED):
-    from offctl.core.model import Snapshot, Thresholds
+    from offctl.core.records.model import Snapshot, Thresholds
     from tests.unit.test_analyze import RUNNING, cluster
 
     return analyze.analyze(
@@ -102,7 +102,7 @@ def _resumes(report) -> dict[int, tuple]:
     ids=["after-the-capture", "at-the-capture", "no-capture-time"],
 )
 def test_a_timestamp_after_the_capture_time_starts_at_the_log_end(at, captured, want):
-    from offctl.core.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from tests.unit.test_analyze import rec
 
     report = _time_report([rec(0, 0), rec(1, 150)], SpoutProfile(start_offset_time=at), captured)  # 2: no record
@@ -122,7 +122,7 @@ def test_a_timestamp_after_the_capture_time_starts_at_the_log_end(at, captured, 
     ids=["not-known", "within-max-offset-behind-of-the-log-end", "after-the-capture"],
 )
 def test_max_offset_behind_against_a_timestamp(stored, at, want, finding):
-    from offctl.core.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from tests.unit.test_analyze import rec
 
     report = _time_report([rec(0, stored)], SpoutProfile(start_offset_time=at, max_offset_behind=10))
@@ -145,7 +145,7 @@ def test_max_offset_behind_comes_before_the_out_of_range_jump(at, want):
     start that is too far behind startOffsetTime's offset is never fetched, so a restart starts at that offset, not
     at the log start the out-of-range jump would take it to (run: tests/oracle/test_spout_oracle_time_e2e.py, the
     max-offset-behind-below-log-start scenarios). The OFFSET_BELOW_LOG_START finding stays, saying both."""
-    from offctl.core.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from tests.unit.test_analyze import rec
 
     report = _time_report([rec(0, 50)], SpoutProfile(start_offset_time=at, max_offset_behind=10))

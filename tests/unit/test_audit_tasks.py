@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from offctl.core.expiry import Expiry
-from offctl.core.history import Observation
-from offctl.core.model import (
+from offctl.core.records.model import (
     KAFKA,
     ZOOKEEPER,
     ConsumerKey,
@@ -20,7 +18,9 @@ from offctl.core.model import (
     Report,
     TimeLag,
 )
-from offctl.core.results import TASK_KEYS
+from offctl.core.records.results import TASK_KEYS
+from offctl.core.time.expiry import Expiry
+from offctl.core.time.history import Observation
 from offctl.faces.audit.tasks import chunk_outputs, with_history, without_history
 from offctl.render.report import report_document
 

@@ -8,10 +8,12 @@ import re
 import pytest
 
 from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
-from offctl.core.plan import Change, Plan, plan_kafka, plan_zookeeper
-from offctl.core.storm import commit_metadata_json
-from offctl.core.targets import Scope, Target
+from offctl.core.plans.kafka import plan_kafka
+from offctl.core.plans.plan import Change, Plan
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.zookeeper import plan_zookeeper
+from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
+from offctl.core.records.parse import commit_metadata_json
 from offctl.errors import UsageError, WriteConflict
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
@@ -124,7 +126,7 @@ def test_a_damaged_after_image_of_a_signed_backup_is_refused(tmp_path, entry, ka
 
 
 def test_a_delete_leaves_an_absent_after_image(tmp_path):
-    from offctl.core.plan import plan_delete
+    from offctl.core.plans.zookeeper import plan_delete
 
     node = ZkNode("/spouts", "orders", "/spouts/orders/partition_0", 0, None, ODD, 4, 1)
     doc = json.loads(write_backup(plan_delete(SPOUT, [node]), tmp_path, 1).read_text())

@@ -1,41 +1,36 @@
-"""One answer per Storm behaviour (offctl.core.behaviour): what a release does with a stored position, as a structured
-outcome (where the spout lands, the sentence, the citation), one case per kind of outcome, each citing the file and
-the release tag of apache/storm it was read from (its test id names them)."""
+"""One answer per Storm behaviour (offctl/core/storm/): what a release does with a stored position, as a
+structured outcome (where the spout lands, the sentence, the citation), one case per kind of outcome, each citing the
+file and the release tag of apache/storm it was read from (its test id names them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from offctl.core.analyze import out_of_range_move
-from offctl.core.behaviour import (
+from offctl.core.records.model import KAFKA, STORM_KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, OffsetRecord, PartitionRow
+from offctl.core.rules.consumer import out_of_range_move
+from offctl.core.storm.commits import IdleCommit, idle_commit, subscribes
+from offctl.core.storm.outcomes import Lands, Resumes, Resumption, out_of_range_outcome, start_outcome, time_lands
+from offctl.core.storm.releases import (
     EARLIEST_TIME,
     LATEST_TIME,
     FirstPoll,
     Guarantee,
-    IdleCommit,
-    Lands,
     Library,
-    Resumes,
-    Resumption,
     SpoutProfile,
     StormKafka,
     StormKafkaClient,
+    guarantees_of,
+    release,
+)
+from offctl.core.storm.start import (
     configured_start,
     first_poll_start,
-    guarantees_of,
-    idle_commit,
     ignored_start,
-    out_of_range_outcome,
-    release,
-    start_outcome,
     starts_alike,
     storm_kafka_ignores,
-    subscribes,
     time_after,
-    time_lands,
 )
-from offctl.core.model import KAFKA, STORM_KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, OffsetRecord, PartitionRow
-from offctl.core.retention import END, FAILS, START, TIME, lands
+from offctl.core.time.retention import END, FAILS, START, TIME, lands
 
 PM = "external/storm-kafka/src/jvm/org/apache/storm/kafka/PartitionManager.java"
 PM_0 = "external/storm-kafka/src/jvm/storm/kafka/PartitionManager.java"
@@ -388,9 +383,9 @@ TKSE = "external/storm-kafka-client/src/main/java/org/apache/storm/kafka/spout/t
 def test_the_citation_table(name, text, file):
     """The citations messages outside behaviour name (plan, analyze, expiry): each file exists at its first tag in
     apache/storm (read there), under storm/kafka/ before 1.0."""
-    import offctl.core.behaviour as behaviour
+    from offctl.core.storm import citations
 
-    cite = getattr(behaviour, name)
+    cite = getattr(citations, name)
     assert (str(cite), cite.file) == (text, file)
 
 
@@ -417,7 +412,8 @@ def test_the_citation_table(name, text, file):
 def test_what_the_next_deployment_does_with_a_stopped_topologys_commits(release, strategy, said):
     """STALE_TOPOLOGY's clause for a group, by release: the legacy line (no metadata check) is cited at v1.1.1, the
     current one at its tags, never the other's."""
-    from offctl.core.behaviour import FirstPoll, SpoutProfile, StormKafkaClient, stale_commits_ignored
+    from offctl.core.storm.releases import FirstPoll, SpoutProfile, StormKafkaClient
+    from offctl.core.storm.start import stale_commits_ignored
 
     profile = SpoutProfile(client=StormKafkaClient.of_version(release), first_poll=FirstPoll(strategy))
     got = stale_commits_ignored(profile)
@@ -690,7 +686,7 @@ def test_storm_2844s_check_is_in_the_releases_whose_source_has_it(release_, has)
     """KafkaSpout.emitOrRetryTuple's "already been committed" check, found by `git grep` at every 1.x tag
     (v1.0.6-v1.0.7, v1.1.2-v1.1.3, v1.2.0-v1.2.2; STORM-3102 removed it in v1.1.4 and v1.2.3; never in 2.x); run on
     1.0.6 and 1.1.3 (tests/oracle/test_storm_kafka_client_releases_e2e.py). Only AT_LEAST_ONCE reads it."""
-    from offctl.core.behaviour import committed_above_outcome, emit_check
+    from offctl.core.storm.outcomes import committed_above_outcome, emit_check
 
     assert emit_check(client(release_)) is has
     assert emit_check(client(release_, Guarantee.AT_MOST_ONCE)) is False

@@ -1,5 +1,5 @@
-"""Kafka's broker registry as storm-kafka reads it (offctl.core.brokers), over plain bytes: registration nodes as each
-Kafka release writes them, partition state nodes, leader -1, malformed data, wildcard patterns, the 0..n-1 loop.
+"""Kafka's broker registry as storm-kafka reads it (offctl.core.storm.brokers), over plain bytes: registration nodes as
+each Kafka release writes them, partition state nodes, leader -1, malformed data, wildcard patterns, the 0..n-1 loop.
 
 Sources: DynamicBrokersReader.java@v1.2.4 (same blob v1.1.0-v1.2.4), KafkaOffsetLagUtil.java@v1.2.4 306-349
 (apache/storm); ZkUtils.registerBrokerInZk@0.8.2.1 and @0.9.0.0, KafkaHealthcheck.register@0.9.0.0/@0.10.2.0,
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core import brokers
-from offctl.core.brokers import PartitionLeader, TopicPatternError
+from offctl.core.storm import brokers
+from offctl.core.storm.brokers import PartitionLeader, TopicPatternError
 from offctl.errors import UsageError
 
 # Registration nodes, byte for byte as each Kafka writes them (Json.encode: no spaces; order of its Map).

@@ -1,4 +1,4 @@
-"""One commit, one verdict: migrate's read-back (plan.verify_kafka) and inspect (rule 6, the lag) say the same
+"""One commit, one verdict: migrate's read-back (verify.verify_kafka) and inspect (rule 6, the lag) say the same
 thing of the same commit, for every storm-kafka-client line, first-poll strategy and metadata the broker keeps.
 Plain data, one table. Apache Kafka hands back the metadata written ("kept"): those rows run end to end in
 tests/e2e/test_reset_e2e.py::test_migrate_and_inspect_give_one_verdict. A broker that hands back none ("dropped") or
@@ -19,10 +19,11 @@ import json
 
 import pytest
 
-from offctl.core.analyze import analyze
-from offctl.core.behaviour import FirstPoll, SpoutProfile, StormKafkaClient
-from offctl.core.model import ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode
-from offctl.core.plan import plan_migrate, verify_kafka
+from offctl.core.plans.kafka import plan_migrate
+from offctl.core.plans.verify import verify_kafka
+from offctl.core.records.model import ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.core.rules.analyze import analyze
+from offctl.core.storm.releases import FirstPoll, SpoutProfile, StormKafkaClient
 
 TOPOLOGY = "orders-client-7-1763780000"  # the storm id migrate writes (--topology-id), running
 OTHER = "orders-client-6-1763700000"  # an earlier deployment, not running
@@ -130,7 +131,7 @@ def test_migrate_verification_and_inspect_agree(release, strategy, kept, resumes
 
 
 # Metadata that binds with no topologyId: isOffsetCommittedByThisTopology throws NullPointerException in activate()
-# (behaviour.COMMIT_CRASH; run on 1.2.4 and 2.8.3 in tests/oracle/test_spout_oracle_e2e.py). The legacy line never
+# (start.COMMIT_CRASH; run on 1.2.4 and 2.8.3 in tests/oracle/test_spout_oracle_e2e.py). The legacy line never
 # reads it.
 CRASHING = ["null", " null\n", '{"taskId":3,"threadName":"t"}', '{"topologyId":null,"taskId":"7"}', "{}"]
 
@@ -188,7 +189,7 @@ def test_a_commit_without_a_topology_id_crashes_every_current_line_and_both_verd
 
 def test_what_a_reset_of_a_crashing_commit_costs_and_says():
     """The cost counts from the commit (where a repaired spout resumes), and says the spout throws on it now."""
-    from offctl.core.cost import Spout, _resumes
+    from offctl.core.plans.cost import Spout, _resumes
 
     offset, note = _resumes(
         "kafka",
@@ -218,8 +219,8 @@ def test_the_backups_after_image_is_the_commit_the_broker_kept(tmp_path, read_ba
     what the broker kept, so its undo compares the group with what the write left; as sent, the file stays
     byte for byte."""
     from offctl.adapters.backup import load_backup, write_backup
-    from offctl.core.model import KAFKA
-    from offctl.core.plan import Change, Plan
+    from offctl.core.plans.plan import Change, Plan
+    from offctl.core.records.model import KAFKA
     from offctl.repair.readback import keep_after_image
 
     plan = Plan(
@@ -248,8 +249,8 @@ def test_a_backup_that_cannot_be_rewritten_is_said_in_a_note(tmp_path, monkeypat
     import errno
 
     from offctl.adapters.backup import write_backup
-    from offctl.core.model import KAFKA
-    from offctl.core.plan import Change, Plan
+    from offctl.core.plans.plan import Change, Plan
+    from offctl.core.records.model import KAFKA
     from offctl.repair import readback
 
     def full(path, kept):
@@ -278,7 +279,7 @@ def test_the_assumptions_footer_names_the_release_given(release, text):
 
 
 def test_the_default_footer_names_the_default_release():
-    from offctl.core.behaviour import CLIENT_RELEASE_DEFAULT, FirstPoll
+    from offctl.core.storm.releases import CLIENT_RELEASE_DEFAULT, FirstPoll
     from offctl.settings.resolve import client_profile
 
     assert "1.0.6+" not in SpoutProfile().describe()

@@ -1,4 +1,4 @@
-"""What a plan costs (offctl.core.cost), on plain data: every case from a plan, the log offsets and a read, as a
+"""What a plan costs (offctl.core.plans.cost), on plain data: every case from a plan, the log offsets and a read, as a
 table. Against Apache Kafka: tests/e2e/test_cost_e2e.py (records deleted below the log start, a compacted topic's gaps
 counted "up to", timestamps looked up) and tests/e2e/test_reset_e2e.py. Reads that run out of time and messages without
 a timestamp (a format Kafka 4 no longer writes) are made here only."""
@@ -7,18 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.behaviour import LATEST_TIME, SpoutProfile, StormKafka
-from offctl.core.cost import (
-    EMPTY,
-    FULL,
-    NONE,
+from offctl.core.plans.cost import (
     NOT_CONSULTED,
-    PARTIAL,
-    REPLAY,
-    SKIP,
-    UNKNOWN,
-    UNKNOWN_SPAN,
-    ChangeCost,
     Spout,
     cost_lines,
     cost_positions,
@@ -27,8 +17,19 @@ from offctl.core.cost import (
     undo_cost,
     written,
 )
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, LogMessage, MessageRead, PartitionLog, iso_ms
-from offctl.core.plan import CREATE, Change, Plan
+from offctl.core.plans.plan import CREATE, Change, Plan
+from offctl.core.plans.plancost import EMPTY, FULL, NONE, PARTIAL, REPLAY, SKIP, UNKNOWN, UNKNOWN_SPAN, ChangeCost
+from offctl.core.records.model import (
+    KAFKA,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    LogMessage,
+    MessageRead,
+    PartitionLog,
+    iso_ms,
+)
+from offctl.core.storm.releases import LATEST_TIME, SpoutProfile, StormKafka
 from tests.conftest import storm_record
 
 T0 = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
@@ -520,10 +521,10 @@ def test_a_replay_from_past_the_log_end_says_the_messages_may_be_new_to_the_spou
     assert not undo_cost(Plan("reset", plan.key, "x", plan.changes, 0, cost=cost)).changes[0].past_end
 
 
-# A Kafka commit costs what the spout does with it (offctl.core.analyze.commit_resume, inspect's and the read-back's
-# answer; KafkaSpout.doSeek, v2.8.8): EARLIEST ignores a commit that is not the running topology's and starts at the
-# log start, so moving such a commit from 8 to 2 (written for the topology about to run) replays from 2 what it was
-# going to replay from 0 anyway: it skips 0-1. UNCOMMITTED_EARLIEST resumes from any commit: it replays 2-7.
+# A Kafka commit costs what the spout does with it (offctl.core.rules.consumer.commit_resume, inspect's and the
+# read-back's answer; KafkaSpout.doSeek, v2.8.8): EARLIEST ignores a commit that is not the running topology's and
+# starts at the log start, so moving such a commit from 8 to 2 (written for the topology about to run) replays from 2
+# what it was going to replay from 0 anyway: it skips 0-1. UNCOMMITTED_EARLIEST resumes from any commit: it replays 2-7.
 WRITTEN = '{"topologyId":"new-1-1","taskId":-1,"threadName":"offctl"}'
 
 
@@ -536,8 +537,8 @@ WRITTEN = '{"topologyId":"new-1-1","taskId":-1,"threadName":"offctl"}'
     ],
 )
 def test_a_kafka_commit_costs_what_the_first_poll_strategy_does_with_it(strategy, direction, messages):
-    from offctl.core.behaviour import FirstPoll, SpoutProfile
-    from offctl.core.cost import Spout
+    from offctl.core.plans.cost import Spout
+    from offctl.core.storm.releases import FirstPoll, SpoutProfile
 
     plan = Plan("reset", ConsumerKey(KAFKA, "c", None), "x", (kafka(8, 2, before_meta=None, after_meta=WRITTEN),), 0)
     spout = Spout(SpoutProfile(first_poll=FirstPoll(strategy)), frozenset({"new-1-1"}))

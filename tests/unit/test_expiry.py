@@ -1,5 +1,5 @@
-"""Commit expiry of storm-kafka-client groups (offctl.core.expiry), on plain data: every guarantee, release line and
-first-poll strategy, each source of the last commit time, the broker's setting against the option and the default,
+"""Commit expiry of storm-kafka-client groups (offctl.core.time.expiry), on plain data: every guarantee, release line
+and first-poll strategy, each source of the last commit time, the broker's setting against the option and the default,
 and serve's last move. No broker expires offsets in a test's time, so the expiry itself is shown here, as are a
 value no broker takes and a broker that lacks the setting (before Kafka 0.11, no DescribeConfigs). Against Apache
 Kafka (tests/e2e/test_expiry_e2e.py): the broker's default and a value set in its server.properties, a principal refused
@@ -12,8 +12,21 @@ from dataclasses import replace
 
 import pytest
 
-from offctl.core.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafkaClient
-from offctl.core.expiry import (
+from offctl.core.records.model import (
+    KAFKA,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    ConsumerSummary,
+    LogMessage,
+    MessageRead,
+    OffsetRecord,
+    PartitionRow,
+    Report,
+    Severity,
+)
+from offctl.core.storm.releases import FirstPoll, Guarantee, SpoutProfile, StormKafkaClient
+from offctl.core.time.expiry import (
     ASSUMED,
     BROKER,
     HORIZON_S,
@@ -36,20 +49,7 @@ from offctl.core.expiry import (
     retention_of,
     unread_note,
 )
-from offctl.core.history import Observation
-from offctl.core.model import (
-    KAFKA,
-    TRIDENT,
-    ZOOKEEPER,
-    ConsumerKey,
-    ConsumerSummary,
-    LogMessage,
-    MessageRead,
-    OffsetRecord,
-    PartitionRow,
-    Report,
-    Severity,
-)
+from offctl.core.time.history import Observation
 
 NOW = 1_763_776_800_000  # 2025-11-22T02:00:00.000Z
 MIN, HOUR, DAY = 60_000, 3_600_000, 86_400_000
@@ -321,7 +321,7 @@ def test_no_finding_where_the_spout_refreshes_its_commit(guarantee):
 
 
 def test_the_findings_are_put_on_their_rows_and_consumers():
-    from offctl.core.analyze import with_findings
+    from offctl.core.rules.analyze import with_findings
 
     rows = (row(partition=0), row(partition=1))
     consumer = ConsumerSummary(GROUP, ("t",), 2, 16, 8, None, (), members=0)

@@ -1,4 +1,4 @@
-"""offctl.core.frozen: a builder makes what the frozen dataclass's own constructor makes."""
+"""offctl.core.records.frozen: a builder makes what the frozen dataclass's own constructor makes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offctl.core.frozen import builder
-from offctl.core.model import ConsumerKey, Finding, OffsetRecord, PartitionRow, ZkNode
+from offctl.core.records.frozen import builder
+from offctl.core.records.model import ConsumerKey, Finding, OffsetRecord, PartitionRow, ZkNode
 
 values = st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.tuples(st.text(max_size=3))
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.analyze import analyze
-from offctl.core.behaviour import Guarantee, SpoutProfile, StormKafkaClient, commit_behaviour, default_commit_period_ms
-from offctl.core.history import OK, STALL, Observation, evaluate
-from offctl.core.model import Snapshot, Thresholds
+from offctl.core.records.model import Snapshot, Thresholds
+from offctl.core.rules.analyze import analyze
+from offctl.core.storm.commits import commit_behaviour
+from offctl.core.storm.releases import Guarantee, SpoutProfile, StormKafkaClient, default_commit_period_ms
+from offctl.core.time.history import OK, STALL, Observation, evaluate
 from offctl.faces.audit.tasks import with_history
 from offctl.faces.serve.monitor import Monitor
 from offctl.render.report import partition_dict

@@ -1,10 +1,10 @@
-"""History rules (offctl/core/history.py), table-driven over plain observations."""
+"""History rules (offctl/core/time/history.py), table-driven over plain observations."""
 
 from __future__ import annotations
 
 import pytest
 
-from offctl.core.history import OK, REWIND, STALL, STOP, WARN, Observation, evaluate, time_lag_s
+from offctl.core.time.history import OK, REWIND, STALL, STOP, WARN, Observation, evaluate, time_lag_s
 
 MIN = 60_000
 
@@ -253,7 +253,7 @@ def test_where_offctl_differs_on_purpose_stop_or_stall_by_the_running_topology()
     ],
 )
 def test_falling_behind(points, period_ms, expected):
-    from offctl.core.history import falling_behind
+    from offctl.core.time.history import falling_behind
 
     got = falling_behind(series(*points), period_ms)
     assert got == (pytest.approx(expected) if expected is not None else None)

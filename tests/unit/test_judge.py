@@ -1,4 +1,4 @@
-"""Each consumer judged by its own profile (offctl.core.judge) on plain data: one analyze per profile group,
+"""Each consumer judged by its own profile (offctl.core.rules.judge) on plain data: one analyze per profile group,
 merged in the order one analyze gives; the reads that follow (retention, commit expiry) per profile too."""
 
 from __future__ import annotations
@@ -7,11 +7,20 @@ from dataclasses import replace
 
 import pytest
 
-from offctl.core.analyze import analyze
-from offctl.core.behaviour import LATEST_TIME, Guarantee, SpoutProfile, StormKafka
-from offctl.core.judge import analyze_each, assumptions, parts
-from offctl.core.model import KAFKA, ConsumerKey, KafkaCommit, PartitionLog, ReadFinding, Snapshot, Thresholds, ZkNode
-from offctl.core.profiles import Profile, Profiles
+from offctl.core.records.model import (
+    KAFKA,
+    ConsumerKey,
+    KafkaCommit,
+    PartitionLog,
+    ReadFinding,
+    Snapshot,
+    Thresholds,
+    ZkNode,
+)
+from offctl.core.rules.analyze import analyze
+from offctl.core.rules.judge import analyze_each, assumptions, parts
+from offctl.core.rules.profiles import Profile, Profiles
+from offctl.core.storm.releases import LATEST_TIME, Guarantee, SpoutProfile, StormKafka
 from tests.conftest import storm_record
 
 RUNNING = "orders-topology-1-1700000000"
@@ -141,7 +150,7 @@ def test_parts_cut_the_report_by_profile_and_leave_a_plain_run_whole():
 def test_retention_and_commit_expiry_findings_follow_each_consumers_profile():
     """The reads after the analysis (offctl.pipeline): RETENTION_RISK by each profile's horizon, COMMIT_EXPIRY_RISK
     only for the groups whose profile's commit can age (AT_LEAST_ONCE), the other skipped with its profile named."""
-    from offctl.core.model import LogMessage, MessageRead, TopicRetention
+    from offctl.core.records.model import LogMessage, MessageRead, TopicRetention
     from offctl.pipeline import with_commit_expiry, with_time_lags
     from offctl.settings.run import ExpiryOptions
     from tests.unit.test_retention import Store

@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from offctl.core import judge
-from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, PartitionLog, Snapshot, Thresholds
-from offctl.core.profiles import Profile, Profiles
+from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, PartitionLog, Snapshot, Thresholds
+from offctl.core.rules import judge
+from offctl.core.rules.profiles import Profile, Profiles
+from offctl.core.storm.releases import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka
 from offctl.render import lagdoc
 from tests.unit.test_analyze import RUNNING, T, commit, meta, rec
 
@@ -83,7 +83,7 @@ CASES = [
         "MISSING_PARTITION",
     ),
     # fill() moves _emittedToOffset forward only: the reset's EarliestTime is below the stored offset, so the spout
-    # waits there (behaviour.out_of_range_outcome; run on storm-kafka 1.2.4: test_spout_oracle_e2e, above-log-end)
+    # waits there (outcomes.out_of_range_outcome; run on storm-kafka 1.2.4: test_spout_oracle_e2e, above-log-end)
     (
         "PartitionManager.fill@v1.2.4: past the log end, the spout waits at the stored offset",
         [rec(0, 250)],

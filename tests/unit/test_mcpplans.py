@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from offctl.core.guards import GuardFacts, with_guards
-from offctl.core.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
-from offctl.core.plan import plan_zookeeper
-from offctl.core.results import Seen, State
-from offctl.core.targets import Scope, Target
+from offctl.core.plans.guards import GuardFacts, with_guards
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.zookeeper import plan_zookeeper
+from offctl.core.records.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
+from offctl.core.records.results import Seen, State
 from offctl.errors import UsageError, WriteConflict
 from offctl.faces.mcp.apply import DECLINED, REFUSED, UNCHANGED, WRITTEN, apply
 from offctl.faces.mcp.compare import compare

@@ -1,13 +1,13 @@
-"""What lies at an offset (offctl.core.messages), on plain data: every kind from the log offsets and a read, as a
-table. Against Apache Kafka, records deleted below the log start, a compacted topic's gaps and transaction markers:
+"""What lies at an offset (offctl.core.records.messages), on plain data: every kind from the log offsets and a read, as
+a table. Against Apache Kafka, records deleted below the log start, a compacted topic's gaps and transaction markers:
 tests/e2e/test_peek.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from offctl.core.messages import DELETED, GAP, MESSAGE, NOT_WRITTEN, UNREAD, age_ms, at_offset, needs_read
-from offctl.core.model import LogMessage, MessageRead, PartitionLog
+from offctl.core.records.messages import DELETED, GAP, MESSAGE, NOT_WRITTEN, UNREAD, age_ms, at_offset, needs_read
+from offctl.core.records.model import LogMessage, MessageRead, PartitionLog
 
 
 def _msg(offset: int, ts: int | None = 1_000) -> LogMessage:

@@ -5,7 +5,7 @@ spout's commit read 10,000 times, and offctl's writes read back by the Java clie
 
 from __future__ import annotations
 
-from offctl.core.storm import parse_commit_metadata
+from offctl.core.records.parse import parse_commit_metadata
 
 STORM = '{"topologyId":"orders-1-1700000000","taskId":1,"threadName":"main"}'
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.expiry import moved_after_ms
-from offctl.core.history import Observation, PerWindow, falling_behind
+from offctl.core.time.expiry import moved_after_ms
+from offctl.core.time.history import Observation, PerWindow, falling_behind
 
 
 def window(committed: list[int], log_end: list[int]) -> list[Observation]:

@@ -11,26 +11,25 @@ from dataclasses import replace
 
 import pytest
 
-from offctl.core.behaviour import FirstPoll, SpoutProfile
-from offctl.core.guards import GuardFacts, check_guards
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
-from offctl.core.plan import (
-    CREATE,
-    SKIP,
-    UNCHANGED,
-    WRITE,
-    plan_kafka,
-    plan_migrate,
-    plan_restore_kafka,
-    plan_restore_zookeeper,
-    plan_zookeeper,
-    target_offset,
-    verify_kafka,
-    verify_zookeeper,
+from offctl.core.plans.guards import GuardFacts, check_guards
+from offctl.core.plans.kafka import plan_kafka, plan_migrate
+from offctl.core.plans.plan import CREATE, SKIP, UNCHANGED, WRITE, target_offset
+from offctl.core.plans.restore import plan_restore_kafka, plan_restore_zookeeper
+from offctl.core.plans.rewrite import rewrite_offset
+from offctl.core.plans.targets import (
+    Scope,
+    Target,
+    make_target,
+    parse_duration,
+    parse_partitions,
+    parse_time,
+    parse_topics,
 )
-from offctl.core.rewrite import rewrite_offset
-from offctl.core.storm import commit_metadata_json, storm_kafka_record
-from offctl.core.targets import Scope, Target, make_target, parse_duration, parse_partitions, parse_time, parse_topics
+from offctl.core.plans.verify import verify_kafka, verify_zookeeper
+from offctl.core.plans.zookeeper import plan_zookeeper
+from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, GroupState, KafkaCommit, PartitionLog, ZkNode
+from offctl.core.records.parse import commit_metadata_json, storm_kafka_record
+from offctl.core.storm.releases import FirstPoll, SpoutProfile
 from offctl.errors import UsageError
 
 SPOUT = ConsumerKey(ZOOKEEPER, "orders", "/spouts")
@@ -422,7 +421,7 @@ def test_a_partition_asked_for_of_a_topic_the_spout_does_not_read_is_left_out():
 def test_a_trident_partition_without_state_is_left_out_saying_what_the_emitter_does():
     """TridentKafkaEmitter.doEmitNewPartitionBatch (v0.9.6, v1.2.4): no lastMeta -> KafkaUtils.getOffset(config);
     KafkaTridentSpoutEmitter.seek (v2.8.8): no lastBatchMeta -> the firstPollOffsetStrategy."""
-    from offctl.core.model import STORM_KAFKA_CLIENT, TRIDENT
+    from offctl.core.records.model import STORM_KAFKA_CLIENT, TRIDENT
     from offctl.faces.sandbox import client_trident_meta
 
     key = ConsumerKey(TRIDENT, "cl", "/tx")
@@ -884,7 +883,7 @@ def tx(txid: int, resume: int) -> ZkNode:
     ],
 )
 def test_changed_zookeeper(before, left, now, said):
-    from offctl.core.guards import changed_zookeeper
+    from offctl.core.plans.guards import changed_zookeeper
 
     path = next(n.path for n in (left, before, now) if n is not None)
     found = changed_zookeeper({path: left}, [now] if now else [], {path: before})
@@ -921,7 +920,7 @@ def test_changed_zookeeper(before, left, now, said):
     ],
 )
 def test_changed_kafka(before, left, now, said):
-    from offctl.core.guards import changed_kafka
+    from offctl.core.plans.guards import changed_kafka
 
     found = changed_kafka({("t", 1): left}, [now] if now else [], {("t", 1): before})
     assert (found == {}) if said is None else found[("t", 1)].startswith(said)
@@ -973,7 +972,7 @@ ALL_NA = {g: "not-applicable" for g in ("running-topology", "recent-write", "act
     ],
 )
 def test_a_plan_that_writes_nothing_is_refused_by_no_guard(saved, now, kw, expect):
-    from offctl.core.guards import WRITES_NOTHING, with_guards
+    from offctl.core.plans.guards import WRITES_NOTHING, with_guards
 
     plan = with_guards(plan_restore_zookeeper(SPOUT, saved, now, CLUSTER, source="b"), facts(**kw), ())
     assert statuses(plan.guards) == expect and bool(plan.refused) is ("refused" in expect.values())

@@ -1,5 +1,5 @@
 """Issue 28, item 4: the planner reads behaviour's answer for where a spout starts a partition it leaves out, on plain
-data. Given the written consumer's profile, a row says what THIS spout does (behaviour.start_outcome,
+data. Given the written consumer's profile, a row says what THIS spout does (outcomes.start_outcome,
 first_poll_start, client_start) and cites the Storm source behaviour names; without one, it names what each setting
 does, still built from behaviour (tests/unit/test_plan.py pins that wording).
 
@@ -14,11 +14,20 @@ import re
 
 import pytest
 
-from offctl.core.behaviour import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
-from offctl.core.model import STORM_KAFKA_CLIENT, TRIDENT, ZOOKEEPER, ConsumerKey, KafkaCommit, PartitionLog, ZkNode
-from offctl.core.plan import plan_kafka, plan_migrate, plan_zookeeper
-from offctl.core.storm import commit_metadata_json
-from offctl.core.targets import Scope, Target
+from offctl.core.plans.kafka import plan_kafka, plan_migrate
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.zookeeper import plan_zookeeper
+from offctl.core.records.model import (
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
+    ZOOKEEPER,
+    ConsumerKey,
+    KafkaCommit,
+    PartitionLog,
+    ZkNode,
+)
+from offctl.core.records.parse import commit_metadata_json
+from offctl.core.storm.releases import LATEST_TIME, FirstPoll, SpoutProfile, StormKafka, StormKafkaClient
 from offctl.faces.sandbox import client_trident_meta
 
 TOPOLOGY_ID = "orders-1-1700000000"

@@ -1,9 +1,9 @@
-"""Which profile judges which consumer (offctl.core.profiles; docs/contract.md, "Per-spout profiles")."""
+"""Which profile judges which consumer (offctl.core.rules.profiles; docs/contract.md, "Per-spout profiles")."""
 
 import pytest
 
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds
-from offctl.core.profiles import Profile, Profiles
+from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey, Thresholds
+from offctl.core.rules.profiles import Profile, Profiles
 
 LEGACY = Profile("legacy", "legacy-*", Thresholds(expected_topic="orders"))
 ONE = Profile("one", "legacy-1", Thresholds(lag_threshold=5))

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from offctl.core.analyze import analyze, parse_snapshot
-from offctl.core.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
+from offctl.core.records.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
+from offctl.core.rules.analyze import analyze, parse_snapshot
 from offctl.pipeline import exit_code, read_snapshot
 from offctl.settings.run import Selection
 

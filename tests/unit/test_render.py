@@ -10,9 +10,9 @@ import json
 import pytest
 from rich.console import Console
 
-from offctl.core.analyze import analyze
-from offctl.core.findings import CATALOGUE
-from offctl.core.model import PartitionLog, Snapshot, Thresholds, ZkNode, ranges
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.records.model import PartitionLog, Snapshot, Thresholds, ZkNode, ranges
+from offctl.core.rules.analyze import analyze
 from offctl.render.report import write_report
 
 
@@ -198,13 +198,13 @@ def test_no_code_raises_the_bare_error_and_every_kind_names_its_own_code():
     ],
 )
 def test_times_are_iso_8601_utc_to_the_millisecond(ms, text):
-    from offctl.core.model import iso_ms
+    from offctl.core.records.model import iso_ms
 
     assert iso_ms(ms) == text
 
 
 def _plan(operation, key, writes):
-    from offctl.core.plan import Change, Plan
+    from offctl.core.plans.plan import Change, Plan
 
     changes = tuple(Change("t", p, 5, 0, delete=operation == "delete") for p in range(writes))
     return Plan(operation, key, "earliest", changes, 0)
@@ -237,7 +237,7 @@ def _plan(operation, key, writes):
     ],
 )
 def test_the_confirmation_names_the_operation_the_consumer_and_the_cluster(plans, sandbox, question):
-    from offctl.core.model import ConsumerKey
+    from offctl.core.records.model import ConsumerKey
     from offctl.render.plans import confirm_question
 
     built = [_plan(op, ConsumerKey(*key), n) for op, key, n in plans]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
-from offctl.core.results import Tally
+from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
+from offctl.core.records.results import Tally
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.faces.audit import repairs as audit_repairs
 from offctl.faces.audit.job import exit_code

@@ -1,4 +1,4 @@
-"""Retention risk (offctl.core.retention) on plain data: durations, where retention.ms comes from, the headroom at
+"""Retention risk (offctl.core.time.retention) on plain data: durations, where retention.ms comes from, the headroom at
 each resume position, the findings and what each spout release then does, and inspect's use of one read.
 
 Each rule over every case is here; tests/e2e/test_retention_e2e.py runs against Apache Kafka what a broker shows: a
@@ -13,9 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from offctl.core.analyze import with_findings
-from offctl.core.behaviour import FirstPoll, Guarantee, SpoutProfile, StormKafka, StormKafkaClient
-from offctl.core.model import (
+from offctl.core.records.model import (
     KAFKA,
     STORM_KAFKA,
     TRIDENT,
@@ -31,8 +29,10 @@ from offctl.core.model import (
     Severity,
     TopicRetention,
 )
-from offctl.core.profiles import Profiles
-from offctl.core.retention import (
+from offctl.core.rules.analyze import with_findings
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.releases import FirstPoll, Guarantee, SpoutProfile, StormKafka, StormKafkaClient
+from offctl.core.time.retention import (
     BROKER,
     END,
     FAILS,
@@ -491,8 +491,8 @@ def report_of(*rows: PartitionRow) -> Report:
 
 
 def test_inspect_reads_the_message_once_and_the_configs_of_lagging_topics_only():
-    from offctl.core.model import Thresholds
-    from offctl.core.timelag import time_lag
+    from offctl.core.records.model import Thresholds
+    from offctl.core.time.timelag import time_lag
     from offctl.pipeline import with_time_lags
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 5 * H),)}), {"t": TopicRetention("t", 6 * H)})
@@ -509,7 +509,7 @@ def test_inspect_reads_the_message_once_and_the_configs_of_lagging_topics_only()
 def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pace():
     """Issue 28 through inspect's pipeline: a message a minute old on a topic kept 6 h warns only when told to
     (--retention-horizon 6h), or when serve's window says the spout stands still."""
-    from offctl.core.model import Thresholds
+    from offctl.core.records.model import Thresholds
     from offctl.pipeline import with_time_lags
 
     def store():
@@ -525,7 +525,7 @@ def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pac
 
 
 def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect():
-    from offctl.core.model import Thresholds
+    from offctl.core.records.model import Thresholds
     from offctl.pipeline import exit_code, with_time_lags
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 7 * H),)}), refuse=True)
@@ -539,7 +539,7 @@ def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect()
 
 
 def test_a_budget_of_0_asks_the_broker_nothing():
-    from offctl.core.model import Thresholds
+    from offctl.core.records.model import Thresholds
     from offctl.pipeline import with_time_lags
 
     store = Store(MessageRead())

@@ -6,15 +6,9 @@ import json
 
 import pytest
 
-from offctl.core.model import KafkaCommit, ZkNode
-from offctl.core.storm import (
-    MAX_NODE_BYTES,
-    commit_metadata_json,
-    parse_commit,
-    parse_commit_metadata,
-    parse_storm_id,
-    parse_zk_node,
-)
+from offctl.core.records.model import KafkaCommit, ZkNode
+from offctl.core.records.parse import commit_metadata_json, parse_commit, parse_commit_metadata, parse_zk_node
+from offctl.core.records.stormjson import MAX_NODE_BYTES, parse_storm_id
 
 GOOD = {
     "topology": {"id": "wc-3-1700000000", "name": "wc"},
@@ -214,7 +208,7 @@ def test_legacy_commit_metadata(metadata, legacy):
 
 
 # json-simple 1.1 (doc/json.lex and JSONParser.parse, the version storm's pom pins) reads more than strict JSON:
-# PartitionManager uses such records, so offctl must too (offctl/core/jsonsimple.py).
+# PartitionManager uses such records, so offctl must too (offctl/core/storm/jsonsimple.py).
 T = b'"topology":{"id":"wc-1-1","name":"wc"}'
 
 
@@ -244,8 +238,8 @@ def test_json_simple_reads_what_strict_json_refuses(data, committed):
 def test_a_valid_record_past_64_kib_is_read_as_storm_reads_it():
     """ZkState.readJSON parses whatever the node holds (v1.2.4); ZooKeeper's default jute.maxbuffer bounds a node,
     and offctl reads up to it."""
-    from offctl.core.model import ZkNode
-    from offctl.core.storm import parse_zk_node
+    from offctl.core.records.model import ZkNode
+    from offctl.core.records.parse import parse_zk_node
 
     data = json.dumps(
         {"topology": {"id": "wc-1-1", "name": "wc"}, "offset": 42, "partition": 0, "topic": "t", "note": "x" * 200_000}

@@ -1,4 +1,4 @@
-"""Time lag from the message a spout resumes at (offctl.core.timelag), on plain data: every source from rows and a
+"""Time lag from the message a spout resumes at (offctl.core.time.timelag), on plain data: every source from rows and a
 read, as a table. Against Apache Kafka, compacted gaps, transaction markers and LogAppendTime topics:
 tests/e2e/test_timelag_e2e.py; messages without a timestamp (a format Kafka 4 no longer writes) are made here only."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.model import (
+from offctl.core.records.model import (
     KAFKA,
     ZOOKEEPER,
     ConsumerKey,
@@ -17,7 +17,7 @@ from offctl.core.model import (
     TimeLag,
     duration,
 )
-from offctl.core.timelag import (
+from offctl.core.time.timelag import (
     CAUGHT_UP,
     ESTIMATE,
     MESSAGE,
@@ -217,7 +217,7 @@ class Store:
 
 
 def report(*rows: PartitionRow):
-    from offctl.core.model import Report
+    from offctl.core.records.model import Report
 
     return Report(NOW, rows, (), (), notes=("an earlier note",))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.model import is_topic_name
-from offctl.core.targets import parse_topics
+from offctl.core.plans.targets import parse_topics
+from offctl.core.records.model import is_topic_name
 from offctl.errors import UsageError
 
 

@@ -1,4 +1,4 @@
-"""offctl.core.transactions on plain data: which rows wait behind an open transaction, and which finding its age
+"""offctl.core.time.transactions on plain data: which rows wait behind an open transaction, and which finding its age
 makes. The same rules run end to end on Apache Kafka 4.4 in tests/oracle/test_read_committed_e2e.py; what only plain
 data shows here: the edges of the two thresholds, a transaction whose first record was not read, a producer's clock
 ahead of the capture, and the broker's transaction.max.timeout.ms as reported."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core import transactions
-from offctl.core.model import KAFKA, ConsumerKey, LogMessage, MessageRead, OffsetRecord, PartitionRow
+from offctl.core.records.model import KAFKA, ConsumerKey, LogMessage, MessageRead, OffsetRecord, PartitionRow
+from offctl.core.time import transactions
 
 NOW = 1_800_000_000_000
 GROUP = ConsumerKey(KAFKA, "ledger-client")

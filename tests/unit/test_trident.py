@@ -9,13 +9,24 @@ from dataclasses import replace
 import pytest
 
 from offctl.adapters.backup import backup_document, parse_backup
-from offctl.core.analyze import analyze_consumer
-from offctl.core.behaviour import SpoutProfile, StormKafka
-from offctl.core.model import STORM_KAFKA, STORM_KAFKA_CLIENT, TRIDENT, ConsumerKey, PartitionLog, Thresholds, ZkNode
-from offctl.core.plan import WRITE, plan_restore_zookeeper, plan_zookeeper
-from offctl.core.rewrite import rewrite_node
-from offctl.core.storm import newest_txid, parse_zk_node, trident_partition
-from offctl.core.targets import Target
+from offctl.core.plans.plan import WRITE
+from offctl.core.plans.restore import plan_restore_zookeeper
+from offctl.core.plans.rewrite import rewrite_node
+from offctl.core.plans.targets import Target
+from offctl.core.plans.zookeeper import plan_zookeeper
+from offctl.core.records.model import (
+    STORM_KAFKA,
+    STORM_KAFKA_CLIENT,
+    TRIDENT,
+    ConsumerKey,
+    PartitionLog,
+    Thresholds,
+    ZkNode,
+)
+from offctl.core.records.parse import parse_zk_node
+from offctl.core.records.trident import newest_txid, trident_partition
+from offctl.core.rules.analyze import analyze_consumer
+from offctl.core.storm.releases import SpoutProfile, StormKafka
 from offctl.faces.sandbox import client_trident_meta, trident_meta
 
 ROOT, SID = "/transactional", "orders-stream"
@@ -365,7 +376,7 @@ def test_the_txid_after_the_coordinators_currtx(children, currtx, expected):
 )
 def test_the_coordinators_currtx_as_master_batch_coordinator_reads_it(data, expected):
     """MasterBatchCoordinator.java@v2.8.8 getStoredCurrTransaction: a Number's longValue, at least INIT_TXID 1."""
-    from offctl.core.storm import coordinator_txid
+    from offctl.core.records.trident import coordinator_txid
 
     assert coordinator_txid(data) == expected
 
@@ -419,7 +430,7 @@ def test_the_coordinators_currtx_as_master_batch_coordinator_reads_it(data, expe
     ],
 )
 def test_earliest_and_latest_ignore_trident_state(release, strategy, running, ignored):
-    from offctl.core.behaviour import FirstPoll, StormKafkaClient
+    from offctl.core.storm.releases import FirstPoll, StormKafkaClient
 
     StormKafkaClient.of_version(release)  # a release offctl knows
     profile = SpoutProfile(first_poll=FirstPoll(strategy), client_major=StormKafkaClient.major_of(release))
@@ -517,7 +528,7 @@ def test_the_txids_a_transactional_spout_replays(children, currtx, expected):
     """PartitionedTridentSpoutExecutor.java@v1.2.4 emitBatch through RotatingTransactionalState.getStateOrCreate:
     a state at the txid is re-emitted, one past it makes the txid skipped; run in
     tests/oracle/test_trident_transactional_e2e.py."""
-    from offctl.core.storm import stored_from
+    from offctl.core.records.trident import stored_from
 
     assert stored_from(children, currtx) == expected
 
@@ -604,7 +615,7 @@ def test_latest_on_storm_kafka_client_1x_may_hand_the_ignored_state_on(release, 
     but a poll that finds nothing hands the stored meta on and the next batch seeks its lastOffset + 1 (run on 1.2.4,
     a quiet partition: tests/oracle/test_trident_releases_e2e.py); whether a record arrives is timing, so offctl says it
     cannot tell. 2.x (v2.8.3) records where the first poll left the consumer: the log end."""
-    from offctl.core.behaviour import FirstPoll, StormKafkaClient
+    from offctl.core.storm.releases import FirstPoll, StormKafkaClient
 
     profile = SpoutProfile(
         first_poll=FirstPoll.LATEST, client_release=release, client_major=StormKafkaClient.major_of(release)

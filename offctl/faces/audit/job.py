@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from offctl.adapters import spark as adapter
-from offctl.core.judge import assumptions
-from offctl.core.model import iso_ms
-from offctl.core.results import AuditResult, Tally, partition_key
+from offctl.core.records.model import iso_ms
+from offctl.core.records.results import AuditResult, Tally, partition_key
+from offctl.core.rules.judge import assumptions
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, UsageError
 from offctl.faces.audit.repairs import repair_all, repair_codes, repairs
 from offctl.faces.audit.tasks import (

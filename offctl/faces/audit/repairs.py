@@ -8,11 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from offctl import interrupts
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
-from offctl.core.profiles import Profiles
-from offctl.core.results import RepairResult
-from offctl.core.targets import Scope, Target
+from offctl.core.plans.targets import Scope, Target
+from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
+from offctl.core.records.results import RepairResult
+from offctl.core.rules.profiles import Profiles
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError
 from offctl.repair.reset import ResetRequest, reset
 from offctl.repair.writer import outcome_exit_code
@@ -79,7 +79,7 @@ def repair_request(repair: Repair) -> ResetRequest:
 
 def _declined(repair: Repair, exc: OffctlError):
     """A consumer the repair cannot plan: an empty plan whose result says why, with the error's exit code."""
-    from offctl.core.plan import Plan
+    from offctl.core.plans.plan import Plan
 
     request_target = Target(
         "repair", repair=repair.partitions, source="audit --repair " + ",".join(sorted(repair.codes))

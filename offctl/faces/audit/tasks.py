@@ -17,14 +17,14 @@ import socket
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from offctl.core.analyze import analyze
-from offctl.core.findings import CATALOGUE
-from offctl.core.history import STATUSES, Observation, commit_period_of, evaluate
-from offctl.core.judge import expected_topics
-from offctl.core.model import ConsumerKey, Report, Snapshot
-from offctl.core.profiles import Profiles
-from offctl.core.results import Tally, partition_key
-from offctl.core.timelag import ESTIMATE
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.records.model import ConsumerKey, Report, Snapshot
+from offctl.core.records.results import Tally, partition_key
+from offctl.core.rules.analyze import analyze
+from offctl.core.rules.judge import expected_topics
+from offctl.core.rules.profiles import Profiles
+from offctl.core.time.history import STATUSES, Observation, commit_period_of, evaluate
+from offctl.core.time.timelag import ESTIMATE
 from offctl.errors import OffctlError
 from offctl.pipeline import assess, open_stores, read_snapshot
 from offctl.render.report import consumer_dicts, finding_dict, partition_dicts, time_lags
@@ -155,7 +155,7 @@ def with_history(
     kafka_commit_period_ms: int = 0,
 ) -> dict:
     """The row with its history_status from its earlier observations and itself. Where the message gave no time lag,
-    the history's estimate stands in, as serve and watch show it (offctl.core.timelag.served): time_lag_source
+    the history's estimate stands in, as serve and watch show it (offctl.core.time.timelag.served): time_lag_source
     `estimate`."""
     obs = [*earlier, observation(row)] if row["committed"] is not None else []
     tid = row["topology_id"]

@@ -8,8 +8,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from offctl.core.plan import Plan
-from offctl.core.results import ApplyResult, RepairResult, StoredPlan
+from offctl.core.plans.plan import Plan
+from offctl.core.records.results import ApplyResult, RepairResult, StoredPlan
 from offctl.errors import OffctlError
 from offctl.faces.mcp.compare import compare, state_of
 from offctl.faces.mcp.plans import KeptPlan, PlanStore, digest_now

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from offctl.core.plan import Plan
-from offctl.core.results import Seen, State
+from offctl.core.plans.plan import Plan
+from offctl.core.records.results import Seen, State
 
 
 def state_of(plan: Plan) -> State:

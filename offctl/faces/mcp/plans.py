@@ -25,12 +25,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from offctl.core.behaviour import SpoutProfile
-from offctl.core.guards import QUIET_PERIOD_S
-from offctl.core.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
-from offctl.core.plan import Plan
-from offctl.core.results import RepairResult, StoredPlan
-from offctl.core.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
+from offctl.core.plans.guards import QUIET_PERIOD_S
+from offctl.core.plans.plan import Plan
+from offctl.core.plans.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
+from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
+from offctl.core.records.results import RepairResult, StoredPlan
+from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.faces.mcp.compare import state_of
 from offctl.render import mcp as documents

@@ -30,7 +30,7 @@ _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _PLAIN = re.compile(r"[A-Za-z0-9._\-/:@+=]+")
 
 # The fields whose strings are data (read from ZooKeeper or Kafka), in every document an answer reuses
-# (offctl.render.report, offctl.render.peek, offctl.core.peeked): bounded at NAME_CHARS.
+# (offctl.render.report, offctl.render.peek, offctl.core.records.peeked): bounded at NAME_CHARS.
 DATA_FIELDS = frozenset(
     {
         "consumer",

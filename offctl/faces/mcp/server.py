@@ -30,9 +30,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from offctl import __version__
-from offctl.core.findings import CATALOGUE
-from offctl.core.model import ConsumerKey
-from offctl.core.profiles import Profiles
+from offctl.core.records.findings import CATALOGUE
+from offctl.core.records.model import ConsumerKey
+from offctl.core.rules.profiles import Profiles
 from offctl.errors import OffctlError, UsageError
 from offctl.faces.mcp.quoting import PROSE_CHARS, bounded, quoted
 from offctl.inputs import redact
@@ -42,7 +42,7 @@ from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
 
 if TYPE_CHECKING:
-    from offctl.core.behaviour import SpoutProfile
+    from offctl.core.storm.releases import SpoutProfile
     from offctl.settings.run import Safety
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, MAX_ITEMS
@@ -59,7 +59,7 @@ INSTRUCTIONS = (
     "--allow-writes."
 )
 
-Store = Literal["zookeeper", "kafka", "trident"]  # the documents' `store` values (offctl.core.model)
+Store = Literal["zookeeper", "kafka", "trident"]  # the documents' `store` values (offctl.core.records.model)
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Items per page (1 to {MAX_LIMIT}).")]
 Offset = Annotated[int, Field(ge=0, description="Items to skip: the previous answer's next_offset.")]
 ContextArg = Annotated[

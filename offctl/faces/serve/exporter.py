@@ -27,7 +27,7 @@ from typing import NoReturn
 
 from offctl.adapters.webserver import http_server, send_body
 from offctl.adapters.webserver import listen as listen_on
-from offctl.core.model import Report
+from offctl.core.records.model import Report
 from offctl.errors import OffctlError, UsageError
 from offctl.faces.serve.monitor import Collector, Monitor
 from offctl.pipeline import cyclic_gc_paused, inspect, kafka_in_child

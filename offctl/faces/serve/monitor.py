@@ -10,10 +10,10 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from offctl.core.expiry import moved_after_ms
-from offctl.core.history import DEFAULT_WINDOW, Observation, PerWindow, commit_period_of, evaluate, falling_behind
-from offctl.core.model import Report
-from offctl.core.timelag import served
+from offctl.core.records.model import Report
+from offctl.core.time.expiry import moved_after_ms
+from offctl.core.time.history import DEFAULT_WINDOW, Observation, PerWindow, commit_period_of, evaluate, falling_behind
+from offctl.core.time.timelag import served
 from offctl.render.metrics import Cycle, Health, families
 
 
@@ -80,15 +80,15 @@ class Monitor:
                 self.cycle = Cycle(report, statuses)
 
     def moved_after(self) -> Mapping[tuple, int]:
-        """Per partition, when its committed offset was last seen to move (offctl.core.expiry.moved_after_ms):
+        """Per partition, when its committed offset was last seen to move (offctl.core.time.expiry.moved_after_ms):
         the next cycle's commit-expiry estimate takes it where it is later than the message's. Worked out per
         partition when looked up (history.PerWindow)."""
         return PerWindow(self.observations, lambda key, window: moved_after_ms(window))
 
     def falling_behind(self) -> Mapping[tuple, float]:
-        """Per partition, how fast the message it resumes at ages over its window (offctl.core.history
-        .falling_behind), where the window shows it: the next cycle's RETENTION_RISK takes it (offctl.core.retention,
-        rule 4). Worked out per partition when looked up (history.PerWindow)."""
+        """Per partition, how fast the message it resumes at ages over its window (offctl.core.time.history
+        .falling_behind), where the window shows it: the next cycle's RETENTION_RISK takes it
+        (offctl.core.time.retention, rule 4). Worked out per partition when looked up (history.PerWindow)."""
         periods, period = self.commit_periods, self.kafka_commit_period_ms
         return PerWindow(
             self.observations,

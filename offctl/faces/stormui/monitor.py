@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from offctl.core.behaviour import Isolation
-from offctl.core.model import KAFKA, ZOOKEEPER, ConsumerKey
+from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey
+from offctl.core.storm.releases import Isolation
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.faces.stormui.args import LagQuery
 from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
