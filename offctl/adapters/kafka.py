@@ -78,7 +78,7 @@ _LEADER_MOVING = {
     KafkaError.UNKNOWN_LEADER_EPOCH,
     KafkaError._UNKNOWN_PARTITION,
 }
-_UNREACHABLE = {
+UNREACHABLE = {
     KafkaError._TRANSPORT,
     KafkaError._TIMED_OUT,
     KafkaError._ALL_BROKERS_DOWN,
@@ -93,7 +93,7 @@ def _sendable_group(group: str) -> bool:
     return bool(group) and "\0" not in group
 
 
-def _kafka_error(exc: BaseException) -> KafkaError | None:
+def kafka_error(exc: BaseException) -> KafkaError | None:
     if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
         return exc.args[0]
     return None
@@ -148,7 +148,7 @@ class KafkaStore:
             return kind(settings)
         except (KafkaException, ValueError, TypeError) as exc:
             # librdkafka names the bad property, never its value; keep it that way.
-            err = _kafka_error(exc)
+            err = kafka_error(exc)
             raise UsageError(f"Kafka client settings: {(err.str() if err else str(exc)).strip()}") from None
 
     def close(self) -> None:
@@ -182,14 +182,14 @@ class KafkaStore:
         )
 
     def _unavailable(self, what: str, exc: BaseException) -> StoreUnavailable:
-        err = _kafka_error(exc)
-        if (err is None or err.code() in _UNREACHABLE) and (refused := self._login_refused()) is not None:
+        err = kafka_error(exc)
+        if (err is None or err.code() in UNREACHABLE) and (refused := self._login_refused()) is not None:
             return refused
-        if err is not None and err.code() in _UNREACHABLE:
+        if err is not None and err.code() in UNREACHABLE:
             return StoreUnavailable(
                 f"Kafka at {self.bootstrap_servers} did not answer {what} within {self.timeout:g}s ({err.str()})"
             )
-        detail = _reason(err) if err is not None else (str(exc) or type(exc).__name__)
+        detail = error_reason(err) if err is not None else (str(exc) or type(exc).__name__)
         return StoreUnavailable(f"Kafka at {self.bootstrap_servers}: {what} failed: {detail}")
 
     def _wait(self, future, what: str, *, isolate: bool = False):
@@ -202,9 +202,9 @@ class KafkaStore:
                 f"Kafka at {self.bootstrap_servers} did not answer {what} within {self.timeout:g}s"
             ) from None
         except KafkaException as exc:
-            err = _kafka_error(exc)
-            if isolate and err is not None and err.code() not in _UNREACHABLE:
-                self.notes.append(f"{what} was refused: {_reason(err)}")
+            err = kafka_error(exc)
+            if isolate and err is not None and err.code() not in UNREACHABLE:
+                self.notes.append(f"{what} was refused: {error_reason(err)}")
                 return None
             raise self._unavailable(what, exc) from None
 
@@ -244,10 +244,10 @@ class KafkaStore:
             try:
                 desc = future.result(timeout=self.timeout + 5)
             except KafkaException as exc:
-                err = _kafka_error(exc)
+                err = kafka_error(exc)
                 if err is not None and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                     continue
-                if err is None or err.code() in _UNREACHABLE:
+                if err is None or err.code() in UNREACHABLE:
                     raise self._unavailable(f"a describe request for topic {name}", exc) from None
                 # One topic the broker refuses (an invalid name, no authorization) must not sink the others:
                 # it is left out, so its records are UNKNOWN_TOPIC, and the read is partial.
@@ -350,8 +350,8 @@ class KafkaStore:
                     [TopicPartition(t, p, timestamp) for t, p in asked], self.timeout
                 )
             except KafkaException as exc:
-                err = _kafka_error(exc)
-                if err is not None and err.code() in _UNREACHABLE:
+                err = kafka_error(exc)
+                if err is not None and err.code() in UNREACHABLE:
                     self._broken = err.str()
                 if err is None or err.code() not in _LEADER_MOVING or not backoff.wait():
                     raise
@@ -407,7 +407,7 @@ class KafkaStore:
             try:
                 answers = lookup.result(timeout=2 * self.timeout + 5)  # _lookup waits a moving leader out
             except (KafkaException, TimeoutError) as exc:
-                err = _kafka_error(exc)
+                err = kafka_error(exc)
                 failed.setdefault((what, err.str() if err else "no answer"), []).extend(
                     f"{t}/{p}" for t, p in partitions
                 )
@@ -575,7 +575,7 @@ class KafkaStore:
             try:
                 answers[group] = future.result(timeout=self.timeout + 5)
             except KafkaException as exc:
-                err = _kafka_error(exc)
+                err = kafka_error(exc)
                 if err is not None and err.name() in COORDINATOR_ERRORS:
                     answers[group] = err
                     continue
@@ -609,7 +609,7 @@ class KafkaStore:
             try:
                 entries = future.result(timeout=self.timeout + 5)
             except (KafkaException, TimeoutError) as exc:
-                err = _kafka_error(exc)
+                err = kafka_error(exc)
                 out[topic] = TopicRetention(
                     topic,
                     why=f"the broker did not report topic {topic}'s configs ({err.str() if err else 'no answer'})",
@@ -771,7 +771,7 @@ class KafkaStore:
         except TimeoutError:
             return {}, f"{what} was not answered within {self.timeout:g}s"
         except (KafkaException, ValueError, TypeError, AttributeError) as exc:
-            err = _kafka_error(exc)
+            err = kafka_error(exc)
             return {}, f"{what} failed: {(err.str() if err else str(exc) or type(exc).__name__).strip()}"
         found = {n: entries[n].value for n in names if n in entries and entries[n].value is not None}
         missing = [n for n in names if n not in found]
@@ -820,7 +820,7 @@ def _answered(exc: BaseException) -> str:
     return KafkaError(code).str() if isinstance(code, int) and code > 0 else error_words(exc)
 
 
-def _reason(err: KafkaError) -> str:
+def error_reason(err: KafkaError) -> str:
     """librdkafka's words for an error, with its name where the words say nothing (a refused ConsumerGroupDescribe
     comes back as "ConsumerGroupDescribe:")."""
     text = err.str().strip()
