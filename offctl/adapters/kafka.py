@@ -241,16 +241,8 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
             raise KafkaException(KafkaError(KafkaError._TRANSPORT, self._broken))
         backoff, asked, answered = Backoff(self.timeout), partitions, {}
         while True:
-            try:
-                answers = (consumer or self._consumer).offsets_for_times(
-                    [TopicPartition(t, p, timestamp) for t, p in asked], self.timeout
-                )
-            except KafkaException as exc:
-                err = kafka_error(exc)
-                if err is not None and err.code() in UNREACHABLE:
-                    self._broken = err.str()
-                if err is None or err.code() not in _LEADER_MOVING or not backoff.wait():
-                    raise
+            answers = self._offsets_for_times(consumer or self._consumer, asked, timestamp, backoff)
+            if answers is None:
                 continue  # the whole list: librdkafka knows no leader for one of them yet
             answered.update({(tp.topic, tp.partition): tp for tp in answers})
             # A partition whose leader is moving (a broker restart, a rolling upgrade) is asked again with Kafka's
@@ -261,6 +253,22 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
             ]
             if not asked or not backoff.wait():
                 return [answered[tp] for tp in partitions if tp in answered]
+
+    def _offsets_for_times(
+        self, consumer: Consumer, asked: list[tuple[str, int]], timestamp: int, backoff: Backoff
+    ) -> list[TopicPartition] | None:
+        """One offsets_for_times call of _lookup. None when librdkafka refused the whole list for a leader that is
+        moving and the back-off has waited (ask again); an unreachable broker is kept in _broken, for the lookups
+        that follow to fail at once."""
+        try:
+            return consumer.offsets_for_times([TopicPartition(t, p, timestamp) for t, p in asked], self.timeout)
+        except KafkaException as exc:
+            err = kafka_error(exc)
+            if err is not None and err.code() in UNREACHABLE:
+                self._broken = err.str()
+            if err is None or err.code() not in _LEADER_MOVING or not backoff.wait():
+                raise
+            return None
 
     def _lookup_consumer(self, isolation: str) -> Consumer:
         return self._client(
@@ -285,6 +293,22 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
 
     def logs(self) -> Cluster:
         """Partitions, leaders and log offsets of every existing topic asked for, once all have answered."""
+        self._send_the_rest()
+        offsets = self._answers()
+        start, end, stable = offsets[LOG_START], offsets[LOG_END], offsets[LAST_STABLE]
+        leaders = (self._leaders or {}) if self.targeted else self._metadata()
+        return {
+            topic: {
+                p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader, stable.get((topic, p)))
+                for p, leader in sorted(leaders[topic].items())
+            }
+            for topic in sorted(self._requested)
+            if topic in leaders
+        }
+
+    def _send_the_rest(self) -> None:
+        """Send every lookup still waiting: the topics waiting for the metadata or a describe, and the lists short of
+        REQUEST_PARTITIONS partitions."""
         if self._waiting:
             self._flush_waiting()
         if self._undescribed:
@@ -297,6 +321,10 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
                 (LAST_STABLE, self._unsent_stable, self._submit(self._unsent_stable, *_LOOKUPS[LAST_STABLE]))
             )
             self._unsent_stable = []
+
+    def _answers(self) -> dict[str, dict[tuple[str, int], int]]:
+        """Each kind of lookup (LOG_START, LOG_END, LAST_STABLE) -> (topic, partition) -> its offset, from every
+        lookup sent; the partitions not answered are noted, by kind and reason."""
         offsets: dict[str, dict[tuple[str, int], int]] = {kind: {} for kind in _LOOKUPS}
         failed: dict[tuple[str, str], list[str]] = {}
         for what, partitions, lookup in self._pending:
@@ -316,16 +344,7 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         for (what, reason), where in failed.items():
             shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
             self.notes.append(f"could not read the {what} offset of {shown}: {reason}")
-        start, end, stable = offsets[LOG_START], offsets[LOG_END], offsets[LAST_STABLE]
-        leaders = (self._leaders or {}) if self.targeted else self._metadata()
-        return {
-            topic: {
-                p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader, stable.get((topic, p)))
-                for p, leader in sorted(leaders[topic].items())
-            }
-            for topic in sorted(self._requested)
-            if topic in leaders
-        }
+        return offsets
 
     def offsets_for_times(self, partitions: Iterable[tuple[str, int]], at_ms: int) -> dict[tuple[str, int], int | None]:
         """The first offset whose timestamp is at or after `at_ms`, per partition; None where no message is

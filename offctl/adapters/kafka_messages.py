@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -62,58 +63,18 @@ class KafkaMessages(KafkaClient):
         committed: bool = False,
     ) -> None:
         position = {(t, p): (t, p, o) for t, p, o in chunk}  # one position per partition within a chunk
-        pending = set(position)
-        last_error = ""
+        read = _ChunkRead(position, count, found, at_end, unread, set(position))
         if time.monotonic() < deadline:
-            consumer = self._client(
-                Consumer,
-                {
-                    **self._settings,
-                    "group.id": LOOKUP_GROUP,
-                    "enable.auto.commit": False,
-                    "enable.auto.offset.store": False,
-                    "auto.offset.reset": "error",
-                    "enable.partition.eof": True,
-                    "isolation.level": "read_committed" if committed else "read_uncommitted",
-                    "fetch.wait.max.ms": 100,
-                    "queued.min.messages": count,
-                    # A partition whose queue holds `count` messages backs off its fetches, and when every fetched one
-                    # has, the broker's fetcher sleeps that long before it asks for the others: librdkafka's default
-                    # of 1000 ms stalled the first read of 1,000 partitions for 1-2 s (librdkafka >= 2.4).
-                    "fetch.queue.backoff.ms": 50,
-                },
-            )
-
-            def done(tp: tuple[str, int]) -> None:
-                pending.discard(tp)
-                consumer.pause([TopicPartition(*tp)])
-
+            consumer = self._message_consumer(count, committed)
             try:
                 consumer.assign([TopicPartition(t, p, o) for t, p, o in chunk])
-                while pending and (left := deadline - time.monotonic()) > 0:
+                while read.pending and (left := deadline - time.monotonic()) > 0:
                     # consume() returns when it has num_messages or at its timeout. Each pending partition gives
                     # at least one event (a message, its end, an error), so asking for no more than that many
                     # never waits out the timeout for events that will not come (it did: 0.5 s a call).
-                    for msg in consumer.consume(num_messages=len(pending), timeout=min(left, 0.5)):
-                        tp = (msg.topic(), msg.partition())
-                        err = msg.error()
-                        if tp not in pending:
-                            if err is not None and msg.topic() is None:
-                                last_error = err.str()  # the client's own trouble (the broker is down, say)
-                            continue
-                        if err is not None:
-                            if err.code() == KafkaError._PARTITION_EOF:
-                                at_end.add(position[tp])
-                            else:
-                                unread[position[tp]] = f"the broker refused the read ({err.str()})"
-                            done(tp)
-                            continue
-                        if msg.offset() < position[tp][2]:
-                            continue
-                        messages = found.setdefault(position[tp], [])
-                        messages.append(_log_message(msg))
-                        if len(messages) >= count:
-                            done(tp)
+                    for msg in consumer.consume(num_messages=len(read.pending), timeout=min(left, 0.5)):
+                        if (tp := read.take(msg)) is not None:
+                            consumer.pause([TopicPartition(*tp)])
             except KafkaException as exc:
                 raise self._unavailable("a read of messages", exc) from None
             finally:
@@ -121,8 +82,69 @@ class KafkaMessages(KafkaClient):
                     consumer.close()
                 except (KafkaException, RuntimeError):
                     pass
-        why = f"not read within the time budget of {budget:g}s" + (f" ({last_error})" if last_error else "")
-        unread.update({position[tp]: why for tp in pending})  # a position with some messages read says why not all
+        why = f"not read within the time budget of {budget:g}s" + (f" ({read.last_error})" if read.last_error else "")
+        unread.update({position[tp]: why for tp in read.pending})  # a position with some messages read says why not all
+
+    def _message_consumer(self, count: int, committed: bool) -> Consumer:
+        """A consumer for one chunk of read_messages: assigned, never subscribed, storing and committing nothing."""
+        return self._client(
+            Consumer,
+            {
+                **self._settings,
+                "group.id": LOOKUP_GROUP,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "error",
+                "enable.partition.eof": True,
+                "isolation.level": "read_committed" if committed else "read_uncommitted",
+                "fetch.wait.max.ms": 100,
+                "queued.min.messages": count,
+                # A partition whose queue holds `count` messages backs off its fetches, and when every fetched one
+                # has, the broker's fetcher sleeps that long before it asks for the others: librdkafka's default
+                # of 1000 ms stalled the first read of 1,000 partitions for 1-2 s (librdkafka >= 2.4).
+                "fetch.queue.backoff.ms": 50,
+            },
+        )
+
+
+@dataclass
+class _ChunkRead:
+    """One chunk of read_messages under way: the position each partition is read from, the partitions still pending,
+    where what is read goes (read_messages' found, at_end and unread), and the client's last trouble of its own."""
+
+    position: dict[tuple[str, int], Position]
+    count: int
+    found: dict[Position, list[LogMessage]]
+    at_end: set[Position]
+    unread: dict[Position, str]
+    pending: set[tuple[str, int]]
+    last_error: str = ""
+
+    def take(self, msg) -> tuple[str, int] | None:
+        """Keep one event of the consumer (a message, a partition's end, a refusal, the client's own error). Returns
+        the partition it finishes (its `count` messages read, its end reached, refused), no longer pending, for the
+        consumer to pause; None otherwise."""
+        tp = (msg.topic(), msg.partition())
+        err = msg.error()
+        if tp not in self.pending:
+            if err is not None and msg.topic() is None:
+                self.last_error = err.str()  # the client's own trouble (the broker is down, say)
+            return None
+        if err is not None:
+            if err.code() == KafkaError._PARTITION_EOF:
+                self.at_end.add(self.position[tp])
+            else:
+                self.unread[self.position[tp]] = f"the broker refused the read ({err.str()})"
+            return self._done(tp)
+        if msg.offset() < self.position[tp][2]:
+            return None
+        messages = self.found.setdefault(self.position[tp], [])
+        messages.append(_log_message(msg))
+        return self._done(tp) if len(messages) >= self.count else None
+
+    def _done(self, tp: tuple[str, int]) -> tuple[str, int]:
+        self.pending.discard(tp)
+        return tp
 
 
 def _log_message(msg) -> LogMessage:
