@@ -199,9 +199,7 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         """
         topics = [t for t in topics if is_topic_name(t)]
         if stable:
-            fresh = [t for t in dict.fromkeys(topics) if t not in self._stable]
-            self._stable.update(fresh)
-            self._unsent_stable += [(t, p) for t in fresh if t in self._queued for p in self._queued[t]]
+            self._ask_stable(topics)
         if self.targeted:
             new = {t for t in topics if t not in self._requested}
             self._undescribed |= new
@@ -215,6 +213,13 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
             if not self._metadata_future.done():
                 return
         self._flush_waiting()
+
+    def _ask_stable(self, topics: list[str]) -> None:
+        """Ask for the last stable offsets of these topics too, once per topic: now for a topic already queued, with
+        its log offsets (_queue) for the others."""
+        fresh = [t for t in dict.fromkeys(topics) if t not in self._stable]
+        self._stable.update(fresh)
+        self._unsent_stable += [(t, p) for t in fresh if t in self._queued for p in self._queued[t]]
 
     def _flush_waiting(self) -> None:
         """Queue the waiting topics the cluster's metadata has. Those it has not are described by name, as a targeted
