@@ -486,6 +486,16 @@ def _digits(text: str, most: int) -> bool:
 
 
 def _csv_offsets(path: Path) -> OffsetsFile:
+    by_group = _csv_by_group(path, _csv_rows(path))
+    if "" in by_group:
+        return OffsetsFile(None, by_group[""], "csv")
+    key = ConsumerKey(KAFKA, next(iter(by_group))) if len(by_group) == 1 else None
+    return OffsetsFile(key, next(iter(by_group.values())) if key else {}, "csv", by_group=by_group)
+
+
+def _csv_rows(path: Path) -> list[list[str]]:
+    """The file's lines that are not blank, as stripped cells, without a header line; UsageError for a file that is
+    not CSV, holds no offsets, or mixes lines with a group column and lines without."""
     text = read_text(path, "file")
     try:
         rows = [
@@ -503,6 +513,12 @@ def _csv_offsets(path: Path) -> OffsetsFile:
         )
     if len({len(row) for row in rows}) > 1:
         raise UsageError(f"{path}: some lines have a group column and some do not")
+    return rows
+
+
+def _csv_by_group(path: Path, rows: list[list[str]]) -> dict[str, dict[tuple[str, int], int]]:
+    """group ("" for lines without one) -> (topic, partition) -> offset; UsageError naming the first line that is not
+    topic,partition,offset or group,topic,partition,offset with whole numbers."""
     by_group: dict[str, dict[tuple[str, int], int]] = {}
     for n, row in enumerate(rows, 1):
         if len(row) not in (3, 4) or not _digits(row[-2], 2**31 - 1) or not _digits(row[-1], 2**63 - 1):
@@ -510,10 +526,7 @@ def _csv_offsets(path: Path) -> OffsetsFile:
                 f"{path} line {n}: expected topic,partition,offset or group,topic,partition,offset with whole numbers"
             )
         by_group.setdefault(row[0] if len(row) == 4 else "", {})[(row[-3], int(row[-2]))] = int(row[-1])
-    if "" in by_group:
-        return OffsetsFile(None, by_group[""], "csv")
-    key = ConsumerKey(KAFKA, next(iter(by_group))) if len(by_group) == 1 else None
-    return OffsetsFile(key, next(iter(by_group.values())) if key else {}, "csv", by_group=by_group)
+    return by_group
 
 
 # --- the audit log -------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """A group's committed offsets, its commits and its deletion, through kafka-python (OffsetFetch, OffsetCommit as
 Kafka's AlterConsumerGroupOffsets sends it, DeleteGroups).
 
-The rest of the Kafka adapter (kafka.py) uses confluent-kafka; these calls do not, for three defects of
+The rest of the Kafka adapter (KafkaStore, kafka.py) uses confluent-kafka; these calls do not, for three defects of
 confluent-kafka 2.16.1 on librdkafka 2.16 (docs/storm.md, "The group coordinator's client"):
 - an admin ListConsumerGroupOffsets answered NOT_COORDINATOR, as a group's offsets are while its coordinator moves
   (a broker restart, a rolling upgrade, a new broker's first seconds), calls rd_kafka_cgrp_op on the admin client's
@@ -175,7 +175,7 @@ def coordinator_waited(
 
 def error_words(exc: BaseException) -> str:
     """A kafka-python error that is not a broker's answer (a lost connection, a time-out): its class and text. A
-    broker's answer has its Kafka error code (errno), which kafka.py words as librdkafka does."""
+    broker's answer has its Kafka error code (errno), which kafka_groups.py words as librdkafka does."""
     return f"{type(exc).__name__}: {exc}".rstrip(": ")
 
 

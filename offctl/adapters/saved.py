@@ -49,6 +49,28 @@ def _part(folder: Path, name: str, data: bytes | None) -> dict | None:
     return {"file": name, "size": len(data), "sha256": digest(data)}
 
 
+def _entry(folder: Path, p: Peeked, m: LogMessage) -> dict:
+    """One message's manifest entry; its headers, key and value written into `folder` beside it."""
+    stem = _stem(m)
+    headers = None
+    if m.headers:
+        body = [{"key": k, "value_base64": None if v is None else base64.b64encode(v).decode()} for k, v in m.headers]
+        headers = _part(folder, f"{stem}.headers.json", json.dumps(body, indent=1).encode() + b"\n")
+    return {
+        **p.row.record.key.fields(),
+        "topic": m.topic,
+        "partition": m.partition,
+        "offset": m.offset,
+        "resume_offset": p.offset,
+        "timestamp": iso_ms(m.timestamp_ms),
+        "timestamp_ms": m.timestamp_ms,
+        "timestamp_type": m.timestamp_type,
+        "key": _part(folder, f"{stem}.key", m.key),
+        "value": _part(folder, f"{stem}.value", m.value),
+        "headers": headers and {**headers, "count": len(m.headers)},
+    }
+
+
 def save_messages(directory: Path, peeked: list[Peeked] | tuple[Peeked, ...], saved_ms: int) -> Path:
     """Write every message read into `directory` (which must not exist, or be empty); return it."""
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
@@ -61,32 +83,7 @@ def save_messages(directory: Path, peeked: list[Peeked] | tuple[Peeked, ...], sa
     except OSError as exc:
         raise WriteConflict(f"--save {directory}: cannot write in {parent} ({exc.strerror or exc})") from None
     try:
-        entries = []
-        for p in peeked:
-            for m in p.at.messages if p.at is not None else ():
-                stem = _stem(m)
-                headers = None
-                if m.headers:
-                    body = [
-                        {"key": k, "value_base64": None if v is None else base64.b64encode(v).decode()}
-                        for k, v in m.headers
-                    ]
-                    headers = _part(tmp, f"{stem}.headers.json", json.dumps(body, indent=1).encode() + b"\n")
-                entries.append(
-                    {
-                        **p.row.record.key.fields(),
-                        "topic": m.topic,
-                        "partition": m.partition,
-                        "offset": m.offset,
-                        "resume_offset": p.offset,
-                        "timestamp": iso_ms(m.timestamp_ms),
-                        "timestamp_ms": m.timestamp_ms,
-                        "timestamp_type": m.timestamp_type,
-                        "key": _part(tmp, f"{stem}.key", m.key),
-                        "value": _part(tmp, f"{stem}.value", m.value),
-                        "headers": headers and {**headers, "count": len(m.headers)},
-                    }
-                )
+        entries = [_entry(tmp, p, m) for p in peeked for m in (p.at.messages if p.at is not None else ())]
         _write(
             tmp / MANIFEST,
             json.dumps({"offctl_peek": FORMAT, "saved_at": iso_ms(saved_ms), "messages": entries}, indent=1).encode()

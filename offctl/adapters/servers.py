@@ -197,6 +197,71 @@ _SINGLE = {
 }
 
 
+def _java() -> str:
+    """The java on the PATH; MissingPrerequisite when there is none."""
+    java = shutil.which("java")
+    if java is None:
+        raise MissingPrerequisite(
+            "java not found: Kafka needs it. Install it with `apt-get install openjdk-17-jre-headless`."
+        )
+    return java
+
+
+def _kraft(port: int, controller: int) -> dict[str, str]:
+    """The server.properties of KRaft's combined mode: broker and controller in one process, the controller on its
+    own listener."""
+    return {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+    }
+
+
+def _sasl_listener(listeners: str, port: int, sasl_port: int, sasl_users: dict[str, str]) -> dict[str, str]:
+    """The server.properties of start_broker's `sasl_users`, after `listeners`."""
+    # A second listener, SASL_PLAINTEXT with PLAIN, for the users; the PLAINTEXT one stays the operator's (its
+    # principal, ANONYMOUS, is the super user), as is the controller's
+    users = " ".join(f'user_{u}="{p}"' for u, p in sasl_users.items())
+    return {
+        "listeners": f"{listeners},SASL://127.0.0.1:{sasl_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},SASL://127.0.0.1:{sasl_port}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl.plain.sasl.jaas.config": (
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
+        ),
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS",
+        "allow.everyone.if.no.acl.found": "false",
+    }
+
+
+def _format_storage(jvm: list[str], config: Path, data: Path, version: str, timeout: float) -> None:
+    """Format a KRaft broker's storage in `data`, as kafka-storage format --standalone does."""
+    # A cluster id as kafka-storage random-uuid makes one: a UUID in URL-safe base64 (one that starts with "-"
+    # is never made: Uuid.randomUuid skips them, as a command line would take it for an option)
+    cluster = "-"
+    while cluster.startswith("-"):
+        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    formatted = subprocess.run(
+        [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster}", "-c", str(config), "--standalone"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if formatted.returncode != 0:
+        raise ServerFailed(
+            f"Kafka {version}'s storage could not be formatted in {data}: "
+            f"{(formatted.stderr or formatted.stdout).strip()[-1000:]}"
+        )
+
+
 def start_broker(
     log_dir: Path,
     port: int | None = None,
@@ -216,11 +281,7 @@ def start_broker(
     PLAINTEXT listener stays the operator's, a super user. Returns once the broker answers requests, its group
     coordinator ready (with `coordinator_ready` False, once it listens: a new broker's first seconds, which the
     tests of a loading coordinator need)."""
-    java = shutil.which("java")
-    if java is None:
-        raise MissingPrerequisite(
-            "java not found: Kafka needs it. Install it with `apt-get install openjdk-17-jre-headless`."
-        )
+    java = _java()
     classpath = kafka_classpath(version)
     port = port or free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -234,41 +295,13 @@ def start_broker(
     controller = None
     if zookeeper is None:
         controller = free_port()
-        props.update(
-            {
-                "process.roles": "broker,controller",
-                "node.id": "1",
-                "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
-                "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
-                "controller.listener.names": "CONTROLLER",
-                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                "share.coordinator.state.topic.replication.factor": "1",
-                "share.coordinator.state.topic.min.isr": "1",
-            }
-        )
+        props.update(_kraft(port, controller))
     else:
         props.update({"broker.id": "0", "zookeeper.connect": zookeeper})
     sasl_port = None
     if sasl_users:
-        # A second listener, SASL_PLAINTEXT with PLAIN, for the users; the PLAINTEXT one stays the operator's (its
-        # principal, ANONYMOUS, is the super user), as is the controller's
         sasl_port = free_port()
-        users = " ".join(f'user_{u}="{p}"' for u, p in sasl_users.items())
-        props.update(
-            {
-                "listeners": f"{props['listeners']},SASL://127.0.0.1:{sasl_port}",
-                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},SASL://127.0.0.1:{sasl_port}",
-                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT",
-                "inter.broker.listener.name": "PLAINTEXT",
-                "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
-                "listener.name.sasl.plain.sasl.jaas.config": (
-                    f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
-                ),
-                "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                "super.users": "User:ANONYMOUS",
-                "allow.everyone.if.no.acl.found": "false",
-            }
-        )
+        props.update(_sasl_listener(props["listeners"], port, sasl_port, sasl_users))
     props.update(settings or {})
     config = log_dir / "server.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
@@ -287,22 +320,7 @@ def start_broker(
         classpath,
     ]
     if zookeeper is None and not (data / "meta.properties").exists():
-        # A cluster id as kafka-storage random-uuid makes one: a UUID in URL-safe base64 (one that starts with "-"
-        # is never made: Uuid.randomUuid skips them, as a command line would take it for an option)
-        cluster = "-"
-        while cluster.startswith("-"):
-            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        formatted = subprocess.run(
-            [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster}", "-c", str(config), "--standalone"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if formatted.returncode != 0:
-            raise ServerFailed(
-                f"Kafka {version}'s storage could not be formatted in {data}: "
-                f"{(formatted.stderr or formatted.stdout).strip()[-1000:]}"
-            )
+        _format_storage(jvm, config, data, version, timeout)
     name = f"Apache Kafka {version}" + (" (ZooKeeper mode)" if zookeeper else "")
     server = _spawn_env(
         name, [*jvm, "kafka.Kafka", str(config)], port, log_dir / "stdout.log", timeout, dict(os.environ)

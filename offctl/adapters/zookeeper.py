@@ -338,21 +338,7 @@ class ZkStore:
             self.trident_notes.append(f"--trident-root {root} does not exist")
             return
         users = {join(join(root, sid), "user"): sid for sid in sorted(listed[root])}
-        parts: dict[str, tuple[str, int, str | None, str]] = {}  # dir -> (txStateId, partition, topic, library)
-        folders: dict[str, tuple[str, str]] = {}  # <topic>/ folder -> (txStateId, topic)
-        for path, kids in self.children(list(users)).items():
-            for kid in kids:
-                found = trident_partition(kid)
-                if found:
-                    parts[join(path, kid)] = (users[path], *found)
-                else:
-                    folders[join(path, kid)] = (users[path], kid)
-        for path, kids in self.children(list(folders)).items():
-            for kid in kids:
-                partition = partition_node(kid)
-                if partition is not None:  # <topic>/partition_N: a wildcard topic
-                    sid, topic = folders[path]
-                    parts[join(path, kid)] = (sid, partition, topic, STORM_KAFKA)
+        parts = self._trident_partitions(users)
         found = {sid for sid, _, _, _ in parts.values()}
         for sid in sorted(set(users.values()) - found):
             self.trident_notes.append(
@@ -395,6 +381,27 @@ class ZkStore:
                 replay_data=replay_data,
                 ahead=ahead,
             )
+
+    def _trident_partitions(self, users: Mapping[str, str]) -> dict[str, tuple[str, int, str | None, str]]:
+        """The partition dirs of read_trident, from `users` (each txStateId's user/ folder -> the txStateId): dir ->
+        (txStateId, partition, topic, library). <topic>@N and partition_N sit in user/; storm-kafka's
+        <topic>/partition_N (a wildcard topic) one folder below."""
+        parts: dict[str, tuple[str, int, str | None, str]] = {}  # dir -> (txStateId, partition, topic, library)
+        folders: dict[str, tuple[str, str]] = {}  # <topic>/ folder -> (txStateId, topic)
+        for path, kids in self.children(list(users)).items():
+            for kid in kids:
+                found = trident_partition(kid)
+                if found:
+                    parts[join(path, kid)] = (users[path], *found)
+                else:
+                    folders[join(path, kid)] = (users[path], kid)
+        for path, kids in self.children(list(folders)).items():
+            for kid in kids:
+                partition = partition_node(kid)
+                if partition is not None:  # <topic>/partition_N: a wildcard topic
+                    sid, topic = folders[path]
+                    parts[join(path, kid)] = (sid, partition, topic, STORM_KAFKA)
+        return parts
 
     def _txids(
         self, parts: Mapping[str, tuple[str, int, str | None, str]], current: Mapping[str, int]
@@ -493,14 +500,7 @@ class ZkStore:
                 f"(about {MAX_MULTI_BYTES:,} bytes); nothing was written. Narrow the reset with "
                 f"--partitions"
             )
-        transaction = self.client.transaction()
-        for path, data, version in changes:
-            if data is None:
-                transaction.delete(path, version)
-            elif version == -1:
-                transaction.create(path, data)
-            else:
-                transaction.set_data(path, data, version)
+        transaction = self._transaction(changes)
         try:
             results = transaction.commit_async().get(timeout=self.timeout)
         except NoAuthError:
@@ -520,19 +520,31 @@ class ZkStore:
         ]
         if not failed:
             return
-        why = []
-        for path, version, error in failed:
-            if isinstance(error, BadVersionError):
-                why.append(f"{path} changed since it was read (version {version} then)")
-            elif isinstance(error, NoNodeError):
-                why.append(
-                    f"{path}'s parent no longer exists" if version == -1 else f"{path} was deleted since it was read"
-                )
-            elif isinstance(error, NodeExistsError):
-                why.append(f"{path} was created since it was read")
-            elif isinstance(error, NoAuthError):
-                why.append(f"{path} may not be written with these credentials (ACL; --zk-auth)")
-            else:
-                why.append(f"{path}: {type(error).__name__}")
+        why = [_refused(path, version, error) for path, version, error in failed]
         shown = "; ".join(why[:10]) + (f"; and {len(why) - 10} more nodes" if len(why) > 10 else "")
         raise WriteConflict("nothing was written: " + shown)
+
+    def _transaction(self, changes: Sequence[tuple[str, bytes | None, int]]):
+        """write_versioned's multi-op: a delete for data None, a create for version -1, else a set at the version."""
+        transaction = self.client.transaction()
+        for path, data, version in changes:
+            if data is None:
+                transaction.delete(path, version)
+            elif version == -1:
+                transaction.create(path, data)
+            else:
+                transaction.set_data(path, data, version)
+        return transaction
+
+
+def _refused(path: str, version: int, error: Exception) -> str:
+    """Why ZooKeeper refused one node of a multi-op, in the operator's words."""
+    if isinstance(error, BadVersionError):
+        return f"{path} changed since it was read (version {version} then)"
+    if isinstance(error, NoNodeError):
+        return f"{path}'s parent no longer exists" if version == -1 else f"{path} was deleted since it was read"
+    if isinstance(error, NodeExistsError):
+        return f"{path} was created since it was read"
+    if isinstance(error, NoAuthError):
+        return f"{path} may not be written with these credentials (ACL; --zk-auth)"
+    return f"{path}: {type(error).__name__}"

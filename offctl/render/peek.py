@@ -1,6 +1,6 @@
 """`offctl peek`'s document: its `--output json` (each partition read, and each message as its sizes, previews
-and digests, from the core's Peeked results, offctl.core.records.peeked, beside inspect's figures of its row) and its text
-for people; the MCP peek tool answers with it too."""
+and digests, from the core's Peeked results, offctl.core.records.peeked, beside inspect's figures of its row) and its
+text for people; the MCP peek tool answers with it too."""
 
 from __future__ import annotations
 

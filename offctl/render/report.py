@@ -124,8 +124,8 @@ def partition_dicts(report: Report, lags: Iterable[TimeLag], rows: Iterable[Part
 
 
 def expiry_fields(e: Expiry | None) -> dict:
-    """A partition's estimated commit expiry (offctl.core.time.expiry): the seconds left before the broker may delete its
-    commit (negative once past) and what the estimate comes from; both null where not estimated."""
+    """A partition's estimated commit expiry (offctl.core.time.expiry): the seconds left before the broker may delete
+    its commit (negative once past) and what the estimate comes from; both null where not estimated."""
     return {"commit_expiry_s": e.headroom_s if e else None, "commit_expiry_source": e.source if e else None}
 
 

@@ -130,7 +130,8 @@ def minutes(low: int, high: int) -> Callable[[Any], int]:
 
 def iso_duration(text: str) -> str:
     """--by-duration in the syntax of every duration option (30m, 6h, 1d12h) as the ISO-8601 duration
-    kafka-consumer-groups takes (PT1800S); ISO-8601, and anything else, is left to offctl.core.plans.targets to judge."""
+    kafka-consumer-groups takes (PT1800S); ISO-8601, and anything else, is left to offctl.core.plans.targets to
+    judge."""
     cleaned = text.strip()
     if cleaned[:1].isdigit() and not cleaned.replace(".", "", 1).isdigit():  # has a unit: not ISO, not bare
         try:

@@ -103,7 +103,7 @@ def test_read_messages_reports_what_it_could_not_read_and_never_joins_or_commits
     assert "Broker: Offset out of range" in read.unread[(topic, 0, 7)]
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
-    from offctl.adapters.kafka import LOOKUP_GROUP
+    from offctl.adapters.kafka_client import LOOKUP_GROUP
 
     offsets = kafka.admin.list_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(LOOKUP_GROUP, [TopicPartition(topic, 0)])]

@@ -155,27 +155,37 @@ def _jaas_tokens(text: str) -> list[tuple[str, str]]:
         if ord(c) <= 32:
             i += 1
         elif c == "/":
-            if text.startswith("/*", i):
-                end = text.find("*/", i + 2)
-                i = n if end < 0 else end + 2
-            else:  # `//` or a lone `/` (a comment character): to the end of the line
-                end = min((p for p in (text.find("\n", i), text.find("\r", i)) if p >= 0), default=n)
-                i = end
+            i = _jaas_comment_end(text, i)
         elif c in ";=":
             out.append((c, c))
             i += 1
         elif c in "\"'":
             value, i = _jaas_quoted(text, i)
             out.append(("quoted", value))
-        elif 32 < ord(c) <= 128 or 160 <= ord(c):
+        elif _jaas_word_char(c):
             j = i
-            while j < n and (32 < ord(text[j]) <= 128 or 160 <= ord(text[j])) and text[j] not in ";=\"'/":
+            while j < n and _jaas_word_char(text[j]) and text[j] not in ";=\"'/":
                 j += 1
             out.append(("word", text[i:j]))
             i = j
         else:  # 129-159: an ordinary character of its own, which no JAAS entry has in its place
             raise _JaasError("it has a control character")
     return out
+
+
+def _jaas_word_char(c: str) -> bool:
+    """A word character of JaasConfig's tokenizer: 33-128, or 160 and above."""
+    return 32 < ord(c) <= 128 or 160 <= ord(c)
+
+
+def _jaas_comment_end(text: str, i: int) -> int:
+    """Where the comment that starts at text[i] (a `/`) ends: after the `*/` of a `/*` (the text's end without one);
+    for `//` or a lone `/` (a comment character), at the end of the line."""
+    n = len(text)
+    if text.startswith("/*", i):
+        end = text.find("*/", i + 2)
+        return n if end < 0 else end + 2
+    return min((p for p in (text.find("\n", i), text.find("\r", i)) if p >= 0), default=n)
 
 
 _QUOTE_ESCAPES = {"a": "\x07", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\x0b"}
@@ -434,15 +444,7 @@ def jaas_section(text: str, name: str = "KafkaClient") -> str | None:
 def _sasl(
     props: dict[str, str], settings: dict[str, str], refused: list[str], jaas_file: str | None, given: Mapping[str, str]
 ) -> None:
-    mechanism = props.get("sasl.mechanism")
-    if mechanism is None:
-        refused.append(
-            "sasl.mechanism (not set: the Java client's default is GSSAPI, Kerberos, which offctl does not do)"
-        )
-    elif mechanism not in MECHANISMS:  # Kafka matches mechanism names exactly
-        refused.append("sasl.mechanism (offctl does " + ", ".join(MECHANISMS) + "; not GSSAPI or OAUTHBEARER)")
-    else:
-        settings["sasl.mechanism"] = mechanism
+    _sasl_mechanism(props, settings, refused)
     jaas, where = props.get("sasl.jaas.config"), "sasl.jaas.config"
     if jaas is None and jaas_file is not None:
         jaas, where = jaas_section(jaas_file), "storm_jaas.conf's KafkaClient section"
@@ -455,14 +457,35 @@ def _sasl(
             "sasl.username and sasl.password)"
         )
         return
+    options = _jaas_login(jaas, where, refused)
+    if options is not None:
+        settings["sasl.username"] = secret(options["username"])
+        settings["sasl.password"] = secret(options["password"])
+
+
+def _sasl_mechanism(props: dict[str, str], settings: dict[str, str], refused: list[str]) -> None:
+    mechanism = props.get("sasl.mechanism")
+    if mechanism is None:
+        refused.append(
+            "sasl.mechanism (not set: the Java client's default is GSSAPI, Kerberos, which offctl does not do)"
+        )
+    elif mechanism not in MECHANISMS:  # Kafka matches mechanism names exactly
+        refused.append("sasl.mechanism (offctl does " + ", ".join(MECHANISMS) + "; not GSSAPI or OAUTHBEARER)")
+    else:
+        settings["sasl.mechanism"] = mechanism
+
+
+def _jaas_login(jaas: str, where: str, refused: list[str]) -> dict[str, str] | None:
+    """The options of the one login module of `jaas` (read from `where`): exactly a username and a password, for
+    PlainLoginModule or ScramLoginModule. Anything else is refused, saying why in `refused`, and gives None."""
     try:
         entries = parse_jaas(jaas)
     except _JaasError as exc:
         refused.append(f"{where} (cannot be read: {exc})")
-        return
+        return None
     if len(entries) != 1:  # JaasContext.loadClientContext: "should be 1 module"
         refused.append(f"{where} (it has {len(entries)} login modules; Kafka takes one)")
-        return
+        return None
     module, _, options = entries[0]
     if module not in (PLAIN_MODULE, SCRAM_MODULE):
         what = _KNOWN_REFUSED_MODULES.get(module)
@@ -475,7 +498,7 @@ def _sasl(
             )
             + "; offctl does username and password logins only)"
         )
-        return
+        return None
     other = sorted(set(options) - {"username", "password"})
     if other or "username" not in options or "password" not in options:
         refused.append(
@@ -484,9 +507,8 @@ def _sasl(
             + (f"; it has {len(other)} other" if other else "")
             + ")"
         )
-        return
-    settings["sasl.username"] = secret(options["username"])
-    settings["sasl.password"] = secret(options["password"])
+        return None
+    return options
 
 
 def _ssl(props: dict[str, str], settings: dict[str, str], refused: list[str], notes: list[str]) -> None:
