@@ -198,7 +198,7 @@ def confirm_plans(yes: bool, plans, console=None, *, conn: Connection | None = N
     """Show the plans (on stderr unless `console` says where) and ask once whether to write them."""
     if yes:
         return True
-    from offctl.core.records.results import RepairResult
+    from offctl.core.results.repair import RepairResult
     from offctl.render.plans import confirm_question, write_plan_table
     from offctl.settings.sandbox import is_sandbox
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from offctl.core.records.results import RepairResult
+    from offctl.core.results.repair import RepairResult
 
 from offctl.core.plans.targets import Scope, make_target, parse_partitions, parse_static_partitions, parse_topics
 from offctl.render.plans import outcome_errors, write_outcome, write_outcomes

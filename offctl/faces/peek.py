@@ -8,7 +8,7 @@ import time
 
 from offctl.core.records.model import MessageRead
 from offctl.core.records.peeked import census, census_positions, committed_positions, peeked, positions, selected
-from offctl.core.records.results import PeekResult
+from offctl.core.results.peek import PeekResult
 from offctl.errors import OffctlError, UsageError
 from offctl.pipeline import assess, cyclic_gc_paused, merged_reads, open_stores, read_selected
 from offctl.settings.kinds import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition

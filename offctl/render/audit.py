@@ -12,7 +12,8 @@ from rich.text import Text
 
 from offctl.core.records.findings import CATALOGUE
 from offctl.core.records.model import Severity, duration, iso_ms
-from offctl.core.records.results import TASK_KEYS, AuditResult, RepairResult, Tally
+from offctl.core.results.audit import TASK_KEYS, AuditResult, Tally
+from offctl.core.results.repair import RepairResult
 from offctl.render.formats import SEVERITY_STYLE, dumps, number, status_style
 from offctl.render.plans import outcome_document
 from offctl.render.report import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
@@ -89,7 +90,7 @@ def consumer_label(d: dict) -> str:
 
 
 def _extreme_text(name: str, extreme: tuple) -> str:
-    """One of the audit's extremes (offctl.core.records.results.Tally): the figure, and the partition it is of."""
+    """One of the audit's extremes (offctl.core.results.audit.Tally): the figure, and the partition it is of."""
     seconds, (store, consumer, zk_root, topic, partition) = extreme
     where = f"{consumer_label({'store': store, 'consumer': consumer, 'zk_root': zk_root})} {topic}/{partition}"
     return f"{name} {duration(seconds)} ({where})" if seconds >= 0 else f"{name} {duration(-seconds)} past ({where})"

@@ -19,7 +19,9 @@ from rich.console import Console
 from offctl.core.plans.plan import Plan
 from offctl.core.records.findings import Code
 from offctl.core.records.model import Report, Severity, Thresholds, iso_ms
-from offctl.core.records.results import ApplyResult, PeekResult, RepairResult, Seen, State, StoredPlan
+from offctl.core.results.mcp import ApplyResult, Seen, State, StoredPlan
+from offctl.core.results.peek import PeekResult
+from offctl.core.results.repair import RepairResult
 from offctl.render.formats import dumps
 from offctl.render.peek import peek_document
 from offctl.render.plans import confirm_question, outcome_document, outcomes_document, write_plan
@@ -250,7 +252,7 @@ def _b64(data: bytes | None) -> str | None:
 
 
 def seen_change(c: Seen) -> dict:
-    """One change as a plan saw and planned it (offctl.core.records.results.Seen): before-values and what it writes."""
+    """One change as a plan saw and planned it (offctl.core.results.mcp.Seen): before-values and what it writes."""
     return {
         "where": c.where,
         "topic": c.topic,
@@ -269,7 +271,7 @@ def seen_change(c: Seen) -> dict:
 
 
 def plan_state(s: State) -> dict:
-    """One consumer's plan as bound (offctl.core.records.results.State)."""
+    """One consumer's plan as bound (offctl.core.results.mcp.State)."""
     return {
         "consumer": s.consumer,
         "changes": [seen_change(c) for c in s.changes],
@@ -279,7 +281,7 @@ def plan_state(s: State) -> dict:
 
 
 def stored_plan(p: StoredPlan) -> dict:
-    """A plan tool's answer (offctl.core.records.results.StoredPlan): its id, lifetime, dry run, text and state."""
+    """A plan tool's answer (offctl.core.results.mcp.StoredPlan): its id, lifetime, dry run, text and state."""
     return {
         "plan_id": p.id,
         "kind": p.kind,
@@ -297,7 +299,7 @@ def stored_plan(p: StoredPlan) -> dict:
 
 
 def apply_result(r: ApplyResult) -> dict:
-    """`apply`'s answer (offctl.core.records.results.ApplyResult)."""
+    """`apply`'s answer (offctl.core.results.mcp.ApplyResult)."""
     return {
         "plan_id": r.plan_id,
         "status": r.status,

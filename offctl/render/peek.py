@@ -12,7 +12,7 @@ from rich.text import Text
 from offctl.core.records.messages import UNREAD, age_ms
 from offctl.core.records.model import LogMessage, iso_ms
 from offctl.core.records.peeked import Census, Peeked, digest, preview
-from offctl.core.records.results import PeekResult
+from offctl.core.results.peek import PeekResult
 from offctl.core.time.timelag import time_lag
 from offctl.render.formats import dumps, number, table_console
 from offctl.render.report import partition_dicts

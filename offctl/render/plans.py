@@ -15,7 +15,7 @@ from offctl.core.plans.cost import cost_lines, describe, undo_cost
 from offctl.core.plans.plan import DELETE, SKIP, UNCHANGED, WRITE, Change, Plan
 from offctl.core.plans.plancost import ChangeCost, CostSum, PlanCost
 from offctl.core.records.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, iso_ms
-from offctl.core.records.results import RepairResult
+from offctl.core.results.repair import RepairResult
 from offctl.render.formats import dumps, number, plural, table_console
 
 

@@ -11,7 +11,7 @@ from offctl.core.plans.kafka import plan_migrate
 from offctl.core.plans.targets import Scope
 from offctl.core.plans.zookeeper import plan_delete
 from offctl.core.records.model import ZOOKEEPER, ConsumerKey
-from offctl.core.records.results import RepairResult
+from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores

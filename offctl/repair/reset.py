@@ -16,7 +16,7 @@ from offctl.core.plans.targets import Scope, Target
 from offctl.core.plans.zookeeper import plan_zookeeper
 from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, OffsetRecord, Snapshot, ZkNode
 from offctl.core.records.parse import storm_groups
-from offctl.core.records.results import RepairResult
+from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores

@@ -12,7 +12,7 @@ from offctl.core.plans.guards import changed_kafka, changed_zookeeper, with_guar
 from offctl.core.plans.restore import plan_restore_kafka, plan_restore_zookeeper
 from offctl.core.records.model import TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, Snapshot
 from offctl.core.records.parse import parse_commit, parse_zk_node
-from offctl.core.records.results import RepairResult
+from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.pipeline import open_stores

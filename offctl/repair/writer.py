@@ -12,7 +12,7 @@ from offctl import interrupts
 from offctl.adapters.backup import append_audit, audit_lines, write_backup
 from offctl.core.plans.plan import Plan
 from offctl.core.records.model import ZK_STORES, ConsumerKey
-from offctl.core.records.results import RepairResult
+from offctl.core.results.repair import RepairResult
 from offctl.errors import (
     LEFT_OUT,
     NOT_CONFIRMED,

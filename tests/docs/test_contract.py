@@ -161,7 +161,7 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
     from offctl.core.plans.cost import plan_cost
     from offctl.core.plans.plan import Change, Plan
     from offctl.core.records.model import KAFKA, ConsumerKey, MessageRead
-    from offctl.core.records.results import RepairResult
+    from offctl.core.results.repair import RepairResult
     from offctl.render.plans import outcome_document
 
     plan = Plan("reset", ConsumerKey(KAFKA, "g"), "earliest", (Change("t", 0, 5, 0, after_metadata="m"),), 0)

@@ -619,7 +619,7 @@ def audit_face(state, reference):
 
 
 def test_the_audit_task_shows_inspects_figures(audit_face, reference):
-    from offctl.core.records.results import Tally
+    from offctl.core.results.audit import Tally
 
     assert_agrees("offctl audit", audit_face.mismatches)
     outputs, rows = audit_face.outputs, audit_face.rows

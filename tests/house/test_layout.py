@@ -73,6 +73,13 @@ CORE_ORDER = {
     "offctl.core.rules": {"offctl.core.storm", "offctl.core.records"},
     "offctl.core.time": {"offctl.core.storm", "offctl.core.records", "offctl.core.rules"},
     "offctl.core.plans": {"offctl.core.storm", "offctl.core.records", "offctl.core.rules"},
+    "offctl.core.results": {
+        "offctl.core.storm",
+        "offctl.core.records",
+        "offctl.core.rules",
+        "offctl.core.time",
+        "offctl.core.plans",
+    },
 }
 TOP_MODULES_AT_MOST = 8
 

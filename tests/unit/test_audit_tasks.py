@@ -18,7 +18,7 @@ from offctl.core.records.model import (
     Report,
     TimeLag,
 )
-from offctl.core.records.results import TASK_KEYS
+from offctl.core.results.audit import TASK_KEYS
 from offctl.core.time.expiry import Expiry
 from offctl.core.time.history import Observation
 from offctl.faces.audit.tasks import chunk_outputs, with_history, without_history

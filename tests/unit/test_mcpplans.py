@@ -16,7 +16,7 @@ from offctl.core.plans.guards import GuardFacts, with_guards
 from offctl.core.plans.targets import Scope, Target
 from offctl.core.plans.zookeeper import plan_zookeeper
 from offctl.core.records.model import ZOOKEEPER, ConsumerKey, PartitionLog, ZkNode
-from offctl.core.records.results import Seen, State
+from offctl.core.results.mcp import Seen, State
 from offctl.errors import UsageError, WriteConflict
 from offctl.faces.mcp.apply import DECLINED, REFUSED, UNCHANGED, WRITTEN, apply
 from offctl.faces.mcp.compare import compare

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
-from offctl.core.records.results import Tally
+from offctl.core.results.audit import Tally
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.faces.audit import repairs as audit_repairs
 from offctl.faces.audit.job import exit_code

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from offctl.adapters import spark as adapter
 from offctl.core.records.model import iso_ms
-from offctl.core.records.results import AuditResult, Tally, partition_key
+from offctl.core.results.audit import AuditResult, Tally, partition_key
 from offctl.core.rules.judge import assumptions
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, UsageError
 from offctl.faces.audit.repairs import repair_all, repair_codes, repairs

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from offctl import interrupts
 from offctl.core.plans.targets import Scope, Target
 from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
-from offctl.core.records.results import RepairResult
+from offctl.core.results.repair import RepairResult
 from offctl.core.rules.profiles import Profiles
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import NOT_CONFIRMED, Interrupted, InterruptedWrite, OffctlError, UsageError

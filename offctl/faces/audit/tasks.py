@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from offctl.core.records.findings import CATALOGUE
 from offctl.core.records.model import ConsumerKey, Report, Snapshot
-from offctl.core.records.results import Tally, partition_key
+from offctl.core.results.audit import Tally, partition_key
 from offctl.core.rules.analyze import analyze
 from offctl.core.rules.judge import expected_topics
 from offctl.core.rules.profiles import Profiles

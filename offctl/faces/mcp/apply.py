@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from offctl.core.plans.plan import Plan
-from offctl.core.records.results import ApplyResult, RepairResult, StoredPlan
+from offctl.core.results.mcp import ApplyResult, StoredPlan
+from offctl.core.results.repair import RepairResult
 from offctl.errors import OffctlError
 from offctl.faces.mcp.compare import compare, state_of
 from offctl.faces.mcp.plans import KeptPlan, PlanStore, digest_now

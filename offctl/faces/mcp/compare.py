@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from offctl.core.plans.plan import Plan
-from offctl.core.records.results import Seen, State
+from offctl.core.results.mcp import Seen, State
 
 
 def state_of(plan: Plan) -> State:

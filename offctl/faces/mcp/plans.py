@@ -29,7 +29,8 @@ from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.plans.plan import Plan
 from offctl.core.plans.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
 from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
-from offctl.core.records.results import RepairResult, StoredPlan
+from offctl.core.results.mcp import StoredPlan
+from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
 from offctl.faces.mcp.compare import state_of

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ClientCapabilities, ElicitationCapability, FormElicitationCapability, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from offctl.core.records.results import ApplyResult
+from offctl.core.results.mcp import ApplyResult
 from offctl.faces.mcp import plans as mcpplans
 from offctl.faces.mcp.apply import apply
 from offctl.faces.mcp.server import DATA_NOTE, ContextArg, Face, Run, answer, tool_errors

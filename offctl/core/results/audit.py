@@ -1,58 +1,15 @@
-"""The results the faces hand to render/: what a peek, a repair, an audit and an MCP plan came to, as frozen records
-of plain values and core types (no I/O), so that the renderer can name what it renders."""
+"""What `offctl audit` came to (offctl.faces.audit): its tally and its rows, as render/audit.py renders them."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
-from offctl.core.plans.plan import Plan
 from offctl.core.records.model import Report, Severity
-from offctl.core.records.peeked import Peeked, unanswered
 from offctl.core.storm.commits import CommitBehaviour
 from offctl.core.time.expiry import Retention
-
-# --- offctl peek ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PeekResult:
-    report: Report  # inspect's report of the consumers read (its findings say why a partition is stuck)
-    peeked: tuple[Peeked, ...]
-    count: int
-    captured_ms: int
-
-    @property
-    def unread(self) -> int:
-        """Partitions whose message the read could not give (time budget, broker refusal)."""
-        return sum(unanswered(p) for p in self.peeked)
-
-
-# --- reset, restore, migrate and delete ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RepairResult:
-    """What a reset, restore, migrate or delete did with one plan: written or not, verified, and what went wrong."""
-
-    plan: Plan
-    executed: bool = False  # the write went to the store
-    declined: bool = False  # the operator answered no at the prompt
-    backup: Path | None = None
-    verified: bool | None = None  # None: nothing was written
-    problems: tuple[str, ...] = ()  # what verification found
-    audit_log: Path | None = None
-    notes: tuple[str, ...] = ()
-    undo: str | None = None  # the command that puts the before-image back, to paste as it is
-    interrupted: bool = False  # Ctrl-C or SIGTERM came once the write had landed: reported in full, exit 6
-    error: str | None = None  # in a run over several consumers: why this one was not (fully) written
-    error_code: int = 0  # and the exit code that error carries
-
-
-# --- offctl audit --------------------------------------------------------------------------------------------
 
 
 def partition_key(d: Mapping) -> tuple:
@@ -201,83 +158,3 @@ class AuditResult:
 
     def summary(self) -> dict:
         return {**self.tally.summary(), "history": self.history, "snapshots": self.snapshots_used}
-
-
-# --- offctl mcp's plans --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One change as the plan read and planned it: the before-value (bytes and version, or offset and metadata)
-    and what it writes."""
-
-    where: str  # the ZooKeeper path, or topic/partition
-    topic: str | None
-    partition: int
-    path: str | None
-    version: int | None
-    before: int | None
-    before_data: bytes | None
-    before_metadata: str | None
-    had_commit: bool
-    action: str
-    after: int | None
-    after_data: bytes | None
-    after_metadata: str | None
-
-
-@dataclass(frozen=True)
-class State:
-    """One consumer's plan as bound: its changes and the guards' verdicts (statuses only: their messages carry
-    ages that move with the clock)."""
-
-    consumer: str
-    changes: tuple[Seen, ...]
-    guards: tuple[tuple[str, str], ...]
-    group_had_commits: bool | None = None
-
-
-@dataclass(frozen=True)
-class StoredPlan:
-    """A plan an assistant asked for: its arguments as given (`request`), what it saw (`state`), its dry run
-    (`document`, render.outcome_document), the text a human is shown (`text`), the offctl command line an operator
-    would run by hand (`command`), and its lifetime. The library call it re-runs is kept beside it (KeptPlan)."""
-
-    id: str
-    kind: str  # reset | restore | migrate | delete
-    context: str
-    request: dict
-    state: tuple[State, ...]
-    document: dict
-    text: str
-    command: str
-    created: float  # seconds since the epoch
-    expires: float
-    follows_log: bool = False
-    refused: tuple[str, ...] = ()  # guards that refused the dry run: "guard: message"
-    writes: int = 0  # how many changes it writes
-    digest: str | None = None  # restore: the backup file's sha256 when planned
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    """What apply did. `status`: written, verification-failed (written; the read-back found `problems`), refused
-    (nothing written: `reason`), declined (the human said no: nothing written), failed (`reason` says whether
-    the write landed) or unchanged (the plan writes nothing, so there was nothing to change: a restore whose
-    partitions all hold their before-image already). `audit`: the audit-log lines the write appended, as the CLI
-    writes them. `command`: the offctl command line an operator can run by hand instead."""
-
-    plan_id: str
-    status: str
-    reason: str | None = None
-    written: bool = False
-    document: dict | None = None  # render.outcome_document of the run that wrote
-    backup: str | None = None
-    audit_log: str | None = None
-    audit: tuple[str, ...] = ()
-    undo: str | None = None
-    verified: bool | None = None
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    lines: tuple[str, ...] = ()  # render.outcome_lines: what happened, in words
-    command: str | None = None
