@@ -31,7 +31,7 @@ from offctl.core.records.parse import parse_commit, parse_zk_node, storm_groups
 from offctl.core.rules import judge
 from offctl.core.rules.analyze import with_findings
 from offctl.core.rules.profiles import Profiles
-from offctl.core.storm.releases import Library, reads_committed
+from offctl.core.storm.releases import Isolation, Library, isolation_level
 from offctl.core.time import expiry, retention, timelag, transactions
 from offctl.errors import OffctlError
 from offctl.ports import LogStore, SpoutStore
@@ -98,24 +98,24 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
         yield zk, kafka
 
 
-def committed_readers(profiles: Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
-    """Whether the consumer `key`, read with a library, reads committed by its profile (releases.reads_committed):
-    its topics' last stable offsets are then read too. Decided once per consumer."""
+def read_committed_consumers(profiles: Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
+    """Whether the consumer `key`, read with a library, reads at READ_COMMITTED by its profile
+    (releases.isolation_level): its topics' last stable offsets are then read too. Decided once per consumer."""
     run = profiles
     if run is None or not any(
-        reads_committed(t.spout, Library.STORM_KAFKA_CLIENT)
+        isolation_level(t.spout, Library.STORM_KAFKA_CLIENT).stops_at_last_stable
         for t in (run.default, *(p.thresholds for p in run.profiles))
     ):
         return lambda key, library: False
     known: dict[tuple[ConsumerKey, Library], bool] = {}
 
-    def reads(key: ConsumerKey, library: Library) -> bool:
+    def read_committed(key: ConsumerKey, library: Library) -> bool:
         found = known.get((key, library))
         if found is None:
-            found = known[(key, library)] = reads_committed(run.judging(key)[1].spout, library)
+            found = known[(key, library)] = isolation_level(run.judging(key)[1].spout, library).stops_at_last_stable
         return found
 
-    return reads
+    return read_committed
 
 
 @dataclass
@@ -149,17 +149,17 @@ def read_snapshot(
     under each root, already listed (an audit task's share); without it each root is listed here. `profiles`:
     the run's; the topics of the consumers they say read committed get their last stable offsets read.
     """
-    reads = committed_readers(profiles)
+    read_committed = read_committed_consumers(profiles)
     read = _Reading()
     # The groups first: their topics' log offsets are asked for before ZooKeeper is read, and travel meanwhile.
-    commits, groups = _read_groups(kafka, selection, reads, read) if kafka is not None else ([], [])
+    commits, groups = _read_groups(kafka, selection, read_committed, read) if kafka is not None else ([], [])
     running = None
     if zk is not None:
         for root in roots:
             wanted = _spouts_under(zk, root, selection.spouts, spouts_by_root, read)
             if wanted is not None:
                 _read_spouts(zk, kafka, root, wanted, selection.spouts, read)
-        _read_tridents(zk, kafka, trident_roots, selection.tridents, reads, read)
+        _read_tridents(zk, kafka, trident_roots, selection.tridents, read_committed, read)
         running = _running_topologies(zk, storm_root, read.notes)
     for record in map(parse_commit, commits):
         read.records.setdefault(record.key, []).append(record)
@@ -179,7 +179,7 @@ def read_snapshot(
 
 
 def _read_groups(
-    kafka: LogStore, selection: Selection, reads: Callable[[ConsumerKey, Library], bool], read: _Reading
+    kafka: LogStore, selection: Selection, read_committed: Callable[[ConsumerKey, Library], bool], read: _Reading
 ) -> tuple[list[KafkaCommit], list[GroupState]]:
     """Read the groups named and those --all-groups keeps (the ones Storm committed for): their commits, narrowed
     to --topic, and their states; then ask for their topics' log offsets."""
@@ -197,7 +197,7 @@ def _read_groups(
         )
     groups = kafka.group_states(sorted(keep))
     read.read_findings += _groups_without_commits(named, commits, selection.topic)
-    _request_group_logs(kafka, selection, commits, reads)
+    _request_group_logs(kafka, selection, commits, read_committed)
     return commits, groups
 
 
@@ -225,16 +225,19 @@ def _groups_without_commits(
 
 
 def _request_group_logs(
-    kafka: LogStore, selection: Selection, commits: Sequence[KafkaCommit], reads: Callable[[ConsumerKey, Library], bool]
+    kafka: LogStore,
+    selection: Selection,
+    commits: Sequence[KafkaCommit],
+    read_committed: Callable[[ConsumerKey, Library], bool],
 ) -> None:
     """Ask for the log offsets of --topic, the reset scope's topics and the committed topics, and for the last
     stable offsets of the topics of the groups that read committed."""
     kafka.request_logs(
         ([selection.topic] if selection.topic else []) + list(selection.log_topics) + [c.topic for c in commits]
     )
-    stable = [c.topic for c in commits if reads(ConsumerKey(KAFKA, c.group), Library.STORM_KAFKA_CLIENT)]
-    if stable:
-        kafka.request_logs(stable, stable=True)
+    topics = [c.topic for c in commits if read_committed(ConsumerKey(KAFKA, c.group), Library.STORM_KAFKA_CLIENT)]
+    if topics:
+        kafka.request_logs(topics, last_stable=True)
 
 
 def _spouts_under(
@@ -301,7 +304,7 @@ def _read_tridents(
     kafka: LogStore | None,
     trident_roots: Sequence[str],
     tridents: Sequence[str],
-    reads: Callable[[ConsumerKey, Library], bool],
+    read_committed: Callable[[ConsumerKey, Library], bool],
     read: _Reading,
 ) -> None:
     """Read the Trident Kafka spouts' state under each transactional root (those named, or every one), then note
@@ -310,7 +313,7 @@ def _read_tridents(
         return
     seen: set[str] = set()
     for root in trident_roots:
-        seen |= _read_trident_root(zk, kafka, root, tridents, reads, read)
+        seen |= _read_trident_root(zk, kafka, root, tridents, read_committed, read)
     read.notes += [n for n in zk.trident_notes if not tridents]
     read.read_findings += [
         ReadFinding(
@@ -327,7 +330,7 @@ def _read_trident_root(
     kafka: LogStore | None,
     root: str,
     tridents: Sequence[str],
-    reads: Callable[[ConsumerKey, Library], bool],
+    read_committed: Callable[[ConsumerKey, Library], bool],
     read: _Reading,
 ) -> set[str]:
     """Parse each Trident spout's node under one root as it arrives (those named, or every one) and ask for its
@@ -341,7 +344,7 @@ def _read_trident_root(
         record = parse_zk_node(node)
         read.records.setdefault(record.key, []).append(record)
         if kafka is not None:
-            _ask_trident_logs(kafka, read.asked, record, node, reads)
+            _ask_trident_logs(kafka, read.asked, record, node, read_committed)
     return seen
 
 
@@ -350,7 +353,7 @@ def _ask_trident_logs(
     asked: set[str | None],
     record: OffsetRecord,
     node: ZkNode,
-    reads: Callable[[ConsumerKey, Library], bool],
+    read_committed: Callable[[ConsumerKey, Library], bool],
 ) -> None:
     """Ask for the log offsets of a Trident record's topics the first time each turns up, and for its topic's last
     stable offsets when the storm-kafka-client spout that wrote it reads committed."""
@@ -358,8 +361,8 @@ def _ask_trident_logs(
         if topic and topic not in asked:
             asked.add(topic)
             kafka.request_logs([topic])
-    if record.topic and record.trident == STORM_KAFKA_CLIENT and reads(record.key, Library.STORM_KAFKA_CLIENT):
-        kafka.request_logs([record.topic], stable=True)  # asked once per topic (KafkaStore)
+    if record.topic and record.trident == STORM_KAFKA_CLIENT and read_committed(record.key, Library.STORM_KAFKA_CLIENT):
+        kafka.request_logs([record.topic], last_stable=True)  # asked once per topic (KafkaStore)
 
 
 def _running_topologies(zk: SpoutStore, storm_root: str, notes: list[str]) -> frozenset[str] | None:
@@ -406,32 +409,30 @@ NOT_READ = "not read (--time-lag-budget 0)"
 
 
 def read_within(
-    kafka: LogStore, wanted: list[Position], budget_s: float, committed: Collection[Position] = ()
+    kafka: LogStore, wanted: list[Position], budget_s: float, read_committed: Collection[Position] = ()
 ) -> MessageRead:
     """The messages at `wanted`, read within `budget_s` seconds; none read (each `unread`, with why) when the
     budget is 0 or the broker refuses: the time lag and the estimates built on it never make a read partial.
-    The positions also in `committed` are read as a read_committed consumer reads them (a spout that reads
+    The positions also in `read_committed` are read as a read_committed consumer reads them (a spout that reads
     committed resumes there), in a read of their own after the others, within what is left of the budget."""
     if budget_s <= 0:
         return MessageRead(unread=dict.fromkeys(wanted, NOT_READ))
     started = time.monotonic()
-    plain = [p for p in wanted if p not in committed] if committed else wanted
-    stable = [p for p in wanted if p in committed] if committed else []
+    plain = [p for p in wanted if p not in read_committed] if read_committed else wanted
+    committed = [p for p in wanted if p in read_committed] if read_committed else []
     reads = []
-    for positions, isolated in ((plain, False), (stable, True)):
+    for positions, level in ((plain, Isolation.READ_UNCOMMITTED), (committed, Isolation.READ_COMMITTED)):
         if positions:
             left = max(budget_s - (time.monotonic() - started), 0.001) if reads else budget_s
-            reads.append(_read_messages(kafka, positions, left, isolated))
+            reads.append(_read_messages(kafka, positions, left, level))
     return reads[0] if len(reads) == 1 else merged_reads(reads)
 
 
-def _read_messages(kafka: LogStore, positions: list[Position], budget_s: float, committed: bool) -> MessageRead:
-    """The messages at `positions` within `budget_s` seconds, read as a read_committed consumer reads them when
-    `committed`; each `unread`, with why, when the broker refuses."""
+def _read_messages(kafka: LogStore, positions: list[Position], budget_s: float, level: Isolation) -> MessageRead:
+    """The messages at `positions` within `budget_s` seconds, read at isolation level `level`; each `unread`, with
+    why, when the broker refuses."""
     try:
-        if committed:
-            return kafka.read_messages(positions, budget_s=budget_s, committed=True)
-        return kafka.read_messages(positions, budget_s=budget_s)
+        return kafka.read_messages(positions, budget_s=budget_s, isolation_level=level)
     except OffctlError as exc:
         return MessageRead(unread=dict.fromkeys(positions, f"messages not read: {exc}"))
 
@@ -463,7 +464,7 @@ def with_time_lags(
     wanted = timelag.positions(report.rows)
     if not wanted or kafka is None:
         return report
-    read = read_within(kafka, wanted, budget_s, timelag.committed_positions(report.rows))
+    read = read_within(kafka, wanted, budget_s, timelag.read_committed_positions(report.rows))
     if budget_s <= 0:
         report = replace(report, time_lags=timelag.unread(wanted, NOT_READ))
     else:

@@ -15,7 +15,7 @@ REQUEST_PARTITIONS as topics are asked for, and are collected by logs().
 
 The consumer never subscribes, joins or commits: confluent-kafka requires a group.id, and librdkafka only
 looks up that group's coordinator. Its isolation level is read_uncommitted, so the log end is the high
-watermark, as with AdminClient.list_offsets' default. The topics asked for with `stable` are also looked up by a
+watermark, as with AdminClient.list_offsets' default. The topics asked for with `last_stable` are also looked up by a
 second consumer whose isolation level is read_committed: librdkafka sends ListOffsets (v2+) with the client's
 isolation level, and Kafka answers LATEST with the last stable offset (LSO), where a read_committed consumer stops
 (KIP-98).
@@ -34,6 +34,7 @@ from offctl.adapters.kafka_configs import KafkaConfigs
 from offctl.adapters.kafka_groups import KafkaGroups
 from offctl.adapters.kafka_messages import KafkaMessages
 from offctl.core.records.model import Cluster, PartitionLog, is_topic_name
+from offctl.core.storm.releases import Isolation
 from offctl.errors import StoreUnavailable
 
 # Partitions per offsets lookup. librdkafka's cost per call grows with the square of its partitions
@@ -44,7 +45,11 @@ LOOKUP_THREADS = 2  # lookups in flight at once
 EARLIEST, LATEST = -2, -1  # ListOffsets' special timestamps (librdkafka's RD_KAFKA_OFFSET_BEGINNING and _END)
 # The log offsets looked up: what each is called in a note, its ListOffsets timestamp, whether read_committed asks it
 LOG_START, LOG_END, LAST_STABLE = "log start", "log end", "last stable"
-_LOOKUPS = {LOG_START: (EARLIEST, False), LOG_END: (LATEST, False), LAST_STABLE: (LATEST, True)}
+_LOOKUPS = {
+    LOG_START: (EARLIEST, Isolation.READ_UNCOMMITTED),
+    LOG_END: (LATEST, Isolation.READ_UNCOMMITTED),
+    LAST_STABLE: (LATEST, Isolation.READ_COMMITTED),
+}
 DESCRIBE_TOPICS = 200  # topics per describe-topics call of a targeted store
 
 # A partition's leader that is moving: asked again until the timeout (_lookup). OFFSET_NOT_AVAILABLE: a new leader
@@ -76,7 +81,7 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         super().__init__(bootstrap_servers, config=config, timeout=timeout)
         self.targeted = targeted
         self._consumer: Consumer | None = None  # for log offsets, made when first needed
-        self._committed_consumer: Consumer | None = None  # for last stable offsets (read_committed), likewise
+        self._read_committed_consumer: Consumer | None = None  # for last stable offsets (read_committed), likewise
         self._lookup_pool: ThreadPoolExecutor | None = None
         self._broken: str | None = None  # why the broker is unreachable, once a lookup has said so
         self._leaders: dict[str, dict[int, str | None]] | None = None
@@ -86,8 +91,8 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         self._undescribed: set[str] = set()
         self._unsent: list[tuple[str, int]] = []
         self._queued: dict[str, list[int]] = {}  # topic -> its partitions, once queued for lookup
-        self._stable: set[str] = set()  # topics whose last stable offsets are asked for too
-        self._unsent_stable: list[tuple[str, int]] = []
+        self._last_stable: set[str] = set()  # topics whose last stable offsets are asked for too
+        self._unsent_last_stable: list[tuple[str, int]] = []
         self._pending: list[tuple[str, list[tuple[str, int]], Future]] = []  # (LOG_START..., partitions, lookup)
 
     def close(self) -> None:
@@ -96,13 +101,13 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         if self._lookup_pool is not None:
             self._lookup_pool.shutdown(wait=True, cancel_futures=True)
             self._lookup_pool = None
-        for consumer in (self._consumer, self._committed_consumer):
+        for consumer in (self._consumer, self._read_committed_consumer):
             if consumer is not None:
                 try:
                     consumer.close()
                 except (KafkaException, RuntimeError):
                     pass  # closing must never mask what went wrong before
-        self._consumer = self._committed_consumer = None
+        self._consumer = self._read_committed_consumer = None
 
     def prefetch(self) -> None:
         """Start the metadata request in the background, so it overlaps whatever is read next."""
@@ -166,8 +171,8 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         for topic, partitions in leaders.items():
             self._queued[topic] = list(partitions)
             self._unsent += [(topic, p) for p in partitions]
-            if topic in self._stable:
-                self._unsent_stable += [(topic, p) for p in partitions]
+            if topic in self._last_stable:
+                self._unsent_last_stable += [(topic, p) for p in partitions]
         self._send_full()
 
     def _send_full(self) -> None:
@@ -175,18 +180,18 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         while len(self._unsent) >= REQUEST_PARTITIONS:
             self._send(self._unsent[:REQUEST_PARTITIONS])
             del self._unsent[:REQUEST_PARTITIONS]
-        while len(self._unsent_stable) >= REQUEST_PARTITIONS:
+        while len(self._unsent_last_stable) >= REQUEST_PARTITIONS:
             self._pending.append(
                 (
                     LAST_STABLE,
-                    self._unsent_stable[:REQUEST_PARTITIONS],
-                    self._submit(self._unsent_stable[:REQUEST_PARTITIONS], *_LOOKUPS[LAST_STABLE]),
+                    self._unsent_last_stable[:REQUEST_PARTITIONS],
+                    self._submit(self._unsent_last_stable[:REQUEST_PARTITIONS], *_LOOKUPS[LAST_STABLE]),
                 )
             )
-            del self._unsent_stable[:REQUEST_PARTITIONS]
+            del self._unsent_last_stable[:REQUEST_PARTITIONS]
 
-    def request_logs(self, topics: Iterable[str], *, stable: bool = False) -> None:
-        """Ask for log start and end offsets of these topics' partitions; logs() collects the answers. `stable`:
+    def request_logs(self, topics: Iterable[str], *, last_stable: bool = False) -> None:
+        """Ask for log start and end offsets of these topics' partitions; logs() collects the answers. `last_stable`:
         their last stable offsets too (what a read_committed consumer reads up to), asked for once per topic.
 
         Call it as topics turn up: requests go out once REQUEST_PARTITIONS partitions are waiting, so
@@ -198,8 +203,8 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         reads "t\\0x" as topic t, the broker refuses the others).
         """
         topics = [t for t in topics if is_topic_name(t)]
-        if stable:
-            self._ask_stable(topics)
+        if last_stable:
+            self._ask_last_stable(topics)
         if self.targeted:
             new = {t for t in topics if t not in self._requested}
             self._undescribed |= new
@@ -214,12 +219,12 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
                 return
         self._flush_waiting()
 
-    def _ask_stable(self, topics: list[str]) -> None:
+    def _ask_last_stable(self, topics: list[str]) -> None:
         """Ask for the last stable offsets of these topics too, once per topic: now for a topic already queued, with
         its log offsets (_queue) for the others."""
-        fresh = [t for t in dict.fromkeys(topics) if t not in self._stable]
-        self._stable.update(fresh)
-        self._unsent_stable += [(t, p) for t in fresh if t in self._queued for p in self._queued[t]]
+        fresh = [t for t in dict.fromkeys(topics) if t not in self._last_stable]
+        self._last_stable.update(fresh)
+        self._unsent_last_stable += [(t, p) for t in fresh if t in self._queued for p in self._queued[t]]
 
     def _flush_waiting(self) -> None:
         """Queue the waiting topics the cluster's metadata has. Those it has not are described by name, as a targeted
@@ -275,21 +280,22 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
                 raise
             return None
 
-    def _lookup_consumer(self, isolation: str) -> Consumer:
-        return self._client(
-            Consumer,
-            {**self._settings, "group.id": LOOKUP_GROUP, "enable.auto.commit": False, "isolation.level": isolation},
-        )
+    def _lookup_consumer(self, isolation_level: Isolation) -> Consumer:
+        settings = {"group.id": LOOKUP_GROUP, "enable.auto.commit": False, "isolation.level": isolation_level.value}
+        return self._client(Consumer, {**self._settings, **settings})
 
-    def _submit(self, partitions: list[tuple[str, int]], timestamp: int, committed: bool = False) -> Future:
-        """offsets_for_times of these partitions at `timestamp` in a lookup thread, read_committed if `committed`."""
+    def _submit(
+        self, partitions: list[tuple[str, int]], timestamp: int, isolation_level: Isolation = Isolation.READ_UNCOMMITTED
+    ) -> Future:
+        """offsets_for_times of these partitions at `timestamp` in a lookup thread, at `isolation_level`."""
         if self._consumer is None:
-            self._consumer = self._lookup_consumer("read_uncommitted")
+            self._consumer = self._lookup_consumer(Isolation.READ_UNCOMMITTED)
             self._lookup_pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="offctl-offsets")
-        if committed and self._committed_consumer is None:
-            self._committed_consumer = self._lookup_consumer("read_committed")
+        read_committed = isolation_level.stops_at_last_stable
+        if read_committed and self._read_committed_consumer is None:
+            self._read_committed_consumer = self._lookup_consumer(Isolation.READ_COMMITTED)
         return self._lookup_pool.submit(
-            self._lookup, partitions, timestamp, self._committed_consumer if committed else None
+            self._lookup, partitions, timestamp, self._read_committed_consumer if read_committed else None
         )
 
     def _send(self, partitions: list[tuple[str, int]]) -> None:
@@ -300,11 +306,11 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         """Partitions, leaders and log offsets of every existing topic asked for, once all have answered."""
         self._send_the_rest()
         offsets = self._answers()
-        start, end, stable = offsets[LOG_START], offsets[LOG_END], offsets[LAST_STABLE]
+        start, end, last_stable = offsets[LOG_START], offsets[LOG_END], offsets[LAST_STABLE]
         leaders = (self._leaders or {}) if self.targeted else self._metadata()
         return {
             topic: {
-                p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader, stable.get((topic, p)))
+                p: PartitionLog(start.get((topic, p)), end.get((topic, p)), leader, last_stable.get((topic, p)))
                 for p, leader in sorted(leaders[topic].items())
             }
             for topic in sorted(self._requested)
@@ -321,11 +327,11 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         if self._unsent:
             self._send(self._unsent)
             self._unsent = []
-        if self._unsent_stable:
+        if self._unsent_last_stable:
             self._pending.append(
-                (LAST_STABLE, self._unsent_stable, self._submit(self._unsent_stable, *_LOOKUPS[LAST_STABLE]))
+                (LAST_STABLE, self._unsent_last_stable, self._submit(self._unsent_last_stable, *_LOOKUPS[LAST_STABLE]))
             )
-            self._unsent_stable = []
+            self._unsent_last_stable = []
 
     def _answers(self) -> dict[str, dict[tuple[str, int], int]]:
         """Each kind of lookup (LOG_START, LOG_END, LAST_STABLE) -> (topic, partition) -> its offset, from every

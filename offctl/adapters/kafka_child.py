@@ -24,6 +24,7 @@ import threading
 import traceback
 from collections.abc import Iterable, Mapping
 
+from offctl.core.storm.releases import Isolation
 from offctl.errors import CRASH_SIGNALS, OffctlError, StoreUnavailable
 
 # What each call does, as a crash's message says it ("... while it was <doing>").
@@ -159,8 +160,8 @@ class ChildKafkaStore:
     def prefetch(self) -> None:
         self._call("prefetch")
 
-    def request_logs(self, topics: Iterable[str], *, stable: bool = False) -> None:
-        self._call("request_logs", list(topics), stable=stable)
+    def request_logs(self, topics: Iterable[str], *, last_stable: bool = False) -> None:
+        self._call("request_logs", list(topics), last_stable=last_stable)
 
     def logs(self):
         return self._call("logs")
@@ -174,8 +175,17 @@ class ChildKafkaStore:
     def group_states(self, groups: Iterable[str]):
         return self._call("group_states", list(groups))
 
-    def read_messages(self, positions, *, count: int = 1, budget_s: float | None = None, committed: bool = False):
-        return self._call("read_messages", list(positions), count=count, budget_s=budget_s, committed=committed)
+    def read_messages(
+        self,
+        positions,
+        *,
+        count: int = 1,
+        budget_s: float | None = None,
+        isolation_level: Isolation = Isolation.READ_UNCOMMITTED,
+    ):
+        return self._call(
+            "read_messages", list(positions), count=count, budget_s=budget_s, isolation_level=isolation_level
+        )
 
     def read_broker_config(self, names: Iterable[str]):
         return self._call("read_broker_config", list(names))

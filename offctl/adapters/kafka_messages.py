@@ -12,6 +12,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from offctl.adapters.kafka_client import LOOKUP_GROUP, KafkaClient
 from offctl.core.records.model import LogMessage, MessageRead, Position
+from offctl.core.storm.releases import Isolation
 
 MESSAGE_PARTITIONS = 1000  # partitions one read of messages is assigned at once
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent_kafka.TIMESTAMP_CREATE_TIME, _LOG_APPEND_TIME
@@ -19,7 +20,12 @@ _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent_kafka.TIME
 
 class KafkaMessages(KafkaClient):
     def read_messages(
-        self, positions: Iterable[Position], *, count: int = 1, budget_s: float | None = None, committed: bool = False
+        self,
+        positions: Iterable[Position],
+        *,
+        count: int = 1,
+        budget_s: float | None = None,
+        isolation_level: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> MessageRead:
         """Up to `count` messages from each (topic, partition, offset) on: the first at or after the offset,
         then the ones after it, up to the log end. Read-only: the consumer is assigned the partitions at those
@@ -29,8 +35,9 @@ class KafkaMessages(KafkaClient):
         turns. Whatever is not read within `budget_s` seconds (default: the connection's timeout) is `unread`,
         with the reason, as is a position the broker refuses (an offset out of range, say).
 
-        `committed`: read as a read_committed consumer does, up to the last stable offset, without the records of
-        aborted transactions (default: every record up to the high watermark). Neither is handed the markers."""
+        `isolation_level`: READ_COMMITTED reads as a read_committed consumer does, up to the last stable offset, without
+        the records of aborted transactions; READ_UNCOMMITTED (the default) every record up to the high watermark.
+        Neither is handed the markers."""
         budget = self.timeout if budget_s is None else budget_s
         deadline = time.monotonic() + budget
         turns: list[list[Position]] = []
@@ -47,7 +54,7 @@ class KafkaMessages(KafkaClient):
         for turn in turns:
             for i in range(0, len(turn), MESSAGE_PARTITIONS):
                 self._read_chunk(
-                    turn[i : i + MESSAGE_PARTITIONS], count, deadline, budget, found, at_end, unread, committed
+                    turn[i : i + MESSAGE_PARTITIONS], count, deadline, budget, found, at_end, unread, isolation_level
                 )
         return MessageRead({p: tuple(m) for p, m in found.items() if m}, frozenset(at_end), unread)
 
@@ -60,12 +67,12 @@ class KafkaMessages(KafkaClient):
         found: dict[Position, list[LogMessage]],
         at_end: set[Position],
         unread: dict[Position, str],
-        committed: bool = False,
+        isolation_level: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> None:
         position = {(t, p): (t, p, o) for t, p, o in chunk}  # one position per partition within a chunk
         read = _ChunkRead(position, count, found, at_end, unread, set(position))
         if time.monotonic() < deadline:
-            consumer = self._message_consumer(count, committed)
+            consumer = self._message_consumer(count, isolation_level)
             try:
                 consumer.assign([TopicPartition(t, p, o) for t, p, o in chunk])
                 while read.pending and (left := deadline - time.monotonic()) > 0:
@@ -85,7 +92,7 @@ class KafkaMessages(KafkaClient):
         why = f"not read within the time budget of {budget:g}s" + (f" ({read.last_error})" if read.last_error else "")
         unread.update({position[tp]: why for tp in read.pending})  # a position with some messages read says why not all
 
-    def _message_consumer(self, count: int, committed: bool) -> Consumer:
+    def _message_consumer(self, count: int, isolation_level: Isolation) -> Consumer:
         """A consumer for one chunk of read_messages: assigned, never subscribed, storing and committing nothing."""
         return self._client(
             Consumer,
@@ -96,7 +103,7 @@ class KafkaMessages(KafkaClient):
                 "enable.auto.offset.store": False,
                 "auto.offset.reset": "error",
                 "enable.partition.eof": True,
-                "isolation.level": "read_committed" if committed else "read_uncommitted",
+                "isolation.level": isolation_level.value,
                 "fetch.wait.max.ms": 100,
                 "queued.min.messages": count,
                 # A partition whose queue holds `count` messages backs off its fetches, and when every fetched one

@@ -7,10 +7,12 @@ from __future__ import annotations
 import time
 
 from offctl.core.records.model import MessageRead
-from offctl.core.records.peeked import census, census_positions, committed_positions, peeked, positions, selected
+from offctl.core.records.peeked import census, census_positions, peeked, positions, read_committed_positions, selected
 from offctl.core.results.peek import PeekResult
+from offctl.core.storm.releases import Isolation
 from offctl.errors import OffctlError, UsageError
 from offctl.pipeline import assess, cyclic_gc_paused, merged_reads, open_stores, read_selected
+from offctl.ports import LogStore
 from offctl.settings.kinds import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
 from offctl.settings.run import Reading
 
@@ -38,21 +40,21 @@ def peek(
             report = assess(snapshot, kafka, reading, records)  # each consumer by its own profile
             rows = selected(report.rows, partitions)
             wanted = positions(rows)
-            stable = committed_positions(rows)
-            read = _read(kafka, [p for p in wanted if p not in stable], count, budget_s, False)
-            if stable:
-                spout_view = _read(kafka, [p for p in wanted if p in stable], count, budget_s, True)
+            committed = read_committed_positions(rows)
+            read = _read(kafka, [p for p in wanted if p not in committed], count, budget_s, Isolation.READ_UNCOMMITTED)
+            if committed:
+                spout_view = _read(
+                    kafka, [p for p in wanted if p in committed], count, budget_s, Isolation.READ_COMMITTED
+                )
                 read = merged_reads([read, spout_view])
             counted = _census(kafka, rows, budget_s)
     return PeekResult(report, tuple(peeked(rows, read, counted)), count, now_ms)
 
 
-def _read(kafka, wanted: list, count: int, budget_s: float | None, committed: bool) -> MessageRead:
+def _read(kafka: LogStore, wanted: list, count: int, budget_s: float | None, level: Isolation) -> MessageRead:
     if not wanted:
         return MessageRead()
-    if committed:
-        return kafka.read_messages(wanted, count=count, budget_s=budget_s, committed=True)
-    return kafka.read_messages(wanted, count=count, budget_s=budget_s)
+    return kafka.read_messages(wanted, count=count, budget_s=budget_s, isolation_level=level)
 
 
 def _census(kafka, rows, budget_s: float | None) -> dict:
@@ -62,7 +64,7 @@ def _census(kafka, rows, budget_s: float | None) -> dict:
     wanted, span = census_positions(rows)
     if not wanted:
         return {}
-    committed = kafka.read_messages(wanted, count=span, budget_s=budget_s, committed=True)
+    committed = kafka.read_messages(wanted, count=span, budget_s=budget_s, isolation_level=Isolation.READ_COMMITTED)
     uncommitted = kafka.read_messages(wanted, count=span + 1, budget_s=budget_s)
     topics = sorted({t for t, _, _ in wanted})
     try:

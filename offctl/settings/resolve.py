@@ -319,7 +319,7 @@ def _spout_profile(s: Mapping[str, Any]) -> SpoutProfile:
         guarantee=guarantee,
         commit_period_ms=s["offset_commit_period_ms"] or default_commit_period_ms(client_release),
         client_release=client_release.strip(),
-        isolation=Isolation(s["isolation_level"]),
+        isolation_level=Isolation(s["isolation_level"]),
     )
 
 

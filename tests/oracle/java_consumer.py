@@ -2,7 +2,7 @@
 by isolation level: the reference for offctl's "last stable offset" figures. tests/java/ConsumerView.java does the
 reading; it is compiled once per session into a temporary directory, as tests/support/storm_ui.py compiles StormUiLag.
 
-    view = consumer_view(kafka.bootstrap, topic, {0: 0})                      # isolation="read_committed"
+    view = consumer_view(kafka.bootstrap, topic, {0: 0})                      # isolation_level="read_committed"
     assert view == {0: {"end_offset": 10, "position": 10, "records": [0, 1, 2, 7, 8]}}
 
 end_offset is what KafkaConsumer#endOffsets answers (read_committed: the last stable offset; read_uncommitted: the
@@ -31,14 +31,19 @@ def _classes() -> tuple[str, str]:
 
 
 def consumer_view(
-    bootstrap: str, topic: str, starts: dict[int, int], *, isolation: str = "read_committed", timeout: float = 60.0
+    bootstrap: str,
+    topic: str,
+    starts: dict[int, int],
+    *,
+    isolation_level: str = "read_committed",
+    timeout: float = 60.0,
 ) -> dict[int, dict]:
-    """What a Java KafkaConsumer with `isolation` (read_committed or read_uncommitted), assigned the partitions of
+    """What a Java KafkaConsumer with `isolation_level` (read_committed or read_uncommitted), assigned the partitions of
     `starts` (partition -> start offset) of `topic` and seeked there, is handed up to its end offsets:
     {partition: {"end_offset": int, "position": int, "records": [offset, ...]}}. AssertionError, with the
     program's stderr, if it fails or does not end within `timeout` seconds."""
-    if isolation not in ISOLATIONS:
-        raise ValueError(f"isolation must be one of {ISOLATIONS}: {isolation!r}")
+    if isolation_level not in ISOLATIONS:
+        raise ValueError(f"isolation_level must be one of {ISOLATIONS}: {isolation_level!r}")
     if not starts:
         raise ValueError("no partitions to read")
     classpath, logging = _classes()
@@ -50,7 +55,7 @@ def consumer_view(
         classpath,
         "ConsumerView",
         bootstrap,
-        isolation,
+        isolation_level,
         topic,
         *(f"{int(p)}={int(o)}" for p, o in starts.items()),
     ]

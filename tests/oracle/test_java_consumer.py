@@ -79,7 +79,7 @@ def test_java_consumer_reads_committed_up_to_lso_and_uncommitted_up_to_hw(kafka,
         assert (markers, lso, hw) == ([3, 6, 9], 10, 12)  # what the relations above come to, for the record
 
         committed_view = consumer_view(kafka.bootstrap, topic, {0: 0})
-        uncommitted_view = consumer_view(kafka.bootstrap, topic, {0: 0}, isolation="read_uncommitted")
+        uncommitted_view = consumer_view(kafka.bootstrap, topic, {0: 0}, isolation_level="read_uncommitted")
         assert uncommitted_view[0]["end_offset"] > committed_view[0]["end_offset"]
         # read_committed: up to the last stable offset (the open transaction's first record), only the committed
         # records handed, its position past the last marker before the LSO

@@ -145,7 +145,7 @@ def test_a_read_committed_spout_lags_to_the_last_stable_offset_and_waits_behind_
         2: (None, 1),
     }
     assert not findings(plain, group)
-    uncommitted = consumer_view(broker.address, ledger.topic, {0: 10, 1: 3, 2: 3}, isolation="read_uncommitted")
+    uncommitted = consumer_view(broker.address, ledger.topic, {0: 10, 1: 3, 2: 3}, isolation_level="read_uncommitted")
     assert {p: v["end_offset"] for p, v in uncommitted.items()} == {p: r["log_end"] for p, r in rows.items()}
 
 
@@ -442,7 +442,7 @@ def test_a_reset_to_latest_of_a_read_committed_spout_stops_at_the_last_stable_of
 def test_the_adapter_reads_the_last_stable_offset_of_the_topics_asked_for_only(
     kafka, broker, ledger, names, targeted, order
 ):
-    """A topic asked for with stable=True gets its last stable offsets, whether it was already queued for its log
+    """A topic asked for with last_stable=True gets its last stable offsets, whether it was already queued for its log
     offsets or not; another topic gets none (no read_committed lookup is made for it)."""
     from offctl.adapters.kafka import KafkaStore
 
@@ -452,12 +452,12 @@ def test_the_adapter_reads_the_last_stable_offset_of_the_topics_asked_for_only(
     store = KafkaStore(broker.address, targeted=targeted)
     try:
         if order == "stable-first":
-            store.request_logs([ledger.topic], stable=True)
+            store.request_logs([ledger.topic], last_stable=True)
             store.request_logs([ledger.topic, other])
         else:
             store.request_logs([ledger.topic, other])
             store.logs() if targeted else None  # targeted: queued and sent before the stable ask
-            store.request_logs([ledger.topic], stable=True)
+            store.request_logs([ledger.topic], last_stable=True)
         logs = store.logs()
     finally:
         store.close()

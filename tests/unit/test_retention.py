@@ -472,7 +472,7 @@ class Store:
         self.read, self.configs, self.refuse = read, configs or {}, refuse
         self.reads, self.described = [], []
 
-    def read_messages(self, wanted, *, count=1, budget_s=None):
+    def read_messages(self, wanted, *, count=1, budget_s=None, isolation_level=None):
         self.reads.append(list(wanted))
         return self.read
 

@@ -207,7 +207,7 @@ class Store:
     def __init__(self, read: MessageRead | None = None, fails: bool = False) -> None:
         self.read, self.fails, self.asked = read or MessageRead(), fails, []
 
-    def read_messages(self, wanted, *, count=1, budget_s=None):
+    def read_messages(self, wanted, *, count=1, budget_s=None, isolation_level=None):
         self.asked.append((list(wanted), budget_s))
         if self.fails:
             from offctl.errors import StoreUnavailable

@@ -351,7 +351,7 @@ class PartitionRow:
     # False: the spout does not resume from the stored offset (a finding says why), and `lag` counts from where
     # its start-up rule puts it instead (startOffsetTime, the first-poll strategy's log start or end)
     resumes_stored: bool = True
-    # where the spout reads committed (releases.reads_committed): the partition's last stable offset, which its lag
+    # where the spout reads committed (releases.isolation_level): the partition's last stable offset, which its lag
     # counts to instead of the log end; None otherwise, or when the broker did not say
     last_stable: int | None = None
     # where the spout will fetch this partition first, the kind of place, and the Storm source (outcomes.Resumption);

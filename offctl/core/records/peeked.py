@@ -80,7 +80,7 @@ def positions(rows: Sequence[PartitionRow]) -> list[Position]:
     ]
 
 
-def committed_positions(rows: Sequence[PartitionRow]) -> frozenset[Position]:
+def read_committed_positions(rows: Sequence[PartitionRow]) -> frozenset[Position]:
     """The positions of `positions` where a spout that reads committed resumes: read as it reads them."""
     return frozenset(
         (r.topic, r.record.partition, r.record.committed)
@@ -123,14 +123,14 @@ def census(
     if why is not None:
         return None, why
     position = (r.topic, r.record.partition, r.record.committed)
-    stable = r.last_stable
-    records = [m for m in committed.messages.get(position, ()) if m.offset < stable]
-    data = [m for m in uncommitted.messages.get(position, ()) if m.offset < stable]
+    last_stable = r.last_stable
+    records = [m for m in committed.messages.get(position, ()) if m.offset < last_stable]
+    data = [m for m in uncommitted.messages.get(position, ()) if m.offset < last_stable]
     for read in (committed, uncommitted):
-        seen_past = any(m.offset >= stable for m in read.messages.get(position, ()))
+        seen_past = any(m.offset >= last_stable for m in read.messages.get(position, ()))
         if position in read.unread and not seen_past and position not in read.at_end:
             return None, f"not counted: {read.unread[position]}"
-    offsets = stable - r.record.committed
+    offsets = last_stable - r.record.committed
     return Census(offsets, len(records), len(data) - len(records), offsets - len(data), compacted), ""
 
 

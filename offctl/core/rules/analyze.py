@@ -177,7 +177,7 @@ RULES: tuple[Rule, ...] = (
         10,
         ("OFFSET_BELOW_LOG_START", "OFFSET_ABOVE_LOG_END"),
         "where the spout resumes is outside the log (needs Kafka). The lag is the log end (the last stable offset, "
-        "where the spout reads committed: releases.reads_committed) minus where the spout resumes, when that is "
+        "where the spout reads committed: releases.isolation_level) minus where the spout resumes, when that is "
         "inside the log: the stored offset, or where the start-up rule puts it when the spout does not use it (rules "
         "2, 6, 8, 14; none for a timestamp startOffsetTime at or before the capture time, which Kafka answers from "
         "its segment files' mtimes: start._time_answer)",

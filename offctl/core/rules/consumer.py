@@ -31,7 +31,7 @@ from offctl.core.storm.outcomes import (
     out_of_range_outcome,
     trident_state_read_by_json_smart,
 )
-from offctl.core.storm.releases import LONG_MAX, Library, Position, SpoutProfile, reads_committed
+from offctl.core.storm.releases import LONG_MAX, Library, Position, SpoutProfile, isolation_level
 from offctl.core.storm.start import Resume, client_start, commit_crash, commit_is_ours
 
 
@@ -286,7 +286,7 @@ class _Consumer:
         self.key = key = records[0].key
         self.zk = key.store == ZOOKEEPER
         self.old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
-        self.reads_committed = reads_committed(self.profile, library_of(records[0]))  # stops at the last stable offset
+        self.isolation_level = isolation_level(self.profile, library_of(records[0]))  # READ_COMMITTED: stops at the LSO
         self._read_client_trident(records)
         self.out = _Collector(key)
         self.on_record = self.out.on_record  # (index, record, topic, code, message): a finding on a record
@@ -370,7 +370,7 @@ class _Consumer:
                     topic_of.get(i),
                     codes,
                     i not in started,
-                    plog.last_stable if plog is not None and self.reads_committed else None,
+                    plog.last_stable if plog is not None and self.isolation_level.stops_at_last_stable else None,
                     self.resumption.get(i),
                 )
             )

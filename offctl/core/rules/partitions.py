@@ -307,18 +307,18 @@ def high_lag(
     counted only when it is inside the log; and HIGH_LAG, at or above the user's --lag-threshold."""
     if position is None or start is None or end is None or not start <= position <= end:
         return
-    stable = c.logs[i].last_stable if c.reads_committed and i in c.logs else None
-    lag = c.lags[i] = end - position if stable is None else max(stable - position, 0)
+    last_stable = c.logs[i].last_stable if c.isolation_level.stops_at_last_stable and i in c.logs else None
+    lag = c.lags[i] = end - position if last_stable is None else max(last_stable - position, 0)
     threshold = c.thresholds.lag_threshold
     if threshold is not None and lag >= threshold:
-        behind = "the log end" if stable is None else "the last stable offset"
+        behind = "the log end" if last_stable is None else "the last stable offset"
         c.on_record(
             i,
             r,
             topic,
             "HIGH_LAG",
             f"{where} lags {_plural(lag, 'message')} behind {behind} "
-            f"({end if stable is None else stable}), at or above --lag-threshold "
+            f"({end if last_stable is None else last_stable}), at or above --lag-threshold "
             f"{threshold}",
         )
 

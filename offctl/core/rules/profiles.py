@@ -43,12 +43,12 @@ class Profiles:
         chosen = exact or next((p for p in self.profiles if not p.exact and p.matches(key.consumer)), None)
         return (chosen.name, chosen.thresholds) if chosen else (None, self.default)
 
-    def with_isolation(self, isolation: Isolation) -> Profiles:
-        """These profiles with every spout's consumer isolation.level set to `isolation` (storm-kafka-monitor: the
+    def with_isolation_level(self, isolation_level: Isolation) -> Profiles:
+        """These profiles with every spout's consumer isolation.level set to `isolation_level` (storm-kafka-monitor: the
         consumer properties Storm passes are the spout's own)."""
 
         def isolated(t: Thresholds) -> Thresholds:
-            return replace(t, spout=replace(t.spout, isolation=isolation))
+            return replace(t, spout=replace(t.spout, isolation_level=isolation_level))
 
         return Profiles(
             isolated(self.default), tuple(replace(p, thresholds=isolated(p.thresholds)) for p in self.profiles)

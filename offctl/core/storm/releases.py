@@ -152,10 +152,16 @@ class StormKafkaClient(str, Enum):
 class Isolation(str, Enum):
     """The Kafka consumer's isolation.level a storm-kafka-client spout is given in its Kafka properties
     (KafkaSpoutConfig.Builder.setProp): Storm neither sets nor reads it, so the consumer has kafka-clients'
-    default, read_uncommitted, unless the topology sets it (reads_committed says which spouts it binds)."""
+    default, read_uncommitted, unless the topology sets it (isolation_level says which spouts it binds)."""
 
     READ_UNCOMMITTED = "read_uncommitted"
     READ_COMMITTED = "read_committed"
+
+    @property
+    def stops_at_last_stable(self) -> bool:
+        """Whether a consumer at this level is handed nothing at or past the last stable offset (KIP-98), so a spout's
+        lag counts to there: read_committed (KafkaConsumer's isolation.level, kafka-clients 0.11+)."""
+        return self is Isolation.READ_COMMITTED
 
 
 class Guarantee(str, Enum):
@@ -201,7 +207,7 @@ class SpoutProfile:
     guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
     commit_period_ms: int = 30_000  # offset.commit.period.ms (default_commit_period_ms of the release)
     client_release: str = CLIENT_RELEASE_DEFAULT  # --storm-kafka-client-release, as given (client is its line)
-    isolation: Isolation = Isolation.READ_UNCOMMITTED  # the new spouts' consumer isolation.level
+    isolation_level: Isolation = Isolation.READ_UNCOMMITTED  # the new spouts' consumer isolation.level
 
     @property
     def client_version(self) -> tuple[int, ...]:
@@ -232,7 +238,7 @@ class SpoutProfile:
             f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
             f"{self._client_named()}, "
             f"firstPollOffsetStrategy={self.first_poll.value}, processingGuarantee={self.guarantee.value}, "
-            f"offset.commit.period.ms={self.commit_period_ms}, isolation.level={self.isolation.value}"
+            f"offset.commit.period.ms={self.commit_period_ms}, isolation.level={self.isolation_level.value}"
         )
 
     def _client_named(self) -> str:
@@ -270,15 +276,16 @@ class Library(str, Enum):
     STORM_KAFKA_CLIENT = "storm-kafka-client"
 
 
-def reads_committed(profile: SpoutProfile, library: Library) -> bool:
-    """Whether the spout that reads with `library` stops at the last stable offset (KIP-98), so its lag counts to
-    there: a storm-kafka-client spout (or Trident emitter) whose consumer is given isolation.level=read_committed.
+def isolation_level(profile: SpoutProfile, library: Library) -> Isolation:
+    """The isolation level the spout that reads with `library` reads at. READ_COMMITTED stops it at the last stable
+    offset (KIP-98), so its lag counts to there: a storm-kafka-client spout (or Trident emitter) whose consumer is
+    given isolation.level=read_committed.
     storm-kafka-client builds its KafkaConsumer from the topology's Kafka properties (KafkaSpoutConfig's kafkaProps,
     v1.2.4 to v2.8.8), and the Java consumer then reads committed records only, up to the last stable offset.
     storm-kafka's spout and Trident emitter fetch with the old SimpleConsumer (KafkaUtils.fetchMessages, v0.9.2 to
     v1.2.4), whose Fetch requests (v0 to v3) have no isolation level: Kafka answers them read_uncommitted, up to the
     high watermark, aborted records included."""
-    return library is Library.STORM_KAFKA_CLIENT and profile.isolation is Isolation.READ_COMMITTED
+    return profile.isolation_level if library is Library.STORM_KAFKA_CLIENT else Isolation.READ_UNCOMMITTED
 
 
 # --- storm-kafka-client commit metadata -----------------------------------------------------------------

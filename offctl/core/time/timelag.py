@@ -61,7 +61,7 @@ def positions(rows: Iterable[PartitionRow]) -> list[Position]:
     )
 
 
-def committed_positions(rows: Iterable[PartitionRow]) -> frozenset[Position]:
+def read_committed_positions(rows: Iterable[PartitionRow]) -> frozenset[Position]:
     """The positions of `positions` where a spout that reads committed resumes (row.last_stable): the message it
     is handed there is the first committed one, which a read_committed read finds."""
     return frozenset(

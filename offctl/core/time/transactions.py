@@ -3,7 +3,7 @@
 A Kafka consumer with isolation.level=read_committed is handed nothing at or past the partition's last stable
 offset (LSO): the first offset of its oldest open transaction, or the high watermark when none is open (KIP-98;
 the Java consumer's fetches, and ListOffsets' LATEST under READ_COMMITTED, stop there). A spout that reads committed
-(releases.reads_committed: storm-kafka-client given that isolation level) whose lag to the LSO is 0 while the high
+(releases.isolation_level: storm-kafka-client given that isolation level) whose lag to the LSO is 0 while the high
 watermark is above it has read all it can: it waits until the producer commits or aborts that transaction, however
 much is written after it.
 

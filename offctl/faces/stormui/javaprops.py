@@ -271,7 +271,7 @@ class ClientSettings:
     bootstrap: str | None = None  # the file's bootstrap.servers: overrides -b (putAll after it)
     group: str | None = None  # the file's group.id: overrides -g (putAll after it)
     notes: tuple[str, ...] = ()
-    isolation: str | None = None  # the file's isolation.level: read_committed reads the log head at the LSO
+    isolation_level: str | None = None  # the file's isolation.level: read_committed reads the log head at the LSO
 
     def __repr__(self) -> str:
         shown = {k: ("***" if k == "sasl.password" else v) for k, v in self.settings.items()}
@@ -307,7 +307,7 @@ def translate(
     uses_ssl = protocol in ("SSL", "SASL_SSL")
 
     handled = {"security.protocol", "bootstrap.servers", "group.id", "isolation.level"}
-    isolation = _isolation(props, refused)
+    isolation_level = _isolation_level(props, refused)
     if uses_sasl:
         handled |= {"sasl.mechanism", "sasl.jaas.config"}
         _sasl(props, settings, refused, jaas_file, given or {})
@@ -328,13 +328,13 @@ def translate(
             _unhandled(key, protocol, uses_ssl, uses_sasl, refused, notes)
     if refused:
         raise UsageError("storm-kafka-monitor: cannot connect as the Java client would: " + "; ".join(refused))
-    notes += _file_overrides(properties, isolation)
+    notes += _file_overrides(properties, isolation_level)
     return ClientSettings(
         settings=settings,
         bootstrap=properties.get("bootstrap.servers"),
         group=properties.get("group.id"),
         notes=tuple(notes),
-        isolation=isolation,
+        isolation_level=isolation_level,
     )
 
 
@@ -366,14 +366,14 @@ def _protocol(props: Mapping[str, str], settings: dict[str, str], refused: list[
     return protocol
 
 
-def _isolation(props: Mapping[str, str], refused: list[str]) -> str | None:
+def _isolation_level(props: Mapping[str, str], refused: list[str]) -> str | None:
     """The consumer's isolation.level where one is given and the Java consumer takes it."""
-    isolation = props.get("isolation.level")
-    if isolation is not None and isolation not in ("read_committed", "read_uncommitted"):
+    isolation_level = props.get("isolation.level")
+    if isolation_level is not None and isolation_level not in ("read_committed", "read_uncommitted"):
         # the Java consumer's ConfigDef refuses it (ValidString: read_committed, read_uncommitted; case-sensitive)
         refused.append("isolation.level (not read_committed or read_uncommitted)")
         return None
-    return isolation
+    return isolation_level
 
 
 def _unhandled(key: str, protocol: str, uses_ssl: bool, uses_sasl: bool, refused: list[str], notes: list[str]) -> None:
@@ -393,14 +393,14 @@ def _unhandled(key: str, protocol: str, uses_ssl: bool, uses_sasl: bool, refused
         notes.append(f"{key}: ignored, it does not change where or as whom offsets are read")
 
 
-def _file_overrides(properties: Mapping[str, str], isolation: str | None) -> list[str]:
+def _file_overrides(properties: Mapping[str, str], isolation_level: str | None) -> list[str]:
     """Notes on what the properties file decides over the command line: -b, -g, and the log head of read_committed."""
     notes = []
     if "bootstrap.servers" in properties:
         notes.append("bootstrap.servers: from the consumer properties, over -b, as KafkaOffsetLagUtil's putAll does")
     if "group.id" in properties:
         notes.append("group.id: from the consumer properties, over -g, as KafkaOffsetLagUtil's putAll does")
-    if isolation == "read_committed":
+    if isolation_level == "read_committed":
         notes.append(
             "isolation.level=read_committed: the log head is the last stable offset, where the Java "
             "consumer's seekToEnd puts a read_committed consumer, and the lag counts to it"

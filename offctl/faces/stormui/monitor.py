@@ -152,7 +152,7 @@ def _client_settings(
         client.bootstrap or query.bootstrap or "",
         client.group or query.group or "",
         list(client.notes),
-        client.isolation,
+        client.isolation_level,
     )
 
 
@@ -172,9 +172,9 @@ def jaas_file() -> str | None:
 def _new_spout(
     query: LagQuery, settings: MonitorSettings, progress: Progress, deadline: float
 ) -> tuple[str, list[str]]:
-    kafka_config, bootstrap, group, notes, isolation = _client_settings(query, settings)
-    if isolation is not None:  # the spout's own consumer setting, as TopologySpoutLag passes it: over offctl's
-        profiles = settings.reading.profiles.with_isolation(Isolation(isolation))
+    kafka_config, bootstrap, group, notes, isolation_level = _client_settings(query, settings)
+    if isolation_level is not None:  # the spout's own consumer setting, as TopologySpoutLag passes it: over offctl's
+        profiles = settings.reading.profiles.with_isolation_level(Isolation(isolation_level))
         settings = replace(settings, reading=replace(settings.reading, profiles=profiles))
     bootstrap = _hosts(bootstrap)
     if not bootstrap:
