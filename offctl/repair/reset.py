@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from offctl.adapters.backup import OffsetsFile, load_offsets_file
+from offctl.adapters.offsets_file import OffsetsFile, load_offsets_file
 from offctl.core.plans.guards import with_guards
 from offctl.core.plans.kafka import plan_kafka
 from offctl.core.plans.plan import Plan

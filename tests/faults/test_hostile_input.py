@@ -302,7 +302,8 @@ def _plan(**change) -> bytes:
 def test_any_plan_backup_or_csv_file_is_read_or_refused_with_exit_2(data):
     """Issue 28: this asserted nothing. Now: a file read gives what its loader promises (a Backup; offsets as
     (topic, partition) -> an offset Kafka can hold), a file refused is a UsageError (exit 2) naming the file."""
-    from offctl.adapters.backup import Backup, OffsetsFile, load_backup, load_offsets_file
+    from offctl.adapters.backup import Backup, load_backup
+    from offctl.adapters.offsets_file import OffsetsFile, load_offsets_file
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(data)

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from offctl.adapters.backup import append_audit, audit_lines, load_backup, load_offsets_file, write_backup
+from offctl.adapters.backup import append_audit, audit_lines, load_backup, write_backup
+from offctl.adapters.offsets_file import load_offsets_file
 from offctl.core.plans.kafka import plan_kafka
 from offctl.core.plans.plan import Change, Plan
 from offctl.core.plans.targets import Scope, Target
