@@ -17,7 +17,7 @@ from offctl.adapters import servers
 from offctl.core.records.model import Thresholds
 from offctl.core.rules.profiles import Profiles
 from offctl.core.storm.releases import Guarantee, SpoutProfile
-from offctl.pipeline import inspect
+from offctl.pipeline.inspect import inspect
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
 

@@ -39,7 +39,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from offctl.core.records.model import Snapshot, Thresholds
 from offctl.core.rules.profiles import Profiles
 from offctl.faces.serve.monitor import Collector, Monitor
-from offctl.pipeline import inspect
+from offctl.pipeline.inspect import inspect
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
 

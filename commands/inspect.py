@@ -6,7 +6,8 @@ import sys
 
 import typer
 
-from offctl.pipeline import cyclic_gc_paused, exit_code, inspect
+from offctl.pipeline.inspect import exit_code, inspect
+from offctl.pipeline.read import cyclic_gc_paused
 from offctl.render.report import write_notes, write_report
 from offctl.settings.kinds import OutputFormat
 from offctl.settings.options import (

@@ -38,7 +38,7 @@ def mcp_command(given: Given, http: str | None, allow_writes: bool, plan_ttl: fl
     from offctl.faces.mcp.runs import bearer_token, parse_http, resolved_runs
     from offctl.faces.mcp.server import build_server, http_listener, serve_http
     from offctl.faces.mcp.writes import register_plan_tools
-    from offctl.pipeline import kafka_in_child
+    from offctl.pipeline.read import kafka_in_child
 
     with reported_errors():
         host, port = parse_http(http) if http is not None else (None, None)

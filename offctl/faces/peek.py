@@ -11,7 +11,8 @@ from offctl.core.records.peeked import census, census_positions, peeked, positio
 from offctl.core.results.peek import PeekResult
 from offctl.core.storm.releases import Isolation
 from offctl.errors import OffctlError, UsageError
-from offctl.pipeline import assess, cyclic_gc_paused, merged_reads, open_stores, read_selected
+from offctl.pipeline.assess import assess, merged_reads
+from offctl.pipeline.read import cyclic_gc_paused, open_stores, read_selected
 from offctl.ports import LogStore
 from offctl.settings.kinds import PEEK_MAX_COUNT as MAX_COUNT  # messages per partition
 from offctl.settings.run import Reading

@@ -14,7 +14,7 @@ from offctl.core.records.model import ZOOKEEPER, ConsumerKey
 from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
-from offctl.pipeline import open_stores
+from offctl.pipeline.read import open_stores
 from offctl.repair.reads import (
     Confirm,
     ReadBack,

@@ -18,7 +18,7 @@ from offctl.core.records.model import Cluster, ConsumerKey, MessageRead, OffsetR
 from offctl.core.rules.profiles import Profiles
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
-from offctl.pipeline import read_snapshot
+from offctl.pipeline.read import read_snapshot
 from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
 from offctl.settings.connection import Connection
 from offctl.settings.run import Safety, Selection, check_spout_id

@@ -19,7 +19,7 @@ from offctl.core.records.parse import storm_groups
 from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import UsageError
-from offctl.pipeline import open_stores
+from offctl.pipeline.read import open_stores
 from offctl.ports import LogWriter
 from offctl.repair.reads import (
     Confirm,

@@ -21,7 +21,7 @@ from offctl.adapters import servers
 from offctl.core.records.model import Thresholds, iso_ms
 from offctl.core.rules.profiles import Profiles
 from offctl.core.storm.releases import FirstPoll, SpoutProfile
-from offctl.pipeline import inspect
+from offctl.pipeline.inspect import inspect
 from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from offctl.settings.run import Estimates, ExpiryOptions, Reading, Selection

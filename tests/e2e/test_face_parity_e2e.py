@@ -597,7 +597,7 @@ def audit_face(state, reference):
     audit_chunk, chunk_outputs: offctl/faces/audit/job.py _live_source) runs here on those settings, without Spark."""
     from offctl.faces.audit import job
     from offctl.faces.audit.tasks import audit_chunk, chunk_outputs, plan_chunks
-    from offctl.pipeline import trident_list
+    from offctl.pipeline.read import trident_list
 
     def resolved(settings, **_):
         raise _Resolved(settings.reading.conn, settings)

@@ -304,7 +304,8 @@ def test_the_cycle_collector_is_held_only_while_inspect_reads(zk_server, fleet):
 
     from offctl.core.records.model import Thresholds
     from offctl.errors import StoreUnavailable
-    from offctl.pipeline import cyclic_gc_paused, inspect
+    from offctl.pipeline.inspect import inspect
+    from offctl.pipeline.read import cyclic_gc_paused
     from offctl.settings.connection import Connection
 
     seen = []

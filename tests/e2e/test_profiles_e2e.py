@@ -11,7 +11,7 @@ import pytest
 from offctl.core.records.model import Thresholds
 from offctl.core.rules.profiles import Profile, Profiles
 from offctl.core.storm.releases import LATEST_TIME, SpoutProfile, StormKafka
-from offctl.pipeline import inspect
+from offctl.pipeline.inspect import inspect
 from offctl.render.audit import audit_document_parts
 from offctl.render.report import report_document
 from offctl.settings.connection import Connection

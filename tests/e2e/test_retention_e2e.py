@@ -19,7 +19,7 @@ import pytest
 
 from offctl.core.records.model import Thresholds, TopicRetention
 from offctl.core.rules.profiles import Profiles
-from offctl.pipeline import exit_code, inspect
+from offctl.pipeline.inspect import exit_code, inspect
 from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection

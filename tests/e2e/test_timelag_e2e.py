@@ -15,7 +15,7 @@ import pytest
 
 from offctl.core.records.model import Thresholds
 from offctl.core.rules.profiles import Profiles
-from offctl.pipeline import inspect
+from offctl.pipeline.inspect import inspect
 from offctl.render.report import report_document
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
@@ -314,7 +314,8 @@ def test_a_broker_gone_before_the_messages_are_read_leaves_time_lags_unread_with
     lagging partitions say unread and why, and the report stays complete (no exit 3)."""
     from offctl.adapters import servers
     from offctl.adapters.kafka import KafkaStore
-    from offctl.pipeline import exit_code, with_time_lags
+    from offctl.pipeline.assess import with_time_lags
+    from offctl.pipeline.inspect import exit_code
     from tests.unit.test_timelag import report, row
 
     store = KafkaStore(f"127.0.0.1:{servers.free_port()}", timeout=1)  # nothing listens there

@@ -22,7 +22,8 @@ from offctl.adapters.kafka_child import ChildKafkaStore
 from offctl.core.records.model import Thresholds
 from offctl.core.rules.profiles import Profiles
 from offctl.errors import StoreUnavailable, UsageError
-from offctl.pipeline import inspect, kafka_in_child
+from offctl.pipeline.inspect import inspect
+from offctl.pipeline.read import kafka_in_child
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Selection
 from tests.e2e.test_mcp_e2e import _stable, served, session  # noqa: F401 (served: a fixture)

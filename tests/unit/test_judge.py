@@ -151,7 +151,7 @@ def test_retention_and_commit_expiry_findings_follow_each_consumers_profile():
     """The reads after the analysis (offctl.pipeline): RETENTION_RISK by each profile's horizon, COMMIT_EXPIRY_RISK
     only for the groups whose profile's commit can age (AT_LEAST_ONCE), the other skipped with its profile named."""
     from offctl.core.records.model import LogMessage, MessageRead, TopicRetention
-    from offctl.pipeline import with_commit_expiry, with_time_lags
+    from offctl.pipeline.assess import with_commit_expiry, with_time_lags
     from offctl.settings.run import ExpiryOptions
     from tests.unit.test_retention import Store
 

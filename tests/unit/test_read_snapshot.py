@@ -8,7 +8,8 @@ import pytest
 
 from offctl.core.records.model import GroupState, KafkaCommit, PartitionLog, Thresholds, ZkNode
 from offctl.core.rules.analyze import analyze, parse_snapshot
-from offctl.pipeline import exit_code, read_snapshot
+from offctl.pipeline.inspect import exit_code
+from offctl.pipeline.read import read_snapshot
 from offctl.settings.run import Selection
 
 

@@ -493,7 +493,7 @@ def report_of(*rows: PartitionRow) -> Report:
 def test_inspect_reads_the_message_once_and_the_configs_of_lagging_topics_only():
     from offctl.core.records.model import Thresholds
     from offctl.core.time.timelag import time_lag
-    from offctl.pipeline import with_time_lags
+    from offctl.pipeline.assess import with_time_lags
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 5 * H),)}), {"t": TopicRetention("t", 6 * H)})
     caught_up = row(5, 0, topic="idle", log_end=5)
@@ -510,7 +510,7 @@ def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pac
     """Issue 28 through inspect's pipeline: a message a minute old on a topic kept 6 h warns only when told to
     (--retention-horizon 6h), or when serve's window says the spout stands still."""
     from offctl.core.records.model import Thresholds
-    from offctl.pipeline import with_time_lags
+    from offctl.pipeline.assess import with_time_lags
 
     def store():
         return Store(MessageRead({("t", 0, 12): (msg(12, NOW - M),)}), {"t": TopicRetention("t", 6 * H)})
@@ -526,7 +526,8 @@ def test_inspect_takes_the_default_rule_from_the_topics_retention_and_serves_pac
 
 def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect():
     from offctl.core.records.model import Thresholds
-    from offctl.pipeline import exit_code, with_time_lags
+    from offctl.pipeline.assess import with_time_lags
+    from offctl.pipeline.inspect import exit_code
 
     store = Store(MessageRead({("t", 0, 12): (msg(12, NOW - 7 * H),)}), refuse=True)
     got = with_time_lags(report_of(row(12, 8)), store, 5.0, Profiles(Thresholds()))
@@ -540,7 +541,7 @@ def test_a_refused_describe_leaves_the_headroom_unknown_never_a_failed_inspect()
 
 def test_a_budget_of_0_asks_the_broker_nothing():
     from offctl.core.records.model import Thresholds
-    from offctl.pipeline import with_time_lags
+    from offctl.pipeline.assess import with_time_lags
 
     store = Store(MessageRead())
     got = with_time_lags(report_of(row(12, 8)), store, 0, Profiles(Thresholds(topic_retention_ms={"t": H})))

@@ -198,7 +198,7 @@ def test_time_lags_in_tables(lag, text):
         assert duration(lag.seconds) == text.lstrip("~")
 
 
-# --- inspect's read (offctl.pipeline.with_time_lags) with a store that answers as told ----------------------------
+# --- inspect's read (offctl.pipeline.assess.with_time_lags) with a store that answers as told -------------------------
 
 
 class Store:
@@ -223,7 +223,8 @@ def report(*rows: PartitionRow):
 
 
 def test_inspect_reads_only_lagging_positions_within_its_budget_and_notes_what_it_did_not_get():
-    from offctl.pipeline import exit_code, with_time_lags
+    from offctl.pipeline.assess import with_time_lags
+    from offctl.pipeline.inspect import exit_code
 
     store = Store(
         MessageRead(
@@ -243,7 +244,7 @@ def test_inspect_reads_only_lagging_positions_within_its_budget_and_notes_what_i
 
 
 def test_a_read_that_fails_leaves_the_time_lags_unread_not_the_report():
-    from offctl.pipeline import with_time_lags
+    from offctl.pipeline.assess import with_time_lags
 
     got = with_time_lags(report(row(12, 8)), Store(fails=True), 5.0)
     assert time_lag(got.rows[0], got.time_lags).source == UNREAD
@@ -251,7 +252,7 @@ def test_a_read_that_fails_leaves_the_time_lags_unread_not_the_report():
 
 
 def test_nothing_is_read_when_nothing_lags_or_the_budget_is_0():
-    from offctl.pipeline import with_time_lags
+    from offctl.pipeline.assess import with_time_lags
 
     store = Store()
     caught_up = report(row(20, 0), row(25, None, partition=1))

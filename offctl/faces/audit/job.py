@@ -38,7 +38,9 @@ from offctl.faces.audit.tasks import (
     without_history,
     worst_first,
 )
-from offctl.pipeline import assess, findings_exit_code, open_stores, spout_roots, trident_list
+from offctl.pipeline.assess import assess
+from offctl.pipeline.inspect import findings_exit_code
+from offctl.pipeline.read import open_stores, spout_roots, trident_list
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Safety, Selection
 

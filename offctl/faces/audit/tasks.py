@@ -26,7 +26,8 @@ from offctl.core.rules.profiles import Profiles
 from offctl.core.time.history import STATUSES, Observation, commit_period_of, evaluate
 from offctl.core.time.timelag import ESTIMATE
 from offctl.errors import OffctlError
-from offctl.pipeline import assess, open_stores, read_snapshot
+from offctl.pipeline.assess import assess
+from offctl.pipeline.read import open_stores, read_snapshot
 from offctl.render.report import consumer_dicts, finding_dict, partition_dicts, time_lags
 from offctl.settings.run import Reading
 

@@ -168,7 +168,7 @@ def consumer_selection(run: Run, consumer: str, store: Store | None) -> Selectio
 
 
 def fleet_answer(face: Face, context: str | None, status: str | None, limit: int, offset: int) -> dict[str, Any]:
-    from offctl.pipeline import inspect
+    from offctl.pipeline.inspect import inspect
 
     run = face.run(context)
     report = inspect(run.reading)
@@ -178,7 +178,7 @@ def fleet_answer(face: Face, context: str | None, status: str | None, limit: int
 def consumer_answer(
     face: Face, context: str | None, name: str, store: Store | None, limit: int, offset: int
 ) -> dict[str, Any]:
-    from offctl.pipeline import inspect
+    from offctl.pipeline.inspect import inspect
 
     run = face.run(context)
     report = inspect(replace(run.reading, selection=consumer_selection(run, name, store)))

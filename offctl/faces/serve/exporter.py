@@ -30,7 +30,8 @@ from offctl.adapters.webserver import listen as listen_on
 from offctl.core.records.model import Report
 from offctl.errors import OffctlError, UsageError
 from offctl.faces.serve.monitor import Collector, Monitor
-from offctl.pipeline import cyclic_gc_paused, inspect, kafka_in_child
+from offctl.pipeline.inspect import inspect
+from offctl.pipeline.read import cyclic_gc_paused, kafka_in_child
 from offctl.render.formats import dump_bytes
 from offctl.render.report import report_document
 from offctl.settings.connection import DEFAULT_LISTEN

@@ -32,7 +32,8 @@ from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.faces.stormui.args import LagQuery
 from offctl.faces.stormui.javaprops import parse_properties_bytes, translate
 from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_hosts, read_bounded, redact
-from offctl.pipeline import assess, read_snapshot
+from offctl.pipeline.assess import assess
+from offctl.pipeline.read import read_snapshot
 from offctl.render import lagdoc
 from offctl.settings.kinds import DEADLINE_S
 from offctl.settings.run import Reading, Selection, check_spout_id
