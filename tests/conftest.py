@@ -354,7 +354,24 @@ def committed_transaction(kafka, topic: str, partition: int, count: int) -> int:
     for o in range(count):
         producer.produce(topic, partition=partition, value=b"t%d" % o)
     producer.commit_transaction(60)
+    # EndTxn answers once the coordinator has logged PREPARE_COMMIT; it writes the commit marker to the partition
+    # after that (TransactionMarkerChannelManager sends WriteTxnMarkers on its own thread). Until the marker is in,
+    # the log end is `count`, not the marker's offset + 1, and a read in between sees no gap: wait for it.
+    wait_for_log_end(kafka, topic, partition, count + 1)
     return count
+
+
+def wait_for_log_end(kafka, topic: str, partition: int, end: int, timeout_s: float = 30.0) -> None:
+    """Until the partition's log end (its high watermark, as ListOffsets LATEST answers) is at least `end`."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    tp = TopicPartition(topic, partition)
+    deadline = time.monotonic() + timeout_s
+    while (got := kafka.admin.list_offsets({tp: OffsetSpec.latest()})[tp].result(10).offset) < end:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{topic}-{partition}: log end {got} did not reach {end} within {timeout_s:g}s")
+        time.sleep(0.05)
 
 
 @contextmanager
