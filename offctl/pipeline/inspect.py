@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import time
 
-from offctl.core.records.model import (
-    Report,
-    Severity,
-)
+from offctl.core.records.model import Report, Severity
 from offctl.pipeline.assess import assess
 from offctl.pipeline.read import cyclic_gc_paused, open_stores, read_selected, spout_roots
 from offctl.settings.run import Reading

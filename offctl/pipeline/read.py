@@ -91,10 +91,9 @@ def open_stores(conn: Connection, *, targeted: bool = False) -> Iterator[tuple[S
 def read_committed_consumers(profiles: Profiles | None) -> Callable[[ConsumerKey, Library], bool]:
     """Whether the consumer `key`, read with a library, reads at READ_COMMITTED by its profile
     (releases.isolation_level): its topics' last stable offsets are then read too. Decided once per consumer."""
-    run = profiles
-    if run is None or not any(
+    if profiles is None or not any(
         isolation_level(t.spout, Library.STORM_KAFKA_CLIENT).stops_at_last_stable
-        for t in (run.default, *(p.thresholds for p in run.profiles))
+        for t in (profiles.default, *(p.thresholds for p in profiles.profiles))
     ):
         return lambda key, library: False
     known: dict[tuple[ConsumerKey, Library], bool] = {}
@@ -102,7 +101,8 @@ def read_committed_consumers(profiles: Profiles | None) -> Callable[[ConsumerKey
     def read_committed(key: ConsumerKey, library: Library) -> bool:
         found = known.get((key, library))
         if found is None:
-            found = known[(key, library)] = isolation_level(run.judging(key)[1].spout, library).stops_at_last_stable
+            spout = profiles.judging(key)[1].spout
+            found = known[(key, library)] = isolation_level(spout, library).stops_at_last_stable
         return found
 
     return read_committed

@@ -4,8 +4,8 @@ One rule: a flag on the command line, else its environment variable, else the ch
 else the built-in default (docs/contract.md, "Config file"); a per-spout profile sits between the context and
 the environment. The face says which values it parsed and where each came from (a flag, an environment variable,
 or nothing: the default); `Given.from_options` applies the config file below them, and the functions below make what
-the library reads: the Connection, the Profiles each consumer is judged by, the Selection, the Estimates, a
-write's Safety. Every option is read by its name in offctl.settings.options.
+the library reads: a run's Reading (the Connection, the Selection, the Profiles each consumer is judged by, the
+Estimates), checked once, and a write's Safety. Every option is read by its name in offctl.settings.options.
 """
 
 from __future__ import annotations
