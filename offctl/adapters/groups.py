@@ -310,6 +310,30 @@ class GroupClient:
 
         return self.call(f"the deletion of group {group}", group, send, write=True)
 
+    def api_versions(self) -> dict[str, dict[str, tuple[int, int]]]:
+        """Every broker's ApiVersions answer: "node N (host:port)" -> API name -> (oldest, newest) version it accepts.
+        kafka-python's admin client asks each broker ApiVersions when it connects (KIP-35), and keeps the answer."""
+        from kafka.protocol.api_key import ApiKey
+
+        def send(admin):
+            answers = {}
+            for broker in sorted(admin.describe_cluster()["brokers"], key=lambda b: b["broker_id"]):
+                node = broker["broker_id"]
+                versions = admin.get_broker_version_data(node).api_versions
+                label = f"node {node} ({broker['host']}:{broker['port']})"
+                answers[label] = {_api_name(ApiKey, k): (low, high) for k, (low, high) in sorted(versions.items())}
+            return answers
+
+        return self.call("a request for the brokers' API versions", "", send)
+
+
+def _api_name(keys, key: int) -> str:
+    """Kafka's name of an API key (kafka-python's ApiKey), or its number where kafka-python has none."""
+    try:
+        return keys(key).name
+    except ValueError:
+        return f"ApiKey{key}"
+
 
 @functools.cache
 def _stable_admin_client():

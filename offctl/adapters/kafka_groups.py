@@ -89,6 +89,18 @@ class KafkaGroups(KafkaClient):
         commits.sort(key=lambda c: (c.group, c.topic, c.partition))
         return commits
 
+    def api_versions(self) -> tuple[dict[str, dict[str, tuple[int, int]]] | None, str]:
+        """Each broker's API versions (groups.GroupClient.api_versions), or None and why not when a broker refused
+        the request or did not answer: the verdicts that rest on it are not given, the read is not partial."""
+        import kafka.errors as errors
+
+        try:
+            return self._groups(self.groups.api_versions), ""
+        except errors.KafkaError as exc:
+            return None, _answered(exc)
+        except StoreUnavailable as exc:
+            return None, str(exc)
+
     def _groups(self, call):
         """call()'s answer: a request of the group client (groups.py). When it gave up on a broker that never
         answered, and the broker refused confluent-kafka's login meanwhile, the refused login is the reason

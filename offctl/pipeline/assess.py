@@ -18,9 +18,11 @@ from offctl.core.records.model import (
     Snapshot,
     TopicRetention,
 )
-from offctl.core.rules import judge
+from offctl.core.rules import judge, served
 from offctl.core.rules.analyze import with_findings
 from offctl.core.rules.profiles import Profiles
+from offctl.core.storm import kafka_releases
+from offctl.core.storm.protocol import BROKERS, Brokers
 from offctl.core.storm.releases import Isolation
 from offctl.core.time import expiry, retention, timelag, transactions
 from offctl.errors import OffctlError
@@ -243,7 +245,35 @@ def assess(
     )
     # The time lags come first; the open transactions, then the commit expiry, get what is left of the same budget.
     report = with_open_transactions(report, kafka, _left(budget_s, started))
-    return with_commit_expiry(report, kafka, profiles, estimates.expiry, _left(budget_s, started))
+    report = with_commit_expiry(report, kafka, profiles, estimates.expiry, _left(budget_s, started))
+    return with_broker_support(report, kafka, reading)
+
+
+def with_broker_support(report: Report, kafka: LogStore | None, reading: Reading) -> Report:
+    """The report with each consumer's verdict of whether the brokers serve its spout, and BROKER_INCOMPATIBLE where
+    they do not (offctl.core.rules.served): judged against the Kafka release --kafka-release names (a what-if, from
+    offctl's table: no broker asked), else against each broker's ApiVersions. Not judged, with a skipped check,
+    when the brokers did not say; nothing at all without Kafka or consumers."""
+    what_if = reading.estimates.kafka_release
+    if what_if is not None:
+        brokers = kafka_releases.what_if(what_if)
+    elif kafka is None or not report.consumers:
+        return report
+    else:
+        accepts, why = kafka.api_versions()
+        if accepts is None:
+            skipped = f"{served.NOT_JUDGED} (the brokers' API versions were not read: {why})"
+            return replace(report, checks_skipped=(*report.checks_skipped, skipped))
+        brokers = Brokers(BROKERS, accepts)
+    supports, found, skipped = served.judged(report, reading.profiles, brokers)
+    report = served.on_every_partition(with_findings(report, found), found)
+    notes = (served.what_if_note(brokers, len(found)),) if brokers.what_if else ()
+    return replace(
+        report,
+        broker_support=supports,
+        checks_skipped=(*report.checks_skipped, *skipped),
+        notes=(*report.notes, *notes),
+    )
 
 
 def _left(budget_s: float, started: float) -> float:

@@ -126,6 +126,7 @@ def families(cycle: Cycle | None, health: Health, partition_metrics: bool = True
     if partition_metrics:
         yield from _partitions(GaugeMetricFamily, cycle, at)
     yield from _consumers(GaugeMetricFamily, report, cycle, at)
+    yield from _broker_support(GaugeMetricFamily, report, at)
 
 
 def _partitions(gauge: type[GaugeMetricFamily], cycle: Cycle, at: float) -> Iterator:
@@ -198,6 +199,19 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
     for labels, n in sorted(counts.items()):
         findings.add_metric(list(labels), float(n), timestamp=at)
     yield from (total, worst, status, time_lag, time_lag_source, headroom_min, findings)
+
+
+def _broker_support(gauge: type[GaugeMetricFamily], report: Report, at: float) -> Iterator:
+    """Whether the brokers serve each consumer's spout (offctl.core.storm.protocol): only the consumers judged."""
+    served = gauge(
+        "offctl_consumer_broker_served",
+        "1 when the brokers (or the --kafka-release what-if) accept a version of every request the spout's Kafka "
+        "client sends, 0 when they do not (BROKER_INCOMPATIBLE); absent when not judged",
+        labels=list(CONSUMER_LABELS),
+    )
+    for key, support in report.broker_support.items():
+        served.add_metric(_labels(key), 1.0 if support.serves else 0.0, timestamp=at)
+    yield served
 
 
 def _labels(key: ConsumerKey) -> list[str]:

@@ -203,9 +203,26 @@ def consumer_dicts(report: Report, lags: list[TimeLag]) -> list[dict]:
             **consumer_dict(c),
             "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
             "min_retention_headroom_s": minima.get(c.key),
+            **support_dict(report.broker_support.get(c.key)),
         }
         for c in report.consumers
     ]
+
+
+def support_dict(support) -> dict:
+    """Whether the brokers serve a consumer's spout (offctl.core.storm.protocol.Support), as the JSON document and the
+    audit's files give it: every key null when it was not judged."""
+    if support is None:
+        return dict.fromkeys(SUPPORT_KEYS)
+    return {
+        "broker_served": support.serves,
+        "broker_against": support.against,
+        "broker_client": support.client.name,
+        "broker_refused": [r.text() for r in support.refused],
+    }
+
+
+SUPPORT_KEYS = ("broker_served", "broker_against", "broker_client", "broker_refused")
 
 
 def summary_dict(report: Report) -> dict:

@@ -315,6 +315,18 @@ OPTIONS: Mapping[str, Option] = _options(
         file=IN_PROFILE,
     ),
     Option(
+        "kafka_clients_release",
+        ("--kafka-clients-release",),
+        "The Kafka client release the spouts' topology ships (kafka-clients for the new spouts, the Kafka jar "
+        "for the old), which decides the request versions they send \\[default: the one the Storm release builds "
+        "with].",
+        metavar="VERSION",
+        env="OFFCTL_KAFKA_CLIENTS_RELEASE",
+        panel=SPOUTS,
+        show_default=False,
+        file=IN_PROFILE,
+    ),
+    Option(
         "offset_commit_period_ms",
         ("--offset-commit-period-ms",),
         "The new spouts' offset.commit.period.ms \\[default: the release's: 15000 in 1.0.0-1.0.2, else 30000].",
@@ -412,6 +424,17 @@ OPTIONS: Mapping[str, Option] = _options(
         file=IN_DEFAULTS,
     ),
     Option(
+        "kafka_release",
+        ("--kafka-release",),
+        "What if the brokers ran this Kafka release (4.0, 3.9, ...): judge which spouts it serves from offctl's "
+        "table of its API versions instead of asking the brokers (BROKER_INCOMPATIBLE).",
+        metavar="VERSION",
+        env="OFFCTL_KAFKA_RELEASE",
+        panel=HORIZONS,
+        show_default=False,
+        file=IN_DEFAULTS,
+    ),
+    Option(
         "window",
         ("--window",),
         "Observations per partition for the history status (serve: cycles; audit: snapshots, newest first).",
@@ -459,6 +482,7 @@ SPOUT_OPTIONS = (
     "first_poll_offset_strategy",
     "processing_guarantee",
     "isolation_level",
+    "kafka_clients_release",
     "offset_commit_period_ms",
     "static_partitions",
 )
@@ -469,6 +493,7 @@ HORIZON_OPTIONS = (
     "offsets_retention_minutes",
     "topic_retention",
     "retention_horizon",
+    "kafka_release",
 )
 FAIL_ON_OPTIONS = ("fail_on",)
 SAFETY_OPTIONS = ("execute", "yes", "quiet_period", "force", "backup_dir", "audit_log")

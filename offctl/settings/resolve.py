@@ -20,6 +20,7 @@ from typing import Any
 from offctl.core.plans.targets import parse_static_partitions
 from offctl.core.records.model import ConsumerKey, Thresholds
 from offctl.core.rules.profiles import Profile, Profiles
+from offctl.core.storm import kafka_releases
 from offctl.core.storm.releases import (
     EARLIEST_TIME,
     GUARANTEE_RELEASES,
@@ -32,6 +33,7 @@ from offctl.core.storm.releases import (
     StormKafkaClient,
     default_commit_period_ms,
     guarantees_of,
+    release,
 )
 from offctl.core.time.retention import parse_span, parse_topic_retention
 from offctl.errors import UsageError
@@ -320,7 +322,19 @@ def _spout_profile(s: Mapping[str, Any]) -> SpoutProfile:
         commit_period_ms=s["offset_commit_period_ms"] or default_commit_period_ms(client_release),
         client_release=client_release.strip(),
         isolation_level=Isolation(s["isolation_level"]),
+        kafka_clients_release=_kafka_clients_release(s["kafka_clients_release"]),
     )
+
+
+def _kafka_clients_release(text: str | None) -> str | None:
+    """--kafka-clients-release as given, once it reads as a Kafka release (its table is looked up when judged)."""
+    if text is None:
+        return None
+    try:
+        release(text, "Kafka client", "2.8.1")
+    except ValueError as exc:
+        raise UsageError(f"--kafka-clients-release: {exc}") from None
+    return text.strip()
 
 
 def _start_offset_time(text: str) -> int:
@@ -396,8 +410,15 @@ def expiry_options(given: Given) -> ExpiryOptions:
 
 
 def estimates(given: Given) -> Estimates:
-    """What the reads after the analysis are told (pipeline.Estimates): the time-lag budget and the expiry options."""
-    return Estimates(given.time_lag_budget, expiry_options(given))
+    """What the reads after the analysis are told (pipeline.Estimates): the time-lag budget, the expiry options and
+    the what-if's Kafka release (checked against offctl's table)."""
+    what_if = given.get("kafka_release")
+    if what_if is not None:
+        try:
+            kafka_releases.line_of(what_if)
+        except ValueError as exc:
+            raise UsageError(f"--kafka-release: {exc}") from None
+    return Estimates(given.time_lag_budget, expiry_options(given), kafka_release=what_if)
 
 
 def reading(given: Given, say: Say, *, sandbox: bool = True, checked: bool = True) -> Reading:

@@ -41,12 +41,13 @@ class ExpiryOptions:
 @dataclass(frozen=True)
 class Estimates:
     """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
-    options, and serve's and watch's pace per partition (offctl.core.time.history.falling_behind) for RETENTION_RISK's
-    default rule."""
+    options, serve's and watch's pace per partition (offctl.core.time.history.falling_behind) for RETENTION_RISK's
+    default rule, and the Kafka release a what-if judges the spouts against instead of the brokers."""
 
     time_lag_budget: float = TIME_LAG_BUDGET_S  # seconds, --time-lag-budget
     expiry: ExpiryOptions = ExpiryOptions()
     behind: Mapping[tuple, float] | None = None
+    kafka_release: str | None = None  # --kafka-release: the what-if's Kafka release (offctl.core.storm.kafka_releases)
 
 
 @dataclass(frozen=True)

@@ -269,6 +269,20 @@ CATALOGUE: dict[str, Code] = {
             "soon as it is aborted.",
         ),
         Code(
+            "BROKER_INCOMPATIBLE",
+            _E,
+            "the brokers (or, with `--kafka-release`, the Kafka release named: a what-if) do not accept a request "
+            "the spout's Kafka client sends, at any version it can send: storm-kafka's SimpleConsumer and "
+            "kafka-clients before 0.10.2 send one version of each request, and Kafka 4.0 removed those older than "
+            "Kafka 2.1's (KIP-896); kafka-clients 4.x sends none that Kafka before 2.1 accepts. The message names "
+            "the client, each request refused and the brokers refusing it. The spout cannot fetch or commit there",
+            "Before the brokers run that release, move the spout to a Storm release whose Kafka client both sides "
+            "speak (docs/runbooks/migrate-to-storm-kafka-client.md: `offctl migrate` moves storm-kafka's offsets "
+            "to storm-kafka-client) or ship a newer kafka-clients with the topology (`--kafka-clients-release` says "
+            "what offctl judges). A spout already refused reads nothing: its lag grows until it is moved or the "
+            "brokers are rolled back.",
+        ),
+        Code(
             "HIGH_LAG",
             _W,
             "lag >= the threshold the user gave",

@@ -427,6 +427,9 @@ class Report:
     offsets_retention: object | None = None
     # how long until the broker may delete the message at each such position (offctl.core.time.retention); none: empty
     headrooms: Mapping[Position, Headroom] = field(default_factory=dict)
+    # whether the brokers (or the --kafka-release what-if) serve each consumer (offctl.core.storm.protocol.Support);
+    # not judged: absent
+    broker_support: Mapping[ConsumerKey, object] = field(default_factory=dict)
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

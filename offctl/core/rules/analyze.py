@@ -238,6 +238,13 @@ RULES: tuple[Rule, ...] = (
         runs="after the analysis, from the first record of the transaction (offctl.core.time.transactions)",
         needs=NEEDS_LOG,
     ),
+    Rule(
+        20,
+        ("BROKER_INCOMPATIBLE",),
+        "the brokers, or the Kafka release --kafka-release names, accept no version the spout's Kafka client can "
+        "send of a request it sends (KIP-896, KIP-97)",
+        runs="after the analysis, from the brokers' ApiVersions or the what-if's table (offctl.core.storm.protocol)",
+    ),
 )
 
 

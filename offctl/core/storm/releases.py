@@ -208,6 +208,9 @@ class SpoutProfile:
     commit_period_ms: int = 30_000  # offset.commit.period.ms (default_commit_period_ms of the release)
     client_release: str = CLIENT_RELEASE_DEFAULT  # --storm-kafka-client-release, as given (client is its line)
     isolation_level: Isolation = Isolation.READ_UNCOMMITTED  # the new spouts' consumer isolation.level
+    # --kafka-clients-release: the Kafka client release the topology ships (kafka-clients, or storm-kafka's Kafka jar);
+    # None: the one Storm's release builds with (offctl.core.storm.kafka_clients.storm_pins)
+    kafka_clients_release: str | None = None
 
     @property
     def client_version(self) -> tuple[int, ...]:

@@ -375,6 +375,15 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
             ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),
             ("group_protocol", "string", "the Kafka group's protocol or assignor, as the broker names it (kafka)"),
             ("profile", "string", "the profile that judged it (null: the defaults)"),
+            (
+                "broker_served",
+                "boolean",
+                "whether the brokers (or the --kafka-release what-if) accept every request its Kafka client sends "
+                "(null: not judged)",
+            ),
+            ("broker_against", "string", "what it was judged against: the brokers, or the what-if's Kafka release"),
+            ("broker_client", "string", "the Kafka client the spout sends its requests with, at its release line"),
+            ("broker_refused", "string", "each request refused, ';'-separated: its versions and the brokers'"),
         ),
     ),
     "topics": (
@@ -398,7 +407,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
 
 def flat(name: str, row: Mapping) -> tuple:
     """A row as the file `name` stores it: its columns in order, lists joined into strings."""
-    sep = {"findings": ";", "topics": ",", "finding_codes": ","}
+    sep = {"findings": ";", "topics": ",", "finding_codes": ",", "broker_refused": ";"}
     if name == "findings" and "hint" not in row:  # the files keep a hint per row; the JSON document says it per code
         row = {**row, "hint": CATALOGUE[row["code"]].hint}
     return tuple(

@@ -1,0 +1,100 @@
+"""Whether brokers serve a spout (offctl.core.storm.protocol): the judgement on hand-made clients and brokers, every
+edge of a version range; the tables themselves are held to the real brokers and spouts in
+tests/e2e/test_broker_versions_e2e.py and tests/oracle/test_broker_support_e2e.py."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from offctl.core.storm import kafka_clients, kafka_releases
+from offctl.core.storm.kafka_clients import Client, client_line
+from offctl.core.storm.protocol import BROKERS, Brokers, support
+
+FIXED = Client("old", False, {"Fetch": (3, 3), "ListOffsets": (0, 0)}, "test")
+NEGOTIATING = Client("new", True, {"Fetch": (0, 11), "ListOffsets": (0, 5)}, "test")
+
+
+def brokers(**accepts) -> Brokers:
+    return Brokers(BROKERS, accepts)
+
+
+def test_a_fixed_version_inside_every_brokers_range_is_served():
+    verdict = support(FIXED, brokers(a={"Fetch": (0, 17), "ListOffsets": (0, 10)}))
+    assert verdict.serves and verdict.refused == ()
+
+
+def test_a_fixed_version_below_the_brokers_oldest_is_refused_with_what_each_side_has():
+    verdict = support(FIXED, brokers(a={"Fetch": (4, 17), "ListOffsets": (1, 10)}))
+    assert not verdict.serves
+    assert [(r.api, r.sends, r.accepts, r.brokers) for r in verdict.refused] == [
+        ("Fetch", (3, 3), (4, 17), ("a",)),
+        ("ListOffsets", (0, 0), (1, 10), ("a",)),
+    ]
+    assert verdict.refused[0].text() == "Fetch v3 (a accept v4-v17)"
+
+
+def test_a_fixed_version_above_the_brokers_newest_is_refused():
+    assert not support(FIXED, brokers(a={"Fetch": (0, 2), "ListOffsets": (0, 0)})).serves
+
+
+def test_a_negotiating_client_is_served_while_any_version_is_shared():
+    assert support(NEGOTIATING, brokers(a={"Fetch": (11, 17), "ListOffsets": (5, 10)})).serves
+    verdict = support(NEGOTIATING, brokers(a={"Fetch": (12, 17), "ListOffsets": (1, 10)}))
+    assert [(r.api, r.sends) for r in verdict.refused] == [("Fetch", (0, 11))]
+
+
+def test_one_broker_refusing_is_enough_and_is_named():
+    """A rolling upgrade: the spout's leaders and coordinator may be on any broker."""
+    verdict = support(
+        FIXED, brokers(old={"Fetch": (0, 16), "ListOffsets": (0, 9)}, new={"Fetch": (4, 17), "ListOffsets": (1, 10)})
+    )
+    assert [(r.api, r.brokers) for r in verdict.refused] == [("Fetch", ("new",)), ("ListOffsets", ("new",))]
+
+
+def test_an_api_the_broker_does_not_know_is_refused():
+    verdict = support(FIXED, brokers(a={"Fetch": (0, 17)}))
+    assert [(r.api, r.accepts) for r in verdict.refused] == [("ListOffsets", None)]
+    assert verdict.refused[0].text() == "ListOffsets v0 (a do not know it)"
+
+
+@given(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20), st.integers(0, 20), st.booleans())
+def test_served_exactly_when_a_version_is_on_both_sides(c1, c2, b1, b2, negotiates):
+    low, high = sorted((c1, c2))
+    if not negotiates:
+        low = high
+    accepts = tuple(sorted((b1, b2)))
+    verdict = support(Client("c", negotiates, {"Fetch": (low, high)}, "t"), brokers(a={"Fetch": accepts}))
+    assert verdict.serves == any(accepts[0] <= v <= accepts[1] for v in range(low, high + 1))
+
+
+@pytest.mark.parametrize(
+    "text, line", [("0.10.1.0", "0.10.1"), ("0.9.0.1", "0.9.0"), ("2.8.1", "2.8"), ("4.1.0", "4.1"), ("3.9", "3.9")]
+)
+def test_client_lines(text, line):
+    assert client_line(text) == line
+
+
+def test_a_what_if_names_its_release_and_takes_the_tables_row():
+    line = next(iter(kafka_releases.RELEASES))
+    what_if = kafka_releases.what_if(f" {line}.1 ")
+    assert what_if.what_if and what_if.release == f"{line}.1"
+    assert list(what_if.accepts.values()) == [kafka_releases.RELEASES[line]]
+    assert what_if.label() == f"Kafka {line}.1 (--kafka-release, a what-if)"
+
+
+@pytest.mark.parametrize("text", ["5.0", "0.7", "four", "", "4.0; rm -rf /"])
+def test_a_release_without_a_row_is_refused_with_the_rows_there_are(text):
+    with pytest.raises(ValueError) as refused:
+        kafka_releases.line_of(text)
+    assert "4.0" in str(refused.value) or "is not a Kafka release" in str(refused.value)
+
+
+def test_every_storm_pin_has_a_client_table():
+    """A release Storm builds with that offctl cannot judge would be a silent gap: each pin resolves to a table."""
+    pins = [("scala", pin) for pin in kafka_clients.STORM_KAFKA_PINS.values()]
+    pins += [("java", pin) for _, pin in kafka_clients.CLIENT_PINS]
+    assert len(pins) > 5
+    for kind, pin in pins:
+        assert (kind, client_line(pin)) in kafka_clients.CLIENTS, pin
