@@ -32,7 +32,7 @@ def test_a_fixed_version_below_the_brokers_oldest_is_refused_with_what_each_side
         ("Fetch", (3, 3), (4, 17), ("a",)),
         ("ListOffsets", (0, 0), (1, 10), ("a",)),
     ]
-    assert verdict.refused[0].text() == "Fetch v3 (a accept v4-v17)"
+    assert verdict.refused[0].text() == "Fetch v3 (a accepts v4-v17)"
 
 
 def test_a_fixed_version_above_the_brokers_newest_is_refused():
@@ -56,7 +56,7 @@ def test_one_broker_refusing_is_enough_and_is_named():
 def test_an_api_the_broker_does_not_know_is_refused():
     verdict = support(FIXED, brokers(a={"Fetch": (0, 17)}))
     assert [(r.api, r.accepts) for r in verdict.refused] == [("ListOffsets", None)]
-    assert verdict.refused[0].text() == "ListOffsets v0 (a do not know it)"
+    assert verdict.refused[0].text() == "ListOffsets v0 (a does not know it)"
 
 
 @given(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20), st.integers(0, 20), st.booleans())

@@ -55,9 +55,227 @@ _NUMBER = re.compile(r"\d+")
 
 # --- what Storm builds with ---------------------------------------------------------------------------------
 
-STORM_KAFKA_PINS: Mapping[StormKafka, str] = {}
-CLIENT_PINS: tuple[tuple[tuple[int, ...], str], ...] = ()
+# storm-kafka's Kafka jar, `provided` in external/storm-kafka/pom.xml (the topology ships one): kafka_2.9.2 0.8.1.1
+# at v0.9.2-incubating, v0.9.7 and v0.10.2; kafka_2.10 0.8.2.1 (storm.kafka.version, storm.kafka.artifact.id in the
+# root pom.xml) at v1.0.7, v1.1.3 and v1.2.4.
+STORM_KAFKA_PINS: Mapping[StormKafka, str] = {
+    StormKafka.V0_9_0: "0.8.1.1",
+    StormKafka.V0_9_3: "0.8.1.1",
+    StormKafka.V0_10: "0.8.1.1",
+    StormKafka.V1_0: "0.8.2.1",
+    StormKafka.V1_X: "0.8.2.1",
+}
+
+# storm-kafka-client's kafka-clients: storm.kafka.client.version in Storm's root pom.xml at each tag (kafka.version at
+# v1.0.0 and v1.0.1), newest first: a release takes the first row at or below it. 3.0 and 3.1 are master 73da988d9's
+# (the line 3.0.0 was released from; docs/storm.md says why).
+CLIENT_PINS: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((3, 0), "4.3.1"),
+    ((2, 8, 6), "4.2.0"),
+    ((2, 8, 4), "4.1.1"),
+    ((2, 8, 3), "4.1.0"),
+    ((2, 7, 1), "3.9.0"),
+    ((2, 6, 1), "3.6.0"),
+    ((2, 0), "0.11.0.3"),
+    ((1, 2), "0.10.1.0"),
+    ((1, 1, 2), "0.10.1.0"),
+    ((1, 1), "0.10.0.0"),
+    ((1, 0, 6), "0.10.1.0"),
+    ((1, 0), "0.9.0.1"),
+)
 
 # --- what each client sends ---------------------------------------------------------------------------------
 
-CLIENTS: Mapping[tuple[str, str], Client] = {}
+_FIXED = "each request at its one version, ProtoUtils.latestVersion (Protocol.java): no ApiVersions negotiation"
+_NEGOTIATED = "ApiKeys.oldestVersion() to latestVersion(false), negotiated with each broker's ApiVersions (KIP-97)"
+_SIMPLE = "kafka.api.FetchRequest and OffsetRequest CurrentVersion 0 (core/src/main/scala/kafka/api/, at Kafka {tag})"
+
+# (kind, line) -> the client: "scala" the Kafka jar's SimpleConsumer (storm-kafka), "java" kafka-clients. The java rows
+# were run: each jar's ApiKeys printed by tests/storm_runner/ApiVersionsOf.java (docs/storm.md).
+CLIENTS: Mapping[tuple[str, str], Client] = {
+    ("scala", "0.8.1"): Client(
+        "Kafka 0.8.1 SimpleConsumer", False, {"Fetch": (0, 0), "ListOffsets": (0, 0)}, _SIMPLE.format(tag="0.8.1.1")
+    ),
+    ("scala", "0.8.2"): Client(
+        "Kafka 0.8.2 SimpleConsumer", False, {"Fetch": (0, 0), "ListOffsets": (0, 0)}, _SIMPLE.format(tag="0.8.2.1")
+    ),
+    ("java", "0.9.0"): Client(
+        "kafka-clients 0.9.0",
+        False,
+        {
+            "Metadata": (0, 0),
+            "FindCoordinator": (0, 0),
+            "JoinGroup": (0, 0),
+            "SyncGroup": (0, 0),
+            "Heartbeat": (0, 0),
+            "LeaveGroup": (0, 0),
+            "OffsetFetch": (1, 1),
+            "OffsetCommit": (2, 2),
+            "Fetch": (1, 1),
+            "ListOffsets": (0, 0),
+        },
+        f"kafka-clients-0.9.0.1.jar: {_FIXED}",
+    ),
+    ("java", "0.10.0"): Client(
+        "kafka-clients 0.10.0",
+        False,
+        {
+            "ApiVersions": (0, 0),
+            "Metadata": (1, 1),
+            "FindCoordinator": (0, 0),
+            "JoinGroup": (0, 0),
+            "SyncGroup": (0, 0),
+            "Heartbeat": (0, 0),
+            "LeaveGroup": (0, 0),
+            "OffsetFetch": (1, 1),
+            "OffsetCommit": (2, 2),
+            "Fetch": (2, 2),
+            "ListOffsets": (0, 0),
+        },
+        f"kafka-clients-0.10.0.0.jar: {_FIXED}",
+    ),
+    ("java", "0.10.1"): Client(
+        "kafka-clients 0.10.1",
+        False,
+        {
+            "ApiVersions": (0, 0),
+            "Metadata": (2, 2),
+            "FindCoordinator": (0, 0),
+            "JoinGroup": (1, 1),
+            "SyncGroup": (0, 0),
+            "Heartbeat": (0, 0),
+            "LeaveGroup": (0, 0),
+            "OffsetFetch": (1, 1),
+            "OffsetCommit": (2, 2),
+            "Fetch": (3, 3),
+            "ListOffsets": (1, 1),
+        },
+        f"kafka-clients-0.10.1.0.jar: {_FIXED}",
+    ),
+    ("java", "0.11.0"): Client(
+        "kafka-clients 0.11.0",
+        True,
+        {
+            "ApiVersions": (0, 1),
+            "Metadata": (0, 4),
+            "FindCoordinator": (0, 1),
+            "JoinGroup": (0, 2),
+            "SyncGroup": (0, 1),
+            "Heartbeat": (0, 1),
+            "LeaveGroup": (0, 1),
+            "OffsetFetch": (0, 3),
+            "OffsetCommit": (0, 3),
+            "Fetch": (0, 5),
+            "ListOffsets": (0, 2),
+        },
+        f"kafka-clients-0.11.0.3.jar: {_NEGOTIATED}",
+    ),
+    ("java", "3.6"): Client(
+        "kafka-clients 3.6",
+        True,
+        {
+            "ApiVersions": (0, 3),
+            "Metadata": (0, 12),
+            "FindCoordinator": (0, 4),
+            "JoinGroup": (0, 9),
+            "SyncGroup": (0, 5),
+            "Heartbeat": (0, 4),
+            "LeaveGroup": (0, 5),
+            "OffsetFetch": (0, 8),
+            "OffsetCommit": (0, 8),
+            "Fetch": (0, 15),
+            "ListOffsets": (0, 8),
+        },
+        f"kafka-clients-3.6.0.jar: {_NEGOTIATED}",
+    ),
+    ("java", "3.9"): Client(
+        "kafka-clients 3.9",
+        True,
+        {
+            "ApiVersions": (0, 4),
+            "Metadata": (0, 12),
+            "FindCoordinator": (0, 6),
+            "JoinGroup": (0, 9),
+            "SyncGroup": (0, 5),
+            "Heartbeat": (0, 4),
+            "LeaveGroup": (0, 5),
+            "OffsetFetch": (0, 9),
+            "OffsetCommit": (0, 9),
+            "Fetch": (0, 17),
+            "ListOffsets": (0, 9),
+        },
+        f"kafka-clients-3.9.0.jar: {_NEGOTIATED}",
+    ),
+    ("java", "4.1"): Client(
+        "kafka-clients 4.1",
+        True,
+        {
+            "ApiVersions": (0, 4),
+            "Metadata": (0, 13),
+            "FindCoordinator": (0, 6),
+            "JoinGroup": (0, 9),
+            "SyncGroup": (0, 5),
+            "Heartbeat": (0, 4),
+            "LeaveGroup": (0, 5),
+            "OffsetFetch": (1, 9),
+            "OffsetCommit": (2, 9),
+            "Fetch": (4, 18),
+            "ListOffsets": (1, 10),
+        },
+        f"kafka-clients-4.1.0.jar: {_NEGOTIATED}",
+    ),
+    ("java", "4.2"): Client(
+        "kafka-clients 4.2",
+        True,
+        {
+            "ApiVersions": (0, 4),
+            "Metadata": (0, 13),
+            "FindCoordinator": (0, 6),
+            "JoinGroup": (0, 9),
+            "SyncGroup": (0, 5),
+            "Heartbeat": (0, 4),
+            "LeaveGroup": (0, 5),
+            "OffsetFetch": (1, 10),
+            "OffsetCommit": (2, 10),
+            "Fetch": (4, 18),
+            "ListOffsets": (1, 11),
+        },
+        f"kafka-clients-4.2.0.jar: {_NEGOTIATED}",
+    ),
+    ("java", "4.3"): Client(
+        "kafka-clients 4.3",
+        True,
+        {
+            "ApiVersions": (0, 4),
+            "Metadata": (0, 13),
+            "FindCoordinator": (0, 6),
+            "JoinGroup": (0, 9),
+            "SyncGroup": (0, 5),
+            "Heartbeat": (0, 4),
+            "LeaveGroup": (0, 5),
+            "OffsetFetch": (1, 10),
+            "OffsetCommit": (2, 10),
+            "Fetch": (4, 18),
+            "ListOffsets": (1, 11),
+        },
+        f"kafka-clients-4.3.1.jar: {_NEGOTIATED}",
+    ),
+    ("java", "4.4"): Client(
+        "kafka-clients 4.4",
+        True,
+        {
+            "ApiVersions": (0, 5),
+            "Metadata": (0, 13),
+            "FindCoordinator": (0, 6),
+            "JoinGroup": (0, 9),
+            "SyncGroup": (0, 5),
+            "Heartbeat": (0, 4),
+            "LeaveGroup": (0, 5),
+            "OffsetFetch": (1, 10),
+            "OffsetCommit": (2, 10),
+            "Fetch": (4, 18),
+            "ListOffsets": (1, 11),
+        },
+        f"kafka-clients-4.4.0.jar: {_NEGOTIATED}",
+    ),
+}

@@ -15,7 +15,7 @@ def line_of(text: str) -> str:
     """The release line a Kafka release belongs to, as RELEASES keys it: "4.0.1" and "4.0" are "4.0", "0.11.0.3" is
     "0.11" (Kafka numbered 0.major.minor.patch before 1.0); ValueError for a line the table does not have."""
     parts = release(text, "Kafka", "4.0")
-    line = ".".join(map(str, parts[:2]))
+    line = ".".join(map(str, (*parts, 0)[:3] if parts[0] == 0 else parts[:2]))
     if line not in RELEASES:
         raise ValueError(f"Kafka {text.strip()[:40]} is not a release offctl has a table for: {', '.join(RELEASES)}")
     return line

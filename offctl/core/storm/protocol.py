@@ -15,8 +15,9 @@ and its group's coordinator may be any of them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from offctl.core.storm.commits import subscribes
 from offctl.core.storm.kafka_clients import CLIENTS, Client, client_line, storm_pins
 from offctl.core.storm.releases import Library, SpoutProfile
 
@@ -56,9 +57,12 @@ class Refusal:
     brokers: tuple[str, ...]  # the brokers that refuse it
 
     def text(self) -> str:
-        sends = _versions(self.sends)
-        accepts = f"accept {_versions(self.accepts)}" if self.accepts else "do not know it"
-        return f"{self.api} {sends} ({', '.join(self.brokers)} {accepts})"
+        one = len(self.brokers) == 1
+        if self.accepts:
+            accepts = f"{'accepts' if one else 'accept'} {_versions(self.accepts)}"
+        else:
+            accepts = "does not know it" if one else "do not know it"
+        return f"{self.api} {_versions(self.sends)} ({', '.join(self.brokers)} {accepts})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +81,29 @@ def _versions(span: tuple[int, int]) -> str:
 
 
 def client_of(library: Library, profile: SpoutProfile) -> Client | None:
-    """The Kafka client the spout that reads with `library` sends its requests with: the release the topology ships
-    (--kafka-clients-release), else the one Storm's release builds with (kafka_clients.storm_pins). None when offctl
-    has no table for that release (kafka_clients.CLIENTS says which it has)."""
-    kind = "scala" if library in (Library.STORM_KAFKA, Library.STORM_KAFKA_TRIDENT) else "java"
+    """The Kafka client the spout that reads with `library` sends its requests with, narrowed to the requests that
+    spout sends: the release the topology ships (--kafka-clients-release), else the one Storm's release builds with
+    (kafka_clients.storm_pins). None when offctl has no table for that release (kafka_clients.CLIENTS)."""
+    old = library in (Library.STORM_KAFKA, Library.STORM_KAFKA_TRIDENT)
     release = profile.kafka_clients_release or storm_pins(library, profile)
-    return CLIENTS.get((kind, client_line(release)))
+    client = CLIENTS.get(("scala" if old else "java", client_line(release)))
+    if client is None:
+        return None
+    sends = SIMPLE_CONSUMER if old else (*CONSUMER, *(GROUP_MEMBER if subscribes(profile) else ()))
+    if client.negotiates:
+        sends = ("ApiVersions", *sends)
+    return replace(client, apis={api: client.apis[api] for api in sends if api in client.apis})
+
+
+# The requests each spout sends. storm-kafka (spout and Trident emitter): ListOffsets through
+# SimpleConsumer.getOffsetsBefore (KafkaUtils.getOffset) and Fetch (KafkaUtils.fetchMessages), KafkaUtils.java at
+# v0.9.2-incubating to v1.2.4; its brokers and partitions come from ZooKeeper (ZkHosts) or the topology (StaticHosts),
+# never from a Metadata request. storm-kafka-client: KafkaConsumer's assign, committed, seek, poll and commitSync
+# (KafkaSpout, v1.0.6 to v2.8.8): Metadata, FindCoordinator, OffsetFetch, OffsetCommit, ListOffsets and Fetch; the
+# releases that subscribe (commits.subscribes) join the group too.
+SIMPLE_CONSUMER = ("ListOffsets", "Fetch")
+CONSUMER = ("Metadata", "FindCoordinator", "OffsetFetch", "OffsetCommit", "ListOffsets", "Fetch")
+GROUP_MEMBER = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")
 
 
 def support(client: Client, brokers: Brokers) -> Support:
