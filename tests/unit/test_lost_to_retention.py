@@ -1,17 +1,21 @@
 """What retention already took (issue 46, part 4): a partition's `lost_to_retention`, the log start minus the offset the
 spout fetches first from its stored record, for every library (storm-kafka's spout and Trident emitter,
 storm-kafka-client's current and legacy lines and its Trident emitter), with its edges; the finding's words; the
-consumer's and the topic's totals."""
+consumer's and the topic's totals; the metrics, the watch cell, peek's line and storm-kafka-monitor's key."""
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
+from rich.console import Console
 
 from offctl.core.records.model import Thresholds
 from offctl.core.rules.partitions import lost_to_retention
 from offctl.core.storm.releases import FirstPoll, SpoutProfile, StormKafkaClient
 from offctl.core.time.retention import lost_by_consumer, lost_by_topic
-from offctl.render.report import report_document
+from offctl.render.report import report_document, write_report
 from tests.unit.test_analyze import LEGACY, T, cluster, commit, meta, rec, run
 from tests.unit.test_trident import STORM_ID, client_meta, node
 from tests.unit.test_trident import run as run_trident
@@ -228,6 +232,87 @@ def test_a_consumer_and_a_topic_sum_their_partitions_counts():
     # a consumer none of whose partitions has a count: null, and no topic of it in the summary
     unknown = report_document(run([rec(0, 90)], cl=None))
     assert unknown["consumers"][0]["lost_to_retention"] is None and unknown["summary"]["lost_to_retention"] == {}
+
+
+def test_the_tables_say_it_in_the_findings_words_beside_the_codes_and_in_the_total():
+    from offctl.render.watch import watch_table
+
+    report = run([rec(0, 90), rec(1, 150)], cl=cluster())
+    out = io.StringIO()
+    write_report(report, "table", out, Console(file=out, width=200, markup=False, highlight=False))
+    text = out.getvalue()
+    assert "10 messages (offsets 90 to 99) were deleted before the spout read them" in text
+    assert "total lag 50, lost to retention 10; findings" in text
+    table = watch_table(report, {}, {}, 1)
+    findings = {c.header: [str(x) for x in c._cells] for c in table.columns}["Findings"]
+    assert findings == ["OFFSET_BELOW_LOG_START (lost 10)", ""]
+    healthy = io.StringIO()
+    write_report(run([rec(0, 150)], cl=cluster(1)), "table", healthy, Console(file=healthy, width=200))
+    assert "lost to retention" not in healthy.getvalue()
+
+
+def _metric_samples(report, partition_metrics: bool) -> dict[str, dict[tuple, float]]:
+    from offctl.render.metrics import Cycle, Health, families
+
+    out: dict[str, dict[tuple, float]] = {}
+    for family in families(Cycle(report, {}), Health(1, {}, 0.0, 0.1, None), partition_metrics):
+        for s in family.samples:
+            out.setdefault(s.name, {})[(s.labels.get("consumer"), s.labels.get("partition"))] = s.value
+    return out
+
+
+def test_the_metrics_have_a_gauge_per_partition_and_the_total_per_consumer():
+    report = run([rec(0, 90), rec(1, 150)], [commit(0, 50)], cl=cluster(2))
+    got = _metric_samples(report, True)
+    assert got["offctl_partition_lost_to_retention"] == {("s", "0"): 10.0, ("s", "1"): 0.0, ("g", "0"): 50.0}
+    assert got["offctl_consumer_lost_to_retention_total"] == {("s", None): 10.0, ("g", None): 50.0}
+    # without partition metrics, the consumer's total stays; no count known, no sample
+    off = _metric_samples(report, False)
+    assert "offctl_partition_lost_to_retention" not in off
+    assert off["offctl_consumer_lost_to_retention_total"] == {("s", None): 10.0, ("g", None): 50.0}
+    unknown = _metric_samples(run([rec(0, 90)], cl=None), True)
+    assert not unknown.get("offctl_partition_lost_to_retention") and not unknown.get(
+        "offctl_consumer_lost_to_retention_total"
+    )
+
+
+def test_peek_and_storm_kafka_monitor_carry_it():
+    from offctl.core.records.model import ConsumerKey
+    from offctl.core.records.peeked import Peeked
+    from offctl.core.results.peek import PeekResult
+    from offctl.core.rules.profiles import Profiles
+    from offctl.render.lagdoc import Asked, document
+    from offctl.render.peek import _peek_head, peek_document
+
+    cl = cluster(2)
+    report = run([rec(0, 90), rec(1, 150)], cl=cl)
+    result = PeekResult(report, tuple(Peeked(row, row.record.committed, None) for row in report.rows), 1, 0)
+    assert [p["lost_to_retention"] for p in peek_document(result)["partitions"]] == [10, 0]
+    heads = [str(_peek_head(p)) for p in result.peeked]
+    assert "lag -  lost 10  [OFFSET_BELOW_LOG_START]" in heads[0] and "lost" not in heads[1]
+    asked = Asked(ConsumerKey("zookeeper", "s", "/r"), True, {T: [0, 1]})
+    doc, _ = document(report, asked, Profiles(), cl)
+    assert [doc[T][p]["lostToRetention"] for p in ("0", "1")] == [10, 0]
+    assert json.loads(json.dumps(doc)) == doc
+
+
+def test_the_audit_tally_totals_it_per_topic_over_chunks():
+    from offctl.faces.audit.tasks import chunk_outputs
+    from offctl.render.audit import lost_text
+
+    a = chunk_outputs(run([rec(0, 90)], cl=cluster(1)))[0]
+    b = chunk_outputs(
+        run([rec(0, 50, topic="clicks", spout="c")], [commit(0, 98)], cl={**cluster(1), **cluster(1, topic="clicks")})
+    )[0]
+    empty = chunk_outputs(run([rec(0, 150)], cl=cluster(1)))[0]
+    for total in (a + b + empty, empty + b + a):
+        assert total.summary()["lost_to_retention"] == {"clicks": 50, T: 12}
+    assert empty.summary()["lost_to_retention"] == {}
+    assert lost_text({"clicks": 50, T: 12}) == (
+        "lost to retention (deleted before the spouts read them): 62; by topic: clicks 50, orders 12"
+    )
+    many = lost_text({f"t{i:02d}": i + 1 for i in range(12)})
+    assert many.endswith("t11 12, t10 11, t09 10, t08 9, t07 8, t06 7, t05 6, t04 5, t03 4, t02 3 (+2 more topics)")
 
 
 def test_the_row_is_null_where_the_spout_does_not_resume_from_its_record():
