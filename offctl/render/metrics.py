@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from offctl.core.records.model import ConsumerKey, Report, TimeLag
 from offctl.core.time.history import STATUSES
-from offctl.core.time.retention import consumer_minima, headroom
+from offctl.core.time.retention import consumer_minima, headroom, lost_by_consumer
 from offctl.core.time.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
 
 if TYPE_CHECKING:  # prometheus_client loads only when serve collects
@@ -63,6 +63,11 @@ PARTITION_FAMILIES = tuple(
             "last_stable_offset",
             "The partition's last stable offset, where the spout reads committed "
             "(--isolation-level read_committed): its lag counts to it",
+        ),
+        (
+            "lost_to_retention",
+            "Offsets the broker deleted below the log start before the spout read them: the log start minus the "
+            "stored offset the spout resumes from, 0 at or above it (at most as many messages: markers take offsets)",
         ),
     )
 )
@@ -165,6 +170,11 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         "retention headroom: seconds until the broker may delete a message it resumes at",
         labels=list(CONSUMER_LABELS),
     )
+    lost = gauge(
+        "offctl_consumer_lost_to_retention_total",
+        "Sum of the consumer's partitions' offsets deleted below the log start before the spout read them",
+        labels=list(CONSUMER_LABELS),
+    )
     findings = gauge(
         "offctl_consumer_findings",
         "Findings of the consumer, by code and severity",
@@ -180,10 +190,13 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         report.rows, (cycle.statuses.get(row.partition_key, (None, NO_LAG))[1] for row in report.rows)
     )
     minima = consumer_minima(report.rows, report.headrooms) if report.headrooms else {}
+    lost_by = lost_by_consumer(report.rows)
     for c in report.consumers:
         labels = _labels(c.key)
         if c.key in minima:
             headroom_min.add_metric(labels, minima[c.key], timestamp=at)
+        if c.key in lost_by:
+            lost.add_metric(labels, float(lost_by[c.key]), timestamp=at)
         total.add_metric(labels, float(c.total_lag), timestamp=at)
         if c.max_lag is not None:
             worst.add_metric(labels, float(c.max_lag), timestamp=at)
@@ -198,7 +211,7 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         counts[k] = counts.get(k, 0) + 1
     for labels, n in sorted(counts.items()):
         findings.add_metric(list(labels), float(n), timestamp=at)
-    yield from (total, worst, status, time_lag, time_lag_source, headroom_min, findings)
+    yield from (total, worst, status, time_lag, time_lag_source, headroom_min, lost, findings)
 
 
 def _broker_support(gauge: type[GaugeMetricFamily], report: Report, at: float) -> Iterator:
@@ -256,6 +269,7 @@ def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
                         room.seconds if room is not None else None,
                         expiry.headroom_s if expiry is not None else None,
                         row.last_stable,
+                        row.lost_to_retention,
                     )
                 ),
             )

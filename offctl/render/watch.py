@@ -6,9 +6,9 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.records.model import Report, TimeLag, iso_ms
+from offctl.core.records.model import PartitionRow, Report, TimeLag, iso_ms
 from offctl.core.time.retention import headroom
-from offctl.render.formats import expiry_text, headroom_text, number, time_lag_text
+from offctl.render.formats import expiry_text, headroom_text, lost_text, number, time_lag_text
 
 _TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
 
@@ -79,6 +79,13 @@ def watch_table(
             headroom_text(headroom(row, report.headrooms)),
             expiry_text(expiries.get(row.partition_key)),
             Text(status or "-", style=_STATUS_STYLE.get(status, "dim")),
-            ", ".join(row.codes),
+            _findings_text(row),
         )
     return table
+
+
+def _findings_text(row: PartitionRow) -> str:
+    """The Findings cell: the codes that make the partition's severity, and what retention already took of it (its
+    `lost_to_retention`, which grows while the spout stays below the log start), `OFFSET_BELOW_LOG_START (lost 2)`."""
+    lost = lost_text(row.lost_to_retention)
+    return ", ".join(row.codes) + (f" ({lost})" if lost else "")

@@ -5,8 +5,9 @@ One state on the real ZooKeeper and Apache Kafka 4.4 of the fixtures, read once 
 task (tasks.audit_chunk and chunk_outputs, as each Spark task runs them, on the settings `offctl audit` resolves), the
 MCP tools (the SDK's client over stdio) and `storm-kafka-monitor`. Per consumer-partition each figure a face shows
 must be inspect's: status, finding codes, lag, time lag and its source, retention headroom, commit expiry (each with
-its source), `resumes_at` and `resumes`; per consumer, the aggregates a face shows. A face that leaves a figure out
-names it in LEFT_OUT, and docs/contract.md ("What each face shows") names the same figures, face by face.
+its source), `resumes_at`, `resumes` and `lost_to_retention`; per consumer, the aggregates a face shows. A face that
+leaves a figure out names it in LEFT_OUT, and docs/contract.md ("What each face shows") names the same figures, face
+by face.
 
 The figures in seconds move with the capture time (a time lag grows, a headroom or an expiry shrinks), and each face
 reads at its own moment: they are compared at the face's own capture time, to the millisecond, where the face says
@@ -50,7 +51,7 @@ from offctl.adapters import servers
 from offctl.core.records.model import ConsumerKey, Headroom, TimeLag
 from offctl.core.time.expiry import Expiry
 from offctl.core.time.timelag import SOURCE_CODES
-from offctl.render.formats import expiry_text, headroom_text, time_lag_text
+from offctl.render.formats import expiry_text, headroom_text, lost_text, time_lag_text
 from tests.conftest import Names, Result, invoke
 from tests.e2e.seeds import spout, storm_root
 
@@ -94,6 +95,7 @@ FIGURES = (
     "commit_expiry_source",
     "resumes_at",
     "resumes",
+    "lost_to_retention",
 )
 TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # how each moves with the capture time
 
@@ -298,7 +300,15 @@ def compare_findings(face: str, findings: list[dict], reference) -> None:
     assert sorted(map(key, findings), key=repr) == sorted(map(key, reference.doc["findings"]), key=repr), face
 
 
-CONSUMER_FIGURES = ("status", "finding_codes", "total_lag", "max_lag", "max_time_lag_s", "min_retention_headroom_s")
+CONSUMER_FIGURES = (
+    "status",
+    "finding_codes",
+    "total_lag",
+    "max_lag",
+    "max_time_lag_s",
+    "min_retention_headroom_s",
+    "lost_to_retention",
+)
 
 
 def compare_consumers(face: str, consumers: list[dict], reference, captured_ms) -> None:
@@ -349,6 +359,10 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     assert reference.missing[(*group, 3)]["resumes"] == "log-end"  # UNCOMMITTED_LATEST (default: the log start)
     assert reference.missing[(*legacy, 3)]["resumes"] == "log-end"  # 0.9.6 without forceFromStart
     assert rows[(*group, CRASHING)]["resumes"] == "crashes" and "CRASHING_COMMIT" in codes
+    # what retention took: partition 4 at 1 with its log from 3, for both; a stored 0 0.9.6 ignores counts nothing
+    assert rows[(*legacy, 4)]["lost_to_retention"] == rows[(*group, 4)]["lost_to_retention"] == 2
+    assert rows[(*legacy, 2)]["lost_to_retention"] is None and rows[(*group, 0)]["lost_to_retention"] == 0
+    assert doc["summary"]["lost_to_retention"] == {state.topic: 4}
 
 
 # --- offctl peek -------------------------------------------------------------------------------------------------
@@ -409,9 +423,11 @@ def watch_face(state, reference):
     shown = {}
     for i, label in enumerate(cells["Consumer"]):
         key = (*labels[label], cells["Topic"][i], int(cells["Partition"][i]))
-        findings = cells["Findings"][i]
+        # the codes, then what retention took where it took something: `OFFSET_BELOW_LOG_START (lost 2)`
+        findings, lost = re.fullmatch(r"(.*?)(?: \((lost [\d,]+)\))?", cells["Findings"][i]).groups()
         shown[key] = {
             "codes": sorted(set(findings.split(", "))) if findings else [],
+            "lost_to_retention": lost or "",
             "lag": cells["Lag"][i],
             "time_lag_s": cells["Time lag"][i],
             "time_lag_source": cells["Time lag"][i],
@@ -437,6 +453,7 @@ def watch_face(state, reference):
             "retention_source": room,
             "commit_expiry_s": expiry,
             "commit_expiry_source": expiry,
+            "lost_to_retention": lost_text(row["lost_to_retention"]),
         }
 
     return SimpleNamespace(mismatches=compare("offctl watch", shown, reference, captured_ms, rendered))
@@ -521,12 +538,14 @@ METRIC_FAMILIES = {
     "time_lag_source": "offctl_partition_time_lag_source",
     "retention_headroom_s": "offctl_partition_retention_headroom_seconds",
     "commit_expiry_s": "offctl_partition_commit_expiry_seconds",
+    "lost_to_retention": "offctl_partition_lost_to_retention",
 }
 CONSUMER_FAMILIES = {
     "total_lag": "offctl_consumer_lag_total",
     "max_lag": "offctl_consumer_lag_max",
     "max_time_lag_s": "offctl_consumer_time_lag_max_seconds",
     "min_retention_headroom_s": "offctl_consumer_retention_headroom_min_seconds",
+    "lost_to_retention": "offctl_consumer_lost_to_retention_total",
 }
 
 
@@ -576,6 +595,7 @@ def test_serve_metrics_show_inspects_figures(served, reference):
             "max_lag": c["max_lag"],
             "max_time_lag_s": max(times, default=None),
             "min_retention_headroom_s": min(rooms, default=None),
+            "lost_to_retention": c["lost_to_retention"],
         }
         assert got[k] == {name: v for name, v in expected.items() if v is not None}, k
 
@@ -637,6 +657,8 @@ def test_the_audit_task_shows_inspects_figures(audit_face, reference):
         ("min_commit_expiry_s", min, "commit_expiry_s"),
     ):
         assert summary[name] == pick(r[figure] for r in moved if r[figure] is not None), name
+    # what retention took, per topic: inspect's summary's, summed over the chunks
+    assert summary["lost_to_retention"] == reference.doc["summary"]["lost_to_retention"]
 
 
 # --- offctl mcp --------------------------------------------------------------------------------------------------
@@ -774,6 +796,7 @@ def monitor_face(state, reference):
                 "lag": entry["lag"],
                 "resumes_at": entry["resumeOffset"],
                 "resumes": entry["resumes"],
+                "lost_to_retention": entry["lostToRetention"],
             }
             if key in reference.missing:
                 missing[key] = {**figures, "time_lag_s": entry["timeLagSeconds"]}
@@ -822,6 +845,7 @@ def test_storm_kafka_monitor_shows_inspects_figures(monitor_face, reference):
             "time_lag_s": None,
             "resumes_at": f["resumes_at"],
             "resumes": f["resumes"],
+            "lost_to_retention": None,  # no record: nothing stored to count from
         }, key
 
 

@@ -339,6 +339,12 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
                 "fetch-fails or crashes (docs/contract.md, where the spout resumes)",
             ),
             ("resumes_citation", "string", "the Storm source that says so: member (file at tag)"),
+            (
+                "lost_to_retention",
+                "long",
+                "offsets below the log start where the spout resumes from its stored offset: deleted before it read "
+                "them (at most that many messages); 0 at or above the log start; null where not known or not resumed",
+            ),
             ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
         ),
     ),
