@@ -80,9 +80,12 @@ def compile_java(
     return f"{where}:{classpath}", str(logging)
 
 
-def run_json_line(name: str, argv: list[str], *, timeout: float, stdin: str | None = None):
+def run_json_line(
+    name: str, argv: list[str], *, timeout: float, stdin: str | None = None, log: list[str] | None = None
+):
     """Run `argv` and return the JSON value of the one line it prints; AssertionError, with its stderr, if it fails,
-    prints anything else, or does not end within `timeout` seconds."""
+    prints anything else, or does not end within `timeout` seconds. `log`, where given, gets the lines of its
+    stderr (what its loggers wrote) when it succeeds."""
     try:
         proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -94,9 +97,12 @@ def run_json_line(name: str, argv: list[str], *, timeout: float, stdin: str | No
     if len(lines) != 1:
         raise AssertionError(f"{name} printed {len(lines)} lines, not one: {proc.stdout!r}; stderr: {proc.stderr}")
     try:
-        return json.loads(lines[0])
+        value = json.loads(lines[0])
     except ValueError as exc:
         raise AssertionError(f"{name} printed no JSON ({exc}): {lines[0]!r}; stderr: {proc.stderr}") from None
+    if log is not None:
+        log.extend(proc.stderr.splitlines())
+    return value
 
 
 def scenario_timeout(scenarios: list[dict], timeout: float | None) -> float:
@@ -110,11 +116,13 @@ def scenario_timeout(scenarios: list[dict], timeout: float | None) -> float:
     return 60.0 + sum(s.get("deadline_ms", 20_000) for s in scenarios) / 1000 if timeout is None else timeout
 
 
-def run_scenarios(name: str, argv: list[str], scenarios: list[dict], *, timeout: float) -> list[dict]:
+def run_scenarios(
+    name: str, argv: list[str], scenarios: list[dict], *, timeout: float, log: list[str] | None = None
+) -> list[dict]:
     """Run `argv`, a runner that reads {"scenarios": [...]} on stdin and prints {"scenarios": [report, ...]}; returns
     the reports, in the scenarios' order. AssertionError (see run_json_line) if it prints none, or not one a
-    scenario with its name."""
-    answer = run_json_line(name, argv, timeout=timeout, stdin=json.dumps({"scenarios": scenarios}))
+    scenario with its name. `log`: as run_json_line's."""
+    answer = run_json_line(name, argv, timeout=timeout, stdin=json.dumps({"scenarios": scenarios}), log=log)
     reports = answer.get("scenarios") if isinstance(answer, dict) else None
     if not isinstance(reports, list):
         raise AssertionError(f"{name} printed no report: {answer!r}")

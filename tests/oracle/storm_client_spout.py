@@ -12,9 +12,9 @@ compiles ConsumerView.
 
 A scenario's keys are ClientSpoutRunner's (its header lists them: bootstrap_servers, topic, group_id, topology_id
 are required; first_poll_offset_strategy, processing_guarantee, offset_commit_period_ms, partitions, task_id,
-commit_first, emit ("first" or "all"), run_ms, ack, deadline_ms, kafka_props are not). Each answer is the runner's,
-with the partition-keyed maps (log_start, log_end, start_position, end_position, first_emitted, emitted, committed)
-keyed by int:
+commit_first, emit ("first" or "all"), run_ms, ack, deadline_ms, poll_ms, kafka_props are not). Each answer is the
+runner's, with the partition-keyed maps (log_start, log_end, start_position, end_position, first_emitted, emitted,
+committed) keyed by int:
 
     {"name": ..., "storm_line": "2.x", "assigned": [0], "log_start": {0: 0}, "log_end": {0: 10},
      "start_position": {0: 3}, "end_position": {0: 10}, "first_emitted": {0: 3}, "emitted": {0: [3]},
@@ -116,22 +116,35 @@ def _classes(line: str, jars: Path) -> tuple[str, str]:
     )
 
 
-def run_client_spouts(line: str, scenarios: list[dict], *, timeout: float | None = None) -> list[dict]:
+def run_client_spouts(
+    line: str,
+    scenarios: list[dict],
+    *,
+    timeout: float | None = None,
+    logging: Path | None = None,
+    log: list[str] | None = None,
+) -> list[dict]:
     """Run each scenario's KafkaSpout of storm-kafka-client `line` (one of LINES), in order, in one JVM;
     returns the runner's answers in the same order, partition keys as ints. AssertionError, with the runner's
     stderr, if it fails, prints anything but one JSON line, or does not end within `timeout` seconds (default: 60 s
-    plus every scenario's deadline)."""
+    plus every scenario's deadline). `logging`: a log4j2 configuration file in place of the one compiled with the
+    runner (WARN and up on stderr); `log`: where given, gets the runner's stderr lines (each scenario's begin with
+    "ClientSpoutRunner: scenario <name>")."""
     timeout = scenario_timeout(scenarios, timeout)
-    classpath, logging = _classes(line, lib_dir(line))
+    classpath, compiled = _classes(line, lib_dir(line))
+    logging = logging or compiled
     argv = [
         tool("java", "ClientSpoutRunner", LINES[line]),
         *JVM_FLAGS,
+        # log4j 2.10 and later read log4j2.configurationFile; the 2.8.2 of Storm 1.x reads log4j.configurationFile
+        # only (and else storm-core's own log4j2.xml: INFO and up on stdout, which the runner points at stderr)
         f"-Dlog4j2.configurationFile={logging}",
+        f"-Dlog4j.configurationFile={logging}",
         "-cp",
         classpath,
         "ClientSpoutRunner",
     ]
-    answers = run_scenarios(f"ClientSpoutRunner ({line})", argv, scenarios, timeout=timeout)
+    answers = run_scenarios(f"ClientSpoutRunner ({line})", argv, scenarios, timeout=timeout, log=log)
     for answer in answers:
         for key in PARTITIONED:
             answer[key] = {int(p): v for p, v in answer[key].items()}

@@ -60,6 +60,9 @@
  *   ack                         true (default): ack every emitted tuple before deactivate()/close()
  *   deadline_ms                 no nextTuple() after this long from the scenario's start (default 20000): then
  *                               "timed_out" is true
+ *   poll_ms                     nor after this long from the end of activate() (default: no such bound), also
+ *                               "timed_out": bounds a spout that polls and gets nothing without counting the JVM's
+ *                               first-scenario warm-up (class loading: seconds on a busy machine) against it
  *   kafka_props                 more consumer properties for KafkaSpoutConfig.Builder#setProp
  *
  * A partition "has nothing (more) to emit" when the spout holds no polled record of it (its private waitingToEmit)
@@ -92,8 +95,10 @@
  * untracked emits without one from DefaultRecordTranslator's "partition" and "offset" values); committed: the group's
  * committed offset after close(), null if none.
  *
- * stdout carries that line only: System.out is pointed at stderr before anything else runs. A scenario the runner
- * itself cannot set up (bad JSON, an unknown strategy, a topic that does not exist): a message on stderr, exit 1.
+ * stdout carries that line only: System.out is pointed at stderr before anything else runs. On stderr each
+ * scenario begins with the line "ClientSpoutRunner: scenario <name>" (SCENARIO_MARK), so that what the loggers write
+ * there can be told apart by scenario (tests/oracle/broker_support.py does). A scenario the runner itself cannot set
+ * up (bad JSON, an unknown strategy, a topic that does not exist): a message on stderr, exit 1.
  */
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -137,6 +142,8 @@ public final class ClientSpoutRunner extends RunnerIO {
     static final String SPOUT = "org.apache.storm.kafka.spout.";
     static final String COMPONENT = "kafka-spout";
     static final long DEFAULT_DEADLINE_MS = 20_000;
+    /** The stderr line that opens each scenario (then its name): the log lines after it, up to the next, are its. */
+    static final String SCENARIO_MARK = "ClientSpoutRunner: scenario ";
 
     /** 2.x: FirstPollOffsetStrategy is a top-level enum (v2.0.0 to v2.8.3 FirstPollOffsetStrategy.java); 1.x: nested
      *  in KafkaSpoutConfig (v1.0.1 to v1.2.4 KafkaSpoutConfig.java). */
@@ -183,6 +190,7 @@ public final class ClientSpoutRunner extends RunnerIO {
     static Map<String, Object> run(Map<String, Object> s) throws Exception {
         long started = System.currentTimeMillis();
         String name = String.valueOf(s.get("name"));
+        System.err.println(SCENARIO_MARK + name);  // what the loggers write on stderr from here on is this scenario's
         String bootstrap = required(s, "bootstrap_servers");
         String topic = required(s, "topic");
         String group = required(s, "group_id");
@@ -195,6 +203,7 @@ public final class ClientSpoutRunner extends RunnerIO {
         boolean ack = s.get("ack") == null || Boolean.TRUE.equals(s.get("ack"));
         long deadlineMs = s.get("deadline_ms") == null ? DEFAULT_DEADLINE_MS
                                                        : ((Number) s.get("deadline_ms")).longValue();
+        Long pollMs = s.get("poll_ms") == null ? null : ((Number) s.get("poll_ms")).longValue();
         List<Integer> wanted = null;
         if (s.get("partitions") != null) {
             wanted = new ArrayList<>();
@@ -263,7 +272,8 @@ public final class ClientSpoutRunner extends RunnerIO {
             } catch (Exception e) {
                 errors.put("start_position", describe(e));
             }
-            long deadline = started + deadlineMs;
+            long deadline = pollMs == null ? started + deadlineMs
+                                           : Math.min(started + deadlineMs, System.currentTimeMillis() + pollMs);
             long runUntil = System.currentTimeMillis() + runMs;
             while (System.currentTimeMillis() < runUntil
                    || !done(spout, consumer, topic, assigned, logEnd, recorder, emitUntil)) {
