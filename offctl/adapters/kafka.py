@@ -96,7 +96,9 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         self._pending: list[tuple[str, list[tuple[str, int]], Future]] = []  # (LOG_START..., partitions, lookup)
 
     def close(self) -> None:
-        """Stop the lookup threads, close the consumers and the group client (the admin client needs no closing)."""
+        """Stop the lookup threads, close the consumers and the group client (the admin client needs no closing),
+        once a background ask of the brokers' API versions has ended."""
+        self._wait_api_versions()
         super().close()
         if self._lookup_pool is not None:
             self._lookup_pool.shutdown(wait=True, cancel_futures=True)
@@ -110,11 +112,13 @@ class KafkaStore(KafkaGroups, KafkaMessages, KafkaConfigs):
         self._consumer = self._read_committed_consumer = None
 
     def prefetch(self) -> None:
-        """Start the metadata request in the background, so it overlaps whatever is read next."""
+        """Start the metadata request, and the ask of the brokers' API versions, in the background, so they overlap
+        whatever is read next."""
         if self._leaders is None and self._metadata_future is None:
             executor = ThreadPoolExecutor(1, thread_name_prefix="offctl-metadata")
             self._metadata_future = executor.submit(self.admin.list_topics, timeout=self.timeout)
             executor.shutdown(wait=False)  # the request still runs; the thread ends with it
+            self.prefetch_api_versions()  # for the verdicts of which spouts the brokers serve (pipeline.assess)
 
     def _metadata(self) -> dict[str, dict[int, str | None]]:
         """topic -> partition -> leader "host:port", read once."""

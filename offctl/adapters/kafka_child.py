@@ -39,6 +39,7 @@ _DOING = {
     "read_messages": "reading messages",
     "read_broker_config": "reading the brokers' configuration",
     "read_topic_configs": "reading the topics' configuration",
+    "api_versions": "asking the brokers their API versions",
     "offsets_for_times": "looking up offsets by time",
     "commit": "writing a group's commits",
     "delete_group": "deleting a group",
@@ -192,6 +193,9 @@ class ChildKafkaStore:
 
     def read_topic_configs(self, topics: Iterable[str]):
         return self._call("read_topic_configs", list(topics))
+
+    def api_versions(self):
+        return self._call("api_versions")
 
     def offsets_for_times(self, partitions, at_ms: int):
         return self._call("offsets_for_times", list(partitions), at_ms)

@@ -58,6 +58,7 @@ class KafkaClient:
             "error_cb": self._client_error,
         }
         self._settings = settings
+        self._config = dict(config or {})  # the connection's own settings, for another group client (kafka_groups)
         self.admin = self._client(AdminClient, settings)
         self.groups = GroupClient(bootstrap_servers, config or {}, timeout)  # offsets, commits, deletion (groups.py)
         self.notes: list[str] = []  # partial read failures, reported with exit 3

@@ -5,11 +5,11 @@ AdminClient; their commits read, written and deleted through kafka-python (group
 from __future__ import annotations
 
 from collections.abc import Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from confluent_kafka import KafkaError, KafkaException
 
-from offctl.adapters.groups import COORDINATOR_ERRORS, Backoff, coordinator_waited, error_words
+from offctl.adapters.groups import COORDINATOR_ERRORS, Backoff, GroupClient, coordinator_waited, error_words
 from offctl.adapters.kafka_client import KafkaClient, kafka_error
 from offctl.core.records.model import GROUP_TYPES, UNKNOWN_TYPE, GroupState, KafkaCommit
 from offctl.errors import StoreUnavailable, UsageError, WriteConflict
@@ -27,6 +27,7 @@ class KafkaGroups(KafkaClient):
         super().__init__(bootstrap_servers, **client)
         self._group_types: dict[str, str] | None = None  # ListGroups' answer, once asked
         self._unlisted: list[str] = []  # the brokers ListGroups did not hear from (_listing)
+        self._api_versions: Future | None = None  # the brokers' API versions, once asked (prefetch_api_versions)
 
     def list_groups(self) -> list[str]:
         """Every consumer group the cluster knows (ListGroups), sorted; a broker that did not answer is noted (the
@@ -89,17 +90,38 @@ class KafkaGroups(KafkaClient):
         commits.sort(key=lambda c: (c.group, c.topic, c.partition))
         return commits
 
+    def prefetch_api_versions(self) -> None:
+        """Start asking the brokers their API versions (api_versions) in the background, so that kafka-python's
+        start and the ask overlap what is read meanwhile; a group client of its own, so it never shares a
+        connection with the group reads."""
+        if self._api_versions is None:
+            pool = ThreadPoolExecutor(1, thread_name_prefix="offctl-api-versions")
+            self._api_versions = pool.submit(self._ask_api_versions)
+            pool.shutdown(wait=False)  # the ask still runs; the thread ends with it
+
     def api_versions(self) -> tuple[dict[str, dict[str, tuple[int, int]]] | None, str]:
         """Each broker's API versions (groups.GroupClient.api_versions), or None and why not when a broker refused
         the request or did not answer: the verdicts that rest on it are not given, the read is not partial."""
+        self.prefetch_api_versions()
+        return self._api_versions.result()
+
+    def _ask_api_versions(self) -> tuple[dict[str, dict[str, tuple[int, int]]] | None, str]:
         import kafka.errors as errors
 
+        client = GroupClient(self.bootstrap_servers, self._config, self.timeout)
         try:
-            return self._groups(self.groups.api_versions), ""
+            return self._groups(client.api_versions), ""
         except errors.KafkaError as exc:
             return None, _answered(exc)
         except StoreUnavailable as exc:
             return None, str(exc)
+        finally:
+            client.close()
+
+    def _wait_api_versions(self) -> None:
+        """Let a background ask end before the connection closes (it is bounded by the timeout)."""
+        if self._api_versions is not None:
+            wait([self._api_versions], timeout=self.timeout + 5)
 
     def _groups(self, call):
         """call()'s answer: a request of the group client (groups.py). When it gave up on a broker that never

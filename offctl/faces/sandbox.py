@@ -1,6 +1,7 @@
-"""`offctl sandbox`: a local ZooKeeper and Apache Kafka 4.4 (KRaft) on free loopback ports, remembered in a state
-file so other commands pick them up, seeded with a realistic fleet, and stopped by pid. Kafka comes from the jars
-kafka/pom.xml fetches (offctl.adapters.servers.kafka_classpath says how when they are missing: exit 3).
+"""`offctl sandbox`: a local ZooKeeper and Apache Kafka 3.9 (ZooKeeper mode: BROKER) on free loopback ports,
+remembered in a state file so other commands pick them up, seeded with a realistic fleet, and stopped by pid. Kafka
+comes from the jars kafka/pom.xml fetches (offctl.adapters.servers.kafka_classpath says how when they are missing:
+exit 3).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
     if found is not None:
         return found, False
     down(directory)  # whatever half of an old sandbox is left
-    servers.kafka_classpath(servers.KAFKA)  # Kafka's jars fetched? (else how to fetch them) before anything starts
+    servers.kafka_classpath(BROKER)  # Kafka's jars fetched? (else how to fetch them) before anything starts
     directory.mkdir(parents=True, exist_ok=True)
     zk = servers.start_zookeeper(directory / "zookeeper")
     try:
-        broker = servers.start_broker(directory / "broker", settings=BROKER_SETTINGS)
+        broker = servers.start_broker(
+            directory / "broker", settings=BROKER_SETTINGS, version=BROKER, zookeeper=zk.address + BROKER_CHROOT
+        )
     except OffctlError:
         servers.stop(zk.pid)
         raise
@@ -147,6 +150,12 @@ LEDGER = ((6, "commit"), (3, "abort"), (4, "commit"), (2, "open"))
 LEDGER_OPEN_AGE_MS = 10 * 60_000
 LEDGER_TIMEOUT_MS = 7 * 86_400_000
 BROKER_SETTINGS = {"transaction.max.timeout.ms": str(LEDGER_TIMEOUT_MS)}
+# The fleet's broker: Apache Kafka 3.9 in ZooKeeper mode (its registry under BROKER_CHROOT in the sandbox's ZooKeeper,
+# as storm-kafka's ZkHosts reads it), the last release that serves storm-kafka's spouts and storm-kafka-client 1.x
+# (Kafka 4.0 refuses their request versions, KIP-896: docs/storm.md). `offctl inspect --kafka-release 4.0` shows which
+# of them an upgrade would stop.
+BROKER = servers.KAFKA_ZK
+BROKER_CHROOT = "/kafka"
 # payments-spout is stuck on payments/1 at offset 2 (lag 8): the message there is a poison one, binary with
 # control characters (a terminal must not be driven by it) and a header, for `offctl peek` to show and save
 POISON = ("payments", 1, 2, b'{"amount": 12.5, "currency": "\x1b[31mEUR\x00\xff"}')

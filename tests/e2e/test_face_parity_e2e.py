@@ -207,17 +207,25 @@ def consumer_of(d: dict) -> tuple:
     return d["store"], d["consumer"], d["zk_root"]
 
 
-def codes_by_partition(findings: list[dict]) -> dict[tuple, list[str]]:
+WHOLE_CONSUMER = {"BROKER_INCOMPATIBLE"}  # a consumer's finding every one of its partitions carries (contract.md)
+
+
+def codes_by_partition(findings: list[dict], partitions: list[dict]) -> dict[tuple, list[str]]:
     out: dict[tuple, set] = defaultdict(set)
     for f in findings:
         out[where(f)].add(f["code"])
+        if f["code"] in WHOLE_CONSUMER:
+            for p in partitions:
+                if consumer_of(p) == consumer_of(f):
+                    out[where(p)].add(f["code"])
     return {k: sorted(v) for k, v in out.items()}
 
 
 def figures_of(doc_partitions: list[dict], findings: list[dict], codes: dict | None = None) -> dict[tuple, dict]:
-    """FIGURES per consumer-partition of a document in inspect's shape; a partition's codes are its findings' (or
-    `codes`, where the face lists them on the partition)."""
-    found = codes_by_partition(findings)
+    """FIGURES per consumer-partition of a document in inspect's shape; a partition's codes are its findings', and
+    those of its consumer's findings that apply to every partition (or `codes`, where the face lists them on the
+    partition)."""
+    found = codes_by_partition(findings, doc_partitions)
     return {
         where(p): {
             **{k: p[k] for k in FIGURES if k != "codes"},
@@ -308,6 +316,7 @@ CONSUMER_FIGURES = (
     "max_time_lag_s",
     "min_retention_headroom_s",
     "lost_to_retention",
+    "broker_served",
 )
 
 
@@ -363,6 +372,12 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     assert rows[(*legacy, 4)]["lost_to_retention"] == rows[(*group, 4)]["lost_to_retention"] == 2
     assert rows[(*legacy, 2)]["lost_to_retention"] is None and rows[(*group, 0)]["lost_to_retention"] == 0
     assert doc["summary"]["lost_to_retention"] == {state.topic: 4}
+    # which brokers serve which spout: Kafka 4.4 refuses storm-kafka's SimpleConsumer (ListOffsets v0, Fetch v0),
+    # serves the group's kafka-clients 4.x: a verdict of each kind, and the refused spout's partitions all marked
+    consumers = reference.consumers
+    assert consumers[legacy[:3]]["broker_served"] is False and consumers[group[:3]]["broker_served"] is True
+    assert "BROKER_INCOMPATIBLE" in codes
+    assert all("BROKER_INCOMPATIBLE" in r["codes"] for key, r in rows.items() if key[:3] == legacy[:3])
 
 
 # --- offctl peek -------------------------------------------------------------------------------------------------
@@ -546,6 +561,7 @@ CONSUMER_FAMILIES = {
     "max_time_lag_s": "offctl_consumer_time_lag_max_seconds",
     "min_retention_headroom_s": "offctl_consumer_retention_headroom_min_seconds",
     "lost_to_retention": "offctl_consumer_lost_to_retention_total",
+    "broker_served": "offctl_consumer_broker_served",
 }
 
 
@@ -596,6 +612,7 @@ def test_serve_metrics_show_inspects_figures(served, reference):
             "max_time_lag_s": max(times, default=None),
             "min_retention_headroom_s": min(rooms, default=None),
             "lost_to_retention": c["lost_to_retention"],
+            "broker_served": None if c["broker_served"] is None else float(c["broker_served"]),
         }
         assert got[k] == {name: v for name, v in expected.items() if v is not None}, k
 
@@ -836,7 +853,7 @@ def test_storm_kafka_monitor_shows_inspects_figures(monitor_face, reference):
     # a partition without a record: where the spout starts, as inspect's MISSING_PARTITION says, the lag from there
     assert set(monitor_face.missing) == set(reference.missing)
     log_ends = {where(p)[:4]: p["log_end"] for p in reference.doc["partitions"]}
-    codes = codes_by_partition(reference.doc["findings"])
+    codes = codes_by_partition(reference.doc["findings"], reference.doc["partitions"])
     for key, figures in monitor_face.missing.items():
         f = reference.missing[key]
         assert figures == {

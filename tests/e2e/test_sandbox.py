@@ -176,6 +176,7 @@ def test_without_kafkas_jars_sandbox_up_says_how_to_fetch_them_and_leaves_nothin
     monkeypatch.setenv("OFFCTL_KAFKA_HOME", str(tmp_path / "no-kafka"))
     result = cli("sandbox", "up")
     assert result.exit_code == 3, result.stderr
-    assert f"Apache Kafka {servers.KAFKA} is not in {tmp_path / 'no-kafka' / servers.KAFKA / 'lib'}" in result.stderr
+    lib = tmp_path / "no-kafka" / servers.KAFKA_ZK / "lib"
+    assert f"Apache Kafka {servers.KAFKA_ZK} is not in {lib}" in result.stderr
     assert "mvn -q -B -f kafka/pom.xml package" in result.stderr and "Traceback" not in result.stderr
     assert sandbox_state.load() is None and cli("sandbox", "status").exit_code == 3

@@ -20,9 +20,8 @@ says it. Run here (JDK 17):
     storm-kafka-client 2.8.3   (kafka-clients 4.1.0)    4.4 and 3.9: served
 
 Each pair is one test: the observation first, then offctl's verdict on the state the spout left (offctl_verdict,
-agrees). The two refused pairs are strict xfails until offctl gives a verdict (BROKER_INCOMPATIBLE: issue 46), so
-that the day it does they fail until the mark is removed; every other pair asserts today that offctl finds nothing
-wrong with a spout the broker serves.
+agrees): `broker_served` and BROKER_INCOMPATIBLE must say what the spout did, and where it was refused, the request the
+broker closed on must be one offctl names.
 """
 
 from __future__ import annotations
@@ -61,30 +60,26 @@ class OffctlDisagrees(AssertionError):
     """offctl's verdict is not what the spout did."""
 
 
-NO_VERDICT_YET = pytest.mark.xfail(
-    strict=True,
-    raises=OffctlDisagrees,
-    reason=f"TODO(issue 46): offctl has no {FINDING} yet; remove this mark when it has",
-)
-
-
-def offctl_verdict(seen: Observed) -> dict:
+def offctl_verdict(seen: Observed, *more: str) -> dict:
     """offctl inspect's consumer object for the state the spout left (its node or its group, with the options that
-    name its release: Observed.inspect_args)."""
-    result = invoke(["inspect", *seen.inspect_args, "--fail-on", "never", "-o", "json"], catch_exceptions=False)
+    name its release: Observed.inspect_args), and `more` options."""
+    result = invoke(["inspect", *seen.inspect_args, *more, "--fail-on", "never", "-o", "json"], catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     (consumer,) = json.loads(result.stdout)["consumers"]
     return consumer
 
 
-def agrees(consumer: dict, outcome: str) -> None:
-    """OffctlDisagrees unless offctl's verdict on `consumer` is `outcome`: refused with a BROKER_INCOMPATIBLE finding,
-    served without one."""
-    said = REFUSED if FINDING in consumer["finding_codes"] else SERVED
-    # TODO(issue 46, the lead): also the consumer's verdict field, once it has its name, e.g.
-    #   said_field = consumer["<verdict field>"]; and raise OffctlDisagrees unless it says `outcome` too
+def agrees(consumer: dict, outcome: str, refusal: str | None) -> None:
+    """OffctlDisagrees unless offctl's verdict on `consumer` is `outcome`: refused (`broker_served` false, with a
+    BROKER_INCOMPATIBLE finding naming the request the broker's log closed on) or served (true, no finding)."""
+    finding = FINDING in consumer["finding_codes"]
+    said = {(False, True): REFUSED, (True, False): SERVED}.get((consumer["broker_served"], finding))
     if said != outcome:
         raise OffctlDisagrees(f"the spout was {outcome}; offctl says {said}: {consumer}")
+    if refusal is not None:
+        api, version = re.search(r"\((\w+)\) and unsupported version (\d+)", refusal).groups()
+        if not any(r.startswith(f"{api} v{version} ") for r in consumer["broker_refused"]):
+            raise OffctlDisagrees(f"the broker closed on {api} v{version}; offctl names {consumer['broker_refused']}")
 
 
 class Runs:
@@ -108,7 +103,7 @@ def runs(zk_server, zk, broker, kafka, broker39, kafka39):
 
 @pytest.mark.parametrize(
     ("library", "release", "on"),
-    [pytest.param(*pair, marks=NO_VERDICT_YET if PAIRS[pair][0] == REFUSED else ()) for pair in PAIRS],
+    list(PAIRS),
 )
 def test_the_broker_serves_the_spout_as_offctl_says(runs, library, release, on):
     outcome, refusal = PAIRS[library, release, on]
@@ -120,4 +115,15 @@ def test_the_broker_serves_the_spout_as_offctl_says(runs, library, release, on):
     else:
         assert seen.fetched and seen.committed, seen
         assert seen.error is None and seen.refused_by_broker == (), seen
-    agrees(offctl_verdict(seen), outcome)
+    agrees(offctl_verdict(seen), outcome, refusal)
+
+
+@pytest.mark.parametrize(("library", "release", "on"), list(PAIRS))
+def test_the_what_if_on_the_other_broker_says_the_same(runs, library, release, on):
+    """The rehearsal: on the state the spout left on the OTHER broker (the cluster before its upgrade or rollback),
+    `--kafka-release` naming this broker's release gives, from offctl's table, what this broker did."""
+    outcome, refusal = PAIRS[library, release, on]
+    other = next(target for target in ("4.4", "3.9") if target != on)
+    consumer = offctl_verdict(runs.of(library, release)[other], "--kafka-release", on)
+    assert consumer["broker_against"] == f"Kafka {on} (--kafka-release, a what-if)"
+    agrees(consumer, outcome, refusal)

@@ -143,7 +143,6 @@ CLIENTS: Mapping[tuple[str, str], Client] = {
         "kafka-clients 0.10.0",
         False,
         {
-            "ApiVersions": (0, 0),
             "Metadata": (1, 1),
             "FindCoordinator": (0, 0),
             "JoinGroup": (0, 0),
@@ -161,7 +160,6 @@ CLIENTS: Mapping[tuple[str, str], Client] = {
         "kafka-clients 0.10.1",
         False,
         {
-            "ApiVersions": (0, 0),
             "Metadata": (2, 2),
             "FindCoordinator": (0, 0),
             "JoinGroup": (1, 1),
