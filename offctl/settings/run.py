@@ -5,7 +5,7 @@ makes them from the options, and checks a Reading once; the pipeline and the rep
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from offctl.adapters.backup import state_dir
 from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.rules.profiles import Profiles
 from offctl.core.time import expiry
+from offctl.core.time.history import Observation
 from offctl.errors import UsageError
 from offctl.settings.connection import Connection
 from offctl.settings.kinds import TIME_LAG_BUDGET_S
@@ -41,12 +42,14 @@ class ExpiryOptions:
 @dataclass(frozen=True)
 class Estimates:
     """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
-    options, and serve's and watch's pace per partition (offctl.core.time.history.falling_behind) for RETENTION_RISK's
-    default rule."""
+    options, serve's and watch's pace per partition (offctl.core.time.history.falling_behind) for RETENTION_RISK's
+    default rule, and their earlier observations per partition, for the catch-up estimate
+    (offctl.core.time.history.catch_ups; None: no history, as inspect)."""
 
     time_lag_budget: float = TIME_LAG_BUDGET_S  # seconds, --time-lag-budget
     expiry: ExpiryOptions = ExpiryOptions()
     behind: Mapping[tuple, float] | None = None
+    earlier: Mapping[tuple, Sequence[Observation]] | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,21 @@ the log did not grow in the window (no rate to go by).
 
 Falling behind (`falling_behind`, for RETENTION_RISK in serve and watch: offctl.core.time.retention): how fast the
 message a spout resumes at ages, from how much it consumed against how much was produced over the window.
+
+Catch-up (`catch_up`; serve's and watch's cycles, the audit's snapshots): when a lagging spout will have caught up.
+Over the window (the history status's: the newest observations, the current one last), from the first and the
+latest observation with a lag, the rate the committed offset advanced (`commit_rate`) and the rate the log end
+advanced (`log_rate`), in messages a second; a committed offset or log end that went back (a reset, a rewind, a
+topic created again) starts the measure again after it. Then, from the partition's lag as the pipeline counted it
+(to the last stable offset for a spout that reads committed):
+  caught-up        the lag is 0: 0 s (with or without history).
+  catching-up      the spout gains (commit_rate > log_rate): lag / (commit_rate - log_rate) seconds.
+  not-catching-up  it does not (commit_rate <= log_rate): no time; it will not catch up at these rates.
+  no-history       fewer than two observations with a lag (since the last rewind): no rates, no time.
+  short-window     the window spans one commit period or less (rule 3a: a storm-kafka-client group's commit moves
+                   on a timer, so a shorter window cannot tell its rate): no rates, no time.
+An estimate at the window's average rates, not a promise: bursts of production, a commit period's steps and a
+topology rebalanced or restarted move it.
 """
 
 from __future__ import annotations
@@ -42,7 +57,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from offctl.core.records.model import KAFKA
+from offctl.core.records.model import KAFKA, CatchUp, ConsumerKey, PartitionRow, Report
 
 OK, WARN, STALL, STOP, REWIND = "OK", "WARN", "STALL", "STOP", "REWIND"
 STATUSES = (OK, WARN, STALL, STOP, REWIND)
@@ -244,3 +259,104 @@ def evaluate(
         time_lag_s(ordered),
         len(with_lag),
     )
+
+
+# --- catch-up: when a lagging spout will have caught up (the module docstring) ---------------------------------------
+
+CAUGHT_UP, CATCHING_UP, NOT_CATCHING_UP = "caught-up", "catching-up", "not-catching-up"
+NO_HISTORY, SHORT_WINDOW = "no-history", "short-window"  # no estimate, and why
+CATCH_UP_STATES = (CAUGHT_UP, CATCHING_UP, NOT_CATCHING_UP, NO_HISTORY, SHORT_WINDOW)
+NO_CATCH_UP = CatchUp(None, None)  # no lag (an offset outside the log, or where the spout resumes is not known)
+# a consumer's state is the most pressing of its partitions': not catching up, then no estimate, then the time
+_URGENCY = {None: 0, CAUGHT_UP: 1, CATCHING_UP: 2, SHORT_WINDOW: 3, NO_HISTORY: 4, NOT_CATCHING_UP: 5}
+
+
+def _since_rewind(window: Sequence[Observation]) -> Sequence[Observation]:
+    """The observations from the last one whose committed offset or log end went back (a reset, a rewind, a topic
+    created again): what came before is another run, whose rates say nothing of this one."""
+    for i in range(len(window) - 1, 0, -1):
+        prev, cur = window[i - 1], window[i]
+        if cur.committed < prev.committed or cur.log_end < prev.log_end:
+            return window[i:]
+    return window
+
+
+def _without_estimate(lag: int, why: str) -> CatchUp:
+    return CatchUp(0.0, CAUGHT_UP) if lag == 0 else CatchUp(None, why)
+
+
+def catch_up(window: Sequence[Observation], lag: int | None, commit_period_ms: int = 0) -> CatchUp:
+    """When the spout will have caught up (the module docstring): `window` oldest first, the current observation
+    last; `lag` the partition's lag as the pipeline counted it (None: no lag, no figure); `commit_period_ms` rule
+    3a's period (a window no longer than it cannot tell a rate)."""
+    if lag is None:
+        return NO_CATCH_UP
+    run = _since_rewind([o for o in window if o.lag is not None])
+    if len(run) < 2:
+        return _without_estimate(lag, NO_HISTORY)
+    first, latest = run[0], run[-1]
+    span_ms = latest.captured_ms - first.captured_ms
+    if span_ms <= max(commit_period_ms, 0):
+        return _without_estimate(lag, SHORT_WINDOW)
+    commit_rate = (latest.committed - first.committed) * 1000 / span_ms
+    log_rate = (latest.log_end - first.log_end) * 1000 / span_ms
+    rates = round(commit_rate, 3), round(log_rate, 3)
+    if lag == 0:
+        return CatchUp(0.0, CAUGHT_UP, *rates)
+    if commit_rate <= log_rate:
+        return CatchUp(None, NOT_CATCHING_UP, *rates)
+    return CatchUp(round(lag / (commit_rate - log_rate), 3), CATCHING_UP, *rates)
+
+
+def catch_ups(report: Report, earlier: Mapping[tuple, Sequence[Observation]]) -> dict[tuple, CatchUp]:
+    """Per partition_key of the report's rows with a lag, its catch-up over its `earlier` observations (serve's and
+    watch's window before this cycle, oldest first) and this report's, by its consumer's commit period; a row with
+    no earlier observation is left out (catch_up_of gives it its default)."""
+    out = {}
+    periods, period = report.commit_periods, report.kafka_commit_period_ms
+    for row in report.rows:
+        r = row.record
+        if row.lag is None or row.topic is None or r.committed is None:
+            continue
+        key = row.partition_key
+        before = earlier.get(key)
+        if not before:
+            continue
+        now = Observation(report.captured_ms, r.committed, row.log_start, row.log_end)
+        out[key] = catch_up([*before, now], row.lag, commit_period_of(r.key.store, periods.get(r.key, period)))
+    return out
+
+
+def catch_up_of(row: PartitionRow, estimated: Mapping[tuple, CatchUp]) -> CatchUp:
+    """A row's catch-up: the report's estimate (Report.catch_ups), else what its lag says without history (caught up
+    at lag 0, no history above it, no figure without a lag)."""
+    if row.lag is None:
+        return NO_CATCH_UP
+    found = estimated.get(row.partition_key) if estimated else None
+    return found if found is not None else _without_estimate(row.lag, NO_HISTORY)
+
+
+def joined(a: CatchUp, b: CatchUp) -> CatchUp:
+    """Two partitions' catch-up (or two parts of a consumer's) as one consumer's: caught up when all are; the most
+    pressing state (not catching up, then no estimate, then catching up); the time until every one has caught up
+    (the largest), while each has a time; the rates summed over the partitions that have them. Associative and
+    commutative, with NO_CATCH_UP as its identity: the audit adds a consumer's partitions up in any order."""
+    state = a.state if _URGENCY[a.state] >= _URGENCY[b.state] else b.state
+    timed = state in (CAUGHT_UP, CATCHING_UP)
+    seconds = max((s for s in (a.seconds, b.seconds) if s is not None), default=None) if timed else None
+    return CatchUp(seconds, state, _summed(a.commit_rate, b.commit_rate), _summed(a.log_rate, b.log_rate))
+
+
+def _summed(x: float | None, y: float | None) -> float | None:
+    return x if y is None else y if x is None else round(x + y, 3)
+
+
+def consumer_catch_ups(report: Report) -> dict[ConsumerKey, CatchUp]:
+    """Each consumer's catch-up, `joined` over its rows' (catch_up_of): when all its lagging partitions will have
+    caught up. A consumer whose partitions have no lag has NO_CATCH_UP."""
+    out: dict[ConsumerKey, CatchUp] = {}
+    ups = report.catch_ups
+    for row in report.rows:
+        k = row.record.key
+        out[k] = joined(out.get(k, NO_CATCH_UP), catch_up_of(row, ups))
+    return out

@@ -97,6 +97,13 @@ class Monitor:
             ),
         )
 
+    def earlier(self) -> Mapping[tuple, list[Observation]]:
+        """Per partition, its window as the next cycle's catch-up estimate takes it (offctl.core.time.history
+        .catch_ups): the newest `window - 1` observations, to which that cycle adds its own, so the estimate spans
+        the window the history status does. Worked out per partition when looked up (history.PerWindow)."""
+        keep = max(self.window - 1, 0)
+        return PerWindow(self.observations, lambda key, window: window[len(window) - keep :] if keep else [])
+
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""
         with self.lock:
