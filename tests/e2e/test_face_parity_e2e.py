@@ -5,7 +5,10 @@ One state on the real ZooKeeper and Apache Kafka 4.4 of the fixtures, read once 
 task (tasks.audit_chunk and chunk_outputs, as each Spark task runs them, on the settings `offctl audit` resolves), the
 MCP tools (the SDK's client over stdio) and `storm-kafka-monitor`. Per consumer-partition each figure a face shows
 must be inspect's: status, finding codes, lag, time lag and its source, retention headroom, commit expiry (each with
-its source), `resumes_at` and `resumes`; per consumer, the aggregates a face shows. A face that leaves a figure out
+its source), `resumes_at` and `resumes`, and the catch-up with its rates; per consumer, the aggregates a face shows.
+Every face reads once here, so the catch-up is `caught-up` at lag 0 and `no-history` above it in each (serve and watch
+too: one cycle); tests/e2e/test_catch_up_e2e.py runs serve's and watch's cycles over moving spouts and holds their
+outputs with history to one estimate. A face that leaves a figure out
 names it in LEFT_OUT, and docs/contract.md ("What each face shows") names the same figures, face by face.
 
 The figures in seconds move with the capture time (a time lag grows, a headroom or an expiry shrinks), and each face
@@ -94,6 +97,10 @@ FIGURES = (
     "commit_expiry_source",
     "resumes_at",
     "resumes",
+    "catch_up_s",
+    "catch_up",
+    "commit_rate",
+    "log_rate",
 )
 TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # how each moves with the capture time
 
@@ -101,9 +108,9 @@ TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # 
 # Every other figure of FIGURES the face shows, and the test compares it.
 LEFT_OUT: dict[str, frozenset[str]] = {
     "offctl peek": frozenset(),
-    "offctl watch": frozenset({"status", "resumes_at", "resumes"}),
+    "offctl watch": frozenset({"status", "resumes_at", "resumes", "catch_up_s", "catch_up", "commit_rate", "log_rate"}),
     "offctl serve /metrics": frozenset(
-        {"status", "codes", "retention_source", "commit_expiry_source", "resumes_at", "resumes"}
+        {"status", "codes", "retention_source", "commit_expiry_source", "resumes_at", "resumes", "catch_up"}
     ),
     "offctl serve /status.json": frozenset(),
     "offctl audit": frozenset(),
@@ -298,7 +305,18 @@ def compare_findings(face: str, findings: list[dict], reference) -> None:
     assert sorted(map(key, findings), key=repr) == sorted(map(key, reference.doc["findings"]), key=repr), face
 
 
-CONSUMER_FIGURES = ("status", "finding_codes", "total_lag", "max_lag", "max_time_lag_s", "min_retention_headroom_s")
+CONSUMER_FIGURES = (
+    "status",
+    "finding_codes",
+    "total_lag",
+    "max_lag",
+    "max_time_lag_s",
+    "min_retention_headroom_s",
+    "catch_up_s",
+    "catch_up",
+    "commit_rate",
+    "log_rate",
+)
 
 
 def compare_consumers(face: str, consumers: list[dict], reference, captured_ms) -> None:
@@ -344,6 +362,12 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     assert sum(r["retention_headroom_s"] is not None for r in rows.values()) >= 3
     assert sum(r["commit_expiry_s"] is not None for r in rows.values()) >= 3
     assert {r["resumes"] for r in rows.values()} >= {"stored", "log-end", "log-start"}
+    # one read has no history: caught up at lag 0, no history above it, nothing without a lag
+    assert {(r["catch_up_s"], r["catch_up"]) for r in rows.values()} == {
+        (0.0, "caught-up"),
+        (None, "no-history"),
+        (None, None),
+    }
     legacy, group = ("zookeeper", SPOUT_ID, state.root, state.topic), ("kafka", state.group, None, state.topic)
     assert rows[(*legacy, 2)]["resumes"] == "log-end"  # 0.9.6: offset 0 ignored, the log end (1.2.4: the start)
     assert reference.missing[(*group, 3)]["resumes"] == "log-end"  # UNCOMMITTED_LATEST (default: the log start)
@@ -439,11 +463,20 @@ def watch_face(state, reference):
             "commit_expiry_source": expiry,
         }
 
-    return SimpleNamespace(mismatches=compare("offctl watch", shown, reference, captured_ms, rendered))
+    return SimpleNamespace(
+        mismatches=compare("offctl watch", shown, reference, captured_ms, rendered), stdout=result.stdout
+    )
 
 
-def test_watch_shows_inspects_figures(watch_face):
+def test_watch_shows_inspects_figures(watch_face, reference):
     assert_agrees("offctl watch", watch_face.mismatches)
+    # the catch-up, a line per consumer under the table: inspect's consumer's, in words
+    from offctl.core.records.model import CatchUp
+    from offctl.render.formats import catch_up_text
+
+    for k, c in reference.consumers.items():
+        said = catch_up_text(CatchUp(c["catch_up_s"], c["catch_up"], c["commit_rate"], c["log_rate"]))
+        assert f"  {ConsumerKey(*k)}: {said}" in watch_face.stdout, (k, said)
 
 
 # --- offctl serve ------------------------------------------------------------------------------------------------
@@ -521,13 +554,24 @@ METRIC_FAMILIES = {
     "time_lag_source": "offctl_partition_time_lag_source",
     "retention_headroom_s": "offctl_partition_retention_headroom_seconds",
     "commit_expiry_s": "offctl_partition_commit_expiry_seconds",
+    "catch_up_s": "offctl_partition_catch_up_seconds",
+    "commit_rate": "offctl_partition_commit_rate",
+    "log_rate": "offctl_partition_log_rate",
 }
 CONSUMER_FAMILIES = {
     "total_lag": "offctl_consumer_lag_total",
     "max_lag": "offctl_consumer_lag_max",
     "max_time_lag_s": "offctl_consumer_time_lag_max_seconds",
     "min_retention_headroom_s": "offctl_consumer_retention_headroom_min_seconds",
+    "catch_up_s": "offctl_consumer_catch_up_seconds",
+    "commit_rate": "offctl_consumer_commit_rate",
+    "log_rate": "offctl_consumer_log_rate",
 }
+
+
+def catch_up_sample(figures: dict) -> float | None:
+    """A catch-up as its gauge's value: +Inf where not catching up, else the seconds (none: no sample)."""
+    return float("inf") if figures["catch_up"] == "not-catching-up" else figures["catch_up_s"]
 
 
 def test_serve_metrics_show_inspects_figures(served, reference):
@@ -549,6 +593,7 @@ def test_serve_metrics_show_inspects_figures(served, reference):
     def rendered(_, row: dict) -> dict:  # a figure as a sample's value; none: no sample
         values = {figure: row[figure] for figure in METRIC_FAMILIES}
         values["time_lag_source"] = SOURCE_CODES.get(row["time_lag_source"])
+        values["catch_up_s"] = catch_up_sample(row)
         return {k: None if v is None else float(v) for k, v in values.items()}
 
     assert_agrees("offctl serve /metrics", compare("offctl serve /metrics", shown, reference, captured, rendered))
@@ -576,6 +621,9 @@ def test_serve_metrics_show_inspects_figures(served, reference):
             "max_lag": c["max_lag"],
             "max_time_lag_s": max(times, default=None),
             "min_retention_headroom_s": min(rooms, default=None),
+            "catch_up_s": catch_up_sample(c),
+            "commit_rate": c["commit_rate"],
+            "log_rate": c["log_rate"],
         }
         assert got[k] == {name: v for name, v in expected.items() if v is not None}, k
 
@@ -774,6 +822,10 @@ def monitor_face(state, reference):
                 "lag": entry["lag"],
                 "resumes_at": entry["resumeOffset"],
                 "resumes": entry["resumes"],
+                "catch_up_s": entry["catchUpSeconds"],
+                "catch_up": entry["catchUp"],
+                "commit_rate": entry["commitRate"],
+                "log_rate": entry["logRate"],
             }
             if key in reference.missing:
                 missing[key] = {**figures, "time_lag_s": entry["timeLagSeconds"]}
@@ -822,6 +874,7 @@ def test_storm_kafka_monitor_shows_inspects_figures(monitor_face, reference):
             "time_lag_s": None,
             "resumes_at": f["resumes_at"],
             "resumes": f["resumes"],
+            **dict.fromkeys(("catch_up_s", "catch_up", "commit_rate", "log_rate")),  # no row: no lag of inspect's
         }, key
 
 
