@@ -248,7 +248,7 @@ def assess(
     return with_catch_ups(report, estimates.earlier)
 
 
-def with_catch_ups(report: Report, earlier: Mapping[tuple, Sequence[history.Observation]] | None) -> Report:
+def with_catch_ups(report: Report, earlier: history.Earlier | None) -> Report:
     """The report with when each lagging partition's spout will have caught up (offctl.core.time.history.catch_ups),
     from `earlier`: serve's and watch's window of observations before this cycle (None: no history, as inspect's;
     every row then has catch_up_of's default). Nothing is read."""

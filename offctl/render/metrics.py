@@ -70,8 +70,8 @@ PARTITION_FAMILIES = tuple(
             "Seconds until the spout reaches lag 0 at the rates over the window (an estimate): 0 caught up, "
             "+Inf not catching up; no sample without an estimate",
         ),
-        ("commit_rate", "Messages per second the committed offset advanced over the window"),
-        ("log_rate", "Messages per second the log end advanced over the window"),
+        ("commit_rate", "Messages per second the committed offset of a lagging partition advanced over the window"),
+        ("log_rate", "Messages per second the log end of a lagging partition advanced over the window"),
     )
 )
 
@@ -180,12 +180,12 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
     )
     commit_rate = gauge(
         "offctl_consumer_commit_rate",
-        "Messages per second its committed offsets advanced over the window, summed over its partitions",
+        "Messages per second its committed offsets advanced over the window, summed over its lagging partitions",
         labels=list(CONSUMER_LABELS),
     )
     log_rate = gauge(
         "offctl_consumer_log_rate",
-        "Messages per second the log ends of its partitions advanced over the window, summed",
+        "Messages per second the log ends of its lagging partitions advanced over the window, summed",
         labels=list(CONSUMER_LABELS),
     )
     findings = gauge(

@@ -5,7 +5,7 @@ makes them from the options, and checks a Reading once; the pipeline and the rep
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from offctl.adapters.backup import state_dir
 from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.rules.profiles import Profiles
 from offctl.core.time import expiry
-from offctl.core.time.history import Observation
+from offctl.core.time.history import Earlier
 from offctl.errors import UsageError
 from offctl.settings.connection import Connection
 from offctl.settings.kinds import TIME_LAG_BUDGET_S
@@ -49,7 +49,7 @@ class Estimates:
     time_lag_budget: float = TIME_LAG_BUDGET_S  # seconds, --time-lag-budget
     expiry: ExpiryOptions = ExpiryOptions()
     behind: Mapping[tuple, float] | None = None
-    earlier: Mapping[tuple, Sequence[Observation]] | None = None
+    earlier: Earlier | None = None
 
 
 @dataclass(frozen=True)

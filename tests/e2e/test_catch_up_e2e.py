@@ -95,14 +95,14 @@ def expected_partition(history: list[tuple[int, int, int, int]], period_ms: int)
     """(catch_up_s, catch_up, commit_rate, log_rate) of a partition from its (captured_ms, committed, log_end, lag)
     in each cycle so far, oldest first, by docs/contract.md's catch-up: the first and the latest observation."""
     (t0, c0, e0, _), (t1, c1, e1, lag) = history[0], history[-1]
+    if lag == 0:
+        return (0.0, "caught-up", None, None)
     if len(history) < 2:
-        return (0.0, "caught-up", None, None) if lag == 0 else (None, "no-history", None, None)
+        return (None, "no-history", None, None)
     if t1 - t0 <= period_ms:
-        return (0.0, "caught-up", None, None) if lag == 0 else (None, "short-window", None, None)
+        return (None, "short-window", None, None)
     commit_rate, log_rate = (c1 - c0) * 1000 / (t1 - t0), (e1 - e0) * 1000 / (t1 - t0)
     rates = round(commit_rate, 3), round(log_rate, 3)
-    if lag == 0:
-        return (0.0, "caught-up", *rates)
     if commit_rate <= log_rate:
         return (None, "not-catching-up", *rates)
     return (round(lag / (commit_rate - log_rate), 3), "catching-up", *rates)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from offctl.core.time.history import OK, REWIND, STALL, STOP, WARN, Observation, evaluate, time_lag_s
@@ -268,8 +270,8 @@ def test_falling_behind(points, period_ms, expected):
         ([(10, 100), (40, 110)], 70, 0, (210.0, "catching-up", 0.5, 0.167)),
         # the first and the latest observation decide, whatever lies between: 0.25/s against 1/12 per second
         ([(10, 100), (11, 100), (40, 110)], 70, 0, (420.0, "catching-up", 0.25, 0.083)),
-        # caught up now: 0, with the rates it caught up at
-        ([(10, 40), (40, 40)], 0, 0, (0.0, "caught-up", 0.5, 0.0)),
+        # caught up now: 0, and nothing to measure
+        ([(10, 40), (40, 40)], 0, 0, (0.0, "caught-up", None, None)),
         # keeps pace: never closes the gap
         ([(10, 20), (20, 30), (30, 40)], 10, 0, (None, "not-catching-up", 0.167, 0.167)),
         # stands still while the producers write
@@ -334,13 +336,13 @@ def _catch_up_report(captured_ms, offsets, *, log_end, last_stable=None, group=F
 
 def test_catch_ups_over_a_report_take_each_rows_lag_and_its_groups_commit_period():
     from offctl.core.records.model import KAFKA, ConsumerKey
-    from offctl.core.time.history import catch_up_of, catch_ups
+    from offctl.core.time.history import Earlier, catch_up_of, catch_ups
 
     earlier_report = _catch_up_report(0, {0: 10, 1: 10}, log_end=100)
     earlier = {row.partition_key: [Observation(0, 10, 0, 100)] for row in earlier_report.rows}
     # a read_committed spout: lag to the last stable offset 80 (not the log end 110), 40 messages at 1/3 per second
     now = _catch_up_report(MIN, {0: 40, 1: 40}, log_end=110, last_stable=80)
-    got = catch_ups(now, {k: v for k, v in earlier.items() if k[-1] == 0})  # partition 1 has no earlier observation
+    got = catch_ups(now, Earlier({k: v for k, v in earlier.items() if k[-1] == 0}))  # partition 1 has none
     assert list(got) == [now.rows[0].partition_key]
     assert got[now.rows[0].partition_key].seconds == 120.0
     assert catch_up_of(now.rows[1], got) == (None, "no-history", None, None)
@@ -350,10 +352,10 @@ def test_catch_ups_over_a_report_take_each_rows_lag_and_its_groups_commit_period
         for row in _catch_up_report(0, {0: 10}, log_end=100, group=True).rows
     }
     group_now = _catch_up_report(MIN, {0: 40}, log_end=110, group=True)
-    assert catch_ups(group_now, group_earlier)[group_now.rows[0].partition_key].state == "catching-up"
+    assert catch_ups(group_now, Earlier(group_earlier))[group_now.rows[0].partition_key].state == "catching-up"
     # ... but not within its own profile's period of 2 minutes
     slow = _catch_up_report(MIN, {0: 40}, log_end=110, group=True, commit_periods={ConsumerKey(KAFKA, "g"): 2 * MIN})
-    assert catch_ups(slow, group_earlier)[slow.rows[0].partition_key].state == "short-window"
+    assert catch_ups(slow, Earlier(group_earlier))[slow.rows[0].partition_key].state == "short-window"
 
 
 def test_catch_up_of_without_an_estimate_says_what_the_lag_does():
@@ -417,3 +419,26 @@ def test_consumer_catch_ups_of_a_report():
     # partition 1 is caught up (lag 0, no history): its 0 counts, no rates
     assert consumer_catch_ups(estimated)[key] == CatchUp(300.0, "catching-up", 3.5, 1.5)
     assert consumer_catch_ups(report)[key] == CatchUp(None, "no-history")
+
+
+def test_catch_ups_take_the_newest_of_each_window_and_measure_an_offset_outside_the_log_as_catch_up_does():
+    """serve's window holds `window` observations before a cycle; the estimate keeps the newest `window - 1` and adds
+    the cycle's own (Earlier.keep), so it spans the window the history status does."""
+    from offctl.core.time.history import Earlier, catch_up, catch_ups
+
+    now = _catch_up_report(3 * MIN, {0: 40}, log_end=130)
+    key = now.rows[0].partition_key
+    window = series((0, 100), (10, 110), (25, 120))  # 0 -> 40 over 3 minutes; 10 -> 40 over the last 2
+    assert catch_ups(now, Earlier({key: window}, keep=3))[key] == catch_up(
+        [*window, Observation(3 * MIN, 40, 0, 130)], 90
+    )
+    two = catch_ups(now, Earlier({key: window}, keep=2))[key]
+    assert (two.commit_rate, two.log_rate) == (0.25, 0.167)
+    assert catch_ups(now, Earlier({key: window}, keep=0))[key].state == "no-history"
+    # the cycle's offset outside the log (a row whose lag counts from elsewhere): measured from the window alone
+    past = _catch_up_report(3 * MIN, {0: 40}, log_end=130)
+    row = past.rows[0]
+    outside = replace(past, rows=(replace(row, record=replace(row.record, committed=500)),))
+    got = catch_ups(outside, Earlier({key: window}))[key]
+    assert got == catch_up([*window, Observation(3 * MIN, 500, 0, 130)], 90)
+    assert (got.commit_rate, got.log_rate) == (0.208, 0.167)  # 0 -> 25 and 100 -> 120 over 2 minutes

@@ -41,7 +41,7 @@ latest observation with a lag, the rate the committed offset advanced (`commit_r
 advanced (`log_rate`), in messages a second; a committed offset or log end that went back (a reset, a rewind, a
 topic created again) starts the measure again after it. Then, from the partition's lag as the pipeline counted it
 (to the last stable offset for a spout that reads committed):
-  caught-up        the lag is 0: 0 s (with or without history).
+  caught-up        the lag is 0: 0 s (with or without history; nothing is measured, so no rates).
   catching-up      the spout gains (commit_rate > log_rate): lag / (commit_rate - log_rate) seconds.
   not-catching-up  it does not (commit_rate <= log_rate): no time; it will not catch up at these rates.
   no-history       fewer than two observations with a lag (since the last rewind): no rates, no time.
@@ -53,8 +53,9 @@ topology rebalanced or restarted move it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from operator import attrgetter
 
 from offctl.core.records.model import KAFKA, CatchUp, ConsumerKey, PartitionRow, Report
@@ -267,73 +268,100 @@ CAUGHT_UP, CATCHING_UP, NOT_CATCHING_UP = "caught-up", "catching-up", "not-catch
 NO_HISTORY, SHORT_WINDOW = "no-history", "short-window"  # no estimate, and why
 CATCH_UP_STATES = (CAUGHT_UP, CATCHING_UP, NOT_CATCHING_UP, NO_HISTORY, SHORT_WINDOW)
 NO_CATCH_UP = CatchUp(None, None)  # no lag (an offset outside the log, or where the spout resumes is not known)
+CAUGHT_UP_NOW = CatchUp(0.0, CAUGHT_UP)  # lag 0: nothing to catch up, nothing measured
+NO_ESTIMATE = CatchUp(None, NO_HISTORY)
 # a consumer's state is the most pressing of its partitions': not catching up, then no estimate, then the time
 _URGENCY = {None: 0, CAUGHT_UP: 1, CATCHING_UP: 2, SHORT_WINDOW: 3, NO_HISTORY: 4, NOT_CATCHING_UP: 5}
 
 
-def _since_rewind(window: Sequence[Observation]) -> Sequence[Observation]:
-    """The observations from the last one whose committed offset or log end went back (a reset, a rewind, a topic
-    created again): what came before is another run, whose rates say nothing of this one."""
-    for i in range(len(window) - 1, 0, -1):
-        prev, cur = window[i - 1], window[i]
-        if cur.committed < prev.committed or cur.log_end < prev.log_end:
-            return window[i:]
-    return window
+def _run_start(newest_first: Iterable[Observation], committed: int, log_end: int) -> Observation | None:
+    """The oldest of these earlier observations (newest first) with a lag from which the committed offset and the log
+    end never went back up to `committed` and `log_end` (a reset, a rewind, a topic created again start another run,
+    whose rates say nothing of this one); None when there is none."""
+    first = None
+    for o in newest_first:
+        if o.lag is None:
+            continue
+        if o.committed > committed or o.log_end > log_end:
+            break
+        first, committed, log_end = o, o.committed, o.log_end
+    return first
 
 
-def _without_estimate(lag: int, why: str) -> CatchUp:
-    return CatchUp(0.0, CAUGHT_UP) if lag == 0 else CatchUp(None, why)
-
-
-def catch_up(window: Sequence[Observation], lag: int | None, commit_period_ms: int = 0) -> CatchUp:
-    """When the spout will have caught up (the module docstring): `window` oldest first, the current observation
-    last; `lag` the partition's lag as the pipeline counted it (None: no lag, no figure); `commit_period_ms` rule
-    3a's period (a window no longer than it cannot tell a rate)."""
-    if lag is None:
-        return NO_CATCH_UP
-    run = _since_rewind([o for o in window if o.lag is not None])
-    if len(run) < 2:
-        return _without_estimate(lag, NO_HISTORY)
-    first, latest = run[0], run[-1]
-    span_ms = latest.captured_ms - first.captured_ms
-    if span_ms <= max(commit_period_ms, 0):
-        return _without_estimate(lag, SHORT_WINDOW)
-    commit_rate = (latest.committed - first.committed) * 1000 / span_ms
-    log_rate = (latest.log_end - first.log_end) * 1000 / span_ms
+def _rated(first: Observation | None, now_ms: int, committed: int, log_end: int, lag: int, period_ms: int) -> CatchUp:
+    """A lagging partition's catch-up from the first observation of its run to now (the module docstring)."""
+    if first is None:
+        return CatchUp(None, NO_HISTORY)
+    span_ms = now_ms - first.captured_ms
+    if span_ms <= max(period_ms, 0):
+        return CatchUp(None, SHORT_WINDOW)
+    commit_rate = (committed - first.committed) * 1000 / span_ms
+    log_rate = (log_end - first.log_end) * 1000 / span_ms
     rates = round(commit_rate, 3), round(log_rate, 3)
-    if lag == 0:
-        return CatchUp(0.0, CAUGHT_UP, *rates)
     if commit_rate <= log_rate:
         return CatchUp(None, NOT_CATCHING_UP, *rates)
     return CatchUp(round(lag / (commit_rate - log_rate), 3), CATCHING_UP, *rates)
 
 
-def catch_ups(report: Report, earlier: Mapping[tuple, Sequence[Observation]]) -> dict[tuple, CatchUp]:
-    """Per partition_key of the report's rows with a lag, its catch-up over its `earlier` observations (serve's and
-    watch's window before this cycle, oldest first) and this report's, by its consumer's commit period; a row with
-    no earlier observation is left out (catch_up_of gives it its default)."""
+def catch_up(window: Sequence[Observation], lag: int | None, commit_period_ms: int = 0) -> CatchUp:
+    """When the spout will have caught up (the module docstring): `window` oldest first, the current observation
+    last; `lag` the partition's lag as the pipeline counted it (None: no lag, no figure; 0: caught up, nothing to
+    measure); `commit_period_ms` rule 3a's period (a window no longer than it cannot tell a rate)."""
+    if not lag:
+        return NO_CATCH_UP if lag is None else CAUGHT_UP_NOW
+    with_lag = [o for o in window if o.lag is not None]
+    if not with_lag:
+        return CatchUp(None, NO_HISTORY)
+    latest = with_lag[-1]
+    first = _run_start(reversed(with_lag[:-1]), latest.committed, latest.log_end)
+    return _rated(first, latest.captured_ms, latest.committed, latest.log_end, lag, commit_period_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """serve's and watch's observations before a cycle, as that cycle's catch-up estimate takes them: per partition
+    key its window, oldest first, of which the newest `keep` (the history status's window but the cycle's own)."""
+
+    windows: Mapping[tuple, Sequence[Observation]]
+    keep: int = DEFAULT_WINDOW - 1
+
+
+def catch_ups(report: Report, earlier: Earlier) -> dict[tuple, CatchUp]:
+    """Per partition_key of the report's lagging rows, its catch-up over its `earlier` observations and this report's,
+    by its consumer's commit period. A row at lag 0, without a lag or without an earlier observation is left out:
+    catch_up_of gives it its figure. It runs every cycle over every lagging partition (a fleet of 100,000 where every
+    spout is a few messages behind): one pass back over each window, nothing copied, no observation made."""
     out = {}
+    windows, keep = earlier.windows, earlier.keep
     periods, period = report.commit_periods, report.kafka_commit_period_ms
+    now_ms = report.captured_ms
     for row in report.rows:
-        r = row.record
-        if row.lag is None or row.topic is None or r.committed is None:
+        lag, r = row.lag, row.record
+        if not lag or row.topic is None or r.committed is None:
             continue
         key = row.partition_key
-        before = earlier.get(key)
+        before = windows.get(key)
         if not before:
             continue
-        now = Observation(report.captured_ms, r.committed, row.log_start, row.log_end)
-        out[key] = catch_up([*before, now], row.lag, commit_period_of(r.key.store, periods.get(r.key, period)))
+        ms = (periods.get(r.key, period) if periods else period) if r.key.store == KAFKA else 0  # commit_period_of
+        committed, start, end = r.committed, row.log_start, row.log_end
+        if start is None or end is None or not start <= committed <= end:  # its offset is outside the log now
+            kept = list(islice(reversed(before), keep))[::-1]
+            out[key] = catch_up([*kept, Observation(now_ms, committed, start, end)], lag, ms)
+            continue
+        first = _run_start(islice(reversed(before), keep), committed, end)
+        out[key] = _rated(first, now_ms, committed, end, lag, ms)
     return out
 
 
 def catch_up_of(row: PartitionRow, estimated: Mapping[tuple, CatchUp]) -> CatchUp:
-    """A row's catch-up: the report's estimate (Report.catch_ups), else what its lag says without history (caught up
-    at lag 0, no history above it, no figure without a lag)."""
-    if row.lag is None:
-        return NO_CATCH_UP
+    """A row's catch-up: caught up at lag 0, none without a lag, else the report's estimate (Report.catch_ups), and
+    without one no history."""
+    lag = row.lag
+    if not lag:
+        return NO_CATCH_UP if lag is None else CAUGHT_UP_NOW
     found = estimated.get(row.partition_key) if estimated else None
-    return found if found is not None else _without_estimate(row.lag, NO_HISTORY)
+    return found if found is not None else NO_ESTIMATE
 
 
 def joined(a: CatchUp, b: CatchUp) -> CatchUp:

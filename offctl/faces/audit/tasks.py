@@ -288,8 +288,8 @@ _CATCH_UP_COLUMNS = (
         "not catching up or without an estimate",
     ),
     ("catch_up", "string", "caught-up, catching-up, not-catching-up, no-history or short-window (null: no lag)"),
-    ("commit_rate", "double", "messages per second the committed offset advanced over the snapshots"),
-    ("log_rate", "double", "messages per second the log end advanced over the snapshots"),
+    ("commit_rate", "double", "messages per second the committed offset advanced over the snapshots (lagging)"),
+    ("log_rate", "double", "messages per second the log end advanced over the snapshots (lagging)"),
 )
 
 FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from offctl.core.records.model import Report
 from offctl.core.time.expiry import moved_after_ms
-from offctl.core.time.history import DEFAULT_WINDOW, Observation, PerWindow, commit_period_of, evaluate, falling_behind
+from offctl.core.time.history import (
+    DEFAULT_WINDOW,
+    Earlier,
+    Observation,
+    PerWindow,
+    commit_period_of,
+    evaluate,
+    falling_behind,
+)
 from offctl.core.time.timelag import served
 from offctl.render.metrics import Cycle, Health, families
 
@@ -97,12 +105,12 @@ class Monitor:
             ),
         )
 
-    def earlier(self) -> Mapping[tuple, list[Observation]]:
+    def earlier(self) -> Earlier:
         """Per partition, its window as the next cycle's catch-up estimate takes it (offctl.core.time.history
         .catch_ups): the newest `window - 1` observations, to which that cycle adds its own, so the estimate spans
-        the window the history status does. Worked out per partition when looked up (history.PerWindow)."""
-        keep = max(self.window - 1, 0)
-        return PerWindow(self.observations, lambda key, window: window[len(window) - keep :] if keep else [])
+        the window the history status does. The windows themselves, not a copy: read within the cycle that asked
+        (run_cycle), before its update."""
+        return Earlier(self.observations, max(self.window - 1, 0))
 
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""
