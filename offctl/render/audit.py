@@ -122,8 +122,22 @@ def write_audit_summary(result: AuditResult, console: Console, *, startup_s: flo
     ]
     if figures:
         console.print("; ".join(figures), soft_wrap=True)
+    if s["lost_to_retention"]:
+        console.print(lost_text(s["lost_to_retention"]), soft_wrap=True)
     _write_audit_outputs(result, console, startup_s)
     _write_audit_notes(result.tally, console)
+
+
+LOST_TOPICS = 10  # the topics the summary for people names where retention took something, the most first
+
+
+def lost_text(lost: dict[str, int]) -> str:
+    """What retention already took, per topic (the summary's `lost_to_retention`), for people: the LOST_TOPICS topics
+    that lost most, and how many more lost something."""
+    top = sorted(lost.items(), key=lambda kv: (-kv[1], kv[0]))
+    named = ", ".join(f"{topic} {n:,}" for topic, n in top[:LOST_TOPICS])
+    more = f" (+{len(top) - LOST_TOPICS} more topics)" if len(top) > LOST_TOPICS else ""
+    return f"lost to retention (deleted before the spouts read them): {sum(lost.values()):,}; by topic: {named}{more}"
 
 
 def _codes_table(by_code: dict[str, int]) -> Table:

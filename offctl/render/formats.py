@@ -66,6 +66,12 @@ def number(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def lost_text(lost: int | None) -> str:
+    """What retention already took of a partition (its `lost_to_retention`) as a table says it beside the partition's
+    finding codes: `lost 1,234`; empty where it took nothing or offctl cannot tell."""
+    return f"lost {lost:,}" if lost else ""
+
+
 def time_lag_text(lag: TimeLag | None) -> str:
     """A time lag in a table: the duration (~ when estimated), why there is none, or - without a lag."""
     if lag is None or lag.source is None:

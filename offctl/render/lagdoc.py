@@ -91,7 +91,8 @@ def document(
                 continue
             committed = _committed(row)
             place = _resumption(row, plog, head, committed, asked.old, thresholds.spout, report.time_lags)
-            shown[str(p)] = _entry(head, committed, place, findings.get((topic, p), []), consumer_wide, profile)
+            lost = row.lost_to_retention if row is not None else None
+            shown[str(p)] = _entry(head, committed, place, findings.get((topic, p), []), consumer_wide, profile, lost)
             shown[str(p)].update(_catch_up(row, report))
         if shown:
             out[topic] = shown
@@ -158,9 +159,16 @@ def _start(
 
 
 def _entry(
-    head: int, committed: int, place: _Place, on: list[Finding], consumer_wide: list[Finding], profile: str | None
+    head: int,
+    committed: int,
+    place: _Place,
+    on: list[Finding],
+    consumer_wide: list[Finding],
+    profile: str | None,
+    lost: int | None = None,
 ) -> dict:
-    """One partition's object: the three keys Storm UI reads, offctl's, and why the lag is not the original's."""
+    """One partition's object: the three keys Storm UI reads, offctl's (`lost`: the row's lost_to_retention), and why
+    the lag is not the original's."""
     resume, lag, seconds, resumes = place
     original = head - committed
     entry = {
@@ -173,6 +181,7 @@ def _entry(
         "resumeOffset": resume,
         "resumes": resumes.kind.value if resumes is not None else None,
         "resumesCitation": resumes.citation_text() if resumes is not None else None,
+        "lostToRetention": lost,
     }
     if lag != original:
         entry["originalLag"] = original

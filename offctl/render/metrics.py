@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from offctl.core.records.model import CatchUp, ConsumerKey, Report, TimeLag
 from offctl.core.time.history import NO_CATCH_UP, NOT_CATCHING_UP, STATUSES, catch_up_of, consumer_catch_ups
-from offctl.core.time.retention import consumer_minima, headroom
+from offctl.core.time.retention import consumer_minima, headroom, lost_by_consumer
 from offctl.core.time.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
 
 if TYPE_CHECKING:  # prometheus_client loads only when serve collects
@@ -72,6 +72,11 @@ PARTITION_FAMILIES = tuple(
         ),
         ("commit_rate", "Messages per second the committed offset of a lagging partition advanced over the window"),
         ("log_rate", "Messages per second the log end of a lagging partition advanced over the window"),
+        (
+            "lost_to_retention",
+            "Offsets the broker deleted below the log start before the spout read them: the log start minus the "
+            "stored offset the spout resumes from, 0 at or above it (at most as many messages: markers take offsets)",
+        ),
     )
 )
 
@@ -188,6 +193,11 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         "Messages per second the log ends of its lagging partitions advanced over the window, summed",
         labels=list(CONSUMER_LABELS),
     )
+    lost = gauge(
+        "offctl_consumer_lost_to_retention_total",
+        "Sum of the consumer's partitions' offsets deleted below the log start before the spout read them",
+        labels=list(CONSUMER_LABELS),
+    )
     findings = gauge(
         "offctl_consumer_findings",
         "Findings of the consumer, by code and severity",
@@ -204,11 +214,14 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
     )
     minima = consumer_minima(report.rows, report.headrooms) if report.headrooms else {}
     ups = consumer_catch_ups(report)
+    lost_by = lost_by_consumer(report.rows)
     for c in report.consumers:
         labels = _labels(c.key)
         _add_catch_up((catch_up, commit_rate, log_rate), labels, ups.get(c.key, NO_CATCH_UP), at)
         if c.key in minima:
             headroom_min.add_metric(labels, minima[c.key], timestamp=at)
+        if c.key in lost_by:
+            lost.add_metric(labels, float(lost_by[c.key]), timestamp=at)
         total.add_metric(labels, float(c.total_lag), timestamp=at)
         if c.max_lag is not None:
             worst.add_metric(labels, float(c.max_lag), timestamp=at)
@@ -230,6 +243,7 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         time_lag,
         time_lag_source,
         headroom_min,
+        lost,
         catch_up,
         commit_rate,
         log_rate,
@@ -297,6 +311,7 @@ def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
                         catch_up_seconds(up),
                         up.commit_rate,
                         up.log_rate,
+                        row.lost_to_retention,
                     )
                 ),
             )

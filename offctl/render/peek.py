@@ -14,7 +14,7 @@ from offctl.core.records.model import LogMessage, iso_ms
 from offctl.core.records.peeked import Census, Peeked, digest, preview
 from offctl.core.results.peek import PeekResult
 from offctl.core.time.timelag import time_lag
-from offctl.render.formats import dumps, number, table_console
+from offctl.render.formats import dumps, lost_text, number, table_console
 from offctl.render.report import partition_dicts
 
 
@@ -93,6 +93,7 @@ PEEK_FIGURES = (
     "catch_up",
     "commit_rate",
     "log_rate",
+    "lost_to_retention",
 )
 
 
@@ -174,8 +175,10 @@ def _peek_head(p: Peeked) -> Text:
     stable = f"  last stable {number(r.last_stable)}" if r.last_stable is not None else ""
     resumes = r.resumes.at if r.resumes is not None else None
     where = f"resumes at {number(resumes)}" + (f" (stored {number(p.offset)})" if resumes != p.offset else "")
+    lost = lost_text(r.lost_to_retention)
     head.append(
         f"  {where}  log {number(r.log_start)}-{number(r.log_end)}{stable}  lag {number(r.lag)}"
+        + (f"  {lost}" if lost else "")
         + (f"  [{', '.join(r.codes)}]" if r.codes else ""),
         style="",
     )

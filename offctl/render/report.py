@@ -32,7 +32,7 @@ from offctl.core.storm.commits import CommitBehaviour
 from offctl.core.storm.outcomes import Resumption
 from offctl.core.time.expiry import Expiry, Retention
 from offctl.core.time.history import NO_CATCH_UP, catch_up_of, consumer_catch_ups
-from offctl.core.time.retention import consumer_minima, headroom
+from offctl.core.time.retention import consumer_minima, headroom, lost_by_consumer, lost_by_topic
 from offctl.core.time.timelag import consumer_maxima, time_lag
 from offctl.render.formats import (
     SEVERITY_STYLE,
@@ -79,6 +79,7 @@ PARTITION_FIELDS = (
     "catch_up",
     "commit_rate",
     "log_rate",
+    "lost_to_retention",
 )
 
 
@@ -110,6 +111,7 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
         "record_topic": r.topic,
         "used": r.malformed is None,
         **resumes_fields(row.resumes),
+        "lost_to_retention": row.lost_to_retention,
     }
     if lag is not None:
         d["time_lag_s"], d["time_lag_source"] = lag.seconds, lag.source
@@ -214,16 +216,18 @@ def consumer_dict(c: ConsumerSummary) -> dict:
 
 def consumer_dicts(report: Report, lags: list[TimeLag]) -> list[dict]:
     """Every consumer as the JSON document gives it: consumer_dict with its largest time lag (`lags`: the rows', in
-    their order) and its smallest retention headroom."""
+    their order), its smallest retention headroom and what retention already took of its partitions."""
     maxima = consumer_maxima(report.rows, lags)
     minima = consumer_minima(report.rows, report.headrooms)
     ups = consumer_catch_ups(report)
+    lost = lost_by_consumer(report.rows)
     return [
         {
             **consumer_dict(c),
             "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
             "min_retention_headroom_s": minima.get(c.key),
             **catch_up_fields(ups.get(c.key, NO_CATCH_UP)),
+            "lost_to_retention": lost.get(c.key),
         }
         for c in report.consumers
     ]
@@ -243,6 +247,7 @@ def summary_dict(report: Report) -> dict:
         "findings": by_severity,
         "by_code": dict(sorted(by_code.items())),
         "status": worst.label if worst else "ok",
+        "lost_to_retention": lost_by_topic(report.rows),
     }
 
 
@@ -355,12 +360,7 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
 
     if report.findings:
         _write_findings(report.findings, console)
-    s = summary_dict(report)
-    counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
-    console.print(
-        f"{plural(s['consumers'], 'consumer')}, {plural(s['partitions'], 'partition')}, total lag "
-        f"{s['total_lag']:,}; findings: {counts}"
-    )
+    console.print(_summary_line(summary_dict(report)))
     if report.spout_settings:
         console.print(
             f"Findings assume {report.spout_settings} (see --storm-kafka-release and the other spout settings)",
@@ -373,6 +373,18 @@ def write_table(report: Report, console: Console, *, per_partition: bool = False
         )
         for key in ("committed_offset", "commits", "lag", "restart", "out_of_range"):
             console.print(f"  {key.replace('_', ' ')}: {said[key]}", style="dim")
+
+
+def _summary_line(s: dict) -> str:
+    """The table's last line: the counts, the total lag, what retention already took (where it took something) and
+    the findings by severity."""
+    counts = ", ".join(f"{n} {label}" for label, n in s["findings"].items())
+    lost = sum(s["lost_to_retention"].values())
+    return (
+        f"{plural(s['consumers'], 'consumer')}, {plural(s['partitions'], 'partition')}, total lag {s['total_lag']:,}"
+        + (f", lost to retention {lost:,}" if lost else "")
+        + f"; findings: {counts}"
+    )
 
 
 def _write_findings(findings: Iterable[Finding], console: Console) -> None:

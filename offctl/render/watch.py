@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.records.model import ConsumerKey, Report, TimeLag, iso_ms, ranges
+from offctl.core.records.model import ConsumerKey, PartitionRow, Report, TimeLag, iso_ms, ranges
 from offctl.core.time.history import (
     CATCHING_UP,
     CAUGHT_UP,
@@ -16,7 +16,15 @@ from offctl.core.time.history import (
     consumer_catch_ups,
 )
 from offctl.core.time.retention import headroom
-from offctl.render.formats import catch_up_text, expiry_text, headroom_text, number, rate_text, time_lag_text
+from offctl.render.formats import (
+    catch_up_text,
+    expiry_text,
+    headroom_text,
+    lost_text,
+    number,
+    rate_text,
+    time_lag_text,
+)
 
 _TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
 
@@ -87,7 +95,7 @@ def watch_table(
             headroom_text(headroom(row, report.headrooms)),
             expiry_text(expiries.get(row.partition_key)),
             Text(status or "-", style=_STATUS_STYLE.get(status, "dim")),
-            ", ".join(row.codes),
+            _findings_text(row),
         )
     return table
 
@@ -116,3 +124,10 @@ def catch_up_lines(report: Report) -> list[Text]:
 
 
 _CATCH_UP_STYLE = {CAUGHT_UP: "green", CATCHING_UP: "", NOT_CATCHING_UP: "bold red"}
+
+
+def _findings_text(row: PartitionRow) -> str:
+    """The Findings cell: the codes that make the partition's severity, and what retention already took of it (its
+    `lost_to_retention`, which grows while the spout stays below the log start), `OFFSET_BELOW_LOG_START (lost 2)`."""
+    lost = lost_text(row.lost_to_retention)
+    return ", ".join(row.codes) + (f" ({lost})" if lost else "")

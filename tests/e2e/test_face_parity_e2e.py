@@ -5,11 +5,11 @@ One state on the real ZooKeeper and Apache Kafka 4.4 of the fixtures, read once 
 task (tasks.audit_chunk and chunk_outputs, as each Spark task runs them, on the settings `offctl audit` resolves), the
 MCP tools (the SDK's client over stdio) and `storm-kafka-monitor`. Per consumer-partition each figure a face shows
 must be inspect's: status, finding codes, lag, time lag and its source, retention headroom, commit expiry (each with
-its source), `resumes_at` and `resumes`, and the catch-up with its rates; per consumer, the aggregates a face shows.
-Every face reads once here, so the catch-up is `caught-up` at lag 0 and `no-history` above it in each (serve and watch
-too: one cycle); tests/e2e/test_catch_up_e2e.py runs serve's and watch's cycles over moving spouts and holds their
-outputs with history to one estimate. A face that leaves a figure out
-names it in LEFT_OUT, and docs/contract.md ("What each face shows") names the same figures, face by face.
+its source), `resumes_at`, `resumes`, `lost_to_retention`, and the catch-up with its rates; per consumer, the
+aggregates a face shows. Every face reads once here, so the catch-up is `caught-up` at lag 0 and `no-history` above it
+in each (serve and watch too: one cycle); tests/e2e/test_catch_up_e2e.py runs serve's and watch's cycles over moving
+spouts and holds their outputs with history to one estimate. A face that leaves a figure out names it in LEFT_OUT, and
+docs/contract.md ("What each face shows") names the same figures, face by face.
 
 The figures in seconds move with the capture time (a time lag grows, a headroom or an expiry shrinks), and each face
 reads at its own moment: they are compared at the face's own capture time, to the millisecond, where the face says
@@ -53,7 +53,7 @@ from offctl.adapters import servers
 from offctl.core.records.model import ConsumerKey, Headroom, TimeLag
 from offctl.core.time.expiry import Expiry
 from offctl.core.time.timelag import SOURCE_CODES
-from offctl.render.formats import expiry_text, headroom_text, time_lag_text
+from offctl.render.formats import expiry_text, headroom_text, lost_text, time_lag_text
 from tests.conftest import Names, Result, invoke
 from tests.e2e.seeds import spout, storm_root
 
@@ -101,6 +101,7 @@ FIGURES = (
     "catch_up",
     "commit_rate",
     "log_rate",
+    "lost_to_retention",
 )
 TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # how each moves with the capture time
 
@@ -316,6 +317,7 @@ CONSUMER_FIGURES = (
     "catch_up",
     "commit_rate",
     "log_rate",
+    "lost_to_retention",
 )
 
 
@@ -373,6 +375,10 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     assert reference.missing[(*group, 3)]["resumes"] == "log-end"  # UNCOMMITTED_LATEST (default: the log start)
     assert reference.missing[(*legacy, 3)]["resumes"] == "log-end"  # 0.9.6 without forceFromStart
     assert rows[(*group, CRASHING)]["resumes"] == "crashes" and "CRASHING_COMMIT" in codes
+    # what retention took: partition 4 at 1 with its log from 3, for both; a stored 0 0.9.6 ignores counts nothing
+    assert rows[(*legacy, 4)]["lost_to_retention"] == rows[(*group, 4)]["lost_to_retention"] == 2
+    assert rows[(*legacy, 2)]["lost_to_retention"] is None and rows[(*group, 0)]["lost_to_retention"] == 0
+    assert doc["summary"]["lost_to_retention"] == {state.topic: 4}
 
 
 # --- offctl peek -------------------------------------------------------------------------------------------------
@@ -433,9 +439,11 @@ def watch_face(state, reference):
     shown = {}
     for i, label in enumerate(cells["Consumer"]):
         key = (*labels[label], cells["Topic"][i], int(cells["Partition"][i]))
-        findings = cells["Findings"][i]
+        # the codes, then what retention took where it took something: `OFFSET_BELOW_LOG_START (lost 2)`
+        findings, lost = re.fullmatch(r"(.*?)(?: \((lost [\d,]+)\))?", cells["Findings"][i]).groups()
         shown[key] = {
             "codes": sorted(set(findings.split(", "))) if findings else [],
+            "lost_to_retention": lost or "",
             "lag": cells["Lag"][i],
             "time_lag_s": cells["Time lag"][i],
             "time_lag_source": cells["Time lag"][i],
@@ -461,6 +469,7 @@ def watch_face(state, reference):
             "retention_source": room,
             "commit_expiry_s": expiry,
             "commit_expiry_source": expiry,
+            "lost_to_retention": lost_text(row["lost_to_retention"]),
         }
 
     return SimpleNamespace(
@@ -557,6 +566,7 @@ METRIC_FAMILIES = {
     "catch_up_s": "offctl_partition_catch_up_seconds",
     "commit_rate": "offctl_partition_commit_rate",
     "log_rate": "offctl_partition_log_rate",
+    "lost_to_retention": "offctl_partition_lost_to_retention",
 }
 CONSUMER_FAMILIES = {
     "total_lag": "offctl_consumer_lag_total",
@@ -566,6 +576,7 @@ CONSUMER_FAMILIES = {
     "catch_up_s": "offctl_consumer_catch_up_seconds",
     "commit_rate": "offctl_consumer_commit_rate",
     "log_rate": "offctl_consumer_log_rate",
+    "lost_to_retention": "offctl_consumer_lost_to_retention_total",
 }
 
 
@@ -624,6 +635,7 @@ def test_serve_metrics_show_inspects_figures(served, reference):
             "catch_up_s": catch_up_sample(c),
             "commit_rate": c["commit_rate"],
             "log_rate": c["log_rate"],
+            "lost_to_retention": c["lost_to_retention"],
         }
         assert got[k] == {name: v for name, v in expected.items() if v is not None}, k
 
@@ -685,6 +697,8 @@ def test_the_audit_task_shows_inspects_figures(audit_face, reference):
         ("min_commit_expiry_s", min, "commit_expiry_s"),
     ):
         assert summary[name] == pick(r[figure] for r in moved if r[figure] is not None), name
+    # what retention took, per topic: inspect's summary's, summed over the chunks
+    assert summary["lost_to_retention"] == reference.doc["summary"]["lost_to_retention"]
 
 
 # --- offctl mcp --------------------------------------------------------------------------------------------------
@@ -826,6 +840,7 @@ def monitor_face(state, reference):
                 "catch_up": entry["catchUp"],
                 "commit_rate": entry["commitRate"],
                 "log_rate": entry["logRate"],
+                "lost_to_retention": entry["lostToRetention"],
             }
             if key in reference.missing:
                 missing[key] = {**figures, "time_lag_s": entry["timeLagSeconds"]}
@@ -875,6 +890,7 @@ def test_storm_kafka_monitor_shows_inspects_figures(monitor_face, reference):
             "resumes_at": f["resumes_at"],
             "resumes": f["resumes"],
             **dict.fromkeys(("catch_up_s", "catch_up", "commit_rate", "log_rate")),  # no row: no lag of inspect's
+            "lost_to_retention": None,  # no record: nothing stored to count from
         }, key
 
 

@@ -193,7 +193,8 @@ def test_below_a_log_start_delete_records_moved_the_spout_goes_where_the_release
         (below,) = [f for f in doc["findings"] if f["code"] == "OFFSET_BELOW_LOG_START"]
         assert (below["partition"], below["severity"]) == (0, "error")
         assert below["message"] == (
-            f"{topic}/0 resumes at 1 < log start 3: 2 messages were deleted before they were processed; {where}"
+            f"{topic}/0 resumes at 1 < log start 3: 2 messages (offsets 1 to 2) were deleted before the spout read "
+            f"them; {where}"
         )
 
 

@@ -151,6 +151,7 @@ def test_the_per_partition_page_is_prometheus_clients_writer_over_add_metric_lin
             ("time_lag_seconds", time_lag.seconds),
             ("time_lag_source", SOURCE_CODES.get(time_lag.source)),
             ("status", STATUS_CODES.get(status) if status else None),
+            ("lost_to_retention", row.lost_to_retention),
         ):
             if value is not None:
                 families[f"offctl_partition_{name}"].add_metric(labels, float(value), timestamp=at)

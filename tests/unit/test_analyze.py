@@ -636,8 +636,8 @@ def test_messages_carry_the_numbers():
     report = run([rec(0, 90), rec(1, 150)], cl=cluster())
     (f,) = report.findings
     assert f.message == (
-        "orders/0 resumes at 90 < log start 100: 10 messages were deleted before they were "
-        "processed; the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v1.2.4)"
+        "orders/0 resumes at 90 < log start 100: 10 messages (offsets 90 to 99) were deleted before the spout "
+        "read them; the spout jumps to the log start (100; EarliestTime, PartitionManager.fill, v1.2.4)"
     )
     assert f.severity.label == "error" and f.hint and f.path == "/r/s/partition_0"
 

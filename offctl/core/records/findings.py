@@ -71,7 +71,8 @@ CATALOGUE: dict[str, Code] = {
         Code(
             "OFFSET_BELOW_LOG_START",
             _E,
-            "the offset the spout resumes from is below the log start: the messages in between are gone",
+            "the offset the spout resumes from is below the log start: the messages in between are gone; the "
+            "message counts them and names their offsets, as the partition's `lost_to_retention` does",
             "Retention deleted messages the spout had not processed; the message says where the spout goes "
             "next under the release given (`--storm-kafka-release`). Decide between earliest (keep what is "
             "left) and a replay source, then, with the topology stopped, `offctl reset ... --to earliest`.",

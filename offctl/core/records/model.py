@@ -367,6 +367,10 @@ class PartitionRow:
     # where the spout will fetch this partition first, the kind of place, and the Storm source (outcomes.Resumption);
     # None where offctl cannot tell (no topic, an unknown partition, a partition the spout does not read)
     resumes: Resumption | None = None
+    # how many offsets below the log start the stored position the spout resumes from lies: messages retention deleted
+    # before the spout read them (partitions.lost_to_retention); 0 at or above the log start; None where offctl cannot
+    # tell (no log range, no topic) or the spout does not resume from the stored position (resumes_stored False)
+    lost_to_retention: int | None = None
 
     @property
     def lag_end(self) -> int | None:

@@ -10,6 +10,7 @@ from typing import Protocol
 from offctl.core.records.model import Report, Severity
 from offctl.core.storm.commits import CommitBehaviour
 from offctl.core.time.expiry import Retention
+from offctl.core.time.retention import lost_by_topic
 
 
 def partition_key(d: Mapping) -> tuple:
@@ -43,6 +44,8 @@ class Tally:
     min_retention_headroom: tuple[float, tuple] | None = None
     min_commit_expiry: tuple[float, tuple] | None = None
     profiles: Counter = field(default_factory=Counter)  # consumers per profile that judged them (None: the defaults)
+    # what retention already took, per topic: the partitions' lost_to_retention summed (retention.lost_by_topic)
+    lost_to_retention: Counter = field(default_factory=Counter)
 
     @classmethod
     def of(cls, report: Report, rows: Iterable[Mapping] = ()) -> Tally:
@@ -63,6 +66,7 @@ class Tally:
             report.offsets_retention,
             *extremes(rows),
             Counter(c.profile for c in report.consumers),
+            Counter(lost_by_topic(report.rows)),
         )
 
     def __add__(self, other: Tally) -> Tally:
@@ -84,14 +88,16 @@ class Tally:
             _pick(min, self.min_retention_headroom, other.min_retention_headroom),
             _pick(min, self.min_commit_expiry, other.min_commit_expiry),
             self.profiles + other.profiles,
+            self.lost_to_retention + other.lost_to_retention,
         )
 
     def worst(self) -> Severity | None:
         return max((Severity.parse(s) for s, n in self.by_severity.items() if n), default=None)
 
     def summary(self) -> dict:
-        """inspect's summary block (render.summary_dict), from the tally, with the fleet's largest time lag,
-        smallest retention headroom and soonest commit expiry (null where no partition has one)."""
+        """inspect's summary block (render.summary_dict), from the tally (`lost_to_retention`: per topic, those where
+        retention took something), with the fleet's largest time lag, smallest retention headroom and soonest commit
+        expiry (null where no partition has one)."""
         worst = self.worst()
         return {
             "consumers": self.consumers,
@@ -100,6 +106,7 @@ class Tally:
             "findings": {s.label: self.by_severity.get(s.label, 0) for s in sorted(Severity, reverse=True)},
             "by_code": dict(sorted(self.by_code.items())),
             "status": worst.label if worst else "ok",
+            "lost_to_retention": {topic: n for topic, n in sorted(self.lost_to_retention.items()) if n},
             "max_time_lag_s": self.max_time_lag[0] if self.max_time_lag else None,
             "min_retention_headroom_s": self.min_retention_headroom[0] if self.min_retention_headroom else None,
             "min_commit_expiry_s": self.min_commit_expiry[0] if self.min_commit_expiry else None,

@@ -302,6 +302,7 @@ class _Consumer:
         self.started: set[int] = set()  # records the spout does not resume from: it starts where its start-up rule says
         self.resumes: dict[int, Resume] = {}  # rule 6: where a storm-kafka-client spout resumes each commit
         self.resumption: dict[int, Resumption] = {}  # where the spout fetches each record's partition first
+        self.lost: dict[int, int | None] = {}  # offsets below the log start its stored position left (rule 10)
         self.unreadable = False  # a Trident state json-smart may read otherwise than json-simple (rule 2)
         self.throws = False  # a Trident state the emitter throws on: every batch of the state fails (rules 2, 10)
         self.moves: dict[tuple[str | None, str], Outcome] = {}  # out_of_range_outcome, once per library and side
@@ -372,6 +373,7 @@ class _Consumer:
                     i not in started,
                     plog.last_stable if plog is not None and self.isolation_level.stops_at_last_stable else None,
                     self.resumption.get(i),
+                    self.lost.get(i),
                 )
             )
         return rows

@@ -52,6 +52,7 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         high_lag(c, i, r, topic, where, instead.offset, start, end)
         return
     position = c.resumes[i].at.offset if c.key.store == KAFKA else r.committed
+    c.lost[i] = lost_to_retention(position, start, end)
     if c.key.store == KAFKA and c.resumes[i].crashes:  # rule 6 says so: the lag counts from the commit, which stays
         c.resumption[i] = crashing()
         high_lag(c, i, r, topic, where, position, start, end)
@@ -66,6 +67,16 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         high_lag(c, i, r, topic, where, position, start, end)
     if c.old and plog is not None:
         stale_broker(c, i, r, topic, where, plog)
+
+
+def lost_to_retention(position: int | None, start: int | None, end: int | None) -> int | None:
+    """How many offsets lie between `position`, where the spout fetches first from its stored record (the commit, the
+    commit + 1 of storm-kafka-client's legacy lines, a Trident state's offset: before its out-of-range rule moves it),
+    and the log start [start, end]: what retention deleted before the spout read it, at most that many messages
+    (a transaction's markers take offsets too). 0 at or above the log start; None without a position or log range."""
+    if position is None or start is None or end is None:
+        return None
+    return start - position if position < start else 0
 
 
 def _stored_resumption(c: _Consumer, r: OffsetRecord, position: int | None) -> Resumption:
@@ -257,8 +268,7 @@ def offset_out_of_range(
             r,
             topic,
             "OFFSET_BELOW_LOG_START",
-            f"{where} resumes at {position} < log start {start}: {start - position} messages were "
-            f"deleted before they were processed; {jump}",
+            f"{where} resumes at {position} < log start {start}: {_deleted(c.lost[i], position)}; {jump}",
         )
         return False
     if position > end:
@@ -281,6 +291,14 @@ def offset_out_of_range(
         )
         return False
     return True
+
+
+def _deleted(lost: int, position: int) -> str:
+    """What retention took below the log start, in OFFSET_BELOW_LOG_START's words: the row's `lost_to_retention`
+    (lost_to_retention's count) and its offsets, from `position` on."""
+    if lost == 1:
+        return f"1 message (offset {position}) was deleted before the spout read it"
+    return f"{lost} messages (offsets {position} to {position + lost - 1}) were deleted before the spout read them"
 
 
 def _running_jump(c: _Consumer, i: int, jump: str, restart: Resumption | None, landing: Resumption) -> str:

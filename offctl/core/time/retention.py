@@ -46,11 +46,12 @@ When the headroom is a risk (`at_risk`), in order; the first that matches decide
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
 from offctl.core.records.findings import finding
 from offctl.core.records.messages import GAP, MESSAGE, at_offset
 from offctl.core.records.model import (
+    ConsumerKey,
     Finding,
     Headroom,
     MessageRead,
@@ -193,6 +194,30 @@ def consumer_minima(rows: Sequence[PartitionRow], headrooms: Mapping[Position, H
             if key not in out or h.seconds < out[key]:
                 out[key] = h.seconds
     return out
+
+
+def _lost_totals(rows: Iterable[PartitionRow], by: Callable[[PartitionRow], Hashable]) -> dict:
+    """What retention already took (each row's `lost_to_retention`), summed by `by` over the rows that have a count; a
+    group none of whose rows has one is absent."""
+    out: dict = {}
+    for row in rows:
+        n = row.lost_to_retention
+        if n is not None:
+            k = by(row)
+            out[k] = out.get(k, 0) + n
+    return out
+
+
+def lost_by_consumer(rows: Iterable[PartitionRow]) -> dict[ConsumerKey, int]:
+    """Each consumer's `lost_to_retention`, over its partitions that have a count (none: absent)."""
+    return _lost_totals(rows, lambda row: row.record.key)
+
+
+def lost_by_topic(rows: Iterable[PartitionRow]) -> dict[str, int]:
+    """What retention already took, per topic, over every consumer reading it: the topics where it took something,
+    sorted by name (the summaries' `lost_to_retention`)."""
+    totals = _lost_totals(rows, lambda row: row.topic)
+    return {topic: totals[topic] for topic in sorted(t for t, n in totals.items() if n and t is not None)}
 
 
 # Where a spout goes once its resume offset is deleted (below the new log start), by outcomes.out_of_range_outcome:

@@ -369,6 +369,12 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
             ),
             ("resumes_citation", "string", "the Storm source that says so: member (file at tag)"),
             *_CATCH_UP_COLUMNS,
+            (
+                "lost_to_retention",
+                "long",
+                "offsets below the log start where the spout resumes from its stored offset: deleted before it read "
+                "them (at most that many messages); 0 at or above the log start; null where not known or not resumed",
+            ),
             ("captured_at", "string", "when this partition was read, ISO-8601 UTC"),
         ),
     ),
