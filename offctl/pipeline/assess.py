@@ -24,7 +24,7 @@ from offctl.core.rules.profiles import Profiles
 from offctl.core.storm import kafka_releases
 from offctl.core.storm.protocol import BROKERS, Brokers
 from offctl.core.storm.releases import Isolation
-from offctl.core.time import expiry, retention, timelag, transactions
+from offctl.core.time import expiry, history, retention, timelag, transactions
 from offctl.errors import OffctlError
 from offctl.ports import LogStore
 from offctl.settings.run import ExpiryOptions, Reading
@@ -235,8 +235,9 @@ def assess(
     """The pipeline every face runs on what it read (inspect, a watch refresh, a serve cycle, an audit task):
     analyze the snapshot, then the reads that follow from the analysis, with `kafka` still open: the time lag of
     the lagging partitions, their retention headroom, and the commit expiry of the storm-kafka-client groups'
-    partitions, their messages read within the reading's time-lag budget in all (0: not read). Each consumer is
-    judged by the Thresholds of its own profile (offctl.core.rules.judge)."""
+    partitions, their messages read within the reading's time-lag budget in all (0: not read); and, from serve's and
+    watch's earlier observations, when each lagging spout will have caught up. Each consumer is judged by the
+    Thresholds of its own profile (offctl.core.rules.judge)."""
     profiles, estimates = reading.profiles, reading.estimates
     budget_s = estimates.time_lag_budget
     started = time.monotonic()
@@ -246,7 +247,17 @@ def assess(
     # The time lags come first; the open transactions, then the commit expiry, get what is left of the same budget.
     report = with_open_transactions(report, kafka, _left(budget_s, started))
     report = with_commit_expiry(report, kafka, profiles, estimates.expiry, _left(budget_s, started))
+    report = with_catch_ups(report, estimates.earlier)
     return with_broker_support(report, kafka, reading)
+
+
+def with_catch_ups(report: Report, earlier: history.Earlier | None) -> Report:
+    """The report with when each lagging partition's spout will have caught up (offctl.core.time.history.catch_ups),
+    from `earlier`: serve's and watch's window of observations before this cycle (None: no history, as inspect's;
+    every row then has catch_up_of's default). Nothing is read."""
+    if earlier is None:
+        return report
+    return replace(report, catch_ups=history.catch_ups(report, earlier))
 
 
 def with_broker_support(report: Report, kafka: LogStore | None, reading: Reading) -> Report:

@@ -14,9 +14,9 @@ from offctl.core.records.findings import CATALOGUE
 from offctl.core.records.model import Severity, duration, iso_ms
 from offctl.core.results.audit import TASK_KEYS, AuditResult, Tally
 from offctl.core.results.repair import RepairResult
-from offctl.render.formats import SEVERITY_STYLE, dumps, number, status_style
+from offctl.render.formats import SEVERITY_STYLE, catch_up_cell, dumps, number, status_style
 from offctl.render.plans import outcome_document
-from offctl.render.report import DOCUMENT_VERSION, commits_dict, hints_dict, retention_dict
+from offctl.render.report import DOCUMENT_VERSION, catch_up_from, commits_dict, hints_dict, retention_dict
 
 
 def write_json_stream(head: dict, sections: dict[str, Iterable[dict]], tail: dict, out: IO[str]) -> None:
@@ -108,7 +108,7 @@ def write_audit_summary(result: AuditResult, console: Console, *, startup_s: flo
     if s["by_code"]:
         console.print(_codes_table(s["by_code"]))
     if result.worst:
-        console.print(_worst_table(result.worst))
+        console.print(_worst_table(result.worst, catch_up=result.history is not None))
     if result.top_topics and any(t["total_lag"] for t in result.top_topics):
         console.print(_top_topics_table(result.top_topics))
     figures = [
@@ -152,26 +152,24 @@ def _codes_table(by_code: dict[str, int]) -> Table:
     return codes
 
 
-def _worst_table(worst: list[dict]) -> Table:
-    """The worst consumers, worst first: their topics, lag, status and finding codes."""
+def _worst_table(worst: list[dict], *, catch_up: bool = False) -> Table:
+    """The worst consumers, worst first: their topics, lag, status and finding codes; with `catch_up` (an audit with
+    history), when each will have caught up at the rates over the snapshots."""
     table = Table(title=f"Worst consumers (top {len(worst)})", title_justify="left")
     table.add_column("Consumer", overflow="fold")
     table.add_column("Topics", overflow="fold")
-    for col in ("Partitions", "Total lag", "Max lag"):
+    for col in ("Partitions", "Total lag", "Max lag", *(("Catch-up",) if catch_up else ())):
         table.add_column(col, justify="right")
     table.add_column("Status")
     table.add_column("Findings", overflow="fold")
     for c in worst:
         sev = Severity.parse(c["status"]) if c["status"] != "ok" else None
         label, style = status_style(sev)
+        figures = [number(c["partitions"]), number(c["total_lag"]), number(c["max_lag"])]
+        if catch_up:
+            figures.append(catch_up_cell(catch_up_from(c)))
         table.add_row(
-            consumer_label(c),
-            ",".join(c["topics"]),
-            number(c["partitions"]),
-            number(c["total_lag"]),
-            number(c["max_lag"]),
-            Text(label, style=style),
-            ",".join(c["finding_codes"]),
+            consumer_label(c), ",".join(c["topics"]), *figures, Text(label, style=style), ",".join(c["finding_codes"])
         )
     return table
 

@@ -1,5 +1,5 @@
 """What several documents share: compact ASCII JSON written fast, the console tables are printed on, a severity's
-colour, counts and the time figures (time lag, retention headroom, commit expiry) as a table shows them."""
+colour, counts and the time figures (time lag, retention headroom, commit expiry, catch-up) as a table shows them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import IO
 import orjson
 from rich.console import Console
 
-from offctl.core.records.model import Headroom, Severity, TimeLag, duration
+from offctl.core.records.model import CatchUp, Headroom, Severity, TimeLag, duration
 from offctl.core.time.expiry import Expiry
+from offctl.core.time.history import CATCHING_UP, CAUGHT_UP, NO_HISTORY, NOT_CATCHING_UP, SHORT_WINDOW
 from offctl.core.time.timelag import ESTIMATE
 
 
@@ -97,6 +98,34 @@ def expiry_text(e: Expiry | None) -> str:
     if e.headroom_s is None:
         return e.source.lower().replace("_", " ")
     return duration(e.headroom_s) if e.headroom_s >= 0 else f"-{duration(-e.headroom_s)}"
+
+
+_CATCH_UP_WORDS = {
+    CAUGHT_UP: "caught up",
+    NOT_CATCHING_UP: "not catching up",
+    NO_HISTORY: "no estimate yet (no history)",
+    SHORT_WINDOW: "no estimate (the window spans one commit period or less)",
+}
+
+
+def catch_up_text(up: CatchUp) -> str:
+    """When a spout will have caught up, in words (offctl.core.time.history, catch-up): `catches up in ~5m07s` (~: an
+    estimate at the window's rates), caught up, not catching up, why there is no estimate, or - without a lag."""
+    if up.state == CATCHING_UP:
+        return f"catches up in ~{duration(up.seconds)}"
+    return _CATCH_UP_WORDS.get(up.state, "-")
+
+
+def catch_up_cell(up: CatchUp) -> str:
+    """A catch-up in a table's cell: ~5m07s, caught up, not catching up, no history, short window, or -."""
+    if up.state == CATCHING_UP:
+        return f"~{duration(up.seconds)}"
+    return "-" if up.state is None else up.state.replace("-", " ")
+
+
+def rate_text(rate: float) -> str:
+    """Messages a second: 0.2/s, 12.5/s, 1,234/s."""
+    return f"{rate:,.1f}/s" if abs(rate) < 100 else f"{rate:,.0f}/s"
 
 
 def table_console(out: IO[str]) -> Console:

@@ -27,6 +27,7 @@ from offctl.core.rules.profiles import Profiles
 from offctl.core.storm.outcomes import Resumption, start_outcome
 from offctl.core.storm.releases import Library, SpoutProfile
 from offctl.core.storm.start import configured_start, first_poll_start
+from offctl.core.time.history import NO_CATCH_UP, catch_up_of
 from offctl.core.time.timelag import time_lag
 
 REASON = "Unable to get offset lags for kafka. Reason: "  # KOLU@v1.2.4 line 149, @v2.8.8 line 80
@@ -92,6 +93,7 @@ def document(
             place = _resumption(row, plog, head, committed, asked.old, thresholds.spout, report.time_lags)
             lost = row.lost_to_retention if row is not None else None
             shown[str(p)] = _entry(head, committed, place, findings.get((topic, p), []), consumer_wide, profile, lost)
+            shown[str(p)].update(_catch_up(row, report))
         if shown:
             out[topic] = shown
     return out, notes
@@ -185,6 +187,14 @@ def _entry(
         entry["originalLag"] = original
         entry["why"] = _why(on, consumer_wide, committed, resume)
     return entry
+
+
+def _catch_up(row: PartitionRow | None, report: Report) -> dict:
+    """When the spout will have caught up (offctl.core.time.history, catch-up) and the rates it rests on, as inspect's
+    `catch_up_s`, `catch_up`, `commit_rate` and `log_rate`: the program reads once, so no history (`no-history`)
+    where the partition lags, 0 (`caught-up`) where it does not, all null without inspect's lag."""
+    up = catch_up_of(row, report.catch_ups) if row is not None else NO_CATCH_UP
+    return {"catchUpSeconds": up.seconds, "catchUp": up.state, "commitRate": up.commit_rate, "logRate": up.log_rate}
 
 
 def _why(on: list[Finding], consumer_wide: list[Finding], committed: int, resume: int | None) -> str:

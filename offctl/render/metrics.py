@@ -9,12 +9,13 @@ sees them as old, never as fresh, and stops returning them once they pass its st
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from offctl.core.records.model import ConsumerKey, Report, TimeLag
-from offctl.core.time.history import STATUSES
+from offctl.core.records.model import CatchUp, ConsumerKey, Report, TimeLag
+from offctl.core.time.history import NO_CATCH_UP, NOT_CATCHING_UP, STATUSES, catch_up_of, consumer_catch_ups
 from offctl.core.time.retention import consumer_minima, headroom, lost_by_consumer
 from offctl.core.time.timelag import NO_LAG, SOURCE_CODES, consumer_maxima
 
@@ -64,6 +65,13 @@ PARTITION_FAMILIES = tuple(
             "The partition's last stable offset, where the spout reads committed "
             "(--isolation-level read_committed): its lag counts to it",
         ),
+        (
+            "catch_up_seconds",
+            "Seconds until the spout reaches lag 0 at the rates over the window (an estimate): 0 caught up, "
+            "+Inf not catching up; no sample without an estimate",
+        ),
+        ("commit_rate", "Messages per second the committed offset of a lagging partition advanced over the window"),
+        ("log_rate", "Messages per second the log end of a lagging partition advanced over the window"),
         (
             "lost_to_retention",
             "Offsets the broker deleted below the log start before the spout read them: the log start minus the "
@@ -170,6 +178,22 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         "retention headroom: seconds until the broker may delete a message it resumes at",
         labels=list(CONSUMER_LABELS),
     )
+    catch_up = gauge(
+        "offctl_consumer_catch_up_seconds",
+        "Seconds until every lagging partition of the consumer reaches lag 0 at the rates over the window: 0 caught "
+        "up, +Inf when one is not catching up; no sample when one has no estimate",
+        labels=list(CONSUMER_LABELS),
+    )
+    commit_rate = gauge(
+        "offctl_consumer_commit_rate",
+        "Messages per second its committed offsets advanced over the window, summed over its lagging partitions",
+        labels=list(CONSUMER_LABELS),
+    )
+    log_rate = gauge(
+        "offctl_consumer_log_rate",
+        "Messages per second the log ends of its lagging partitions advanced over the window, summed",
+        labels=list(CONSUMER_LABELS),
+    )
     lost = gauge(
         "offctl_consumer_lost_to_retention_total",
         "Sum of the consumer's partitions' offsets deleted below the log start before the spout read them",
@@ -190,9 +214,11 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         report.rows, (cycle.statuses.get(row.partition_key, (None, NO_LAG))[1] for row in report.rows)
     )
     minima = consumer_minima(report.rows, report.headrooms) if report.headrooms else {}
+    ups = consumer_catch_ups(report)
     lost_by = lost_by_consumer(report.rows)
     for c in report.consumers:
         labels = _labels(c.key)
+        _add_catch_up((catch_up, commit_rate, log_rate), labels, ups.get(c.key, NO_CATCH_UP), at)
         if c.key in minima:
             headroom_min.add_metric(labels, minima[c.key], timestamp=at)
         if c.key in lost_by:
@@ -211,7 +237,32 @@ def _consumers(gauge: type[GaugeMetricFamily], report: Report, cycle: Cycle, at:
         counts[k] = counts.get(k, 0) + 1
     for labels, n in sorted(counts.items()):
         findings.add_metric(list(labels), float(n), timestamp=at)
-    yield from (total, worst, status, time_lag, time_lag_source, headroom_min, lost, findings)
+    yield from (
+        total,
+        worst,
+        status,
+        time_lag,
+        time_lag_source,
+        headroom_min,
+        lost,
+        catch_up,
+        commit_rate,
+        log_rate,
+        findings,
+    )
+
+
+def _add_catch_up(families: tuple, labels: list[str], up: CatchUp, at: float) -> None:
+    """A consumer's catch-up samples (catch_up_seconds' value, the rates), each only where it has a value."""
+    for family, value in zip(families, (catch_up_seconds(up), up.commit_rate, up.log_rate)):
+        if value is not None:
+            family.add_metric(labels, value, timestamp=at)
+
+
+def catch_up_seconds(up: CatchUp) -> float | None:
+    """A catch-up as a gauge's value: its seconds, +Inf where the spout is not catching up (an alert on a time
+    over some figure fires on it too), None (no sample) where there is no estimate."""
+    return math.inf if up.state == NOT_CATCHING_UP else up.seconds
 
 
 def _broker_support(gauge: type[GaugeMetricFamily], report: Report, at: float) -> Iterator:
@@ -236,11 +287,13 @@ def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
     statuses = cycle.statuses
     expiries = cycle.report.commit_expiry
     rooms = cycle.report.headrooms
+    ups = cycle.report.catch_ups
     rows = []
     for row in cycle.report.rows:
         r = row.record
         expiry = expiries.get(row.partition_key)
         room = headroom(row, rooms) if rooms else None
+        up = catch_up_of(row, ups)
         key = (
             r.key.store,
             r.key.consumer,
@@ -269,6 +322,9 @@ def _partition_rows(cycle: Cycle) -> list[tuple[dict, tuple]]:
                         room.seconds if room is not None else None,
                         expiry.headroom_s if expiry is not None else None,
                         row.last_stable,
+                        catch_up_seconds(up),
+                        up.commit_rate,
+                        up.log_rate,
                         row.lost_to_retention,
                     )
                 ),

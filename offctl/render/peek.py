@@ -89,6 +89,10 @@ PEEK_FIGURES = (
     "resumes_at",
     "resumes",
     "resumes_citation",
+    "catch_up_s",
+    "catch_up",
+    "commit_rate",
+    "log_rate",
     "lost_to_retention",
 )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import IO
 
 from rich.console import Console
@@ -17,6 +17,7 @@ from rich.text import Text
 
 from offctl.core.records.findings import CATALOGUE
 from offctl.core.records.model import (
+    CatchUp,
     ConsumerSummary,
     Finding,
     Headroom,
@@ -30,6 +31,7 @@ from offctl.core.records.model import (
 from offctl.core.storm.commits import CommitBehaviour
 from offctl.core.storm.outcomes import Resumption
 from offctl.core.time.expiry import Expiry, Retention
+from offctl.core.time.history import NO_CATCH_UP, catch_up_of, consumer_catch_ups
 from offctl.core.time.retention import consumer_minima, headroom, lost_by_consumer, lost_by_topic
 from offctl.core.time.timelag import consumer_maxima, time_lag
 from offctl.render.formats import (
@@ -73,6 +75,10 @@ PARTITION_FIELDS = (
     "resumes_at",
     "resumes",
     "resumes_citation",
+    "catch_up_s",
+    "catch_up",
+    "commit_rate",
+    "log_rate",
     "lost_to_retention",
 )
 
@@ -115,14 +121,27 @@ def partition_dict(row: PartitionRow, lag: TimeLag | None = None, room: Headroom
 
 def partition_dicts(report: Report, lags: Iterable[TimeLag], rows: Iterable[PartitionRow] | None = None) -> list[dict]:
     """Every row (or these `rows` of the report) as the JSON document and the CSV give it: partition_dict with its
-    time lag and retention headroom, then expiry_fields."""
-    rooms, expiries, out = report.headrooms, report.commit_expiry, []
+    time lag and retention headroom, then expiry_fields and catch_up_fields."""
+    rooms, expiries, ups, out = report.headrooms, report.commit_expiry, report.catch_ups, []
     for row, lag in zip(report.rows if rows is None else rows, lags):
         d = partition_dict(row, lag, headroom(row, rooms) if rooms else None)
         # Looked up only where something was estimated (a storm-kafka-client group): the key is a tuple per row.
         d.update(expiry_fields(expiries.get(row.partition_key) if expiries else None))
+        d.update(catch_up_fields(catch_up_of(row, ups)))
         out.append(d)
     return out
+
+
+def catch_up_fields(c: CatchUp) -> dict:
+    """When the spout will have caught up (offctl.core.time.history: catch-up): the seconds to lag 0 (null when it is
+    not catching up or there is no estimate), the state that says which, and the rates it rests on (messages a
+    second; null without history)."""
+    return {"catch_up_s": c.seconds, "catch_up": c.state, "commit_rate": c.commit_rate, "log_rate": c.log_rate}
+
+
+def catch_up_from(d: Mapping) -> CatchUp:
+    """The catch-up a partition or consumer dict's catch_up_fields say (the audit's rows are dicts)."""
+    return CatchUp(d["catch_up_s"], d["catch_up"], d["commit_rate"], d["log_rate"])
 
 
 def expiry_fields(e: Expiry | None) -> dict:
@@ -200,12 +219,14 @@ def consumer_dicts(report: Report, lags: list[TimeLag]) -> list[dict]:
     their order), its smallest retention headroom and what retention already took of its partitions."""
     maxima = consumer_maxima(report.rows, lags)
     minima = consumer_minima(report.rows, report.headrooms)
+    ups = consumer_catch_ups(report)
     lost = lost_by_consumer(report.rows)
     return [
         {
             **consumer_dict(c),
             "max_time_lag_s": maxima[c.key].seconds if c.key in maxima else None,
             "min_retention_headroom_s": minima.get(c.key),
+            **catch_up_fields(ups.get(c.key, NO_CATCH_UP)),
             "lost_to_retention": lost.get(c.key),
             **support_dict(report.broker_support.get(c.key)),
         }

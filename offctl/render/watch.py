@@ -1,14 +1,30 @@
 """`offctl watch`'s view: each refresh's table of partitions, their movement since the last refresh and their
-history status."""
+history status, and under it when each consumer will have caught up."""
 
 from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
 
-from offctl.core.records.model import PartitionRow, Report, TimeLag, iso_ms
+from offctl.core.records.model import ConsumerKey, PartitionRow, Report, TimeLag, iso_ms, ranges
+from offctl.core.time.history import (
+    CATCHING_UP,
+    CAUGHT_UP,
+    NO_CATCH_UP,
+    NOT_CATCHING_UP,
+    catch_up_of,
+    consumer_catch_ups,
+)
 from offctl.core.time.retention import headroom
-from offctl.render.formats import expiry_text, headroom_text, lost_text, number, time_lag_text
+from offctl.render.formats import (
+    catch_up_text,
+    expiry_text,
+    headroom_text,
+    lost_text,
+    number,
+    rate_text,
+    time_lag_text,
+)
 
 _TREND = {1: ("↑", "red"), -1: ("↓", "green"), 0: ("→", "dim")}
 
@@ -27,7 +43,7 @@ def watch_frame(
     from rich.console import Group
     from rich.text import Text
 
-    parts = [watch_table(report, previous, statuses, refreshed)] if report is not None else []
+    parts = [watch_table(report, previous, statuses, refreshed), *catch_up_lines(report)] if report is not None else []
     if error:
         parts.append(Text(f"offctl: refresh {refreshed} could not read: {error}", style="yellow"))
     return Group(*parts)
@@ -82,6 +98,32 @@ def watch_table(
             _findings_text(row),
         )
     return table
+
+
+def catch_up_lines(report: Report) -> list[Text]:
+    """Under the table, one line per consumer with a lag: when all its lagging partitions will have caught up at the
+    rates of the window (offctl.core.time.history, catch-up), the partitions that are not catching up, and the
+    consumer's summed rates. A line per consumer, not a column, keeps the table within 80 columns."""
+    ups = consumer_catch_ups(report)
+    behind: dict[ConsumerKey, dict[str, list[int]]] = {}
+    for row in report.rows:
+        if catch_up_of(row, report.catch_ups).state == NOT_CATCHING_UP:
+            behind.setdefault(row.record.key, {}).setdefault(row.topic or "?", []).append(row.record.partition)
+    lines = []
+    for c in report.consumers:
+        up = ups.get(c.key, NO_CATCH_UP)
+        if up.state is None:
+            continue
+        text = f"  {c.key}: {catch_up_text(up)}"
+        if c.key in behind:
+            text += " on " + ", ".join(f"{topic} [{ranges(ps)}]" for topic, ps in behind[c.key].items())
+        if up.commit_rate is not None:
+            text += f" (commits {rate_text(up.commit_rate)}, log {rate_text(up.log_rate)})"
+        lines.append(Text(text, style=_CATCH_UP_STYLE.get(up.state, "dim")))
+    return [Text("Catch-up at the window's rates (an estimate)", style="italic"), *lines] if lines else []
+
+
+_CATCH_UP_STYLE = {CAUGHT_UP: "green", CATCHING_UP: "", NOT_CATCHING_UP: "bold red"}
 
 
 def _findings_text(row: PartitionRow) -> str:

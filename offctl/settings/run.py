@@ -13,6 +13,7 @@ from offctl.adapters.backup import state_dir
 from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.rules.profiles import Profiles
 from offctl.core.time import expiry
+from offctl.core.time.history import Earlier
 from offctl.errors import UsageError
 from offctl.settings.connection import Connection
 from offctl.settings.kinds import TIME_LAG_BUDGET_S
@@ -42,11 +43,14 @@ class ExpiryOptions:
 class Estimates:
     """What the reads that follow the analysis are told: their time budget (0: nothing read), the commit-expiry
     options, serve's and watch's pace per partition (offctl.core.time.history.falling_behind) for RETENTION_RISK's
-    default rule, and the Kafka release a what-if judges the spouts against instead of the brokers."""
+    default rule, their earlier observations per partition, for the catch-up estimate
+    (offctl.core.time.history.catch_ups; None: no history, as inspect), and the Kafka release a what-if judges the
+    spouts against instead of the brokers."""
 
     time_lag_budget: float = TIME_LAG_BUDGET_S  # seconds, --time-lag-budget
     expiry: ExpiryOptions = ExpiryOptions()
     behind: Mapping[tuple, float] | None = None
+    earlier: Earlier | None = None
     kafka_release: str | None = None  # --kafka-release: the what-if's Kafka release (offctl.core.storm.kafka_releases)
 
 

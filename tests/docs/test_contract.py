@@ -184,3 +184,11 @@ def test_the_plan_document_and_its_cost_keys_are_the_documented_ones():
     for summed in (doc["cost"], doc["undo_cost"]):
         assert set(summed) == {"replay", "skip", "no_previous_position"} and f'"{"no_previous_position"}"' in costs
         assert set(summed["replay"]) == set(summed["skip"]) == set(re.findall(r"`([a-z_]+)`", sums))
+
+
+def test_the_catch_up_states_are_the_documented_ones():
+    """docs/contract.md's catch-up table names every state offctl.core.time.history gives `catch_up`, and no other."""
+    from offctl.core.time.history import CATCH_UP_STATES
+
+    documented = _table_keys(_section("## Catch-up: when a lagging spout will have caught up")) - {"catch_up"}
+    assert documented == set(CATCH_UP_STATES)

@@ -349,6 +349,7 @@ def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path)
         ("dead", "gone-1-1700000000"): [5, 5, 5, 5],  # its topology is not running: STOP
         ("replayed", "live-1-1763700000"): [9, 2, 5, 8],  # went back and not yet past 9 again: REWIND
         ("slipping", "live-1-1763700000"): [9, 15, 20, 24],  # moving, lag 1, 5, 10, 16: WARN
+        ("catching", "live-1-1763700000"): [2, 14, 26, 38],  # gaining, lag 8, 6, 4, 2: OK
     }
     snaps = tmp_path / "snaps"
     files = adapter.Files(spark)
@@ -382,12 +383,28 @@ def test_history_statuses_over_snapshots_built_in_the_test(cli, spark, tmp_path)
         "dead": "STOP",
         "replayed": "REWIND",
         "slipping": "WARN",
+        "catching": "OK",
     }
     # log end 40 at the last snapshot, growing 10 a minute: offset 5 passed 3.5 minutes before it
     assert status["stuck"][1] == pytest.approx(210.0)
     assert status["keeps-up"][1] == 0.0
-    assert doc["summary"]["history"] == {"ok": 1, "warn": 1, "stall": 1, "stop": 1, "rewind": 1}
+    assert doc["summary"]["history"] == {"ok": 2, "warn": 1, "stall": 1, "stop": 1, "rewind": 1}
     assert doc["summary"]["snapshots"] == 4
+    # the catch-up over the four snapshots: the log end grew 30 in 3 minutes (1/6 a second); 'catching' committed 36,
+    # 0.2 a second, and has 2 left: 2 / (0.2 - 1/6) = 60 s. 'replayed' is measured from its rewind on (2 -> 8 in 2
+    # minutes while the log grew 20): not catching up, as the spouts that stand still or slip
+    figures = ("catch_up_s", "catch_up", "commit_rate", "log_rate")
+    caught = {p["consumer"]: tuple(p[f] for f in figures) for p in doc["partitions"]}
+    assert caught == {
+        "keeps-up": (0.0, "caught-up", None, None),  # lag 0: nothing to measure
+        "stuck": (None, "not-catching-up", 0.0, 0.167),
+        "dead": (None, "not-catching-up", 0.0, 0.167),
+        "replayed": (None, "not-catching-up", 0.05, 0.167),
+        "slipping": (None, "not-catching-up", 0.083, 0.167),
+        "catching": (60.0, "catching-up", 0.2, 0.167),
+    }
+    assert {c["consumer"]: tuple(c[f] for f in figures) for c in doc["consumers"]} == caught  # one partition each
+    assert "Catch-up" in result.stderr  # the worst consumers' table has the column with history
     # a window of two sees only the last two snapshots: 'replayed' moved forward in both
     short = cli("audit", "--from-snapshots", str(snaps), "--window", "2", "-o", "json", "--fail-on", "never")
     assert {p["consumer"]: p["history_status"] for p in short.json()["partitions"]}["replayed"] != "REWIND"

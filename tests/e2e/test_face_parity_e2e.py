@@ -5,9 +5,11 @@ One state on the real ZooKeeper and Apache Kafka 4.4 of the fixtures, read once 
 task (tasks.audit_chunk and chunk_outputs, as each Spark task runs them, on the settings `offctl audit` resolves), the
 MCP tools (the SDK's client over stdio) and `storm-kafka-monitor`. Per consumer-partition each figure a face shows
 must be inspect's: status, finding codes, lag, time lag and its source, retention headroom, commit expiry (each with
-its source), `resumes_at`, `resumes` and `lost_to_retention`; per consumer, the aggregates a face shows. A face that
-leaves a figure out names it in LEFT_OUT, and docs/contract.md ("What each face shows") names the same figures, face
-by face.
+its source), `resumes_at`, `resumes`, `lost_to_retention`, and the catch-up with its rates; per consumer, the
+aggregates a face shows. Every face reads once here, so the catch-up is `caught-up` at lag 0 and `no-history` above it
+in each (serve and watch too: one cycle); tests/e2e/test_catch_up_e2e.py runs serve's and watch's cycles over moving
+spouts and holds their outputs with history to one estimate. A face that leaves a figure out names it in LEFT_OUT, and
+docs/contract.md ("What each face shows") names the same figures, face by face.
 
 The figures in seconds move with the capture time (a time lag grows, a headroom or an expiry shrinks), and each face
 reads at its own moment: they are compared at the face's own capture time, to the millisecond, where the face says
@@ -95,6 +97,10 @@ FIGURES = (
     "commit_expiry_source",
     "resumes_at",
     "resumes",
+    "catch_up_s",
+    "catch_up",
+    "commit_rate",
+    "log_rate",
     "lost_to_retention",
 )
 TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # how each moves with the capture time
@@ -103,9 +109,9 @@ TIMED = {"time_lag_s": 1, "retention_headroom_s": -1, "commit_expiry_s": -1}  # 
 # Every other figure of FIGURES the face shows, and the test compares it.
 LEFT_OUT: dict[str, frozenset[str]] = {
     "offctl peek": frozenset(),
-    "offctl watch": frozenset({"status", "resumes_at", "resumes"}),
+    "offctl watch": frozenset({"status", "resumes_at", "resumes", "catch_up_s", "catch_up", "commit_rate", "log_rate"}),
     "offctl serve /metrics": frozenset(
-        {"status", "codes", "retention_source", "commit_expiry_source", "resumes_at", "resumes"}
+        {"status", "codes", "retention_source", "commit_expiry_source", "resumes_at", "resumes", "catch_up"}
     ),
     "offctl serve /status.json": frozenset(),
     "offctl audit": frozenset(),
@@ -315,6 +321,10 @@ CONSUMER_FIGURES = (
     "max_lag",
     "max_time_lag_s",
     "min_retention_headroom_s",
+    "catch_up_s",
+    "catch_up",
+    "commit_rate",
+    "log_rate",
     "lost_to_retention",
     "broker_served",
 )
@@ -363,6 +373,12 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     assert sum(r["retention_headroom_s"] is not None for r in rows.values()) >= 3
     assert sum(r["commit_expiry_s"] is not None for r in rows.values()) >= 3
     assert {r["resumes"] for r in rows.values()} >= {"stored", "log-end", "log-start"}
+    # one read has no history: caught up at lag 0, no history above it, nothing without a lag
+    assert {(r["catch_up_s"], r["catch_up"]) for r in rows.values()} == {
+        (0.0, "caught-up"),
+        (None, "no-history"),
+        (None, None),
+    }
     legacy, group = ("zookeeper", SPOUT_ID, state.root, state.topic), ("kafka", state.group, None, state.topic)
     assert rows[(*legacy, 2)]["resumes"] == "log-end"  # 0.9.6: offset 0 ignored, the log end (1.2.4: the start)
     assert reference.missing[(*group, 3)]["resumes"] == "log-end"  # UNCOMMITTED_LATEST (default: the log start)
@@ -471,11 +487,20 @@ def watch_face(state, reference):
             "lost_to_retention": lost_text(row["lost_to_retention"]),
         }
 
-    return SimpleNamespace(mismatches=compare("offctl watch", shown, reference, captured_ms, rendered))
+    return SimpleNamespace(
+        mismatches=compare("offctl watch", shown, reference, captured_ms, rendered), stdout=result.stdout
+    )
 
 
-def test_watch_shows_inspects_figures(watch_face):
+def test_watch_shows_inspects_figures(watch_face, reference):
     assert_agrees("offctl watch", watch_face.mismatches)
+    # the catch-up, a line per consumer under the table: inspect's consumer's, in words
+    from offctl.core.records.model import CatchUp
+    from offctl.render.formats import catch_up_text
+
+    for k, c in reference.consumers.items():
+        said = catch_up_text(CatchUp(c["catch_up_s"], c["catch_up"], c["commit_rate"], c["log_rate"]))
+        assert f"  {ConsumerKey(*k)}: {said}" in watch_face.stdout, (k, said)
 
 
 # --- offctl serve ------------------------------------------------------------------------------------------------
@@ -553,6 +578,9 @@ METRIC_FAMILIES = {
     "time_lag_source": "offctl_partition_time_lag_source",
     "retention_headroom_s": "offctl_partition_retention_headroom_seconds",
     "commit_expiry_s": "offctl_partition_commit_expiry_seconds",
+    "catch_up_s": "offctl_partition_catch_up_seconds",
+    "commit_rate": "offctl_partition_commit_rate",
+    "log_rate": "offctl_partition_log_rate",
     "lost_to_retention": "offctl_partition_lost_to_retention",
 }
 CONSUMER_FAMILIES = {
@@ -560,9 +588,17 @@ CONSUMER_FAMILIES = {
     "max_lag": "offctl_consumer_lag_max",
     "max_time_lag_s": "offctl_consumer_time_lag_max_seconds",
     "min_retention_headroom_s": "offctl_consumer_retention_headroom_min_seconds",
+    "catch_up_s": "offctl_consumer_catch_up_seconds",
+    "commit_rate": "offctl_consumer_commit_rate",
+    "log_rate": "offctl_consumer_log_rate",
     "lost_to_retention": "offctl_consumer_lost_to_retention_total",
     "broker_served": "offctl_consumer_broker_served",
 }
+
+
+def catch_up_sample(figures: dict) -> float | None:
+    """A catch-up as its gauge's value: +Inf where not catching up, else the seconds (none: no sample)."""
+    return float("inf") if figures["catch_up"] == "not-catching-up" else figures["catch_up_s"]
 
 
 def test_serve_metrics_show_inspects_figures(served, reference):
@@ -584,6 +620,7 @@ def test_serve_metrics_show_inspects_figures(served, reference):
     def rendered(_, row: dict) -> dict:  # a figure as a sample's value; none: no sample
         values = {figure: row[figure] for figure in METRIC_FAMILIES}
         values["time_lag_source"] = SOURCE_CODES.get(row["time_lag_source"])
+        values["catch_up_s"] = catch_up_sample(row)
         return {k: None if v is None else float(v) for k, v in values.items()}
 
     assert_agrees("offctl serve /metrics", compare("offctl serve /metrics", shown, reference, captured, rendered))
@@ -611,6 +648,9 @@ def test_serve_metrics_show_inspects_figures(served, reference):
             "max_lag": c["max_lag"],
             "max_time_lag_s": max(times, default=None),
             "min_retention_headroom_s": min(rooms, default=None),
+            "catch_up_s": catch_up_sample(c),
+            "commit_rate": c["commit_rate"],
+            "log_rate": c["log_rate"],
             "lost_to_retention": c["lost_to_retention"],
             "broker_served": None if c["broker_served"] is None else float(c["broker_served"]),
         }
@@ -813,6 +853,10 @@ def monitor_face(state, reference):
                 "lag": entry["lag"],
                 "resumes_at": entry["resumeOffset"],
                 "resumes": entry["resumes"],
+                "catch_up_s": entry["catchUpSeconds"],
+                "catch_up": entry["catchUp"],
+                "commit_rate": entry["commitRate"],
+                "log_rate": entry["logRate"],
                 "lost_to_retention": entry["lostToRetention"],
             }
             if key in reference.missing:
@@ -862,6 +906,7 @@ def test_storm_kafka_monitor_shows_inspects_figures(monitor_face, reference):
             "time_lag_s": None,
             "resumes_at": f["resumes_at"],
             "resumes": f["resumes"],
+            **dict.fromkeys(("catch_up_s", "catch_up", "commit_rate", "log_rate")),  # no row: no lag of inspect's
             "lost_to_retention": None,  # no record: nothing stored to count from
         }, key
 

@@ -100,3 +100,44 @@ def test_the_history_estimate_stands_in_only_where_the_message_gave_no_figure():
     # where the lag does not count from the stored offset, the estimate (which follows it) is not this row's
     elsewhere = {**unread, "resumes_stored": False}
     assert with_history(elsewhere, earlier, None, 10)["time_lag_source"] == "unread"
+
+
+def test_the_snapshots_history_gives_each_partition_and_consumer_its_catch_up():
+    """with_history estimates each row's catch-up over the window; the driver joins a consumer's from its rows
+    (consumer_catch_up, history.joined, with_catch_up: offctl/faces/audit/job.py _consumers_with_catch_up)."""
+    import functools
+
+    from offctl.core.time.history import NO_CATCH_UP, joined
+    from offctl.faces.audit.tasks import consumer_catch_up, with_catch_up
+
+    _, rows, _, consumers = chunk_outputs(report())
+    # without history: caught up at lag 0, no history above it
+    assert [(r["catch_up_s"], r["catch_up"]) for r in rows] == [
+        (None, "no-history"),
+        (0.0, "caught-up"),
+        (None, "no-history"),
+        (None, "no-history"),
+    ]
+    assert [(c["catch_up_s"], c["catch_up"]) for c in consumers] == [(None, "no-history"), (None, "no-history")]
+    # the group's partitions two minutes ago: partition 2 at 3 of log end 14 (it gained 12 while the log grew 6: lag 5
+    # left at 0.05/s), partition 3 at 10 of 14 (stood still while the log grew 6: not catching up)
+    before = {2: Observation(NOW - 120_000, 3, 0, 14), 3: Observation(NOW - 120_000, 10, 0, 14)}
+    group = [with_history(r, [before[r["partition"]]], None, 10) for r in rows[2:]]
+    assert [(r["catch_up_s"], r["catch_up"], r["commit_rate"], r["log_rate"]) for r in group] == [
+        (100.0, "catching-up", 0.1, 0.05),
+        (None, "not-catching-up", 0.0, 0.05),
+    ]
+    # a window no longer than the group's commit period tells nothing
+    assert with_history(rows[2], [before[2]], None, 10, 0, 120_000)["catch_up"] == "short-window"
+    # the consumer: not catching up, since one of its partitions is not; its rates summed
+    key, _ = consumer_catch_up(group[0])
+    up = functools.reduce(joined, (consumer_catch_up(r)[1] for r in group), NO_CATCH_UP)
+    assert key == ("kafka", "orders-client", None)
+    joined_up = with_catch_up(consumers[1], up)
+    assert (joined_up["catch_up_s"], joined_up["catch_up"], joined_up["commit_rate"], joined_up["log_rate"]) == (
+        None,
+        "not-catching-up",
+        0.1,
+        0.1,
+    )
+    assert with_catch_up(consumers[1], None)["catch_up"] is None  # no partition row: no figure

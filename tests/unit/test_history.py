@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from offctl.core.time.history import OK, REWIND, STALL, STOP, WARN, Observation, evaluate, time_lag_s
@@ -257,3 +259,186 @@ def test_falling_behind(points, period_ms, expected):
 
     got = falling_behind(series(*points), period_ms)
     assert got == (pytest.approx(expected) if expected is not None else None)
+
+
+# catch-up: when a lagging spout will have caught up, at the rates over the window (issue 46)
+@pytest.mark.parametrize(
+    "points, lag, period_ms, expected",
+    [
+        # committed 10 -> 40 and log end 100 -> 110 in a minute: 0.5/s against 1/6 per second, lag 70:
+        # 70 / (1/2 - 1/6) = 210 s
+        ([(10, 100), (40, 110)], 70, 0, (210.0, "catching-up", 0.5, 0.167)),
+        # the first and the latest observation decide, whatever lies between: 0.25/s against 1/12 per second
+        ([(10, 100), (11, 100), (40, 110)], 70, 0, (420.0, "catching-up", 0.25, 0.083)),
+        # caught up now: 0, and nothing to measure
+        ([(10, 40), (40, 40)], 0, 0, (0.0, "caught-up", None, None)),
+        # keeps pace: never closes the gap
+        ([(10, 20), (20, 30), (30, 40)], 10, 0, (None, "not-catching-up", 0.167, 0.167)),
+        # stands still while the producers write
+        ([(5, 10), (5, 20)], 15, 0, (None, "not-catching-up", 0.0, 0.167)),
+        # stands still, nothing produced: it is not catching up either
+        ([(5, 10), (5, 10)], 5, 0, (None, "not-catching-up", 0.0, 0.0)),
+        # works through a backlog nothing is added to: lag 2 at 0.1/s
+        ([(10, 20), (16, 20)], 4, 0, (40.0, "catching-up", 0.1, 0.0)),
+        # one observation: no history (lag 0 still is caught up)
+        ([(10, 20)], 10, 0, (None, "no-history", None, None)),
+        ([(20, 20)], 0, 0, (0.0, "caught-up", None, None)),
+        # rule 3a: a storm-kafka-client group's window no longer than its commit period cannot tell a rate
+        ([(10, 100), (40, 110)], 70, MIN, (None, "short-window", None, None)),
+        ([(10, 40), (40, 40)], 0, MIN, (0.0, "caught-up", None, None)),
+        ([(10, 100), (25, 105), (40, 110)], 70, MIN, (420.0, "catching-up", 0.25, 0.083)),
+        # a rewind (a reset back) starts the measure again after it: 2 -> 8 in the last minute, 0.1/s against
+        # 1/60 per second (over the whole window the offset went back: no rate to go by)
+        ([(50, 60), (2, 61), (8, 62)], 54, 0, (648.0, "catching-up", 0.1, 0.017)),
+        ([(50, 60), (2, 61), (2, 62)], 60, 0, (None, "not-catching-up", 0.0, 0.017)),
+        ([(50, 60), (40, 61), (47, 61)], 14, 0, (120.0, "catching-up", 0.117, 0.0)),
+        # ... and a rewind at the latest observation leaves one: no history yet
+        ([(20, 60), (30, 61), (2, 62)], 60, 0, (None, "no-history", None, None)),
+        # the log end went back (the topic created again): what came before is another log
+        ([(90, 100), (3, 10), (9, 13)], 4, 0, (80.0, "catching-up", 0.1, 0.05)),
+    ],
+)
+def test_catch_up(points, lag, period_ms, expected):
+    from offctl.core.time.history import catch_up
+
+    seconds, state, commit_rate, log_rate = catch_up(series(*points), lag, period_ms)
+    assert (seconds, state) == expected[:2]
+    assert (commit_rate, log_rate) == expected[2:]
+
+
+def test_catch_up_takes_the_lag_it_is_given_and_skips_observations_out_of_range():
+    from offctl.core.time.history import NO_CATCH_UP, catch_up
+
+    window = series((10, 100), (40, 110))
+    # a read_committed spout's lag counts to the last stable offset: 35 messages, not log end - committed = 70
+    assert catch_up(window, 35, 0).seconds == 105.0
+    assert catch_up(window, None, 0) == NO_CATCH_UP  # no lag (an offset outside the log): no figure
+    # an observation whose offset was outside the log has no lag, and is no end of the measure
+    out = Observation(MIN // 2, 500, 0, 105)
+    assert out.lag is None
+    assert catch_up([window[0], out, window[1]], 70, 0) == catch_up(window, 70, 0)
+
+
+def _catch_up_report(captured_ms, offsets, *, log_end, last_stable=None, group=False, commit_periods=None):
+    """A report of one consumer's rows (partition -> committed), as the pipeline counts their lag."""
+    from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, OffsetRecord, PartitionRow, Report
+
+    key = ConsumerKey(KAFKA, "g") if group else ConsumerKey(ZOOKEEPER, "s", "/r")
+    end = last_stable if last_stable is not None else log_end
+    rows = tuple(
+        PartitionRow(OffsetRecord(key, p, "t", c), 0, log_end, end - c, None, "t", last_stable=last_stable)
+        for p, c in offsets.items()
+    )
+    return Report(
+        captured_ms, rows, (), (), kafka_commit_period_ms=30_000 if group else 0, commit_periods=commit_periods or {}
+    )
+
+
+def test_catch_ups_over_a_report_take_each_rows_lag_and_its_groups_commit_period():
+    from offctl.core.records.model import KAFKA, ConsumerKey
+    from offctl.core.time.history import Earlier, catch_up_of, catch_ups
+
+    earlier_report = _catch_up_report(0, {0: 10, 1: 10}, log_end=100)
+    earlier = {row.partition_key: [Observation(0, 10, 0, 100)] for row in earlier_report.rows}
+    # a read_committed spout: lag to the last stable offset 80 (not the log end 110), 40 messages at 1/3 per second
+    now = _catch_up_report(MIN, {0: 40, 1: 40}, log_end=110, last_stable=80)
+    got = catch_ups(now, Earlier({k: v for k, v in earlier.items() if k[-1] == 0}))  # partition 1 has none
+    assert list(got) == [now.rows[0].partition_key]
+    assert got[now.rows[0].partition_key].seconds == 120.0
+    assert catch_up_of(now.rows[1], got) == (None, "no-history", None, None)
+    # a storm-kafka-client group: its window of a minute is within the report's commit period of 30 s: measured
+    group_earlier = {
+        row.partition_key: [Observation(0, 10, 0, 100)]
+        for row in _catch_up_report(0, {0: 10}, log_end=100, group=True).rows
+    }
+    group_now = _catch_up_report(MIN, {0: 40}, log_end=110, group=True)
+    assert catch_ups(group_now, Earlier(group_earlier))[group_now.rows[0].partition_key].state == "catching-up"
+    # ... but not within its own profile's period of 2 minutes
+    slow = _catch_up_report(MIN, {0: 40}, log_end=110, group=True, commit_periods={ConsumerKey(KAFKA, "g"): 2 * MIN})
+    assert catch_ups(slow, Earlier(group_earlier))[slow.rows[0].partition_key].state == "short-window"
+
+
+def test_catch_up_of_without_an_estimate_says_what_the_lag_does():
+    from offctl.core.time.history import catch_up_of
+
+    report = _catch_up_report(0, {0: 100, 1: 40}, log_end=100)
+    assert [catch_up_of(row, {}) for row in report.rows] == [
+        (0.0, "caught-up", None, None),
+        (None, "no-history", None, None),
+    ]
+
+
+A = (100.0, "catching-up", 2.0, 1.0)
+B = (300.0, "catching-up", 1.5, 0.5)
+DONE = (0.0, "caught-up", 0.25, 0.25)
+NEVER = (None, "not-catching-up", 0.0, 1.0)
+NEW = (None, "no-history", None, None)
+SHORT = (None, "short-window", None, None)
+
+
+@pytest.mark.parametrize(
+    "parts, expected",
+    [
+        ([A, B], (300.0, "catching-up", 3.5, 1.5)),  # until every partition has caught up: the longest
+        ([A, DONE], (100.0, "catching-up", 2.25, 1.25)),
+        ([DONE, DONE], (0.0, "caught-up", 0.5, 0.5)),
+        ([A, NEVER, NEW], (None, "not-catching-up", 2.0, 2.0)),  # one not catching up: the consumer is not
+        ([A, NEW], (None, "no-history", 2.0, 1.0)),  # one with no estimate: no time for the consumer
+        ([A, SHORT], (None, "short-window", 2.0, 1.0)),
+        ([NEW, SHORT], (None, "no-history", None, None)),
+        ([(None, None, None, None), DONE], DONE),  # a partition without a lag adds nothing
+        ([(None, None, None, None)], (None, None, None, None)),
+    ],
+)
+def test_a_consumers_catch_up_is_joined_from_its_partitions_in_any_order(parts, expected):
+    import functools
+    import itertools
+
+    from offctl.core.records.model import CatchUp
+    from offctl.core.time.history import NO_CATCH_UP, joined
+
+    ups = [CatchUp(*p) for p in parts]
+    for order in itertools.permutations(ups):
+        assert functools.reduce(joined, order, NO_CATCH_UP) == CatchUp(*expected)
+    # associative: the audit adds a consumer's partitions up in Spark, in any grouping
+    if len(ups) == 3:
+        a, b, c = ups
+        assert joined(joined(a, b), c) == joined(a, joined(b, c))
+
+
+def test_consumer_catch_ups_of_a_report():
+    from dataclasses import replace
+
+    from offctl.core.records.model import CatchUp
+    from offctl.core.time.history import consumer_catch_ups
+
+    report = _catch_up_report(MIN, {0: 40, 1: 100, 2: 90}, log_end=100)
+    p0, _, p2 = (row.partition_key for row in report.rows)
+    estimated = replace(report, catch_ups={p0: CatchUp(*B), p2: CatchUp(*A)})
+    (key,) = consumer_catch_ups(estimated)
+    # partition 1 is caught up (lag 0, no history): its 0 counts, no rates
+    assert consumer_catch_ups(estimated)[key] == CatchUp(300.0, "catching-up", 3.5, 1.5)
+    assert consumer_catch_ups(report)[key] == CatchUp(None, "no-history")
+
+
+def test_catch_ups_take_the_newest_of_each_window_and_measure_an_offset_outside_the_log_as_catch_up_does():
+    """serve's window holds `window` observations before a cycle; the estimate keeps the newest `window - 1` and adds
+    the cycle's own (Earlier.keep), so it spans the window the history status does."""
+    from offctl.core.time.history import Earlier, catch_up, catch_ups
+
+    now = _catch_up_report(3 * MIN, {0: 40}, log_end=130)
+    key = now.rows[0].partition_key
+    window = series((0, 100), (10, 110), (25, 120))  # 0 -> 40 over 3 minutes; 10 -> 40 over the last 2
+    assert catch_ups(now, Earlier({key: window}, keep=3))[key] == catch_up(
+        [*window, Observation(3 * MIN, 40, 0, 130)], 90
+    )
+    two = catch_ups(now, Earlier({key: window}, keep=2))[key]
+    assert (two.commit_rate, two.log_rate) == (0.25, 0.167)
+    assert catch_ups(now, Earlier({key: window}, keep=0))[key].state == "no-history"
+    # the cycle's offset outside the log (a row whose lag counts from elsewhere): measured from the window alone
+    past = _catch_up_report(3 * MIN, {0: 40}, log_end=130)
+    row = past.rows[0]
+    outside = replace(past, rows=(replace(row, record=replace(row.record, committed=500)),))
+    got = catch_ups(outside, Earlier({key: window}))[key]
+    assert got == catch_up([*window, Observation(3 * MIN, 500, 0, 130)], 90)
+    assert (got.commit_rate, got.log_rate) == (0.208, 0.167)  # 0 -> 25 and 100 -> 120 over 2 minutes

@@ -203,3 +203,27 @@ def test_failure_is_one_line_that_is_not_json(message):
     assert line.startswith(lagdoc.REASON) and line.endswith("\n") and line.count("\n") == 1
     with pytest.raises(ValueError):
         json.loads(line)
+
+
+def test_the_catch_up_is_inspects_and_one_read_has_no_history():
+    """catchUpSeconds, catchUp, commitRate, logRate are inspect's catch_up_s, catch_up, commit_rate, log_rate: a
+    lagging partition has no history in one read, one at lag 0 is caught up, one with no lag (no record) has none;
+    an estimate the report carries (serve's and watch's cycles) is shown as it is."""
+    from dataclasses import replace
+
+    from offctl.core.records.model import CatchUp
+
+    zk = [rec(0, 150), rec(1, 200)]  # partition 2 has no record
+    out, _ = doc(zk)
+    keys = ("catchUpSeconds", "catchUp", "commitRate", "logRate")
+    assert [tuple(out[T][p][k] for k in keys) for p in "012"] == [
+        (None, "no-history", None, None),
+        (0.0, "caught-up", None, None),
+        (None, None, None, None),
+    ]
+    th = Profiles()
+    cl = cluster()
+    report = judge.analyze_each(Snapshot(0, tuple(zk), (), cluster=cl, running=frozenset({RUNNING})), th)
+    estimated = replace(report, catch_ups={report.rows[0].partition_key: CatchUp(125.0, "catching-up", 0.6, 0.2)})
+    shown, _ = lagdoc.document(estimated, lagdoc.Asked(OLD, old=True, partitions={T: [0]}), th, cl)
+    assert tuple(shown[T]["0"][k] for k in keys) == (125.0, "catching-up", 0.6, 0.2)

@@ -247,3 +247,82 @@ def test_the_confirmation_names_the_operation_the_consumer_and_the_cluster(plans
 
     built = [_plan(op, ConsumerKey(*key), n) for op, key, n in plans]
     assert confirm_question(built, "z:1", "k:2", sandbox=sandbox) == question
+
+
+def _catching_up_report():
+    """Two spouts of three partitions (offset 5 out of range on partition 0): spout-[0] catching up on partition 1 and
+    caught up on 2 (lag 0: caught up whatever the report holds), spout-[1] not catching up on partition 1."""
+    from offctl.core.records.model import CatchUp
+
+    report = fleet_report(2, 3)
+    rows = {(r.record.key.consumer, r.record.partition): r for r in report.rows}
+    caught = dataclasses.replace(rows["spout-[0]", 2], lag=0)
+    report = dataclasses.replace(report, rows=tuple(caught if r is rows["spout-[0]", 2] else r for r in report.rows))
+    ups = {
+        rows["spout-[0]", 1].partition_key: CatchUp(300.0, "catching-up", 2.5, 0.5),
+        caught.partition_key: CatchUp(7.0, "catching-up", 0.5, 0.25),  # no estimate is made at lag 0: not read
+        rows["spout-[1]", 1].partition_key: CatchUp(None, "not-catching-up", 0.0, 0.5),
+    }
+    return dataclasses.replace(report, catch_ups=ups)
+
+
+def test_the_catch_up_in_json_metrics_and_watch_is_the_reports():
+    from offctl.render.metrics import Cycle, Health, families
+    from offctl.render.report import report_document
+    from offctl.render.watch import catch_up_lines
+
+    report = _catching_up_report()
+    doc = report_document(report)
+    shown = {(p["consumer"], p["partition"]): (p["catch_up_s"], p["catch_up"]) for p in doc["partitions"]}
+    assert shown == {
+        ("spout-[0]", 0): (None, None),  # out of range: no lag, no figure
+        ("spout-[0]", 1): (300.0, "catching-up"),
+        ("spout-[0]", 2): (0.0, "caught-up"),
+        ("spout-[1]", 0): (None, None),
+        ("spout-[1]", 1): (None, "not-catching-up"),
+        ("spout-[1]", 2): (None, "no-history"),  # no estimate in the report: one read's default
+    }
+    consumers = {
+        c["consumer"]: (c["catch_up_s"], c["catch_up"], c["commit_rate"], c["log_rate"]) for c in doc["consumers"]
+    }
+    # spout-[0]: until partition 1 has caught up, the rates summed; spout-[1]: one partition is not catching up
+    assert consumers == {
+        "spout-[0]": (300.0, "catching-up", 2.5, 0.5),
+        "spout-[1]": (None, "not-catching-up", 0.0, 0.5),
+    }
+    # the metrics: +Inf where not catching up, no sample without an estimate
+    samples = {
+        (s.name, s.labels["consumer"], s.labels.get("partition")): s.value
+        for family in families(Cycle(report, {}), Health(1, {}, None, None, None))
+        for s in family.samples
+        if "catch_up" in s.name or s.name.endswith("_rate")
+    }
+    assert samples == {
+        ("offctl_partition_catch_up_seconds", "spout-[0]", "1"): 300.0,
+        ("offctl_partition_catch_up_seconds", "spout-[0]", "2"): 0.0,
+        ("offctl_partition_catch_up_seconds", "spout-[1]", "1"): float("inf"),
+        ("offctl_partition_commit_rate", "spout-[0]", "1"): 2.5,
+        ("offctl_partition_commit_rate", "spout-[1]", "1"): 0.0,
+        ("offctl_partition_log_rate", "spout-[0]", "1"): 0.5,
+        ("offctl_partition_log_rate", "spout-[1]", "1"): 0.5,
+        ("offctl_consumer_catch_up_seconds", "spout-[0]", None): 300.0,
+        ("offctl_consumer_catch_up_seconds", "spout-[1]", None): float("inf"),
+        ("offctl_consumer_commit_rate", "spout-[0]", None): 2.5,
+        ("offctl_consumer_commit_rate", "spout-[1]", None): 0.0,
+        ("offctl_consumer_log_rate", "spout-[0]", None): 0.5,
+        ("offctl_consumer_log_rate", "spout-[1]", None): 0.5,
+    }
+    # watch: a line per consumer, naming the partitions not catching up
+    lines = [str(line) for line in catch_up_lines(report)]
+    assert lines == [
+        "Catch-up at the window's rates (an estimate)",
+        "  /r/spout-[0]: catches up in ~5m00s (commits 2.5/s, log 0.5/s)",
+        "  /r/spout-[1]: not catching up on t1 [1] (commits 0.0/s, log 0.5/s)",
+    ]
+
+
+def test_the_watch_lines_without_history_say_so():
+    from offctl.render.watch import catch_up_lines
+
+    report = fleet_report(1, 2)  # partition 0 out of range, 1 lagging: no estimate in one read
+    assert [str(line) for line in catch_up_lines(report)][1:] == ["  /r/spout-[0]: no estimate yet (no history)"]

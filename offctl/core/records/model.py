@@ -227,6 +227,16 @@ class Headroom(NamedTuple):
     retention_ms: int | None = None  # the topic's retention.ms the figure used (RETENTION_RISK's default horizon)
 
 
+class CatchUp(NamedTuple):
+    """When a lagging spout will have caught up, at the rates its history shows (offctl.core.time.history says how it
+    is estimated and what each state means): the seconds to lag 0, the state, and the rates it rests on."""
+
+    seconds: float | None  # 0 caught up; None: not catching up, or no estimate (the state says which)
+    state: str | None  # caught-up, catching-up, not-catching-up, no-history, short-window; None: no lag
+    commit_rate: float | None = None  # messages a second the committed offset advanced over the window
+    log_rate: float | None = None  # messages a second the log end advanced over the window
+
+
 # topic -> partition -> log. None as a whole means Kafka was not consulted.
 Cluster = Mapping[str, Mapping[int, PartitionLog]]
 
@@ -431,6 +441,9 @@ class Report:
     offsets_retention: object | None = None
     # how long until the broker may delete the message at each such position (offctl.core.time.retention); none: empty
     headrooms: Mapping[Position, Headroom] = field(default_factory=dict)
+    # when each partition_key's spout will have caught up, from serve's and watch's earlier observations
+    # (offctl.core.time.history.catch_ups); none estimated: empty (each row's figure is then catch_up_of's default)
+    catch_ups: Mapping[tuple, CatchUp] = field(default_factory=dict)
     # whether the brokers (or the --kafka-release what-if) serve each consumer (offctl.core.storm.protocol.Support);
     # not judged: absent
     broker_support: Mapping[ConsumerKey, object] = field(default_factory=dict)

@@ -34,15 +34,31 @@ the log did not grow in the window (no rate to go by).
 
 Falling behind (`falling_behind`, for RETENTION_RISK in serve and watch: offctl.core.time.retention): how fast the
 message a spout resumes at ages, from how much it consumed against how much was produced over the window.
+
+Catch-up (`catch_up`; serve's and watch's cycles, the audit's snapshots): when a lagging spout will have caught up.
+Over the window (the history status's: the newest observations, the current one last), from the first and the
+latest observation with a lag, the rate the committed offset advanced (`commit_rate`) and the rate the log end
+advanced (`log_rate`), in messages a second; a committed offset or log end that went back (a reset, a rewind, a
+topic created again) starts the measure again after it. Then, from the partition's lag as the pipeline counted it
+(to the last stable offset for a spout that reads committed):
+  caught-up        the lag is 0: 0 s (with or without history; nothing is measured, so no rates).
+  catching-up      the spout gains (commit_rate > log_rate): lag / (commit_rate - log_rate) seconds.
+  not-catching-up  it does not (commit_rate <= log_rate): no time; it will not catch up at these rates.
+  no-history       fewer than two observations with a lag (since the last rewind): no rates, no time.
+  short-window     the window spans one commit period or less (rule 3a: a storm-kafka-client group's commit moves
+                   on a timer, so a shorter window cannot tell its rate): no rates, no time.
+An estimate at the window's average rates, not a promise: bursts of production, a commit period's steps and a
+topology rebalanced or restarted move it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from operator import attrgetter
 
-from offctl.core.records.model import KAFKA
+from offctl.core.records.model import KAFKA, CatchUp, ConsumerKey, PartitionRow, Report
 
 OK, WARN, STALL, STOP, REWIND = "OK", "WARN", "STALL", "STOP", "REWIND"
 STATUSES = (OK, WARN, STALL, STOP, REWIND)
@@ -244,3 +260,131 @@ def evaluate(
         time_lag_s(ordered),
         len(with_lag),
     )
+
+
+# --- catch-up: when a lagging spout will have caught up (the module docstring) ---------------------------------------
+
+CAUGHT_UP, CATCHING_UP, NOT_CATCHING_UP = "caught-up", "catching-up", "not-catching-up"
+NO_HISTORY, SHORT_WINDOW = "no-history", "short-window"  # no estimate, and why
+CATCH_UP_STATES = (CAUGHT_UP, CATCHING_UP, NOT_CATCHING_UP, NO_HISTORY, SHORT_WINDOW)
+NO_CATCH_UP = CatchUp(None, None)  # no lag (an offset outside the log, or where the spout resumes is not known)
+CAUGHT_UP_NOW = CatchUp(0.0, CAUGHT_UP)  # lag 0: nothing to catch up, nothing measured
+NO_ESTIMATE = CatchUp(None, NO_HISTORY)
+# a consumer's state is the most pressing of its partitions': not catching up, then no estimate, then the time
+_URGENCY = {None: 0, CAUGHT_UP: 1, CATCHING_UP: 2, SHORT_WINDOW: 3, NO_HISTORY: 4, NOT_CATCHING_UP: 5}
+
+
+def _run_start(newest_first: Iterable[Observation], committed: int, log_end: int) -> Observation | None:
+    """The oldest of these earlier observations (newest first) with a lag from which the committed offset and the log
+    end never went back up to `committed` and `log_end` (a reset, a rewind, a topic created again start another run,
+    whose rates say nothing of this one); None when there is none."""
+    first = None
+    for o in newest_first:
+        if o.lag is None:
+            continue
+        if o.committed > committed or o.log_end > log_end:
+            break
+        first, committed, log_end = o, o.committed, o.log_end
+    return first
+
+
+def _rated(first: Observation | None, now_ms: int, committed: int, log_end: int, lag: int, period_ms: int) -> CatchUp:
+    """A lagging partition's catch-up from the first observation of its run to now (the module docstring)."""
+    if first is None:
+        return CatchUp(None, NO_HISTORY)
+    span_ms = now_ms - first.captured_ms
+    if span_ms <= max(period_ms, 0):
+        return CatchUp(None, SHORT_WINDOW)
+    commit_rate = (committed - first.committed) * 1000 / span_ms
+    log_rate = (log_end - first.log_end) * 1000 / span_ms
+    rates = round(commit_rate, 3), round(log_rate, 3)
+    if commit_rate <= log_rate:
+        return CatchUp(None, NOT_CATCHING_UP, *rates)
+    return CatchUp(round(lag / (commit_rate - log_rate), 3), CATCHING_UP, *rates)
+
+
+def catch_up(window: Sequence[Observation], lag: int | None, commit_period_ms: int = 0) -> CatchUp:
+    """When the spout will have caught up (the module docstring): `window` oldest first, the current observation
+    last; `lag` the partition's lag as the pipeline counted it (None: no lag, no figure; 0: caught up, nothing to
+    measure); `commit_period_ms` rule 3a's period (a window no longer than it cannot tell a rate)."""
+    if not lag:
+        return NO_CATCH_UP if lag is None else CAUGHT_UP_NOW
+    with_lag = [o for o in window if o.lag is not None]
+    if not with_lag:
+        return CatchUp(None, NO_HISTORY)
+    latest = with_lag[-1]
+    first = _run_start(reversed(with_lag[:-1]), latest.committed, latest.log_end)
+    return _rated(first, latest.captured_ms, latest.committed, latest.log_end, lag, commit_period_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """serve's and watch's observations before a cycle, as that cycle's catch-up estimate takes them: per partition
+    key its window, oldest first, of which the newest `keep` (the history status's window but the cycle's own)."""
+
+    windows: Mapping[tuple, Sequence[Observation]]
+    keep: int = DEFAULT_WINDOW - 1
+
+
+def catch_ups(report: Report, earlier: Earlier) -> dict[tuple, CatchUp]:
+    """Per partition_key of the report's lagging rows, its catch-up over its `earlier` observations and this report's,
+    by its consumer's commit period. A row at lag 0, without a lag or without an earlier observation is left out:
+    catch_up_of gives it its figure. It runs every cycle over every lagging partition (a fleet of 100,000 where every
+    spout is a few messages behind): one pass back over each window, nothing copied, no observation made."""
+    out = {}
+    windows, keep = earlier.windows, earlier.keep
+    periods, period = report.commit_periods, report.kafka_commit_period_ms
+    now_ms = report.captured_ms
+    for row in report.rows:
+        lag, r = row.lag, row.record
+        if not lag or row.topic is None or r.committed is None:
+            continue
+        key = row.partition_key
+        before = windows.get(key)
+        if not before:
+            continue
+        ms = (periods.get(r.key, period) if periods else period) if r.key.store == KAFKA else 0  # commit_period_of
+        committed, start, end = r.committed, row.log_start, row.log_end
+        if start is None or end is None or not start <= committed <= end:  # its offset is outside the log now
+            kept = list(islice(reversed(before), keep))[::-1]
+            out[key] = catch_up([*kept, Observation(now_ms, committed, start, end)], lag, ms)
+            continue
+        first = _run_start(islice(reversed(before), keep), committed, end)
+        out[key] = _rated(first, now_ms, committed, end, lag, ms)
+    return out
+
+
+def catch_up_of(row: PartitionRow, estimated: Mapping[tuple, CatchUp]) -> CatchUp:
+    """A row's catch-up: caught up at lag 0, none without a lag, else the report's estimate (Report.catch_ups), and
+    without one no history."""
+    lag = row.lag
+    if not lag:
+        return NO_CATCH_UP if lag is None else CAUGHT_UP_NOW
+    found = estimated.get(row.partition_key) if estimated else None
+    return found if found is not None else NO_ESTIMATE
+
+
+def joined(a: CatchUp, b: CatchUp) -> CatchUp:
+    """Two partitions' catch-up (or two parts of a consumer's) as one consumer's: caught up when all are; the most
+    pressing state (not catching up, then no estimate, then catching up); the time until every one has caught up
+    (the largest), while each has a time; the rates summed over the partitions that have them. Associative and
+    commutative, with NO_CATCH_UP as its identity: the audit adds a consumer's partitions up in any order."""
+    state = a.state if _URGENCY[a.state] >= _URGENCY[b.state] else b.state
+    timed = state in (CAUGHT_UP, CATCHING_UP)
+    seconds = max((s for s in (a.seconds, b.seconds) if s is not None), default=None) if timed else None
+    return CatchUp(seconds, state, _summed(a.commit_rate, b.commit_rate), _summed(a.log_rate, b.log_rate))
+
+
+def _summed(x: float | None, y: float | None) -> float | None:
+    return x if y is None else y if x is None else round(x + y, 3)
+
+
+def consumer_catch_ups(report: Report) -> dict[ConsumerKey, CatchUp]:
+    """Each consumer's catch-up, `joined` over its rows' (catch_up_of): when all its lagging partitions will have
+    caught up. A consumer whose partitions have no lag has NO_CATCH_UP."""
+    out: dict[ConsumerKey, CatchUp] = {}
+    ups = report.catch_ups
+    for row in report.rows:
+        k = row.record.key
+        out[k] = joined(out.get(k, NO_CATCH_UP), catch_up_of(row, ups))
+    return out

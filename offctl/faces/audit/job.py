@@ -19,6 +19,7 @@ from offctl.adapters import spark as adapter
 from offctl.core.records.model import iso_ms
 from offctl.core.results.audit import AuditResult, Tally, partition_key
 from offctl.core.rules.judge import assumptions
+from offctl.core.time.history import joined
 from offctl.errors import LEFT_OUT, NOT_CONFIRMED, Interrupted, InterruptedWrite, UsageError
 from offctl.faces.audit.repairs import repair_all, repair_codes, repairs
 from offctl.faces.audit.tasks import (
@@ -27,6 +28,7 @@ from offctl.faces.audit.tasks import (
     audit_chunk,
     chunk_outputs,
     commit_period,
+    consumer_catch_up,
     flat,
     history_counts,
     lag_totals,
@@ -34,6 +36,7 @@ from offctl.faces.audit.tasks import (
     plan_chunks,
     process_name,
     totals_dict,
+    with_catch_up,
     with_history,
     without_history,
     worst_first,
@@ -236,6 +239,8 @@ def run(spark, settings: AuditSettings, track: adapter.Track = adapter.no_track)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     findings = analyzed.flatMap(lambda o: o[2])
     consumers = analyzed.flatMap(lambda o: o[3])
+    if earlier:  # their catch-up over the snapshots' history, as their partitions'
+        consumers = _consumers_with_catch_up(consumers, rows).persist(StorageLevel.MEMORY_AND_DISK)
     topics, topologies = _lag_totals(rows)
     with adapter.job(sc, "adding up lag per topic and topology" + (" and history" if earlier else ""), track):
         worst = consumers.takeOrdered(settings.top, key=worst_first)
@@ -364,6 +369,17 @@ def _rows_with_history(
                 kv[1][0], kv[1][1] or (), running, window, allowed, commit_period(profiles, kv[1][0])
             )
         )
+    )
+
+
+def _consumers_with_catch_up(consumers, rows):
+    """The consumer dicts with their catch-up over the snapshots' history: their partition rows' (with_history),
+    `joined` per consumer (offctl.core.time.history)."""
+    ups = rows.map(consumer_catch_up).reduceByKey(joined)
+    return (
+        consumers.map(lambda c: ((c["store"], c["consumer"], c["zk_root"]), c))
+        .leftOuterJoin(ups)
+        .map(lambda kv: with_catch_up(*kv[1]))
     )
 
 

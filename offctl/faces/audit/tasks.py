@@ -16,21 +16,30 @@ import os
 import socket
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from offctl.core.records.findings import CATALOGUE
-from offctl.core.records.model import ConsumerKey, Report, Snapshot
+from offctl.core.records.model import CatchUp, ConsumerKey, Report, Snapshot
 from offctl.core.results.audit import Tally, partition_key
 from offctl.core.rules.analyze import analyze
 from offctl.core.rules.judge import expected_topics
 from offctl.core.rules.profiles import Profiles
-from offctl.core.time.history import STATUSES, Observation, commit_period_of, evaluate
+from offctl.core.time.history import NO_CATCH_UP, STATUSES, Observation, catch_up, commit_period_of, evaluate
 from offctl.core.time.timelag import ESTIMATE
 from offctl.errors import OffctlError
 from offctl.pipeline.assess import assess
 from offctl.pipeline.read import open_stores, read_snapshot
-from offctl.render.report import consumer_dicts, finding_dict, partition_dicts, time_lags
+from offctl.render.report import (
+    catch_up_fields,
+    catch_up_from,
+    consumer_dicts,
+    finding_dict,
+    partition_dicts,
+    time_lags,
+)
 from offctl.settings.run import Reading
 
+_CAPTURED = attrgetter("captured_ms")
 MAX_CHUNK = 50  # consumers per task at most: enough tasks to spread the reads and show progress
 TASKS_PER_CORE = 4
 
@@ -157,25 +166,33 @@ def with_history(
 ) -> dict:
     """The row with its history_status from its earlier observations and itself. Where the message gave no time lag,
     the history's estimate stands in, as serve and watch show it (offctl.core.time.timelag.served): time_lag_source
-    `estimate`."""
+    `estimate`. Its catch-up (offctl.core.time.history.catch_up) is estimated over the same window."""
     obs = [*earlier, observation(row)] if row["committed"] is not None else []
     tid = row["topology_id"]
     is_running = (tid in running) if running is not None and tid else None
+    period = commit_period_of(row["store"], kafka_commit_period_ms)
     h = (
-        evaluate(
-            obs,
-            running=is_running,
-            window=window,
-            allowed_lag=allowed_lag,
-            commit_period_ms=commit_period_of(row["store"], kafka_commit_period_ms),
-        )
+        evaluate(obs, running=is_running, window=window, allowed_lag=allowed_lag, commit_period_ms=period)
         if obs
         else None
     )
     out = {**row, "history_status": h.status if h else None}
     if h and h.time_lag_s is not None and row.get("time_lag_s") is None and row.get("resumes_stored"):
         out["time_lag_s"], out["time_lag_source"] = h.time_lag_s, ESTIMATE
+    if obs and row["lag"] is not None and row["topic"] is not None:
+        out.update(catch_up_fields(catch_up(sorted(obs, key=_CAPTURED)[-window:], row["lag"], period)))
     return out
+
+
+def consumer_catch_up(row: Mapping) -> tuple[tuple, CatchUp]:
+    """A partition row's catch-up, keyed by its consumer (store, consumer, zk_root), for a consumer's to be `joined`
+    over its partitions."""
+    return (row["store"], row["consumer"], row["zk_root"]), catch_up_from(row)
+
+
+def with_catch_up(consumer: dict, up: CatchUp | None) -> dict:
+    """A consumer dict with its catch-up over its partitions' history (`up`; None: it has no partition row)."""
+    return {**consumer, **catch_up_fields(up or NO_CATCH_UP)}
 
 
 def commit_period(profiles: Profiles, row: Mapping) -> int:
@@ -262,6 +279,18 @@ _LAG_COLUMNS = (
     ("total_lag", "long", "sum of their lag"),
     ("max_lag", "long", "largest partition lag"),
 )
+# When the spout will have caught up, over the snapshots' history (docs/contract.md, catch-up): partitions, consumers.
+_CATCH_UP_COLUMNS = (
+    (
+        "catch_up_s",
+        "double",
+        "seconds until lag 0 at the rates over the snapshots (a consumer: until every lagging partition is); null when "
+        "not catching up or without an estimate",
+    ),
+    ("catch_up", "string", "caught-up, catching-up, not-catching-up, no-history or short-window (null: no lag)"),
+    ("commit_rate", "double", "messages per second the committed offset advanced over the snapshots (lagging)"),
+    ("log_rate", "double", "messages per second the log end advanced over the snapshots (lagging)"),
+)
 
 FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
     "partitions": (
@@ -339,6 +368,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
                 "fetch-fails or crashes (docs/contract.md, where the spout resumes)",
             ),
             ("resumes_citation", "string", "the Storm source that says so: member (file at tag)"),
+            *_CATCH_UP_COLUMNS,
             (
                 "lost_to_retention",
                 "long",
@@ -376,6 +406,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
             ("finding_codes", "string", "codes of its findings, ','-separated"),
             ("max_time_lag_s", "double", "the largest time_lag_s of its partitions that have one"),
             ("min_retention_headroom_s", "double", "the smallest retention_headroom_s of its partitions that have one"),
+            *_CATCH_UP_COLUMNS,
             ("group_state", "string", "the Kafka group's state (kafka)"),
             ("members", "long", "the Kafka group's members (kafka)"),
             ("group_type", "string", "the Kafka group's type: classic, consumer, share or unknown (kafka)"),

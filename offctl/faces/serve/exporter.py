@@ -330,7 +330,8 @@ def render_timeout(interval_s: float) -> float:
 def run_cycle(reading: Reading, monitor: Monitor) -> Report:
     """One cycle of serve before its render: inspect, then the monitor's window update. The commit expiry also dates
     a commit by the cycle before the one that saw its offset move; RETENTION_RISK's default rule takes each
-    partition's pace over the window (Monitor.falling_behind). The cycle collector is held throughout: what a
+    partition's pace over the window (Monitor.falling_behind), and the catch-up estimate its earlier observations
+    (Monitor.earlier). The cycle collector is held throughout: what a
     cycle makes lives until the next, holds no cycle, and the collector's passes over it found nothing."""
     started = time.monotonic()
     with cyclic_gc_paused(), kafka_in_child():
@@ -339,6 +340,7 @@ def run_cycle(reading: Reading, monitor: Monitor) -> Report:
             estimates,
             expiry=replace(estimates.expiry, moved_after=monitor.moved_after()),
             behind=monitor.falling_behind(),
+            earlier=monitor.earlier(),
         )
         report = inspect(replace(reading, estimates=observed))
         monitor.update(report, time.monotonic() - started)

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from offctl.core.records.model import Report
 from offctl.core.time.expiry import moved_after_ms
-from offctl.core.time.history import DEFAULT_WINDOW, Observation, PerWindow, commit_period_of, evaluate, falling_behind
+from offctl.core.time.history import (
+    DEFAULT_WINDOW,
+    Earlier,
+    Observation,
+    PerWindow,
+    commit_period_of,
+    evaluate,
+    falling_behind,
+)
 from offctl.core.time.timelag import served
 from offctl.render.metrics import Cycle, Health, families
 
@@ -96,6 +104,13 @@ class Monitor:
                 window, commit_period_of(key[0], periods.get(key[:3], period) if periods else period)
             ),
         )
+
+    def earlier(self) -> Earlier:
+        """Per partition, its window as the next cycle's catch-up estimate takes it (offctl.core.time.history
+        .catch_ups): the newest `window - 1` observations, to which that cycle adds its own, so the estimate spans
+        the window the history status does. The windows themselves, not a copy: read within the cycle that asked
+        (run_cycle), before its update."""
+        return Earlier(self.observations, max(self.window - 1, 0))
 
     def failed(self, message: str) -> None:
         """A cycle that could not read at all: count it; the last good cycle is served on, with its time."""
