@@ -211,6 +211,8 @@ SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("notes", "array<string>"),
         ("incomplete", "array<string>"),
         ("read_findings", "array<string>"),
+        ("broker_apis", "string"),  # JSON: null before offctl read them (Snapshot.broker_apis)
+        ("broker_apis_why", "string"),
     ),
     "nodes": (
         ("chunk", "long"),
@@ -284,6 +286,8 @@ def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
                     json.dumps([m.key.store, m.key.consumer, m.key.zk_root, m.message, m.code, m.path])
                     for m in s.read_findings
                 ],
+                None if s.broker_apis is None else json.dumps(s.broker_apis),
+                s.broker_apis_why,
             )
         ]
     if table == "nodes":
@@ -373,7 +377,24 @@ def _snapshot_of(parts) -> Snapshot:
             ReadFinding(ConsumerKey(store, consumer, root), *rest)
             for store, consumer, root, *rest in map(json.loads, head["read_findings"] or ())
         ),
+        broker_apis=_broker_apis(head["broker_apis"]),
+        broker_apis_why=_broker_apis_why(head),
     )
+
+
+def _broker_apis(text: str | None) -> dict | None:
+    """A snapshot's brokers' API versions, as Snapshot.broker_apis holds them (JSON keeps the spans as lists)."""
+    if text is None:
+        return None
+    return {broker: {api: tuple(span) for api, span in apis.items()} for broker, apis in json.loads(text).items()}
+
+
+def _broker_apis_why(head) -> str:
+    """Why a snapshot that read Kafka holds no API versions: the read's reason, or its age (saved before offctl read
+    them: the columns are null)."""
+    if head["broker_apis_why"]:
+        return head["broker_apis_why"]
+    return "the snapshot was saved before offctl read them" if head["kafka"] and head["broker_apis"] is None else ""
 
 
 def save_snapshot(spark, files: Files, reads, directory: str, meta: dict) -> str:

@@ -248,7 +248,7 @@ def assess(
     report = with_open_transactions(report, kafka, _left(budget_s, started))
     report = with_commit_expiry(report, kafka, profiles, estimates.expiry, _left(budget_s, started))
     report = with_catch_ups(report, estimates.earlier)
-    return with_broker_support(report, kafka, reading)
+    return with_broker_support(report, snapshot, reading)
 
 
 def with_catch_ups(report: Report, earlier: history.Earlier | None) -> Report:
@@ -260,22 +260,24 @@ def with_catch_ups(report: Report, earlier: history.Earlier | None) -> Report:
     return replace(report, catch_ups=history.catch_ups(report, earlier))
 
 
-def with_broker_support(report: Report, kafka: LogStore | None, reading: Reading) -> Report:
+def with_broker_support(report: Report, snapshot: Snapshot, reading: Reading) -> Report:
     """The report with each consumer's verdict of whether the brokers serve its spout, and BROKER_INCOMPATIBLE where
     they do not (offctl.core.rules.served): judged against the Kafka release --kafka-release names (a what-if, from
-    offctl's table: no broker asked), else against each broker's ApiVersions. Not judged, with a skipped check,
-    when the brokers did not say; nothing at all without Kafka or consumers."""
+    offctl's table: no broker needed), else against each broker's ApiVersions as the read found them (the snapshot's).
+    Not judged, with a skipped check, when the brokers' versions were not read; nothing at all without consumers, or
+    without Kafka and a what-if."""
     what_if = reading.estimates.kafka_release
+    if not report.consumers:
+        return report
     if what_if is not None:
         brokers = kafka_releases.what_if(what_if)
-    elif kafka is None or not report.consumers:
-        return report
+    elif snapshot.broker_apis is not None:
+        brokers = Brokers(BROKERS, snapshot.broker_apis)
+    elif snapshot.broker_apis_why:
+        skipped = f"{served.NOT_JUDGED} (the brokers' API versions were not read: {snapshot.broker_apis_why})"
+        return replace(report, checks_skipped=(*report.checks_skipped, skipped))
     else:
-        accepts, why = kafka.api_versions()
-        if accepts is None:
-            skipped = f"{served.NOT_JUDGED} (the brokers' API versions were not read: {why})"
-            return replace(report, checks_skipped=(*report.checks_skipped, skipped))
-        brokers = Brokers(BROKERS, accepts)
+        return report
     supports, found, skipped = served.judged(report, reading.profiles, brokers)
     report = served.on_every_partition(with_findings(report, found), found)
     notes = (served.what_if_note(brokers, len(found)),) if brokers.what_if else ()

@@ -154,6 +154,7 @@ def read_snapshot(
     for record in map(parse_commit, commits):
         read.records.setdefault(record.key, []).append(record)
     cluster = kafka.logs() if kafka is not None else None  # the answers to every request above, awaited last
+    apis, apis_why = kafka.api_versions() if kafka is not None else (None, "")
     snapshot = Snapshot(
         captured_ms=now_ms,
         zk_nodes=tuple(read.nodes),
@@ -164,6 +165,8 @@ def read_snapshot(
         notes=tuple(read.notes),
         read_findings=tuple(read.read_findings),
         incomplete=tuple(kafka.notes) if kafka is not None else (),
+        broker_apis=apis,
+        broker_apis_why=apis_why,
     )
     return snapshot, read.records
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from offctl.core.records.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Position, Report, TimeLag
 from offctl.core.rules.profiles import Profiles
+from offctl.core.rules.served import CODE
 from offctl.core.storm.outcomes import Resumption, start_outcome
 from offctl.core.storm.releases import Library, SpoutProfile
 from offctl.core.storm.start import configured_start, first_poll_start
@@ -176,7 +177,8 @@ def _entry(
         "logHeadOffset": head,
         "lag": lag,
         "timeLagSeconds": seconds,
-        "findings": list(dict.fromkeys(f.code for f in on)),
+        # the partition's findings, and those of the consumer's that every partition of it carries (BROKER_INCOMPATIBLE)
+        "findings": list(dict.fromkeys([*(f.code for f in on), *(f.code for f in consumer_wide if f.code == CODE)])),
         "profile": profile,
         "resumeOffset": resume,
         "resumes": resumes.kind.value if resumes is not None else None,

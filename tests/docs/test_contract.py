@@ -49,7 +49,12 @@ def test_every_documented_option_exists_and_every_reporting_option_is_documented
     # inspect-only options are documented with the command that has them
     assert documented - options <= {"--per-partition"} if command == "audit" else documented <= options
     shared = {o for o in options if o in _options("inspect") and o in _options("audit")} - {"--help", "--output"}
-    for heading in ("### Time lag", "### Retention risk", "### Commit expiry"):  # the reads after the analysis
+    for heading in (
+        "### Time lag",
+        "### Retention risk",
+        "### Commit expiry",
+        "### Broker releases",
+    ):  # after the analysis
         documented |= _table_keys(_section(heading))
     assert shared - documented - {"--force-from-start"} <= set(), shared - documented
     assert "--force-from-start" in _section("### Spout settings")

@@ -183,7 +183,8 @@ def test_inspect_estimates_the_headroom_from_the_message_and_the_brokers_retenti
         "auto.offset.reset says: 'earliest' (the log start)" in warned[(aging.group, "RETENTION_RISK")]
     )  # AT_LEAST_ONCE
     assert {c["consumer"]: c["min_retention_headroom_s"] for c in doc["consumers"]}["on-kept"] == 31 * 60.0
-    assert exit_code(report, "error") == 0  # warnings only
+    # warnings only, but for the old spouts' BROKER_INCOMPATIBLE: Kafka 4.4 refuses storm-kafka (aging39 serves it)
+    assert {f.code for f in report.findings if f.severity.label == "error"} == {"BROKER_INCOMPATIBLE"}
 
 
 def test_an_hour_later_the_message_is_past_its_topics_retention_and_not_the_brokers_default(aging39):

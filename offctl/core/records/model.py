@@ -255,6 +255,10 @@ class Snapshot:
     incomplete: tuple[str, ...] = ()  # what could not be read: the report is partial (exit 3)
     read_findings: tuple[ReadFinding, ...] = ()  # what the read itself found: named consumers absent, nodes not read
     reader: str = ""  # host:pid of the process that read it (an audit task: a Spark executor's Python worker)
+    # each broker's ApiVersions answer, "node N (host:port)" -> API name -> (oldest, newest) it accepts; None: not
+    # read (no Kafka, or refused: `broker_apis_why` says why), for the verdicts of which spouts it serves
+    broker_apis: Mapping[str, Mapping[str, tuple[int, int]]] | None = None
+    broker_apis_why: str = ""
 
 
 @dataclass(frozen=True, slots=True)
