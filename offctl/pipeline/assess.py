@@ -274,7 +274,7 @@ def with_broker_support(report: Report, snapshot: Snapshot, reading: Reading) ->
     elif snapshot.broker_apis is not None:
         brokers = Brokers(BROKERS, snapshot.broker_apis)
     elif snapshot.broker_apis_why:
-        skipped = f"{served.NOT_JUDGED} (the brokers' API versions were not read: {snapshot.broker_apis_why})"
+        skipped = f"{served.CODE} (the brokers' API versions were not read: {snapshot.broker_apis_why})"
         return replace(report, checks_skipped=(*report.checks_skipped, skipped))
     else:
         return report

@@ -13,10 +13,10 @@ from offctl.core.rules import judge
 from offctl.core.rules.consumer import library_of
 from offctl.core.rules.profiles import Profiles
 from offctl.core.storm import protocol
-from offctl.core.storm.kafka_clients import known_lines
+from offctl.core.storm.kafka_clients import kind_of, known_lines
 from offctl.core.storm.releases import Library, SpoutProfile
 
-CODE = NOT_JUDGED = "BROKER_INCOMPATIBLE"  # checks_skipped names the check by its code
+CODE = "BROKER_INCOMPATIBLE"  # the finding, and the check checks_skipped names when it cannot judge
 
 
 def judged(
@@ -75,9 +75,8 @@ def incompatible_text(library: Library, verdict: protocol.Support) -> str:
 
 
 def _unknown_client(library: Library, spout: SpoutProfile) -> str:
-    kind = "scala" if library in (Library.STORM_KAFKA, Library.STORM_KAFKA_TRIDENT) else "java"
     given = spout.kafka_clients_release or "the release Storm builds with"
     return (
-        f"{NOT_JUDGED} for {library.value} (offctl has no table of the requests Kafka client {given} sends; it has "
-        f"{', '.join(known_lines(kind))})"
+        f"{CODE} for {library.value} (offctl has no table of the requests Kafka client {given} sends; it has "
+        f"{', '.join(known_lines(kind_of(library)))})"
     )

@@ -9,7 +9,6 @@ and a topology may ship another).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -33,9 +32,18 @@ def client_line(text: str) -> str:
     return ".".join(map(str, parts[:3] if parts[0] == 0 else parts[:2]))
 
 
+def kind_of(library: Library) -> str:
+    """Which kind of client CLIENTS keys the library's rows by: "scala", the Kafka jar's SimpleConsumer (storm-kafka's
+    spout and Trident emitter), or "java", kafka-clients (storm-kafka-client)."""
+    return JAVA if library is Library.STORM_KAFKA_CLIENT else SCALA
+
+
+SCALA, JAVA = "scala", "java"
+
+
 def storm_pins(library: Library, profile: SpoutProfile) -> str:
     """The Kafka client release the spout's Storm release builds with (its pom at the tag)."""
-    if library in (Library.STORM_KAFKA, Library.STORM_KAFKA_TRIDENT):
+    if kind_of(library) == SCALA:
         return STORM_KAFKA_PINS[profile.storm_kafka]
     return client_pin(profile.client_release)
 
@@ -50,8 +58,6 @@ def client_pin(client_release: str) -> str:
 def known_lines(kind: str) -> list[str]:
     return [line for k, line in CLIENTS if k == kind]
 
-
-_NUMBER = re.compile(r"\d+")
 
 # --- what Storm builds with ---------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from offctl.core.storm.commits import subscribes
-from offctl.core.storm.kafka_clients import CLIENTS, Client, client_line, storm_pins
+from offctl.core.storm.kafka_clients import CLIENTS, SCALA, Client, client_line, kind_of, storm_pins
 from offctl.core.storm.releases import Library, SpoutProfile
 
 Apis = Mapping[str, tuple[int, int]]  # a Kafka API's name (Fetch, ListOffsets, ...) -> (oldest, newest) version
@@ -84,12 +84,12 @@ def client_of(library: Library, profile: SpoutProfile) -> Client | None:
     """The Kafka client the spout that reads with `library` sends its requests with, narrowed to the requests that
     spout sends: the release the topology ships (--kafka-clients-release), else the one Storm's release builds with
     (kafka_clients.storm_pins). None when offctl has no table for that release (kafka_clients.CLIENTS)."""
-    old = library in (Library.STORM_KAFKA, Library.STORM_KAFKA_TRIDENT)
+    kind = kind_of(library)
     release = profile.kafka_clients_release or storm_pins(library, profile)
-    client = CLIENTS.get(("scala" if old else "java", client_line(release)))
+    client = CLIENTS.get((kind, client_line(release)))
     if client is None:
         return None
-    sends = SIMPLE_CONSUMER if old else (*CONSUMER, *(GROUP_MEMBER if subscribes(profile) else ()))
+    sends = SIMPLE_CONSUMER if kind == SCALA else (*CONSUMER, *(GROUP_MEMBER if subscribes(profile) else ()))
     if client.negotiates:
         sends = ("ApiVersions", *sends)
     return replace(client, apis={api: client.apis[api] for api in sends if api in client.apis})
