@@ -343,7 +343,7 @@ def catch_ups(report: Report, earlier: Earlier) -> dict[tuple, CatchUp]:
         before = windows.get(key)
         if not before:
             continue
-        ms = (periods.get(r.key, period) if periods else period) if r.key.store == KAFKA else 0  # commit_period_of
+        ms = commit_period_of(r.key.store, periods.get(r.key, period) if periods else period)
         committed, start, end = r.committed, row.log_start, row.log_end
         if start is None or end is None or not start <= committed <= end:  # its offset is outside the log now
             kept = list(islice(reversed(before), keep))[::-1]
