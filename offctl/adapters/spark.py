@@ -229,6 +229,7 @@ SNAPSHOT_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("txids", "long"),
         ("replay_txid", "long"),
         ("replay_data", "binary"),
+        ("jstorm", "boolean"),  # null before offctl read JStorm's spouts
     ),
     "commits": (
         ("chunk", "long"),
@@ -307,6 +308,7 @@ def _snapshot_rows(table: str, chunk: int, s: Snapshot) -> list[tuple]:
                 n.txids,
                 n.replay_txid,
                 None if n.replay_data is None else bytearray(n.replay_data),
+                n.jstorm,
             )
             for n in s.zk_nodes
         ]
@@ -353,6 +355,7 @@ def _snapshot_of(parts) -> Snapshot:
                         r["txids"] or 0,
                         r["replay_txid"],
                         None if r["replay_data"] is None else bytes(r["replay_data"]),
+                        jstorm=bool(r["jstorm"]),
                     )
                     for r in nodes
                 ),

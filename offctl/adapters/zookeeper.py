@@ -37,6 +37,7 @@ from kazoo.protocol.serialization import (
 )
 
 from offctl.core.records.frozen import builder
+from offctl.core.records.jstorm import node_partition as jstorm_partition
 from offctl.core.records.model import STORM_KAFKA, ZkNode
 from offctl.core.records.trident import (
     INIT_TXID,
@@ -46,7 +47,7 @@ from offctl.core.records.trident import (
     stored_from,
     trident_partition,
 )
-from offctl.core.storm import brokers
+from offctl.core.storm import brokers, jstorm
 from offctl.errors import StoreUnavailable, WriteConflict
 
 WINDOW = 2000  # single requests in flight
@@ -423,6 +424,42 @@ class ZkStore:
             if ahead:
                 replays[path] = ahead[0]
         return newest, replays
+
+    def read_jstorm(self, root: str, consumers: Sequence[str]) -> Iterator[ZkNode]:
+        """Every JStorm Kafka spout's partition node under JStorm's root, as they arrive:
+        <root>/kafka/offset/topic/<topic>/<client id>/<N> (offctl.core.storm.jstorm rule 1), as spout
+        "<topic>/<client id>" with folder topic <topic>; only the `consumers` named, when any. A node not named by
+        a partition alone goes to `unread`; a missing root or folder is no spout."""
+        base = jstorm.spouts_path(root)
+        topics = self.children([base]).get(base, [])
+        named = {jstorm.split_id(c) for c in consumers} - {None}
+        wanted_topics = sorted({t for t, _ in named} & set(topics)) if consumers else sorted(topics)
+        clients = self.children([join(base, t) for t in wanted_topics])
+        folders = {
+            join(path, client): jstorm.consumer_id(path.rsplit("/", 1)[1], client)
+            for path, kids in clients.items()
+            for client in sorted(kids)
+            if not consumers or (path.rsplit("/", 1)[1], client) in named
+        }
+        targets: dict[str, tuple[str, str, int]] = {}
+        for path, kids in self.children(list(folders)).items():
+            consumer = folders[path]
+            for kid in kids:
+                partition = jstorm_partition(kid)
+                if partition is None:
+                    self.unread.append(
+                        (
+                            consumer,
+                            join(path, kid),
+                            "not a partition node JStorm's spout reads: PartitionConsumer.zkPath "
+                            "names them by the partition number alone, and the spout ignores this one",
+                        )
+                    )
+                else:
+                    targets[join(path, kid)] = (consumer, consumer.split("/", 1)[0], partition)
+        for path, data, version, mtime in self._read_data(sorted(targets)):
+            consumer, topic, partition = targets[path]
+            yield ZkNode(root, consumer, path, partition, topic, data, version, mtime, jstorm=True)
 
     def read_broker_registry(self, brokers_root: str, topic: str, wildcard: bool) -> brokers.Registry:
         """Kafka's broker registry under `brokers_root` (-r) for `topic` (-t; with `wildcard` (-w) a Java regex

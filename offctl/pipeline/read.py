@@ -9,6 +9,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from offctl.core.records.model import (
+    JSTORM,
     KAFKA,
     STORM_KAFKA_CLIENT,
     TRIDENT,
@@ -32,7 +33,7 @@ from offctl.settings.run import Reading, Selection
 def spout_roots(conn: Connection, selection: Selection) -> list[str]:
     """The zkRoots to list spouts under. Naming groups and no spout asks for those groups only, unless
     --zk-root was given on the command line: the roots of the environment or the sandbox are not listed."""
-    if (selection.groups or selection.tridents) and not selection.spouts and conn.default_roots:
+    if (selection.groups or selection.tridents or selection.jstorms) and not selection.spouts and conn.default_roots:
         return []
     return list(dict.fromkeys(normalize_root(r) for r in conn.zk_roots))
 
@@ -40,9 +41,22 @@ def spout_roots(conn: Connection, selection: Selection) -> list[str]:
 def trident_list(conn: Connection, selection: Selection) -> list[str]:
     """The transactional roots to read Trident spouts under: not those of the environment or the sandbox when
     groups or spouts are named."""
-    if (selection.groups or selection.spouts) and not selection.tridents and conn.default_trident_roots:
+    if (
+        (selection.groups or selection.spouts or selection.jstorms)
+        and not selection.tridents
+        and conn.default_trident_roots
+    ):
         return []
-    return list(dict.fromkeys(normalize_root(r) for r in conn.trident_roots))
+    return list(dict.fromkeys(normalize_root(r, "--trident-root") for r in conn.trident_roots))
+
+
+def jstorm_list(conn: Connection, selection: Selection) -> list[str]:
+    """JStorm's roots to read its Kafka spouts under: not those of the environment or the sandbox when other
+    consumers are named and no JStorm spout."""
+    named_others = selection.groups or selection.spouts or selection.tridents
+    if named_others and not selection.jstorms and conn.default_jstorm_roots:
+        return []
+    return list(dict.fromkeys(normalize_root(r, "--jstorm-root") for r in conn.jstorm_roots))
 
 
 _kafka_in_child = False  # set by kafka_in_child()
@@ -131,6 +145,7 @@ def read_snapshot(
     spouts_by_root: Mapping[str, Sequence[str]] | None = None,
     trident_roots: Sequence[str] = (),
     profiles: Profiles | None = None,
+    jstorm_roots: Sequence[str] = (),
 ) -> tuple[Snapshot, dict[ConsumerKey, list[OffsetRecord]]]:
     """Read everything selected; return it raw, and parsed per consumer.
 
@@ -150,6 +165,7 @@ def read_snapshot(
             if wanted is not None:
                 _read_spouts(zk, kafka, root, wanted, selection.spouts, read)
         _read_tridents(zk, kafka, trident_roots, selection.tridents, read_committed, read)
+        _read_jstorms(zk, kafka, jstorm_roots, selection.jstorms, read)
         running = _running_topologies(zk, storm_root, read.notes)
     for record in map(parse_commit, commits):
         read.records.setdefault(record.key, []).append(record)
@@ -358,6 +374,37 @@ def _ask_trident_logs(
         kafka.request_logs([record.topic], last_stable=True)  # asked once per topic (KafkaStore)
 
 
+def _read_jstorms(
+    zk: SpoutStore, kafka: LogStore | None, roots: Sequence[str], named: Sequence[str], read: _Reading
+) -> None:
+    """Read JStorm's Kafka spouts under each of its roots (those named, or every one) as they arrive, ask for their
+    topics' log offsets, and find the nodes the spout never reads and the spouts named that have no node."""
+    if not roots:
+        return
+    unread_before = len(getattr(zk, "unread", ()))
+    seen: set[str] = set()
+    for root in roots:
+        for node in zk.read_jstorm(root, named):
+            seen.add(node.spout_id)
+            read.nodes.append(node)
+            record = parse_zk_node(node)
+            read.records.setdefault(record.key, []).append(record)
+            topic = node.folder_topic
+            if kafka is not None and topic not in read.asked:
+                read.asked.add(topic)
+                kafka.request_logs([topic])
+    where = ", ".join(roots)
+    read.read_findings += [
+        ReadFinding(ConsumerKey(JSTORM, sid, roots[0]), f"{path}: {why}", "UNREAD_NODE", path)
+        for sid, path, why in getattr(zk, "unread", ())[unread_before:]
+    ]
+    read.read_findings += [
+        ReadFinding(ConsumerKey(JSTORM, s, where), f"no JStorm Kafka spout '{s}' under {where}")
+        for s in named
+        if s not in seen
+    ]
+
+
 def _running_topologies(zk: SpoutStore, storm_root: str, notes: list[str]) -> frozenset[str] | None:
     """The topologies running under Storm's root; None, with a note, when the root has no storms/ node."""
     running = zk.running_topologies(storm_root)
@@ -398,4 +445,5 @@ def read_selected(
         now_ms,
         trident_roots=trident_list(conn, selection),
         profiles=reading.profiles,
+        jstorm_roots=jstorm_list(conn, selection),
     )

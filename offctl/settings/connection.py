@@ -26,6 +26,8 @@ class Connection:
     default_roots: bool = False  # zk_roots came from the environment or the sandbox, not the command line
     trident_roots: tuple[str, ...] = ()  # Storm's transactional roots to read Trident Kafka spouts under
     default_trident_roots: bool = False  # trident_roots came from the environment or the sandbox
+    jstorm_roots: tuple[str, ...] = ()  # JStorm's roots (storm.zookeeper.root) to read its Kafka spouts under
+    default_jstorm_roots: bool = False  # jstorm_roots came from the environment or the sandbox
 
 
 def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str]:
@@ -50,8 +52,9 @@ def parse_kafka_config(pairs: Iterable[str], file: Path | None) -> dict[str, str
     return config
 
 
-def normalize_root(root: str) -> str:
-    """A zkRoot as storm-kafka builds paths from it: absolute, no trailing slash ('/' stays '/')."""
+def normalize_root(root: str, flag: str = "--zk-root") -> str:
+    """A zkRoot as storm-kafka builds paths from it (or another root, as `flag` names it): absolute, no trailing
+    slash ('/' stays '/')."""
     if not root.startswith("/"):
-        raise UsageError(f"--zk-root {root!r} must be an absolute ZooKeeper path, like /kafka-spouts")
+        raise UsageError(f"{flag} {root!r} must be an absolute ZooKeeper path, like /kafka-spouts")
     return root.rstrip("/") or "/"

@@ -77,6 +77,17 @@ OPTIONS: Mapping[str, Option] = _options(
         file=IN_CONTEXT,
     ),
     Option(
+        "jstorm_root",
+        ("--jstorm-root",),
+        "storm.zookeeper.root of JStorm, e.g. /jstorm: its Kafka spouts keep offsets under <root>/kafka/offset/topic, "
+        "on the ZooKeeper of their kafka.zookeeper.hosts (repeatable).",
+        many=True,
+        metavar="PATH",
+        env="OFFCTL_JSTORM_ROOT",
+        panel=CONNECTION,
+        file=IN_CONTEXT,
+    ),
+    Option(
         "bootstrap_servers",
         ("--bootstrap-servers",),
         "Kafka bootstrap servers, host:port[,host:port].",
@@ -185,6 +196,15 @@ OPTIONS: Mapping[str, Option] = _options(
         panel=SELECTION,
     ),
     Option(
+        "jstorm",
+        ("--jstorm",),
+        "JStorm Kafka spout under --jstorm-root, named by its kafka.topic and kafka.client.id (the reads: repeatable; "
+        "default: every one; reset: the one spout written).",
+        many=True,
+        metavar="TOPIC/CLIENT_ID",
+        panel=SELECTION,
+    ),
+    Option(
         "topic",
         ("--topic",),
         "Topic the spouts should read: other topics in ZooKeeper records are "
@@ -258,6 +278,15 @@ OPTIONS: Mapping[str, Option] = _options(
         "no_out_of_range_reset",
         ("--no-out-of-range-reset",),
         "The old spouts set useStartOffsetTimeIfOffsetOutOfRange=false.",
+        kind=bool,
+        default=False,
+        panel=SPOUTS,
+        file=IN_PROFILE,
+    ),
+    Option(
+        "jstorm_from_beginning",
+        ("--jstorm-from-beginning",),
+        "JStorm's spouts set kafka.fetch.from.beginning=true: they start at the log start whatever is stored.",
         kind=bool,
         default=False,
         panel=SPOUTS,
@@ -462,6 +491,7 @@ CONNECTION_OPTIONS = (
     "zk",
     "zk_root",
     "trident_root",
+    "jstorm_root",
     "bootstrap_servers",
     "storm_root",
     "timeout",
@@ -471,7 +501,7 @@ CONNECTION_OPTIONS = (
     "config",
     "context",
 )
-SELECTION_OPTIONS = ("spout", "group", "trident", "topic", "all_groups")
+SELECTION_OPTIONS = ("spout", "group", "trident", "jstorm", "topic", "all_groups")
 SPOUT_OPTIONS = (
     "storm_kafka_release",
     "start_offset_time",
@@ -484,6 +514,7 @@ SPOUT_OPTIONS = (
     "isolation_level",
     "kafka_clients_release",
     "offset_commit_period_ms",
+    "jstorm_from_beginning",
     "static_partitions",
 )
 HORIZON_OPTIONS = (

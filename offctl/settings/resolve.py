@@ -179,10 +179,19 @@ def connection(given: Given, say: Say, *, sandbox: bool = True) -> Connection:
         timeout=timeout,
         zk_auth=zk_auth or None,
         kafka_config=parse_kafka_config(given.get("kafka_config") or (), given.get("kafka_config_file")),
-        default_roots=given.origin("zk_root") != FLAG,
-        default_trident_roots=given.origin("trident_root") != FLAG,
-        trident_roots=tuple(given.get("trident_root") or ()),
+        **_other_roots(given),
     )
+
+
+def _other_roots(given: Given) -> dict:
+    """The Connection's roots besides --zk-root's, and whether each came from elsewhere than the command line."""
+    return {
+        "default_roots": given.origin("zk_root") != FLAG,
+        "default_trident_roots": given.origin("trident_root") != FLAG,
+        "trident_roots": tuple(given.get("trident_root") or ()),
+        "jstorm_roots": tuple(given.get("jstorm_root") or ()),
+        "default_jstorm_roots": given.origin("jstorm_root") != FLAG,
+    }
 
 
 def named_servers(given: Given) -> Connection:
@@ -323,6 +332,7 @@ def _spout_profile(s: Mapping[str, Any]) -> SpoutProfile:
         client_release=client_release.strip(),
         isolation_level=Isolation(s["isolation_level"]),
         kafka_clients_release=_kafka_clients_release(s["kafka_clients_release"]),
+        jstorm_from_beginning=s["jstorm_from_beginning"],
     )
 
 
@@ -402,6 +412,7 @@ def selection(given: Given) -> Selection:
         given.get("topic"),
         given.get("all_groups", False),
         tridents=tuple(given.get("trident") or ()),
+        jstorms=tuple(given.get("jstorm") or ()),
     )
 
 
@@ -434,7 +445,7 @@ def fleet_reading(given: Given, say: Say, *, selected: bool = True) -> Reading:
     """The reading of a whole fleet (offctl mcp's `fleet`): every root the connection names is read, not only the
     default ones, and every group Storm committed for when it reaches Kafka; the selection options given when
     `selected` (the command line's run), none for the config file's other contexts."""
-    conn = replace(connection(given, say), default_roots=False, default_trident_roots=False)
+    conn = replace(connection(given, say), default_roots=False, default_trident_roots=False, default_jstorm_roots=False)
     chosen = selection(given) if selected else Selection()
     chosen = replace(chosen, all_groups=bool(conn.bootstrap_servers) or chosen.all_groups)
     return validate(Reading(conn, chosen, profiles(given), estimates(given)))

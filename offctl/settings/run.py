@@ -12,6 +12,7 @@ from pathlib import Path
 from offctl.adapters.backup import state_dir
 from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.rules.profiles import Profiles
+from offctl.core.storm import jstorm
 from offctl.core.time import expiry
 from offctl.core.time.history import Earlier
 from offctl.errors import UsageError
@@ -28,6 +29,7 @@ class Selection:
     listed_groups: tuple[str, ...] | None = None  # --all-groups' listing, already made (an audit task's share)
     log_topics: tuple[str, ...] = ()  # topics whose log offsets to read besides the consumers' (reset scopes)
     tridents: tuple[str, ...] = ()  # Trident txStateIds to show (none: every one under each --trident-root)
+    jstorms: tuple[str, ...] = ()  # JStorm spouts "<topic>/<client id>" to show (none: every one under --jstorm-root)
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,15 @@ def validate(reading: Reading) -> Reading:
     conn, selection = reading.conn, reading.selection
     _check_servers(conn, selection)
     _check_roots(conn, selection)
-    if not conn.zk_roots and not conn.trident_roots and not selection.groups and not selection.all_groups:
+    if not (conn.zk_roots or conn.trident_roots or conn.jstorm_roots or selection.groups or selection.all_groups):
         raise UsageError(
             "nothing to inspect: give --zk-root (old spouts, with --zk) and/or --group or "
             "--all-groups (new spouts, with --bootstrap-servers)"
         )
     for spout in selection.spouts:
         check_spout_id(spout)
+    for spout in selection.jstorms:
+        check_jstorm_id(spout)
     for group in selection.groups:
         if not group.strip():
             raise UsageError("--group needs a group id, not an empty string")
@@ -109,6 +113,8 @@ def _check_servers(conn: Connection, selection: Selection) -> None:
         raise UsageError(f"{'--group' if selection.groups else '--all-groups'} needs --bootstrap-servers")
     if conn.trident_roots and not conn.zk:
         raise UsageError("--trident-root needs --zk (the ZooKeeper connect string of Storm's transactional state)")
+    if conn.jstorm_roots and not conn.zk:
+        raise UsageError("--jstorm-root needs --zk (the ZooKeeper of the JStorm spouts' kafka.zookeeper.hosts)")
 
 
 def _check_roots(conn: Connection, selection: Selection) -> None:
@@ -119,6 +125,16 @@ def _check_roots(conn: Connection, selection: Selection) -> None:
         raise UsageError("--trident needs --trident-root (Storm's transactional.zookeeper.root)")
     if selection.spouts and not conn.zk_roots:
         raise UsageError("--spout needs --zk-root: storm-kafka has no default zkRoot")
+    if selection.jstorms and not conn.jstorm_roots:
+        raise UsageError("--jstorm needs --jstorm-root (JStorm's storm.zookeeper.root, /jstorm by default)")
+
+
+def check_jstorm_id(spout: str) -> None:
+    """A JStorm spout as --jstorm names it: its kafka.topic, '/', its kafka.client.id (jstorm.consumer_id), each a
+    ZooKeeper node name."""
+    named = jstorm.split_id(spout)
+    if named is None or any(part in (".", "..") for part in named):
+        raise UsageError(f"--jstorm {spout!r} is not TOPIC/CLIENT_ID (the spout's kafka.topic and kafka.client.id)")
 
 
 def check_spout_id(spout: str) -> None:

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from offctl.core.storm.commits import CommitBehaviour
+from offctl.core.storm.jstorm import spouts_path
 from offctl.core.storm.outcomes import Resumption
 from offctl.core.storm.releases import SpoutProfile
 
@@ -22,7 +23,8 @@ ZOOKEEPER = "zookeeper"
 KAFKA = "kafka"
 TRIDENT = "trident"  # a Trident Kafka spout's state under Storm's transactional root
 STORM_KAFKA, STORM_KAFKA_CLIENT = "storm-kafka", "storm-kafka-client"  # which library wrote a Trident state
-ZK_STORES = frozenset({ZOOKEEPER, TRIDENT})  # consumers whose offsets are ZooKeeper nodes
+JSTORM = "jstorm"  # a JStorm Kafka spout's offsets under JStorm's root (offctl.core.storm.jstorm)
+ZK_STORES = frozenset({ZOOKEEPER, TRIDENT, JSTORM})  # consumers whose offsets are ZooKeeper nodes
 
 
 def iso_ms(ms: int | None) -> str | None:
@@ -119,6 +121,9 @@ class ZkNode:
     # Trident: every txid stored at or past currtx, ascending (replay_txid is the first): the batches a reset rewrites
     # with the partition (ZkStore.read_trident; not kept in Spark snapshots, which only analysis reads)
     ahead: tuple[int, ...] = ()
+    # a JStorm Kafka spout's node, <zk_root>/kafka/offset/topic/<topic>/<client id>/<N>: spout_id is
+    # "<topic>/<client id>" (jstorm.consumer_id), folder_topic the topic
+    jstorm: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +282,8 @@ class ReadFinding:
 
 @dataclass(frozen=True, slots=True)
 class ConsumerKey:
-    """A spout id under one zkRoot, or a Kafka consumer group."""
+    """A spout id under one zkRoot, a Trident spout's txStateId under a transactional root, a JStorm spout's
+    "<topic>/<kafka.client.id>" under JStorm's root, or a Kafka consumer group."""
 
     store: str
     consumer: str
@@ -292,6 +298,8 @@ class ConsumerKey:
             return f"{self.zk_root.rstrip('/')}/{self.consumer}" if self.zk_root else self.consumer
         if self.store == TRIDENT:
             return f"trident {self.zk_root.rstrip('/')}/{self.consumer}"
+        if self.store == JSTORM:
+            return f"jstorm {spouts_path(self.zk_root)}/{self.consumer}"
         return f"group {self.consumer}"
 
 

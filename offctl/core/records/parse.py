@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from offctl.core.records.frozen import builder
+from offctl.core.records.jstorm import parse_jstorm_node
 from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit, OffsetRecord, ZkNode
 from offctl.core.records.stormjson import (
     MAX_NODE_BYTES,
@@ -22,6 +23,7 @@ from offctl.core.records.stormjson import (
 )
 from offctl.core.records.trident import parse_trident_node
 from offctl.core.storm import jackson
+from offctl.core.storm.jsonsimple import dumps_string
 from offctl.core.storm.releases import LEGACY_METADATA
 from offctl.inputs import printable
 
@@ -59,6 +61,8 @@ def parse_zk_node(node: ZkNode) -> OffsetRecord:
     `inconsistent` lists what it tolerates."""
     if node.trident:
         return parse_trident_node(node)
+    if node.jstorm:
+        return parse_jstorm_node(node)
     # latin-1 maps each byte to one character: only bytes of the pattern's ASCII can match it
     m = _CANONICAL.fullmatch(node.data.decode("latin-1")) if len(node.data) <= MAX_NODE_BYTES else None
     if m is not None and int(m[4]) == node.node_partition:
@@ -132,31 +136,6 @@ def record_topology(node: ZkNode) -> tuple[str, object] | None:
     return doc["topology"]["id"], doc["topology"].get("name")
 
 
-# JSONValue.escape (json-simple 1.1): these, and \\uXXXX (upper-case hex) for U+0000-001F, U+007F-009F, U+2000-20FF
-_JSON_SIMPLE_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "/": "\\/",
-}
-
-
-def _json_simple_string(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in _JSON_SIMPLE_ESCAPES:
-            out.append(_JSON_SIMPLE_ESCAPES[ch])
-        elif ch <= "\x1f" or "\x7f" <= ch <= "\x9f" or "\u2000" <= ch <= "\u20ff":
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
 def storm_kafka_record(
     topology_id: str, topology_name: str, offset: int, partition: int, host: str, port: int, topic: str
 ) -> bytes:
@@ -165,9 +144,9 @@ def storm_kafka_record(
     port}, topic} (in that order; offset a long, partition and port ints) and ZkState.writeJSON writes
     JSONValue.toJSONString of it (json-simple 1.1: no spaces, JSONValue.escape) as UTF-8."""
     text = (
-        f'{{"topology":{{"id":{_json_simple_string(topology_id)},"name":{_json_simple_string(topology_name)}}},'
+        f'{{"topology":{{"id":{dumps_string(topology_id)},"name":{dumps_string(topology_name)}}},'
         f'"offset":{offset},"partition":{partition},'
-        f'"broker":{{"host":{_json_simple_string(host)},"port":{port}}},"topic":{_json_simple_string(topic)}}}'
+        f'"broker":{{"host":{dumps_string(host)},"port":{port}}},"topic":{dumps_string(topic)}}}'
     )
     # Java's String.getBytes("UTF-8"): a surrogate pair is one character, a lone surrogate becomes '?'
     text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")

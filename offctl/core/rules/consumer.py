@@ -10,6 +10,7 @@ from dataclasses import replace
 from offctl.core.records.findings import CATALOGUE, finding, new_finding
 from offctl.core.records.frozen import builder
 from offctl.core.records.model import (
+    JSTORM,
     KAFKA,
     STORM_KAFKA,
     STORM_KAFKA_CLIENT,
@@ -24,6 +25,7 @@ from offctl.core.records.model import (
     is_topic_name,
 )
 from offctl.core.records.stormjson import parse_storm_id
+from offctl.core.storm import jstorm
 from offctl.core.storm.outcomes import (
     Outcome,
     Resumption,
@@ -36,10 +38,14 @@ from offctl.core.storm.start import Resume, client_start, commit_crash, commit_i
 
 
 def _consumer_path(key: ConsumerKey) -> str | None:
+    if key.store == JSTORM:
+        return f"{jstorm.spouts_path(key.zk_root)}/{key.consumer}"
     return f"{key.zk_root.rstrip('/')}/{key.consumer}" if key.store == ZOOKEEPER else None
 
 
 def _partition_path(key: ConsumerKey, topic_folder: str | None, partition: int) -> str | None:
+    if key.store == JSTORM:
+        return jstorm.node_path(key.zk_root, key.consumer, partition)
     base = _consumer_path(key)
     if base is None:
         return None
@@ -155,8 +161,9 @@ def _flat_topic(flat: list[tuple[int, OffsetRecord]], thresholds: Thresholds) ->
 
 
 def _storm_kafka(record: OffsetRecord) -> bool:
-    """A storm-kafka record (ZooKeeper spout or Trident state): its offset applies to the spout's topic."""
-    return record.key.store == ZOOKEEPER or record.trident == STORM_KAFKA
+    """A record of storm-kafka (ZooKeeper spout or Trident state) or of JStorm's spout: its offset applies to the
+    spout's topic, whatever topic it names."""
+    return record.key.store in (ZOOKEEPER, JSTORM) or record.trident == STORM_KAFKA
 
 
 def applied_topics(records: Sequence[OffsetRecord], expected_topic: str | None = None) -> list[str | None]:
@@ -212,6 +219,8 @@ def library_of(r: OffsetRecord) -> Library:
     storm-kafka-client."""
     if r.key.store == ZOOKEEPER:
         return Library.STORM_KAFKA
+    if r.key.store == JSTORM:
+        return Library.JSTORM_KAFKA
     return Library.STORM_KAFKA_TRIDENT if r.trident == STORM_KAFKA else Library.STORM_KAFKA_CLIENT
 
 
@@ -285,6 +294,7 @@ class _Consumer:
         self.profile = thresholds.spout
         self.key = key = records[0].key
         self.zk = key.store == ZOOKEEPER
+        self.jstorm = key.store == JSTORM
         self.old = _storm_kafka(records[0])  # storm-kafka: PartitionManager or TridentKafkaEmitter
         self.isolation_level = isolation_level(self.profile, library_of(records[0]))  # READ_COMMITTED: stops at the LSO
         self._read_client_trident(records)
@@ -295,7 +305,7 @@ class _Consumer:
         self.valid = [
             (i, r) for i, r in enumerate(records) if r.malformed is None and not r.replay_only and not self.unsure(r)
         ]
-        self.static = thresholds.static_partitions.get(key.consumer) if self.zk else None
+        self.static = thresholds.static_partitions.get(key.consumer) if self.zk or self.jstorm else None
         self.max_offset_behind = self.profile.effective_max_offset_behind if self.zk else LONG_MAX
         self.lags: dict[int, int] = {}
         self.logs: dict[int, PartitionLog] = {}

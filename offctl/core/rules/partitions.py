@@ -7,11 +7,13 @@ from __future__ import annotations
 from offctl.core.records.model import KAFKA, STORM_KAFKA_CLIENT, OffsetRecord, PartitionLog, ranges
 from offctl.core.records.stormjson import parse_storm_id
 from offctl.core.rules.consumer import _at, _Consumer, _move, _plural, library_of
+from offctl.core.storm import jstorm
 from offctl.core.storm.outcomes import (
     Resumes,
     Resumption,
     committed_above_outcome,
     crashing,
+    fresh_position,
     start_outcome,
     stored_citation,
     time_lands,
@@ -51,7 +53,7 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         c.started.add(i)
         high_lag(c, i, r, topic, where, instead.offset, start, end)
         return
-    position = c.resumes[i].at.offset if c.key.store == KAFKA else r.committed
+    position = _stored_position(c, i, r)
     c.lost[i] = lost_to_retention(position, start, end)
     if c.key.store == KAFKA and c.resumes[i].crashes:  # rule 6 says so: the lag counts from the commit, which stays
         c.resumption[i] = crashing()
@@ -69,6 +71,14 @@ def partition_rules(c: _Consumer, i: int, r: OffsetRecord) -> None:
         stale_broker(c, i, r, topic, where, plog)
 
 
+def _stored_position(c: _Consumer, i: int, r: OffsetRecord) -> int | None:
+    """Where the spout fetches first from the record it uses: where rule 6 puts a storm-kafka-client spout, the
+    stored offset + 1 for JStorm's, else the stored offset."""
+    if c.key.store == KAFKA:
+        return c.resumes[i].at.offset
+    return jstorm.resumes_at(r.committed) if c.jstorm else r.committed
+
+
 def lost_to_retention(position: int | None, start: int | None, end: int | None) -> int | None:
     """How many offsets lie between `position`, where the spout fetches first from its stored record (the commit, the
     commit + 1 of storm-kafka-client's legacy lines, a Trident state's offset: before its out-of-range rule moves it),
@@ -81,8 +91,8 @@ def lost_to_retention(position: int | None, start: int | None, end: int | None) 
 
 def _stored_resumption(c: _Consumer, r: OffsetRecord, position: int | None) -> Resumption:
     """Where the spout resumes a record it uses: at `position`, the stored offset, or the commit + 1 (a
-    storm-kafka-client line that resumes after its commit)."""
-    plus_one = c.key.store == KAFKA and position != r.committed
+    storm-kafka-client line that resumes after its commit, JStorm's spout)."""
+    plus_one = position != r.committed  # storm-kafka-client's legacy lines, JStorm's spout
     return Resumption(
         position,
         Resumes.STORED_PLUS_1 if plus_one else Resumes.STORED,
@@ -96,13 +106,18 @@ def unknown_partition(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: 
     the record's rules; else the partition's log is in c.logs, when Kafka was consulted."""
     static = c.static
     if static is not None and r.partition not in static:
+        reader = (
+            f"PartitionCoordinator reads partitions 0 to kafka.broker.partitions - 1 ({jstorm.PARTITIONS})"
+            if c.jstorm
+            else "StaticCoordinator never reads it"
+        )
         c.on_record(
             i,
             r,
             topic,
             "UNREAD_PARTITION",
-            f"{where} has a record, but the spout reads only partitions {ranges(static)} "
-            f"(--static-partitions): StaticCoordinator never reads it",
+            f"{where} has a record, but the spout reads only partitions {ranges(static)} (--static-partitions): "
+            f"{reader}",
         )
         return True
     cluster = c.cluster
@@ -148,6 +163,8 @@ def ignored_position(
     first-poll strategy ignores (rule 6 says so). PartitionManager's constructor, storm-kafka v0.9.2-incubating
     to v1.2.4; KafkaSpout.doSeek, v2.8.8."""
     profile, running = c.profile, c.running
+    if c.jstorm:
+        return _from_beginning(c, i, start, end) if profile.jstorm_from_beginning else None
     if c.old and profile.ignore_zk_offsets and _another_topologys(profile, r, running):
         # rule 14 says so: the next deployment starts at startOffsetTime, which the `<= 0` and
         # maxOffsetBehind checks leave there (both compare with startOffsetTime too)
@@ -203,6 +220,14 @@ def ignored_position(
         )
         return at
     return None
+
+
+def _from_beginning(c: _Consumer, i: int, start: int | None, end: int | None) -> Position:
+    """Where JStorm's spout with kafka.fetch.from.beginning starts, whatever is stored: the log start + 1
+    (jstorm.fresh_start); the resumption says so, as the spout's setting, not the record, decides it."""
+    instead = fresh_position(c.profile, Library.JSTORM_KAFKA, start, end)
+    c.resumption[i] = Resumption(instead.offset, Resumes.LOG_START, jstorm.START)
+    return instead
 
 
 def lag_beyond_max_offset_behind(
@@ -323,7 +348,8 @@ def high_lag(
 ) -> None:
     """The lag of a partition whose spout resumes at `position` (None: unknown, e.g. a time startOffsetTime),
     counted only when it is inside the log; and HIGH_LAG, at or above the user's --lag-threshold."""
-    if position is None or start is None or end is None or not start <= position <= end:
+    position = _lag_from(c, position, start, end)
+    if position is None:
         return
     last_stable = c.logs[i].last_stable if c.isolation_level.stops_at_last_stable and i in c.logs else None
     lag = c.lags[i] = end - position if last_stable is None else max(last_stable - position, 0)
@@ -339,6 +365,16 @@ def high_lag(
             f"({end if last_stable is None else last_stable}), at or above --lag-threshold "
             f"{threshold}",
         )
+
+
+def _lag_from(c: _Consumer, position: int | None, start: int | None, end: int | None) -> int | None:
+    """The offset a partition's lag counts from: `position` inside the log, or the log end for JStorm's start at the
+    log end + 1 (jstorm.fresh_start: no message it will emit is behind it); None elsewhere, or unknown."""
+    if c.jstorm and position is not None and end is not None and position == end + 1:
+        return end
+    if position is None or start is None or end is None or not start <= position <= end:
+        return None
+    return position
 
 
 def stale_broker(c: _Consumer, i: int, r: OffsetRecord, topic: str, where: str, plog: PartitionLog) -> None:

@@ -19,6 +19,7 @@ from offctl.core.rules.consumer import (
     library_of,
 )
 from offctl.core.rules.partitions import high_lag
+from offctl.core.storm import jstorm
 from offctl.core.storm.outcomes import (
     CLIENT_1X_META,
     JSON_SMART,
@@ -27,12 +28,13 @@ from offctl.core.storm.outcomes import (
     TRIDENT_TRANSACTIONAL,
     Resumption,
     crashing,
+    fresh_position,
     start_outcome,
     stored_citation,
     stuck_trident_state,
 )
 from offctl.core.storm.releases import LEGACY_RELEASES, Library, Position, SpoutProfile
-from offctl.core.storm.start import configured_start, first_poll_start, ignored_start, stale_commits_ignored
+from offctl.core.storm.start import ignored_start, stale_commits_ignored
 
 
 def ambiguous_spout_id(c: _Consumer) -> None:
@@ -159,11 +161,7 @@ def malformed_record(c: _Consumer, i: int, r: OffsetRecord) -> None:
     profile, static = c.profile, c.static
     plog = _partition_log(c.cluster, topic, r.partition)
     log_start, log_end = (plog.log_start, plog.log_end) if plog is not None else (None, None)
-    start = (
-        configured_start(profile, log_start, log_end, c.now_ms)
-        if c.old
-        else first_poll_start(profile, log_start, log_end)
-    )
+    start = fresh_position(profile, library_of(r), log_start, log_end, c.now_ms)
     if _cannot_tell(c, i, r, topic, where, start if plog is not None else None):
         return
     outcome = start_outcome(profile, library_of(r), c.now_ms)
@@ -267,6 +265,8 @@ def id_collision(c: _Consumer) -> None:
         what = (
             f"spout id '{key.consumer}'"
             if c.zk
+            else f"JStorm spout '{key.consumer}' (topic/kafka.client.id)"
+            if c.jstorm
             else f"Trident state '{key.consumer}'"
             if key.store == TRIDENT
             else f"group '{key.consumer}'"
@@ -344,13 +344,16 @@ def missing_partition(c: _Consumer) -> None:
         citation = stored_citation(profile, library, True) if c.key.store == TRIDENT and not c.old else outcome.citation
         for p in sorted(wanted - have):
             plog = partitions[p]
-            at = (
-                configured_start(profile, plog.log_start, plog.log_end, c.now_ms)
-                if c.old
-                else first_poll_start(profile, plog.log_start, plog.log_end)
-            )
+            at = fresh_position(profile, library, plog.log_start, plog.log_end, c.now_ms)
             start = at.text() if c.old else f"the {profile.first_poll.edge} ({profile.first_poll.value})"
-            declared = " (--static-partitions)" if static is not None else ""
+            declared = (
+                " (--static-partitions)"
+                if static is not None
+                else f" (a JStorm spout reads partitions 0 to kafka.broker.partitions - 1, default 1: declare those "
+                f"it reads with --static-partitions, {jstorm.PARTITIONS})"
+                if c.jstorm
+                else ""
+            )
             said = (
                 f"{topic}/{p} has no committed offset ({len(stored[(topic, folder)] & wanted)} of {len(wanted)} "
                 f"partitions the spout reads{declared} have one): it starts from {start}"

@@ -168,3 +168,30 @@ def loads(text: str) -> object:
     if done:
         return result
     raise ValueError("the text ends inside a value")
+
+
+# JSONValue.escape (json-simple 1.1): these, and \\uXXXX (upper-case hex) for U+0000-001F, U+007F-009F, U+2000-20FF
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "/": "\\/",
+}
+
+
+def dumps_string(text: str) -> str:
+    """A string as json-simple 1.1's JSONValue.toJSONString writes it (JSONValue.escape), quotes included: what
+    storm-kafka's and JStorm's ZkState.writeJSON write."""
+    out = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch <= "\x1f" or "\x7f" <= ch <= "\x9f" or "\u2000" <= ch <= "\u20ff":
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'

@@ -43,6 +43,8 @@ SCALA, JAVA = "scala", "java"
 
 def storm_pins(library: Library, profile: SpoutProfile) -> str:
     """The Kafka client release the spout's Storm release builds with (its pom at the tag)."""
+    if library is Library.JSTORM_KAFKA:
+        return JSTORM_PIN
     if kind_of(library) == SCALA:
         return STORM_KAFKA_PINS[profile.storm_kafka]
     return client_pin(profile.client_release)
@@ -64,6 +66,13 @@ def known_lines(kind: str) -> list[str]:
 # storm-kafka's Kafka jar, `provided` in external/storm-kafka/pom.xml (the topology ships one): kafka_2.9.2 0.8.1.1
 # at v0.9.2-incubating, v0.9.7 and v0.10.2; kafka_2.10 0.8.2.1 (storm.kafka.version, storm.kafka.artifact.id in the
 # root pom.xml) at v1.0.7, v1.1.3 and v1.2.4.
+# JStorm's spout: kafka_2.9.2 ${kafka.version} 0.8.1 (jstorm-utility/jstorm-kafka/pom.xml in alibaba/jstorm at 0.9.6.2
+# to 2.4.0), not `provided`: the module ships it. Its SimpleConsumer sends ListOffsets v0, Fetch v0, and Metadata v0
+# (TopicMetadataRequest, KafkaConsumer.findLeader: the only version before 0.10.0), which every release in
+# offctl.core.storm.kafka_releases accepts.
+JSTORM_PIN = "0.8.1"
+
+
 STORM_KAFKA_PINS: Mapping[StormKafka, str] = {
     StormKafka.V0_9_0: "0.8.1.1",
     StormKafka.V0_9_3: "0.8.1.1",

@@ -8,12 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from offctl.core.storm import jstorm
 from offctl.core.storm.citations import DO_SEEK_BOTH_LINES, Citation, client_citation, storm_kafka_citation
 from offctl.core.storm.releases import (
     EARLIEST_TIME,
     LATEST_TIME,
     Guarantee,
     Library,
+    Position,
     SpoutProfile,
     StormKafka,
     StormKafkaClient,
@@ -129,6 +131,8 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str, tri
     nothing until the log end reaches the offset."""
     if library is Library.STORM_KAFKA_TRIDENT:
         return _trident_out_of_range(profile)
+    if library is Library.JSTORM_KAFKA:
+        return _jstorm_out_of_range(side)
     if library is Library.STORM_KAFKA_CLIENT:
         return _client_trident_out_of_range(profile) if trident else _client_out_of_range(profile, side)
     line = profile.storm_kafka
@@ -184,6 +188,27 @@ def out_of_range_outcome(profile: SpoutProfile, library: Library, side: str, tri
     # 1.0.x moves to EarliestTime, 1.1+ to LatestTime: both below the stored offset, and fill() only moves
     # _emittedToOffset forward (`if (offset > _emittedToOffset)`).
     return Outcome(Lands.WAITS, fill, lambda position, start, end: f"{_stuck(position, end)} ({fill})")
+
+
+def _jstorm_out_of_range(side: str) -> Outcome:
+    """JStorm's spout (jstorm rule 5): an out-of-range fetch returns null and emittingOffset stays, so every fetch
+    of a position below the log start fails for good, and one above the log end waits until the log end reaches it."""
+    fetch = jstorm.FETCH
+    if side == "above":
+        return Outcome(
+            Lands.WAITS,
+            fetch,
+            lambda position, start, end: (
+                f"{_stuck(position, end)} (every fetch is out of range and returns nothing: emittingOffset stays, "
+                f"{fetch}; read, not run)"
+            ),
+        )
+    text = (
+        f"every fetch is out of range and returns nothing, for good: emittingOffset never moves and the partition "
+        f"never emits again, while the task's other partitions go on (its resetOffsetIfOutOfRange branch sets a "
+        f"local variable only, {fetch}; read, not run)"
+    )
+    return Outcome(Lands.FAILS, fetch, lambda position, start, end: text)
 
 
 def trident_out_of_range_throws(profile: SpoutProfile, library: Library) -> bool:
@@ -412,6 +437,8 @@ def stored_citation(profile: SpoutProfile, library: Library, trident: bool = Fal
     (storm-kafka-client; v1.1.1 for its legacy line) or KafkaTridentSpoutEmitter.seek (its Trident emitter)."""
     if library is Library.STORM_KAFKA:
         return storm_kafka_citation("PartitionManager", profile.storm_kafka.tag)
+    if library is Library.JSTORM_KAFKA:
+        return jstorm.STORED
     if library is Library.STORM_KAFKA_TRIDENT:
         return storm_kafka_citation(
             "TridentKafkaEmitter.doEmitNewPartitionBatch", profile.storm_kafka.tag, "trident/TridentKafkaEmitter"
@@ -430,6 +457,12 @@ def start_outcome(profile: SpoutProfile, library: Library, now_ms: int | None = 
     offset <= 0): storm-kafka at `current` (configured_start: PartitionManager's constructor), storm-kafka-client
     at its first-poll strategy's edge (first_poll_start: KafkaSpout.doSeek). The sentence names the position.
     `now_ms`: the capture time (configured_start)."""
+    if library is Library.JSTORM_KAFKA:
+        return Outcome(
+            Lands.LOG_START if profile.jstorm_from_beginning else Lands.LOG_END,
+            jstorm.START,
+            lambda position, start, end: fresh_position(profile, library, start, end).text(),
+        )
     if library is Library.STORM_KAFKA_CLIENT:
         return Outcome(
             Lands.LOG_START if profile.first_poll.edge == "log start" else Lands.LOG_END,
@@ -441,6 +474,19 @@ def start_outcome(profile: SpoutProfile, library: Library, now_ms: int | None = 
         storm_kafka_citation("PartitionManager", profile.storm_kafka.tag),
         lambda position, start, end: configured_start(profile, start, end, now_ms).text(),
     )
+
+
+def fresh_position(
+    profile: SpoutProfile, library: Library, log_start: int | None, log_end: int | None, now_ms: int | None = None
+) -> Position:
+    """Where the spout that reads with `library` starts a partition without a stored position it can use:
+    storm-kafka's `current` (configured_start), storm-kafka-client's first-poll edge (first_poll_start), JStorm's
+    log end + 1, or log start + 1 with kafka.fetch.from.beginning (jstorm.fresh_start)."""
+    if library is Library.JSTORM_KAFKA:
+        return Position(*jstorm.fresh_start(profile.jstorm_from_beginning, log_start, log_end))
+    if library is Library.STORM_KAFKA_CLIENT:
+        return first_poll_start(profile, log_start, log_end)
+    return configured_start(profile, log_start, log_end, now_ms)
 
 
 def crashing(citation: Citation = COMMIT_CRASH) -> Resumption:

@@ -211,6 +211,7 @@ class SpoutProfile:
     # --kafka-clients-release: the Kafka client release the topology ships (kafka-clients, or storm-kafka's Kafka jar);
     # None: the one Storm's release builds with (offctl.core.storm.kafka_clients.storm_pins)
     kafka_clients_release: str | None = None
+    jstorm_from_beginning: bool = False  # JStorm's kafka.fetch.from.beginning: the log start, whatever is stored
 
     @property
     def client_version(self) -> tuple[int, ...]:
@@ -241,7 +242,8 @@ class SpoutProfile:
             f"useStartOffsetTimeIfOffsetOutOfRange={str(self.out_of_range_reset).lower()}; storm-kafka-client "
             f"{self._client_named()}, "
             f"firstPollOffsetStrategy={self.first_poll.value}, processingGuarantee={self.guarantee.value}, "
-            f"offset.commit.period.ms={self.commit_period_ms}, isolation.level={self.isolation_level.value}"
+            f"offset.commit.period.ms={self.commit_period_ms}, isolation.level={self.isolation_level.value}; "
+            f"jstorm-kafka kafka.fetch.from.beginning={str(self.jstorm_from_beginning).lower()}"
         )
 
     def _client_named(self) -> str:
@@ -272,11 +274,13 @@ class Position:
 
 class Library(str, Enum):
     """Which code reads the stored position: storm-kafka's spout (PartitionManager), storm-kafka's Trident emitter
-    (TridentKafkaEmitter), or storm-kafka-client (its KafkaConsumer, spout or Trident)."""
+    (TridentKafkaEmitter), storm-kafka-client (its KafkaConsumer, spout or Trident), or JStorm's spout
+    (PartitionConsumer)."""
 
     STORM_KAFKA = "storm-kafka"
     STORM_KAFKA_TRIDENT = "storm-kafka Trident"
     STORM_KAFKA_CLIENT = "storm-kafka-client"
+    JSTORM_KAFKA = "jstorm-kafka"  # JStorm's spout (offctl.core.storm.jstorm)
 
 
 def isolation_level(profile: SpoutProfile, library: Library) -> Isolation:

@@ -43,7 +43,7 @@ from offctl.faces.audit.tasks import (
 )
 from offctl.pipeline.assess import assess
 from offctl.pipeline.inspect import findings_exit_code
-from offctl.pipeline.read import open_stores, spout_roots, trident_list
+from offctl.pipeline.read import jstorm_list, open_stores, spout_roots, trident_list
 from offctl.settings.connection import Connection
 from offctl.settings.run import Reading, Safety, Selection
 
@@ -302,7 +302,12 @@ def _live_source(sc, files: adapter.Files, settings: AuditSettings) -> _Source:
     conn, selection = reading.conn, reading.selection
     spouts, listed, driver_notes = _list_consumers(conn, selection)
     chunks = plan_chunks(
-        spouts, list(selection.groups), sc.defaultParallelism, listed, trident_roots=trident_list(conn, selection)
+        spouts,
+        list(selection.groups),
+        sc.defaultParallelism,
+        listed,
+        trident_roots=trident_list(conn, selection),
+        jstorm_roots=jstorm_list(conn, selection),
     )
     captured_ms = int(time.time() * 1000)
     tasks = (
@@ -338,6 +343,7 @@ def _snapshot_meta(reading: Reading, captured_ms: int, running: frozenset[str] |
         "zk": conn.zk,
         "zk_roots": list(conn.zk_roots),
         "trident_roots": list(conn.trident_roots),
+        "jstorm_roots": list(conn.jstorm_roots),
         "bootstrap_servers": conn.bootstrap_servers,
         "storm_root": conn.storm_root,
         "groups": list(selection.groups),

@@ -54,6 +54,7 @@ class Chunk:
     groups: tuple[str, ...] = ()
     listed_groups: tuple[str, ...] = ()  # from --all-groups: kept only when their commits carry Storm metadata
     trident_root: str | None = None  # every Trident Kafka spout state under this transactional root
+    jstorm_root: str | None = None  # every JStorm Kafka spout (those --jstorm names) under this JStorm root
 
     def describe(self) -> str:
         def some(names: Sequence[str]) -> str:
@@ -63,6 +64,8 @@ class Chunk:
             return f"spout ids {some(self.spout_ids)} under {self.zk_root}"
         if self.trident_root:
             return f"Trident spouts under {self.trident_root}"
+        if self.jstorm_root:
+            return f"JStorm spouts under {self.jstorm_root}"
         return f"groups {some(self.groups + self.listed_groups)}"
 
 
@@ -72,9 +75,10 @@ def plan_chunks(
     parallelism: int,
     listed_groups: Sequence[str] = (),
     trident_roots: Sequence[str] = (),
+    jstorm_roots: Sequence[str] = (),
 ) -> list[Chunk]:
     """Cut the consumers into chunks: about TASKS_PER_CORE tasks per core, at most MAX_CHUNK consumers each;
-    one chunk per Trident root."""
+    one chunk per Trident root and per JStorm root."""
     total = sum(len(ids) for ids in spouts_by_root.values()) + len(groups) + len(listed_groups)
     size = max(1, min(MAX_CHUNK, math.ceil(total / max(1, parallelism * TASKS_PER_CORE))))
     chunks: list[Chunk] = []
@@ -87,6 +91,8 @@ def plan_chunks(
         chunks.append(Chunk(len(chunks), listed_groups=tuple(listed_groups[i : i + size])))
     for root in trident_roots:
         chunks.append(Chunk(len(chunks), trident_root=root))
+    for root in jstorm_roots:
+        chunks.append(Chunk(len(chunks), jstorm_root=root))
     return chunks
 
 
@@ -121,6 +127,7 @@ def audit_chunk(reading: Reading, chunk: Chunk, now_ms: int) -> tuple[Snapshot, 
                 spouts_by_root={r: chunk.spout_ids for r in roots},
                 trident_roots=[chunk.trident_root] if chunk.trident_root else (),
                 profiles=reading.profiles,
+                jstorm_roots=[chunk.jstorm_root] if chunk.jstorm_root else (),
             )
             snapshot = replace(snapshot, reader=process_name())
             return snapshot, assess(snapshot, kafka, reading, records)
