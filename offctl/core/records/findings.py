@@ -26,9 +26,11 @@ CATALOGUE: dict[str, Code] = {
             _E,
             "the spout cannot use the record: PartitionManager cannot read a string `topology.id` and an "
             "integer `offset` from it as json-simple parses it (not JSON, not an object, no topology object, "
-            "no offset, an offset that is not a long); it starts that partition as if it had no record",
+            "no offset, an offset that is not a long); JStorm's spout, one without a long `offset` (its only "
+            "field read); it starts that partition as if it had no record",
             "The message says where the spout starts instead (storm-kafka 0.9.x: the log end unless "
-            "forceFromStart; 0.10 on: startOffsetTime). If that is wrong, with the topology stopped, `offctl "
+            "forceFromStart; 0.10 on: startOffsetTime; JStorm: the log end + 1, or the log start + 1 with "
+            "kafka.fetch.from.beginning). If that is wrong, with the topology stopped, `offctl "
             "reset --spout ID --partitions N --to offset --offset X` rewrites the record's offset (a JSON "
             "object), or delete the node.",
         ),
@@ -36,8 +38,8 @@ CATALOGUE: dict[str, Code] = {
             "INCONSISTENT_RECORD",
             _W,
             "a usable record says what Storm would not write, in fields the spout does not read: `partition` "
-            "differs from the node name or is missing, no `topic`, a malformed `broker` or `topology.name`, "
-            "bytes that are not UTF-8",
+            "differs from the node name or is missing, no `topic`, a malformed `broker` or `topology.name` "
+            "(JStorm: a `topology` that is not its name, a string), bytes that are not UTF-8",
             "The spout uses the offset for the partition its node stands for, and overwrites the record on "
             "its next commit. A record no spout rewrites was written by a tool: check who wrote it.",
         ),
@@ -53,20 +55,24 @@ CATALOGUE: dict[str, Code] = {
             "TOPIC_MISMATCH",
             _E,
             "a record names another topic than the one its offset is applied to: the user's `--topic`, its "
-            "`<topic>/` folder, or the topic most records of the spout id name; or the records name several "
+            "`<topic>/` folder (JStorm's spout: the topic of its path), or the topic most records of the spout id "
+            "name; or the records name several "
             "topics equally often (a tie, reported as one finding)",
             "storm-kafka never checks the stored topic: the offset is applied to the partition of the topic "
-            "the spout reads, and lag is computed there. Check which topologies use this spoutConfig.id, "
+            "the spout reads, and lag is computed there; nor does JStorm's. Check which topologies use this "
+            "spoutConfig.id (JStorm: kafka.client.id), "
             "then `offctl reset --spout ID --topic T` the partitions of the right topic. For a tie, give "
             "`--topic`.",
         ),
         Code(
             "ID_COLLISION",
             _E,
-            "records under one spout id name more than one topology, or one Kafka group carries "
-            "commits from more than one topology name",
+            "records under one spout id name more than one topology (JStorm: under one topic and "
+            "kafka.client.id, whose default `jstorm` every spout shares that sets none), or one Kafka group "
+            "carries commits from more than one topology name",
             "Two topologies overwrite each other's progress. Give each its own spoutConfig.id "
-            "(or group.id), then `offctl reset` (or `offctl restore` a backup of) the one that moved.",
+            "(or group.id, or JStorm's kafka.client.id), then `offctl reset` (or `offctl restore` a backup of) the "
+            "one that moved.",
         ),
         Code(
             "OFFSET_BELOW_LOG_START",
@@ -74,7 +80,8 @@ CATALOGUE: dict[str, Code] = {
             "the offset the spout resumes from is below the log start: the messages in between are gone; the "
             "message counts them and names their offsets, as the partition's `lost_to_retention` does",
             "Retention deleted messages the spout had not processed; the message says where the spout goes "
-            "next under the release given (`--storm-kafka-release`). Decide between earliest (keep what is "
+            "next under the release given (`--storm-kafka-release`; JStorm's spout fails every fetch of it for "
+            "good). Decide between earliest (keep what is "
             "left) and a replay source, then, with the topology stopped, `offctl reset ... --to earliest`.",
         ),
         Code(
@@ -83,7 +90,8 @@ CATALOGUE: dict[str, Code] = {
             "the offset the spout resumes from is above the log end: topic recreated, truncated, or unclean "
             "leader election",
             "storm-kafka 1.x emits nothing from the partition until the log end reaches the stored offset "
-            "(0.9.3-0.9.7 jump to the log end, 0.10 to the log start); the message says which. If the topic "
+            "(0.9.3-0.9.7 jump to the log end, 0.10 to the log start; JStorm's spout waits too); the message "
+            "says which. If the topic "
             "was recreated, `offctl reset ... --to earliest` (topology stopped) to read it from its start.",
         ),
         Code(
@@ -104,13 +112,15 @@ CATALOGUE: dict[str, Code] = {
             "UNREAD_NODE",
             _W,
             "a node below a spout id that storm-kafka never reads: not named `partition_N` (N a plain int up to "
-            "2147483647, as Partition.getId() writes it), e.g. `partition_01`, or deeper than offctl looks",
+            "2147483647, as Partition.getId() writes it), e.g. `partition_01`, or deeper than offctl looks; below a "
+            "JStorm spout's `<topic>/<client id>/`, a node not named by its partition number alone, e.g. `01`",
             "Written by a tool or by hand: the spout ignores it. Check what wrote it; delete it once nothing needs it.",
         ),
         Code(
             "UNREAD_PARTITION",
             _I,
-            "a record of a partition the spout does not read (outside the `--static-partitions` declared for it)",
+            "a record of a partition the spout does not read (outside the `--static-partitions` declared for it: "
+            "StaticHosts, or JStorm's kafka.broker.partitions)",
             "A spout on StaticHosts reads only its configured partitions; this record is not used. Harmless, "
             "unless the declaration is wrong.",
         ),
@@ -123,7 +133,8 @@ CATALOGUE: dict[str, Code] = {
             "where the opaque spout starts)",
             "The spout will start this partition where the message says (or has not yet committed a new "
             "partition). Expected right after partitions were added. A spout on StaticHosts reads only its "
-            "configured partitions: declare them with `--static-partitions ID=LIST`.",
+            "configured partitions, a JStorm spout partitions 0 to kafka.broker.partitions - 1 (default 1): "
+            "declare them with `--static-partitions ID=LIST`.",
         ),
         Code(
             "IGNORED_ZERO_OFFSET",

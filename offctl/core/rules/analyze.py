@@ -123,7 +123,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         2,
         ("MALFORMED_RECORD", "TRIDENT_REPLAY"),
-        "the spout cannot read topology.id and offset: it starts as with "
+        "the spout cannot read topology.id and offset (JStorm's: offset): it starts as with "
         "no record; a Trident state's batch at or past the coordinator's currtx, which a transactional spout replays "
         "where an opaque one resumes elsewhere: offctl cannot tell which wrote it",
         record_rules,
