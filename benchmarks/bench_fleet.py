@@ -12,7 +12,10 @@ and multiReads their nodes, then bare ListOffsets ask the broker for the log sta
 topic-partition the nodes name. The floor is its in-process time (the JVM's start-up left out, as issue 23
 asks); inspect is a new Python process, start-up included. A serve cycle is what serve does each interval
 before its render (offctl.faces.serve.exporter.run_cycle: inspect in process, then the window update), timed once the
-windows are full (10 cycles). Every figure is the best of --repeat runs.
+windows are full (10 cycles). Every figure is the best of --repeat runs. With --against (a checkout of an earlier
+commit), runs of the two alternate and are paired, and each cell gives both medians and the median change with its 90%
+bootstrap interval: the runs of one checkout spread by 10-20% on this machine, so a cell is slower only when its whole
+interval is above zero.
 
     .venv/bin/python benchmarks/bench_fleet.py [--sizes 20000,100000] [--repeat 3]
 
@@ -43,6 +46,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -213,13 +218,13 @@ for i in range(monitor.window + repeat):
     t0 = time.perf_counter()
     one()
     times.append(time.perf_counter() - t0)
-print(min(times[monitor.window:]))
+print(" ".join(f"{t:.6f}" for t in times[monitor.window:]))
 """
 
 
-def cycles_in_process(zk: str, root: str, bootstrap: str, repeat: int, checkout: str | None) -> float:
-    """serve cycles as serve_cycle times them, in a process of their own running this or another checkout: the best
-    of `repeat` once the windows are full."""
+def cycles_in_process(zk: str, root: str, bootstrap: str, repeat: int, checkout: str | None) -> list[float]:
+    """serve cycles as serve_cycle times them, in a process of their own running this or another checkout: the times
+    of `repeat` cycles once the windows are full."""
     proc = subprocess.run(
         [sys.executable, "-c", CYCLES, zk, root, bootstrap, str(repeat)],
         capture_output=True,
@@ -227,20 +232,39 @@ def cycles_in_process(zk: str, root: str, bootstrap: str, repeat: int, checkout:
         env=checkout_env(checkout),
     )
     assert proc.returncode == 0, proc.stderr[-1000:]
-    return float(proc.stdout.split()[-1])
+    return [float(t) for t in proc.stdout.split()]
+
+
+ROUNDS = 3  # serve-cycle processes per checkout, in turn: each fills its windows, then times `repeat` cycles
 
 
 def compare(zk: str, root: str, bootstrap: str, fleet: str, size: int, repeat: int, against: str) -> tuple:
-    """(inspect, serve cycle) of this checkout and of `against`, each the best of `repeat` runs made in turn (this,
-    that, this, that...), so that the machine's drift falls on both alike."""
-    mine, theirs, mine_cycle, their_cycle = [], [], [], []
+    """(inspect pairs, serve-cycle pairs) of `against` and this checkout: runs made in turn (that, this, that,
+    this...), each pair (before, after) two neighbouring runs, so that the machine's drift falls on both alike.
+    Inspect: `repeat` pairs of processes; serve: ROUNDS pairs of processes, their cycles paired in order."""
+    inspects, cycles = [], []
     for _ in range(repeat):
-        mine.append(inspect_cli(zk, root, bootstrap, fleet, size))
-        theirs.append(inspect_cli(zk, root, bootstrap, fleet, size, against))
-    for _ in range(repeat):
-        mine_cycle.append(cycles_in_process(zk, root, bootstrap, 1, None))
-        their_cycle.append(cycles_in_process(zk, root, bootstrap, 1, against))
-    return min(theirs), min(mine), min(their_cycle), min(mine_cycle)
+        before = inspect_cli(zk, root, bootstrap, fleet, size, against)
+        inspects.append((before, inspect_cli(zk, root, bootstrap, fleet, size)))
+    for _ in range(ROUNDS):
+        before = cycles_in_process(zk, root, bootstrap, repeat, against)
+        cycles += zip(before, cycles_in_process(zk, root, bootstrap, repeat, None), strict=True)
+    return inspects, cycles
+
+
+def paired(pairs: list[tuple[float, float]], draws: int = 2000) -> tuple[float, float, float, float, float]:
+    """(median before, median after, median of after/before - 1, and the 5th and 95th percentiles of that median
+    over `draws` bootstrap resamples of the pairs): a change whose interval holds 0 is within what the runs spread."""
+    rng = random.Random(47)
+    ratios = [after / before - 1 for before, after in pairs]
+    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(draws))
+    return (
+        statistics.median(b for b, _ in pairs),
+        statistics.median(a for _, a in pairs),
+        statistics.median(ratios),
+        medians[int(draws * 0.05)],
+        medians[int(draws * 0.95)],
+    )
 
 
 def fleets(sizes_arg: str):
@@ -262,7 +286,12 @@ def fleets(sizes_arg: str):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="20000,100000")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each timing; the best is printed")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs of each timing (the best is printed); with --against, pairs of inspects and cycles per process",
+    )
     ap.add_argument(
         "--against",
         metavar="CHECKOUT",
@@ -300,23 +329,23 @@ def main() -> None:
 
 
 def main_against(args) -> None:
+    """Before (`--against`) and after (this checkout), paired: the medians, and the median change with its 90%
+    bootstrap interval. A cell is slower only where the whole interval is above 0."""
     rows = []
     for zk_server, broker, size, fleet, root in fleets(args.sizes):
-        row = compare(zk_server.address, root, broker.address, fleet, size, args.repeat, args.against)
-        rows.append((size, fleet, *row))
-        print(
-            f"  {size:,} {fleet}: inspect {row[0]:.2f}s -> {row[1]:.2f}s; serve cycle {row[2]:.2f}s -> {row[3]:.2f}s",
-            flush=True,
-        )
+        inspects, cycles = compare(zk_server.address, root, broker.address, fleet, size, args.repeat, args.against)
+        rows.append((size, fleet, paired(inspects), paired(cycles), len(inspects), len(cycles)))
+        for name, pairs in (("inspect", inspects), ("serve cycle", cycles)):
+            print(f"  {size:,} {fleet} {name}: " + ", ".join(f"{b:.2f}->{a:.2f}" for b, a in pairs), flush=True)
     print(
-        f"\n| partitions | fleet | inspect -o json, {args.against} | this checkout | change | serve cycle, before | "
-        f"this checkout | change |"
+        f"\n| partitions | fleet | inspect -o json: before ({args.against}) | after | change (90% interval) | "
+        f"serve cycle: before | after | change (90% interval) |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    for size, fleet, before, after, cycle_before, cycle_after in rows:
+    for size, fleet, (ib, ia, ic, ilo, ihi), (cb, ca, cc, clo, chi), ni, nc in rows:
         print(
-            f"| {size:,} | {fleet} | {before:.2f} s | {after:.2f} s | {after / before - 1:+.1%} | "
-            f"{cycle_before:.2f} s | {cycle_after:.2f} s | {cycle_after / cycle_before - 1:+.1%} |"
+            f"| {size:,} | {fleet} | {ib:.2f} s | {ia:.2f} s | {ic:+.1%} ({ilo:+.1%} to {ihi:+.1%}, {ni} pairs) | "
+            f"{cb:.2f} s | {ca:.2f} s | {cc:+.1%} ({clo:+.1%} to {chi:+.1%}, {nc} pairs) |"
         )
 
 
