@@ -8,9 +8,13 @@ from __future__ import annotations
 import pytest
 
 from offctl.core.records.model import JSTORM, ConsumerKey, PartitionLog, Snapshot, Thresholds, ZkNode
+from offctl.core.rules import served
 from offctl.core.rules.analyze import analyze
+from offctl.core.rules.profiles import Profiles
 from offctl.core.storm import jstorm
+from offctl.core.storm.kafka_releases import RELEASES
 from offctl.core.storm.outcomes import Resumes
+from offctl.core.storm.protocol import BROKERS, Brokers
 from offctl.core.storm.releases import SpoutProfile
 
 ROOT, TOPIC, CLIENT, LEADER = "/jstorm", "clicks", "jstorm", "k1:9092"
@@ -188,3 +192,12 @@ def test_no_storm_kafka_rule_applies():
     rep = report([node(0, record(0, 0)), node(1, record(1, 20))], logs(0, 5_000_000))
     assert (row(rep).resumes.at, row(rep).lag) == (1, 4_999_999)
     assert not codes(rep) & {"IGNORED_ZERO_OFFSET", "LAG_BEYOND_MAX_OFFSET_BEHIND", "STALE_TOPOLOGY"}
+
+
+@pytest.mark.parametrize("release, serves", [("4.4", False), ("4.0", False), ("3.9", True), ("0.10.2", True)])
+def test_brokers_from_kafka_4_refuse_its_simple_consumer(release, serves):
+    """jstorm-kafka's pom@2.4.0 ships kafka_2.9.2 0.8.1: ListOffsets v0 and Fetch v0, which Kafka 4.0 removed."""
+    brokers = Brokers(BROKERS, {"node 1 (k1:9092)": RELEASES[release]})
+    supports, found, skipped = served.judged(report([node(0, record(0, 41))], logs(0, 50, 1)), Profiles(), brokers)
+    assert (supports[ConsumerKey(JSTORM, SPOUT, ROOT)].serves, skipped) == (serves, [])
+    assert [f.code for f in found] == ([] if serves else ["BROKER_INCOMPATIBLE"])
