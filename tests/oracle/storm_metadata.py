@@ -6,7 +6,9 @@
 - RecordOracle: what storm-kafka 1.2.4's ZkState.readJSON and PartitionManager's casts take from a partition
   record's bytes (tests/storm_runner/kafka/RecordOracle.java);
 - StateOracle: what TransactionalState.getData and a Trident emitter make of a state's bytes, per line
-  (tests/storm_runner/trident/StateOracle.java).
+  (tests/storm_runner/trident/StateOracle.java);
+- JStormRecordOracle: what JStorm's Kafka spout takes from a partition record's bytes, and the bytes its commitState
+  writes (tests/storm_runner/jstorm/JStormRecordOracle.java: jstorm-kafka's lines over json-simple 1.1's classes).
 
     with MetadataOracle("2.8.3") as oracle:
         oracle.ask([("orders-1-1700000000", b'{"topologyId":"orders-1-1700000000","taskId":1}')])  # ["own"]
@@ -196,3 +198,45 @@ class StateOracle(_Oracle):
 
     def ask(self, states: list[bytes]) -> list[str]:
         return self._ask([base64.b64encode(data) + b"\n" for data in states])
+
+
+JSTORM_SOURCE = Path(__file__).parent.parent / "storm_runner" / "jstorm" / "JStormRecordOracle.java"
+
+
+@functools.cache
+def _jstorm_classes() -> str:
+    """JStormRecordOracle compiled against the json-simple 1.1 and Guava jars storm-kafka 1.2.4's lib holds, once per
+    session: its classpath."""
+    from tests.oracle.storm_kafka_spout import lib_dir as storm_kafka_lib
+
+    classpath, _ = compile_java(
+        JSTORM_SOURCE, f"{storm_kafka_lib()}/*", prefix="jstorm-record-oracle-", log_prefix="jstorm-record-oracle"
+    )
+    return classpath
+
+
+def _utf16(text: str | None) -> str:
+    """A string as JStormRecordOracle's write mode reads it: "s" and the hex of its UTF-16 code units, "-" for null."""
+    return "-" if text is None else "s" + text.encode("utf-16-be", "surrogatepass").hex()
+
+
+class JStormRecordOracle(_Oracle):
+    """JStorm's jstorm-kafka (2.4.0) over json-simple 1.1 (tests/storm_runner/jstorm/JStormRecordOracle.java):
+    ask() answers "use <offset>" or "none <why>" for each record's bytes, write() the bytes
+    PartitionConsumer.commitState writes for each (topology, offset, partition, host, port, topic). One JVM answers
+    both."""
+
+    name = "JStormRecordOracle (jstorm-kafka 2.4.0's lines, json-simple 1.1)"
+
+    def __init__(self) -> None:
+        super().__init__([tool("java", "JStormRecordOracle"), *JVM_FLAGS, "-cp", _jstorm_classes(), JSTORM_SOURCE.stem])
+
+    def ask(self, records: list[bytes]) -> list[str]:
+        return self._ask([b"r " + base64.b64encode(data) + b"\n" for data in records])
+
+    def write(self, records: list[tuple[str | None, int, int, str, int, str]]) -> list[bytes]:
+        lines = [
+            f"w {_utf16(topology)} {offset} {partition} {_utf16(host)} {port} {_utf16(topic)}\n".encode()
+            for topology, offset, partition, host, port, topic in records
+        ]
+        return [base64.b64decode(answer) for answer in self._ask(lines)]

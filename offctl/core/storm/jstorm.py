@@ -2,17 +2,24 @@
 server, no clock.
 
 Read in alibaba/jstorm, module jstorm-utility/jstorm-kafka, package com.alibaba.jstorm.kafka, at its last release tag
-2.4.0 (master's tree is the same), and compared at 0.9.6.2 (where the module first appears), 0.9.6.3, 2.1.0, 2.1.1 and
-2.2.1: the classes below are the same at every tag but for KafkaSpout.open, which from 2.1.1 on applies the
-topology's settings to a KafkaSpoutConfig given to the constructor too (2.1.0 and before: only to the one it makes
-itself). Commits on master after 2.1.1 that changed the start and the out-of-range handling (563b09f, 92d8df0) were
-lost in a merge before 2.2.1 and are in no release's tree; pull requests that restored them (#441, #554) were never
-merged. offctl follows the released code.
+2.4.0 (master's tree is the same), and compared at 0.9.6.3, 2.1.0, 2.1.1 and 2.2.1: the classes below are the same at
+those tags but for KafkaSpout.open, which at 2.1.1 and 2.2.1 applies the topology's settings
+(KafkaSpoutConfig.configure) only to a KafkaSpoutConfig it makes itself, never to one given to its constructor (whose
+public fields then hold what the topology's code set, without the defaults below); 0.9.6.3, 2.1.0 and 2.4.0 configure
+both. The module's first release, 0.9.6.2, is another spout, replaced by b743b93 before 0.9.6.3 (MessageConsumer,
+Partition): offsets at <kafka.zookeeper.root>/<topic>/id_<client id>/<N>/offset, partitions 0 to
+kafka.broker.partitions-1 of every host of kafka.broker.hosts, a start at offset 0 without a record or with
+kafka.fetch.from.beginning, and an out-of-range fetch that throws out of nextTuple; offctl does not read that layout.
+Master's commits after 2.1.1 that changed the start, the first fetch and the out-of-range handling (563b09f, 92d8df0,
+120ec43, ed48192, 188609c) are in the history of 2.2.1 and 2.4.0 but in neither tree: bd02651 ("upgrade to jstorm
+2.2.1", not a merge) put PartitionConsumer, KafkaConsumer and KafkaSpout back as they were at 2.1.1, and pull request
+#441, which restored them, was never merged. offctl follows the released code.
 
 Not run: the module was never published to Maven Central (com.alibaba.jstorm publishes jstorm-core and jstorm-all
-2.1.0-2.2.1, and no jstorm-kafka), so the rules below are readings, cited. Its record read is json-simple 1.1
-(com.googlecode.json-simple, the module's own dependency) and two casts, which the project runs on json-simple's
-classes: tests/oracle/test_jstorm_record_differential.py.
+2.1.0-2.2.1; `mvn dependency:get` finds no com.alibaba.jstorm:jstorm-kafka), so the rules below are readings, cited. Its
+record read is json-simple 1.1 (com.googlecode.json-simple:json-simple:1.1: the module's own dependency at 2.2.1 and
+2.4.0, jstorm-client's before) and two casts, and its write json-simple's toJSONString of a HashMap:
+tests/oracle/test_jstorm_record_differential.py runs both, copied, on json-simple's classes.
 
 1. Where (PartitionConsumer.zkPath): <storm.zookeeper.root, default /jstorm>/kafka/offset/topic/<kafka.topic>/
    <kafka.client.id, default jstorm>/<partition>: the partition number alone, on the ZooKeeper of
@@ -32,12 +39,16 @@ classes: tests/oracle/test_jstorm_record_differential.py.
    position below the log start fails for good; above the log end the partition emits nothing until the log end
    reaches it. The task's other partitions go on (KafkaSpout.nextTuple polls each in turn).
 6. The commit (PartitionConsumer.commitState, every kafka.offset.update.interval.ms, default 2000): the lowest
-   offset emitted and not yet acked, or, with none pending, the last offset emitted; written only when it differs
-   from the last written. A restart fetches that offset + 1, so a message in flight at the lowest pending offset is
-   skipped. A failed tuple is never emitted again (fail() removes it from a set it never entered) and stays
+   offset fetched and not yet acked (fillMessages adds each offset it fetches to pendingOffsets before it is emitted),
+   or, with none pending, the last offset fetched (emittingOffset, then the last emitted); written only when it
+   differs from the last written. A restart fetches that offset + 1, so a message in flight at the lowest pending
+   offset is skipped. A failed tuple is never emitted again (fail() removes it from a set it never entered) and stays
    pending, holding the commit at its offset until the worker restarts.
 7. The record (commitState): a HashMap of topology (the topology's *name*, topology.name), offset, partition, broker
-   {host, port} and topic, written by json-simple's JSONValue.toJSONString in the HashMap's order.
+   {host, port} and topic, written by json-simple's JSONValue.toJSONString in the HashMap's order: partition, offset,
+   topology, topic, broker on Java 8 and later (RECORD_KEYS); on Java 7, the module's target, Java 7's HashMap
+   (another hash spread, new entries first in a bucket) gives topic, partition, topology, broker, offset (read, not
+   run). The read takes either.
 """
 
 from __future__ import annotations
@@ -47,7 +58,7 @@ from offctl.core.storm.jsonsimple import dumps_string
 
 TAG = "alibaba/jstorm 2.4.0"
 DIR = "jstorm-utility/jstorm-kafka/src/main/java/com/alibaba/jstorm/kafka/"
-RELEASES = "0.9.6.2-2.4.0"  # the release tags whose jstorm-kafka reads, starts and commits alike
+RELEASES = "0.9.6.3-2.4.0"  # the release tags whose jstorm-kafka reads, starts and commits alike
 LAYOUT = "kafka/offset/topic"  # below storm.zookeeper.root
 DEFAULT_ROOT = "/jstorm"  # storm.zookeeper.root's default (KafkaSpoutConfig.configure)
 DEFAULT_CLIENT_ID = "jstorm"  # kafka.client.id's default
