@@ -1,7 +1,7 @@
-"""JStorm spouts repaired end to end, through the real CLI, against the real ZooKeeper and the Kafka 3.9 broker
-JStorm's spout (a Kafka 0.8 client) talks to: reset to every target, dry run and --execute, each record written byte
-for byte as PartitionConsumer.commitState writes it and read back as the spout reads it; the restore of its backup
-puts every node back byte for byte; delete and its restore; hostile backups; the guards.
+"""JStorm spouts repaired end to end, through the real CLI and MCP's plan tools, against the real ZooKeeper and the
+Kafka 3.9 broker JStorm's spout (a Kafka 0.8 client) talks to: reset to every target, dry run and --execute, each
+record written byte for byte as PartitionConsumer.commitState writes it and read back as the spout reads it; the
+restore of its backup puts every node back byte for byte; delete and its restore; hostile backups; the guards.
 
 JStorm's spout itself cannot be run (jstorm-kafka is on no Maven repository: offctl.core.storm.jstorm), so the records
 are seeded with jstorm.record_bytes, the bytes commitState writes."""
@@ -19,7 +19,11 @@ import pytest
 
 from offctl.adapters.backup import digest
 from offctl.core.storm import jstorm
+from offctl.faces.mcp.apply import WRITTEN, apply
+from offctl.faces.mcp.plans import PlanStore, WriteTarget
+from offctl.settings.connection import Connection
 from tests.e2e.seeds import leader
+from tests.unit.test_mcpplans import Human
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
@@ -53,6 +57,18 @@ def world39(zk, kafka39, names, zk_server, broker39, tmp_path):
     w.safe = ["--backup-dir", str(tmp_path / "backups"), "--audit-log", str(tmp_path / "audit.log")]
     w.reset = [*w.conn, *w.safe, "--jstorm", w.spout]
     w.nodes = lambda: {kid: zk.get(f"{w.folder}/{kid}")[0] for kid in sorted(zk.get_children(w.folder))}
+    w.run = WriteTarget(
+        "test",
+        Connection(
+            zk=zk_server.address,
+            jstorm_roots=(root,),
+            bootstrap_servers=broker39.address,
+            storm_root=names.root + "/storm",
+        ),
+        tmp_path / "backups",
+        tmp_path / "audit.log",
+        quiet_period_s=0,
+    )
     return w
 
 
@@ -206,3 +222,28 @@ def test_the_guards_refuse_a_recent_write_and_a_running_topology(cli, world39, z
     assert unknown.exit_code == 4
     message = {g["guard"]: g for g in unknown.json()["guards"]}["running-topology"]["message"]
     assert "cannot tell whether the owning topology runs: neither" in message and w.nodes() == before
+
+
+def test_the_mcp_plan_tools_reset_and_delete_a_jstorm_spout(cli, world39):
+    w = world39
+    before = w.nodes()
+    store = PlanStore()
+    plan = store.plan_reset(w.run, store="jstorm", consumer=w.spout, to="offset", value=7)
+    assert plan.writes == 3 and not plan.refused
+    assert [c["after"] for c in plan.document["changes"]] == [6, 6, 6]
+    assert f"Reset 3 partitions of JStorm spout {w.spout} (JStorm root {w.root})" in plan.text
+    command = shlex.split(plan.command)
+    assert command[command.index("--jstorm") + 1] == w.spout and w.root in command
+    result = apply(store, plan.id, allow_writes=True, confirm=Human())
+    assert result.status == WRITTEN and result.verified, result.reason
+    assert w.nodes() == {str(p): w.record(p, 6) for p in range(3)}
+
+    deleting = store.plan_delete(w.run, store="jstorm", spout=w.spout, partitions="2")
+    assert [(c["partition"], c["action"]) for c in deleting.document["changes"]] == [(2, "delete")]
+    assert shlex.split(deleting.command)[:2] == ["offctl", "delete"] and "--jstorm" in deleting.command
+    deleted = apply(store, deleting.id, allow_writes=True, confirm=Human())
+    assert deleted.status == WRITTEN and deleted.verified and set(w.nodes()) == {"0", "1"}, deleted.reason
+    for undo in (deleted.undo, result.undo):  # the delete's undo, then the reset's
+        undone = cli(*shlex.split(undo)[1:], "--yes")
+        assert undone.exit_code == 0, undone.stderr
+    assert w.nodes() == before
