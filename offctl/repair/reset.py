@@ -329,33 +329,19 @@ def _plan_spout(
             if key.store == JSTORM
             else f"spout id '{request.spout}' has no partition records under {key.zk_root}"
         )
-    if key.store == JSTORM:
-        plan = plan_jstorm(
-            key,
-            snapshot.zk_nodes,
-            snapshot.cluster or {},
-            target,
-            scope=request.scope,
-            time_offsets=time_offsets,
-            static=request.static_partitions.get(key.consumer),
-            captured_ms=snapshot.captured_ms,
-            profile=profile,
-        )
-        return _nonempty(guard.check(plan, topology_ids=set(), zk_paths=True, groups=()), request)
-    plan = plan_zookeeper(
-        key,
-        snapshot.zk_nodes,
-        snapshot.cluster or {},
-        target,
+    planned = dict(
         scope=request.scope,
         time_offsets=time_offsets,
         static=request.static_partitions.get(key.consumer),
         captured_ms=snapshot.captured_ms,
         profile=profile,
-        batches=batches,
     )
-    plan = guard.check(plan, topology_ids=topologies_of(guard.records), zk_paths=True, groups=())
-    return _nonempty(plan, request)
+    if key.store == JSTORM:  # its records name no storm id: the guard knows it by name (_Guard.check)
+        plan, ids = plan_jstorm(key, snapshot.zk_nodes, snapshot.cluster or {}, target, **planned), set()
+    else:
+        plan = plan_zookeeper(key, snapshot.zk_nodes, snapshot.cluster or {}, target, batches=batches, **planned)
+        ids = topologies_of(guard.records)
+    return _nonempty(guard.check(plan, topology_ids=ids, zk_paths=True, groups=()), request)
 
 
 def _reset_groups(request: ResetRequest, snapshot: Snapshot) -> list[str]:

@@ -14,7 +14,6 @@ from dataclasses import replace
 
 from offctl.core.plans.plan import (
     CREATE,
-    UNKNOWN_TOPIC,
     Applied,
     Change,
     Plan,
@@ -28,6 +27,7 @@ from offctl.core.plans.plan import (
 )
 from offctl.core.plans.rewrite import rewrite_offset
 from offctl.core.plans.targets import Scope, Target
+from offctl.core.plans.zookeeper import NOT_AN_OBJECT, moved_row
 from offctl.core.records.jstorm import parse_jstorm_node
 from offctl.core.records.model import Cluster, ConsumerKey, OffsetRecord, PartitionLog, ZkNode
 from offctl.core.records.stormjson import load_json_simple
@@ -117,35 +117,14 @@ def _node_change(
 ) -> Change:
     """The change that moves one record: the target is where the spout fetches first, and the record stores it - 1;
     left out where it cannot be moved."""
-    base = Change(
-        applied,
-        node.node_partition,
-        record.committed,
-        None,
-        path=node.path,
-        version=node.version,
-        before_data=node.data,
-    )
-    why: tuple[str, ...] = (
-        (f"the spout cannot use this record ({record.malformed}); only its offset is rewritten",)
-        if record.malformed
-        else ()
-    )
-    position = position_of(record)
-    if applied is None:
-        return replace(base, left_out=True, reasons=why + (UNKNOWN_TOPIC,))
-    if target.kind == "current" and position is None:
-        return replace(base, left_out=True, reasons=why + ("no offset the spout uses, so none to keep",))
-    log, missing = _log_of(cluster, applied, node.node_partition)
-    if log is None:
-        return replace(base, reasons=why + (missing,))
-    fetch, reasons = target_offset(target, applied, node.node_partition, position, log, time_offsets)
+    base, fetch, reasons = moved_row(node, record, applied, cluster, target, time_offsets, position_of(record))
     if fetch is None:
-        return replace(base, left_out=not _by_choice(target, applied, node.node_partition), reasons=why + reasons)
+        return base
+    why = base.reasons
     after = jstorm.stored_for(fetch)
     data = rewrite_offset(node.data, after)
     if data is None:
-        return replace(base, left_out=True, reasons=why + ("node data is not a JSON object: fix or delete it by hand",))
+        return replace(base, left_out=True, reasons=why + (NOT_AN_OBJECT,))
     read = parse_jstorm_node(replace(node, data=data))
     if read.malformed is not None or read.committed != after:
         return replace(
