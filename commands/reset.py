@@ -25,6 +25,7 @@ from .options import Confirmation, check_confirmable, connection, err_console, p
 CLIENT_SPOUT_OPTIONS = pick(
     SPOUT_OPTIONS, "storm_kafka_client_release", "first_poll_offset_strategy", "isolation_level"
 )
+JSTORM_SPOUT_OPTIONS = pick(SPOUT_OPTIONS, "jstorm_from_beginning")  # where a JStorm spout starts, in a plan's words
 NO_TRIDENT = without(CONNECTION_OPTIONS, "trident_root")
 
 
@@ -63,6 +64,7 @@ TOPICS = OPTIONS["topic"].but(many=True, metavar="TOPIC[:PARTITIONS]")
 
 @shared(
     CLIENT_SPOUT_OPTIONS,
+    JSTORM_SPOUT_OPTIONS,
     SAFETY_OPTIONS,
     CONNECTION_OPTIONS,
     own=(
@@ -70,6 +72,7 @@ TOPICS = OPTIONS["topic"].but(many=True, metavar="TOPIC[:PARTITIONS]")
         "group",
         "all_groups",
         OPTIONS["trident"].but(many=False),
+        OPTIONS["jstorm"].but(many=False),
         TOPICS,
         "partitions",
         "static_partitions",
@@ -90,6 +93,7 @@ def reset_command(
     group: list[str] | None,
     all_groups: bool,
     trident: str | None,
+    jstorm: str | None,
     topic: list[str] | None,
     partitions: str | None,
     static_partitions: list[str] | None,
@@ -105,6 +109,9 @@ def reset_command(
 ) -> None:
     """Move a spout's or groups' offsets: plan (dry run), then --execute with backup and checks.
 
+    A JStorm spout (--jstorm TOPIC/CLIENT_ID) fetches its stored offset + 1: each target is where it fetches
+    first, and its records store the target - 1.
+
     Guards refuse (exit 4) while the owning topology runs, while records were written within
     --quiet-period, or while the group has members; --force GUARD overrides one.
 
@@ -119,7 +126,7 @@ def reset_command(
 
     with reported_errors():
         confirm, conn = _writing(given, output)
-        profile = _profile(given, spout, trident, *(group or ()))
+        profile = _profile(given, spout, trident, jstorm, *(group or ()))
         asked = any(v is not None for v in (to, offset, at, by, by_duration))
         target = (
             make_target(to.value if to else None, offset, at, by, by_duration, int(time.time() * 1000))
@@ -136,13 +143,14 @@ def reset_command(
             topology_id=topology_id,
             plain=no_storm_metadata,
             trident=trident,
+            jstorm=jstorm,
             static_partitions=parse_static_partitions(static_partitions),
         )
         outcomes = reset(conn, request, safety(given), confirm, profile)
     _finish(outcomes, output, confirm, many=request.many or len(outcomes) > 1)
 
 
-@shared(CLIENT_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT, own=("hand_made", OUTPUT))
+@shared(CLIENT_SPOUT_OPTIONS, JSTORM_SPOUT_OPTIONS, SAFETY_OPTIONS, NO_TRIDENT, own=("hand_made", OUTPUT))
 def restore_command(
     given: Given,
     backup: Annotated[
@@ -210,11 +218,21 @@ def migrate_command(
 @shared(
     SAFETY_OPTIONS,
     NO_TRIDENT,
-    own=(ONE_SPOUT, TOPICS, "partitions", "record_topic", "written_by", "all_records", OUTPUT),
+    own=(
+        OPTIONS["spout"].but(many=False),
+        OPTIONS["jstorm"].but(many=False),
+        TOPICS,
+        "partitions",
+        "record_topic",
+        "written_by",
+        "all_records",
+        OUTPUT,
+    ),
 )
 def delete_command(
     given: Given,
-    spout: str,
+    spout: str | None,
+    jstorm: str | None,
     topic: list[str] | None,
     partitions: str | None,
     record_topic: str | None,
@@ -222,14 +240,15 @@ def delete_command(
     all_records: bool,
     output: PlanOutput,
 ) -> None:
-    """Delete a storm-kafka spout's stale partition records: plan, guards, backup, one multi-op.
+    """Delete a storm-kafka or JStorm spout's stale partition records: plan, guards, backup, one multi-op.
 
-    The spout then starts those partitions as its start-up rules say (startOffsetTime from 0.10 on).
-    `offctl restore BACKUP` creates them again, byte for byte.
+    The spout then starts those partitions as its start-up rules say (storm-kafka: startOffsetTime from 0.10
+    on; JStorm: the log end + 1). `offctl restore BACKUP` creates them again, byte for byte.
 
     \b
     Example:
       offctl delete --zk zk1:2181 --zk-root /kafka-spouts --spout shared-id --record-topic payments
+      offctl delete --zk zk1:2181 --jstorm-root /jstorm --jstorm clicks/jstorm --written-by old-topology
     """
     from offctl.repair.migrate import delete
 
@@ -246,5 +265,6 @@ def delete_command(
             record_topic=record_topic,
             written_by=written_by,
             every=all_records,
+            jstorm=jstorm,
         )
     _finish([outcome], output, confirm)

@@ -26,7 +26,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offctl.core.plans.plan import CREATE, Change, Plan
+from offctl.core.records.jstorm import node_partition as jstorm_partition
 from offctl.core.records.model import (
+    JSTORM,
     KAFKA,
     STORM_KAFKA,
     STORM_KAFKA_CLIENT,
@@ -38,6 +40,7 @@ from offctl.core.records.model import (
     ZkNode,
     iso_ms,
 )
+from offctl.core.storm import jstorm
 from offctl.errors import UsageError, WriteConflict
 from offctl.inputs import read_text
 
@@ -279,10 +282,12 @@ def _verify_checksum(doc: dict, path: Path, fmt: int) -> None:
 def _backup_key(doc: dict, path: Path) -> ConsumerKey:
     """Whom the backup is of: its store and consumer, and the zk_root of a ZooKeeper or Trident one."""
     store, consumer, root = doc.get("store"), doc.get("consumer"), doc.get("zk_root")
-    if store not in (ZOOKEEPER, KAFKA, TRIDENT) or not isinstance(consumer, str) or not consumer:
+    if store not in (ZOOKEEPER, KAFKA, TRIDENT, JSTORM) or not isinstance(consumer, str) or not consumer:
         raise _bad(path, "no store and consumer")
     if store in ZK_STORES and not (isinstance(root, str) and root.startswith("/")):
         raise _bad(path, "no zk_root")
+    if store == JSTORM and jstorm.split_id(consumer) is None:
+        raise _bad(path, f"consumer {consumer[:80]!r} is not a JStorm spout's TOPIC/CLIENT_ID")
     return ConsumerKey(store, consumer, root if store in ZK_STORES else None)
 
 
@@ -347,16 +352,20 @@ def _written_commit(e: dict, group: str) -> KafkaCommit | None:
 
 def _saved_path(e: dict, key: ConsumerKey) -> tuple[str, int, list[str]]:
     """The saved node's path, partition and the path segments below the consumer, checked to be one of
-    its partition nodes (Trident: <root>/<txStateId>/user/<partition id>/<txid>)."""
+    its partition nodes (Trident: <root>/<txStateId>/user/<partition id>/<txid>; JStorm:
+    <root>/kafka/offset/topic/<topic>/<client id>/<partition>)."""
     path, partition = e["path"], e["partition"]
-    prefix = key.zk_root.rstrip("/") + "/" + key.consumer + ("/user/" if key.store == TRIDENT else "/")
+    base = jstorm.spouts_path(key.zk_root) if key.store == JSTORM else key.zk_root.rstrip("/")
+    prefix = base + "/" + key.consumer + ("/user/" if key.store == TRIDENT else "/")
     rest = path[len(prefix) :].split("/") if isinstance(path, str) and path.startswith(prefix) else []
-    if not isinstance(partition, int) or not _partition_node(key, rest, partition):
+    if not _is_int(partition) or not _partition_node(key, rest, partition):
         raise ValueError(f"path {path!r} is not a partition node of {key}")
     return path, partition, rest
 
 
 def _partition_node(key: ConsumerKey, rest: list[str], partition: int) -> bool:
+    if key.store == JSTORM:  # the partition number alone, as PartitionConsumer.zkPath writes it
+        return len(rest) == 1 and jstorm_partition(rest[0]) == partition
     if key.store != TRIDENT:
         return 1 <= len(rest) <= 2 and rest[-1] == f"partition_{partition}"
     if len(rest) < 2 or not rest[-1].isdigit():
@@ -392,6 +401,9 @@ def _node(key: ConsumerKey, path: str, partition: int, rest: list[str], data: by
             txid=int(rest[-1]),
             txids=1,
         )
+    if key.store == JSTORM:
+        topic = key.consumer.split("/", 1)[0]
+        return ZkNode(key.zk_root, key.consumer, path, partition, topic, data, version, 0, jstorm=True)
     return ZkNode(key.zk_root, key.consumer, path, partition, rest[0] if len(rest) == 2 else None, data, version, 0)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from offctl.adapters.backup import parse_backup, read_json
 from offctl.core.records.model import (
+    JSTORM,
     KAFKA,
     TRIDENT,
     ZK_STORES,
@@ -19,6 +20,7 @@ from offctl.core.records.model import (
     KafkaCommit,
 )
 from offctl.core.records.parse import parse_zk_node
+from offctl.core.storm import jstorm
 from offctl.errors import UsageError
 from offctl.inputs import read_text
 
@@ -37,7 +39,9 @@ class OffsetsFile:
 
 def load_offsets_file(path: Path) -> OffsetsFile:
     """Explicit target offsets from an offctl plan (`reset --output json`), an offctl backup, or a CSV as
-    kafka-consumer-groups --export writes it (topic,partition,offset or group,topic,partition,offset)."""
+    kafka-consumer-groups --export writes it (topic,partition,offset or group,topic,partition,offset). Each offset is
+    where the spout fetches first: a JStorm spout's plan and backup keep the offsets it stores, and it fetches each
+    + 1 (jstorm.resumes_at), which is what is taken from them."""
     doc = read_json(path)
     if isinstance(doc, dict) and "offctl_backup" in doc:
         backup = parse_backup(doc, path)
@@ -45,7 +49,9 @@ def load_offsets_file(path: Path) -> OffsetsFile:
             offsets = {}
             for node in backup.nodes:
                 record = parse_zk_node(node)
-                if record.committed is not None and record.topic:
+                if node.jstorm and record.committed is not None and record.malformed is None:
+                    offsets[(node.folder_topic, node.node_partition)] = jstorm.resumes_at(record.committed)
+                elif not node.jstorm and record.committed is not None and record.topic:
                     offsets[(record.topic, node.node_partition)] = record.committed
         else:
             offsets = {(c.topic, c.partition): c.offset for c in backup.commits if isinstance(c, KafkaCommit)}
@@ -56,23 +62,33 @@ def load_offsets_file(path: Path) -> OffsetsFile:
 
 
 def _plan_offsets(doc: dict, path: Path) -> OffsetsFile:
-    store, consumer = doc.get("store"), doc.get("consumer")
-    if store not in (ZOOKEEPER, KAFKA, TRIDENT) or not isinstance(consumer, str):
+    store, consumer, root = doc.get("store"), doc.get("consumer"), doc.get("zk_root")
+    if store not in (ZOOKEEPER, KAFKA, TRIDENT, JSTORM) or not isinstance(consumer, str):
         raise UsageError(f"{path}: a plan file names its store and consumer")
-    key = ConsumerKey(store, consumer, doc.get("zk_root") if store in ZK_STORES else None)
+    if store == JSTORM and (jstorm.split_id(consumer) is None or not (isinstance(root, str) and root.startswith("/"))):
+        raise UsageError(f"{path}: a JStorm spout's plan names its TOPIC/CLIENT_ID and its root")
+    key = ConsumerKey(store, consumer, root if store in ZK_STORES else None)
     offsets = {}
     for c in doc["changes"]:
         if not isinstance(c, dict):
             raise UsageError(f"{path}: a change is not an object")
         if c.get("action") == "write":
-            t, p, after = c.get("topic"), c.get("partition"), c.get("after")
-            if not (isinstance(t, str) and _whole(p, 2**31 - 1) and _whole(after, 2**63 - 1)):
+            t, p, fetch = _written(c, store)
+            if not (isinstance(t, str) and _whole(p, 2**31 - 1) and _whole(fetch, 2**63 - 1)):
                 raise UsageError(
                     f"{path}: a change lacks topic, partition or after (whole numbers a Kafka "
                     f"partition and offset can be)"
                 )
-            offsets[(t, p)] = after
+            offsets[(t, p)] = fetch
     return OffsetsFile(key, offsets, "plan")
+
+
+def _written(change: dict, store: str) -> tuple[object, object, object]:
+    """A written change's topic, partition and where the spout fetches first after it: its `after`, or for a JStorm
+    spout, which stores where it fetches - 1 (-1 for 0), `after` + 1 (jstorm.resumes_at)."""
+    after = change.get("after")
+    fetch = jstorm.resumes_at(after) if store == JSTORM and type(after) is int else after
+    return change.get("topic"), change.get("partition"), fetch
 
 
 def _whole(value: object, most: int) -> bool:

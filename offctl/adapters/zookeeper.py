@@ -508,6 +508,13 @@ class ZkStore:
         listed = self.children([path])
         return frozenset(listed[path]) if path in listed else None
 
+    def running_jstorm(self, root: str) -> frozenset[str] | None:
+        """JStorm's running topology ids under `<root>/topology` (offctl.core.storm.jstorm rule 8), or None when that
+        node does not exist."""
+        path = jstorm.topologies_path(root)
+        listed = self.children([path])
+        return frozenset(listed[path]) if path in listed else None
+
     # --- writes --------------------------------------------------------------------------------------
 
     def read_data(self, paths: Sequence[str]) -> dict[str, bytes]:

@@ -14,7 +14,7 @@ from rich.text import Text
 from offctl.core.plans.cost import cost_lines, describe, undo_cost
 from offctl.core.plans.plan import DELETE, SKIP, UNCHANGED, WRITE, Change, Plan
 from offctl.core.plans.plancost import ChangeCost, CostSum, PlanCost
-from offctl.core.records.model import KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, iso_ms
+from offctl.core.records.model import JSTORM, KAFKA, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, iso_ms
 from offctl.core.results.repair import RepairResult
 from offctl.render.formats import dumps, number, plural, table_console
 
@@ -161,8 +161,14 @@ def write_plan(plan: Plan, console: Console) -> None:
     """The plan for people: one row per partition, its cost, then the guards and the warnings."""
     where = f" from {plan.source}" if plan.source else ""
     console.print(f"{plan.operation} {plan.key}{where} -> {plan.target}", style="bold")
+    if plan.key.store == JSTORM:
+        console.print(JSTORM_COLUMNS, soft_wrap=True)
     console.print(_changes_table(plan))
     _write_plan_notes(plan, console)
+
+
+# offctl.core.plans.jstorm: a JStorm spout's plan keeps the offsets it stores, as inspect's `committed` does
+JSTORM_COLUMNS = "  Before and After are the offsets stored: JStorm's spout fetches each + 1 first"
 
 
 def _changes_table(plan: Plan) -> Table:
@@ -328,11 +334,14 @@ _VERBS = {"reset": "Reset", "restore": "Restore", "migrate": "Migrate", "delete"
 
 
 def consumer_words(key: ConsumerKey) -> str:
-    """A consumer as the confirmation names it: spout ID (zkRoot R), Trident spout ID (Trident root R), group G."""
+    """A consumer as the confirmation names it: spout ID (zkRoot R), Trident spout ID (Trident root R), JStorm spout
+    TOPIC/CLIENT_ID (JStorm root R), group G."""
     if key.store == ZOOKEEPER:
         return f"spout {key.consumer} (zkRoot {key.zk_root})"
     if key.store == TRIDENT:
         return f"Trident spout {key.consumer} (Trident root {key.zk_root})"
+    if key.store == JSTORM:
+        return f"JStorm spout {key.consumer} (JStorm root {key.zk_root})"
     return f"group {key.consumer}"
 
 

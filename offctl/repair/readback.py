@@ -8,8 +8,8 @@ from pathlib import Path
 
 from offctl.adapters.backup import record_read_back
 from offctl.core.plans.plan import Plan
-from offctl.core.plans.verify import verify_kafka, verify_zookeeper
-from offctl.core.records.model import TRIDENT, ZK_STORES
+from offctl.core.plans.verify import verify_jstorm, verify_kafka, verify_zookeeper
+from offctl.core.records.model import JSTORM, TRIDENT, ZK_STORES
 from offctl.errors import WriteConflict
 from offctl.ports import LogWriter, SpoutWriter
 from offctl.repair.reads import ReadBack
@@ -67,7 +67,8 @@ def verify_write(
     """What reading the written change back finds wrong (nothing: verified), what it notes, and a group's
     commits as read back (empty for ZooKeeper, whose read-back must hold exactly the bytes written)."""
     if plan.key.store in ZK_STORES:
-        problems = verify_zookeeper(plan, zk.read_data([c.path for c in plan.writes]))
+        verify = verify_jstorm if plan.key.store == JSTORM else verify_zookeeper
+        problems = verify(plan, zk.read_data([c.path for c in plan.writes]))
         return (problems + _newer_txids(plan, zk) if plan.key.store == TRIDENT else problems), (), {}
     back = {(c.topic, c.partition): (c.offset, c.metadata) for c in kafka.group_commits([plan.key.consumer])}
     found = verify_kafka(plan, back, read_back.profile, read_back.running, read_back.topology_id)

@@ -14,12 +14,23 @@ from dataclasses import dataclass, replace
 from offctl.core.plans.cost import Spout, cost_positions, plan_cost
 from offctl.core.plans.guards import GuardFacts
 from offctl.core.plans.plan import Plan
-from offctl.core.records.model import Cluster, ConsumerKey, MessageRead, OffsetRecord, Snapshot, Thresholds, ZkNode
+from offctl.core.records.model import (
+    JSTORM,
+    TRIDENT,
+    Cluster,
+    ConsumerKey,
+    MessageRead,
+    OffsetRecord,
+    Snapshot,
+    Thresholds,
+    ZkNode,
+)
 from offctl.core.rules.profiles import Profiles
+from offctl.core.storm import jstorm
 from offctl.core.storm.releases import SpoutProfile
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.pipeline.read import read_snapshot
-from offctl.ports import LogStore, LogWriter, SpoutStore, SpoutWriter
+from offctl.ports import LogStore, LogWriter, SpoutWriter
 from offctl.settings.connection import Connection
 from offctl.settings.run import Safety, Selection, check_spout_id
 
@@ -67,19 +78,24 @@ def check_consumer(spout: str | None, group: str | None) -> None:
 
 
 def read_state(
-    zk: SpoutStore | None,
+    zk: SpoutWriter | None,
     kafka: LogStore | None,
     roots: list[str],
     selection: Selection,
     storm_root: str,
-    trident: ConsumerKey | None = None,
+    own: ConsumerKey | None = None,
     profile: SpoutProfile | None = None,
 ) -> tuple[Snapshot, list[OffsetRecord]]:
     """The consumer's current state, raw and parsed; StoreUnavailable unless all of it could be read.
-    `trident`: the Trident spout to read, under its root. `profile`: the written consumer's settings (a spout that
-    reads committed has its topics' last stable offsets read: `--to latest` moves it there)."""
-    if trident is not None:
-        selection = replace(selection, tridents=(trident.consumer,))
+    `own`: the Trident or JStorm spout to read, under its own root (a JStorm spout's running topologies are JStorm's
+    too: jstorm_running). `profile`: the written consumer's settings (a spout that reads committed has its topics'
+    last stable offsets read: `--to latest` moves it there)."""
+    trident = own if own is not None and own.store == TRIDENT else None
+    js = own if own is not None and own.store == JSTORM else None
+    if own is not None:
+        selection = (
+            replace(selection, tridents=(own.consumer,)) if trident else replace(selection, jstorms=(own.consumer,))
+        )
     snapshot, records = read_snapshot(
         zk,
         kafka,
@@ -89,10 +105,22 @@ def read_state(
         clock_ms(),
         trident_roots=[trident.zk_root] if trident else (),
         profiles=Profiles(Thresholds(spout=profile)) if profile is not None else None,
+        jstorm_roots=[js.zk_root] if js else (),
     )
     if snapshot.incomplete:
         raise StoreUnavailable("could not read everything a safe plan needs: " + "; ".join(snapshot.incomplete))
+    if js is not None:
+        snapshot = replace(snapshot, running=jstorm_running(zk, js.zk_root, snapshot.running))
     return snapshot, [r for rs in records.values() for r in rs]
+
+
+def jstorm_running(zk: SpoutWriter, root: str, storm: frozenset[str] | None) -> frozenset[str] | None:
+    """The topologies that may run a JStorm spout of `root`: JStorm's under <root>/topology (jstorm rule 8), with
+    those under Storm's root (`storm`, already read); None when neither is there."""
+    listed = zk.running_jstorm(root)
+    if listed is None and storm is None:
+        return None
+    return (listed or frozenset()) | (storm or frozenset())
 
 
 def guard_facts(
@@ -103,24 +131,41 @@ def guard_facts(
     topology_ids: set[str],
     zk_paths: bool,
     groups: tuple[str, ...],
+    jstorm_root: str | None = None,
+    topology_names: Iterable[str] = (),
 ) -> GuardFacts:
-    """What the guards judge a plan by: the topologies it names, those running (or why unknown), the nodes'
-    modification times, the groups' state, now, and the quiet period."""
-    if snapshot.running is not None:
-        why = ""
-    elif not conn.zk:
-        why = "no --zk given, so Storm's root cannot be read (give --zk of Storm's ZooKeeper)"
-    else:
-        why = f"{conn.storm_root}/storms does not exist on {conn.zk} (set --storm-root)"
-    return GuardFacts(
+    """What the guards judge a plan by: the topologies it names (by storm id; `topology_names`: by name alone, as a
+    JStorm spout's records do), those running (or why unknown: under `jstorm_root` too for a JStorm spout), the
+    nodes' modification times, the groups' state, now, and the quiet period."""
+    facts = GuardFacts(
         topology_ids=frozenset(t for t in topology_ids if t),
         running=snapshot.running,
-        running_unknown_why=why,
+        running_unknown_why=_why_unknown(snapshot, conn, jstorm_root),
         zk_modified_ms={n.path: n.mtime_ms for n in snapshot.zk_nodes} if zk_paths else {},
         groups=tuple(g for g in snapshot.groups if g.group in groups),
         now_ms=clock_ms(),
         quiet_period_s=safety.quiet_period_s,
+        topology_names=frozenset(n for n in topology_names if n),
     )
+    if jstorm_root is None:
+        return facts
+    listed = f"{jstorm.topologies_path(jstorm_root)} or {conn.storm_root}/storms"
+    return replace(facts, listed_under=listed, kill="jstorm kill NAME, or storm kill NAME")
+
+
+def _why_unknown(snapshot: Snapshot, conn: Connection, jstorm_root: str | None) -> str:
+    """Why offctl cannot tell which topologies run ("" when it can)."""
+    if snapshot.running is not None:
+        return ""
+    if not conn.zk:
+        return "no --zk given, so Storm's root cannot be read (give --zk of Storm's ZooKeeper)"
+    if jstorm_root is not None:
+        return (
+            f"neither {jstorm.topologies_path(jstorm_root)} (JStorm's running topologies, {jstorm.RUNNING}) nor "
+            f"{conn.storm_root}/storms exists on {conn.zk}: JStorm's cluster may keep its state on another ZooKeeper "
+            f"(storm.zookeeper.servers) than the spouts' kafka.zookeeper.hosts; check `jstorm list` there"
+        )
+    return f"{conn.storm_root}/storms does not exist on {conn.zk} (set --storm-root)"
 
 
 def costed(
@@ -143,6 +188,11 @@ def costed(
 def topologies_of(records: Iterable[OffsetRecord]) -> set[str]:
     """Storm ids named by records (ZooKeeper) or commit metadata (Kafka)."""
     return {r.topology_id for r in records if r.topology_id}
+
+
+def names_of(records: Iterable[OffsetRecord]) -> set[str]:
+    """Topology names a JStorm spout's records give (they name no storm id: jstorm rule 7)."""
+    return {r.topology_name for r in records if r.key.store == JSTORM and r.topology_name}
 
 
 def trident_batches(zk: SpoutWriter, nodes: Sequence[ZkNode]) -> list[ZkNode]:

@@ -10,11 +10,23 @@ from pathlib import Path
 
 from offctl.adapters.offsets_file import OffsetsFile, load_offsets_file
 from offctl.core.plans.guards import with_guards
+from offctl.core.plans.jstorm import plan_jstorm
 from offctl.core.plans.kafka import plan_kafka
 from offctl.core.plans.plan import Plan
 from offctl.core.plans.targets import Scope, Target
 from offctl.core.plans.zookeeper import plan_zookeeper
-from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, Cluster, ConsumerKey, OffsetRecord, Snapshot, ZkNode
+from offctl.core.records.model import (
+    JSTORM,
+    KAFKA,
+    TRIDENT,
+    ZK_STORES,
+    ZOOKEEPER,
+    Cluster,
+    ConsumerKey,
+    OffsetRecord,
+    Snapshot,
+    ZkNode,
+)
 from offctl.core.records.parse import storm_groups
 from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
@@ -27,6 +39,7 @@ from offctl.repair.reads import (
     check_consumer,
     costed,
     guard_facts,
+    names_of,
     need_servers,
     read_state,
     topologies_of,
@@ -34,7 +47,7 @@ from offctl.repair.reads import (
 )
 from offctl.repair.writer import execute_all
 from offctl.settings.connection import Connection, normalize_root
-from offctl.settings.run import Safety, Selection, check_spout_id
+from offctl.settings.run import Safety, Selection, check_jstorm_id, check_spout_id
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class ResetRequest:
     plain: bool = False  # --no-storm-metadata
     zk_root: str | None = None  # from a --from-file plan or backup; else the one --zk-root
     trident: str | None = None  # a Trident spout's txStateId (under the one --trident-root)
+    jstorm: str | None = None  # a JStorm spout's TOPIC/CLIENT_ID (under the one --jstorm-root)
     static_partitions: Mapping[str, frozenset[int]] = field(default_factory=dict)  # StaticHosts: id -> partitions
 
     @property
@@ -101,34 +115,47 @@ def _file_consumer(conn: Connection, request: ResetRequest, loaded: OffsetsFile)
     chosen = _named_consumer(request, key.zk_root)
     if chosen is not None and (chosen.store, chosen.consumer) != (key.store, key.consumer) and loaded.by_group is None:
         raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}, not for {chosen}")
-    if key.store == TRIDENT:
-        return _file_trident(request, loaded)
+    if key.store in (TRIDENT, JSTORM):
+        return _file_rooted(conn, request, loaded)
     if key.store == ZOOKEEPER:
         return _file_spout(conn, request, loaded)
-    if not request.groups and not request.all_groups and not request.spout and not request.trident:
+    if (
+        not request.groups
+        and not request.all_groups
+        and not request.spout
+        and not request.trident
+        and not request.jstorm
+    ):
         return replace(request, groups=(key.consumer,))
     return request
 
 
 def _named_consumer(request: ResetRequest, zk_root: str | None) -> ConsumerKey | None:
-    """The one consumer the command line names (--spout, --trident or one --group), if it names one."""
+    """The one consumer the command line names (--spout, --trident, --jstorm or one --group), if it names one."""
     return (
         ConsumerKey(ZOOKEEPER, request.spout, zk_root)
         if request.spout
         else ConsumerKey(TRIDENT, request.trident, zk_root)
         if request.trident
+        else ConsumerKey(JSTORM, request.jstorm, zk_root)
+        if request.jstorm
         else ConsumerKey(KAFKA, request.groups[0])
         if len(request.groups) == 1
         else None
     )
 
 
-def _file_trident(request: ResetRequest, loaded: OffsetsFile) -> ResetRequest:
-    """The request for the Trident spout a --from-file file is for: refused with --spout, --group or --all-groups."""
+def _file_rooted(conn: Connection, request: ResetRequest, loaded: OffsetsFile) -> ResetRequest:
+    """The request for the Trident or JStorm spout a --from-file file is for: refused with another kind of consumer,
+    or a JStorm root other than the file's."""
     key = loaded.key
     if request.groups or request.all_groups or request.spout:
         raise UsageError(f"{request.from_file} is a {loaded.kind} for {key}")
-    return replace(request, trident=key.consumer, zk_root=key.zk_root)
+    if key.store == TRIDENT:
+        return replace(request, trident=key.consumer, zk_root=key.zk_root)
+    if conn.jstorm_roots and normalize_root(conn.jstorm_roots[0], "--jstorm-root") != key.zk_root:
+        raise UsageError(f"{request.from_file} is for JStorm root {key.zk_root}, not {conn.jstorm_roots[0]}")
+    return replace(request, jstorm=key.consumer, zk_root=key.zk_root)
 
 
 def _file_spout(conn: Connection, request: ResetRequest, loaded: OffsetsFile) -> ResetRequest:
@@ -143,16 +170,19 @@ def _file_spout(conn: Connection, request: ResetRequest, loaded: OffsetsFile) ->
 
 
 def _check_one_consumer(request: ResetRequest) -> None:
-    """Exactly one kind of consumer is named (a spout, a Trident spout, or groups), each by a valid id."""
-    if [request.spout is not None, request.trident is not None, bool(request.groups or request.all_groups)].count(
-        True
-    ) != 1:
+    """Exactly one kind of consumer is named (a spout, a Trident spout, a JStorm spout, or groups), each by a valid
+    id."""
+    named = (request.spout, request.trident, request.jstorm)
+    if [*(n is not None for n in named), bool(request.groups or request.all_groups)].count(True) != 1:
         raise UsageError(
             "reset needs exactly one of --spout (a storm-kafka spout in ZooKeeper), --trident (a "
-            "Trident spout's txStateId) or --group/--all-groups (storm-kafka-client groups in Kafka)"
+            "Trident spout's txStateId), --jstorm (a JStorm spout's TOPIC/CLIENT_ID) or --group/--all-groups "
+            "(storm-kafka-client groups in Kafka)"
         )
     if request.trident is not None:
         check_spout_id(request.trident)
+    if request.jstorm is not None:
+        check_jstorm_id(request.jstorm)
     check_consumer(request.spout, None)
     for group in request.groups:
         check_consumer(None, group)
@@ -160,7 +190,9 @@ def _check_one_consumer(request: ResetRequest) -> None:
 
 def _check_metadata_options(request: ResetRequest) -> None:
     """--topology-id and --no-storm-metadata: for Kafka groups only, and not both."""
-    if (request.spout or request.trident) is not None and (request.topology_id is not None or request.plain):
+    if (request.spout or request.trident or request.jstorm) is not None and (
+        request.topology_id is not None or request.plain
+    ):
         raise UsageError(
             f"{'--topology-id' if request.topology_id is not None else '--no-storm-metadata'} is for "
             f"Kafka groups: a ZooKeeper record keeps its own topology"
@@ -170,8 +202,8 @@ def _check_metadata_options(request: ResetRequest) -> None:
 
 
 def _check_static_partitions(request: ResetRequest) -> None:
-    """--static-partitions: for the one spout (or Trident spout) the reset names, never for groups."""
-    consumer = request.spout if request.spout is not None else request.trident
+    """--static-partitions: for the one spout (Trident or JStorm spout) the reset names, never for groups."""
+    consumer = next((c for c in (request.spout, request.trident, request.jstorm) if c is not None), None)
     if request.static_partitions and consumer is None:
         raise UsageError("--static-partitions describes a storm-kafka spout on StaticHosts, not Kafka groups")
     if set(request.static_partitions) - {consumer}:
@@ -189,14 +221,14 @@ def reset(
     plan's rows say where the spout starts by and a group's commits are verified against (None: the plan names
     each setting's start, and the read-back judges by the defaults)."""
     request, target, by_group = _resolve_request(conn, request)
-    trident, roots, selection = _reset_reads(conn, request, target)
+    own, roots, selection = _reset_reads(conn, request, target)
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = read_state(zk, kafka, roots, selection, conn.storm_root, trident, profile)
+        snapshot, records = read_state(zk, kafka, roots, selection, conn.storm_root, own, profile)
         time_offsets = _time_offsets(target, snapshot.cluster or {}, kafka)
         guard = _Guard(snapshot, records, conn, safety)
-        if request.spout is not None or trident is not None:
-            key = trident or ConsumerKey(ZOOKEEPER, request.spout, roots[0])
-            batches = trident_batches(zk, snapshot.zk_nodes) if trident is not None else []
+        if request.spout is not None or own is not None:
+            key = own or ConsumerKey(ZOOKEEPER, request.spout, roots[0])
+            batches = trident_batches(zk, snapshot.zk_nodes) if key.store == TRIDENT else []
             plans = [_plan_spout(key, request, target, snapshot, time_offsets, guard, profile, batches)]
         else:
             plans = [
@@ -211,10 +243,16 @@ def reset(
 def _reset_reads(
     conn: Connection, request: ResetRequest, target: Target
 ) -> tuple[ConsumerKey | None, list[str], Selection]:
-    """Which store a reset reads, and what of it: the Trident spout and its root, the spout's zkRoot, or the
-    groups, with the topics their plans need log offsets of; UsageError when a server or root it needs is not
+    """Which store a reset reads, and what of it: the Trident or JStorm spout and its root, the spout's zkRoot, or
+    the groups, with the topics their plans need log offsets of; UsageError when a server or root it needs is not
     given."""
     scope = request.scope
+    if request.jstorm is not None:
+        need_servers(conn, zk=True, kafka=True, why="reset --jstorm")
+        if request.zk_root is None and len(conn.jstorm_roots) != 1:
+            raise UsageError(f"reset --jstorm needs exactly one --jstorm-root (got {len(conn.jstorm_roots)})")
+        root = request.zk_root or normalize_root(conn.jstorm_roots[0], "--jstorm-root")
+        return ConsumerKey(JSTORM, request.jstorm, root), [], Selection(log_topics=tuple(scope.topics))
     if request.trident is not None:
         need_servers(conn, zk=True, kafka=True, why="reset --trident")
         if request.zk_root is None and len(conn.trident_roots) != 1:
@@ -255,9 +293,18 @@ class _Guard:
     safety: Safety
 
     def check(self, plan: Plan, *, topology_ids: set[str], zk_paths: bool, groups: tuple[str, ...]) -> Plan:
-        """The plan with the guards' verdicts on it."""
+        """The plan with the guards' verdicts on it (a JStorm spout's: by its records' topology names, running under
+        JStorm's root too)."""
+        js = plan.key.store == JSTORM
         facts = guard_facts(
-            self.snapshot, self.conn, self.safety, topology_ids=topology_ids, zk_paths=zk_paths, groups=groups
+            self.snapshot,
+            self.conn,
+            self.safety,
+            topology_ids=topology_ids,
+            zk_paths=zk_paths,
+            groups=groups,
+            jstorm_root=plan.key.zk_root if js else None,
+            topology_names=names_of(self.records) if js else (),
         )
         return with_guards(plan, facts, self.safety.force)
 
@@ -272,28 +319,29 @@ def _plan_spout(
     profile: SpoutProfile | None,
     batches: Sequence[ZkNode] = (),
 ) -> Plan:
-    """The guarded plan of a storm-kafka or Trident spout's records (`batches`: a Trident spout's, trident_batches);
-    UsageError when it has none, or none in the scope."""
+    """The guarded plan of a storm-kafka, Trident or JStorm spout's records (`batches`: a Trident spout's,
+    trident_batches); UsageError when it has none, or none in the scope."""
     if not snapshot.zk_nodes:
         raise UsageError(
-            f"spout id '{request.spout}' has no partition records under {key.zk_root}"
-            if key.store != TRIDENT
-            else f"no Trident Kafka spout state '{key.consumer}' under {key.zk_root}"
+            f"no Trident Kafka spout state '{key.consumer}' under {key.zk_root}"
+            if key.store == TRIDENT
+            else f"no JStorm Kafka spout '{key.consumer}' under {key.zk_root} (no record at {key})"
+            if key.store == JSTORM
+            else f"spout id '{request.spout}' has no partition records under {key.zk_root}"
         )
-    plan = plan_zookeeper(
-        key,
-        snapshot.zk_nodes,
-        snapshot.cluster or {},
-        target,
+    planned = dict(
         scope=request.scope,
         time_offsets=time_offsets,
         static=request.static_partitions.get(key.consumer),
         captured_ms=snapshot.captured_ms,
         profile=profile,
-        batches=batches,
     )
-    plan = guard.check(plan, topology_ids=topologies_of(guard.records), zk_paths=True, groups=())
-    return _nonempty(plan, request)
+    if key.store == JSTORM:  # its records name no storm id: the guard knows it by name (_Guard.check)
+        plan, ids = plan_jstorm(key, snapshot.zk_nodes, snapshot.cluster or {}, target, **planned), set()
+    else:
+        plan = plan_zookeeper(key, snapshot.zk_nodes, snapshot.cluster or {}, target, batches=batches, **planned)
+        ids = topologies_of(guard.records)
+    return _nonempty(guard.check(plan, topology_ids=ids, zk_paths=True, groups=()), request)
 
 
 def _reset_groups(request: ResetRequest, snapshot: Snapshot) -> list[str]:
@@ -376,13 +424,13 @@ def _nonempty(plan: Plan, request: ResetRequest) -> Plan:
     scope = request.scope.describe()
     raise UsageError(
         f"nothing matches: {plan.key} has no "
-        + ("records" if plan.key.store == ZOOKEEPER else "commits")
+        + ("records" if plan.key.store in ZK_STORES else "commits")
         + (f" in {scope}" if scope else "")
         + (
             f" ({'; '.join(plan.warnings)})"
             if plan.warnings
             else ""
-            if plan.key.store == ZOOKEEPER
+            if plan.key.store in ZK_STORES
             else ": name the topic with --topic to commit offsets for it"
         )
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 from offctl.adapters.backup import load_backup
 from offctl.core.plans.guards import changed_kafka, changed_zookeeper, with_guards
 from offctl.core.plans.restore import plan_restore_kafka, plan_restore_zookeeper
-from offctl.core.records.model import TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, Snapshot
+from offctl.core.records.model import JSTORM, TRIDENT, ZK_STORES, ZOOKEEPER, ConsumerKey, KafkaCommit, Snapshot
 from offctl.core.records.parse import parse_commit, parse_zk_node
 from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
@@ -21,6 +21,7 @@ from offctl.repair.reads import (
     ReadBack,
     costed,
     guard_facts,
+    names_of,
     need_servers,
     read_state,
     topologies_of,
@@ -44,11 +45,11 @@ def restore(
     pass its checksum; a `hand_made` file need not, but what it says must pass the planner's checks."""
     backup = load_backup(path, hand_made=hand_made)
     key = backup.key
-    trident = key if key.store == TRIDENT else None
+    own = key if key.store in (TRIDENT, JSTORM) else None
     roots, selection = _restore_reads(conn, path, key)
     with open_stores(replace(conn, zk_roots=tuple(roots))) as (zk, kafka):
-        snapshot, records = read_state(zk, kafka, roots, selection, conn.storm_root, trident, profile)
-        batches = trident_batches(zk, snapshot.zk_nodes) if trident is not None else []
+        snapshot, records = read_state(zk, kafka, roots, selection, conn.storm_root, own, profile)
+        batches = trident_batches(zk, snapshot.zk_nodes) if key.store == TRIDENT else []
         since = _since_write(backup, replace(snapshot, zk_nodes=(*snapshot.zk_nodes, *batches)), hand_made)
         if key.store in ZK_STORES:
             plan = plan_restore_zookeeper(
@@ -63,9 +64,17 @@ def restore(
                 changed=since.changed,
                 batches=batches,
             )
-            saved = topologies_of(map(parse_zk_node, backup.nodes))
+            saved = list(map(parse_zk_node, backup.nodes))
+            js = key.store == JSTORM
             facts = guard_facts(
-                snapshot, conn, safety, topology_ids=topologies_of(records) | saved, zk_paths=True, groups=()
+                snapshot,
+                conn,
+                safety,
+                topology_ids=topologies_of(records) | topologies_of(saved),
+                zk_paths=True,
+                groups=(),
+                jstorm_root=key.zk_root if js else None,
+                topology_names=names_of([*records, *saved]) if js else (),
             )
             # offctl's own write, still untouched, is no sign that something else is committing
             own = backup.own_writes([*snapshot.zk_nodes, *batches])
@@ -112,6 +121,11 @@ def _restore_reads(conn: Connection, path: Path, key: ConsumerKey) -> tuple[list
     spout's backup is of the zkRoot named."""
     if key.store == TRIDENT:
         need_servers(conn, zk=True, why=f"restoring {key}")
+        return [], Selection()
+    if key.store == JSTORM:
+        need_servers(conn, zk=True, why=f"restoring {key}")
+        if conn.jstorm_roots and normalize_root(conn.jstorm_roots[0], "--jstorm-root") != key.zk_root:
+            raise UsageError(f"{path} is for JStorm root {key.zk_root}, not {conn.jstorm_roots[0]}")
         return [], Selection()
     if key.store == ZOOKEEPER:
         need_servers(conn, zk=True, why=f"restoring {key}")

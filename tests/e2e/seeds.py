@@ -68,6 +68,13 @@ def orders_fleet(zk, kafka, names) -> SimpleNamespace:
     )
 
 
+def leader(kafka, topic: str, partition: int) -> str:
+    """The partition's leader as the broker's metadata names it, host:port: what a spout writes as its broker."""
+    md = kafka.admin.list_topics(topic, timeout=30)
+    broker = md.brokers[md.topics[topic].partitions[partition].leader]
+    return f"{broker.host}:{broker.port}"
+
+
 def fixture_config(path: Path, zk_server, broker, zk_root: str, storm_root: str, more: str = "") -> Path:
     """A config file at `path`, readable by its owner alone, whose default context `fixture` names the fixture
     servers, followed by `more` (the context's further settings first); returns the path."""

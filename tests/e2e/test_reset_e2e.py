@@ -25,7 +25,7 @@ import pytest
 
 from offctl.core.records.parse import commit_metadata_json
 from tests.conftest import storm_record
-from tests.e2e.seeds import on_each_broker, orders_fleet
+from tests.e2e.seeds import leader, on_each_broker, orders_fleet
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.kafka]
 
@@ -1560,13 +1560,6 @@ def test_delete_is_refused_while_the_writing_topology_runs(cli, fleet39, zk):
 
 
 # --- every partition in the plan (issue 20): a partition with no record ---------------------------------------
-
-
-def leader(kafka, topic: str, partition: int) -> str:
-    """The partition's leader as the broker's metadata names it, host:port."""
-    md = kafka.admin.list_topics(topic, timeout=30)
-    broker = md.brokers[md.topics[topic].partitions[partition].leader]
-    return f"{broker.host}:{broker.port}"
 
 
 def test_a_partition_without_a_record_is_created_as_storm_kafka_writes_it_and_its_undo_deletes_it(

@@ -20,7 +20,9 @@ from where the spout resumes now (`was`) to where it resumes after (`now`):
    KafkaSpoutConfig's default, seeks to the beginning; KafkaSpout.doSeek, v2.8.8); with a commit the strategy
    ignores (EARLIEST/LATEST and a commit that is not the running topology's, or --topology-id's), the same:
    offctl.core.rules.consumer.commit_resume, inspect's and the read-back's answer. A deleted record counts the same
-   way. A Trident spout without a state: no previous position, nothing counted.
+   way. A Trident spout without a state: no previous position, nothing counted. A JStorm spout resumes at the
+   stored offset + 1 (offctl.core.storm.jstorm), and without a record it can use at the log end + 1; with
+   kafka.fetch.from.beginning at the log start + 1, whatever is stored.
 5. The count is the offsets of the range. Compaction removes records and transactions leave markers (offsets
    no consumer is handed), so on such topics it is an upper bound. offctl reads the first and the last offset
    of the range: when either holds no message it says "up to"; a gap between them is not seen.
@@ -48,6 +50,7 @@ from offctl.core.plans.plancost import (
 )
 from offctl.core.records.messages import GAP, MESSAGE, at_offset
 from offctl.core.records.model import (
+    JSTORM,
     KAFKA,
     TRIDENT,
     ZOOKEEPER,
@@ -62,7 +65,8 @@ from offctl.core.records.model import (
 )
 from offctl.core.records.parse import parse_commit, parse_zk_node
 from offctl.core.rules.consumer import commit_resume
-from offctl.core.storm.outcomes import start_outcome
+from offctl.core.storm import jstorm
+from offctl.core.storm.outcomes import fresh_position, start_outcome
 from offctl.core.storm.releases import Library, SpoutProfile
 from offctl.core.storm.releases import Position as Start
 from offctl.core.storm.start import configured_start, first_poll_start, starts_alike, storm_kafka_ignores
@@ -96,6 +100,8 @@ def _resumes(
         return _group_resumes(offset, data, log, gone, spout)
     if store == TRIDENT:
         return offset, "" if offset is not None else f"{gone}; a Trident spout then starts as its settings say"
+    if store == JSTORM:
+        return _jstorm_resumes(data, log, gone, spout)
     if store != ZOOKEEPER:
         return None, f"no previous position for a {store} consumer"
     return _record_resumes(data, log, gone, spout)
@@ -137,6 +143,26 @@ def _record_resumes(data: bytes | None, log: PartitionLog | None, gone: str, spo
         why,
         f"{rule}; {said.citation}",
     )
+
+
+FETCHED = "counted from the stored offset + 1, where JStorm's spout fetches"  # a JStorm spout's stored position
+
+
+def _jstorm_resumes(data: bytes | None, log: PartitionLog | None, gone: str, spout: Spout) -> tuple[int | None, str]:
+    """_resumes for a JStorm spout: the stored offset + 1 of the record these node bytes hold, as its spout reads them
+    (jstorm rule 4); where it cannot use them (or there are none), or with kafka.fetch.from.beginning, where it
+    starts: the log end + 1, or the log start + 1."""
+    why = gone
+    if data is not None:
+        record = parse_zk_node(ZkNode("", "", "", 0, None, data, 0, 0, jstorm=True))
+        if spout.profile.jstorm_from_beginning:
+            why = "kafka.fetch.from.beginning: the spout starts at the log start + 1 whatever is stored"
+        elif record.malformed is None and record.committed is not None:
+            return jstorm.resumes_at(record.committed), FETCHED
+        else:
+            why = "the spout cannot use the record"
+    start, end = (log.log_start, log.log_end) if log else (None, None)
+    return _start(fresh_position(spout.profile, Library.JSTORM_KAFKA, start, end), why, str(jstorm.START))
 
 
 def _commit_resumes(
@@ -213,7 +239,8 @@ def _bounds(
     notes += _uncounted(low, high, start, end, log)
     # A spout past the log end read a log that is gone (a recreated or truncated topic): what it replays now
     # may be new to it.
-    past_end = direction == REPLAY and was > log.log_end
+    # (JStorm's spout fetches the log end + 1 where it starts without a record: one past the end, no truncation)
+    past_end = direction == REPLAY and was > log.log_end + (store == JSTORM)
     if past_end:
         notes += (
             f"the spout was at {was}, past the log end: a recreated or truncated topic, whose messages it "

@@ -35,6 +35,10 @@ class GuardFacts:
     changed_since: tuple[str, ...] | None = None
     changed_since_unknown: str = ""  # why offctl cannot tell whether they changed (the guard refuses)
     changed_since_na: str = ""  # why the guard does not apply
+    # topologies the records name by their name alone (JStorm's records): a running storm id of that name owns them
+    topology_names: frozenset[str] = frozenset()
+    listed_under: str = "Storm's root"  # where `running` was read, in words
+    kill: str = "storm kill NAME"  # how an operator stops a topology listed there
 
 
 def check_guards(facts: GuardFacts, force: Iterable[str]) -> tuple[GuardCheck, ...]:
@@ -69,21 +73,21 @@ _DEACTIVATED = (
 def _running(f: GuardFacts) -> tuple[str | None, str]:
     if f.running is None:
         return f"cannot tell whether the owning topology runs: {f.running_unknown_why}", ""
-    if not f.topology_ids:
+    if not f.topology_ids and not f.topology_names:
         return None, "the records name no topology"
-    names = {_name(t) for t in f.topology_ids}
+    names = {_name(t) for t in f.topology_ids} | f.topology_names
     live = sorted(r for r in f.running if r in f.topology_ids or _name(r) in names)
     if live and f.restore:
         return (
-            f"topology {', '.join(live)} is running (listed under Storm's root): it was started again since the "
-            f"write this backup undoes, and would overwrite the undo within seconds. Kill it again before the "
-            f"undo (storm kill NAME; in offctl's sandbox: offctl sandbox topology stop NAME), then run the undo "
+            f"topology {', '.join(live)} is running (listed under {f.listed_under}): it was started again since "
+            f"the write this backup undoes, and would overwrite the undo within seconds. Kill it again before the "
+            f"undo ({f.kill}; in offctl's sandbox: offctl sandbox topology stop NAME), then run the undo "
             f"line again. {_DEACTIVATED}"
         ), ""
     if live:
         return (
-            f"topology {', '.join(live)} is running (listed under Storm's root) and would overwrite the "
-            f"change within seconds: kill it (storm kill NAME). {_DEACTIVATED}"
+            f"topology {', '.join(live)} is running (listed under {f.listed_under}) and would overwrite the "
+            f"change within seconds: kill it ({f.kill}). {_DEACTIVATED}"
         ), ""
     return None, f"no running topology named {', '.join(sorted(names))}"
 

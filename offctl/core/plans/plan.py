@@ -323,7 +323,8 @@ def _record_folders(spout: Applied, scope: Scope) -> RecordFolders:
     read: dict[tuple[str, str | None, str], tuple[str, set[int]]] = {}
     named: dict[str | None, set[str]] = {}
     for node, record, t in spout:
-        named.setdefault(node.folder_topic, set()).add(record.topic)
+        # a JStorm spout's folder is its topic by its layout (jstorm rule 1), whatever its records name
+        named.setdefault(node.folder_topic, set()).add(node.folder_topic if node.jstorm else record.topic)
         if t is not None and (not scope.topics or t in scope.topics):
             parent = node.path.rsplit("/", 1)[0]
             read.setdefault((t, node.folder_topic, node.spout_id), (parent, set()))[1].add(node.node_partition)
@@ -432,24 +433,30 @@ OUTSIDE = "outside today's log range"
 
 
 def _range_note(
-    offset: int | None, log: PartitionLog | None, kept: str = "restored as it was (a restore never clamps)"
+    offset: int | None,
+    log: PartitionLog | None,
+    kept: str = "restored as it was (a restore never clamps)",
+    said: str | None = None,
 ) -> tuple[str, ...]:
+    """The note on a position outside the log: `offset`, where the spout fetches first (`said`: the offset stored and
+    where the spout fetches, when they differ)."""
     if offset is None or log is None or log.log_start is None or log.log_end is None:
         return ()
     if not log.log_start <= offset <= log.log_end:
-        return (f"offset {offset} is {OUTSIDE} [{log.log_start}, {log.log_end}]: {kept}",)
+        return (f"offset {said or offset} is {OUTSIDE} [{log.log_start}, {log.log_end}]: {kept}",)
     return ()
 
 
 HAND_MADE_OUT_OF_RANGE = "a hand-made file's offset {offset} is outside today's log range [{start}, {end}]: not written"
 
 
-def _hand_made_range(offset: int | None, log: PartitionLog | None) -> str | None:
-    """Why a hand-made restore must not write this offset (outside the log, or no log to check), or None."""
+def _hand_made_range(offset: int | None, log: PartitionLog | None, said: str | None = None) -> str | None:
+    """Why a hand-made restore must not write this position (outside the log, or no log to check), or None: `offset`,
+    where the spout fetches first (`said`: the offset stored and where the spout fetches, when they differ)."""
     if offset is None or log is None or log.log_start is None or log.log_end is None:
         return "a hand-made file's offset cannot be checked against the log: not written"
     if not log.log_start <= offset <= log.log_end:
-        return HAND_MADE_OUT_OF_RANGE.format(offset=offset, start=log.log_start, end=log.log_end)
+        return HAND_MADE_OUT_OF_RANGE.format(offset=said or offset, start=log.log_start, end=log.log_end)
     return None
 
 

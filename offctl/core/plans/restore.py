@@ -21,8 +21,9 @@ from offctl.core.plans.plan import (
     named,
     with_undo_warnings,
 )
-from offctl.core.records.model import KAFKA, Cluster, ConsumerKey, KafkaCommit, ZkNode
+from offctl.core.records.model import KAFKA, Cluster, ConsumerKey, KafkaCommit, OffsetRecord, ZkNode
 from offctl.core.records.parse import parse_zk_node
+from offctl.core.storm import jstorm
 
 
 def plan_restore_zookeeper(
@@ -53,7 +54,7 @@ def plan_restore_zookeeper(
         record = parse_zk_node(node)
         changes.append(
             Change(
-                record.topic,
+                _topic(node, record),
                 node.node_partition,
                 record.committed,
                 None,
@@ -79,11 +80,13 @@ def _restored(
     what is there now."""
     record = parse_zk_node(old)
     node = now.get(old.path)
-    log = _log_of(cluster, record.topic, old.node_partition)[0] if cluster is not None else None
+    topic = _topic(old, record)
+    log = _log_of(cluster, topic, old.node_partition)[0] if cluster is not None else None
+    at, said = _position(old, record)
     newer = now_dirs.get(old.path.rsplit("/", 1)[0]) if old.trident else None
     if node is None and newer is not None:  # Trident: the spout committed a newer txid since
         return Change(
-            record.topic,
+            topic,
             old.node_partition,
             parse_zk_node(newer).committed,
             None,
@@ -95,9 +98,9 @@ def _restored(
             ),
         )
     if node is None:  # deleted since (offctl delete, or by hand): created again with its saved bytes
-        refused = _hand_made_range(record.committed, log) if hand_made else None
+        refused = _hand_made_range(at, log, said) if hand_made else None
         return Change(
-            record.topic,
+            topic,
             old.node_partition,
             None,
             None if refused else record.committed,
@@ -111,11 +114,11 @@ def _restored(
         refused = (
             f"a hand-made file's bytes the spout cannot use ({record.malformed}): not written"
             if record.malformed
-            else _hand_made_range(record.committed, log)
+            else _hand_made_range(at, log, said)
         )
         if refused:
             return Change(
-                record.topic,
+                topic,
                 old.node_partition,
                 parse_zk_node(node).committed,
                 None,
@@ -124,16 +127,30 @@ def _restored(
                 left_out=True,
             )
     return Change(
-        record.topic,
+        topic,
         old.node_partition,
         parse_zk_node(node).committed,
         record.committed,
-        reasons=_range_note(record.committed, log),
+        reasons=_range_note(at, log, said=said),
         path=old.path,
         version=node.version,
         before_data=node.data,
         after_data=old.data,
     )
+
+
+def _topic(node: ZkNode, record: OffsetRecord) -> str | None:
+    """The topic a saved node's offset applies to: its record's, or a JStorm spout's own (its path's: jstorm rule 1)."""
+    return node.folder_topic if node.jstorm else record.topic
+
+
+def _position(node: ZkNode, record: OffsetRecord) -> tuple[int | None, str | None]:
+    """Where the spout fetches first from a saved record, checked against the log, and its words where that is not the
+    offset stored (JStorm's spout fetches it + 1: jstorm rule 4)."""
+    if not node.jstorm or record.committed is None:
+        return record.committed, None
+    at = jstorm.resumes_at(record.committed)
+    return at, f"{record.committed} (the spout fetches {at} first)"
 
 
 def _restore_reads(current: list[ZkNode], batches: list[ZkNode]) -> tuple[dict[str, ZkNode], dict[str, ZkNode]]:

@@ -7,9 +7,11 @@ from dataclasses import dataclass, replace
 
 from offctl.core.plans.firstpoll import DEFAULTS, _clause, _either, _honours_any
 from offctl.core.plans.plan import Change, Plan
-from offctl.core.records.model import KafkaCommit
+from offctl.core.records.jstorm import parse_jstorm_node
+from offctl.core.records.model import KafkaCommit, ZkNode
 from offctl.core.records.parse import parse_commit
 from offctl.core.rules.consumer import commit_resume
+from offctl.core.storm import jstorm
 from offctl.core.storm.citations import DO_SEEK_OURS
 from offctl.core.storm.releases import FirstPoll, SpoutProfile
 from offctl.core.storm.start import first_poll_start
@@ -27,6 +29,22 @@ def verify_zookeeper(plan: Plan, read_back: Mapping[str, bytes | None]) -> list[
         for c in plan.writes
         if read_back.get(c.path) != c.after_data
     ]
+
+
+def verify_jstorm(plan: Plan, read_back: Mapping[str, bytes | None]) -> list[str]:
+    """verify_zookeeper, then JStorm's spout's own reading of each record read back (json-simple, the (Long) cast:
+    parse_jstorm_node): it must take the planned offset from it, and so fetch the target first."""
+    problems = verify_zookeeper(plan, read_back)
+    for c in plan.writes:
+        data = read_back.get(c.path)
+        if c.delete or data is None or data != c.after_data:
+            continue  # said by verify_zookeeper
+        node = ZkNode(plan.key.zk_root, plan.key.consumer, c.path, c.partition, c.topic, data, 0, 0, jstorm=True)
+        record = parse_jstorm_node(node)
+        if record.malformed is not None or record.committed != c.after:
+            why = record.malformed or f"it reads offset {record.committed}, not {c.after}"
+            problems.append(f"{c.path}: JStorm's spout would not fetch {jstorm.resumes_at(c.after)} first: {why}")
+    return problems
 
 
 @dataclass(frozen=True)

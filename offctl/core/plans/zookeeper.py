@@ -114,35 +114,13 @@ def _node_changes(
 ) -> list[Change]:
     """The changes that move one selected node (`applied`: the topic its offset applies to): its own row, left out
     where it cannot be moved, and the Trident batches stored past it (REPLAYED)."""
-    base = Change(
-        applied,
-        node.node_partition,
-        record.committed,
-        None,
-        path=node.path,
-        version=node.version,
-        before_data=node.data,
-    )
-    why: tuple[str, ...] = (
-        (f"the spout cannot use this record ({record.malformed}); only its offset is rewritten",)
-        if record.malformed
-        else ()
-    )
-    if applied is None:
-        return [replace(base, left_out=True, reasons=why + (UNKNOWN_TOPIC,))]
-    if target.kind == "current" and record.committed is None:
-        return [replace(base, left_out=True, reasons=why + ("no offset the spout uses, so none to keep",))]
-    log, missing = _log_of(cluster, applied, node.node_partition)
-    if log is None:
-        return [replace(base, reasons=why + (missing,))]
-    after, reasons = target_offset(target, applied, node.node_partition, record.committed, log, time_offsets)
+    base, after, reasons = moved_row(node, record, applied, cluster, target, time_offsets, record.committed)
     if after is None:
-        return [replace(base, left_out=not _by_choice(target, applied, node.node_partition), reasons=why + reasons)]
+        return [base]
+    why = base.reasons
     data = rewrite_node(node, after)
     if data is None:
-        return [
-            replace(base, left_out=True, reasons=why + ("node data is not a JSON object: fix or delete it by hand",))
-        ]
+        return [replace(base, left_out=True, reasons=why + (NOT_AN_OBJECT,))]
     if after <= 0 and not node.trident:
         reasons += (ZERO_IGNORED.format(after=after),)
     elif node.trident and parse_zk_node(replace(node, data=data)).malformed:
@@ -156,6 +134,42 @@ def _node_changes(
         replace(base, after=after, after_data=data, reasons=why + reasons, left_out=only),
         *_replayed_batches(node, stored, base, after),
     ]
+
+
+NOT_AN_OBJECT = "node data is not a JSON object: fix or delete it by hand"
+
+
+def moved_row(
+    node: ZkNode,
+    record: OffsetRecord,
+    applied: str | None,
+    cluster: Cluster,
+    target: Target,
+    time_offsets: Mapping[tuple[str, int], int | None],
+    position: int | None,
+) -> tuple[Change, int | None, tuple[str, ...]]:
+    """One selected node's row (its before-image, and why where the spout cannot use its record), where the target
+    moves it (`position`: where the spout resumes from the record, None where it has none it uses) and the target's
+    reasons; where the target does not move it, the row as it stays, saying why, and None."""
+    why: tuple[str, ...] = (
+        (f"the spout cannot use this record ({record.malformed}); only its offset is rewritten",)
+        if record.malformed
+        else ()
+    )
+    base = Change(applied, node.node_partition, record.committed, None, why, path=node.path, version=node.version)
+    base = replace(base, before_data=node.data)
+    if applied is None:
+        return replace(base, left_out=True, reasons=why + (UNKNOWN_TOPIC,)), None, ()
+    if target.kind == "current" and position is None:
+        return replace(base, left_out=True, reasons=why + ("no offset the spout uses, so none to keep",)), None, ()
+    log, missing = _log_of(cluster, applied, node.node_partition)
+    if log is None:
+        return replace(base, reasons=why + (missing,)), None, ()
+    moved, reasons = target_offset(target, applied, node.node_partition, position, log, time_offsets)
+    if moved is None:
+        chosen = _by_choice(target, applied, node.node_partition)
+        return replace(base, left_out=not chosen, reasons=why + reasons), None, ()
+    return base, moved, reasons
 
 
 def _replayed_batches(node: ZkNode, stored: Mapping[str, ZkNode], base: Change, after: int) -> list[Change]:

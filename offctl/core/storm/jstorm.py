@@ -48,7 +48,12 @@ tests/oracle/test_jstorm_record_differential.py runs both, copied, on json-simpl
    {host, port} and topic, written by json-simple's JSONValue.toJSONString in the HashMap's order: partition, offset,
    topology, topic, broker on Java 8 and later (RECORD_KEYS); on Java 7, the module's target, Java 7's HashMap
    (another hash spread, new entries first in a bucket) gives topic, partition, topology, broker, offset (read, not
-   run). The read takes either.
+   run). The read takes either. ZkState.writeBytes creates the node (persistent, parents as needed) when it is
+   missing, else sets its data.
+8. The running topologies (jstorm-core's StormZkClusterState.active_storms, Cluster.STORMS_ROOT):
+   <storm.zookeeper.root>/topology/<topology id>, on JStorm's own ZooKeeper (storm.zookeeper.servers), each id
+   `<name>-<counter>-<seconds>` (Common.topologyNameToId; ServiceHandler.submitTopology sets topology.name, which
+   commitState writes).
 """
 
 from __future__ import annotations
@@ -74,6 +79,12 @@ START = citation("the PartitionConsumer constructor", "PartitionConsumer")
 FETCH = citation("KafkaConsumer.fetchMessages")
 COMMIT = citation("PartitionConsumer.commitState")
 PARTITIONS = citation("PartitionCoordinator.createPartitionConsumers")
+RUNNING = Citation(
+    "StormZkClusterState.active_storms",
+    "jstorm-core/src/main/java/com/alibaba/jstorm/cluster/StormZkClusterState.java",
+    (TAG,),
+)
+TOPOLOGIES = "topology"  # Cluster.STORMS_ROOT, below storm.zookeeper.root: the running topologies' ids
 
 
 def spouts_path(root: str) -> str:
@@ -100,6 +111,17 @@ def node_path(root: str, consumer: str, partition: int) -> str:
 def resumes_at(committed: int) -> int:
     """Where the spout fetches first from a stored offset it reads: the offset + 1 (rule 4)."""
     return committed + 1
+
+
+def stored_for(fetch: int) -> int:
+    """The offset to store so that the spout fetches `fetch` first: resumes_at's inverse, `fetch` - 1 (rule 4; -1
+    for 0, which json-simple reads as a Long like any other)."""
+    return fetch - 1
+
+
+def topologies_path(root: str) -> str:
+    """Where JStorm lists its running topologies' ids (rule 8): <root>/topology."""
+    return f"{root.rstrip('/')}/{TOPOLOGIES}"
 
 
 def fresh_start(from_beginning: bool, log_start: int | None, log_end: int | None) -> tuple[int | None, str]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from offctl.core.plans.guards import QUIET_PERIOD_S
 from offctl.core.plans.plan import Plan
 from offctl.core.plans.targets import TARGETS, Scope, Target, make_target, parse_partitions, parse_topics
-from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, iso_ms
+from offctl.core.records.model import JSTORM, KAFKA, TRIDENT, ZOOKEEPER, iso_ms
 from offctl.core.results.mcp import StoredPlan
 from offctl.core.results.repair import RepairResult
 from offctl.core.storm.releases import SpoutProfile
@@ -44,7 +44,9 @@ from offctl.settings.run import Safety
 DEFAULT_TTL_S = 600.0  # a plan may be applied for 10 minutes after it was made
 
 
-STORES = (ZOOKEEPER, KAFKA, TRIDENT)
+STORES = (ZOOKEEPER, KAFKA, TRIDENT, JSTORM)
+NAMED = {ZOOKEEPER: "spout", KAFKA: "groups", TRIDENT: "trident", JSTORM: "jstorm"}  # ResetRequest's, by store
+FLAGS = {ZOOKEEPER: "--spout", KAFKA: "--group", TRIDENT: "--trident", JSTORM: "--jstorm"}  # a consumer, by store
 
 
 # targets whose offsets follow the log (its start, its end): a re-read may move them, and the human approved the
@@ -168,10 +170,12 @@ class PlanStore:
         no_storm_metadata: bool = False,
     ) -> StoredPlan:
         """Plan a reset of one consumer: a storm-kafka spout (store "zookeeper", its spout id), a Trident spout
-        ("trident", its txStateId) or a storm-kafka-client group ("kafka", its group.id); `to` one of earliest,
+        ("trident", its txStateId), a JStorm spout ("jstorm", its TOPIC/CLIENT_ID: the target is where it fetches
+        first, its records store the target - 1) or a storm-kafka-client group ("kafka", its group.id); `to` one of
+        earliest,
         latest, current, offset (value: the offset), time (value: ISO-8601 with a zone, or epoch ms), shift (value:
         +N or -N); `topics` as --topic takes them (orders, orders:0-3), `partitions` as --partitions (0,3 or 0-7);
-        `zk_root` the spout's root (its Trident root for "trident"), needed when the context has several;
+        `zk_root` the spout's root (its Trident or JStorm root), needed when the context has several;
         `static_partitions` the partitions a spout on StaticHosts reads (as --static-partitions ID=LIST takes
         LIST); `topology_id` or `no_storm_metadata` for a group, as the CLI's --topology-id and
         --no-storm-metadata. What the CLI takes beyond this (several groups, --all-groups, --from-file,
@@ -189,12 +193,10 @@ class PlanStore:
             raise UsageError(
                 "topology_id and no_storm_metadata are for Kafka groups: a ZooKeeper record keeps its own topology"
             )
-        conn = _rooted(run, zk_root, trident=store == TRIDENT) if store != KAFKA else run.conn
+        conn = _rooted(run, zk_root, store) if store != KAFKA else run.conn
         static = {consumer: parse_partitions(static_partitions, "static_partitions")} if static_partitions else {}
         request = ResetRequest(
-            spout=consumer if store == ZOOKEEPER else None,
-            groups=(consumer,) if store == KAFKA else (),
-            trident=consumer if store == TRIDENT else None,
+            **{NAMED[store]: (consumer,) if store == KAFKA else consumer},
             scope=scope,
             target=target,
             topology_id=topology_id,
@@ -231,7 +233,7 @@ class PlanStore:
         path = _backup_path(run, backup)
         digest = _sha256(path)
         key = load_backup(path).key
-        conn = replace(run.conn, zk_roots=(), trident_roots=())  # the backup names its root
+        conn = replace(run.conn, zk_roots=(), trident_roots=(), jstorm_roots=())  # the backup names its root
         profile = run.profile([key.consumer])
 
         def call(safety: Safety, confirm: Confirm) -> list[RepairResult]:
@@ -282,35 +284,42 @@ class PlanStore:
         written_by: str | None = None,
         all_records: bool = False,
         zk_root: str | None = None,
+        store: str = ZOOKEEPER,
     ) -> StoredPlan:
-        """Plan deleting some of a storm-kafka spout's partition records (all of the selectors given must match)."""
+        """Plan deleting some of a storm-kafka spout's partition records, or a JStorm spout's (store "jstorm", `spout`
+        its TOPIC/CLIENT_ID): all of the selectors given must match."""
         from offctl.repair.migrate import delete
 
+        if store not in (ZOOKEEPER, JSTORM):
+            raise UsageError(f"store {store!r}: delete takes a zookeeper or jstorm spout")
         if record_topic is not None:
             parse_topics([record_topic])
         scope = Scope(parse_topics(list(topics or ())), parse_partitions(partitions))
-        conn = _rooted(run, zk_root)
+        conn = _rooted(run, zk_root, store)
+        js = store == JSTORM
         asked = {
+            "store": store,
             "spout": spout,
             "topics": list(topics or []),
             "partitions": partitions,
             "record_topic": record_topic,
             "written_by": written_by,
             "all_records": all_records,
-            "zk_root": conn.zk_roots[0] if conn.zk_roots else None,
+            "zk_root": _root_of(conn, store),
         }
 
         def call(safety: Safety, confirm: Confirm) -> list[RepairResult]:
             return [
                 delete(
                     conn,
-                    spout,
+                    None if js else spout,
                     safety,
                     confirm,
                     scope=scope,
                     record_topic=record_topic,
                     written_by=written_by,
                     every=all_records,
+                    jstorm=spout if js else None,
                 )
             ]
 
@@ -376,11 +385,18 @@ def _target(to: str, value: str | int | None, now_ms: int) -> Target:
     )
 
 
-def _rooted(run: WriteTarget, zk_root: str | None, *, trident: bool = False) -> Connection:
-    """The context's connection with the one root a spout's write needs: `zk_root` if given (one of the context's
-    roots, when it lists any), else the context's only one."""
-    roots = run.conn.trident_roots if trident else run.conn.zk_roots
-    what = "trident root" if trident else "zk_root"
+ROOTS = {
+    ZOOKEEPER: ("zk_roots", "zk_root"),
+    TRIDENT: ("trident_roots", "trident root"),
+    JSTORM: ("jstorm_roots", "jstorm root"),
+}
+
+
+def _rooted(run: WriteTarget, zk_root: str | None, store: str = ZOOKEEPER) -> Connection:
+    """The context's connection with the one root a spout's write needs (its `store`'s: --zk-root, --trident-root or
+    --jstorm-root): `zk_root` if given (one of the context's roots, when it lists any), else the context's only one."""
+    field, what = ROOTS[store]
+    roots = getattr(run.conn, field)
     if zk_root is None:
         if len(roots) != 1:
             raise UsageError(
@@ -392,11 +408,11 @@ def _rooted(run: WriteTarget, zk_root: str | None, *, trident: bool = False) -> 
         chosen = normalize_root(zk_root)
         if roots and chosen not in {normalize_root(r) for r in roots}:
             raise UsageError(f"{what} {zk_root[:80]!r} is not one of context {run.context}'s: {', '.join(roots)}")
-    return replace(run.conn, trident_roots=(chosen,)) if trident else replace(run.conn, zk_roots=(chosen,))
+    return replace(run.conn, **{field: (chosen,)})
 
 
 def _root_of(conn: Connection, store: str) -> str | None:
-    roots = conn.trident_roots if store == TRIDENT else conn.zk_roots if store == ZOOKEEPER else ()
+    roots = getattr(conn, ROOTS[store][0]) if store in ROOTS else ()
     return roots[0] if roots else None
 
 
@@ -432,11 +448,11 @@ def _quoted(text: str, most: int = 80) -> str:
 # --- the command line ------------------------------------------------------------------------------------------
 
 
-def _server_flags(conn: Connection, *, zk_root: bool = False, trident_root: bool = False) -> list[str]:
-    roots = (["--zk-root", conn.zk_roots[0]] if zk_root and conn.zk_roots else []) + (
-        ["--trident-root", conn.trident_roots[0]] if trident_root and conn.trident_roots else []
-    )
-    return server_flags(conn, roots)
+def _server_flags(conn: Connection, store: str | None = None) -> list[str]:
+    """The servers and the one root of `store` (None: no root) an operator's command line names."""
+    roots = getattr(conn, ROOTS[store][0]) if store in ROOTS else ()
+    flag = {ZOOKEEPER: "--zk-root", TRIDENT: "--trident-root", JSTORM: "--jstorm-root"}.get(store)
+    return server_flags(conn, [flag, roots[0]] if roots else [])
 
 
 def command_line(kind: str, request: Mapping, run: WriteTarget) -> str:
@@ -463,8 +479,8 @@ def command_line(kind: str, request: Mapping, run: WriteTarget) -> str:
 def _reset_args(conn: Connection, r: Mapping) -> list[str]:
     """`offctl reset`'s servers, consumer, scope and target for a reset request."""
     store = r["store"]
-    parts = _server_flags(conn, zk_root=store == ZOOKEEPER, trident_root=store == TRIDENT)
-    parts += [{ZOOKEEPER: "--spout", KAFKA: "--group", TRIDENT: "--trident"}[store], r["consumer"]]
+    parts = _server_flags(conn, store)
+    parts += [FLAGS[store], r["consumer"]]
     for topic in r.get("topics") or ():
         parts += ["--topic", topic]
     if r.get("partitions"):
@@ -484,7 +500,7 @@ def _reset_args(conn: Connection, r: Mapping) -> list[str]:
 
 def _migrate_args(conn: Connection, r: Mapping) -> list[str]:
     """`offctl migrate`'s servers, spout, group, topology and scope for a migrate request."""
-    parts = _server_flags(conn, zk_root=True)
+    parts = _server_flags(conn, ZOOKEEPER)
     parts += ["--spout", r["spout"], "--group", r["group"], "--topology-id", r["topology_id"]]
     if r.get("topic"):
         parts += ["--topic", r["topic"]]
@@ -495,8 +511,9 @@ def _migrate_args(conn: Connection, r: Mapping) -> list[str]:
 
 def _delete_args(conn: Connection, r: Mapping) -> list[str]:
     """`offctl delete`'s servers, spout and the records chosen for a delete request."""
-    parts = _server_flags(conn, zk_root=True)
-    parts += ["--spout", r["spout"]]
+    store = r.get("store", ZOOKEEPER)
+    parts = _server_flags(conn, store)
+    parts += [FLAGS[store], r["spout"]]
     for topic in r.get("topics") or ():
         parts += ["--topic", topic]
     for key, flag in (

@@ -30,7 +30,9 @@ Partitions = Annotated[str | None, Field(description="Only these partitions, as 
 Topics = Annotated[list[str] | None, Field(description="Only these topics' partitions.")]
 ZkRoot = Annotated[
     str | None,
-    Field(description="The zkRoot (or Trident root) among the context's; needed when the context has several."),
+    Field(
+        description="The zkRoot (or Trident or JStorm root) among the context's; needed when the context has several."
+    ),
 ]
 PLAN_NOTE = (
     " Writes nothing: it returns a plan_id bound to the state it read, with the plan's changes, cost, guards "
@@ -81,11 +83,16 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
 
     def plan_reset(
         consumer: Annotated[
-            str, Field(description="Spout id (zookeeper), group id (kafka) or Trident txStateId (trident).")
+            str,
+            Field(
+                description="Spout id (zookeeper), group id (kafka), Trident txStateId (trident) or a JStorm spout's "
+                "TOPIC/CLIENT_ID (jstorm)."
+            ),
         ],
         to: Literal["earliest", "latest", "current", "offset", "time", "shift"],
         store: Annotated[
-            Literal["zookeeper", "kafka", "trident"], Field(description="Where the consumer keeps its offsets.")
+            Literal["zookeeper", "kafka", "trident", "jstorm"],
+            Field(description="Where the consumer keeps its offsets."),
         ] = "zookeeper",
         value: Annotated[
             str | int | None,
@@ -100,8 +107,9 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
         no_storm_metadata: bool = False,
         context: ContextArg = None,
     ) -> dict[str, Any]:
-        """Plan a reset of one spout, group or Trident spout, as `offctl reset` plans it (the poison-message fix: to
-        shift, value +1, one partition)."""
+        """Plan a reset of one spout, group, Trident or JStorm spout, as `offctl reset` plans it (the poison-message
+        fix: to shift, value +1, one partition). A JStorm spout fetches its stored offset + 1: the target is where it
+        fetches first."""
         with tool_errors():
             run = plans_run(face.run(context))
             return answer(
@@ -158,16 +166,22 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
             )
 
     def plan_delete(
-        spout: str,
+        spout: Annotated[str, Field(description="Spout id (zookeeper) or a JStorm spout's TOPIC/CLIENT_ID (jstorm).")],
         topics: Topics = None,
         partitions: Partitions = None,
         record_topic: Annotated[str | None, Field(description="Only records naming this topic.")] = None,
-        written_by: Annotated[str | None, Field(description="Only records this topology id wrote.")] = None,
+        written_by: Annotated[
+            str | None, Field(description="Only records this topology (storm id or name) wrote.")
+        ] = None,
         all_records: bool = False,
         zk_root: ZkRoot = None,
+        store: Annotated[
+            Literal["zookeeper", "jstorm"], Field(description="Where the spout keeps its offsets.")
+        ] = "zookeeper",
         context: ContextArg = None,
     ) -> dict[str, Any]:
-        """Plan deleting a storm-kafka spout's records, as `offctl delete` does (a restore creates them again)."""
+        """Plan deleting a storm-kafka or JStorm spout's records, as `offctl delete` does (a restore creates them
+        again)."""
         with tool_errors():
             return answer(
                 documents.stored_plan(
@@ -180,6 +194,7 @@ def register_plan_tools(server: MCPServer, face: Face, plans: mcpplans.PlanStore
                         written_by=written_by,
                         all_records=all_records,
                         zk_root=zk_root,
+                        store=store,
                     )
                 )
             )
