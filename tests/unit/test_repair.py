@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
+from offctl.core.records.model import JSTORM, KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
 from offctl.core.results.audit import Tally
 from offctl.errors import StoreUnavailable, UsageError
 from offctl.faces.audit import repairs as audit_repairs
@@ -32,6 +32,7 @@ def finding(store, consumer, zk_root, partition, code="OFFSET_ABOVE_LOG_END"):
         (ZOOKEEPER, "/spouts", {"spout": "c", "zk_root": "/spouts", "trident": None, "groups": ()}),
         (TRIDENT, "/transactional", {"trident": "c", "zk_root": "/transactional", "spout": None, "groups": ()}),
         (KAFKA, None, {"groups": ("c",), "spout": None, "trident": None, "zk_root": None}),
+        (JSTORM, "/jstorm", {"jstorm": "c", "zk_root": "/jstorm", "spout": None, "trident": None, "groups": ()}),
     ],
 )
 def test_each_store_is_reset_as_its_own_reset_would(store, zk_root, fields):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from offctl import interrupts
 from offctl.core.plans.targets import Scope, Target
-from offctl.core.records.model import KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
+from offctl.core.records.model import JSTORM, KAFKA, TRIDENT, ZOOKEEPER, ConsumerKey
 from offctl.core.results.repair import RepairResult
 from offctl.core.rules.profiles import Profiles
 from offctl.core.storm.releases import SpoutProfile
@@ -72,6 +72,8 @@ def repair_request(repair: Repair) -> ResetRequest:
         return ResetRequest(spout=repair.key.consumer, zk_root=repair.key.zk_root, **common)
     if repair.key.store == TRIDENT:  # as `offctl reset --trident ID --trident-root ROOT` plans it
         return ResetRequest(trident=repair.key.consumer, zk_root=repair.key.zk_root, **common)
+    if repair.key.store == JSTORM:  # as `offctl reset --jstorm TOPIC/CLIENT_ID --jstorm-root ROOT` plans it
+        return ResetRequest(jstorm=repair.key.consumer, zk_root=repair.key.zk_root, **common)
     if repair.key.store == KAFKA:
         return ResetRequest(groups=(repair.key.consumer,), **common)
     raise UsageError(f"{repair.key}: offctl does not know how to repair a consumer of store {repair.key.store!r}")
