@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from offctl.core.records.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Position, Report, TimeLag
 from offctl.core.rules.profiles import Profiles
 from offctl.core.rules.served import CODE
-from offctl.core.storm.outcomes import Resumption, start_outcome
+from offctl.core.storm.outcomes import Resumes, Resumption, start_outcome
 from offctl.core.storm.releases import Library, SpoutProfile
 from offctl.core.storm.start import configured_start, first_poll_start
 from offctl.core.time.history import NO_CATCH_UP, catch_up_of
@@ -142,7 +142,12 @@ def _resumption(
     at = row.resumes.at if row is not None and row.resumes is not None else None
     if at is not None:
         return at, head - at, None, row.resumes
+    if row is not None and row.resumes is not None and row.resumes.kind in _READS_NOTHING:
+        return None, head - committed, None, row.resumes  # it reads nothing: the lag counts from the stored offset
     return _start(row, plog, head, committed, old, spout)
+
+
+_READS_NOTHING = (Resumes.FETCH_FAILS, Resumes.CRASHES)  # the spout never leaves its stored position
 
 
 def _start(

@@ -227,3 +227,14 @@ def test_the_catch_up_is_inspects_and_one_read_has_no_history():
     estimated = replace(report, catch_ups={report.rows[0].partition_key: CatchUp(125.0, "catching-up", 0.6, 0.2)})
     shown, _ = lagdoc.document(estimated, lagdoc.Asked(OLD, old=True, partitions={T: [0]}), th, cl)
     assert tuple(shown[T]["0"][k] for k in keys) == (125.0, "catching-up", 0.6, 0.2)
+
+
+def test_a_spout_whose_every_fetch_fails_has_no_resume_offset_and_keeps_the_originals_lag():
+    """storm-kafka without useStartOffsetTimeIfOffsetOutOfRange below the log start (KafkaUtils.fetchMessages@v1.2.4:
+    FailedFetchException, for good): it reads nothing, so resumeOffset is null and the lag counts from the stored
+    offset, KOLU's (docs/storm-ui-lag.md), not from where a spout with no record would start."""
+    th = Profiles(Thresholds(spout=SpoutProfile(out_of_range_reset=False)))
+    out, _ = doc([rec(0, 50), rec(1, 150)], th=th)
+    entry = out[T]["0"]
+    assert (entry["resumes"], entry["resumeOffset"], three(entry)) == ("fetch-fails", None, (50, 200, 150))
+    assert "originalLag" not in entry and entry["lostToRetention"] == 50
