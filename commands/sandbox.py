@@ -22,13 +22,13 @@ app = Typer(
 
 
 def _describe(s: state.Sandbox) -> None:
-    from offctl.adapters.servers import KAFKA
+    from offctl.faces.sandbox import BROKER
 
     alive = s.running
     typer.echo(f"ZooKeeper  {s.zk}  pid {s.zk_pid}  {'running' if alive['zookeeper'] else 'STOPPED'}")
     typer.echo(
         f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}  "
-        f"(Apache Kafka {KAFKA}, KRaft)"
+        f"(Apache Kafka {BROKER}, ZooKeeper mode)"
     )
     typer.echo(f"zkRoot     {s.zk_root}  (Storm's root {s.storm_root}){'' if s.seeded else '  not seeded yet'}")
     typer.echo(f"state      {s.directory}")
