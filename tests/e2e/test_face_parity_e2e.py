@@ -872,45 +872,22 @@ def monitor_face(state, reference):
     legacy = ("zookeeper", SPOUT_ID, state.root, state.topic)
     group = ("kafka", state.group, None, state.topic)
     partitions = ",".join(map(str, range(PARTITIONS)))
+
+    def static_hosts(node: str) -> tuple[str, ...]:
+        """KOLU's arguments for an old spout on StaticHosts whose offsets are under `node`: every partition, with
+        the brokers of the context (--bootstrap-servers) for the log offsets."""
+        leaders = ",".join([state.bootstrap] * PARTITIONS) + ","
+        kolu = ("-o", "-t", state.topic, "-n", node, "-z", state.zk + ",", "-p", partitions + ",", "-l", leaders)
+        return ("--bootstrap-servers", state.bootstrap, "--", *kolu)
+
     asked = {
-        legacy: (
-            "--bootstrap-servers",
-            state.bootstrap,
-            "--",
-            "-o",
-            "-t",
-            state.topic,
-            "-n",
-            f"{state.root}/{SPOUT_ID}",
-            "-z",
-            state.zk + ",",
-            "-p",
-            partitions + ",",
-            "-l",
-            ",".join([state.bootstrap] * PARTITIONS) + ",",
-        ),
+        legacy: static_hosts(f"{state.root}/{SPOUT_ID}"),
         group: ("--", "-t", state.topic, "-g", state.group, "-b", state.bootstrap),
     }
     for client in JSTORM_SPOUTS:
         consumer = jstorm.consumer_id(state.topic, client)
-        asked[("jstorm", consumer, state.jroot, state.topic)] = (
-            "--jstorm-root",
-            state.jroot,
-            "--bootstrap-servers",
-            state.bootstrap,
-            "--",
-            "-o",
-            "-t",
-            state.topic,
-            "-n",
-            jstorm.node_path(state.jroot, consumer, 0).rsplit("/", 1)[0],
-            "-z",
-            state.zk + ",",
-            "-p",
-            partitions + ",",
-            "-l",
-            ",".join([state.bootstrap] * PARTITIONS) + ",",
-        )
+        node = f"{jstorm.spouts_path(state.jroot)}/{consumer}"
+        asked[("jstorm", consumer, state.jroot, state.topic)] = ("--jstorm-root", state.jroot, *static_hosts(node))
     shown, missing, timed = {}, {}, {}
     for consumer, args in asked.items():
         before = int(time.time() * 1000)
