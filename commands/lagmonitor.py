@@ -46,6 +46,7 @@ def failure_lines() -> Iterator[None]:
         "zk",
         "bootstrap_servers",
         "storm_root",
+        "jstorm_root",
         "zk_auth",
         "kafka_config",
         "kafka_config_file",
@@ -74,7 +75,8 @@ def storm_kafka_monitor_command(ctx: typer.Context, given: Given) -> None:
     Prints one JSON object ({topic: {partition: {consumerCommittedOffset, logHeadOffset, lag, ...}}}) or one
     failure line, exit 0; a command line KafkaOffsetLagUtil refuses: its message and help, exit 1.
     `--zk` names Storm's ZooKeeper for new spouts (running topologies); `--bootstrap-servers` the brokers of an
-    old spout on StaticHosts. See docs/storm-ui-lag.md.
+    old spout on StaticHosts; `--jstorm-root` JStorm's roots, under which an old spout's -n is JStorm's Kafka spout.
+    See docs/storm-ui-lag.md.
     """
     from offctl import STARTED
     from offctl.faces.stormui.args import LagUsage, help_text, parse_args

@@ -22,15 +22,19 @@ app = Typer(
 
 
 def _describe(s: state.Sandbox) -> None:
-    from offctl.adapters.servers import KAFKA
+    from offctl.faces.sandbox import BROKER
 
     alive = s.running
     typer.echo(f"ZooKeeper  {s.zk}  pid {s.zk_pid}  {'running' if alive['zookeeper'] else 'STOPPED'}")
     typer.echo(
         f"Kafka      {s.broker}  pid {s.broker_pid}  {'running' if alive['broker'] else 'STOPPED'}  "
-        f"(Apache Kafka {KAFKA}, KRaft)"
+        f"(Apache Kafka {BROKER}, ZooKeeper mode)"
     )
     typer.echo(f"zkRoot     {s.zk_root}  (Storm's root {s.storm_root}){'' if s.seeded else '  not seeded yet'}")
+    typer.echo(f"Trident    {s.trident_root}  (transactional.zookeeper.root)")
+    typer.echo(
+        f"JStorm     {s.jstorm_root}  (JStorm's storm.zookeeper.root: its Kafka spouts under kafka/offset/topic)"
+    )
     typer.echo(f"state      {s.directory}")
     for name, ids in sorted((s.stopped or {}).items()):
         typer.echo(f"stopped    {name} ({', '.join(ids)}): `offctl sandbox topology start {name}`")
@@ -71,7 +75,10 @@ def seed_command() -> None:
             err_console.print("offctl: no sandbox is running: start it with `offctl sandbox up`")
             raise typer.Exit(3)
         shows = sb.seed(sandbox)
-    typer.echo(f"seeded {sandbox.zk_root} and groups clicks-client, payments-tool:")
+    typer.echo(
+        f"seeded {sandbox.zk_root}, {sandbox.trident_root}, {sandbox.jstorm_root} and groups clicks-client, "
+        f"payments-tool:"
+    )
     for line in shows:
         typer.echo(f"  {line}")
     typer.echo(
@@ -101,10 +108,10 @@ def status_command() -> None:
 def env_command() -> None:
     """Print shell lines that point every OFFCTL_ variable at the running sandbox: a rehearsal shell.
 
-    They set OFFCTL_ZK, OFFCTL_ZK_ROOT, OFFCTL_BOOTSTRAP_SERVERS, OFFCTL_STORM_ROOT and OFFCTL_TRIDENT_ROOT to the
-    sandbox's, unset credentials and client settings, and set OFFCTL_SANDBOX=1: while it is set, offctl refuses
-    (exit 2) any server that is not the running sandbox's. Exit 3 when no sandbox runs (the lines then unset the
-    servers, set OFFCTL_SANDBOX=1 and end with `false`).
+    They set OFFCTL_ZK, OFFCTL_ZK_ROOT, OFFCTL_BOOTSTRAP_SERVERS, OFFCTL_STORM_ROOT, OFFCTL_TRIDENT_ROOT and
+    OFFCTL_JSTORM_ROOT to the sandbox's, unset credentials and client settings, and set OFFCTL_SANDBOX=1: while it
+    is set, offctl refuses (exit 2) any server that is not the running sandbox's. Exit 3 when no sandbox runs (the
+    lines then unset the servers, set OFFCTL_SANDBOX=1 and end with `false`).
 
     \b
     Example:

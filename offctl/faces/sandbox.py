@@ -14,8 +14,19 @@ from pathlib import Path
 
 from offctl.adapters import servers
 from offctl.core.records.parse import storm_kafka_record
+from offctl.core.storm import jstorm
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
-from offctl.settings.sandbox import ROOT, SANDBOX_STORM_ROOT, TRIDENT_ROOT, Sandbox, active, load, sandbox_dir, save
+from offctl.settings.sandbox import (
+    JSTORM_ROOT,
+    ROOT,
+    SANDBOX_STORM_ROOT,
+    TRIDENT_ROOT,
+    Sandbox,
+    active,
+    load,
+    sandbox_dir,
+    save,
+)
 
 
 def up(directory: Path | None = None) -> tuple[Sandbox, bool]:
@@ -324,6 +335,43 @@ def trident_fleet(broker: str) -> tuple[dict[str, bytes], list[str]]:
     return nodes, shows
 
 
+def jstorm_fleet(broker: str) -> tuple[dict[str, bytes], list[str]]:
+    """JStorm's Kafka spouts under JSTORM_ROOT, each record as PartitionConsumer.commitState writes it
+    (jstorm.record_bytes at jstorm.node_path): a healthy one, and one of each finding JStorm's spouts have."""
+    host, port = broker.rsplit(":", 1)
+    nodes: dict[str, bytes] = {}
+
+    def spout(topic: str, client: str, offsets: dict[int, int], topology: str, named: str | None = None) -> str:
+        consumer = jstorm.consumer_id(topic, client)
+        for p, o in offsets.items():
+            data = jstorm.record_bytes(topology, o, p, host, int(port), named or topic)
+            nodes[jstorm.node_path(JSTORM_ROOT, consumer, p)] = data
+        return consumer
+
+    spout("orders", "jstorm", {0: 18, 1: 19, 2: 17, 3: 19}, "orders-jstorm")  # fetches 19, 20, 18, 20: lag 1, 0, 2, 0
+    spout("events", "jstorm", {0: 10, 1: 30}, "events-jstorm")  # events/0 fetches 11: retention deleted up to 25
+    clicks = spout("clicks", "jstorm", {0: 29, 1: 45}, "clicks-jstorm")  # clicks/1 fetches 46, past the log end 30
+    quoted = jstorm.record_bytes("clicks-jstorm", 12, 2, host, int(port), "clicks").replace(
+        b'"offset":12,', b'"offset":"12",'
+    )
+    nodes[jstorm.node_path(JSTORM_ROOT, clicks, 2)] = quoted  # a string offset: the (Long) cast throws
+    nodes[f"{jstorm.spouts_path(JSTORM_ROOT)}/{clicks}/01"] = nodes[jstorm.node_path(JSTORM_ROOT, clicks, 1)]
+    spout("payments", "jstorm", {0: 5}, "payments-jstorm")  # two topologies on the default kafka.client.id
+    spout("payments", "jstorm", {1: 5}, "billing-jstorm")
+    spout("archive", "jstorm", {0: 4}, "archive-jstorm", named="archive-2024")  # copied from another topic's spout
+    shows = [
+        "jstorm orders/jstorm            healthy: lag 1 on orders/0 and 2 on orders/2 (JStorm's spout fetches the "
+        "stored offset + 1)",
+        "jstorm events/jstorm            OFFSET_BELOW_LOG_START on events/0 (stored 10: the spout fetches 11, "
+        "retention deleted up to 25, and every fetch fails)",
+        "jstorm clicks/jstorm            OFFSET_ABOVE_LOG_END on clicks/1 (stored 45: waits until the log end reaches "
+        "46), MALFORMED_RECORD on clicks/2 (a string offset), UNREAD_NODE (01: the spout never reads it)",
+        "jstorm payments/jstorm          ID_COLLISION (two topologies on the default kafka.client.id jstorm)",
+        "jstorm archive/jstorm           TOPIC_MISMATCH (its record names archive-2024)",
+    ]
+    return nodes, shows
+
+
 def _ledger(broker: str, now_ms: int) -> None:
     """ledger's transactions (LEDGER), from a transactional producer that exits with the last one open."""
     from confluent_kafka import Producer
@@ -352,6 +400,7 @@ def seed(sandbox: Sandbox) -> list[str]:
 
     nodes, commits, shows = fleet(sandbox.broker)
     trident_nodes, trident_shows = trident_fleet(sandbox.broker)
+    jstorm_nodes, jstorm_shows = jstorm_fleet(sandbox.broker)
     try:
         admin = AdminClient({"bootstrap.servers": sandbox.broker})
         new = _create_topics(admin)
@@ -359,9 +408,9 @@ def seed(sandbox: Sandbox) -> list[str]:
         _commit_groups(sandbox.broker, commits)
     except KafkaException as exc:
         raise StoreUnavailable(f"the sandbox broker at {sandbox.broker}: {exc}") from None
-    _write_zookeeper(sandbox, nodes, trident_nodes)
+    _write_zookeeper(sandbox, {**nodes, **jstorm_nodes}, trident_nodes)
     save(replace(sandbox, seeded=True, stopped={}))
-    return shows + trident_shows
+    return shows + trident_shows + jstorm_shows
 
 
 def _create_topics(admin) -> list:
@@ -439,7 +488,8 @@ def _commit_groups(bootstrap: str, commits: dict) -> None:
 
 
 def _write_zookeeper(sandbox: Sandbox, nodes: dict[str, bytes], trident_nodes: dict[str, bytes]) -> None:
-    """Replace the sandbox's ZooKeeper tree: the running topologies, the spouts' records, the Trident state."""
+    """Replace the sandbox's ZooKeeper tree: the running topologies, the spouts' records (storm-kafka's and JStorm's),
+    the Trident state."""
     from kazoo.client import KazooClient
     from kazoo.exceptions import KazooException
     from kazoo.handlers.threading import KazooTimeoutError

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from offctl.core.records.findings import CATALOGUE
-from offctl.core.records.model import Severity, duration, iso_ms
+from offctl.core.records.model import ConsumerKey, Severity, duration, iso_ms
 from offctl.core.results.audit import TASK_KEYS, AuditResult, Tally
 from offctl.core.results.repair import RepairResult
 from offctl.render.formats import SEVERITY_STYLE, catch_up_cell, dumps, number, status_style
@@ -83,10 +83,9 @@ def write_audit_json(
 
 
 def consumer_label(d: dict) -> str:
-    """A consumer dict named as ConsumerKey names it."""
-    if d["store"] == "zookeeper":
-        return f"{(d['zk_root'] or '').rstrip('/')}/{d['consumer']}"
-    return f"group {d['consumer']}"
+    """A consumer dict named as ConsumerKey names it: `/root/spout`, `trident /root/id`, `jstorm /root/kafka/offset/
+    topic/<topic>/<client id>` or `group g`."""
+    return str(ConsumerKey(d["store"], d["consumer"], d["zk_root"]))
 
 
 def _extreme_text(name: str, extreme: tuple) -> str:

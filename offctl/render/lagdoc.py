@@ -22,12 +22,21 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from offctl.core.records.model import ConsumerKey, Finding, PartitionLog, PartitionRow, Position, Report, TimeLag
+from offctl.core.records.model import (
+    JSTORM,
+    ConsumerKey,
+    Finding,
+    PartitionLog,
+    PartitionRow,
+    Position,
+    Report,
+    TimeLag,
+)
 from offctl.core.rules.profiles import Profiles
 from offctl.core.rules.served import CODE
-from offctl.core.storm.outcomes import Resumption, start_outcome
+from offctl.core.storm import jstorm
+from offctl.core.storm.outcomes import Resumes, Resumption, fresh_position, start_outcome
 from offctl.core.storm.releases import Library, SpoutProfile
-from offctl.core.storm.start import configured_start, first_poll_start
 from offctl.core.time.history import NO_CATCH_UP, catch_up_of
 from offctl.core.time.timelag import time_lag
 
@@ -38,12 +47,20 @@ REASON = "Unable to get offset lags for kafka. Reason: "  # KOLU@v1.2.4 line 149
 class Asked:
     """What the monitor answers for: the consumer, and each topic's partitions in the order shown (old spouts:
     from the broker registry or StaticHosts; new spouts: every partition of each topic, as partitionsFor gives
-    them). `folder`: the spout keeps a topic's offsets under `<zk-node>/<topic>/` (a wildcard spout)."""
+    them). `folder`: the spout keeps a topic's offsets under a folder named by the topic (`<zk-node>/<topic>/`, a
+    wildcard spout; or JStorm's `<root>/kafka/offset/topic/<topic>/<client id>/`)."""
 
     key: ConsumerKey
     old: bool
     partitions: Mapping[str, Sequence[int]]
     folder: bool = False
+
+    @property
+    def library(self) -> Library:
+        """The spout that reads the partitions asked about: JStorm's, storm-kafka's (old) or storm-kafka-client's."""
+        if self.key.store == JSTORM:
+            return Library.JSTORM_KAFKA
+        return Library.STORM_KAFKA if self.old else Library.STORM_KAFKA_CLIENT
 
 
 def _pick(rows: Sequence[PartitionRow], asked: Asked) -> dict[tuple[str, int], PartitionRow]:
@@ -91,7 +108,7 @@ def document(
                 notes.append(f"{topic}/{p}: the broker gave no log end offset; the partition is left out")
                 continue
             committed = _committed(row)
-            place = _resumption(row, plog, head, committed, asked.old, thresholds.spout, report.time_lags)
+            place = _resumption(row, plog, head, committed, asked.library, thresholds.spout, report.time_lags)
             lost = row.lost_to_retention if row is not None else None
             shown[str(p)] = _entry(head, committed, place, findings.get((topic, p), []), consumer_wide, profile, lost)
             shown[str(p)].update(_catch_up(row, report))
@@ -128,7 +145,7 @@ def _resumption(
     plog: PartitionLog | None,
     head: int,
     committed: int,
-    old: bool,
+    library: Library,
     spout: SpoutProfile,
     time_lags: Mapping[Position, TimeLag],
 ) -> _Place:
@@ -142,20 +159,30 @@ def _resumption(
     at = row.resumes.at if row is not None and row.resumes is not None else None
     if at is not None:
         return at, head - at, None, row.resumes
-    return _start(row, plog, head, committed, old, spout)
+    if row is not None and row.resumes is not None and row.resumes.kind in _READS_NOTHING:
+        return None, head - committed, None, row.resumes  # it reads nothing: the lag counts from the stored offset
+    return _start(row, plog, head, committed, library, spout)
+
+
+_READS_NOTHING = (Resumes.FETCH_FAILS, Resumes.CRASHES)  # the spout never leaves its stored position
 
 
 def _start(
-    row: PartitionRow | None, plog: PartitionLog | None, head: int, committed: int, old: bool, spout: SpoutProfile
+    row: PartitionRow | None,
+    plog: PartitionLog | None,
+    head: int,
+    committed: int,
+    library: Library,
+    spout: SpoutProfile,
 ) -> _Place:
-    """Where a spout with no record starts instead (PartitionManager; KafkaSpout.doSeek), and its lag from there."""
-    log_start = plog.log_start if plog else None
-    start = configured_start(spout, log_start, head) if old else first_poll_start(spout, log_start, head)
-    resume = start.offset
-    lag = head - resume if resume is not None else head - committed
+    """Where a spout with no record starts instead (PartitionManager; KafkaSpout.doSeek; JStorm's PartitionConsumer),
+    and its lag from there (JStorm's start at the log end + 1 counts from the log end, as inspect counts it)."""
+    resume = fresh_position(spout, library, plog.log_start if plog else None, head).offset
+    counted = jstorm.lag_from(resume, head) if library is Library.JSTORM_KAFKA else resume
+    lag = head - counted if counted is not None else head - committed
     if row is not None:
         return resume, lag, None, row.resumes
-    outcome = start_outcome(spout, Library.STORM_KAFKA if old else Library.STORM_KAFKA_CLIENT)
+    outcome = start_outcome(spout, library)
     return resume, lag, None, Resumption.landing(outcome.lands, outcome.citation, None, None, None, resume)
 
 
@@ -187,7 +214,7 @@ def _entry(
     }
     if lag != original:
         entry["originalLag"] = original
-        entry["why"] = _why(on, consumer_wide, committed, resume)
+        entry["why"] = _why(on, consumer_wide, committed, resume, resumes)
     return entry
 
 
@@ -199,11 +226,16 @@ def _catch_up(row: PartitionRow | None, report: Report) -> dict:
     return {"catchUpSeconds": up.seconds, "catchUp": up.state, "commitRate": up.commit_rate, "logRate": up.log_rate}
 
 
-def _why(on: list[Finding], consumer_wide: list[Finding], committed: int, resume: int | None) -> str:
-    """Why the spout's lag is not the original's: the partition's first finding, else the consumer's, else no commit."""
+def _why(
+    on: list[Finding], consumer_wide: list[Finding], committed: int, resume: int | None, resumes: Resumption | None
+) -> str:
+    """Why the spout's lag is not the original's: the partition's first finding, else the consumer's, else a spout
+    that fetches the stored offset + 1, else no commit."""
     # a commit the spout does not resume from, with no finding of the partition's own: the consumer's says why
     # (STALE_TOPOLOGY: EARLIEST/LATEST ignore a commit of a topology that is not running)
     why = on or (consumer_wide if committed >= 0 else [])
+    if not why and committed >= 0 and resumes is not None and resumes.kind is Resumes.STORED_PLUS_1:
+        return f"the spout fetches the stored offset + 1, {resume}, first ({resumes.citation_text()})"
     return (why[0].message if why else None) or (
         f"no committed offset: the spout starts at offset {resume}"
         if resume is not None

@@ -238,6 +238,7 @@ def contexts(default_context: str, allow_writes: bool, runs: Iterable[NamedConte
                 "kafka": bool(r.conn.bootstrap_servers),
                 "zk_roots": list(r.conn.zk_roots),
                 "trident_roots": list(r.conn.trident_roots),
+                "jstorm_roots": list(r.conn.jstorm_roots),
             }
             for r in runs
         ],

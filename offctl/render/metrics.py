@@ -29,7 +29,10 @@ CONSUMER_LABELS = ("store", "consumer", "zk_root")
 PARTITION_FAMILIES = tuple(
     (f"offctl_partition_{name}", doc)
     for name, doc in (
-        ("committed_offset", "The stored offset (Trident: the offset its state resumes from)"),
+        (
+            "committed_offset",
+            "The stored offset (Trident: the offset its state resumes from; JStorm: the spout fetches it + 1)",
+        ),
         ("log_start_offset", "The partition's log start offset"),
         ("log_end_offset", "The partition's log end offset (high watermark)"),
         (

@@ -168,13 +168,16 @@ def _write_message(m: LogMessage, now_ms: int, console: Console) -> None:
 
 
 def _peek_head(p: Peeked) -> Text:
-    """A peeked partition's line: where the spout resumes (inspect's resumes_at; the stored offset, whose message is
-    shown, beside it where they differ), the log, the lag and the codes."""
+    """A peeked partition's line: where the spout resumes (inspect's resumes_at; the stored offset beside it where they
+    differ, and the offset whose message is shown where that is neither), the log, the lag and the codes."""
     r = p.row
     head = Text(f"{r.record.key}  {r.topic or '?'}/{r.record.partition}", style="bold")
     stable = f"  last stable {number(r.last_stable)}" if r.last_stable is not None else ""
     resumes = r.resumes.at if r.resumes is not None else None
-    where = f"resumes at {number(resumes)}" + (f" (stored {number(p.offset)})" if resumes != p.offset else "")
+    stored = r.record.committed if r.record.malformed is None else None
+    where = f"resumes at {number(resumes)}" + (f" (stored {number(stored)})" if resumes != stored else "")
+    if p.offset is not None and p.offset not in (resumes, stored):
+        where += f" (shown: the message at {number(p.offset)}, which it fetches first)"
     lost = lost_text(r.lost_to_retention)
     head.append(
         f"  {where}  log {number(r.log_start)}-{number(r.log_end)}{stable}  lag {number(r.lag)}"

@@ -181,6 +181,7 @@ def sandbox_context(required: bool = False) -> Context | None:
             "bootstrap-servers": running.broker,
             "zk-root": [running.zk_root],
             "trident-root": [running.trident_root],
+            "jstorm-root": [running.jstorm_root],
             "storm-root": running.storm_root,
         },
         "context sandbox (built-in)",

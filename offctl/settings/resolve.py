@@ -142,8 +142,11 @@ def _plain(value: Any) -> Any:
 
 # The roots a sandbox brings its own of: (name, environment variable, flag), as the option table declares them.
 ROOT_VARIABLES = tuple(
-    (name, OPTIONS[name].env, OPTIONS[name].flags[0]) for name in ("zk_root", "trident_root", "storm_root")
+    (name, OPTIONS[name].env, OPTIONS[name].flags[0])
+    for name in ("zk_root", "trident_root", "jstorm_root", "storm_root")
 )
+# The roots spouts are listed under, as the sandbox's notices name them (storm_root is Storm's own: no spout's).
+SPOUT_ROOTS = {"zk_root": "zkRoot", "trident_root": "Trident root", "jstorm_root": "JStorm root"}
 
 
 def connection(given: Given, say: Say, *, sandbox: bool = True) -> Connection:
@@ -210,8 +213,8 @@ def _use_sandbox(given: Given, sandbox: configfile.Context, say: Say) -> None:
     }
     zk, kafka = sandbox.settings["zk"], sandbox.settings["bootstrap-servers"]
     say(
-        f"offctl: using the sandbox (ZooKeeper {zk}, Kafka {kafka}, zkRoot {', '.join(kept['zk_root'] or ['-'])}, "
-        f"Trident root {', '.join(kept['trident_root'] or ['-'])}); see `offctl sandbox status`"
+        f"offctl: using the sandbox (ZooKeeper {zk}, Kafka {kafka}, {_roots_text(kept, SPOUT_ROOTS, ', ')}); see "
+        f"`offctl sandbox status`"
     )
     _say_roots(source, kept, say)
     roots = {p: (FLAG if o == FLAG else sandbox.origin) for p, o in source.items() if p in given.values}
@@ -222,14 +225,19 @@ def _use_sandbox(given: Given, sandbox: configfile.Context, say: Say) -> None:
             "bootstrap_servers": kafka,
             "zk_root": kept["zk_root"],
             "storm_root": kept["storm_root"],
-            **({"trident_root": kept["trident_root"]} if "trident_root" in given.values else {}),
+            **{p: kept[p] for p in ("trident_root", "jstorm_root") if p in given.values},
         }
     )
 
 
+def _roots_text(kept: Mapping[str, Any], names: Iterable[str], sep: str) -> str:
+    """Spout roots as the sandbox's notices name them: `zkRoot /sandbox/spouts`, `-` for none."""
+    return sep.join(f"{SPOUT_ROOTS[p]} {', '.join(kept[p] or ['-'])}" for p in names)
+
+
 def _say_roots(source: Mapping[str, str], kept: Mapping[str, Any], say: Say) -> None:
     """What the sandbox's roots owe to the environment and the command line: the environment's not applied, and the
-    other root kept when one of --zk-root and --trident-root is given."""
+    other spout roots kept when some of --zk-root, --trident-root and --jstorm-root are given."""
     ignored = [var for p, var, _ in ROOT_VARIABLES if source[p].startswith("env ")]
     if ignored:
         say(
@@ -237,14 +245,14 @@ def _say_roots(source: Mapping[str, str], kept: Mapping[str, Any], say: Say) -> 
             f"roots are not the sandbox's; the sandbox's own are used (`eval \"$(offctl sandbox env)\"` sets every "
             f"variable to the sandbox's)"
         )
-    given_roots = [flag for p, _, flag in ROOT_VARIABLES[:2] if source[p] == FLAG]
-    if len(given_roots) == 1:
-        zk_root_given = given_roots[0] == "--zk-root"
-        other, flag = ("Trident root", "--trident-root") if zk_root_given else ("zkRoot", "--zk-root")
-        roots = kept["trident_root"] if zk_root_given else kept["zk_root"]
+    given_roots = [p for p in SPOUT_ROOTS if source[p] == FLAG]
+    others = [p for p in SPOUT_ROOTS if source[p] != FLAG]
+    if given_roots and others:
+        one = len(others) == 1
         say(
-            f"offctl: {given_roots[0]} given: the sandbox's {other} {', '.join(roots)} is kept (give {flag} to "
-            f"replace it)"
+            f"offctl: {', '.join(OPTIONS[p].flags[0] for p in given_roots)} given: the sandbox's "
+            f"{_roots_text(kept, others, ' and ')} {'is' if one else 'are'} kept (give "
+            f"{' or '.join(OPTIONS[p].flags[0] for p in others)} to replace {'it' if one else 'them'})"
         )
 
 

@@ -15,6 +15,7 @@ from offctl.adapters.backup import state_dir
 ROOT = "/sandbox/spouts"  # the seeded zkRoot
 SANDBOX_STORM_ROOT = "/sandbox/storm"
 TRIDENT_ROOT = "/sandbox/transactional"  # transactional.zookeeper.root of the seeded Trident spouts
+JSTORM_ROOT = "/sandbox/jstorm"  # storm.zookeeper.root of the seeded JStorm Kafka spouts
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Sandbox:
     zk_root: str = ROOT
     storm_root: str = SANDBOX_STORM_ROOT
     trident_root: str = TRIDENT_ROOT
+    jstorm_root: str = JSTORM_ROOT  # a state file written before JStorm's spouts were seeded has none: this one
     seeded: bool = False
     stopped: dict = None  # topology name -> the storm ids `topology stop` removed, for `topology start`
 
@@ -110,6 +112,7 @@ def rehearsal_env(sandbox: Sandbox) -> dict[str, str]:
         "OFFCTL_BOOTSTRAP_SERVERS": sandbox.broker,
         "OFFCTL_STORM_ROOT": sandbox.storm_root,
         "OFFCTL_TRIDENT_ROOT": sandbox.trident_root,
+        "OFFCTL_JSTORM_ROOT": sandbox.jstorm_root,
         "OFFCTL_CONTEXT": "sandbox",
         REHEARSAL_MARKER: "1",
     }

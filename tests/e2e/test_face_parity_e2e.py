@@ -18,12 +18,16 @@ it (storm-kafka-monitor does not: it is held within the moments before and after
 The state: topic T of 5 partitions of 6 messages written 30 h ago (retention.ms 2 days), partition 4's log start moved
 to 3 (DeleteRecords). An old storm-kafka spout `legacy` (its topology stopped) at 2, 6, 0 and 1 (below the log start),
 none on partition 3; a storm-kafka-client group (its topology running, Storm's commit metadata) at 1, 4, 6 and 1, none
-on 3 (partition 1's metadata a JSON null: CRASHING_COMMIT, the spout throws at start). The spout settings given to every
-face change where three partitions resume (storm-kafka 0.9.6 ignores offset 0 and starts at the log end;
-UNCOMMITTED_LATEST starts a partition without a commit at the log end); --lag-threshold 3 (from the config file's
-context: Storm UI's program takes no such flag) gives HIGH_LAG, --retention-horizon 1d RETENTION_RISK and
---commit-expiry-horizon 6d COMMIT_EXPIRY_RISK (the commits expire in about 5 d 18 h, outside the default horizon of a
-day: a face that drops the option shows another set of codes).
+on 3 (partition 1's metadata a JSON null: CRASHING_COMMIT, the spout throws at start). Two JStorm Kafka spouts under
+their own root (issue 47), records as PartitionConsumer.commitState writes them: `T/jstorm` at 1, 5, 9 and 1, none on
+3 (it fetches the stored offset + 1: lag 4, caught up, waiting past the log end, every fetch failing below the log
+start, and starting at the log end + 1), and `T/shared`, whose kafka.client.id two topologies share (ID_COLLISION),
+at 3, a record naming another topic (TOPIC_MISMATCH) and a string offset (MALFORMED_RECORD), none on 3 and 4. The
+spout settings given to every face change where three partitions resume (storm-kafka 0.9.6 ignores offset 0 and
+starts at the log end; UNCOMMITTED_LATEST starts a partition without a commit at the log end); --lag-threshold 3
+(from the config file's context: Storm UI's program takes no such flag) gives HIGH_LAG, --retention-horizon 1d
+RETENTION_RISK and --commit-expiry-horizon 6d COMMIT_EXPIRY_RISK (the commits expire in about 5 d 18 h, outside the
+default horizon of a day: a face that drops the option shows another set of codes).
 
 The disagreements this test found when it was written (peek without inspect's figures; the MCP peek tool without the
 run's commit-expiry options; storm-kafka-monitor without them, and placing a commit outside the log by the start-up
@@ -51,6 +55,7 @@ import pytest
 
 from offctl.adapters import servers
 from offctl.core.records.model import ConsumerKey, Headroom, TimeLag
+from offctl.core.storm import jstorm
 from offctl.core.time.expiry import Expiry
 from offctl.core.time.timelag import SOURCE_CODES
 from offctl.render.formats import expiry_text, headroom_text, lost_text, time_lag_text
@@ -71,6 +76,8 @@ SPOUT_ID = "legacy"
 LEGACY_AT = {0: 2, 1: 6, 2: 0, 4: 1}  # partition 3 has no record
 GROUP_AT = {0: 1, 1: 4, 2: 6, 4: 1}  # nor a commit
 CRASHING = 1  # the group's partition whose commit metadata is a JSON null
+JSTORM_AT = {0: 1, 1: 5, 2: 9, 4: 1}  # T/jstorm's stored offsets: it fetches each + 1; partition 3 has no node
+JSTORM_SPOUTS = ("jstorm", "shared")  # the kafka.client.id of each JStorm spout of T
 DELETED_BELOW = {4: 3}  # partition 4's log start, after DeleteRecords
 SPOUT_SETTINGS = (
     "--storm-kafka-release",
@@ -164,6 +171,7 @@ def state(zk, zk_server, kafka, broker, tmp_path_factory):
     group = names("clicks")
     kafka.commit(group, topic, GROUP_AT, storm_metadata(RUNNING))
     kafka.commit(group, topic, {CRASHING: GROUP_AT[CRASHING]}, "null")  # the spout throws in activate() on it
+    jroot = jstorm_spouts(zk, names.root + "/jstorm", topic, broker.address)
     config = tmp_path_factory.mktemp("face-parity") / "config.toml"
     config.write_text('default-context = "parity"\n\n[contexts.parity]\nlag-threshold = 3\n')
     config.chmod(0o600)
@@ -176,10 +184,13 @@ def state(zk, zk_server, kafka, broker, tmp_path_factory):
         broker.address,
         "--storm-root",
         storm,
+        "--jstorm-root",
+        jroot,
     )
     return SimpleNamespace(
         topic=topic,
         root=root,
+        jroot=jroot,
         storm=storm,
         group=group,
         zk=zk_server.address,
@@ -187,6 +198,24 @@ def state(zk, zk_server, kafka, broker, tmp_path_factory):
         env={"OFFCTL_CONFIG": str(config)},
         flags=(*connection, "--group", group, *SPOUT_SETTINGS, *HORIZONS),
     )
+
+
+def jstorm_spouts(zk, root: str, topic: str, broker: str) -> str:
+    """The state's JStorm spouts of `topic` under JStorm's `root` (module docstring); returns the root."""
+    host, port = broker.rsplit(":", 1)
+
+    def node(client: str, partition: int, data: bytes) -> None:
+        zk.create(jstorm.node_path(root, jstorm.consumer_id(topic, client), partition), data, makepath=True)
+
+    for p, offset in JSTORM_AT.items():
+        node("jstorm", p, jstorm.record_bytes("clicks-jstorm", offset, p, host, int(port), topic))
+    node("shared", 0, jstorm.record_bytes("clicks-jstorm", 3, 0, host, int(port), topic))
+    node("shared", 1, jstorm.record_bytes("audit-jstorm", 2, 1, host, int(port), topic + "-old"))
+    quoted = jstorm.record_bytes("clicks-jstorm", 2, 2, host, int(port), topic).replace(
+        b'"offset":2,', b'"offset":"2",'
+    )
+    node("shared", 2, quoted)  # a string offset: the (Long) cast throws, and the spout starts as with no record
+    return root
 
 
 def offctl(state, *args: str) -> Result:
@@ -389,7 +418,7 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     # what retention took: partition 4 at 1 with its log from 3, for both; a stored 0 0.9.6 ignores counts nothing
     assert rows[(*legacy, 4)]["lost_to_retention"] == rows[(*group, 4)]["lost_to_retention"] == 2
     assert rows[(*legacy, 2)]["lost_to_retention"] is None and rows[(*group, 0)]["lost_to_retention"] == 0
-    assert doc["summary"]["lost_to_retention"] == {state.topic: 4}
+    assert doc["summary"]["lost_to_retention"] == {state.topic: 5}  # and 1 of T/jstorm's, which fetches 2 (below)
     # which brokers serve which spout: Kafka 4.4 refuses storm-kafka's SimpleConsumer (ListOffsets v0, Fetch v0),
     # serves the group's kafka-clients 4.x: a verdict of each kind, and the refused spout's partitions all marked
     consumers = reference.consumers
@@ -397,6 +426,21 @@ def test_the_state_makes_every_figure_a_real_one(reference, state):
     assert "BROKER_INCOMPATIBLE" in codes
     assert all("BROKER_INCOMPATIBLE" in r["codes"] for key, r in rows.items() if key[:3] == legacy[:3])
     assert rows[(*legacy, 1)]["codes"] == ["BROKER_INCOMPATIBLE"] and rows[(*legacy, 1)]["status"] == "error"
+    # JStorm's spouts: where each fetches first, by its own reading (offctl.core.storm.jstorm), and its findings
+    js, shared = (("jstorm", jstorm.consumer_id(state.topic, c), state.jroot, state.topic) for c in JSTORM_SPOUTS)
+    assert [(rows[(*js, p)]["resumes"], rows[(*js, p)]["resumes_at"], rows[(*js, p)]["lag"]) for p in (0, 1, 2, 4)] == [
+        ("stored+1", 2, 4),
+        ("stored+1", 6, 0),
+        ("waits-until-log-end-reaches", 10, None),
+        ("fetch-fails", None, None),
+    ]
+    assert rows[(*js, 4)]["lost_to_retention"] == 1  # it fetches 2, the log starts at 3
+    assert reference.missing[(*js, 3)]["resumes"] == "log-end" and reference.missing[(*js, 3)]["resumes_at"] == 7
+    assert {"OFFSET_ABOVE_LOG_END", "OFFSET_BELOW_LOG_START", "HIGH_LAG"} <= {
+        c for p in JSTORM_AT for c in rows[(*js, p)]["codes"]
+    }
+    found = {f["code"] for f in doc["findings"] if f["consumer"] == shared[1]}
+    assert {"ID_COLLISION", "TOPIC_MISMATCH", "MALFORMED_RECORD", "MISSING_PARTITION"} <= found
 
 
 # --- offctl peek -------------------------------------------------------------------------------------------------
@@ -677,7 +721,7 @@ def audit_face(state, reference):
     audit_chunk, chunk_outputs: offctl/faces/audit/job.py _live_source) runs here on those settings, without Spark."""
     from offctl.faces.audit import job
     from offctl.faces.audit.tasks import audit_chunk, chunk_outputs, plan_chunks
-    from offctl.pipeline.read import trident_list
+    from offctl.pipeline.read import jstorm_list, trident_list
 
     def resolved(settings, **_):
         raise _Resolved(settings.reading.conn, settings)
@@ -688,7 +732,15 @@ def audit_face(state, reference):
     conn, settings = got.value.conn, got.value.settings
     selection = settings.reading.selection
     spouts, listed, _ = job._list_consumers(conn, selection)
-    chunks = plan_chunks(spouts, list(selection.groups), 2, listed, trident_roots=trident_list(conn, selection))
+    chunks = plan_chunks(
+        spouts,
+        list(selection.groups),
+        2,
+        listed,
+        trident_roots=trident_list(conn, selection),
+        jstorm_roots=jstorm_list(conn, selection),
+    )
+    assert [c.jstorm_root for c in chunks if c.jstorm_root] == [state.jroot]  # a chunk of its own
     outputs = [chunk_outputs(audit_chunk(settings.reading, c, int(time.time() * 1000))[1]) for c in chunks]
     rows = [r for _, chunk_rows, _, _ in outputs for r in chunk_rows]
     captured = {where(r): r["captured_ms"] for r in rows}  # each task reads at its own moment
@@ -734,8 +786,8 @@ def mcp_face(state, reference, tmp_path_factory):
     mismatches = []
     for tool in ("consumer", "peek"):
         shown, captured = {}, {}
-        for store in ("zookeeper", "kafka"):
-            answer = answers[tool, store]
+        for store, name in mcp_consumers(state):
+            answer = answers[tool, store, name]
             assert answer["next_offset"] is None  # one page holds them all
             shown.update(
                 figures_of(answer["partitions"], answer["findings"])
@@ -744,7 +796,16 @@ def mcp_face(state, reference, tmp_path_factory):
             )
             captured.update({where(p): ms(answer["captured_at"]) for p in answer["partitions"]})
         mismatches += compare("offctl mcp", shown, reference, captured.__getitem__, label=tool)
-    return SimpleNamespace(answers=answers, mismatches=mismatches)
+    return SimpleNamespace(answers=answers, mismatches=mismatches, state=state)
+
+
+def mcp_consumers(state) -> list[tuple[str, str]]:
+    """Each consumer of the state as the MCP tools name it: (store, consumer)."""
+    return [
+        ("zookeeper", SPOUT_ID),
+        ("kafka", state.group),
+        *(("jstorm", jstorm.consumer_id(state.topic, c)) for c in JSTORM_SPOUTS),
+    ]
 
 
 async def _mcp_answers(state, where_to_log: Path) -> dict:
@@ -771,11 +832,14 @@ async def _mcp_answers(state, where_to_log: Path) -> dict:
                     pages.append(await call("fleet", limit=100, offset=pages[-1]["next_offset"]))
                 answers["fleet"] = [(ms(page["captured_at"]), c) for page in pages for c in page["consumers"]]
                 everything = list(range(PARTITIONS))
-                for store, name in (("zookeeper", SPOUT_ID), ("kafka", state.group)):
-                    answers["consumer", store] = await call("consumer", consumer=name, store=store, limit=100)
-                    answers["peek", store] = await call(
+                for store, name in mcp_consumers(state):
+                    answers["consumer", store, name] = await call("consumer", consumer=name, store=store, limit=100)
+                    answers["peek", store, name] = await call(
                         "peek", consumer=name, store=store, partitions=everything, limit=100
                     )
+                # a JStorm spout named without its store: read in every store of the context, JStorm's among them
+                js = jstorm.consumer_id(state.topic, JSTORM_SPOUTS[0])
+                answers["consumer", None, js] = await call("consumer", consumer=js, limit=100)
     return answers
 
 
@@ -785,8 +849,14 @@ def test_the_mcp_tools_show_inspects_figures(mcp_face, reference):
     mine = {consumer_of(c): (captured, c) for captured, c in answers["fleet"] if consumer_of(c) in reference.consumers}
     compare_consumers("offctl mcp", [c for _, c in mine.values()], reference, lambda k: mine[k][0])
     compare_findings(
-        "offctl mcp", [f for store in ("zookeeper", "kafka") for f in answers["consumer", store]["findings"]], reference
+        "offctl mcp",
+        [f for store, name in mcp_consumers(mcp_face.state) for f in answers["consumer", store, name]["findings"]],
+        reference,
     )
+    js = jstorm.consumer_id(mcp_face.state.topic, JSTORM_SPOUTS[0])
+    unnamed, named = answers["consumer", None, js], answers["consumer", "jstorm", js]
+    assert {where(p) for p in unnamed["partitions"]} == {where(p) for p in named["partitions"]}
+    assert sorted(f["code"] for f in unnamed["findings"]) == sorted(f["code"] for f in named["findings"])
 
 
 # --- storm-kafka-monitor -----------------------------------------------------------------------------------------
@@ -795,31 +865,29 @@ def test_the_mcp_tools_show_inspects_figures(mcp_face, reference):
 @pytest.fixture(scope="module")
 def monitor_face(state, reference):
     """Storm UI's lag script for each consumer, as Storm UI runs it for a new spout (-t -g -b) and for an old one on
-    StaticHosts (-o -t -n -z -p -l): every partition asked about, the one without a record where it starts. Its
-    time lag is compared apart: it says no capture time, so it is held within inspect's figure at the moments before
-    and after the run."""
+    StaticHosts (-o -t -n -z -p -l), and as a script asks it for a JStorm spout (an old spout whose -n is the spout's
+    folder under --jstorm-root: docs/storm-ui-lag.md): every partition asked about, the one without a record where
+    it starts. Its time lag is compared apart: it says no capture time, so it is held within inspect's figure at the
+    moments before and after the run."""
     legacy = ("zookeeper", SPOUT_ID, state.root, state.topic)
     group = ("kafka", state.group, None, state.topic)
     partitions = ",".join(map(str, range(PARTITIONS)))
+
+    def static_hosts(node: str) -> tuple[str, ...]:
+        """KOLU's arguments for an old spout on StaticHosts whose offsets are under `node`: every partition, with
+        the brokers of the context (--bootstrap-servers) for the log offsets."""
+        leaders = ",".join([state.bootstrap] * PARTITIONS) + ","
+        kolu = ("-o", "-t", state.topic, "-n", node, "-z", state.zk + ",", "-p", partitions + ",", "-l", leaders)
+        return ("--bootstrap-servers", state.bootstrap, "--", *kolu)
+
     asked = {
-        legacy: (
-            "--bootstrap-servers",
-            state.bootstrap,
-            "--",
-            "-o",
-            "-t",
-            state.topic,
-            "-n",
-            f"{state.root}/{SPOUT_ID}",
-            "-z",
-            state.zk + ",",
-            "-p",
-            partitions + ",",
-            "-l",
-            ",".join([state.bootstrap] * PARTITIONS) + ",",
-        ),
+        legacy: static_hosts(f"{state.root}/{SPOUT_ID}"),
         group: ("--", "-t", state.topic, "-g", state.group, "-b", state.bootstrap),
     }
+    for client in JSTORM_SPOUTS:
+        consumer = jstorm.consumer_id(state.topic, client)
+        node = f"{jstorm.spouts_path(state.jroot)}/{consumer}"
+        asked[("jstorm", consumer, state.jroot, state.topic)] = ("--jstorm-root", state.jroot, *static_hosts(node))
     shown, missing, timed = {}, {}, {}
     for consumer, args in asked.items():
         before = int(time.time() * 1000)
@@ -868,11 +936,17 @@ def monitor_face(state, reference):
                 shown[key] = {**figures, "time_lag_s": "held apart"}
                 timed[key] = (entry["timeLagSeconds"], before, after)
     log_ends = {where(p): p["log_end"] for p in reference.doc["partitions"]}
+    stored = {where(p): p["committed"] for p in reference.doc["partitions"]}
 
     def rendered(key: tuple, row: dict) -> dict:
         # Storm UI needs a number: where inspect has no lag (an offset outside the log), the lag counts from where
-        # the spout goes instead, resumes_at (docs/storm-ui-lag.md, "Where offctl's lag differs")
-        lag = row["lag"] if row["lag"] is not None or row["resumes_at"] is None else log_ends[key] - row["resumes_at"]
+        # the spout goes instead, resumes_at; where it goes nowhere (every fetch fails), from the stored offset
+        # (docs/storm-ui-lag.md, "What the page shows" and "Where offctl's lag differs")
+        lag = row["lag"]
+        if lag is None and row["resumes_at"] is not None:
+            lag = log_ends[key] - row["resumes_at"]
+        elif lag is None and row["resumes"] in ("fetch-fails", "crashes"):
+            lag = log_ends[key] - stored[key]
         return {**row, "lag": lag, "time_lag_s": "held apart"}
 
     mismatches = []
@@ -905,7 +979,8 @@ def test_storm_kafka_monitor_shows_inspects_figures(monitor_face, reference):
         f = reference.missing[key]
         assert figures == {
             "codes": codes[key],
-            "lag": log_ends[key[:4]] - f["resumes_at"],
+            # from where the spout starts; JStorm's start at the log end + 1 counts from the log end, as inspect counts
+            "lag": log_ends[key[:4]] - min(f["resumes_at"], log_ends[key[:4]]),
             "time_lag_s": None,
             "resumes_at": f["resumes_at"],
             "resumes": f["resumes"],

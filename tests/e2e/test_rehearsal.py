@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+from offctl.core.storm import jstorm
 from offctl.faces import sandbox as sb
 from offctl.settings import sandbox as sandbox_state
 from tests.conftest import storm_record
@@ -40,12 +41,19 @@ def rehearsal(zk, zk_server, broker39, kafka39, names, tmp_path, monkeypatch):
         zk_root=names.root + "/spouts",
         storm_root=names.root + "/storm",
         trident_root=names.root + "/transactional",
+        jstorm_root=names.root + "/jstorm",
         seeded=True,
     )
     sandbox_state.save(state)
     topic = kafka39.filled_topic(names("orders"), 2, 10)
+    host, port = broker39.address.rsplit(":", 1)
     for p in range(2):
         zk.create(f"{state.zk_root}/orders/partition_{p}", storm_record(topic, p, 4), makepath=True)
+        zk.create(
+            jstorm.node_path(state.jstorm_root, jstorm.consumer_id(topic, "jstorm"), p),
+            jstorm.record_bytes("orders-jstorm", 3, p, host, int(port), topic),
+            makepath=True,
+        )
         zk.create(
             f"{state.trident_root}/tx/user/partition_{p}/3",
             sb.trident_meta(topic, p, 2, 4, "tx-1-1700000000", broker39.address),
@@ -67,7 +75,8 @@ def sh(script: str) -> subprocess.CompletedProcess:
 def test_sandbox_env_wins_over_exported_production_and_refuses_any_other_server(rehearsal):
     production = (
         f"export OFFCTL_ZK={NOWHERE} OFFCTL_ZK_ROOT=/kafka-spouts OFFCTL_BOOTSTRAP_SERVERS={NOWHERE} "
-        f"OFFCTL_STORM_ROOT=/storm OFFCTL_TRIDENT_ROOT=/transactional OFFCTL_ZK_AUTH=ops:secret "
+        f"OFFCTL_STORM_ROOT=/storm OFFCTL_TRIDENT_ROOT=/transactional OFFCTL_JSTORM_ROOT=/jstorm "
+        f"OFFCTL_ZK_AUTH=ops:secret "
         f"OFFCTL_KAFKA_CONFIG=security.protocol=SASL_SSL"
     )
     proc = sh(
@@ -86,6 +95,7 @@ def test_sandbox_env_wins_over_exported_production_and_refuses_any_other_server(
         "OFFCTL_BOOTSTRAP_SERVERS": rehearsal.broker,
         "OFFCTL_STORM_ROOT": rehearsal.storm_root,
         "OFFCTL_TRIDENT_ROOT": rehearsal.trident_root,
+        "OFFCTL_JSTORM_ROOT": rehearsal.jstorm_root,
         "OFFCTL_CONTEXT": "sandbox",
         "OFFCTL_SANDBOX": "1",
     }  # the credentials unset
@@ -134,23 +144,35 @@ def test_roots_of_the_environment_are_not_applied_to_the_implicit_sandbox(rehear
         "json",
         "--fail-on",
         "never",
-        env={"OFFCTL_ZK_ROOT": "/kafka-spouts", "OFFCTL_TRIDENT_ROOT": "/transactional"},
+        env={"OFFCTL_ZK_ROOT": "/kafka-spouts", "OFFCTL_TRIDENT_ROOT": "/transactional", "OFFCTL_JSTORM_ROOT": "/js"},
     )
     assert result.exit_code == 0, result.stderr
-    assert {(c["store"], c["consumer"], c["zk_root"]) for c in result.json()["consumers"]} == {
+    consumers = {(c["store"], c["consumer"], c["zk_root"]) for c in result.json()["consumers"]}
+    assert consumers == {
         ("zookeeper", "orders", rehearsal.zk_root),
         ("trident", "tx", rehearsal.trident_root),
+        ("jstorm", next(c for s, c, _ in consumers if s == "jstorm"), rehearsal.jstorm_root),
     }
-    assert "OFFCTL_ZK_ROOT, OFFCTL_TRIDENT_ROOT not applied to the sandbox" in result.stderr
+    assert "OFFCTL_ZK_ROOT, OFFCTL_TRIDENT_ROOT, OFFCTL_JSTORM_ROOT not applied to the sandbox" in result.stderr
+    assert f"JStorm root {rehearsal.jstorm_root})" in result.stderr  # "using the sandbox (..., JStorm root R)"
 
 
-@pytest.mark.parametrize("flag, kept", [("--zk-root", "Trident root"), ("--trident-root", "zkRoot")])
-def test_an_explicit_root_keeps_the_sandboxs_other_root_and_says_so(rehearsal, cli, flag, kept):
-    root = rehearsal.zk_root if flag == "--zk-root" else rehearsal.trident_root
+@pytest.mark.parametrize(
+    "flag, kept",
+    [
+        ("--zk-root", "Trident root {trident} and JStorm root {jstorm} are kept (give --trident-root or --jstorm-root"),
+        ("--trident-root", "zkRoot {zk} and JStorm root {jstorm} are kept (give --zk-root or --jstorm-root"),
+        ("--jstorm-root", "zkRoot {zk} and Trident root {trident} are kept (give --zk-root or --trident-root"),
+    ],
+)
+def test_an_explicit_root_keeps_the_sandboxs_other_roots_and_says_so(rehearsal, cli, flag, kept):
+    roots = {"zk": rehearsal.zk_root, "trident": rehearsal.trident_root, "jstorm": rehearsal.jstorm_root}
+    root = roots[flag.removeprefix("--").removesuffix("-root")]
     result = cli("inspect", flag, root, "-o", "json", "--fail-on", "never")
     assert result.exit_code == 0, result.stderr
-    assert {c["consumer"] for c in result.json()["consumers"]} == {"orders", "tx"}  # README's demo: both kept
-    assert f"{flag} given: the sandbox's {kept}" in result.stderr
+    consumers = {c["consumer"] for c in result.json()["consumers"]}
+    assert len(consumers) == 3 and {"orders", "tx"} < consumers  # README's demo: every root kept
+    assert f"{flag} given: the sandbox's {kept.format(**roots)}" in result.stderr
 
 
 def test_the_confirmation_says_when_the_cluster_is_the_sandbox(rehearsal):

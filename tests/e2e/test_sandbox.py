@@ -28,6 +28,17 @@ EXPECTED = {
 }
 
 
+# The sandbox's JStorm spouts and what each shows (offctl.faces.sandbox.jstorm_fleet; tests/unit/test_sandbox_jstorm.py
+# judges the same nodes on plain data)
+JSTORM_EXPECTED = {
+    "orders/jstorm": set(),
+    "events/jstorm": {"OFFSET_BELOW_LOG_START"},
+    "clicks/jstorm": {"OFFSET_ABOVE_LOG_END", "MALFORMED_RECORD", "UNREAD_NODE"},
+    "payments/jstorm": {"ID_COLLISION"},
+    "archive/jstorm": {"TOPIC_MISMATCH"},
+}
+
+
 def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert cli("sandbox", "status").exit_code == 3
@@ -136,6 +147,30 @@ def test_sandbox_lifecycle_and_other_commands_pick_it_up(cli, spark, tmp_path, m
         assert audited.exit_code == 1 and "Worst consumers" in audited.stderr
         assert {f["code"] for f in audited.json()["findings"]} == EXPECTED
 
+        # JStorm's Kafka spouts under the sandbox's JStorm root, a healthy one and one of each finding (issue 47)
+        status = cli("sandbox", "status")
+        assert f"JStorm     {sandbox_state.JSTORM_ROOT}" in status.stdout
+        jstorms = cli("inspect", *(f"--jstorm={c}" for c in JSTORM_EXPECTED), "-o", "json", "--fail-on", "never")
+        assert jstorms.exit_code == 0, jstorms.stderr
+        doc = jstorms.json()
+        assert {c["consumer"] for c in doc["consumers"]} == set(JSTORM_EXPECTED)
+        assert {(c["store"], c["zk_root"]) for c in doc["consumers"]} == {("jstorm", sandbox_state.JSTORM_ROOT)}
+        found = {c: {f["code"] for f in doc["findings"] if f["consumer"] == c} for c in JSTORM_EXPECTED}
+        assert found == JSTORM_EXPECTED
+        healthy = sorted(
+            (p["partition"], p["committed"], p["resumes_at"], p["resumes"], p["lag"])
+            for p in doc["partitions"]
+            if p["consumer"] == "orders/jstorm"
+        )
+        assert healthy == [
+            (0, 18, 19, "stored+1", 1),
+            (1, 19, 20, "stored+1", 0),
+            (2, 17, 18, "stored+1", 2),
+            (3, 19, 20, "stored+1", 0),
+        ]
+        (unread,) = [f for f in doc["findings"] if f["code"] == "UNREAD_NODE"]
+        assert unread["path"] == f"{sandbox_state.JSTORM_ROOT}/kafka/offset/topic/clicks/jstorm/01"
+
         # a reset against the sandbox, with no connection flags: orders-etl's topology runs, so it is refused
         refused = cli("reset", "--spout", "orders-etl", "--to", "latest", "--quiet-period", "0")
         assert refused.exit_code == 4 and "orders-etl-3-1763700000 is running" in refused.stderr
@@ -167,6 +202,10 @@ def test_fleet_names_every_finding_it_seeds():
     assert all(path.startswith(sandbox.ROOT + "/") for path in nodes)
     described = " ".join(shows)
     assert all(code in described for code in EXPECTED | {"OFFSET_BELOW_LOG_START"})
+    jstorm_nodes, jstorm_shows = sandbox.jstorm_fleet("127.0.0.1:9092")
+    assert all(path.startswith(sandbox_state.JSTORM_ROOT + "/kafka/offset/topic/") for path in jstorm_nodes)
+    described = " ".join(jstorm_shows)
+    assert all(code in described for codes in JSTORM_EXPECTED.values() for code in codes)
 
 
 def test_without_kafkas_jars_sandbox_up_says_how_to_fetch_them_and_leaves_nothing_running(cli, tmp_path, monkeypatch):

@@ -227,3 +227,70 @@ def test_the_catch_up_is_inspects_and_one_read_has_no_history():
     estimated = replace(report, catch_ups={report.rows[0].partition_key: CatchUp(125.0, "catching-up", 0.6, 0.2)})
     shown, _ = lagdoc.document(estimated, lagdoc.Asked(OLD, old=True, partitions={T: [0]}), th, cl)
     assert tuple(shown[T]["0"][k] for k in keys) == (125.0, "catching-up", 0.6, 0.2)
+
+
+# --- JStorm's Kafka spout: what the monitor answers when asked for one (docs/storm-ui-lag.md) ----------------------
+
+JROOT = "/jstorm"
+JSTORM_KEY = ConsumerKey("jstorm", f"{T}/jstorm", JROOT)
+
+
+def jnode(partition: int, offset: int, data: bytes | None = None):
+    """A JStorm spout's node as PartitionConsumer.commitState writes it (offctl.core.storm.jstorm.record_bytes)."""
+    from offctl.core.records.model import ZkNode
+    from offctl.core.storm import jstorm
+
+    consumer = JSTORM_KEY.consumer
+    data = jstorm.record_bytes("clicks-jstorm", offset, partition, "kafka1", 9092, T) if data is None else data
+    path = jstorm.node_path(JROOT, consumer, partition)
+    return ZkNode(JROOT, consumer, path, partition, T, data, 1, 1000, jstorm=True)
+
+
+@pytest.mark.parametrize(
+    "name,stored,profile,partition,expected,resumes",
+    [
+        ("PartitionConsumer: the stored offset + 1", {0: 150}, SpoutProfile(), 0, (150, 200, 49, 151), "stored+1"),
+        ("caught up: the stored offset is the last one", {0: 199}, SpoutProfile(), 0, (199, 200, 0, 200), "stored+1"),
+        ("no record: LatestTime + 1, lag 0", {0: 150}, SpoutProfile(), 1, (-1, 200, 0, 201), "log-end"),
+        (
+            "no record, kafka.fetch.from.beginning: EarliestTime + 1",
+            {0: 150},
+            SpoutProfile(jstorm_from_beginning=True),
+            1,
+            (-1, 200, 99, 101),
+            "log-start",
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_a_jstorm_spout_is_answered_from_where_it_fetches_first(name, stored, profile, partition, expected, resumes):
+    out, _ = doc(
+        [jnode(p, o) for p, o in stored.items()], th=Profiles(Thresholds(spout=profile)), key=JSTORM_KEY, folder=True
+    )
+    entry = out[T][str(partition)]
+    assert (*three(entry), entry["resumeOffset"]) == expected and entry["resumes"] == resumes
+    assert entry["originalLag"] == expected[1] - expected[0] and entry["why"]
+    if partition in stored:  # no finding on it: why says the + 1, with its source
+        assert entry["findings"] == [] and "stored offset + 1" in entry["why"] and "PartitionConsumer" in entry["why"]
+    else:
+        assert entry["findings"] == ["MISSING_PARTITION"]
+
+
+def test_a_jstorm_spout_below_the_log_start_fetches_nothing_and_above_the_log_end_waits():
+    out, _ = doc([jnode(0, 50), jnode(1, 260)], key=JSTORM_KEY, folder=True)
+    below, above = out[T]["0"], out[T]["1"]
+    assert below["resumes"] == "fetch-fails" and below["resumeOffset"] is None and below["lostToRetention"] == 49
+    assert "OFFSET_BELOW_LOG_START" in below["findings"]
+    assert above["resumes"] == "waits-until-log-end-reaches" and above["resumeOffset"] == 261
+    assert "OFFSET_ABOVE_LOG_END" in above["findings"]
+
+
+def test_a_spout_whose_every_fetch_fails_has_no_resume_offset_and_keeps_the_originals_lag():
+    """storm-kafka without useStartOffsetTimeIfOffsetOutOfRange below the log start (KafkaUtils.fetchMessages@v1.2.4:
+    FailedFetchException, for good): it reads nothing, so resumeOffset is null and the lag counts from the stored
+    offset, KOLU's (docs/storm-ui-lag.md), not from where a spout with no record would start."""
+    th = Profiles(Thresholds(spout=SpoutProfile(out_of_range_reset=False)))
+    out, _ = doc([rec(0, 50), rec(1, 150)], th=th)
+    entry = out[T]["0"]
+    assert (entry["resumes"], entry["resumeOffset"], three(entry)) == ("fetch-fails", None, (50, 200, 150))
+    assert "originalLag" not in entry and entry["lostToRetention"] == 50

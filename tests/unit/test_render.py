@@ -326,3 +326,22 @@ def test_the_watch_lines_without_history_say_so():
 
     report = fleet_report(1, 2)  # partition 0 out of range, 1 lagging: no estimate in one read
     assert [str(line) for line in catch_up_lines(report)][1:] == ["  /r/spout-[0]: no estimate yet (no history)"]
+
+
+@pytest.mark.parametrize(
+    "store,consumer,zk_root,label",
+    [
+        ("zookeeper", "orders", "/spouts/", "/spouts/orders"),
+        ("kafka", "clicks", None, "group clicks"),
+        ("trident", "orders-trident", "/transactional", "trident /transactional/orders-trident"),
+        ("jstorm", "clicks/jstorm", "/jstorm", "jstorm /jstorm/kafka/offset/topic/clicks/jstorm"),
+    ],
+)
+def test_the_audits_worst_consumers_are_named_as_every_face_names_them(store, consumer, zk_root, label):
+    """The audit's summary (its worst consumers, its extremes) names a consumer of its files as ConsumerKey does:
+    a Trident or JStorm spout is no group."""
+    from offctl.core.records.model import ConsumerKey
+    from offctl.render.audit import consumer_label
+
+    assert consumer_label({"store": store, "consumer": consumer, "zk_root": zk_root}) == label
+    assert label == str(ConsumerKey(store, consumer, zk_root))

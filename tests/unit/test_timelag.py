@@ -260,3 +260,19 @@ def test_nothing_is_read_when_nothing_lags_or_the_budget_is_0():
     off = with_time_lags(report(row(12, 8)), store, 0)
     assert store.asked == [] and time_lag(off.rows[0], off.time_lags).source == UNREAD
     assert off.notes == ("an earlier note",)  # turned off on purpose: no note
+
+
+@pytest.mark.parametrize("lag, expected", [(0, TimeLag(0.0, CAUGHT_UP)), (5, TimeLag(42.5, MESSAGE))])
+def test_serve_and_watch_give_an_unusable_records_partition_inspects_time_lag(lag, expected):
+    """A record the spout cannot use (MALFORMED_RECORD: no stored offset to follow, so no history) still has a lag,
+    from where the spout starts instead: serve's and watch's cycle shows its time lag as inspect does, not none."""
+    from dataclasses import replace
+
+    from offctl.core.records.model import Report
+    from offctl.faces.serve.monitor import Monitor
+
+    unusable = replace(row(None, lag, log=(0, 20)), record=OffsetRecord(SPOUT, 0, "t", None, malformed="not JSON"))
+    report = Report(NOW, (unusable,), (), (), time_lags={("t", 0, 20 - lag): TimeLag(42.5, MESSAGE)} if lag else {})
+    m = Monitor()
+    m.update(report, 0.1)
+    assert m.cycle.statuses[unusable.partition_key] == (None, expected) == (None, time_lag(unusable, report.time_lags))

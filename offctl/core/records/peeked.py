@@ -2,8 +2,9 @@
 
 A spout resumes a partition at its stored offset (storm-kafka's PartitionManager starts at the record's
 offset, storm-kafka-client's KafkaSpout.doSeek seeks to the commit, a Trident emitter at the highest txid's
-nextOffset or lastOffset + 1: docs/storm.md), so the message there is the one it is stuck on when a partition
-does not move. offctl.core.records.messages says what lies at that offset.
+nextOffset or lastOffset + 1: docs/storm.md; JStorm's PartitionConsumer fetches the stored offset + 1), so the message
+there is the one it is stuck on when a partition does not move. offctl.core.records.messages says what lies at that
+offset.
 
 A spout that reads committed (row.last_stable) is handed the first committed record at or after its offset, so its
 partitions are read as a read_committed consumer reads them; and the offsets from its commit to the last stable
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 from hashlib import sha256
 
 from offctl.core.records.messages import UNREAD, AtOffset, at_offset, needs_read
-from offctl.core.records.model import MessageRead, PartitionLog, PartitionRow, Position
+from offctl.core.records.model import JSTORM, MessageRead, OffsetRecord, PartitionLog, PartitionRow, Position
+from offctl.core.storm import jstorm
 
 HELD = "held"  # at or past the last stable offset, below the log end: an open transaction's records
 PREVIEW_CHARS = 80  # characters of a text preview; a binary one shows half as many bytes, in hex
@@ -53,11 +55,19 @@ class Peeked:
     """One selected partition: where its spout resumes, and what is there."""
 
     row: PartitionRow
-    offset: int | None  # the stored offset the spout resumes from; None: no offset it can use
+    offset: int | None  # the offset it fetches first from its stored one (fetched_first); None: none it can use
     at: AtOffset | None  # None when there is no offset to look at
     why: str = ""  # why there is nothing to look at
     census: Census | None = None  # a spout that reads committed: its offsets to the last stable offset, counted
     census_why: str = ""  # why they were not counted (a spout that reads committed only)
+
+
+def fetched_first(record: OffsetRecord) -> int | None:
+    """The offset whose message the spout fetches first from its stored record: the stored offset, or a JStorm spout's
+    + 1 (jstorm.resumes_at: PartitionConsumer.fillMessages fetches emittingOffset + 1); None without one."""
+    if record.committed is None:
+        return None
+    return jstorm.resumes_at(record.committed) if record.key.store == JSTORM else record.committed
 
 
 def selected(rows: Iterable[PartitionRow], partitions: frozenset[int] | None) -> list[PartitionRow]:
@@ -71,12 +81,12 @@ def selected(rows: Iterable[PartitionRow], partitions: frozenset[int] | None) ->
 def positions(rows: Sequence[PartitionRow]) -> list[Position]:
     """The offsets a read must fetch: each row's resume offset, where the log can hold a message there."""
     return [
-        (r.topic, r.record.partition, r.record.committed)
+        (r.topic, r.record.partition, fetched_first(r.record))
         for r in rows
         if r.topic is not None
         and r.record.committed is not None
         and r.record.malformed is None
-        and needs_read(r.record.committed, _log(r))
+        and needs_read(fetched_first(r.record), _log(r))
     ]
 
 
@@ -172,11 +182,12 @@ def peeked(
             out.append(Peeked(r, rec.committed, at, census_why=_countable(r) or ""))
         else:
             found, why = counted.get((r.topic, rec.partition, rec.committed), (None, _countable(r) or ""))
+            first = fetched_first(rec)
             out.append(
                 Peeked(
                     r,
-                    rec.committed,
-                    at_offset(r.topic, rec.partition, rec.committed, _log(r), read),
+                    first,
+                    at_offset(r.topic, rec.partition, first, _log(r), read),
                     census=found,
                     census_why=why if r.last_stable is not None else "",
                 )

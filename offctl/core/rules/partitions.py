@@ -370,8 +370,8 @@ def high_lag(
 def _lag_from(c: _Consumer, position: int | None, start: int | None, end: int | None) -> int | None:
     """The offset a partition's lag counts from: `position` inside the log, or the log end for JStorm's start at the
     log end + 1 (jstorm.fresh_start: no message it will emit is behind it); None elsewhere, or unknown."""
-    if c.jstorm and position is not None and end is not None and position == end + 1:
-        return end
+    if c.jstorm:
+        position = jstorm.lag_from(position, end)
     if position is None or start is None or end is None or not start <= position <= end:
         return None
     return position

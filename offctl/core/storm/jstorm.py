@@ -137,6 +137,14 @@ def fresh_start(from_beginning: bool, log_start: int | None, log_end: int | None
     )
 
 
+def lag_from(position: int | None, log_end: int | None) -> int | None:
+    """The offset a lag counts from where the spout fetches `position` first: the log end for the log end + 1
+    (fresh_start: no message the spout will emit lies behind it), else `position` itself."""
+    if position is not None and log_end is not None and position == log_end + 1:
+        return log_end
+    return position
+
+
 def _java_hash(key: str) -> int:
     """java.lang.String.hashCode of an ASCII key, spread as java.util.HashMap spreads it (Java 8 on: h ^ h >>> 16)."""
     h = 0

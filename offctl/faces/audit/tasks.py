@@ -276,9 +276,9 @@ def history_counts(counts: Mapping[str | None, int]) -> dict:
 
 # The columns that name a consumer, in the findings and consumers files alike.
 _CONSUMER_COLUMNS = (
-    ("store", "string", "zookeeper, kafka or trident"),
-    ("consumer", "string", "spout id, group id or txStateId"),
-    ("zk_root", "string", "zkRoot (zookeeper) or Trident root (trident)"),
+    ("store", "string", "zookeeper, kafka, trident or jstorm"),
+    ("consumer", "string", "spout id, group id, txStateId or a JStorm spout's topic/kafka.client.id"),
+    ("zk_root", "string", "zkRoot (zookeeper), Trident root (trident) or JStorm's root (jstorm)"),
 )
 # The lag over consumer-partitions, in the topics and topologies files alike.
 _LAG_COLUMNS = (
@@ -306,13 +306,19 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
             (
                 "store",
                 "string",
-                "zookeeper (storm-kafka), kafka (storm-kafka-client) or trident (a Trident spout's state)",
+                "zookeeper (storm-kafka), kafka (storm-kafka-client), trident (a Trident spout's state) or jstorm "
+                "(JStorm's Kafka spout)",
             ),
-            ("consumer", "string", "the spout id (zookeeper), the group id (kafka) or the txStateId (trident)"),
-            ("zk_root", "string", "the spout's zkRoot, or the Trident root; null for kafka"),
+            (
+                "consumer",
+                "string",
+                "the spout id (zookeeper), the group id (kafka), the txStateId (trident) or <topic>/<kafka.client.id> "
+                "(jstorm)",
+            ),
+            ("zk_root", "string", "the spout's zkRoot, the Trident root or JStorm's root; null for kafka"),
             ("topic", "string", "the topic the offset is applied to (null when offctl cannot tell: a tie of topics)"),
             ("partition", "long", "the partition"),
-            ("committed", "long", "the committed offset"),
+            ("committed", "long", "the committed offset (jstorm: the stored offset, which the spout fetches + 1)"),
             ("log_start", "long", "the partition's log start offset"),
             ("log_end", "long", "the partition's log end offset (high watermark)"),
             (
@@ -325,11 +331,15 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
             ("status", "string", "ok, info, warning or error: the worst finding on this partition"),
             ("topology_id", "string", "the storm id that wrote the offset"),
             ("topology_name", "string", "its topology name"),
-            ("path", "string", "the ZooKeeper node (zookeeper)"),
-            ("version", "long", "the node's version (zookeeper)"),
-            ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper)"),
-            ("broker", "string", "host:port the record names (zookeeper)"),
-            ("record_topic", "string", "the topic the record itself names (zookeeper; may differ from topic)"),
+            ("path", "string", "the ZooKeeper node (zookeeper, jstorm)"),
+            ("version", "long", "the node's version (zookeeper, jstorm)"),
+            ("modified", "string", "when the node was last written, ISO-8601 UTC (zookeeper, jstorm)"),
+            ("broker", "string", "host:port the record names (zookeeper, jstorm)"),
+            (
+                "record_topic",
+                "string",
+                "the topic the record itself names (zookeeper, jstorm; may differ from topic)",
+            ),
             ("used", "boolean", "false when the spout cannot use the record (MALFORMED_RECORD)"),
             ("findings", "string", "codes of the findings on this partition, ';'-separated"),
             ("history_status", "string", "OK, WARN, STALL, STOP or REWIND over the snapshots (null: no history)"),
@@ -393,7 +403,7 @@ FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
             *_CONSUMER_COLUMNS,
             ("topic", "string", "topic, when the finding is about one"),
             ("partition", "long", "partition, when the finding is about one"),
-            ("path", "string", "ZooKeeper node or spout path (zookeeper)"),
+            ("path", "string", "ZooKeeper node or spout path (zookeeper, jstorm)"),
             ("message", "string", "what is wrong, with the numbers"),
             ("hint", "string", "what to do"),
             ("resumes_at", "long", "MISSING_PARTITION: the offset the spout will fetch the partition from first"),

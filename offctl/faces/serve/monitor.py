@@ -55,7 +55,10 @@ class Monitor:
         self.commit_periods = {(k.store, k.consumer, k.zk_root or ""): ms for k, ms in report.commit_periods.items()}
         periods, period = self.commit_periods, report.kafka_commit_period_ms
         for row in report.rows:
-            if row.topic is None or row.record.committed is None:
+            if row.topic is None:
+                continue
+            if row.record.committed is None:  # no stored offset to follow (an unusable record): no history, and the
+                statuses[row.partition_key] = (None, served(row, report.time_lags, None))  # report's time lag
                 continue
             key = row.partition_key
             seen.add(key)

@@ -15,6 +15,10 @@ Where the stores are:
   partitions and their brokers in Kafka's broker registry under -r in that same ZooKeeper (KOLU@v1.2.4 reads it
   there), or the StaticHosts partitions of -p; the log offsets from the registry's brokers, or for StaticHosts from
   the context's bootstrap-servers, else the -l leaders.
+- JStorm's Kafka spouts: Storm UI never asks for one (JStorm runs its own UI). Asked as an old spout whose -n is the
+  spout's folder under a root --jstorm-root names, <root>/kafka/offset/topic/<topic>/<client id>, the monitor reads
+  it as JStorm's spout and answers as inspect does (resumes at the stored offset + 1); the same folder under a root
+  not named is read as storm-kafka's node, with a note saying to name the root.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey
+from offctl.core.records.model import JSTORM, KAFKA, ZOOKEEPER, ConsumerKey
+from offctl.core.storm import jstorm
 from offctl.core.storm.releases import Isolation
 from offctl.errors import OffctlError, StoreUnavailable, UsageError
 from offctl.faces.stormui.args import LagQuery
@@ -35,6 +40,7 @@ from offctl.inputs import MAX_CONFIG_BYTES, check_bootstrap_servers, check_zk_ho
 from offctl.pipeline.assess import assess
 from offctl.pipeline.read import read_snapshot
 from offctl.render import lagdoc
+from offctl.settings.connection import normalize_root
 from offctl.settings.kinds import DEADLINE_S
 from offctl.settings.run import Reading, Selection, check_spout_id
 
@@ -268,6 +274,7 @@ def _old_spout(
 
     zk_hosts, node, root, spout = _old_spout_node(query)
     notes: list[str] = []
+    key = _jstorm_key(query, node, settings.reading.conn.jstorm_roots, notes) or ConsumerKey(ZOOKEEPER, spout, root)
     progress.step(f"connecting to ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
     with ZkStore(zk_hosts, auth=settings.reading.conn.zk_auth, timeout=_left(deadline)) as zk:
         progress.step(f"reading {node} in ZooKeeper at {zk_hosts}", "consumerCommittedOffset", "logHeadOffset")
@@ -283,9 +290,9 @@ def _old_spout(
             bootstrap = settings.reading.conn.bootstrap_servers or ",".join(
                 _leader(lead) for lead in query.leaders or ()
             )
-        snapshot, report = _old_spout_read(zk, root, spout, partitions, bootstrap, settings, progress, deadline)
+        snapshot, report = _old_spout_read(zk, key, partitions, bootstrap, settings, progress, deadline)
     cluster = snapshot.cluster or {}
-    asked = lagdoc.Asked(ConsumerKey(ZOOKEEPER, spout, root), old=True, partitions=partitions, folder=query.wildcard)
+    asked = lagdoc.Asked(key, old=True, partitions=partitions, folder=query.wildcard or key.store == JSTORM)
     doc, more = lagdoc.document(report, asked, settings.reading.profiles, cluster)
     return lagdoc.render(doc), notes + more
 
@@ -303,6 +310,30 @@ def _old_spout_node(query: LagQuery) -> tuple[str, str, str, str]:
     root, spout = posixpath.split(node)
     check_spout_id(spout)
     return zk_hosts, node, root, spout
+
+
+def _jstorm_key(query: LagQuery, node: str, roots: tuple[str, ...], notes: list[str]) -> ConsumerKey | None:
+    """The JStorm Kafka spout -n names, <root>/kafka/offset/topic/<topic>/<client id> under a root of --jstorm-root
+    (its topic must be -t's: the spout reads one topic, kafka.topic); None for any other node, with a note when the
+    node is laid out as one under a root --jstorm-root does not name."""
+    for root in (normalize_root(r, "--jstorm-root") for r in roots):
+        base = jstorm.spouts_path(root) + "/"
+        named = jstorm.split_id(node[len(base) :]) if node.startswith(base) else None
+        if named is None:
+            continue
+        if query.wildcard or query.topics_arg != named[0]:
+            raise UsageError(
+                f"zk-node {node!r} is JStorm's Kafka spout of topic {named[0]!r} (under --jstorm-root {root}): it "
+                f"reads that one topic, so ask for it with -t {named[0]} and no -w"
+            )
+        return ConsumerKey(JSTORM, jstorm.consumer_id(*named), root)
+    root, sep, rest = node.rpartition(f"/{jstorm.LAYOUT}/")
+    if sep and jstorm.split_id(rest) is not None:
+        notes.append(
+            f"zk-node {node} is laid out as a JStorm Kafka spout's (<root>/{jstorm.LAYOUT}/<topic>/<client id>): read "
+            f"as storm-kafka's; give --jstorm-root {root or '/'} to read it as JStorm's"
+        )
+    return None
 
 
 def _registry_partitions(
@@ -340,20 +371,23 @@ def _registry_partitions(
 
 def _old_spout_read(
     zk,
-    root: str,
-    spout: str,
+    key: ConsumerKey,
     partitions: dict[str, list[int]],
     bootstrap: str,
     settings: MonitorSettings,
     progress: Progress,
     deadline: float,
 ):
-    """The spout's records and its topics' log offsets, read and assessed: the snapshot and the report."""
+    """The spout's records (storm-kafka's, or JStorm's) and its topics' log offsets, read and assessed: the snapshot
+    and the report."""
     from offctl.adapters.kafka import KafkaStore
 
     check_bootstrap_servers(bootstrap)
     topics = list(partitions)
-    selection = Selection(spouts=(spout,), log_topics=tuple(topics))
+    js = key.store == JSTORM
+    selection = Selection(
+        spouts=() if js else (key.consumer,), jstorms=(key.consumer,) if js else (), log_topics=tuple(topics)
+    )
     progress.step(
         f"reading the log offsets of {', '.join(topics) or 'no topic'} from Kafka at {bootstrap}", "logHeadOffset"
     )
@@ -362,7 +396,13 @@ def _old_spout_read(
     )
     try:
         snapshot, records = read_snapshot(
-            zk, kafka, [root], selection, settings.reading.conn.storm_root, int(time.time() * 1000)
+            zk,
+            kafka,
+            [] if js else [key.zk_root],
+            selection,
+            settings.reading.conn.storm_root,
+            int(time.time() * 1000),
+            jstorm_roots=[key.zk_root] if js else (),
         )
         _complete(snapshot.incomplete)
         return snapshot, _assess(snapshot, kafka, settings, records, progress, deadline)
