@@ -378,12 +378,13 @@ def _read_jstorms(
     zk: SpoutStore, kafka: LogStore | None, roots: Sequence[str], named: Sequence[str], read: _Reading
 ) -> None:
     """Read JStorm's Kafka spouts under each of its roots (those named, or every one) as they arrive, ask for their
-    topics' log offsets, and find the nodes the spout never reads and the spouts named that have no node."""
+    topics' log offsets, and find the nodes the spout never reads (under the root they were found under) and the
+    spouts named that have no node."""
     if not roots:
         return
-    unread_before = len(getattr(zk, "unread", ()))
     seen: set[str] = set()
     for root in roots:
+        unread_before = len(getattr(zk, "unread", ()))
         for node in zk.read_jstorm(root, named):
             seen.add(node.spout_id)
             read.nodes.append(node)
@@ -393,11 +394,11 @@ def _read_jstorms(
             if kafka is not None and topic not in read.asked:
                 read.asked.add(topic)
                 kafka.request_logs([topic])
+        read.read_findings += [
+            ReadFinding(ConsumerKey(JSTORM, sid, root), f"{path}: {why}", "UNREAD_NODE", path)
+            for sid, path, why in getattr(zk, "unread", ())[unread_before:]
+        ]
     where = ", ".join(roots)
-    read.read_findings += [
-        ReadFinding(ConsumerKey(JSTORM, sid, roots[0]), f"{path}: {why}", "UNREAD_NODE", path)
-        for sid, path, why in getattr(zk, "unread", ())[unread_before:]
-    ]
     read.read_findings += [
         ReadFinding(ConsumerKey(JSTORM, s, where), f"no JStorm Kafka spout '{s}' under {where}")
         for s in named

@@ -85,3 +85,29 @@ def test_inspect_reads_them_through_the_cli(cli, zk_server, zk, names):
     assert {p["consumer"] for p in doc["partitions"]} == {"clicks/jstorm"}
     [missing] = [f for f in doc["findings"] if f["code"] == "CONSUMER_NOT_FOUND"]
     assert "payments/jstorm" in missing["message"]
+
+
+def test_a_node_never_read_is_found_under_its_own_root(cli, zk_server, zk, names):
+    """With two --jstorm-root, UNREAD_NODE names the root the node sits under, not the first one given."""
+    first, second = names.root + "-a", names.root + "-b"
+    zk.create(
+        f"{jstorm.node_path(first, 'clicks/jstorm', 0)}",
+        jstorm.record_bytes("t", 1, 0, "k", 1, "clicks"),
+        makepath=True,
+    )
+    zk.create(f"{jstorm.spouts_path(second)}/orders/jstorm/01", b'{"offset":3}', makepath=True)
+    doc = cli(
+        "inspect",
+        "--zk",
+        zk_server.address,
+        "--jstorm-root",
+        first,
+        "--jstorm-root",
+        second,
+        "--output",
+        "json",
+        "--fail-on",
+        "never",
+    ).json()
+    [unread] = [f for f in doc["findings"] if f["code"] == "UNREAD_NODE"]
+    assert unread["zk_root"] == second and unread["consumer"] == "orders/jstorm"
