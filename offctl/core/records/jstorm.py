@@ -4,12 +4,17 @@ over the bytes as UTF-8, then `(Long) json.get("offset")`. Nothing here raises o
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 
 from offctl.core.records.model import JSTORM, ConsumerKey, OffsetRecord, ZkNode
-from offctl.core.records.stormjson import _is_int, load_json_simple
+from offctl.core.records.stormjson import (
+    _is_int,
+    field_inconsistencies,
+    load_json_simple,
+    offset_problem,
+    unusable_record,
+)
 from offctl.inputs import printable
 
 _INT_MAX = 2**31 - 1
@@ -35,40 +40,15 @@ def why_unusable(doc: object) -> str | None:
         return "node data is JSON null"
     if not isinstance(doc, dict):
         return f"node data is JSON {type(doc).__name__}, not an object"
-    offset = doc.get("offset")
-    if offset is None:
-        return "record has no offset"
-    if not _is_int(offset):
-        return f"offset is {json.dumps(offset)[:40]}, not an integer"
-    return None
+    return offset_problem(doc)
 
 
 def _inconsistencies(doc: dict, node: ZkNode, utf8: bool) -> tuple[str, ...]:
     """What a usable record says that commitState would not write, in fields the spout never reads."""
-    found = []
-    partition, topic, topology = doc.get("partition"), doc.get("topic"), doc.get("topology")
-    if "partition" not in doc:
-        found.append("no partition field")
-    elif not _is_int(partition):
-        found.append(f"partition is {json.dumps(partition)[:40]}, not an integer")
-    elif partition != node.node_partition:
-        found.append(f"partition field says {partition}, the node is partition {node.node_partition}")
-    if "topic" not in doc:
-        found.append("no topic field")
-    elif not isinstance(topic, str) or not topic:
-        found.append(f"topic is {json.dumps(topic)[:40]}, not a topic name")
-    if topology is not None and not isinstance(topology, str):
-        found.append("topology is not a string (JStorm writes the topology's name)")
-    broker = doc.get("broker")
-    if broker is not None and not (
-        isinstance(broker, dict)
-        and isinstance(broker.get("host"), str | None)
-        and (broker.get("port") is None or _is_int(broker.get("port")))
-    ):
-        found.append("broker is not an object with a string host and integer port")
-    if not utf8:
-        found.append("node data is not valid UTF-8 (the spout reads the bad bytes as U+FFFD)")
-    return tuple(found)
+    topology = doc.get("topology")
+    named = topology is None or isinstance(topology, str)
+    wrong = None if named else "topology is not a string (JStorm writes the topology's name)"
+    return field_inconsistencies(doc, utf8, f"partition {node.node_partition}", node.node_partition, wrong)
 
 
 def parse_jstorm_node(node: ZkNode) -> OffsetRecord:
@@ -81,18 +61,7 @@ def parse_jstorm_node(node: ZkNode) -> OffsetRecord:
     named = doc.get("topic") if isinstance(doc, dict) else None
     topic = printable(named) if isinstance(named, str) and named else None
     if reason is not None:
-        offset = doc.get("offset") if isinstance(doc, dict) else None
-        return OffsetRecord(
-            key,
-            node.node_partition,
-            topic,
-            offset if _is_int(offset) else None,
-            path=node.path,
-            modified_ms=node.mtime_ms,
-            version=node.version,
-            folder_topic=node.folder_topic,
-            malformed=reason,
-        )
+        return unusable_record(key, node, doc, topic, reason)
     name = doc.get("topology")
     broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
     host, port = broker.get("host"), broker.get("port")

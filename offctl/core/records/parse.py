@@ -20,6 +20,7 @@ from offctl.core.records.stormjson import (
     _why_unusable,
     load_json_simple,
     parse_storm_id,
+    unusable_record,
 )
 from offctl.core.records.trident import parse_trident_node
 from offctl.core.storm import jackson
@@ -93,19 +94,7 @@ def parse_any_zk_node(node: ZkNode) -> OffsetRecord:
     # Names go to every output: a lone surrogate (a "\ud800" escape) is written out, never printed raw.
     topic = printable(named) if isinstance(named, str) and named else None
     if reason is not None:
-        # The stored number is shown (and rewritten by reset) even though the spout does not use it.
-        offset = doc.get("offset") if isinstance(doc, dict) else None
-        return _record(
-            key,
-            node.node_partition,
-            topic,
-            offset if _is_int(offset) else None,
-            path=node.path,
-            modified_ms=node.mtime_ms,
-            version=node.version,
-            folder_topic=node.folder_topic,
-            malformed=reason,
-        )
+        return unusable_record(key, node, doc, topic, reason)
     topology = doc["topology"]
     broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
     host, port = broker.get("host"), broker.get("port")

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import orjson
 
-from offctl.core.records.model import ZkNode
+from offctl.core.records.model import ConsumerKey, OffsetRecord, ZkNode
 from offctl.core.storm import javautf8, jsonsimple
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
@@ -128,6 +128,29 @@ def _why_unusable(doc: object) -> str | None:
         return "record has no topology object" if topology is None else "topology is not an object"
     if not isinstance(topology.get("id"), str):
         return "topology.id is missing" if topology.get("id") is None else "topology.id is not a string"
+    return offset_problem(doc)
+
+
+def unusable_record(key: ConsumerKey, node: ZkNode, doc: object, topic: str | None, reason: str) -> OffsetRecord:
+    """A node's record its spout cannot use (storm-kafka's, JStorm's): `malformed` says why; the stored number is
+    still shown (and rewritten by reset) even though the spout does not use it."""
+    offset = doc.get("offset") if isinstance(doc, dict) else None
+    return OffsetRecord(
+        key,
+        node.node_partition,
+        topic,
+        offset if _is_int(offset) else None,
+        path=node.path,
+        modified_ms=node.mtime_ms,
+        version=node.version,
+        folder_topic=node.folder_topic,
+        malformed=reason,
+    )
+
+
+def offset_problem(doc: dict) -> str | None:
+    """Why `(Long) json.get("offset")` takes no offset from a record (storm-kafka's PartitionManager, JStorm's
+    PartitionConsumer), or None."""
     offset = doc.get("offset")
     if offset is None:
         return "record has no offset"
@@ -137,21 +160,31 @@ def _why_unusable(doc: object) -> str | None:
 
 
 def _inconsistencies(doc: dict, node: ZkNode, utf8: bool) -> tuple[str, ...]:
-    """What a usable record says that is not as Storm writes it, and that Storm does not read."""
+    """What a usable storm-kafka record says that is not as Storm writes it, and that Storm does not read."""
+    named = None if isinstance(doc["topology"].get("name"), str) else "topology.name is not a string"
+    return field_inconsistencies(doc, utf8, f"partition_{node.node_partition}", node.node_partition, named)
+
+
+def field_inconsistencies(
+    doc: dict, utf8: bool, node_name: str, node_partition: int, topology: str | None
+) -> tuple[str, ...]:
+    """What a usable record (storm-kafka's, JStorm's) says that its spout would not write, in fields it does not read:
+    its partition against the node's (`node_name`, `node_partition`), its topic, `topology` (what is wrong with the
+    record's topology, None: nothing), its broker, and bytes that are not UTF-8."""
     found = []
     partition, topic = doc.get("partition"), doc.get("topic")
     if "partition" not in doc:
         found.append("no partition field")
     elif not _is_int(partition):
         found.append(f"partition is {json.dumps(partition)[:40]}, not an integer")
-    elif partition != node.node_partition:
-        found.append(f"partition field says {partition}, the node is partition_{node.node_partition}")
+    elif partition != node_partition:
+        found.append(f"partition field says {partition}, the node is {node_name}")
     if "topic" not in doc:
         found.append("no topic field")
     elif not isinstance(topic, str) or not topic:
         found.append(f"topic is {json.dumps(topic)[:40]}, not a topic name")
-    if not isinstance(doc["topology"].get("name"), str):
-        found.append("topology.name is not a string")
+    if topology is not None:
+        found.append(topology)
     broker = doc.get("broker")
     if broker is not None and not (
         isinstance(broker, dict)
