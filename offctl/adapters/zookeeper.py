@@ -504,14 +504,15 @@ class ZkStore:
 
     def running_topologies(self, storm_root: str) -> frozenset[str] | None:
         """Storm ids under `<storm root>/storms`, or None when that node does not exist."""
-        path = join(storm_root, "storms")
-        listed = self.children([path])
-        return frozenset(listed[path]) if path in listed else None
+        return self._names_under(join(storm_root, "storms"))
 
     def running_jstorm(self, root: str) -> frozenset[str] | None:
         """JStorm's running topology ids under `<root>/topology` (offctl.core.storm.jstorm rule 8), or None when that
         node does not exist."""
-        path = jstorm.topologies_path(root)
+        return self._names_under(jstorm.topologies_path(root))
+
+    def _names_under(self, path: str) -> frozenset[str] | None:
+        """The children of `path`, or None when it does not exist."""
         listed = self.children([path])
         return frozenset(listed[path]) if path in listed else None
 

@@ -156,8 +156,16 @@ def moved_row(
         if record.malformed
         else ()
     )
-    base = Change(applied, node.node_partition, record.committed, None, why, path=node.path, version=node.version)
-    base = replace(base, before_data=node.data)
+    base = Change(
+        applied,
+        node.node_partition,
+        record.committed,
+        None,
+        why,
+        path=node.path,
+        version=node.version,
+        before_data=node.data,
+    )
     if applied is None:
         return replace(base, left_out=True, reasons=why + (UNKNOWN_TOPIC,)), None, ()
     if target.kind == "current" and position is None:

@@ -9,9 +9,10 @@ from functools import lru_cache
 
 from offctl.core.records.model import JSTORM, ConsumerKey, OffsetRecord, ZkNode
 from offctl.core.records.stormjson import (
-    _is_int,
     field_inconsistencies,
     load_json_simple,
+    named_broker,
+    named_topic,
     offset_problem,
     unusable_record,
 )
@@ -58,13 +59,10 @@ def parse_jstorm_node(node: ZkNode) -> OffsetRecord:
     doc, reason, utf8 = load_json_simple(node.data)
     if reason is None:
         reason = why_unusable(doc)
-    named = doc.get("topic") if isinstance(doc, dict) else None
-    topic = printable(named) if isinstance(named, str) and named else None
+    topic = named_topic(doc)
     if reason is not None:
         return unusable_record(key, node, doc, topic, reason)
     name = doc.get("topology")
-    broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
-    host, port = broker.get("host"), broker.get("port")
     return OffsetRecord(
         key,
         node.node_partition,
@@ -74,7 +72,7 @@ def parse_jstorm_node(node: ZkNode) -> OffsetRecord:
         path=node.path,
         modified_ms=node.mtime_ms,
         version=node.version,
-        broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
+        broker=named_broker(doc),
         folder_topic=node.folder_topic,
         inconsistent=_inconsistencies(doc, node, utf8),
     )

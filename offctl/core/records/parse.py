@@ -16,9 +16,10 @@ from offctl.core.records.model import KAFKA, ZOOKEEPER, ConsumerKey, KafkaCommit
 from offctl.core.records.stormjson import (
     MAX_NODE_BYTES,
     _inconsistencies,
-    _is_int,
     _why_unusable,
     load_json_simple,
+    named_broker,
+    named_topic,
     parse_storm_id,
     unusable_record,
 )
@@ -90,14 +91,10 @@ def parse_any_zk_node(node: ZkNode) -> OffsetRecord:
     doc, reason, utf8 = load_json_simple(node.data)
     if reason is None:
         reason = _why_unusable(doc)
-    named = doc.get("topic") if isinstance(doc, dict) else None
-    # Names go to every output: a lone surrogate (a "\ud800" escape) is written out, never printed raw.
-    topic = printable(named) if isinstance(named, str) and named else None
+    topic = named_topic(doc)
     if reason is not None:
         return unusable_record(key, node, doc, topic, reason)
     topology = doc["topology"]
-    broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
-    host, port = broker.get("host"), broker.get("port")
     topology_id = printable(topology["id"])
     name = topology.get("name")
     return _record(
@@ -110,7 +107,7 @@ def parse_any_zk_node(node: ZkNode) -> OffsetRecord:
         path=node.path,
         modified_ms=node.mtime_ms,
         version=node.version,
-        broker=printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None,
+        broker=named_broker(doc),
         folder_topic=node.folder_topic,
         inconsistent=_inconsistencies(doc, node, utf8),
     )

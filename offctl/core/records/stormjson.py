@@ -10,6 +10,7 @@ import orjson
 
 from offctl.core.records.model import ConsumerKey, OffsetRecord, ZkNode
 from offctl.core.storm import javautf8, jsonsimple
+from offctl.inputs import printable
 
 # Offsets are Java longs; anything outside cannot have been written by Storm.
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -129,6 +130,21 @@ def _why_unusable(doc: object) -> str | None:
     if not isinstance(topology.get("id"), str):
         return "topology.id is missing" if topology.get("id") is None else "topology.id is not a string"
     return offset_problem(doc)
+
+
+def named_topic(doc: object) -> str | None:
+    """The topic a parsed record names, made printable (a lone surrogate escape is written out, never printed raw);
+    None where it names none."""
+    named = doc.get("topic") if isinstance(doc, dict) else None
+    return printable(named) if isinstance(named, str) and named else None
+
+
+def named_broker(doc: dict) -> str | None:
+    """The "host:port" a usable record's broker names (the host alone where its port is no integer), made printable;
+    None where it names no host."""
+    broker = doc.get("broker") if isinstance(doc.get("broker"), dict) else {}
+    host, port = broker.get("host"), broker.get("port")
+    return printable(f"{host}:{port}" if _is_int(port) else host) if isinstance(host, str) and host else None
 
 
 def unusable_record(key: ConsumerKey, node: ZkNode, doc: object, topic: str | None, reason: str) -> OffsetRecord:
